@@ -1,0 +1,164 @@
+package hlo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Literal is a constant array value: its shape and its elements packed
+// little-endian in row-major order, the same bytes a .npy file holds.
+type Literal struct {
+	Shape  Shape
+	Data   []byte
+	Elided bool // printed as {...}: the values were left out of the text
+}
+
+// ParseLiteralValue converts one element's text ("1.5", "-inf", "true",
+// "0x7fc00000") to bytes of type t, rounding to nearest even.
+func appendElement(dst []byte, t ElementType, text string) ([]byte, error) {
+	s := strings.TrimSpace(text)
+	switch t.Kind() {
+	case KindBool:
+		switch s {
+		case "true", "1":
+			return append(dst, 1), nil
+		case "false", "0":
+			return append(dst, 0), nil
+		}
+		return nil, fmt.Errorf("bad pred literal %q", s)
+	case KindSigned, KindUnsigned:
+		var bits uint64
+		if t.Kind() == KindSigned {
+			v, err := strconv.ParseInt(s, 0, t.Bits())
+			if err != nil {
+				return nil, fmt.Errorf("bad %s literal %q", t, s)
+			}
+			bits = uint64(v)
+		} else {
+			v, err := strconv.ParseUint(s, 0, t.Bits())
+			if err != nil {
+				return nil, fmt.Errorf("bad %s literal %q", t, s)
+			}
+			bits = v
+		}
+		return appendBits(dst, bits, t.Bytes()), nil
+	case KindFloat:
+		v, err := parseFloat(s)
+		if err != nil {
+			return nil, fmt.Errorf("bad %s literal %q", t, s)
+		}
+		switch t {
+		case F32:
+			return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v))), nil
+		case F64:
+			return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v)), nil
+		case F16:
+			return binary.LittleEndian.AppendUint16(dst, F16FromFloat64(v)), nil
+		case BF16:
+			return binary.LittleEndian.AppendUint16(dst, BF16FromFloat64(v)), nil
+		}
+	}
+	return nil, fmt.Errorf("literals of type %s are not supported", t)
+}
+
+func parseFloat(s string) (float64, error) {
+	switch strings.ToLower(s) {
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	case "nan", "+nan":
+		return math.NaN(), nil
+	case "-nan":
+		return math.Copysign(math.NaN(), -1), nil
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+func appendBits(dst []byte, v uint64, n int) []byte {
+	for i := 0; i < n; i++ {
+		dst = append(dst, byte(v>>(8*i)))
+	}
+	return dst
+}
+
+// F16FromFloat64 rounds v to IEEE half precision, nearest even.
+func F16FromFloat64(v float64) uint16 {
+	f := float32(v) // double rounding cannot matter: f32 keeps 13 extra bits and ties are exact
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int((b >> 23) & 0xff)
+	man := b & 0x7fffff
+	switch {
+	case exp == 0xff:
+		if man != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	case exp-127 > 15:
+		return sign | 0x7c00
+	case exp-127 >= -14:
+		e := uint32(exp-127+15) << 10
+		r := man >> 13
+		rem := man & 0x1fff
+		h := e | r
+		if rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	default:
+		// Subnormal half or zero.
+		shift := uint32(-(exp - 127) - 14 + 13)
+		if shift > 24 {
+			return sign
+		}
+		m := man | 0x800000
+		r := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && r&1 == 1) {
+			r++
+		}
+		return sign | uint16(r)
+	}
+}
+
+// BF16FromFloat64 rounds v to bfloat16, nearest even.
+func BF16FromFloat64(v float64) uint16 {
+	b := math.Float32bits(float32(v))
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	rounding := uint32(0x7fff) + (b>>16)&1
+	return uint16((b + rounding) >> 16)
+}
+
+// parseLiteral reads a constant's text for an array shape: a scalar
+// ("1.5"), nested braces ("{ {1, 2}, {3, 4} }"), or the elided "{...}".
+func parseLiteral(text string, s Shape) (*Literal, error) {
+	lit := &Literal{Shape: s}
+	if strings.ReplaceAll(text, " ", "") == "{...}" {
+		lit.Elided = true
+		return lit, nil
+	}
+	if !s.IsArray() {
+		return nil, fmt.Errorf("constants of shape %s are not supported yet", s)
+	}
+	fields := strings.FieldsFunc(text, func(r rune) bool {
+		return r == '{' || r == '}' || r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	})
+	if int64(len(fields)) != s.NumElements() {
+		return nil, fmt.Errorf("constant of shape %s has %d values, want %d", s.DimsString(), len(fields), s.NumElements())
+	}
+	lit.Data = make([]byte, 0, s.ByteSize())
+	for _, f := range fields {
+		var err error
+		if lit.Data, err = appendElement(lit.Data, s.Elem, f); err != nil {
+			return nil, err
+		}
+	}
+	return lit, nil
+}

@@ -1,0 +1,97 @@
+// Package hlo is vkjit's front end: the data model of XLA's HLO, the text
+// parser, and the verifier. Everything after it (lowering, the runtime)
+// reads only this model, never text.
+package hlo
+
+import "fmt"
+
+// Pos is a position in the source text, for error messages.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	f := p.File
+	if f == "" {
+		f = "<input>"
+	}
+	return fmt.Sprintf("%s:%d:%d", f, p.Line, p.Col)
+}
+
+// Error is a front-end error tied to a source position.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Module is one HloModule: a set of computations, one of them the entry.
+type Module struct {
+	Name         string
+	Attrs        []Attr // header attributes (entry_computation_layout, is_scheduled, ...) kept verbatim
+	Computations []*Computation
+	Entry        *Computation
+	Pos          Pos
+}
+
+// Computation is a list of instructions in definition order whose result
+// is the Root.
+type Computation struct {
+	Name         string
+	Params       []*Instruction // by parameter number
+	Instructions []*Instruction // definition order: operands come first
+	Root         *Instruction
+	IsEntry      bool
+	Pos          Pos
+}
+
+// Instruction is one HLO instruction.
+type Instruction struct {
+	Name     string
+	Op       Opcode
+	Shape    Shape
+	Operands []*Instruction
+	Attrs    []Attr // attributes in source order, values verbatim
+
+	ParamNum int      // OpParameter
+	Literal  *Literal // OpConstant
+	Called   []*Computation
+	Pos      Pos
+}
+
+// Attr is one `name=value` attribute, its value as written.
+type Attr struct {
+	Name  string
+	Value string
+}
+
+// Attr returns the verbatim value of attribute name.
+func (in *Instruction) Attr(name string) (string, bool) {
+	for _, a := range in.Attrs {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+func (in *Instruction) String() string {
+	return fmt.Sprintf("%s = %s %s(...)", in.Name, in.Shape, in.Op)
+}
+
+// Errorf makes an error at the instruction's position that names it.
+func (in *Instruction) Errorf(format string, args ...any) error {
+	return &Error{Pos: in.Pos, Msg: fmt.Sprintf("%s (%s): ", in.Name, in.Op) + fmt.Sprintf(format, args...)}
+}
+
+// Computation finds a computation by name.
+func (m *Module) Computation(name string) *Computation {
+	for _, c := range m.Computations {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,430 @@
+// Package spirv builds SPIR-V modules for vkjit's generated compute kernels
+// and encodes them to the binary form that vkCreateShaderModule takes.
+//
+// The Builder keeps one list per logical section of the module, in the
+// order the specification requires (capabilities, extensions, imports,
+// memory model, entry points, execution modes, debug names, annotations,
+// types/constants/globals, functions), hands out every result id from one
+// counter, and deduplicates types and constants by value: two OpTypeInt 32 1
+// would make equal array types look different to spirv-val. Capabilities
+// are added on demand by the type constructors that need them.
+package spirv
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ID is a SPIR-V result id. Zero is never a valid id.
+type ID uint32
+
+// Builder assembles one SPIR-V module.
+type Builder struct {
+	bound ID // next id to hand out
+
+	caps      []Capability
+	capSet    map[Capability]bool
+	exts      []string
+	extSet    map[string]bool
+	imports   []uint32
+	importIDs map[string]ID
+	entries   []uint32
+	modes     []uint32
+	debug     []uint32
+	annots    []uint32
+	globals   []uint32 // types, constants and global variables, in definition order
+	funcs     []uint32
+
+	dedup map[string]ID // types and constants by value
+}
+
+// NewBuilder returns an empty module that already declares the Shader
+// capability and the Logical/GLSL450 memory model every Vulkan compute
+// shader uses.
+func NewBuilder() *Builder {
+	b := &Builder{
+		bound:     1,
+		capSet:    map[Capability]bool{},
+		extSet:    map[string]bool{},
+		importIDs: map[string]ID{},
+		dedup:     map[string]ID{},
+	}
+	b.Capability(CapabilityShader)
+	return b
+}
+
+// NewID reserves a fresh result id.
+func (b *Builder) NewID() ID {
+	id := b.bound
+	b.bound++
+	return id
+}
+
+// Bound is one more than the largest id handed out so far.
+func (b *Builder) Bound() ID { return b.bound }
+
+// Capability declares c once; repeated calls are harmless.
+func (b *Builder) Capability(c Capability) {
+	if !b.capSet[c] {
+		b.capSet[c] = true
+		b.caps = append(b.caps, c)
+	}
+}
+
+// HasCapability reports whether the module declares c.
+func (b *Builder) HasCapability(c Capability) bool { return b.capSet[c] }
+
+// Extension declares a SPIR-V extension once.
+func (b *Builder) Extension(name string) {
+	if !b.extSet[name] {
+		b.extSet[name] = true
+		b.exts = append(b.exts, name)
+	}
+}
+
+// ExtInstImport imports an extended instruction set (such as
+// "GLSL.std.450") once and returns its id.
+func (b *Builder) ExtInstImport(name string) ID {
+	if id, ok := b.importIDs[name]; ok {
+		return id
+	}
+	id := b.NewID()
+	b.importIDs[name] = id
+	b.imports = appendInst(b.imports, OpExtInstImport, append([]uint32{uint32(id)}, String(name)...)...)
+	return id
+}
+
+// GLSL returns the id of the GLSL.std.450 import.
+func (b *Builder) GLSL() ID { return b.ExtInstImport("GLSL.std.450") }
+
+// EntryPoint declares fn as a GLCompute entry point with the given
+// interface variables (Input/Output builtins for SPIR-V 1.3).
+func (b *Builder) EntryPoint(fn ID, name string, iface ...ID) {
+	ops := []uint32{ExecutionModelGLCompute, uint32(fn)}
+	ops = append(ops, String(name)...)
+	for _, v := range iface {
+		ops = append(ops, uint32(v))
+	}
+	b.entries = appendInst(b.entries, OpEntryPoint, ops...)
+}
+
+// LocalSize sets the workgroup size of entry point fn.
+func (b *Builder) LocalSize(fn ID, x, y, z uint32) {
+	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeLocalSize, x, y, z)
+}
+
+// Name attaches a debug name to id; it shows in disassembly and in
+// validation-layer messages.
+func (b *Builder) Name(id ID, name string) {
+	b.debug = appendInst(b.debug, OpName, append([]uint32{uint32(id)}, String(name)...)...)
+}
+
+// Decorate adds a decoration to id.
+func (b *Builder) Decorate(id ID, d Decoration, args ...uint32) {
+	b.annots = appendInst(b.annots, OpDecorate, append([]uint32{uint32(id), uint32(d)}, args...)...)
+}
+
+// MemberDecorate adds a decoration to member m of struct type id.
+func (b *Builder) MemberDecorate(id ID, m uint32, d Decoration, args ...uint32) {
+	b.annots = appendInst(b.annots, OpMemberDecorate, append([]uint32{uint32(id), m, uint32(d)}, args...)...)
+}
+
+// global emits a deduplicated type or constant: the same op and operands
+// always give the same id. extra distinguishes values that are equal in
+// their operands but differ in decorations (Block structs).
+func (b *Builder) global(op Op, extra string, operands ...uint32) (ID, bool) {
+	key := fmt.Sprint(op, extra, operands)
+	if id, ok := b.dedup[key]; ok {
+		return id, false
+	}
+	id := b.NewID()
+	b.dedup[key] = id
+	b.globals = appendInst(b.globals, op, append([]uint32{uint32(id)}, operands...)...)
+	return id, true
+}
+
+// constant emits a deduplicated constant: unlike types, constants put
+// their result type before the result id.
+func (b *Builder) constant(op Op, typ ID, operands ...uint32) ID {
+	key := fmt.Sprint(op, "const", typ, operands)
+	if id, ok := b.dedup[key]; ok {
+		return id
+	}
+	id := b.NewID()
+	b.dedup[key] = id
+	b.globals = appendInst(b.globals, op, append([]uint32{uint32(typ), uint32(id)}, operands...)...)
+	return id
+}
+
+// TypeVoid returns the void type.
+func (b *Builder) TypeVoid() ID { id, _ := b.global(OpTypeVoid, ""); return id }
+
+// TypeBool returns the boolean type.
+func (b *Builder) TypeBool() ID { id, _ := b.global(OpTypeBool, ""); return id }
+
+// TypeInt returns an integer type, declaring the capability its width needs.
+func (b *Builder) TypeInt(width int, signed bool) ID {
+	switch width {
+	case 8:
+		b.Capability(CapabilityInt8)
+	case 16:
+		b.Capability(CapabilityInt16)
+	case 64:
+		b.Capability(CapabilityInt64)
+	}
+	s := uint32(0)
+	if signed {
+		s = 1
+	}
+	id, _ := b.global(OpTypeInt, "", uint32(width), s)
+	return id
+}
+
+// TypeFloat returns a float type, declaring the capability its width needs.
+func (b *Builder) TypeFloat(width int) ID {
+	switch width {
+	case 16:
+		b.Capability(CapabilityFloat16)
+	case 64:
+		b.Capability(CapabilityFloat64)
+	}
+	id, _ := b.global(OpTypeFloat, "", uint32(width))
+	return id
+}
+
+// TypeVector returns an n-component vector of elem.
+func (b *Builder) TypeVector(elem ID, n int) ID {
+	id, _ := b.global(OpTypeVector, "", uint32(elem), uint32(n))
+	return id
+}
+
+// TypeArray returns a fixed-size array; length is a constant id.
+func (b *Builder) TypeArray(elem, length ID, stride uint32) ID {
+	id, fresh := b.global(OpTypeArray, fmt.Sprint("stride", stride), uint32(elem), uint32(length))
+	if fresh && stride != 0 {
+		b.Decorate(id, DecorationArrayStride, stride)
+	}
+	return id
+}
+
+// TypeRuntimeArray returns a runtime-sized array with the given ArrayStride.
+func (b *Builder) TypeRuntimeArray(elem ID, stride uint32) ID {
+	id, fresh := b.global(OpTypeRuntimeArray, fmt.Sprint("stride", stride), uint32(elem))
+	if fresh {
+		b.Decorate(id, DecorationArrayStride, stride)
+	}
+	return id
+}
+
+// TypeBlock returns a struct decorated Block whose members sit at the
+// given byte offsets: the type of a storage buffer or push-constant block.
+func (b *Builder) TypeBlock(members []ID, offsets []uint32) ID {
+	ops := make([]uint32, len(members))
+	for i, m := range members {
+		ops[i] = uint32(m)
+	}
+	id, fresh := b.global(OpTypeStruct, fmt.Sprint("block", offsets), ops...)
+	if fresh {
+		b.Decorate(id, DecorationBlock)
+		for i, off := range offsets {
+			b.MemberDecorate(id, uint32(i), DecorationOffset, off)
+		}
+	}
+	return id
+}
+
+// TypePointer returns a pointer to elem in storage class sc.
+func (b *Builder) TypePointer(sc StorageClass, elem ID) ID {
+	id, _ := b.global(OpTypePointer, "", uint32(sc), uint32(elem))
+	return id
+}
+
+// TypeFunction returns a function type.
+func (b *Builder) TypeFunction(ret ID, params ...ID) ID {
+	ops := []uint32{uint32(ret)}
+	for _, p := range params {
+		ops = append(ops, uint32(p))
+	}
+	id, _ := b.global(OpTypeFunction, "", ops...)
+	return id
+}
+
+// Constant returns a scalar constant of type typ with the given literal
+// words (one word for 32-bit types and smaller, two for 64-bit ones, low
+// word first).
+func (b *Builder) Constant(typ ID, words ...uint32) ID {
+	return b.constant(OpConstant, typ, words...)
+}
+
+// ConstantBool returns true or false.
+func (b *Builder) ConstantBool(v bool) ID {
+	op := OpConstantFalse
+	if v {
+		op = OpConstantTrue
+	}
+	return b.constant(op, b.TypeBool())
+}
+
+// ConstU32 returns a 32-bit unsigned integer constant.
+func (b *Builder) ConstU32(v uint32) ID { return b.Constant(b.TypeInt(32, false), v) }
+
+// ConstS32 returns a 32-bit signed integer constant.
+func (b *Builder) ConstS32(v int32) ID { return b.Constant(b.TypeInt(32, true), uint32(v)) }
+
+// ConstF32 returns a 32-bit float constant.
+func (b *Builder) ConstF32(v float32) ID { return b.Constant(b.TypeFloat(32), math.Float32bits(v)) }
+
+// ConstantComposite returns a composite constant.
+func (b *Builder) ConstantComposite(typ ID, parts ...ID) ID {
+	var ops []uint32
+	for _, p := range parts {
+		ops = append(ops, uint32(p))
+	}
+	return b.constant(OpConstantComposite, typ, ops...)
+}
+
+// Variable declares a global variable of pointer type ptr in storage class sc.
+func (b *Builder) Variable(ptr ID, sc StorageClass) ID {
+	id := b.NewID()
+	b.globals = appendInst(b.globals, OpVariable, uint32(ptr), uint32(id), uint32(sc))
+	return id
+}
+
+// Function starts a function definition. Add blocks with Label, emit into
+// the current block, and finish with End.
+func (b *Builder) Function(ret, fnType ID) *Function {
+	f := &Function{b: b, ID: b.NewID()}
+	f.words = appendInst(f.words, OpFunction, uint32(ret), uint32(f.ID), FunctionControlNone, uint32(fnType))
+	return f
+}
+
+// Function is a function under construction.
+type Function struct {
+	b     *Builder
+	ID    ID
+	words []uint32
+	vars  []uint32 // OpVariable (Function storage) must open the first block
+	body  []uint32
+	first bool
+}
+
+// Label starts a new block and returns its label id. Pass a label made
+// earlier with NewID to start a block that branches already target.
+func (f *Function) Label(id ID) ID {
+	if id == 0 {
+		id = f.b.NewID()
+	}
+	if !f.first {
+		f.first = true
+		f.words = appendInst(f.words, OpLabel, uint32(id))
+		return id
+	}
+	f.body = appendInst(f.body, OpLabel, uint32(id))
+	return id
+}
+
+// LocalVariable declares a Function-storage variable; it is placed at the
+// start of the entry block as the specification requires.
+func (f *Function) LocalVariable(ptr ID) ID {
+	id := f.b.NewID()
+	f.vars = appendInst(f.vars, OpVariable, uint32(ptr), uint32(id), uint32(StorageFunction))
+	return id
+}
+
+// Op emits an instruction with a result of type typ and returns its id.
+func (f *Function) Op(op Op, typ ID, operands ...uint32) ID {
+	id := f.b.NewID()
+	f.body = appendInst(f.body, op, append([]uint32{uint32(typ), uint32(id)}, operands...)...)
+	return id
+}
+
+// Void emits an instruction without a result id.
+func (f *Function) Void(op Op, operands ...uint32) {
+	f.body = appendInst(f.body, op, operands...)
+}
+
+// Ext emits a GLSL.std.450 instruction.
+func (f *Function) Ext(typ ID, inst GLSLInst, args ...ID) ID {
+	ops := []uint32{uint32(f.b.GLSL()), uint32(inst)}
+	for _, a := range args {
+		ops = append(ops, uint32(a))
+	}
+	return f.Op(OpExtInst, typ, ops...)
+}
+
+// End closes the function and appends it to the module.
+func (f *Function) End() {
+	f.b.funcs = append(f.b.funcs, f.words...)
+	f.b.funcs = append(f.b.funcs, f.vars...)
+	f.b.funcs = append(f.b.funcs, f.body...)
+	f.b.funcs = appendInst(f.b.funcs, OpFunctionEnd)
+}
+
+// Words returns the finished module as SPIR-V words, header first.
+func (b *Builder) Words() []uint32 {
+	w := []uint32{MagicNumber, Version13, GeneratorID, uint32(b.bound), 0}
+	for _, c := range b.caps {
+		w = appendInst(w, OpCapability, uint32(c))
+	}
+	for _, e := range b.exts {
+		w = appendInst(w, OpExtension, String(e)...)
+	}
+	w = append(w, b.imports...)
+	w = appendInst(w, OpMemoryModel, AddressingLogical, MemoryModelGLSL450)
+	w = append(w, b.entries...)
+	w = append(w, b.modes...)
+	w = append(w, b.debug...)
+	w = append(w, b.annots...)
+	w = append(w, b.globals...)
+	w = append(w, b.funcs...)
+	return w
+}
+
+// Bytes encodes words little-endian, the byte order Vulkan drivers expect.
+func Bytes(words []uint32) []byte {
+	out := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(out[4*i:], w)
+	}
+	return out
+}
+
+// FromBytes decodes a little-endian SPIR-V binary.
+func FromBytes(data []byte) ([]uint32, error) {
+	if len(data)%4 != 0 || len(data) < 20 {
+		return nil, fmt.Errorf("spirv: binary of %d bytes is not a module", len(data))
+	}
+	w := make([]uint32, len(data)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(data[4*i:])
+	}
+	if w[0] != MagicNumber {
+		return nil, fmt.Errorf("spirv: bad magic number %#x", w[0])
+	}
+	return w, nil
+}
+
+// String encodes a literal string: UTF-8, NUL-terminated, padded to whole
+// words, low byte first.
+func String(s string) []uint32 {
+	if strings.IndexByte(s, 0) >= 0 {
+		panic("spirv: literal string holds a NUL byte")
+	}
+	n := len(s)/4 + 1
+	out := make([]uint32, n)
+	for i := 0; i < len(s); i++ {
+		out[i/4] |= uint32(s[i]) << (8 * (i % 4))
+	}
+	return out
+}
+
+func appendInst(w []uint32, op Op, operands ...uint32) []uint32 {
+	n := len(operands) + 1
+	if n > 0xffff {
+		panic(fmt.Sprintf("spirv: instruction %d has %d words", op, n))
+	}
+	w = append(w, uint32(n)<<16|uint32(op))
+	return append(w, operands...)
+}

@@ -1,0 +1,108 @@
+package vk
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+)
+
+// Buffer is a storage buffer with its own host-visible memory, mapped for
+// the buffer's lifetime. (The pool package suballocates; this is the
+// primitive it builds on.)
+type Buffer struct {
+	dev  *Device
+	buf  vk.Buffer
+	mem  vk.DeviceMemory
+	size int64 // bytes the caller asked for
+	data []byte
+}
+
+// NewBuffer creates a host-visible storage buffer of size bytes, in
+// device-local memory when the device has host-visible device-local
+// memory (integrated GPUs, CPU devices such as lavapipe).
+func (d *Device) NewBuffer(size int64) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("vk: negative buffer size %d", size)
+	}
+	alloc := size
+	if alloc < 4 {
+		alloc = 4 // Vulkan forbids empty buffers; zero-element tensors get a word
+	}
+	alloc = (alloc + 3) &^ 3
+	b := &Buffer{dev: d, size: size}
+	bci := &vk.BufferCreateInfo{
+		SType:       vk.StructureTypeBufferCreateInfo,
+		Size:        vk.DeviceSize(alloc),
+		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
+		SharingMode: vk.SharingModeExclusive,
+	}
+	var buf vk.Buffer
+	if err := check("vkCreateBuffer", vk.CreateBuffer(d.dev, bci, nil, &buf)); err != nil {
+		return nil, err
+	}
+	b.buf = buf
+	var req vk.MemoryRequirements
+	vk.GetBufferMemoryRequirements(d.dev, b.buf, &req)
+	req.Deref()
+	idx, ok := d.memoryType(req.MemoryTypeBits, func(t MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent })
+	if !ok {
+		idx, ok = d.memoryType(req.MemoryTypeBits, func(t MemoryType) bool { return t.HostVisible && t.HostCoherent })
+	}
+	if !ok {
+		vk.DestroyBuffer(d.dev, b.buf, nil)
+		return nil, fmt.Errorf("vk: %s has no host-visible coherent memory for storage buffers", d.Info.Name)
+	}
+	mai := &vk.MemoryAllocateInfo{
+		SType:           vk.StructureTypeMemoryAllocateInfo,
+		AllocationSize:  req.Size,
+		MemoryTypeIndex: idx,
+	}
+	var mem vk.DeviceMemory
+	if err := check("vkAllocateMemory", vk.AllocateMemory(d.dev, mai, nil, &mem)); err != nil {
+		vk.DestroyBuffer(d.dev, b.buf, nil)
+		return nil, fmt.Errorf("allocating %d bytes: %w", alloc, err)
+	}
+	b.mem = mem
+	if err := check("vkBindBufferMemory", vk.BindBufferMemory(d.dev, b.buf, b.mem, 0)); err != nil {
+		b.Destroy()
+		return nil, err
+	}
+	var p unsafe.Pointer
+	if err := check("vkMapMemory", vk.MapMemory(d.dev, b.mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p)); err != nil {
+		b.Destroy()
+		return nil, err
+	}
+	b.data = unsafe.Slice((*byte)(p), alloc)
+	return b, nil
+}
+
+// Size is the buffer's size in bytes as requested.
+func (b *Buffer) Size() int64 { return b.size }
+
+// Bytes is the mapped contents. Read it only when no submitted work
+// writes the buffer.
+func (b *Buffer) Bytes() []byte { return b.data[:b.size] }
+
+// Write copies src into the buffer at offset.
+func (b *Buffer) Write(offset int64, src []byte) error {
+	if offset < 0 || offset+int64(len(src)) > b.size {
+		return fmt.Errorf("vk: write of %d bytes at %d overflows a %d-byte buffer", len(src), offset, b.size)
+	}
+	copy(b.data[offset:], src)
+	return nil
+}
+
+// Destroy frees the buffer and its memory.
+func (b *Buffer) Destroy() {
+	if b.buf == vk.NullBuffer {
+		return
+	}
+	if b.data != nil {
+		vk.UnmapMemory(b.dev.dev, b.mem)
+		b.data = nil
+	}
+	vk.DestroyBuffer(b.dev.dev, b.buf, nil)
+	vk.FreeMemory(b.dev.dev, b.mem, nil)
+	b.buf = vk.NullBuffer
+}

@@ -1,0 +1,201 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+)
+
+// Dispatch is one kernel launch: buffers bound to bindings 0..n-1, push
+// constant bytes, and the workgroup grid.
+type Dispatch struct {
+	Kernel  *Kernel
+	Buffers []*Buffer
+	Push    []byte
+	Groups  [3]uint32
+	// AfterWrites puts a memory barrier before this dispatch so that it
+	// sees what earlier dispatches of the list wrote.
+	AfterWrites bool
+}
+
+// CommandList is a recorded command buffer with its descriptor sets,
+// replayable: record once, Submit many times.
+type CommandList struct {
+	dev    *Device
+	pool   vk.DescriptorPool
+	cmd    vk.CommandBuffer
+	fence  vk.Fence
+	mu     sync.Mutex // a command buffer may be pending only once at a time
+	Length int        // dispatches recorded
+}
+
+// Record builds a command list from dispatches. A final barrier makes the
+// shaders' writes visible to the host once Submit returns.
+func (d *Device) Record(ds []Dispatch) (*CommandList, error) {
+	cl := &CommandList{dev: d, Length: len(ds)}
+	nbuf := 0
+	for i, x := range ds {
+		if len(x.Buffers) != x.Kernel.Bindings {
+			return nil, fmt.Errorf("vk: dispatch %d of %s binds %d buffers, kernel has %d bindings", i, x.Kernel.Name, len(x.Buffers), x.Kernel.Bindings)
+		}
+		if uint32(len(x.Push)) != x.Kernel.PushSize {
+			return nil, fmt.Errorf("vk: dispatch %d of %s pushes %d bytes, kernel takes %d", i, x.Kernel.Name, len(x.Push), x.Kernel.PushSize)
+		}
+		for a := 0; a < 3; a++ {
+			if x.Groups[a] > d.Info.MaxComputeWorkGroupCount[a] {
+				return nil, fmt.Errorf("vk: dispatch %d of %s: %d workgroups in dimension %d exceeds the device's %d", i, x.Kernel.Name, x.Groups[a], a, d.Info.MaxComputeWorkGroupCount[a])
+			}
+		}
+		nbuf += len(x.Buffers)
+	}
+	if err := cl.allocate(len(ds), nbuf); err != nil {
+		cl.Destroy()
+		return nil, err
+	}
+	sets := make([]vk.DescriptorSet, len(ds))
+	for i, x := range ds {
+		dsai := &vk.DescriptorSetAllocateInfo{
+			SType:              vk.StructureTypeDescriptorSetAllocateInfo,
+			DescriptorPool:     cl.pool,
+			DescriptorSetCount: 1,
+			PSetLayouts:        []vk.DescriptorSetLayout{x.Kernel.setLay},
+		}
+		var set vk.DescriptorSet
+		err := check("vkAllocateDescriptorSets", vk.AllocateDescriptorSets(d.dev, dsai, &set))
+		sets[i] = set
+		if err != nil {
+			cl.Destroy()
+			return nil, err
+		}
+		if len(x.Buffers) == 0 {
+			continue
+		}
+		writes := make([]vk.WriteDescriptorSet, len(x.Buffers))
+		for j, b := range x.Buffers {
+			writes[j] = vk.WriteDescriptorSet{
+				SType:           vk.StructureTypeWriteDescriptorSet,
+				DstSet:          sets[i],
+				DstBinding:      uint32(j),
+				DescriptorCount: 1,
+				DescriptorType:  vk.DescriptorTypeStorageBuffer,
+				PBufferInfo:     []vk.DescriptorBufferInfo{{Buffer: b.buf, Range: vk.DeviceSize(vk.WholeSize)}},
+			}
+		}
+		vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
+	}
+	begin := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}
+	if err := check("vkBeginCommandBuffer", vk.BeginCommandBuffer(cl.cmd, begin)); err != nil {
+		cl.Destroy()
+		return nil, err
+	}
+	shader := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit)
+	for i, x := range ds {
+		if x.AfterWrites && i > 0 {
+			barrier(cl.cmd, shader, shader, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
+		}
+		vk.CmdBindPipeline(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.pipeline)
+		vk.CmdBindDescriptorSets(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.layout, 0, 1, sets[i:i+1], 0, nil)
+		if len(x.Push) > 0 {
+			vk.CmdPushConstants(cl.cmd, x.Kernel.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(x.Push)), unsafe.Pointer(&x.Push[0]))
+		}
+		vk.CmdDispatch(cl.cmd, x.Groups[0], x.Groups[1], x.Groups[2])
+	}
+	if len(ds) > 0 {
+		barrier(cl.cmd, shader, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessShaderWriteBit, vk.AccessHostReadBit)
+	}
+	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cl.cmd)); err != nil {
+		cl.Destroy()
+		return nil, err
+	}
+	return cl, nil
+}
+
+func barrier(cmd vk.CommandBuffer, src, dst vk.PipelineStageFlags, srcAccess, dstAccess vk.AccessFlagBits) {
+	mb := []vk.MemoryBarrier{{
+		SType:         vk.StructureTypeMemoryBarrier,
+		SrcAccessMask: vk.AccessFlags(srcAccess),
+		DstAccessMask: vk.AccessFlags(dstAccess),
+	}}
+	vk.CmdPipelineBarrier(cmd, src, dst, 0, 1, mb, 0, nil, 0, nil)
+}
+
+func (cl *CommandList) allocate(nsets, nbuf int) error {
+	d := cl.dev
+	if nsets > 0 {
+		sizes := []vk.DescriptorPoolSize{{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(max(nbuf, 1))}}
+		dpci := &vk.DescriptorPoolCreateInfo{
+			SType:         vk.StructureTypeDescriptorPoolCreateInfo,
+			MaxSets:       uint32(nsets),
+			PoolSizeCount: 1,
+			PPoolSizes:    sizes,
+		}
+		var pool vk.DescriptorPool
+		if err := check("vkCreateDescriptorPool", vk.CreateDescriptorPool(d.dev, dpci, nil, &pool)); err != nil {
+			return err
+		}
+		cl.pool = pool
+	}
+	cbs := make([]vk.CommandBuffer, 1)
+	cbai := &vk.CommandBufferAllocateInfo{
+		SType:              vk.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        d.cmdPool,
+		Level:              vk.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	d.poolMu.Lock()
+	err := check("vkAllocateCommandBuffers", vk.AllocateCommandBuffers(d.dev, cbai, cbs))
+	d.poolMu.Unlock()
+	if err != nil {
+		return err
+	}
+	cl.cmd = cbs[0]
+	fci := &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}
+	var fence vk.Fence
+	err = check("vkCreateFence", vk.CreateFence(d.dev, fci, nil, &fence))
+	cl.fence = fence
+	return err
+}
+
+// Submit runs the recorded commands and waits for them to finish.
+func (cl *CommandList) Submit() error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	d := cl.dev
+	if err := check("vkResetFences", vk.ResetFences(d.dev, 1, []vk.Fence{cl.fence})); err != nil {
+		return err
+	}
+	si := []vk.SubmitInfo{{
+		SType:              vk.StructureTypeSubmitInfo,
+		CommandBufferCount: 1,
+		PCommandBuffers:    []vk.CommandBuffer{cl.cmd},
+	}}
+	d.queueMu.Lock()
+	err := check("vkQueueSubmit", vk.QueueSubmit(d.queue, 1, si, cl.fence))
+	d.queueMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return check("vkWaitForFences", vk.WaitForFences(d.dev, 1, []vk.Fence{cl.fence}, vk.True, math.MaxUint64))
+}
+
+// Destroy frees the command buffer, descriptor sets and fence.
+func (cl *CommandList) Destroy() {
+	d := cl.dev
+	if cl.fence != vk.NullFence {
+		vk.DestroyFence(d.dev, cl.fence, nil)
+		cl.fence = vk.NullFence
+	}
+	if cl.cmd != nil {
+		d.poolMu.Lock()
+		vk.FreeCommandBuffers(d.dev, d.cmdPool, 1, []vk.CommandBuffer{cl.cmd})
+		d.poolMu.Unlock()
+		cl.cmd = nil
+	}
+	if cl.pool != vk.NullDescriptorPool {
+		vk.DestroyDescriptorPool(d.dev, cl.pool, nil)
+		cl.pool = vk.NullDescriptorPool
+	}
+}

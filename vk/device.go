@@ -1,0 +1,351 @@
+package vk
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	vk "github.com/goki/vulkan"
+)
+
+// DeviceType is VkPhysicalDeviceType.
+type DeviceType int
+
+const (
+	TypeOther DeviceType = iota
+	TypeIntegrated
+	TypeDiscrete
+	TypeVirtual
+	TypeCPU
+)
+
+func (t DeviceType) String() string {
+	switch t {
+	case TypeIntegrated:
+		return "integrated-gpu"
+	case TypeDiscrete:
+		return "discrete-gpu"
+	case TypeVirtual:
+		return "virtual-gpu"
+	case TypeCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// preference orders device types for the default choice: discrete GPU,
+// then integrated, virtual, CPU.
+func (t DeviceType) preference() int {
+	switch t {
+	case TypeDiscrete:
+		return 0
+	case TypeIntegrated:
+		return 1
+	case TypeVirtual:
+		return 2
+	case TypeCPU:
+		return 3
+	}
+	return 4
+}
+
+// MemoryHeap is one VkMemoryHeap.
+type MemoryHeap struct {
+	Size        uint64
+	DeviceLocal bool
+}
+
+// MemoryType is one VkMemoryType.
+type MemoryType struct {
+	Heap                                               int
+	DeviceLocal, HostVisible, HostCoherent, HostCached bool
+}
+
+// DeviceInfo describes a physical device: what `vkjit devices` prints and
+// what the compiler plans kernels by.
+type DeviceInfo struct {
+	Index             int
+	Name              string
+	Type              DeviceType
+	VendorID          uint32
+	DeviceID          uint32
+	APIVersion        string
+	DriverVersion     uint32
+	DriverName        string
+	DriverInfo        string
+	PipelineCacheUUID [16]byte
+	Heaps             []MemoryHeap
+	MemoryTypes       []MemoryType
+	SubgroupSize      uint32
+
+	MaxComputeWorkGroupCount       [3]uint32
+	MaxComputeWorkGroupSize        [3]uint32
+	MaxComputeWorkGroupInvocations uint32
+	MaxComputeSharedMemorySize     uint32
+	MaxPushConstantsSize           uint32
+	MaxStorageBufferRange          uint32
+	MaxBoundDescriptorSets         uint32
+	MaxPerStageStorageBuffers      uint32
+	MinStorageBufferOffsetAlign    uint64
+	NonCoherentAtomSize            uint64
+
+	ShaderFloat64, ShaderInt64, ShaderInt16 bool
+}
+
+// Driver is the driver's name and version text.
+func (d *DeviceInfo) Driver() string {
+	if d.DriverName == "" {
+		return fmt.Sprintf("version %d", d.DriverVersion)
+	}
+	if d.DriverInfo == "" {
+		return d.DriverName
+	}
+	return d.DriverName + " (" + d.DriverInfo + ")"
+}
+
+func (in *Instance) physicalDevices() ([]vk.PhysicalDevice, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(in.inst, &n, nil)); err != nil {
+		return nil, err
+	}
+	pds := make([]vk.PhysicalDevice, n)
+	if n > 0 {
+		if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(in.inst, &n, pds)); err != nil {
+			return nil, err
+		}
+	}
+	return pds[:n], nil
+}
+
+// Devices lists the physical devices the loader sees.
+func (in *Instance) Devices() ([]DeviceInfo, error) {
+	pds, err := in.physicalDevices()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, len(pds))
+	for i, pd := range pds {
+		if out[i], err = in.describe(i, pd); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error) {
+	var p vk.PhysicalDeviceProperties
+	vk.GetPhysicalDeviceProperties(pd, &p)
+	p.Deref()
+	p.Limits.Deref()
+	d := DeviceInfo{
+		Index:                          index,
+		Name:                           vk.ToString(p.DeviceName[:]),
+		VendorID:                       p.VendorID,
+		DeviceID:                       p.DeviceID,
+		APIVersion:                     vk.Version(p.ApiVersion).String(),
+		DriverVersion:                  p.DriverVersion,
+		PipelineCacheUUID:              p.PipelineCacheUUID,
+		MaxComputeWorkGroupCount:       p.Limits.MaxComputeWorkGroupCount,
+		MaxComputeWorkGroupSize:        p.Limits.MaxComputeWorkGroupSize,
+		MaxComputeWorkGroupInvocations: p.Limits.MaxComputeWorkGroupInvocations,
+		MaxComputeSharedMemorySize:     p.Limits.MaxComputeSharedMemorySize,
+		MaxPushConstantsSize:           p.Limits.MaxPushConstantsSize,
+		MaxStorageBufferRange:          p.Limits.MaxStorageBufferRange,
+		MaxBoundDescriptorSets:         p.Limits.MaxBoundDescriptorSets,
+		MaxPerStageStorageBuffers:      p.Limits.MaxPerStageDescriptorStorageBuffers,
+		MinStorageBufferOffsetAlign:    uint64(p.Limits.MinStorageBufferOffsetAlignment),
+		NonCoherentAtomSize:            uint64(p.Limits.NonCoherentAtomSize),
+	}
+	switch p.DeviceType {
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		d.Type = TypeIntegrated
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		d.Type = TypeDiscrete
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		d.Type = TypeVirtual
+	case vk.PhysicalDeviceTypeCpu:
+		d.Type = TypeCPU
+	}
+	var mp vk.PhysicalDeviceMemoryProperties
+	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
+	mp.Deref()
+	for i := uint32(0); i < mp.MemoryHeapCount; i++ {
+		h := mp.MemoryHeaps[i]
+		h.Deref()
+		d.Heaps = append(d.Heaps, MemoryHeap{Size: uint64(h.Size), DeviceLocal: h.Flags&vk.MemoryHeapFlags(vk.MemoryHeapDeviceLocalBit) != 0})
+	}
+	for i := uint32(0); i < mp.MemoryTypeCount; i++ {
+		t := mp.MemoryTypes[i]
+		t.Deref()
+		f := t.PropertyFlags
+		d.MemoryTypes = append(d.MemoryTypes, MemoryType{
+			Heap:         int(t.HeapIndex),
+			DeviceLocal:  f&vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit) != 0,
+			HostVisible:  f&vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit) != 0,
+			HostCoherent: f&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCoherentBit) != 0,
+			HostCached:   f&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit) != 0,
+		})
+	}
+	var feat vk.PhysicalDeviceFeatures
+	vk.GetPhysicalDeviceFeatures(pd, &feat)
+	feat.Deref()
+	d.ShaderFloat64 = feat.ShaderFloat64 == vk.True
+	d.ShaderInt64 = feat.ShaderInt64 == vk.True
+	d.ShaderInt16 = feat.ShaderInt16 == vk.True
+	if vk.Version(p.ApiVersion).Minor() >= 1 || vk.Version(p.ApiVersion).Major() > 1 {
+		p2, err := queryProps2(in.inst, pd)
+		if err != nil {
+			return d, err
+		}
+		d.SubgroupSize = p2.SubgroupSize
+		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
+	}
+	return d, nil
+}
+
+// ChooseDevice picks a device: by VKJIT_DEVICE (an index, or a substring
+// of the name, case-insensitive) when sel is empty, else by sel; otherwise
+// the most preferred type (discrete, integrated, virtual, CPU), first
+// listed among equals.
+func ChooseDevice(devs []DeviceInfo, sel string) (int, error) {
+	if len(devs) == 0 {
+		return 0, fmt.Errorf("%w: the Vulkan loader lists no devices; %s", ErrNoDevice, InstallHint)
+	}
+	if sel == "" {
+		sel = os.Getenv("VKJIT_DEVICE")
+	}
+	if sel != "" {
+		if i, err := strconv.Atoi(sel); err == nil {
+			if i < 0 || i >= len(devs) {
+				return 0, fmt.Errorf("%w: device index %d out of range (0..%d)", ErrNoDevice, i, len(devs)-1)
+			}
+			return i, nil
+		}
+		for i, d := range devs {
+			if strings.Contains(strings.ToLower(d.Name), strings.ToLower(sel)) {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: no device name contains %q", ErrNoDevice, sel)
+	}
+	order := make([]int, len(devs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return devs[order[a]].Type.preference() < devs[order[b]].Type.preference() })
+	return order[0], nil
+}
+
+// Device is a logical device with one compute queue.
+type Device struct {
+	Info    DeviceInfo
+	inst    *Instance
+	phys    vk.PhysicalDevice
+	dev     vk.Device
+	queue   vk.Queue
+	family  uint32
+	queueMu sync.Mutex // vkQueueSubmit needs external synchronization
+	cmdPool vk.CommandPool
+	poolMu  sync.Mutex
+}
+
+// OpenDevice creates a logical device on physical device index with a
+// queue from the first family that supports compute.
+func (in *Instance) OpenDevice(index int) (*Device, error) {
+	pds, err := in.physicalDevices()
+	if err != nil {
+		return nil, err
+	}
+	if index < 0 || index >= len(pds) {
+		return nil, fmt.Errorf("%w: device index %d out of range", ErrNoDevice, index)
+	}
+	pd := pds[index]
+	info, err := in.describe(index, pd)
+	if err != nil {
+		return nil, err
+	}
+	var nq uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
+	qf := make([]vk.QueueFamilyProperties, nq)
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf)
+	family := -1
+	for i := range qf {
+		qf[i].Deref()
+		if qf[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) != 0 {
+			family = i
+			break
+		}
+	}
+	if family < 0 {
+		return nil, fmt.Errorf("%w: %s has no compute queue", ErrNoDevice, info.Name)
+	}
+	features := vk.PhysicalDeviceFeatures{}
+	if info.ShaderFloat64 {
+		features.ShaderFloat64 = vk.True
+	}
+	if info.ShaderInt64 {
+		features.ShaderInt64 = vk.True
+	}
+	if info.ShaderInt16 {
+		features.ShaderInt16 = vk.True
+	}
+	dci := &vk.DeviceCreateInfo{
+		SType:                vk.StructureTypeDeviceCreateInfo,
+		QueueCreateInfoCount: 1,
+		PQueueCreateInfos: []vk.DeviceQueueCreateInfo{{
+			SType:            vk.StructureTypeDeviceQueueCreateInfo,
+			QueueFamilyIndex: uint32(family),
+			QueueCount:       1,
+			PQueuePriorities: []float32{1},
+		}},
+		PEnabledFeatures: []vk.PhysicalDeviceFeatures{features},
+	}
+	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family)}
+	// Out-parameters are locals: cgo rejects pointers into Go structs
+	// that hold Go pointers.
+	var dev vk.Device
+	if err := check("vkCreateDevice", vk.CreateDevice(pd, dci, nil, &dev)); err != nil {
+		return nil, err
+	}
+	d.dev = dev
+	var q vk.Queue
+	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
+	d.queue = q
+	pci := &vk.CommandPoolCreateInfo{
+		SType:            vk.StructureTypeCommandPoolCreateInfo,
+		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: d.family,
+	}
+	var cp vk.CommandPool
+	if err := check("vkCreateCommandPool", vk.CreateCommandPool(d.dev, pci, nil, &cp)); err != nil {
+		vk.DestroyDevice(d.dev, nil)
+		return nil, err
+	}
+	d.cmdPool = cp
+	return d, nil
+}
+
+// Destroy waits for the device to go idle and releases it.
+func (d *Device) Destroy() {
+	if d.dev == nil {
+		return
+	}
+	vk.DeviceWaitIdle(d.dev)
+	vk.DestroyCommandPool(d.dev, d.cmdPool, nil)
+	vk.DestroyDevice(d.dev, nil)
+	d.dev = nil
+}
+
+// memoryType finds the first memory type allowed by bits with all the
+// wanted properties.
+func (d *Device) memoryType(bits uint32, want func(MemoryType) bool) (uint32, bool) {
+	for i, t := range d.Info.MemoryTypes {
+		if bits&(1<<uint(i)) != 0 && want(t) {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,119 @@
+package vk
+
+import (
+	"fmt"
+
+	vk "github.com/goki/vulkan"
+)
+
+// Kernel is a compute pipeline made from one SPIR-V module: its storage
+// buffer bindings are 0..Bindings-1 of descriptor set 0, and it takes
+// PushSize bytes of push constants.
+type Kernel struct {
+	dev      *Device
+	module   vk.ShaderModule
+	setLay   vk.DescriptorSetLayout
+	layout   vk.PipelineLayout
+	pipeline vk.Pipeline
+	Bindings int
+	PushSize uint32
+	Name     string
+}
+
+// NewKernel creates a compute pipeline from SPIR-V words with entry point
+// "main".
+func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize uint32) (*Kernel, error) {
+	if pushSize > d.Info.MaxPushConstantsSize {
+		return nil, fmt.Errorf("vk: kernel %s needs %d bytes of push constants, device allows %d", name, pushSize, d.Info.MaxPushConstantsSize)
+	}
+	if uint32(bindings) > d.Info.MaxPerStageStorageBuffers {
+		return nil, fmt.Errorf("vk: kernel %s binds %d storage buffers, device allows %d", name, bindings, d.Info.MaxPerStageStorageBuffers)
+	}
+	k := &Kernel{dev: d, Bindings: bindings, PushSize: pushSize, Name: name}
+	smci := &vk.ShaderModuleCreateInfo{
+		SType:    vk.StructureTypeShaderModuleCreateInfo,
+		CodeSize: uint64(4 * len(words)),
+		PCode:    words,
+	}
+	var mod vk.ShaderModule
+	if err := check("vkCreateShaderModule", vk.CreateShaderModule(d.dev, smci, nil, &mod)); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	k.module = mod
+	lb := make([]vk.DescriptorSetLayoutBinding, bindings)
+	for i := range lb {
+		lb[i] = vk.DescriptorSetLayoutBinding{
+			Binding:         uint32(i),
+			DescriptorType:  vk.DescriptorTypeStorageBuffer,
+			DescriptorCount: 1,
+			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
+		}
+	}
+	dslci := &vk.DescriptorSetLayoutCreateInfo{
+		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
+		BindingCount: uint32(bindings),
+		PBindings:    lb,
+	}
+	var setLay vk.DescriptorSetLayout
+	if err := check("vkCreateDescriptorSetLayout", vk.CreateDescriptorSetLayout(d.dev, dslci, nil, &setLay)); err != nil {
+		k.Destroy()
+		return nil, err
+	}
+	k.setLay = setLay
+	plci := &vk.PipelineLayoutCreateInfo{
+		SType:          vk.StructureTypePipelineLayoutCreateInfo,
+		SetLayoutCount: 1,
+		PSetLayouts:    []vk.DescriptorSetLayout{k.setLay},
+	}
+	if pushSize > 0 {
+		plci.PushConstantRangeCount = 1
+		plci.PPushConstantRanges = []vk.PushConstantRange{{
+			StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit),
+			Size:       pushSize,
+		}}
+	}
+	var layout vk.PipelineLayout
+	if err := check("vkCreatePipelineLayout", vk.CreatePipelineLayout(d.dev, plci, nil, &layout)); err != nil {
+		k.Destroy()
+		return nil, err
+	}
+	k.layout = layout
+	cpci := []vk.ComputePipelineCreateInfo{{
+		SType: vk.StructureTypeComputePipelineCreateInfo,
+		Stage: vk.PipelineShaderStageCreateInfo{
+			SType:  vk.StructureTypePipelineShaderStageCreateInfo,
+			Stage:  vk.ShaderStageComputeBit,
+			Module: k.module,
+			PName:  "main\x00",
+		},
+		Layout: k.layout,
+	}}
+	pipes := make([]vk.Pipeline, 1)
+	if err := check("vkCreateComputePipelines", vk.CreateComputePipelines(d.dev, vk.NullPipelineCache, 1, cpci, nil, pipes)); err != nil {
+		k.Destroy()
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	k.pipeline = pipes[0]
+	return k, nil
+}
+
+// Destroy releases the pipeline and its layouts.
+func (k *Kernel) Destroy() {
+	d := k.dev.dev
+	if k.pipeline != vk.NullPipeline {
+		vk.DestroyPipeline(d, k.pipeline, nil)
+		k.pipeline = vk.NullPipeline
+	}
+	if k.layout != vk.NullPipelineLayout {
+		vk.DestroyPipelineLayout(d, k.layout, nil)
+		k.layout = vk.NullPipelineLayout
+	}
+	if k.setLay != vk.NullDescriptorSetLayout {
+		vk.DestroyDescriptorSetLayout(d, k.setLay, nil)
+		k.setLay = vk.NullDescriptorSetLayout
+	}
+	if k.module != vk.NullShaderModule {
+		vk.DestroyShaderModule(d, k.module, nil)
+		k.module = vk.NullShaderModule
+	}
+}

@@ -1,0 +1,132 @@
+package vk_test
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/spirv"
+	"github.com/vkjit/vkjit/vk"
+)
+
+// scaleKernel builds out[i] = in[i] * 2 for i < n (n a push constant).
+func scaleKernel() []uint32 {
+	b := spirv.NewBuilder()
+	f32 := b.TypeFloat(32)
+	u32 := b.TypeInt(32, false)
+	arr := b.TypeRuntimeArray(f32, 4)
+	blk := b.TypeBlock([]spirv.ID{arr}, []uint32{0})
+	ptrBlk := b.TypePointer(spirv.StorageStorageBuffer, blk)
+	in := b.Variable(ptrBlk, spirv.StorageStorageBuffer)
+	out := b.Variable(ptrBlk, spirv.StorageStorageBuffer)
+	b.Decorate(in, spirv.DecorationDescriptorSet, 0)
+	b.Decorate(in, spirv.DecorationBinding, 0)
+	b.Decorate(out, spirv.DecorationDescriptorSet, 0)
+	b.Decorate(out, spirv.DecorationBinding, 1)
+	pc := b.TypeBlock([]spirv.ID{u32}, []uint32{0})
+	pcVar := b.Variable(b.TypePointer(spirv.StoragePushConstant, pc), spirv.StoragePushConstant)
+	v3 := b.TypeVector(u32, 3)
+	gid := b.Variable(b.TypePointer(spirv.StorageInput, v3), spirv.StorageInput)
+	b.Decorate(gid, spirv.DecorationBuiltIn, uint32(spirv.BuiltInGlobalInvocationID))
+	void := b.TypeVoid()
+	fn := b.Function(void, b.TypeFunction(void))
+	fn.Label(0)
+	g := fn.Op(spirv.OpLoad, v3, uint32(gid))
+	i := fn.Op(spirv.OpCompositeExtract, u32, uint32(g), 0)
+	np := fn.Op(spirv.OpAccessChain, b.TypePointer(spirv.StoragePushConstant, u32), uint32(pcVar), uint32(b.ConstU32(0)))
+	n := fn.Op(spirv.OpLoad, u32, uint32(np))
+	ok := fn.Op(spirv.OpULessThan, b.TypeBool(), uint32(i), uint32(n))
+	body, merge := b.NewID(), b.NewID()
+	fn.Void(spirv.OpSelectionMerge, uint32(merge), spirv.SelectionControlNone)
+	fn.Void(spirv.OpBranchConditional, uint32(ok), uint32(body), uint32(merge))
+	fn.Label(body)
+	pf := b.TypePointer(spirv.StorageStorageBuffer, f32)
+	zero := b.ConstU32(0)
+	x := fn.Op(spirv.OpLoad, f32, uint32(fn.Op(spirv.OpAccessChain, pf, uint32(in), uint32(zero), uint32(i))))
+	y := fn.Op(spirv.OpFMul, f32, uint32(x), uint32(b.ConstF32(2)))
+	fn.Void(spirv.OpStore, uint32(fn.Op(spirv.OpAccessChain, pf, uint32(out), uint32(zero), uint32(i))), uint32(y))
+	fn.Void(spirv.OpBranch, uint32(merge))
+	fn.Label(merge)
+	fn.Void(spirv.OpReturn)
+	fn.End()
+	b.EntryPoint(fn.ID, "main", gid)
+	b.LocalSize(fn.ID, 64, 1, 1)
+	return b.Words()
+}
+
+func TestDevicesAndDispatch(t *testing.T) {
+	inst, err := vk.NewInstance(true)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	defer func() { require.Empty(t, vk.ValidationMessages()) }()
+
+	devs, err := inst.Devices()
+	require.NoError(t, err)
+	require.NotEmpty(t, devs)
+	idx, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	d := devs[idx]
+	require.NotEmpty(t, d.Name)
+	require.NotZero(t, d.SubgroupSize)
+	require.NotEmpty(t, d.Heaps)
+	t.Logf("device %d: %s (%s), driver %s, API %s, subgroup %d", idx, d.Name, d.Type, d.Driver(), d.APIVersion, d.SubgroupSize)
+
+	dev, err := inst.OpenDevice(idx)
+	require.NoError(t, err)
+	defer dev.Destroy()
+
+	const n = 1000 // not a multiple of the workgroup size
+	in, err := dev.NewBuffer(4 * n)
+	require.NoError(t, err)
+	defer in.Destroy()
+	out, err := dev.NewBuffer(4 * n)
+	require.NoError(t, err)
+	defer out.Destroy()
+	src := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(float32(i)-0.5))
+	}
+	require.NoError(t, in.Write(0, src))
+
+	k, err := dev.NewKernel("scale", scaleKernel(), 2, 4)
+	require.NoError(t, err)
+	defer k.Destroy()
+	push := binary.LittleEndian.AppendUint32(nil, n)
+	cl, err := dev.Record([]vk.Dispatch{{Kernel: k, Buffers: []*vk.Buffer{in, out}, Push: push, Groups: [3]uint32{(n + 63) / 64, 1, 1}}})
+	require.NoError(t, err)
+	defer cl.Destroy()
+	for rep := 0; rep < 2; rep++ { // a recorded list replays
+		require.NoError(t, cl.Submit())
+		got := out.Bytes()
+		for i := 0; i < n; i++ {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:]))
+			require.Equal(t, 2*(float32(i)-0.5), v, "element %d", i)
+		}
+	}
+}
+
+func TestChooseDevice(t *testing.T) {
+	devs := []vk.DeviceInfo{{Name: "llvmpipe (LLVM 15)", Type: vk.TypeCPU}, {Name: "NVIDIA H200", Type: vk.TypeDiscrete}, {Name: "Intel UHD", Type: vk.TypeIntegrated}}
+	t.Setenv("VKJIT_DEVICE", "")
+	i, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	require.Equal(t, 1, i)
+	i, err = vk.ChooseDevice(devs, "llvm")
+	require.NoError(t, err)
+	require.Equal(t, 0, i)
+	i, err = vk.ChooseDevice(devs, "2")
+	require.NoError(t, err)
+	require.Equal(t, 2, i)
+	_, err = vk.ChooseDevice(devs, "7")
+	require.ErrorIs(t, err, vk.ErrNoDevice)
+	_, err = vk.ChooseDevice(devs, "radeon")
+	require.ErrorIs(t, err, vk.ErrNoDevice)
+	_, err = vk.ChooseDevice(nil, "")
+	require.ErrorIs(t, err, vk.ErrNoDevice)
+	t.Setenv("VKJIT_DEVICE", "intel")
+	i, err = vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	require.Equal(t, 2, i)
+}
