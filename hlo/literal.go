@@ -162,3 +162,23 @@ func parseLiteral(text string, s Shape) (*Literal, error) {
 	}
 	return lit, nil
 }
+
+// F16ToFloat64 widens IEEE half-precision bits.
+func F16ToFloat64(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(h>>10) & 0x1f
+	man := float64(h & 0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(man, -24)
+	case 0x1f:
+		if man != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	}
+	return sign * math.Ldexp(1+man/1024, exp-15)
+}

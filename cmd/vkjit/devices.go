@@ -1,0 +1,58 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/vk"
+)
+
+func cmdDevices(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	devs, err := vkjit.ListDevices()
+	if err != nil {
+		return err
+	}
+	chosen, chooseErr := vk.ChooseDevice(devs, "")
+	for _, d := range devs {
+		mark := " "
+		if chooseErr == nil && d.Index == chosen {
+			mark = "*"
+		}
+		fmt.Fprintf(out, "%s%d: %s\n", mark, d.Index, d.Name)
+		fmt.Fprintf(out, "    type:          %s\n", d.Type)
+		fmt.Fprintf(out, "    driver:        %s\n", d.Driver())
+		fmt.Fprintf(out, "    api version:   %s\n", d.APIVersion)
+		fmt.Fprintf(out, "    subgroup size: %d\n", d.SubgroupSize)
+		var heaps []string
+		for i, h := range d.Heaps {
+			kind := "host"
+			if h.DeviceLocal {
+				kind = "device-local"
+			}
+			heaps = append(heaps, fmt.Sprintf("%d: %s %s", i, formatBytes(h.Size), kind))
+		}
+		fmt.Fprintf(out, "    memory heaps:  %s\n", strings.Join(heaps, ", "))
+	}
+	if chooseErr == nil {
+		fmt.Fprintln(out, "(* = the device vkjit uses by default; choose with VKJIT_DEVICE or --device)")
+	}
+	return nil
+}
+
+func formatBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

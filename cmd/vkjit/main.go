@@ -1,0 +1,86 @@
+// Command vkjit compiles and runs XLA HLO programs on Vulkan devices.
+//
+//	vkjit devices                        list the Vulkan devices
+//	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
+//
+// Run `vkjit help` for the flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+const usage = `vkjit compiles XLA HLO programs to Vulkan compute kernels and runs them.
+
+Usage:
+  vkjit devices                              list Vulkan devices
+  vkjit run [flags] GRAPH.hlo [ARG.npy ...]  run a module, one .npy per entry parameter
+  vkjit help                                 show this text
+
+Flags of run (before or after the positional arguments):
+  --out PATH.npz        write the results to an .npz (keys out0, out1, ...)
+  --stats-json PATH     write compile and run statistics as one JSON object
+  --device SEL          device index or name substring (default: VKJIT_DEVICE, else best type)
+  --validate            enable the Khronos validation layer (also VKJIT_VALIDATE=1)
+
+Types map to NumPy's: pred=bool, s8..s64=int8..int64, u8..u64=uint8..uint64,
+f16=float16, f32=float32, f64=float64; bf16 is read and written as its raw
+16 bits in a uint16 array. A scalar parameter takes a 0-d array.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "devices":
+		err = cmdDevices(args[1:], stdout)
+	case "run":
+		err = cmdRun(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		err = fmt.Errorf("unknown command %q (try vkjit help)", args[0])
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "vkjit: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved parses flags that may come before, between or after
+// positional arguments, and returns the positionals in order.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

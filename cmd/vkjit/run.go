@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// runStats is the --stats-json object.
+type runStats struct {
+	CompileMs       float64 `json:"compile_ms"`
+	RunMs           float64 `json:"run_ms"`
+	Kernels         int     `json:"kernels"`
+	Dispatches      int     `json:"dispatches"`
+	PeakDeviceBytes int64   `json:"peak_device_bytes"`
+	CacheHits       int     `json:"cache_hits"`
+	CacheMisses     int     `json:"cache_misses"`
+	Device          string  `json:"device"`
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "", "write results to this .npz")
+	statsPath := fs.String("stats-json", "", "write statistics JSON here")
+	device := fs.String("device", "", "device index or name substring")
+	validate := fs.Bool("validate", false, "enable the Khronos validation layer")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return fmt.Errorf("run: %v", err)
+	}
+	if len(pos) == 0 {
+		return fmt.Errorf("run: no HLO file given (usage: vkjit run [flags] GRAPH.hlo [ARG.npy ...])")
+	}
+	graph, argFiles := pos[0], pos[1:]
+
+	start := time.Now() // compile_ms counts from reading the file
+	src, err := os.ReadFile(graph)
+	if err != nil {
+		return err
+	}
+	mod, err := hlo.Parse(graph, string(src))
+	if err != nil {
+		return err
+	}
+	rt, err := vkjit.Open(vkjit.Options{Device: *device, Validate: *validate})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{})
+	if err != nil {
+		return err
+	}
+	defer exe.Close()
+	compileMs := float64(time.Since(start).Microseconds()) / 1000
+
+	params := exe.Program().ParamShapes
+	if len(argFiles) != len(params) {
+		return fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(argFiles))
+	}
+	tensors := make([]*vkjit.Tensor, len(argFiles))
+	for i, f := range argFiles {
+		t, err := vkjit.ReadNPYFile(f)
+		if err != nil {
+			return fmt.Errorf("argument %d: %w", i, err)
+		}
+		if params[i].Elem == hlo.BF16 && t.Type == hlo.U16 {
+			t.Type = hlo.BF16 // bf16 travels as raw bits in uint16
+		}
+		tensors[i] = t
+	}
+	results, st, err := exe.Run(tensors...)
+	if err != nil {
+		return err
+	}
+	if msgs := vkjit.ValidationMessages(); len(msgs) > 0 {
+		for _, m := range msgs {
+			fmt.Fprintln(stderr, "validation:", m)
+		}
+		return fmt.Errorf("the validation layer reported %d problem(s)", len(msgs))
+	}
+	if *statsPath != "" {
+		s := runStats{
+			CompileMs:       compileMs,
+			RunMs:           st.RunMs,
+			Kernels:         exe.Stats.Kernels,
+			Dispatches:      st.Dispatches,
+			PeakDeviceBytes: st.PeakDeviceBytes,
+			CacheHits:       exe.Stats.CacheHits,
+			CacheMisses:     exe.Stats.CacheMisses,
+			Device:          rt.Device().Name,
+		}
+		b, _ := json.MarshalIndent(s, "", "  ")
+		if err := os.WriteFile(*statsPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	names := make([]string, len(results))
+	for i := range results {
+		names[i] = fmt.Sprintf("out%d", i)
+	}
+	if *out != "" {
+		return vkjit.WriteNPZ(*out, names, results)
+	}
+	for i, r := range results {
+		fmt.Fprintf(stdout, "%s: %s\n", names[i], r)
+	}
+	return nil
+}
+
+func describeParams(exe *vkjit.Executable) string {
+	var s []string
+	for _, p := range exe.Program().ParamShapes {
+		s = append(s, p.DimsString())
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,305 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// Options change how a module is compiled.
+type Options struct{}
+
+// state is what the passes share.
+type state struct {
+	mod    *hlo.Module
+	tg     Target
+	opts   Options
+	prog   *Program
+	values map[*hlo.Instruction][]int // buffers of each value's leaves
+	kernel map[string]int             // kernel index by SPIR-V, to share identical kernels
+}
+
+type pass struct {
+	name string
+	fn   func(*state) error
+}
+
+// passes is the compiler pipeline, in order. Each reads what the passes
+// above it produced.
+var passes = []pass{
+	{"verify", verifyModule},          // shapes and attributes as XLA defines them
+	{"check support", checkSupport},   // name what the device cannot run before any work
+	{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
+	{"emit kernels", emitKernels},     // one kernel per elementwise instruction, shared when identical
+	{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
+}
+
+// Compile lowers the module's entry computation to a Program for target tg.
+func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) {
+	s := &state{
+		mod:    m,
+		tg:     tg,
+		opts:   opts,
+		prog:   &Program{Module: m.Name},
+		values: map[*hlo.Instruction][]int{},
+		kernel: map[string]int{},
+	}
+	for _, p := range passes {
+		if err := runPass(p, s); err != nil {
+			return nil, err
+		}
+	}
+	return s.prog, nil
+}
+
+// runPass runs one pass, turning a panic (a compiler bug) into an error
+// that names the pass.
+func runPass(p pass, s *state) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lower: internal error in pass %q: %v", p.name, r)
+		}
+	}()
+	return p.fn(s)
+}
+
+func verifyModule(s *state) error { return hlo.Verify(s.mod) }
+
+// checkSupport rejects, by name, any op or type the device path cannot
+// run yet, before buffers or kernels are made.
+func checkSupport(s *state) error {
+	for _, in := range s.mod.Entry.Instructions {
+		switch in.Op {
+		case hlo.OpParameter:
+			if !in.Shape.IsArray() {
+				return in.Errorf("tuple-shaped entry parameters are not supported yet")
+			}
+		case hlo.OpConstant:
+			if in.Literal == nil || in.Literal.Elided {
+				return in.Errorf("constant's values were elided from the text ({...}); it cannot be run")
+			}
+		case hlo.OpTuple, hlo.OpGetTupleElement:
+			continue
+		default:
+			if !in.Op.IsElementwise() {
+				return in.Errorf("op %s is not supported on the device yet", in.Op)
+			}
+		}
+		for _, leaf := range in.Shape.Leaves() {
+			if !leaf.IsArray() {
+				return in.Errorf("shape %s is not supported on the device", leaf)
+			}
+			if _, err := StorageType(leaf.Elem, s.tg); err != nil {
+				return in.Errorf("%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *state) newBuffer(b Buffer) (int, error) {
+	var err error
+	if b.Size, err = StorageBytes(b.Shape, s.tg); err != nil {
+		return 0, err
+	}
+	s.prog.Buffers = append(s.prog.Buffers, b)
+	return len(s.prog.Buffers) - 1, nil
+}
+
+// assignBuffers gives every array value its own buffer (liveness-based
+// reuse comes with memory planning) and records parameters and outputs.
+func assignBuffers(s *state) error {
+	entry := s.mod.Entry
+	s.prog.Params = make([]int, len(entry.Params))
+	for _, in := range entry.Instructions {
+		switch in.Op {
+		case hlo.OpParameter:
+			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufParam, Param: in.ParamNum, Shape: in.Shape})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			s.values[in] = []int{i}
+			s.prog.Params[in.ParamNum] = i
+		case hlo.OpConstant:
+			data := ToStorage(in.Shape.Elem, in.Literal.Data)
+			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufConstant, Shape: in.Shape, Data: data})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			s.values[in] = []int{i}
+		case hlo.OpTuple:
+			var leaves []int
+			for _, o := range in.Operands {
+				leaves = append(leaves, s.values[o]...)
+			}
+			s.values[in] = leaves
+		case hlo.OpGetTupleElement:
+			idx, _ := in.IntAttr("index")
+			src := in.Operands[0].Shape
+			off := 0
+			for j := 0; j < int(idx); j++ {
+				off += len(src.Tuple[j].Leaves())
+			}
+			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
+		default:
+			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufTemp, Shape: in.Shape})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			s.values[in] = []int{i}
+		}
+	}
+	for _, p := range entry.Params {
+		s.prog.ParamShapes = append(s.prog.ParamShapes, p.Shape)
+	}
+	s.prog.Outputs = s.values[entry.Root]
+	s.prog.ResultShape = entry.Root.Shape
+	s.prog.OutputShapes = entry.Root.Shape.Leaves()
+	return nil
+}
+
+// elementwiseLocalSize is the workgroup size of elementwise kernels: a
+// multiple of the subgroup size, within the device's limit.
+func elementwiseLocalSize(tg Target) uint32 {
+	l := uint32(64)
+	if tg.SubgroupSize > l {
+		l = tg.SubgroupSize
+	}
+	if tg.MaxWorkgroupSize != 0 && l > tg.MaxWorkgroupSize {
+		l = tg.MaxWorkgroupSize
+	}
+	return l
+}
+
+// grid spreads n invocations over workgroups of size local, using a second
+// grid dimension when the first would exceed the device's limit.
+func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
+	groups := (n + int64(local) - 1) / int64(local)
+	maxX := int64(tg.MaxWorkgroupCount[0])
+	if groups <= maxX {
+		return [3]uint32{uint32(groups), 1, 1}, nil
+	}
+	gy := (groups + maxX - 1) / maxX
+	if gy > int64(tg.MaxWorkgroupCount[1]) {
+		return [3]uint32{}, fmt.Errorf("%d elements exceed the device's dispatch grid", n)
+	}
+	return [3]uint32{uint32(maxX), uint32(gy), 1}, nil
+}
+
+// emitKernels generates one kernel per elementwise instruction of the
+// entry computation, in definition order.
+func emitKernels(s *state) error {
+	local := elementwiseLocalSize(s.tg)
+	for _, in := range s.mod.Entry.Instructions {
+		if !in.Op.IsElementwise() {
+			continue
+		}
+		n := in.Shape.NumElements()
+		if n == 0 {
+			continue // nothing to compute; the empty buffer is the result
+		}
+		if n > 1<<32-1 {
+			return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
+		}
+		k, err := elementwiseKernel(in, s.tg, local)
+		if err != nil {
+			return err
+		}
+		key := string(wordsKey(k.Words))
+		ki, ok := s.kernel[key]
+		if !ok {
+			ki = len(s.prog.Kernels)
+			s.prog.Kernels = append(s.prog.Kernels, k)
+			s.kernel[key] = ki
+		}
+		g, err := grid(n, local, s.tg)
+		if err != nil {
+			return in.Errorf("%v", err)
+		}
+		var bufs []int
+		for _, o := range in.Operands {
+			bufs = append(bufs, s.values[o][0])
+		}
+		bufs = append(bufs, s.values[in][0])
+		s.prog.Steps = append(s.prog.Steps, Step{
+			Kernel:  ki,
+			Buffers: bufs,
+			Push:    []uint32{uint32(n)},
+			Groups:  g,
+			Inst:    in.Name,
+		})
+	}
+	return nil
+}
+
+func wordsKey(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, x := range w {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+	}
+	return b
+}
+
+// planBarriers marks each step that reads or overwrites a buffer an
+// earlier step wrote.
+func planBarriers(s *state) error {
+	written := map[int]bool{}
+	for i := range s.prog.Steps {
+		st := &s.prog.Steps[i]
+		for _, b := range st.Buffers {
+			if written[b] {
+				st.AfterWrites = true
+			}
+		}
+		written[st.Buffers[len(st.Buffers)-1]] = true
+	}
+	return nil
+}
+
+// elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
+// Operands of rank 0 in an op of higher rank (select's predicate, clamp's
+// bounds) are read at index 0.
+func elementwiseKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	k := newKernelBuilder(tg, local, 1)
+	var ins []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		ins = append(ins, b)
+	}
+	out, err := k.addBuffer(in.Shape.Elem, "out", false)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	k.begin()
+	idx := k.linearIndex()
+	n := k.push(0)
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
+	err = k.ifThen(inRange, func() error {
+		args := make([]val, len(in.Operands))
+		for i, o := range in.Operands {
+			at := idx
+			if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
+				at = k.cu32(0)
+			}
+			args[i] = k.load(ins[i], at, o.Shape.Elem)
+		}
+		r, err := k.emitScalar(in, args)
+		if err != nil {
+			return err
+		}
+		k.store(out, idx, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	name := in.Op.String()
+	if len(in.Operands) > 0 {
+		name += "_" + in.Operands[0].Shape.Elem.String()
+	}
+	return k.finish(name), nil
+}

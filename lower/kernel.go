@@ -1,0 +1,191 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// Kernel is one generated compute shader.
+type Kernel struct {
+	Name      string
+	Words     []uint32 // SPIR-V
+	Bindings  int      // storage buffers at set 0, bindings 0..Bindings-1
+	PushSize  int      // bytes of push constants
+	LocalSize [3]uint32
+}
+
+// val is a value in a kernel: a SPIR-V id and the HLO element type it
+// holds (pred values are SPIR-V bools).
+type val struct {
+	id spirv.ID
+	t  hlo.ElementType
+}
+
+type binding struct {
+	v  spirv.ID
+	st hlo.ElementType // storage element type
+}
+
+// kernelBuilder holds the module under construction and the ids every
+// kernel shares: the invocation index, the push-constant block, the
+// storage buffer bindings.
+type kernelBuilder struct {
+	b        *spirv.Builder
+	f        *spirv.Function
+	tg       Target
+	local    uint32
+	bindings []binding
+	pcVar    spirv.ID
+	pcFields []spirv.ID // member types of the push-constant block
+	gid, nwg spirv.ID
+}
+
+func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
+	k := &kernelBuilder{b: spirv.NewBuilder(), tg: tg, local: local}
+	u32 := k.b.TypeInt(32, false)
+	for i := 0; i < pushFields; i++ {
+		k.pcFields = append(k.pcFields, u32)
+	}
+	if pushFields > 0 {
+		offs := make([]uint32, pushFields)
+		for i := range offs {
+			offs[i] = uint32(4 * i)
+		}
+		blk := k.b.TypeBlock(k.pcFields, offs)
+		k.pcVar = k.b.Variable(k.b.TypePointer(spirv.StoragePushConstant, blk), spirv.StoragePushConstant)
+		k.b.Name(k.pcVar, "params")
+	}
+	v3 := k.b.TypeVector(u32, 3)
+	k.gid = k.b.Variable(k.b.TypePointer(spirv.StorageInput, v3), spirv.StorageInput)
+	k.b.Decorate(k.gid, spirv.DecorationBuiltIn, uint32(spirv.BuiltInGlobalInvocationID))
+	k.nwg = k.b.Variable(k.b.TypePointer(spirv.StorageInput, v3), spirv.StorageInput)
+	k.b.Decorate(k.nwg, spirv.DecorationBuiltIn, uint32(spirv.BuiltInNumWorkgroups))
+	return k
+}
+
+// scalarType is the SPIR-V type of a value of element type t in registers.
+func (k *kernelBuilder) scalarType(t hlo.ElementType) spirv.ID {
+	switch t.Kind() {
+	case hlo.KindBool:
+		return k.b.TypeBool()
+	case hlo.KindFloat:
+		return k.b.TypeFloat(t.Bits())
+	case hlo.KindSigned:
+		return k.b.TypeInt(t.Bits(), true)
+	case hlo.KindUnsigned:
+		return k.b.TypeInt(t.Bits(), false)
+	}
+	panic(fmt.Sprintf("lower: no register type for %s", t))
+}
+
+func (k *kernelBuilder) u32() spirv.ID          { return k.b.TypeInt(32, false) }
+func (k *kernelBuilder) boolT() spirv.ID        { return k.b.TypeBool() }
+func (k *kernelBuilder) cu32(v uint32) spirv.ID { return k.b.ConstU32(v) }
+
+// addBuffer declares a storage buffer of element type t (HLO type; stored
+// as StorageType) at the next binding.
+func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool) (int, error) {
+	st, err := StorageType(t, k.tg)
+	if err != nil {
+		return 0, err
+	}
+	elem := k.scalarType(st)
+	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
+	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
+	v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
+	i := len(k.bindings)
+	k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
+	k.b.Decorate(v, spirv.DecorationBinding, uint32(i))
+	if readonly {
+		k.b.Decorate(v, spirv.DecorationNonWritable)
+	}
+	k.b.Name(v, name)
+	k.bindings = append(k.bindings, binding{v: v, st: st})
+	return i, nil
+}
+
+// begin opens main().
+func (k *kernelBuilder) begin() {
+	void := k.b.TypeVoid()
+	k.f = k.b.Function(void, k.b.TypeFunction(void))
+	k.b.Name(k.f.ID, "main")
+	k.f.Label(0)
+}
+
+// finish closes main() and returns the module.
+func (k *kernelBuilder) finish(name string) *Kernel {
+	k.f.Void(spirv.OpReturn)
+	k.f.End()
+	k.b.EntryPoint(k.f.ID, "main", k.gid, k.nwg)
+	k.b.LocalSize(k.f.ID, k.local, 1, 1)
+	return &Kernel{
+		Name:      name,
+		Words:     k.b.Words(),
+		Bindings:  len(k.bindings),
+		PushSize:  4 * len(k.pcFields),
+		LocalSize: [3]uint32{k.local, 1, 1},
+	}
+}
+
+// push loads push-constant field i (a u32).
+func (k *kernelBuilder) push(i int) spirv.ID {
+	u32 := k.u32()
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StoragePushConstant, u32), uint32(k.pcVar), uint32(k.cu32(uint32(i))))
+	return k.f.Op(spirv.OpLoad, u32, uint32(p))
+}
+
+// linearIndex is this invocation's element index in a grid that may be
+// two-dimensional (more workgroups than maxComputeWorkGroupCount[0]):
+// gid.x + gid.y * numWorkgroups.x * localSize.
+func (k *kernelBuilder) linearIndex() spirv.ID {
+	u32 := k.u32()
+	v3 := k.b.TypeVector(u32, 3)
+	g := k.f.Op(spirv.OpLoad, v3, uint32(k.gid))
+	n := k.f.Op(spirv.OpLoad, v3, uint32(k.nwg))
+	x := k.f.Op(spirv.OpCompositeExtract, u32, uint32(g), 0)
+	y := k.f.Op(spirv.OpCompositeExtract, u32, uint32(g), 1)
+	nx := k.f.Op(spirv.OpCompositeExtract, u32, uint32(n), 0)
+	row := k.f.Op(spirv.OpIMul, u32, uint32(nx), uint32(k.cu32(k.local)))
+	return k.f.Op(spirv.OpIAdd, u32, uint32(x), uint32(k.f.Op(spirv.OpIMul, u32, uint32(y), uint32(row))))
+}
+
+// ifThen emits `if cond { body() }`.
+func (k *kernelBuilder) ifThen(cond spirv.ID, body func() error) error {
+	then, merge := k.b.NewID(), k.b.NewID()
+	k.f.Void(spirv.OpSelectionMerge, uint32(merge), spirv.SelectionControlNone)
+	k.f.Void(spirv.OpBranchConditional, uint32(cond), uint32(then), uint32(merge))
+	k.f.Label(then)
+	if err := body(); err != nil {
+		return err
+	}
+	k.f.Void(spirv.OpBranch, uint32(merge))
+	k.f.Label(merge)
+	return nil
+}
+
+func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
+	bd := k.bindings[bind]
+	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.scalarType(bd.st))
+	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
+}
+
+// load reads element idx of a binding as a value of HLO type t.
+func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
+	bd := k.bindings[bind]
+	raw := k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
+	if t == hlo.PRED {
+		return val{k.f.Op(spirv.OpINotEqual, k.boolT(), uint32(raw), uint32(k.cu32(0))), t}
+	}
+	return val{raw, t}
+}
+
+// store writes v to element idx of a binding.
+func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
+	id := v.id
+	if v.t == hlo.PRED {
+		id = k.f.Op(spirv.OpSelect, k.u32(), uint32(v.id), uint32(k.cu32(1)), uint32(k.cu32(0)))
+	}
+	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
+}

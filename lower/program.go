@@ -1,0 +1,122 @@
+package lower
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// BufferKind says where a buffer's contents come from.
+type BufferKind uint8
+
+const (
+	BufParam    BufferKind = iota // an entry parameter, uploaded per run
+	BufConstant                   // a constant, uploaded once when the executable loads
+	BufTemp                       // written by a kernel
+)
+
+func (k BufferKind) String() string {
+	return [...]string{"param", "constant", "temp"}[k]
+}
+
+// Buffer is one device buffer of the plan.
+type Buffer struct {
+	Name  string
+	Kind  BufferKind
+	Param int       // BufParam: entry parameter number
+	Data  []byte    // BufConstant: contents in storage representation
+	Shape hlo.Shape // logical array shape (HLO element type)
+	Size  int64     // device bytes
+}
+
+// Step is one dispatch: kernel, buffers bound to its bindings in order,
+// push constants, workgroup grid.
+type Step struct {
+	Kernel      int
+	Buffers     []int
+	Push        []uint32
+	Groups      [3]uint32
+	AfterWrites bool   // reads something an earlier step wrote: needs a barrier
+	Inst        string // the HLO instruction it computes, for profiles and errors
+}
+
+// PushBytes encodes the push constants little-endian.
+func (s Step) PushBytes() []byte {
+	out := make([]byte, 0, 4*len(s.Push))
+	for _, w := range s.Push {
+		out = binary.LittleEndian.AppendUint32(out, w)
+	}
+	return out
+}
+
+// Program is a compiled module: device-independent apart from the Target
+// it was generated for.
+type Program struct {
+	Module       string
+	Kernels      []*Kernel
+	Buffers      []Buffer
+	Steps        []Step
+	Params       []int       // buffer of each entry parameter
+	ParamShapes  []hlo.Shape // entry parameter shapes
+	Outputs      []int       // buffer of each result leaf, depth-first
+	OutputShapes []hlo.Shape
+	ResultShape  hlo.Shape
+}
+
+// PeakBytes is the most device memory the program's buffers hold at
+// once. Every buffer lives for the whole run until buffer reuse lands, so
+// this is their sum.
+func (p *Program) PeakBytes() int64 {
+	var n int64
+	for _, b := range p.Buffers {
+		n += paddedSize(b.Size)
+	}
+	return n
+}
+
+// paddedSize is what a buffer occupies on the device: Vulkan has no empty
+// buffers, and vkjit rounds to whole 32-bit words.
+func paddedSize(n int64) int64 {
+	if n < 4 {
+		return 4
+	}
+	return (n + 3) &^ 3
+}
+
+// ToStorage converts host bytes of type t (row-major, as in .npy) to the
+// device representation.
+func ToStorage(t hlo.ElementType, host []byte) []byte {
+	if t != hlo.PRED {
+		return host
+	}
+	out := make([]byte, 4*len(host))
+	for i, b := range host {
+		if b != 0 {
+			out[4*i] = 1
+		}
+	}
+	return out
+}
+
+// FromStorage converts device bytes back to the host representation of
+// n elements of type t.
+func FromStorage(t hlo.ElementType, dev []byte, n int64) ([]byte, error) {
+	if t != hlo.PRED {
+		want := n * int64(t.Bytes())
+		if int64(len(dev)) < want {
+			return nil, fmt.Errorf("lower: %d device bytes for %d %s elements", len(dev), n, t)
+		}
+		return dev[:want], nil
+	}
+	if int64(len(dev)) < 4*n {
+		return nil, fmt.Errorf("lower: %d device bytes for %d pred elements", len(dev), n)
+	}
+	out := make([]byte, n)
+	for i := range out {
+		if binary.LittleEndian.Uint32(dev[4*i:]) != 0 {
+			out[i] = 1
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+// Package lower compiles a verified HLO module into a Program: SPIR-V
+// kernels and the plan that runs them (buffers, dispatch steps, where
+// parameters go in and results come out). It knows the device only
+// through Target, so it compiles and tests without one.
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// Target is what code generation needs to know about the device.
+type Target struct {
+	SubgroupSize      uint32
+	MaxWorkgroupSize  uint32    // maxComputeWorkGroupInvocations
+	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
+	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
+	Float64, Int64    bool      // shaderFloat64, shaderInt64
+}
+
+// DefaultTarget is a conservative Vulkan 1.2 device (the minimum limits
+// the specification guarantees), for compiling without a device.
+var DefaultTarget = Target{
+	SubgroupSize:      8,
+	MaxWorkgroupSize:  128,
+	MaxWorkgroupCount: [3]uint32{65535, 65535, 65535},
+	MaxStorageBuffers: 4,
+	Float64:           true,
+	Int64:             true,
+}
+
+// StorageType is how an element type is held in a device buffer.
+//
+// pred is stored as a 32-bit 0 or 1 (and is a SPIR-V bool in registers):
+// 8-bit storage is an optional Vulkan feature, and one consistent
+// representation keeps every kernel simple. The runtime widens and
+// narrows pred when it copies to and from the host.
+func StorageType(t hlo.ElementType, tg Target) (hlo.ElementType, error) {
+	switch t {
+	case hlo.F32, hlo.S32, hlo.U32:
+		return t, nil
+	case hlo.PRED:
+		return hlo.U32, nil
+	case hlo.F64:
+		if !tg.Float64 {
+			return 0, fmt.Errorf("element type f64 needs a device with shaderFloat64")
+		}
+		return t, nil
+	case hlo.S64, hlo.U64:
+		if !tg.Int64 {
+			return 0, fmt.Errorf("element type %s needs a device with shaderInt64", t)
+		}
+		return t, nil
+	}
+	return 0, fmt.Errorf("element type %s is not supported on the device yet", t)
+}
+
+// StorageBytes is the device buffer size of an array shape.
+func StorageBytes(s hlo.Shape, tg Target) (int64, error) {
+	st, err := StorageType(s.Elem, tg)
+	if err != nil {
+		return 0, err
+	}
+	return s.NumElements() * int64(st.Bytes()), nil
+}

@@ -1,0 +1,187 @@
+package vkjit
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"codeberg.org/sbinet/npyio/npy"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// NumPy dtype strings for each element type. bf16 has no NumPy dtype: it
+// travels as its raw 16 bits in a uint16 array.
+var npyDescr = map[hlo.ElementType]string{
+	hlo.PRED: "|b1",
+	hlo.S8:   "|i1", hlo.S16: "<i2", hlo.S32: "<i4", hlo.S64: "<i8",
+	hlo.U8: "|u1", hlo.U16: "<u2", hlo.U32: "<u4", hlo.U64: "<u8",
+	hlo.F16: "<f2", hlo.F32: "<f4", hlo.F64: "<f8",
+	hlo.BF16: "<u2",
+}
+
+func typeFromDescr(d string) (hlo.ElementType, error) {
+	d = strings.Trim(d, "'\" ")
+	if strings.HasPrefix(d, ">") && !strings.HasSuffix(d, "1") {
+		return 0, fmt.Errorf("big-endian dtype %q is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))", d)
+	}
+	norm := strings.NewReplacer("=", "<", "|", "<", ">", "<").Replace(d)
+	for t, s := range npyDescr {
+		if t == hlo.BF16 {
+			continue
+		}
+		if strings.NewReplacer("|", "<").Replace(s) == norm {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("dtype %q has no HLO element type", d)
+}
+
+// ReadNPY reads one array in NumPy's .npy format. Fortran-ordered arrays
+// are reordered to row-major.
+func ReadNPY(r io.Reader) (t *Tensor, err error) {
+	defer func() {
+		// npyio indexes into the header without checking it; a corrupt
+		// file must be an error, not a crash.
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("not a valid .npy file (%v)", p)
+		}
+	}()
+	rd, err := npy.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid .npy file: %w", err)
+	}
+	h := rd.Header.Descr
+	et, err := typeFromDescr(h.Type)
+	if err != nil {
+		return nil, err
+	}
+	dims := make([]int64, len(h.Shape))
+	for i, d := range h.Shape {
+		if d < 0 {
+			return nil, fmt.Errorf("negative dimension in .npy shape %v", h.Shape)
+		}
+		dims[i] = int64(d)
+	}
+	shape := hlo.ArrayShape(et, dims...)
+	size := shape.ByteSize()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf(".npy data is truncated: %s needs %d bytes: %w", shape.DimsString(), size, err)
+	}
+	if h.Fortran && len(dims) > 1 {
+		data = fortranToC(data, dims, et.Bytes())
+	}
+	return &Tensor{Type: et, Dims: dims, Data: data}, nil
+}
+
+// fortranToC reorders column-major data to row-major.
+func fortranToC(src []byte, dims []int64, esize int) []byte {
+	n := int64(len(src)) / int64(esize)
+	dst := make([]byte, len(src))
+	idx := make([]int64, len(dims))
+	for c := int64(0); c < n; c++ { // c walks row-major order
+		f, stride := int64(0), int64(1)
+		for d := 0; d < len(dims); d++ { // column-major offset of idx
+			f += idx[d] * stride
+			stride *= dims[d]
+		}
+		copy(dst[c*int64(esize):], src[f*int64(esize):(f+1)*int64(esize)])
+		for d := len(dims) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < dims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return dst
+}
+
+// ReadNPYFile reads a .npy file.
+func ReadNPYFile(path string) (*Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := ReadNPY(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// WriteNPY writes t in .npy format (version 1.0, row-major).
+func WriteNPY(w io.Writer, t *Tensor) error {
+	descr, ok := npyDescr[t.Type]
+	if !ok {
+		return fmt.Errorf("element type %s has no NumPy dtype", t.Type)
+	}
+	var shape strings.Builder
+	shape.WriteByte('(')
+	for i, d := range t.Dims {
+		if i > 0 {
+			shape.WriteString(", ")
+		}
+		fmt.Fprint(&shape, d)
+	}
+	if len(t.Dims) == 1 {
+		shape.WriteByte(',')
+	}
+	shape.WriteByte(')')
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape.String())
+	// NumPy pads the header with spaces so that the data starts at a
+	// multiple of 64 bytes, and ends it with a newline.
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	hdr := dict + strings.Repeat(" ", pad) + "\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	b.WriteByte(byte(len(hdr)))
+	b.WriteByte(byte(len(hdr) >> 8))
+	b.WriteString(hdr)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	_, err := w.Write(t.Data)
+	return err
+}
+
+// WriteNPZ writes tensors to an uncompressed .npz archive (as numpy.savez
+// does) with keys names[i]. The file is written to a temporary name and
+// renamed, so an existing file is replaced only by a complete one.
+func WriteNPZ(path string, names []string, ts []*Tensor) error {
+	if len(names) != len(ts) {
+		return fmt.Errorf("WriteNPZ: %d names for %d tensors", len(names), len(ts))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".vkjit-*.npz")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	zw := zip.NewWriter(tmp)
+	for i, t := range ts {
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: names[i] + ".npy", Method: zip.Store})
+		if err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := WriteNPY(f, t); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,133 @@
+package vkjit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// Tensor is a dense array on the host: element type, dimensions, and the
+// elements row-major and little-endian, exactly as a .npy file holds them
+// (pred is one byte per element, bf16 its raw 16 bits).
+type Tensor struct {
+	Type hlo.ElementType
+	Dims []int64
+	Data []byte
+}
+
+// NewTensor wraps data, checking that its length fits type and dims.
+func NewTensor(t hlo.ElementType, dims []int64, data []byte) (*Tensor, error) {
+	if !t.IsArray() {
+		return nil, fmt.Errorf("vkjit: %s is not an array element type", t)
+	}
+	x := &Tensor{Type: t, Dims: append([]int64{}, dims...), Data: data}
+	if want := x.Shape().ByteSize(); int64(len(data)) != want {
+		return nil, fmt.Errorf("vkjit: %s needs %d bytes, got %d", x.Shape().DimsString(), want, len(data))
+	}
+	return x, nil
+}
+
+// Float32s makes an f32 tensor.
+func Float32s(dims []int64, v []float32) (*Tensor, error) {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return NewTensor(hlo.F32, dims, b)
+}
+
+// Int32s makes an s32 tensor.
+func Int32s(dims []int64, v []int32) (*Tensor, error) {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return NewTensor(hlo.S32, dims, b)
+}
+
+// Shape is the tensor's HLO array shape.
+func (x *Tensor) Shape() hlo.Shape { return hlo.ArrayShape(x.Type, x.Dims...) }
+
+// NumElements is the product of the dimensions.
+func (x *Tensor) NumElements() int64 { return x.Shape().NumElements() }
+
+// AsFloat32 returns the elements of an f32 tensor.
+func (x *Tensor) AsFloat32() ([]float32, error) {
+	if x.Type != hlo.F32 {
+		return nil, fmt.Errorf("vkjit: tensor is %s, not f32", x.Type)
+	}
+	out := make([]float32, len(x.Data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(x.Data[4*i:]))
+	}
+	return out, nil
+}
+
+// Float64At returns element i converted to float64, for printing and
+// comparisons (exact for every type except 64-bit integers beyond 2^53).
+func (x *Tensor) Float64At(i int64) float64 {
+	t := x.Type
+	n := int64(t.Bytes())
+	b := x.Data[i*n : (i+1)*n]
+	switch t {
+	case hlo.PRED, hlo.U8:
+		return float64(b[0])
+	case hlo.S8:
+		return float64(int8(b[0]))
+	case hlo.S16:
+		return float64(int16(binary.LittleEndian.Uint16(b)))
+	case hlo.U16:
+		return float64(binary.LittleEndian.Uint16(b))
+	case hlo.S32:
+		return float64(int32(binary.LittleEndian.Uint32(b)))
+	case hlo.U32:
+		return float64(binary.LittleEndian.Uint32(b))
+	case hlo.S64:
+		return float64(int64(binary.LittleEndian.Uint64(b)))
+	case hlo.U64:
+		return float64(binary.LittleEndian.Uint64(b))
+	case hlo.F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	case hlo.F64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	case hlo.F16:
+		return hlo.F16ToFloat64(binary.LittleEndian.Uint16(b))
+	case hlo.BF16:
+		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+	}
+	return math.NaN()
+}
+
+// String prints the shape and up to the first 8 elements.
+func (x *Tensor) String() string {
+	var b strings.Builder
+	b.WriteString(x.Shape().DimsString())
+	b.WriteString(" [")
+	n := x.NumElements()
+	for i := int64(0); i < n && i < 8; i++ {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		v := x.Float64At(i)
+		switch {
+		case x.Type == hlo.PRED:
+			fmt.Fprint(&b, v != 0)
+		case x.Type.IsFloat():
+			fmt.Fprintf(&b, "%.7g", v)
+		case x.Type == hlo.U64:
+			fmt.Fprint(&b, binary.LittleEndian.Uint64(x.Data[8*i:]))
+		case x.Type == hlo.S64:
+			fmt.Fprint(&b, int64(binary.LittleEndian.Uint64(x.Data[8*i:])))
+		default:
+			fmt.Fprintf(&b, "%.0f", v)
+		}
+	}
+	if n > 8 {
+		fmt.Fprintf(&b, " ... (%d elements)", n)
+	}
+	b.WriteString("]")
+	return b.String()
+}
