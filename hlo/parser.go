@@ -381,14 +381,14 @@ func (p *parser) instruction() (*Instruction, bool, []pendingRef, []pendingRef, 
 	if err != nil {
 		return nil, false, nil, nil, err
 	}
-	isRoot := false
+	isRoot, start := false, t.pos
 	if t.text == "ROOT" {
 		isRoot = true
 		if t, err = p.ident("instruction name"); err != nil {
 			return nil, false, nil, nil, err
 		}
 	}
-	in := &Instruction{Name: name(t), Pos: t.pos}
+	in := &Instruction{Name: name(t), Pos: start}
 	if _, err := p.expect("="); err != nil {
 		return nil, false, nil, nil, err
 	}

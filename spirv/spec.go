@@ -194,14 +194,14 @@ const (
 	ScopeWorkgroup = 2
 	ScopeSubgroup  = 3
 
-	SemanticsAcquireRelease   = 0x8
-	SemanticsWorkgroupMemory  = 0x100
-	SemanticsUniformMemory    = 0x40
-	SelectionControlNone      = 0
-	LoopControlNone           = 0
-	FunctionControlNone       = 0
-	MagicNumber               = 0x07230203
-	Version13          uint32 = 0x00010300
+	SemanticsAcquireRelease         = 0x8
+	SemanticsWorkgroupMemory        = 0x100
+	SemanticsUniformMemory          = 0x40
+	SelectionControlNone            = 0
+	LoopControlNone                 = 0
+	FunctionControlNone             = 0
+	MagicNumber                     = 0x07230203
+	Version13                uint32 = 0x00010300
 	// GeneratorID is the tool id in the module header's generator word.
 	// 0 is "unregistered"; the low 16 bits carry vkjit's own version of
 	// the generator so that disassembly shows which emitter wrote a module.

@@ -24,12 +24,13 @@ type Dispatch struct {
 // CommandList is a recorded command buffer with its descriptor sets,
 // replayable: record once, Submit many times.
 type CommandList struct {
-	dev    *Device
-	pool   vk.DescriptorPool
-	cmd    vk.CommandBuffer
-	fence  vk.Fence
-	mu     sync.Mutex // a command buffer may be pending only once at a time
-	Length int        // dispatches recorded
+	dev     *Device
+	cmdPool vk.CommandPool // its own: recording into a pool needs external synchronization
+	pool    vk.DescriptorPool
+	cmd     vk.CommandBuffer
+	fence   vk.Fence
+	mu      sync.Mutex // a command buffer may be pending only once at a time
+	Length  int        // dispatches recorded
 }
 
 // Record builds a command list from dispatches. A final barrier makes the
@@ -138,16 +139,23 @@ func (cl *CommandList) allocate(nsets, nbuf int) error {
 		}
 		cl.pool = pool
 	}
+	pci := &vk.CommandPoolCreateInfo{
+		SType:            vk.StructureTypeCommandPoolCreateInfo,
+		QueueFamilyIndex: d.family,
+	}
+	var cp vk.CommandPool
+	if err := check("vkCreateCommandPool", vk.CreateCommandPool(d.dev, pci, nil, &cp)); err != nil {
+		return err
+	}
+	cl.cmdPool = cp
 	cbs := make([]vk.CommandBuffer, 1)
 	cbai := &vk.CommandBufferAllocateInfo{
 		SType:              vk.StructureTypeCommandBufferAllocateInfo,
-		CommandPool:        d.cmdPool,
+		CommandPool:        cl.cmdPool,
 		Level:              vk.CommandBufferLevelPrimary,
 		CommandBufferCount: 1,
 	}
-	d.poolMu.Lock()
 	err := check("vkAllocateCommandBuffers", vk.AllocateCommandBuffers(d.dev, cbai, cbs))
-	d.poolMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -188,10 +196,9 @@ func (cl *CommandList) Destroy() {
 		vk.DestroyFence(d.dev, cl.fence, nil)
 		cl.fence = vk.NullFence
 	}
-	if cl.cmd != nil {
-		d.poolMu.Lock()
-		vk.FreeCommandBuffers(d.dev, d.cmdPool, 1, []vk.CommandBuffer{cl.cmd})
-		d.poolMu.Unlock()
+	if cl.cmdPool != vk.NullCommandPool {
+		vk.DestroyCommandPool(d.dev, cl.cmdPool, nil) // frees its command buffer
+		cl.cmdPool = vk.NullCommandPool
 		cl.cmd = nil
 	}
 	if cl.pool != vk.NullDescriptorPool {

@@ -248,8 +248,6 @@ type Device struct {
 	queue   vk.Queue
 	family  uint32
 	queueMu sync.Mutex // vkQueueSubmit needs external synchronization
-	cmdPool vk.CommandPool
-	poolMu  sync.Mutex
 }
 
 // OpenDevice creates a logical device on physical device index with a
@@ -314,17 +312,6 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	var q vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
 	d.queue = q
-	pci := &vk.CommandPoolCreateInfo{
-		SType:            vk.StructureTypeCommandPoolCreateInfo,
-		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
-		QueueFamilyIndex: d.family,
-	}
-	var cp vk.CommandPool
-	if err := check("vkCreateCommandPool", vk.CreateCommandPool(d.dev, pci, nil, &cp)); err != nil {
-		vk.DestroyDevice(d.dev, nil)
-		return nil, err
-	}
-	d.cmdPool = cp
 	return d, nil
 }
 
@@ -334,7 +321,6 @@ func (d *Device) Destroy() {
 		return
 	}
 	vk.DeviceWaitIdle(d.dev)
-	vk.DestroyCommandPool(d.dev, d.cmdPool, nil)
 	vk.DestroyDevice(d.dev, nil)
 	d.dev = nil
 }

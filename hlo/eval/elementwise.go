@@ -1,0 +1,510 @@
+package eval
+
+import (
+	"math"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+func elementwise(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	out := in.Shape
+	n := out.NumElements()
+	res := &hlo.Literal{Shape: hlo.ArrayShape(out.Elem, out.Dims...), Data: make([]byte, out.ByteSize())}
+	args := make([]scalar, len(ops))
+	for i := int64(0); i < n; i++ {
+		for j, o := range ops {
+			args[j] = get(o, i)
+		}
+		r, err := apply(in, ops, args)
+		if err != nil {
+			return nil, err
+		}
+		put(res.Data, out.Elem, i, r)
+	}
+	return res, nil
+}
+
+// apply computes one element of an elementwise op.
+func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) {
+	t := ops[0].Shape.Elem
+	if in.Op == hlo.OpSelect || in.Op == hlo.OpClamp {
+		t = ops[1].Shape.Elem
+	}
+	out := in.Shape.Elem
+	k := t.Kind()
+	isF, isS, isU, isB := k == hlo.KindFloat, k == hlo.KindSigned, k == hlo.KindUnsigned, k == hlo.KindBool
+	f := func(v float64) (scalar, error) { return scalar{f: round(t, v)}, nil }
+	s := func(v int64) (scalar, error) { return scalar{i: wrapS(t, v)}, nil }
+	u := func(v uint64) (scalar, error) { return scalar{u: wrapU(t, v)}, nil }
+	bl := func(v bool) (scalar, error) { return scalar{u: b2u(v)}, nil }
+	x := a[0]
+	switch in.Op {
+	case hlo.OpCopy:
+		return x, nil
+	case hlo.OpNegate:
+		switch {
+		case isF:
+			return f(-x.f)
+		case isS:
+			return s(-x.i)
+		case isU:
+			return u(-x.u)
+		}
+	case hlo.OpAbs:
+		switch {
+		case isF:
+			return f(math.Abs(x.f))
+		case isS:
+			if x.i < 0 {
+				return s(-x.i)
+			}
+			return s(x.i)
+		case isU:
+			return x, nil
+		}
+	case hlo.OpSign:
+		switch {
+		case isF:
+			if math.IsNaN(x.f) || x.f == 0 {
+				return f(x.f)
+			}
+			return f(math.Copysign(1, x.f))
+		case isS:
+			switch {
+			case x.i > 0:
+				return s(1)
+			case x.i < 0:
+				return s(-1)
+			}
+			return s(0)
+		case isU:
+			return u(b2u(x.u != 0))
+		}
+	case hlo.OpFloor:
+		if isF {
+			return f(math.Floor(x.f))
+		}
+	case hlo.OpCeil:
+		if isF {
+			return f(math.Ceil(x.f))
+		}
+	case hlo.OpRoundNearestEven:
+		if isF {
+			return f(math.RoundToEven(x.f))
+		}
+	case hlo.OpRoundNearestAfz:
+		if isF {
+			return f(math.Round(x.f))
+		}
+	case hlo.OpExp:
+		if isF {
+			return f(math.Exp(x.f))
+		}
+	case hlo.OpExpm1:
+		if isF {
+			return f(math.Expm1(x.f))
+		}
+	case hlo.OpLog:
+		if isF {
+			return f(math.Log(x.f))
+		}
+	case hlo.OpLog1p:
+		if isF {
+			return f(math.Log1p(x.f))
+		}
+	case hlo.OpSqrt:
+		if isF {
+			return f(math.Sqrt(x.f))
+		}
+	case hlo.OpRsqrt:
+		if isF {
+			return f(1 / math.Sqrt(x.f))
+		}
+	case hlo.OpCbrt:
+		if isF {
+			return f(math.Cbrt(x.f))
+		}
+	case hlo.OpTanh:
+		if isF {
+			return f(math.Tanh(x.f))
+		}
+	case hlo.OpLogistic:
+		if isF {
+			return f(1 / (1 + math.Exp(-x.f)))
+		}
+	case hlo.OpSin:
+		if isF {
+			return f(math.Sin(x.f))
+		}
+	case hlo.OpCos:
+		if isF {
+			return f(math.Cos(x.f))
+		}
+	case hlo.OpTan:
+		if isF {
+			return f(math.Tan(x.f))
+		}
+	case hlo.OpErf:
+		if isF {
+			return f(math.Erf(x.f))
+		}
+	case hlo.OpIsFinite:
+		if isF {
+			return bl(!math.IsNaN(x.f) && !math.IsInf(x.f, 0))
+		}
+	case hlo.OpNot:
+		switch {
+		case isB:
+			return bl(x.u == 0)
+		case isS:
+			return s(^x.i)
+		case isU:
+			return u(^x.u)
+		}
+	case hlo.OpPopcnt:
+		if isS || isU {
+			v := x.u
+			if isS {
+				v = wrapU(t, uint64(x.i))
+			}
+			c := 0
+			for ; v != 0; v &= v - 1 {
+				c++
+			}
+			return scalar{i: int64(c), u: uint64(c)}, nil
+		}
+	case hlo.OpClz:
+		if isS || isU {
+			v := x.u
+			if isS {
+				v = wrapU(t, uint64(x.i))
+			}
+			c := int64(0)
+			for bit := t.Bits() - 1; bit >= 0 && v&(1<<uint(bit)) == 0; bit-- {
+				c++
+			}
+			return scalar{i: c, u: uint64(c)}, nil
+		}
+	case hlo.OpConvert:
+		return convert(t, out, x), nil
+	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpAtan2:
+		return binary(in.Op, t, x, a[1])
+	case hlo.OpAnd, hlo.OpOr, hlo.OpXor:
+		y := a[1]
+		switch in.Op {
+		case hlo.OpAnd:
+			return scalar{i: x.i & y.i, u: x.u & y.u}, nil
+		case hlo.OpOr:
+			return scalar{i: x.i | y.i, u: x.u | y.u}, nil
+		}
+		return scalar{i: x.i ^ y.i, u: x.u ^ y.u}, nil
+	case hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
+		return shift(in.Op, t, x, a[1]), nil
+	case hlo.OpCompare:
+		dir, _ := in.Attr("direction")
+		return bl(compare(t, dir, x, a[1]))
+	case hlo.OpSelect:
+		if x.u != 0 {
+			return a[1], nil
+		}
+		return a[2], nil
+	case hlo.OpClamp:
+		r, _ := binary(hlo.OpMaximum, t, a[1], a[0])
+		return binary(hlo.OpMinimum, t, r, a[2])
+	}
+	return scalar{}, in.Errorf("the reference evaluator does not implement %s for %s", in.Op, t)
+}
+
+func binary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
+	switch t.Kind() {
+	case hlo.KindFloat:
+		var r float64
+		switch op {
+		case hlo.OpAdd:
+			r = x.f + y.f
+		case hlo.OpSubtract:
+			r = x.f - y.f
+		case hlo.OpMultiply:
+			r = x.f * y.f
+		case hlo.OpDivide:
+			r = x.f / y.f
+		case hlo.OpRemainder:
+			r = math.Mod(x.f, y.f)
+		case hlo.OpPower:
+			r = math.Pow(x.f, y.f)
+		case hlo.OpAtan2:
+			r = math.Atan2(x.f, y.f)
+		case hlo.OpMaximum, hlo.OpMinimum:
+			switch {
+			case math.IsNaN(x.f):
+				r = x.f
+			case math.IsNaN(y.f):
+				r = y.f
+			case (op == hlo.OpMaximum) == (x.f > y.f):
+				r = x.f
+			default:
+				r = y.f
+			}
+		}
+		return scalar{f: round(t, r)}, nil
+	case hlo.KindSigned:
+		var r int64
+		minV := int64(-1) << uint(t.Bits()-1)
+		switch op {
+		case hlo.OpAdd:
+			r = x.i + y.i
+		case hlo.OpSubtract:
+			r = x.i - y.i
+		case hlo.OpMultiply:
+			r = x.i * y.i
+		case hlo.OpDivide:
+			switch {
+			case y.i == 0:
+				r = -1
+			case x.i == minV && y.i == -1:
+				r = minV
+			default:
+				r = x.i / y.i
+			}
+		case hlo.OpRemainder:
+			switch {
+			case y.i == 0:
+				r = x.i
+			case x.i == minV && y.i == -1:
+				r = 0
+			default:
+				r = x.i % y.i
+			}
+		case hlo.OpMaximum:
+			r = max(x.i, y.i)
+		case hlo.OpMinimum:
+			r = min(x.i, y.i)
+		case hlo.OpPower:
+			r = ipow(x.i, y.i)
+		default:
+			return scalar{}, errUnsupported(op, t)
+		}
+		return scalar{i: wrapS(t, r)}, nil
+	case hlo.KindUnsigned:
+		var r uint64
+		switch op {
+		case hlo.OpAdd:
+			r = x.u + y.u
+		case hlo.OpSubtract:
+			r = x.u - y.u
+		case hlo.OpMultiply:
+			r = x.u * y.u
+		case hlo.OpDivide:
+			if y.u == 0 {
+				r = math.MaxUint64
+			} else {
+				r = x.u / y.u
+			}
+		case hlo.OpRemainder:
+			if y.u == 0 {
+				r = x.u
+			} else {
+				r = x.u % y.u
+			}
+		case hlo.OpMaximum:
+			r = max(x.u, y.u)
+		case hlo.OpMinimum:
+			r = min(x.u, y.u)
+		case hlo.OpPower:
+			r = uint64(ipow(int64(x.u), int64(y.u)))
+		default:
+			return scalar{}, errUnsupported(op, t)
+		}
+		return scalar{u: wrapU(t, r)}, nil
+	case hlo.KindBool:
+		switch op {
+		case hlo.OpMaximum, hlo.OpOr, hlo.OpAdd:
+			return scalar{u: x.u | y.u}, nil
+		case hlo.OpMinimum, hlo.OpAnd, hlo.OpMultiply:
+			return scalar{u: x.u & y.u}, nil
+		}
+	}
+	return scalar{}, errUnsupported(op, t)
+}
+
+// ipow is integer power by squaring; negative exponents give 0 except
+// for bases 1 and -1, as in XLA.
+func ipow(b, e int64) int64 {
+	if e < 0 {
+		switch b {
+		case 1:
+			return 1
+		case -1:
+			if e%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := int64(1)
+	for e > 0 {
+		if e&1 == 1 {
+			r *= b
+		}
+		b *= b
+		e >>= 1
+	}
+	return r
+}
+
+func shift(op hlo.Opcode, t hlo.ElementType, x, y scalar) scalar {
+	bits := uint64(t.Bits())
+	amt := y.u
+	if t.Kind() == hlo.KindSigned {
+		amt = wrapU(t, uint64(y.i))
+	}
+	v := x.u
+	if t.Kind() == hlo.KindSigned {
+		v = wrapU(t, uint64(x.i))
+	}
+	var r uint64
+	switch op {
+	case hlo.OpShiftLeft:
+		if amt < bits {
+			r = v << amt
+		}
+	case hlo.OpShiftRightLogical:
+		if amt < bits {
+			r = v >> amt
+		}
+	case hlo.OpShiftRightArithmetic:
+		sv := wrapS(t, int64(v))
+		if amt >= bits {
+			amt = bits - 1
+		}
+		r = uint64(sv >> amt)
+	}
+	if t.Kind() == hlo.KindSigned {
+		return scalar{i: wrapS(t, int64(r))}
+	}
+	return scalar{u: wrapU(t, r)}
+}
+
+func compare(t hlo.ElementType, dir string, x, y scalar) bool {
+	var lt, eq bool
+	switch t.Kind() {
+	case hlo.KindFloat:
+		if math.IsNaN(x.f) || math.IsNaN(y.f) {
+			return dir == "NE"
+		}
+		lt, eq = x.f < y.f, x.f == y.f
+	case hlo.KindSigned:
+		lt, eq = x.i < y.i, x.i == y.i
+	default:
+		lt, eq = x.u < y.u, x.u == y.u
+	}
+	switch dir {
+	case "EQ":
+		return eq
+	case "NE":
+		return !eq
+	case "LT":
+		return lt
+	case "LE":
+		return lt || eq
+	case "GT":
+		return !lt && !eq
+	case "GE":
+		return !lt
+	}
+	return false
+}
+
+// convert follows XLA: float to integer truncates toward zero, saturates,
+// and maps NaN to 0; to pred is x != 0.
+func convert(from, to hlo.ElementType, x scalar) scalar {
+	var f float64
+	var i int64
+	var isInt bool
+	switch from.Kind() {
+	case hlo.KindFloat:
+		f = x.f
+	case hlo.KindSigned:
+		i, isInt = x.i, true
+		f = float64(x.i)
+	case hlo.KindUnsigned, hlo.KindBool:
+		i, isInt = int64(x.u), true
+		f = float64(x.u)
+	}
+	switch to.Kind() {
+	case hlo.KindBool:
+		if isInt {
+			return scalar{u: b2u(x.i != 0 || x.u != 0)}
+		}
+		return scalar{u: b2u(f != 0)}
+	case hlo.KindFloat:
+		if from.Kind() == hlo.KindUnsigned {
+			// float64(uint64) rounds once; then to the target width.
+			return scalar{f: roundFromU(to, x.u)}
+		}
+		if isInt {
+			return scalar{f: roundFromI(to, i)}
+		}
+		return scalar{f: round(to, f)}
+	case hlo.KindSigned:
+		if isInt {
+			if from.Kind() == hlo.KindUnsigned {
+				return scalar{i: wrapS(to, int64(x.u))}
+			}
+			return scalar{i: wrapS(to, i)}
+		}
+		lo, hi := -math.Ldexp(1, to.Bits()-1), math.Ldexp(1, to.Bits()-1)
+		switch {
+		case math.IsNaN(f):
+			return scalar{i: 0}
+		case f <= lo:
+			return scalar{i: int64(-1) << uint(to.Bits()-1)}
+		case f >= hi:
+			return scalar{i: int64(uint64(1)<<uint(to.Bits()-1) - 1)}
+		}
+		return scalar{i: int64(math.Trunc(f))}
+	default:
+		if isInt {
+			if from.Kind() == hlo.KindSigned {
+				return scalar{u: wrapU(to, uint64(x.i))}
+			}
+			return scalar{u: wrapU(to, x.u)}
+		}
+		hi := math.Ldexp(1, to.Bits())
+		switch {
+		case math.IsNaN(f) || f <= 0:
+			return scalar{u: 0}
+		case f >= hi:
+			return scalar{u: wrapU(to, math.MaxUint64)}
+		}
+		return scalar{u: uint64(math.Trunc(f))}
+	}
+}
+
+// roundFromI converts an integer to float type t with one rounding
+// (through float64 would round twice for large 64-bit values to f32).
+func roundFromI(t hlo.ElementType, i int64) float64 {
+	if t == hlo.F32 {
+		return float64(float32(i))
+	}
+	return round(t, float64(i))
+}
+
+func roundFromU(t hlo.ElementType, u uint64) float64 {
+	if t == hlo.F32 {
+		return float64(float32(u))
+	}
+	return round(t, float64(u))
+}
+
+type unsupportedErr struct {
+	op hlo.Opcode
+	t  hlo.ElementType
+}
+
+func (e unsupportedErr) Error() string {
+	return "the reference evaluator does not implement " + e.op.String() + " for " + e.t.String()
+}
+
+func errUnsupported(op hlo.Opcode, t hlo.ElementType) error { return unsupportedErr{op, t} }

@@ -1,0 +1,174 @@
+// Package hlotest generates HLO modules and inputs for tests: every
+// elementwise op with every element type it accepts, and random inputs
+// rich in edge cases (NaN, infinities, signed zeros, integer extremes).
+// The compiler, runtime and CLI tests share it so that they test the
+// same cases.
+package hlotest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// Case is one generated module.
+type Case struct {
+	Name string
+	Op   hlo.Opcode
+	Type hlo.ElementType // the first operand's element type
+	Text string
+	// Transcendental marks ops whose device results are compared with a
+	// tolerance rather than exactly.
+	Transcendental bool
+}
+
+var (
+	floats   = []hlo.ElementType{hlo.F32, hlo.F64}
+	ints     = []hlo.ElementType{hlo.S32, hlo.U32, hlo.S64, hlo.U64}
+	numeric  = append(append([]hlo.ElementType{}, ints...), floats...)
+	logical  = append([]hlo.ElementType{hlo.PRED}, ints...)
+	allTypes = append([]hlo.ElementType{hlo.PRED}, numeric...)
+)
+
+// transcendental ops are computed by the device's math library.
+var transcendental = map[hlo.Opcode]bool{
+	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpTanh: true,
+	hlo.OpLogistic: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpAtan2: true,
+	hlo.OpPower: true, hlo.OpErf: true, hlo.OpCbrt: true, hlo.OpRsqrt: true, hlo.OpSqrt: false,
+}
+
+// typesOf lists the element types op accepts, as XLA defines it.
+func typesOf(op hlo.Opcode) []hlo.ElementType {
+	switch op {
+	case hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpExp, hlo.OpExpm1,
+		hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpTanh, hlo.OpLogistic,
+		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2:
+		return floats
+	case hlo.OpAbs, hlo.OpNegate, hlo.OpSign, hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide,
+		hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpClamp:
+		return numeric
+	case hlo.OpPopcnt, hlo.OpClz, hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
+		return ints
+	case hlo.OpNot, hlo.OpAnd, hlo.OpOr, hlo.OpXor:
+		return logical
+	case hlo.OpCopy, hlo.OpCompare, hlo.OpSelect, hlo.OpConvert:
+		return allTypes
+	}
+	return nil
+}
+
+// ElementwiseOps are the elementwise ops the project targets (complex,
+// bitcast-convert and reduce-precision come with their own issue).
+var ElementwiseOps = []hlo.Opcode{
+	hlo.OpAbs, hlo.OpCbrt, hlo.OpCeil, hlo.OpClz, hlo.OpConvert, hlo.OpCopy, hlo.OpCos, hlo.OpErf,
+	hlo.OpExp, hlo.OpExpm1, hlo.OpFloor, hlo.OpIsFinite, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic,
+	hlo.OpNegate, hlo.OpNot, hlo.OpPopcnt, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpRsqrt,
+	hlo.OpSign, hlo.OpSin, hlo.OpSqrt, hlo.OpTan, hlo.OpTanh,
+	hlo.OpAdd, hlo.OpAnd, hlo.OpAtan2, hlo.OpCompare, hlo.OpDivide, hlo.OpMaximum, hlo.OpMinimum,
+	hlo.OpMultiply, hlo.OpOr, hlo.OpPower, hlo.OpRemainder, hlo.OpShiftLeft, hlo.OpShiftRightArithmetic,
+	hlo.OpShiftRightLogical, hlo.OpSubtract, hlo.OpXor,
+	hlo.OpClamp, hlo.OpSelect,
+}
+
+// ElementwiseCases returns one module per op, element type and (for
+// compare) direction, over arrays of n elements.
+func ElementwiseCases(n int64) []Case {
+	var out []Case
+	for _, op := range ElementwiseOps {
+		for _, t := range typesOf(op) {
+			switch op {
+			case hlo.OpCompare:
+				for _, dir := range []string{"EQ", "NE", "LT", "LE", "GT", "GE"} {
+					out = append(out, mk(op, t, hlo.PRED, n, ", direction="+dir, dir))
+				}
+			case hlo.OpConvert:
+				for _, to := range allTypes {
+					out = append(out, mk(op, t, to, n, "", to.String()))
+				}
+			default:
+				rt := t
+				if op == hlo.OpIsFinite {
+					rt = hlo.PRED
+				}
+				out = append(out, mk(op, t, rt, n, "", ""))
+			}
+		}
+	}
+	return out
+}
+
+func mk(op hlo.Opcode, t, rt hlo.ElementType, n int64, attrs, suffix string) Case {
+	arity := op.Arity()
+	var b strings.Builder
+	name := fmt.Sprintf("%s_%s", op, t)
+	if suffix != "" {
+		name += "_" + suffix
+	}
+	fmt.Fprintf(&b, "HloModule %s\n\nENTRY main {\n", strings.ReplaceAll(name, "-", "_"))
+	var params []string
+	for i := 0; i < arity; i++ {
+		pt := t
+		if op == hlo.OpSelect && i == 0 {
+			pt = hlo.PRED
+		}
+		fmt.Fprintf(&b, "  p%d = %s[%d]{0} parameter(%d)\n", i, pt, n, i)
+		params = append(params, fmt.Sprintf("p%d", i))
+	}
+	fmt.Fprintf(&b, "  ROOT r = %s[%d]{0} %s(%s)%s\n}\n", rt, n, op, strings.Join(params, ", "), attrs)
+	return Case{Name: name, Op: op, Type: t, Text: b.String(), Transcendental: transcendental[op]}
+}
+
+// Inputs makes random arguments for the entry parameters of m. Roughly
+// one element in four is an edge case of its type.
+func Inputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+	rng := rand.New(rand.NewPCG(seed, 0x766b6a6974))
+	var out []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		out = append(out, Random(p.Shape, rng))
+	}
+	return out
+}
+
+// Random fills an array shape with random values and edge cases.
+func Random(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
+	n := s.NumElements()
+	t := s.Elem
+	data := make([]byte, 0, s.ByteSize())
+	for i := int64(0); i < n; i++ {
+		edge := rng.IntN(4) == 0
+		switch t.Kind() {
+		case hlo.KindBool:
+			data = append(data, byte(rng.IntN(2)))
+		case hlo.KindFloat:
+			v := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(5)-2))
+			if edge {
+				specials := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 2.5, -2.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e30, -1e30, 3e9, -3e9, 1e-30}
+				v = specials[rng.IntN(len(specials))]
+			}
+			switch t {
+			case hlo.F32:
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+			case hlo.F64:
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+			}
+		default:
+			bits := uint64(rng.IntN(201)) - 100 // small values, negative too
+			if rng.IntN(3) == 0 {
+				bits = rng.Uint64()
+			}
+			if edge {
+				w := uint(t.Bits())
+				specials := []uint64{0, 1, ^uint64(0), 1 << (w - 1), 1<<(w-1) - 1, uint64(w), uint64(w) + 1, 2}
+				bits = specials[rng.IntN(len(specials))]
+			}
+			for j := 0; j < t.Bytes(); j++ {
+				data = append(data, byte(bits>>(8*j)))
+			}
+		}
+	}
+	return &hlo.Literal{Shape: hlo.ArrayShape(t, s.Dims...), Data: data}
+}

@@ -1,0 +1,133 @@
+package lower
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+func compileText(t *testing.T, text string) (*Program, error) {
+	t.Helper()
+	m, err := hlo.Parse("test.hlo", text)
+	require.NoError(t, err)
+	return Compile(m, DefaultTarget, Options{})
+}
+
+// TestElementwiseKernelsValidate compiles every elementwise op and type
+// and runs spirv-val on each kernel. Only transcendental ops and float
+// remainder (whose accurate device versions come with the kernel work)
+// and 64-bit popcnt/clz may be refused, by an error that names the op.
+func TestElementwiseKernelsValidate(t *testing.T) {
+	supported, refused := 0, 0
+	for _, c := range hlotest.ElementwiseCases(5) {
+		prog, err := compileText(t, c.Text)
+		if err != nil {
+			require.Contains(t, err.Error(), c.Op.String(), c.Name)
+			require.Contains(t, err.Error(), "test.hlo:", "errors carry a position")
+			bitOp := (c.Op == hlo.OpPopcnt || c.Op == hlo.OpClz) && c.Type.Bits() == 64
+			fmod := c.Op == hlo.OpRemainder && c.Type.IsFloat()
+			require.True(t, c.Transcendental || bitOp || fmod, "%s refused: %v", c.Name, err)
+			refused++
+			continue
+		}
+		supported++
+		require.Len(t, prog.Kernels, 1, c.Name)
+		require.NoError(t, spirv.Validate(prog.Kernels[0].Words), c.Name)
+	}
+	t.Logf("%d op/type cases compile and validate, %d refused by name", supported, refused)
+}
+
+func TestGoldenDisassembly(t *testing.T) {
+	prog, err := compileText(t, `HloModule m
+ENTRY e {
+  a = f32[10] parameter(0)
+  b = f32[10] parameter(1)
+  ROOT c = f32[10] add(a, b)
+}`)
+	require.NoError(t, err)
+	got, err := spirv.Disassemble(prog.Kernels[0].Words)
+	require.NoError(t, err)
+	path := filepath.Join("testdata", "add_f32.spvasm")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with UPDATE_GOLDEN=1 to create it")
+	require.Equal(t, string(want), got)
+}
+
+func TestPlan(t *testing.T) {
+	prog, err := compileText(t, `HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  c = f32[1000] constant({...})
+  s = f32[1000] add(x, y)
+  t = f32[1000] add(s, x)
+  ROOT r = (f32[1000], f32[1000]) tuple(t, s)
+}`)
+	require.Error(t, err, "elided constants cannot run")
+	require.Contains(t, err.Error(), "elided")
+
+	prog, err = compileText(t, `HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  s = f32[1000] add(x, y)
+  t = f32[1000] add(s, x)
+  u = f32[1000] multiply(t, y)
+  ROOT r = (f32[1000], f32[1000]) tuple(u, s)
+}`)
+	require.NoError(t, err)
+	require.Len(t, prog.Kernels, 2, "the two adds share one kernel")
+	require.Len(t, prog.Steps, 3)
+	require.False(t, prog.Steps[0].AfterWrites)
+	require.True(t, prog.Steps[1].AfterWrites)
+	require.Equal(t, [3]uint32{16, 1, 1}, prog.Steps[0].Groups, "1000 elements in workgroups of 64")
+	require.Equal(t, []uint32{1000}, prog.Steps[0].Push)
+	require.Len(t, prog.Outputs, 2)
+	require.Equal(t, "u", prog.Buffers[prog.Outputs[0]].Name)
+	require.Equal(t, "s", prog.Buffers[prog.Outputs[1]].Name)
+	require.Equal(t, int64(5*4000), prog.PeakBytes())
+}
+
+func TestGrid(t *testing.T) {
+	tg := DefaultTarget
+	g, err := grid(65535*64+1, 64, tg)
+	require.NoError(t, err)
+	require.Equal(t, [3]uint32{65535, 2, 1}, g)
+	g, err = grid(1, 64, tg)
+	require.NoError(t, err)
+	require.Equal(t, [3]uint32{1, 1, 1}, g)
+}
+
+func TestErrorsNameTheProblem(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] reverse(a), dimensions={0}\n}", "test.hlo:4:3: b (reverse): op reverse is not supported"},
+		{"HloModule m\nENTRY e {\n  a = s8[4] parameter(0)\n  ROOT b = s8[4] negate(a)\n}", "element type s8 is not supported"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[3] parameter(1)\n  ROOT c = f32[4] add(a, b)\n}", "test.hlo:5:3: c (add): operands a and b differ"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = f32[4] exponential(a, a)\n}", "takes 1 operands, has 2"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = pred[4] compare(a, a), direction=XX\n}", "direction"},
+	} {
+		_, err := compileText(t, tc.text)
+		require.Error(t, err)
+		require.True(t, strings.Contains(err.Error(), tc.want), "%q does not contain %q", err, tc.want)
+	}
+}
+
+func TestStorageConversion(t *testing.T) {
+	dev := ToStorage(hlo.PRED, []byte{0, 1, 7, 0})
+	require.Equal(t, []byte{0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, dev)
+	host, err := FromStorage(hlo.PRED, dev, 4)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0, 1, 1, 0}, host)
+	_, err = FromStorage(hlo.F32, make([]byte, 4), 2)
+	require.Error(t, err)
+}

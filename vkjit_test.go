@@ -1,0 +1,300 @@
+package vkjit_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+)
+
+var rt *vkjit.Runtime
+
+// TestMain opens one runtime with the Khronos validation layer on, and
+// fails the run if the layer reported anything.
+func TestMain(m *testing.M) {
+	os.Setenv("VKJIT_VALIDATE", "1")
+	var err error
+	rt, err = vkjit.Open(vkjit.Options{Validate: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vkjit tests need a Vulkan device:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	rt.Close()
+	if msgs := vkjit.ValidationMessages(); len(msgs) > 0 {
+		for _, msg := range msgs {
+			fmt.Fprintln(os.Stderr, "validation:", msg)
+		}
+		fmt.Fprintf(os.Stderr, "FAIL: the validation layer reported %d message(s)\n", len(msgs))
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// noValidationMessages fails t if the validation layer said anything
+// during the test.
+func noValidationMessages(t *testing.T) {
+	t.Helper()
+	require.Empty(t, vkjit.ValidationMessages(), "validation layer messages")
+}
+
+// TestSmallGraphByHand runs a chain of elementwise ops on two f32
+// arguments and compares with values worked out independently.
+func TestSmallGraphByHand(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("chain.hlo", `HloModule chain
+ENTRY main {
+  x = f32[5] parameter(0)
+  y = f32[5] parameter(1)
+  s = f32[5] add(x, y)
+  p = f32[5] multiply(s, x)
+  c = f32[5] constant({1, 2, 3, 4, 5})
+  d = f32[5] subtract(p, c)
+  ROOT m = f32[5] maximum(d, y)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	x, _ := vkjit.Float32s([]int64{5}, []float32{1, 2, 3, 4, 5})
+	y, _ := vkjit.Float32s([]int64{5}, []float32{0.5, -1, 2, float32(math.NaN()), 100})
+	outs, st, err := exe.Run(x, y)
+	require.NoError(t, err)
+	got, err := outs[0].AsFloat32()
+	require.NoError(t, err)
+	// (x+y)*x - c, then max with y (NaN propagates):
+	// (1.5*1-1, 1*2-2, 5*3-3, NaN, 105*5-5) vs y
+	want := []float32{0.5, 0, 12, float32(math.NaN()), 520}
+	for i := range want {
+		if math.IsNaN(float64(want[i])) {
+			require.True(t, math.IsNaN(float64(got[i])), "element %d: %v", i, got[i])
+			continue
+		}
+		require.Equal(t, want[i], got[i], "element %d", i)
+	}
+	require.Equal(t, 4, st.Dispatches)
+	require.Equal(t, 4, exe.Stats.Kernels)
+	require.Equal(t, int64(7*20), st.PeakDeviceBytes, "2 params, 1 constant, 4 temporaries of 20 bytes")
+}
+
+// tolerance is the largest error in units in the last place that a
+// device result may have for op; 0 means bit-exact. Vulkan allows 2.5 ulp
+// for division and inherits sqrt's bound from inversesqrt's 2 ulp.
+func tolerance(op hlo.Opcode) int64 {
+	switch op {
+	case hlo.OpDivide, hlo.OpSqrt, hlo.OpRsqrt:
+		return 3
+	}
+	return 0
+}
+
+// ulps counts the representable values of type t between want and got
+// (both already of that precision). NaNs match each other; values that
+// are both below the smallest normal count as equal, since devices may
+// flush denormals to zero.
+func ulps(t hlo.ElementType, want, got float64) int64 {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		if math.IsNaN(want) && math.IsNaN(got) {
+			return 0
+		}
+		return math.MaxInt64
+	}
+	minNormal := 0x1p-126
+	if t == hlo.F64 {
+		minNormal = 0x1p-1022
+	}
+	if math.Abs(want) < minNormal && math.Abs(got) < minNormal {
+		return 0
+	}
+	// Reinterpret the bits as sign-magnitude integers and map them to a
+	// line on which adjacent floats differ by one.
+	ord := func(f float64) int64 {
+		if t == hlo.F64 {
+			b := int64(math.Float64bits(f))
+			if b < 0 {
+				b = math.MinInt64 - b
+			}
+			return b
+		}
+		b := int64(int32(math.Float32bits(float32(f))))
+		if b < 0 {
+			b = math.MinInt32 - b
+		}
+		return b
+	}
+	d := ord(want) - ord(got)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// TestElementwiseDifferential runs every supported elementwise op and
+// type on the device and compares with the reference evaluator, on sizes
+// 0, 1, and sizes that are not multiples of the workgroup size.
+func TestElementwiseDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, n := range []int64{0, 1, 67, 1000} {
+		ran := 0
+		for _, c := range hlotest.ElementwiseCases(n) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			if err != nil {
+				require.Contains(t, err.Error(), c.Op.String())
+				continue
+			}
+			ran++
+			args := hlotest.Inputs(m, uint64(n)*7919+uint64(len(c.Name)))
+			want, err := eval.Run(m, args...)
+			require.NoError(t, err, c.Name)
+			ts := make([]*vkjit.Tensor, len(args))
+			for i, a := range args {
+				ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+			}
+			outs, _, err := exe.Run(ts...)
+			exe.Close()
+			require.NoError(t, err, c.Name)
+			w := want.Leaves()[0]
+			g := outs[0]
+			require.Equal(t, w.Shape.Elem, g.Type, c.Name)
+			tol := tolerance(c.Op)
+			for i := int64(0); i < n; i++ {
+				wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(i)
+				gv := g.Float64At(i)
+				if g.Type.IsFloat() {
+					if d := ulps(g.Type, wv, gv); d > tol {
+						t.Errorf("%s[%d] of %d: want %v, got %v (%d ulp; inputs %s)", c.Name, i, n, wv, gv, d, describeInputs(ts, i))
+					}
+					continue
+				}
+				wb := w.Data[i*int64(w.Shape.Elem.Bytes()) : (i+1)*int64(w.Shape.Elem.Bytes())]
+				gb := g.Data[i*int64(g.Type.Bytes()) : (i+1)*int64(g.Type.Bytes())]
+				if string(wb) != string(gb) {
+					t.Errorf("%s[%d] of %d: want %v, got %v (inputs %s)", c.Name, i, n, wv, gv, describeInputs(ts, i))
+				}
+			}
+		}
+		require.Greater(t, ran, 200)
+	}
+}
+
+func TestULPs(t *testing.T) {
+	one32 := float64(math.Nextafter32(1, 2))
+	require.Equal(t, int64(1), ulps(hlo.F32, 1, one32))
+	require.Equal(t, int64(2), ulps(hlo.F32, float64(math.Nextafter32(1, 0)), one32))
+	require.Equal(t, int64(1), ulps(hlo.F64, 1, math.Nextafter(1, 2)))
+	require.Equal(t, int64(0), ulps(hlo.F32, 0, math.Copysign(0, -1)))
+	require.Equal(t, int64(1<<24), ulps(hlo.F32, -0x1p-126, 0x1p-126), "the denormals lie between")
+	require.Equal(t, int64(0), ulps(hlo.F64, math.NaN(), math.NaN()))
+	require.Equal(t, int64(math.MaxInt64), ulps(hlo.F64, 1, math.NaN()))
+	require.Greater(t, ulps(hlo.F32, math.Inf(1), math.MaxFloat32), int64(0))
+}
+
+func describeInputs(ts []*vkjit.Tensor, i int64) string {
+	s := ""
+	for j, x := range ts {
+		if j > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(x.Float64At(i))
+	}
+	return s
+}
+
+// TestLargeGrid crosses maxComputeWorkGroupCount[0] workgroups, so the
+// dispatch needs a second grid dimension.
+func TestLargeGrid(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 65535*64 + 100
+	exe, err := rt.CompileText("big.hlo", fmt.Sprintf(`HloModule big
+ENTRY main {
+  x = s32[%d] parameter(0)
+  y = s32[%d] parameter(1)
+  ROOT s = s32[%d] add(x, y)
+}`, n, n, n), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	xs, ys := make([]int32, n), make([]int32, n)
+	for i := range xs {
+		xs[i], ys[i] = int32(i), int32(3*i)
+	}
+	x, _ := vkjit.Int32s([]int64{n}, xs)
+	y, _ := vkjit.Int32s([]int64{n}, ys)
+	outs, _, err := exe.Run(x, y)
+	require.NoError(t, err)
+	for _, i := range []int64{0, 1, 65535 * 64, n - 1} {
+		require.Equal(t, float64(4*i), outs[0].Float64At(i), "element %d", i)
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("args.hlo", `HloModule args
+ENTRY main {
+  a = f32[2,3] parameter(0)
+  b = s32[] parameter(1)
+  ROOT t = (f32[2,3], s32[]) tuple(a, b)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	good, _ := vkjit.Float32s([]int64{2, 3}, make([]float32, 6))
+	scalar, _ := vkjit.Int32s(nil, []int32{7})
+	wrongShape, _ := vkjit.Float32s([]int64{3, 2}, make([]float32, 6))
+	wrongType, _ := vkjit.Int32s([]int64{2, 3}, make([]int32, 6))
+
+	_, _, err = exe.Run(good)
+	require.ErrorContains(t, err, "takes 2 arguments, got 1")
+	_, _, err = exe.Run(wrongShape, scalar)
+	require.ErrorContains(t, err, "argument 0 (parameter a): want shape f32[2,3], got f32[3,2]")
+	_, _, err = exe.Run(good, good)
+	require.ErrorContains(t, err, "argument 1 (parameter b): want element type s32, got f32")
+	_, _, err = exe.Run(wrongType, scalar)
+	require.ErrorContains(t, err, "parameter a")
+
+	outs, _, err := exe.Run(good, scalar)
+	require.NoError(t, err)
+	require.Len(t, outs, 2, "a tuple result is flattened")
+	require.Equal(t, float64(7), outs[1].Float64At(0))
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("conc.hlo", `HloModule conc
+ENTRY main {
+  x = f32[100] parameter(0)
+  ROOT y = f32[100] multiply(x, x)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			v := make([]float32, 100)
+			for i := range v {
+				v[i] = float32(g)
+			}
+			x, _ := vkjit.Float32s([]int64{100}, v)
+			for r := 0; r < 5; r++ {
+				outs, _, err := exe.Run(x)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := outs[0].Float64At(99); got != float64(g*g) {
+					errs <- fmt.Errorf("goroutine %d: got %v", g, got)
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		require.NoError(t, <-errs)
+	}
+}
