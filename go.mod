@@ -1,6 +1,6 @@
 module github.com/vkjit/vkjit
 
-go 1.26.8
+go 1.25
 
 require (
 	codeberg.org/sbinet/npyio v0.14.0

@@ -177,7 +177,10 @@ func (p *parser) module() (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Name = strings.TrimSuffix(name(nt), ":")
+		m.Name = name(nt)
+		if _, err := p.accept(":"); err != nil { // some XLA tests write "HloModule name:"
+			return nil, err
+		}
 		for {
 			ok, err := p.accept(",")
 			if err != nil {

@@ -130,3 +130,27 @@ func TestChooseDevice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, i)
 }
+
+// TestValidationCatchesMisuse proves the layer and callback are live: a
+// push-constant range whose size is not a multiple of 4 is invalid
+// (VUID-VkPushConstantRange-size-00297), and the layer must say so.
+func TestValidationCatchesMisuse(t *testing.T) {
+	inst, err := vk.NewInstance(true)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	devs, err := inst.Devices()
+	require.NoError(t, err)
+	idx, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	dev, err := inst.OpenDevice(idx)
+	require.NoError(t, err)
+	defer dev.Destroy()
+	vk.ValidationMessages()
+	k, err := dev.NewKernel("bad", scaleKernel(), 2, 6)
+	if err == nil {
+		k.Destroy()
+	}
+	msgs := vk.ValidationMessages()
+	require.NotEmpty(t, msgs)
+	require.Contains(t, msgs[0], "00297")
+}

@@ -188,7 +188,7 @@ func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) 
 	case hlo.OpConvert:
 		return convert(t, out, x), nil
 	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpAtan2:
-		return binary(in.Op, t, x, a[1])
+		return binaryOp(in.Op, t, x, a[1])
 	case hlo.OpAnd, hlo.OpOr, hlo.OpXor:
 		y := a[1]
 		switch in.Op {
@@ -209,13 +209,13 @@ func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) 
 		}
 		return a[2], nil
 	case hlo.OpClamp:
-		r, _ := binary(hlo.OpMaximum, t, a[1], a[0])
-		return binary(hlo.OpMinimum, t, r, a[2])
+		r, _ := binaryOp(hlo.OpMaximum, t, a[1], a[0])
+		return binaryOp(hlo.OpMinimum, t, r, a[2])
 	}
 	return scalar{}, in.Errorf("the reference evaluator does not implement %s for %s", in.Op, t)
 }
 
-func binary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
+func binaryOp(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
 	switch t.Kind() {
 	case hlo.KindFloat:
 		var r float64

@@ -1,0 +1,31 @@
+# vkjit: see README.md. `make demo` installs what is missing and runs a
+# graph on the default Vulkan device; `make test` runs every test.
+
+GO ?= go
+BIN := bin/vkjit
+DEMO := tests/testdata/elementwise
+
+.PHONY: all deps build demo test vet clean
+
+all: build
+
+deps:
+	@./.ci/install-deps
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/vkjit
+
+demo: build
+	$(BIN) devices
+	VKJIT_VALIDATE=1 $(BIN) run --stats-json /dev/stdout $(DEMO)/graph.hlo $(DEMO)/x.npy $(DEMO)/y.npy
+
+vet: deps
+	$(GO) vet ./...
+
+# The tests switch the Khronos validation layer on themselves and fail on
+# any message it reports; every generated kernel goes through spirv-val.
+test: vet
+	$(GO) test -count=1 ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("VKJIT_VALIDATE", "1") // run fails if the layer reports anything
+	os.Exit(m.Run())
+}
+
+func vkjitCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeArgs(t *testing.T, dir string) (string, string) {
+	x, _ := vkjit.Float32s([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+	y, _ := vkjit.Float32s([]int64{2, 3}, []float32{-1, 0, 1, -100, 2, 0.5})
+	px, py := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
+	for p, v := range map[string]*vkjit.Tensor{px: x, py: y} {
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		require.NoError(t, vkjit.WriteNPY(f, v))
+		require.NoError(t, f.Close())
+	}
+	return px, py
+}
+
+func readNPZ(t *testing.T, path string) map[string]*vkjit.Tensor {
+	zr, err := zip.OpenReader(path)
+	require.NoError(t, err)
+	defer zr.Close()
+	out := map[string]*vkjit.Tensor{}
+	for _, f := range zr.File {
+		r, err := f.Open()
+		require.NoError(t, err)
+		x, err := vkjit.ReadNPY(r)
+		require.NoError(t, err)
+		r.Close()
+		out[strings.TrimSuffix(f.Name, ".npy")] = x
+	}
+	return out
+}
+
+func TestDevices(t *testing.T) {
+	code, out, errs := vkjitCmd("devices")
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{"0: ", "type:", "driver:", "api version:", "subgroup size:", "memory heaps:"} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestRunWritesNPZAndStats(t *testing.T) {
+	dir := t.TempDir()
+	px, py := writeArgs(t, dir)
+	npz, stats := filepath.Join(dir, "out.npz"), filepath.Join(dir, "stats.json")
+	// Flags after the positional arguments work too.
+	code, _, errs := vkjitCmd("run", "--stats-json", stats, "testdata/chain.hlo", px, py, "--out", npz)
+	require.Equal(t, 0, code, errs)
+	res := readNPZ(t, npz)
+	require.Len(t, res, 2, "a tuple result is flattened to out0, out1")
+	got, err := res["out0"].AsFloat32()
+	require.NoError(t, err)
+	// -((x+y)*x): x=[1..6], y=[-1,0,1,-100,2,0.5]
+	require.Equal(t, []float32{float32(math.Copysign(0, -1)), -4, -12, 384, -35, -39}, got)
+	require.True(t, math.Signbit(float64(got[0])), "-(0*1) is -0")
+	require.Equal(t, []byte{0, 1, 1, 0, 1, 1}, res["out1"].Data, "-((x+y)*x) < y")
+	require.Equal(t, []int64{2, 3}, res["out1"].Dims)
+
+	var s map[string]any
+	b, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &s))
+	for _, k := range []string{"compile_ms", "run_ms", "kernels", "dispatches", "peak_device_bytes", "cache_hits", "cache_misses"} {
+		require.Contains(t, s, k)
+	}
+	require.Equal(t, float64(4), s["kernels"])
+	require.Equal(t, float64(4), s["dispatches"])
+	require.Equal(t, float64(0), s["cache_hits"])
+	require.Equal(t, float64(5*24+6*4), s["peak_device_bytes"], "5 f32 buffers of 24 bytes and a pred buffer stored as 6 words")
+	require.Greater(t, s["compile_ms"].(float64), 0.0)
+}
+
+func TestRunPrints(t *testing.T) {
+	px, py := writeArgs(t, t.TempDir())
+	code, out, errs := vkjitCmd("run", "testdata/chain.hlo", px, py)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "out0: f32[2,3] [-0 -4 -12 384 -35 -39]")
+	require.Contains(t, out, "out1: pred[2,3] [false true true false true true]")
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	px, py := writeArgs(t, dir)
+	bad := filepath.Join(dir, "bad.hlo")
+	require.NoError(t, os.WriteFile(bad, []byte("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] sine(x, x)\n}\n"), 0o644))
+	syntax := filepath.Join(dir, "syntax.hlo")
+	require.NoError(t, os.WriteFile(syntax, []byte("HloModule m\nENTRY e {\n  x = f32[2] parameter(0\n}\n"), 0o644))
+	s8 := filepath.Join(dir, "s8.npy")
+	f, _ := os.Create(s8)
+	vkjit.WriteNPY(f, &vkjit.Tensor{Type: hlo.S8, Dims: []int64{2, 3}, Data: make([]byte, 6)})
+	f.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "testdata/chain.hlo", px}, "takes 2 arguments (f32[2,3], f32[2,3]), got 1"},
+		{[]string{"run", "testdata/chain.hlo", px, s8}, "argument 1 (parameter y.2): want element type f32, got s8"},
+		{[]string{"run", "testdata/chain.hlo", px, filepath.Join(dir, "nope.npy")}, "nope.npy"},
+		{[]string{"run", bad, px}, "bad.hlo:4:3: y (sine): takes 1 operands, has 2"},
+		{[]string{"run", syntax, px}, "syntax.hlo:4:1: expected \")\""},
+		{[]string{"run", "--bogus", "x.hlo"}, "flag provided but not defined"},
+		{[]string{"run"}, "no HLO file"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"run", "--device", "no-such-device", "testdata/chain.hlo", px, py}, "no device name contains"},
+	} {
+		code, _, errs := vkjitCmd(tc.args...)
+		require.Equal(t, 1, code, "%v", tc.args)
+		require.Contains(t, errs, tc.want, "%v", tc.args)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+		require.True(t, strings.HasPrefix(errs, "vkjit: "))
+	}
+}

@@ -1,0 +1,149 @@
+package eval
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// run evaluates `op(args...)` on scalars of type t given as text.
+func run(t *testing.T, op string, ty, rty hlo.ElementType, attrs string, args ...string) *hlo.Literal {
+	t.Helper()
+	src := "HloModule m\nENTRY e {\n"
+	names := ""
+	for i, a := range args {
+		at := ty
+		if op == "select" && i == 0 {
+			at = hlo.PRED
+		}
+		src += fmt.Sprintf("  c%d = %s[] constant(%s)\n", i, at, a)
+		if i > 0 {
+			names += ", "
+		}
+		names += fmt.Sprintf("c%d", i)
+	}
+	src += fmt.Sprintf("  ROOT r = %s[] %s(%s)%s\n}\n", rty, op, names, attrs)
+	m, err := hlo.Parse("t.hlo", src)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	v, err := Run(m)
+	require.NoError(t, err)
+	return v.Lit
+}
+
+func f32(l *hlo.Literal) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(l.Data)) }
+func s32(l *hlo.Literal) int32   { return int32(binary.LittleEndian.Uint32(l.Data)) }
+func u32(l *hlo.Literal) uint32  { return binary.LittleEndian.Uint32(l.Data) }
+
+func TestIntegerEdgeCases(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		a, b string
+		want int32
+	}{
+		{"divide", "7", "0", -1},
+		{"divide", "-2147483648", "-1", math.MinInt32},
+		{"divide", "-7", "2", -3},
+		{"remainder", "7", "0", 7},
+		{"remainder", "-2147483648", "-1", 0},
+		{"remainder", "-7", "2", -1},
+		{"add", "2147483647", "1", math.MinInt32},
+		{"multiply", "65536", "65536", 0},
+		{"shift-left", "1", "32", 0},
+		{"shift-left", "1", "31", math.MinInt32},
+		{"shift-right-arithmetic", "-8", "40", -1},
+		{"shift-right-logical", "-8", "40", 0},
+		{"shift-right-logical", "-8", "28", 15},
+		{"power", "3", "4", 81},
+		{"power", "2", "-1", 0},
+		{"maximum", "-5", "3", 3},
+	} {
+		got := s32(run(t, tc.op, hlo.S32, hlo.S32, "", tc.a, tc.b))
+		require.Equal(t, tc.want, got, "%s(%s, %s)", tc.op, tc.a, tc.b)
+	}
+	require.Equal(t, uint32(math.MaxUint32), u32(run(t, "divide", hlo.U32, hlo.U32, "", "5", "0")))
+	require.Equal(t, uint32(5), u32(run(t, "remainder", hlo.U32, hlo.U32, "", "5", "0")))
+	require.Equal(t, int32(math.MinInt32), s32(run(t, "abs", hlo.S32, hlo.S32, "", "-2147483648")))
+	require.Equal(t, int32(32), s32(run(t, "count-leading-zeros", hlo.S32, hlo.S32, "", "0")))
+	require.Equal(t, int32(32), s32(run(t, "popcnt", hlo.S32, hlo.S32, "", "-1")))
+}
+
+func TestFloatEdgeCases(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		op   string
+		args []string
+		want float32
+	}{
+		{"maximum", []string{"nan", "1"}, nan},
+		{"maximum", []string{"1", "nan"}, nan},
+		{"minimum", []string{"-inf", "nan"}, nan},
+		{"maximum", []string{"-inf", "3"}, 3},
+		{"remainder", []string{"-7.5", "2"}, -1.5},
+		{"remainder", []string{"7.5", "-2"}, 1.5},
+		{"remainder", []string{"1", "inf"}, 1},
+		{"divide", []string{"1", "0"}, float32(math.Inf(1))},
+		{"divide", []string{"-1", "0"}, float32(math.Inf(-1))},
+		{"round-nearest-afz", []string{"2.5"}, 3},
+		{"round-nearest-afz", []string{"-2.5"}, -3},
+		{"round-nearest-afz", []string{"0.49999997"}, 0},
+		{"round-nearest-even", []string{"2.5"}, 2},
+		{"round-nearest-even", []string{"-3.5"}, -4},
+		{"sign", []string{"-0"}, float32(math.Copysign(0, -1))},
+		{"sign", []string{"nan"}, nan},
+		{"sign", []string{"-3"}, -1},
+		{"add", []string{"3e38", "3e38"}, float32(math.Inf(1))},
+		{"clamp", []string{"0", "5", "3"}, 3},
+		{"clamp", []string{"0", "-5", "3"}, 0},
+	} {
+		got := f32(run(t, tc.op, hlo.F32, hlo.F32, "", tc.args...))
+		if math.IsNaN(float64(tc.want)) {
+			require.True(t, math.IsNaN(float64(got)), "%s%v = %v", tc.op, tc.args, got)
+			continue
+		}
+		require.Equal(t, math.Float32bits(tc.want), math.Float32bits(got), "%s%v = %v", tc.op, tc.args, got)
+	}
+}
+
+func TestConvertAndCompare(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int32
+	}{
+		{"nan", 0}, {"inf", math.MaxInt32}, {"-inf", math.MinInt32}, {"3e9", math.MaxInt32},
+		{"-3e9", math.MinInt32}, {"-2.9", -2}, {"2.9", 2},
+	} {
+		require.Equal(t, tc.want, s32(run(t, "convert", hlo.F32, hlo.S32, "", tc.in)), "convert(%s)", tc.in)
+	}
+	require.Equal(t, uint32(0), u32(run(t, "convert", hlo.F32, hlo.U32, "", "-5")))
+	require.Equal(t, uint32(math.MaxUint32), u32(run(t, "convert", hlo.F32, hlo.U32, "", "1e10")))
+	require.Equal(t, uint32(math.MaxUint32), u32(run(t, "convert", hlo.S32, hlo.U32, "", "-1")), "integers wrap")
+	require.Equal(t, []byte{1}, run(t, "convert", hlo.F32, hlo.PRED, "", "nan").Data, "NaN is nonzero")
+	require.Equal(t, []byte{0}, run(t, "convert", hlo.F32, hlo.PRED, "", "-0").Data)
+	require.Equal(t, float32(16777216), f32(run(t, "convert", hlo.S32, hlo.F32, "", "16777217")), "round to nearest even")
+
+	cmp := func(dir, a, b string) byte {
+		return run(t, "compare", hlo.F32, hlo.PRED, ", direction="+dir, a, b).Data[0]
+	}
+	require.Equal(t, byte(0), cmp("EQ", "nan", "nan"))
+	require.Equal(t, byte(1), cmp("NE", "nan", "nan"))
+	require.Equal(t, byte(0), cmp("LT", "nan", "1"))
+	require.Equal(t, byte(1), cmp("EQ", "0", "-0"))
+	require.Equal(t, byte(1), cmp("GE", "inf", "inf"))
+	require.Equal(t, byte(1), run(t, "compare", hlo.U32, hlo.PRED, ", direction=GT", "4294967295", "0").Data[0], "unsigned order")
+	require.Equal(t, byte(0), run(t, "compare", hlo.S32, hlo.PRED, ", direction=GT", "-1", "0").Data[0])
+}
+
+func TestArgumentChecks(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[2] parameter(0)\n}")
+	require.NoError(t, err)
+	_, err = Run(m)
+	require.ErrorContains(t, err, "takes 1 arguments, got 0")
+	_, err = Run(m, &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: make([]byte, 12)})
+	require.ErrorContains(t, err, "parameter x")
+}

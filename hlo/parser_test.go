@@ -1,0 +1,145 @@
+package hlo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The three printing styles XLA has used, for the same computation.
+var styles = map[string]string{
+	"current": `HloModule m, entry_computation_layout={(f32[2]{0}, f32[2]{0})->f32[2]{0}}
+
+ENTRY main.4 {
+  a.1 = f32[2]{0} parameter(0)
+  b.2 = f32[2]{0} parameter(1)
+  ROOT add.3 = f32[2]{0} add(a.1, b.2), metadata={op_name="jit(f)/add" source_file="f.py" source_line=3}
+}
+`,
+	"sigils": `HloModule m
+
+ENTRY %main.4 (a.1: f32[2], b.2: f32[2]) -> f32[2] {
+  %a.1 = f32[2]{0} parameter(0)
+  %b.2 = f32[2]{0} parameter(1)
+  ROOT %add.3 = f32[2]{0} add(%a.1, %b.2)
+}
+`,
+	"typed operands": `HloModule m:
+
+%main.4 (a.1: f32[2], b.2: f32[2]) -> f32[2] {
+  %a.1 = f32[2]{0} parameter(0)
+  %b.2 = f32[2]{0} parameter(1)
+  ROOT %add.3 = f32[2]{0} add(f32[2]{0} %a.1, f32[2]{0} %b.2)
+}
+`,
+}
+
+func TestStyles(t *testing.T) {
+	for name, src := range styles {
+		m, err := Parse(name, src)
+		require.NoError(t, err, name)
+		require.NoError(t, Verify(m), name)
+		require.Equal(t, "m", m.Name)
+		e := m.Entry
+		require.Equal(t, "main.4", e.Name)
+		require.Len(t, e.Params, 2)
+		require.Equal(t, OpAdd, e.Root.Op)
+		require.Equal(t, []*Instruction{e.Params[0], e.Params[1]}, e.Root.Operands)
+		require.Equal(t, "f32[2]{0}", e.Root.Shape.String())
+	}
+}
+
+func TestShapesAndLiterals(t *testing.T) {
+	m, err := Parse("t.hlo", `HloModule m
+ENTRY e {
+  c = f32[2,3]{1,0} constant({ {1, 2.5, -inf}, {nan, 1e-3, -0} })
+  p = pred[2] constant({true, false})
+  s = s32[] constant(-7)
+  u = u64[2] constant({18446744073709551615, 0})
+  tiled = f32[8,128]{1,0:T(8,128)} parameter(0)
+  dyn = s32[<=4,2] parameter(1)
+  /* a comment */ tok = token[] after-all()
+  ROOT t = (f32[2,3], pred[2], (s32[], u64[2])) tuple(c, p, s, u) // trailing
+}`)
+	require.NoError(t, err)
+	in := m.Entry.Instructions
+	require.Equal(t, int64(24), int64(len(in[0].Literal.Data)))
+	require.Equal(t, []byte{1, 0}, in[1].Literal.Data)
+	require.Equal(t, []byte{0xf9, 0xff, 0xff, 0xff}, in[2].Literal.Data)
+	require.Equal(t, "T(8,128)", in[4].Shape.Layout.Extra)
+	require.Equal(t, []int64{1, 0}, in[4].Shape.Layout.MinorToMajor)
+	require.Equal(t, []bool{true, false}, in[5].Shape.Dynamic)
+	require.Equal(t, "s32[<=4,2]", in[5].Shape.String())
+	require.Equal(t, Token, in[6].Shape.Elem)
+	require.Equal(t, "(f32[2,3], pred[2], (s32[], u64[2]))", m.Entry.Root.Shape.String())
+}
+
+func TestMultiModuleFile(t *testing.T) {
+	src := "HloModule a\nENTRY e {\n  ROOT x = f32[] parameter(0)\n}\n// -----\nHloModule b\nENTRY e {\n  ROOT x = f32[] parameter(0)\n  oops\n}\n"
+	_, err := ParseModules("multi.hlo", src)
+	require.ErrorContains(t, err, "multi.hlo:10:1: expected \"=\"", "positions count lines of the whole file")
+	mods, err := ParseModules("multi.hlo", strings.Replace(src, "  oops\n", "", 1))
+	require.NoError(t, err)
+	require.Len(t, mods, 2)
+	require.Equal(t, "b", mods[1].Name)
+}
+
+func TestSyntaxErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] frobnicate(x)\n}", "t.hlo:4:19: unknown opcode \"frobnicate\""},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] add(x, z)\n}", "t.hlo:4:26: y: unknown operand \"z\""},
+		{"HloModule m\nENTRY e {\n  x = q32[2] parameter(0)\n}", "t.hlo:3:7: unknown element type \"q32\""},
+		{"HloModule m\nENTRY e {\n  x = f32[2] constant({1, 2, 3})\n}", "t.hlo:3:23: x: constant of shape f32[2] has 3 values, want 2"},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n", "expected instruction name, found end of input"},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0), metadata={op_name=\"a}\n}", "unterminated string"},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  x = f32[2] parameter(1)\n}", "t.hlo:4:3: instruction \"x\" defined twice"},
+		{"", "no HLO module"},
+		{"HloModule m\nENTRY e {\n  x = s32[] constant(99999999999)\n}", "bad s32 literal"},
+		{"HloModule m\nENTRY e {\n  ROOT x = f32[2] add(a, b), to_apply=nowhere\n}", "unknown"},
+	} {
+		_, err := Parse("t.hlo", tc.src)
+		require.Error(t, err, tc.src)
+		require.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestVerifyErrors(t *testing.T) {
+	m, err := Parse("v.hlo", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = s32[2] parameter(1)\n  ROOT z = f32[2] add(x, y)\n}")
+	require.NoError(t, err)
+	require.ErrorContains(t, Verify(m), "v.hlo:5:3: z (add): operands x and y differ")
+	m, err = Parse("v.hlo", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT z = f32[3] negate(x)\n}")
+	require.NoError(t, err)
+	require.ErrorContains(t, Verify(m), "shape is f32[3], but its operands give f32[2]")
+}
+
+// TestCorpusParses reads every module in the shared corpus that the
+// walking skeleton's parser handles; the full front end makes this all of
+// them. The count may only grow.
+func TestCorpusParses(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/hlo-corpus/*/*.hlo")
+	if len(files) == 0 {
+		t.Skip("../shared/hlo-corpus is not beside the checkout")
+	}
+	ok := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%s: parser panicked: %v", f, r)
+				}
+			}()
+			if _, err := ParseModules(f, string(src)); err == nil {
+				ok++
+			} else {
+				require.Regexp(t, `^.+:\d+:\d+: `, err.Error(), "errors carry file:line:col")
+			}
+		}()
+	}
+	t.Logf("%d of %d corpus files parse", ok, len(files))
+	require.GreaterOrEqual(t, ok, 95)
+}
