@@ -185,3 +185,27 @@ func WriteNPZ(path string, names []string, ts []*Tensor) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// ReadNPZ reads every array of an .npz archive, keyed by name without the
+// .npy suffix.
+func ReadNPZ(path string) (map[string]*Tensor, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	out := map[string]*Tensor{}
+	for _, f := range zr.File {
+		r, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, f.Name, err)
+		}
+		t, err := ReadNPY(r)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, f.Name, err)
+		}
+		out[strings.TrimSuffix(f.Name, ".npy")] = t
+	}
+	return out, nil
+}

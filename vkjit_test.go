@@ -93,47 +93,6 @@ func tolerance(op hlo.Opcode) int64 {
 	return 0
 }
 
-// ulps counts the representable values of type t between want and got
-// (both already of that precision). NaNs match each other; values that
-// are both below the smallest normal count as equal, since devices may
-// flush denormals to zero.
-func ulps(t hlo.ElementType, want, got float64) int64 {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		if math.IsNaN(want) && math.IsNaN(got) {
-			return 0
-		}
-		return math.MaxInt64
-	}
-	minNormal := 0x1p-126
-	if t == hlo.F64 {
-		minNormal = 0x1p-1022
-	}
-	if math.Abs(want) < minNormal && math.Abs(got) < minNormal {
-		return 0
-	}
-	// Reinterpret the bits as sign-magnitude integers and map them to a
-	// line on which adjacent floats differ by one.
-	ord := func(f float64) int64 {
-		if t == hlo.F64 {
-			b := int64(math.Float64bits(f))
-			if b < 0 {
-				b = math.MinInt64 - b
-			}
-			return b
-		}
-		b := int64(int32(math.Float32bits(float32(f))))
-		if b < 0 {
-			b = math.MinInt32 - b
-		}
-		return b
-	}
-	d := ord(want) - ord(got)
-	if d < 0 {
-		d = -d
-	}
-	return d
-}
-
 // TestElementwiseDifferential runs every supported elementwise op and
 // type on the device and compares with the reference evaluator, on sizes
 // 0, 1, and sizes that are not multiples of the workgroup size.
@@ -168,7 +127,7 @@ func TestElementwiseDifferential(t *testing.T) {
 				wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(i)
 				gv := g.Float64At(i)
 				if g.Type.IsFloat() {
-					if d := ulps(g.Type, wv, gv); d > tol {
+					if d := hlotest.ULPs(g.Type, wv, gv); d > tol {
 						t.Errorf("%s[%d] of %d: want %v, got %v (%d ulp; inputs %s)", c.Name, i, n, wv, gv, d, describeInputs(ts, i))
 					}
 					continue
@@ -182,18 +141,6 @@ func TestElementwiseDifferential(t *testing.T) {
 		}
 		require.Greater(t, ran, 200)
 	}
-}
-
-func TestULPs(t *testing.T) {
-	one32 := float64(math.Nextafter32(1, 2))
-	require.Equal(t, int64(1), ulps(hlo.F32, 1, one32))
-	require.Equal(t, int64(2), ulps(hlo.F32, float64(math.Nextafter32(1, 0)), one32))
-	require.Equal(t, int64(1), ulps(hlo.F64, 1, math.Nextafter(1, 2)))
-	require.Equal(t, int64(0), ulps(hlo.F32, 0, math.Copysign(0, -1)))
-	require.Equal(t, int64(1<<24), ulps(hlo.F32, -0x1p-126, 0x1p-126), "the denormals lie between")
-	require.Equal(t, int64(0), ulps(hlo.F64, math.NaN(), math.NaN()))
-	require.Equal(t, int64(math.MaxInt64), ulps(hlo.F64, 1, math.NaN()))
-	require.Greater(t, ulps(hlo.F32, math.Inf(1), math.MaxFloat32), int64(0))
 }
 
 func describeInputs(ts []*vkjit.Tensor, i int64) string {

@@ -5,8 +5,6 @@
 package tests
 
 import (
-	"archive/zip"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -39,39 +38,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func readNPZ(t *testing.T, path string) map[string]*vkjit.Tensor {
-	zr, err := zip.OpenReader(path)
-	require.NoError(t, err)
-	defer zr.Close()
-	out := map[string]*vkjit.Tensor{}
-	for _, f := range zr.File {
-		r, err := f.Open()
-		require.NoError(t, err)
-		x, err := vkjit.ReadNPY(r)
-		require.NoError(t, err)
-		r.Close()
-		out[strings.TrimSuffix(f.Name, ".npy")] = x
-	}
-	return out
-}
-
-// ulpDiff is the distance between two float32 values in units in the
-// last place.
-func ulpDiff(a, b float32) int64 {
-	ord := func(f float32) int64 {
-		v := int64(int32(math.Float32bits(f)))
-		if v < 0 {
-			v = math.MinInt32 - v
-		}
-		return v
-	}
-	d := ord(a) - ord(b)
-	if d < 0 {
-		d = -d
-	}
-	return d
-}
-
 // TestElementwiseProgram runs tests/testdata/elementwise through
 // `vkjit run` with the validation layer on and compares with NumPy.
 func TestElementwiseProgram(t *testing.T) {
@@ -84,7 +50,8 @@ func TestElementwiseProgram(t *testing.T) {
 	require.NoError(t, err, "%s", msg)
 	require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
 
-	got := readNPZ(t, out)
+	got, err := vkjit.ReadNPZ(out)
+	require.NoError(t, err)
 	want0, err := vkjit.ReadNPYFile(filepath.Join(dir, "want_out0.npy"))
 	require.NoError(t, err)
 	want1, err := vkjit.ReadNPYFile(filepath.Join(dir, "want_out1.npy"))
@@ -97,7 +64,7 @@ func TestElementwiseProgram(t *testing.T) {
 	require.Equal(t, want0.Dims, got["out0"].Dims)
 	worst := int64(0)
 	for i := range w0 {
-		d := ulpDiff(w0[i], g0[i])
+		d := hlotest.ULPs(hlo.F32, float64(w0[i]), float64(g0[i]))
 		worst = max(worst, d)
 		// Vulkan allows 2.5 ulp for division and a few for sqrt.
 		require.LessOrEqual(t, d, int64(4), "out0[%d]: want %v, got %v", i, w0[i], g0[i])

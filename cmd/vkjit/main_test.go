@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"math"
@@ -40,22 +39,6 @@ func writeArgs(t *testing.T, dir string) (string, string) {
 	return px, py
 }
 
-func readNPZ(t *testing.T, path string) map[string]*vkjit.Tensor {
-	zr, err := zip.OpenReader(path)
-	require.NoError(t, err)
-	defer zr.Close()
-	out := map[string]*vkjit.Tensor{}
-	for _, f := range zr.File {
-		r, err := f.Open()
-		require.NoError(t, err)
-		x, err := vkjit.ReadNPY(r)
-		require.NoError(t, err)
-		r.Close()
-		out[strings.TrimSuffix(f.Name, ".npy")] = x
-	}
-	return out
-}
-
 func TestDevices(t *testing.T) {
 	code, out, errs := vkjitCmd("devices")
 	require.Equal(t, 0, code, errs)
@@ -71,7 +54,8 @@ func TestRunWritesNPZAndStats(t *testing.T) {
 	// Flags after the positional arguments work too.
 	code, _, errs := vkjitCmd("run", "--stats-json", stats, "testdata/chain.hlo", px, py, "--out", npz)
 	require.Equal(t, 0, code, errs)
-	res := readNPZ(t, npz)
+	res, err := vkjit.ReadNPZ(npz)
+	require.NoError(t, err)
 	require.Len(t, res, 2, "a tuple result is flattened to out0, out1")
 	got, err := res["out0"].AsFloat32()
 	require.NoError(t, err)

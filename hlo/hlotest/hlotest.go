@@ -172,3 +172,44 @@ func Random(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 	}
 	return &hlo.Literal{Shape: hlo.ArrayShape(t, s.Dims...), Data: data}
 }
+
+// ULPs counts the representable values of float type t between want and
+// got (both already of that precision). NaNs match each other; values
+// both below the smallest normal count as equal, since devices may flush
+// denormals to zero.
+func ULPs(t hlo.ElementType, want, got float64) int64 {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		if math.IsNaN(want) && math.IsNaN(got) {
+			return 0
+		}
+		return math.MaxInt64
+	}
+	minNormal := 0x1p-126
+	if t == hlo.F64 {
+		minNormal = 0x1p-1022
+	}
+	if math.Abs(want) < minNormal && math.Abs(got) < minNormal {
+		return 0
+	}
+	// Reinterpret the bits as sign-magnitude integers and map them to a
+	// line on which adjacent floats differ by one.
+	ord := func(f float64) int64 {
+		if t == hlo.F64 {
+			b := int64(math.Float64bits(f))
+			if b < 0 {
+				b = math.MinInt64 - b
+			}
+			return b
+		}
+		b := int64(int32(math.Float32bits(float32(f))))
+		if b < 0 {
+			b = math.MinInt32 - b
+		}
+		return b
+	}
+	d := ord(want) - ord(got)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
