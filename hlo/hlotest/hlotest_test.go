@@ -21,7 +21,6 @@ func TestULPs(t *testing.T) {
 	require.Greater(t, ULPs(hlo.F32, math.Inf(1), math.MaxFloat32), int64(0))
 }
 
-
 func TestCasesParseAndVerify(t *testing.T) {
 	cases := ElementwiseCases(3)
 	require.Greater(t, len(cases), 250)
