@@ -12,7 +12,7 @@ const (
 	tIdent
 	tNumber
 	tString
-	tPunct // one of { } ( ) [ ] , = : ; * and the two-character -> and <=
+	tPunct // one of { } ( ) [ ] , = : ; * ? and the two-character -> and <=
 )
 
 type token struct {
@@ -154,7 +154,7 @@ func (l *lexer) next() (token, error) {
 		}
 		l.advance(1)
 		return token{kind: tString, text: l.src[start:l.off], pos: p, off: start}, nil
-	case strings.ContainsRune("{}()[],=:;*", rune(c)):
+	case strings.ContainsRune("{}()[],=:;*?", rune(c)):
 		l.advance(1)
 		return token{kind: tPunct, text: string(c), pos: p, off: start}, nil
 	}
@@ -166,7 +166,8 @@ func (l *lexer) next() (token, error) {
 // bracketed groups whole. Values such as `{1,0}`, `f32[2]{0}`,
 // `b01f_01io->b01f` or `{op_name="a, b"}` come back as written.
 func (l *lexer) rawValue() (string, Pos, error) {
-	for l.off < len(l.src) && (l.src[l.off] == ' ' || l.src[l.off] == '\t') {
+	// The value may start on the next line (XLA wraps long instructions).
+	for l.off < len(l.src) && strings.IndexByte(" \t\r\n", l.src[l.off]) >= 0 {
 		l.advance(1)
 	}
 	p := l.pos()

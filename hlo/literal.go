@@ -60,6 +60,10 @@ func appendElement(dst []byte, t ElementType, text string) ([]byte, error) {
 		case BF16:
 			return binary.LittleEndian.AppendUint16(dst, BF16FromFloat64(v)), nil
 		}
+		if IsMiniFloat(t) {
+			// f4 values are stored one per byte, as XLA's literals hold them.
+			return append(dst, byte(MiniFloatFromFloat64(t, v))), nil
+		}
 	}
 	return nil, fmt.Errorf("literals of type %s are not supported", t)
 }
@@ -148,15 +152,23 @@ func parseLiteral(text string, s Shape) (*Literal, error) {
 		return nil, fmt.Errorf("constants of shape %s are not supported yet", s)
 	}
 	fields := strings.FieldsFunc(text, func(r rune) bool {
-		return r == '{' || r == '}' || r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+		return r == '{' || r == '}' || r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '(' || r == ')'
 	})
-	if int64(len(fields)) != s.NumElements() {
-		return nil, fmt.Errorf("constant of shape %s has %d values, want %d", s.DimsString(), len(fields), s.NumElements())
+	// A complex element is written as a pair: (re, im).
+	per, et := int64(1), s.Elem
+	switch s.Elem {
+	case C64:
+		per, et = 2, F32
+	case C128:
+		per, et = 2, F64
+	}
+	if int64(len(fields)) != per*s.NumElements() {
+		return nil, fmt.Errorf("constant of shape %s has %d values, want %d", s.DimsString(), int64(len(fields))/per, s.NumElements())
 	}
 	lit.Data = make([]byte, 0, s.ByteSize())
 	for _, f := range fields {
 		var err error
-		if lit.Data, err = appendElement(lit.Data, s.Elem, f); err != nil {
+		if lit.Data, err = appendElement(lit.Data, et, f); err != nil {
 			return nil, err
 		}
 	}

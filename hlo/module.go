@@ -30,10 +30,20 @@ func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 // Module is one HloModule: a set of computations, one of them the entry.
 type Module struct {
 	Name         string
+	NameColon    bool   // written "HloModule name:" (some XLA tests); printed back the same way
 	Attrs        []Attr // header attributes (entry_computation_layout, is_scheduled, ...) kept verbatim
+	StackTables  []StackTable
 	Computations []*Computation
 	Entry        *Computation
 	Pos          Pos
+}
+
+// StackTable is one of the stack-frame tables JAX prints after the
+// header (FileNames, FunctionNames, FileLocations, StackFrames), each
+// entry "id value" verbatim.
+type StackTable struct {
+	Name    string
+	Entries []string
 }
 
 // Computation is a list of instructions in definition order whose result
@@ -44,6 +54,7 @@ type Computation struct {
 	Instructions []*Instruction // definition order: operands come first
 	Root         *Instruction
 	IsEntry      bool
+	Attrs        []Attr // after the body, e.g. execution_thread="main"
 	Pos          Pos
 }
 
@@ -55,6 +66,12 @@ type Instruction struct {
 	Operands []*Instruction
 	Attrs    []Attr // attributes in source order, values verbatim
 
+	// ShapeInferred is set when the text left the result shape out and
+	// the verifier computed it.
+	ShapeInferred bool
+
+	A Attributes // the semantic attributes, typed
+
 	ParamNum int      // OpParameter
 	Literal  *Literal // OpConstant
 	Called   []*Computation
@@ -65,14 +82,23 @@ type Instruction struct {
 type Attr struct {
 	Name  string
 	Value string
+	Pos   Pos // where the value starts
 }
 
-// Attr returns the verbatim value of attribute name.
-func (in *Instruction) Attr(name string) (string, bool) {
-	for _, a := range in.Attrs {
-		if a.Name == name {
-			return a.Value, true
+// Attr returns attribute name, or nil.
+func (in *Instruction) Attr(name string) *Attr {
+	for i := range in.Attrs {
+		if in.Attrs[i].Name == name {
+			return &in.Attrs[i]
 		}
+	}
+	return nil
+}
+
+// AttrValue returns the verbatim value of attribute name.
+func (in *Instruction) AttrValue(name string) (string, bool) {
+	if a := in.Attr(name); a != nil {
+		return a.Value, true
 	}
 	return "", false
 }

@@ -29,6 +29,11 @@ const (
 	OpInvalid Opcode = iota
 	// Elementwise unary.
 	OpAbs
+	OpAcos
+	OpAcosh
+	OpAsin
+	OpAsinh
+	OpAtanh
 	OpBitcastConvert
 	OpCbrt
 	OpCeil
@@ -36,6 +41,7 @@ const (
 	OpConvert
 	OpCopy
 	OpCos
+	OpCosh
 	OpErf
 	OpExp
 	OpExpm1
@@ -55,6 +61,7 @@ const (
 	OpRsqrt
 	OpSign
 	OpSin
+	OpSinh
 	OpSqrt
 	OpTan
 	OpTanh
@@ -138,6 +145,7 @@ const (
 	OpReplicaID
 	OpReshape
 	OpReverse
+	OpScan
 	OpRngBitGenerator
 	OpRng
 	OpRngGetAndUpdateState
@@ -162,6 +170,11 @@ const (
 var opTable = [numOpcodes]opInfo{
 	OpInvalid:                {"invalid", 0, ClassOther},
 	OpAbs:                    {"abs", 1, ClassUnary},
+	OpAcos:                   {"acos", 1, ClassUnary},
+	OpAcosh:                  {"acosh", 1, ClassUnary},
+	OpAsin:                   {"asin", 1, ClassUnary},
+	OpAsinh:                  {"asinh", 1, ClassUnary},
+	OpAtanh:                  {"atanh", 1, ClassUnary},
 	OpBitcastConvert:         {"bitcast-convert", 1, ClassUnary},
 	OpCbrt:                   {"cbrt", 1, ClassUnary},
 	OpCeil:                   {"ceil", 1, ClassUnary},
@@ -169,6 +182,7 @@ var opTable = [numOpcodes]opInfo{
 	OpConvert:                {"convert", 1, ClassUnary},
 	OpCopy:                   {"copy", 1, ClassUnary},
 	OpCos:                    {"cosine", 1, ClassUnary},
+	OpCosh:                   {"cosh", 1, ClassUnary},
 	OpErf:                    {"erf", 1, ClassUnary},
 	OpExp:                    {"exponential", 1, ClassUnary},
 	OpExpm1:                  {"exponential-minus-one", 1, ClassUnary},
@@ -188,6 +202,7 @@ var opTable = [numOpcodes]opInfo{
 	OpRsqrt:                  {"rsqrt", 1, ClassUnary},
 	OpSign:                   {"sign", 1, ClassUnary},
 	OpSin:                    {"sine", 1, ClassUnary},
+	OpSinh:                   {"sinh", 1, ClassUnary},
 	OpSqrt:                   {"sqrt", 1, ClassUnary},
 	OpTan:                    {"tan", 1, ClassUnary},
 	OpTanh:                   {"tanh", 1, ClassUnary},
@@ -268,6 +283,7 @@ var opTable = [numOpcodes]opInfo{
 	OpReplicaID:              {"replica-id", 0, ClassOther},
 	OpReshape:                {"reshape", 1, ClassOther},
 	OpReverse:                {"reverse", 1, ClassOther},
+	OpScan:                   {"scan", -1, ClassOther},
 	OpRngBitGenerator:        {"rng-bit-generator", 1, ClassOther},
 	OpRng:                    {"rng", 2, ClassOther},
 	OpRngGetAndUpdateState:   {"rng-get-and-update-state", 0, ClassOther},

@@ -49,6 +49,9 @@ func Parse(file, src string) (*Module, error) {
 	return mods[0], nil
 }
 
+// ModuleSeparator is the line that separates modules in one file.
+const ModuleSeparator = "// -----"
+
 type part struct {
 	text string
 	line int
@@ -61,7 +64,7 @@ func splitModules(src string) []part {
 	lines := strings.SplitAfter(src, "\n")
 	cur, start := strings.Builder{}, 1
 	for i, ln := range lines {
-		if strings.HasPrefix(strings.TrimSpace(ln), "// -----") {
+		if strings.TrimSpace(ln) == ModuleSeparator {
 			parts = append(parts, part{cur.String(), start})
 			cur.Reset()
 			start = i + 2
@@ -119,6 +122,15 @@ func (p *parser) unread() {
 	}
 }
 
+// mark and reset let the parser look further ahead than one token.
+func (p *parser) mark() (lexer, *token) { return *p.lex, p.peeked }
+func (p *parser) reset(l lexer, t *token) {
+	*p.lex = l
+	p.peeked = t
+}
+
+func isPunct(t token, s string) bool { return t.kind == tPunct && t.text == s }
+
 func (p *parser) expect(text string) (token, error) {
 	t, err := p.next()
 	if err != nil {
@@ -160,9 +172,14 @@ func name(t token) string { return strings.TrimPrefix(t.text, "%") }
 // has been read.
 type pendingRef struct {
 	in   *Instruction
+	slot int // operand index, for operands
 	name string
 	pos  Pos
 }
+
+// stackTableNames are the sections of the stack-frame tables that JAX
+// prints after the module header.
+var stackTableNames = map[string]bool{"FileNames": true, "FunctionNames": true, "FileLocations": true, "StackFrames": true}
 
 func (p *parser) module() (*Module, error) {
 	m := &Module{}
@@ -178,8 +195,10 @@ func (p *parser) module() (*Module, error) {
 			return nil, err
 		}
 		m.Name = name(nt)
-		if _, err := p.accept(":"); err != nil { // some XLA tests write "HloModule name:"
+		if ok, err := p.accept(":"); err != nil { // some XLA tests write "HloModule name:"
 			return nil, err
+		} else if ok {
+			m.NameColon = true
 		}
 		for {
 			ok, err := p.accept(",")
@@ -195,6 +214,9 @@ func (p *parser) module() (*Module, error) {
 			}
 			m.Attrs = append(m.Attrs, a)
 		}
+	}
+	if err := p.stackTables(m); err != nil {
+		return nil, err
 	}
 	var calls []pendingRef
 	for {
@@ -227,7 +249,6 @@ func (p *parser) module() (*Module, error) {
 	if m.Entry == nil {
 		// XLA's convention: without ENTRY, the last computation is the entry.
 		m.Entry = m.Computations[len(m.Computations)-1]
-		m.Entry.IsEntry = true
 	}
 	if m.Name == "" {
 		m.Name = m.Entry.Name
@@ -241,6 +262,56 @@ func (p *parser) module() (*Module, error) {
 	}
 	return m, nil
 }
+
+// stackTables reads JAX's FileNames/FunctionNames/FileLocations/StackFrames
+// sections: each a title line and `id value` lines. They are kept
+// verbatim for printing; metadata's stack_frame_id refers to them.
+func (p *parser) stackTables(m *Module) error {
+	for {
+		t, err := p.peek()
+		if err != nil {
+			return err
+		}
+		if t.kind != tIdent || !stackTableNames[t.text] {
+			return nil
+		}
+		// A computation may be named like a table; a table title is
+		// followed by an id number or another title, never by '(' or '{'.
+		save, pk := p.mark()
+		p.next()
+		nx, err := p.peek()
+		if err != nil {
+			return err
+		}
+		if nx.kind != tNumber && !(nx.kind == tIdent && stackTableNames[nx.text]) && nx.kind != tEOF && !(nx.kind == tIdent && isComputationStart(nx.text)) {
+			p.reset(save, pk)
+			return nil
+		}
+		tab := StackTable{Name: t.text}
+		for {
+			nt, err := p.peek()
+			if err != nil {
+				return err
+			}
+			if nt.kind != tNumber {
+				break
+			}
+			p.next()
+			p.unread()
+			v, vp, err := p.lex.rawValue()
+			if err != nil {
+				return err
+			}
+			if v == "" {
+				return p.errorf(vp, "%s entry %s has no value", tab.Name, nt.text)
+			}
+			tab.Entries = append(tab.Entries, nt.text+" "+v)
+		}
+		m.StackTables = append(m.StackTables, tab)
+	}
+}
+
+func isComputationStart(s string) bool { return s == "ENTRY" || strings.HasPrefix(s, "%") }
 
 // attr reads `name=value` with the value verbatim.
 func (p *parser) attr() (Attr, error) {
@@ -259,14 +330,15 @@ func (p *parser) attr() (Attr, error) {
 	if v == "" {
 		return Attr{}, p.errorf(vp, "attribute %s has no value", nt.text)
 	}
-	return Attr{Name: nt.text, Value: v}, nil
+	return Attr{Name: nt.text, Value: v, Pos: vp}, nil
 }
 
 // calledAttrs are the attributes whose values name computations.
 var calledAttrs = map[string]bool{
 	"to_apply": true, "calls": true, "condition": true, "body": true,
 	"branch_computations": true, "true_computation": true, "false_computation": true,
-	"select": true, "scatter": true, "comparator": true,
+	"select": true, "scatter": true, "comparator": true, "called_computations": true,
+	"async_execution_thread": false,
 }
 
 func (p *parser) computation() (*Computation, []pendingRef, error) {
@@ -317,7 +389,6 @@ func (p *parser) computation() (*Computation, []pendingRef, error) {
 	}
 	byName := map[string]*Instruction{}
 	var operandRefs, calls []pendingRef
-	var operandSlots [][]int // per operandRefs entry: index into in.Operands
 	for {
 		if ok, err := p.accept("}"); err != nil {
 			return nil, nil, err
@@ -339,11 +410,23 @@ func (p *parser) computation() (*Computation, []pendingRef, error) {
 			}
 			c.Root = in
 		}
-		for i, r := range refs {
-			operandRefs = append(operandRefs, r)
-			operandSlots = append(operandSlots, []int{i})
-		}
+		operandRefs = append(operandRefs, refs...)
 		calls = append(calls, crefs...)
+	}
+	// Attributes may follow the body: `}, execution_thread="main"`.
+	for {
+		ok, err := p.accept(",")
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			break
+		}
+		a, err := p.attr()
+		if err != nil {
+			return nil, nil, err
+		}
+		c.Attrs = append(c.Attrs, a)
 	}
 	if len(c.Instructions) == 0 {
 		return nil, nil, p.errorf(c.Pos, "computation %q is empty", c.Name)
@@ -351,12 +434,12 @@ func (p *parser) computation() (*Computation, []pendingRef, error) {
 	if c.Root == nil {
 		c.Root = c.Instructions[len(c.Instructions)-1]
 	}
-	for i, r := range operandRefs {
+	for _, r := range operandRefs {
 		op := byName[r.name]
 		if op == nil {
 			return nil, nil, p.errorf(r.pos, "%s: unknown operand %q", r.in.Name, r.name)
 		}
-		r.in.Operands[operandSlots[i][0]] = op
+		r.in.Operands[r.slot] = op
 	}
 	for _, in := range c.Instructions {
 		if in.Op != OpParameter {
@@ -378,96 +461,106 @@ func (p *parser) computation() (*Computation, []pendingRef, error) {
 	return c, calls, nil
 }
 
-// instruction reads `[ROOT] name = shape opcode(operands), attr=value...`.
+// instruction reads `[ROOT] name = [shape] opcode(operands), attr=value...`.
+// The shape may be left out (XLA's parser infers it); typed operands
+// (`f32[2]{0} %x`) are accepted and their shapes dropped.
 func (p *parser) instruction() (*Instruction, bool, []pendingRef, []pendingRef, error) {
+	fail := func(err error) (*Instruction, bool, []pendingRef, []pendingRef, error) {
+		return nil, false, nil, nil, err
+	}
 	t, err := p.ident("instruction name")
 	if err != nil {
-		return nil, false, nil, nil, err
+		return fail(err)
 	}
 	isRoot, start := false, t.pos
 	if t.text == "ROOT" {
 		isRoot = true
 		if t, err = p.ident("instruction name"); err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 	}
 	in := &Instruction{Name: name(t), Pos: start}
 	if _, err := p.expect("="); err != nil {
-		return nil, false, nil, nil, err
+		return fail(err)
 	}
-	if in.Shape, err = p.shape(); err != nil {
-		return nil, false, nil, nil, err
+	if ok, err := p.startsShape(); err != nil {
+		return fail(err)
+	} else if ok {
+		if in.Shape, err = p.shape(); err != nil {
+			return fail(err)
+		}
+	} else {
+		in.ShapeInferred = true
 	}
 	opt, err := p.ident("opcode")
 	if err != nil {
-		return nil, false, nil, nil, err
+		return fail(err)
 	}
 	op, ok := LookupOpcode(opt.text)
 	if !ok {
-		return nil, false, nil, nil, p.errorf(opt.pos, "unknown opcode %q", opt.text)
+		return fail(p.errorf(opt.pos, "unknown opcode %q", opt.text))
 	}
 	in.Op = op
 	if _, err := p.expect("("); err != nil {
-		return nil, false, nil, nil, err
+		return fail(err)
 	}
 	var refs []pendingRef
 	switch op {
 	case OpConstant:
+		if in.ShapeInferred {
+			return fail(p.errorf(opt.pos, "%s: a constant needs its shape", in.Name))
+		}
 		p.unread()
 		raw, rp, err := p.lex.rawValue()
 		if err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 		lit, err := parseLiteral(raw, in.Shape)
 		if err != nil {
-			return nil, false, nil, nil, p.errorf(rp, "%s: %v", in.Name, err)
+			return fail(p.errorf(rp, "%s: %v", in.Name, err))
 		}
 		in.Literal = lit
 		if _, err := p.expect(")"); err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 	case OpParameter:
 		nt, err := p.next()
 		if err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 		n, perr := strconv.Atoi(nt.text)
 		if nt.kind != tNumber || perr != nil || n < 0 {
-			return nil, false, nil, nil, p.errorf(nt.pos, "expected parameter number, found %s", nt)
+			return fail(p.errorf(nt.pos, "expected parameter number, found %s", nt))
 		}
 		in.ParamNum = n
 		if _, err := p.expect(")"); err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 	default:
 		for {
 			if ok, err := p.accept(")"); err != nil {
-				return nil, false, nil, nil, err
+				return fail(err)
 			} else if ok {
 				break
 			}
 			if len(refs) > 0 {
 				if _, err := p.expect(","); err != nil {
-					return nil, false, nil, nil, err
+					return fail(err)
 				}
 			}
 			// Old-style operands carry their shape first: f32[2]{0} %x.
+			if ok, err := p.startsShape(); err != nil {
+				return fail(err)
+			} else if ok {
+				if _, err := p.shape(); err != nil {
+					return fail(err)
+				}
+			}
 			ot, err := p.ident("operand")
 			if err != nil {
-				return nil, false, nil, nil, err
+				return fail(err)
 			}
-			if nx, err := p.peek(); err != nil {
-				return nil, false, nil, nil, err
-			} else if nx.kind == tPunct && (nx.text == "[" || nx.text == "(") || isShapeKeyword(ot.text) && nx.kind == tIdent {
-				p.peeked = nil
-				if err := p.restOfShape(ot, nx); err != nil {
-					return nil, false, nil, nil, err
-				}
-				if ot, err = p.ident("operand name"); err != nil {
-					return nil, false, nil, nil, err
-				}
-			}
-			refs = append(refs, pendingRef{in: in, name: name(ot), pos: ot.pos})
+			refs = append(refs, pendingRef{in: in, slot: len(in.Operands), name: name(ot), pos: ot.pos})
 			in.Operands = append(in.Operands, nil)
 		}
 	}
@@ -475,29 +568,59 @@ func (p *parser) instruction() (*Instruction, bool, []pendingRef, []pendingRef, 
 	for {
 		ok, err := p.accept(",")
 		if err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
 		}
 		if !ok {
 			break
 		}
-		at, _ := p.peek()
 		a, err := p.attr()
 		if err != nil {
-			return nil, false, nil, nil, err
+			return fail(err)
+		}
+		if in.Attr(a.Name) != nil {
+			return fail(p.errorf(a.Pos, "%s: attribute %s given twice", in.Name, a.Name))
 		}
 		in.Attrs = append(in.Attrs, a)
 		if calledAttrs[a.Name] {
 			for _, cn := range splitList(a.Value) {
-				calls = append(calls, pendingRef{in: in, name: strings.TrimPrefix(cn, "%"), pos: at.pos})
+				calls = append(calls, pendingRef{in: in, name: strings.TrimPrefix(cn, "%"), pos: a.Pos})
 			}
 		}
+	}
+	if err := parseTypedAttrs(in); err != nil {
+		return fail(err)
 	}
 	return in, isRoot, refs, calls, nil
 }
 
-func isShapeKeyword(s string) bool {
-	_, ok := ParseElementType(s)
-	return ok
+// startsShape reports whether the next tokens begin a shape: '(' (a tuple),
+// an element type followed by '[', "token", or "b(" (a buffer shape).
+func (p *parser) startsShape() (bool, error) {
+	t, err := p.peek()
+	if err != nil {
+		return false, err
+	}
+	if isPunct(t, "(") {
+		return true, nil
+	}
+	if t.kind != tIdent {
+		return false, nil
+	}
+	save, pk := p.mark()
+	p.next()
+	nx, err := p.peek()
+	p.reset(save, pk)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case t.text == "b":
+		return isPunct(nx, "("), nil
+	case t.text == "token":
+		return isPunct(nx, "[") || nx.kind == tIdent, nil
+	}
+	// Any name followed by '[' is a shape; shape() reports an unknown type.
+	return isPunct(nx, "["), nil
 }
 
 // splitList splits `{a, b}` or `a` into names.
@@ -513,13 +636,14 @@ func splitList(v string) []string {
 	return out
 }
 
-// shape reads an array shape (f32[2,3]{1,0}), a tuple shape, or a token.
+// shape reads an array shape (f32[2,3]{1,0}), a tuple shape, a token, or
+// a buffer shape b(...).
 func (p *parser) shape() (Shape, error) {
 	t, err := p.next()
 	if err != nil {
 		return Shape{}, err
 	}
-	if t.kind == tPunct && t.text == "(" {
+	if isPunct(t, "(") {
 		s := Shape{Elem: Tuple, Tuple: []Shape{}}
 		for {
 			if ok, err := p.accept(")"); err != nil {
@@ -542,114 +666,97 @@ func (p *parser) shape() (Shape, error) {
 	if t.kind != tIdent {
 		return Shape{}, p.errorf(t.pos, "expected a shape, found %s", t)
 	}
-	nx, err := p.peek()
-	if err != nil {
-		return Shape{}, err
+	if t.text == "b" {
+		if _, err := p.expect("("); err != nil {
+			return Shape{}, err
+		}
+		s, err := p.shape()
+		if err != nil {
+			return s, err
+		}
+		s.Buffer = true
+		_, err = p.expect(")")
+		return s, err
 	}
-	if nx.kind == tPunct && nx.text == "[" {
-		p.peeked = nil
-	}
-	var s Shape
-	return s, p.restOfShapeInto(&s, t, nx)
-}
-
-// restOfShape parses a shape whose first token(s) were already read, for
-// typed operands; the result is not needed.
-func (p *parser) restOfShape(first, second token) error {
-	if first.kind == tPunct && first.text == "(" {
-		return p.errorf(first.pos, "tuple-typed operands are not supported")
-	}
-	var s Shape
-	return p.restOfShapeInto(&s, first, second)
-}
-
-func (p *parser) restOfShapeInto(s *Shape, t, bracket token) error {
 	et, ok := ParseElementType(t.text)
 	if !ok {
-		return p.errorf(t.pos, "unknown element type %q", t.text)
+		return Shape{}, p.errorf(t.pos, "unknown element type %q", t.text)
 	}
-	s.Elem = et
-	if !(bracket.kind == tPunct && bracket.text == "[") {
+	s := Shape{Elem: et}
+	if ok, err := p.accept("["); err != nil {
+		return s, err
+	} else if !ok {
 		if et == Token {
-			return nil // "token" may appear without brackets
+			return s, nil // "token" may appear without brackets
 		}
-		return p.errorf(bracket.pos, "expected '[' after %s, found %s", t.text, bracket)
+		nx, _ := p.peek()
+		return s, p.errorf(nx.pos, "expected '[' after %s, found %s", t.text, nx)
 	}
 	s.Dims = []int64{}
+	dynamic := false
 	for {
 		if ok, err := p.accept("]"); err != nil {
-			return err
+			return s, err
 		} else if ok {
 			break
 		}
 		if len(s.Dims) > 0 {
 			if _, err := p.expect(","); err != nil {
-				return err
+				return s, err
 			}
 		}
 		dyn, err := p.accept("<=")
 		if err != nil {
-			return err
+			return s, err
 		}
 		dt, err := p.next()
 		if err != nil {
-			return err
+			return s, err
 		}
-		if dt.kind == tPunct && dt.text == "?" {
-			return p.errorf(dt.pos, "unbounded dynamic dimensions are not supported")
-		}
-		d, perr := strconv.ParseInt(dt.text, 10, 64)
-		if dt.kind != tNumber || perr != nil || d < 0 {
-			return p.errorf(dt.pos, "expected a dimension size, found %s", dt)
+		d := int64(-1) // '?': unbounded dynamic
+		if isPunct(dt, "?") {
+			dyn = true
+		} else {
+			v, perr := strconv.ParseInt(dt.text, 10, 64)
+			if dt.kind != tNumber || perr != nil || v < 0 {
+				return s, p.errorf(dt.pos, "expected a dimension size, found %s", dt)
+			}
+			d = v
 		}
 		s.Dims = append(s.Dims, d)
-		if dyn {
-			for len(s.Dynamic) < len(s.Dims)-1 {
-				s.Dynamic = append(s.Dynamic, false)
-			}
-			s.Dynamic = append(s.Dynamic, true)
-		}
+		s.Dynamic = append(s.Dynamic, dyn)
+		dynamic = dynamic || dyn
 	}
-	if len(s.Dynamic) > 0 {
-		for len(s.Dynamic) < len(s.Dims) {
-			s.Dynamic = append(s.Dynamic, false)
-		}
+	if !dynamic {
+		s.Dynamic = nil
 	}
-	// Optional layout {1,0} or {1,0:T(8,128)S(1)}.
+	// Optional layout {1,0} or {1,0:T(8,128)S(1)}. A '{' after a shape
+	// can also open a computation body (after a signature), so look inside.
 	nx, err := p.peek()
-	if err != nil || !(nx.kind == tPunct && nx.text == "{") {
-		return err
+	if err != nil || !isPunct(nx, "{") {
+		return s, err
 	}
-	// A '{' right after a shape opens a layout only when the shape is an
-	// array and the brace holds minor-to-major numbers (or is empty for a
-	// scalar); a computation body after a signature starts on "{" too, but
-	// never directly after an array shape with no space... so look inside.
-	save := *p.lex
-	p.peeked = nil
+	save, pk := p.mark()
+	p.next()
 	lay := &Layout{MinorToMajor: []int64{}}
 	for {
 		t, err := p.next()
 		if err != nil {
-			return err
+			return s, err
 		}
-		if t.kind == tPunct && t.text == "}" {
+		switch {
+		case isPunct(t, "}"):
 			s.Layout = lay
-			return nil
-		}
-		if t.kind == tNumber {
+			return s, nil
+		case t.kind == tNumber:
 			v, err := strconv.ParseInt(t.text, 10, 64)
 			if err != nil {
-				return p.errorf(t.pos, "bad layout entry %s", t)
+				return s, p.errorf(t.pos, "bad layout entry %s", t)
 			}
 			lay.MinorToMajor = append(lay.MinorToMajor, v)
-			continue
-		}
-		if t.kind == tPunct && t.text == "," {
-			continue
-		}
-		if t.kind == tPunct && t.text == ":" {
-			p.unread()
-			// Tiling and memory-space suffixes: keep verbatim to the brace.
+		case isPunct(t, ","):
+		case isPunct(t, ":"):
+			// Tiling, element size and memory-space suffixes: kept verbatim.
 			start := p.lex.off
 			depth := 0
 			for p.lex.off < len(p.lex.src) {
@@ -665,15 +772,14 @@ func (p *parser) restOfShapeInto(s *Shape, t, bracket token) error {
 			}
 			lay.Extra = strings.TrimSpace(p.lex.src[start:p.lex.off])
 			if _, err := p.expect("}"); err != nil {
-				return err
+				return s, err
 			}
 			s.Layout = lay
-			return nil
+			return s, nil
+		default:
+			// Not a layout: the brace opens a computation body.
+			p.reset(save, pk)
+			return s, nil
 		}
-		// Not a layout: this brace opens something else (a computation
-		// body after a signature's result shape). Rewind.
-		*p.lex = save
-		p.peeked = &nx
-		return nil
 	}
 }

@@ -13,6 +13,7 @@ type Shape struct {
 	Dynamic []bool  // per dimension: bounded dynamic ("<=N"), Dims holds the bound
 	Layout  *Layout // nil when the text gave none
 	Tuple   []Shape // when Elem == Tuple
+	Buffer  bool    // printed as b(...): XLA's buffer shape wrapper
 }
 
 // Layout is an array's physical layout. vkjit always computes in the
@@ -50,9 +51,11 @@ func (s Shape) NumElements() int64 {
 	return n
 }
 
-// ByteSize is the dense size of an array shape in bytes.
+// ByteSize is the dense size of an array shape in bytes on the host.
+// Types narrower than a byte (s4, u4, f4e2m1fn, s2, u2) take one byte per
+// element, as in XLA's literals and NumPy's ml_dtypes arrays.
 func (s Shape) ByteSize() int64 {
-	return (s.NumElements()*int64(s.Elem.Bits()) + 7) / 8
+	return s.NumElements() * int64(s.Elem.Bytes())
 }
 
 // SameDims reports equal dimensions, ignoring element type and layout.

@@ -1,106 +1,178 @@
 package hlo
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Verify checks a module's structure and infers the shape of every
-// instruction whose rule it knows, comparing with the printed shape. An
-// error names the instruction and its position.
+// instruction, following XLA's operation semantics (ShapeInference),
+// comparing it with the printed shape. A shape left out of the text is
+// filled in. An error names the instruction and its position.
 func Verify(m *Module) error {
+	v := &verifier{done: map[*Computation]bool{}, busy: map[*Computation]bool{}}
 	for _, c := range m.Computations {
-		if err := verifyComputation(c); err != nil {
+		if err := v.computation(c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func verifyComputation(c *Computation) error {
+type verifier struct {
+	done, busy map[*Computation]bool
+}
+
+// computation verifies c after the computations it calls.
+func (v *verifier) computation(c *Computation) error {
+	if v.done[c] {
+		return nil
+	}
+	if v.busy[c] {
+		return &Error{Pos: c.Pos, Msg: fmt.Sprintf("computation %s calls itself", c.Name)}
+	}
+	v.busy[c] = true
 	for _, in := range c.Instructions {
-		if n := in.Op.Arity(); n >= 0 && len(in.Operands) != n {
-			return in.Errorf("takes %d operands, has %d", n, len(in.Operands))
-		}
-		want, err := InferShape(in)
-		if err != nil {
-			return err
-		}
-		if want != nil && !want.Equal(in.Shape) {
-			return in.Errorf("shape is %s, but its operands give %s", in.Shape.DimsString(), want.DimsString())
+		for _, callee := range in.Called {
+			if err := v.computation(callee); err != nil {
+				return err
+			}
 		}
 	}
+	// Operands may be written after their users; infer in dependency order.
+	state := map[*Instruction]int{} // 1 visiting, 2 done
+	var visit func(in *Instruction) error
+	visit = func(in *Instruction) error {
+		switch state[in] {
+		case 1:
+			return in.Errorf("is its own operand (a cycle)")
+		case 2:
+			return nil
+		}
+		state[in] = 1
+		for _, o := range in.Operands {
+			if err := visit(o); err != nil {
+				return err
+			}
+		}
+		state[in] = 2
+		return verifyInstruction(in)
+	}
+	for _, in := range c.Instructions {
+		if err := visit(in); err != nil {
+			return err
+		}
+	}
+	v.busy[c], v.done[c] = false, true
 	return nil
+}
+
+func verifyInstruction(in *Instruction) error {
+	if n := in.Op.Arity(); n >= 0 && len(in.Operands) != n {
+		return in.Errorf("takes %d operands, has %d", n, len(in.Operands))
+	}
+	want, err := InferShape(in)
+	if err != nil {
+		return err
+	}
+	if in.ShapeInferred {
+		if want == nil {
+			return in.Errorf("its shape cannot be inferred; write it out")
+		}
+		in.Shape = *want
+		return nil
+	}
+	if want != nil && !compatible(*want, in.Shape, dimsOnly(in.Op)) {
+		return in.Errorf("shape is %s, but its operands give %s", in.Shape.DimsString(), want.DimsString())
+	}
+	return nil
+}
+
+// dimsOnly lists ops whose result element type is the printer's choice
+// (preferred_element_type), so only dimensions are inferred.
+func dimsOnly(op Opcode) bool { return op == OpDot || op == OpConvolution }
+
+func compatible(a, b Shape, ignoreType bool) bool {
+	if a.IsTuple() || b.IsTuple() {
+		if a.IsTuple() != b.IsTuple() || len(a.Tuple) != len(b.Tuple) {
+			return false
+		}
+		for i := range a.Tuple {
+			if !compatible(a.Tuple[i], b.Tuple[i], ignoreType) {
+				return false
+			}
+		}
+		return true
+	}
+	if !ignoreType && a.Elem != b.Elem {
+		return false
+	}
+	return a.SameDims(b)
 }
 
 // Comparison directions of the compare op.
 var comparisonDirections = map[string]bool{"EQ": true, "NE": true, "LT": true, "LE": true, "GT": true, "GE": true}
 
+func arr(t ElementType, dims ...int64) *Shape {
+	s := ArrayShape(t, dims...)
+	return &s
+}
+
+func like(s Shape) *Shape {
+	c := s
+	c.Layout = nil
+	return &c
+}
+
 // InferShape computes an instruction's result shape from its operands and
-// attributes. It returns nil for ops whose rule is not written yet; the
-// printed shape is then trusted.
+// attributes. It returns nil for ops whose shape is the printer's word
+// (parameters, custom-calls, collectives, host transfers).
 func InferShape(in *Instruction) (*Shape, error) {
 	ops := in.Operands
-	switch in.Op.Class() {
-	case ClassUnary, ClassBinary, ClassTernary:
-		for _, o := range ops {
-			if !o.Shape.IsArray() {
-				return nil, in.Errorf("operand %s is not an array", o.Name)
-			}
+	a := &in.A
+	for _, o := range ops {
+		if in.Op.IsElementwise() && !o.Shape.IsArray() {
+			return nil, in.Errorf("operand %s is not an array", o.Name)
 		}
 	}
+	called := func(i int) (*Computation, error) {
+		if i >= len(in.Called) {
+			return nil, in.Errorf("needs a called computation")
+		}
+		return in.Called[i], nil
+	}
 	switch in.Op {
-	case OpParameter:
+	case OpParameter, OpCustomCall, OpInfeed, OpOutfeed, OpSend, OpSendDone, OpRecv, OpRecvDone,
+		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
+		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
+		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
+		OpDomain, OpRng, OpRngGetAndUpdateState, OpRngBitGenerator, OpFft, OpCholesky, OpTriangularSolve,
+		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
+		OpRaggedDot, OpScan, OpStochasticConvert, OpBitcast:
 		return nil, nil
 	case OpConstant:
 		if in.Literal != nil && !in.Literal.Elided && !in.Literal.Shape.Equal(in.Shape) {
 			return nil, in.Errorf("literal does not match shape %s", in.Shape)
 		}
 		return nil, nil
-	case OpConvert, OpBitcastConvert:
-		s := ArrayShape(in.Shape.Elem, ops[0].Shape.Dims...)
-		if in.Op == OpBitcastConvert && in.Shape.Elem.Bits() == ops[0].Shape.Elem.Bits() {
-			return &s, nil
+	case OpReplicaID, OpPartitionID:
+		return arr(U32), nil
+	case OpGetDimensionSize:
+		return arr(S32), nil
+	case OpAfterAll:
+		return &Shape{Elem: Token}, nil
+	case OpAddDependency, OpOptimizationBarrier, OpAllReduce, OpCollectivePermute:
+		if len(ops) == 0 {
+			return nil, in.Errorf("needs an operand")
 		}
-		if in.Op == OpBitcastConvert {
-			return nil, nil // width-changing bitcast-convert adds or drops a minor dimension
-		}
-		return &s, nil
-	case OpCompare:
-		dir, ok := in.Attr("direction")
-		if !ok || !comparisonDirections[dir] {
-			return nil, in.Errorf("needs direction=EQ|NE|LT|LE|GT|GE")
-		}
-		if err := sameShapes(in, ops...); err != nil {
-			return nil, err
-		}
-		s := ArrayShape(PRED, ops[0].Shape.Dims...)
-		return &s, nil
-	case OpIsFinite:
-		if !ops[0].Shape.Elem.IsFloat() {
-			return nil, in.Errorf("operand must be floating point, is %s", ops[0].Shape.Elem)
-		}
-		s := ArrayShape(PRED, ops[0].Shape.Dims...)
-		return &s, nil
-	case OpSelect:
-		if ops[0].Shape.Elem != PRED {
-			return nil, in.Errorf("predicate must be pred, is %s", ops[0].Shape.Elem)
-		}
-		if err := sameShapes(in, ops[1], ops[2]); err != nil {
-			return nil, err
-		}
-		if ops[0].Shape.Rank() != 0 && !ops[0].Shape.SameDims(ops[1].Shape) {
-			return nil, in.Errorf("predicate shape %s does not match %s", ops[0].Shape.DimsString(), ops[1].Shape.DimsString())
-		}
-		s := ops[1].Shape
-		return &s, nil
-	case OpClamp:
-		// min and max may be scalars.
-		x := ops[1]
-		for _, b := range []*Instruction{ops[0], ops[2]} {
-			if b.Shape.Elem != x.Shape.Elem || (b.Shape.Rank() != 0 && !b.Shape.SameDims(x.Shape)) {
-				return nil, in.Errorf("bound %s does not fit operand %s", b.Shape.DimsString(), x.Shape.DimsString())
+		if in.Op == OpAllReduce && len(ops) > 1 {
+			t := TupleShape()
+			for _, o := range ops {
+				t.Tuple = append(t.Tuple, *like(o.Shape))
 			}
+			return &t, nil
 		}
-		s := x.Shape
-		return &s, nil
+		return like(ops[0].Shape), nil
 	case OpTuple:
 		s := Shape{Elem: Tuple, Tuple: []Shape{}}
 		for _, o := range ops {
@@ -108,32 +180,319 @@ func InferShape(in *Instruction) (*Shape, error) {
 		}
 		return &s, nil
 	case OpGetTupleElement:
-		idx, err := in.IntAttr("index")
-		if err != nil {
-			return nil, err
-		}
 		t := ops[0].Shape
-		if !t.IsTuple() || idx < 0 || int(idx) >= len(t.Tuple) {
-			return nil, in.Errorf("index %d out of range for %s", idx, t)
+		if !t.IsTuple() || a.Index < 0 || int(a.Index) >= len(t.Tuple) {
+			return nil, in.Errorf("index %d out of range for %s", a.Index, t)
 		}
-		s := t.Tuple[idx]
-		return &s, nil
-	}
-	switch in.Op.Class() {
-	case ClassUnary:
-		s := ops[0].Shape
-		s.Layout = nil
-		return &s, nil
-	case ClassBinary:
-		if in.Op == OpComplex {
-			return nil, nil
+		return like(t.Tuple[a.Index]), nil
+	case OpConvert, OpReducePrecision:
+		if in.Op == OpReducePrecision {
+			return like(ops[0].Shape), nil
+		}
+		if in.ShapeInferred {
+			return nil, in.Errorf("convert needs its result shape")
+		}
+		return arr(in.Shape.Elem, ops[0].Shape.Dims...), nil
+	case OpBitcastConvert:
+		if in.ShapeInferred {
+			return nil, in.Errorf("bitcast-convert needs its result shape")
+		}
+		from, to := ops[0].Shape, in.Shape.Elem
+		switch {
+		case from.Elem.Bits() == to.Bits():
+			return arr(to, from.Dims...), nil
+		case from.Elem.Bits() > to.Bits(): // a new minor dimension
+			return arr(to, append(append([]int64{}, from.Dims...), int64(from.Elem.Bits()/to.Bits()))...), nil
+		default: // the minor dimension is folded in
+			if from.Rank() == 0 || from.Dims[from.Rank()-1]*int64(from.Elem.Bits()) != int64(to.Bits()) {
+				return nil, in.Errorf("cannot bitcast %s to %s", from.DimsString(), to)
+			}
+			return arr(to, from.Dims[:from.Rank()-1]...), nil
+		}
+	case OpCompare:
+		if a.Direction == "" {
+			return nil, in.Errorf("needs direction=EQ|NE|LT|LE|GT|GE")
 		}
 		if err := sameShapes(in, ops...); err != nil {
 			return nil, err
 		}
+		return arr(PRED, ops[0].Shape.Dims...), nil
+	case OpIsFinite:
+		if !ops[0].Shape.Elem.IsFloat() {
+			return nil, in.Errorf("operand must be floating point, is %s", ops[0].Shape.Elem)
+		}
+		return arr(PRED, ops[0].Shape.Dims...), nil
+	case OpReal, OpImag, OpAbs:
+		t := ops[0].Shape.Elem
+		switch t {
+		case C64:
+			t = F32
+		case C128:
+			t = F64
+		default:
+			if in.Op != OpAbs && t.Kind() != KindFloat {
+				return nil, in.Errorf("operand must be complex or float, is %s", t)
+			}
+		}
+		return arr(t, ops[0].Shape.Dims...), nil
+	case OpComplex:
+		if err := sameShapes(in, ops...); err != nil {
+			return nil, err
+		}
+		t := C64
+		if ops[0].Shape.Elem == F64 {
+			t = C128
+		}
+		return arr(t, ops[0].Shape.Dims...), nil
+	case OpSelect:
+		if ops[0].Shape.Elem != PRED {
+			return nil, in.Errorf("predicate must be pred, is %s", ops[0].Shape.Elem)
+		}
+		if ops[1].Shape.IsTuple() {
+			if !ops[1].Shape.Equal(ops[2].Shape) || ops[0].Shape.Rank() != 0 {
+				return nil, in.Errorf("tuple select needs equal tuples and a scalar predicate")
+			}
+			return like(ops[1].Shape), nil
+		}
+		if err := sameShapes(in, ops[1], ops[2]); err != nil {
+			return nil, err
+		}
+		if ops[0].Shape.Rank() != 0 && !ops[0].Shape.SameDims(ops[1].Shape) {
+			return nil, in.Errorf("predicate shape %s does not match %s", ops[0].Shape.DimsString(), ops[1].Shape.DimsString())
+		}
+		return like(ops[1].Shape), nil
+	case OpClamp:
+		x := ops[1]
+		for _, b := range []*Instruction{ops[0], ops[2]} {
+			if b.Shape.Elem != x.Shape.Elem || (b.Shape.Rank() != 0 && !b.Shape.SameDims(x.Shape)) {
+				return nil, in.Errorf("bound %s does not fit operand %s", b.Shape.DimsString(), x.Shape.DimsString())
+			}
+		}
+		return like(x.Shape), nil
+	case OpBroadcast:
+		return inferBroadcast(in)
+	case OpReshape:
+		if in.ShapeInferred {
+			return nil, in.Errorf("reshape needs its result shape")
+		}
+		if in.Shape.NumElements() != ops[0].Shape.NumElements() || in.Shape.Elem != ops[0].Shape.Elem {
+			return nil, in.Errorf("cannot reshape %s to %s", ops[0].Shape.DimsString(), in.Shape.DimsString())
+		}
+		return like(in.Shape), nil
+	case OpTranspose:
+		src := ops[0].Shape
+		if !isPermutation(a.Dimensions, src.Rank()) {
+			return nil, in.Errorf("dimensions=%v is not a permutation of %d dimensions", a.Dimensions, src.Rank())
+		}
+		dims := make([]int64, src.Rank())
+		for i, p := range a.Dimensions {
+			dims[i] = src.Dims[p]
+		}
+		return arr(src.Elem, dims...), nil
+	case OpReverse:
+		for _, d := range a.Dimensions {
+			if d < 0 || int(d) >= ops[0].Shape.Rank() {
+				return nil, in.Errorf("dimension %d out of range", d)
+			}
+		}
+		return like(ops[0].Shape), nil
+	case OpSlice:
+		src := ops[0].Shape
+		if len(a.Slice) != src.Rank() {
+			return nil, in.Errorf("slice has %d dimensions, operand %d", len(a.Slice), src.Rank())
+		}
+		dims := make([]int64, src.Rank())
+		for i, d := range a.Slice {
+			if d.Start < 0 || d.Limit < d.Start || d.Limit > src.Dims[i] || d.Stride <= 0 {
+				return nil, in.Errorf("slice [%d:%d:%d] out of range for dimension %d of size %d", d.Start, d.Limit, d.Stride, i, src.Dims[i])
+			}
+			dims[i] = (d.Limit - d.Start + d.Stride - 1) / d.Stride
+		}
+		return arr(src.Elem, dims...), nil
+	case OpDynamicSlice:
+		src := ops[0].Shape
+		if err := checkIndices(in, ops[1:], src.Rank()); err != nil {
+			return nil, err
+		}
+		if len(a.DynSliceSizes) != src.Rank() {
+			return nil, in.Errorf("dynamic_slice_sizes has %d entries for rank %d", len(a.DynSliceSizes), src.Rank())
+		}
+		for i, s := range a.DynSliceSizes {
+			if s < 0 || s > src.Dims[i] {
+				return nil, in.Errorf("slice size %d exceeds dimension %d of size %d", s, i, src.Dims[i])
+			}
+		}
+		return arr(src.Elem, a.DynSliceSizes...), nil
+	case OpDynamicUpdateSlice:
+		if len(ops) < 2 {
+			return nil, in.Errorf("needs an operand and an update")
+		}
+		src, upd := ops[0].Shape, ops[1].Shape
+		if err := checkIndices(in, ops[2:], src.Rank()); err != nil {
+			return nil, err
+		}
+		if upd.Rank() != src.Rank() || upd.Elem != src.Elem {
+			return nil, in.Errorf("update %s does not fit operand %s", upd.DimsString(), src.DimsString())
+		}
+		for i := range upd.Dims {
+			if upd.Dims[i] > src.Dims[i] {
+				return nil, in.Errorf("update %s does not fit operand %s", upd.DimsString(), src.DimsString())
+			}
+		}
+		return like(src), nil
+	case OpConcatenate:
+		if len(ops) == 0 || len(a.Dimensions) != 1 {
+			return nil, in.Errorf("needs operands and one dimension")
+		}
+		d := a.Dimensions[0]
+		first := ops[0].Shape
+		if d < 0 || int(d) >= first.Rank() {
+			return nil, in.Errorf("dimension %d out of range", d)
+		}
+		dims := append([]int64{}, first.Dims...)
+		dims[d] = 0
+		for _, o := range ops {
+			s := o.Shape
+			if s.Rank() != first.Rank() || s.Elem != first.Elem {
+				return nil, in.Errorf("operand %s (%s) does not match %s", o.Name, s.DimsString(), first.DimsString())
+			}
+			for i := range s.Dims {
+				if int64(i) != d && s.Dims[i] != first.Dims[i] {
+					return nil, in.Errorf("operand %s (%s) does not match %s", o.Name, s.DimsString(), first.DimsString())
+				}
+			}
+			dims[d] += s.Dims[d]
+		}
+		return arr(first.Elem, dims...), nil
+	case OpPad:
+		src := ops[0].Shape
+		if ops[1].Shape.Rank() != 0 || ops[1].Shape.Elem != src.Elem {
+			return nil, in.Errorf("padding value must be a %s scalar", src.Elem)
+		}
+		if len(a.Padding) != src.Rank() {
+			return nil, in.Errorf("padding has %d dimensions, operand %d", len(a.Padding), src.Rank())
+		}
+		dims := make([]int64, src.Rank())
+		for i, p := range a.Padding {
+			if p.Interior < 0 {
+				return nil, in.Errorf("negative interior padding")
+			}
+			n := src.Dims[i]
+			dims[i] = p.Lo + p.Hi + n + max(n-1, 0)*p.Interior
+			if dims[i] < 0 {
+				return nil, in.Errorf("padding makes dimension %d negative", i)
+			}
+		}
+		return arr(src.Elem, dims...), nil
+	case OpIota:
+		if in.ShapeInferred {
+			return nil, in.Errorf("iota needs its result shape")
+		}
+		if a.IotaDim < 0 || int(a.IotaDim) >= in.Shape.Rank() {
+			return nil, in.Errorf("iota_dimension %d out of range", a.IotaDim)
+		}
+		return like(in.Shape), nil
+	case OpCall, OpFusion:
+		c, err := called(0)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkArgs(in, c, ops); err != nil {
+			return nil, err
+		}
+		return like(c.Root.Shape), nil
+	case OpMap:
+		c, err := called(0)
+		if err != nil {
+			return nil, err
+		}
+		if err := sameShapes(in, ops...); err != nil {
+			return nil, err
+		}
+		return arr(c.Root.Shape.Elem, ops[0].Shape.Dims...), nil
+	case OpWhile:
+		if len(in.Called) != 2 {
+			return nil, in.Errorf("needs condition= and body=")
+		}
+		cond, body := in.Called[0], in.Called[1]
+		if cn, ok := in.AttrValue("condition"); ok && splitList(cn)[0] != "%"+cond.Name && splitList(cn)[0] != cond.Name {
+			cond, body = body, cond
+		}
+		if !cond.Root.Shape.Equal(*arr(PRED)) {
+			return nil, in.Errorf("condition %s must return pred[], returns %s", cond.Name, cond.Root.Shape)
+		}
+		if !body.Root.Shape.Equal(ops[0].Shape) {
+			return nil, in.Errorf("body %s returns %s, the loop carries %s", body.Name, body.Root.Shape, ops[0].Shape)
+		}
+		return like(ops[0].Shape), nil
+	case OpConditional:
+		if len(in.Called) == 0 || len(ops) != len(in.Called)+1 {
+			return nil, in.Errorf("needs one operand per branch after the predicate or index")
+		}
+		sel := ops[0].Shape
+		if !(sel.Rank() == 0 && (sel.Elem == PRED && len(in.Called) == 2 || sel.Elem == S32)) {
+			return nil, in.Errorf("branch selector must be pred[] (two branches) or s32[], is %s", sel)
+		}
+		root := in.Called[0].Root.Shape
+		for i, b := range in.Called {
+			if !b.Root.Shape.Equal(root) {
+				return nil, in.Errorf("branch %s returns %s, branch %s %s", b.Name, b.Root.Shape, in.Called[0].Name, root)
+			}
+			if err := checkArgs(in, b, ops[i+1:i+2]); err != nil {
+				return nil, err
+			}
+		}
+		return like(root), nil
+	case OpReduce:
+		return inferReduce(in)
+	case OpReduceWindow:
+		return inferReduceWindow(in)
+	case OpSelectAndScatter:
+		return like(ops[0].Shape), nil
+	case OpSort:
+		if len(ops) == 0 || len(a.Dimensions) != 1 {
+			return nil, in.Errorf("needs operands and one dimension")
+		}
+		if err := sameDims(in, ops...); err != nil {
+			return nil, err
+		}
+		if d := a.Dimensions[0]; d < 0 || int(d) >= ops[0].Shape.Rank() {
+			return nil, in.Errorf("dimension %d out of range", d)
+		}
+		if len(ops) == 1 {
+			return like(ops[0].Shape), nil
+		}
+		t := TupleShape()
+		for _, o := range ops {
+			t.Tuple = append(t.Tuple, *like(o.Shape))
+		}
+		return &t, nil
+	case OpTopK:
 		s := ops[0].Shape
-		s.Layout = nil
-		return &s, nil
+		if s.Rank() == 0 || a.K < 0 || a.K > s.Dims[s.Rank()-1] {
+			return nil, in.Errorf("k=%d does not fit %s", a.K, s.DimsString())
+		}
+		dims := append([]int64{}, s.Dims...)
+		dims[len(dims)-1] = a.K
+		t := TupleShape(*arr(s.Elem, dims...), *arr(S32, dims...))
+		return &t, nil
+	case OpDot:
+		return inferDot(in)
+	case OpConvolution:
+		return inferConvolution(in)
+	case OpGather:
+		return inferGather(in)
+	case OpScatter:
+		return inferScatter(in)
+	}
+	switch in.Op.Class() {
+	case ClassUnary:
+		return like(ops[0].Shape), nil
+	case ClassBinary:
+		if err := sameShapes(in, ops...); err != nil {
+			return nil, err
+		}
+		return like(ops[0].Shape), nil
 	}
 	return nil, nil
 }
@@ -147,15 +506,352 @@ func sameShapes(in *Instruction, ops ...*Instruction) error {
 	return nil
 }
 
-// IntAttr parses an integer attribute.
-func (in *Instruction) IntAttr(name string) (int64, error) {
-	v, ok := in.Attr(name)
-	if !ok {
-		return 0, in.Errorf("missing attribute %s", name)
+func sameDims(in *Instruction, ops ...*Instruction) error {
+	for _, o := range ops[1:] {
+		if !o.Shape.SameDims(ops[0].Shape) {
+			return in.Errorf("operands %s and %s differ: %s vs %s", ops[0].Name, o.Name, ops[0].Shape.DimsString(), o.Shape.DimsString())
+		}
 	}
-	var n int64
-	if _, err := fmt.Sscan(v, &n); err != nil {
-		return 0, in.Errorf("attribute %s=%s is not an integer", name, v)
+	return nil
+}
+
+func checkIndices(in *Instruction, idx []*Instruction, rank int) error {
+	if len(idx) == 1 && idx[0].Shape.Rank() == 1 && rank != 1 {
+		return in.Errorf("start indices must be %d scalars", rank)
 	}
-	return n, nil
+	if len(idx) != rank {
+		return in.Errorf("has %d start indices for rank %d", len(idx), rank)
+	}
+	for _, o := range idx {
+		if o.Shape.Rank() != 0 || !o.Shape.Elem.IsInteger() {
+			return in.Errorf("start index %s must be an integer scalar, is %s", o.Name, o.Shape.DimsString())
+		}
+	}
+	return nil
+}
+
+func checkArgs(in *Instruction, c *Computation, ops []*Instruction) error {
+	if len(c.Params) != len(ops) {
+		return in.Errorf("passes %d arguments to %s, which takes %d", len(ops), c.Name, len(c.Params))
+	}
+	for i, o := range ops {
+		if !compatible(c.Params[i].Shape, o.Shape, false) {
+			return in.Errorf("argument %d is %s, %s takes %s", i, o.Shape.DimsString(), c.Name, c.Params[i].Shape.DimsString())
+		}
+	}
+	return nil
+}
+
+func isPermutation(p []int64, n int) bool {
+	if len(p) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, d := range p {
+		if d < 0 || int(d) >= n || seen[d] {
+			return false
+		}
+		seen[d] = true
+	}
+	return true
+}
+
+func inferBroadcast(in *Instruction) (*Shape, error) {
+	src := in.Operands[0].Shape
+	if in.ShapeInferred {
+		return nil, in.Errorf("broadcast needs its result shape")
+	}
+	out := in.Shape
+	dims := in.A.Dimensions
+	if len(dims) != src.Rank() {
+		return nil, in.Errorf("dimensions=%v has %d entries for an operand of rank %d", dims, len(dims), src.Rank())
+	}
+	for i, d := range dims {
+		if d < 0 || int(d) >= out.Rank() || (i > 0 && d <= dims[i-1]) {
+			return nil, in.Errorf("dimensions=%v must be increasing and within rank %d", dims, out.Rank())
+		}
+		if src.Dims[i] != out.Dims[d] && src.Dims[i] != 1 {
+			return nil, in.Errorf("operand dimension %d (%d) does not match result dimension %d (%d)", i, src.Dims[i], d, out.Dims[d])
+		}
+	}
+	return arr(src.Elem, out.Dims...), nil
+}
+
+func inferReduce(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops)%2 != 0 || len(ops) == 0 {
+		return nil, in.Errorf("needs inputs and as many init values")
+	}
+	n := len(ops) / 2
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	src := ops[0].Shape
+	drop := map[int64]bool{}
+	for _, d := range in.A.Dimensions {
+		if d < 0 || int(d) >= src.Rank() || drop[d] {
+			return nil, in.Errorf("dimension %d out of range or repeated", d)
+		}
+		drop[d] = true
+	}
+	var dims []int64
+	for i, d := range src.Dims {
+		if !drop[int64(i)] {
+			dims = append(dims, d)
+		}
+	}
+	var outs []Shape
+	for i := 0; i < n; i++ {
+		init := ops[n+i].Shape
+		if init.Rank() != 0 {
+			return nil, in.Errorf("init value %s must be a scalar", ops[n+i].Name)
+		}
+		outs = append(outs, *arr(init.Elem, dims...))
+	}
+	if c := in.Called[0]; len(c.Params) != 2*n {
+		return nil, in.Errorf("reducer %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*n)
+	}
+	if n == 1 {
+		return &outs[0], nil
+	}
+	t := TupleShape(outs...)
+	return &t, nil
+}
+
+// windowOut is the output size of one window dimension over an input of
+// size n.
+func windowOut(n int64, w WindowDim) int64 {
+	padded := max(n-1, 0)*w.LhsDilate + min(n, 1) + w.PadLo + w.PadHi
+	win := (w.Size-1)*w.RhsDilate + 1
+	if padded < win || w.Stride <= 0 {
+		return 0
+	}
+	return (padded-win)/w.Stride + 1
+}
+
+func inferReduceWindow(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops)%2 != 0 || len(ops) == 0 {
+		return nil, in.Errorf("needs inputs and as many init values")
+	}
+	n := len(ops) / 2
+	src := ops[0].Shape
+	w := in.A.Window
+	if w == nil {
+		w = &Window{}
+	}
+	if len(w.Dims) != src.Rank() {
+		return nil, in.Errorf("window has %d dimensions, operand %d", len(w.Dims), src.Rank())
+	}
+	dims := make([]int64, src.Rank())
+	for i := range dims {
+		dims[i] = windowOut(src.Dims[i], w.Dims[i])
+	}
+	var outs []Shape
+	for i := 0; i < n; i++ {
+		outs = append(outs, *arr(ops[n+i].Shape.Elem, dims...))
+	}
+	if n == 1 {
+		return &outs[0], nil
+	}
+	t := TupleShape(outs...)
+	return &t, nil
+}
+
+func inferDot(in *Instruction) (*Shape, error) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	d := in.A.Dot
+	if len(d.LhsBatch) != len(d.RhsBatch) || len(d.LhsContract) != len(d.RhsContract) {
+		return nil, in.Errorf("lhs and rhs dimension numbers differ in count")
+	}
+	used := func(dims []int64, rank int, lists ...[]int64) (map[int64]bool, error) {
+		m := map[int64]bool{}
+		for _, ls := range lists {
+			for _, x := range ls {
+				if x < 0 || int(x) >= rank || m[x] {
+					return nil, in.Errorf("dimension %d out of range or repeated", x)
+				}
+				m[x] = true
+			}
+		}
+		return m, nil
+	}
+	lu, err := used(l.Dims, l.Rank(), d.LhsBatch, d.LhsContract)
+	if err != nil {
+		return nil, err
+	}
+	ru, err := used(r.Dims, r.Rank(), d.RhsBatch, d.RhsContract)
+	if err != nil {
+		return nil, err
+	}
+	var dims []int64
+	for i := range d.LhsBatch {
+		if l.Dims[d.LhsBatch[i]] != r.Dims[d.RhsBatch[i]] {
+			return nil, in.Errorf("batch dimensions differ: %d vs %d", l.Dims[d.LhsBatch[i]], r.Dims[d.RhsBatch[i]])
+		}
+		dims = append(dims, l.Dims[d.LhsBatch[i]])
+	}
+	for i := range d.LhsContract {
+		if l.Dims[d.LhsContract[i]] != r.Dims[d.RhsContract[i]] {
+			return nil, in.Errorf("contracting dimensions differ: %d vs %d", l.Dims[d.LhsContract[i]], r.Dims[d.RhsContract[i]])
+		}
+	}
+	for i, x := range l.Dims {
+		if !lu[int64(i)] {
+			dims = append(dims, x)
+		}
+	}
+	for i, x := range r.Dims {
+		if !ru[int64(i)] {
+			dims = append(dims, x)
+		}
+	}
+	t := l.Elem
+	if !in.ShapeInferred {
+		t = in.Shape.Elem
+	}
+	return arr(t, dims...), nil
+}
+
+func inferConvolution(in *Instruction) (*Shape, error) {
+	l, k := in.Operands[0].Shape, in.Operands[1].Shape
+	c := in.A.ConvDims
+	if c == nil {
+		return nil, in.Errorf("needs dim_labels=")
+	}
+	ns := len(c.InSpatial)
+	if l.Rank() != ns+2 || k.Rank() != ns+2 {
+		return nil, in.Errorf("dim_labels has %d spatial dimensions; operands have rank %d and %d", ns, l.Rank(), k.Rank())
+	}
+	w := in.A.Window
+	if w == nil {
+		w = &Window{}
+	}
+	if len(w.Dims) != ns {
+		return nil, in.Errorf("window has %d dimensions, convolution %d", len(w.Dims), ns)
+	}
+	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
+	if fg <= 0 || bg <= 0 {
+		return nil, in.Errorf("group counts must be positive")
+	}
+	inF := l.Dims[c.InFeature]
+	if inF%fg != 0 || inF/fg != k.Dims[c.KIn] {
+		return nil, in.Errorf("input features %d / feature_group_count %d != kernel input features %d", inF, fg, k.Dims[c.KIn])
+	}
+	outF := k.Dims[c.KOut]
+	if outF%fg != 0 || outF%bg != 0 || l.Dims[c.InBatch]%bg != 0 {
+		return nil, in.Errorf("group counts do not divide the feature or batch dimensions")
+	}
+	dims := make([]int64, ns+2)
+	dims[c.OutBatch] = l.Dims[c.InBatch] / bg
+	dims[c.OutFeature] = outF
+	for i := 0; i < ns; i++ {
+		wd := w.Dims[i]
+		if wd.Size != k.Dims[c.KSpatial[i]] {
+			return nil, in.Errorf("window size %d does not match kernel spatial dimension %d", wd.Size, k.Dims[c.KSpatial[i]])
+		}
+		dims[c.OutSpatial[i]] = windowOut(l.Dims[c.InSpatial[i]], wd)
+	}
+	t := l.Elem
+	if !in.ShapeInferred {
+		t = in.Shape.Elem
+	}
+	return arr(t, dims...), nil
+}
+
+func inferGather(in *Instruction) (*Shape, error) {
+	src, idx := in.Operands[0].Shape, in.Operands[1].Shape
+	g := in.A.Gather
+	if len(g.SliceSizes) != src.Rank() {
+		return nil, in.Errorf("slice_sizes has %d entries for rank %d", len(g.SliceSizes), src.Rank())
+	}
+	if !idx.Elem.IsInteger() {
+		return nil, in.Errorf("indices must be integers, are %s", idx.Elem)
+	}
+	skip := map[int64]bool{}
+	for _, d := range append(append([]int64{}, g.CollapsedSliceDims...), g.OperandBatchingDims...) {
+		if d < 0 || int(d) >= src.Rank() {
+			return nil, in.Errorf("collapsed or batching dimension %d out of range", d)
+		}
+		skip[d] = true
+	}
+	var offsets []int64
+	for i, s := range g.SliceSizes {
+		if s < 0 || s > src.Dims[i] {
+			return nil, in.Errorf("slice size %d exceeds dimension %d", s, i)
+		}
+		if !skip[int64(i)] {
+			offsets = append(offsets, s)
+		}
+	}
+	if len(offsets) != len(g.OffsetDims) {
+		return nil, in.Errorf("offset_dims has %d entries, the slice keeps %d dimensions", len(g.OffsetDims), len(offsets))
+	}
+	var batch []int64
+	for i, d := range idx.Dims {
+		if int64(i) != g.IndexVectorDim {
+			batch = append(batch, d)
+		}
+	}
+	rank := len(batch) + len(offsets)
+	dims := make([]int64, rank)
+	isOff := map[int64]bool{}
+	for _, d := range g.OffsetDims {
+		if d < 0 || int(d) >= rank {
+			return nil, in.Errorf("offset dimension %d out of range", d)
+		}
+		isOff[d] = true
+	}
+	oi, bi := 0, 0
+	for i := range dims {
+		if isOff[int64(i)] {
+			dims[i] = offsets[oi]
+			oi++
+		} else {
+			if bi >= len(batch) {
+				return nil, in.Errorf("offset_dims do not fit the output rank")
+			}
+			dims[i] = batch[bi]
+			bi++
+		}
+	}
+	return arr(src.Elem, dims...), nil
+}
+
+func inferScatter(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops) < 3 || len(ops)%2 == 0 {
+		return nil, in.Errorf("needs N operands, indices and N updates")
+	}
+	n := (len(ops) - 1) / 2
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	if !ops[n].Shape.Elem.IsInteger() {
+		return nil, in.Errorf("indices must be integers, are %s", ops[n].Shape.Elem)
+	}
+	if n == 1 {
+		return like(ops[0].Shape), nil
+	}
+	t := TupleShape()
+	for _, o := range ops[:n] {
+		t.Tuple = append(t.Tuple, *like(o.Shape))
+	}
+	return &t, nil
+}
+
+// sortedKeys is a helper for deterministic iteration in messages.
+func sortedKeys(m map[int64]bool) []int64 {
+	var out []int64
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

@@ -135,7 +135,7 @@ func assignBuffers(s *state) error {
 			}
 			s.values[in] = leaves
 		case hlo.OpGetTupleElement:
-			idx, _ := in.IntAttr("index")
+			idx := in.A.Index
 			src := in.Operands[0].Shape
 			off := 0
 			for j := 0; j < int(idx); j++ {

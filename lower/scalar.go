@@ -309,7 +309,7 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 }
 
 func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {
-	dir, _ := in.Attr("direction")
+	dir := in.A.Direction
 	t := x.t
 	var o spirv.Op
 	switch t.Kind() {
@@ -332,7 +332,7 @@ func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {
 	if o == 0 {
 		return val{}, in.Errorf("bad comparison direction %q", dir)
 	}
-	if ct, ok := in.Attr("type"); ok && ct == "TOTALORDER" {
+	if in.A.CompareType == "TOTALORDER" {
 		return val{}, in.Errorf("comparison type TOTALORDER is not supported on the device yet")
 	}
 	return val{k.boolOp(o, x.id, y.id), hlo.PRED}, nil

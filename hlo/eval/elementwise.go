@@ -201,7 +201,7 @@ func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) 
 	case hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
 		return shift(in.Op, t, x, a[1]), nil
 	case hlo.OpCompare:
-		dir, _ := in.Attr("direction")
+		dir := in.A.Direction
 		return bl(compare(t, dir, x, a[1]))
 	case hlo.OpSelect:
 		if x.u != 0 {

@@ -75,11 +75,7 @@ func instruction(in *hlo.Instruction, env map[*hlo.Instruction]*Value, args []*V
 		}
 		return t, nil
 	case hlo.OpGetTupleElement:
-		idx, err := in.IntAttr("index")
-		if err != nil {
-			return nil, err
-		}
-		return env[in.Operands[0]].Tuple[idx], nil
+		return env[in.Operands[0]].Tuple[in.A.Index], nil
 	}
 	if in.Op.IsElementwise() {
 		ops := make([]*hlo.Literal, len(in.Operands))

@@ -1,0 +1,45 @@
+package hlo
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMiniFloatKnownValues(t *testing.T) {
+	for _, tc := range []struct {
+		t    ElementType
+		v    float64
+		bits uint32
+	}{
+		{F8E4M3FN, 448, 0x7e}, {F8E4M3FN, -448, 0xfe}, {F8E4M3FN, 1, 0x38}, {F8E4M3FN, 0x1p-9, 0x01},
+		{F8E4M3FN, 1000, 0x7f}, {F8E4M3FN, math.Inf(1), 0x7f}, // no inf: overflow is NaN
+		{F8E5M2, 57344, 0x7b}, {F8E5M2, math.Inf(-1), 0xfc}, {F8E5M2, 1, 0x3c}, {F8E5M2, 1e6, 0x7c},
+		{F8E4M3FNUZ, 240, 0x7f}, {F8E4M3FNUZ, math.Copysign(0, -1), 0x00}, {F8E4M3FNUZ, 1, 0x40},
+		{F8E5M2FNUZ, 1, 0x40}, {F8E4M3B11FNUZ, 1, 0x58},
+		{F8E4M3, 240, 0x77}, {F8E4M3, math.Inf(1), 0x78},
+		{F8E3M4, 1, 0x30}, {F8E3M4, 15.5, 0x6f},
+		{F8E8M0FNU, 1, 0x7f}, {F8E8M0FNU, 0.5, 0x7e}, {F8E8M0FNU, 3.5, 0x81},
+		{F4E2M1FN, 6, 0x7}, {F4E2M1FN, -0.5, 0x9}, {F4E2M1FN, 100, 0x7}, {F4E2M1FN, 1.25, 0x2}, // 1.25 ties to even (1.0)
+		{F8E4M3FN, 1.0625, 0x38}, {F8E4M3FN, 1.1875, 0x3a}, // ties to even mantissa
+	} {
+		require.Equal(t, tc.bits, MiniFloatFromFloat64(tc.t, tc.v), "%s(%v)", tc.t, tc.v)
+	}
+}
+
+// Every encoding decodes and re-encodes to itself (NaNs to the canonical NaN).
+func TestMiniFloatRoundTrip(t *testing.T) {
+	for typ, f := range miniFloats {
+		n := uint32(1) << uint(typ.Bits())
+		for b := uint32(0); b < n; b++ {
+			v := f.decode(b)
+			got := f.encode(v)
+			if math.IsNaN(v) {
+				require.True(t, math.IsNaN(f.decode(got)), "%s %#x", typ, b)
+				continue
+			}
+			require.Equal(t, b, got, "%s %#x = %v", typ, b, v)
+		}
+	}
+}
