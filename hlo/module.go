@@ -30,7 +30,6 @@ func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 // Module is one HloModule: a set of computations, one of them the entry.
 type Module struct {
 	Name         string
-	NameColon    bool   // written "HloModule name:" (some XLA tests); printed back the same way
 	Attrs        []Attr // header attributes (entry_computation_layout, is_scheduled, ...) kept verbatim
 	StackTables  []StackTable
 	Computations []*Computation
@@ -101,10 +100,6 @@ func (in *Instruction) AttrValue(name string) (string, bool) {
 		return a.Value, true
 	}
 	return "", false
-}
-
-func (in *Instruction) String() string {
-	return fmt.Sprintf("%s = %s %s(...)", in.Name, in.Shape, in.Op)
 }
 
 // Errorf makes an error at the instruction's position that names it.

@@ -49,6 +49,9 @@ func Parse(file, src string) (*Module, error) {
 	return mods[0], nil
 }
 
+// MaxElements bounds the element count of any shape vkjit accepts.
+const MaxElements = int64(1) << 48
+
 // ModuleSeparator is the line that separates modules in one file.
 const ModuleSeparator = "// -----"
 
@@ -195,10 +198,8 @@ func (p *parser) module() (*Module, error) {
 			return nil, err
 		}
 		m.Name = name(nt)
-		if ok, err := p.accept(":"); err != nil { // some XLA tests write "HloModule name:"
+		if _, err := p.accept(":"); err != nil { // some XLA tests write "HloModule name:"
 			return nil, err
-		} else if ok {
-			m.NameColon = true
 		}
 		for {
 			ok, err := p.accept(",")
@@ -729,6 +730,15 @@ func (p *parser) shape() (Shape, error) {
 	}
 	if !dynamic {
 		s.Dynamic = nil
+	}
+	// Reject shapes whose element count overflows: every size computation
+	// downstream may then use int64 without checks.
+	n := int64(1)
+	for _, d := range s.Dims {
+		if d > 0 && n > MaxElements/d {
+			return s, p.errorf(t.pos, "shape %s has more than 2^48 elements", s.DimsString())
+		}
+		n *= max(d, 1)
 	}
 	// Optional layout {1,0} or {1,0:T(8,128)S(1)}. A '{' after a shape
 	// can also open a computation body (after a signature), so look inside.

@@ -130,6 +130,13 @@ func (s Shape) write(b *strings.Builder, layout bool) {
 		}
 		b.WriteByte(')')
 		return
+	case s.Buffer:
+		b.WriteString("b(")
+		inner := s
+		inner.Buffer = false
+		inner.write(b, layout)
+		b.WriteString(")")
+		return
 	case s.Elem == Token || s.Elem == Opaque:
 		b.WriteString(s.Elem.String())
 		b.WriteString("[]")
@@ -142,6 +149,10 @@ func (s Shape) write(b *strings.Builder, layout bool) {
 			b.WriteByte(',')
 		}
 		if i < len(s.Dynamic) && s.Dynamic[i] {
+			if d < 0 {
+				b.WriteString("?")
+				continue
+			}
 			b.WriteString("<=")
 		}
 		fmt.Fprint(b, d)

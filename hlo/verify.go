@@ -406,7 +406,10 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := sameShapes(in, ops...); err != nil {
+		if err := sameDims(in, ops...); err != nil { // operand types may differ
+			return nil, err
+		}
+		if err := checkArgs(in, c, scalarsOf(ops)); err != nil {
 			return nil, err
 		}
 		return arr(c.Root.Shape.Elem, ops[0].Shape.Dims...), nil
@@ -844,6 +847,16 @@ func inferScatter(in *Instruction) (*Shape, error) {
 		t.Tuple = append(t.Tuple, *like(o.Shape))
 	}
 	return &t, nil
+}
+
+// scalarsOf stands in scalar instructions of the operands' types, to
+// check a map computation's parameters.
+func scalarsOf(ops []*Instruction) []*Instruction {
+	out := make([]*Instruction, len(ops))
+	for i, o := range ops {
+		out[i] = &Instruction{Name: o.Name, Shape: *arr(o.Shape.Elem)}
+	}
+	return out
 }
 
 // sortedKeys is a helper for deterministic iteration in messages.
