@@ -2,6 +2,7 @@
 //
 //	vkjit devices                        list the Vulkan devices
 //	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
+//	vkjit fmt GRAPH.hlo                  print the modules in canonical form
 //
 // Run `vkjit help` for the flags.
 package main
@@ -20,6 +21,7 @@ const usage = `vkjit compiles XLA HLO programs to Vulkan compute kernels and run
 Usage:
   vkjit devices                              list Vulkan devices
   vkjit run [flags] GRAPH.hlo [ARG.npy ...]  run a module, one .npy per entry parameter
+  vkjit fmt GRAPH.hlo                        print every module in canonical HLO text
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -49,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDevices(args[1:], stdout)
 	case "run":
 		err = cmdRun(args[1:], stdout, stderr)
+	case "fmt":
+		err = cmdFmt(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -119,3 +119,40 @@ func TestRunErrors(t *testing.T) {
 		require.True(t, strings.HasPrefix(errs, "vkjit: "))
 	}
 }
+
+func TestFmtFixedPoint(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.hlo")
+	require.NoError(t, os.WriteFile(in, []byte(`HloModule a
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+ENTRY %main (p: f32[4]) -> f32[] {
+  %p = f32[4]{0} parameter(0)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%add
+}
+// -----
+HloModule b
+ENTRY e {
+  p0 = f64[3] parameter(0)
+  ROOT out = add(p0, p0)
+}
+`), 0o644))
+	code, out1, errs := vkjitCmd("fmt", in)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out1, "\n// -----\n")
+	require.Contains(t, out1, "ROOT out = f64[3] add(p0, p0)", "the omitted shape is filled in")
+	require.Contains(t, out1, "ROOT s = f32[] add(x, y)", "typed operands and sigils are dropped")
+	again := filepath.Join(dir, "again.hlo")
+	require.NoError(t, os.WriteFile(again, []byte(out1), 0o644))
+	code, out2, errs := vkjitCmd("fmt", again)
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, out1, out2, "fmt of fmt's output is byte-identical")
+
+	code, _, errs = vkjitCmd("fmt", filepath.Join(dir, "missing.hlo"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "missing.hlo")
+}
