@@ -48,7 +48,7 @@ func (f miniFloat) maxField() uint32 {
 	all := uint32(1)<<uint(f.exp+f.man) - 1
 	switch {
 	case f.ieee:
-		return (1<<uint(f.exp) - 2) << uint(f.man) | (1<<uint(f.man) - 1)
+		return (1<<uint(f.exp)-2)<<uint(f.man) | (1<<uint(f.man) - 1)
 	case f.fn:
 		return all - 1
 	case f.unsigned:

@@ -113,7 +113,6 @@ func TestVerifyErrors(t *testing.T) {
 	require.ErrorContains(t, Verify(m), "shape is f32[3], but its operands give f32[2]")
 }
 
-
 func TestInferredRootShape(t *testing.T) {
 	m, err := Parse("t.hlo", "HloModule m\nENTRY e {\n  p0 = f64[3] parameter(0)\n  p1 = f64[3] parameter(1)\n  ROOT out = add(p0, p1)\n}")
 	require.NoError(t, err)

@@ -187,32 +187,54 @@ func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) 
 		}
 	case hlo.OpConvert:
 		return convert(t, out, x), nil
-	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpAtan2:
-		return binaryOp(in.Op, t, x, a[1])
-	case hlo.OpAnd, hlo.OpOr, hlo.OpXor:
-		y := a[1]
-		switch in.Op {
-		case hlo.OpAnd:
-			return scalar{i: x.i & y.i, u: x.u & y.u}, nil
-		case hlo.OpOr:
-			return scalar{i: x.i | y.i, u: x.u | y.u}, nil
-		}
-		return scalar{i: x.i ^ y.i, u: x.u ^ y.u}, nil
-	case hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
-		return shift(in.Op, t, x, a[1]), nil
+	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum,
+		hlo.OpPower, hlo.OpAtan2, hlo.OpAnd, hlo.OpOr, hlo.OpXor, hlo.OpShiftLeft, hlo.OpShiftRightLogical,
+		hlo.OpShiftRightArithmetic:
+		return applyBinary(in.Op, t, x, a[1])
 	case hlo.OpCompare:
-		dir := in.A.Direction
-		return bl(compare(t, dir, x, a[1]))
+		return bl(compareScalars(t, in.A.Direction, in.A.CompareType == "TOTALORDER", x, a[1]))
+	case hlo.OpAcos, hlo.OpAcosh, hlo.OpAsin, hlo.OpAsinh, hlo.OpAtanh, hlo.OpCosh, hlo.OpSinh:
+		if isF {
+			fn := map[hlo.Opcode]func(float64) float64{hlo.OpAcos: math.Acos, hlo.OpAcosh: math.Acosh,
+				hlo.OpAsin: math.Asin, hlo.OpAsinh: math.Asinh, hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh,
+				hlo.OpSinh: math.Sinh}[in.Op]
+			return f(fn(x.f))
+		}
+	case hlo.OpReducePrecision:
+		if isF {
+			return scalar{f: reducePrecision(t, x.f, in.A.ExponentBits, in.A.MantissaBits)}, nil
+		}
 	case hlo.OpSelect:
 		if x.u != 0 {
 			return a[1], nil
 		}
 		return a[2], nil
 	case hlo.OpClamp:
-		r, _ := binaryOp(hlo.OpMaximum, t, a[1], a[0])
+		r, err := binaryOp(hlo.OpMaximum, t, a[1], a[0])
+		if err != nil {
+			return r, err
+		}
 		return binaryOp(hlo.OpMinimum, t, r, a[2])
 	}
 	return scalar{}, in.Errorf("the reference evaluator does not implement %s for %s", in.Op, t)
+}
+
+// applyBinary computes a binary elementwise op other than compare.
+func applyBinary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
+	switch op {
+	case hlo.OpAnd:
+		return scalar{i: x.i & y.i, u: x.u & y.u}, nil
+	case hlo.OpOr:
+		return scalar{i: x.i | y.i, u: x.u | y.u}, nil
+	case hlo.OpXor:
+		return scalar{i: x.i ^ y.i, u: x.u ^ y.u}, nil
+	case hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
+		if !t.IsInteger() {
+			return scalar{}, errUnsupported(op, t)
+		}
+		return shift(op, t, x, y), nil
+	}
+	return binaryOp(op, t, x, y)
 }
 
 func binaryOp(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
@@ -489,6 +511,54 @@ func roundFromI(t hlo.ElementType, i int64) float64 {
 		return float64(float32(i))
 	}
 	return round(t, float64(i))
+}
+
+// reducePrecision rounds x to a float with the given exponent and
+// mantissa widths and back, as XLA's reduce-precision does: mantissa
+// rounded to nearest even, exponents beyond the narrow range overflow to
+// infinity or flush to (signed) zero, NaN stays NaN.
+func reducePrecision(t hlo.ElementType, x float64, expBits, manBits int64) float64 {
+	var srcExp, srcMan, nbits uint
+	switch t {
+	case hlo.F64:
+		srcExp, srcMan, nbits = 11, 52, 64
+	case hlo.F32:
+		srcExp, srcMan, nbits = 8, 23, 32
+	case hlo.F16:
+		srcExp, srcMan, nbits = 5, 10, 16
+	case hlo.BF16:
+		srcExp, srcMan, nbits = 8, 7, 16
+	default:
+		return x
+	}
+	bits := encodeFloat(t, x)
+	if uint(manBits) < srcMan {
+		shift := srcMan - uint(manBits)
+		lastBit := uint64(1) << shift
+		bias := (lastBit >> 1) - 1
+		bits = (bits + (bits&lastBit)>>shift + bias) &^ (lastBit - 1)
+	}
+	if uint(expBits) < srcExp {
+		signMask := uint64(1) << (nbits - 1)
+		expMask := (uint64(1)<<srcExp - 1) << srcMan
+		bias := uint64(1)<<(srcExp-1) - 1
+		rbias := uint64(1)<<(uint(expBits)-1) - 1
+		e := bits & expMask
+		signedZero := bits & signMask
+		switch {
+		case e > (bias+rbias)<<srcMan:
+			bits = signedZero | expMask
+		case e <= (bias-rbias)<<srcMan:
+			bits = signedZero
+		}
+	}
+	if nbits < 64 {
+		bits &= uint64(1)<<nbits - 1
+	}
+	if math.IsNaN(x) && manBits > 0 { // with no mantissa bits NaN becomes inf, as in XLA
+		return x
+	}
+	return decodeFloat(t, bits)
 }
 
 func roundFromU(t hlo.ElementType, u uint64) float64 {

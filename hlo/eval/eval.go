@@ -12,7 +12,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// Value is an array (Lit) or a tuple of values.
+// Value is an array (Lit), a tuple of values, or a token (neither).
 type Value struct {
 	Lit   *hlo.Literal
 	Tuple []*Value
@@ -30,6 +30,12 @@ func (v *Value) Leaves() []*hlo.Literal {
 	return out
 }
 
+// Unsupported is the error for ops and types the evaluator refuses
+// (complex numbers, custom calls, host transfers): it names them.
+type Unsupported struct{ What string }
+
+func (e *Unsupported) Error() string { return "the reference evaluator does not run " + e.What }
+
 // Run evaluates the module's entry computation on args.
 func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
 	c := m.Entry
@@ -44,13 +50,57 @@ func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
 		}
 		vals[i] = &Value{Lit: a}
 	}
-	return computation(c, vals)
+	e := &evaluator{order: map[*hlo.Computation][]*hlo.Instruction{}}
+	return e.call(c, vals)
 }
 
-func computation(c *hlo.Computation, args []*Value) (*Value, error) {
-	env := map[*hlo.Instruction]*Value{}
+// RunValues evaluates with tuple-shaped arguments allowed.
+func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
+	e := &evaluator{order: map[*hlo.Computation][]*hlo.Instruction{}}
+	if len(args) != len(m.Entry.Params) {
+		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", m.Name, len(m.Entry.Params), len(args))
+	}
+	return e.call(m.Entry, args)
+}
+
+type evaluator struct {
+	order map[*hlo.Computation][]*hlo.Instruction
+}
+
+// schedule orders a computation's instructions so that operands come
+// first (the text may define them after their users).
+func (e *evaluator) schedule(c *hlo.Computation) []*hlo.Instruction {
+	if o, ok := e.order[c]; ok {
+		return o
+	}
+	var out []*hlo.Instruction
+	seen := map[*hlo.Instruction]bool{}
+	var visit func(in *hlo.Instruction)
+	visit = func(in *hlo.Instruction) {
+		if seen[in] {
+			return
+		}
+		seen[in] = true
+		for _, o := range in.Operands {
+			visit(o)
+		}
+		out = append(out, in)
+	}
 	for _, in := range c.Instructions {
-		v, err := instruction(in, env, args)
+		visit(in)
+	}
+	e.order[c] = out
+	return out
+}
+
+// call evaluates computation c on args.
+func (e *evaluator) call(c *hlo.Computation, args []*Value) (*Value, error) {
+	if len(args) != len(c.Params) {
+		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", c.Name, len(c.Params), len(args))
+	}
+	env := make(map[*hlo.Instruction]*Value, len(c.Instructions))
+	for _, in := range e.schedule(c) {
+		v, err := e.instruction(in, env, args)
 		if err != nil {
 			return nil, err
 		}
@@ -59,36 +109,139 @@ func computation(c *hlo.Computation, args []*Value) (*Value, error) {
 	return env[c.Root], nil
 }
 
-func instruction(in *hlo.Instruction, env map[*hlo.Instruction]*Value, args []*Value) (*Value, error) {
+// callScalars applies computation c to scalar arguments and returns its
+// scalar results (one, or the elements of a tuple).
+func (e *evaluator) callScalars(c *hlo.Computation, args []*hlo.Literal) ([]*hlo.Literal, error) {
+	vs := make([]*Value, len(args))
+	for i, a := range args {
+		vs[i] = &Value{Lit: a}
+	}
+	r, err := e.call(c, vs)
+	if err != nil {
+		return nil, err
+	}
+	return r.Leaves(), nil
+}
+
+func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*Value, args []*Value) (*Value, error) {
+	ops := make([]*Value, len(in.Operands))
+	for i, o := range in.Operands {
+		ops[i] = env[o]
+	}
+	lit := func(i int) *hlo.Literal { return ops[i].Lit }
+	one := func(l *hlo.Literal, err error) (*Value, error) {
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Lit: l}, nil
+	}
+	for _, leaf := range in.Shape.Leaves() {
+		if leaf.Elem.Kind() == hlo.KindComplex {
+			return nil, in.Errorf("%v", &Unsupported{"complex numbers (" + leaf.Elem.String() + ")"})
+		}
+	}
 	switch in.Op {
 	case hlo.OpParameter:
 		return args[in.ParamNum], nil
 	case hlo.OpConstant:
 		if in.Literal == nil || in.Literal.Elided {
-			return nil, in.Errorf("constant's values were elided")
+			return nil, in.Errorf("the constant's values were elided from the text ({...})")
 		}
 		return &Value{Lit: in.Literal}, nil
 	case hlo.OpTuple:
-		t := &Value{}
-		for _, o := range in.Operands {
-			t.Tuple = append(t.Tuple, env[o])
-		}
-		return t, nil
+		return &Value{Tuple: ops}, nil
 	case hlo.OpGetTupleElement:
-		return env[in.Operands[0]].Tuple[in.A.Index], nil
+		return ops[0].Tuple[in.A.Index], nil
+	case hlo.OpAfterAll:
+		return &Value{}, nil
+	case hlo.OpAddDependency, hlo.OpOptimizationBarrier, hlo.OpCopy:
+		return ops[0], nil
+	case hlo.OpReplicaID, hlo.OpPartitionID:
+		return one(zeros(in.Shape), nil)
+	case hlo.OpCall, hlo.OpFusion:
+		return e.call(in.Called[0], ops)
+	case hlo.OpWhile:
+		return e.while(in, ops[0])
+	case hlo.OpConditional:
+		return e.conditional(in, ops)
+	case hlo.OpBroadcast:
+		return one(broadcast(in, lit(0)), nil)
+	case hlo.OpReshape, hlo.OpBitcast:
+		return one(&hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims...), Data: lit(0).Data}, nil)
+	case hlo.OpTranspose:
+		return one(transpose(in, lit(0)), nil)
+	case hlo.OpSlice:
+		return one(slice(in, lit(0)), nil)
+	case hlo.OpDynamicSlice:
+		return one(dynamicSlice(in, lit(0), leaves(ops[1:])), nil)
+	case hlo.OpDynamicUpdateSlice:
+		return one(dynamicUpdateSlice(lit(0), lit(1), leaves(ops[2:])), nil)
+	case hlo.OpConcatenate:
+		return one(concatenate(in, leaves(ops)), nil)
+	case hlo.OpPad:
+		return one(pad(in, lit(0), lit(1)), nil)
+	case hlo.OpReverse:
+		return one(reverse(in, lit(0)), nil)
+	case hlo.OpIota:
+		return one(iota(in), nil)
+	case hlo.OpGather:
+		return one(gather(in, lit(0), lit(1)))
+	case hlo.OpScatter:
+		return e.scatter(in, leaves(ops))
+	case hlo.OpReduce:
+		return e.reduce(in, leaves(ops))
+	case hlo.OpReduceWindow:
+		return e.reduceWindow(in, leaves(ops))
+	case hlo.OpSelectAndScatter:
+		return one(e.selectAndScatter(in, lit(0), lit(1), lit(2)))
+	case hlo.OpSort:
+		return e.sort(in, leaves(ops))
+	case hlo.OpTopK:
+		return topK(in, lit(0))
+	case hlo.OpMap:
+		return one(e.mapOp(in, leaves(ops)))
+	case hlo.OpDot:
+		return one(dot(in, lit(0), lit(1)))
+	case hlo.OpConvolution:
+		return one(convolution(in, lit(0), lit(1)))
+	case hlo.OpRngBitGenerator:
+		return rngBitGenerator(in, lit(0))
+	case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast:
+		// One replica: every collective is the identity on its operands.
+		if len(ops) == 1 {
+			return ops[0], nil
+		}
+		return &Value{Tuple: ops}, nil
+	case hlo.OpCollectivePermute:
+		// One replica: a {0,0} pair copies; without one the result is zeros.
+		if v, ok := in.AttrValue("source_target_pairs"); ok && (v == "{{0,0}}" || v == "{{0, 0}}") {
+			return ops[0], nil
+		}
+		return one(zeros(in.Shape), nil)
+	case hlo.OpBitcastConvert:
+		return one(bitcastConvert(in, lit(0)))
 	}
 	if in.Op.IsElementwise() {
-		ops := make([]*hlo.Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = env[o].Lit
-		}
-		lit, err := elementwise(in, ops)
+		l, err := elementwise(in, leaves(ops))
 		if err != nil {
-			return nil, err
+			return nil, in.Errorf("%v", err)
 		}
-		return &Value{Lit: lit}, nil
+		return &Value{Lit: l}, nil
 	}
-	return nil, in.Errorf("the reference evaluator does not implement %s yet", in.Op)
+	return nil, in.Errorf("%v", &Unsupported{in.Op.String()})
+}
+
+func leaves(vs []*Value) []*hlo.Literal {
+	out := make([]*hlo.Literal, len(vs))
+	for i, v := range vs {
+		out[i] = v.Lit
+	}
+	return out
+}
+
+// zeros makes an all-zero literal of an array shape.
+func zeros(s hlo.Shape) *hlo.Literal {
+	return &hlo.Literal{Shape: hlo.ArrayShape(s.Elem, s.Dims...), Data: make([]byte, s.ByteSize())}
 }
 
 // scalar is one element, decoded: every type's value fits one of the
@@ -99,29 +252,25 @@ type scalar struct {
 	u uint64
 }
 
-func get(l *hlo.Literal, i int64) scalar {
-	t := l.Shape.Elem
-	n := int64(t.Bytes())
-	if l.Shape.Rank() == 0 {
-		i = 0
-	}
+func rawBits(l *hlo.Literal, i int64) uint64 {
+	n := int64(l.Shape.Elem.Bytes())
 	b := l.Data[i*n : (i+1)*n]
 	var bits uint64
 	for j := len(b) - 1; j >= 0; j-- {
 		bits = bits<<8 | uint64(b[j])
 	}
+	return bits
+}
+
+func get(l *hlo.Literal, i int64) scalar {
+	if l.Shape.Rank() == 0 {
+		i = 0
+	}
+	t := l.Shape.Elem
+	bits := rawBits(l, i)
 	switch t.Kind() {
 	case hlo.KindFloat:
-		switch t {
-		case hlo.F32:
-			return scalar{f: float64(math.Float32frombits(uint32(bits)))}
-		case hlo.F64:
-			return scalar{f: math.Float64frombits(bits)}
-		case hlo.F16:
-			return scalar{f: hlo.F16ToFloat64(uint16(bits))}
-		case hlo.BF16:
-			return scalar{f: float64(math.Float32frombits(uint32(bits) << 16))}
-		}
+		return scalar{f: decodeFloat(t, bits)}
 	case hlo.KindSigned:
 		shift := 64 - uint(t.Bits())
 		return scalar{i: int64(bits<<shift) >> shift}
@@ -129,45 +278,66 @@ func get(l *hlo.Literal, i int64) scalar {
 	return scalar{u: bits}
 }
 
-func put(dst []byte, t hlo.ElementType, i int64, s scalar) {
-	n := int64(t.Bytes())
-	var bits uint64
-	switch t.Kind() {
-	case hlo.KindFloat:
-		switch t {
-		case hlo.F32:
-			bits = uint64(math.Float32bits(float32(s.f)))
-		case hlo.F64:
-			bits = math.Float64bits(s.f)
-		case hlo.F16:
-			bits = uint64(hlo.F16FromFloat64(s.f))
-		case hlo.BF16:
-			bits = uint64(hlo.BF16FromFloat64(s.f))
-		}
-	case hlo.KindSigned:
-		bits = uint64(s.i)
-	default:
-		bits = s.u
+func decodeFloat(t hlo.ElementType, bits uint64) float64 {
+	switch t {
+	case hlo.F32:
+		return float64(math.Float32frombits(uint32(bits)))
+	case hlo.F64:
+		return math.Float64frombits(bits)
+	case hlo.F16:
+		return hlo.F16ToFloat64(uint16(bits))
+	case hlo.BF16:
+		return float64(math.Float32frombits(uint32(bits) << 16))
 	}
+	return hlo.MiniFloatToFloat64(t, uint32(bits))
+}
+
+func encodeFloat(t hlo.ElementType, f float64) uint64 {
+	switch t {
+	case hlo.F32:
+		return uint64(math.Float32bits(float32(f)))
+	case hlo.F64:
+		return math.Float64bits(f)
+	case hlo.F16:
+		return uint64(hlo.F16FromFloat64(f))
+	case hlo.BF16:
+		return uint64(hlo.BF16FromFloat64(f))
+	}
+	return uint64(hlo.MiniFloatFromFloat64(t, f))
+}
+
+func putBits(dst []byte, t hlo.ElementType, i int64, bits uint64) {
+	n := int64(t.Bytes())
 	for j := int64(0); j < n; j++ {
 		dst[i*n+j] = byte(bits >> (8 * j))
 	}
 }
 
-// round keeps a float64 result at the precision of type t.
-func round(t hlo.ElementType, f float64) float64 {
-	switch t {
-	case hlo.F32:
-		return float64(float32(f))
-	case hlo.F16:
-		return hlo.F16ToFloat64(hlo.F16FromFloat64(f))
-	case hlo.BF16:
-		return float64(math.Float32frombits(uint32(hlo.BF16FromFloat64(f)) << 16))
+func put(dst []byte, t hlo.ElementType, i int64, s scalar) {
+	var bits uint64
+	switch t.Kind() {
+	case hlo.KindFloat:
+		bits = encodeFloat(t, s.f)
+	case hlo.KindSigned:
+		bits = uint64(s.i)
+		if t.Bits() < 8 {
+			bits &= 1<<uint(t.Bits()) - 1
+		}
+	default:
+		bits = s.u
 	}
-	return f
+	putBits(dst, t, i, bits)
 }
 
-// wrap sign- or zero-extends the low bits of an integer of type t.
+// round keeps a float64 result at the precision of type t.
+func round(t hlo.ElementType, f float64) float64 {
+	if t == hlo.F64 {
+		return f
+	}
+	return decodeFloat(t, encodeFloat(t, f))
+}
+
+// wrapS sign-extends the low bits of an integer of type t.
 func wrapS(t hlo.ElementType, v int64) int64 {
 	shift := 64 - uint(t.Bits())
 	return v << shift >> shift
@@ -193,4 +363,17 @@ func LiteralFromBytes(s hlo.Shape, data []byte) (*hlo.Literal, error) {
 		return nil, fmt.Errorf("eval: %s needs %d bytes, got %d", s.DimsString(), s.ByteSize(), len(data))
 	}
 	return &hlo.Literal{Shape: s, Data: data}, nil
+}
+
+// asInt reads element i of an integer literal as int64 (unsigned types
+// beyond int64's range saturate, which index clamping makes harmless).
+func asInt(l *hlo.Literal, i int64) int64 {
+	s := get(l, i)
+	if l.Shape.Elem.Kind() == hlo.KindUnsigned {
+		if s.u > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return int64(s.u)
+	}
+	return s.i
 }

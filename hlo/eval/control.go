@@ -1,0 +1,68 @@
+package eval
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// maxTrips bounds a while loop so that a test cannot hang.
+const maxTrips = 1 << 24
+
+func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
+	cond, body := in.Called[0], in.Called[1]
+	if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
+		cond, body = body, cond
+	}
+	state := init
+	for trip := 0; ; trip++ {
+		if trip == maxTrips {
+			return nil, in.Errorf("ran %d iterations without finishing", maxTrips)
+		}
+		c, err := e.call(cond, []*Value{state})
+		if err != nil {
+			return nil, err
+		}
+		if get(c.Lit, 0).u == 0 {
+			return state, nil
+		}
+		if state, err = e.call(body, []*Value{state}); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// conditional runs one branch: for a pred selector, true runs branch 0;
+// an s32 index out of range runs the last branch.
+func (e *evaluator) conditional(in *hlo.Instruction, ops []*Value) (*Value, error) {
+	sel := ops[0].Lit
+	n := len(in.Called)
+	branches := in.Called
+	if t, ok := in.AttrValue("true_computation"); ok && n == 2 {
+		if f, _ := in.AttrValue("false_computation"); branches[0].Name == trimSigil(f) && branches[1].Name == trimSigil(t) {
+			branches = []*hlo.Computation{branches[1], branches[0]}
+		}
+	}
+	var b int
+	if sel.Shape.Elem == hlo.PRED {
+		b = 1
+		if get(sel, 0).u != 0 {
+			b = 0
+		}
+	} else {
+		b = int(get(sel, 0).i)
+		if b < 0 || b >= n {
+			b = n - 1
+		}
+	}
+	arg := ops[b+1]
+	if sel.Shape.Elem == hlo.PRED && branches[0] != in.Called[0] {
+		arg = ops[2-b] // operands follow the attribute order of the text
+	}
+	return e.call(branches[b], []*Value{arg})
+}
+
+func trimSigil(s string) string {
+	if len(s) > 0 && s[0] == '%' {
+		return s[1:]
+	}
+	return s
+}

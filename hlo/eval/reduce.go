@@ -1,0 +1,533 @@
+package eval
+
+import (
+	"math"
+	"sort"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// fold combines accumulators with values through a computation of 2N
+// scalar parameters (accumulators first) and N results.
+type fold func(acc, x []scalar) ([]scalar, error)
+
+func scalarLit(t hlo.ElementType, s scalar) *hlo.Literal {
+	l := newLit(t, nil)
+	put(l.Data, t, 0, s)
+	return l
+}
+
+// reducer returns the fold of computation c over values of the given
+// types. A computation that is one binary op of its two parameters (add,
+// max, and, ...) folds directly; others are interpreted.
+func (e *evaluator) reducer(c *hlo.Computation, types []hlo.ElementType) fold {
+	r := c.Root
+	if len(types) == 1 && len(c.Params) == 2 && r.Op.Class() == hlo.ClassBinary && r.Op != hlo.OpCompare &&
+		len(r.Operands) == 2 && r.Shape.Elem == types[0] {
+		a, b := r.Operands[0], r.Operands[1]
+		if a.Op == hlo.OpParameter && b.Op == hlo.OpParameter && a != b {
+			swap := a.ParamNum == 1
+			op, t := r.Op, types[0]
+			return func(acc, x []scalar) ([]scalar, error) {
+				l, rr := acc[0], x[0]
+				if swap {
+					l, rr = rr, l
+				}
+				v, err := applyBinary(op, t, l, rr)
+				return []scalar{v}, err
+			}
+		}
+	}
+	n := len(types)
+	return func(acc, x []scalar) ([]scalar, error) {
+		args := make([]*hlo.Literal, 2*n)
+		for i := 0; i < n; i++ {
+			args[i] = scalarLit(types[i], acc[i])
+			args[n+i] = scalarLit(types[i], x[i])
+		}
+		res, err := e.callScalars(c, args)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]scalar, n)
+		for i := range out {
+			out[i] = get(res[i], 0)
+		}
+		return out, nil
+	}
+}
+
+func tupleOf(ls []*hlo.Literal) *Value {
+	if len(ls) == 1 {
+		return &Value{Lit: ls[0]}
+	}
+	v := &Value{}
+	for _, l := range ls {
+		v.Tuple = append(v.Tuple, &Value{Lit: l})
+	}
+	return v
+}
+
+// reduce folds the reduced dimensions in row-major order, starting from
+// the init values, as XLA's evaluator does.
+func (e *evaluator) reduce(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+	n := len(ops) / 2
+	inputs, inits := ops[:n], ops[n:]
+	types := make([]hlo.ElementType, n)
+	for i := range types {
+		types[i] = inits[i].Shape.Elem
+	}
+	f := e.reducer(in.Called[0], types)
+	src := inputs[0].Shape
+	reduced := make([]bool, src.Rank())
+	for _, d := range in.A.Dimensions {
+		reduced[d] = true
+	}
+	var keep, red []int64
+	for d, r := range reduced {
+		if r {
+			red = append(red, src.Dims[d])
+		} else {
+			keep = append(keep, src.Dims[d])
+		}
+	}
+	outs := make([]*hlo.Literal, n)
+	for i := range outs {
+		outs[i] = newLit(types[i], keep)
+	}
+	ss := strides(src.Dims)
+	full := make([]int64, src.Rank())
+	acc, x := make([]scalar, n), make([]scalar, n)
+	var err error
+	forEach(keep, func(o []int64, olin int64) {
+		if err != nil {
+			return
+		}
+		for i := range acc {
+			acc[i] = get(inits[i], 0)
+		}
+		forEach(red, func(r []int64, _ int64) {
+			if err != nil {
+				return
+			}
+			ki, ri := 0, 0
+			for d := range full {
+				if reduced[d] {
+					full[d] = r[ri]
+					ri++
+				} else {
+					full[d] = o[ki]
+					ki++
+				}
+			}
+			p := linear(full, ss)
+			for i := range x {
+				x[i] = get(inputs[i], p)
+			}
+			var next []scalar
+			if next, err = f(acc, x); err == nil {
+				copy(acc, next)
+			}
+		})
+		for i := range outs {
+			put(outs[i].Data, types[i], olin, acc[i])
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tupleOf(outs), nil
+}
+
+// windowPositions calls f with the input index of each window element of
+// output position o that falls on a real (not padding, not dilation hole)
+// input element, in row-major window order.
+func windowPositions(w *hlo.Window, dims []int64, o []int64, f func(idx []int64, k []int64)) {
+	sizes := make([]int64, len(w.Dims))
+	for i, d := range w.Dims {
+		sizes[i] = d.Size
+	}
+	idx := make([]int64, len(dims))
+	forEach(sizes, func(k []int64, _ int64) {
+		for d, wd := range w.Dims {
+			p := o[d]*wd.Stride + k[d]*wd.RhsDilate - wd.PadLo
+			if p < 0 || p%wd.LhsDilate != 0 {
+				return
+			}
+			p /= wd.LhsDilate
+			if p >= dims[d] {
+				return
+			}
+			idx[d] = p
+		}
+		f(idx, k)
+	})
+}
+
+func (e *evaluator) reduceWindow(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+	n := len(ops) / 2
+	inputs, inits := ops[:n], ops[n:]
+	types := make([]hlo.ElementType, n)
+	for i := range types {
+		types[i] = inits[i].Shape.Elem
+	}
+	f := e.reducer(in.Called[0], types)
+	outShape := in.Shape.Leaves()[0]
+	outs := make([]*hlo.Literal, n)
+	for i := range outs {
+		outs[i] = newLit(types[i], outShape.Dims)
+	}
+	src := inputs[0].Shape
+	ss := strides(src.Dims)
+	acc, x := make([]scalar, n), make([]scalar, n)
+	var err error
+	forEach(outShape.Dims, func(o []int64, olin int64) {
+		for i := range acc {
+			acc[i] = get(inits[i], 0)
+		}
+		windowPositions(in.A.Window, src.Dims, o, func(idx, _ []int64) {
+			if err != nil {
+				return
+			}
+			p := linear(idx, ss)
+			for i := range x {
+				x[i] = get(inputs[i], p)
+			}
+			var next []scalar
+			if next, err = f(acc, x); err == nil {
+				copy(acc, next)
+			}
+		})
+		for i := range outs {
+			put(outs[i].Data, types[i], olin, acc[i])
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tupleOf(outs), nil
+}
+
+// selectAndScatter picks one element per window with the select
+// computation (the first element, replaced by each later one that select
+// does not prefer it to) and scatters the source value there.
+func (e *evaluator) selectAndScatter(in *hlo.Instruction, operand, source, init *hlo.Literal) (*hlo.Literal, error) {
+	var selC, scatC *hlo.Computation
+	for _, c := range in.Called {
+		if v, _ := in.AttrValue("select"); v == c.Name || v == "%"+c.Name {
+			selC = c
+		} else {
+			scatC = c
+		}
+	}
+	if selC == nil || scatC == nil {
+		selC, scatC = in.Called[0], in.Called[1]
+	}
+	t := operand.Shape.Elem
+	out := newLit(t, operand.Shape.Dims)
+	for i := int64(0); i < out.Shape.NumElements(); i++ {
+		copyElem(out, i, init, 0)
+	}
+	os := strides(operand.Shape.Dims)
+	scatter := e.reducer(scatC, []hlo.ElementType{t})
+	var err error
+	forEach(source.Shape.Dims, func(o []int64, slin int64) {
+		if err != nil {
+			return
+		}
+		best := int64(-1)
+		var bestV scalar
+		windowPositions(in.A.Window, operand.Shape.Dims, o, func(idx, _ []int64) {
+			if err != nil {
+				return
+			}
+			p := linear(idx, os)
+			v := get(operand, p)
+			if best < 0 {
+				best, bestV = p, v
+				return
+			}
+			res, e2 := e.callScalars(selC, []*hlo.Literal{scalarLit(t, bestV), scalarLit(t, v)})
+			if e2 != nil {
+				err = e2
+				return
+			}
+			if get(res[0], 0).u == 0 {
+				best, bestV = p, v
+			}
+		})
+		if best < 0 || err != nil {
+			return
+		}
+		var r []scalar
+		r, err = scatter([]scalar{get(out, best)}, []scalar{get(source, slin)})
+		if err == nil {
+			put(out.Data, t, best, r[0])
+		}
+	})
+	return out, err
+}
+
+// less returns a comparator over positions of the sort operands: a direct
+// compare when the computation is one compare of parameters 0 and 1,
+// else the interpreted computation.
+func (e *evaluator) less(c *hlo.Computation, ops []*hlo.Literal, base, stride int64) func(i, j int64) (bool, error) {
+	r := c.Root
+	if r.Op == hlo.OpCompare && len(r.Operands) == 2 && r.Operands[0].Op == hlo.OpParameter && r.Operands[1].Op == hlo.OpParameter {
+		a, b := r.Operands[0].ParamNum, r.Operands[1].ParamNum
+		if a/2 == b/2 && a != b {
+			x := ops[a/2]
+			t := x.Shape.Elem
+			dir, total := r.A.Direction, r.A.CompareType == "TOTALORDER"
+			return func(i, j int64) (bool, error) {
+				pi, pj := base+i*stride, base+j*stride
+				if a%2 == 1 {
+					pi, pj = pj, pi
+				}
+				return compareScalars(t, dir, total, get(x, pi), get(x, pj)), nil
+			}
+		}
+	}
+	return func(i, j int64) (bool, error) {
+		args := make([]*hlo.Literal, 2*len(ops))
+		for k, x := range ops {
+			t := x.Shape.Elem
+			args[2*k] = scalarLit(t, get(x, base+i*stride))
+			args[2*k+1] = scalarLit(t, get(x, base+j*stride))
+		}
+		res, err := e.callScalars(c, args)
+		if err != nil {
+			return false, err
+		}
+		return get(res[0], 0).u != 0, nil
+	}
+}
+
+// sort sorts every 1-D slice along the dimension with the comparator,
+// stably (also when is_stable is false, which allows any order).
+func (e *evaluator) sort(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+	d := in.A.Dimensions[0]
+	dims := ops[0].Shape.Dims
+	st := strides(dims)
+	outs := make([]*hlo.Literal, len(ops))
+	for i, x := range ops {
+		outs[i] = newLit(x.Shape.Elem, dims)
+	}
+	outer := append([]int64{}, dims...)
+	outer[d] = 1
+	n := dims[d]
+	perm := make([]int64, n)
+	var err error
+	forEach(outer, func(o []int64, _ int64) {
+		if err != nil {
+			return
+		}
+		base := linear(o, st)
+		lt := e.less(in.Called[0], ops, base, st[d])
+		for i := range perm {
+			perm[i] = int64(i)
+		}
+		sort.SliceStable(perm, func(a, b int) bool {
+			if err != nil {
+				return false
+			}
+			r, e2 := lt(perm[a], perm[b])
+			if e2 != nil {
+				err = e2
+			}
+			return r
+		})
+		for k, x := range ops {
+			for i, p := range perm {
+				copyElem(outs[k], base+int64(i)*st[d], x, base+p*st[d])
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tupleOf(outs), nil
+}
+
+// topK returns the k largest (or smallest) elements of each row and
+// their indices; NaN sorts above infinity, and ties keep index order.
+func topK(in *hlo.Instruction, x *hlo.Literal) (*Value, error) {
+	dims := x.Shape.Dims
+	r := len(dims) - 1
+	n, k := dims[r], in.A.K
+	outDims := append(append([]int64{}, dims[:r]...), k)
+	vals, idxs := newLit(x.Shape.Elem, outDims), newLit(hlo.S32, outDims)
+	rows := x.Shape.NumElements() / max(n, 1)
+	if n == 0 {
+		rows = 0
+	}
+	t := x.Shape.Elem
+	perm := make([]int64, n)
+	for row := int64(0); row < rows; row++ {
+		for i := range perm {
+			perm[i] = int64(i)
+		}
+		sort.SliceStable(perm, func(a, b int) bool {
+			va, vb := get(x, row*n+perm[a]), get(x, row*n+perm[b])
+			if in.A.Largest {
+				return compareScalars(t, "GT", true, va, vb)
+			}
+			return compareScalars(t, "LT", true, va, vb)
+		})
+		for i := int64(0); i < k; i++ {
+			copyElem(vals, row*k+i, x, row*n+perm[i])
+			put(idxs.Data, hlo.S32, row*k+i, scalar{i: perm[i]})
+		}
+	}
+	return &Value{Tuple: []*Value{{Lit: vals}, {Lit: idxs}}}, nil
+}
+
+func (e *evaluator) mapOp(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	t := in.Shape.Elem
+	out := newLit(t, in.Shape.Dims)
+	args := make([]*hlo.Literal, len(ops))
+	for i := int64(0); i < out.Shape.NumElements(); i++ {
+		for k, x := range ops {
+			args[k] = scalarLit(x.Shape.Elem, get(x, i))
+		}
+		res, err := e.callScalars(in.Called[0], args)
+		if err != nil {
+			return nil, err
+		}
+		copyElem(out, i, res[0], 0)
+	}
+	return out, nil
+}
+
+// scatter applies each update window in row-major order of the updates.
+// A window that does not fit in the operand at its (unclamped) start is
+// skipped, as XLA does.
+func (e *evaluator) scatter(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+	n := (len(ops) - 1) / 2
+	operands, indices, updates := ops[:n], ops[n], ops[n+1:]
+	s := in.A.Scatter
+	outs := make([]*hlo.Literal, n)
+	types := make([]hlo.ElementType, n)
+	for i, x := range operands {
+		outs[i] = &hlo.Literal{Shape: x.Shape, Data: append([]byte(nil), x.Data...)}
+		types[i] = x.Shape.Elem
+	}
+	f := e.reducer(in.Called[0], types)
+	xdims := operands[0].Shape.Dims
+	xs, is := strides(xdims), strides(indices.Shape.Dims)
+	udims := updates[0].Shape.Dims
+	isWindow := map[int64]bool{}
+	for _, d := range s.UpdateWindowDims {
+		isWindow[d] = true
+	}
+	var scatterDims []int64
+	for d := range udims {
+		if !isWindow[int64(d)] {
+			scatterDims = append(scatterDims, int64(d))
+		}
+	}
+	skip := map[int64]bool{}
+	for _, d := range s.InsertedWindowDims {
+		skip[d] = true
+	}
+	for _, d := range s.InputBatchingDims {
+		skip[d] = true
+	}
+	var windowDims []int64
+	for d := range xdims {
+		if !skip[int64(d)] {
+			windowDims = append(windowDims, int64(d))
+		}
+	}
+	windowSize := make([]int64, len(xdims))
+	for d := range windowSize {
+		windowSize[d] = 1
+	}
+	for k, od := range windowDims {
+		windowSize[od] = udims[s.UpdateWindowDims[k]]
+	}
+	indicesBatchPos := map[int64]int{}
+	pos := 0
+	for d := 0; d < indices.Shape.Rank(); d++ {
+		if int64(d) != s.IndexVectorDim {
+			indicesBatchPos[int64(d)] = pos
+			pos++
+		}
+	}
+	nIdx := int64(1)
+	if s.IndexVectorDim < int64(indices.Shape.Rank()) {
+		nIdx = indices.Shape.Dims[s.IndexVectorDim]
+	}
+	start := make([]int64, len(xdims))
+	dst := make([]int64, len(xdims))
+	ii := make([]int64, indices.Shape.Rank())
+	acc, x := make([]scalar, n), make([]scalar, n)
+	var err error
+	forEach(udims, func(u []int64, ulin int64) {
+		if err != nil {
+			return
+		}
+		for d := range start {
+			start[d] = 0
+		}
+		bp := 0
+		for d := 0; d < indices.Shape.Rank(); d++ {
+			if int64(d) == s.IndexVectorDim {
+				continue
+			}
+			ii[d] = u[scatterDims[bp]]
+			bp++
+		}
+		for k := int64(0); k < nIdx; k++ {
+			if s.IndexVectorDim < int64(indices.Shape.Rank()) {
+				ii[s.IndexVectorDim] = k
+			}
+			start[s.ScatterDimsToOperandDims[k]] = asInt(indices, linear(ii, is))
+		}
+		for i, od := range s.InputBatchingDims {
+			start[od] = u[scatterDims[indicesBatchPos[s.ScatterIndicesBatchingDims[i]]]]
+		}
+		for d := range start {
+			if start[d] < 0 || start[d] > xdims[d]-windowSize[d] {
+				return // the window does not fit: skipped
+			}
+		}
+		copy(dst, start)
+		for k, od := range windowDims {
+			dst[od] += u[s.UpdateWindowDims[k]]
+		}
+		p := linear(dst, xs)
+		for i := range acc {
+			acc[i] = get(outs[i], p)
+			x[i] = get(updates[i], ulin)
+		}
+		var r []scalar
+		if r, err = f(acc, x); err == nil {
+			for i := range outs {
+				put(outs[i].Data, types[i], p, r[i])
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tupleOf(outs), nil
+}
+
+// compareScalars compares with XLA's semantics; total selects the total
+// order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN).
+func compareScalars(t hlo.ElementType, dir string, total bool, x, y scalar) bool {
+	if total && t.IsFloat() {
+		x, y = scalar{i: totalKey(x.f)}, scalar{i: totalKey(y.f)}
+		t = hlo.S64
+	}
+	return compare(t, dir, x, y)
+}
+
+func totalKey(f float64) int64 {
+	b := int64(math.Float64bits(f))
+	if b < 0 {
+		b = math.MinInt64 - b
+	}
+	return b
+}

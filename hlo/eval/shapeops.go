@@ -1,0 +1,295 @@
+package eval
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// strides of a row-major array.
+func strides(dims []int64) []int64 {
+	s := make([]int64, len(dims))
+	n := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= dims[i]
+	}
+	return s
+}
+
+// forEach calls f with every index of dims in row-major order, and the
+// linear position. The index slice is reused between calls.
+func forEach(dims []int64, f func(idx []int64, lin int64)) {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	if n == 0 {
+		return
+	}
+	idx := make([]int64, len(dims))
+	for lin := int64(0); lin < n; lin++ {
+		f(idx, lin)
+		for d := len(dims) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < dims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+func linear(idx, st []int64) int64 {
+	var p int64
+	for i, x := range idx {
+		p += x * st[i]
+	}
+	return p
+}
+
+func newLit(t hlo.ElementType, dims []int64) *hlo.Literal {
+	s := hlo.ArrayShape(t, dims...)
+	return &hlo.Literal{Shape: s, Data: make([]byte, s.ByteSize())}
+}
+
+// copyElem copies element si of src to element di of dst (same type).
+func copyElem(dst *hlo.Literal, di int64, src *hlo.Literal, si int64) {
+	n := int64(src.Shape.Elem.Bytes())
+	copy(dst.Data[di*n:(di+1)*n], src.Data[si*n:(si+1)*n])
+}
+
+func broadcast(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
+	out := newLit(x.Shape.Elem, in.Shape.Dims)
+	xs := strides(x.Shape.Dims)
+	src := make([]int64, x.Shape.Rank())
+	forEach(in.Shape.Dims, func(idx []int64, lin int64) {
+		for i, d := range in.A.Dimensions {
+			if x.Shape.Dims[i] == 1 {
+				src[i] = 0
+			} else {
+				src[i] = idx[d]
+			}
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out
+}
+
+func transpose(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
+	out := newLit(x.Shape.Elem, in.Shape.Dims)
+	xs := strides(x.Shape.Dims)
+	src := make([]int64, x.Shape.Rank())
+	forEach(in.Shape.Dims, func(idx []int64, lin int64) {
+		for j, p := range in.A.Dimensions {
+			src[p] = idx[j]
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out
+}
+
+func slice(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
+	out := newLit(x.Shape.Elem, in.Shape.Dims)
+	xs := strides(x.Shape.Dims)
+	src := make([]int64, x.Shape.Rank())
+	forEach(in.Shape.Dims, func(idx []int64, lin int64) {
+		for i, d := range in.A.Slice {
+			src[i] = d.Start + idx[i]*d.Stride
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out
+}
+
+// clampStarts reads start indices and clamps each so that a window of
+// size sizes[i] fits in dims[i], as XLA's dynamic-slice does.
+func clampStarts(idx []*hlo.Literal, dims, sizes []int64) []int64 {
+	out := make([]int64, len(dims))
+	for i := range dims {
+		s := asInt(idx[i], 0)
+		out[i] = min(max(s, 0), dims[i]-sizes[i])
+	}
+	return out
+}
+
+func dynamicSlice(in *hlo.Instruction, x *hlo.Literal, idx []*hlo.Literal) *hlo.Literal {
+	starts := clampStarts(idx, x.Shape.Dims, in.A.DynSliceSizes)
+	out := newLit(x.Shape.Elem, in.A.DynSliceSizes)
+	xs := strides(x.Shape.Dims)
+	src := make([]int64, x.Shape.Rank())
+	forEach(out.Shape.Dims, func(i []int64, lin int64) {
+		for d := range i {
+			src[d] = starts[d] + i[d]
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out
+}
+
+func dynamicUpdateSlice(x, upd *hlo.Literal, idx []*hlo.Literal) *hlo.Literal {
+	out := &hlo.Literal{Shape: x.Shape, Data: append([]byte(nil), x.Data...)}
+	starts := clampStarts(idx, x.Shape.Dims, upd.Shape.Dims)
+	xs := strides(x.Shape.Dims)
+	dst := make([]int64, x.Shape.Rank())
+	forEach(upd.Shape.Dims, func(i []int64, lin int64) {
+		for d := range i {
+			dst[d] = starts[d] + i[d]
+		}
+		copyElem(out, linear(dst, xs), upd, lin)
+	})
+	return out
+}
+
+func concatenate(in *hlo.Instruction, xs []*hlo.Literal) *hlo.Literal {
+	out := newLit(in.Shape.Elem, in.Shape.Dims)
+	os := strides(in.Shape.Dims)
+	d := in.A.Dimensions[0]
+	off := int64(0)
+	dst := make([]int64, in.Shape.Rank())
+	for _, x := range xs {
+		forEach(x.Shape.Dims, func(i []int64, lin int64) {
+			copy(dst, i)
+			dst[d] += off
+			copyElem(out, linear(dst, os), x, lin)
+		})
+		off += x.Shape.Dims[d]
+	}
+	return out
+}
+
+// pad places operand elements at lo + i*(interior+1); negative low or
+// high padding crops.
+func pad(in *hlo.Instruction, x, value *hlo.Literal) *hlo.Literal {
+	out := newLit(x.Shape.Elem, in.Shape.Dims)
+	n := out.Shape.NumElements()
+	for i := int64(0); i < n; i++ {
+		copyElem(out, i, value, 0)
+	}
+	os := strides(in.Shape.Dims)
+	dst := make([]int64, x.Shape.Rank())
+	forEach(x.Shape.Dims, func(i []int64, lin int64) {
+		for d, p := range in.A.Padding {
+			dst[d] = p.Lo + i[d]*(p.Interior+1)
+			if dst[d] < 0 || dst[d] >= in.Shape.Dims[d] {
+				return
+			}
+		}
+		copyElem(out, linear(dst, os), x, lin)
+	})
+	return out
+}
+
+func reverse(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
+	out := newLit(x.Shape.Elem, x.Shape.Dims)
+	xs := strides(x.Shape.Dims)
+	rev := make([]bool, x.Shape.Rank())
+	for _, d := range in.A.Dimensions {
+		rev[d] = true
+	}
+	src := make([]int64, x.Shape.Rank())
+	forEach(x.Shape.Dims, func(i []int64, lin int64) {
+		for d := range i {
+			src[d] = i[d]
+			if rev[d] {
+				src[d] = x.Shape.Dims[d] - 1 - i[d]
+			}
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out
+}
+
+func iota(in *hlo.Instruction) *hlo.Literal {
+	t := in.Shape.Elem
+	out := newLit(t, in.Shape.Dims)
+	d := in.A.IotaDim
+	forEach(in.Shape.Dims, func(i []int64, lin int64) {
+		v := i[d]
+		put(out.Data, t, lin, convert(hlo.S64, t, scalar{i: v}))
+	})
+	return out
+}
+
+// gather follows XLA's operation semantics, batching dimensions included;
+// start indices are clamped so that each slice fits in the operand.
+func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) {
+	g := in.A.Gather
+	out := newLit(x.Shape.Elem, in.Shape.Dims)
+	xs, is := strides(x.Shape.Dims), strides(indices.Shape.Dims)
+	rank := x.Shape.Rank()
+	isOffset := map[int64]bool{}
+	for _, d := range g.OffsetDims {
+		isOffset[d] = true
+	}
+	var batchDims []int64 // output dimensions that index the indices
+	for d := 0; d < in.Shape.Rank(); d++ {
+		if !isOffset[int64(d)] {
+			batchDims = append(batchDims, int64(d))
+		}
+	}
+	skip := map[int64]bool{}
+	for _, d := range g.CollapsedSliceDims {
+		skip[d] = true
+	}
+	for _, d := range g.OperandBatchingDims {
+		skip[d] = true
+	}
+	var windowDims []int64 // operand dimensions the offset dims walk
+	for d := 0; d < rank; d++ {
+		if !skip[int64(d)] {
+			windowDims = append(windowDims, int64(d))
+		}
+	}
+	// indicesBatchPos maps an indices dimension to its position among the
+	// batch dimensions (indices dimensions other than index_vector_dim).
+	indicesBatchPos := map[int64]int{}
+	pos := 0
+	for d := 0; d < indices.Shape.Rank(); d++ {
+		if int64(d) != g.IndexVectorDim {
+			indicesBatchPos[int64(d)] = pos
+			pos++
+		}
+	}
+	nIdx := int64(1)
+	if g.IndexVectorDim < int64(indices.Shape.Rank()) {
+		nIdx = indices.Shape.Dims[g.IndexVectorDim]
+	}
+	src := make([]int64, rank)
+	ii := make([]int64, indices.Shape.Rank())
+	forEach(in.Shape.Dims, func(o []int64, lin int64) {
+		for d := range src {
+			src[d] = 0
+		}
+		// Batch position G, spread over the indices dimensions.
+		bp := 0
+		for d := 0; d < indices.Shape.Rank(); d++ {
+			if int64(d) == g.IndexVectorDim {
+				continue
+			}
+			ii[d] = o[batchDims[bp]]
+			bp++
+		}
+		for k := int64(0); k < nIdx; k++ {
+			if g.IndexVectorDim < int64(indices.Shape.Rank()) {
+				ii[g.IndexVectorDim] = k
+			}
+			od := g.StartIndexMap[k]
+			s := asInt(indices, linear(ii, is))
+			src[od] = min(max(s, 0), x.Shape.Dims[od]-g.SliceSizes[od])
+		}
+		for i, od := range g.OperandBatchingDims {
+			src[od] = o[batchDims[indicesBatchPos[g.StartIndicesBatchingDims[i]]]]
+		}
+		for k, od := range windowDims {
+			src[od] += o[g.OffsetDims[k]]
+		}
+		copyElem(out, lin, x, linear(src, xs))
+	})
+	return out, nil
+}
+
+func bitcastConvert(in *hlo.Instruction, x *hlo.Literal) (*hlo.Literal, error) {
+	if x.Shape.Elem.Bits() < 8 || in.Shape.Elem.Bits() < 8 {
+		return nil, in.Errorf("%v", &Unsupported{"bitcast-convert of sub-byte types"})
+	}
+	return &hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims...), Data: x.Data}, nil
+}
