@@ -194,3 +194,33 @@ func F16ToFloat64(h uint16) float64 {
 	}
 	return sign * math.Ldexp(1+man/1024, exp-15)
 }
+
+// EncodeFloat rounds v to float type t (nearest even) and returns its bits.
+func EncodeFloat(t ElementType, v float64) uint64 {
+	switch t {
+	case F32:
+		return uint64(math.Float32bits(float32(v)))
+	case F64:
+		return math.Float64bits(v)
+	case F16:
+		return uint64(F16FromFloat64(v))
+	case BF16:
+		return uint64(BF16FromFloat64(v))
+	}
+	return uint64(MiniFloatFromFloat64(t, v))
+}
+
+// DecodeFloat widens the bits of a value of float type t.
+func DecodeFloat(t ElementType, bits uint64) float64 {
+	switch t {
+	case F32:
+		return float64(math.Float32frombits(uint32(bits)))
+	case F64:
+		return math.Float64frombits(bits)
+	case F16:
+		return F16ToFloat64(uint16(bits))
+	case BF16:
+		return float64(math.Float32frombits(uint32(bits) << 16))
+	}
+	return MiniFloatToFloat64(t, uint32(bits))
+}

@@ -3,7 +3,10 @@
 // reads only this model, never text.
 package hlo
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Pos is a position in the source text, for error messages.
 type Pos struct {
@@ -19,13 +22,18 @@ func (p Pos) String() string {
 	return fmt.Sprintf("%s:%d:%d", f, p.Line, p.Col)
 }
 
-// Error is a front-end error tied to a source position.
+// Error is a front-end error tied to a source position. Err, when set,
+// is the underlying error (for errors.Is and errors.As).
 type Error struct {
 	Pos Pos
 	Msg string
+	Err error
 }
 
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Module is one HloModule: a set of computations, one of them the entry.
 type Module struct {
@@ -102,9 +110,11 @@ func (in *Instruction) AttrValue(name string) (string, bool) {
 	return "", false
 }
 
-// Errorf makes an error at the instruction's position that names it.
+// Errorf makes an error at the instruction's position that names it. A
+// %w verb wraps its error as fmt.Errorf does.
 func (in *Instruction) Errorf(format string, args ...any) error {
-	return &Error{Pos: in.Pos, Msg: fmt.Sprintf("%s (%s): ", in.Name, in.Op) + fmt.Sprintf(format, args...)}
+	inner := fmt.Errorf(format, args...)
+	return &Error{Pos: in.Pos, Msg: fmt.Sprintf("%s (%s): %s", in.Name, in.Op, inner), Err: errors.Unwrap(inner)}
 }
 
 // Computation finds a computation by name.

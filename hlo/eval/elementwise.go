@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -216,7 +217,7 @@ func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) 
 		}
 		return binaryOp(hlo.OpMinimum, t, r, a[2])
 	}
-	return scalar{}, in.Errorf("the reference evaluator does not implement %s for %s", in.Op, t)
+	return scalar{}, &Unsupported{fmt.Sprintf("%s on %s", in.Op, t)}
 }
 
 // applyBinary computes a binary elementwise op other than compare.
@@ -568,13 +569,6 @@ func roundFromU(t hlo.ElementType, u uint64) float64 {
 	return round(t, float64(u))
 }
 
-type unsupportedErr struct {
-	op hlo.Opcode
-	t  hlo.ElementType
+func errUnsupported(op hlo.Opcode, t hlo.ElementType) error {
+	return &Unsupported{fmt.Sprintf("%s on %s", op, t)}
 }
-
-func (e unsupportedErr) Error() string {
-	return "the reference evaluator does not implement " + e.op.String() + " for " + e.t.String()
-}
-
-func errUnsupported(op hlo.Opcode, t hlo.ElementType) error { return unsupportedErr{op, t} }

@@ -36,27 +36,57 @@ type Unsupported struct{ What string }
 
 func (e *Unsupported) Error() string { return "the reference evaluator does not run " + e.What }
 
-// Run evaluates the module's entry computation on args.
+// Run evaluates the module's entry computation. args are the array
+// leaves of the entry parameters in order (a tuple-shaped parameter takes
+// as many as it has leaves, depth-first).
 func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
+	if err := Check(m); err != nil {
+		return nil, err
+	}
 	c := m.Entry
-	if len(args) != len(c.Params) {
-		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", m.Name, len(c.Params), len(args))
+	want := 0
+	for _, p := range c.Params {
+		want += len(p.Shape.Leaves())
 	}
-	vals := make([]*Value, len(args))
-	for i, a := range args {
-		p := c.Params[i]
-		if a.Shape.Elem != p.Shape.Elem || !a.Shape.SameDims(p.Shape) {
-			return nil, fmt.Errorf("eval: argument %d (parameter %s): want %s, got %s", i, p.Name, p.Shape.DimsString(), a.Shape.DimsString())
+	if len(args) != want {
+		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", m.Name, want, len(args))
+	}
+	vals := make([]*Value, len(c.Params))
+	next := 0
+	var build func(s hlo.Shape, p *hlo.Instruction) (*Value, error)
+	build = func(s hlo.Shape, p *hlo.Instruction) (*Value, error) {
+		if s.IsTuple() {
+			v := &Value{}
+			for _, e := range s.Tuple {
+				ev, err := build(e, p)
+				if err != nil {
+					return nil, err
+				}
+				v.Tuple = append(v.Tuple, ev)
+			}
+			return v, nil
 		}
-		vals[i] = &Value{Lit: a}
+		a := args[next]
+		if a.Shape.Elem != s.Elem || !a.Shape.SameDims(s) {
+			return nil, fmt.Errorf("eval: argument %d (parameter %s): want %s, got %s", next, p.Name, s.DimsString(), a.Shape.DimsString())
+		}
+		next++
+		return &Value{Lit: a}, nil
 	}
-	e := &evaluator{order: map[*hlo.Computation][]*hlo.Instruction{}}
+	for i, p := range c.Params {
+		v, err := build(p.Shape, p)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	e := newEvaluator()
 	return e.call(c, vals)
 }
 
 // RunValues evaluates with tuple-shaped arguments allowed.
 func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
-	e := &evaluator{order: map[*hlo.Computation][]*hlo.Instruction{}}
+	e := newEvaluator()
 	if len(args) != len(m.Entry.Params) {
 		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", m.Name, len(m.Entry.Params), len(args))
 	}
@@ -65,6 +95,37 @@ func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
 
 type evaluator struct {
 	order map[*hlo.Computation][]*hlo.Instruction
+	// Values of instructions that depend on no parameter, computed once
+	// per run: a loop body recomputing a large constant expression every
+	// iteration (as XLA's loop-invariant code motion would hoist) then
+	// costs one evaluation.
+	invariant map[*hlo.Instruction]*Value
+	dependent map[*hlo.Computation]map[*hlo.Instruction]bool
+}
+
+// paramDependent marks the instructions of c that depend on a parameter.
+func (e *evaluator) paramDependent(c *hlo.Computation) map[*hlo.Instruction]bool {
+	if d, ok := e.dependent[c]; ok {
+		return d
+	}
+	d := map[*hlo.Instruction]bool{}
+	for _, in := range e.schedule(c) {
+		dep := in.Op == hlo.OpParameter
+		for _, o := range in.Operands {
+			dep = dep || d[o]
+		}
+		d[in] = dep
+	}
+	e.dependent[c] = d
+	return d
+}
+
+func newEvaluator() *evaluator {
+	return &evaluator{
+		order:     map[*hlo.Computation][]*hlo.Instruction{},
+		invariant: map[*hlo.Instruction]*Value{},
+		dependent: map[*hlo.Computation]map[*hlo.Instruction]bool{},
+	}
 }
 
 // schedule orders a computation's instructions so that operands come
@@ -99,12 +160,20 @@ func (e *evaluator) call(c *hlo.Computation, args []*Value) (*Value, error) {
 		return nil, fmt.Errorf("eval: %s takes %d arguments, got %d", c.Name, len(c.Params), len(args))
 	}
 	env := make(map[*hlo.Instruction]*Value, len(c.Instructions))
+	dep := e.paramDependent(c)
 	for _, in := range e.schedule(c) {
+		if v, ok := e.invariant[in]; ok {
+			env[in] = v
+			continue
+		}
 		v, err := e.instruction(in, env, args)
 		if err != nil {
 			return nil, err
 		}
 		env[in] = v
+		if !dep[in] {
+			e.invariant[in] = v
+		}
 	}
 	return env[c.Root], nil
 }
@@ -137,7 +206,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	}
 	for _, leaf := range in.Shape.Leaves() {
 		if leaf.Elem.Kind() == hlo.KindComplex {
-			return nil, in.Errorf("%v", &Unsupported{"complex numbers (" + leaf.Elem.String() + ")"})
+			return nil, in.Errorf("%w", &Unsupported{"complex numbers (" + leaf.Elem.String() + ")"})
 		}
 	}
 	switch in.Op {
@@ -224,11 +293,23 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	if in.Op.IsElementwise() {
 		l, err := elementwise(in, leaves(ops))
 		if err != nil {
-			return nil, in.Errorf("%v", err)
+			return nil, in.Errorf("%w", err)
 		}
 		return &Value{Lit: l}, nil
 	}
-	return nil, in.Errorf("%v", &Unsupported{in.Op.String()})
+	return nil, in.Errorf("%w", &Unsupported{in.Op.String()})
+}
+
+// InTypeSet reports the element types vkjit runs: pred, the 8- to 64-bit
+// integers, f16, bf16, f32 and f64. Complex, f8 and sub-byte types parse,
+// and running them is an error that names them.
+func InTypeSet(t hlo.ElementType) bool {
+	switch t {
+	case hlo.PRED, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64,
+		hlo.F16, hlo.BF16, hlo.F32, hlo.F64:
+		return true
+	}
+	return false
 }
 
 func leaves(vs []*Value) []*hlo.Literal {
@@ -278,33 +359,9 @@ func get(l *hlo.Literal, i int64) scalar {
 	return scalar{u: bits}
 }
 
-func decodeFloat(t hlo.ElementType, bits uint64) float64 {
-	switch t {
-	case hlo.F32:
-		return float64(math.Float32frombits(uint32(bits)))
-	case hlo.F64:
-		return math.Float64frombits(bits)
-	case hlo.F16:
-		return hlo.F16ToFloat64(uint16(bits))
-	case hlo.BF16:
-		return float64(math.Float32frombits(uint32(bits) << 16))
-	}
-	return hlo.MiniFloatToFloat64(t, uint32(bits))
-}
+func decodeFloat(t hlo.ElementType, bits uint64) float64 { return hlo.DecodeFloat(t, bits) }
 
-func encodeFloat(t hlo.ElementType, f float64) uint64 {
-	switch t {
-	case hlo.F32:
-		return uint64(math.Float32bits(float32(f)))
-	case hlo.F64:
-		return math.Float64bits(f)
-	case hlo.F16:
-		return uint64(hlo.F16FromFloat64(f))
-	case hlo.BF16:
-		return uint64(hlo.BF16FromFloat64(f))
-	}
-	return uint64(hlo.MiniFloatFromFloat64(t, f))
-}
+func encodeFloat(t hlo.ElementType, f float64) uint64 { return hlo.EncodeFloat(t, f) }
 
 func putBits(dst []byte, t hlo.ElementType, i int64, bits uint64) {
 	n := int64(t.Bytes())

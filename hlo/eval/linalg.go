@@ -4,39 +4,35 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// accumulator sums products in float64 for float results and in wrapping
-// 64-bit integers for integer results, rounding once at the end.
-type accumulator struct {
-	t   hlo.ElementType
-	f   float64
-	i   int64
-	u   uint64
-	any bool
+// Dot and convolution accumulate in float64 for float results and in
+// wrapping 64-bit integers for integer results, rounding once at the end.
+// Operands are decoded once into flat arrays: these two ops dominate the
+// evaluator's time on real models.
+
+// decoded holds an operand's elements as float64 (float results) or
+// int64 (integer and pred results; unsigned values keep their bits,
+// which wrapping arithmetic does not mind).
+type decoded struct {
+	f []float64
+	i []int64
 }
 
-func (a *accumulator) add(x, y scalar, xt, yt hlo.ElementType) {
-	switch a.t.Kind() {
-	case hlo.KindFloat:
-		a.f += toF(x, xt) * toF(y, yt)
-	case hlo.KindSigned:
-		a.i += toI(x, xt) * toI(y, yt)
-	case hlo.KindUnsigned:
-		a.u += uint64(toI(x, xt)) * uint64(toI(y, yt))
-	case hlo.KindBool:
-		a.any = a.any || (x.u != 0 && y.u != 0)
+func decode(l *hlo.Literal, asFloat bool) decoded {
+	n := l.Shape.NumElements()
+	t := l.Shape.Elem
+	var d decoded
+	if asFloat {
+		d.f = make([]float64, n)
+		for j := int64(0); j < n; j++ {
+			d.f[j] = toF(get(l, j), t)
+		}
+		return d
 	}
-}
-
-func (a *accumulator) result() scalar {
-	switch a.t.Kind() {
-	case hlo.KindFloat:
-		return scalar{f: round(a.t, a.f)}
-	case hlo.KindSigned:
-		return scalar{i: wrapS(a.t, a.i)}
-	case hlo.KindUnsigned:
-		return scalar{u: wrapU(a.t, a.u)}
+	d.i = make([]int64, n)
+	for j := int64(0); j < n; j++ {
+		d.i[j] = toI(get(l, j), t)
 	}
-	return scalar{u: b2u(a.any)}
+	return d
 }
 
 func toF(s scalar, t hlo.ElementType) float64 {
@@ -59,12 +55,28 @@ func toI(s scalar, t hlo.ElementType) int64 {
 	return int64(s.u)
 }
 
+// store writes an accumulated value to element j of out.
+func store(out *hlo.Literal, j int64, f float64, i int64) {
+	t := out.Shape.Elem
+	switch t.Kind() {
+	case hlo.KindFloat:
+		put(out.Data, t, j, scalar{f: round(t, f)})
+	case hlo.KindSigned:
+		put(out.Data, t, j, scalar{i: wrapS(t, i)})
+	case hlo.KindBool:
+		put(out.Data, t, j, scalar{u: b2u(i != 0)})
+	default:
+		put(out.Data, t, j, scalar{u: wrapU(t, uint64(i))})
+	}
+}
+
 // dot is the general dot: batch dimensions, then the free dimensions of
 // the lhs, then those of the rhs.
 func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 	d := in.A.Dot
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
-	lt, rt := l.Shape.Elem, r.Shape.Elem
+	isF := in.Shape.Elem.IsFloat()
+	L, R := decode(l, isF), decode(r, isF)
 	ls, rs := strides(l.Shape.Dims), strides(r.Shape.Dims)
 	lUsed, rUsed := map[int64]bool{}, map[int64]bool{}
 	for _, x := range append(append([]int64{}, d.LhsBatch...), d.LhsContract...) {
@@ -84,33 +96,52 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 			rFree = append(rFree, int64(i))
 		}
 	}
+	// Offsets of every contraction position, computed once.
 	contract := make([]int64, len(d.LhsContract))
 	for i, x := range d.LhsContract {
 		contract[i] = l.Shape.Dims[x]
 	}
-	li, ri := make([]int64, l.Shape.Rank()), make([]int64, r.Shape.Rank())
-	forEach(in.Shape.Dims, func(o []int64, lin int64) {
+	var lOff, rOff []int64
+	forEach(contract, func(c []int64, _ int64) {
+		var lo, ro int64
+		for i := range c {
+			lo += c[i] * ls[d.LhsContract[i]]
+			ro += c[i] * rs[d.RhsContract[i]]
+		}
+		lOff, rOff = append(lOff, lo), append(rOff, ro)
+	})
+	if len(contract) == 0 {
+		lOff, rOff = []int64{0}, []int64{0}
+	}
+	parallelEach(in.Shape.Dims, func(o []int64, lin int64) {
+		var lb, rb int64
 		k := 0
 		for i := range d.LhsBatch {
-			li[d.LhsBatch[i]], ri[d.RhsBatch[i]] = o[k], o[k]
+			lb += o[k] * ls[d.LhsBatch[i]]
+			rb += o[k] * rs[d.RhsBatch[i]]
 			k++
 		}
 		for _, x := range lFree {
-			li[x] = o[k]
+			lb += o[k] * ls[x]
 			k++
 		}
 		for _, x := range rFree {
-			ri[x] = o[k]
+			rb += o[k] * rs[x]
 			k++
 		}
-		acc := accumulator{t: in.Shape.Elem}
-		forEach(contract, func(c []int64, _ int64) {
-			for i := range c {
-				li[d.LhsContract[i]], ri[d.RhsContract[i]] = c[i], c[i]
+		if isF {
+			var acc float64
+			for c := range lOff {
+				acc += L.f[lb+lOff[c]] * R.f[rb+rOff[c]]
 			}
-			acc.add(get(l, linear(li, ls)), get(r, linear(ri, rs)), lt, rt)
-		})
-		put(out.Data, in.Shape.Elem, lin, acc.result())
+			store(out, lin, acc, 0)
+			return
+		}
+		var acc int64
+		for c := range lOff {
+			acc += L.i[lb+lOff[c]] * R.i[rb+rOff[c]]
+		}
+		store(out, lin, 0, acc)
 	})
 	return out, nil
 }
@@ -125,7 +156,8 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 		w = &hlo.Window{}
 	}
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
-	lt, kt := l.Shape.Elem, k.Shape.Elem
+	isF := in.Shape.Elem.IsFloat()
+	L, K := decode(l, isF), decode(k, isF)
 	ls, ks := strides(l.Shape.Dims), strides(k.Shape.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
@@ -136,17 +168,19 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 	for i := range kSpatial {
 		kSpatial[i] = k.Shape.Dims[c.KSpatial[i]]
 	}
-	li, ki := make([]int64, l.Shape.Rank()), make([]int64, k.Shape.Rank())
-	forEach(in.Shape.Dims, func(o []int64, lin int64) {
+	lsF, ksIn := ls[c.InFeature], ks[c.KIn]
+	parallelEach(in.Shape.Dims, func(o []int64, lin int64) {
 		b, of := o[c.OutBatch], o[c.OutFeature]
 		// Batch groups split the output features; each group reads its
-		// own slice of the input batch.
-		bgroup := of / (outF / bg)
-		ib := bgroup*(inB/bg) + b
-		// Feature groups split both feature dimensions.
-		fgroup := of / (outF / fg)
-		acc := accumulator{t: in.Shape.Elem}
+		// own slice of the input batch. Feature groups split both feature
+		// dimensions.
+		ib := (of/(outF/bg))*(inB/bg) + b
+		f0 := (of / (outF / fg)) * kIn
+		var accF float64
+		var accI int64
 		forEach(kSpatial, func(kp []int64, _ int64) {
+			lb := ib*ls[c.InBatch] + f0*lsF
+			kb := of * ks[c.KOut]
 			for i := 0; i < ns; i++ {
 				wd := w.Dims[i]
 				p := o[c.OutSpatial[i]]*wd.Stride + kp[i]*wd.RhsDilate - wd.PadLo
@@ -157,22 +191,24 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 				if p >= l.Shape.Dims[c.InSpatial[i]] {
 					return
 				}
-				li[c.InSpatial[i]] = p
+				lb += p * ls[c.InSpatial[i]]
 				kk := kp[i]
 				if wd.Reversal {
 					kk = kSpatial[i] - 1 - kk
 				}
-				ki[c.KSpatial[i]] = kk
+				kb += kk * ks[c.KSpatial[i]]
 			}
-			li[c.InBatch] = ib
-			ki[c.KOut] = of
+			if isF {
+				for f := int64(0); f < kIn; f++ {
+					accF += L.f[lb+f*lsF] * K.f[kb+f*ksIn]
+				}
+				return
+			}
 			for f := int64(0); f < kIn; f++ {
-				li[c.InFeature] = fgroup*kIn + f
-				ki[c.KIn] = f
-				acc.add(get(l, linear(li, ls)), get(k, linear(ki, ks)), lt, kt)
+				accI += L.i[lb+f*lsF] * K.i[kb+f*ksIn]
 			}
 		})
-		put(out.Data, in.Shape.Elem, lin, acc.result())
+		store(out, lin, accF, accI)
 	})
 	return out, nil
 }

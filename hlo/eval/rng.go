@@ -22,7 +22,7 @@ func rngBitGenerator(in *hlo.Instruction, state *hlo.Literal) (*Value, error) {
 	}
 	w := out.Elem.Bits()
 	if out.Elem == hlo.PRED || !out.Elem.IsArray() || (w != 64 && w != 32 && w != 16 && w != 8) {
-		return nil, in.Errorf("%v", &Unsupported{"rng-bit-generator of " + out.Elem.String()})
+		return nil, in.Errorf("%w", &Unsupported{"rng-bit-generator of " + out.Elem.String()})
 	}
 	var words []uint64
 	newState := append([]uint64(nil), st...)
@@ -47,7 +47,7 @@ func rngBitGenerator(in *hlo.Instruction, state *hlo.Literal) (*Value, error) {
 			newState[2] = nhi
 		}
 	default:
-		return nil, in.Errorf("%v", &Unsupported{"rng algorithm " + in.A.RngAlgorithm})
+		return nil, in.Errorf("%w", &Unsupported{"rng algorithm " + in.A.RngAlgorithm})
 	}
 	data := newLit(out.Elem, out.Dims)
 	for i, x := range words {

@@ -1,6 +1,9 @@
 package eval
 
 import (
+	"runtime"
+	"sync"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -36,6 +39,48 @@ func forEach(dims []int64, f func(idx []int64, lin int64)) {
 			idx[d] = 0
 		}
 	}
+}
+
+// parallelEach is forEach with the positions split among GOMAXPROCS
+// goroutines; f must only write the element at lin. Used by the ops whose
+// cost dominates (dot, convolution).
+func parallelEach(dims []int64, f func(idx []int64, lin int64)) {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	workers := int64(runtime.GOMAXPROCS(0))
+	if n < 4096 || workers < 2 {
+		forEach(dims, f)
+		return
+	}
+	st := strides(dims)
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := int64(0); lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func(lo, hi int64) {
+			defer wg.Done()
+			idx := make([]int64, len(dims))
+			r := lo
+			for d := range dims {
+				idx[d] = r / st[d]
+				r %= st[d]
+			}
+			for lin := lo; lin < hi; lin++ {
+				f(idx, lin)
+				for d := len(dims) - 1; d >= 0; d-- {
+					idx[d]++
+					if idx[d] < dims[d] {
+						break
+					}
+					idx[d] = 0
+				}
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
 }
 
 func linear(idx, st []int64) int64 {
@@ -289,7 +334,7 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 
 func bitcastConvert(in *hlo.Instruction, x *hlo.Literal) (*hlo.Literal, error) {
 	if x.Shape.Elem.Bits() < 8 || in.Shape.Elem.Bits() < 8 {
-		return nil, in.Errorf("%v", &Unsupported{"bitcast-convert of sub-byte types"})
+		return nil, in.Errorf("%w", &Unsupported{"bitcast-convert of sub-byte types"})
 	}
 	return &hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims...), Data: x.Data}, nil
 }

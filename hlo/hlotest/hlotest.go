@@ -6,7 +6,6 @@
 package hlotest
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -122,13 +121,16 @@ func mk(op hlo.Opcode, t, rt hlo.ElementType, n int64, attrs, suffix string) Cas
 	return Case{Name: name, Op: op, Type: t, Text: b.String(), Transcendental: transcendental[op]}
 }
 
-// Inputs makes random arguments for the entry parameters of m. Roughly
-// one element in four is an edge case of its type.
+// Inputs makes random arguments for the entry parameters of m: the array
+// leaves of every parameter, depth-first. Roughly one element in four is
+// an edge case of its type.
 func Inputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 	rng := rand.New(rand.NewPCG(seed, 0x766b6a6974))
 	var out []*hlo.Literal
 	for _, p := range m.Entry.Params {
-		out = append(out, Random(p.Shape, rng))
+		for _, leaf := range p.Shape.Leaves() {
+			out = append(out, Random(leaf, rng))
+		}
 	}
 	return out
 }
@@ -149,11 +151,9 @@ func Random(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 				specials := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 2.5, -2.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e30, -1e30, 3e9, -3e9, 1e-30}
 				v = specials[rng.IntN(len(specials))]
 			}
-			switch t {
-			case hlo.F32:
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
-			case hlo.F64:
-				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+			bits := hlo.EncodeFloat(t, v)
+			for j := 0; j < t.Bytes(); j++ {
+				data = append(data, byte(bits>>(8*j)))
 			}
 		default:
 			bits := uint64(rng.IntN(201)) - 100 // small values, negative too

@@ -1,0 +1,43 @@
+package eval
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// notRun lists the ops outside vkjit's op set: they parse and verify,
+// and running them is an error that names them.
+var notRun = map[hlo.Opcode]bool{
+	hlo.OpCustomCall: true, hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
+	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpAsyncStart: true, hlo.OpAsyncUpdate: true, hlo.OpAsyncDone: true,
+	hlo.OpCopyStart: true, hlo.OpCopyDone: true, hlo.OpAllGatherStart: true, hlo.OpAllGatherDone: true,
+	hlo.OpAllReduceStart: true, hlo.OpAllReduceDone: true, hlo.OpCollectivePermuteStart: true,
+	hlo.OpCollectivePermuteDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true, hlo.OpCholesky: true,
+	hlo.OpTriangularSolve: true, hlo.OpFft: true, hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
+	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true, hlo.OpDomain: true,
+	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
+	hlo.OpStochasticConvert: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true,
+}
+
+// Check reports, before any work, the first op or element type in the
+// module that the evaluator does not run, as an *Unsupported error at the
+// instruction's position.
+func Check(m *hlo.Module) error {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if notRun[in.Op] {
+				return in.Errorf("%w", &Unsupported{in.Op.String()})
+			}
+			for _, leaf := range in.Shape.Leaves() {
+				if leaf.Elem != hlo.Token && !InTypeSet(leaf.Elem) {
+					return in.Errorf("%w", &Unsupported{"element type " + leaf.Elem.String()})
+				}
+				for _, d := range leaf.Dynamic {
+					if d {
+						return in.Errorf("%w", &Unsupported{"dynamic shapes"})
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

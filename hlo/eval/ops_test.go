@@ -1,0 +1,195 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// evalText runs a module whose entry takes no parameters (inputs are
+// constants in the text) and returns the result leaves as float64s.
+func evalText(t *testing.T, src string) [][]float64 {
+	t.Helper()
+	m, err := hlo.Parse("op.hlo", src)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	v, err := Run(m)
+	require.NoError(t, err)
+	var out [][]float64
+	for _, l := range v.Leaves() {
+		var xs []float64
+		for i := int64(0); i < l.Shape.NumElements(); i++ {
+			xs = append(xs, toF(get(l, i), l.Shape.Elem))
+		}
+		out = append(out, xs)
+	}
+	return out
+}
+
+func module(body string, comps ...string) string {
+	return "HloModule m\n" + strings.Join(comps, "\n") + "\nENTRY e {\n" + body + "\n}\n"
+}
+
+const addComp = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}"
+const maxComp = "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}"
+const geComp = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=GE\n}"
+
+func TestDataMovement(t *testing.T) {
+	x := "  x = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n"
+	for _, tc := range []struct {
+		name, body string
+		want       []float64
+	}{
+		{"broadcast", "  s = f32[2] constant({7, 8})\n  ROOT r = f32[2,3] broadcast(s), dimensions={0}", []float64{7, 7, 7, 8, 8, 8}},
+		{"broadcast scalar", "  s = f32[] constant(3)\n  ROOT r = f32[2] broadcast(s), dimensions={}", []float64{3, 3}},
+		{"reshape", x + "  ROOT r = f32[3,2] reshape(x)", []float64{1, 2, 3, 4, 5, 6}},
+		{"transpose", x + "  ROOT r = f32[3,2] transpose(x), dimensions={1,0}", []float64{1, 4, 2, 5, 3, 6}},
+		{"slice stride", x + "  ROOT r = f32[2,2] slice(x), slice={[0:2], [0:3:2]}", []float64{1, 3, 4, 6}},
+		{"reverse", x + "  ROOT r = f32[2,3] reverse(x), dimensions={0,1}", []float64{6, 5, 4, 3, 2, 1}},
+		{"concatenate", x + "  ROOT r = f32[2,6] concatenate(x, x), dimensions={1}", []float64{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}},
+		{"iota", "  ROOT r = s32[2,3] iota(), iota_dimension=1", []float64{0, 1, 2, 0, 1, 2}},
+		{"pad interior", "  x = f32[3] constant({1, 2, 3})\n  z = f32[] constant(0)\n  ROOT r = f32[7] pad(x, z), padding=1_1_1", []float64{0, 1, 0, 2, 0, 3, 0}},
+		{"pad negative", "  x = f32[3] constant({1, 2, 3})\n  z = f32[] constant(9)\n  ROOT r = f32[3] pad(x, z), padding=-1_1", []float64{2, 3, 9}},
+		// Start indices are clamped so that the slice fits.
+		{"dynamic-slice clamp", x + "  i = s32[] constant(5)\n  j = s32[] constant(-3)\n  ROOT r = f32[1,2] dynamic-slice(x, i, j), dynamic_slice_sizes={1,2}", []float64{4, 5}},
+		{"dynamic-update-slice clamp", x + "  u = f32[1,2] constant({{9, 9}})\n  i = s32[] constant(7)\n  j = s32[] constant(2)\n  ROOT r = f32[2,3] dynamic-update-slice(x, u, i, j)", []float64{1, 2, 3, 4, 9, 9}},
+		{"bitcast-convert", "  x = f32[1] constant({1})\n  ROOT r = u32[1] bitcast-convert(x)", []float64{0x3f800000}},
+		{"reduce-precision", "  x = f32[3] constant({1.00390625, 1e10, 1e-10})\n  ROOT r = f32[3] reduce-precision(x), exponent_bits=5, mantissa_bits=7", []float64{1, math.Inf(1), 0}},
+		{"convert to bf16", "  x = f32[2] constant({1.00390625, 1.01171875})\n  ROOT r = bf16[2] convert(x)", []float64{1, 1.015625}},
+	} {
+		got := evalText(t, module(tc.body))
+		require.Equal(t, tc.want, got[0], tc.name)
+	}
+}
+
+func TestGatherScatter(t *testing.T) {
+	x := "  x = f32[3,3] constant({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}})\n"
+	// Rows 0 and 2 (and an out-of-range 5, clamped to row 2).
+	got := evalText(t, module(x+"  i = s32[3] constant({0, 2, 5})\n  ROOT g = f32[3,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}"))
+	require.Equal(t, []float64{1, 2, 3, 7, 8, 9, 7, 8, 9}, got[0])
+	// Scatter-add with a repeated index and an out-of-bounds one (skipped).
+	got = evalText(t, module(x+"  i = s32[3] constant({1, 1, 3})\n  u = f32[3,3] constant({{1, 1, 1}, {2, 2, 2}, {5, 5, 5}})\n  ROOT s = f32[3,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", addComp))
+	require.Equal(t, []float64{1, 2, 3, 7, 8, 9, 7, 8, 9}, got[0])
+}
+
+func TestReductions(t *testing.T) {
+	x := "  x = f32[2,3] constant({{1, 5, 3}, {4, 2, 6}})\n  z = f32[] constant(0)\n"
+	got := evalText(t, module(x+"  ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add", addComp))
+	require.Equal(t, []float64{9, 12}, got[0])
+	got = evalText(t, module(x+"  ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=add", addComp))
+	require.Equal(t, []float64{21}, got[0])
+	// Variadic reduce: argmax over each row, ties to the lower index.
+	argmax := `argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, av, bv)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}`
+	got = evalText(t, module(`  x = f32[2,3] constant({{1, 5, 5}, {4, 2, 6}})
+  idx = s32[2,3] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[2], s32[2]) reduce(x, idx, ninf, zi), dimensions={1}, to_apply=argmax`, argmax))
+	require.Equal(t, []float64{5, 6}, got[0])
+	require.Equal(t, []float64{1, 2}, got[1])
+	// Max pool 2x2 stride 1 with padding (padding positions are skipped).
+	got = evalText(t, module("  x = f32[2,2] constant({{1, 2}, {3, 4}})\n  ninf = f32[] constant(-inf)\n  ROOT r = f32[3,3] reduce-window(x, ninf), window={size=2x2 pad=1_1x1_1}, to_apply=mx", maxComp))
+	require.Equal(t, []float64{1, 2, 2, 3, 4, 4, 3, 4, 4}, got[0])
+	// select-and-scatter: the max of each window gets the source value.
+	got = evalText(t, module("  x = f32[2,4] constant({{1, 5, 2, 0}, {3, 4, 8, 1}})\n  s = f32[1,2] constant({{10, 20}})\n  z = f32[] constant(0)\n  ROOT r = f32[2,4] select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add", geComp, addComp))
+	require.Equal(t, []float64{0, 10, 0, 0, 0, 0, 20, 0}, got[0])
+}
+
+func TestSortTopKMap(t *testing.T) {
+	lt := "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT s = pred[] compare(a, b), direction=LT\n}"
+	got := evalText(t, module("  k = f32[5] constant({3, 1, 2, 1, -inf})\n  v = s32[5] iota(), iota_dimension=0\n  ROOT r = (f32[5], s32[5]) sort(k, v), dimensions={0}, is_stable=true, to_apply=lt", lt))
+	require.Equal(t, []float64{math.Inf(-1), 1, 1, 2, 3}, got[0])
+	require.Equal(t, []float64{4, 1, 3, 2, 0}, got[1], "stable: equal keys keep their order")
+	got = evalText(t, module("  x = f32[2,4] constant({{1, nan, 3, 3}, {-1, -2, -3, -4}})\n  ROOT r = (f32[2,2], s32[2,2]) topk(x), k=2, largest=true"))
+	require.True(t, math.IsNaN(got[0][0]), "NaN sorts above everything")
+	require.Equal(t, []float64{3, -1, -2}, got[0][1:])
+	require.Equal(t, []float64{1, 2, 0, 1}, got[1])
+	sq := "sq {\n  a = f32[] parameter(0)\n  ROOT m = f32[] multiply(a, a)\n}"
+	got = evalText(t, module("  x = f32[3] constant({1, -2, 3})\n  ROOT r = f32[3] map(x), dimensions={0}, to_apply=sq", sq))
+	require.Equal(t, []float64{1, 4, 9}, got[0])
+}
+
+func TestDotAndConvolution(t *testing.T) {
+	got := evalText(t, module("  a = f32[2,3] constant({{1, 2, 3}, {4, 5, 6}})\n  b = f32[3,2] constant({{1, 0}, {0, 1}, {1, 1}})\n  ROOT r = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"))
+	require.Equal(t, []float64{4, 5, 10, 11}, got[0])
+	got = evalText(t, module("  a = s32[2,1,2] constant({{{1, 2}}, {{3, 4}}})\n  b = s32[2,2,1] constant({{{5}, {6}}, {{7}, {8}}})\n  ROOT r = s32[2,1,1] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"))
+	require.Equal(t, []float64{17, 53}, got[0])
+	// 1-D convolution, batch 1, one feature: [1 2 3 4] * [1 1] with pad 1.
+	got = evalText(t, module("  x = f32[1,4,1] constant({{{1}, {2}, {3}, {4}}})\n  k = f32[2,1,1] constant({{{1}}, {{1}}})\n  ROOT r = f32[1,5,1] convolution(x, k), window={size=2 pad=1_1}, dim_labels=b0f_0io->b0f"))
+	require.Equal(t, []float64{1, 3, 5, 7, 4}, got[0])
+	// Stride 2 and rhs dilation 2.
+	got = evalText(t, module("  x = f32[1,5,1] constant({{{1}, {2}, {3}, {4}, {5}}})\n  k = f32[2,1,1] constant({{{1}}, {{10}}})\n  ROOT r = f32[1,2,1] convolution(x, k), window={size=2 stride=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"))
+	require.Equal(t, []float64{31, 53}, got[0])
+	// Depthwise: two features, feature_group_count=2.
+	got = evalText(t, module("  x = f32[1,2,2] constant({{{1, 10}, {2, 20}}})\n  k = f32[1,1,2] constant({{{3, 4}}})\n  ROOT r = f32[1,2,2] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f, feature_group_count=2"))
+	require.Equal(t, []float64{3, 40, 6, 80}, got[0])
+	// lhs dilation (a transposed convolution).
+	got = evalText(t, module("  x = f32[1,2,1] constant({{{1}, {2}}})\n  k = f32[1,1,1] constant({{{1}}})\n  ROOT r = f32[1,3,1] convolution(x, k), window={size=1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"))
+	require.Equal(t, []float64{1, 0, 2}, got[0])
+}
+
+func TestControlFlow(t *testing.T) {
+	cond := "cond {\n  p = (s32[], f32[]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  n = s32[] constant(5)\n  ROOT c = pred[] compare(i, n), direction=LT\n}"
+	body := "body {\n  p = (s32[], f32[]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n  x = f32[] get-tuple-element(p), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  two = f32[] constant(2)\n  y = f32[] multiply(x, two)\n  ROOT t = (s32[], f32[]) tuple(j, y)\n}"
+	got := evalText(t, module("  z = s32[] constant(0)\n  x = f32[] constant(1)\n  t = (s32[], f32[]) tuple(z, x)\n  ROOT w = (s32[], f32[]) while(t), condition=cond, body=body", cond, body))
+	require.Equal(t, []float64{5}, got[0])
+	require.Equal(t, []float64{32}, got[1])
+
+	neg := "neg {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}"
+	id := "id {\n  a = f32[] parameter(0)\n  ROOT n = f32[] copy(a)\n}"
+	for _, tc := range []struct {
+		sel  string
+		want float64
+	}{{"pred[] constant(true)", -3}, {"pred[] constant(false)", 3}, {"s32[] constant(0)", -3}, {"s32[] constant(1)", 3}, {"s32[] constant(7)", 3}, {"s32[] constant(-1)", 3}} {
+		src := module(fmt.Sprintf("  b = %s\n  x = f32[] constant(3)\n  ROOT c = f32[] conditional(b, x, x), branch_computations={neg, id}", tc.sel), neg, id)
+		require.Equal(t, []float64{tc.want}, evalText(t, src)[0], tc.sel)
+	}
+	src := module("  b = pred[] constant(false)\n  x = f32[] constant(3)\n  y = f32[] constant(4)\n  ROOT c = f32[] conditional(b, x, y), true_computation=neg, false_computation=id", neg, id)
+	require.Equal(t, []float64{4}, evalText(t, src)[0], "pred form: false runs false_computation on its operand")
+	got = evalText(t, module("  x = f32[] constant(3)\n  ROOT c = f32[] call(x), to_apply=neg", neg))
+	require.Equal(t, []float64{-3}, got[0])
+}
+
+func TestRngAndCollectives(t *testing.T) {
+	got := evalText(t, module("  s = u64[2] constant({42, 0})\n  ROOT r = (u64[2], u32[2,3]) rng-bit-generator(s), algorithm=rng_three_fry"))
+	require.Equal(t, []float64{42, 3}, got[0], "the counter advances by the half shape's size")
+	require.Len(t, got[1], 6)
+	got = evalText(t, module("  s = u64[3] constant({1, 2, 3})\n  ROOT r = (u64[3], u32[5]) rng-bit-generator(s), algorithm=rng_philox"))
+	require.Equal(t, []float64{1, 4, 3}, got[0], "philox counts blocks of four words")
+	got = evalText(t, module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=add", addComp))
+	require.Equal(t, []float64{1, 2}, got[0])
+	got = evalText(t, module("  ROOT r = u32[] replica-id()"))
+	require.Equal(t, []float64{0}, got[0])
+}
+
+func TestRefusesOutsideTheSet(t *testing.T) {
+	for _, src := range []string{
+		module("  x = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] negate(x)"),
+		module("  x = f8e4m3fn[2] constant({1, 2})\n  ROOT r = f8e4m3fn[2] add(x, x)"),
+		module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] custom-call(x), custom_call_target=\"foo\""),
+	} {
+		m, err := hlo.Parse("op.hlo", src)
+		require.NoError(t, err)
+		_, err = Run(m)
+		var un *Unsupported
+		require.ErrorAs(t, err, &un, src)
+	}
+}
