@@ -12,11 +12,15 @@ func elementwise(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) 
 	n := out.NumElements()
 	res := &hlo.Literal{Shape: hlo.ArrayShape(out.Elem, out.Dims...), Data: make([]byte, out.ByteSize())}
 	args := make([]scalar, len(ops))
+	types := make([]hlo.ElementType, len(ops))
+	for j, o := range ops {
+		types[j] = o.Shape.Elem
+	}
 	for i := int64(0); i < n; i++ {
 		for j, o := range ops {
 			args[j] = get(o, i)
 		}
-		r, err := apply(in, ops, args)
+		r, err := apply(in, types, args)
 		if err != nil {
 			return nil, err
 		}
@@ -26,10 +30,10 @@ func elementwise(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) 
 }
 
 // apply computes one element of an elementwise op.
-func apply(in *hlo.Instruction, ops []*hlo.Literal, a []scalar) (scalar, error) {
-	t := ops[0].Shape.Elem
+func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, error) {
+	t := types[0]
 	if in.Op == hlo.OpSelect || in.Op == hlo.OpClamp {
-		t = ops[1].Shape.Elem
+		t = types[1]
 	}
 	out := in.Shape.Elem
 	k := t.Kind()

@@ -101,6 +101,7 @@ type evaluator struct {
 	// costs one evaluation.
 	invariant map[*hlo.Instruction]*Value
 	dependent map[*hlo.Computation]map[*hlo.Instruction]bool
+	progs     map[*hlo.Computation]*scalarProg
 }
 
 // paramDependent marks the instructions of c that depend on a parameter.
@@ -125,6 +126,7 @@ func newEvaluator() *evaluator {
 		order:     map[*hlo.Computation][]*hlo.Instruction{},
 		invariant: map[*hlo.Instruction]*Value{},
 		dependent: map[*hlo.Computation]map[*hlo.Instruction]bool{},
+		progs:     map[*hlo.Computation]*scalarProg{},
 	}
 }
 

@@ -39,6 +39,15 @@ func (e *evaluator) reducer(c *hlo.Computation, types []hlo.ElementType) fold {
 		}
 	}
 	n := len(types)
+	if prog := e.scalarProgram(c); prog != nil && len(prog.outs) == n {
+		regs, out := make([]scalar, prog.nregs), make([]scalar, n)
+		return func(acc, x []scalar) ([]scalar, error) {
+			copy(regs, acc)
+			copy(regs[n:], x)
+			err := prog.run(regs, out)
+			return out, err
+		}
+	}
 	return func(acc, x []scalar) ([]scalar, error) {
 		args := make([]*hlo.Literal, 2*n)
 		for i := 0; i < n; i++ {
@@ -286,6 +295,17 @@ func (e *evaluator) less(c *hlo.Computation, ops []*hlo.Literal, base, stride in
 				}
 				return compareScalars(t, dir, total, get(x, pi), get(x, pj)), nil
 			}
+		}
+	}
+	if prog := e.scalarProgram(c); prog != nil && len(prog.outs) == 1 {
+		regs, out := make([]scalar, prog.nregs), make([]scalar, 1)
+		return func(i, j int64) (bool, error) {
+			for k, x := range ops {
+				regs[2*k] = get(x, base+i*stride)
+				regs[2*k+1] = get(x, base+j*stride)
+			}
+			err := prog.run(regs, out)
+			return out[0].u != 0, err
 		}
 	}
 	return func(i, j int64) (bool, error) {
