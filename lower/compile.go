@@ -82,7 +82,7 @@ func checkSupport(s *state) error {
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
 		default:
-			if !in.Op.IsElementwise() {
+			if !in.Op.IsElementwise() && !remapOps[in.Op] {
 				return in.Errorf("op %s is not supported on the device yet", in.Op)
 			}
 		}
@@ -192,7 +192,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	for _, in := range s.mod.Entry.Instructions {
-		if !in.Op.IsElementwise() {
+		if !in.Op.IsElementwise() && !remapOps[in.Op] {
 			continue
 		}
 		n := in.Shape.NumElements()
@@ -202,7 +202,13 @@ func emitKernels(s *state) error {
 		if n > 1<<32-1 {
 			return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
 		}
-		k, err := elementwiseKernel(in, s.tg, local)
+		var k *Kernel
+		var err error
+		if remapOps[in.Op] {
+			k, err = remapKernel(in, s.tg, local)
+		} else {
+			k, err = elementwiseKernel(in, s.tg, local)
+		}
 		if err != nil {
 			return err
 		}

@@ -133,3 +133,15 @@ func TestStorageConversion(t *testing.T) {
 	_, err = FromStorage(hlo.F32, make([]byte, 4), 2)
 	require.Error(t, err)
 }
+
+func TestDataMovementKernelsValidate(t *testing.T) {
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S64, hlo.PRED} {
+		for _, c := range hlotest.DataMovementCases(ty) {
+			prog, err := compileText(t, c.Text)
+			require.NoError(t, err, c.Name)
+			for _, k := range prog.Kernels {
+				require.NoError(t, spirv.Validate(k.Words), c.Name)
+			}
+		}
+	}
+}

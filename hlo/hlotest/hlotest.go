@@ -213,3 +213,32 @@ func ULPs(t hlo.ElementType, want, got float64) int64 {
 	}
 	return d
 }
+
+// DataMovementCases are modules of one data-movement op each (broadcast,
+// transpose, reshape, slice, reverse, pad, concatenate, iota,
+// dynamic-slice, dynamic-update-slice) over element type t, with odd
+// sizes, sizes 0 and 1, and out-of-range start indices.
+func DataMovementCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	mkc := func(name, params, body string) Case {
+		text := fmt.Sprintf("HloModule %s_%s\n\nENTRY main {\n%s\n%s\n}\n", strings.ReplaceAll(name, "-", "_"), ty, params, body)
+		return Case{Name: name + "_" + ty, Type: t, Text: strings.ReplaceAll(text, "T[", ty+"[")}
+	}
+	p := func(i int, shape string) string { return fmt.Sprintf("  p%d = %s parameter(%d)", i, shape, i) }
+	return []Case{
+		mkc("broadcast", p(0, "T[3]"), "  ROOT r = T[2,3,5] broadcast(p0), dimensions={1}"),
+		mkc("broadcast-scalar", p(0, "T[]"), "  ROOT r = T[7] broadcast(p0), dimensions={}"),
+		mkc("broadcast-size1", p(0, "T[1,5]"), "  ROOT r = T[4,5] broadcast(p0), dimensions={0,1}"),
+		mkc("transpose", p(0, "T[2,3,5]"), "  ROOT r = T[5,2,3] transpose(p0), dimensions={2,0,1}"),
+		mkc("reshape", p(0, "T[6,5]"), "  ROOT r = T[3,10] reshape(p0)"),
+		mkc("slice", p(0, "T[7,9]"), "  ROOT r = T[3,3] slice(p0), slice={[1:7:2], [2:9:3]}"),
+		mkc("slice-empty", p(0, "T[4]"), "  ROOT r = T[0] slice(p0), slice={[2:2]}"),
+		mkc("reverse", p(0, "T[3,4]"), "  ROOT r = T[3,4] reverse(p0), dimensions={1}"),
+		mkc("pad", p(0, "T[3,2]")+"\n"+p(1, "T[]"), "  ROOT r = T[8,3] pad(p0, p1), padding=1_2_1x-1_2"),
+		mkc("concatenate", p(0, "T[2,3]")+"\n"+p(1, "T[2,1]")+"\n"+p(2, "T[2,4]"), "  ROOT r = T[2,8] concatenate(p0, p1, p2), dimensions={1}"),
+		mkc("iota", "", "  ROOT r = T[3,5] iota(), iota_dimension=1"),
+		mkc("dynamic-slice", p(0, "T[5,6]")+"\n  i = s32[] constant(4)\n  j = s32[] constant(-2)", "  ROOT r = T[2,3] dynamic-slice(p0, i, j), dynamic_slice_sizes={2,3}"),
+		mkc("dynamic-slice-u64", p(0, "T[9]")+"\n  i = u64[] constant(18446744073709551615)", "  ROOT r = T[4] dynamic-slice(p0, i), dynamic_slice_sizes={4}"),
+		mkc("dynamic-update-slice", p(0, "T[5,6]")+"\n"+p(1, "T[2,3]")+"\n  i = s32[] constant(1)\n  j = s32[] constant(9)", "  ROOT r = T[5,6] dynamic-update-slice(p0, p1, i, j)"),
+	}
+}

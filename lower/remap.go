@@ -1,0 +1,252 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// Data-movement kernels: each output element is read from a position of
+// an operand computed from its index (broadcast, transpose, reshape,
+// slice, reverse, pad, concatenate, dynamic-slice, dynamic-update-slice)
+// or made from its index alone (iota). Shapes are compile-time constants,
+// so index arithmetic divides and multiplies by constants.
+
+// remapOps are the ops this family lowers.
+var remapOps = map[hlo.Opcode]bool{
+	hlo.OpBroadcast: true, hlo.OpTranspose: true, hlo.OpReshape: true, hlo.OpBitcast: true,
+	hlo.OpSlice: true, hlo.OpReverse: true, hlo.OpPad: true, hlo.OpConcatenate: true, hlo.OpIota: true,
+	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true,
+}
+
+// unravel splits a linear u32 index into a multi-index over dims.
+func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
+	u32 := k.u32()
+	out := make([]spirv.ID, len(dims))
+	rest := idx
+	st := rowStrides(dims)
+	for d := range dims {
+		if d == len(dims)-1 {
+			out[d] = rest
+			break
+		}
+		s := k.cu32(uint32(st[d]))
+		out[d] = k.f.Op(spirv.OpUDiv, u32, uint32(rest), uint32(s))
+		rest = k.f.Op(spirv.OpUMod, u32, uint32(rest), uint32(s))
+	}
+	return out
+}
+
+// ravel combines a multi-index over dims into a linear u32 index.
+func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
+	u32 := k.u32()
+	st := rowStrides(dims)
+	lin := k.cu32(0)
+	for d, x := range ix {
+		term := x
+		if st[d] != 1 {
+			term = k.f.Op(spirv.OpIMul, u32, uint32(x), uint32(k.cu32(uint32(st[d]))))
+		}
+		lin = k.f.Op(spirv.OpIAdd, u32, uint32(lin), uint32(term))
+	}
+	return lin
+}
+
+func rowStrides(dims []int64) []int64 {
+	s := make([]int64, len(dims))
+	n := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= dims[i]
+	}
+	return s
+}
+
+func (k *kernelBuilder) addU(a spirv.ID, c int64) spirv.ID {
+	return k.f.Op(spirv.OpIAdd, k.u32(), uint32(a), uint32(k.cu32(uint32(c))))
+}
+
+// clampIndex reads a start index (any integer type) and clamps it to
+// [0, limit], as XLA's dynamic-slice does, returning a u32.
+func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
+	t := v.t
+	lt, gt := spirv.OpSLessThan, spirv.OpSGreaterThan
+	if t.Kind() == hlo.KindUnsigned {
+		lt, gt = spirv.OpULessThan, spirv.OpUGreaterThan
+	}
+	zero := val{k.zero(t), t}
+	lim := val{k.constInt(t, uint64(limit)), t}
+	c := k.sel(k.boolOp(lt, v.id, zero.id), zero, v)
+	c = k.sel(k.boolOp(gt, c.id, lim.id), lim, c)
+	if t.Bits() == 32 {
+		if t != hlo.U32 {
+			return k.f.Op(spirv.OpBitcast, k.u32(), uint32(c.id))
+		}
+		return c.id
+	}
+	return k.f.Op(spirv.OpUConvert, k.u32(), uint32(c.id))
+}
+
+// remapKernel generates the kernel of one data-movement instruction.
+func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	k := newKernelBuilder(tg, local, 1)
+	var binds []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	out, err := k.addBuffer(in.Shape.Elem, "out", false)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	k.begin()
+	idx := k.linearIndex()
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
+	err = k.ifThen(inRange, func() error {
+		v, err := k.remapValue(in, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.store(out, idx, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	name := in.Op.String() + "_" + in.Shape.Elem.String()
+	return k.finish(name), nil
+}
+
+// remapValue computes output element idx of a data-movement op.
+func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	u32 := k.u32()
+	a := &in.A
+	outDims := in.Shape.Dims
+	src := func(i int) hlo.Shape { return in.Operands[i].Shape }
+	switch in.Op {
+	case hlo.OpReshape, hlo.OpBitcast:
+		return k.load(binds[0], idx, src(0).Elem), nil
+	case hlo.OpIota:
+		o := k.unravel(idx, outDims)
+		x := val{o[a.IotaDim], hlo.U32}
+		return k.convert(in, x, in.Shape.Elem)
+	case hlo.OpBroadcast:
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		ix := make([]spirv.ID, s.Rank())
+		for i, d := range a.Dimensions {
+			ix[i] = o[d]
+			if s.Dims[i] == 1 {
+				ix[i] = k.cu32(0)
+			}
+		}
+		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
+	case hlo.OpTranspose:
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		ix := make([]spirv.ID, s.Rank())
+		for j, p := range a.Dimensions {
+			ix[p] = o[j]
+		}
+		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
+	case hlo.OpSlice:
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		ix := make([]spirv.ID, s.Rank())
+		for d, sd := range a.Slice {
+			x := o[d]
+			if sd.Stride != 1 {
+				x = k.f.Op(spirv.OpIMul, u32, uint32(x), uint32(k.cu32(uint32(sd.Stride))))
+			}
+			ix[d] = k.addU(x, sd.Start)
+		}
+		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
+	case hlo.OpReverse:
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		for _, d := range a.Dimensions {
+			o[d] = k.f.Op(spirv.OpISub, u32, uint32(k.cu32(uint32(s.Dims[d]-1))), uint32(o[d]))
+		}
+		return k.load(binds[0], k.ravel(o, s.Dims), s.Elem), nil
+	case hlo.OpPad:
+		// t = out - lo (signed); a real element where t >= 0, t is a
+		// multiple of interior+1, and t/(interior+1) < n.
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		ok := k.b.ConstantBool(true)
+		ix := make([]spirv.ID, s.Rank())
+		for d, p := range a.Padding {
+			t := k.f.Op(spirv.OpISub, u32, uint32(o[d]), uint32(k.cu32(uint32(int32(p.Lo)))))
+			step := k.cu32(uint32(p.Interior + 1))
+			q := k.f.Op(spirv.OpSDiv, u32, uint32(t), uint32(step))
+			r := k.f.Op(spirv.OpSRem, u32, uint32(t), uint32(step))
+			cond := k.boolOp(spirv.OpLogicalAnd,
+				k.boolOp(spirv.OpSGreaterThanEqual, t, k.cu32(0)),
+				k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpIEqual, r, k.cu32(0)),
+					k.boolOp(spirv.OpSLessThan, q, k.cu32(uint32(s.Dims[d])))))
+			ok = k.boolOp(spirv.OpLogicalAnd, ok, cond)
+			ix[d] = q
+		}
+		// Read position 0 where the element is padding, to stay in bounds.
+		at := k.f.Op(spirv.OpSelect, u32, uint32(ok), uint32(k.ravel(ix, s.Dims)), uint32(k.cu32(0)))
+		x := k.load(binds[0], at, s.Elem)
+		pv := k.load(binds[1], k.cu32(0), s.Elem)
+		return k.sel(ok, x, pv), nil
+	case hlo.OpConcatenate:
+		o := k.unravel(idx, outDims)
+		d := a.Dimensions[0]
+		var r val
+		off := int64(0)
+		for i := range in.Operands {
+			s := src(i)
+			ix := append([]spirv.ID{}, o...)
+			local := k.f.Op(spirv.OpISub, u32, uint32(o[d]), uint32(k.cu32(uint32(off))))
+			// Clamp into this operand so that the read stays in bounds.
+			ix[d] = k.f.Ext(u32, spirv.GLSLUMin, local, k.cu32(uint32(max(s.Dims[d]-1, 0))))
+			x := k.load(binds[i], k.ravel(ix, s.Dims), s.Elem)
+			if i == 0 {
+				r = x
+			} else {
+				mine := k.boolOp(spirv.OpUGreaterThanEqual, o[d], k.cu32(uint32(off)))
+				r = k.sel(mine, x, r)
+			}
+			off += s.Dims[d]
+		}
+		return r, nil
+	case hlo.OpDynamicSlice:
+		o := k.unravel(idx, outDims)
+		s := src(0)
+		ix := make([]spirv.ID, s.Rank())
+		for d := range ix {
+			st := k.load(binds[1+d], k.cu32(0), src(1+d).Elem)
+			start := k.clampIndex(st, s.Dims[d]-a.DynSliceSizes[d])
+			ix[d] = k.f.Op(spirv.OpIAdd, u32, uint32(start), uint32(o[d]))
+		}
+		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
+	case hlo.OpDynamicUpdateSlice:
+		o := k.unravel(idx, outDims)
+		s, up := src(0), src(1)
+		inside := k.b.ConstantBool(true)
+		ix := make([]spirv.ID, s.Rank())
+		for d := range ix {
+			st := k.load(binds[2+d], k.cu32(0), src(2+d).Elem)
+			start := k.clampIndex(st, s.Dims[d]-up.Dims[d])
+			rel := k.f.Op(spirv.OpISub, u32, uint32(o[d]), uint32(start))
+			// rel < size as unsigned also rejects o < start (it wraps).
+			in := k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(up.Dims[d])))
+			inside = k.boolOp(spirv.OpLogicalAnd, inside, in)
+			ix[d] = k.f.Op(spirv.OpSelect, u32, uint32(in), uint32(rel), uint32(k.cu32(0)))
+		}
+		x := k.load(binds[0], idx, s.Elem)
+		if up.NumElements() == 0 {
+			return x, nil
+		}
+		uv := k.load(binds[1], k.ravel(ix, up.Dims), s.Elem)
+		return k.sel(inside, uv, x), nil
+	}
+	return val{}, in.Errorf("no data-movement kernel for %s", in.Op)
+}
