@@ -109,16 +109,7 @@ func TestElementwiseDifferential(t *testing.T) {
 				continue
 			}
 			ran++
-			args := hlotest.Inputs(m, uint64(n)*7919+uint64(len(c.Name)))
-			want, err := eval.Run(m, args...)
-			require.NoError(t, err, c.Name)
-			ts := make([]*vkjit.Tensor, len(args))
-			for i, a := range args {
-				ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
-			}
-			outs, _, err := exe.Run(ts...)
-			exe.Close()
-			require.NoError(t, err, c.Name)
+			ts, want, outs := runBoth(t, exe, m, uint64(n)*7919+uint64(len(c.Name)), c.Name)
 			w := want.Leaves()[0]
 			g := outs[0]
 			require.Equal(t, w.Shape.Elem, g.Type, c.Name)
@@ -141,6 +132,23 @@ func TestElementwiseDifferential(t *testing.T) {
 		}
 		require.Greater(t, ran, 200)
 	}
+}
+
+// runBoth runs exe on random inputs and the reference evaluator on the
+// same inputs, closes exe, and returns the inputs and both results.
+func runBoth(t *testing.T, exe *vkjit.Executable, m *hlo.Module, seed uint64, name string) ([]*vkjit.Tensor, *eval.Value, []*vkjit.Tensor) {
+	t.Helper()
+	defer exe.Close()
+	args := hlotest.Inputs(m, seed)
+	want, err := eval.Run(m, args...)
+	require.NoError(t, err, name)
+	ts := make([]*vkjit.Tensor, len(args))
+	for i, a := range args {
+		ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+	}
+	outs, _, err := exe.Run(ts...)
+	require.NoError(t, err, name)
+	return ts, want, outs
 }
 
 func describeInputs(ts []*vkjit.Tensor, i int64) string {
@@ -260,16 +268,7 @@ func TestDataMovementDifferential(t *testing.T) {
 			require.NoError(t, err, c.Text)
 			exe, err := rt.Compile(m, vkjit.CompileOptions{})
 			require.NoError(t, err, c.Name)
-			args := hlotest.Inputs(m, 99)
-			want, err := eval.Run(m, args...)
-			require.NoError(t, err, c.Name)
-			ts := make([]*vkjit.Tensor, len(args))
-			for i, a := range args {
-				ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
-			}
-			outs, _, err := exe.Run(ts...)
-			exe.Close()
-			require.NoError(t, err, c.Name)
+			_, want, outs := runBoth(t, exe, m, 99, c.Name)
 			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
 		}
 	}

@@ -173,3 +173,15 @@ func (s Shape) write(b *strings.Builder, layout bool) {
 		b.WriteByte('}')
 	}
 }
+
+// RowMajorStrides returns the element strides of a row-major array with
+// the given dimensions (the last dimension varies fastest).
+func RowMajorStrides(dims []int64) []int64 {
+	s := make([]int64, len(dims))
+	n := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= dims[i]
+	}
+	return s
+}

@@ -25,7 +25,7 @@ func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
 	u32 := k.u32()
 	out := make([]spirv.ID, len(dims))
 	rest := idx
-	st := rowStrides(dims)
+	st := hlo.RowMajorStrides(dims)
 	for d := range dims {
 		if d == len(dims)-1 {
 			out[d] = rest
@@ -41,7 +41,7 @@ func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
 // ravel combines a multi-index over dims into a linear u32 index.
 func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
 	u32 := k.u32()
-	st := rowStrides(dims)
+	st := hlo.RowMajorStrides(dims)
 	lin := k.cu32(0)
 	for d, x := range ix {
 		term := x
@@ -51,16 +51,6 @@ func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
 		lin = k.f.Op(spirv.OpIAdd, u32, uint32(lin), uint32(term))
 	}
 	return lin
-}
-
-func rowStrides(dims []int64) []int64 {
-	s := make([]int64, len(dims))
-	n := int64(1)
-	for i := len(dims) - 1; i >= 0; i-- {
-		s[i] = n
-		n *= dims[i]
-	}
-	return s
 }
 
 func (k *kernelBuilder) addU(a spirv.ID, c int64) spirv.ID {

@@ -7,16 +7,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// strides of a row-major array.
-func strides(dims []int64) []int64 {
-	s := make([]int64, len(dims))
-	n := int64(1)
-	for i := len(dims) - 1; i >= 0; i-- {
-		s[i] = n
-		n *= dims[i]
-	}
-	return s
-}
+func strides(dims []int64) []int64 { return hlo.RowMajorStrides(dims) }
 
 // forEach calls f with every index of dims in row-major order, and the
 // linear position. The index slice is reused between calls.
