@@ -156,3 +156,25 @@ ENTRY e {
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "missing.hlo")
 }
+
+func TestRandomArgsCompare(t *testing.T) {
+	code, out, errs := vkjitCmd("run", "--random-args", "--seed", "7", "--compare", "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "out0: f32[2,3] max abs err 0, max rel err 0: ok")
+	require.Contains(t, out, "out1: pred[2,3] max abs err 0, max rel err 0: ok")
+	code, _, errs = vkjitCmd("run", "--random-args", "testdata/chain.hlo", "x.npy")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "exclude each other")
+}
+
+func TestCompareOutputs(t *testing.T) {
+	got, _ := vkjit.Float32s([]int64{3}, []float32{1, 2.0001, float32(math.NaN())})
+	want := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: got.Data}
+	var b strings.Builder
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{want}, -1, -1))
+	off, _ := vkjit.Float32s([]int64{3}, []float32{1, 2, float32(math.NaN())})
+	b.Reset()
+	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, -1, -1))
+	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=1e-05 atol=1e-06")
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, 1e-3, 0), "--rtol loosens it")
+}

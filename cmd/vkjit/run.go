@@ -11,6 +11,8 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
 )
 
 // runStats is the --stats-json object.
@@ -32,6 +34,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	statsPath := fs.String("stats-json", "", "write statistics JSON here")
 	device := fs.String("device", "", "device index or name substring")
 	validate := fs.Bool("validate", false, "enable the Khronos validation layer")
+	randomArgs := fs.Bool("random-args", false, "fill the arguments with random values")
+	seed := fs.Uint64("seed", 0, "seed for --random-args")
+	compare := fs.Bool("compare", false, "also run the reference evaluator and compare")
+	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
+	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return fmt.Errorf("run: %v", err)
@@ -63,11 +70,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	compileMs := float64(time.Since(start).Microseconds()) / 1000
 
 	params := exe.Program().ParamShapes
-	if len(argFiles) != len(params) {
+	var tensors []*vkjit.Tensor
+	switch {
+	case *randomArgs && len(argFiles) > 0:
+		return fmt.Errorf("--random-args and .npy arguments exclude each other")
+	case *randomArgs:
+		for _, l := range hlotest.Inputs(mod, *seed) {
+			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
+		}
+	case len(argFiles) != len(params):
 		return fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(argFiles))
 	}
-	tensors := make([]*vkjit.Tensor, len(argFiles))
 	for i, f := range argFiles {
+		if i == 0 {
+			tensors = make([]*vkjit.Tensor, len(argFiles))
+		}
 		t, err := vkjit.ReadNPYFile(f)
 		if err != nil {
 			return fmt.Errorf("argument %d: %w", i, err)
@@ -86,6 +103,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "validation:", m)
 		}
 		return fmt.Errorf("the validation layer reported %d problem(s)", len(msgs))
+	}
+	if *compare {
+		lits := make([]*hlo.Literal, len(tensors))
+		for i, t := range tensors {
+			lits[i] = &hlo.Literal{Shape: t.Shape(), Data: t.Data}
+		}
+		want, err := eval.Run(mod, lits...)
+		if err != nil {
+			return fmt.Errorf("reference evaluator: %w", err)
+		}
+		if !compareOutputs(stdout, results, want.Leaves(), *rtol, *atol) {
+			return fmt.Errorf("results differ from the reference evaluator beyond tolerance")
+		}
 	}
 	if *statsPath != "" {
 		s := runStats{

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// defaultTolerance is --compare's (rtol, atol) for an element type when
+// the flags do not set them: exact for integers and pred, a few ulp of
+// headroom for floats.
+func defaultTolerance(t hlo.ElementType) (float64, float64) {
+	switch t {
+	case hlo.F16, hlo.BF16:
+		return 1e-2, 1e-3
+	case hlo.F32:
+		return 1e-5, 1e-6
+	case hlo.F64:
+		return 1e-12, 1e-12
+	}
+	return 0, 0
+}
+
+// compareOutputs prints, per output, the largest absolute and relative
+// error of got against want, and reports whether every element is within
+// atol + rtol*|want| (NaN matches NaN, infinities must match exactly).
+func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol, atol float64) bool {
+	ok := true
+	for i, g := range got {
+		wl := want[i]
+		wt := &vkjit.Tensor{Type: wl.Shape.Elem, Dims: wl.Shape.Dims, Data: wl.Data}
+		rt, at := defaultTolerance(g.Type)
+		if rtol >= 0 {
+			rt = rtol
+		}
+		if atol >= 0 {
+			at = atol
+		}
+		var maxAbs, maxRel float64
+		bad := int64(0)
+		n := g.NumElements()
+		for j := int64(0); j < n; j++ {
+			a, b := g.Float64At(j), wt.Float64At(j)
+			if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
+				continue
+			}
+			d := math.Abs(a - b)
+			if math.IsNaN(d) || math.IsInf(d, 0) {
+				d = math.Inf(1)
+			}
+			maxAbs = math.Max(maxAbs, d)
+			if b != 0 {
+				maxRel = math.Max(maxRel, d/math.Abs(b))
+			}
+			if !(d <= at+rt*math.Abs(b)) {
+				bad++
+			}
+		}
+		status := "ok"
+		if bad > 0 {
+			status = fmt.Sprintf("FAIL: %d of %d elements beyond rtol=%g atol=%g", bad, n, rt, at)
+			ok = false
+		}
+		fmt.Fprintf(w, "out%d: %s max abs err %.3g, max rel err %.3g: %s\n", i, g.Shape().DimsString(), maxAbs, maxRel, status)
+	}
+	return ok
+}
