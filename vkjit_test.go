@@ -273,3 +273,29 @@ func TestDataMovementDifferential(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceDifferential runs reductions on the device. They fold in the
+// evaluator's order, so results agree exactly (up to flushed denormals).
+func TestReduceDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64} {
+		for _, c := range hlotest.ReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err, c.Name)
+			_, want, outs := runBoth(t, exe, m, 5, c.Name)
+			for i, w := range want.Leaves() {
+				g := outs[i]
+				for j := int64(0); j < g.NumElements(); j++ {
+					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+					if g.Type.IsFloat() {
+						require.Zero(t, hlotest.ULPs(g.Type, wv, g.Float64At(j)), "%s out%d[%d]: want %v got %v", c.Name, i, j, wv, g.Float64At(j))
+					} else {
+						require.Equal(t, wv, g.Float64At(j), "%s out%d[%d]", c.Name, i, j)
+					}
+				}
+			}
+		}
+	}
+}

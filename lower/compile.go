@@ -81,6 +81,10 @@ func checkSupport(s *state) error {
 			}
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
+		case hlo.OpReduce:
+			if !reducerSupported(in.Called[0]) {
+				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
+			}
 		default:
 			if !in.Op.IsElementwise() && !remapOps[in.Op] {
 				return in.Errorf("op %s is not supported on the device yet", in.Op)
@@ -143,11 +147,20 @@ func assignBuffers(s *state) error {
 			}
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 		default:
-			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufTemp, Shape: in.Shape})
-			if err != nil {
-				return in.Errorf("%v", err)
+			// One buffer per result leaf (a variadic reduce has several).
+			var leaves []int
+			for j, leaf := range in.Shape.Leaves() {
+				name := in.Name
+				if in.Shape.IsTuple() {
+					name = fmt.Sprintf("%s.%d", in.Name, j)
+				}
+				i, err := s.newBuffer(Buffer{Name: name, Kind: BufTemp, Shape: leaf})
+				if err != nil {
+					return in.Errorf("%v", err)
+				}
+				leaves = append(leaves, i)
 			}
-			s.values[in] = []int{i}
+			s.values[in] = leaves
 		}
 	}
 	for _, p := range entry.Params {
@@ -192,10 +205,10 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	for _, in := range s.mod.Entry.Instructions {
-		if !in.Op.IsElementwise() && !remapOps[in.Op] {
+		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce {
 			continue
 		}
-		n := in.Shape.NumElements()
+		n := in.Shape.Leaves()[0].NumElements()
 		if n == 0 {
 			continue // nothing to compute; the empty buffer is the result
 		}
@@ -204,9 +217,12 @@ func emitKernels(s *state) error {
 		}
 		var k *Kernel
 		var err error
-		if remapOps[in.Op] {
+		switch {
+		case in.Op == hlo.OpReduce:
+			k, err = reduceKernel(in, s.tg, local)
+		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
-		} else {
+		default:
 			k, err = elementwiseKernel(in, s.tg, local)
 		}
 		if err != nil {
@@ -227,10 +243,11 @@ func emitKernels(s *state) error {
 		for _, o := range in.Operands {
 			bufs = append(bufs, s.values[o][0])
 		}
-		bufs = append(bufs, s.values[in][0])
+		bufs = append(bufs, s.values[in]...)
 		s.prog.Steps = append(s.prog.Steps, Step{
 			Kernel:  ki,
 			Buffers: bufs,
+			Writes:  len(s.values[in]),
 			Push:    []uint32{uint32(n)},
 			Groups:  g,
 			Inst:    in.Name,
@@ -258,7 +275,9 @@ func planBarriers(s *state) error {
 				st.AfterWrites = true
 			}
 		}
-		written[st.Buffers[len(st.Buffers)-1]] = true
+		for _, b := range st.Buffers[len(st.Buffers)-st.Writes:] {
+			written[b] = true
+		}
 	}
 	return nil
 }

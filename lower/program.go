@@ -37,6 +37,7 @@ type Step struct {
 	Buffers     []int
 	Push        []uint32
 	Groups      [3]uint32
+	Writes      int    // the last Writes buffers are the step's outputs
 	AfterWrites bool   // reads something an earlier step wrote: needs a barrier
 	Inst        string // the HLO instruction it computes, for profiles and errors
 }

@@ -242,3 +242,39 @@ func DataMovementCases(t hlo.ElementType) []Case {
 		mkc("dynamic-update-slice", p(0, "T[5,6]")+"\n"+p(1, "T[2,3]")+"\n  i = s32[] constant(1)\n  j = s32[] constant(9)", "  ROOT r = T[5,6] dynamic-update-slice(p0, p1, i, j)"),
 	}
 }
+
+// ReduceCases are reduce modules over element type t: one or several
+// dimensions, all of them, an empty reduced dimension, max, and a
+// variadic argmax with ties to the lower index.
+func ReduceCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	comp := func(name, op string) string {
+		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] %s(a, b)\n}\n", name, ty, ty, ty, op)
+	}
+	argmax := fmt.Sprintf(`argmax {
+  av = %[1]s[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = %[1]s[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = %[1]s[] select(keep, av, bv)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (%[1]s[], s32[]) tuple(v, i)
+}
+`, ty)
+	mkc := func(name, comps, body string) Case {
+		text := fmt.Sprintf("HloModule reduce_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", strings.ReplaceAll(name, "-", "_"), ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
+		return Case{Name: "reduce-" + name + "_" + ty, Op: hlo.OpReduce, Type: t, Text: text}
+	}
+	return []Case{
+		mkc("rows", comp("add", "add"), "  p0 = T[5,7] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[5] reduce(p0, z), dimensions={1}, to_apply=add"),
+		mkc("outer", comp("add", "add"), "  p0 = T[3,4,5] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[4] reduce(p0, z), dimensions={0,2}, to_apply=add"),
+		mkc("all", comp("mx", "maximum"), "  p0 = T[9,13] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[] reduce(p0, z), dimensions={0,1}, to_apply=mx"),
+		mkc("empty", comp("add", "add"), "  p0 = T[4,0] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[4] reduce(p0, z), dimensions={1}, to_apply=add"),
+		mkc("argmax", argmax, "  p0 = T[6,10] parameter(0)\n  idx = s32[6,10] iota(), iota_dimension=1\n  init = T[] parameter(1)\n  zi = s32[] constant(0)\n  ROOT r = (T[6], s32[6]) reduce(p0, idx, init, zi), dimensions={1}, to_apply=argmax"),
+	}
+}

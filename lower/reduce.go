@@ -1,0 +1,214 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// Reductions: one invocation per output element folds the reduced
+// elements in row-major order, the order the reference evaluator uses, so
+// integer results match exactly and float results match up to rounding
+// of the (identical) sequence. On CPU devices such as lavapipe this is
+// also the fast form (barriers cost more than they save there); shared
+// memory and subgroup trees come with the reduction work of the kernel
+// issue.
+
+// reducerSupported reports whether computation c is made only of scalar
+// elementwise ops, constants and a tuple root: what emitReducer can
+// inline into a kernel.
+func reducerSupported(c *hlo.Computation) bool {
+	for _, in := range c.Instructions {
+		switch {
+		case in.Op == hlo.OpParameter || in.Op == hlo.OpConstant:
+		case in.Op == hlo.OpTuple && in == c.Root:
+			continue
+		case in.Op.IsElementwise():
+		default:
+			return false
+		}
+		if !in.Shape.IsArray() || in.Shape.Rank() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarConst makes a SPIR-V constant (or bool) from a rank-0 literal.
+func (k *kernelBuilder) scalarConst(l *hlo.Literal) val {
+	t := l.Shape.Elem
+	var bits uint64
+	for j := len(l.Data) - 1; j >= 0; j-- {
+		bits = bits<<8 | uint64(l.Data[j])
+	}
+	switch t.Kind() {
+	case hlo.KindBool:
+		return val{k.b.ConstantBool(bits != 0), t}
+	case hlo.KindFloat:
+		return val{k.constFloat(t, hlo.DecodeFloat(t, bits)), t}
+	}
+	return val{k.constInt(t, bits), t}
+}
+
+// emitReducer inlines computation c applied to args and returns its
+// results (one per tuple element of the root, or one).
+func (k *kernelBuilder) emitReducer(c *hlo.Computation, args []val) ([]val, error) {
+	env := map[*hlo.Instruction]val{}
+	for _, p := range c.Params {
+		env[p] = args[p.ParamNum]
+	}
+	for _, in := range c.Instructions {
+		switch {
+		case in.Op == hlo.OpParameter:
+		case in.Op == hlo.OpConstant:
+			env[in] = k.scalarConst(in.Literal)
+		case in.Op == hlo.OpTuple:
+		default:
+			ops := make([]val, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = env[o]
+			}
+			v, err := k.emitScalar(in, ops)
+			if err != nil {
+				return nil, err
+			}
+			env[in] = v
+		}
+	}
+	if c.Root.Op == hlo.OpTuple {
+		out := make([]val, len(c.Root.Operands))
+		for i, o := range c.Root.Operands {
+			out[i] = env[o]
+		}
+		return out, nil
+	}
+	return []val{env[c.Root]}, nil
+}
+
+// loop emits `for i := 0; i < n; i++ { body(i) }` with structured
+// control flow; loop-carried values live in function variables.
+func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
+	u32 := k.u32()
+	iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+	k.f.Void(spirv.OpStore, uint32(iv), uint32(k.cu32(0)))
+	header, check, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
+	k.f.Void(spirv.OpBranch, uint32(header))
+	k.f.Label(header)
+	k.f.Void(spirv.OpLoopMerge, uint32(merge), uint32(cont), spirv.LoopControlNone)
+	k.f.Void(spirv.OpBranch, uint32(check))
+	k.f.Label(check)
+	i := k.f.Op(spirv.OpLoad, u32, uint32(iv))
+	more := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(i), uint32(n))
+	k.f.Void(spirv.OpBranchConditional, uint32(more), uint32(bodyL), uint32(merge))
+	k.f.Label(bodyL)
+	if err := body(i); err != nil {
+		return err
+	}
+	k.f.Void(spirv.OpBranch, uint32(cont))
+	k.f.Label(cont)
+	next := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpLoad, u32, uint32(iv))), uint32(k.cu32(1)))
+	k.f.Void(spirv.OpStore, uint32(iv), uint32(next))
+	k.f.Void(spirv.OpBranch, uint32(header))
+	k.f.Label(merge)
+	return nil
+}
+
+// reduceKernel generates a (variadic) reduce: bindings are the N inputs,
+// the N init values, then the N outputs.
+func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	n := len(in.Operands) / 2
+	if len(in.Called) != 1 || !reducerSupported(in.Called[0]) {
+		return nil, in.Errorf("reduce's to_apply is not a scalar elementwise computation; not supported on the device yet")
+	}
+	k := newKernelBuilder(tg, local, 1)
+	var binds []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	outShapes := in.Shape.Leaves()
+	var outs []int
+	for i, s := range outShapes {
+		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		outs = append(outs, b)
+	}
+	src := in.Operands[0].Shape
+	reduced := make([]bool, src.Rank())
+	for _, d := range in.A.Dimensions {
+		reduced[d] = true
+	}
+	var keepDims, redDims, keepAxes, redAxes []int64
+	for d, r := range reduced {
+		if r {
+			redDims, redAxes = append(redDims, src.Dims[d]), append(redAxes, int64(d))
+		} else {
+			keepDims, keepAxes = append(keepDims, src.Dims[d]), append(keepAxes, int64(d))
+		}
+	}
+	redCount := int64(1)
+	for _, d := range redDims {
+		redCount *= d
+	}
+	st := hlo.RowMajorStrides(src.Dims)
+	k.begin()
+	idx := k.linearIndex()
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
+	err := k.ifThen(inRange, func() error {
+		u32 := k.u32()
+		o := k.unravel(idx, keepDims)
+		base := k.cu32(0)
+		for i, ax := range keepAxes {
+			term := k.f.Op(spirv.OpIMul, u32, uint32(o[i]), uint32(k.cu32(uint32(st[ax]))))
+			base = k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(term))
+		}
+		accVars := make([]spirv.ID, n)
+		types := make([]hlo.ElementType, n)
+		for i := 0; i < n; i++ {
+			types[i] = in.Operands[n+i].Shape.Elem
+			rt := k.scalarType(types[i])
+			accVars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
+			init := k.load(binds[n+i], k.cu32(0), types[i])
+			k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(init.id))
+		}
+		err := k.loop(k.cu32(uint32(redCount)), func(r spirv.ID) error {
+			ri := k.unravel(r, redDims)
+			p := base
+			for j, ax := range redAxes {
+				term := k.f.Op(spirv.OpIMul, u32, uint32(ri[j]), uint32(k.cu32(uint32(st[ax]))))
+				p = k.f.Op(spirv.OpIAdd, u32, uint32(p), uint32(term))
+			}
+			args := make([]val, 2*n)
+			for i := 0; i < n; i++ {
+				args[i] = val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
+				args[n+i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
+			}
+			res, err := k.emitReducer(in.Called[0], args)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < n; i++ {
+				k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(res[i].id))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			v := val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
+			k.store(outs[i], idx, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k.finish("reduce_" + in.Operands[0].Shape.Elem.String()), nil
+}
