@@ -278,7 +278,7 @@ func TestDataMovementDifferential(t *testing.T) {
 // evaluator's order, so results agree exactly (up to flushed denormals).
 func TestReduceDifferential(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64} {
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED} {
 		for _, c := range hlotest.ReduceCases(ty) {
 			m, err := hlo.Parse(c.Name, c.Text)
 			require.NoError(t, err, c.Text)

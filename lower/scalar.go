@@ -195,6 +195,10 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 			return k.op(fo, t, a[0].id, a[1].id), nil
 		case isS || isU:
 			return k.op(io, t, a[0].id, a[1].id), nil
+		case isB && in.Op == hlo.OpAdd: // pred arithmetic is logical, as in XLA's evaluator
+			return val{k.boolOp(spirv.OpLogicalOr, a[0].id, a[1].id), t}, nil
+		case isB && in.Op == hlo.OpMultiply:
+			return val{k.boolOp(spirv.OpLogicalAnd, a[0].id, a[1].id), t}, nil
 		}
 	case hlo.OpDivide:
 		switch {
