@@ -299,3 +299,40 @@ func TestReduceDifferential(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsAndFusionsInline runs a module whose work sits in called and
+// fused computations, with parameters listed out of order.
+func TestCallsAndFusionsInline(t *testing.T) {
+	defer noValidationMessages(t)
+	m, err := hlo.Parse("calls.hlo", `HloModule calls
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  x = f32[4,3] parameter(0)
+  y = f32[3] parameter(1)
+  b = f32[4,3] broadcast(y), dimensions={1}
+  ROOT m = f32[4,3] multiply(x, b)
+}
+inner {
+  p = f32[4,3] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  y = f32[3] parameter(1)
+  x = f32[4,3] parameter(0)
+  f = f32[4,3] fusion(x, y), kind=kLoop, calls=fused
+  o = f32[4,3] opt-barrier(f)
+  ROOT c = f32[4] call(o), to_apply=inner
+}`)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 3, len(exe.Program().Steps), "broadcast, multiply, reduce")
+	_, want, outs := runBoth(t, exe, m, 11, "calls")
+	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
+}

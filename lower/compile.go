@@ -29,9 +29,10 @@ type pass struct {
 // above it produced.
 var passes = []pass{
 	{"verify", verifyModule},          // shapes and attributes as XLA defines them
+	{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
 	{"check support", checkSupport},   // name what the device cannot run before any work
 	{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
-	{"emit kernels", emitKernels},     // one kernel per elementwise instruction, shared when identical
+	{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement or reduce instruction, shared when identical
 	{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
 }
 

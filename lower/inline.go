@@ -1,0 +1,52 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// inlineCalls replaces call and fusion instructions of the entry
+// computation by copies of the computations they call (recursively), and
+// opt-barrier by its operand, so that the later passes see one flat
+// computation. Pre-fused input is thereby re-fused by vkjit's own passes.
+// The user's module is not modified: the entry is rebuilt in a new
+// module that shares everything else.
+func inlineCalls(s *state) error {
+	old := s.mod.Entry
+	entry := &hlo.Computation{Name: old.Name, IsEntry: true, Pos: old.Pos, Params: make([]*hlo.Instruction, len(old.Params))}
+	var copyComp func(c *hlo.Computation, args []*hlo.Instruction, prefix string) *hlo.Instruction
+	copyComp = func(c *hlo.Computation, args []*hlo.Instruction, prefix string) *hlo.Instruction {
+		m := map[*hlo.Instruction]*hlo.Instruction{}
+		for _, in := range c.Instructions {
+			if in.Op == hlo.OpParameter && args != nil {
+				m[in] = args[in.ParamNum]
+				continue
+			}
+			ops := make([]*hlo.Instruction, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = m[o]
+			}
+			switch in.Op {
+			case hlo.OpCall, hlo.OpFusion:
+				m[in] = copyComp(in.Called[0], ops, prefix+in.Name+"/")
+				continue
+			case hlo.OpOptimizationBarrier:
+				m[in] = ops[0]
+				continue
+			}
+			cp := *in
+			cp.Name = prefix + in.Name
+			cp.Operands = ops
+			m[in] = &cp
+			entry.Instructions = append(entry.Instructions, &cp)
+			if in.Op == hlo.OpParameter {
+				entry.Params[in.ParamNum] = &cp
+			}
+		}
+		return m[c.Root]
+	}
+	entry.Root = copyComp(old, nil, "")
+	mod := *s.mod
+	mod.Entry = entry
+	s.mod = &mod
+	return nil
+}
