@@ -259,7 +259,7 @@ ENTRY main {
 // reference evaluator.
 func TestDataMovementDifferential(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.PRED, hlo.F64} {
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.PRED, hlo.F64, hlo.BF16, hlo.F16, hlo.S8, hlo.U16} {
 		for _, c := range hlotest.DataMovementCases(ty) {
 			if c.Name == "iota_pred" {
 				continue
@@ -278,7 +278,7 @@ func TestDataMovementDifferential(t *testing.T) {
 // evaluator's order, so results agree exactly (up to flushed denormals).
 func TestReduceDifferential(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED} {
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.BF16, hlo.S8, hlo.U16} {
 		for _, c := range hlotest.ReduceCases(ty) {
 			m, err := hlo.Parse(c.Name, c.Text)
 			require.NoError(t, err, c.Text)

@@ -65,17 +65,29 @@ func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
 	return k
 }
 
+// regBits is the register width of element type t: the 8- and 16-bit
+// types live in 32-bit registers (see StorageType).
+func regBits(t hlo.ElementType) int {
+	if t.Bits() < 32 {
+		return 32
+	}
+	return t.Bits()
+}
+
+// isNarrow reports the types held widened in 32-bit registers.
+func isNarrow(t hlo.ElementType) bool { return t != hlo.PRED && t.Bits() < 32 }
+
 // scalarType is the SPIR-V type of a value of element type t in registers.
 func (k *kernelBuilder) scalarType(t hlo.ElementType) spirv.ID {
 	switch t.Kind() {
 	case hlo.KindBool:
 		return k.b.TypeBool()
 	case hlo.KindFloat:
-		return k.b.TypeFloat(t.Bits())
+		return k.b.TypeFloat(regBits(t))
 	case hlo.KindSigned:
-		return k.b.TypeInt(t.Bits(), true)
+		return k.b.TypeInt(regBits(t), true)
 	case hlo.KindUnsigned:
-		return k.b.TypeInt(t.Bits(), false)
+		return k.b.TypeInt(regBits(t), false)
 	}
 	panic(fmt.Sprintf("lower: no register type for %s", t))
 }

@@ -3,6 +3,7 @@ package lower
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -86,16 +87,34 @@ func paddedSize(n int64) int64 {
 }
 
 // ToStorage converts host bytes of type t (row-major, as in .npy) to the
-// device representation.
+// device representation (see StorageType).
 func ToStorage(t hlo.ElementType, host []byte) []byte {
-	if t != hlo.PRED {
+	n := len(host) / t.Bytes()
+	switch t {
+	case hlo.PRED, hlo.U8, hlo.S8, hlo.U16, hlo.S16, hlo.F16, hlo.BF16:
+	default:
 		return host
 	}
-	out := make([]byte, 4*len(host))
-	for i, b := range host {
-		if b != 0 {
-			out[4*i] = 1
+	out := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		var w uint32
+		switch t {
+		case hlo.PRED:
+			if host[i] != 0 {
+				w = 1
+			}
+		case hlo.U8:
+			w = uint32(host[i])
+		case hlo.S8:
+			w = uint32(int32(int8(host[i])))
+		case hlo.U16:
+			w = uint32(binary.LittleEndian.Uint16(host[2*i:]))
+		case hlo.S16:
+			w = uint32(int32(int16(binary.LittleEndian.Uint16(host[2*i:]))))
+		case hlo.F16, hlo.BF16:
+			w = math.Float32bits(float32(hlo.DecodeFloat(t, uint64(binary.LittleEndian.Uint16(host[2*i:])))))
 		}
+		binary.LittleEndian.PutUint32(out[4*i:], w)
 	}
 	return out
 }
@@ -103,7 +122,9 @@ func ToStorage(t hlo.ElementType, host []byte) []byte {
 // FromStorage converts device bytes back to the host representation of
 // n elements of type t.
 func FromStorage(t hlo.ElementType, dev []byte, n int64) ([]byte, error) {
-	if t != hlo.PRED {
+	switch t {
+	case hlo.PRED, hlo.U8, hlo.S8, hlo.U16, hlo.S16, hlo.F16, hlo.BF16:
+	default:
 		want := n * int64(t.Bytes())
 		if int64(len(dev)) < want {
 			return nil, fmt.Errorf("lower: %d device bytes for %d %s elements", len(dev), n, t)
@@ -111,12 +132,22 @@ func FromStorage(t hlo.ElementType, dev []byte, n int64) ([]byte, error) {
 		return dev[:want], nil
 	}
 	if int64(len(dev)) < 4*n {
-		return nil, fmt.Errorf("lower: %d device bytes for %d pred elements", len(dev), n)
+		return nil, fmt.Errorf("lower: %d device bytes for %d %s elements", len(dev), n, t)
 	}
-	out := make([]byte, n)
-	for i := range out {
-		if binary.LittleEndian.Uint32(dev[4*i:]) != 0 {
-			out[i] = 1
+	out := make([]byte, n*int64(t.Bytes()))
+	for i := int64(0); i < n; i++ {
+		w := binary.LittleEndian.Uint32(dev[4*i:])
+		switch t {
+		case hlo.PRED:
+			if w != 0 {
+				out[i] = 1
+			}
+		case hlo.U8, hlo.S8:
+			out[i] = byte(w)
+		case hlo.U16, hlo.S16:
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(w))
+		case hlo.F16, hlo.BF16:
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(hlo.EncodeFloat(t, float64(math.Float32frombits(w)))))
 		}
 	}
 	return out, nil

@@ -41,6 +41,14 @@ func (k *kernelBuilder) sel(cond spirv.ID, a, b val) val {
 // constInt makes an integer constant of type t from the low bits of v.
 func (k *kernelBuilder) constInt(t hlo.ElementType, v uint64) spirv.ID {
 	typ := k.scalarType(t)
+	if isNarrow(t) { // held extended to 32 bits, as registers hold narrow values
+		shift := 64 - uint(t.Bits())
+		if t.Kind() == hlo.KindSigned {
+			v = uint64(int64(v<<shift) >> shift)
+		} else {
+			v = v << shift >> shift
+		}
+	}
 	if t.Bits() == 64 {
 		return k.b.Constant(typ, uint32(v), uint32(v>>32))
 	}
@@ -83,8 +91,80 @@ func unsupported(in *hlo.Instruction, t hlo.ElementType) error {
 	return in.Errorf("not supported on the device for element type %s yet", t)
 }
 
-// emitScalar computes instruction in on scalar operand values.
+// emitScalar computes instruction in on scalar operand values, and
+// normalizes a result of a narrow type (see normalize).
 func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
+	v, err := k.emitWide(in, a)
+	if err != nil {
+		return v, err
+	}
+	return k.normalize(v), nil
+}
+
+// normalize brings a 32-bit register value back into the range of its
+// narrow type: integers wrap (sign- or zero-extended), f16 and bf16 round
+// to nearest even.
+func (k *kernelBuilder) normalize(v val) val {
+	t := v.t
+	if !isNarrow(t) {
+		return v
+	}
+	u32 := k.u32()
+	switch t.Kind() {
+	case hlo.KindSigned:
+		sh := k.cu32(uint32(32 - t.Bits()))
+		x := k.f.Op(spirv.OpShiftLeftLogical, k.scalarType(t), uint32(v.id), uint32(sh))
+		return val{k.f.Op(spirv.OpShiftRightArithmetic, k.scalarType(t), uint32(x), uint32(sh)), t}
+	case hlo.KindUnsigned:
+		return val{k.f.Op(spirv.OpBitwiseAnd, k.scalarType(t), uint32(v.id), uint32(k.cu32(1<<uint(t.Bits())-1))), t}
+	}
+	bits := k.f.Op(spirv.OpBitcast, u32, uint32(v.id))
+	var r spirv.ID
+	if t == hlo.BF16 {
+		// Round to the upper 16 bits, ties to even; NaN stays NaN.
+		lsb := k.f.Op(spirv.OpBitwiseAnd, u32, uint32(k.f.Op(spirv.OpShiftRightLogical, u32, uint32(bits), uint32(k.cu32(16)))), uint32(k.cu32(1)))
+		bias := k.f.Op(spirv.OpIAdd, u32, uint32(k.cu32(0x7fff)), uint32(lsb))
+		rounded := k.f.Op(spirv.OpBitwiseAnd, u32, uint32(k.f.Op(spirv.OpIAdd, u32, uint32(bits), uint32(bias))), uint32(k.cu32(0xffff0000)))
+		nan := k.f.Op(spirv.OpBitwiseOr, u32, uint32(k.f.Op(spirv.OpBitwiseAnd, u32, uint32(bits), uint32(k.cu32(0xffff0000)))), uint32(k.cu32(0x00400000)))
+		r = k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(rounded))
+	} else {
+		r = k.roundF16(bits, v)
+	}
+	return val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(r)), t}
+}
+
+// roundF16 rounds f32 bits to the nearest f16 value (ties to even),
+// subnormals included, returned as f32 bits: the magnitude is rounded to
+// a multiple of the f16 spacing at its exponent with the carry trick.
+func (k *kernelBuilder) roundF16(bits spirv.ID, v val) spirv.ID {
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	sign := op(spirv.OpBitwiseAnd, bits, k.cu32(0x80000000))
+	mag := op(spirv.OpBitwiseAnd, bits, k.cu32(0x7fffffff))
+	exp := op(spirv.OpShiftRightLogical, mag, k.cu32(23)) // biased f32 exponent
+	// Bits to drop: 13 for normal f16 (exponent >= 113, i.e. 2^-14), more
+	// below, up to 24.
+	drop := k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpUGreaterThanEqual, exp, k.cu32(113))),
+		uint32(k.cu32(13)), uint32(op(spirv.OpISub, k.cu32(126), exp)))
+	drop = k.f.Ext(u32, spirv.GLSLUMin, drop, k.cu32(24))
+	one := k.cu32(1)
+	half := op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, op(spirv.OpISub, drop, one)), one)
+	lsb := op(spirv.OpBitwiseAnd, op(spirv.OpShiftRightLogical, mag, drop), one)
+	mask := k.f.Op(spirv.OpNot, u32, uint32(op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one)))
+	rounded := op(spirv.OpBitwiseAnd, op(spirv.OpIAdd, mag, op(spirv.OpIAdd, half, lsb)), mask)
+	// Beyond the largest f16 (65504) the result is infinity.
+	rounded = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000))),
+		uint32(k.cu32(0x7f800000)), uint32(rounded))
+	r := op(spirv.OpBitwiseOr, sign, rounded)
+	nan := op(spirv.OpBitwiseOr, bits, k.cu32(0x00400000))
+	inf := k.boolOp(spirv.OpIsInf, v.id)
+	r = k.f.Op(spirv.OpSelect, u32, uint32(inf), uint32(bits), uint32(r))
+	return k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(r))
+}
+
+// emitWide computes instruction in on scalar operand values in register
+// width; emitScalar normalizes narrow results.
+func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	out := in.Shape.Elem
 	var t hlo.ElementType
 	if len(a) > 0 {
@@ -148,7 +228,7 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 	case hlo.OpSqrt, hlo.OpRsqrt:
 		// Vulkan bounds sqrt and inversesqrt within a few ulp (measured
 		// against float64 in vkjit's differential tests).
-		if !isF || t.Bits() < 32 {
+		if !isF {
 			break
 		}
 		if in.Op == hlo.OpSqrt {
@@ -176,14 +256,14 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 			return k.op(spirv.OpNot, t, a[0].id), nil
 		}
 	case hlo.OpPopcnt:
-		if (isS || isU) && t.Bits() == 32 {
-			return k.op(spirv.OpBitCount, t, a[0].id), nil
+		if (isS || isU) && t.Bits() <= 32 {
+			return k.op(spirv.OpBitCount, t, k.masked(a[0]).id), nil
 		}
 	case hlo.OpClz:
-		if (isS || isU) && t.Bits() == 32 {
-			// FindUMsb(0) is -1, so 31 - msb gives 32 for zero.
-			msb := k.ext(spirv.GLSLFindUMsb, t, a[0].id)
-			return k.op(spirv.OpISub, t, k.constInt(t, 31), msb.id), nil
+		if (isS || isU) && t.Bits() <= 32 {
+			// FindUMsb(0) is -1, so bits-1 - msb gives the width for zero.
+			msb := k.ext(spirv.GLSLFindUMsb, t, k.masked(a[0]).id)
+			return k.op(spirv.OpISub, t, k.constInt(t, uint64(t.Bits()-1)), msb.id), nil
 		}
 	case hlo.OpConvert:
 		return k.convert(in, a[0], out)
@@ -293,10 +373,15 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 		case hlo.OpShiftLeft:
 			return k.sel(big, val{k.zero(t), t}, k.op(spirv.OpShiftLeftLogical, t, a[0].id, safe.id)), nil
 		case hlo.OpShiftRightLogical:
-			return k.sel(big, val{k.zero(t), t}, k.op(spirv.OpShiftRightLogical, t, a[0].id, safe.id)), nil
+			return k.sel(big, val{k.zero(t), t}, k.op(spirv.OpShiftRightLogical, t, k.masked(a[0]).id, safe.id)), nil
 		}
 		maxShift := k.sel(big, val{k.constInt(ut, uint64(t.Bits()-1)), ut}, val{amt, ut})
-		return k.op(spirv.OpShiftRightArithmetic, t, a[0].id, maxShift.id), nil
+		x := a[0]
+		if isNarrow(t) && isU { // the sign bit is the narrow type's top bit
+			sh := k.cu32(uint32(32 - t.Bits()))
+			x = k.op(spirv.OpShiftRightArithmetic, t, k.op(spirv.OpShiftLeftLogical, t, x.id, sh).id, sh)
+		}
+		return k.op(spirv.OpShiftRightArithmetic, t, x.id, maxShift.id), nil
 	case hlo.OpCompare:
 		return k.compare(in, a[0], a[1])
 	case hlo.OpSelect:
@@ -344,8 +429,25 @@ func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {
 
 // convert follows XLA: float to integer truncates toward zero and
 // saturates at the integer's range, NaN gives 0; anything to pred is
-// x != 0; pred to a number is 0 or 1.
+// x != 0; pred to a number is 0 or 1. Narrow results are normalized.
 func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) (val, error) {
+	v, err := k.convertWide(x, to)
+	if err != nil {
+		return v, err
+	}
+	return k.normalize(v), nil
+}
+
+// retag reinterprets a register value as type to (same register width),
+// bitcasting only when the SPIR-V types differ.
+func (k *kernelBuilder) retag(x val, to hlo.ElementType) val {
+	if k.scalarType(x.t) == k.scalarType(to) {
+		return val{x.id, to}
+	}
+	return k.op(spirv.OpBitcast, to, x.id)
+}
+
+func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 	from := x.t
 	if from == to {
 		return x, nil
@@ -361,6 +463,9 @@ func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) 
 		one := val{k.constOne(to), to}
 		return k.sel(x.id, one, val{k.zero(to), to}), nil
 	case fk == hlo.KindFloat && tk == hlo.KindFloat:
+		if regBits(from) == regBits(to) {
+			return val{x.id, to}, nil // f16/bf16 <-> f32: the register holds it; normalize rounds
+		}
 		return k.op(spirv.OpFConvert, to, x.id), nil
 	case fk == hlo.KindFloat:
 		// Saturate in the float domain. The bounds are the integer limits
@@ -394,30 +499,31 @@ func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) 
 			cv = spirv.OpConvertUToF
 		}
 		return k.op(cv, to, x.id), nil
-	default: // integer to integer: wrap (truncate or extend by the source's signedness)
-		if from.Bits() == to.Bits() {
-			return k.op(spirv.OpBitcast, to, x.id), nil
-		}
-		// Extend or truncate in the source signedness, then reinterpret.
-		mid := hlo.S32
-		switch {
-		case fk == hlo.KindSigned && to.Bits() == 64:
-			mid = hlo.S64
-		case fk == hlo.KindUnsigned && to.Bits() == 64:
-			mid = hlo.U64
-		case fk == hlo.KindUnsigned:
-			mid = hlo.U32
-		}
-		cv := spirv.OpSConvert
-		if fk == hlo.KindUnsigned {
-			cv = spirv.OpUConvert
-		}
-		r := k.op(cv, mid, x.id)
-		if mid != to {
-			r = k.op(spirv.OpBitcast, to, r.id)
-		}
-		return r, nil
 	}
+	// Integer to integer: extend or truncate by the source's signedness
+	// to the target's register width, then reinterpret; normalize wraps.
+	fw, tw := regBits(from), regBits(to)
+	if fw == tw {
+		return k.retag(x, to), nil
+	}
+	mid := map[bool]hlo.ElementType{true: hlo.S32, false: hlo.U32}[fk == hlo.KindSigned]
+	if tw == 64 {
+		mid = map[bool]hlo.ElementType{true: hlo.S64, false: hlo.U64}[fk == hlo.KindSigned]
+	}
+	cv := spirv.OpSConvert
+	if fk == hlo.KindUnsigned {
+		cv = spirv.OpUConvert
+	}
+	return k.retag(k.op(cv, mid, x.id), to), nil
+}
+
+// masked returns a narrow integer's bit pattern (its low t.Bits() bits),
+// for the bit operations that must not see the sign extension.
+func (k *kernelBuilder) masked(x val) val {
+	if !isNarrow(x.t) {
+		return x
+	}
+	return val{k.f.Op(spirv.OpBitwiseAnd, k.scalarType(x.t), uint32(x.id), uint32(k.b.Constant(k.scalarType(x.t), 1<<uint(x.t.Bits())-1))), x.t}
 }
 
 func (k *kernelBuilder) constOne(t hlo.ElementType) spirv.ID {

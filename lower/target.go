@@ -36,12 +36,23 @@ var DefaultTarget = Target{
 // 8-bit storage is an optional Vulkan feature, and one consistent
 // representation keeps every kernel simple. The runtime widens and
 // narrows pred when it copies to and from the host.
+//
+// The 8- and 16-bit types are stored widened to 32 bits for now (s8 and
+// s16 sign-extended, u8 and u16 zero-extended, f16 and bf16 as f32 holding
+// exactly representable values): 8/16-bit storage is an optional Vulkan
+// feature that the goki bindings cannot enable without another shim.
+// Kernels compute in 32 bits and normalize every result to the narrow
+// type (wrap, or round to nearest even), which is XLA's semantics.
 func StorageType(t hlo.ElementType, tg Target) (hlo.ElementType, error) {
 	switch t {
 	case hlo.F32, hlo.S32, hlo.U32:
 		return t, nil
-	case hlo.PRED:
+	case hlo.PRED, hlo.U8, hlo.U16:
 		return hlo.U32, nil
+	case hlo.S8, hlo.S16:
+		return hlo.S32, nil
+	case hlo.F16, hlo.BF16:
+		return hlo.F32, nil
 	case hlo.F64:
 		if !tg.Float64 {
 			return 0, fmt.Errorf("element type f64 needs a device with shaderFloat64")

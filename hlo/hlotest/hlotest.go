@@ -26,8 +26,8 @@ type Case struct {
 }
 
 var (
-	floats   = []hlo.ElementType{hlo.F32, hlo.F64}
-	ints     = []hlo.ElementType{hlo.S32, hlo.U32, hlo.S64, hlo.U64}
+	floats   = []hlo.ElementType{hlo.F32, hlo.F64, hlo.F16, hlo.BF16}
+	ints     = []hlo.ElementType{hlo.S32, hlo.U32, hlo.S64, hlo.U64, hlo.S8, hlo.U8, hlo.S16, hlo.U16}
 	numeric  = append(append([]hlo.ElementType{}, ints...), floats...)
 	logical  = append([]hlo.ElementType{hlo.PRED}, ints...)
 	allTypes = append([]hlo.ElementType{hlo.PRED}, numeric...)
@@ -184,28 +184,28 @@ func ULPs(t hlo.ElementType, want, got float64) int64 {
 		}
 		return math.MaxInt64
 	}
-	minNormal := 0x1p-126
-	if t == hlo.F64 {
-		minNormal = 0x1p-1022
-	}
+	minNormal := map[hlo.ElementType]float64{hlo.F64: 0x1p-1022, hlo.F32: 0x1p-126, hlo.F16: 0x1p-14, hlo.BF16: 0x1p-126}[t]
 	if math.Abs(want) < minNormal && math.Abs(got) < minNormal {
 		return 0
 	}
 	// Reinterpret the bits as sign-magnitude integers and map them to a
 	// line on which adjacent floats differ by one.
+	bits := uint(t.Bits())
 	ord := func(f float64) int64 {
-		if t == hlo.F64 {
+		b := int64(hlo.EncodeFloat(t, f))
+		if b&(1<<(bits-1)) != 0 {
+			return -(b &^ (1 << (bits - 1)))
+		}
+		return b
+	}
+	if t == hlo.F64 {
+		ord = func(f float64) int64 {
 			b := int64(math.Float64bits(f))
 			if b < 0 {
 				b = math.MinInt64 - b
 			}
 			return b
 		}
-		b := int64(int32(math.Float32bits(float32(f))))
-		if b < 0 {
-			b = math.MinInt32 - b
-		}
-		return b
 	}
 	d := ord(want) - ord(got)
 	if d < 0 {
