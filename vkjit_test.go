@@ -137,9 +137,12 @@ func TestElementwiseDifferential(t *testing.T) {
 // runBoth runs exe on random inputs and the reference evaluator on the
 // same inputs, closes exe, and returns the inputs and both results.
 func runBoth(t *testing.T, exe *vkjit.Executable, m *hlo.Module, seed uint64, name string) ([]*vkjit.Tensor, *eval.Value, []*vkjit.Tensor) {
+	return runBothOn(t, exe, m, hlotest.Inputs(m, seed), name)
+}
+
+func runBothOn(t *testing.T, exe *vkjit.Executable, m *hlo.Module, args []*hlo.Literal, name string) ([]*vkjit.Tensor, *eval.Value, []*vkjit.Tensor) {
 	t.Helper()
 	defer exe.Close()
-	args := hlotest.Inputs(m, seed)
 	want, err := eval.Run(m, args...)
 	require.NoError(t, err, name)
 	ts := make([]*vkjit.Tensor, len(args))
@@ -335,4 +338,19 @@ ENTRY main {
 	require.Equal(t, 3, len(exe.Program().Steps), "broadcast, multiply, reduce")
 	_, want, outs := runBoth(t, exe, m, 11, "calls")
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
+}
+
+// TestDotDifferential runs dots on small-integer data, where every
+// accumulation order is exact, and requires bit-exact results.
+func TestDotDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range hlotest.DotCases() {
+		m, err := hlo.Parse(c.Name, c.Text)
+		require.NoError(t, err, c.Text)
+		require.NoError(t, hlo.Verify(m), c.Name)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err, c.Name)
+		_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 3), c.Name)
+		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+	}
 }

@@ -32,7 +32,7 @@ var passes = []pass{
 	{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
 	{"check support", checkSupport},   // name what the device cannot run before any work
 	{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
-	{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement or reduce instruction, shared when identical
+	{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce or dot instruction, shared when identical
 	{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
 }
 
@@ -82,6 +82,7 @@ func checkSupport(s *state) error {
 			}
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
+		case hlo.OpDot:
 		case hlo.OpReduce:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
@@ -206,7 +207,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	for _, in := range s.mod.Entry.Instructions {
-		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce {
+		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce && in.Op != hlo.OpDot {
 			continue
 		}
 		n := in.Shape.Leaves()[0].NumElements()
@@ -221,6 +222,8 @@ func emitKernels(s *state) error {
 		switch {
 		case in.Op == hlo.OpReduce:
 			k, err = reduceKernel(in, s.tg, local)
+		case in.Op == hlo.OpDot:
+			k, err = dotKernel(in, s.tg, local)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
 		default:

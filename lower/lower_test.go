@@ -134,6 +134,16 @@ func TestStorageConversion(t *testing.T) {
 	require.Error(t, err)
 }
 
+func TestDotKernelsValidate(t *testing.T) {
+	for _, c := range hlotest.DotCases() {
+		prog, err := compileText(t, c.Text)
+		require.NoError(t, err, c.Name)
+		for _, k := range prog.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), c.Name)
+		}
+	}
+}
+
 func TestDataMovementKernelsValidate(t *testing.T) {
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S64, hlo.PRED} {
 		for _, c := range append(hlotest.DataMovementCases(ty), hlotest.ReduceCases(ty)...) {

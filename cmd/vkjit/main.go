@@ -29,12 +29,13 @@ Flags of run (before or after the positional arguments):
   --stats-json PATH     write compile and run statistics as one JSON object
   --device SEL          device index or name substring (default: VKJIT_DEVICE, else best type)
   --validate            enable the Khronos validation layer (also VKJIT_VALIDATE=1)
-  --random-args         fill the arguments with random values (no .npy files)
+  --random-args         fill the arguments with random values (no .npy files): floats
+                        uniform in [-1, 1), integers small
   --seed N              seed for --random-args (default 0)
   --compare             also run the reference evaluator; print each output's largest
                         absolute and relative error; fail beyond --rtol/--atol
   --rtol X, --atol X    tolerances for --compare (default by type: exact for integers,
-                        1e-5/1e-6 for f32, 1e-2/1e-3 for f16 and bf16, 1e-12 for f64)
+                        1e-4/1e-5 for f32, 1e-2 for f16 and bf16, 1e-10 for f64)
 
 Types map to NumPy's: pred=bool, s8..s64=int8..int64, u8..u64=uint8..uint64,
 f16=float16, f32=float32, f64=float64; bf16 is read and written as its raw

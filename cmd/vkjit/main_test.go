@@ -168,13 +168,13 @@ func TestRandomArgsCompare(t *testing.T) {
 }
 
 func TestCompareOutputs(t *testing.T) {
-	got, _ := vkjit.Float32s([]int64{3}, []float32{1, 2.0001, float32(math.NaN())})
+	got, _ := vkjit.Float32s([]int64{3}, []float32{1, 2.001, float32(math.NaN())})
 	want := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: got.Data}
 	var b strings.Builder
 	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{want}, -1, -1))
 	off, _ := vkjit.Float32s([]int64{3}, []float32{1, 2, float32(math.NaN())})
 	b.Reset()
 	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, -1, -1))
-	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=1e-05 atol=1e-06")
+	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=0.0001 atol=1e-05")
 	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, 1e-3, 0), "--rtol loosens it")
 }

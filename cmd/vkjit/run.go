@@ -75,7 +75,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	case *randomArgs && len(argFiles) > 0:
 		return fmt.Errorf("--random-args and .npy arguments exclude each other")
 	case *randomArgs:
-		for _, l := range hlotest.Inputs(mod, *seed) {
+		for _, l := range hlotest.UniformInputs(mod, *seed) {
 			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
 		}
 	case len(argFiles) != len(params):

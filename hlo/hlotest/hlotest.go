@@ -278,3 +278,92 @@ func ReduceCases(t hlo.ElementType) []Case {
 		mkc("argmax", argmax, "  p0 = T[6,10] parameter(0)\n  idx = s32[6,10] iota(), iota_dimension=1\n  init = T[] parameter(1)\n  zi = s32[] constant(0)\n  ROOT r = (T[6], s32[6]) reduce(p0, idx, init, zi), dimensions={1}, to_apply=argmax"),
 	}
 }
+
+// DotCases are dot modules: a matrix product, batch dimensions, a
+// contraction over a leading dimension, two contracting dimensions, a
+// vector dot, and mixed operand and result types.
+func DotCases() []Case {
+	mkc := func(name, params, body string) Case {
+		text := fmt.Sprintf("HloModule dot_%s\n\nENTRY main {\n%s\n%s\n}\n", name, params, body)
+		return Case{Name: "dot_" + name, Op: hlo.OpDot, Text: text}
+	}
+	return []Case{
+		mkc("matmul_f32", "  a = f32[5,7] parameter(0)\n  b = f32[7,3] parameter(1)", "  ROOT r = f32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+		mkc("batch_s32", "  a = s32[2,3,4] parameter(0)\n  b = s32[2,4,5] parameter(1)", "  ROOT r = s32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+		mkc("leading_f64", "  a = f64[6,2] parameter(0)\n  b = f64[6,3] parameter(1)", "  ROOT r = f64[2,3] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+		mkc("two_contract_f32", "  a = f32[2,3,4] parameter(0)\n  b = f32[4,3,5] parameter(1)", "  ROOT r = f32[2,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}"),
+		mkc("vector_u32", "  a = u32[9] parameter(0)\n  b = u32[9] parameter(1)", "  ROOT r = u32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+		mkc("s8_to_s32", "  a = s8[4,6] parameter(0)\n  b = s8[6,2] parameter(1)", "  ROOT r = s32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+		mkc("bf16_to_f32", "  a = bf16[3,8] parameter(0)\n  b = bf16[8,4] parameter(1)", "  ROOT r = f32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+		mkc("bf16", "  a = bf16[3,8] parameter(0)\n  b = bf16[8,4] parameter(1)", "  ROOT r = bf16[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+		mkc("f16", "  a = f16[2,5] parameter(0)\n  b = f16[5,2] parameter(1)", "  ROOT r = f16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+		mkc("empty_contract_f32", "  a = f32[3,0] parameter(0)\n  b = f32[0,2] parameter(1)", "  ROOT r = f32[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+	}
+}
+
+// SmallIntInputs makes arguments whose values are small integers (floats
+// too, integer-valued in [-4, 4]; unsigned in [0, 8]), so that sums of
+// products are exact in any accumulation order and precision: what
+// compares a device dot or convolution with the evaluator bit for bit.
+func SmallIntInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+	rng := rand.New(rand.NewPCG(seed, 0x736d616c6c))
+	var out []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		for _, s := range p.Shape.Leaves() {
+			n := s.NumElements()
+			data := make([]byte, 0, s.ByteSize())
+			for i := int64(0); i < n; i++ {
+				v := int64(rng.IntN(9)) - 4
+				var bits uint64
+				switch s.Elem.Kind() {
+				case hlo.KindFloat:
+					bits = hlo.EncodeFloat(s.Elem, float64(v))
+				case hlo.KindUnsigned:
+					bits = uint64(v + 4)
+				case hlo.KindBool:
+					bits = uint64(v & 1)
+				default:
+					bits = uint64(v)
+				}
+				for j := 0; j < s.Elem.Bytes(); j++ {
+					data = append(data, byte(bits>>(8*j)))
+				}
+			}
+			out = append(out, &hlo.Literal{Shape: s, Data: data})
+		}
+	}
+	return out
+}
+
+// UniformInputs makes well-conditioned arguments, as XLA's
+// run_hlo_module does: floats uniform in [-1, 1), signed integers in
+// [-5, 5), unsigned in [0, 10), pred either. vkjit run --random-args uses
+// them; the differential tests use Inputs, which seeks out edge cases.
+func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+	rng := rand.New(rand.NewPCG(seed, 0x756e69666f726d))
+	var out []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		for _, s := range p.Shape.Leaves() {
+			n := s.NumElements()
+			data := make([]byte, 0, s.ByteSize())
+			for i := int64(0); i < n; i++ {
+				var bits uint64
+				switch s.Elem.Kind() {
+				case hlo.KindFloat:
+					bits = hlo.EncodeFloat(s.Elem, 2*rng.Float64()-1)
+				case hlo.KindUnsigned:
+					bits = uint64(rng.IntN(10))
+				case hlo.KindBool:
+					bits = uint64(rng.IntN(2))
+				default:
+					bits = uint64(int64(rng.IntN(10)) - 5)
+				}
+				for j := 0; j < s.Elem.Bytes(); j++ {
+					data = append(data, byte(bits>>(8*j)))
+				}
+			}
+			out = append(out, &hlo.Literal{Shape: s, Data: data})
+		}
+	}
+	return out
+}

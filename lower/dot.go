@@ -1,0 +1,126 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// dotKernel generates a general dot (batch and contracting dimensions in
+// any positions): one invocation per output element accumulates over the
+// contraction in the result type, the operands converted to it first, as
+// XLA's preferred_element_type semantics say. This is the correct,
+// simple form; the tiled, register-blocked GEMM of the kernel issue
+// replaces it where it pays.
+func dotKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	d := in.A.Dot
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	out := in.Shape
+	k := newKernelBuilder(tg, local, 1)
+	lb, err := k.addBuffer(l.Elem, "lhs", true)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	rb, err := k.addBuffer(r.Elem, "rhs", true)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	ob, err := k.addBuffer(out.Elem, "out", false)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
+	used := func(lists ...[]int64) map[int64]bool {
+		m := map[int64]bool{}
+		for _, ls := range lists {
+			for _, x := range ls {
+				m[x] = true
+			}
+		}
+		return m
+	}
+	lu, ru := used(d.LhsBatch, d.LhsContract), used(d.RhsBatch, d.RhsContract)
+	var lFree, rFree []int64
+	for i := range l.Dims {
+		if !lu[int64(i)] {
+			lFree = append(lFree, int64(i))
+		}
+	}
+	for i := range r.Dims {
+		if !ru[int64(i)] {
+			rFree = append(rFree, int64(i))
+		}
+	}
+	contract := make([]int64, len(d.LhsContract))
+	count := int64(1)
+	for i, x := range d.LhsContract {
+		contract[i] = l.Dims[x]
+		count *= l.Dims[x]
+	}
+	t := out.Elem
+	k.begin()
+	idx := k.linearIndex()
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
+	err = k.ifThen(inRange, func() error {
+		u32 := k.u32()
+		mad := func(acc, x spirv.ID, s int64) spirv.ID {
+			return k.f.Op(spirv.OpIAdd, u32, uint32(acc), uint32(k.f.Op(spirv.OpIMul, u32, uint32(x), uint32(k.cu32(uint32(s))))))
+		}
+		o := k.unravel(idx, out.Dims)
+		lBase, rBase := k.cu32(0), k.cu32(0)
+		j := 0
+		for i := range d.LhsBatch {
+			lBase, rBase = mad(lBase, o[j], ls[d.LhsBatch[i]]), mad(rBase, o[j], rs[d.RhsBatch[i]])
+			j++
+		}
+		for _, x := range lFree {
+			lBase = mad(lBase, o[j], ls[x])
+			j++
+		}
+		for _, x := range rFree {
+			rBase = mad(rBase, o[j], rs[x])
+			j++
+		}
+		rt := k.scalarType(t)
+		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
+		k.f.Void(spirv.OpStore, uint32(acc), uint32(k.zero(t)))
+		mul, add := spirv.OpIMul, spirv.OpIAdd
+		if t.IsFloat() {
+			mul, add = spirv.OpFMul, spirv.OpFAdd
+		}
+		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+			ci := k.unravel(c, contract)
+			lp, rp := lBase, rBase
+			for i := range ci {
+				lp, rp = mad(lp, ci[i], ls[d.LhsContract[i]]), mad(rp, ci[i], rs[d.RhsContract[i]])
+			}
+			x, err := k.convertWide(k.load(lb, lp, l.Elem), t)
+			if err != nil {
+				return err
+			}
+			y, err := k.convertWide(k.load(rb, rp, r.Elem), t)
+			if err != nil {
+				return err
+			}
+			if t == hlo.PRED {
+				a := k.f.Op(spirv.OpLoad, rt, uint32(acc))
+				v := k.boolOp(spirv.OpLogicalOr, a, k.boolOp(spirv.OpLogicalAnd, x.id, y.id))
+				k.f.Void(spirv.OpStore, uint32(acc), uint32(v))
+				return nil
+			}
+			p := k.f.Op(mul, rt, uint32(x.id), uint32(y.id))
+			a := k.f.Op(spirv.OpLoad, rt, uint32(acc))
+			k.f.Void(spirv.OpStore, uint32(acc), uint32(k.f.Op(add, rt, uint32(a), uint32(p))))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		res := k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t})
+		k.store(ob, idx, res)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k.finish("dot_" + l.Elem.String() + "_" + t.String()), nil
+}
