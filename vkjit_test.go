@@ -354,3 +354,20 @@ func TestDotDifferential(t *testing.T) {
 		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
 	}
 }
+
+// TestReduceWindowDifferential runs reduce-window on the device, in the
+// evaluator's order: results agree exactly.
+func TestReduceWindowDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16} {
+		for _, c := range hlotest.ReduceWindowCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			require.NoError(t, hlo.Verify(m), c.Name)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err, c.Name)
+			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 8), c.Name)
+			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func checkSupport(s *state) error {
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
 		case hlo.OpDot:
-		case hlo.OpReduce:
+		case hlo.OpReduce, hlo.OpReduceWindow:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
 			}
@@ -207,7 +207,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	for _, in := range s.mod.Entry.Instructions {
-		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce && in.Op != hlo.OpDot {
+		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce && in.Op != hlo.OpDot && in.Op != hlo.OpReduceWindow {
 			continue
 		}
 		n := in.Shape.Leaves()[0].NumElements()
@@ -224,6 +224,8 @@ func emitKernels(s *state) error {
 			k, err = reduceKernel(in, s.tg, local)
 		case in.Op == hlo.OpDot:
 			k, err = dotKernel(in, s.tg, local)
+		case in.Op == hlo.OpReduceWindow:
+			k, err = reduceWindowKernel(in, s.tg, local)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
 		default:

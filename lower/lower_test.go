@@ -146,7 +146,8 @@ func TestDotKernelsValidate(t *testing.T) {
 
 func TestDataMovementKernelsValidate(t *testing.T) {
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S64, hlo.PRED} {
-		for _, c := range append(hlotest.DataMovementCases(ty), hlotest.ReduceCases(ty)...) {
+		cases := append(hlotest.DataMovementCases(ty), hlotest.ReduceCases(ty)...)
+		for _, c := range append(cases, hlotest.ReduceWindowCases(ty)...) {
 			prog, err := compileText(t, c.Text)
 			require.NoError(t, err, c.Name)
 			for _, k := range prog.Kernels {

@@ -367,3 +367,22 @@ func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 	}
 	return out
 }
+
+// ReduceWindowCases are reduce-window modules over element type t:
+// pooling with stride, padding, base (lhs) and window (rhs) dilation.
+func ReduceWindowCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	comp := func(name, op string) string {
+		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] %s(a, b)\n}\n", name, ty, ty, ty, op)
+	}
+	mkc := func(name, comps, body string) Case {
+		text := fmt.Sprintf("HloModule rw_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
+		return Case{Name: "reduce-window-" + name + "_" + ty, Op: hlo.OpReduceWindow, Type: t, Text: text}
+	}
+	return []Case{
+		mkc("maxpool", comp("mx", "maximum"), "  p0 = T[4,6] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[2,3] reduce-window(p0, z), window={size=2x2 stride=2x2}, to_apply=mx"),
+		mkc("padded_sum", comp("add", "add"), "  p0 = T[3,5] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[3,5] reduce-window(p0, z), window={size=3x3 pad=1_1x1_1}, to_apply=add"),
+		mkc("dilated", comp("add", "add"), "  p0 = T[5,4] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[8,2] reduce-window(p0, z), window={size=2x2 stride=1x1 pad=0_0x0_0 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=add"),
+		mkc("cumsum", comp("add", "add"), "  p0 = T[7] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[7] reduce-window(p0, z), window={size=7 pad=6_0}, to_apply=add"),
+	}
+}
