@@ -12,7 +12,6 @@
 package vkjit
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -117,16 +116,6 @@ type CompileStats struct {
 	CacheMisses int     // kernels compiled because the cache lacked them
 }
 
-// Executable is a compiled module bound to a device.
-type Executable struct {
-	rt      *Runtime
-	prog    *lower.Program
-	kernels []*vk.Kernel
-	consts  map[int]*vk.Buffer // constant buffers, uploaded once
-	Stats   CompileStats
-	started time.Time
-}
-
 // CompileFile reads, parses and compiles an HLO text file holding one
 // module.
 func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, error) {
@@ -155,65 +144,6 @@ func (r *Runtime) CompileText(name, text string, opts CompileOptions) (*Executab
 // Compile compiles a parsed module.
 func (r *Runtime) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error) {
 	return r.compile(m, opts, time.Now())
-}
-
-func (r *Runtime) compile(m *hlo.Module, opts CompileOptions, start time.Time) (*Executable, error) {
-	prog, err := lower.Compile(m, r.Target(), opts.Lower)
-	if err != nil {
-		return nil, err
-	}
-	e := &Executable{rt: r, prog: prog, consts: map[int]*vk.Buffer{}}
-	for _, k := range prog.Kernels {
-		vkk, err := r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize))
-		if err != nil {
-			e.Close()
-			return nil, err
-		}
-		e.kernels = append(e.kernels, vkk)
-	}
-	for i, b := range prog.Buffers {
-		if b.Kind != lower.BufConstant {
-			continue
-		}
-		buf, err := r.dev.NewBuffer(b.Size)
-		if err != nil {
-			e.Close()
-			return nil, fmt.Errorf("vkjit: constant %s: %w", b.Name, err)
-		}
-		e.consts[i] = buf
-		if err := buf.Write(0, b.Data); err != nil {
-			e.Close()
-			return nil, err
-		}
-	}
-	e.Stats = CompileStats{
-		CompileMs:   ms(time.Since(start)),
-		Kernels:     len(prog.Kernels),
-		CacheMisses: len(prog.Kernels),
-	}
-	return e, nil
-}
-
-// Program is the compiled plan, for inspection.
-func (e *Executable) Program() *lower.Program { return e.prog }
-
-// Close releases the executable's device objects.
-func (e *Executable) Close() {
-	for _, k := range e.kernels {
-		k.Destroy()
-	}
-	e.kernels = nil
-	for _, b := range e.consts {
-		b.Destroy()
-	}
-	e.consts = nil
-}
-
-// RunStats describes one run.
-type RunStats struct {
-	RunMs           float64 // wall time, transfers included
-	Dispatches      int     // kernel dispatches
-	PeakDeviceBytes int64   // the most device memory the executable held at once
 }
 
 // ArgError is a wrong argument: which parameter, and what is wrong.
@@ -251,85 +181,6 @@ func (e *Executable) CheckArgs(args []*Tensor) error {
 		}
 	}
 	return nil
-}
-
-// Run executes the program with args (one per entry parameter) and
-// returns the result leaves in depth-first order. It is safe to call from
-// several goroutines at once.
-func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
-	start := time.Now()
-	var st RunStats
-	if err := e.CheckArgs(args); err != nil {
-		return nil, st, err
-	}
-	p := e.prog
-	bufs := make([]*vk.Buffer, len(p.Buffers))
-	var runBufs []*vk.Buffer
-	defer func() {
-		for _, b := range runBufs {
-			b.Destroy()
-		}
-	}()
-	for i, b := range p.Buffers {
-		if c, ok := e.consts[i]; ok {
-			bufs[i] = c
-			st.PeakDeviceBytes += paddedSize(b.Size)
-			continue
-		}
-		buf, err := e.rt.dev.NewBuffer(b.Size)
-		if err != nil {
-			if errors.Is(err, vk.ErrOutOfDeviceMemory) {
-				return nil, st, fmt.Errorf("vkjit: out of device memory allocating %s (%d bytes; %d held): %w", b.Name, b.Size, st.PeakDeviceBytes, err)
-			}
-			return nil, st, err
-		}
-		runBufs = append(runBufs, buf)
-		bufs[i] = buf
-		st.PeakDeviceBytes += paddedSize(b.Size)
-		if b.Kind == lower.BufParam {
-			if err := buf.Write(0, lower.ToStorage(b.Shape.Elem, args[b.Param].Data)); err != nil {
-				return nil, st, err
-			}
-		}
-	}
-	ds := make([]vk.Dispatch, len(p.Steps))
-	for i, s := range p.Steps {
-		d := vk.Dispatch{Kernel: e.kernels[s.Kernel], Push: s.PushBytes(), Groups: s.Groups, AfterWrites: s.AfterWrites}
-		for _, b := range s.Buffers {
-			d.Buffers = append(d.Buffers, bufs[b])
-		}
-		ds[i] = d
-	}
-	if len(ds) > 0 {
-		cl, err := e.rt.dev.Record(ds)
-		if err != nil {
-			return nil, st, err
-		}
-		err = cl.Submit()
-		cl.Destroy()
-		if err != nil {
-			return nil, st, err
-		}
-	}
-	st.Dispatches = len(ds)
-	outs := make([]*Tensor, len(p.Outputs))
-	for i, bi := range p.Outputs {
-		shape := p.OutputShapes[i]
-		data, err := lower.FromStorage(shape.Elem, bufs[bi].Bytes(), shape.NumElements())
-		if err != nil {
-			return nil, st, err
-		}
-		outs[i] = &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: append([]byte(nil), data...)}
-	}
-	st.RunMs = ms(time.Since(start))
-	return outs, st, nil
-}
-
-func paddedSize(n int64) int64 {
-	if n < 4 {
-		return 4
-	}
-	return (n + 3) &^ 3
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

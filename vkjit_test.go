@@ -371,3 +371,64 @@ func TestReduceWindowDifferential(t *testing.T) {
 		}
 	}
 }
+
+// TestControlFlow runs while loops and conditionals (pred and index
+// forms) on the device, the predicate read back to the host.
+func TestControlFlow(t *testing.T) {
+	defer noValidationMessages(t)
+	for name, text := range map[string]string{
+		"while": `HloModule w
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[4] add(x, x)
+  ROOT t = (s32[], f32[4]) tuple(j, y)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[4]) tuple(z, x)
+  w = (s32[], f32[4]) while(t), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}`,
+		"conditional": `HloModule c
+neg {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] negate(a)
+}
+dbl {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] add(a, a)
+}
+ENTRY main {
+  x = f32[3] parameter(0)
+  k = s32[] constant(7)
+  c1 = f32[3] conditional(k, x, x), branch_computations={neg, dbl}
+  p = pred[] constant(true)
+  ROOT c2 = f32[3] conditional(p, c1, x), true_computation=neg, false_computation=dbl
+}`,
+		"tuple_param": `HloModule tp
+ENTRY main {
+  t = (f32[2], s32[2]) parameter(0)
+  a = f32[2] get-tuple-element(t), index=0
+  ROOT b = f32[2] multiply(a, a)
+}`,
+	} {
+		m, err := hlo.Parse(name, text)
+		require.NoError(t, err)
+		require.NoError(t, hlo.Verify(m))
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err, name)
+		_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 2), name)
+		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), name)
+	}
+}

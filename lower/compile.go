@@ -27,13 +27,19 @@ type pass struct {
 
 // passes is the compiler pipeline, in order. Each reads what the passes
 // above it produced.
-var passes = []pass{
-	{"verify", verifyModule},          // shapes and attributes as XLA defines them
-	{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
-	{"check support", checkSupport},   // name what the device cannot run before any work
-	{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
-	{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce or dot instruction, shared when identical
-	{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
+var passes []pass
+
+// The table is assigned in init: while and conditional compile their
+// called computations with Compile, which reads it.
+func init() {
+	passes = []pass{
+		{"verify", verifyModule},          // shapes and attributes as XLA defines them
+		{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
+		{"check support", checkSupport},   // name what the device cannot run before any work
+		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
+		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce or dot instruction, shared when identical; while and conditional become sub-programs
+		{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
+	}
 }
 
 // Compile lowers the module's entry computation to a Program for target tg.
@@ -72,10 +78,7 @@ func verifyModule(s *state) error { return hlo.Verify(s.mod) }
 func checkSupport(s *state) error {
 	for _, in := range s.mod.Entry.Instructions {
 		switch in.Op {
-		case hlo.OpParameter:
-			if !in.Shape.IsArray() {
-				return in.Errorf("tuple-shaped entry parameters are not supported yet")
-			}
+		case hlo.OpParameter, hlo.OpWhile, hlo.OpConditional:
 		case hlo.OpConstant:
 			if in.Literal == nil || in.Literal.Elided {
 				return in.Errorf("constant's values were elided from the text ({...}); it cannot be run")
@@ -117,16 +120,32 @@ func (s *state) newBuffer(b Buffer) (int, error) {
 // reuse comes with memory planning) and records parameters and outputs.
 func assignBuffers(s *state) error {
 	entry := s.mod.Entry
-	s.prog.Params = make([]int, len(entry.Params))
+	// Parameter leaves are numbered depth-first across the parameters.
+	firstLeaf := make([]int, len(entry.Params)+1)
+	for i, p := range entry.Params {
+		firstLeaf[i+1] = firstLeaf[i] + len(p.Shape.Leaves())
+	}
+	s.prog.Params = make([]int, firstLeaf[len(entry.Params)])
+	s.prog.ParamShapes = make([]hlo.Shape, len(s.prog.Params))
 	for _, in := range entry.Instructions {
 		switch in.Op {
 		case hlo.OpParameter:
-			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufParam, Param: in.ParamNum, Shape: in.Shape})
-			if err != nil {
-				return in.Errorf("%v", err)
+			var leaves []int
+			for j, leaf := range in.Shape.Leaves() {
+				name := in.Name
+				if in.Shape.IsTuple() {
+					name = fmt.Sprintf("%s.%d", in.Name, j)
+				}
+				li := firstLeaf[in.ParamNum] + j
+				i, err := s.newBuffer(Buffer{Name: name, Kind: BufParam, Param: li, Shape: leaf})
+				if err != nil {
+					return in.Errorf("%v", err)
+				}
+				leaves = append(leaves, i)
+				s.prog.Params[li] = i
+				s.prog.ParamShapes[li] = leaf
 			}
-			s.values[in] = []int{i}
-			s.prog.Params[in.ParamNum] = i
+			s.values[in] = leaves
 		case hlo.OpConstant:
 			data := ToStorage(in.Shape.Elem, in.Literal.Data)
 			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufConstant, Shape: in.Shape, Data: data})
@@ -150,13 +169,17 @@ func assignBuffers(s *state) error {
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 		default:
 			// One buffer per result leaf (a variadic reduce has several).
+			kind := BufTemp
+			if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
+				kind = BufBound
+			}
 			var leaves []int
 			for j, leaf := range in.Shape.Leaves() {
 				name := in.Name
 				if in.Shape.IsTuple() {
 					name = fmt.Sprintf("%s.%d", in.Name, j)
 				}
-				i, err := s.newBuffer(Buffer{Name: name, Kind: BufTemp, Shape: leaf})
+				i, err := s.newBuffer(Buffer{Name: name, Kind: kind, Shape: leaf})
 				if err != nil {
 					return in.Errorf("%v", err)
 				}
@@ -164,9 +187,6 @@ func assignBuffers(s *state) error {
 			}
 			s.values[in] = leaves
 		}
-	}
-	for _, p := range entry.Params {
-		s.prog.ParamShapes = append(s.prog.ParamShapes, p.Shape)
 	}
 	s.prog.Outputs = s.values[entry.Root]
 	s.prog.ResultShape = entry.Root.Shape
@@ -207,6 +227,12 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	for _, in := range s.mod.Entry.Instructions {
+		if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
+			if err := s.controlStep(in); err != nil {
+				return err
+			}
+			continue
+		}
 		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce && in.Op != hlo.OpDot && in.Op != hlo.OpReduceWindow {
 			continue
 		}
@@ -270,12 +296,82 @@ func wordsKey(w []uint32) []byte {
 	return b
 }
 
+// sub compiles a called computation as a program of its own.
+func (s *state) sub(c *hlo.Computation) (int, error) {
+	m := *s.mod
+	m.Entry = c
+	p, err := Compile(&m, s.tg, s.opts)
+	if err != nil {
+		return 0, err
+	}
+	s.prog.Subs = append(s.prog.Subs, p)
+	return len(s.prog.Subs) - 1, nil
+}
+
+// controlStep plans a while loop or conditional: the runtime runs the
+// called computations as sub-programs and reads the predicate (or branch
+// index) back to the host, one round trip per iteration or branch.
+func (s *state) controlStep(in *hlo.Instruction) error {
+	st := Step{Out: s.values[in], Inst: in.Name}
+	switch in.Op {
+	case hlo.OpWhile:
+		cond, body := in.Called[0], in.Called[1]
+		if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
+			cond, body = body, cond
+		}
+		st.Kind = StepWhile
+		var err error
+		if st.Cond, err = s.sub(cond); err != nil {
+			return err
+		}
+		if st.Body, err = s.sub(body); err != nil {
+			return err
+		}
+		st.In = [][]int{s.values[in.Operands[0]]}
+	case hlo.OpConditional:
+		st.Kind = StepConditional
+		st.Pred = s.values[in.Operands[0]][0]
+		branches := in.Called
+		args := in.Operands[1:]
+		if t, ok := in.AttrValue("true_computation"); ok && len(branches) == 2 {
+			// Pred form: branch 0 runs on true.
+			if branches[0].Name != trimSigil(t) {
+				branches = []*hlo.Computation{branches[1], branches[0]}
+				args = []*hlo.Instruction{args[1], args[0]}
+			}
+		}
+		for i, b := range branches {
+			bi, err := s.sub(b)
+			if err != nil {
+				return err
+			}
+			st.Branches = append(st.Branches, bi)
+			st.In = append(st.In, s.values[args[i]])
+		}
+	}
+	s.prog.Steps = append(s.prog.Steps, st)
+	return nil
+}
+
+func trimSigil(n string) string {
+	if len(n) > 0 && n[0] == '%' {
+		return n[1:]
+	}
+	return n
+}
+
 // planBarriers marks each step that reads or overwrites a buffer an
 // earlier step wrote.
 func planBarriers(s *state) error {
 	written := map[int]bool{}
 	for i := range s.prog.Steps {
 		st := &s.prog.Steps[i]
+		if st.Kind != StepDispatch {
+			// The runtime finishes all work before a control step and
+			// starts a new command list after it.
+			written = map[int]bool{}
+			continue
+		}
 		for _, b := range st.Buffers {
 			if written[b] {
 				st.AfterWrites = true

@@ -15,25 +15,45 @@ const (
 	BufParam    BufferKind = iota // an entry parameter, uploaded per run
 	BufConstant                   // a constant, uploaded once when the executable loads
 	BufTemp                       // written by a kernel
+	BufBound                      // the result of a while or conditional: bound at run time to the buffers the sub-program produced
 )
 
 func (k BufferKind) String() string {
-	return [...]string{"param", "constant", "temp"}[k]
+	return [...]string{"param", "constant", "temp", "bound"}[k]
 }
 
 // Buffer is one device buffer of the plan.
 type Buffer struct {
 	Name  string
 	Kind  BufferKind
-	Param int       // BufParam: entry parameter number
+	Param int       // BufParam: index among the entry parameters' leaves
 	Data  []byte    // BufConstant: contents in storage representation
 	Shape hlo.Shape // logical array shape (HLO element type)
 	Size  int64     // device bytes
 }
 
-// Step is one dispatch: kernel, buffers bound to its bindings in order,
-// push constants, workgroup grid.
+// StepKind says what a step does.
+type StepKind uint8
+
+const (
+	StepDispatch    StepKind = iota // run a kernel
+	StepWhile                       // run Subs[Cond] and Subs[Body] on the loop state until the condition is false
+	StepConditional                 // run Subs[Branches[i]] chosen by the predicate or index in buffer Pred
+)
+
+// Step is one dispatch (kernel, buffers bound to its bindings in order,
+// push constants, workgroup grid), or a control-flow step that the
+// runtime drives from the host, reading the predicate back.
 type Step struct {
+	Kind StepKind
+	// Control flow: sub-programs, operand leaves (In; for a conditional,
+	// one list per branch), result leaves (Out), the selector (Pred).
+	Cond, Body int
+	Branches   []int
+	In         [][]int
+	Out        []int
+	Pred       int
+
 	Kernel      int
 	Buffers     []int
 	Push        []uint32
@@ -59,11 +79,12 @@ type Program struct {
 	Kernels      []*Kernel
 	Buffers      []Buffer
 	Steps        []Step
-	Params       []int       // buffer of each entry parameter
-	ParamShapes  []hlo.Shape // entry parameter shapes
+	Params       []int       // buffer of each entry parameter leaf (tuple parameters flattened depth-first)
+	ParamShapes  []hlo.Shape // entry parameter leaf shapes
 	Outputs      []int       // buffer of each result leaf, depth-first
 	OutputShapes []hlo.Shape
 	ResultShape  hlo.Shape
+	Subs         []*Program // called computations of while and conditional steps
 }
 
 // PeakBytes is the most device memory the program's buffers hold at

@@ -1,0 +1,354 @@
+package vkjit
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower"
+	"github.com/vkjit/vkjit/vk"
+)
+
+// Executable is a compiled module bound to a device.
+type Executable struct {
+	rt    *Runtime
+	prog  *lower.Program
+	root  *loaded
+	Stats CompileStats
+}
+
+// loaded is a program with its device objects: pipelines, constant
+// buffers, and the sub-programs of its while and conditional steps.
+type loaded struct {
+	prog    *lower.Program
+	kernels []*vk.Kernel
+	consts  map[int]*vk.Buffer // uploaded once
+	subs    []*loaded
+}
+
+func (r *Runtime) compile(m *hlo.Module, opts CompileOptions, start time.Time) (*Executable, error) {
+	prog, err := lower.Compile(m, r.Target(), opts.Lower)
+	if err != nil {
+		return nil, err
+	}
+	e := &Executable{rt: r, prog: prog}
+	if e.root, err = r.load(prog); err != nil {
+		return nil, err
+	}
+	e.Stats = CompileStats{CompileMs: ms(time.Since(start))}
+	var count func(l *loaded)
+	count = func(l *loaded) {
+		e.Stats.Kernels += len(l.kernels)
+		for _, s := range l.subs {
+			count(s)
+		}
+	}
+	count(e.root)
+	e.Stats.CacheMisses = e.Stats.Kernels
+	return e, nil
+}
+
+func (r *Runtime) load(p *lower.Program) (*loaded, error) {
+	l := &loaded{prog: p, consts: map[int]*vk.Buffer{}}
+	for _, k := range p.Kernels {
+		vkk, err := r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize))
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.kernels = append(l.kernels, vkk)
+	}
+	for i, b := range p.Buffers {
+		if b.Kind != lower.BufConstant {
+			continue
+		}
+		buf, err := r.dev.NewBuffer(b.Size)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("vkjit: constant %s: %w", b.Name, err)
+		}
+		l.consts[i] = buf
+		if err := buf.Write(0, b.Data); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	for _, sp := range p.Subs {
+		sl, err := r.load(sp)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.subs = append(l.subs, sl)
+	}
+	return l, nil
+}
+
+func (l *loaded) close() {
+	for _, k := range l.kernels {
+		k.Destroy()
+	}
+	l.kernels = nil
+	for _, b := range l.consts {
+		b.Destroy()
+	}
+	l.consts = nil
+	for _, s := range l.subs {
+		s.close()
+	}
+	l.subs = nil
+}
+
+// Program is the compiled plan, for inspection.
+func (e *Executable) Program() *lower.Program { return e.prog }
+
+// Close releases the executable's device objects.
+func (e *Executable) Close() {
+	if e.root != nil {
+		e.root.close()
+		e.root = nil
+	}
+}
+
+// RunStats describes one run.
+type RunStats struct {
+	RunMs           float64 // wall time, transfers included
+	Dispatches      int     // kernel dispatches, loop iterations included
+	PeakDeviceBytes int64   // the most device memory the executable held at once
+}
+
+// run is the state of one Run: device memory held, for the peak.
+type run struct {
+	e          *Executable
+	held, peak int64
+	dispatches int
+	mu         sync.Mutex
+}
+
+func (r *run) alloc(b lower.Buffer) (*vk.Buffer, error) {
+	buf, err := r.e.rt.dev.NewBuffer(b.Size)
+	if err != nil {
+		if errors.Is(err, vk.ErrOutOfDeviceMemory) {
+			return nil, fmt.Errorf("vkjit: out of device memory allocating %s (%d bytes; %d held): %w", b.Name, b.Size, r.held, err)
+		}
+		return nil, err
+	}
+	r.held += paddedSize(b.Size)
+	r.peak = max(r.peak, r.held)
+	return buf, nil
+}
+
+func (r *run) free(bs []*vk.Buffer) {
+	for _, b := range bs {
+		r.held -= paddedSize(b.Size())
+		b.Destroy()
+	}
+}
+
+// Run executes the program with args (the leaves of the entry
+// parameters, in order) and returns the result leaves in depth-first
+// order. It is safe to call from several goroutines at once.
+func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
+	start := time.Now()
+	var st RunStats
+	if err := e.CheckArgs(args); err != nil {
+		return nil, st, err
+	}
+	r := &run{e: e}
+	for _, b := range e.root.consts {
+		r.held += paddedSize(b.Size())
+	}
+	p := e.prog
+	inputs := make([]*vk.Buffer, len(p.Params))
+	for i, bi := range p.Params {
+		b := p.Buffers[bi]
+		buf, err := r.alloc(b)
+		if err != nil {
+			r.free(inputs[:i])
+			return nil, st, err
+		}
+		inputs[i] = buf
+		if err := buf.Write(0, lower.ToStorage(b.Shape.Elem, args[i].Data)); err != nil {
+			r.free(inputs[:i+1])
+			return nil, st, err
+		}
+	}
+	outs, owned, err := r.exec(e.root, inputs)
+	defer r.free(inputs)
+	defer func() { r.free(owned) }()
+	if err != nil {
+		return nil, st, err
+	}
+	results := make([]*Tensor, len(outs))
+	for i, b := range outs {
+		shape := p.OutputShapes[i]
+		data, err := lower.FromStorage(shape.Elem, b.Bytes(), shape.NumElements())
+		if err != nil {
+			return nil, st, err
+		}
+		results[i] = &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: append([]byte(nil), data...)}
+	}
+	st.Dispatches = r.dispatches
+	st.PeakDeviceBytes = r.peak
+	st.RunMs = ms(time.Since(start))
+	return results, st, nil
+}
+
+// exec runs program l with its parameter buffers bound to inputs. It
+// returns the output buffers and the buffers it allocated that the caller
+// must free (outputs among them; an output may also be an input or a
+// constant, which the caller does not own).
+func (r *run) exec(l *loaded, inputs []*vk.Buffer) (outs, owned []*vk.Buffer, err error) {
+	p := l.prog
+	bufs := make([]*vk.Buffer, len(p.Buffers))
+	for i, bi := range p.Params {
+		bufs[bi] = inputs[i]
+	}
+	for i, b := range p.Buffers {
+		switch b.Kind {
+		case lower.BufConstant:
+			bufs[i] = l.consts[i]
+		case lower.BufTemp:
+			buf, err := r.alloc(b)
+			if err != nil {
+				return nil, owned, err
+			}
+			bufs[i] = buf
+			owned = append(owned, buf)
+		}
+	}
+	var pending []vk.Dispatch
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		cl, err := r.e.rt.dev.Record(pending)
+		if err != nil {
+			return err
+		}
+		err = cl.Submit()
+		cl.Destroy()
+		r.dispatches += len(pending)
+		pending = pending[:0]
+		return err
+	}
+	for _, s := range p.Steps {
+		switch s.Kind {
+		case lower.StepDispatch:
+			d := vk.Dispatch{Kernel: l.kernels[s.Kernel], Push: s.PushBytes(), Groups: s.Groups, AfterWrites: s.AfterWrites}
+			for _, b := range s.Buffers {
+				d.Buffers = append(d.Buffers, bufs[b])
+			}
+			pending = append(pending, d)
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, owned, err
+		}
+		var res, resOwned []*vk.Buffer
+		switch s.Kind {
+		case lower.StepWhile:
+			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]))
+		case lower.StepConditional:
+			res, resOwned, err = r.conditional(l, s, bufs)
+		}
+		owned = append(owned, resOwned...)
+		if err != nil {
+			return nil, owned, fmt.Errorf("vkjit: %s: %w", s.Inst, err)
+		}
+		for i, bi := range s.Out {
+			bufs[bi] = res[i]
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, owned, err
+	}
+	return pick(bufs, p.Outputs), owned, nil
+}
+
+func pick(bufs []*vk.Buffer, idx []int) []*vk.Buffer {
+	out := make([]*vk.Buffer, len(idx))
+	for i, b := range idx {
+		out[i] = bufs[b]
+	}
+	return out
+}
+
+// readScalar reads element 0 of a device buffer holding a pred or an
+// integer (both stored as 32-bit or wider words).
+func readScalar(b *vk.Buffer) int64 {
+	d := b.Bytes()
+	var v uint64
+	for i := min(len(d), 8) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(d[i])
+	}
+	if len(d) == 4 {
+		return int64(int32(uint32(v)))
+	}
+	return int64(v)
+}
+
+// while runs the loop from the host: each iteration runs the condition,
+// reads its pred back, and runs the body on the state. Buffers that no
+// state refers to any more are freed every iteration.
+func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
+	var mine []*vk.Buffer // state buffers this loop allocated
+	for {
+		c, cOwned, err := r.exec(cond, state)
+		if err != nil {
+			r.free(cOwned)
+			return nil, mine, err
+		}
+		more := readScalar(c[0]) != 0
+		r.free(cOwned)
+		if !more {
+			return state, mine, nil
+		}
+		next, bOwned, err := r.exec(body, state)
+		if err != nil {
+			r.free(bOwned)
+			return nil, mine, err
+		}
+		keep := map[*vk.Buffer]bool{}
+		for _, b := range next {
+			keep[b] = true
+		}
+		var still, drop []*vk.Buffer
+		for _, b := range append(mine, bOwned...) {
+			if keep[b] {
+				still = append(still, b)
+				delete(keep, b) // a buffer may appear twice in the state
+			} else {
+				drop = append(drop, b)
+			}
+		}
+		r.free(drop)
+		mine, state = still, next
+	}
+}
+
+// conditional reads the predicate or branch index back and runs one
+// branch: true runs branch 0; an index out of range runs the last branch.
+func (r *run) conditional(l *loaded, s lower.Step, bufs []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
+	v := readScalar(bufs[s.Pred])
+	n := int64(len(s.Branches))
+	var b int64
+	if l.prog.Buffers[s.Pred].Shape.Elem == hlo.PRED {
+		b = 1
+		if v != 0 {
+			b = 0
+		}
+	} else if b = v; b < 0 || b >= n {
+		b = n - 1
+	}
+	return r.exec(l.subs[s.Branches[b]], pick(bufs, s.In[b]))
+}
+
+func paddedSize(n int64) int64 {
+	if n < 4 {
+		return 4
+	}
+	return (n + 3) &^ 3
+}
