@@ -432,3 +432,20 @@ ENTRY main {
 		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), name)
 	}
 }
+
+// TestScatterDifferential runs scatter on the device: applied in the
+// evaluator's order, so results agree exactly.
+func TestScatterDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U8} {
+		for _, c := range hlotest.ScatterCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			require.NoError(t, hlo.Verify(m), c.Name)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err, c.Name)
+			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 4), c.Name)
+			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func init() {
 		{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
 		{"check support", checkSupport},   // name what the device cannot run before any work
 		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
-		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce or dot instruction, shared when identical; while and conditional become sub-programs
+		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
 	}
 }
@@ -86,7 +86,7 @@ func checkSupport(s *state) error {
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
 		case hlo.OpDot:
-		case hlo.OpReduce, hlo.OpReduceWindow:
+		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
 			}
@@ -233,7 +233,7 @@ func emitKernels(s *state) error {
 			}
 			continue
 		}
-		if !in.Op.IsElementwise() && !remapOps[in.Op] && in.Op != hlo.OpReduce && in.Op != hlo.OpDot && in.Op != hlo.OpReduceWindow {
+		if !in.Op.IsElementwise() && !remapOps[in.Op] && !kernelOps[in.Op] {
 			continue
 		}
 		n := in.Shape.Leaves()[0].NumElements()
@@ -252,6 +252,8 @@ func emitKernels(s *state) error {
 			k, err = dotKernel(in, s.tg, local)
 		case in.Op == hlo.OpReduceWindow:
 			k, err = reduceWindowKernel(in, s.tg, local)
+		case in.Op == hlo.OpScatter:
+			k, err = scatterKernel(in, s.tg, local)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
 		default:
@@ -295,6 +297,9 @@ func wordsKey(w []uint32) []byte {
 	}
 	return b
 }
+
+// kernelOps are the ops with a kernel generator of their own.
+var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true}
 
 // sub compiles a called computation as a program of its own.
 func (s *state) sub(c *hlo.Computation) (int, error) {

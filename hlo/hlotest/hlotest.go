@@ -386,3 +386,21 @@ func ReduceWindowCases(t hlo.ElementType) []Case {
 		mkc("cumsum", comp("add", "add"), "  p0 = T[7] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[7] reduce-window(p0, z), window={size=7 pad=6_0}, to_apply=add"),
 	}
 }
+
+// ScatterCases are scatter modules over element type t: scalar updates
+// with repeated and out-of-range indices (negative and too large), row
+// windows, overwriting, and two-component indices.
+func ScatterCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	add := fmt.Sprintf("add {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] add(a, b)\n}\n", ty, ty, ty)
+	set := fmt.Sprintf("set {\n  a = %s[] parameter(0)\n  ROOT b = %s[] parameter(1)\n}\n", ty, ty)
+	mkc := func(name, comps, body string) Case {
+		text := fmt.Sprintf("HloModule scatter_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
+		return Case{Name: "scatter-" + name + "_" + ty, Op: hlo.OpScatter, Type: t, Text: text}
+	}
+	return []Case{
+		mkc("points", add, "  x = T[6] parameter(0)\n  i = s32[5,1] constant({{1}, {4}, {1}, {-1}, {6}})\n  u = T[5] parameter(1)\n  ROOT r = T[6] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"),
+		mkc("rows", add, "  x = T[4,3] parameter(0)\n  i = s32[3] constant({3, 0, 3})\n  u = T[3,3] parameter(1)\n  ROOT r = T[4,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"),
+		mkc("set_window", set, "  x = T[5,5] parameter(0)\n  i = s64[2,2] constant({{0, 3}, {3, 1}})\n  u = T[2,2,2] parameter(1)\n  ROOT r = T[5,5] scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=set"),
+	}
+}

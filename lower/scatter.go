@@ -1,0 +1,185 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// scatterKernel generates a deterministic (variadic) scatter: one
+// invocation per operand element walks the scatter positions in row-major
+// order and applies, through the inlined to_apply computation, every
+// update whose window covers the element. A window that does not fit in
+// the operand at its start index is skipped, as XLA does. The order
+// equals the evaluator's (row-major over the updates) when the update
+// window dimensions follow the scatter dimensions, as JAX emits them;
+// otherwise only the rounding of non-associative combiners can differ.
+// Bindings: N operands, the indices, N updates, N outputs.
+func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	n := (len(in.Operands) - 1) / 2
+	if len(in.Called) != 1 || !reducerSupported(in.Called[0]) {
+		return nil, in.Errorf("scatter's to_apply is not a scalar elementwise computation; not supported on the device yet")
+	}
+	sd := in.A.Scatter
+	k := newKernelBuilder(tg, local, 1)
+	var binds []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	var outs []int
+	for i, s := range in.Shape.Leaves() {
+		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		outs = append(outs, b)
+	}
+	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
+	isWindow := map[int64]bool{}
+	for _, d := range sd.UpdateWindowDims {
+		isWindow[d] = true
+	}
+	var scatterDims, scatterSizes []int64
+	for d := range us.Dims {
+		if !isWindow[int64(d)] {
+			scatterDims, scatterSizes = append(scatterDims, int64(d)), append(scatterSizes, us.Dims[d])
+		}
+	}
+	skip := map[int64]bool{}
+	for _, d := range sd.InsertedWindowDims {
+		skip[d] = true
+	}
+	for _, d := range sd.InputBatchingDims {
+		skip[d] = true
+	}
+	var windowDims []int64 // operand dims the update window dims cover, in order
+	for d := range xs.Dims {
+		if !skip[int64(d)] {
+			windowDims = append(windowDims, int64(d))
+		}
+	}
+	windowSize := make([]int64, xs.Rank())
+	updDimOf := make([]int64, xs.Rank()) // update dim covering operand dim, or -1
+	for d := range windowSize {
+		windowSize[d], updDimOf[d] = 1, -1
+	}
+	for j, od := range windowDims {
+		windowSize[od] = us.Dims[sd.UpdateWindowDims[j]]
+		updDimOf[od] = sd.UpdateWindowDims[j]
+	}
+	indicesBatchPos := map[int64]int{}
+	pos := 0
+	for d := 0; d < ix.Rank(); d++ {
+		if int64(d) != sd.IndexVectorDim {
+			indicesBatchPos[int64(d)] = pos
+			pos++
+		}
+	}
+	nIdx := int64(1)
+	if sd.IndexVectorDim < int64(ix.Rank()) {
+		nIdx = ix.Dims[sd.IndexVectorDim]
+	}
+	count := int64(1)
+	for _, s := range scatterSizes {
+		count *= s
+	}
+	k.begin()
+	idx := k.linearIndex()
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
+	err := k.ifThen(inRange, func() error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+		o := k.unravel(idx, xs.Dims)
+		types := make([]hlo.ElementType, n)
+		accVars := make([]spirv.ID, n)
+		for i := 0; i < n; i++ {
+			types[i] = in.Operands[i].Shape.Elem
+			accVars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(types[i])))
+			v := k.load(binds[i], idx, types[i])
+			k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(v.id))
+		}
+		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+			sp := k.unravel(c, scatterSizes) // position among the scatter dims
+			// Indices element position: scatter positions spread over the
+			// indices dims other than index_vector_dim.
+			ii := make([]spirv.ID, ix.Rank())
+			bp := 0
+			for d := 0; d < ix.Rank(); d++ {
+				if int64(d) == sd.IndexVectorDim {
+					continue
+				}
+				ii[d] = sp[bp]
+				bp++
+			}
+			start := make([]spirv.ID, xs.Rank())
+			for d := range start {
+				start[d] = k.cu32(0)
+			}
+			for j := int64(0); j < nIdx; j++ {
+				if sd.IndexVectorDim < int64(ix.Rank()) {
+					ii[sd.IndexVectorDim] = k.cu32(uint32(j))
+				}
+				v := k.load(binds[n], k.ravel(ii, ix.Dims), ix.Elem)
+				od := sd.ScatterDimsToOperandDims[j]
+				// Keep the index signed in 32 bits; out-of-range starts are
+				// rejected below (clamped first so 64-bit values stay exact
+				// in their verdict).
+				start[od] = k.clampIndex(v, xs.Dims[od]) // in [0, dim]: dim itself never fits a window
+				if ix.Elem.Kind() == hlo.KindSigned {
+					neg := k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem))
+					start[od] = k.f.Op(spirv.OpSelect, u32, uint32(neg), uint32(k.cu32(0xffffffff)), uint32(start[od]))
+				}
+			}
+			for j, od := range sd.InputBatchingDims {
+				start[od] = sp[indicesBatchPos[sd.ScatterIndicesBatchingDims[j]]]
+			}
+			fits, inside := k.b.ConstantBool(true), k.b.ConstantBool(true)
+			ui := make([]spirv.ID, us.Rank())
+			for j, d := range scatterDims {
+				ui[d] = sp[j]
+			}
+			for d := range o {
+				// fits: start <= dim - window (start is u32; -1 marks negative).
+				f := k.boolOp(spirv.OpULessThanEqual, start[d], k.cu32(uint32(xs.Dims[d]-windowSize[d])))
+				fits = k.boolOp(spirv.OpLogicalAnd, fits, f)
+				rel := op(spirv.OpISub, o[d], start[d])
+				inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d]))))
+				if updDimOf[d] >= 0 {
+					ui[updDimOf[d]] = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d])))), uint32(rel), uint32(k.cu32(0)))
+				}
+			}
+			apply := k.boolOp(spirv.OpLogicalAnd, fits, inside)
+			at := k.f.Op(spirv.OpSelect, u32, uint32(apply), uint32(k.ravel(ui, us.Dims)), uint32(k.cu32(0)))
+			args := make([]val, 2*n)
+			for i := 0; i < n; i++ {
+				args[i] = val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
+				args[n+i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)
+			}
+			res, err := k.emitReducer(in.Called[0], args)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < n; i++ {
+				v := k.sel(apply, res[i], args[i])
+				k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(v.id))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			k.store(outs[i], idx, val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k.finish("scatter_" + xs.Elem.String()), nil
+}
