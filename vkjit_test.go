@@ -433,12 +433,12 @@ ENTRY main {
 	}
 }
 
-// TestScatterDifferential runs scatter on the device: applied in the
-// evaluator's order, so results agree exactly.
+// TestScatterDifferential runs scatter and gather on the device: scatter
+// applies updates in the evaluator's order, so results agree exactly.
 func TestScatterDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U8} {
-		for _, c := range hlotest.ScatterCases(ty) {
+		for _, c := range append(hlotest.ScatterCases(ty), hlotest.GatherCases(ty)...) {
 			m, err := hlo.Parse(c.Name, c.Text)
 			require.NoError(t, err, c.Text)
 			require.NoError(t, hlo.Verify(m), c.Name)

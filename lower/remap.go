@@ -17,7 +17,7 @@ import (
 var remapOps = map[hlo.Opcode]bool{
 	hlo.OpBroadcast: true, hlo.OpTranspose: true, hlo.OpReshape: true, hlo.OpBitcast: true,
 	hlo.OpSlice: true, hlo.OpReverse: true, hlo.OpPad: true, hlo.OpConcatenate: true, hlo.OpIota: true,
-	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true,
+	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true, hlo.OpGather: true,
 }
 
 // unravel splits a linear u32 index into a multi-index over dims.
@@ -237,6 +237,73 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		}
 		uv := k.load(binds[1], k.ravel(ix, up.Dims), s.Elem)
 		return k.sel(inside, uv, x), nil
+	case hlo.OpGather:
+		return k.gatherValue(in, binds, idx)
 	}
 	return val{}, in.Errorf("no data-movement kernel for %s", in.Op)
+}
+
+// gatherValue follows XLA's gather semantics (batching dimensions
+// included); start indices are clamped so that each slice fits.
+func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	u32 := k.u32()
+	g := in.A.Gather
+	xs, is := in.Operands[0].Shape, in.Operands[1].Shape
+	o := k.unravel(idx, in.Shape.Dims)
+	isOffset := map[int64]bool{}
+	for _, d := range g.OffsetDims {
+		isOffset[d] = true
+	}
+	var batchDims []int64
+	for d := 0; d < in.Shape.Rank(); d++ {
+		if !isOffset[int64(d)] {
+			batchDims = append(batchDims, int64(d))
+		}
+	}
+	skip := map[int64]bool{}
+	for _, d := range g.CollapsedSliceDims {
+		skip[d] = true
+	}
+	for _, d := range g.OperandBatchingDims {
+		skip[d] = true
+	}
+	var windowDims []int64
+	for d := 0; d < xs.Rank(); d++ {
+		if !skip[int64(d)] {
+			windowDims = append(windowDims, int64(d))
+		}
+	}
+	indicesBatchPos := map[int64]int{}
+	pos := 0
+	ii := make([]spirv.ID, is.Rank())
+	for d := 0; d < is.Rank(); d++ {
+		if int64(d) != g.IndexVectorDim {
+			indicesBatchPos[int64(d)] = pos
+			ii[d] = o[batchDims[pos]]
+			pos++
+		}
+	}
+	nIdx := int64(1)
+	if g.IndexVectorDim < int64(is.Rank()) {
+		nIdx = is.Dims[g.IndexVectorDim]
+	}
+	src := make([]spirv.ID, xs.Rank())
+	for d := range src {
+		src[d] = k.cu32(0)
+	}
+	for j := int64(0); j < nIdx; j++ {
+		if g.IndexVectorDim < int64(is.Rank()) {
+			ii[g.IndexVectorDim] = k.cu32(uint32(j))
+		}
+		od := g.StartIndexMap[j]
+		v := k.load(binds[1], k.ravel(ii, is.Dims), is.Elem)
+		src[od] = k.clampIndex(v, xs.Dims[od]-g.SliceSizes[od])
+	}
+	for j, od := range g.OperandBatchingDims {
+		src[od] = o[batchDims[indicesBatchPos[g.StartIndicesBatchingDims[j]]]]
+	}
+	for j, od := range windowDims {
+		src[od] = k.f.Op(spirv.OpIAdd, u32, uint32(src[od]), uint32(o[g.OffsetDims[j]]))
+	}
+	return k.load(binds[0], k.ravel(src, xs.Dims), xs.Elem), nil
 }

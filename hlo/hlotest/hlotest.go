@@ -404,3 +404,19 @@ func ScatterCases(t hlo.ElementType) []Case {
 		mkc("set_window", set, "  x = T[5,5] parameter(0)\n  i = s64[2,2] constant({{0, 3}, {3, 1}})\n  u = T[2,2,2] parameter(1)\n  ROOT r = T[5,5] scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=set"),
 	}
 }
+
+// GatherCases are gather modules over element type t: rows by index
+// (with out-of-range indices, clamped), 2-D windows with two-component
+// indices, and an implicit trailing index vector dimension.
+func GatherCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	mkc := func(name, body string) Case {
+		text := fmt.Sprintf("HloModule gather_%s_%s\n\nENTRY main {\n%s\n}\n", name, ty, strings.ReplaceAll(body, "T[", ty+"["))
+		return Case{Name: "gather-" + name + "_" + ty, Op: hlo.OpGather, Type: t, Text: text}
+	}
+	return []Case{
+		mkc("rows", "  x = T[5,3] parameter(0)\n  i = s32[4] constant({0, 4, -2, 9})\n  ROOT g = T[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}"),
+		mkc("windows", "  x = T[6,7] parameter(0)\n  i = s64[3,2] constant({{0, 0}, {5, 6}, {2, 3}})\n  ROOT g = T[3,2,3] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}"),
+		mkc("implicit", "  x = T[8] parameter(0)\n  i = u32[2,2] constant({{1, 7}, {3, 0}})\n  ROOT g = T[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1}"),
+	}
+}
