@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -448,4 +449,20 @@ func TestScatterDifferential(t *testing.T) {
 			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
 		}
 	}
+}
+
+func TestWideConcatenate(t *testing.T) {
+	defer noValidationMessages(t)
+	var params, names []string
+	for i := 0; i < 70; i++ {
+		params = append(params, fmt.Sprintf("  p%d = s32[1,3] parameter(%d)", i, i))
+		names = append(names, fmt.Sprintf("p%d", i))
+	}
+	src := "HloModule wide\nENTRY e {\n" + strings.Join(params, "\n") + "\n  ROOT c = s32[70,3] concatenate(" + strings.Join(names, ", ") + "), dimensions={0}\n}"
+	m, err := hlo.Parse("wide.hlo", src)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs := runBoth(t, exe, m, 1, "wide")
+	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
 }

@@ -157,3 +157,16 @@ func TestDataMovementKernelsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestWideConcatenateSplits(t *testing.T) {
+	src := "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[140] concatenate(" + strings.TrimSuffix(strings.Repeat("p, ", 70), ", ") + "), dimensions={0}\n}"
+	m, err := hlo.Parse("wide.hlo", src)
+	require.NoError(t, err)
+	prog, err := Compile(m, DefaultTarget, Options{}) // 4 storage buffers per kernel
+	require.NoError(t, err)
+	for _, k := range prog.Kernels {
+		require.LessOrEqual(t, k.Bindings, 4)
+	}
+	require.Len(t, m.Entry.Root.Operands, 70, "the user's module is not modified")
+	require.Equal(t, "c", prog.Buffers[prog.Outputs[0]].Name)
+}
