@@ -341,11 +341,11 @@ ENTRY main {
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
 }
 
-// TestDotDifferential runs dots on small-integer data, where every
-// accumulation order is exact, and requires bit-exact results.
+// TestDotDifferential runs dots and convolutions on small-integer data,
+// where every accumulation order is exact, and requires bit-exact results.
 func TestDotDifferential(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, c := range hlotest.DotCases() {
+	for _, c := range append(hlotest.DotCases(), hlotest.ConvolutionCases()...) {
 		m, err := hlo.Parse(c.Name, c.Text)
 		require.NoError(t, err, c.Text)
 		require.NoError(t, hlo.Verify(m), c.Name)

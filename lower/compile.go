@@ -87,6 +87,10 @@ func checkSupport(s *state) error {
 		case hlo.OpTuple, hlo.OpGetTupleElement:
 			continue
 		case hlo.OpDot:
+		case hlo.OpConvolution:
+			if in.Shape.Elem == hlo.PRED {
+				return in.Errorf("pred convolutions are not supported on the device yet")
+			}
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
@@ -255,6 +259,8 @@ func emitKernels(s *state) error {
 			k, err = reduceWindowKernel(in, s.tg, local)
 		case in.Op == hlo.OpScatter:
 			k, err = scatterKernel(in, s.tg, local)
+		case in.Op == hlo.OpConvolution:
+			k, err = convKernel(in, s.tg, local)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
 		default:
@@ -300,7 +306,7 @@ func wordsKey(w []uint32) []byte {
 }
 
 // kernelOps are the ops with a kernel generator of their own.
-var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true}
+var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true}
 
 // sub compiles a called computation as a program of its own.
 func (s *state) sub(c *hlo.Computation) (int, error) {

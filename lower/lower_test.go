@@ -135,7 +135,7 @@ func TestStorageConversion(t *testing.T) {
 }
 
 func TestDotKernelsValidate(t *testing.T) {
-	for _, c := range hlotest.DotCases() {
+	for _, c := range append(hlotest.DotCases(), hlotest.ConvolutionCases()...) {
 		prog, err := compileText(t, c.Text)
 		require.NoError(t, err, c.Name)
 		for _, k := range prog.Kernels {

@@ -420,3 +420,21 @@ func GatherCases(t hlo.ElementType) []Case {
 		mkc("implicit", "  x = T[8] parameter(0)\n  i = u32[2,2] constant({{1, 7}, {3, 0}})\n  ROOT g = T[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1}"),
 	}
 }
+
+// ConvolutionCases are convolution modules: 2-D NHWC with padding and
+// stride, dilations and reversal, depthwise (feature groups), batch
+// groups (a weight gradient), mixed types, and odd dimension labels.
+func ConvolutionCases() []Case {
+	mkc := func(name, params, body string) Case {
+		text := fmt.Sprintf("HloModule conv_%s\n\nENTRY main {\n%s\n%s\n}\n", name, params, body)
+		return Case{Name: "conv_" + name, Op: hlo.OpConvolution, Text: text}
+	}
+	return []Case{
+		mkc("nhwc_f32", "  x = f32[2,5,6,3] parameter(0)\n  k = f32[3,3,3,4] parameter(1)", "  ROOT r = f32[2,3,3,4] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+		mkc("dilated_s32", "  x = s32[1,3,9] parameter(0)\n  k = s32[2,3,3] parameter(1)", "  ROOT r = s32[1,2,17] convolution(x, k), window={size=3 pad=2_2 lhs_dilate=2 rhs_dilate=2 rhs_reversal=1}, dim_labels=bf0_oi0->bf0"),
+		mkc("depthwise_bf16", "  x = bf16[1,6,6,4] parameter(0)\n  k = bf16[3,3,1,4] parameter(1)", "  ROOT r = bf16[1,4,4,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4"),
+		mkc("batch_groups_f32", "  x = f32[4,5,2] parameter(0)\n  k = f32[2,2,2] parameter(1)", "  ROOT r = f32[2,4,2] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2"),
+		mkc("s8_to_s32", "  x = s8[1,4,4,2] parameter(0)\n  k = s8[2,2,2,3] parameter(1)", "  ROOT r = s32[1,3,3,3] convolution(x, k), window={size=2x2}, dim_labels=b01f_01io->b01f"),
+		mkc("f01b_f16", "  x = f16[3,5,5,2] parameter(0)\n  k = f16[2,2,3,1] parameter(1)", "  ROOT r = f16[1,4,4,2] convolution(x, k), window={size=2x2}, dim_labels=f01b_01io->f01b"),
+	}
+}

@@ -1,0 +1,113 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// convKernel generates a direct convolution for any dimension labels,
+// strides, padding, lhs and rhs dilation, window reversal and feature and
+// batch group counts: one invocation per output element accumulates over
+// the kernel's spatial positions and input features (in the evaluator's
+// order) in the result type. The implicit-GEMM form of the kernel issue
+// replaces it where it pays.
+func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+	c := in.A.ConvDims
+	w := in.A.Window
+	if w == nil {
+		w = &hlo.Window{}
+	}
+	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	k := newKernelBuilder(tg, local, 1)
+	lb, err := k.addBuffer(l.Elem, "lhs", true)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	kb, err := k.addBuffer(kr.Elem, "rhs", true)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	ob, err := k.addBuffer(out.Elem, "out", false)
+	if err != nil {
+		return nil, in.Errorf("%v", err)
+	}
+	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
+	ns := len(c.InSpatial)
+	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
+	outF, inB, kIn := kr.Dims[c.KOut], l.Dims[c.InBatch], kr.Dims[c.KIn]
+	loopDims := make([]int64, ns+1)
+	count := kIn
+	for i := 0; i < ns; i++ {
+		loopDims[i] = kr.Dims[c.KSpatial[i]]
+		count *= loopDims[i]
+	}
+	loopDims[ns] = kIn
+	t := out.Elem
+	k.begin()
+	idx := k.linearIndex()
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
+	err = k.ifThen(inRange, func() error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+		o := k.unravel(idx, out.Dims)
+		b, of := o[c.OutBatch], o[c.OutFeature]
+		ib := op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/bg)), cu(inB/bg)), b)
+		f0 := op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/fg)), cu(kIn))
+		lBase := op(spirv.OpIAdd, op(spirv.OpIMul, ib, cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
+		kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
+		rt := k.scalarType(t)
+		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
+		k.f.Void(spirv.OpStore, uint32(acc), uint32(k.zero(t)))
+		mul, add := spirv.OpIMul, spirv.OpIAdd
+		if t.IsFloat() {
+			mul, add = spirv.OpFMul, spirv.OpFAdd
+		}
+		err := k.loop(cu(count), func(ci spirv.ID) error {
+			p := k.unravel(ci, loopDims)
+			f := p[ns]
+			ok := k.b.ConstantBool(true)
+			li := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, f, cu(ls[c.InFeature])))
+			ki := op(spirv.OpIAdd, kBase, op(spirv.OpIMul, f, cu(ks[c.KIn])))
+			for i := 0; i < ns; i++ {
+				wd := w.Dims[i]
+				pos := op(spirv.OpIAdd, op(spirv.OpIMul, o[c.OutSpatial[i]], cu(wd.Stride)), op(spirv.OpIMul, p[i], cu(wd.RhsDilate)))
+				pos = op(spirv.OpISub, pos, k.cu32(uint32(int32(wd.PadLo))))
+				q := op(spirv.OpSDiv, pos, cu(wd.LhsDilate))
+				r := op(spirv.OpSRem, pos, cu(wd.LhsDilate))
+				valid := k.boolOp(spirv.OpLogicalAnd,
+					k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, pos, cu(0)), k.boolOp(spirv.OpIEqual, r, cu(0))),
+					k.boolOp(spirv.OpSLessThan, q, cu(l.Dims[c.InSpatial[i]])))
+				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
+				li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, cu(ls[c.InSpatial[i]])))
+				kk := p[i]
+				if wd.Reversal {
+					kk = op(spirv.OpISub, cu(loopDims[i]-1), kk)
+				}
+				ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
+			}
+			li = k.f.Op(spirv.OpSelect, u32, uint32(ok), uint32(li), uint32(cu(0)))
+			x, err := k.convertWide(k.load(lb, li, l.Elem), t)
+			if err != nil {
+				return err
+			}
+			y, err := k.convertWide(k.load(kb, ki, kr.Elem), t)
+			if err != nil {
+				return err
+			}
+			a := k.f.Op(spirv.OpLoad, rt, uint32(acc))
+			sum := k.f.Op(add, rt, uint32(a), uint32(k.f.Op(mul, rt, uint32(x.id), uint32(y.id))))
+			k.f.Void(spirv.OpStore, uint32(acc), uint32(k.f.Op(spirv.OpSelect, rt, uint32(ok), uint32(sum), uint32(a))))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		k.store(ob, idx, k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k.finish("convolution_" + l.Elem.String() + "_" + t.String()), nil
+}
