@@ -27,7 +27,10 @@ func defaultTolerance(t hlo.ElementType) (float64, float64) {
 
 // compareOutputs prints, per output, the largest absolute and relative
 // error of got against want, and reports whether every element is within
-// atol + rtol*|want| (NaN matches NaN, infinities must match exactly).
+// atol*max(1, M) + rtol*|want|, M being the output's largest finite
+// magnitude: the absolute term scales with the output, so that
+// accumulation error in long sums near zero does not count as a
+// difference (NaN matches NaN, infinities must match exactly).
 func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol, atol float64) bool {
 	ok := true
 	for i, g := range got {
@@ -40,9 +43,15 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 		if atol >= 0 {
 			at = atol
 		}
-		var maxAbs, maxRel float64
+		var maxAbs, maxRel, scale float64
 		bad := int64(0)
 		n := g.NumElements()
+		for j := int64(0); j < n; j++ {
+			if v := math.Abs(wt.Float64At(j)); !math.IsInf(v, 0) && !math.IsNaN(v) {
+				scale = math.Max(scale, v)
+			}
+		}
+		atEff := at * math.Max(1, scale)
 		for j := int64(0); j < n; j++ {
 			a, b := g.Float64At(j), wt.Float64At(j)
 			if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
@@ -56,7 +65,7 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 			if b != 0 {
 				maxRel = math.Max(maxRel, d/math.Abs(b))
 			}
-			if !(d <= at+rt*math.Abs(b)) {
+			if !(d <= atEff+rt*math.Abs(b)) {
 				bad++
 			}
 		}
