@@ -3,6 +3,7 @@ package vkjit_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -90,6 +91,10 @@ func tolerance(op hlo.Opcode) int64 {
 	switch op {
 	case hlo.OpDivide, hlo.OpSqrt, hlo.OpRsqrt:
 		return 3
+	case hlo.OpExp, hlo.OpLog:
+		return 2 // measured 1 (TestTranscendentalAccuracy)
+	case hlo.OpLogistic:
+		return 4 // measured 3
 	}
 	return 0
 }
@@ -465,4 +470,58 @@ func TestWideConcatenate(t *testing.T) {
 	require.NoError(t, err)
 	_, want, outs := runBoth(t, exe, m, 1, "wide")
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
+}
+
+// TestTranscendentalAccuracy measures the largest error, in ulp, of the
+// device's exp, log and logistic against float64 rounded to f32, over a
+// million inputs each (random bit patterns over the whole domain plus a
+// dense sweep of the interesting range). docs/ACCURACY.md records the
+// figures; the bounds here keep them from regressing.
+func TestTranscendentalAccuracy(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 1 << 20
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		op    string
+		ref   func(float64) float64
+		gen   func(i int) float32
+		bound int64
+	}{
+		{"exponential", math.Exp, func(i int) float32 {
+			if i%2 == 0 {
+				return float32(-104 + 193*float64(i)/n)
+			}
+			return math.Float32frombits(rng.Uint32())
+		}, 2},
+		{"log", math.Log, func(i int) float32 {
+			if i%2 == 0 {
+				return float32(math.Exp(-90 + 180*float64(i)/n))
+			}
+			return math.Float32frombits(rng.Uint32() &^ (1 << 31)) // positive, subnormals included
+		}, 2},
+		{"logistic", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, func(i int) float32 {
+			return float32(-100 + 200*float64(i)/n)
+		}, 4},
+	} {
+		xs := make([]float32, n)
+		for i := range xs {
+			xs[i] = tc.gen(i)
+		}
+		exe, err := rt.CompileText(tc.op, fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT y = f32[%d] %s(x)\n}", n, n, tc.op), vkjit.CompileOptions{})
+		require.NoError(t, err)
+		x, _ := vkjit.Float32s([]int64{n}, xs)
+		outs, _, err := exe.Run(x)
+		exe.Close()
+		require.NoError(t, err)
+		got, _ := outs[0].AsFloat32()
+		worst, at := int64(0), 0
+		for i, v := range xs {
+			want := float64(float32(tc.ref(float64(v))))
+			if d := hlotest.ULPs(hlo.F32, want, float64(got[i])); d > worst {
+				worst, at = d, i
+			}
+		}
+		t.Logf("%s: max error %d ulp (at x=%g: got %g, want %g)", tc.op, worst, xs[at], got[at], float32(tc.ref(float64(xs[at]))))
+		require.LessOrEqual(t, worst, tc.bound, tc.op)
+	}
 }

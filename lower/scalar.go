@@ -236,6 +236,9 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		}
 		return k.ext(spirv.GLSLInverseSqrt, t, a[0].id), nil
 	case hlo.OpExp, hlo.OpLog, hlo.OpTanh, hlo.OpSin, hlo.OpCos, hlo.OpLogistic:
+		if v, ok := k.accurateUnary(in.Op, a[0]); ok {
+			return v, nil
+		}
 		// GLSL.std.450's versions are far from XLA's accuracy on real
 		// drivers (lavapipe: exp off by 28 ulp near 1e-28, sin and cos
 		// wrong beyond |x| of a few thousand, tanh(1e-30) = 3e-8). They
