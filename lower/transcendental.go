@@ -77,10 +77,11 @@ func (k *kernelBuilder) logF32(x spirv.ID) spirv.ID {
 	y = k.fma2(zz, k.f32c(-0.5), y)
 	r := fop(spirv.OpFAdd, z, y)
 	r = k.fma2(ef, k.f32c(0.693359375), r)
-	// Edges: log(0) = -inf, log(x<0) = NaN, log(inf) = inf, NaN stays.
+	// Edges: log(±0) = -inf, log(x<0) = NaN (-inf included), log(inf) =
+	// inf, NaN stays.
 	r = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpFOrdEqual, x, k.f32c(0))), uint32(k.f32c(math.Inf(-1))), uint32(r))
 	r = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpFOrdLessThan, x, k.f32c(0))), uint32(k.f32c(math.NaN())), uint32(r))
-	r = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpIsInf, x)), uint32(x), uint32(r))
+	r = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpFOrdEqual, x, k.f32c(math.Inf(1)))), uint32(x), uint32(r))
 	return k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpIsNan, x)), uint32(x), uint32(r))
 }
 
