@@ -201,3 +201,31 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	}
 	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
 }
+
+// bindOperands declares a read-only storage buffer for each operand of in
+// (bindings in operand order) and returns their binding numbers.
+func (k *kernelBuilder) bindOperands(in *hlo.Instruction) ([]int, error) {
+	var binds []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	return binds, nil
+}
+
+// bindResults declares a writable storage buffer for each array leaf of
+// in's result, after the operands.
+func (k *kernelBuilder) bindResults(in *hlo.Instruction) ([]int, error) {
+	var outs []int
+	for i, s := range in.Shape.Leaves() {
+		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		outs = append(outs, b)
+	}
+	return outs, nil
+}

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -122,22 +120,13 @@ func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error)
 		return nil, in.Errorf("reduce's to_apply is not a scalar elementwise computation; not supported on the device yet")
 	}
 	k := newKernelBuilder(tg, local, 1)
-	var binds []int
-	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		binds = append(binds, b)
+	binds, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
 	}
-	outShapes := in.Shape.Leaves()
-	var outs []int
-	for i, s := range outShapes {
-		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		outs = append(outs, b)
+	outs, err := k.bindResults(in)
+	if err != nil {
+		return nil, err
 	}
 	src := in.Operands[0].Shape
 	reduced := make([]bool, src.Rank())
@@ -160,7 +149,7 @@ func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error)
 	k.begin()
 	idx := k.linearIndex()
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err := k.ifThen(inRange, func() error {
+	err = k.ifThen(inRange, func() error {
 		u32 := k.u32()
 		o := k.unravel(idx, keepDims)
 		base := k.cu32(0)

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -81,18 +79,15 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 // remapKernel generates the kernel of one data-movement instruction.
 func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	k := newKernelBuilder(tg, local, 1)
-	var binds []int
-	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		binds = append(binds, b)
-	}
-	out, err := k.addBuffer(in.Shape.Elem, "out", false)
+	binds, err := k.bindOperands(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
+	outs, err := k.bindResults(in)
+	if err != nil {
+		return nil, err
+	}
+	out := outs[0]
 	k.begin()
 	idx := k.linearIndex()
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -23,21 +21,13 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 	}
 	sd := in.A.Scatter
 	k := newKernelBuilder(tg, local, 1)
-	var binds []int
-	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		binds = append(binds, b)
+	binds, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
 	}
-	var outs []int
-	for i, s := range in.Shape.Leaves() {
-		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		outs = append(outs, b)
+	outs, err := k.bindResults(in)
+	if err != nil {
+		return nil, err
 	}
 	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
 	isWindow := map[int64]bool{}
@@ -91,7 +81,7 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 	k.begin()
 	idx := k.linearIndex()
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err := k.ifThen(inRange, func() error {
+	err = k.ifThen(inRange, func() error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, xs.Dims)

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -17,23 +15,15 @@ func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, 
 		return nil, in.Errorf("reduce-window's to_apply is not a scalar elementwise computation; not supported on the device yet")
 	}
 	k := newKernelBuilder(tg, local, 1)
-	var binds []int
-	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		binds = append(binds, b)
+	binds, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := k.bindResults(in)
+	if err != nil {
+		return nil, err
 	}
 	outShapes := in.Shape.Leaves()
-	var outs []int
-	for i, s := range outShapes {
-		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		outs = append(outs, b)
-	}
 	src := in.Operands[0].Shape
 	w := in.A.Window
 	sizes := make([]int64, len(w.Dims))
@@ -45,7 +35,7 @@ func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, 
 	k.begin()
 	idx := k.linearIndex()
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err := k.ifThen(inRange, func() error {
+	err = k.ifThen(inRange, func() error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, outShapes[0].Dims)
