@@ -525,3 +525,22 @@ func TestTranscendentalAccuracy(t *testing.T) {
 		require.LessOrEqual(t, worst, tc.bound, tc.op)
 	}
 }
+
+// TestSortDifferential runs stable sorts on the device; with ties in the
+// keys, the positions (an iota operand) show stability.
+func TestSortDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U16} {
+		for _, c := range hlotest.SortCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			require.NoError(t, hlo.Verify(m), c.Name)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err, c.Name)
+			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 6), c.Name)
+			for i, w := range want.Leaves() {
+				require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d", c.Name, i)
+			}
+		}
+	}
+}

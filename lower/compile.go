@@ -91,7 +91,7 @@ func checkSupport(s *state) error {
 			if in.Shape.Elem == hlo.PRED {
 				return in.Errorf("pred convolutions are not supported on the device yet")
 			}
-		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter:
+		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
 			}
@@ -242,6 +242,13 @@ func emitKernels(s *state) error {
 			continue
 		}
 		n := in.Shape.Leaves()[0].NumElements()
+		if in.Op == hlo.OpSort {
+			if length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]; length > 0 {
+				n /= length // one invocation per slice
+			} else {
+				n = 0
+			}
+		}
 		if n == 0 {
 			continue // nothing to compute; the empty buffer is the result
 		}
@@ -261,6 +268,8 @@ func emitKernels(s *state) error {
 			k, err = scatterKernel(in, s.tg, local)
 		case in.Op == hlo.OpConvolution:
 			k, err = convKernel(in, s.tg, local)
+		case in.Op == hlo.OpSort:
+			k, err = sortKernel(in, s.tg, local)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, s.tg, local)
 		default:
@@ -285,10 +294,23 @@ func emitKernels(s *state) error {
 			bufs = append(bufs, s.values[o][0])
 		}
 		bufs = append(bufs, s.values[in]...)
+		writes := len(s.values[in])
+		if in.Op == hlo.OpSort {
+			// Two scratch buffers of slice positions for the merge passes.
+			count := in.Operands[0].Shape.NumElements()
+			for j := 0; j < 2; j++ {
+				b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
+				if err != nil {
+					return in.Errorf("%v", err)
+				}
+				bufs = append(bufs, b)
+			}
+			writes += 2
+		}
 		s.prog.Steps = append(s.prog.Steps, Step{
 			Kernel:  ki,
 			Buffers: bufs,
-			Writes:  len(s.values[in]),
+			Writes:  writes,
 			Push:    []uint32{uint32(n)},
 			Groups:  g,
 			Inst:    in.Name,
@@ -306,7 +328,7 @@ func wordsKey(w []uint32) []byte {
 }
 
 // kernelOps are the ops with a kernel generator of their own.
-var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true}
+var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true, hlo.OpSort: true}
 
 // sub compiles a called computation as a program of its own.
 func (s *state) sub(c *hlo.Computation) (int, error) {

@@ -148,6 +148,7 @@ func TestDataMovementKernelsValidate(t *testing.T) {
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S64, hlo.PRED} {
 		cases := append(hlotest.DataMovementCases(ty), hlotest.ReduceCases(ty)...)
 		cases = append(append(cases, hlotest.ScatterCases(ty)...), hlotest.GatherCases(ty)...)
+		cases = append(cases, hlotest.SortCases(ty)...)
 		for _, c := range append(cases, hlotest.ReduceWindowCases(ty)...) {
 			prog, err := compileText(t, c.Text)
 			require.NoError(t, err, c.Name)

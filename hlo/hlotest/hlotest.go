@@ -438,3 +438,23 @@ func ConvolutionCases() []Case {
 		mkc("f01b_f16", "  x = f16[3,5,5,2] parameter(0)\n  k = f16[2,2,3,1] parameter(1)", "  ROOT r = f16[1,4,4,2] convolution(x, k), window={size=2x2}, dim_labels=f01b_01io->f01b"),
 	}
 }
+
+// SortCases are sort modules over element type t: ascending along the
+// last dimension with odd lengths, descending along the first, and a
+// key/value sort whose ties must keep their order (stable).
+func SortCases(t hlo.ElementType) []Case {
+	ty := t.String()
+	cmp := func(name, dir string, extra string) string {
+		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n%s  ROOT r = pred[] compare(a, b), direction=%s\n}\n", name, ty, ty, extra, dir)
+	}
+	mkc := func(name, comps, body string) Case {
+		text := fmt.Sprintf("HloModule sort_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
+		return Case{Name: "sort-" + name + "_" + ty, Op: hlo.OpSort, Type: t, Text: text}
+	}
+	return []Case{
+		mkc("rows", cmp("lt", "LT", ""), "  x = T[3,13] parameter(0)\n  ROOT s = T[3,13] sort(x), dimensions={1}, to_apply=lt"),
+		mkc("cols_desc", cmp("gt", "GT", ""), "  x = T[7,2] parameter(0)\n  ROOT s = T[7,2] sort(x), dimensions={0}, to_apply=gt"),
+		mkc("one", cmp("lt", "LT", ""), "  x = T[4,1] parameter(0)\n  ROOT s = T[4,1] sort(x), dimensions={1}, to_apply=lt"),
+		mkc("keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[2,33] parameter(0)\n  v = s32[2,33] iota(), iota_dimension=1\n  ROOT s = (T[2,33], s32[2,33]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
+	}
+}
