@@ -106,7 +106,11 @@ func TestElementwiseDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, n := range []int64{0, 1, 67, 1000} {
 		ran := 0
-		for _, c := range hlotest.ElementwiseCases(n) {
+		cases := hlotest.ElementwiseCases(n)
+		for _, ft := range []hlo.ElementType{hlo.F32, hlo.F64, hlo.BF16, hlo.F16} {
+			cases = append(cases, hlotest.TotalOrderCases(ft, n)...)
+		}
+		for _, c := range cases {
 			m, err := hlo.Parse(c.Name, c.Text)
 			require.NoError(t, err)
 			exe, err := rt.Compile(m, vkjit.CompileOptions{})

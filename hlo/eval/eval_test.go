@@ -135,6 +135,14 @@ func TestConvertAndCompare(t *testing.T) {
 	require.Equal(t, byte(0), cmp("LT", "nan", "1"))
 	require.Equal(t, byte(1), cmp("EQ", "0", "-0"))
 	require.Equal(t, byte(1), cmp("GE", "inf", "inf"))
+	total := func(dir, a, b string) byte {
+		return run(t, "compare", hlo.F32, hlo.PRED, ", direction="+dir+", type=TOTALORDER", a, b).Data[0]
+	}
+	require.Equal(t, byte(1), total("LT", "-0", "0"), "total order: -0 < +0")
+	require.Equal(t, byte(0), total("EQ", "-0", "0"))
+	require.Equal(t, byte(1), total("LT", "inf", "nan"))
+	require.Equal(t, byte(1), total("LT", "-nan", "-inf"))
+	require.Equal(t, byte(1), total("LT", "-2", "-1"))
 	require.Equal(t, byte(1), run(t, "compare", hlo.U32, hlo.PRED, ", direction=GT", "4294967295", "0").Data[0], "unsigned order")
 	require.Equal(t, byte(0), run(t, "compare", hlo.S32, hlo.PRED, ", direction=GT", "-1", "0").Data[0])
 }

@@ -547,7 +547,7 @@ func compareScalars(t hlo.ElementType, dir string, total bool, x, y scalar) bool
 func totalKey(f float64) int64 {
 	b := int64(math.Float64bits(f))
 	if b < 0 {
-		b = math.MinInt64 - b
+		b = ^(b & math.MaxInt64) // -0 below +0, larger magnitudes lower
 	}
 	return b
 }

@@ -458,3 +458,13 @@ func SortCases(t hlo.ElementType) []Case {
 		mkc("keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[2,33] parameter(0)\n  v = s32[2,33] iota(), iota_dimension=1\n  ROOT s = (T[2,33], s32[2,33]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
 	}
 }
+
+// TotalOrderCases compares floats of type t in XLA's total order.
+func TotalOrderCases(t hlo.ElementType, n int64) []Case {
+	var out []Case
+	for _, dir := range []string{"LT", "GE", "EQ"} {
+		c := mk(hlo.OpCompare, t, hlo.PRED, n, ", direction="+dir+", type=TOTALORDER", "totalorder_"+dir)
+		out = append(out, c)
+	}
+	return out
+}
