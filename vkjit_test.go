@@ -548,3 +548,20 @@ func TestSortDifferential(t *testing.T) {
 		}
 	}
 }
+
+func TestTopK(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f32", "bf16"} {
+		for _, largest := range []bool{true, false} {
+			src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[3,17] parameter(0)\n  ROOT t = (%s[3,5], s32[3,5]) topk(x), k=5, largest=%v\n}", ty, ty, largest)
+			m, err := hlo.Parse("topk.hlo", src)
+			require.NoError(t, err)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err)
+			_, want, outs := runBoth(t, exe, m, 3, "topk") // edge cases: NaN, inf, ties
+			for i, w := range want.Leaves() {
+				require.Equal(t, string(w.Data), string(outs[i].Data), "%s largest=%v out%d", ty, largest, i)
+			}
+		}
+	}
+}

@@ -36,6 +36,7 @@ func init() {
 		{"verify", verifyModule},          // shapes and attributes as XLA defines them
 		{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
 		{"split wide ops", splitWideOps},  // concatenates of more operands than a kernel can bind become trees
+		{"expand topk", expandTopK},       // topk becomes a stable sort of (x, iota) and two slices
 		{"check support", checkSupport},   // name what the device cannot run before any work
 		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
