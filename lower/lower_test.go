@@ -171,3 +171,10 @@ func TestWideConcatenateSplits(t *testing.T) {
 	require.Len(t, m.Entry.Root.Operands, 70, "the user's module is not modified")
 	require.Equal(t, "c", prog.Buffers[prog.Outputs[0]].Name)
 }
+
+func TestLongSortsRefused(t *testing.T) {
+	_, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
+	require.ErrorContains(t, err, "sorting slices longer than 4096")
+	_, err = compileText(t, "HloModule m\nENTRY e {\n  x = f32[1,5000] parameter(0)\n  ROOT t = (f32[1,3], s32[1,3]) topk(x), k=3, largest=true\n}")
+	require.ErrorContains(t, err, "topk over 5000 elements")
+}
