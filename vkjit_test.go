@@ -164,6 +164,33 @@ func runBothOn(t *testing.T, exe *vkjit.Executable, m *hlo.Module, args []*hlo.L
 	return ts, want, outs
 }
 
+// requireExact compiles a module, runs it on the device and in the
+// reference evaluator on the same inputs, and requires every result leaf
+// to match bit for bit.
+func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*hlo.Literal) {
+	t.Helper()
+	m, err := hlo.Parse(name, text)
+	require.NoError(t, err, text)
+	require.NoError(t, hlo.Verify(m), name)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err, name)
+	_, want, outs := runBothOn(t, exe, m, inputs(m), name)
+	for i, w := range want.Leaves() {
+		require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d", name, i)
+	}
+}
+
+// edgeInputs and smallInts choose requireExact's inputs: edge cases
+// (NaN, infinities, extremes), or small integers for ops whose
+// accumulation order would otherwise show.
+func edgeInputs(seed uint64) func(*hlo.Module) []*hlo.Literal {
+	return func(m *hlo.Module) []*hlo.Literal { return hlotest.Inputs(m, seed) }
+}
+
+func smallInts(seed uint64) func(*hlo.Module) []*hlo.Literal {
+	return func(m *hlo.Module) []*hlo.Literal { return hlotest.SmallIntInputs(m, seed) }
+}
+
 func describeInputs(ts []*vkjit.Tensor, i int64) string {
 	s := ""
 	for j, x := range ts {
@@ -277,12 +304,7 @@ func TestDataMovementDifferential(t *testing.T) {
 			if c.Name == "iota_pred" {
 				continue
 			}
-			m, err := hlo.Parse(c.Name, c.Text)
-			require.NoError(t, err, c.Text)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
-			require.NoError(t, err, c.Name)
-			_, want, outs := runBoth(t, exe, m, 99, c.Name)
-			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+			requireExact(t, c.Name, c.Text, edgeInputs(99))
 		}
 	}
 }
@@ -355,13 +377,7 @@ ENTRY main {
 func TestDotDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range append(hlotest.DotCases(), hlotest.ConvolutionCases()...) {
-		m, err := hlo.Parse(c.Name, c.Text)
-		require.NoError(t, err, c.Text)
-		require.NoError(t, hlo.Verify(m), c.Name)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err, c.Name)
-		_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 3), c.Name)
-		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+		requireExact(t, c.Name, c.Text, smallInts(3))
 	}
 }
 
@@ -371,13 +387,7 @@ func TestReduceWindowDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16} {
 		for _, c := range hlotest.ReduceWindowCases(ty) {
-			m, err := hlo.Parse(c.Name, c.Text)
-			require.NoError(t, err, c.Text)
-			require.NoError(t, hlo.Verify(m), c.Name)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
-			require.NoError(t, err, c.Name)
-			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 8), c.Name)
-			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+			requireExact(t, c.Name, c.Text, smallInts(8))
 		}
 	}
 }
@@ -433,13 +443,7 @@ ENTRY main {
   ROOT b = f32[2] multiply(a, a)
 }`,
 	} {
-		m, err := hlo.Parse(name, text)
-		require.NoError(t, err)
-		require.NoError(t, hlo.Verify(m))
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err, name)
-		_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 2), name)
-		require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), name)
+		requireExact(t, name, text, smallInts(2))
 	}
 }
 
@@ -449,13 +453,7 @@ func TestScatterDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U8} {
 		for _, c := range append(hlotest.ScatterCases(ty), hlotest.GatherCases(ty)...) {
-			m, err := hlo.Parse(c.Name, c.Text)
-			require.NoError(t, err, c.Text)
-			require.NoError(t, hlo.Verify(m), c.Name)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
-			require.NoError(t, err, c.Name)
-			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 4), c.Name)
-			require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data), c.Name)
+			requireExact(t, c.Name, c.Text, smallInts(4))
 		}
 	}
 }
@@ -468,12 +466,7 @@ func TestWideConcatenate(t *testing.T) {
 		names = append(names, fmt.Sprintf("p%d", i))
 	}
 	src := "HloModule wide\nENTRY e {\n" + strings.Join(params, "\n") + "\n  ROOT c = s32[70,3] concatenate(" + strings.Join(names, ", ") + "), dimensions={0}\n}"
-	m, err := hlo.Parse("wide.hlo", src)
-	require.NoError(t, err)
-	exe, err := rt.Compile(m, vkjit.CompileOptions{})
-	require.NoError(t, err)
-	_, want, outs := runBoth(t, exe, m, 1, "wide")
-	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
+	requireExact(t, "wide.hlo", src, edgeInputs(1))
 }
 
 // TestTranscendentalAccuracy measures the largest error, in ulp, of the
@@ -536,15 +529,7 @@ func TestSortDifferential(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U16} {
 		for _, c := range hlotest.SortCases(ty) {
-			m, err := hlo.Parse(c.Name, c.Text)
-			require.NoError(t, err, c.Text)
-			require.NoError(t, hlo.Verify(m), c.Name)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
-			require.NoError(t, err, c.Name)
-			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 6), c.Name)
-			for i, w := range want.Leaves() {
-				require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d", c.Name, i)
-			}
+			requireExact(t, c.Name, c.Text, smallInts(6))
 		}
 	}
 }
@@ -554,14 +539,8 @@ func TestTopK(t *testing.T) {
 	for _, ty := range []string{"f32", "bf16"} {
 		for _, largest := range []bool{true, false} {
 			src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[3,17] parameter(0)\n  ROOT t = (%s[3,5], s32[3,5]) topk(x), k=5, largest=%v\n}", ty, ty, largest)
-			m, err := hlo.Parse("topk.hlo", src)
-			require.NoError(t, err)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
-			require.NoError(t, err)
-			_, want, outs := runBoth(t, exe, m, 3, "topk") // edge cases: NaN, inf, ties
-			for i, w := range want.Leaves() {
-				require.Equal(t, string(w.Data), string(outs[i].Data), "%s largest=%v out%d", ty, largest, i)
-			}
+			name := fmt.Sprintf("topk_%s_largest_%v", ty, largest)
+			requireExact(t, name, src, edgeInputs(3)) // edge cases: NaN, inf, ties
 		}
 	}
 }
