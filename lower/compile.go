@@ -446,11 +446,11 @@ func elementwiseKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, e
 	if err != nil {
 		return nil, in.Errorf("%v", err)
 	}
-	k.begin()
-	idx := k.linearIndex()
-	n := k.push(0)
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
-	err = k.ifThen(inRange, func() error {
+	name := in.Op.String()
+	if len(in.Operands) > 0 {
+		name += "_" + in.Operands[0].Shape.Elem.String()
+	}
+	return k.perElement(name, func(idx spirv.ID) error {
 		args := make([]val, len(in.Operands))
 		for i, o := range in.Operands {
 			at := idx
@@ -466,12 +466,4 @@ func elementwiseKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, e
 		k.store(out, idx, r)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	name := in.Op.String()
-	if len(in.Operands) > 0 {
-		name += "_" + in.Operands[0].Shape.Elem.String()
-	}
-	return k.finish(name), nil
 }

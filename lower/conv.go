@@ -19,18 +19,15 @@ func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	}
 	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
 	k := newKernelBuilder(tg, local, 1)
-	lb, err := k.addBuffer(l.Elem, "lhs", true)
+	binds, err := k.bindOperands(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
-	kb, err := k.addBuffer(kr.Elem, "rhs", true)
+	outs, err := k.bindResults(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
-	ob, err := k.addBuffer(out.Elem, "out", false)
-	if err != nil {
-		return nil, in.Errorf("%v", err)
-	}
+	lb, kb, ob := binds[0], binds[1], outs[0]
 	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
@@ -43,10 +40,7 @@ func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	}
 	loopDims[ns] = kIn
 	t := out.Elem
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement("convolution_"+l.Elem.String()+"_"+t.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -106,8 +100,4 @@ func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 		k.store(ob, idx, k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish("convolution_" + l.Elem.String() + "_" + t.String()), nil
 }

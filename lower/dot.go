@@ -16,18 +16,15 @@ func dotKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	out := in.Shape
 	k := newKernelBuilder(tg, local, 1)
-	lb, err := k.addBuffer(l.Elem, "lhs", true)
+	binds, err := k.bindOperands(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
-	rb, err := k.addBuffer(r.Elem, "rhs", true)
+	outs, err := k.bindResults(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
-	ob, err := k.addBuffer(out.Elem, "out", false)
-	if err != nil {
-		return nil, in.Errorf("%v", err)
-	}
+	lb, rb, ob := binds[0], binds[1], outs[0]
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	used := func(lists ...[]int64) map[int64]bool {
 		m := map[int64]bool{}
@@ -57,10 +54,7 @@ func dotKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 		count *= l.Dims[x]
 	}
 	t := out.Elem
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement("dot_"+l.Elem.String()+"_"+t.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		mad := func(acc, x spirv.ID, s int64) spirv.ID {
 			return k.f.Op(spirv.OpIAdd, u32, uint32(acc), uint32(k.f.Op(spirv.OpIMul, u32, uint32(x), uint32(k.cu32(uint32(s))))))
@@ -119,8 +113,4 @@ func dotKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 		k.store(ob, idx, res)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish("dot_" + l.Elem.String() + "_" + t.String()), nil
 }

@@ -229,3 +229,17 @@ func (k *kernelBuilder) bindResults(in *hlo.Instruction) ([]int, error) {
 	}
 	return outs, nil
 }
+
+// perElement emits main() running body for each invocation index below
+// push constant 0 (the element, slice or output count of the dispatch)
+// and returns the finished kernel.
+func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (*Kernel, error) {
+	k.begin()
+	idx := k.linearIndex()
+	n := k.push(0)
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
+	if err := k.ifThen(inRange, func() error { return body(idx) }); err != nil {
+		return nil, err
+	}
+	return k.finish(name), nil
+}

@@ -146,10 +146,7 @@ func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error)
 		redCount *= d
 	}
 	st := hlo.RowMajorStrides(src.Dims)
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement("reduce_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		o := k.unravel(idx, keepDims)
 		base := k.cu32(0)
@@ -196,8 +193,4 @@ func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish("reduce_" + in.Operands[0].Shape.Elem.String()), nil
 }

@@ -88,10 +88,7 @@ func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) 
 		return nil, err
 	}
 	out := outs[0]
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement(in.Op.String()+"_"+in.Shape.Elem.String(), func(idx spirv.ID) error {
 		v, err := k.remapValue(in, binds, idx)
 		if err != nil {
 			return err
@@ -99,11 +96,6 @@ func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) 
 		k.store(out, idx, v)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	name := in.Op.String() + "_" + in.Shape.Elem.String()
-	return k.finish(name), nil
 }
 
 // remapValue computes output element idx of a data-movement op.

@@ -78,10 +78,7 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 	for _, s := range scatterSizes {
 		count *= s
 	}
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement("scatter_"+xs.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, xs.Dims)
@@ -168,8 +165,4 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish("scatter_" + xs.Elem.String()), nil
 }

@@ -46,10 +46,7 @@ func sortKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	for w := int64(1); w < length; w *= 2 {
 		passes++
 	}
-	k.begin()
-	row := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(row), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement(fmt.Sprintf("sort_%s", in.Operands[0].Shape.Elem), func(row spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -122,8 +119,4 @@ func sortKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish(fmt.Sprintf("sort_%s", in.Operands[0].Shape.Elem)), nil
 }

@@ -32,10 +32,7 @@ func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, 
 		sizes[i] = d.Size
 		count *= d.Size
 	}
-	k.begin()
-	idx := k.linearIndex()
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(k.push(0)))
-	err = k.ifThen(inRange, func() error {
+	return k.perElement("reduce_window_"+src.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, outShapes[0].Dims)
@@ -88,8 +85,4 @@ func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, 
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return k.finish("reduce_window_" + src.Elem.String()), nil
 }
