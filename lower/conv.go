@@ -65,13 +65,7 @@ func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 			ki := op(spirv.OpIAdd, kBase, op(spirv.OpIMul, f, cu(ks[c.KIn])))
 			for i := 0; i < ns; i++ {
 				wd := w.Dims[i]
-				pos := op(spirv.OpIAdd, op(spirv.OpIMul, o[c.OutSpatial[i]], cu(wd.Stride)), op(spirv.OpIMul, p[i], cu(wd.RhsDilate)))
-				pos = op(spirv.OpISub, pos, k.cu32(uint32(int32(wd.PadLo))))
-				q := op(spirv.OpSDiv, pos, cu(wd.LhsDilate))
-				r := op(spirv.OpSRem, pos, cu(wd.LhsDilate))
-				valid := k.boolOp(spirv.OpLogicalAnd,
-					k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, pos, cu(0)), k.boolOp(spirv.OpIEqual, r, cu(0))),
-					k.boolOp(spirv.OpSLessThan, q, cu(l.Dims[c.InSpatial[i]])))
+				q, valid := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
 				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
 				li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, cu(ls[c.InSpatial[i]])))
 				kk := p[i]

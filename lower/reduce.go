@@ -112,6 +112,48 @@ func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 	return nil
 }
 
+// fold runs accumulators, starting at inits, through count steps of
+// computation c (a reducer: accumulators first, then as many values).
+// step(j) loads the values to fold in at step j, and says whether the
+// step applies (0: always; where it does not, the accumulators keep their
+// values). The final accumulators are stored to outs at idx.
+func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, outs []int, idx spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) error {
+	n := len(inits)
+	vars := make([]spirv.ID, n)
+	for i, v := range inits {
+		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
+		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
+	}
+	acc := func(i int) val {
+		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
+	}
+	err := k.loop(k.cu32(uint32(count)), func(j spirv.ID) error {
+		apply, xs := step(j)
+		args := make([]val, 0, 2*n)
+		for i := 0; i < n; i++ {
+			args = append(args, acc(i))
+		}
+		res, err := k.emitReducer(c, append(args, xs...))
+		if err != nil {
+			return err
+		}
+		for i, r := range res {
+			if apply != 0 {
+				r = k.sel(apply, r, args[i])
+			}
+			k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(r.id))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range vars {
+		k.store(outs[i], idx, acc(i))
+	}
+	return nil
+}
+
 // reduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
@@ -154,43 +196,22 @@ func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error)
 			term := k.f.Op(spirv.OpIMul, u32, uint32(o[i]), uint32(k.cu32(uint32(st[ax]))))
 			base = k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(term))
 		}
-		accVars := make([]spirv.ID, n)
-		types := make([]hlo.ElementType, n)
-		for i := 0; i < n; i++ {
-			types[i] = in.Operands[n+i].Shape.Elem
-			rt := k.scalarType(types[i])
-			accVars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-			init := k.load(binds[n+i], k.cu32(0), types[i])
-			k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(init.id))
+		inits := make([]val, n)
+		for i := range inits {
+			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
-		err := k.loop(k.cu32(uint32(redCount)), func(r spirv.ID) error {
+		return k.fold(in.Called[0], inits, redCount, outs, idx, func(r spirv.ID) (spirv.ID, []val) {
 			ri := k.unravel(r, redDims)
 			p := base
 			for j, ax := range redAxes {
 				term := k.f.Op(spirv.OpIMul, u32, uint32(ri[j]), uint32(k.cu32(uint32(st[ax]))))
 				p = k.f.Op(spirv.OpIAdd, u32, uint32(p), uint32(term))
 			}
-			args := make([]val, 2*n)
-			for i := 0; i < n; i++ {
-				args[i] = val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
-				args[n+i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
+			xs := make([]val, n)
+			for i := range xs {
+				xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
 			}
-			res, err := k.emitReducer(in.Called[0], args)
-			if err != nil {
-				return err
-			}
-			for i := 0; i < n; i++ {
-				k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(res[i].id))
-			}
-			return nil
+			return 0, xs
 		})
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			v := val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
-			k.store(outs[i], idx, v)
-		}
-		return nil
 	})
 }

@@ -82,15 +82,11 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, xs.Dims)
-		types := make([]hlo.ElementType, n)
-		accVars := make([]spirv.ID, n)
-		for i := 0; i < n; i++ {
-			types[i] = in.Operands[i].Shape.Elem
-			accVars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(types[i])))
-			v := k.load(binds[i], idx, types[i])
-			k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(v.id))
+		inits := make([]val, n)
+		for i := range inits {
+			inits[i] = k.load(binds[i], idx, in.Operands[i].Shape.Elem)
 		}
-		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+		return k.fold(in.Called[0], inits, count, outs, idx, func(c spirv.ID) (spirv.ID, []val) {
 			sp := k.unravel(c, scatterSizes) // position among the scatter dims
 			// Indices element position: scatter positions spread over the
 			// indices dims other than index_vector_dim.
@@ -134,35 +130,21 @@ func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error
 				// fits: start <= dim - window (start is u32; -1 marks negative).
 				f := k.boolOp(spirv.OpULessThanEqual, start[d], k.cu32(uint32(xs.Dims[d]-windowSize[d])))
 				fits = k.boolOp(spirv.OpLogicalAnd, fits, f)
+				// rel < size as unsigned also rejects o < start (it wraps).
 				rel := op(spirv.OpISub, o[d], start[d])
-				inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d]))))
+				covered := k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d])))
+				inside = k.boolOp(spirv.OpLogicalAnd, inside, covered)
 				if updDimOf[d] >= 0 {
-					ui[updDimOf[d]] = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d])))), uint32(rel), uint32(k.cu32(0)))
+					ui[updDimOf[d]] = k.f.Op(spirv.OpSelect, u32, uint32(covered), uint32(rel), uint32(k.cu32(0)))
 				}
 			}
 			apply := k.boolOp(spirv.OpLogicalAnd, fits, inside)
 			at := k.f.Op(spirv.OpSelect, u32, uint32(apply), uint32(k.ravel(ui, us.Dims)), uint32(k.cu32(0)))
-			args := make([]val, 2*n)
-			for i := 0; i < n; i++ {
-				args[i] = val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
-				args[n+i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)
+			upd := make([]val, n)
+			for i := range upd {
+				upd[i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)
 			}
-			res, err := k.emitReducer(in.Called[0], args)
-			if err != nil {
-				return err
-			}
-			for i := 0; i < n; i++ {
-				v := k.sel(apply, res[i], args[i])
-				k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(v.id))
-			}
-			return nil
+			return apply, upd
 		})
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			k.store(outs[i], idx, val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]})
-		}
-		return nil
 	})
 }

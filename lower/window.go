@@ -5,6 +5,24 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
+// windowSource maps output position o and window position w of one
+// window dimension to the input position they read: p = o*stride +
+// w*rhs_dilate - pad_lo in the padded, lhs-dilated input (signed), which
+// is real where p >= 0, p is a multiple of lhs_dilate, and p/lhs_dilate <
+// size. It returns p/lhs_dilate and that condition.
+func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64) (spirv.ID, spirv.ID) {
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	p := op(spirv.OpIAdd, op(spirv.OpIMul, o, k.cu32(uint32(wd.Stride))), op(spirv.OpIMul, w, k.cu32(uint32(wd.RhsDilate))))
+	p = op(spirv.OpISub, p, k.cu32(uint32(int32(wd.PadLo))))
+	q := op(spirv.OpSDiv, p, k.cu32(uint32(wd.LhsDilate)))
+	r := op(spirv.OpSRem, p, k.cu32(uint32(wd.LhsDilate)))
+	valid := k.boolOp(spirv.OpLogicalAnd,
+		k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, p, k.cu32(0)), k.boolOp(spirv.OpIEqual, r, k.cu32(0))),
+		k.boolOp(spirv.OpSLessThan, q, k.cu32(uint32(size))))
+	return q, valid
+}
+
 // reduceWindowKernel generates a (variadic) reduce-window: one invocation
 // per output element folds its window in row-major window order, skipping
 // positions that fall on padding or lhs-dilation holes (as XLA's
@@ -34,55 +52,27 @@ func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, 
 	}
 	return k.perElement("reduce_window_"+src.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		o := k.unravel(idx, outShapes[0].Dims)
-		types := make([]hlo.ElementType, n)
-		accVars := make([]spirv.ID, n)
-		for i := 0; i < n; i++ {
-			types[i] = in.Operands[n+i].Shape.Elem
-			accVars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(types[i])))
-			init := k.load(binds[n+i], k.cu32(0), types[i])
-			k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(init.id))
+		inits := make([]val, n)
+		for i := range inits {
+			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
-		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+		return k.fold(in.Called[0], inits, count, outs, idx, func(c spirv.ID) (spirv.ID, []val) {
 			wi := k.unravel(c, sizes)
 			ok := k.b.ConstantBool(true)
 			pos := make([]spirv.ID, len(sizes))
 			for d, wd := range w.Dims {
-				// p = o*stride + w*rhs_dilate - pad_lo, in signed arithmetic.
-				p := op(spirv.OpIAdd, op(spirv.OpIMul, o[d], k.cu32(uint32(wd.Stride))), op(spirv.OpIMul, wi[d], k.cu32(uint32(wd.RhsDilate))))
-				p = op(spirv.OpISub, p, k.cu32(uint32(int32(wd.PadLo))))
-				q := op(spirv.OpSDiv, p, k.cu32(uint32(wd.LhsDilate)))
-				r := op(spirv.OpSRem, p, k.cu32(uint32(wd.LhsDilate)))
-				valid := k.boolOp(spirv.OpLogicalAnd,
-					k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, p, k.cu32(0)), k.boolOp(spirv.OpIEqual, r, k.cu32(0))),
-					k.boolOp(spirv.OpSLessThan, q, k.cu32(uint32(src.Dims[d]))))
+				var valid spirv.ID
+				pos[d], valid = k.windowSource(wd, o[d], wi[d], src.Dims[d])
 				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
-				pos[d] = q
 			}
 			// Read element 0 at skipped positions, to stay in bounds.
 			at := k.f.Op(spirv.OpSelect, u32, uint32(ok), uint32(k.ravel(pos, src.Dims)), uint32(k.cu32(0)))
-			args := make([]val, 2*n)
-			for i := 0; i < n; i++ {
-				args[i] = val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]}
-				args[n+i] = k.load(binds[i], at, in.Operands[i].Shape.Elem)
+			xs := make([]val, n)
+			for i := range xs {
+				xs[i] = k.load(binds[i], at, in.Operands[i].Shape.Elem)
 			}
-			res, err := k.emitReducer(in.Called[0], args)
-			if err != nil {
-				return err
-			}
-			for i := 0; i < n; i++ {
-				v := k.sel(ok, res[i], args[i])
-				k.f.Void(spirv.OpStore, uint32(accVars[i]), uint32(v.id))
-			}
-			return nil
+			return ok, xs
 		})
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			k.store(outs[i], idx, val{k.f.Op(spirv.OpLoad, k.scalarType(types[i]), uint32(accVars[i])), types[i]})
-		}
-		return nil
 	})
 }
