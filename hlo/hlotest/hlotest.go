@@ -214,15 +214,28 @@ func ULPs(t hlo.ElementType, want, got float64) int64 {
 	return d
 }
 
+// typedCase builds a module of one op over element type t from the
+// computations it calls and the entry body, where `T[` stands for t's
+// shapes. The case is named prefix+name+"_"+t.
+func typedCase(prefix string, op hlo.Opcode, t hlo.ElementType, name, comps, body string) Case {
+	ty := t.String()
+	caseName := prefix + name + "_" + ty
+	text := fmt.Sprintf("HloModule %s\n\n%s\nENTRY main {\n%s\n}\n", strings.ReplaceAll(caseName, "-", "_"), comps, body)
+	return Case{Name: caseName, Op: op, Type: t, Text: strings.ReplaceAll(text, "T[", ty+"[")}
+}
+
+// binaryComp is the computation `name(a, b) = op(a, b)` over scalars of t.
+func binaryComp(name, op string, t hlo.ElementType) string {
+	return fmt.Sprintf("%s {\n  a = T[] parameter(0)\n  b = T[] parameter(1)\n  ROOT r = T[] %s(a, b)\n}\n", name, op)
+}
+
 // DataMovementCases are modules of one data-movement op each (broadcast,
 // transpose, reshape, slice, reverse, pad, concatenate, iota,
 // dynamic-slice, dynamic-update-slice) over element type t, with odd
 // sizes, sizes 0 and 1, and out-of-range start indices.
 func DataMovementCases(t hlo.ElementType) []Case {
-	ty := t.String()
 	mkc := func(name, params, body string) Case {
-		text := fmt.Sprintf("HloModule %s_%s\n\nENTRY main {\n%s\n%s\n}\n", strings.ReplaceAll(name, "-", "_"), ty, params, body)
-		return Case{Name: name + "_" + ty, Type: t, Text: strings.ReplaceAll(text, "T[", ty+"[")}
+		return typedCase("", hlo.OpInvalid, t, name, "", params+"\n"+body)
 	}
 	p := func(i int, shape string) string { return fmt.Sprintf("  p%d = %s parameter(%d)", i, shape, i) }
 	return []Case{
@@ -247,29 +260,23 @@ func DataMovementCases(t hlo.ElementType) []Case {
 // dimensions, all of them, an empty reduced dimension, max, and a
 // variadic argmax with ties to the lower index.
 func ReduceCases(t hlo.ElementType) []Case {
-	ty := t.String()
-	comp := func(name, op string) string {
-		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] %s(a, b)\n}\n", name, ty, ty, ty, op)
-	}
-	argmax := fmt.Sprintf(`argmax {
-  av = %[1]s[] parameter(0)
+	comp := func(name, op string) string { return binaryComp(name, op, t) }
+	argmax := `argmax {
+  av = T[] parameter(0)
   ai = s32[] parameter(1)
-  bv = %[1]s[] parameter(2)
+  bv = T[] parameter(2)
   bi = s32[] parameter(3)
   gt = pred[] compare(av, bv), direction=GT
   eq = pred[] compare(av, bv), direction=EQ
   lt = pred[] compare(ai, bi), direction=LT
   tie = pred[] and(eq, lt)
   keep = pred[] or(gt, tie)
-  v = %[1]s[] select(keep, av, bv)
+  v = T[] select(keep, av, bv)
   i = s32[] select(keep, ai, bi)
-  ROOT t = (%[1]s[], s32[]) tuple(v, i)
+  ROOT t = (T[], s32[]) tuple(v, i)
 }
-`, ty)
-	mkc := func(name, comps, body string) Case {
-		text := fmt.Sprintf("HloModule reduce_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", strings.ReplaceAll(name, "-", "_"), ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
-		return Case{Name: "reduce-" + name + "_" + ty, Op: hlo.OpReduce, Type: t, Text: text}
-	}
+`
+	mkc := func(name, comps, body string) Case { return typedCase("reduce-", hlo.OpReduce, t, name, comps, body) }
 	return []Case{
 		mkc("rows", comp("add", "add"), "  p0 = T[5,7] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[5] reduce(p0, z), dimensions={1}, to_apply=add"),
 		mkc("outer", comp("add", "add"), "  p0 = T[3,4,5] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[4] reduce(p0, z), dimensions={0,2}, to_apply=add"),
@@ -371,13 +378,9 @@ func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 // ReduceWindowCases are reduce-window modules over element type t:
 // pooling with stride, padding, base (lhs) and window (rhs) dilation.
 func ReduceWindowCases(t hlo.ElementType) []Case {
-	ty := t.String()
-	comp := func(name, op string) string {
-		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] %s(a, b)\n}\n", name, ty, ty, ty, op)
-	}
+	comp := func(name, op string) string { return binaryComp(name, op, t) }
 	mkc := func(name, comps, body string) Case {
-		text := fmt.Sprintf("HloModule rw_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
-		return Case{Name: "reduce-window-" + name + "_" + ty, Op: hlo.OpReduceWindow, Type: t, Text: text}
+		return typedCase("reduce-window-", hlo.OpReduceWindow, t, name, comps, body)
 	}
 	return []Case{
 		mkc("maxpool", comp("mx", "maximum"), "  p0 = T[4,6] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[2,3] reduce-window(p0, z), window={size=2x2 stride=2x2}, to_apply=mx"),
@@ -391,13 +394,9 @@ func ReduceWindowCases(t hlo.ElementType) []Case {
 // with repeated and out-of-range indices (negative and too large), row
 // windows, overwriting, and two-component indices.
 func ScatterCases(t hlo.ElementType) []Case {
-	ty := t.String()
-	add := fmt.Sprintf("add {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT r = %s[] add(a, b)\n}\n", ty, ty, ty)
-	set := fmt.Sprintf("set {\n  a = %s[] parameter(0)\n  ROOT b = %s[] parameter(1)\n}\n", ty, ty)
-	mkc := func(name, comps, body string) Case {
-		text := fmt.Sprintf("HloModule scatter_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
-		return Case{Name: "scatter-" + name + "_" + ty, Op: hlo.OpScatter, Type: t, Text: text}
-	}
+	add := binaryComp("add", "add", t)
+	set := "set {\n  a = T[] parameter(0)\n  ROOT b = T[] parameter(1)\n}\n"
+	mkc := func(name, comps, body string) Case { return typedCase("scatter-", hlo.OpScatter, t, name, comps, body) }
 	return []Case{
 		mkc("points", add, "  x = T[6] parameter(0)\n  i = s32[5,1] constant({{1}, {4}, {1}, {-1}, {6}})\n  u = T[5] parameter(1)\n  ROOT r = T[6] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"),
 		mkc("rows", add, "  x = T[4,3] parameter(0)\n  i = s32[3] constant({3, 0, 3})\n  u = T[3,3] parameter(1)\n  ROOT r = T[4,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"),
@@ -409,11 +408,7 @@ func ScatterCases(t hlo.ElementType) []Case {
 // (with out-of-range indices, clamped), 2-D windows with two-component
 // indices, and an implicit trailing index vector dimension.
 func GatherCases(t hlo.ElementType) []Case {
-	ty := t.String()
-	mkc := func(name, body string) Case {
-		text := fmt.Sprintf("HloModule gather_%s_%s\n\nENTRY main {\n%s\n}\n", name, ty, strings.ReplaceAll(body, "T[", ty+"["))
-		return Case{Name: "gather-" + name + "_" + ty, Op: hlo.OpGather, Type: t, Text: text}
-	}
+	mkc := func(name, body string) Case { return typedCase("gather-", hlo.OpGather, t, name, "", body) }
 	return []Case{
 		mkc("rows", "  x = T[5,3] parameter(0)\n  i = s32[4] constant({0, 4, -2, 9})\n  ROOT g = T[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}"),
 		mkc("windows", "  x = T[6,7] parameter(0)\n  i = s64[3,2] constant({{0, 0}, {5, 6}, {2, 3}})\n  ROOT g = T[3,2,3] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}"),
@@ -443,14 +438,10 @@ func ConvolutionCases() []Case {
 // last dimension with odd lengths, descending along the first, and a
 // key/value sort whose ties must keep their order (stable).
 func SortCases(t hlo.ElementType) []Case {
-	ty := t.String()
 	cmp := func(name, dir string, extra string) string {
-		return fmt.Sprintf("%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n%s  ROOT r = pred[] compare(a, b), direction=%s\n}\n", name, ty, ty, extra, dir)
+		return fmt.Sprintf("%s {\n  a = T[] parameter(0)\n  b = T[] parameter(1)\n%s  ROOT r = pred[] compare(a, b), direction=%s\n}\n", name, extra, dir)
 	}
-	mkc := func(name, comps, body string) Case {
-		text := fmt.Sprintf("HloModule sort_%s_%s\n\n%s\nENTRY main {\n%s\n}\n", name, ty, comps, strings.ReplaceAll(body, "T[", ty+"["))
-		return Case{Name: "sort-" + name + "_" + ty, Op: hlo.OpSort, Type: t, Text: text}
-	}
+	mkc := func(name, comps, body string) Case { return typedCase("sort-", hlo.OpSort, t, name, comps, body) }
 	return []Case{
 		mkc("rows", cmp("lt", "LT", ""), "  x = T[3,13] parameter(0)\n  ROOT s = T[3,13] sort(x), dimensions={1}, to_apply=lt"),
 		mkc("cols_desc", cmp("gt", "GT", ""), "  x = T[7,2] parameter(0)\n  ROOT s = T[7,2] sort(x), dimensions={0}, to_apply=gt"),
