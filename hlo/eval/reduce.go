@@ -77,59 +77,30 @@ func tupleOf(ls []*hlo.Literal) *Value {
 	return v
 }
 
-// reduce folds the reduced dimensions in row-major order, starting from
-// the init values, as XLA's evaluator does.
-func (e *evaluator) reduce(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+// foldOutputs computes a variadic reduction (inputs, then as many init
+// values): for every output position o it starts from the init values
+// and folds in, through the to_apply computation, the input elements at
+// the linear positions positions(o) yields, in that order.
+func (e *evaluator) foldOutputs(in *hlo.Instruction, ops []*hlo.Literal, outDims []int64, positions func(o []int64, yield func(p int64))) (*Value, error) {
 	n := len(ops) / 2
 	inputs, inits := ops[:n], ops[n:]
 	types := make([]hlo.ElementType, n)
+	outs := make([]*hlo.Literal, n)
 	for i := range types {
 		types[i] = inits[i].Shape.Elem
+		outs[i] = newLit(types[i], outDims)
 	}
 	f := e.reducer(in.Called[0], types)
-	src := inputs[0].Shape
-	reduced := make([]bool, src.Rank())
-	for _, d := range in.A.Dimensions {
-		reduced[d] = true
-	}
-	var keep, red []int64
-	for d, r := range reduced {
-		if r {
-			red = append(red, src.Dims[d])
-		} else {
-			keep = append(keep, src.Dims[d])
-		}
-	}
-	outs := make([]*hlo.Literal, n)
-	for i := range outs {
-		outs[i] = newLit(types[i], keep)
-	}
-	ss := strides(src.Dims)
-	full := make([]int64, src.Rank())
 	acc, x := make([]scalar, n), make([]scalar, n)
 	var err error
-	forEach(keep, func(o []int64, olin int64) {
-		if err != nil {
-			return
-		}
+	forEach(outDims, func(o []int64, olin int64) {
 		for i := range acc {
 			acc[i] = get(inits[i], 0)
 		}
-		forEach(red, func(r []int64, _ int64) {
+		positions(o, func(p int64) {
 			if err != nil {
 				return
 			}
-			ki, ri := 0, 0
-			for d := range full {
-				if reduced[d] {
-					full[d] = r[ri]
-					ri++
-				} else {
-					full[d] = o[ki]
-					ki++
-				}
-			}
-			p := linear(full, ss)
 			for i := range x {
 				x[i] = get(inputs[i], p)
 			}
@@ -146,6 +117,41 @@ func (e *evaluator) reduce(in *hlo.Instruction, ops []*hlo.Literal) (*Value, err
 		return nil, err
 	}
 	return tupleOf(outs), nil
+}
+
+// reduce folds the reduced dimensions in row-major order, starting from
+// the init values, as XLA's evaluator does.
+func (e *evaluator) reduce(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+	src := ops[0].Shape
+	reduced := make([]bool, src.Rank())
+	for _, d := range in.A.Dimensions {
+		reduced[d] = true
+	}
+	var keep, red []int64
+	for d, r := range reduced {
+		if r {
+			red = append(red, src.Dims[d])
+		} else {
+			keep = append(keep, src.Dims[d])
+		}
+	}
+	ss := strides(src.Dims)
+	full := make([]int64, src.Rank())
+	return e.foldOutputs(in, ops, keep, func(o []int64, yield func(int64)) {
+		forEach(red, func(r []int64, _ int64) {
+			ki, ri := 0, 0
+			for d := range full {
+				if reduced[d] {
+					full[d] = r[ri]
+					ri++
+				} else {
+					full[d] = o[ki]
+					ki++
+				}
+			}
+			yield(linear(full, ss))
+		})
+	})
 }
 
 // windowPositions calls f with the input index of each window element of
@@ -174,47 +180,11 @@ func windowPositions(w *hlo.Window, dims []int64, o []int64, f func(idx []int64,
 }
 
 func (e *evaluator) reduceWindow(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
-	n := len(ops) / 2
-	inputs, inits := ops[:n], ops[n:]
-	types := make([]hlo.ElementType, n)
-	for i := range types {
-		types[i] = inits[i].Shape.Elem
-	}
-	f := e.reducer(in.Called[0], types)
-	outShape := in.Shape.Leaves()[0]
-	outs := make([]*hlo.Literal, n)
-	for i := range outs {
-		outs[i] = newLit(types[i], outShape.Dims)
-	}
-	src := inputs[0].Shape
+	src := ops[0].Shape
 	ss := strides(src.Dims)
-	acc, x := make([]scalar, n), make([]scalar, n)
-	var err error
-	forEach(outShape.Dims, func(o []int64, olin int64) {
-		for i := range acc {
-			acc[i] = get(inits[i], 0)
-		}
-		windowPositions(in.A.Window, src.Dims, o, func(idx, _ []int64) {
-			if err != nil {
-				return
-			}
-			p := linear(idx, ss)
-			for i := range x {
-				x[i] = get(inputs[i], p)
-			}
-			var next []scalar
-			if next, err = f(acc, x); err == nil {
-				copy(acc, next)
-			}
-		})
-		for i := range outs {
-			put(outs[i].Data, types[i], olin, acc[i])
-		}
+	return e.foldOutputs(in, ops, in.Shape.Leaves()[0].Dims, func(o []int64, yield func(int64)) {
+		windowPositions(in.A.Window, src.Dims, o, func(idx, _ []int64) { yield(linear(idx, ss)) })
 	})
-	if err != nil {
-		return nil, err
-	}
-	return tupleOf(outs), nil
 }
 
 // selectAndScatter picks one element per window with the select
