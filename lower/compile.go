@@ -97,7 +97,7 @@ func checkSupport(s *state) error {
 				return in.Errorf("sorting slices longer than %d is not supported on the device yet", maxSortLength)
 			}
 			if !reducerSupported(in.Called[0]) {
-				return in.Errorf("reduce's to_apply %s is not a scalar elementwise computation; not supported on the device yet", in.Called[0].Name)
+				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)
 			}
 		default:
 			if !in.Op.IsElementwise() && !remapOps[in.Op] {

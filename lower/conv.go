@@ -19,11 +19,7 @@ func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	}
 	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}

@@ -202,6 +202,17 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
 }
 
+// bind declares the storage buffers of instruction in: read-only ones for
+// its operands, then writable ones for its result leaves, and returns
+// their binding numbers.
+func (k *kernelBuilder) bind(in *hlo.Instruction) (ins, outs []int, err error) {
+	if ins, err = k.bindOperands(in); err != nil {
+		return nil, nil, err
+	}
+	outs, err = k.bindResults(in)
+	return ins, outs, err
+}
+
 // bindOperands declares a read-only storage buffer for each operand of in
 // (bindings in operand order) and returns their binding numbers.
 func (k *kernelBuilder) bindOperands(in *hlo.Instruction) ([]int, error) {

@@ -158,15 +158,8 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, outs 
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	n := len(in.Operands) / 2
-	if len(in.Called) != 1 || !reducerSupported(in.Called[0]) {
-		return nil, in.Errorf("reduce's to_apply is not a scalar elementwise computation; not supported on the device yet")
-	}
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}

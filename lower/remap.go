@@ -79,11 +79,7 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 // remapKernel generates the kernel of one data-movement instruction.
 func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}

@@ -16,16 +16,9 @@ import (
 // Bindings: N operands, the indices, N updates, N outputs.
 func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	n := (len(in.Operands) - 1) / 2
-	if len(in.Called) != 1 || !reducerSupported(in.Called[0]) {
-		return nil, in.Errorf("scatter's to_apply is not a scalar elementwise computation; not supported on the device yet")
-	}
 	sd := in.A.Scatter
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}

@@ -16,15 +16,8 @@ import (
 func sortKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	n := len(in.Operands)
 	cmp := in.Called[0]
-	if !reducerSupported(cmp) {
-		return nil, in.Errorf("sort's comparator is not a scalar elementwise computation; not supported on the device yet")
-	}
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,8 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 // evaluator does). Bindings: N inputs, N init values, N outputs.
 func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
 	n := len(in.Operands) / 2
-	if len(in.Called) != 1 || !reducerSupported(in.Called[0]) {
-		return nil, in.Errorf("reduce-window's to_apply is not a scalar elementwise computation; not supported on the device yet")
-	}
 	k := newKernelBuilder(tg, local, 1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
+	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}
