@@ -12,12 +12,13 @@ type Options struct{}
 
 // state is what the passes share.
 type state struct {
-	mod    *hlo.Module
-	tg     Target
-	opts   Options
-	prog   *Program
-	values map[*hlo.Instruction][]int // buffers of each value's leaves
-	kernel map[string]int             // kernel index by SPIR-V, to share identical kernels
+	verified bool // the module was verified by the Compile that started this one
+	mod      *hlo.Module
+	tg       Target
+	opts     Options
+	prog     *Program
+	values   map[*hlo.Instruction][]int // buffers of each value's leaves
+	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
 }
 
 type pass struct {
@@ -33,7 +34,7 @@ var passes []pass
 // called computations with Compile, which reads it.
 func init() {
 	passes = []pass{
-		{"verify", verifyModule},          // shapes and attributes as XLA defines them
+		{"verify", verifyModule},          // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
 		{"split wide ops", splitWideOps},  // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK},       // topk becomes a stable sort of (x, iota) and two slices
@@ -46,13 +47,20 @@ func init() {
 
 // Compile lowers the module's entry computation to a Program for target tg.
 func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) {
+	return compile(m, tg, opts, false)
+}
+
+// compile runs the pipeline; verified skips verification for the called
+// computations of while and conditional, whose module is verified once.
+func compile(m *hlo.Module, tg Target, opts Options, verified bool) (*Program, error) {
 	s := &state{
-		mod:    m,
-		tg:     tg,
-		opts:   opts,
-		prog:   &Program{Module: m.Name},
-		values: map[*hlo.Instruction][]int{},
-		kernel: map[string]int{},
+		verified: verified,
+		mod:      m,
+		tg:       tg,
+		opts:     opts,
+		prog:     &Program{Module: m.Name},
+		values:   map[*hlo.Instruction][]int{},
+		kernel:   map[string]int{},
 	}
 	for _, p := range passes {
 		if err := runPass(p, s); err != nil {
@@ -73,7 +81,12 @@ func runPass(p pass, s *state) (err error) {
 	return p.fn(s)
 }
 
-func verifyModule(s *state) error { return hlo.Verify(s.mod) }
+func verifyModule(s *state) error {
+	if s.verified {
+		return nil
+	}
+	return hlo.Verify(s.mod)
+}
 
 // checkSupport rejects, by name, any op or type the device path cannot
 // run yet, before buffers or kernels are made.
@@ -345,7 +358,7 @@ var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true
 func (s *state) sub(c *hlo.Computation) (int, error) {
 	m := *s.mod
 	m.Entry = c
-	p, err := Compile(&m, s.tg, s.opts)
+	p, err := compile(&m, s.tg, s.opts, true)
 	if err != nil {
 		return 0, err
 	}
