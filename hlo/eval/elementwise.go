@@ -200,10 +200,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return bl(compareScalars(t, in.A.Direction, in.A.CompareType == "TOTALORDER", x, a[1]))
 	case hlo.OpAcos, hlo.OpAcosh, hlo.OpAsin, hlo.OpAsinh, hlo.OpAtanh, hlo.OpCosh, hlo.OpSinh:
 		if isF {
-			fn := map[hlo.Opcode]func(float64) float64{hlo.OpAcos: math.Acos, hlo.OpAcosh: math.Acosh,
-				hlo.OpAsin: math.Asin, hlo.OpAsinh: math.Asinh, hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh,
-				hlo.OpSinh: math.Sinh}[in.Op]
-			return f(fn(x.f))
+			return f(hyperbolic[in.Op](x.f))
 		}
 	case hlo.OpReducePrecision:
 		if isF {
@@ -222,6 +219,13 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return binaryOp(hlo.OpMinimum, t, r, a[2])
 	}
 	return scalar{}, &Unsupported{fmt.Sprintf("%s on %s", in.Op, t)}
+}
+
+// hyperbolic maps the inverse-trigonometric and hyperbolic ops to Go's
+// functions (built once, not per element).
+var hyperbolic = map[hlo.Opcode]func(float64) float64{
+	hlo.OpAcos: math.Acos, hlo.OpAcosh: math.Acosh, hlo.OpAsin: math.Asin, hlo.OpAsinh: math.Asinh,
+	hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh, hlo.OpSinh: math.Sinh,
 }
 
 // applyBinary computes a binary elementwise op other than compare.
