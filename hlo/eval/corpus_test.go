@@ -51,7 +51,6 @@ func TestCorpusE2E(t *testing.T) {
 			continue
 		}
 		start := time.Now()
-		t.Logf("running %s", filepath.Base(f))
 		_, err = Run(m, hlotest.Inputs(m, 1)...)
 		if err != nil && errors.As(err, &un) {
 			t.Logf("%s: refused: %v", filepath.Base(f), err)
