@@ -172,7 +172,19 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	}
 	kind := t.Kind()
 	isF, isS, isU, isB := kind == hlo.KindFloat, kind == hlo.KindSigned, kind == hlo.KindUnsigned, kind == hlo.KindBool
+	if isF { // vkjit's math library (mathlib.go)
+		if v, ok, err := k.mathOp(in.Op, a); ok || err != nil {
+			return v, err
+		}
+	}
 	switch in.Op {
+	case hlo.OpPower:
+		switch {
+		case isF:
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate power is f32-only", t)
+		case isS || isU:
+			return k.ipow(a[0], a[1])
+		}
 	case hlo.OpCopy:
 		return a[0], nil
 	case hlo.OpNegate:
@@ -235,16 +247,15 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			return k.ext(spirv.GLSLSqrt, t, a[0].id), nil
 		}
 		return k.ext(spirv.GLSLInverseSqrt, t, a[0].id), nil
-	case hlo.OpExp, hlo.OpLog, hlo.OpTanh, hlo.OpSin, hlo.OpCos, hlo.OpLogistic:
-		if v, ok := k.accurateUnary(in.Op, a[0]); ok {
-			return v, nil
+	case hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic, hlo.OpTanh, hlo.OpSin, hlo.OpCos,
+		hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpAtan2:
+		if isF {
+			// GLSL.std.450's versions are far from XLA's accuracy on
+			// real drivers (docs/ACCURACY.md); f64 stays off the device
+			// until vkjit's library has f64 versions, rather than give
+			// silently wrong answers.
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32-only", t, in.Op)
 		}
-		// GLSL.std.450's versions are far from XLA's accuracy on real
-		// drivers (lavapipe: exp off by 28 ulp near 1e-28, sin and cos
-		// wrong beyond |x| of a few thousand, tanh(1e-30) = 3e-8). They
-		// stay off the device until accurate versions are written, rather
-		// than give silently wrong answers.
-		return val{}, in.Errorf("not supported on the device yet: an accurate %s kernel is not written", in.Op)
 	case hlo.OpIsFinite:
 		if !isF {
 			break
@@ -308,8 +319,8 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		case isF:
 			// OpFRem is computed as x - y*trunc(x/y) by drivers (lavapipe
 			// even in single precision for f64), wrong by up to the whole
-			// result for large quotients; an exact fmod is needed.
-			return val{}, in.Errorf("not supported on the device yet for %s: an exact floating-point remainder is not written", t)
+			// result for large quotients; vkjit's exact fmod is f32-only.
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's exact remainder is f32-only", t)
 		case isS:
 			// XLA: x%0 = x; INT_MIN % -1 = 0.
 			dz := k.boolOp(spirv.OpIEqual, a[1].id, k.zero(t))

@@ -235,6 +235,17 @@ func (b *Builder) TypeBlock(members []ID, offsets []uint32) ID {
 	return id
 }
 
+// TypeStruct returns a plain (undecorated) structure type, such as the
+// result of OpUMulExtended.
+func (b *Builder) TypeStruct(members ...ID) ID {
+	ops := make([]uint32, len(members))
+	for i, m := range members {
+		ops[i] = uint32(m)
+	}
+	id, _ := b.global(OpTypeStruct, "plain", ops...)
+	return id
+}
+
 // TypePointer returns a pointer to elem in storage class sc.
 func (b *Builder) TypePointer(sc StorageClass, elem ID) ID {
 	id, _ := b.global(OpTypePointer, "", uint32(sc), uint32(elem))

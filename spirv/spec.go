@@ -101,6 +101,7 @@ const (
 	OpFUnordLessThanEqual    Op = 189
 	OpFOrdGreaterThanEqual   Op = 190
 	OpFUnordGreaterThanEqual Op = 191
+	OpUMulExtended           Op = 151
 	OpShiftRightLogical      Op = 194
 	OpShiftRightArithmetic   Op = 195
 	OpShiftLeftLogical       Op = 196
@@ -160,6 +161,7 @@ const (
 	DecorationBlock         Decoration = 2
 	DecorationArrayStride   Decoration = 6
 	DecorationBuiltIn       Decoration = 11
+	DecorationNoContraction Decoration = 42
 	DecorationNonWritable   Decoration = 24
 	DecorationNonReadable   Decoration = 25
 	DecorationBinding       Decoration = 33
@@ -241,6 +243,7 @@ const (
 	GLSLUClamp      GLSLInst = 44
 	GLSLSClamp      GLSLInst = 45
 	GLSLFma         GLSLInst = 50
+	GLSLLdexp       GLSLInst = 53
 	GLSLFindUMsb    GLSLInst = 75
 	GLSLNMin        GLSLInst = 79
 	GLSLNMax        GLSLInst = 80
