@@ -5,6 +5,9 @@
 package tests
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +95,68 @@ func TestNoDevice(t *testing.T) {
 		require.Error(t, err, "%s", out)
 		require.Contains(t, string(out), "apt-get install libvulkan1 mesa-vulkan-drivers")
 		require.Equal(t, 1, strings.Count(string(out), "\n"), "%s", out)
+	}
+}
+
+// TestPrograms runs the programs users would write (an MLP training
+// step, a transformer block, a small CNN, a while loop) through `vkjit
+// run` with the validation layer on, and compares every output with
+// NumPy's (tests/testdata/programs.py). Both sides compute in f32 but sum
+// in different orders, so outputs agree to 1e-5 of the
+// output's largest magnitude, not to the bit.
+func TestPrograms(t *testing.T) {
+	for _, name := range []string{"mlp_train", "transformer", "cnn", "while_loop"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			graph := filepath.Join(dir, "graph.hlo")
+			args := []string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz")}
+			for i := 0; ; i++ {
+				a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+				if _, err := os.Stat(a); err != nil {
+					break
+				}
+				args = append(args, a)
+			}
+			cmd := exec.Command(vkjitBin, args...)
+			cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")
+			msg, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", msg)
+			require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
+			got, err := vkjit.ReadNPZ(args[3])
+			require.NoError(t, err)
+			for i := 0; ; i++ {
+				want, err := vkjit.ReadNPYFile(filepath.Join(dir, fmt.Sprintf("want_out%d.npy", i)))
+				if errors.Is(err, os.ErrNotExist) {
+					require.Len(t, got, i, "one output per want_out file")
+					break
+				}
+				require.NoError(t, err)
+				g := got[fmt.Sprintf("out%d", i)]
+				require.NotNil(t, g, "out%d", i)
+				require.Equal(t, want.Dims, g.Dims, "out%d", i)
+				w32, err := want.AsFloat32()
+				require.NoError(t, err)
+				g32, err := g.AsFloat32()
+				require.NoError(t, err)
+				scale := 0.0
+				for _, v := range w32 {
+					scale = max(scale, math.Abs(float64(v)))
+				}
+				worst := 0.0
+				for j := range w32 {
+					d := math.Abs(float64(g32[j]) - float64(w32[j]))
+					worst = max(worst, d/scale)
+					require.LessOrEqual(t, d, 1e-5*scale, "out%d[%d]: want %v, got %v", i, j, w32[j], g32[j])
+				}
+				t.Logf("out%d: largest difference from NumPy %.2g of the largest magnitude", i, worst)
+			}
+			m, err := hlo.ParseFile(graph)
+			require.NoError(t, err)
+			prog, err := lower.Compile(m[0], lower.DefaultTarget, lower.Options{})
+			require.NoError(t, err)
+			for _, k := range prog.Kernels {
+				require.NoError(t, spirv.Validate(k.Words), k.Name)
+			}
+		})
 	}
 }
