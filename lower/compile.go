@@ -8,7 +8,9 @@ import (
 )
 
 // Options change how a module is compiled.
-type Options struct{}
+type Options struct {
+	NoFuse bool // every instruction its own kernel and buffer (to compare against)
+}
 
 // state is what the passes share.
 type state struct {
@@ -19,6 +21,7 @@ type state struct {
 	prog     *Program
 	values   map[*hlo.Instruction][]int // buffers of each value's leaves
 	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
+	fused    map[*hlo.Instruction]bool  // computed inside their consumers' kernels (fuse.go)
 }
 
 type pass struct {
@@ -39,6 +42,7 @@ func init() {
 		{"split wide ops", splitWideOps},  // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK},       // topk becomes a stable sort of (x, iota) and two slices
 		{"check support", checkSupport},   // name what the device cannot run before any work
+		{"fuse loops", fuseLoops},         // elementwise and data-movement producers computed inside their consumers
 		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
@@ -150,6 +154,9 @@ func assignBuffers(s *state) error {
 	s.prog.Params = make([]int, firstLeaf[len(entry.Params)])
 	s.prog.ParamShapes = make([]hlo.Shape, len(s.prog.Params))
 	for _, in := range entry.Instructions {
+		if s.fused[in] {
+			continue // no buffer: its consumers compute it
+		}
 		switch in.Op {
 		case hlo.OpParameter:
 			var leaves []int
@@ -248,7 +255,11 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 // entry computation, in definition order.
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
+	env := kernelEnv{tg: s.tg, local: local, fused: s.fused}
 	for _, in := range s.mod.Entry.Instructions {
+		if s.fused[in] {
+			continue // computed by its consumers' kernels
+		}
 		if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
 			if err := s.controlStep(in); err != nil {
 				return err
@@ -276,21 +287,21 @@ func emitKernels(s *state) error {
 		var err error
 		switch {
 		case in.Op == hlo.OpReduce:
-			k, err = reduceKernel(in, s.tg, local)
+			k, err = reduceKernel(in, env)
 		case in.Op == hlo.OpDot:
-			k, err = dotKernel(in, s.tg, local)
+			k, err = dotKernel(in, env)
 		case in.Op == hlo.OpReduceWindow:
-			k, err = reduceWindowKernel(in, s.tg, local)
+			k, err = reduceWindowKernel(in, env)
 		case in.Op == hlo.OpScatter:
-			k, err = scatterKernel(in, s.tg, local)
+			k, err = scatterKernel(in, env)
 		case in.Op == hlo.OpConvolution:
-			k, err = convKernel(in, s.tg, local)
+			k, err = convKernel(in, env)
 		case in.Op == hlo.OpSort:
-			k, err = sortKernel(in, s.tg, local)
+			k, err = sortKernel(in, env)
 		case remapOps[in.Op]:
-			k, err = remapKernel(in, s.tg, local)
+			k, err = remapKernel(in, env)
 		default:
-			k, err = elementwiseKernel(in, s.tg, local)
+			k, err = elementwiseKernel(in, env)
 		}
 		if err != nil {
 			return err
@@ -307,7 +318,7 @@ func emitKernels(s *state) error {
 			return in.Errorf("%v", err)
 		}
 		var bufs []int
-		for _, o := range in.Operands {
+		for _, o := range k.inputs {
 			bufs = append(bufs, s.values[o][0])
 		}
 		bufs = append(bufs, s.values[in]...)
@@ -445,20 +456,13 @@ func planBarriers(s *state) error {
 // elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
 // Operands of rank 0 in an op of higher rank (select's predicate, clamp's
 // bounds) are read at index 0.
-func elementwiseKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
-	k := newKernelBuilder(tg, local, 1)
-	var ins []int
-	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
-		if err != nil {
-			return nil, in.Errorf("%v", err)
-		}
-		ins = append(ins, b)
-	}
-	out, err := k.addBuffer(in.Shape.Elem, "out", false)
+func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	k := env.builder(1)
+	ins, outs, err := k.bind(in)
 	if err != nil {
-		return nil, in.Errorf("%v", err)
+		return nil, err
 	}
+	out := outs[0]
 	name := in.Op.String()
 	if len(in.Operands) > 0 {
 		name += "_" + in.Operands[0].Shape.Elem.String()

@@ -11,14 +11,14 @@ import (
 // the kernel's spatial positions and input features (in the evaluator's
 // order) in the result type. The implicit-GEMM form of the kernel issue
 // replaces it where it pays.
-func convKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {
 		w = &hlo.Window{}
 	}
 	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

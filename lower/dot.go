@@ -11,11 +11,11 @@ import (
 // XLA's preferred_element_type semantics say. This is the correct,
 // simple form; the tiled, register-blocked GEMM of the kernel issue
 // replaces it where it pays.
-func dotKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func dotKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	d := in.A.Dot
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	out := in.Shape
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

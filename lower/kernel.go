@@ -14,6 +14,8 @@ type Kernel struct {
 	Bindings  int      // storage buffers at set 0, bindings 0..Bindings-1
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
+
+	inputs []*hlo.Instruction // what the bindings before the results hold
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -40,6 +42,14 @@ type kernelBuilder struct {
 	pcVar    spirv.ID
 	pcFields []spirv.ID // member types of the push-constant block
 	gid, nwg spirv.ID
+
+	// Loop fusion (fuse.go): producers computed inline, the instructions
+	// bound as storage buffers in binding order, and the bindings made.
+	fused   map[*hlo.Instruction]bool
+	inputs  []*hlo.Instruction
+	virtual []fusedOperand
+	bound   map[*hlo.Instruction]int
+	err     error // the first error while computing a fused operand
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -133,6 +143,7 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	k.b.EntryPoint(k.f.ID, "main", k.gid, k.nwg)
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
 	return &Kernel{
+		inputs:    k.inputs,
 		Name:      name,
 		Words:     k.b.Words(),
 		Bindings:  len(k.bindings),
@@ -183,8 +194,12 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
 }
 
-// load reads element idx of a binding as a value of HLO type t.
+// load reads element idx of a binding as a value of HLO type t; a
+// fused operand's element is computed instead.
 func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
+	if bind >= virtualBase {
+		return k.compute(k.virtual[bind-virtualBase], idx)
+	}
 	bd := k.bindings[bind]
 	raw := k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
 	if t == hlo.PRED {
@@ -213,14 +228,15 @@ func (k *kernelBuilder) bind(in *hlo.Instruction) (ins, outs []int, err error) {
 	return ins, outs, err
 }
 
-// bindOperands declares a read-only storage buffer for each operand of in
-// (bindings in operand order) and returns their binding numbers.
+// bindOperands returns the binding of each operand of in: a read-only
+// storage buffer per distinct materialized input, in first-use order, or
+// a fused producer's virtual binding.
 func (k *kernelBuilder) bindOperands(in *hlo.Instruction) ([]int, error) {
 	var binds []int
 	for i, o := range in.Operands {
-		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("in%d", i), true)
+		b, err := k.operandBinding(o, fmt.Sprintf("in%d", i))
 		if err != nil {
-			return nil, in.Errorf("%v", err)
+			return nil, err
 		}
 		binds = append(binds, b)
 	}
@@ -251,6 +267,9 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
 	if err := k.ifThen(inRange, func() error { return body(idx) }); err != nil {
 		return nil, err
+	}
+	if k.err != nil {
+		return nil, k.err
 	}
 	return k.finish(name), nil
 }

@@ -19,7 +19,7 @@ import (
 
 // fm emits f32 math; its methods keep the formulas below readable.
 type fm struct {
-	k                *kernelBuilder
+	k              *kernelBuilder
 	f, u, s, b, u2 spirv.ID // f32, u32, s32, bool, struct{u32,u32}
 }
 

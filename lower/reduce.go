@@ -156,9 +156,9 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, outs 
 
 // reduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
-func reduceKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	n := len(in.Operands) / 2
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

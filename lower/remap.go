@@ -77,8 +77,8 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 }
 
 // remapKernel generates the kernel of one data-movement instruction.
-func remapKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
-	k := newKernelBuilder(tg, local, 1)
+func remapKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

@@ -14,10 +14,10 @@ import (
 // window dimensions follow the scatter dimensions, as JAX emits them;
 // otherwise only the rounding of non-associative combiners can differ.
 // Bindings: N operands, the indices, N updates, N outputs.
-func scatterKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	n := (len(in.Operands) - 1) / 2
 	sd := in.A.Scatter
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

@@ -13,10 +13,10 @@ import (
 // comparator inlined, the left element kept on ties), then gathers every
 // operand through the sorted positions. Bindings: N operands, N outputs,
 // scratch A, scratch B.
-func sortKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	n := len(in.Operands)
 	cmp := in.Called[0]
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

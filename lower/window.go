@@ -27,9 +27,9 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 // per output element folds its window in row-major window order, skipping
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
-func reduceWindowKernel(in *hlo.Instruction, tg Target, local uint32) (*Kernel, error) {
+func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	n := len(in.Operands) / 2
-	k := newKernelBuilder(tg, local, 1)
+	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
 )
 
 // runStats is the --stats-json object.
@@ -37,6 +38,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	randomArgs := fs.Bool("random-args", false, "fill the arguments with random values")
 	seed := fs.Uint64("seed", 0, "seed for --random-args")
 	compare := fs.Bool("compare", false, "also run the reference evaluator and compare")
+	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
 	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
@@ -62,7 +64,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse}})
 	if err != nil {
 		return err
 	}
