@@ -110,9 +110,6 @@ func checkSupport(s *state) error {
 				return in.Errorf("pred convolutions are not supported on the device yet")
 			}
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:
-			if in.Op == hlo.OpSort && in.Operands[0].Shape.Dims[in.A.Dimensions[0]] > maxSortLength {
-				return in.Errorf("sorting slices longer than %d is not supported on the device yet", maxSortLength)
-			}
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)
 			}
@@ -270,18 +267,17 @@ func emitKernels(s *state) error {
 			continue
 		}
 		n := in.Shape.Leaves()[0].NumElements()
-		if in.Op == hlo.OpSort {
-			if length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]; length > 0 {
-				n /= length // one invocation per slice
-			} else {
-				n = 0
-			}
-		}
 		if n == 0 {
 			continue // nothing to compute; the empty buffer is the result
 		}
 		if n > 1<<32-1 {
 			return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
+		}
+		if in.Op == hlo.OpSort {
+			if err := s.emitSort(in, env, n); err != nil {
+				return err
+			}
+			continue
 		}
 		var k *Kernel
 		var err error
@@ -296,8 +292,6 @@ func emitKernels(s *state) error {
 			k, err = scatterKernel(in, env)
 		case in.Op == hlo.OpConvolution:
 			k, err = convKernel(in, env)
-		case in.Op == hlo.OpSort:
-			k, err = sortKernel(in, env)
 		case remapOps[in.Op]:
 			k, err = remapKernel(in, env)
 		default:
@@ -306,45 +300,82 @@ func emitKernels(s *state) error {
 		if err != nil {
 			return err
 		}
-		key := string(wordsKey(k.Words))
-		ki, ok := s.kernel[key]
-		if !ok {
-			ki = len(s.prog.Kernels)
-			s.prog.Kernels = append(s.prog.Kernels, k)
-			s.kernel[key] = ki
+		if err := s.dispatch(in, k, n, nil, s.values[in], nil); err != nil {
+			return err
 		}
-		g, err := grid(n, local, s.tg)
+	}
+	return nil
+}
+
+// dispatch appends a step running kernel k (shared with an identical one
+// already generated) over n invocations: its inputs' buffers, then the
+// extra buffers it reads, then outs (the buffers it writes); push
+// constants n and then push.
+func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []int, push []uint32) error {
+	key := string(wordsKey(k.Words))
+	ki, ok := s.kernel[key]
+	if !ok {
+		ki = len(s.prog.Kernels)
+		s.prog.Kernels = append(s.prog.Kernels, k)
+		s.kernel[key] = ki
+	}
+	g, err := grid(n, k.LocalSize[0], s.tg)
+	if err != nil {
+		return in.Errorf("%v", err)
+	}
+	var bufs []int
+	for _, o := range k.inputs {
+		bufs = append(bufs, s.values[o][0])
+	}
+	bufs = append(append(bufs, reads...), outs...)
+	s.prog.Steps = append(s.prog.Steps, Step{
+		Kernel:  ki,
+		Buffers: bufs,
+		Writes:  len(outs),
+		Push:    append([]uint32{uint32(n)}, push...),
+		Groups:  g,
+		Inst:    in.Name,
+	})
+	return nil
+}
+
+// emitSort plans a sort: one kernel with an invocation per slice for
+// short slices, or, from longSort, a merge pass per doubling of the run
+// width over every element and a final gather (sort.go).
+func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
+	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
+	count := in.Operands[0].Shape.NumElements()
+	var scratch [2]int
+	for j := range scratch {
+		b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
 		if err != nil {
 			return in.Errorf("%v", err)
 		}
-		var bufs []int
-		for _, o := range k.inputs {
-			bufs = append(bufs, s.values[o][0])
-		}
-		bufs = append(bufs, s.values[in]...)
-		writes := len(s.values[in])
-		if in.Op == hlo.OpSort {
-			// Two scratch buffers of slice positions for the merge passes.
-			count := in.Operands[0].Shape.NumElements()
-			for j := 0; j < 2; j++ {
-				b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
-				if err != nil {
-					return in.Errorf("%v", err)
-				}
-				bufs = append(bufs, b)
-			}
-			writes += 2
-		}
-		s.prog.Steps = append(s.prog.Steps, Step{
-			Kernel:  ki,
-			Buffers: bufs,
-			Writes:  writes,
-			Push:    []uint32{uint32(n)},
-			Groups:  g,
-			Inst:    in.Name,
-		})
+		scratch[j] = b
 	}
-	return nil
+	if length < longSort {
+		k, err := sortKernel(in, env)
+		if err != nil {
+			return err
+		}
+		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch[:]...), nil)
+	}
+	pass, err := sortPassKernel(in, env)
+	if err != nil {
+		return err
+	}
+	cur := 0
+	for w := int64(1); w < length; w *= 2 {
+		if err := s.dispatch(in, pass, count, []int{scratch[cur]}, []int{scratch[1-cur]}, []uint32{uint32(w)}); err != nil {
+			return err
+		}
+		cur = 1 - cur
+	}
+	gather, err := sortGatherKernel(in, env)
+	if err != nil {
+		return err
+	}
+	return s.dispatch(in, gather, count, []int{scratch[cur]}, s.values[in], nil)
 }
 
 func wordsKey(w []uint32) []byte {
@@ -354,13 +385,6 @@ func wordsKey(w []uint32) []byte {
 	}
 	return b
 }
-
-// maxSortLength bounds the slices the one-invocation merge sort takes:
-// on lavapipe (Mesa 22.3.6) longer slices (4608, 5000, 8192 tried) came
-// back with all but the first elements unwritten, while every length up
-// to 4096 tried was exact. Until sorting is split over dispatches, longer
-// sorts are refused rather than risk a wrong answer.
-const maxSortLength = 4096
 
 // kernelOps are the ops with a kernel generator of their own.
 var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true, hlo.OpSort: true}

@@ -18,9 +18,6 @@ func expandTopK(s *state) error {
 			continue
 		}
 		x := in.Operands[0]
-		if n := x.Shape.Dims[len(x.Shape.Dims)-1]; n > maxSortLength {
-			return in.Errorf("topk over %d elements is not supported on the device yet (sorts are limited to %d)", n, maxSortLength)
-		}
 		dims := x.Shape.Dims
 		last := int64(len(dims) - 1)
 		name := func(s string) string { return in.Name + "/" + s }

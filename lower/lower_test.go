@@ -172,9 +172,18 @@ func TestWideConcatenateSplits(t *testing.T) {
 	require.Equal(t, "c", prog.Buffers[prog.Outputs[0]].Name)
 }
 
-func TestLongSortsRefused(t *testing.T) {
-	_, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
-	require.ErrorContains(t, err, "sorting slices longer than 4096")
-	_, err = compileText(t, "HloModule m\nENTRY e {\n  x = f32[1,5000] parameter(0)\n  ROOT t = (f32[1,3], s32[1,3]) topk(x), k=3, largest=true\n}")
-	require.ErrorContains(t, err, "topk over 5000 elements")
+// TestLongSortPlan: a slice of 5000 is sorted by 13 merge passes (run
+// widths 1 to 4096) and a gather, two kernels in all.
+func TestLongSortPlan(t *testing.T) {
+	prog, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
+	require.NoError(t, err)
+	require.Len(t, prog.Steps, 14)
+	require.Len(t, prog.Kernels, 2)
+	for i, st := range prog.Steps[:13] {
+		require.Equal(t, []uint32{5000, 1 << i}, st.Push, "pass %d", i)
+		require.Equal(t, 1, st.Writes)
+	}
+	for _, k := range prog.Kernels {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
 }

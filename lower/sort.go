@@ -113,3 +113,157 @@ func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		})
 	})
 }
+
+// longSort is the slice length from which a sort is split over
+// dispatches (sortPassKernel): one invocation per slice is fast for many
+// short slices, but a single invocation walking a long slice is serial
+// and, on lavapipe (Mesa 22.3.6), lengths past 4096 came back with all
+// but the first elements unwritten.
+const longSort = 1024
+
+// sortPassKernel generates one merge pass of a stable sort split over
+// dispatches: push constant 1 is the run width w; every element of every
+// slice finds its place in the merged run of width 2w by counting, with a
+// binary search, the elements of the other run that go before it (on
+// ties, those of the left run), so that each pass is one dispatch of an
+// invocation per element. Positions ping-pong between two u32 buffers;
+// the first pass (w = 1) starts from the identity. Bindings: the
+// operands, then src and dst positions.
+func sortPassKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	cmp := in.Called[0]
+	k := env.builder(2)
+	binds, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
+	}
+	src, err := k.addBuffer(hlo.U32, "src", true)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := k.addBuffer(hlo.U32, "dst", false)
+	if err != nil {
+		return nil, err
+	}
+	shape := in.Operands[0].Shape
+	d := in.A.Dimensions[0]
+	length := shape.Dims[d]
+	steps := 1
+	for w := int64(1); w < length; w *= 2 {
+		steps++
+	}
+	return k.perElement(fmt.Sprintf("sort_pass_%s", shape.Elem), func(e spirv.ID) error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Op(spirv.OpSelect, u32, uint32(c), uint32(a), uint32(b)) }
+		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+		w := k.push(1)
+		slice, j := op(spirv.OpUDiv, e, cu(length)), op(spirv.OpUMod, e, cu(length))
+		sbase := op(spirv.OpIMul, slice, cu(length))
+		elem := sliceElem(k, shape, d, slice)
+		first := k.boolOp(spirv.OpIEqual, w, cu(1))
+		posAt := func(i spirv.ID) spirv.ID { // the position at rank i of the slice, before this pass
+			p := k.f.Op(spirv.OpLoad, u32, uint32(k.elemPtr(src, op(spirv.OpIAdd, sbase, i))))
+			return sel(first, i, p)
+		}
+		less := func(x, y spirv.ID) (spirv.ID, error) {
+			args := make([]val, 2*len(in.Operands))
+			for i, o := range in.Operands {
+				args[2*i] = k.load(binds[i], elem(x), o.Shape.Elem)
+				args[2*i+1] = k.load(binds[i], elem(y), o.Shape.Elem)
+			}
+			r, err := k.emitReducer(cmp, args)
+			if err != nil {
+				return 0, err
+			}
+			return r[0].id, nil
+		}
+		w2 := op(spirv.OpIAdd, w, w)
+		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
+		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
+		hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w2), cu(length))
+		left := k.boolOp(spirv.OpULessThan, j, mid)
+		x := posAt(j)
+		// Search the other run: [mid, hi) for a left element, [lo, mid)
+		// for a right one. before(y) says whether y goes before x; it is
+		// true on a prefix of the other run.
+		from := sel(left, mid, lo)
+		count := op(spirv.OpISub, sel(left, hi, mid), from)
+		bv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		ev := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		k.f.Void(spirv.OpStore, uint32(bv), uint32(cu(0)))
+		k.f.Void(spirv.OpStore, uint32(ev), uint32(count))
+		err := k.loop(cu(int64(steps)), func(spirv.ID) error {
+			b := k.f.Op(spirv.OpLoad, u32, uint32(bv))
+			en := k.f.Op(spirv.OpLoad, u32, uint32(ev))
+			open := k.boolOp(spirv.OpULessThan, b, en)
+			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
+			y := posAt(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
+			yx, err := less(y, x) // right element before left x: strictly less
+			if err != nil {
+				return err
+			}
+			xy, err := less(x, y) // left element before right x: not greater
+			if err != nil {
+				return err
+			}
+			before := k.f.Op(spirv.OpSelect, k.boolT(), uint32(left), uint32(yx), uint32(k.boolOp(spirv.OpLogicalNot, xy)))
+			k.f.Void(spirv.OpStore, uint32(bv), uint32(sel(k.boolOp(spirv.OpLogicalAnd, open, before), op(spirv.OpIAdd, m, cu(1)), b)))
+			k.f.Void(spirv.OpStore, uint32(ev), uint32(sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, before)), m, en)))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		n := k.f.Op(spirv.OpLoad, u32, uint32(bv))
+		// Left x: lo + (j - lo) + n; right x: lo + n + (j - mid).
+		rank := op(spirv.OpIAdd, op(spirv.OpISub, j, sel(left, cu(0), op(spirv.OpISub, mid, lo))), n)
+		k.f.Void(spirv.OpStore, uint32(k.elemPtr(dst, op(spirv.OpIAdd, sbase, rank))), uint32(x))
+		return nil
+	})
+}
+
+// sortGatherKernel writes every operand through the final positions of
+// a split sort: out[j] = operand[pos[j]] within each slice. Bindings:
+// the operands, the positions, the outputs.
+func sortGatherKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	k := env.builder(1)
+	binds, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := k.addBuffer(hlo.U32, "pos", true)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := k.bindResults(in)
+	if err != nil {
+		return nil, err
+	}
+	shape := in.Operands[0].Shape
+	d := in.A.Dimensions[0]
+	length := shape.Dims[d]
+	return k.perElement(fmt.Sprintf("sort_gather_%s", shape.Elem), func(e spirv.ID) error {
+		u32 := k.u32()
+		slice := k.f.Op(spirv.OpUDiv, u32, uint32(e), uint32(k.cu32(uint32(length))))
+		j := k.f.Op(spirv.OpUMod, u32, uint32(e), uint32(k.cu32(uint32(length))))
+		elem := sliceElem(k, shape, d, slice)
+		p := k.f.Op(spirv.OpLoad, u32, uint32(k.elemPtr(pos, e)))
+		for i, o := range in.Operands {
+			k.store(outs[i], elem(j), k.load(binds[i], elem(p), o.Shape.Elem))
+		}
+		return nil
+	})
+}
+
+// sliceElem returns the linear index of position j in the given slice
+// (slices numbered row-major over the other dimensions) along dimension d.
+func sliceElem(k *kernelBuilder, shape hlo.Shape, d int64, slice spirv.ID) func(j spirv.ID) spirv.ID {
+	u32 := k.u32()
+	outer := append([]int64{}, shape.Dims...)
+	outer[d] = 1
+	base := k.ravel(k.unravel(slice, outer), shape.Dims)
+	stride := hlo.RowMajorStrides(shape.Dims)[d]
+	return func(j spirv.ID) spirv.ID {
+		return k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(k.f.Op(spirv.OpIMul, u32, uint32(j), uint32(k.cu32(uint32(stride))))))
+	}
+}
