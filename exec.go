@@ -127,15 +127,15 @@ type run struct {
 	mu         sync.Mutex
 }
 
-func (r *run) alloc(b lower.Buffer) (*vk.Buffer, error) {
-	buf, err := r.e.rt.dev.NewBuffer(b.Size)
+func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
+	buf, err := r.e.rt.dev.NewBuffer(size)
 	if err != nil {
 		if errors.Is(err, vk.ErrOutOfDeviceMemory) {
-			return nil, fmt.Errorf("vkjit: out of device memory allocating %s (%d bytes; %d held): %w", b.Name, b.Size, r.held, err)
+			return nil, fmt.Errorf("vkjit: out of device memory allocating %s (%d bytes; %d held): %w", name, size, r.held, err)
 		}
 		return nil, err
 	}
-	r.held += paddedSize(b.Size)
+	r.held += paddedSize(size)
 	r.peak = max(r.peak, r.held)
 	return buf, nil
 }
@@ -164,7 +164,7 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 	inputs := make([]*vk.Buffer, len(p.Params))
 	for i, bi := range p.Params {
 		b := p.Buffers[bi]
-		buf, err := r.alloc(b)
+		buf, err := r.alloc(b.Name, b.Size)
 		if err != nil {
 			r.free(inputs[:i])
 			return nil, st, err
@@ -198,25 +198,29 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 
 // exec runs program l with its parameter buffers bound to inputs. It
 // returns the output buffers and the buffers it allocated that the caller
-// must free (outputs among them; an output may also be an input or a
-// constant, which the caller does not own).
+// must free: the arena (outputs are views of it, or inputs or constants,
+// which the caller does not own) and what loops and branches allocated.
 func (r *run) exec(l *loaded, inputs []*vk.Buffer) (outs, owned []*vk.Buffer, err error) {
 	p := l.prog
 	bufs := make([]*vk.Buffer, len(p.Buffers))
 	for i, bi := range p.Params {
 		bufs[bi] = inputs[i]
 	}
+	var arena *vk.Buffer // every temporary, at the offset memory planning chose
+	if p.ArenaSize > 0 {
+		if arena, err = r.alloc(p.Module+" arena", p.ArenaSize); err != nil {
+			return nil, owned, err
+		}
+		owned = append(owned, arena)
+	}
 	for i, b := range p.Buffers {
 		switch b.Kind {
 		case lower.BufConstant:
 			bufs[i] = l.consts[i]
 		case lower.BufTemp:
-			buf, err := r.alloc(b)
-			if err != nil {
+			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
 				return nil, owned, err
 			}
-			bufs[i] = buf
-			owned = append(owned, buf)
 		}
 	}
 	var pending []vk.Dispatch
@@ -311,15 +315,15 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 			r.free(bOwned)
 			return nil, mine, err
 		}
-		keep := map[*vk.Buffer]bool{}
+		keep := map[*vk.Buffer]bool{} // the memory the new state lives in
 		for _, b := range next {
-			keep[b] = true
+			keep[b.Root()] = true
 		}
 		var still, drop []*vk.Buffer
 		for _, b := range append(mine, bOwned...) {
 			if keep[b] {
 				still = append(still, b)
-				delete(keep, b) // a buffer may appear twice in the state
+				delete(keep, b) // several state buffers may share one root
 			} else {
 				drop = append(drop, b)
 			}

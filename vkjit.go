@@ -86,6 +86,7 @@ func (r *Runtime) Target() lower.Target {
 		MaxStorageBuffers: d.MaxPerStageStorageBuffers,
 		Float64:           d.ShaderFloat64,
 		Int64:             d.ShaderInt64,
+		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
 	}
 }
 

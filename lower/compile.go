@@ -9,7 +9,8 @@ import (
 
 // Options change how a module is compiled.
 type Options struct {
-	NoFuse bool // every instruction its own kernel and buffer (to compare against)
+	NoFuse  bool // every instruction its own kernel and buffer (to compare against)
+	NoReuse bool // every temporary its own memory (to compare against)
 }
 
 // state is what the passes share.
@@ -45,7 +46,8 @@ func init() {
 		{"fuse loops", fuseLoops},         // elementwise and data-movement producers computed inside their consumers
 		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
-		{"plan barriers", planBarriers},   // a barrier before each step that reads an earlier write
+		{"plan memory", planMemory},       // temporaries placed in one arena by live range, sharing memory when lives do not overlap
+		{"plan barriers", planBarriers},   // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
 	}
 }
 
@@ -453,29 +455,6 @@ func trimSigil(n string) string {
 	return n
 }
 
-// planBarriers marks each step that reads or overwrites a buffer an
-// earlier step wrote.
-func planBarriers(s *state) error {
-	written := map[int]bool{}
-	for i := range s.prog.Steps {
-		st := &s.prog.Steps[i]
-		if st.Kind != StepDispatch {
-			// The runtime finishes all work before a control step and
-			// starts a new command list after it.
-			written = map[int]bool{}
-			continue
-		}
-		for _, b := range st.Buffers {
-			if written[b] {
-				st.AfterWrites = true
-			}
-		}
-		for _, b := range st.Buffers[len(st.Buffers)-st.Writes:] {
-			written[b] = true
-		}
-	}
-	return nil
-}
 
 // elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
 // Operands of rank 0 in an op of higher rank (select's predicate, clamp's

@@ -106,6 +106,13 @@ func fuseLoops(s *state) error {
 		s.fused[in] = true
 		reads[in] = max(ctx, reads[in])
 	}
+	defer func() {
+		for in := range s.fused {
+			if n, err := StorageBytes(in.Shape, s.tg); err == nil {
+				s.prog.FusedBytes += alignUp(paddedSize(n), int64(s.tg.StorageAlign))
+			}
+		}
+	}()
 	// A kernel binds its cluster's inputs; past the device's limit,
 	// unfuse the cluster's producers (and look again, as they are now
 	// kernels themselves).
@@ -116,7 +123,10 @@ func fuseLoops(s *state) error {
 				continue
 			}
 			inputs, cluster := s.clusterInputs(in)
-			limit := int(s.tg.MaxStorageBuffers) - len(in.Shape.Leaves()) - 2 // sort's scratch buffers
+			limit := int(s.tg.MaxStorageBuffers) - len(in.Shape.Leaves())
+			if in.Op == hlo.OpSort {
+				limit -= 2 // scratch positions
+			}
 			if s.tg.MaxStorageBuffers != 0 && inputs > limit {
 				for _, p := range cluster {
 					delete(s.fused, p)

@@ -28,8 +28,9 @@ type Buffer struct {
 	Kind  BufferKind
 	Param int       // BufParam: index among the entry parameters' leaves
 	Data  []byte    // BufConstant: contents in storage representation
-	Shape hlo.Shape // logical array shape (HLO element type)
-	Size  int64     // device bytes
+	Shape  hlo.Shape // logical array shape (HLO element type)
+	Size   int64     // device bytes
+	Offset int64     // BufTemp: where it lives in the program's arena
 }
 
 // StepKind says what a step does.
@@ -85,15 +86,38 @@ type Program struct {
 	OutputShapes []hlo.Shape
 	ResultShape  hlo.Shape
 	Subs         []*Program // called computations of while and conditional steps
+	ArenaSize    int64      // bytes of the arena that holds every BufTemp (memory.go)
+	LiveBound    int64      // the most temporary bytes live at one step: no arena can be smaller
+	TempBytes    int64      // the temporaries' bytes without reuse: ArenaSize's saving is TempBytes - ArenaSize
+	FusedBytes   int64      // bytes the values computed inside other kernels would have taken (fuse.go)
 }
 
-// PeakBytes is the most device memory the program's buffers hold at
-// once. Every buffer lives for the whole run until buffer reuse lands, so
-// this is their sum.
+// Memory sums a program's memory plan over it and its sub-programs.
+type Memory struct {
+	Arena, LiveBound, Temps, Fused int64
+}
+
+// Memory returns the plan's figures, sub-programs included.
+func (p *Program) Memory() Memory {
+	m := Memory{p.ArenaSize, p.LiveBound, p.TempBytes, p.FusedBytes}
+	for _, s := range p.Subs {
+		sm := s.Memory()
+		m.Arena += sm.Arena
+		m.LiveBound += sm.LiveBound
+		m.Temps += sm.Temps
+		m.Fused += sm.Fused
+	}
+	return m
+}
+
+// PeakBytes is the most device memory the program's own buffers hold at
+// once: the arena, parameters and constants (not sub-programs').
 func (p *Program) PeakBytes() int64 {
-	var n int64
+	n := p.ArenaSize
 	for _, b := range p.Buffers {
-		n += paddedSize(b.Size)
+		if b.Kind != BufTemp {
+			n += paddedSize(b.Size)
+		}
 	}
 	return n
 }

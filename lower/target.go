@@ -17,6 +17,7 @@ type Target struct {
 	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
 	Float64, Int64    bool      // shaderFloat64, shaderInt64
+	StorageAlign      uint32    // minStorageBufferOffsetAlignment: where arena buffers may start
 }
 
 // DefaultTarget is a conservative Vulkan 1.2 device (the minimum limits
@@ -28,6 +29,7 @@ var DefaultTarget = Target{
 	MaxStorageBuffers: 4,
 	Float64:           true,
 	Int64:             true,
+	StorageAlign:      256, // the largest the specification allows
 }
 
 // StorageType is how an element type is held in a device buffer.

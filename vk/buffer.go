@@ -11,11 +11,36 @@ import (
 // the buffer's lifetime. (The pool package suballocates; this is the
 // primitive it builds on.)
 type Buffer struct {
-	dev  *Device
-	buf  vk.Buffer
-	mem  vk.DeviceMemory
-	size int64 // bytes the caller asked for
-	data []byte
+	dev    *Device
+	buf    vk.Buffer
+	mem    vk.DeviceMemory
+	size   int64 // bytes the caller asked for
+	data   []byte
+	offset int64   // a view: where it starts in parent
+	parent *Buffer // a view's buffer; nil for a buffer that owns its memory
+}
+
+// View returns size bytes of b from offset as a buffer of their own, for
+// binding to a kernel: offset must be a multiple of the device's
+// minStorageBufferOffsetAlignment. A view owns nothing; it is valid while
+// b is.
+func (b *Buffer) View(offset, size int64) (*Buffer, error) {
+	if b.parent != nil {
+		return b.parent.View(b.offset+offset, size)
+	}
+	alloc := (max(size, 4) + 3) &^ 3
+	if offset < 0 || offset+alloc > int64(len(b.data)) {
+		return nil, fmt.Errorf("vk: view of %d bytes at %d is outside a %d-byte buffer", size, offset, len(b.data))
+	}
+	return &Buffer{dev: b.dev, buf: b.buf, size: size, data: b.data[offset : offset+alloc], offset: offset, parent: b}, nil
+}
+
+// Root is the buffer that owns b's memory: b itself, or a view's parent.
+func (b *Buffer) Root() *Buffer {
+	if b.parent != nil {
+		return b.parent
+	}
+	return b
 }
 
 // NewBuffer creates a host-visible storage buffer of size bytes, in
@@ -93,9 +118,9 @@ func (b *Buffer) Write(offset int64, src []byte) error {
 	return nil
 }
 
-// Destroy frees the buffer and its memory.
+// Destroy frees the buffer and its memory (nothing for a view).
 func (b *Buffer) Destroy() {
-	if b.buf == vk.NullBuffer {
+	if b.parent != nil || b.buf == vk.NullBuffer {
 		return
 	}
 	if b.data != nil {
@@ -105,4 +130,12 @@ func (b *Buffer) Destroy() {
 	vk.DestroyBuffer(b.dev.dev, b.buf, nil)
 	vk.FreeMemory(b.dev.dev, b.mem, nil)
 	b.buf = vk.NullBuffer
+}
+
+// descriptor is how a storage-buffer descriptor names b.
+func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
+	if b.parent == nil {
+		return vk.DescriptorBufferInfo{Buffer: b.buf, Range: vk.DeviceSize(vk.WholeSize)}
+	}
+	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(len(b.data))}
 }

@@ -82,7 +82,7 @@ func (d *Device) Record(ds []Dispatch) (*CommandList, error) {
 				DstBinding:      uint32(j),
 				DescriptorCount: 1,
 				DescriptorType:  vk.DescriptorTypeStorageBuffer,
-				PBufferInfo:     []vk.DescriptorBufferInfo{{Buffer: b.buf, Range: vk.DeviceSize(vk.WholeSize)}},
+				PBufferInfo:     []vk.DescriptorBufferInfo{b.descriptor()},
 			}
 		}
 		vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)

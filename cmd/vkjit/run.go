@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/vkjit/vkjit"
@@ -25,6 +26,10 @@ type runStats struct {
 	PeakDeviceBytes int64   `json:"peak_device_bytes"`
 	CacheHits       int     `json:"cache_hits"`
 	CacheMisses     int     `json:"cache_misses"`
+	ArenaBytes      int64   `json:"arena_bytes"`          // temporaries' memory as planned
+	LiveBoundBytes  int64   `json:"liveness_bound_bytes"` // no arena can be smaller
+	SavedByFusion   int64   `json:"saved_by_fusion_bytes"`
+	SavedByReuse    int64   `json:"saved_by_reuse_bytes"`
 	Device          string  `json:"device"`
 }
 
@@ -39,6 +44,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "seed for --random-args")
 	compare := fs.Bool("compare", false, "also run the reference evaluator and compare")
 	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
+	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
+	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
 	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
@@ -64,7 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse}})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse}})
 	if err != nil {
 		return err
 	}
@@ -119,17 +126,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("results differ from the reference evaluator beyond tolerance")
 		}
 	}
+	mem := exe.Program().Memory()
+	s := runStats{
+		CompileMs:       compileMs,
+		RunMs:           st.RunMs,
+		Kernels:         exe.Stats.Kernels,
+		Dispatches:      st.Dispatches,
+		PeakDeviceBytes: st.PeakDeviceBytes,
+		CacheHits:       exe.Stats.CacheHits,
+		CacheMisses:     exe.Stats.CacheMisses,
+		ArenaBytes:      mem.Arena,
+		LiveBoundBytes:  mem.LiveBound,
+		SavedByFusion:   mem.Fused,
+		SavedByReuse:    mem.Temps - mem.Arena,
+		Device:          rt.Device().Name,
+	}
+	if *showStats {
+		printStats(stdout, s)
+	}
 	if *statsPath != "" {
-		s := runStats{
-			CompileMs:       compileMs,
-			RunMs:           st.RunMs,
-			Kernels:         exe.Stats.Kernels,
-			Dispatches:      st.Dispatches,
-			PeakDeviceBytes: st.PeakDeviceBytes,
-			CacheHits:       exe.Stats.CacheHits,
-			CacheMisses:     exe.Stats.CacheMisses,
-			Device:          rt.Device().Name,
-		}
 		b, _ := json.MarshalIndent(s, "", "  ")
 		if err := os.WriteFile(*statsPath, append(b, '\n'), 0o644); err != nil {
 			return err
@@ -157,4 +172,19 @@ func describeParams(exe *vkjit.Executable) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// printStats writes the --stats table.
+func printStats(w io.Writer, s runStats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, v any, note string) { fmt.Fprintf(tw, "%s\t%v\t %s\n", name, v, note) }
+	row("kernels", s.Kernels, "")
+	row("dispatches", s.Dispatches, "loop iterations included")
+	row("peak device memory", s.PeakDeviceBytes, "bytes")
+	row("arena", s.ArenaBytes, fmt.Sprintf("bytes of temporaries; liveness lower bound %d", s.LiveBoundBytes))
+	row("saved by fusion", s.SavedByFusion, "bytes of intermediates never stored")
+	row("saved by reuse", s.SavedByReuse, "bytes shared between temporaries whose lives do not overlap")
+	row("compile", fmt.Sprintf("%.1f", s.CompileMs), "ms")
+	row("run", fmt.Sprintf("%.1f", s.RunMs), "ms, transfers included")
+	tw.Flush()
 }
