@@ -19,7 +19,16 @@ func (k *kernelBuilder) op(o spirv.Op, t hlo.ElementType, args ...spirv.ID) val 
 	for i, a := range args {
 		ops[i] = uint32(a)
 	}
-	return val{k.f.Op(o, k.scalarType(t), ops...), t}
+	id := k.f.Op(o, k.scalarType(t), ops...)
+	switch o {
+	case spirv.OpFAdd, spirv.OpFSub, spirv.OpFMul, spirv.OpFDiv:
+		// An HLO op rounds once, as IEEE says. Without NoContraction a
+		// driver may fuse a multiply into an add or reassociate (Mesa
+		// does, once fusion puts a constant next to a chain), which
+		// would make fused and unfused programs differ.
+		k.b.Decorate(id, spirv.DecorationNoContraction)
+	}
+	return val{id, t}
 }
 
 func (k *kernelBuilder) boolOp(o spirv.Op, args ...spirv.ID) spirv.ID {

@@ -1,0 +1,77 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+)
+
+// hostLoopTooSlow lists E2E modules whose while loops run 10^5 or more
+// iterations: the runtime drives loops from the host (a submit and a
+// read-back per iteration), which takes minutes for these. They run
+// once loops run on the device.
+var hostLoopTooSlow = map[string]string{
+	"jax/jit_compute_while_b380442861.hlo":        "10^6 iterations",
+	"jax/jit_f_in_place_dynamic_update_slice.hlo": "10^5 iterations, each with nested threefry loops",
+}
+
+// TestCorpus runs every module ../shared/hlo-corpus/SOURCES.md marks E2E
+// through `vkjit run --random-args --compare` with the validation layer
+// on: each must match the reference evaluator within the default
+// tolerances, or be refused by name (complex and f8 types, cholesky).
+// The same run without fusion and buffer reuse must give bit-identical
+// results.
+func TestCorpus(t *testing.T) {
+	src, err := os.ReadFile("../../shared/hlo-corpus/SOURCES.md")
+	if err != nil {
+		t.Skip("../shared/hlo-corpus is not beside the checkout")
+	}
+	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\bE2E\\b")
+	refused := regexp.MustCompile(`(element type (c64|c128|f8\w*) is not supported|op cholesky is not supported)`)
+	ran, skipped := 0, 0
+	for _, ln := range strings.Split(string(src), "\n") {
+		m := row.FindStringSubmatch(ln)
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		if why, ok := hostLoopTooSlow[name]; ok {
+			t.Logf("%s: not run (%s)", name, why)
+			skipped++
+			continue
+		}
+		file := filepath.Join("../../shared/hlo-corpus", name)
+		dir := t.TempDir()
+		fused, plain := filepath.Join(dir, "fused.npz"), filepath.Join(dir, "plain.npz")
+		cmd := exec.Command(vkjitBin, "run", "--random-args", "--compare", "--out", fused, file)
+		cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil && refused.Match(out) {
+			t.Logf("%s: refused: %s", name, strings.TrimSpace(string(out)))
+			skipped++
+			continue
+		}
+		require.NoError(t, err, "%s: %s", name, out)
+		cmd = exec.Command(vkjitBin, "run", "--random-args", "--no-fuse", "--no-reuse", "--out", plain, file)
+		out, err = cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+		a, err := vkjit.ReadNPZ(fused)
+		require.NoError(t, err)
+		b, err := vkjit.ReadNPZ(plain)
+		require.NoError(t, err)
+		require.Equal(t, len(a), len(b), name)
+		for k, v := range a {
+			require.Equal(t, v.Data, b[k].Data, "%s %s: fused and unfused results differ", name, k)
+		}
+		ran++
+	}
+	t.Logf("%d E2E modules ran and matched; %d not run", ran, skipped)
+	require.GreaterOrEqual(t, ran, 65)
+}
