@@ -14,6 +14,7 @@ package vkjit
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -87,7 +88,17 @@ func (r *Runtime) Target() lower.Target {
 		Float64:           d.ShaderFloat64,
 		Int64:             d.ShaderInt64,
 		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
+		MaxLoopIterations: loopLimit(d),
 	}
+}
+
+// loopLimit is the device's bound on loop iterations per invocation, where
+// its driver has one (see lower.Target.MaxLoopIterations).
+func loopLimit(d vk.DeviceInfo) int64 {
+	if strings.Contains(d.Name, "llvmpipe") || strings.Contains(d.DriverName, "llvmpipe") {
+		return lower.LlvmpipeLoopLimit
+	}
+	return 0
 }
 
 // ValidationMessages returns, and clears, what the validation layer has

@@ -612,3 +612,44 @@ func TestTopK(t *testing.T) {
 		}
 	}
 }
+
+// TestLongReductions: reductions longer than one invocation may loop on
+// llvmpipe (65535 iterations) are split into partial reductions. Integer
+// sums and argmax (ties to the lower index) must be exact; an f32 sum
+// agrees to rounding.
+func TestLongReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	add := "add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n"
+	requireExact(t, "sum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[200003] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[] reduce(x, z), dimensions={0}, to_apply=add\n}", smallInts(1))
+	requireExact(t, "sum_s32_2d", "HloModule m\n"+add+"ENTRY e {\n  x = s32[5,300,700] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[5] reduce(x, z), dimensions={2,1}, to_apply=add\n}", smallInts(2))
+	argmax := `HloModule m
+cmp {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  eqlt = pred[] and(eq, lt)
+  pick = pred[] or(gt, eqlt)
+  v = f32[] select(pick, a, b)
+  i = s32[] select(pick, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[3,70001] parameter(0)
+  ix = s32[3,70001] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  z = s32[] constant(0)
+  ROOT r = (f32[3], s32[3]) reduce(x, ix, ninf, z), dimensions={1}, to_apply=cmp
+}`
+	requireExact(t, "argmax", argmax, smallInts(3)) // small integers: many ties
+	m, err := hlo.Parse("sum_f32", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[1000000] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}")
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs := runBoth(t, exe, m, 4, "sum_f32")
+	w := (&vkjit.Tensor{Type: hlo.F32, Data: want.Leaves()[0].Data}).Float64At(0)
+	require.InEpsilon(t, w, outs[0].Float64At(0), 1e-5)
+}

@@ -20,9 +20,11 @@ type state struct {
 	tg       Target
 	opts     Options
 	prog     *Program
-	values   map[*hlo.Instruction][]int // buffers of each value's leaves
-	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
-	fused    map[*hlo.Instruction]bool  // computed inside their consumers' kernels (fuse.go)
+	values   map[*hlo.Instruction][]int              // buffers of each value's leaves
+	kernel   map[string]int                          // kernel index by SPIR-V, to share identical kernels
+	fused    map[*hlo.Instruction]bool               // computed inside their consumers' kernels (fuse.go)
+	prologue map[*hlo.Instruction][]*hlo.Instruction // reduces a reduce's kernel computes first (fuse.go)
+	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
 }
 
 type pass struct {
@@ -38,16 +40,19 @@ var passes []pass
 // called computations with Compile, which reads it.
 func init() {
 	passes = []pass{
-		{"verify", verifyModule},          // shapes and attributes as XLA defines them (once per module)
-		{"inline calls", inlineCalls},     // call, fusion and opt-barrier become what they stand for
-		{"split wide ops", splitWideOps},  // concatenates of more operands than a kernel can bind become trees
-		{"expand topk", expandTopK},       // topk becomes a stable sort of (x, iota) and two slices
-		{"check support", checkSupport},   // name what the device cannot run before any work
-		{"fuse loops", fuseLoops},         // elementwise and data-movement producers computed inside their consumers
-		{"assign buffers", assignBuffers}, // a buffer per array value; tuples alias their elements
-		{"emit kernels", emitKernels},     // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
-		{"plan memory", planMemory},       // temporaries placed in one arena by live range, sharing memory when lives do not overlap
-		{"plan barriers", planBarriers},   // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
+		{"verify", verifyModule},                       // shapes and attributes as XLA defines them (once per module)
+		{"inline calls", inlineCalls},                  // call, fusion and opt-barrier become what they stand for
+		{"split wide ops", splitWideOps},               // concatenates of more operands than a kernel can bind become trees
+		{"expand topk", expandTopK},                    // topk becomes a stable sort of (x, iota) and two slices
+		{"split long reductions", splitLongReductions}, // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
+		{"check support", checkSupport},                // name what the device cannot run before any work
+		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
+		{"fuse reductions", fuseReductions},            // a reduce read at another's output index is computed in that one's kernel
+		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
+		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
+		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
+		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
+		{"plan barriers", planBarriers},                // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
 	}
 }
 
@@ -254,10 +259,10 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 // entry computation, in definition order.
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
-	env := kernelEnv{tg: s.tg, local: local, fused: s.fused}
+	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue}
 	for _, in := range s.mod.Entry.Instructions {
-		if s.fused[in] {
-			continue // computed by its consumers' kernels
+		if s.fused[in] || s.moved[in] {
+			continue // computed by other kernels
 		}
 		if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
 			if err := s.controlStep(in); err != nil {
@@ -302,7 +307,11 @@ func emitKernels(s *state) error {
 		if err != nil {
 			return err
 		}
-		if err := s.dispatch(in, k, n, nil, s.values[in], nil); err != nil {
+		outs := s.values[in]
+		for _, p := range s.prologue[in] {
+			outs = append(outs, s.values[p]...)
+		}
+		if err := s.dispatch(in, k, n, nil, outs, nil); err != nil {
 			return err
 		}
 	}
@@ -454,7 +463,6 @@ func trimSigil(n string) string {
 	}
 	return n
 }
-
 
 // elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
 // Operands of rank 0 in an op of higher rank (select's predicate, clamp's

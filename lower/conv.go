@@ -12,18 +12,32 @@ import (
 // order) in the result type. The implicit-GEMM form of the kernel issue
 // replaces it where it pays.
 func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	k := env.builder(1)
+	binds, outs, err := k.bind(in)
+	if err != nil {
+		return nil, err
+	}
+	name := "convolution_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
+	return k.perElement(name, func(idx spirv.ID) error {
+		v, err := k.convValue(in, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.store(outs[0], idx, v)
+		return nil
+	})
+}
+
+// convValue computes output element idx of a convolution whose operands
+// are read through binds.
+func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {
 		w = &hlo.Window{}
 	}
 	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
-	k := env.builder(1)
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	lb, kb, ob := binds[0], binds[1], outs[0]
+	lb, kb := binds[0], binds[1]
 	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
@@ -36,7 +50,7 @@ func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	}
 	loopDims[ns] = kIn
 	t := out.Elem
-	return k.perElement("convolution_"+l.Elem.String()+"_"+t.String(), func(idx spirv.ID) error {
+	{
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -85,9 +99,8 @@ func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			return nil
 		})
 		if err != nil {
-			return err
+			return val{}, err
 		}
-		k.store(ob, idx, k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}))
-		return nil
-	})
+		return k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}), nil
+	}
 }

@@ -12,15 +12,29 @@ import (
 // simple form; the tiled, register-blocked GEMM of the kernel issue
 // replaces it where it pays.
 func dotKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	d := in.A.Dot
-	l, r := in.Operands[0].Shape, in.Operands[1].Shape
-	out := in.Shape
 	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}
-	lb, rb, ob := binds[0], binds[1], outs[0]
+	name := "dot_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
+	return k.perElement(name, func(idx spirv.ID) error {
+		v, err := k.dotValue(in, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.store(outs[0], idx, v)
+		return nil
+	})
+}
+
+// dotValue computes output element idx of a dot whose operands are read
+// through binds (also where the dot is fused into its consumer).
+func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	d := in.A.Dot
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	out := in.Shape
+	lb, rb := binds[0], binds[1]
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	used := func(lists ...[]int64) map[int64]bool {
 		m := map[int64]bool{}
@@ -50,7 +64,7 @@ func dotKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		count *= l.Dims[x]
 	}
 	t := out.Elem
-	return k.perElement("dot_"+l.Elem.String()+"_"+t.String(), func(idx spirv.ID) error {
+	{
 		u32 := k.u32()
 		mad := func(acc, x spirv.ID, s int64) spirv.ID {
 			return k.f.Op(spirv.OpIAdd, u32, uint32(acc), uint32(k.f.Op(spirv.OpIMul, u32, uint32(x), uint32(k.cu32(uint32(s))))))
@@ -103,10 +117,8 @@ func dotKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			return nil
 		})
 		if err != nil {
-			return err
+			return val{}, err
 		}
-		res := k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t})
-		k.store(ob, idx, res)
-		return nil
-	})
+		return k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}), nil
+	}
 }

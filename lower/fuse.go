@@ -7,13 +7,16 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// Loop fusion: an elementwise or data-movement instruction whose every
-// user is a kernel is not given a buffer; each consumer's kernel computes
-// its elements where it reads them, so the intermediate never touches
-// memory and costs no dispatch (XLA's loop fusion). The decision is
-// this pass's; emission goes through the kernels' ordinary operand reads
-// (kernelBuilder.load), which compute a fused operand instead of loading
-// it.
+// Fusion: an elementwise or data-movement instruction whose every user
+// is a kernel is not given a buffer; each consumer's kernel computes its
+// elements where it reads them, so the intermediate never touches memory
+// and costs no dispatch (XLA's loop fusion). A dot, convolution, reduce
+// or reduce-window with a single consumer that reads each element once
+// is computed by that consumer too, which makes the consumer's chain an
+// epilogue (XLA's output fusion: bias and activation after a dot). The
+// decision is this pass's; emission goes through the kernels' ordinary
+// operand reads (kernelBuilder.load), which compute a fused operand
+// instead of loading it.
 
 // readCount says how often a consumer reads each element of an operand.
 type readCount uint8
@@ -21,13 +24,29 @@ type readCount uint8
 const (
 	readsNone readCount = iota // not a kernel: needs its operands in buffers
 	readsOnce                  // about once per operand element
+	readsDup                   // once by each of a few consumers: cheap elementwise work may be recomputed
 	readsMany                  // many times (dot, convolution, broadcast...)
 )
+
+// maxDuplicates bounds how many consumers may each recompute a cheap
+// elementwise producer (softmax's exp(x - max) feeds its sum and its
+// division).
+const maxDuplicates = 3
+
+// smallFanOut is the most copies of each operand element a broadcast
+// may make and still count as a few reads (a row of 10 logits): beyond
+// it, only index-only producers are recomputed per copy.
+const smallFanOut = 16
 
 // consumerReads classifies how consumer in reads its operands.
 func consumerReads(in *hlo.Instruction) readCount {
 	switch {
-	case in.Op == hlo.OpBroadcast, in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduceWindow,
+	case in.Op == hlo.OpBroadcast:
+		if n := in.Operands[0].Shape.NumElements(); n > 0 && in.Shape.NumElements()/n <= smallFanOut {
+			return readsDup
+		}
+		return readsMany
+	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduceWindow,
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad:
 		return readsMany
 	case in.Op.IsElementwise(), remapOps[in.Op], kernelOps[in.Op]:
@@ -60,16 +79,68 @@ func fusible(in *hlo.Instruction) bool {
 		return false // their kernels write whole regions; keep them materialized
 	case in.Op.IsElementwise() && in.Op != hlo.OpRngBitGenerator, remapOps[in.Op]:
 		return true
+	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
+		// Output fusion: one invocation computes one output element, so
+		// a single consumer that reads each element once can take the
+		// whole computation, epilogue and all (bias, activation).
+		return true
 	}
 	return false
 }
+
+// expensive ops do a loop of work per element.
+func expensive(in *hlo.Instruction) bool {
+	switch in.Op {
+	case hlo.OpDot, hlo.OpConvolution, hlo.OpReduce, hlo.OpReduceWindow:
+		return true
+	}
+	return false
+}
+
+// work estimates the multiply-adds (or loop steps) an instruction's
+// kernel does: its elements times the loop each one runs.
+func work(in *hlo.Instruction) int64 {
+	if !in.Shape.IsArray() {
+		return 0
+	}
+	n := in.Shape.NumElements()
+	switch in.Op {
+	case hlo.OpDot:
+		for _, d := range in.A.Dot.LhsContract {
+			n *= in.Operands[0].Shape.Dims[d]
+		}
+	case hlo.OpConvolution:
+		kr := in.Operands[1].Shape
+		n *= kr.Dims[in.A.ConvDims.KIn]
+		for _, d := range in.A.ConvDims.KSpatial {
+			n *= kr.Dims[d]
+		}
+	case hlo.OpReduce:
+		if m := in.Shape.NumElements(); m > 0 {
+			n = in.Operands[0].Shape.NumElements()
+		}
+	case hlo.OpReduceWindow:
+		for _, d := range in.A.Window.Dims {
+			n *= d.Size
+		}
+	}
+	return n
+}
+
+// dupBudget is the share of a computation's work that recomputing an
+// expensive producer in several consumers may add: a small dot feeding a
+// log-softmax is cheaper to redo than to store and dispatch separately.
+const dupBudget = 16
 
 // fuseLoops marks the instructions of the entry computation that
 // consumers compute inline (state.fused). Users are decided before
 // their operands (reverse definition order), so a producer knows how
 // its users will be read: into a consumer that reads many times only
-// index-only producers go, and a producer with several users is fused
-// (and so recomputed by each) only when it is index-only.
+// index-only producers go; a producer with several consumers is
+// recomputed by each, which is fine for index-only ones and, up to
+// maxDuplicates consumers, for cheap elementwise ones; a dot,
+// convolution or reduction is fused only into a single consumer that
+// reads it once.
 func fuseLoops(s *state) error {
 	s.fused = map[*hlo.Instruction]bool{}
 	if s.opts.NoFuse {
@@ -82,6 +153,10 @@ func fuseLoops(s *state) error {
 			users[o] = append(users[o], in)
 		}
 	}
+	var total int64
+	for _, in := range c.Instructions {
+		total += work(in)
+	}
 	// reads[in]: how in's operands are read, all the way out to the
 	// materialized kernel that computes in.
 	reads := map[*hlo.Instruction]readCount{}
@@ -93,14 +168,33 @@ func fuseLoops(s *state) error {
 			continue
 		}
 		ctx := readsOnce
+		distinct := map[*hlo.Instruction]bool{}
 		for _, u := range us {
+			distinct[u] = true
 			ctx = max(ctx, reads[u])
 			if reads[u] == readsNone {
 				ctx = readsNone
 				break
 			}
 		}
-		if ctx == readsNone || (ctx == readsMany || len(us) > 1) && !indexOnly(in) {
+		if len(distinct) > 1 && ctx != readsNone {
+			ctx = max(ctx, readsDup)
+		}
+		ok := false
+		switch {
+		case ctx == readsNone:
+		case indexOnly(in):
+			ok = true
+		case ctx == readsOnce:
+			ok = true
+		case ctx == readsDup:
+			// A reduce's own inputs may be whole fused clusters, so its
+			// cost per element is unbounded: never duplicate one. Dots,
+			// convolutions and windows read through index-only producers.
+			ok = len(distinct) <= maxDuplicates && (!expensive(in) ||
+				in.Op != hlo.OpReduce && maxDuplicates*work(in) <= total/dupBudget)
+		}
+		if !ok {
 			continue
 		}
 		s.fused[in] = true
@@ -115,7 +209,9 @@ func fuseLoops(s *state) error {
 	}()
 	// A kernel binds its cluster's inputs; past the device's limit,
 	// unfuse the cluster's producers (and look again, as they are now
-	// kernels themselves).
+	// kernels themselves). Likewise a kernel whose loops would run past
+	// the device's loop bound gives up its expensive producers.
+	budget := loopBudget(s.tg)
 	for changed := true; changed; {
 		changed = false
 		for _, in := range c.Instructions {
@@ -123,6 +219,17 @@ func fuseLoops(s *state) error {
 				continue
 			}
 			inputs, cluster := s.clusterInputs(in)
+			if s.loopIters(in) > budget {
+				for _, p := range cluster {
+					if ownLoop(p) > 0 {
+						delete(s.fused, p)
+						changed = true
+					}
+				}
+				if changed {
+					continue
+				}
+			}
 			limit := int(s.tg.MaxStorageBuffers) - len(in.Shape.Leaves())
 			if in.Op == hlo.OpSort {
 				limit -= 2 // scratch positions
@@ -165,9 +272,10 @@ func (s *state) clusterInputs(root *hlo.Instruction) (int, []*hlo.Instruction) {
 
 // kernelEnv is what kernel generators need from the compilation.
 type kernelEnv struct {
-	tg    Target
-	local uint32
-	fused map[*hlo.Instruction]bool
+	tg       Target
+	local    uint32
+	fused    map[*hlo.Instruction]bool
+	prologue map[*hlo.Instruction][]*hlo.Instruction
 }
 
 func (e kernelEnv) builder(pushFields int) *kernelBuilder {
@@ -175,6 +283,15 @@ func (e kernelEnv) builder(pushFields int) *kernelBuilder {
 	k.fused = e.fused
 	k.bound = map[*hlo.Instruction]int{}
 	return k
+}
+
+// inRegister makes the kernel read o from a register set later (before
+// any read is emitted) instead of a buffer, and returns the register.
+func (k *kernelBuilder) inRegister(o *hlo.Instruction) *val {
+	r := new(val)
+	k.virtual = append(k.virtual, fusedOperand{in: o, reg: r})
+	k.bound[o] = virtualBase + len(k.virtual) - 1
+	return r
 }
 
 // virtualBase numbers the bindings of fused operands: load computes
@@ -186,6 +303,7 @@ const virtualBase = 1 << 20
 type fusedOperand struct {
 	in    *hlo.Instruction
 	binds []int
+	reg   *val // a value the kernel computed earlier at its output index
 }
 
 // operandBinding returns the binding through which a kernel reads o:
@@ -204,7 +322,7 @@ func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, er
 			}
 			binds[i] = b
 		}
-		k.virtual = append(k.virtual, fusedOperand{o, binds})
+		k.virtual = append(k.virtual, fusedOperand{in: o, binds: binds})
 		b := virtualBase + len(k.virtual) - 1
 		k.bound[o] = b
 		return b, nil
@@ -221,6 +339,9 @@ func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, er
 // compute emits element idx of a fused producer.
 func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	in := f.in
+	if f.reg != nil {
+		return *f.reg
+	}
 	var v val
 	var err error
 	switch {
@@ -228,6 +349,20 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 		v = k.scalarConst(in.Literal)
 	case remapOps[in.Op]:
 		v, err = k.remapValue(in, f.binds, idx)
+	case in.Op == hlo.OpDot:
+		v, err = k.dotValue(in, f.binds, idx)
+	case in.Op == hlo.OpConvolution:
+		v, err = k.convValue(in, f.binds, idx)
+	case in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
+		var vs []val
+		if in.Op == hlo.OpReduce {
+			vs, err = k.reduceValues(in, f.binds, idx)
+		} else {
+			vs, err = k.reduceWindowValues(in, f.binds, idx)
+		}
+		if err == nil {
+			v = vs[0]
+		}
 	default:
 		args := make([]val, len(in.Operands))
 		for i, o := range in.Operands {
@@ -246,4 +381,251 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 		return val{k.zero(in.Shape.Elem), in.Shape.Elem}
 	}
 	return v
+}
+
+// Reduction fusion: a reduce R2 whose input reads another reduce R1 of
+// the same output shape only at R2's own output index (softmax's sum
+// reads the row max through a broadcast along the reduced dimension;
+// layer norm's variance reads the mean) computes R1 first, in the same
+// invocation, keeps it in a register for its own loop and also stores it
+// for R1's other readers: one dispatch instead of two, and R1 is never
+// read back. R1's computation moves to R2's step, so no other kernel may
+// read R1 between them.
+
+// space says where in a reduce's index space a value of its input
+// cluster is read.
+type space uint8
+
+const (
+	inputSpace  space = iota // at the reduce's input index (output and reduced dims)
+	outputSpace              // at the reduce's output index only
+	otherSpace               // anywhere else
+)
+
+// readsOnlyAtOutput reports whether reduce r2 reads r1 only at r2's
+// output index (r1 being a materialized value of r2's shape).
+func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
+	kept := []int64{}
+	reduced := map[int64]bool{}
+	for _, d := range r2.A.Dimensions {
+		reduced[d] = true
+	}
+	for d := range r2.Operands[0].Shape.Dims {
+		if !reduced[int64(d)] {
+			kept = append(kept, int64(d))
+		}
+	}
+	ok := true
+	var walk func(x *hlo.Instruction, sp space)
+	walk = func(x *hlo.Instruction, sp space) {
+		if !ok {
+			return
+		}
+		if x == r1 {
+			ok = sp == outputSpace
+			return
+		}
+		if !s.fused[x] {
+			return // another materialized input: read from its buffer
+		}
+		for _, o := range x.Operands {
+			next := otherSpace
+			switch {
+			case o.Shape.Rank() == 0 && x.Shape.Rank() > 0:
+				// Read at index 0: the output index when r2 is a full reduction.
+				if r2.Shape.Rank() == 0 {
+					next = outputSpace
+				}
+			case x.Op.IsElementwise():
+				next = sp
+			case x.Op == hlo.OpBroadcast && sp == inputSpace && equalDims(x.A.Dimensions, kept):
+				next = outputSpace
+			}
+			walk(o, next)
+		}
+	}
+	n := len(r2.Operands) / 2
+	for _, o := range r2.Operands[:n] {
+		walk(o, inputSpace)
+	}
+	return ok
+}
+
+func equalDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// singleReduce reports a materialized reduce with one array result.
+func (s *state) singleReduce(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpReduce && len(in.Operands) == 2 && in.Shape.IsArray() && !s.fused[in]
+}
+
+// fuseReductions records, for each reduce, the reduces its kernel
+// computes first (state.prologue, in definition order) and marks those
+// as computed elsewhere (state.moved).
+func fuseReductions(s *state) error {
+	s.prologue = map[*hlo.Instruction][]*hlo.Instruction{}
+	s.moved = map[*hlo.Instruction]bool{}
+	if s.opts.NoFuse {
+		return nil
+	}
+	c := s.mod.Entry
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	// readers: the materialized instructions whose kernels read each value.
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		if s.fused[in] {
+			continue
+		}
+		seen := map[*hlo.Instruction]bool{}
+		var walk func(x *hlo.Instruction)
+		walk = func(x *hlo.Instruction) {
+			for _, o := range x.Operands {
+				if seen[o] {
+					continue
+				}
+				seen[o] = true
+				if s.fused[o] {
+					walk(o)
+				} else {
+					readers[o] = append(readers[o], in)
+				}
+			}
+		}
+		walk(in)
+	}
+	for _, r2 := range c.Instructions {
+		if !s.singleReduce(r2) || s.moved[r2] {
+			continue
+		}
+		for _, r1 := range c.Instructions[:pos[r2]] {
+			if !s.singleReduce(r1) || s.moved[r1] || len(s.prologue[r1]) > 0 || !equalDims(r1.Shape.Dims, r2.Shape.Dims) || r1 == c.Root {
+				continue
+			}
+			reads := false
+			early := false
+			for _, u := range readers[r1] {
+				if u == r2 {
+					reads = true
+				} else if pos[u] < pos[r2] && !s.moved[u] {
+					early = true // read before r2's step would compute it
+				}
+			}
+			if !reads || early || !s.readsOnlyAtOutput(r2, r1) || s.kernelIters(r2)+s.loopIters(r1) > loopBudget(s.tg) {
+				continue
+			}
+			s.prologue[r2] = append(s.prologue[r2], r1)
+			s.moved[r1] = true
+		}
+	}
+	return nil
+}
+
+// checkLoopBounds refuses, by name, a kernel that would run more loop
+// iterations per invocation than the device allows even unfused, rather
+// than let the driver cut it short.
+func checkLoopBounds(s *state) error {
+	if s.tg.MaxLoopIterations == 0 {
+		return nil
+	}
+	for _, in := range s.mod.Entry.Instructions {
+		if s.fused[in] || s.moved[in] || consumerReads(in) == readsNone {
+			continue
+		}
+		if n := s.kernelIters(in); n > loopBudget(s.tg) {
+			return in.Errorf("one invocation of its kernel would run %d loop iterations, beyond the device's bound of %d (llvmpipe stops loops there); not supported on this device yet", n, s.tg.MaxLoopIterations)
+		}
+	}
+	return nil
+}
+
+// ownLoop is how many iterations computing one element of in runs in its
+// own loop (reads of its operands happen inside it).
+func ownLoop(in *hlo.Instruction) int64 {
+	switch in.Op {
+	case hlo.OpReduce:
+		return reducedCount(in)
+	case hlo.OpDot, hlo.OpConvolution, hlo.OpReduceWindow:
+		if in.Shape.IsArray() && in.Shape.NumElements() > 0 {
+			return work(in) / in.Shape.NumElements()
+		}
+		w := int64(1)
+		if in.Op == hlo.OpReduceWindow {
+			for _, d := range in.A.Window.Dims {
+				w *= d.Size
+			}
+		}
+		return w
+	case hlo.OpScatter:
+		n := len(in.Operands) / 2
+		upd := in.Operands[n+1].Shape
+		window := map[int64]bool{}
+		for _, d := range in.A.Scatter.UpdateWindowDims {
+			window[d] = true
+		}
+		count := int64(1)
+		for d, x := range upd.Dims {
+			if !window[int64(d)] {
+				count *= x
+			}
+		}
+		return count
+	case hlo.OpSort:
+		length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
+		passes := int64(1)
+		for w := int64(1); w < length; w *= 2 {
+			passes++
+		}
+		if length < longSort {
+			return length * (passes + 2)
+		}
+		return passes // a binary search per merge pass
+	}
+	return 0
+}
+
+// loopIters estimates the loop iterations one invocation of in's kernel
+// runs: its own loop around the reads of its operands, and the loops of
+// the producers it computes inline.
+func (s *state) loopIters(in *hlo.Instruction) int64 {
+	var inner int64
+	for _, o := range in.Operands {
+		if s.fused[o] {
+			inner += s.loopIters(o)
+		}
+	}
+	if l := ownLoop(in); l > 0 {
+		return l * (1 + inner)
+	}
+	return inner
+}
+
+// kernelIters is loopIters for a materialized kernel, its prologue
+// reductions included.
+func (s *state) kernelIters(in *hlo.Instruction) int64 {
+	n := s.loopIters(in)
+	for _, p := range s.prologue[in] {
+		n += s.loopIters(p)
+	}
+	return n
+}
+
+// loopBudget is the iterations a kernel may plan for: the device's bound
+// with room for the short loops of the math library (fmod, integer power).
+func loopBudget(tg Target) int64 {
+	if tg.MaxLoopIterations == 0 {
+		return 1 << 62
+	}
+	return tg.MaxLoopIterations - 2048
 }

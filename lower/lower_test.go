@@ -248,3 +248,41 @@ func TestMemoryPlan(t *testing.T) {
 	}
 	require.Greater(t, planned, 150)
 }
+
+// desktop is a typical desktop GPU or lavapipe: the fusion targets below
+// assume a kernel may bind 16 storage buffers (Vulkan's minimum is 4).
+var desktop = func() Target {
+	t := DefaultTarget
+	t.MaxStorageBuffers = 16
+	t.MaxWorkgroupSize = 1024
+	t.StorageAlign = 64
+	return t
+}()
+
+func compileWorkload(t *testing.T, name string, opts Options) *Program {
+	t.Helper()
+	mods, err := hlo.ParseFile(filepath.Join("../bench/workloads", name))
+	require.NoError(t, err)
+	p, err := Compile(mods[0], desktop, opts)
+	require.NoError(t, err)
+	return p
+}
+
+// TestFusionTargets holds fusion to the dispatch counts and memory the
+// fusion issue sets for the bench workloads.
+func TestFusionTargets(t *testing.T) {
+	chain := compileWorkload(t, "chain8.hlo", Options{})
+	require.Len(t, chain.Steps, 1, "an 8-op elementwise chain is one kernel")
+	plain := compileWorkload(t, "chain8.hlo", Options{NoFuse: true, NoReuse: true})
+	require.Len(t, plain.Steps, 14, "8 ops and 6 broadcasts of constants")
+	require.LessOrEqual(t, 4*chain.PeakBytes(), plain.PeakBytes(), "fused peak at most a quarter of --no-fuse --no-reuse")
+
+	require.LessOrEqual(t, len(compileWorkload(t, "softmax.hlo", Options{}).Steps), 2, "row softmax")
+	require.Len(t, compileWorkload(t, "dense_relu.hlo", Options{}).Steps, 1, "dense layer with bias and relu")
+	require.LessOrEqual(t, len(compileWorkload(t, "mlp_forward.hlo", Options{}).Steps), 4, "two dense layers and a log-softmax (and the logits' dense)")
+	for _, name := range []string{"chain8.hlo", "softmax.hlo", "dense_relu.hlo", "mlp_forward.hlo", "gemm1024.hlo"} {
+		for _, k := range compileWorkload(t, name, Options{}).Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
+		}
+	}
+}

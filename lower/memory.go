@@ -142,7 +142,7 @@ func planMemory(s *state) error {
 // span is the memory a buffer occupies: a range of the arena for a
 // temporary, the buffer itself otherwise.
 type span struct {
-	space   int // -1: the arena; otherwise the buffer's own index
+	space  int // -1: the arena; otherwise the buffer's own index
 	lo, hi int64
 }
 

@@ -24,10 +24,10 @@ func (k BufferKind) String() string {
 
 // Buffer is one device buffer of the plan.
 type Buffer struct {
-	Name  string
-	Kind  BufferKind
-	Param int       // BufParam: index among the entry parameters' leaves
-	Data  []byte    // BufConstant: contents in storage representation
+	Name   string
+	Kind   BufferKind
+	Param  int       // BufParam: index among the entry parameters' leaves
+	Data   []byte    // BufConstant: contents in storage representation
 	Shape  hlo.Shape // logical array shape (HLO element type)
 	Size   int64     // device bytes
 	Offset int64     // BufTemp: where it lives in the program's arena

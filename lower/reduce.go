@@ -116,8 +116,8 @@ func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 // computation c (a reducer: accumulators first, then as many values).
 // step(j) loads the values to fold in at step j, and says whether the
 // step applies (0: always; where it does not, the accumulators keep their
-// values). The final accumulators are stored to outs at idx.
-func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, outs []int, idx spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) error {
+// values). It returns the final accumulators.
+func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
 	n := len(inits)
 	vars := make([]spirv.ID, n)
 	for i, v := range inits {
@@ -146,23 +146,73 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, outs 
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	res := make([]val, n)
 	for i := range vars {
-		k.store(outs[i], idx, acc(i))
+		res[i] = acc(i)
 	}
-	return nil
+	return res, nil
+}
+
+// storeAll stores values vs to bindings outs at idx.
+func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
+	for i, v := range vs {
+		k.store(outs[i], idx, v)
+	}
 }
 
 // reduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	n := len(in.Operands) / 2
 	k := env.builder(1)
+	// Reduces fused ahead of this one (fuse.go): computed first, kept in
+	// registers for the reads below, stored after this one's results.
+	pro := env.prologue[in]
+	regs := make([]*val, len(pro))
+	proBinds := make([][]int, len(pro))
+	for i, p := range pro {
+		b, err := k.bindOperands(p)
+		if err != nil {
+			return nil, err
+		}
+		proBinds[i] = b
+		regs[i] = k.inRegister(p)
+	}
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}
+	var proOuts []int
+	for _, p := range pro {
+		o, err := k.bindResults(p)
+		if err != nil {
+			return nil, err
+		}
+		proOuts = append(proOuts, o...)
+	}
+	return k.perElement("reduce_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
+		for i, p := range pro {
+			vs, err := k.reduceValues(p, proBinds[i], idx)
+			if err != nil {
+				return err
+			}
+			*regs[i] = vs[0]
+			k.store(proOuts[i], idx, vs[0])
+		}
+		vs, err := k.reduceValues(in, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.storeAll(outs, idx, vs)
+		return nil
+	})
+}
+
+// reduceValues computes output element idx of every result of a
+// (variadic) reduce whose operands are read through binds.
+func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv.ID) ([]val, error) {
+	n := len(in.Operands) / 2
 	src := in.Operands[0].Shape
 	reduced := make([]bool, src.Rank())
 	for _, d := range in.A.Dimensions {
@@ -181,7 +231,7 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		redCount *= d
 	}
 	st := hlo.RowMajorStrides(src.Dims)
-	return k.perElement("reduce_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
+	{
 		u32 := k.u32()
 		o := k.unravel(idx, keepDims)
 		base := k.cu32(0)
@@ -193,7 +243,7 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		for i := range inits {
 			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
-		return k.fold(in.Called[0], inits, redCount, outs, idx, func(r spirv.ID) (spirv.ID, []val) {
+		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) {
 			ri := k.unravel(r, redDims)
 			p := base
 			for j, ax := range redAxes {
@@ -206,5 +256,5 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			}
 			return 0, xs
 		})
-	})
+	}
 }

@@ -79,7 +79,7 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		for i := range inits {
 			inits[i] = k.load(binds[i], idx, in.Operands[i].Shape.Elem)
 		}
-		return k.fold(in.Called[0], inits, count, outs, idx, func(c spirv.ID) (spirv.ID, []val) {
+		res, err := k.fold(in.Called[0], inits, count, func(c spirv.ID) (spirv.ID, []val) {
 			sp := k.unravel(c, scatterSizes) // position among the scatter dims
 			// Indices element position: scatter positions spread over the
 			// indices dims other than index_vector_dim.
@@ -139,5 +139,10 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			}
 			return apply, upd
 		})
+		if err != nil {
+			return err
+		}
+		k.storeAll(outs, idx, res)
+		return nil
 	})
 }

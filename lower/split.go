@@ -56,3 +56,118 @@ func splitWideOps(s *state) error {
 	entry.Instructions = out
 	return nil
 }
+
+// Long reductions: one invocation folding a whole row is serial, and
+// llvmpipe (lavapipe) stops every loop of an invocation after 65535
+// iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS, shared by the
+// shader's loops), silently: a sum over 200000 elements came back as the
+// sum of the first 65535. So a reduce over more than longReduce elements
+// per output becomes two: partial results over chunks of reduceChunk
+// (padded with the init value, the reducer's identity), then the reduce
+// of the partials, applied again until every reduce is short. XLA's
+// tree reduction rewriter does the same for parallelism.
+const (
+	longReduce  = 4096
+	reduceChunk = 1024
+)
+
+func splitLongReductions(s *state) error {
+	entry := s.mod.Entry
+	var out []*hlo.Instruction
+	for _, in := range entry.Instructions {
+		if in.Op != hlo.OpReduce {
+			out = append(out, in)
+			continue
+		}
+		for reducedCount(in) > longReduce {
+			out = append(out, splitReduce(in)...)
+		}
+		out = append(out, in)
+	}
+	entry.Instructions = out
+	return nil
+}
+
+// reducedCount is how many elements a reduce folds per output element.
+func reducedCount(in *hlo.Instruction) int64 {
+	n := int64(1)
+	for _, d := range in.A.Dimensions {
+		n *= in.Operands[0].Shape.Dims[d]
+	}
+	return n
+}
+
+// splitReduce rewrites in (in place) to reduce the partial results of
+// the instructions it returns, which go before it.
+func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
+	n := len(in.Operands) / 2
+	src := in.Operands[0].Shape
+	reduced := map[int64]bool{}
+	for _, d := range in.A.Dimensions {
+		reduced[d] = true
+	}
+	var perm, keptDims []int64
+	for d := range src.Dims {
+		if !reduced[int64(d)] {
+			perm = append(perm, int64(d))
+			keptDims = append(keptDims, src.Dims[d])
+		}
+	}
+	perm = append(perm, in.A.Dimensions...)
+	r := reducedCount(in)
+	groups := (r + reduceChunk - 1) / reduceChunk
+	var made []*hlo.Instruction
+	name := func(s string, i int) string { return fmt.Sprintf("%s/split/%s%d", in.Name, s, i) }
+	mk := func(nm string, op hlo.Opcode, shape hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+		x := &hlo.Instruction{Name: nm, Op: op, Shape: shape, Pos: in.Pos, Operands: ops}
+		made = append(made, x)
+		return x
+	}
+	dims := func(extra ...int64) []int64 { return append(append([]int64{}, keptDims...), extra...) }
+	chunked := make([]*hlo.Instruction, n)
+	for i := 0; i < n; i++ {
+		x := in.Operands[i]
+		t := x.Shape.Elem
+		tr := mk(name("transpose", i), hlo.OpTranspose, hlo.ArrayShape(t, permute(x.Shape.Dims, perm)...), x)
+		tr.A.Dimensions = perm
+		flat := mk(name("flat", i), hlo.OpReshape, hlo.ArrayShape(t, dims(r)...), tr)
+		padded := flat
+		if groups*reduceChunk != r {
+			padded = mk(name("pad", i), hlo.OpPad, hlo.ArrayShape(t, dims(groups*reduceChunk)...), flat, in.Operands[n+i])
+			padded.A.Padding = make([]hlo.PadDim, len(keptDims)+1)
+			padded.A.Padding[len(keptDims)].Hi = groups*reduceChunk - r
+		}
+		chunked[i] = mk(name("chunks", i), hlo.OpReshape, hlo.ArrayShape(t, dims(groups, reduceChunk)...), padded)
+	}
+	partShapes := make([]hlo.Shape, n)
+	for i := range partShapes {
+		partShapes[i] = hlo.ArrayShape(in.Operands[i].Shape.Elem, dims(groups)...)
+	}
+	partShape := partShapes[0]
+	if n > 1 {
+		partShape = hlo.TupleShape(partShapes...)
+	}
+	part := mk(name("partial", 0), hlo.OpReduce, partShape, append(chunked, in.Operands[n:]...)...)
+	part.Called = in.Called
+	part.A.Dimensions, part.A.HasDimensions = []int64{int64(len(keptDims)) + 1}, true
+	parts := []*hlo.Instruction{part}
+	if n > 1 {
+		parts = make([]*hlo.Instruction, n)
+		for i := range parts {
+			g := mk(name("part", i), hlo.OpGetTupleElement, partShapes[i], part)
+			g.A.Index = int64(i)
+			parts[i] = g
+		}
+	}
+	in.Operands = append(parts, in.Operands[n:]...)
+	in.A.Dimensions = []int64{int64(len(keptDims))}
+	return made
+}
+
+func permute(dims, perm []int64) []int64 {
+	out := make([]int64, len(perm))
+	for i, p := range perm {
+		out[i] = dims[p]
+	}
+	return out
+}

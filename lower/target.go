@@ -18,7 +18,16 @@ type Target struct {
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
 	Float64, Int64    bool      // shaderFloat64, shaderInt64
 	StorageAlign      uint32    // minStorageBufferOffsetAlignment: where arena buffers may start
+	// MaxLoopIterations bounds the loop iterations one invocation may run
+	// in all (0: no bound). llvmpipe (lavapipe) ends every loop of an
+	// invocation after 65535 iterations shared by all its loops
+	// (LP_MAX_TGSI_LOOP_ITERATIONS) without an error, so kernels are
+	// planned to stay under it.
+	MaxLoopIterations int64
 }
+
+// LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.
+const LlvmpipeLoopLimit = 65535
 
 // DefaultTarget is a conservative Vulkan 1.2 device (the minimum limits
 // the specification guarantees), for compiling without a device.
@@ -30,6 +39,7 @@ var DefaultTarget = Target{
 	Float64:           true,
 	Int64:             true,
 	StorageAlign:      256, // the largest the specification allows
+	MaxLoopIterations: LlvmpipeLoopLimit,
 }
 
 // StorageType is how an element type is held in a device buffer.

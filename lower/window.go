@@ -28,12 +28,25 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
 func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	n := len(in.Operands) / 2
 	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}
+	return k.perElement("reduce_window_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
+		vs, err := k.reduceWindowValues(in, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.storeAll(outs, idx, vs)
+		return nil
+	})
+}
+
+// reduceWindowValues computes output element idx of every result of a
+// (variadic) reduce-window whose operands are read through binds.
+func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx spirv.ID) ([]val, error) {
+	n := len(in.Operands) / 2
 	outShapes := in.Shape.Leaves()
 	src := in.Operands[0].Shape
 	w := in.A.Window
@@ -43,14 +56,14 @@ func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		sizes[i] = d.Size
 		count *= d.Size
 	}
-	return k.perElement("reduce_window_"+src.Elem.String(), func(idx spirv.ID) error {
+	{
 		u32 := k.u32()
 		o := k.unravel(idx, outShapes[0].Dims)
 		inits := make([]val, n)
 		for i := range inits {
 			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
-		return k.fold(in.Called[0], inits, count, outs, idx, func(c spirv.ID) (spirv.ID, []val) {
+		return k.fold(in.Called[0], inits, count, func(c spirv.ID) (spirv.ID, []val) {
 			wi := k.unravel(c, sizes)
 			ok := k.b.ConstantBool(true)
 			pos := make([]spirv.ID, len(sizes))
@@ -67,5 +80,5 @@ func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			}
 			return ok, xs
 		})
-	})
+	}
 }

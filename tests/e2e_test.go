@@ -124,6 +124,16 @@ func TestPrograms(t *testing.T) {
 			require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
 			got, err := vkjit.ReadNPZ(args[3])
 			require.NoError(t, err)
+			// Fusion and buffer reuse never change a result.
+			plainOut := filepath.Join(t.TempDir(), "plain.npz")
+			plain := exec.Command(vkjitBin, append([]string{"run", "--no-fuse", "--no-reuse", graph, "--out", plainOut}, args[4:]...)...)
+			msg, err = plain.CombinedOutput()
+			require.NoError(t, err, "%s", msg)
+			unfused, err := vkjit.ReadNPZ(plainOut)
+			require.NoError(t, err)
+			for k, v := range got {
+				require.Equal(t, v.Data, unfused[k].Data, "%s with --no-fuse --no-reuse", k)
+			}
 			for i := 0; ; i++ {
 				want, err := vkjit.ReadNPYFile(filepath.Join(dir, fmt.Sprintf("want_out%d.npy", i)))
 				if errors.Is(err, os.ErrNotExist) {
