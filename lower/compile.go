@@ -339,7 +339,12 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 		bufs = append(bufs, s.values[o][0])
 	}
 	bufs = append(append(bufs, reads...), outs...)
+	var fused []string
+	for _, f := range k.fused {
+		fused = append(fused, f.Name)
+	}
 	s.prog.Steps = append(s.prog.Steps, Step{
+		Fused:   fused,
 		Kernel:  ki,
 		Buffers: bufs,
 		Writes:  len(outs),

@@ -16,6 +16,7 @@ type Kernel struct {
 	LocalSize [3]uint32
 
 	inputs []*hlo.Instruction // what the bindings before the results hold
+	fused  []*hlo.Instruction // computed inline or alongside (prologue reduces)
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -142,8 +143,13 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	k.f.End()
 	k.b.EntryPoint(k.f.ID, "main", k.gid, k.nwg)
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
+	var fused []*hlo.Instruction
+	for _, v := range k.virtual {
+		fused = append(fused, v.in) // a prologue reduce is read from its register
+	}
 	return &Kernel{
 		inputs:    k.inputs,
+		fused:     fused,
 		Name:      name,
 		Words:     k.b.Words(),
 		Bindings:  len(k.bindings),

@@ -61,7 +61,8 @@ type Step struct {
 	Groups      [3]uint32
 	Writes      int    // the last Writes buffers are the step's outputs
 	AfterWrites bool   // reads something an earlier step wrote: needs a barrier
-	Inst        string // the HLO instruction it computes, for profiles and errors
+	Inst        string   // the HLO instruction it computes, for profiles and errors
+	Fused       []string // the instructions its kernel computes inline or alongside Inst (fusion)
 }
 
 // PushBytes encodes the push constants little-endian.

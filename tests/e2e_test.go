@@ -5,6 +5,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -109,7 +110,8 @@ func TestPrograms(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", name)
 			graph := filepath.Join(dir, "graph.hlo")
-			args := []string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz")}
+			stats := filepath.Join(t.TempDir(), "stats.json")
+			args := []string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz"), "--stats-json", stats}
 			for i := 0; ; i++ {
 				a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
 				if _, err := os.Stat(a); err != nil {
@@ -124,9 +126,18 @@ func TestPrograms(t *testing.T) {
 			require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
 			got, err := vkjit.ReadNPZ(args[3])
 			require.NoError(t, err)
+			// Memory planning: the arena within 10% of the liveness bound.
+			var st struct {
+				Arena int64 `json:"arena_bytes"`
+				Bound int64 `json:"liveness_bound_bytes"`
+			}
+			js, err := os.ReadFile(stats)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(js, &st))
+			require.LessOrEqual(t, 10*st.Arena, 11*st.Bound, "arena %d, liveness bound %d", st.Arena, st.Bound)
 			// Fusion and buffer reuse never change a result.
 			plainOut := filepath.Join(t.TempDir(), "plain.npz")
-			plain := exec.Command(vkjitBin, append([]string{"run", "--no-fuse", "--no-reuse", graph, "--out", plainOut}, args[4:]...)...)
+			plain := exec.Command(vkjitBin, append([]string{"run", "--no-fuse", "--no-reuse", graph, "--out", plainOut}, args[6:]...)...)
 			msg, err = plain.CombinedOutput()
 			require.NoError(t, err, "%s", msg)
 			unfused, err := vkjit.ReadNPZ(plainOut)

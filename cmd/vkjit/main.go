@@ -3,6 +3,7 @@
 //	vkjit devices                        list the Vulkan devices
 //	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
 //	vkjit fmt GRAPH.hlo                  print the modules in canonical form
+//	vkjit graph [-o FILE] GRAPH.hlo      draw the graph with its fusion clusters
 //
 // Run `vkjit help` for the flags.
 package main
@@ -22,6 +23,8 @@ Usage:
   vkjit devices                              list Vulkan devices
   vkjit run [flags] GRAPH.hlo [ARG.npy ...]  run a module, one .npy per entry parameter
   vkjit fmt GRAPH.hlo                        print every module in canonical HLO text
+  vkjit graph [-o FILE] GRAPH.hlo            draw the entry computation, one box per kernel
+                                             dispatch (DOT; .svg/.png through graphviz's dot)
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -34,6 +37,9 @@ Flags of run (before or after the positional arguments):
   --seed N              seed for --random-args (default 0)
   --compare             also run the reference evaluator; print each output's largest
                         absolute and relative error; fail beyond --rtol/--atol
+  --no-fuse             compile every instruction to its own kernel (to compare against)
+  --no-reuse            give every temporary its own memory (to compare against)
+  --stats               print kernels, dispatches and the memory plan's figures
   --rtol X, --atol X    tolerances for --compare: |got-want| <= atol*max(1, largest
                         |want| of the output) + rtol*|want| (default by type: exact
                         for integers, 1e-4/1e-5 for f32, 1e-2 for f16 and bf16,
@@ -62,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(args[1:], stdout, stderr)
 	case "fmt":
 		err = cmdFmt(args[1:], stdout)
+	case "graph":
+		err = cmdGraph(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -184,3 +184,20 @@ func TestCompareOutputs(t *testing.T) {
 	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=0.0001 atol=1e-05")
 	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, 1e-3, 0), "--rtol loosens it")
 }
+
+func TestGraph(t *testing.T) {
+	code, out, errs := vkjitCmd("graph", "../../bench/workloads/softmax.hlo")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "digraph \"jit_softmax\"")
+	require.Equal(t, 2, strings.Count(out, "subgraph cluster_"), "softmax is two dispatches:\n%s", out)
+	require.Contains(t, out, "recomputed in dispatches 0, 1", "exp(x - max) is recomputed by the sum and the division")
+	dotFile := filepath.Join(t.TempDir(), "g.dot")
+	code, _, errs = vkjitCmd("graph", "-o", dotFile, "--no-fuse", "../../bench/workloads/softmax.hlo")
+	require.Equal(t, 0, code, errs)
+	b, err := os.ReadFile(dotFile)
+	require.NoError(t, err)
+	require.Equal(t, 7, strings.Count(string(b), "subgraph cluster_"), "unfused: a dispatch per instruction")
+	code, _, errs = vkjitCmd("graph", "-o", filepath.Join(t.TempDir(), "g.txt"), "../../bench/workloads/softmax.hlo")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "write .dot, .svg or .png")
+}
