@@ -334,9 +334,12 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 	if err != nil {
 		return in.Errorf("%v", err)
 	}
-	var bufs []int
-	for _, o := range k.inputs {
+	var bufs, inPlace []int
+	for i, o := range k.inputs {
 		bufs = append(bufs, s.values[o][0])
+		if k.inPlace[i] {
+			inPlace = append(inPlace, s.values[o][0])
+		}
 	}
 	bufs = append(append(bufs, reads...), outs...)
 	var fused []string
@@ -344,6 +347,7 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 		fused = append(fused, f.Name)
 	}
 	s.prog.Steps = append(s.prog.Steps, Step{
+		InPlace: inPlace,
 		Fused:   fused,
 		Kernel:  ki,
 		Buffers: bufs,

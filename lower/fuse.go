@@ -333,6 +333,7 @@ func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, er
 	}
 	k.bound[o] = b
 	k.inputs = append(k.inputs, o)
+	k.inputBinds = append(k.inputBinds, b)
 	return b, nil
 }
 

@@ -15,8 +15,9 @@ type Kernel struct {
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
 
-	inputs []*hlo.Instruction // what the bindings before the results hold
-	fused  []*hlo.Instruction // computed inline or alongside (prologue reduces)
+	inputs  []*hlo.Instruction // what the bindings before the results hold
+	inPlace []bool             // inputs read only where the results are written (memory.go)
+	fused   []*hlo.Instruction // computed inline or alongside (prologue reduces)
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -46,11 +47,17 @@ type kernelBuilder struct {
 
 	// Loop fusion (fuse.go): producers computed inline, the instructions
 	// bound as storage buffers in binding order, and the bindings made.
-	fused   map[*hlo.Instruction]bool
-	inputs  []*hlo.Instruction
-	virtual []fusedOperand
-	bound   map[*hlo.Instruction]int
-	err     error // the first error while computing a fused operand
+	fused      map[*hlo.Instruction]bool
+	inputs     []*hlo.Instruction
+	virtual    []fusedOperand
+	inputBinds []int // the binding of each of inputs
+	bound      map[*hlo.Instruction]int
+	err        error // the first error while computing a fused operand
+
+	// In-place updates (memory.go): the invocation's own index, and the
+	// bindings accessed anywhere else.
+	linear   spirv.ID
+	offIndex map[int]bool
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -147,8 +154,21 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	for _, v := range k.virtual {
 		fused = append(fused, v.in) // a prologue reduce is read from its register
 	}
+	// An input may share memory with the results when every access to
+	// it and to every result is at the invocation's own index.
+	inPlace := make([]bool, len(k.inputs))
+	results := true
+	for b := range k.bindings {
+		if k.offIndex[b] && !k.isInput(b) {
+			results = false
+		}
+	}
+	for i, b := range k.inputBinds {
+		inPlace[i] = results && !k.offIndex[b]
+	}
 	return &Kernel{
 		inputs:    k.inputs,
+		inPlace:   inPlace,
 		fused:     fused,
 		Name:      name,
 		Words:     k.b.Words(),
@@ -195,6 +215,12 @@ func (k *kernelBuilder) ifThen(cond spirv.ID, body func() error) error {
 }
 
 func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
+	if idx != k.linear {
+		if k.offIndex == nil {
+			k.offIndex = map[int]bool{}
+		}
+		k.offIndex[bind] = true
+	}
 	bd := k.bindings[bind]
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.scalarType(bd.st))
 	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
@@ -269,6 +295,7 @@ func (k *kernelBuilder) bindResults(in *hlo.Instruction) ([]int, error) {
 func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (*Kernel, error) {
 	k.begin()
 	idx := k.linearIndex()
+	k.linear = idx
 	n := k.push(0)
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
 	if err := k.ifThen(inRange, func() error { return body(idx) }); err != nil {
@@ -278,4 +305,13 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 		return nil, k.err
 	}
 	return k.finish(name), nil
+}
+
+func (k *kernelBuilder) isInput(b int) bool {
+	for _, x := range k.inputBinds {
+		if x == b {
+			return true
+		}
+	}
+	return false
 }

@@ -202,8 +202,12 @@ func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
 		require.Zero(t, ba.Offset%align, "%s: %s offset %d", name, ba.Name, ba.Offset)
 		require.LessOrEqual(t, ba.Offset+paddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
 		for b := range lr {
-			if a < b && lr[a].overlaps(lr[b]) {
-				require.False(t, p.span(a).overlaps(p.span(b)), "%s: %s and %s are live together and share memory", name, ba.Name, p.Buffers[b].Name)
+			if a >= b || !p.span(a).overlaps(p.span(b)) {
+				continue
+			}
+			require.False(t, lr[a].overlaps(lr[b]), "%s: %s and %s are live together and share memory", name, ba.Name, p.Buffers[b].Name)
+			if lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a]) {
+				require.Equal(t, ba.Offset, p.Buffers[b].Offset, "%s: %s updated in place into %s must line up element for element", name, p.Buffers[b].Name, ba.Name)
 			}
 		}
 	}
@@ -285,4 +289,38 @@ func TestFusionTargets(t *testing.T) {
 			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
 		}
 	}
+}
+
+// TestInPlace: without fusion, each op of a chain over temporaries
+// writes over its dead input, so the arena holds one value, not two.
+func TestInPlace(t *testing.T) {
+	m, err := hlo.Parse("chain.hlo", `HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  a = f32[1000] exponential(x)
+  b = f32[1000] log(a)
+  c = f32[1000] negate(b)
+  ROOT d = f32[1000] abs(c)
+}`)
+	require.NoError(t, err)
+	p, err := Compile(m, desktop, Options{NoFuse: true})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 4)
+	require.Equal(t, int64(4032), p.ArenaSize, "one 4000-byte value, aligned to 64")
+	for _, st := range p.Steps[1:] {
+		require.Len(t, st.InPlace, 1)
+	}
+	checkMemoryPlan(t, "chain", p, int64(desktop.StorageAlign))
+	// A transpose reads elsewhere than it writes: no in-place update.
+	m, err = hlo.Parse("tr.hlo", `HloModule m
+ENTRY e {
+  x = f32[30,40] parameter(0)
+  a = f32[30,40] exponential(x)
+  ROOT b = f32[40,30] transpose(a), dimensions={1,0}
+}`)
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{NoFuse: true})
+	require.NoError(t, err)
+	require.Empty(t, p.Steps[1].InPlace)
+	require.Equal(t, int64(2*4800), p.ArenaSize)
 }

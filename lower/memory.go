@@ -11,16 +11,23 @@ import (
 // and the results of while and conditional steps keep buffers of their
 // own: the runtime uploads, keeps or binds those.
 
-// liveRange is the steps from the first to the last that touch a buffer.
+// liveRange is when a buffer is live, in half steps: step t reads at
+// 2t the inputs it may update in place (Step.InPlace) and touches
+// everything else at 2t+1, so an input whose last read is in place ends
+// just before the step's results begin.
 type liveRange struct{ first, last int }
 
 func (a liveRange) overlaps(b liveRange) bool { return a.first <= b.last && b.first <= a.last }
+
+// adjacent reports that a's last use is an in-place read by the step
+// that writes b first: they may share memory, element for element.
+func (a liveRange) adjacent(b liveRange) bool { return a.last%2 == 0 && a.last+1 == b.first }
 
 // liveRanges returns the live range of every temporary of the program:
 // results live to the end; a temporary no step touches (an empty
 // result) lives throughout.
 func liveRanges(p *Program) map[int]liveRange {
-	end := len(p.Steps)
+	end := 2*len(p.Steps) + 1
 	lr := map[int]liveRange{}
 	touch := func(b, at int) {
 		if p.Buffers[b].Kind != BufTemp {
@@ -34,8 +41,16 @@ func liveRanges(p *Program) map[int]liveRange {
 		lr[b] = r
 	}
 	for i, st := range p.Steps {
-		for _, b := range stepBuffers(st) {
-			touch(b, i)
+		inPlace := map[int]bool{}
+		for _, b := range st.InPlace {
+			inPlace[b] = true
+		}
+		for j, b := range stepBuffers(st) {
+			if st.Kind == StepDispatch && j < len(st.Buffers)-st.Writes && inPlace[b] {
+				touch(b, 2*i)
+			} else {
+				touch(b, 2*i+1)
+			}
 		}
 	}
 	for _, b := range p.Outputs {
@@ -98,6 +113,16 @@ func planMemory(s *state) error {
 		b        int
 		off, end int64
 	}
+	elemBytes := func(b int) int {
+		st, _ := StorageType(p.Buffers[b].Shape.Elem, s.tg)
+		return st.Bytes()
+	}
+	// share reports whether x and placed y may overlap: only exactly,
+	// element for element, as an in-place update.
+	share := func(x int, y placed) bool {
+		a, b := lr[x], lr[y.b]
+		return (a.adjacent(b) || b.adjacent(a)) && elemBytes(x) == elemBytes(y.b)
+	}
 	var done []placed
 	for _, b := range temps {
 		var off int64
@@ -106,18 +131,50 @@ func planMemory(s *state) error {
 				off = max(off, d.end)
 			}
 		} else {
-			var busy []placed
+			var busy, partners []placed
 			for _, d := range done {
-				if lr[d.b].overlaps(lr[b]) {
+				switch {
+				case lr[d.b].overlaps(lr[b]):
 					busy = append(busy, d)
+				case share(b, d):
+					partners = append(partners, d)
+				default:
+					continue
 				}
 			}
-			sort.Slice(busy, func(i, j int) bool { return busy[i].off < busy[j].off })
-			for _, d := range busy {
-				if off+size(b) <= d.off {
-					break // fits in the gap before d
+			// An in-place update first: exactly on a partner's memory,
+			// clear of everything live at the same time and of the other
+			// partners.
+			fits := func(off int64, skip int) bool {
+				for _, d := range busy {
+					if off < d.end && d.off < off+size(b) {
+						return false
+					}
 				}
-				off = max(off, alignUp(d.end, align))
+				for i, d := range partners {
+					if i != skip && off < d.end && d.off < off+size(b) {
+						return false
+					}
+				}
+				return true
+			}
+			found := false
+			for i, d := range partners {
+				if fits(d.off, i) {
+					off, found = d.off, true
+					break
+				}
+			}
+			if !found {
+				busy = append(busy, partners...)
+				sort.Slice(busy, func(i, j int) bool { return busy[i].off < busy[j].off })
+				off = 0
+				for _, d := range busy {
+					if off+size(b) <= d.off {
+						break // fits in the gap before d
+					}
+					off = max(off, alignUp(d.end, align))
+				}
 			}
 		}
 		p.Buffers[b].Offset = off
@@ -127,7 +184,7 @@ func planMemory(s *state) error {
 	}
 	// The lower bound no placement can beat: the bytes live at the
 	// busiest step.
-	for at := 0; at <= len(p.Steps); at++ {
+	for at := 0; at <= 2*len(p.Steps)+1; at++ {
 		var live int64
 		for b, r := range lr {
 			if r.first <= at && at <= r.last {

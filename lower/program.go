@@ -59,10 +59,11 @@ type Step struct {
 	Buffers     []int
 	Push        []uint32
 	Groups      [3]uint32
-	Writes      int    // the last Writes buffers are the step's outputs
-	AfterWrites bool   // reads something an earlier step wrote: needs a barrier
+	Writes      int      // the last Writes buffers are the step's outputs
+	AfterWrites bool     // reads something an earlier step wrote: needs a barrier
 	Inst        string   // the HLO instruction it computes, for profiles and errors
 	Fused       []string // the instructions its kernel computes inline or alongside Inst (fusion)
+	InPlace     []int    // buffers it reads only at the index where it writes its results: they may share their memory
 }
 
 // PushBytes encodes the push constants little-endian.
