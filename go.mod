@@ -1,11 +1,12 @@
 module github.com/vkjit/vkjit
 
-go 1.25
+go 1.26.0
 
 require (
 	codeberg.org/sbinet/npyio v0.14.0
 	github.com/goki/vgpu v1.0.34
 	github.com/goki/vulkan v1.0.8
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/stretchr/testify v1.12.1
 )
 

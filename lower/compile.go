@@ -11,6 +11,10 @@ import (
 type Options struct {
 	NoFuse  bool // every instruction its own kernel and buffer (to compare against)
 	NoReuse bool // every temporary its own memory (to compare against)
+	// MemoryBudget, when not 0, is the most device bytes the program's
+	// own memory (arena, parameters, constants) may plan for: values are
+	// recomputed instead of kept until the plan fits (remat.go).
+	MemoryBudget int64
 }
 
 // state is what the passes share.
@@ -25,6 +29,8 @@ type state struct {
 	fused    map[*hlo.Instruction]bool               // computed inside their consumers' kernels (fuse.go)
 	prologue map[*hlo.Instruction][]*hlo.Instruction // reduces a reduce's kernel computes first (fuse.go)
 	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
+	order    []*hlo.Instruction                      // the order in which kernels and control steps run (schedule)
+	live     map[*hlo.Instruction]bool               // what the root depends on (schedule); the rest is dead
 }
 
 type pass struct {
@@ -49,6 +55,7 @@ func init() {
 		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
 		{"fuse reductions", fuseReductions},            // a reduce read at another's output index is computed in that one's kernel
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
+		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
@@ -58,6 +65,9 @@ func init() {
 
 // Compile lowers the module's entry computation to a Program for target tg.
 func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) {
+	if opts.MemoryBudget > 0 {
+		return compileUnderBudget(m, tg, opts)
+	}
 	return compile(m, tg, opts, false)
 }
 
@@ -158,8 +168,8 @@ func assignBuffers(s *state) error {
 	s.prog.Params = make([]int, firstLeaf[len(entry.Params)])
 	s.prog.ParamShapes = make([]hlo.Shape, len(s.prog.Params))
 	for _, in := range entry.Instructions {
-		if s.fused[in] {
-			continue // no buffer: its consumers compute it
+		if s.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
+			continue // no buffer: its consumers compute it, or nothing reads it
 		}
 		switch in.Op {
 		case hlo.OpParameter:
@@ -260,7 +270,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue}
-	for _, in := range s.mod.Entry.Instructions {
+	for _, in := range s.order {
 		if s.fused[in] || s.moved[in] {
 			continue // computed by other kernels
 		}

@@ -630,3 +630,70 @@ func loopBudget(tg Target) int64 {
 	}
 	return tg.MaxLoopIterations - 2048
 }
+
+// schedule orders the steps depth first from the root: each kernel runs
+// just before the first kernel that needs it, so values computed for
+// late users (rematerialized copies among them) are not held across the
+// program (XLA's DFS memory scheduler does the same). A reduce computed
+// in another's kernel (prologue) is scheduled as that kernel. Dead
+// instructions are not run.
+func schedule(s *state) error {
+	c := s.mod.Entry
+	stepOf := map[*hlo.Instruction]*hlo.Instruction{}
+	for r2, ps := range s.prologue {
+		for _, p := range ps {
+			stepOf[p] = r2
+		}
+	}
+	done := map[*hlo.Instruction]bool{}
+	var visit func(x *hlo.Instruction)
+	visit = func(x *hlo.Instruction) {
+		if r2, ok := stepOf[x]; ok {
+			x = r2
+		}
+		if done[x] {
+			return
+		}
+		done[x] = true
+		for _, p := range s.prologue[x] {
+			done[p] = true
+		}
+		// The values the step reads: its cluster's materialized inputs,
+		// and those of the reduces it computes first.
+		roots := append([]*hlo.Instruction{x}, s.prologue[x]...)
+		for _, r := range roots {
+			if consumerReads(r) == readsNone {
+				for _, o := range r.Operands {
+					visit(o)
+				}
+				continue
+			}
+			s.visitInputs(r, visit)
+		}
+		s.order = append(s.order, x)
+	}
+	visit(c.Root)
+	s.live = done
+	return nil
+}
+
+// visitInputs calls f on each distinct materialized value in's kernel
+// reads, in operand order.
+func (s *state) visitInputs(in *hlo.Instruction, f func(*hlo.Instruction)) {
+	seen := map[*hlo.Instruction]bool{}
+	var walk func(x *hlo.Instruction)
+	walk = func(x *hlo.Instruction) {
+		for _, o := range x.Operands {
+			if seen[o] {
+				continue
+			}
+			seen[o] = true
+			if s.fused[o] {
+				walk(o)
+			} else {
+				f(o)
+			}
+		}
+	}
+	walk(in)
+}

@@ -324,3 +324,20 @@ ENTRY e {
 	require.Empty(t, p.Steps[1].InPlace)
 	require.Equal(t, int64(2*4800), p.ArenaSize)
 }
+
+// TestMemoryBudget: below the default peak, values are recomputed until
+// the plan fits; an impossible budget fails with the smallest peak.
+func TestMemoryBudget(t *testing.T) {
+	mods, err := hlo.ParseFile("../tests/testdata/mlp_train/graph.hlo")
+	require.NoError(t, err)
+	def, err := Compile(mods[0], desktop, Options{})
+	require.NoError(t, err)
+	p, err := Compile(mods[0], desktop, Options{MemoryBudget: def.PeakBytes() - 1})
+	require.NoError(t, err)
+	require.Less(t, p.PeakBytes(), def.PeakBytes())
+	require.Greater(t, len(p.Steps), len(def.Steps), "recomputation costs a dispatch")
+	checkMemoryPlan(t, "mlp_train under budget", p, int64(desktop.StorageAlign))
+	_, err = Compile(mods[0], desktop, Options{MemoryBudget: 1000})
+	require.ErrorIs(t, err, ErrMemoryBudget)
+	require.Contains(t, err.Error(), fmt.Sprintf("smallest peak %d bytes", p.PeakBytes()))
+}

@@ -256,3 +256,22 @@ func planBarriers(s *state) error {
 	}
 	return nil
 }
+
+// LiveAtPeak lists the buffers that hold device memory at the program's
+// busiest step: the temporaries live then, and every parameter and
+// constant.
+func (p *Program) LiveAtPeak() []int {
+	at, lr := peakTime(p)
+	var out []int
+	for b, buf := range p.Buffers {
+		if buf.Kind == BufTemp {
+			if r, ok := lr[b]; !ok || r.first > at || r.last < at {
+				continue
+			}
+		} else if buf.Kind == BufBound {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}

@@ -181,3 +181,41 @@ func TestPrograms(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryBudget runs the MLP training step with --memory-budget below
+// its default peak: the measured peak must drop and every result stay
+// bit-identical.
+func TestMemoryBudget(t *testing.T) {
+	dir := filepath.Join("testdata", "mlp_train")
+	var args []string
+	for i := 0; i < 6; i++ {
+		args = append(args, filepath.Join(dir, fmt.Sprintf("arg%d.npy", i)))
+	}
+	runWith := func(extra ...string) (map[string]*vkjit.Tensor, int64) {
+		tmp := t.TempDir()
+		out, stats := filepath.Join(tmp, "out.npz"), filepath.Join(tmp, "stats.json")
+		cmd := exec.Command(vkjitBin, append(append([]string{"run", filepath.Join(dir, "graph.hlo"), "--out", out, "--stats-json", stats}, extra...), args...)...)
+		msg, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", msg)
+		res, err := vkjit.ReadNPZ(out)
+		require.NoError(t, err)
+		var st struct {
+			Peak int64 `json:"peak_device_bytes"`
+		}
+		js, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &st))
+		return res, st.Peak
+	}
+	want, peak := runWith()
+	got, lower := runWith("--memory-budget", fmt.Sprint(peak-1))
+	t.Logf("peak %d bytes by default, %d under a budget of %d", peak, lower, peak-1)
+	require.Less(t, lower, peak)
+	for k, v := range want {
+		require.Equal(t, v.Data, got[k].Data, k)
+	}
+	cmd := exec.Command(vkjitBin, append([]string{"run", filepath.Join(dir, "graph.hlo"), "--memory-budget", "1000"}, args...)...)
+	msg, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(msg), "memory budget is below the smallest peak vkjit could reach")
+}

@@ -40,6 +40,11 @@ Flags of run (before or after the positional arguments):
   --no-fuse             compile every instruction to its own kernel (to compare against)
   --no-reuse            give every temporary its own memory (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
+  --memprofile FILE     write the device memory at the planned peak in pprof format
+                        (one sample per live buffer, by instruction): go tool pprof -top FILE
+  --memory-budget BYTES plan at most BYTES of device memory (arena, parameters,
+                        constants), recomputing values instead of keeping them
+                        alive; fails with the smallest peak reached if it cannot
   --rtol X, --atol X    tolerances for --compare: |got-want| <= atol*max(1, largest
                         |want| of the output) + rtol*|want| (default by type: exact
                         for integers, 1e-4/1e-5 for f32, 1e-2 for f16 and bf16,

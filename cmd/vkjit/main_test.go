@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
@@ -200,4 +201,30 @@ func TestGraph(t *testing.T) {
 	code, _, errs = vkjitCmd("graph", "-o", filepath.Join(t.TempDir(), "g.txt"), "../../bench/workloads/softmax.hlo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "write .dot, .svg or .png")
+}
+
+func TestMemProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "mem.pprof")
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	code, _, errs := vkjitCmd("run", "--random-args", "--memprofile", prof, "--stats-json", stats, "../../tests/testdata/mlp_train/graph.hlo")
+	require.Equal(t, 0, code, errs)
+	f, err := os.Open(prof)
+	require.NoError(t, err)
+	defer f.Close()
+	p, err := profile.Parse(f)
+	require.NoError(t, err)
+	require.Equal(t, "space", p.SampleType[0].Type)
+	var total int64
+	names := map[string]bool{}
+	for _, s := range p.Sample {
+		total += s.Value[0]
+		names[s.Location[0].Line[0].Function.Name] = true
+	}
+	require.True(t, names["w1"], "parameters are live at the peak")
+	b, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.LessOrEqual(t, float64(total), st["peak_device_bytes"].(float64), "the profile holds what is live at the peak")
+	require.Greater(t, total, int64(6*1000))
 }

@@ -46,6 +46,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
+	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
+	memProfile := fs.String("memprofile", "", "write the device memory at the planned peak here, in pprof format")
 	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
@@ -71,12 +73,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse}})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, MemoryBudget: *budget}})
 	if err != nil {
 		return err
 	}
 	defer exe.Close()
 	compileMs := float64(time.Since(start).Microseconds()) / 1000
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return err
+		}
+		err = exe.WriteMemoryProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+	}
 
 	params := exe.Program().ParamShapes
 	var tensors []*vkjit.Tensor
