@@ -142,6 +142,9 @@ func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
 
 func (r *run) free(bs []*vk.Buffer) {
 	for _, b := range bs {
+		if b == nil {
+			continue // a parameter donated to the arena
+		}
 		r.held -= paddedSize(b.Size())
 		b.Destroy()
 	}
@@ -162,8 +165,13 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 	}
 	p := e.prog
 	inputs := make([]*vk.Buffer, len(p.Params))
+	uploads := make([][]byte, len(p.Params))
 	for i, bi := range p.Params {
 		b := p.Buffers[bi]
+		if b.Donated { // uploaded into the arena by exec
+			uploads[i] = lower.ToStorage(b.Shape.Elem, args[i].Data)
+			continue
+		}
 		buf, err := r.alloc(b.Name, b.Size)
 		if err != nil {
 			r.free(inputs[:i])
@@ -175,7 +183,7 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 			return nil, st, err
 		}
 	}
-	outs, owned, err := r.exec(e.root, inputs)
+	outs, owned, err := r.exec(e.root, inputs, uploads)
 	defer r.free(inputs)
 	defer func() { r.free(owned) }()
 	if err != nil {
@@ -196,11 +204,12 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 	return results, st, nil
 }
 
-// exec runs program l with its parameter buffers bound to inputs. It
+// exec runs program l with its parameter buffers bound to inputs, or, for
+// parameters donated to the arena, written there from uploads. It
 // returns the output buffers and the buffers it allocated that the caller
 // must free: the arena (outputs are views of it, or inputs or constants,
 // which the caller does not own) and what loops and branches allocated.
-func (r *run) exec(l *loaded, inputs []*vk.Buffer) (outs, owned []*vk.Buffer, err error) {
+func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owned []*vk.Buffer, err error) {
 	p := l.prog
 	bufs := make([]*vk.Buffer, len(p.Buffers))
 	for i, bi := range p.Params {
@@ -219,6 +228,16 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer) (outs, owned []*vk.Buffer, er
 			bufs[i] = l.consts[i]
 		case lower.BufTemp:
 			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
+				return nil, owned, err
+			}
+		case lower.BufParam:
+			if !b.Donated {
+				continue
+			}
+			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
+				return nil, owned, err
+			}
+			if err := bufs[i].Write(0, uploads[b.Param]); err != nil {
 				return nil, owned, err
 			}
 		}
@@ -300,7 +319,7 @@ func readScalar(b *vk.Buffer) int64 {
 func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
 	var mine []*vk.Buffer // state buffers this loop allocated
 	for {
-		c, cOwned, err := r.exec(cond, state)
+		c, cOwned, err := r.exec(cond, state, nil)
 		if err != nil {
 			r.free(cOwned)
 			return nil, mine, err
@@ -310,7 +329,7 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 		if !more {
 			return state, mine, nil
 		}
-		next, bOwned, err := r.exec(body, state)
+		next, bOwned, err := r.exec(body, state, nil)
 		if err != nil {
 			r.free(bOwned)
 			return nil, mine, err
@@ -347,7 +366,7 @@ func (r *run) conditional(l *loaded, s lower.Step, bufs []*vk.Buffer) ([]*vk.Buf
 	} else if b = v; b < 0 || b >= n {
 		b = n - 1
 	}
-	return r.exec(l.subs[s.Branches[b]], pick(bufs, s.In[b]))
+	return r.exec(l.subs[s.Branches[b]], pick(bufs, s.In[b]), nil)
 }
 
 func paddedSize(n int64) int64 {

@@ -15,6 +15,11 @@ type Options struct {
 	// own memory (arena, parameters, constants) may plan for: values are
 	// recomputed instead of kept until the plan fits (remat.go).
 	MemoryBudget int64
+	// Donate lists entry parameter leaves (depth-first) whose memory the
+	// program may reuse once they are dead, as jax.jit's donate_argnums;
+	// the module's input_output_alias donates its parameters too.
+	Donate []int
+	sub    bool // compiling a while or conditional's computation
 }
 
 // state is what the passes share.
@@ -167,6 +172,10 @@ func assignBuffers(s *state) error {
 	}
 	s.prog.Params = make([]int, firstLeaf[len(entry.Params)])
 	s.prog.ParamShapes = make([]hlo.Shape, len(s.prog.Params))
+	donated, err := s.donated(firstLeaf)
+	if err != nil {
+		return err
+	}
 	for _, in := range entry.Instructions {
 		if s.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
 			continue // no buffer: its consumers compute it, or nothing reads it
@@ -180,7 +189,7 @@ func assignBuffers(s *state) error {
 					name = fmt.Sprintf("%s.%d", in.Name, j)
 				}
 				li := firstLeaf[in.ParamNum] + j
-				i, err := s.newBuffer(Buffer{Name: name, Kind: BufParam, Param: li, Shape: leaf})
+				i, err := s.newBuffer(Buffer{Name: name, Kind: BufParam, Param: li, Shape: leaf, Donated: donated[li]})
 				if err != nil {
 					return in.Errorf("%v", err)
 				}
@@ -423,7 +432,9 @@ var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true
 func (s *state) sub(c *hlo.Computation) (int, error) {
 	m := *s.mod
 	m.Entry = c
-	p, err := compile(&m, s.tg, s.opts, true)
+	opts := s.opts
+	opts.Donate, opts.sub, opts.MemoryBudget = nil, true, 0 // the loop state is the caller's
+	p, err := compile(&m, s.tg, opts, true)
 	if err != nil {
 		return 0, err
 	}
@@ -513,4 +524,46 @@ func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		k.store(out, idx, r)
 		return nil
 	})
+}
+
+// donated returns the entry parameter leaves whose memory the program
+// may reuse: Options.Donate and the parameters input_output_alias names.
+func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
+	out := map[int]bool{}
+	if s.opts.sub {
+		return out, nil
+	}
+	n := firstLeaf[len(firstLeaf)-1]
+	for _, d := range s.opts.Donate {
+		if d < 0 || d >= n {
+			return nil, fmt.Errorf("lower: donated parameter leaf %d does not exist (the entry has %d)", d, n)
+		}
+		out[d] = true
+	}
+	aliases, err := s.mod.InputOutputAlias()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range aliases {
+		p := s.mod.Entry.Params[a.Param]
+		first, count := firstLeaf[a.Param], len(p.Shape.Leaves())
+		if len(a.ParamIndex) > 0 {
+			// The leaf at the index path within a tuple parameter.
+			sh, off := p.Shape, 0
+			for _, i := range a.ParamIndex {
+				if !sh.IsTuple() || i < 0 || int(i) >= len(sh.Tuple) {
+					return nil, p.Errorf("input_output_alias names index %v, which the parameter's shape %s lacks", a.ParamIndex, p.Shape)
+				}
+				for j := 0; j < int(i); j++ {
+					off += len(sh.Tuple[j].Leaves())
+				}
+				sh = sh.Tuple[i]
+			}
+			first, count = first+off, len(sh.Leaves())
+		}
+		for l := first; l < first+count; l++ {
+			out[l] = true
+		}
+	}
+	return out, nil
 }

@@ -341,3 +341,26 @@ func TestMemoryBudget(t *testing.T) {
 	require.ErrorIs(t, err, ErrMemoryBudget)
 	require.Contains(t, err.Error(), fmt.Sprintf("smallest peak %d bytes", p.PeakBytes()))
 }
+
+// TestDonation: donated parameters join the arena, so their memory is
+// reused once they are dead and the peak drops; input_output_alias
+// donates the parameters it names.
+func TestDonation(t *testing.T) {
+	mods, err := hlo.ParseFile("../tests/testdata/mlp_train/graph.hlo")
+	require.NoError(t, err)
+	def, err := Compile(mods[0], desktop, Options{})
+	require.NoError(t, err)
+	don, err := Compile(mods[0], desktop, Options{Donate: []int{0, 1, 2, 3, 4, 5}})
+	require.NoError(t, err)
+	require.Less(t, don.PeakBytes(), def.PeakBytes())
+	checkMemoryPlan(t, "donated", don, int64(desktop.StorageAlign))
+	_, err = Compile(mods[0], desktop, Options{Donate: []int{6}})
+	require.ErrorContains(t, err, "donated parameter leaf 6 does not exist")
+
+	m, err := hlo.Parse("alias.hlo", "HloModule f, input_output_alias={{}: (0, {}, must-alias)}\nENTRY f {\n  a = s32[1000] parameter(0)\n  ROOT sum = s32[1000] add(a, a)\n}")
+	require.NoError(t, err)
+	p, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.True(t, p.Buffers[p.Params[0]].Donated)
+	require.Equal(t, int64(4032), p.PeakBytes(), "the result is written over the parameter")
+}

@@ -30,7 +30,7 @@ func liveRanges(p *Program) map[int]liveRange {
 	end := 2*len(p.Steps) + 1
 	lr := map[int]liveRange{}
 	touch := func(b, at int) {
-		if p.Buffers[b].Kind != BufTemp {
+		if !p.Buffers[b].InArena() {
 			return
 		}
 		r, ok := lr[b]
@@ -59,6 +59,9 @@ func liveRanges(p *Program) map[int]liveRange {
 	for b, buf := range p.Buffers {
 		if _, ok := lr[b]; !ok && buf.Kind == BufTemp {
 			lr[b] = liveRange{0, end}
+		}
+		if r, ok := lr[b]; ok && buf.Kind == BufParam {
+			lr[b] = liveRange{0, r.last} // uploaded before the first step
 		}
 	}
 	return lr
@@ -207,7 +210,7 @@ func (a span) overlaps(b span) bool { return a.space == b.space && a.lo < b.hi &
 
 func (p *Program) span(b int) span {
 	buf := p.Buffers[b]
-	if buf.Kind == BufTemp {
+	if buf.InArena() {
 		return span{-1, buf.Offset, buf.Offset + paddedSize(buf.Size)}
 	}
 	return span{b, 0, paddedSize(buf.Size)}
@@ -264,7 +267,7 @@ func (p *Program) LiveAtPeak() []int {
 	at, lr := peakTime(p)
 	var out []int
 	for b, buf := range p.Buffers {
-		if buf.Kind == BufTemp {
+		if buf.InArena() {
 			if r, ok := lr[b]; !ok || r.first > at || r.last < at {
 				continue
 			}

@@ -30,8 +30,12 @@ type Buffer struct {
 	Data   []byte    // BufConstant: contents in storage representation
 	Shape  hlo.Shape // logical array shape (HLO element type)
 	Size   int64     // device bytes
-	Offset int64     // BufTemp: where it lives in the program's arena
+	Offset  int64     // BufTemp, or a donated BufParam: where it lives in the program's arena
+	Donated bool      // BufParam: uploaded into the arena, its memory reused once it is dead
 }
+
+// InArena reports the buffers that live in the program's arena.
+func (b Buffer) InArena() bool { return b.Kind == BufTemp || b.Kind == BufParam && b.Donated }
 
 // StepKind says what a step does.
 type StepKind uint8
@@ -113,11 +117,12 @@ func (p *Program) Memory() Memory {
 }
 
 // PeakBytes is the most device memory the program's own buffers hold at
-// once: the arena, parameters and constants (not sub-programs').
+// once: the arena, the parameters not donated to it, and constants (not
+// sub-programs').
 func (p *Program) PeakBytes() int64 {
 	n := p.ArenaSize
 	for _, b := range p.Buffers {
-		if b.Kind != BufTemp {
+		if !b.InArena() && b.Kind != BufBound {
 			n += paddedSize(b.Size)
 		}
 	}

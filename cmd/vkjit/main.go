@@ -40,6 +40,9 @@ Flags of run (before or after the positional arguments):
   --no-fuse             compile every instruction to its own kernel (to compare against)
   --no-reuse            give every temporary its own memory (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
+  --donate LIST         let the program reuse these parameters' memory once they are
+                        dead (jax's donate_argnums): "all" or leaf numbers like 2,3;
+                        input_output_alias in the module header donates its parameters
   --memprofile FILE     write the device memory at the planned peak in pprof format
                         (one sample per live buffer, by instruction): go tool pprof -top FILE
   --memory-budget BYTES plan at most BYTES of device memory (arena, parameters,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,6 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
 	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
+	donate := fs.String("donate", "", "parameter leaves whose memory the program may reuse once dead: \"all\" or a list such as 2,3")
 	memProfile := fs.String("memprofile", "", "write the device memory at the planned peak here, in pprof format")
 	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
@@ -73,7 +75,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, MemoryBudget: *budget}})
+	donated, err := parseDonate(*donate, mod)
+	if err != nil {
+		return err
+	}
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, MemoryBudget: *budget, Donate: donated}})
 	if err != nil {
 		return err
 	}
@@ -202,4 +208,32 @@ func printStats(w io.Writer, s runStats) {
 	row("compile", fmt.Sprintf("%.1f", s.CompileMs), "ms")
 	row("run", fmt.Sprintf("%.1f", s.RunMs), "ms, transfers included")
 	tw.Flush()
+}
+
+// parseDonate reads --donate: "all" or comma-separated parameter leaf
+// numbers (parameters in order, tuple parameters flattened depth-first).
+func parseDonate(v string, m *hlo.Module) ([]int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if v == "all" {
+		n := 0
+		for _, p := range m.Entry.Params {
+			n += len(p.Shape.Leaves())
+		}
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--donate: %q is not a parameter number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
