@@ -46,4 +46,3 @@ func (e *Executable) WriteMemoryProfile(w io.Writer) error {
 	}
 	return prof.Write(w)
 }
-

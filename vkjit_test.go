@@ -14,6 +14,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
 )
 
 var rt *vkjit.Runtime
@@ -169,17 +170,19 @@ func runBothOn(t *testing.T, exe *vkjit.Executable, m *hlo.Module, args []*hlo.L
 
 // requireExact compiles a module, runs it on the device and in the
 // reference evaluator on the same inputs, and requires every result leaf
-// to match bit for bit.
+// to match bit for bit: with fusion and buffer reuse, and without.
 func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*hlo.Literal) {
 	t.Helper()
 	m, err := hlo.Parse(name, text)
 	require.NoError(t, err, text)
 	require.NoError(t, hlo.Verify(m), name)
-	exe, err := rt.Compile(m, vkjit.CompileOptions{})
-	require.NoError(t, err, name)
-	_, want, outs := runBothOn(t, exe, m, inputs(m), name)
-	for i, w := range want.Leaves() {
-		require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d", name, i)
+	for _, opts := range []lower.Options{{}, {NoFuse: true, NoReuse: true}} {
+		exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+		require.NoError(t, err, name)
+		_, want, outs := runBothOn(t, exe, m, inputs(m), name)
+		for i, w := range want.Leaves() {
+			require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d (%+v)", name, i, opts)
+		}
 	}
 }
 

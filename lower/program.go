@@ -24,12 +24,12 @@ func (k BufferKind) String() string {
 
 // Buffer is one device buffer of the plan.
 type Buffer struct {
-	Name   string
-	Kind   BufferKind
-	Param  int       // BufParam: index among the entry parameters' leaves
-	Data   []byte    // BufConstant: contents in storage representation
-	Shape  hlo.Shape // logical array shape (HLO element type)
-	Size   int64     // device bytes
+	Name    string
+	Kind    BufferKind
+	Param   int       // BufParam: index among the entry parameters' leaves
+	Data    []byte    // BufConstant: contents in storage representation
+	Shape   hlo.Shape // logical array shape (HLO element type)
+	Size    int64     // device bytes
 	Offset  int64     // BufTemp, or a donated BufParam: where it lives in the program's arena
 	Donated bool      // BufParam: uploaded into the arena, its memory reused once it is dead
 }
