@@ -36,6 +36,7 @@ type state struct {
 	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
 	order    []*hlo.Instruction                      // the order in which kernels and control steps run (schedule)
 	live     map[*hlo.Instruction]bool               // what the root depends on (schedule); the rest is dead
+	reach    map[*hlo.Instruction]bool               // the same, before scheduling (fuse.go)
 }
 
 type pass struct {
@@ -58,7 +59,7 @@ func init() {
 		{"split long reductions", splitLongReductions}, // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
 		{"check support", checkSupport},                // name what the device cannot run before any work
 		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
-		{"fuse reductions", fuseReductions},            // a reduce read at another's output index is computed in that one's kernel
+		{"fuse siblings", fuseReductions},              // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
@@ -499,8 +500,15 @@ func trimSigil(n string) string {
 // bounds) are read at index 0.
 func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	k := env.builder(1)
+	ps, err := k.bindPrologue(env, in)
+	if err != nil {
+		return nil, err
+	}
 	ins, outs, err := k.bind(in)
 	if err != nil {
+		return nil, err
+	}
+	if err := ps.bindResults(k); err != nil {
 		return nil, err
 	}
 	out := outs[0]
@@ -509,6 +517,9 @@ func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		name += "_" + in.Operands[0].Shape.Elem.String()
 	}
 	return k.perElement(name, func(idx spirv.ID) error {
+		if err := ps.emit(k, idx); err != nil {
+			return err
+		}
 		args := make([]val, len(in.Operands))
 		for i, o := range in.Operands {
 			at := idx
@@ -522,6 +533,7 @@ func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			return err
 		}
 		k.store(out, idx, r)
+		ps.store(k, idx)
 		return nil
 	})
 }

@@ -33,6 +33,11 @@ const (
 // division).
 const maxDuplicates = 3
 
+// maxIndexCopies bounds the copies of an index-only producer (a
+// broadcast of a constant read by many fused ops): cheap each, but each
+// is code.
+const maxIndexCopies = 64
+
 // smallFanOut is the most copies of each operand element a broadcast
 // may make and still count as a few reads (a row of 10 logits): beyond
 // it, only index-only producers are recomputed per copy.
@@ -158,19 +163,24 @@ func fuseLoops(s *state) error {
 		total += work(in)
 	}
 	// reads[in]: how in's operands are read, all the way out to the
-	// materialized kernel that computes in.
+	// materialized kernel that computes in; copies[in]: how many times
+	// kernels compute it (1 for a materialized value).
 	reads := map[*hlo.Instruction]readCount{}
+	copies := map[*hlo.Instruction]int{}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
+		copies[in] = 1
 		us := users[in]
 		if in == c.Root || len(us) == 0 || !fusible(in) {
 			continue
 		}
 		ctx := readsOnce
 		distinct := map[*hlo.Instruction]bool{}
+		n := 0 // the copies of in that fusing it would emit
 		for _, u := range us {
 			distinct[u] = true
+			n += copies[u]
 			ctx = max(ctx, reads[u])
 			if reads[u] == readsNone {
 				ctx = readsNone
@@ -184,7 +194,11 @@ func fuseLoops(s *state) error {
 		switch {
 		case ctx == readsNone:
 		case indexOnly(in):
-			ok = true
+			ok = n <= maxIndexCopies
+		case n > maxDuplicates:
+			// A value used twice by a value used twice... doubles at each
+			// level (a polynomial recurrence of 30 steps would be emitted
+			// 2^30 times): past a few copies it is stored instead.
 		case ctx == readsOnce:
 			ok = true
 		case ctx == readsDup:
@@ -198,6 +212,7 @@ func fuseLoops(s *state) error {
 			continue
 		}
 		s.fused[in] = true
+		copies[in] = n
 		reads[in] = max(ctx, reads[in])
 	}
 	defer func() {
@@ -283,6 +298,65 @@ func (e kernelEnv) builder(pushFields int) *kernelBuilder {
 	k.fused = e.fused
 	k.bound = map[*hlo.Instruction]int{}
 	return k
+}
+
+// prologue is what a kernel computes first for the kernels fused into it
+// (fuseReductions): their operands' bindings, the registers their values
+// are read from, and their result bindings.
+type prologue struct {
+	pro   []*hlo.Instruction
+	binds [][]int
+	regs  []*val
+	outs  []int
+}
+
+// bindPrologue binds the operands of the kernels fused ahead of in and
+// makes in's reads of them come from registers. Call it before binding
+// in's own operands.
+func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prologue, error) {
+	ps := &prologue{pro: env.prologue[in]}
+	for _, p := range ps.pro {
+		b, err := k.bindOperands(p)
+		if err != nil {
+			return nil, err
+		}
+		ps.binds = append(ps.binds, b)
+		ps.regs = append(ps.regs, k.inRegister(p))
+	}
+	return ps, nil
+}
+
+// bindResults binds the prologue's results, after in's.
+func (ps *prologue) bindResults(k *kernelBuilder) error {
+	for _, p := range ps.pro {
+		o, err := k.bindResults(p)
+		if err != nil {
+			return err
+		}
+		ps.outs = append(ps.outs, o...)
+	}
+	return nil
+}
+
+// emit computes each prologue kernel's element idx into its register.
+func (ps *prologue) emit(k *kernelBuilder, idx spirv.ID) error {
+	for i, p := range ps.pro {
+		v := k.compute(fusedOperand{in: p, binds: ps.binds[i]}, idx)
+		if k.err != nil {
+			return k.err
+		}
+		*ps.regs[i] = v
+	}
+	return nil
+}
+
+// store writes the prologue's results at idx. Kernels call it after
+// every read: a result may share memory with an input (an in-place
+// update) that the kernel's own computation still reads at idx.
+func (ps *prologue) store(k *kernelBuilder, idx spirv.ID) {
+	for i := range ps.pro {
+		k.store(ps.outs[i], idx, *ps.regs[i])
+	}
 }
 
 // inRegister makes the kernel read o from a register set later (before
@@ -445,9 +519,26 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 			walk(o, next)
 		}
 	}
-	n := len(r2.Operands) / 2
-	for _, o := range r2.Operands[:n] {
-		walk(o, inputSpace)
+	switch {
+	case r2.Op == hlo.OpReduce:
+		for _, o := range r2.Operands[:len(r2.Operands)/2] {
+			walk(o, inputSpace)
+		}
+		for _, o := range r2.Operands[len(r2.Operands)/2:] {
+			walk(o, otherSpace)
+		}
+	case r2.Op.IsElementwise():
+		for _, o := range r2.Operands {
+			sp := outputSpace
+			if o.Shape.Rank() == 0 && r2.Shape.Rank() > 0 {
+				sp = otherSpace
+			}
+			walk(o, sp)
+		}
+	default:
+		for _, o := range r2.Operands {
+			walk(o, otherSpace)
+		}
 	}
 	return ok
 }
@@ -464,14 +555,30 @@ func equalDims(a, b []int64) bool {
 	return true
 }
 
-// singleReduce reports a materialized reduce with one array result.
-func (s *state) singleReduce(in *hlo.Instruction) bool {
-	return in.Op == hlo.OpReduce && len(in.Operands) == 2 && in.Shape.IsArray() && !s.fused[in]
+// perElement reports a materialized instruction whose kernel computes
+// each element of its one array result in its own invocation and writes
+// it there: such kernels can compute others of the same shape alongside.
+func (s *state) perElement(in *hlo.Instruction) bool {
+	if s.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator {
+		return false
+	}
+	switch {
+	case in.Op.IsElementwise(), remapOps[in.Op]:
+		return true
+	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
+		return true
+	}
+	return false
 }
 
-// fuseReductions records, for each reduce, the reduces its kernel
-// computes first (state.prologue, in definition order) and marks those
-// as computed elsewhere (state.moved).
+// Multi-output fusion: a kernel K2 also computes, first and at its own
+// output index, an earlier kernel K1 of the same shape that it reads only
+// at that index (softmax's row max inside its row sum; layer norm's mean
+// inside its variance), or that shares an input with it (siblings: the
+// mean and the mean of squares of one tensor, or two elementwise results
+// of the same operands). K1's result is kept in a register for K2's reads
+// and stored for everyone else: one dispatch and one read of the shared
+// input instead of two. The schedule runs K1's readers after K2's step.
 func fuseReductions(s *state) error {
 	s.prologue = map[*hlo.Instruction][]*hlo.Instruction{}
 	s.moved = map[*hlo.Instruction]bool{}
@@ -483,54 +590,130 @@ func fuseReductions(s *state) error {
 	for i, in := range c.Instructions {
 		pos[in] = i
 	}
-	// readers: the materialized instructions whose kernels read each value.
-	readers := map[*hlo.Instruction][]*hlo.Instruction{}
-	for _, in := range c.Instructions {
-		if s.fused[in] {
-			continue
+	inputs := map[*hlo.Instruction]map[*hlo.Instruction]bool{}
+	inputsOf := func(x *hlo.Instruction) map[*hlo.Instruction]bool {
+		if m, ok := inputs[x]; ok {
+			return m
 		}
-		seen := map[*hlo.Instruction]bool{}
-		var walk func(x *hlo.Instruction)
-		walk = func(x *hlo.Instruction) {
-			for _, o := range x.Operands {
-				if seen[o] {
-					continue
-				}
-				seen[o] = true
-				if s.fused[o] {
-					walk(o)
-				} else {
-					readers[o] = append(readers[o], in)
-				}
-			}
-		}
-		walk(in)
+		m := map[*hlo.Instruction]bool{}
+		s.visitInputs(x, func(o *hlo.Instruction) { m[o] = true })
+		inputs[x] = m
+		return m
 	}
-	for _, r2 := range c.Instructions {
-		if !s.singleReduce(r2) || s.moved[r2] {
+	// dependsOn reports whether materialized x's value needs y (through
+	// materialized values, y's kernel's partner included).
+	memo := map[[2]*hlo.Instruction]bool{}
+	var dependsOn func(x, y *hlo.Instruction) bool
+	dependsOn = func(x, y *hlo.Instruction) bool {
+		key := [2]*hlo.Instruction{x, y}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		memo[key] = false
+		r := false
+		for o := range inputsOf(x) {
+			if o == y || dependsOn(o, y) {
+				r = true
+				break
+			}
+		}
+		memo[key] = r
+		return r
+	}
+	// Only merge k1 into a kernel the depth-first schedule runs after
+	// it: k1 is then computed later than alone, never earlier, so no
+	// value lives longer (a rematerialized copy stays late).
+	if err := schedule(s); err != nil {
+		return err
+	}
+	sched := map[*hlo.Instruction]int{}
+	for i, in := range s.order {
+		sched[in] = i
+	}
+	s.order, s.live = nil, nil
+	limit := int(s.tg.MaxStorageBuffers)
+	for _, k2 := range c.Instructions {
+		if !s.perElement(k2) || s.moved[k2] || !s.reachable(k2) {
 			continue
 		}
-		for _, r1 := range c.Instructions[:pos[r2]] {
-			if !s.singleReduce(r1) || s.moved[r1] || len(s.prologue[r1]) > 0 || !equalDims(r1.Shape.Dims, r2.Shape.Dims) || r1 == c.Root {
+		for _, k1 := range c.Instructions[:pos[k2]] {
+			if !s.perElement(k1) || s.moved[k1] || len(s.prologue[k1]) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !s.reachable(k1) || sched[k1] > sched[k2] {
 				continue
 			}
-			reads := false
-			early := false
-			for _, u := range readers[r1] {
-				if u == r2 {
-					reads = true
-				} else if pos[u] < pos[r2] && !s.moved[u] {
-					early = true // read before r2's step would compute it
+			in2 := inputsOf(k2)
+			reads := in2[k1]
+			shares := false
+			for o := range inputsOf(k1) {
+				if in2[o] && o.Op != hlo.OpConstant {
+					shares = true
 				}
 			}
-			if !reads || early || !s.readsOnlyAtOutput(r2, r1) || s.kernelIters(r2)+s.loopIters(r1) > loopBudget(s.tg) {
+			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
 				continue
 			}
-			s.prologue[r2] = append(s.prologue[r2], r1)
-			s.moved[r1] = true
+			// No input of k2 (other than k1 itself) may need k1: k1 is
+			// computed in k2's step.
+			cycle := false
+			for o := range in2 {
+				if o != k1 && dependsOn(o, k1) {
+					cycle = true
+				}
+			}
+			for _, p := range s.prologue[k2] {
+				if dependsOn(k1, p) || dependsOn(p, k1) {
+					cycle = true
+				}
+			}
+			if cycle || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
+				continue
+			}
+			// Bindings: the union of the inputs, then every result.
+			union := map[*hlo.Instruction]bool{}
+			outs := len(k2.Shape.Leaves()) + 1
+			for _, x := range append([]*hlo.Instruction{k1, k2}, s.prologue[k2]...) {
+				for o := range inputsOf(x) {
+					union[o] = true
+				}
+			}
+			delete(union, k1)
+			for _, p := range s.prologue[k2] {
+				delete(union, p)
+				outs++
+			}
+			if limit != 0 && len(union)+outs > limit {
+				continue
+			}
+			s.prologue[k2] = append(s.prologue[k2], k1)
+			s.moved[k1] = true
+			for x := range inputs {
+				delete(inputs, x) // k2's kernel now reads k1's inputs too
+			}
+			for key := range memo {
+				delete(memo, key)
+			}
 		}
 	}
 	return nil
+}
+
+// reachable reports whether the root depends on in (dead code is not fused
+// with anything: the schedule drops it).
+func (s *state) reachable(in *hlo.Instruction) bool {
+	if s.reach == nil {
+		s.reach = map[*hlo.Instruction]bool{}
+		var walk func(x *hlo.Instruction)
+		walk = func(x *hlo.Instruction) {
+			if s.reach[x] {
+				return
+			}
+			s.reach[x] = true
+			for _, o := range x.Operands {
+				walk(o)
+			}
+		}
+		walk(s.mod.Entry.Root)
+	}
+	return s.reach[in]
 }
 
 // checkLoopBounds refuses, by name, a kernel that would run more loop

@@ -90,16 +90,18 @@ ENTRY e {
   ROOT r = (f32[1000], f32[1000]) tuple(u, s)
 }`)
 	require.NoError(t, err)
-	require.Len(t, prog.Kernels, 2)
-	require.Len(t, prog.Steps, 2)
+	// One kernel: u's (with t inline) computes s alongside, a sibling
+	// reading the same x and y.
+	require.Len(t, prog.Kernels, 1)
+	require.Len(t, prog.Steps, 1)
 	require.False(t, prog.Steps[0].AfterWrites)
-	require.True(t, prog.Steps[1].AfterWrites)
+	require.Equal(t, []string{"s", "t"}, prog.Steps[0].Fused)
 	require.Equal(t, [3]uint32{16, 1, 1}, prog.Steps[0].Groups, "1000 elements in workgroups of 64")
 	require.Equal(t, []uint32{1000}, prog.Steps[0].Push)
 	require.Len(t, prog.Outputs, 2)
 	require.Equal(t, "u", prog.Buffers[prog.Outputs[0]].Name)
 	require.Equal(t, "s", prog.Buffers[prog.Outputs[1]].Name)
-	// t is computed inside u's kernel; s and u are results.
+	// s and u are results.
 	require.Equal(t, int64(2*4000+2*4096), prog.PeakBytes(), "2 parameters, 2 temporaries aligned to 256 bytes")
 }
 

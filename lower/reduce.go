@@ -166,45 +166,27 @@ func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	k := env.builder(1)
-	// Reduces fused ahead of this one (fuse.go): computed first, kept in
-	// registers for the reads below, stored after this one's results.
-	pro := env.prologue[in]
-	regs := make([]*val, len(pro))
-	proBinds := make([][]int, len(pro))
-	for i, p := range pro {
-		b, err := k.bindOperands(p)
-		if err != nil {
-			return nil, err
-		}
-		proBinds[i] = b
-		regs[i] = k.inRegister(p)
+	ps, err := k.bindPrologue(env, in)
+	if err != nil {
+		return nil, err
 	}
 	binds, outs, err := k.bind(in)
 	if err != nil {
 		return nil, err
 	}
-	var proOuts []int
-	for _, p := range pro {
-		o, err := k.bindResults(p)
-		if err != nil {
-			return nil, err
-		}
-		proOuts = append(proOuts, o...)
+	if err := ps.bindResults(k); err != nil {
+		return nil, err
 	}
 	return k.perElement("reduce_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
-		for i, p := range pro {
-			vs, err := k.reduceValues(p, proBinds[i], idx)
-			if err != nil {
-				return err
-			}
-			*regs[i] = vs[0]
-			k.store(proOuts[i], idx, vs[0])
+		if err := ps.emit(k, idx); err != nil {
+			return err
 		}
 		vs, err := k.reduceValues(in, binds, idx)
 		if err != nil {
 			return err
 		}
 		k.storeAll(outs, idx, vs)
+		ps.store(k, idx)
 		return nil
 	})
 }

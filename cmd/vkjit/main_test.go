@@ -73,10 +73,11 @@ func TestRunWritesNPZAndStats(t *testing.T) {
 	for _, k := range []string{"compile_ms", "run_ms", "kernels", "dispatches", "peak_device_bytes", "cache_hits", "cache_misses"} {
 		require.Contains(t, s, k)
 	}
-	// add and multiply are computed inside negate's kernel (loop fusion);
-	// negate is an output, so it and compare each get a kernel.
-	require.Equal(t, float64(2), s["kernels"])
-	require.Equal(t, float64(2), s["dispatches"])
+	// One kernel: add and multiply are computed inside negate (loop
+	// fusion), and compare's kernel computes negate alongside and writes
+	// both results (multi-output fusion).
+	require.Equal(t, float64(1), s["kernels"])
+	require.Equal(t, float64(1), s["dispatches"])
 	require.Equal(t, float64(0), s["cache_hits"])
 	// Two 24-byte parameters, then the arena: negate's result and the
 	// pred result (6 words), each aligned as the device requires.
