@@ -306,6 +306,16 @@ func emitKernels(s *state) error {
 			}
 			continue
 		}
+		if g := s.planGemm(in); g != nil {
+			k, err := gemmKernel(in, g, env)
+			if err != nil {
+				return err
+			}
+			if err := s.dispatch(in, k, g.invocations, nil, s.values[in], nil); err != nil {
+				return err
+			}
+			continue
+		}
 		var k *Kernel
 		var err error
 		switch {
