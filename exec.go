@@ -29,15 +29,33 @@ type loaded struct {
 }
 
 func (r *Runtime) compile(m *hlo.Module, opts CompileOptions, start time.Time) (*Executable, error) {
-	prog, err := lower.Compile(m, r.Target(), opts.Lower)
+	t0 := time.Now()
+	prog, hit, err := r.cachedProgram(m, opts)
 	if err != nil {
 		return nil, err
 	}
+	return r.finish(prog, hit, time.Since(t0), start)
+}
+
+// compileSource compiles HLO text through the cache (no parse on a hit).
+func (r *Runtime) compileSource(name string, src []byte, opts CompileOptions, start time.Time) (*Executable, error) {
+	t0 := time.Now()
+	prog, hit, err := r.sourceProgram(name, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(prog, hit, time.Since(t0), start)
+}
+
+// finish makes the executable of a program: pipelines and constants.
+func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, start time.Time) (*Executable, error) {
+	var err error
 	e := &Executable{rt: r, prog: prog}
+	t1 := time.Now()
 	if e.root, err = r.load(prog); err != nil {
 		return nil, err
 	}
-	e.Stats = CompileStats{CompileMs: ms(time.Since(start))}
+	e.Stats = CompileStats{CompileMs: ms(time.Since(start)), CodegenMs: ms(codegen), PipelineMs: ms(time.Since(t1))}
 	var count func(l *loaded)
 	count = func(l *loaded) {
 		e.Stats.Kernels += len(l.kernels)
@@ -46,7 +64,11 @@ func (r *Runtime) compile(m *hlo.Module, opts CompileOptions, start time.Time) (
 		}
 	}
 	count(e.root)
-	e.Stats.CacheMisses = e.Stats.Kernels
+	if hit {
+		e.Stats.CacheHits = e.Stats.Kernels
+	} else {
+		e.Stats.CacheMisses = e.Stats.Kernels
+	}
 	return e, nil
 }
 

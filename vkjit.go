@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vkjit/vkjit/cache"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower"
 	"github.com/vkjit/vkjit/vk"
@@ -30,12 +31,22 @@ type Options struct {
 	// Validate enables the Khronos validation layer. When false,
 	// VKJIT_VALIDATE=1 still enables it.
 	Validate bool
+	// CacheDir is the persistent compile cache's directory; empty means
+	// VKJIT_CACHE_DIR, else os.UserCacheDir()/vkjit. VKJIT_CACHE_MAX_BYTES
+	// bounds its size (default 1 GiB).
+	CacheDir string
+	// NoCache turns the compile cache off.
+	NoCache bool
+	// Warn receives warnings (a damaged cache entry dropped); nil means
+	// standard error.
+	Warn func(string)
 }
 
 // Runtime is an open Vulkan device that compiles and runs executables.
 type Runtime struct {
-	inst *vk.Instance
-	dev  *vk.Device
+	inst  *vk.Instance
+	dev   *vk.Device
+	cache *cache.Cache // nil: off
 }
 
 // Open creates a Vulkan instance and opens the chosen device.
@@ -59,7 +70,29 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	return &Runtime{inst: inst, dev: dev}, nil
+	r := &Runtime{inst: inst, dev: dev}
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(s string) { fmt.Fprintln(os.Stderr, s) }
+	}
+	if !opts.NoCache {
+		// A cache that cannot be opened only costs compile time.
+		dir := opts.CacheDir
+		if dir == "" {
+			dir, err = cache.DefaultDir()
+		}
+		if err == nil {
+			if r.cache, err = cache.Open(dir, cache.DefaultLimitBytes()); err != nil {
+				warn(fmt.Sprintf("vkjit: compile cache off: %v", err))
+			}
+		} else {
+			warn(fmt.Sprintf("vkjit: compile cache off: %v", err))
+		}
+		if r.cache != nil {
+			r.cache.Warn = warn
+		}
+	}
+	return r, nil
 }
 
 // Close releases the device. Executables must be closed first.
@@ -122,10 +155,12 @@ type CompileOptions struct {
 
 // CompileStats describes one compilation.
 type CompileStats struct {
-	CompileMs   float64 // reading the module to executable ready
+	CompileMs   float64 // Compile's call to executable ready
+	CodegenMs   float64 // vkjit's own work: the module to SPIR-V and plan (a cache lookup on a hit)
+	PipelineMs  float64 // the driver's pipeline creation and constant uploads
 	Kernels     int     // distinct compiled kernels
-	CacheHits   int     // kernels taken from the persistent cache (none yet)
-	CacheMisses int     // kernels compiled because the cache lacked them
+	CacheHits   int     // kernels whose SPIR-V and plan came from the persistent cache
+	CacheMisses int     // kernels generated because the cache lacked them
 }
 
 // CompileFile reads, parses and compiles an HLO text file holding one
@@ -136,21 +171,13 @@ func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, er
 	if err != nil {
 		return nil, err
 	}
-	m, err := hlo.Parse(path, string(src))
-	if err != nil {
-		return nil, err
-	}
-	return r.compile(m, opts, start)
+	return r.compileSource(path, src, opts, start)
 }
 
-// CompileText compiles HLO text; name labels it in errors.
+// CompileText compiles HLO text; name labels it in errors. With the
+// compile cache on, text compiled before is not even parsed.
 func (r *Runtime) CompileText(name, text string, opts CompileOptions) (*Executable, error) {
-	start := time.Now()
-	m, err := hlo.Parse(name, text)
-	if err != nil {
-		return nil, err
-	}
-	return r.compile(m, opts, start)
+	return r.compileSource(name, []byte(text), opts, time.Now())
 }
 
 // Compile compiles a parsed module.

@@ -24,7 +24,14 @@ var rt *vkjit.Runtime
 func TestMain(m *testing.M) {
 	os.Setenv("VKJIT_VALIDATE", "1")
 	var err error
-	rt, err = vkjit.Open(vkjit.Options{Validate: true})
+	cacheDir, err := os.MkdirTemp("", "vkjit-cache")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(cacheDir)
+	// A cache of its own: the tests measure compilation, and must not
+	// fill the user's cache directory.
+	rt, err = vkjit.Open(vkjit.Options{Validate: true, CacheDir: cacheDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkjit tests need a Vulkan device:", err)
 		os.Exit(1)

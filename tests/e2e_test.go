@@ -5,6 +5,7 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	vkjitBin = filepath.Join(dir, "vkjit")
+	// The tests' own compile cache, not the user's.
+	os.Setenv("VKJIT_CACHE_DIR", filepath.Join(dir, "cache"))
 	build := exec.Command("go", "build", "-o", vkjitBin, "../cmd/vkjit")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
@@ -226,4 +229,58 @@ func TestMemoryBudget(t *testing.T) {
 	msg, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(msg), "memory budget is below the smallest peak vkjit could reach")
+}
+
+// TestCompileCache: a second run of a program in a new process takes
+// every kernel from the compile cache and gives the same results; a
+// damaged entry is dropped with a warning and rebuilt.
+func TestCompileCache(t *testing.T) {
+	dir := filepath.Join("testdata", "transformer")
+	cacheDir := t.TempDir()
+	var args []string
+	for i := 0; i < 13; i++ {
+		args = append(args, filepath.Join(dir, fmt.Sprintf("arg%d.npy", i)))
+	}
+	type stats struct {
+		Hits    int     `json:"cache_hits"`
+		Misses  int     `json:"cache_misses"`
+		Codegen float64 `json:"codegen_ms"`
+	}
+	runOnce := func() (stats, map[string]*vkjit.Tensor, string) {
+		tmp := t.TempDir()
+		out, st := filepath.Join(tmp, "out.npz"), filepath.Join(tmp, "stats.json")
+		cmd := exec.Command(vkjitBin, append([]string{"run", filepath.Join(dir, "graph.hlo"), "--cache-dir", cacheDir, "--out", out, "--stats-json", st}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		var s stats
+		js, err := os.ReadFile(st)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &s))
+		res, err := vkjit.ReadNPZ(out)
+		require.NoError(t, err)
+		return s, res, stderr.String()
+	}
+	first, want, _ := runOnce()
+	require.Zero(t, first.Hits)
+	require.Positive(t, first.Misses)
+	second, got, _ := runOnce()
+	require.Equal(t, first.Misses, second.Hits, "every kernel from the cache")
+	require.Zero(t, second.Misses)
+	t.Logf("codegen %.2f ms cold, %.2f ms from the cache", first.Codegen, second.Codegen)
+	require.Equal(t, want["out0"].Data, got["out0"].Data)
+	// Damage the entry: the next run warns, misses and rebuilds it.
+	entries, err := filepath.Glob(filepath.Join(cacheDir, "*.vkjit"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	b, err := os.ReadFile(entries[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entries[0], b[:len(b)/2], 0o644))
+	third, got, warn := runOnce()
+	require.Contains(t, warn, "vkjit cache: dropping")
+	require.Zero(t, third.Hits)
+	require.Equal(t, want["out0"].Data, got["out0"].Data)
+	fourth, _, warn := runOnce()
+	require.Empty(t, warn)
+	require.Equal(t, first.Misses, fourth.Hits, "rebuilt")
 }

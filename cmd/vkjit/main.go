@@ -4,6 +4,7 @@
 //	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
 //	vkjit fmt GRAPH.hlo                  print the modules in canonical form
 //	vkjit graph [-o FILE] GRAPH.hlo      draw the graph with its fusion clusters
+//	vkjit cache stats|clear|dir          inspect the compile cache
 //
 // Run `vkjit help` for the flags.
 package main
@@ -25,6 +26,9 @@ Usage:
   vkjit fmt GRAPH.hlo                        print every module in canonical HLO text
   vkjit graph [-o FILE] GRAPH.hlo            draw the entry computation, one box per kernel
                                              dispatch (DOT; .svg/.png through graphviz's dot)
+  vkjit cache stats|clear|dir                the persistent compile cache (VKJIT_CACHE_DIR,
+                                             default: the user cache directory's vkjit;
+                                             VKJIT_CACHE_MAX_BYTES bounds it, default 1 GiB)
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -40,6 +44,9 @@ Flags of run (before or after the positional arguments):
   --no-fuse             compile every instruction to its own kernel (to compare against)
   --no-reuse            give every temporary its own memory (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
+  --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
+                        the user cache directory's vkjit)
+  --no-cache            neither read nor write the compile cache
   --donate LIST         let the program reuse these parameters' memory once they are
                         dead (jax's donate_argnums): "all" or leaf numbers like 2,3;
                         input_output_alias in the module header donates its parameters
@@ -78,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdFmt(args[1:], stdout)
 	case "graph":
 		err = cmdGraph(args[1:], stdout)
+	case "cache":
+		err = cmdCache(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -18,7 +18,14 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Setenv("VKJIT_VALIDATE", "1") // run fails if the layer reports anything
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "vkjit-cache")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("VKJIT_CACHE_DIR", dir) // the tests' own compile cache
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func vkjitCmd(args ...string) (int, string, string) {
@@ -228,4 +235,22 @@ func TestMemProfile(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &st))
 	require.LessOrEqual(t, float64(total), st["peak_device_bytes"].(float64), "the profile holds what is live at the peak")
 	require.Greater(t, total, int64(6*1000))
+}
+
+func TestCacheCommand(t *testing.T) {
+	code, out, errs := vkjitCmd("cache", "dir")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, os.Getenv("VKJIT_CACHE_DIR")+"\n", out)
+	code, _, errs = vkjitCmd("run", "--random-args", "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	code, out, _ = vkjitCmd("cache", "stats")
+	require.Equal(t, 0, code)
+	require.Regexp(t, `entries\s+[1-9]`, out)
+	code, _, _ = vkjitCmd("cache", "clear")
+	require.Equal(t, 0, code)
+	_, out, _ = vkjitCmd("cache", "stats")
+	require.Regexp(t, `entries\s+0\n`, out)
+	code, _, errs = vkjitCmd("cache", "shrink")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "unknown subcommand")
 }

@@ -1,0 +1,263 @@
+// Package cache is vkjit's persistent on-disk cache: compiled programs
+// (SPIR-V and the executable plan), keyed by a hash of everything that
+// changes them, so that a second run of a module skips the compiler.
+//
+// Entries are files named by their key. Writes go to a temporary file in
+// the same directory and are renamed into place, so readers in other
+// processes see a whole entry or none; every entry carries a checksum,
+// and an entry that is corrupt, truncated or written by another format
+// version is removed with a warning and counted as a miss. The cache
+// keeps its total size under a limit by removing the entries used least
+// recently (a hit refreshes an entry's modification time).
+package cache
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+// format is the entry format version: a change makes old entries misses.
+const format = 1
+
+// magic opens every entry.
+var magic = [4]byte{'V', 'K', 'J', 'C'}
+
+// headerSize: magic, format, payload length, payload checksum.
+const headerSize = 4 + 4 + 8 + 8
+
+// DefaultLimit is the size limit when none is given: 1 GiB.
+const DefaultLimit = 1 << 30
+
+// Cache is one cache directory.
+type Cache struct {
+	dir   string
+	limit int64
+	// Warn receives a line for each entry dropped as corrupt (default:
+	// none); the caller decides where warnings go.
+	Warn func(string)
+}
+
+// DefaultDir is VKJIT_CACHE_DIR, else the user cache directory's vkjit.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("VKJIT_CACHE_DIR"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("cache: no user cache directory (set VKJIT_CACHE_DIR): %w", err)
+	}
+	return filepath.Join(d, "vkjit"), nil
+}
+
+// DefaultLimitBytes is VKJIT_CACHE_MAX_BYTES, else DefaultLimit.
+func DefaultLimitBytes() int64 {
+	if v := os.Getenv("VKJIT_CACHE_MAX_BYTES"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultLimit
+}
+
+// Open opens (creating) the cache in dir with a size limit in bytes.
+func Open(dir string, limit int64) (*Cache, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return &Cache{dir: dir, limit: limit}, nil
+}
+
+// Dir is the cache's directory.
+func (c *Cache) Dir() string { return c.dir }
+
+// Key hashes the parts (length-prefixed, so that no two lists of parts
+// collide by concatenation) into an entry name.
+func Key(parts ...[]byte) string {
+	h := xxh3.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	sum := h.Sum128().Bytes()
+	return hex.EncodeToString(sum[:])
+}
+
+func (c *Cache) path(key string) string { return filepath.Join(c.dir, key+".vkjit") }
+
+func (c *Cache) warn(format string, args ...any) {
+	if c.Warn != nil {
+		c.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// Get returns the entry for key. A missing entry is a miss; a damaged
+// one is removed, reported through Warn, and is a miss too.
+func (c *Cache) Get(key string) ([]byte, bool) {
+	p := c.path(key)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.warn("vkjit cache: reading %s: %v", p, err)
+		}
+		return nil, false
+	}
+	payload, err := decode(b)
+	if err != nil {
+		c.warn("vkjit cache: dropping %s: %v", p, err)
+		os.Remove(p)
+		return nil, false
+	}
+	now := time.Now()
+	os.Chtimes(p, now, now) // least recently used goes first
+	return payload, true
+}
+
+func decode(b []byte) ([]byte, error) {
+	if len(b) < headerSize {
+		return nil, fmt.Errorf("truncated (%d bytes)", len(b))
+	}
+	if [4]byte(b[:4]) != magic {
+		return nil, fmt.Errorf("not a vkjit cache entry")
+	}
+	if v := binary.LittleEndian.Uint32(b[4:]); v != format {
+		return nil, fmt.Errorf("format %d, this vkjit reads %d", v, format)
+	}
+	n := binary.LittleEndian.Uint64(b[8:])
+	if uint64(len(b)-headerSize) != n {
+		return nil, fmt.Errorf("truncated: %d of %d payload bytes", len(b)-headerSize, n)
+	}
+	payload := b[headerSize:]
+	if sum := binary.LittleEndian.Uint64(b[16:]); sum != xxh3.Hash(payload) {
+		return nil, fmt.Errorf("checksum mismatch")
+	}
+	return payload, nil
+}
+
+// Put stores data under key, atomically, then trims the cache to its
+// limit.
+func (c *Cache) Put(key string, data []byte) error {
+	b := make([]byte, headerSize, headerSize+len(data))
+	copy(b, magic[:])
+	binary.LittleEndian.PutUint32(b[4:], format)
+	binary.LittleEndian.PutUint64(b[8:], uint64(len(data)))
+	binary.LittleEndian.PutUint64(b[16:], xxh3.Hash(data))
+	b = append(b, data...)
+	tmp, err := os.CreateTemp(c.dir, "tmp-*")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.path(key))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cache: %w", err)
+	}
+	return c.trim()
+}
+
+// entry is one file of the cache.
+type entry struct {
+	path string
+	size int64
+	used time.Time
+}
+
+func (c *Cache) entries() ([]entry, error) {
+	des, err := os.ReadDir(c.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	var out []entry
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ".vkjit") {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile by another process
+		}
+		out = append(out, entry{filepath.Join(c.dir, de.Name()), info.Size(), info.ModTime()})
+	}
+	return out, nil
+}
+
+// trim removes the least recently used entries while the cache is over
+// its limit.
+func (c *Cache) trim() error {
+	es, err := c.entries()
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, e := range es {
+		total += e.size
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].used.Before(es[j].used) })
+	for _, e := range es {
+		if total <= c.limit {
+			break
+		}
+		if err := os.Remove(e.path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			total -= e.size
+		}
+	}
+	return nil
+}
+
+// Stats describes the cache's contents.
+type Stats struct {
+	Dir     string
+	Entries int
+	Bytes   int64
+	Limit   int64
+}
+
+// Stats counts the entries and their bytes.
+func (c *Cache) Stats() (Stats, error) {
+	es, err := c.entries()
+	if err != nil {
+		return Stats{}, err
+	}
+	s := Stats{Dir: c.dir, Entries: len(es), Limit: c.limit}
+	for _, e := range es {
+		s.Bytes += e.size
+	}
+	return s, nil
+}
+
+// Clear removes every entry (and stray temporary files).
+func (c *Cache) Clear() error {
+	des, err := os.ReadDir(c.dir)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".vkjit") || strings.HasPrefix(de.Name(), "tmp-") {
+			if err := os.Remove(filepath.Join(c.dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package vkjit
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/vkjit/vkjit/cache"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower"
+)
+
+// selfHash identifies the code that compiled an entry: the running
+// executable's path, size and modification time, so that rebuilding
+// vkjit (or the program that links it) makes old entries misses rather
+// than stale plans. (Hashing the executable's bytes costs 5 ms a run.)
+var selfHash = sync.OnceValue(func() []byte {
+	p, err := os.Executable()
+	if err != nil {
+		return []byte("unknown executable")
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return []byte(p)
+	}
+	return []byte(fmt.Sprintf("%s|%d|%d", p, info.Size(), info.ModTime().UnixNano()))
+})
+
+// cacheKey hashes everything that changes a compiled program: vkjit's
+// code, the device and its driver, the target the code generator sees,
+// the compile options, and the module: its canonical text, or (kind
+// "source") the text as given, which spares a hit the parse.
+func (r *Runtime) cacheKey(kind string, module []byte, opts CompileOptions) string {
+	d := r.dev.Info
+	device := fmt.Sprintf("%s|%x|%x|%d|%s", d.Name, d.VendorID, d.DeviceID, d.DriverVersion, d.Driver())
+	return cache.Key([]byte("vkjit program"), []byte(kind), selfHash(), []byte(device),
+		[]byte(fmt.Sprintf("%+v", r.Target())), []byte(fmt.Sprintf("%+v", opts.Lower)), module)
+}
+
+// cachedProgram returns the program for m from the cache, or compiles
+// and stores it. hit says which.
+func (r *Runtime) cachedProgram(m *hlo.Module, opts CompileOptions) (*lower.Program, bool, error) {
+	if r.cache == nil {
+		p, err := lower.Compile(m, r.Target(), opts.Lower)
+		return p, false, err
+	}
+	return r.lookup(r.cacheKey("module", []byte(m.String()), opts), func() (*hlo.Module, error) { return m, nil }, opts)
+}
+
+// sourceProgram is cachedProgram for HLO text: a hit needs no parse.
+func (r *Runtime) sourceProgram(name string, src []byte, opts CompileOptions) (*lower.Program, bool, error) {
+	parse := func() (*hlo.Module, error) { return hlo.Parse(name, string(src)) }
+	if r.cache == nil {
+		m, err := parse()
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := lower.Compile(m, r.Target(), opts.Lower)
+		return p, false, err
+	}
+	return r.lookup(r.cacheKey("source", src, opts), parse, opts)
+}
+
+// lookup returns the cached program under key, or compiles the module
+// that get returns and stores the program.
+func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts CompileOptions) (*lower.Program, bool, error) {
+	if b, ok := r.cache.Get(key); ok {
+		var p lower.Program
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&p); err == nil {
+			return &p, true, nil
+		} else if r.cache.Warn != nil {
+			r.cache.Warn(fmt.Sprintf("vkjit cache: dropping an entry that does not decode: %v", err))
+		}
+	}
+	m, err := get()
+	if err != nil {
+		return nil, false, err
+	}
+	p, err := lower.Compile(m, r.Target(), opts.Lower)
+	if err != nil {
+		return nil, false, err
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(p); err == nil {
+		if err := r.cache.Put(key, buf.Bytes()); err != nil && r.cache.Warn != nil {
+			r.cache.Warn(fmt.Sprintf("vkjit cache: %v", err))
+		}
+	}
+	return p, false, nil
+}
+
+// Cache is the runtime's compile cache, or nil when it is off.
+func (r *Runtime) Cache() *cache.Cache { return r.cache }
