@@ -17,6 +17,12 @@ type Executable struct {
 	prog  *lower.Program
 	root  *loaded
 	Stats CompileStats
+
+	// Device buffers of finished runs (arenas, parameters), by size, for
+	// the next runs and loop iterations: allocating device memory costs
+	// more than many small kernels. Close releases them.
+	mu    sync.Mutex
+	spare map[int64][]*vk.Buffer
 }
 
 // loaded is a program with its device objects: pipelines, constant
@@ -132,11 +138,20 @@ func (e *Executable) Close() {
 		e.root.close()
 		e.root = nil
 	}
+	e.mu.Lock()
+	for _, list := range e.spare {
+		for _, b := range list {
+			b.Destroy()
+		}
+	}
+	e.spare = nil
+	e.mu.Unlock()
 }
 
 // RunStats describes one run.
 type RunStats struct {
 	RunMs           float64 // wall time, transfers included
+	ExecMs          float64 // the program's execution: dispatches and loop control, without the copies from and to the host
 	Dispatches      int     // kernel dispatches, loop iterations included
 	PeakDeviceBytes int64   // the most device memory the executable held at once
 }
@@ -150,6 +165,17 @@ type run struct {
 }
 
 func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
+	e := r.e
+	e.mu.Lock()
+	if list := e.spare[size]; len(list) > 0 {
+		buf := list[len(list)-1]
+		e.spare[size] = list[:len(list)-1]
+		e.mu.Unlock()
+		r.held += paddedSize(size)
+		r.peak = max(r.peak, r.held)
+		return buf, nil
+	}
+	e.mu.Unlock()
 	buf, err := r.e.rt.dev.NewBuffer(size)
 	if err != nil {
 		if errors.Is(err, vk.ErrOutOfDeviceMemory) {
@@ -162,13 +188,20 @@ func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
 	return buf, nil
 }
 
+// free gives buffers this run allocated back to the executable's spares.
 func (r *run) free(bs []*vk.Buffer) {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.spare == nil {
+		e.spare = map[int64][]*vk.Buffer{}
+	}
 	for _, b := range bs {
 		if b == nil {
 			continue // a parameter donated to the arena
 		}
 		r.held -= paddedSize(b.Size())
-		b.Destroy()
+		e.spare[b.Size()] = append(e.spare[b.Size()], b)
 	}
 }
 
@@ -205,7 +238,9 @@ func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
 			return nil, st, err
 		}
 	}
+	t0 := time.Now()
 	outs, owned, err := r.exec(e.root, inputs, uploads)
+	st.ExecMs = ms(time.Since(t0))
 	defer r.free(inputs)
 	defer func() { r.free(owned) }()
 	if err != nil {
@@ -396,4 +431,15 @@ func paddedSize(n int64) int64 {
 		return 4
 	}
 	return (n + 3) &^ 3
+}
+
+// SpareBuffers is how many device buffers finished runs left for reuse.
+func (e *Executable) SpareBuffers() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, l := range e.spare {
+		n += len(l)
+	}
+	return n
 }

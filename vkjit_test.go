@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -688,4 +689,57 @@ func TestTiledGemm(t *testing.T) {
 			require.InDelta(t, wv, outs[0].Float64At(i), 1e-4, "element %d", i)
 		}
 	}
+}
+
+// TestManyRuns: 1000 runs of one executable keep device memory and the
+// Go heap flat (finished runs' buffers are reused, not leaked).
+func TestManyRuns(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("loop", `HloModule m
+cond {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[64] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[64] exponential(x)
+  z = f32[64] negate(y)
+  ROOT t = (s32[], f32[64]) tuple(i1, z)
+}
+ENTRY e {
+  x = f32[64] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64]) tuple(zero, x)
+  w = (s32[], f32[64]) while(init), condition=cond, body=body
+  ROOT r = f32[64] get-tuple-element(w), index=1
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	x, _ := vkjit.Float32s([]int64{64}, make([]float32, 64))
+	var peak int64
+	var ms runtime.MemStats
+	var heap uint64
+	for i := 0; i < 1000; i++ {
+		_, st, err := exe.Run(x)
+		require.NoError(t, err)
+		if i == 0 {
+			peak = st.PeakDeviceBytes
+		}
+		require.Equal(t, peak, st.PeakDeviceBytes, "run %d", i)
+		if i == 99 {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			heap = ms.HeapAlloc
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	require.Less(t, ms.HeapAlloc, heap+1<<20, "the Go heap grew by more than 1 MiB over 900 runs")
+	require.LessOrEqual(t, exe.SpareBuffers(), 8, "device buffers are reused, not piled up")
 }

@@ -5,6 +5,7 @@
 //	vkjit fmt GRAPH.hlo                  print the modules in canonical form
 //	vkjit graph [-o FILE] GRAPH.hlo      draw the graph with its fusion clusters
 //	vkjit cache stats|clear|dir          inspect the compile cache
+//	vkjit bench [flags] GRAPH.hlo [ARG.npy ...]   time a module's runs
 //
 // Run `vkjit help` for the flags.
 package main
@@ -29,6 +30,9 @@ Usage:
   vkjit cache stats|clear|dir                the persistent compile cache (VKJIT_CACHE_DIR,
                                              default: the user cache directory's vkjit;
                                              VKJIT_CACHE_MAX_BYTES bounds it, default 1 GiB)
+  vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
+                                             none are given): --iterations N (10), --warmup N
+                                             (2), --json, --include-transfers, --no-fuse
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -87,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdGraph(args[1:], stdout)
 	case "cache":
 		err = cmdCache(args[1:], stdout)
+	case "bench":
+		err = cmdBench(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

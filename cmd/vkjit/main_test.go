@@ -254,3 +254,19 @@ func TestCacheCommand(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "unknown subcommand")
 }
+
+func TestBench(t *testing.T) {
+	code, out, errs := vkjitCmd("bench", "--json", "--iterations", "3", "--warmup", "1", "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	for _, k := range []string{"median_ms", "min_ms", "max_ms", "iterations", "compile_ms"} {
+		require.Contains(t, res, k)
+	}
+	require.Equal(t, float64(3), res["iterations"])
+	require.LessOrEqual(t, res["min_ms"].(float64), res["median_ms"].(float64))
+	require.LessOrEqual(t, res["median_ms"].(float64), res["max_ms"].(float64))
+	code, _, errs = vkjitCmd("bench", "--iterations", "0", "testdata/chain.hlo")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "--iterations must be at least 1")
+}

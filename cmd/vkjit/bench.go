@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
+)
+
+// benchResult is `vkjit bench --json`'s object.
+type benchResult struct {
+	Module           string  `json:"module"`
+	Device           string  `json:"device"`
+	MedianMs         float64 `json:"median_ms"`
+	MinMs            float64 `json:"min_ms"`
+	MaxMs            float64 `json:"max_ms"`
+	Iterations       int     `json:"iterations"`
+	Warmup           int     `json:"warmup"`
+	CompileMs        float64 `json:"compile_ms"`
+	IncludeTransfers bool    `json:"include_transfers"`
+	Dispatches       int     `json:"dispatches"`
+	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
+	NoFuse           bool    `json:"no_fuse"`
+}
+
+// cmdBench times a module's runs: random arguments unless .npy files are
+// given; transfers excluded unless asked for.
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	iters := fs.Int("iterations", 10, "timed runs")
+	warmup := fs.Int("warmup", 2, "untimed runs first (lavapipe compiles shaders at first use)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	transfers := fs.Bool("include-transfers", false, "time the copies to and from the host too")
+	device := fs.String("device", "", "device index or name substring")
+	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
+	seed := fs.Uint64("seed", 0, "seed for the random arguments")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return fmt.Errorf("bench: %v", err)
+	}
+	if len(pos) == 0 {
+		return fmt.Errorf("bench: no HLO file given (usage: vkjit bench [flags] GRAPH.hlo [ARG.npy ...])")
+	}
+	if *iters < 1 || *warmup < 0 {
+		return fmt.Errorf("bench: --iterations must be at least 1 and --warmup at least 0")
+	}
+	start := time.Now()
+	mods, err := hlo.ParseFile(pos[0])
+	if err != nil {
+		return err
+	}
+	mod := mods[0]
+	rt, err := vkjit.Open(vkjit.Options{Device: *device, Warn: func(s string) { fmt.Fprintln(stderr, s) }})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse}})
+	if err != nil {
+		return err
+	}
+	defer exe.Close()
+	compileMs := float64(time.Since(start).Microseconds()) / 1000
+	var tensors []*vkjit.Tensor
+	if len(pos) == 1 {
+		for _, l := range hlotest.UniformInputs(mod, *seed) {
+			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
+		}
+	} else {
+		for i, f := range pos[1:] {
+			t, err := vkjit.ReadNPYFile(f)
+			if err != nil {
+				return fmt.Errorf("argument %d: %w", i, err)
+			}
+			tensors = append(tensors, t)
+		}
+	}
+	progress := isTerminal(stderr)
+	var times []float64
+	var last vkjit.RunStats
+	for i := 0; i < *warmup+*iters; i++ {
+		_, st, err := exe.Run(tensors...)
+		if err != nil {
+			return err
+		}
+		last = st
+		if i >= *warmup {
+			t := st.ExecMs
+			if *transfers {
+				t = st.RunMs
+			}
+			times = append(times, t)
+		}
+		if progress {
+			fmt.Fprintf(stderr, "\r%s: run %d of %d", pos[0], i+1, *warmup+*iters)
+		}
+	}
+	if progress {
+		fmt.Fprintln(stderr)
+	}
+	sort.Float64s(times)
+	med := times[len(times)/2]
+	if len(times)%2 == 0 {
+		med = (times[len(times)/2-1] + times[len(times)/2]) / 2
+	}
+	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
+		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
+		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		_, err := fmt.Fprintln(stdout, string(b))
+		return err
+	}
+	what := "execution"
+	if *transfers {
+		what = "run with transfers"
+	}
+	fmt.Fprintf(stdout, "%s on %s: %s median %.3f ms (min %.3f, max %.3f) over %d runs after %d warm-up; compile %.1f ms; %d dispatches, peak %d device bytes\n",
+		mod.Name, res.Device, what, med, res.MinMs, res.MaxMs, *iters, *warmup, compileMs, res.Dispatches, res.PeakDeviceBytes)
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
