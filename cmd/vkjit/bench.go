@@ -9,6 +9,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
@@ -29,6 +31,24 @@ type benchResult struct {
 	Dispatches       int     `json:"dispatches"`
 	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
 	NoFuse           bool    `json:"no_fuse"`
+	HostCPU          string  `json:"host_cpu"`
+	HostCores        int     `json:"host_cores"`
+	HostSIMDBits     int     `json:"host_simd_bits"`
+	LPNumThreads     string  `json:"lp_num_threads"` // lavapipe's worker threads ("" = its default)
+}
+
+// simdBits is the widest vector the host CPU has: what a CPU Vulkan
+// device such as lavapipe compiles kernels to.
+func simdBits() int {
+	switch {
+	case cpuid.CPU.Supports(cpuid.AVX512F):
+		return 512
+	case cpuid.CPU.Supports(cpuid.AVX2), cpuid.CPU.Supports(cpuid.AVX):
+		return 256
+	case cpuid.CPU.Supports(cpuid.SSE2), cpuid.CPU.Supports(cpuid.ASIMD):
+		return 128
+	}
+	return 0
 }
 
 // cmdBench times a module's runs: random arguments unless .npy files are
@@ -114,7 +134,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
-		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse}
+		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse,
+		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *asJSON {
 		b, _ := json.Marshal(res)
 		_, err := fmt.Fprintln(stdout, string(b))
