@@ -14,6 +14,8 @@ package vkjit
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,7 +124,18 @@ func (r *Runtime) Target() lower.Target {
 		Int64:             d.ShaderInt64,
 		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
 		MaxLoopIterations: loopLimit(d),
+		CPU:               d.Type == vk.TypeCPU,
+		Cores:             cpuThreads(),
 	}
+}
+
+// cpuThreads is how many threads a CPU Vulkan device runs kernels on:
+// lavapipe's LP_NUM_THREADS when set, else the host's CPUs.
+func cpuThreads() int {
+	if v, err := strconv.Atoi(os.Getenv("LP_NUM_THREADS")); err == nil && v > 0 {
+		return v
+	}
+	return runtime.NumCPU()
 }
 
 // loopLimit is the device's bound on loop iterations per invocation, where

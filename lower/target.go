@@ -24,6 +24,10 @@ type Target struct {
 	// (LP_MAX_TGSI_LOOP_ITERATIONS) without an error, so kernels are
 	// planned to stay under it.
 	MaxLoopIterations int64
+	// CPU is a device that runs kernels on the host's cores (lavapipe),
+	// Cores of them: workgroup sizes follow (localSize).
+	CPU   bool
+	Cores int
 }
 
 // LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.
