@@ -284,3 +284,52 @@ func TestCompileCache(t *testing.T) {
 	require.Empty(t, warn)
 	require.Equal(t, first.Misses, fourth.Hits, "rebuilt")
 }
+
+// TestCacheManyProcesses: 8 vkjit processes compile and run programs at
+// once on one cache directory; all succeed, and a later run of each
+// program takes everything from the cache, which they left whole.
+func TestCacheManyProcesses(t *testing.T) {
+	cacheDir := t.TempDir()
+	programs := []string{"mlp_train", "transformer", "cnn", "while_loop"}
+	run := func(name string) (*exec.Cmd, *bytes.Buffer) {
+		dir := filepath.Join("testdata", name)
+		args := []string{"run", filepath.Join(dir, "graph.hlo"), "--cache-dir", cacheDir, "--stats-json", filepath.Join(t.TempDir(), "s.json")}
+		for i := 0; ; i++ {
+			a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+			if _, err := os.Stat(a); err != nil {
+				break
+			}
+			args = append(args, a)
+		}
+		cmd := exec.Command(vkjitBin, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		return cmd, &out
+	}
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for i := 0; i < 8; i++ {
+		cmd, out := run(programs[i%len(programs)])
+		require.NoError(t, cmd.Start())
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		require.NoError(t, cmd.Wait(), "process %d: %s", i, outs[i])
+		require.NotContains(t, outs[i].String(), "vkjit cache:", "no damaged entry seen")
+	}
+	entries, err := filepath.Glob(filepath.Join(cacheDir, "*.vkjit"))
+	require.NoError(t, err)
+	require.Len(t, entries, len(programs))
+	for _, name := range programs {
+		cmd, out := run(name)
+		stats := cmd.Args[6]
+		require.NoError(t, cmd.Run(), "%s", out)
+		var st struct {
+			Misses int `json:"cache_misses"`
+		}
+		js, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &st))
+		require.Zero(t, st.Misses, name)
+	}
+}
