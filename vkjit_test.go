@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -742,4 +743,67 @@ ENTRY e {
 	runtime.ReadMemStats(&ms)
 	require.Less(t, ms.HeapAlloc, heap+1<<20, "the Go heap grew by more than 1 MiB over 900 runs")
 	require.LessOrEqual(t, exe.SpareBuffers(), 8, "device buffers are reused, not piled up")
+}
+
+// log64 is math.Log, except for subnormals, where Go's amd64 math.Log
+// is wrong (math.Log(1e-310) gives -709.08 instead of -713.80).
+func log64(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// TestTranscendentalAccuracy64 measures the f64 library against Go's
+// math package (itself within 1 ulp), over random bit patterns and a
+// sweep of the interesting range.
+func TestTranscendentalAccuracy64(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 1 << 18
+	for _, tc := range []struct {
+		op     string
+		ref    func(float64) float64
+		lo, hi float64
+		bound  int64
+	}{
+		{"exponential", math.Exp, -745, 709, 2},
+		{"exponential-minus-one", math.Expm1, -3, 3, 2},
+		{"log", log64, 1e-300, 1e300, 2},
+		{"log-plus-one", math.Log1p, -1, 3, 2},
+		{"logistic", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -40, 40, 4},
+		{"tanh", math.Tanh, -5, 5, 3},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			xs := make([]float64, n)
+			for i := range xs {
+				if i%2 == 0 {
+					if tc.op == "log" {
+						xs[i] = math.Exp(-690 + 1380*float64(i)/n)
+					} else {
+						xs[i] = tc.lo + (tc.hi-tc.lo)*float64(i)/n
+					}
+				} else {
+					xs[i] = math.Float64frombits(rng.Uint64())
+				}
+			}
+			exe, err := rt.CompileText(tc.op, fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  ROOT r = f64[%d] %s(x)\n}", n, n, tc.op), vkjit.CompileOptions{})
+			require.NoError(t, err)
+			data := make([]byte, 8*n)
+			for i, x := range xs {
+				binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+			}
+			outs, _, err := exe.Run(&vkjit.Tensor{Type: hlo.F64, Dims: []int64{n}, Data: data})
+			exe.Close()
+			require.NoError(t, err)
+			worst, at := int64(0), 0
+			for i, x := range xs {
+				if d := hlotest.ULPs(hlo.F64, tc.ref(x), outs[0].Float64At(int64(i))); d > worst {
+					worst, at = d, i
+				}
+			}
+			t.Logf("%s f64: max error %d ulp (at x=%g: got %g, want %g)", tc.op, worst, xs[at], outs[0].Float64At(int64(at)), tc.ref(xs[at]))
+			require.LessOrEqual(t, worst, tc.bound)
+		})
+	}
 }

@@ -181,9 +181,12 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	}
 	kind := t.Kind()
 	isF, isS, isU, isB := kind == hlo.KindFloat, kind == hlo.KindSigned, kind == hlo.KindUnsigned, kind == hlo.KindBool
-	if isF { // vkjit's math library (mathlib.go)
+	if isF { // vkjit's math library (mathlib.go, mathlib64.go)
 		if v, ok, err := k.mathOp(in.Op, a); ok || err != nil {
 			return v, err
+		}
+		if v, ok := k.math64Op(in.Op, a); ok {
+			return v, nil
 		}
 	}
 	switch in.Op {
@@ -263,7 +266,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// real drivers (docs/ACCURACY.md); f64 stays off the device
 			// until vkjit's library has f64 versions, rather than give
 			// silently wrong answers.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32-only", t, in.Op)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic and tanh)", t, in.Op)
 		}
 	case hlo.OpIsFinite:
 		if !isF {

@@ -111,7 +111,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		}
 	case hlo.OpLog:
 		if isF {
-			return f(math.Log(x.f))
+			return f(logf(x.f))
 		}
 	case hlo.OpLog1p:
 		if isF {
@@ -579,4 +579,13 @@ func roundFromU(t hlo.ElementType, u uint64) float64 {
 
 func errUnsupported(op hlo.Opcode, t hlo.ElementType) error {
 	return &Unsupported{fmt.Sprintf("%s on %s", op, t)}
+}
+
+// logf is math.Log, except for subnormal inputs, which Go's amd64
+// math.Log gets wrong (math.Log(1e-310) is -709.08, not -713.80).
+func logf(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
 }
