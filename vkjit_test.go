@@ -806,4 +806,35 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 			require.LessOrEqual(t, worst, tc.bound)
 		})
 	}
+	// remainder: exact, for random pairs over the whole domain and for
+	// quotients up to 2^1000.
+	rng := rand.New(rand.NewPCG(5, 6))
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i := range xs {
+		if i%2 == 0 {
+			xs[i], ys[i] = rng.NormFloat64()*math.Pow(2, float64(rng.IntN(2000)-1000)), rng.NormFloat64()
+		} else {
+			xs[i], ys[i] = math.Float64frombits(rng.Uint64()), math.Float64frombits(rng.Uint64())
+		}
+	}
+	exe, err := rt.CompileText("rem", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  y = f64[%d] parameter(1)\n  ROOT r = f64[%d] remainder(x, y)\n}", n, n, n), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	enc := func(v []float64) *vkjit.Tensor {
+		data := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+		}
+		return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+	}
+	outs, _, err := exe.Run(enc(xs), enc(ys))
+	exe.Close()
+	require.NoError(t, err)
+	for i := range xs {
+		want, got := math.Mod(xs[i], ys[i]), outs[0].Float64At(int64(i))
+		if math.IsNaN(want) {
+			require.True(t, math.IsNaN(got), "fmod(%g, %g)", xs[i], ys[i])
+			continue
+		}
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "fmod(%g, %g) = %g, got %g", xs[i], ys[i], want, got)
+	}
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// The f64 math library: exp, expm1, log, log1p, logistic and tanh, with
+// The f64 math library: exp, expm1, log, log1p, logistic, tanh and an
+// exact remainder, with
 // fdlibm's reductions and polynomials (each within 1-2 ulp of the true
 // value; docs/ACCURACY.md). Exponent and significand are taken apart
 // through the two 32-bit halves of the double, so a device needs
@@ -183,9 +184,9 @@ func (m dm) tanh(x spirv.ID) spirv.ID {
 }
 
 // math64Op emits the f64 library functions; ok is false for the others.
-func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool) {
+func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool, error) {
 	if a[0].t != hlo.F64 {
-		return val{}, false
+		return val{}, false, nil
 	}
 	m := k.math64()
 	x := a[0].id
@@ -203,8 +204,63 @@ func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool) {
 		r = m.div(m.c(1), m.add(m.c(1), m.exp(m.neg(x))))
 	case hlo.OpTanh:
 		r = m.tanh(x)
+	case hlo.OpRemainder:
+		var err error
+		if r, err = m.fmod(x, a[1].id); err != nil {
+			return val{}, false, err
+		}
 	default:
-		return val{}, false
+		return val{}, false, nil
 	}
-	return val{r, hlo.F64}, true
+	return val{r, hlo.F64}, true, nil
+}
+
+// ilogb is the unbiased exponent of a finite nonzero double, subnormals
+// included, from its high and low words.
+func (m dm) ilogb(x spirv.ID) spirv.ID {
+	lo, hi := m.halves(x)
+	hi = m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x7fffffff))
+	s32 := func(v spirv.ID) spirv.ID { return m.op(spirv.OpBitcast, m.s, v) }
+	normal := m.op(spirv.OpISub, m.s, s32(m.op(spirv.OpShiftRightLogical, m.u, hi, m.k.cu32(20))), m.k.b.ConstS32(1023))
+	// Subnormal: the top set bit of the 52-bit significand, at 2^-1074.
+	msbHi := m.op(spirv.OpIAdd, m.s, m.k.f.Ext(m.s, spirv.GLSLFindUMsb, hi), m.k.b.ConstS32(32))
+	msb := m.op(spirv.OpSelect, m.s, m.op(spirv.OpINotEqual, m.b, hi, m.k.cu32(0)), msbHi, m.k.f.Ext(m.s, spirv.GLSLFindUMsb, lo))
+	subnormal := m.op(spirv.OpISub, m.s, msb, m.k.b.ConstS32(1074))
+	return m.op(spirv.OpSelect, m.s, m.op(spirv.OpUGreaterThanEqual, m.b, hi, m.k.cu32(0x00100000)), normal, subnormal)
+}
+
+// fmod is C's fmod for doubles, exact, as the f32 one (one binade per
+// step: at most 2100 steps, once or twice for |x| < 4|y|).
+func (m dm) fmod(x, y spirv.ID) (spirv.ID, error) {
+	ax, ay := m.abs(x), m.abs(y)
+	isInf := func(v spirv.ID) spirv.ID { return m.op(spirv.OpIsInf, m.b, v) }
+	finite := func(v spirv.ID) spirv.ID {
+		return m.op(spirv.OpLogicalNot, m.b, m.op(spirv.OpLogicalOr, m.b, m.isNaN(v), isInf(v)))
+	}
+	and := func(a, b spirv.ID) spirv.ID { return m.op(spirv.OpLogicalAnd, m.b, a, b) }
+	work := and(and(finite(x), finite(y)), and(m.op(spirv.OpFOrdGreaterThanEqual, m.b, ax, ay), m.op(spirv.OpLogicalNot, m.b, m.eq(ay, m.c(0)))))
+	ey := m.ilogb(ay)
+	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, m.ilogb(ax), ey), m.k.b.ConstS32(1))
+	n := m.op(spirv.OpBitcast, m.u, m.op(spirv.OpSelect, m.s, work, steps, m.k.b.ConstS32(0)))
+	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
+	m.k.f.Void(spirv.OpStore, uint32(rv), uint32(ax))
+	err := m.k.loop(n, func(spirv.ID) error {
+		r := m.op(spirv.OpLoad, m.f, rv)
+		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, m.ilogb(r), ey))
+		t = m.sel(m.gt(t, r), m.mul(t, m.c(0.5)), t)
+		r = m.sel(m.op(spirv.OpFOrdGreaterThanEqual, m.b, r, ay), m.sub(r, t), r)
+		m.k.f.Void(spirv.OpStore, uint32(rv), uint32(r))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	r := m.op(spirv.OpLoad, m.f, rv)
+	// The sign of x, -0 included.
+	lo, hi := m.halves(r)
+	_, xhi := m.halves(x)
+	r = m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x80000000))))
+	r = m.sel(and(finite(x), isInf(y)), x, r)
+	bad := m.op(spirv.OpLogicalOr, m.b, m.op(spirv.OpLogicalOr, m.b, m.isNaN(x), m.isNaN(y)), m.op(spirv.OpLogicalOr, m.b, isInf(x), m.eq(ay, m.c(0))))
+	return m.sel(bad, m.c(math.NaN()), r), nil
 }

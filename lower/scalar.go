@@ -185,8 +185,8 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if v, ok, err := k.mathOp(in.Op, a); ok || err != nil {
 			return v, err
 		}
-		if v, ok := k.math64Op(in.Op, a); ok {
-			return v, nil
+		if v, ok, err := k.math64Op(in.Op, a); ok || err != nil {
+			return v, err
 		}
 	}
 	switch in.Op {
@@ -266,7 +266,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// real drivers (docs/ACCURACY.md); f64 stays off the device
 			// until vkjit's library has f64 versions, rather than give
 			// silently wrong answers.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic and tanh)", t, in.Op)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh and remainder)", t, in.Op)
 		}
 	case hlo.OpIsFinite:
 		if !isF {
@@ -332,7 +332,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// OpFRem is computed as x - y*trunc(x/y) by drivers (lavapipe
 			// even in single precision for f64), wrong by up to the whole
 			// result for large quotients; vkjit's exact fmod is f32-only.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's exact remainder is f32-only", t)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's exact remainder is f32 and f64 only", t)
 		case isS:
 			// XLA: x%0 = x; INT_MIN % -1 = 0.
 			dz := k.boolOp(spirv.OpIEqual, a[1].id, k.zero(t))
