@@ -3,6 +3,7 @@ package vkjit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,60 @@ type loaded struct {
 	kernels []*vk.Kernel
 	consts  map[int]*vk.Buffer // uploaded once
 	subs    []*loaded
+
+	// Recorded command lists by the dispatches they hold (kernels, the
+	// memory each binding names, push constants): a run or loop
+	// iteration that binds the same buffers as an earlier one (runs and
+	// iterations reuse spare buffers) replays the list instead of
+	// recording it again.
+	mu    sync.Mutex
+	lists map[string]*vk.CommandList
+}
+
+// maxLists bounds the recorded command lists one program keeps.
+const maxLists = 64
+
+// dispatchKey identifies a list of dispatches for the replay cache.
+func dispatchKey(ds []vk.Dispatch) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%p|%x|%v|%v|", d.Kernel, d.Push, d.Groups, d.AfterWrites)
+		for _, x := range d.Buffers {
+			fmt.Fprint(&b, x.Identity(), ",")
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// submit runs dispatches, replaying a list recorded for the same ones.
+// A list is taken out of the cache while it runs, so that two runs never
+// submit one command buffer at once.
+func (l *loaded) submit(dev *vk.Device, ds []vk.Dispatch) error {
+	key := dispatchKey(ds)
+	l.mu.Lock()
+	cl := l.lists[key]
+	delete(l.lists, key)
+	l.mu.Unlock()
+	if cl == nil {
+		var err error
+		if cl, err = dev.Record(ds); err != nil {
+			return err
+		}
+	}
+	err := cl.Submit()
+	l.mu.Lock()
+	if l.lists == nil {
+		l.lists = map[string]*vk.CommandList{}
+	}
+	if err == nil && len(l.lists) < maxLists {
+		l.lists[key], cl = cl, nil
+	}
+	l.mu.Unlock()
+	if cl != nil {
+		cl.Destroy()
+	}
+	return err
 }
 
 func (r *Runtime) compile(m *hlo.Module, opts CompileOptions, start time.Time) (*Executable, error) {
@@ -115,6 +170,12 @@ func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 }
 
 func (l *loaded) close() {
+	l.mu.Lock()
+	for _, cl := range l.lists {
+		cl.Destroy()
+	}
+	l.lists = nil
+	l.mu.Unlock()
 	for _, k := range l.kernels {
 		k.Destroy()
 	}
@@ -304,12 +365,7 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 		if len(pending) == 0 {
 			return nil
 		}
-		cl, err := r.e.rt.dev.Record(pending)
-		if err != nil {
-			return err
-		}
-		err = cl.Submit()
-		cl.Destroy()
+		err := l.submit(r.e.rt.dev, pending)
 		r.dispatches += len(pending)
 		pending = pending[:0]
 		return err

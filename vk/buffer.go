@@ -139,3 +139,9 @@ func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
 	}
 	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(len(b.data))}
 }
+
+// Identity names the memory a buffer (or view) binds: the VkBuffer, the
+// offset and the size. Equal identities bind the same bytes.
+func (b *Buffer) Identity() [3]uint64 {
+	return [3]uint64{uint64(uintptr(unsafe.Pointer(b.buf))), uint64(b.offset), uint64(len(b.data))}
+}
