@@ -1,0 +1,186 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// How kernels compute what fusion put in them: a fused operand is read
+// through a virtual binding whose load computes the element (compute),
+// and a value computed earlier in the same invocation (a prologue
+// kernel, a tiled dot) is read from a register.
+
+// kernelEnv is what kernel generators need from the compilation.
+type kernelEnv struct {
+	tg       Target
+	local    uint32
+	fused    map[*hlo.Instruction]bool
+	prologue map[*hlo.Instruction][]*hlo.Instruction
+}
+
+func (e kernelEnv) builder(pushFields int) *kernelBuilder {
+	k := newKernelBuilder(e.tg, e.local, pushFields)
+	k.fused = e.fused
+	k.bound = map[*hlo.Instruction]int{}
+	return k
+}
+
+// prologue is what a kernel computes first for the kernels fused into it
+// (fuseSiblings): their operands' bindings, the registers their values
+// are read from, and their result bindings.
+type prologue struct {
+	pro   []*hlo.Instruction
+	binds [][]int
+	regs  []*val
+	outs  []int
+}
+
+// bindPrologue binds the operands of the kernels fused ahead of in and
+// makes in's reads of them come from registers. Call it before binding
+// in's own operands.
+func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prologue, error) {
+	ps := &prologue{pro: env.prologue[in]}
+	for _, p := range ps.pro {
+		b, err := k.bindOperands(p)
+		if err != nil {
+			return nil, err
+		}
+		ps.binds = append(ps.binds, b)
+		ps.regs = append(ps.regs, k.inRegister(p))
+	}
+	return ps, nil
+}
+
+// bindResults binds the prologue's results, after in's.
+func (ps *prologue) bindResults(k *kernelBuilder) error {
+	for _, p := range ps.pro {
+		o, err := k.bindResults(p)
+		if err != nil {
+			return err
+		}
+		ps.outs = append(ps.outs, o...)
+	}
+	return nil
+}
+
+// emit computes each prologue kernel's element idx into its register.
+func (ps *prologue) emit(k *kernelBuilder, idx spirv.ID) error {
+	for i, p := range ps.pro {
+		v := k.compute(fusedOperand{in: p, binds: ps.binds[i]}, idx)
+		if k.err != nil {
+			return k.err
+		}
+		*ps.regs[i] = v
+	}
+	return nil
+}
+
+// store writes the prologue's results at idx. Kernels call it after
+// every read: a result may share memory with an input (an in-place
+// update) that the kernel's own computation still reads at idx.
+func (ps *prologue) store(k *kernelBuilder, idx spirv.ID) {
+	for i := range ps.pro {
+		k.store(ps.outs[i], idx, *ps.regs[i])
+	}
+}
+
+// inRegister makes the kernel read o from a register set later (before
+// any read is emitted) instead of a buffer, and returns the register.
+func (k *kernelBuilder) inRegister(o *hlo.Instruction) *val {
+	r := new(val)
+	k.virtual = append(k.virtual, fusedOperand{in: o, reg: r})
+	k.bound[o] = virtualBase + len(k.virtual) - 1
+	return r
+}
+
+// virtualBase numbers the bindings of fused operands: load computes
+// them instead of reading a buffer.
+const virtualBase = 1 << 20
+
+// fusedOperand is a fused producer as a kernel sees it: the instruction
+// and the bindings (real or virtual) of its own operands.
+type fusedOperand struct {
+	in    *hlo.Instruction
+	binds []int
+	reg   *val // a value the kernel computed earlier at its output index
+}
+
+// operandBinding returns the binding through which a kernel reads o:
+// a storage buffer (one per distinct input of the kernel) or, for a fused
+// producer, a virtual binding.
+func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, error) {
+	if b, ok := k.bound[o]; ok {
+		return b, nil
+	}
+	if k.fused[o] {
+		binds := make([]int, len(o.Operands))
+		for i, p := range o.Operands {
+			b, err := k.operandBinding(p, fmt.Sprintf("%s_in%d", name, i))
+			if err != nil {
+				return 0, err
+			}
+			binds[i] = b
+		}
+		k.virtual = append(k.virtual, fusedOperand{in: o, binds: binds})
+		b := virtualBase + len(k.virtual) - 1
+		k.bound[o] = b
+		return b, nil
+	}
+	b, err := k.addBuffer(o.Shape.Elem, name, true)
+	if err != nil {
+		return 0, o.Errorf("%v", err)
+	}
+	k.bound[o] = b
+	k.inputs = append(k.inputs, o)
+	k.inputBinds = append(k.inputBinds, b)
+	return b, nil
+}
+
+// compute emits element idx of a fused producer.
+func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
+	in := f.in
+	if f.reg != nil {
+		return *f.reg
+	}
+	var v val
+	var err error
+	switch {
+	case in.Op == hlo.OpConstant:
+		v = k.scalarConst(in.Literal)
+	case remapOps[in.Op]:
+		v, err = k.remapValue(in, f.binds, idx)
+	case in.Op == hlo.OpDot:
+		v, err = k.dotValue(in, f.binds, idx)
+	case in.Op == hlo.OpConvolution:
+		v, err = k.convValue(in, f.binds, idx)
+	case in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
+		var vs []val
+		if in.Op == hlo.OpReduce {
+			vs, err = k.reduceValues(in, f.binds, idx)
+		} else {
+			vs, err = k.reduceWindowValues(in, f.binds, idx)
+		}
+		if err == nil {
+			v = vs[0]
+		}
+	default:
+		args := make([]val, len(in.Operands))
+		for i, o := range in.Operands {
+			at := idx
+			if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
+				at = k.cu32(0)
+			}
+			args[i] = k.load(f.binds[i], at, o.Shape.Elem)
+		}
+		v, err = k.emitScalar(in, args)
+	}
+	if err != nil {
+		if k.err == nil {
+			k.err = err
+		}
+		return val{k.zero(in.Shape.Elem), in.Shape.Elem}
+	}
+	return v
+}

@@ -1,0 +1,255 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// space says where in a kernel's index space (a reduce's: output and
+// reduced dimensions) a value of its cluster is read.
+type space uint8
+
+const (
+	inputSpace  space = iota // at the reduce's input index (output and reduced dims)
+	outputSpace              // at the reduce's output index only
+	otherSpace               // anywhere else
+)
+
+// readsOnlyAtOutput reports whether r2's kernel reads r1 only at r2's
+// own output index (r1 being a materialized value of r2's shape): then
+// r1's element can come from a register computed in the same invocation.
+func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
+	kept := []int64{}
+	reduced := map[int64]bool{}
+	for _, d := range r2.A.Dimensions {
+		reduced[d] = true
+	}
+	for d := range r2.Operands[0].Shape.Dims {
+		if !reduced[int64(d)] {
+			kept = append(kept, int64(d))
+		}
+	}
+	ok := true
+	var walk func(x *hlo.Instruction, sp space)
+	walk = func(x *hlo.Instruction, sp space) {
+		if !ok {
+			return
+		}
+		if x == r1 {
+			ok = sp == outputSpace
+			return
+		}
+		if !s.fused[x] {
+			return // another materialized input: read from its buffer
+		}
+		for _, o := range x.Operands {
+			next := otherSpace
+			switch {
+			case o.Shape.Rank() == 0 && x.Shape.Rank() > 0:
+				// Read at index 0: the output index when r2 is a full reduction.
+				if r2.Shape.Rank() == 0 {
+					next = outputSpace
+				}
+			case x.Op.IsElementwise():
+				next = sp
+			case x.Op == hlo.OpBroadcast && sp == inputSpace && equalDims(x.A.Dimensions, kept):
+				next = outputSpace
+			}
+			walk(o, next)
+		}
+	}
+	switch {
+	case r2.Op == hlo.OpReduce:
+		for _, o := range r2.Operands[:len(r2.Operands)/2] {
+			walk(o, inputSpace)
+		}
+		for _, o := range r2.Operands[len(r2.Operands)/2:] {
+			walk(o, otherSpace)
+		}
+	case r2.Op.IsElementwise():
+		for _, o := range r2.Operands {
+			sp := outputSpace
+			if o.Shape.Rank() == 0 && r2.Shape.Rank() > 0 {
+				sp = otherSpace
+			}
+			walk(o, sp)
+		}
+	default:
+		for _, o := range r2.Operands {
+			walk(o, otherSpace)
+		}
+	}
+	return ok
+}
+
+func equalDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// perElement reports a materialized instruction whose kernel computes
+// each element of its one array result in its own invocation and writes
+// it there: such kernels can compute others of the same shape alongside.
+func (s *state) perElement(in *hlo.Instruction) bool {
+	if s.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator {
+		return false
+	}
+	switch {
+	case in.Op.IsElementwise(), remapOps[in.Op]:
+		return true
+	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
+		return true
+	}
+	return false
+}
+
+// Multi-output fusion: a kernel K2 also computes, first and at its own
+// output index, an earlier kernel K1 of the same shape that it reads only
+// at that index (softmax's row max inside its row sum; layer norm's mean
+// inside its variance), or that shares an input with it (siblings: the
+// mean and the mean of squares of one tensor, or two elementwise results
+// of the same operands). K1's result is kept in a register for K2's reads
+// and stored for everyone else: one dispatch and one read of the shared
+// input instead of two. The schedule runs K1's readers after K2's step.
+func fuseSiblings(s *state) error {
+	s.prologue = map[*hlo.Instruction][]*hlo.Instruction{}
+	s.moved = map[*hlo.Instruction]bool{}
+	if s.opts.NoFuse {
+		return nil
+	}
+	c := s.mod.Entry
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	inputs := map[*hlo.Instruction]map[*hlo.Instruction]bool{}
+	inputsOf := func(x *hlo.Instruction) map[*hlo.Instruction]bool {
+		if m, ok := inputs[x]; ok {
+			return m
+		}
+		m := map[*hlo.Instruction]bool{}
+		s.visitInputs(x, func(o *hlo.Instruction) { m[o] = true })
+		inputs[x] = m
+		return m
+	}
+	// dependsOn reports whether materialized x's value needs y (through
+	// materialized values, y's kernel's partner included).
+	memo := map[[2]*hlo.Instruction]bool{}
+	var dependsOn func(x, y *hlo.Instruction) bool
+	dependsOn = func(x, y *hlo.Instruction) bool {
+		key := [2]*hlo.Instruction{x, y}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		memo[key] = false
+		r := false
+		for o := range inputsOf(x) {
+			if o == y || dependsOn(o, y) {
+				r = true
+				break
+			}
+		}
+		memo[key] = r
+		return r
+	}
+	// Only merge k1 into a kernel the depth-first schedule runs after
+	// it: k1 is then computed later than alone, never earlier, so no
+	// value lives longer (a rematerialized copy stays late).
+	if err := schedule(s); err != nil {
+		return err
+	}
+	sched := map[*hlo.Instruction]int{}
+	for i, in := range s.order {
+		sched[in] = i
+	}
+	s.order, s.live = nil, nil
+	limit := int(s.tg.MaxStorageBuffers)
+	for _, k2 := range c.Instructions {
+		if !s.perElement(k2) || s.moved[k2] || !s.reachable(k2) {
+			continue
+		}
+		for _, k1 := range c.Instructions[:pos[k2]] {
+			if !s.perElement(k1) || s.moved[k1] || len(s.prologue[k1]) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !s.reachable(k1) || sched[k1] > sched[k2] {
+				continue
+			}
+			in2 := inputsOf(k2)
+			reads := in2[k1]
+			shares := false
+			for o := range inputsOf(k1) {
+				if in2[o] && o.Op != hlo.OpConstant {
+					shares = true
+				}
+			}
+			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
+				continue
+			}
+			// No input of k2 (other than k1 itself) may need k1: k1 is
+			// computed in k2's step.
+			cycle := false
+			for o := range in2 {
+				if o != k1 && dependsOn(o, k1) {
+					cycle = true
+				}
+			}
+			for _, p := range s.prologue[k2] {
+				if dependsOn(k1, p) || dependsOn(p, k1) {
+					cycle = true
+				}
+			}
+			if cycle || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
+				continue
+			}
+			// Bindings: the union of the inputs, then every result.
+			union := map[*hlo.Instruction]bool{}
+			outs := len(k2.Shape.Leaves()) + 1
+			for _, x := range append([]*hlo.Instruction{k1, k2}, s.prologue[k2]...) {
+				for o := range inputsOf(x) {
+					union[o] = true
+				}
+			}
+			delete(union, k1)
+			for _, p := range s.prologue[k2] {
+				delete(union, p)
+				outs++
+			}
+			if limit != 0 && len(union)+outs > limit {
+				continue
+			}
+			s.prologue[k2] = append(s.prologue[k2], k1)
+			s.moved[k1] = true
+			for x := range inputs {
+				delete(inputs, x) // k2's kernel now reads k1's inputs too
+			}
+			for key := range memo {
+				delete(memo, key)
+			}
+		}
+	}
+	return nil
+}
+
+// reachable reports whether the root depends on in (dead code is not fused
+// with anything: the schedule drops it).
+func (s *state) reachable(in *hlo.Instruction) bool {
+	if s.reach == nil {
+		s.reach = map[*hlo.Instruction]bool{}
+		var walk func(x *hlo.Instruction)
+		walk = func(x *hlo.Instruction) {
+			if s.reach[x] {
+				return
+			}
+			s.reach[x] = true
+			for _, o := range x.Operands {
+				walk(o)
+			}
+		}
+		walk(s.mod.Entry.Root)
+	}
+	return s.reach[in]
+}

@@ -1,0 +1,174 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The loop bound and the schedule: how many loop iterations one
+// invocation of a kernel runs (llvmpipe stops at 65535), and the order in
+// which the kernels run.
+
+// checkLoopBounds refuses, by name, a kernel that would run more loop
+// iterations per invocation than the device allows even unfused, rather
+// than let the driver cut it short.
+func checkLoopBounds(s *state) error {
+	if s.tg.MaxLoopIterations == 0 {
+		return nil
+	}
+	for _, in := range s.mod.Entry.Instructions {
+		if s.fused[in] || s.moved[in] || consumerReads(in) == readsNone {
+			continue
+		}
+		if n := s.kernelIters(in); n > loopBudget(s.tg) {
+			return in.Errorf("one invocation of its kernel would run %d loop iterations, beyond the device's bound of %d (llvmpipe stops loops there); not supported on this device yet", n, s.tg.MaxLoopIterations)
+		}
+	}
+	return nil
+}
+
+// ownLoop is how many iterations computing one element of in runs in its
+// own loop (reads of its operands happen inside it).
+func ownLoop(in *hlo.Instruction) int64 {
+	switch in.Op {
+	case hlo.OpReduce:
+		return reducedCount(in)
+	case hlo.OpDot, hlo.OpConvolution, hlo.OpReduceWindow:
+		if in.Shape.IsArray() && in.Shape.NumElements() > 0 {
+			return work(in) / in.Shape.NumElements()
+		}
+		w := int64(1)
+		if in.Op == hlo.OpReduceWindow {
+			for _, d := range in.A.Window.Dims {
+				w *= d.Size
+			}
+		}
+		return w
+	case hlo.OpScatter:
+		n := len(in.Operands) / 2
+		upd := in.Operands[n+1].Shape
+		window := map[int64]bool{}
+		for _, d := range in.A.Scatter.UpdateWindowDims {
+			window[d] = true
+		}
+		count := int64(1)
+		for d, x := range upd.Dims {
+			if !window[int64(d)] {
+				count *= x
+			}
+		}
+		return count
+	case hlo.OpSort:
+		length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
+		passes := int64(1)
+		for w := int64(1); w < length; w *= 2 {
+			passes++
+		}
+		if length < longSort {
+			return length * (passes + 2)
+		}
+		return passes // a binary search per merge pass
+	}
+	return 0
+}
+
+// loopIters estimates the loop iterations one invocation of in's kernel
+// runs: its own loop around the reads of its operands, and the loops of
+// the producers it computes inline.
+func (s *state) loopIters(in *hlo.Instruction) int64 {
+	var inner int64
+	for _, o := range in.Operands {
+		if s.fused[o] {
+			inner += s.loopIters(o)
+		}
+	}
+	if l := ownLoop(in); l > 0 {
+		return l * (1 + inner)
+	}
+	return inner
+}
+
+// kernelIters is loopIters for a materialized kernel, its prologue
+// reductions included.
+func (s *state) kernelIters(in *hlo.Instruction) int64 {
+	n := s.loopIters(in)
+	for _, p := range s.prologue[in] {
+		n += s.loopIters(p)
+	}
+	return n
+}
+
+// loopBudget is the iterations a kernel may plan for: the device's bound
+// with room for the short loops of the math library (fmod, integer power).
+func loopBudget(tg Target) int64 {
+	if tg.MaxLoopIterations == 0 {
+		return 1 << 62
+	}
+	return tg.MaxLoopIterations - 2048
+}
+
+// schedule orders the steps depth first from the root: each kernel runs
+// just before the first kernel that needs it, so values computed for
+// late users (rematerialized copies among them) are not held across the
+// program (XLA's DFS memory scheduler does the same). A reduce computed
+// in another's kernel (prologue) is scheduled as that kernel. Dead
+// instructions are not run.
+func schedule(s *state) error {
+	c := s.mod.Entry
+	stepOf := map[*hlo.Instruction]*hlo.Instruction{}
+	for r2, ps := range s.prologue {
+		for _, p := range ps {
+			stepOf[p] = r2
+		}
+	}
+	done := map[*hlo.Instruction]bool{}
+	var visit func(x *hlo.Instruction)
+	visit = func(x *hlo.Instruction) {
+		if r2, ok := stepOf[x]; ok {
+			x = r2
+		}
+		if done[x] {
+			return
+		}
+		done[x] = true
+		for _, p := range s.prologue[x] {
+			done[p] = true
+		}
+		// The values the step reads: its cluster's materialized inputs,
+		// and those of the reduces it computes first.
+		roots := append([]*hlo.Instruction{x}, s.prologue[x]...)
+		for _, r := range roots {
+			if consumerReads(r) == readsNone {
+				for _, o := range r.Operands {
+					visit(o)
+				}
+				continue
+			}
+			s.visitInputs(r, visit)
+		}
+		s.order = append(s.order, x)
+	}
+	visit(c.Root)
+	s.live = done
+	return nil
+}
+
+// visitInputs calls f on each distinct materialized value in's kernel
+// reads, in operand order.
+func (s *state) visitInputs(in *hlo.Instruction, f func(*hlo.Instruction)) {
+	seen := map[*hlo.Instruction]bool{}
+	var walk func(x *hlo.Instruction)
+	walk = func(x *hlo.Instruction) {
+		for _, o := range x.Operands {
+			if seen[o] {
+				continue
+			}
+			seen[o] = true
+			if s.fused[o] {
+				walk(o)
+			} else {
+				f(o)
+			}
+		}
+	}
+	walk(in)
+}
