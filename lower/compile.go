@@ -59,7 +59,7 @@ func init() {
 		{"split long reductions", splitLongReductions}, // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
 		{"check support", checkSupport},                // name what the device cannot run before any work
 		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
-		{"fuse siblings", fuseSiblings},              // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
+		{"fuse siblings", fuseSiblings},                // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
