@@ -66,6 +66,7 @@ func init() {
 		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
 		{"plan barriers", planBarriers},                // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
+		{"check plan", checkPlan},                      // bindings match kernels, temporaries written before read, no two live values in one place
 	}
 }
 
@@ -444,12 +445,19 @@ func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
 		}
 		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch[:]...), nil)
 	}
-	pass, err := sortPassKernel(in, env)
+	first, err := sortPassKernel(in, env, true)
 	if err != nil {
 		return err
 	}
-	cur := 0
-	for w := int64(1); w < length; w *= 2 {
+	pass, err := sortPassKernel(in, env, false)
+	if err != nil {
+		return err
+	}
+	if err := s.dispatch(in, first, count, nil, []int{scratch[1]}, []uint32{1}); err != nil {
+		return err
+	}
+	cur := 1
+	for w := int64(2); w < length; w *= 2 {
 		if err := s.dispatch(in, pass, count, []int{scratch[cur]}, []int{scratch[1-cur]}, []uint32{uint32(w)}); err != nil {
 			return err
 		}

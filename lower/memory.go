@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"sort"
 )
 
@@ -277,4 +278,62 @@ func (p *Program) LiveAtPeak() []int {
 		out = append(out, b)
 	}
 	return out
+}
+
+// checkPlan verifies what the passes above promise of the finished
+// program, so that a compiler bug stops compilation, naming itself,
+// instead of running a wrong plan: each dispatch binds as many buffers
+// as its kernel declares; every temporary is written before any step
+// reads it; temporaries live at the same time never share memory, and
+// an in-place update lines up element for element.
+func checkPlan(s *state) error {
+	p := s.prog
+	written := map[int]bool{}
+	for i, st := range p.Steps {
+		if st.Kind != StepDispatch {
+			for _, in := range st.In {
+				for _, b := range in {
+					if p.Buffers[b].Kind == BufTemp && !written[b] {
+						return fmt.Errorf("lower: step %d (%s) reads temporary %s before any step writes it", i, st.Inst, p.Buffers[b].Name)
+					}
+				}
+			}
+			for _, b := range st.Out {
+				written[b] = true
+			}
+			continue
+		}
+		if k := p.Kernels[st.Kernel]; len(st.Buffers) != k.Bindings {
+			return fmt.Errorf("lower: step %d (%s) binds %d buffers to kernel %s of %d bindings", i, st.Inst, len(st.Buffers), k.Name, k.Bindings)
+		}
+		nr := len(st.Buffers) - st.Writes
+		for _, b := range st.Buffers[:nr] {
+			if p.Buffers[b].Kind == BufTemp && !written[b] {
+				return fmt.Errorf("lower: step %d (%s) reads temporary %s before any step writes it", i, st.Inst, p.Buffers[b].Name)
+			}
+		}
+		for _, b := range st.Buffers[nr:] {
+			written[b] = true
+		}
+	}
+	lr := liveRanges(p)
+	var bufs []int
+	for b := range lr {
+		bufs = append(bufs, b)
+	}
+	sort.Ints(bufs)
+	for i, a := range bufs {
+		for _, b := range bufs[i+1:] {
+			if !p.span(a).overlaps(p.span(b)) {
+				continue
+			}
+			if lr[a].overlaps(lr[b]) {
+				return fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[a].Name, p.Buffers[b].Name)
+			}
+			if (lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a])) && p.Buffers[a].Offset != p.Buffers[b].Offset {
+				return fmt.Errorf("lower: %s updated in place over %s does not line up", p.Buffers[b].Name, p.Buffers[a].Name)
+			}
+		}
+	}
+	return nil
 }

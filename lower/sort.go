@@ -127,18 +127,20 @@ const longSort = 1024
 // binary search, the elements of the other run that go before it (on
 // ties, those of the left run), so that each pass is one dispatch of an
 // invocation per element. Positions ping-pong between two u32 buffers;
-// the first pass (w = 1) starts from the identity. Bindings: the
-// operands, then src and dst positions.
-func sortPassKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+// the first pass (w = 1, its own kernel) starts from the identity.
+// Bindings: the operands, then src (not in the first pass) and dst.
+func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, error) {
 	cmp := in.Called[0]
 	k := env.builder(2)
 	binds, err := k.bindOperands(in)
 	if err != nil {
 		return nil, err
 	}
-	src, err := k.addBuffer(hlo.U32, "src", true)
-	if err != nil {
-		return nil, err
+	src := -1 // the first pass (w = 1) starts from the identity: no src
+	if !first {
+		if src, err = k.addBuffer(hlo.U32, "src", true); err != nil {
+			return nil, err
+		}
 	}
 	dst, err := k.addBuffer(hlo.U32, "dst", false)
 	if err != nil {
@@ -160,10 +162,11 @@ func sortPassKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		slice, j := op(spirv.OpUDiv, e, cu(length)), op(spirv.OpUMod, e, cu(length))
 		sbase := op(spirv.OpIMul, slice, cu(length))
 		elem := sliceElem(k, shape, d, slice)
-		first := k.boolOp(spirv.OpIEqual, w, cu(1))
 		posAt := func(i spirv.ID) spirv.ID { // the position at rank i of the slice, before this pass
-			p := k.f.Op(spirv.OpLoad, u32, uint32(k.elemPtr(src, op(spirv.OpIAdd, sbase, i))))
-			return sel(first, i, p)
+			if first {
+				return i
+			}
+			return k.f.Op(spirv.OpLoad, u32, uint32(k.elemPtr(src, op(spirv.OpIAdd, sbase, i))))
 		}
 		less := func(x, y spirv.ID) (spirv.ID, error) {
 			args := make([]val, 2*len(in.Operands))
