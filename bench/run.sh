@@ -1,8 +1,10 @@
 #!/bin/bash
-# vkjit against NumPy on the bench workloads, side by side in one run on
-# one machine: `vkjit bench --json` (fused and --no-fuse; execution time,
-# transfers excluded) and bench/peers/numpy_peer.py (the same math in
-# NumPy). Prints the markdown table in docs/BENCHMARKS.md.
+# vkjit against NumPy and GoMLX on the bench workloads, side by side in
+# one run on one machine: `vkjit bench --json` (fused and --no-fuse;
+# execution time, transfers excluded), bench/peers/numpy_peer.py (the same
+# math in NumPy) and bench/gomlx (the same math in GoMLX on its pure-Go
+# backend; its own Go module). Prints the markdown table in
+# docs/BENCHMARKS.md.
 # Usage: bench/run.sh [iterations]   (needs bin/vkjit: make build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,7 @@ workloads="chain8 softmax gemm1024 gemm2048 dense_relu mlp_forward"
 # The NumPy peer: this machine's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 # hold OpenBLAS to its AVX2 kernels, so the peer runs without them.
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" $workloads > "$tmp/numpy.jsonl"
+(cd bench/gomlx && go run . -iterations "$iters" $workloads) > "$tmp/gomlx.jsonl"
 blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
 for w in $workloads; do
   $bin bench --json --iterations "$iters" "bench/workloads/$w.hlo" > "$tmp/$w.json"
@@ -22,20 +25,25 @@ done
 python3 - "$tmp" "$blas" $workloads <<'PY'
 import json, sys
 tmp, blas, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-peers = {}
+peers, gomlx = {}, {}
 for line in open(tmp + "/numpy.jsonl"):
     d = json.loads(line)
     peers[d["workload"]] = d
+for line in open(tmp + "/gomlx.jsonl"):
+    d = json.loads(line)
+    gomlx[d["workload"]] = d
 first = json.load(open(tmp + "/" + names[0] + ".json"))
 print("Host: %s, %d logical cores, %d-bit SIMD; device %s; LP_NUM_THREADS=%s; NumPy %s with %s." % (
     first["host_cpu"], first["host_cores"], first["host_simd_bits"], first["device"], first["lp_num_threads"] or "unset (2 threads)",
     peers[names[0]]["numpy"], blas))
 print()
-print("| workload | vkjit ms (median) | vkjit --no-fuse ms | NumPy ms | vkjit / NumPy | dispatches |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
+print("| workload | vkjit ms (median) | vkjit --no-fuse ms | NumPy ms | GoMLX (go) ms | vkjit / NumPy | vkjit / GoMLX | dispatches |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for n in names:
     v = json.load(open("%s/%s.json" % (tmp, n)))
     nf = json.load(open("%s/%s.nofuse.json" % (tmp, n)))
     p = peers[n]
-    print("| %s | %.1f | %.1f | %.1f | %.2f | %d |" % (n, v["median_ms"], nf["median_ms"], p["median_ms"], v["median_ms"] / p["median_ms"], v["dispatches"]))
+    g = gomlx[n]
+    print("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |" % (n, v["median_ms"], nf["median_ms"], p["median_ms"], g["median_ms"],
+        v["median_ms"] / p["median_ms"], v["median_ms"] / g["median_ms"], v["dispatches"]))
 PY
