@@ -551,27 +551,11 @@ func trimSigil(n string) string {
 // Operands of rank 0 in an op of higher rank (select's predicate, clamp's
 // bounds) are read at index 0.
 func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	k := env.builder(1)
-	ps, err := k.bindPrologue(env, in)
-	if err != nil {
-		return nil, err
-	}
-	ins, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
-		return nil, err
-	}
-	out := outs[0]
 	name := in.Op.String()
 	if len(in.Operands) > 0 {
 		name += "_" + in.Operands[0].Shape.Elem.String()
 	}
-	return k.perElement(name, func(idx spirv.ID) error {
-		if err := ps.emit(k, idx); err != nil {
-			return err
-		}
+	return outputKernel(in, env, name, one(func(k *kernelBuilder, ins []int, idx spirv.ID) (val, error) {
 		args := make([]val, len(in.Operands))
 		for i, o := range in.Operands {
 			at := idx
@@ -580,14 +564,8 @@ func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			}
 			args[i] = k.load(ins[i], at, o.Shape.Elem)
 		}
-		r, err := k.emitScalar(in, args)
-		if err != nil {
-			return err
-		}
-		k.store(out, idx, r)
-		ps.store(k, idx)
-		return nil
-	})
+		return k.emitScalar(in, args)
+	}))
 }
 
 // donated returns the entry parameter leaves whose memory the program

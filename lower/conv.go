@@ -12,31 +12,10 @@ import (
 // order) in the result type. The implicit-GEMM form of the kernel issue
 // replaces it where it pays.
 func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	k := env.builder(1)
-	ps, err := k.bindPrologue(env, in)
-	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
-		return nil, err
-	}
 	name := "convolution_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
-	return k.perElement(name, func(idx spirv.ID) error {
-		if err := ps.emit(k, idx); err != nil {
-			return err
-		}
-		v, err := k.convValue(in, binds, idx)
-		if err != nil {
-			return err
-		}
-		k.store(outs[0], idx, v)
-		ps.store(k, idx)
-		return nil
-	})
+	return outputKernel(in, env, name, one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
+		return k.convValue(in, binds, idx)
+	}))
 }
 
 // convValue computes output element idx of a convolution whose operands

@@ -184,3 +184,43 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	}
 	return v
 }
+
+// outputKernel generates the kernel of an instruction that computes each
+// element of its results in one invocation: it binds the operands (and
+// those of any kernel fused ahead of it), then the results, and for each
+// output index computes the prologue's values, then in's (values), and
+// stores them all after every read, as in-place updates require.
+func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
+	k := env.builder(1)
+	ps, err := k.bindPrologue(env, in)
+	if err != nil {
+		return nil, err
+	}
+	binds, outs, err := k.bind(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.bindResults(k); err != nil {
+		return nil, err
+	}
+	return k.perElement(name, func(idx spirv.ID) error {
+		if err := ps.emit(k, idx); err != nil {
+			return err
+		}
+		vs, err := values(k, binds, idx)
+		if err != nil {
+			return err
+		}
+		k.storeAll(outs, idx, vs)
+		ps.store(k, idx)
+		return nil
+	})
+}
+
+// one wraps a single-result value function for outputKernel.
+func one(f func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error)) func(*kernelBuilder, []int, spirv.ID) ([]val, error) {
+	return func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		v, err := f(k, binds, idx)
+		return []val{v}, err
+	}
+}

@@ -165,29 +165,8 @@ func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
 // reduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	k := env.builder(1)
-	ps, err := k.bindPrologue(env, in)
-	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
-		return nil, err
-	}
-	return k.perElement("reduce_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
-		if err := ps.emit(k, idx); err != nil {
-			return err
-		}
-		vs, err := k.reduceValues(in, binds, idx)
-		if err != nil {
-			return err
-		}
-		k.storeAll(outs, idx, vs)
-		ps.store(k, idx)
-		return nil
+	return outputKernel(in, env, "reduce_"+in.Operands[0].Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		return k.reduceValues(in, binds, idx)
 	})
 }
 

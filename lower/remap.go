@@ -78,31 +78,9 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 
 // remapKernel generates the kernel of one data-movement instruction.
 func remapKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	k := env.builder(1)
-	ps, err := k.bindPrologue(env, in)
-	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
-		return nil, err
-	}
-	out := outs[0]
-	return k.perElement(in.Op.String()+"_"+in.Shape.Elem.String(), func(idx spirv.ID) error {
-		if err := ps.emit(k, idx); err != nil {
-			return err
-		}
-		v, err := k.remapValue(in, binds, idx)
-		if err != nil {
-			return err
-		}
-		k.store(out, idx, v)
-		ps.store(k, idx)
-		return nil
-	})
+	return outputKernel(in, env, in.Op.String()+"_"+in.Shape.Elem.String(), one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
+		return k.remapValue(in, binds, idx)
+	}))
 }
 
 // remapValue computes output element idx of a data-movement op.

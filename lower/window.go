@@ -28,29 +28,8 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
 func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	k := env.builder(1)
-	ps, err := k.bindPrologue(env, in)
-	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
-		return nil, err
-	}
-	return k.perElement("reduce_window_"+in.Operands[0].Shape.Elem.String(), func(idx spirv.ID) error {
-		if err := ps.emit(k, idx); err != nil {
-			return err
-		}
-		vs, err := k.reduceWindowValues(in, binds, idx)
-		if err != nil {
-			return err
-		}
-		k.storeAll(outs, idx, vs)
-		ps.store(k, idx)
-		return nil
+	return outputKernel(in, env, "reduce_window_"+in.Operands[0].Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		return k.reduceWindowValues(in, binds, idx)
 	})
 }
 
