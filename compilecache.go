@@ -1,8 +1,6 @@
 package vkjit
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"os"
 	"sync"
@@ -68,7 +66,7 @@ func (r *Runtime) sourceProgram(name string, src []byte, opts CompileOptions) (*
 func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts CompileOptions) (*lower.Program, bool, error) {
 	if b, ok := r.cache.Get(key); ok {
 		var p lower.Program
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&p); err == nil {
+		if err := p.UnmarshalBinary(b); err == nil {
 			return &p, true, nil
 		} else if r.cache.Warn != nil {
 			r.cache.Warn(fmt.Sprintf("vkjit cache: dropping an entry that does not decode: %v", err))
@@ -82,9 +80,8 @@ func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts Compi
 	if err != nil {
 		return nil, false, err
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(p); err == nil {
-		if err := r.cache.Put(key, buf.Bytes()); err != nil && r.cache.Warn != nil {
+	if b, err := p.MarshalBinary(); err == nil {
+		if err := r.cache.Put(key, b); err != nil && r.cache.Warn != nil {
 			r.cache.Warn(fmt.Sprintf("vkjit cache: %v", err))
 		}
 	}

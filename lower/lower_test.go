@@ -367,3 +367,45 @@ func TestDonation(t *testing.T) {
 	require.True(t, p.Buffers[p.Params[0]].Donated)
 	require.Equal(t, int64(4032), p.PeakBytes(), "the result is written over the parameter")
 }
+
+// TestProgramEncoding: every corpus program encodes and decodes to the
+// same encoding, and every truncation of an encoding is an error, not a
+// panic.
+func TestProgramEncoding(t *testing.T) {
+	src, err := os.ReadFile("../../shared/hlo-corpus/SOURCES.md")
+	if err != nil {
+		t.Skip("../shared/hlo-corpus is not beside the checkout")
+	}
+	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\bE2E\\b")
+	n := 0
+	for _, ln := range strings.Split(string(src), "\n") {
+		m := row.FindStringSubmatch(ln)
+		if m == nil {
+			continue
+		}
+		mods, err := hlo.ParseFile(filepath.Join("../../shared/hlo-corpus", m[1]))
+		require.NoError(t, err)
+		p, err := Compile(mods[0], desktop, Options{})
+		if err != nil {
+			continue
+		}
+		b, err := p.MarshalBinary()
+		require.NoError(t, err)
+		var q Program
+		require.NoError(t, q.UnmarshalBinary(b), m[1])
+		b2, err := q.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, b, b2, m[1])
+		require.Equal(t, len(p.Steps), len(q.Steps))
+		for i := range p.Kernels {
+			require.Equal(t, p.Kernels[i].Words, q.Kernels[i].Words)
+		}
+		if n < 5 { // every prefix of a few encodings
+			for i := 0; i < len(b); i += 1 + len(b)/200 {
+				require.Error(t, new(Program).UnmarshalBinary(b[:i]), "%s truncated at %d", m[1], i)
+			}
+		}
+		n++
+	}
+	require.Greater(t, n, 60)
+}
