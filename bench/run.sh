@@ -5,6 +5,8 @@
 # math in NumPy) and bench/gomlx (the same math in GoMLX on its pure-Go
 # backend; its own Go module). Prints the markdown table in
 # docs/BENCHMARKS.md.
+# It also writes every median to docs/benchmarks.jsonl and draws
+# docs/benchmarks.png from it (bench/plot, gonum/plot in its own module).
 # Usage: bench/run.sh [iterations]   (needs bin/vkjit: make build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,12 @@ done
 python3 - "$tmp" "$blas" $workloads <<'PY'
 import json, sys
 tmp, blas, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+with open("docs/benchmarks.jsonl", "w") as out:
+    for n in names:
+        out.write(json.dumps({"workload": n, "peer": "vkjit", "median_ms": json.load(open("%s/%s.json" % (tmp, n)))["median_ms"]}) + "\n")
+    for f in ("numpy", "gomlx"):
+        for line in open("%s/%s.jsonl" % (tmp, f)):
+            out.write(line)
 peers, gomlx = {}, {}
 for line in open(tmp + "/numpy.jsonl"):
     d = json.loads(line)
@@ -47,3 +55,4 @@ for n in names:
     print("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |" % (n, v["median_ms"], nf["median_ms"], p["median_ms"], g["median_ms"],
         v["median_ms"] / p["median_ms"], v["median_ms"] / g["median_ms"], v["dispatches"]))
 PY
+(cd bench/plot && go run . ../../docs/benchmarks.jsonl ../../docs/benchmarks.png)
