@@ -17,18 +17,27 @@ import (
 // Dekker's product), its operations carry NoContraction so that a driver
 // may not fuse or reassociate them.
 
-// fm emits f32 math; its methods keep the formulas below readable.
+// fm emits float math of one width (f32 here; mathlib64.go's dm embeds
+// it for f64); its methods keep the formulas below readable.
 type fm struct {
 	k              *kernelBuilder
-	f, u, s, b, u2 spirv.ID // f32, u32, s32, bool, struct{u32,u32}
+	w              int      // 32 or 64
+	f, u, s, b, u2 spirv.ID // the float type, u32, s32, bool, struct{u32,u32}
 }
 
 func (k *kernelBuilder) math32() fm {
 	u := k.u32()
-	return fm{k: k, f: k.b.TypeFloat(32), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), u2: k.b.TypeStruct(u, u)}
+	return fm{k: k, w: 32, f: k.b.TypeFloat(32), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), u2: k.b.TypeStruct(u, u)}
 }
 
-func (m fm) c(v float64) spirv.ID { return m.k.b.ConstF32(float32(v)) }
+// c is a float constant of m's width.
+func (m fm) c(v float64) spirv.ID {
+	if m.w == 64 {
+		bits := math.Float64bits(v)
+		return m.k.b.Constant(m.f, uint32(bits), uint32(bits>>32))
+	}
+	return m.k.b.ConstF32(float32(v))
+}
 func (m fm) cu(v uint32) spirv.ID { return m.k.cu32(v) }
 func (m fm) cs(v int32) spirv.ID  { return m.k.b.ConstS32(v) }
 
@@ -499,22 +508,29 @@ func (m fm) ilogb(x spirv.ID) spirv.ID {
 	return m.sel(m.s, m.op(spirv.OpUGreaterThanEqual, m.b, bits, m.cu(0x800000)), normal, subnormal)
 }
 
-// fmod is C's fmod, exact: |x| loses the largest y*2^k not above it, one
-// binade per step (each subtraction is exact because both values lie
-// within a factor of two), so the loop runs at most ilogb(x)-ilogb(y)+1
-// times: 278 at worst for f32, and once or not at all for |x| < 2|y|.
+// fmod is C's fmod for f32, exact (fmodBy).
 func (m fm) fmod(x, y spirv.ID) (spirv.ID, error) {
+	return m.fmodBy(x, y, m.ilogb, func(r, x spirv.ID) spirv.ID { return m.xorSign(r, m.signBit(x)) })
+}
+
+// fmodBy is C's fmod at m's width, exact: |x| loses the largest y*2^k not
+// above it, one binade per step (each subtraction is exact because both
+// values lie within a factor of two), so the loop runs at most
+// ilogb(x)-ilogb(y)+1 times: 278 at worst for f32, 2100 for f64, and
+// once or not at all for |x| < 2|y|. ilogb is the exponent of a finite
+// nonzero value; withSign gives the non-negative r the sign of x.
+func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r, x spirv.ID) spirv.ID) (spirv.ID, error) {
 	ax, ay := m.abs(x), m.abs(y)
 	finite := func(v spirv.ID) spirv.ID { return m.not(m.or(m.isNaN(v), m.isInf(v))) }
 	work := m.and(m.and(finite(x), finite(y)), m.and(m.ge(ax, ay), m.not(m.eq(ay, m.c(0)))))
-	ey := m.ilogb(ay)
-	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, m.ilogb(ax), ey), m.cs(1))
+	ey := ilogb(ay)
+	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, ilogb(ax), ey), m.cs(1))
 	n := m.op(spirv.OpBitcast, m.u, m.sel(m.s, work, steps, m.cs(0)))
 	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
 	m.k.f.Void(spirv.OpStore, uint32(rv), uint32(ax))
 	err := m.k.loop(n, func(spirv.ID) error {
 		r := m.op(spirv.OpLoad, m.f, rv)
-		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, m.ilogb(r), ey))
+		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, ilogb(r), ey))
 		t = m.self(m.gt(t, r), m.mul(t, m.c(0.5)), t)
 		r = m.self(m.ge(r, ay), m.sub(r, t), r)
 		m.k.f.Void(spirv.OpStore, uint32(rv), uint32(r))
@@ -523,7 +539,7 @@ func (m fm) fmod(x, y spirv.ID) (spirv.ID, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := m.xorSign(m.op(spirv.OpLoad, m.f, rv), m.signBit(x))
+	r := withSign(m.op(spirv.OpLoad, m.f, rv), x)
 	// fmod(x, ±inf) = x; y = 0, infinite x or NaN give NaN.
 	r = m.self(m.and(finite(x), m.isInf(y)), x, r)
 	bad := m.or(m.or(m.isNaN(x), m.isNaN(y)), m.or(m.isInf(x), m.eq(ay, m.c(0))))

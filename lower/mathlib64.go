@@ -15,49 +15,16 @@ import (
 // shaderFloat64 but not shaderInt64. The other transcendentals are f32
 // only and refused for f64 by name.
 
-// dm emits f64 math.
+// dm emits f64 math: fm's arithmetic at width 64, and the double's two
+// 32-bit words.
 type dm struct {
-	k               *kernelBuilder
-	f, u, s, b, uv2 spirv.ID // f64, u32, s32, bool, uvec2
+	fm
+	uv2 spirv.ID // uvec2
 }
 
 func (k *kernelBuilder) math64() dm {
 	u := k.u32()
-	return dm{k: k, f: k.b.TypeFloat(64), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), uv2: k.b.TypeVector(u, 2)}
-}
-
-func (m dm) c(v float64) spirv.ID {
-	bits := math.Float64bits(v)
-	return m.k.b.Constant(m.f, uint32(bits), uint32(bits>>32))
-}
-
-func (m dm) op(o spirv.Op, t spirv.ID, args ...spirv.ID) spirv.ID {
-	ops := make([]uint32, len(args))
-	for i, a := range args {
-		ops[i] = uint32(a)
-	}
-	return m.k.f.Op(o, t, ops...)
-}
-
-func (m dm) add(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFAdd, m.f, a, b) }
-func (m dm) sub(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFSub, m.f, a, b) }
-func (m dm) mul(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFMul, m.f, a, b) }
-func (m dm) div(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFDiv, m.f, a, b) }
-func (m dm) neg(a spirv.ID) spirv.ID    { return m.op(spirv.OpFNegate, m.f, a) }
-func (m dm) abs(a spirv.ID) spirv.ID    { return m.k.f.Ext(m.f, spirv.GLSLFAbs, a) }
-func (m dm) sel(c, a, b spirv.ID) spirv.ID {
-	return m.op(spirv.OpSelect, m.f, c, a, b)
-}
-func (m dm) lt(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFOrdLessThan, m.b, a, b) }
-func (m dm) gt(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFOrdGreaterThan, m.b, a, b) }
-func (m dm) eq(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFOrdEqual, m.b, a, b) }
-func (m dm) isNaN(a spirv.ID) spirv.ID { return m.op(spirv.OpIsNan, m.b, a) }
-
-// exact emits a float op the driver must round as written.
-func (m dm) exact(o spirv.Op, a, b spirv.ID) spirv.ID {
-	id := m.op(o, m.f, a, b)
-	m.k.b.Decorate(id, spirv.DecorationNoContraction)
-	return id
+	return dm{fm: fm{k: k, w: 64, f: k.b.TypeFloat(64), u: u, s: k.b.TypeInt(32, true), b: k.boolT()}, uv2: k.b.TypeVector(u, 2)}
 }
 
 // halves splits x into its low and high 32-bit words.
@@ -111,9 +78,9 @@ func (m dm) expParts(x spirv.ID) (n, r, em1 spirv.ID) {
 func (m dm) exp(x spirv.ID) spirv.ID {
 	n, _, em1 := m.expParts(x)
 	y := m.scale(m.add(m.c(1), em1), n)
-	y = m.sel(m.gt(x, m.c(709.782712893383973096)), m.c(math.Inf(1)), y)
-	y = m.sel(m.lt(x, m.c(-745.13321910194110842)), m.c(0), y)
-	return m.sel(m.isNaN(x), x, y)
+	y = m.self(m.gt(x, m.c(709.782712893383973096)), m.c(math.Inf(1)), y)
+	y = m.self(m.lt(x, m.c(-745.13321910194110842)), m.c(0), y)
+	return m.self(m.isNaN(x), x, y)
 }
 
 // expm1 is 2^n (e^r - 1) + (2^n - 1), both terms exact where it matters.
@@ -123,23 +90,23 @@ func (m dm) expm1(x spirv.ID) spirv.ID {
 	nc := m.op(spirv.OpSelect, m.s, small, n, m.k.b.ConstS32(0))
 	t := m.pow2(nc)
 	y := m.add(m.mul(t, em1), m.sub(t, m.c(1)))
-	y = m.sel(small, y, m.sel(m.gt(x, m.c(0)), m.exp(x), m.c(-1)))
-	y = m.sel(m.eq(x, m.c(0)), x, y)
-	return m.sel(m.isNaN(x), x, y)
+	y = m.self(small, y, m.self(m.gt(x, m.c(0)), m.exp(x), m.c(-1)))
+	y = m.self(m.eq(x, m.c(0)), x, y)
+	return m.self(m.isNaN(x), x, y)
 }
 
 // log is fdlibm's: x = 2^k (1+f), 1+f in [sqrt(1/2), sqrt(2)),
 // log(1+f) = f - hfsq + s(hfsq + R(s^2)), s = f/(2+f).
 func (m dm) log(x spirv.ID) spirv.ID {
 	sub := m.lt(x, m.c(0x1p-1022)) // subnormals: scale up first
-	xs := m.sel(sub, m.mul(x, m.c(0x1p54)), x)
+	xs := m.self(sub, m.mul(x, m.c(0x1p54)), x)
 	lo, hi := m.halves(xs)
 	k := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, hi, m.k.cu32(20))), m.k.b.ConstS32(1023))
 	k = m.op(spirv.OpISub, m.s, k, m.op(spirv.OpSelect, m.s, sub, m.k.b.ConstS32(54), m.k.b.ConstS32(0)))
 	mhi := m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x000fffff)), m.k.cu32(0x3ff00000))
 	mant := m.join(lo, mhi) // in [1, 2)
 	big := m.gt(mant, m.c(math.Sqrt2))
-	mant = m.sel(big, m.mul(mant, m.c(0.5)), mant)
+	mant = m.self(big, m.mul(mant, m.c(0.5)), mant)
 	k = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, k, m.k.b.ConstS32(1)), k)
 	f := m.sub(mant, m.c(1))
 	kf := m.op(spirv.OpConvertSToF, m.f, k)
@@ -151,23 +118,23 @@ func (m dm) log(x spirv.ID) spirv.ID {
 	rr := m.add(t2, t1)
 	hfsq := m.mul(m.mul(m.c(0.5), f), f)
 	r := m.sub(m.mul(kf, m.c(ln2Hi64)), m.sub(m.sub(hfsq, m.add(m.mul(s, m.add(hfsq, rr)), m.mul(kf, m.c(ln2Lo64)))), f))
-	r = m.sel(m.eq(x, m.c(0)), m.c(math.Inf(-1)), r)
-	r = m.sel(m.lt(x, m.c(0)), m.c(math.NaN()), r)
-	r = m.sel(m.eq(x, m.c(math.Inf(1))), x, r)
-	return m.sel(m.isNaN(x), x, r)
+	r = m.self(m.eq(x, m.c(0)), m.c(math.Inf(-1)), r)
+	r = m.self(m.lt(x, m.c(0)), m.c(math.NaN()), r)
+	r = m.self(m.eq(x, m.c(math.Inf(1))), x, r)
+	return m.self(m.isNaN(x), x, r)
 }
 
 // log1p adds back what 1+x lost: log(u) + (x - (u-1))/u.
 func (m dm) log1p(x spirv.ID) spirv.ID {
 	u := m.exact(spirv.OpFAdd, m.c(1), x)
 	corr := m.div(m.exact(spirv.OpFSub, x, m.exact(spirv.OpFSub, u, m.c(1))), u)
-	corr = m.sel(m.lt(m.abs(x), m.c(0x1p53)), corr, m.c(0))
+	corr = m.self(m.lt(m.abs(x), m.c(0x1p53)), corr, m.c(0))
 	r := m.add(m.log(u), corr)
-	r = m.sel(m.eq(u, m.c(1)), x, r)
-	r = m.sel(m.eq(x, m.c(-1)), m.c(math.Inf(-1)), r)
-	r = m.sel(m.lt(x, m.c(-1)), m.c(math.NaN()), r)
-	r = m.sel(m.eq(x, m.c(math.Inf(1))), x, r)
-	return m.sel(m.isNaN(x), x, r)
+	r = m.self(m.eq(u, m.c(1)), x, r)
+	r = m.self(m.eq(x, m.c(-1)), m.c(math.Inf(-1)), r)
+	r = m.self(m.lt(x, m.c(-1)), m.c(math.NaN()), r)
+	r = m.self(m.eq(x, m.c(math.Inf(1))), x, r)
+	return m.self(m.isNaN(x), x, r)
 }
 
 // tanh is expm1(2x) / (expm1(2x) + 2), ±1 beyond 22.
@@ -175,12 +142,12 @@ func (m dm) tanh(x spirv.ID) spirv.ID {
 	ax := m.abs(x)
 	e := m.expm1(m.add(ax, ax))
 	y := m.div(e, m.add(e, m.c(2)))
-	y = m.sel(m.gt(ax, m.c(22)), m.c(1), y)
+	y = m.self(m.gt(ax, m.c(22)), m.c(1), y)
 	sign := m.op(spirv.OpBitwiseAnd, m.u, func() spirv.ID { _, hi := m.halves(x); return hi }(), m.k.cu32(0x80000000))
 	lo, hi := m.halves(y)
 	y = m.join(lo, m.op(spirv.OpBitwiseXor, m.u, hi, sign))
-	y = m.sel(m.eq(x, m.c(0)), x, y) // keeps -0
-	return m.sel(m.isNaN(x), x, y)
+	y = m.self(m.eq(x, m.c(0)), x, y) // keeps -0
+	return m.self(m.isNaN(x), x, y)
 }
 
 // math64Op emits the f64 library functions; ok is false for the others.
@@ -229,38 +196,11 @@ func (m dm) ilogb(x spirv.ID) spirv.ID {
 	return m.op(spirv.OpSelect, m.s, m.op(spirv.OpUGreaterThanEqual, m.b, hi, m.k.cu32(0x00100000)), normal, subnormal)
 }
 
-// fmod is C's fmod for doubles, exact, as the f32 one (one binade per
-// step: at most 2100 steps, once or twice for |x| < 4|y|).
+// fmod is C's fmod for doubles, exact (fmodBy).
 func (m dm) fmod(x, y spirv.ID) (spirv.ID, error) {
-	ax, ay := m.abs(x), m.abs(y)
-	isInf := func(v spirv.ID) spirv.ID { return m.op(spirv.OpIsInf, m.b, v) }
-	finite := func(v spirv.ID) spirv.ID {
-		return m.op(spirv.OpLogicalNot, m.b, m.op(spirv.OpLogicalOr, m.b, m.isNaN(v), isInf(v)))
-	}
-	and := func(a, b spirv.ID) spirv.ID { return m.op(spirv.OpLogicalAnd, m.b, a, b) }
-	work := and(and(finite(x), finite(y)), and(m.op(spirv.OpFOrdGreaterThanEqual, m.b, ax, ay), m.op(spirv.OpLogicalNot, m.b, m.eq(ay, m.c(0)))))
-	ey := m.ilogb(ay)
-	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, m.ilogb(ax), ey), m.k.b.ConstS32(1))
-	n := m.op(spirv.OpBitcast, m.u, m.op(spirv.OpSelect, m.s, work, steps, m.k.b.ConstS32(0)))
-	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
-	m.k.f.Void(spirv.OpStore, uint32(rv), uint32(ax))
-	err := m.k.loop(n, func(spirv.ID) error {
-		r := m.op(spirv.OpLoad, m.f, rv)
-		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, m.ilogb(r), ey))
-		t = m.sel(m.gt(t, r), m.mul(t, m.c(0.5)), t)
-		r = m.sel(m.op(spirv.OpFOrdGreaterThanEqual, m.b, r, ay), m.sub(r, t), r)
-		m.k.f.Void(spirv.OpStore, uint32(rv), uint32(r))
-		return nil
+	return m.fmodBy(x, y, m.ilogb, func(r, x spirv.ID) spirv.ID {
+		lo, hi := m.halves(r)
+		_, xhi := m.halves(x)
+		return m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x80000000))))
 	})
-	if err != nil {
-		return 0, err
-	}
-	r := m.op(spirv.OpLoad, m.f, rv)
-	// The sign of x, -0 included.
-	lo, hi := m.halves(r)
-	_, xhi := m.halves(x)
-	r = m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x80000000))))
-	r = m.sel(and(finite(x), isInf(y)), x, r)
-	bad := m.op(spirv.OpLogicalOr, m.b, m.op(spirv.OpLogicalOr, m.b, m.isNaN(x), m.isNaN(y)), m.op(spirv.OpLogicalOr, m.b, isInf(x), m.eq(ay, m.c(0))))
-	return m.sel(bad, m.c(math.NaN()), r), nil
 }
