@@ -36,7 +36,6 @@ type state struct {
 	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
 	order    []*hlo.Instruction                      // the order in which kernels and control steps run (schedule)
 	live     map[*hlo.Instruction]bool               // what the root depends on (schedule); the rest is dead
-	reach    map[*hlo.Instruction]bool               // the same, before scheduling (fuse.go)
 }
 
 type pass struct {

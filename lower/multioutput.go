@@ -164,18 +164,21 @@ func fuseSiblings(s *state) error {
 	if err := schedule(s); err != nil {
 		return err
 	}
+	// Its order also tells the live kernels: dead code is fused with
+	// nothing (the schedule drops it).
 	sched := map[*hlo.Instruction]int{}
 	for i, in := range s.order {
 		sched[in] = i
 	}
 	s.order, s.live = nil, nil
+	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
-		if !s.perElement(k2) || s.moved[k2] || !s.reachable(k2) {
+		if !s.perElement(k2) || s.moved[k2] || !live(k2) {
 			continue
 		}
 		for _, k1 := range c.Instructions[:pos[k2]] {
-			if !s.perElement(k1) || s.moved[k1] || len(s.prologue[k1]) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !s.reachable(k1) || sched[k1] > sched[k2] {
+			if !s.perElement(k1) || s.moved[k1] || len(s.prologue[k1]) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
 				continue
 			}
 			in2 := inputsOf(k2)
@@ -232,24 +235,4 @@ func fuseSiblings(s *state) error {
 		}
 	}
 	return nil
-}
-
-// reachable reports whether the root depends on in (dead code is not fused
-// with anything: the schedule drops it).
-func (s *state) reachable(in *hlo.Instruction) bool {
-	if s.reach == nil {
-		s.reach = map[*hlo.Instruction]bool{}
-		var walk func(x *hlo.Instruction)
-		walk = func(x *hlo.Instruction) {
-			if s.reach[x] {
-				return
-			}
-			s.reach[x] = true
-			for _, o := range x.Operands {
-				walk(o)
-			}
-		}
-		walk(s.mod.Entry.Root)
-	}
-	return s.reach[in]
 }
