@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -224,18 +223,9 @@ func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
 // fusion and checks the memory plan's invariants; without reuse, the
 // arena is the sum of the temporaries.
 func TestMemoryPlan(t *testing.T) {
-	src, err := os.ReadFile("../../shared/hlo-corpus/SOURCES.md")
-	if err != nil {
-		t.Skip("../shared/hlo-corpus is not beside the checkout")
-	}
-	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\bE2E\\b")
 	planned := 0
-	for _, ln := range strings.Split(string(src), "\n") {
-		m := row.FindStringSubmatch(ln)
-		if m == nil {
-			continue
-		}
-		mods, err := hlo.ParseFile(filepath.Join("../../shared/hlo-corpus", m[1]))
+	for _, file := range hlotest.CorpusE2E(t, "../../shared/hlo-corpus") {
+		mods, err := hlo.ParseFile(file)
 		require.NoError(t, err)
 		for _, opts := range []Options{{}, {NoFuse: true}, {NoReuse: true}} {
 			p, err := Compile(mods[0], DefaultTarget, opts)
@@ -243,13 +233,13 @@ func TestMemoryPlan(t *testing.T) {
 				continue // refused by name; the device tests cover that
 			}
 			planned++
-			checkMemoryPlan(t, m[1], p, int64(DefaultTarget.StorageAlign))
+			checkMemoryPlan(t, file, p, int64(DefaultTarget.StorageAlign))
 			if opts.NoReuse {
 				var sum int64
 				for b := range liveRanges(p) {
 					sum += alignUp(paddedSize(p.Buffers[b].Size), int64(DefaultTarget.StorageAlign))
 				}
-				require.Equal(t, sum, p.ArenaSize, m[1])
+				require.Equal(t, sum, p.ArenaSize, file)
 			}
 		}
 	}
@@ -372,18 +362,9 @@ func TestDonation(t *testing.T) {
 // same encoding, and every truncation of an encoding is an error, not a
 // panic.
 func TestProgramEncoding(t *testing.T) {
-	src, err := os.ReadFile("../../shared/hlo-corpus/SOURCES.md")
-	if err != nil {
-		t.Skip("../shared/hlo-corpus is not beside the checkout")
-	}
-	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\bE2E\\b")
 	n := 0
-	for _, ln := range strings.Split(string(src), "\n") {
-		m := row.FindStringSubmatch(ln)
-		if m == nil {
-			continue
-		}
-		mods, err := hlo.ParseFile(filepath.Join("../../shared/hlo-corpus", m[1]))
+	for _, file := range hlotest.CorpusE2E(t, "../../shared/hlo-corpus") {
+		mods, err := hlo.ParseFile(file)
 		require.NoError(t, err)
 		p, err := Compile(mods[0], desktop, Options{})
 		if err != nil {
@@ -392,17 +373,17 @@ func TestProgramEncoding(t *testing.T) {
 		b, err := p.MarshalBinary()
 		require.NoError(t, err)
 		var q Program
-		require.NoError(t, q.UnmarshalBinary(b), m[1])
+		require.NoError(t, q.UnmarshalBinary(b), file)
 		b2, err := q.MarshalBinary()
 		require.NoError(t, err)
-		require.Equal(t, b, b2, m[1])
+		require.Equal(t, b, b2, file)
 		require.Equal(t, len(p.Steps), len(q.Steps))
 		for i := range p.Kernels {
 			require.Equal(t, p.Kernels[i].Words, q.Kernels[i].Words)
 		}
 		if n < 5 { // every prefix of a few encodings
 			for i := 0; i < len(b); i += 1 + len(b)/200 {
-				require.Error(t, new(Program).UnmarshalBinary(b[:i]), "%s truncated at %d", m[1], i)
+				require.Error(t, new(Program).UnmarshalBinary(b[:i]), "%s truncated at %d", file, i)
 			}
 		}
 		n++

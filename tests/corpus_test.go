@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo/hlotest"
 )
 
 // hostLoopTooSlow lists E2E modules whose while loops run 10^5 or more
@@ -29,25 +30,16 @@ var hostLoopTooSlow = map[string]string{
 // The same run without fusion and buffer reuse must give bit-identical
 // results.
 func TestCorpus(t *testing.T) {
-	src, err := os.ReadFile("../../shared/hlo-corpus/SOURCES.md")
-	if err != nil {
-		t.Skip("../shared/hlo-corpus is not beside the checkout")
-	}
-	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\bE2E\\b")
+	const root = "../../shared/hlo-corpus"
 	refused := regexp.MustCompile(`(element type (c64|c128|f8\w*) is not supported|op cholesky is not supported)`)
 	ran, skipped := 0, 0
-	for _, ln := range strings.Split(string(src), "\n") {
-		m := row.FindStringSubmatch(ln)
-		if m == nil {
-			continue
-		}
-		name := m[1]
+	for _, file := range hlotest.CorpusE2E(t, root) {
+		name, _ := filepath.Rel(root, file)
 		if why, ok := hostLoopTooSlow[name]; ok {
 			t.Logf("%s: not run (%s)", name, why)
 			skipped++
 			continue
 		}
-		file := filepath.Join("../../shared/hlo-corpus", name)
 		dir := t.TempDir()
 		fused, plain := filepath.Join(dir, "fused.npz"), filepath.Join(dir, "plain.npz")
 		cmd := exec.Command(vkjitBin, "run", "--random-args", "--compare", "--out", fused, file)

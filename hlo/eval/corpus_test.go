@@ -2,10 +2,7 @@ package eval
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,28 +12,11 @@ import (
 	"github.com/vkjit/vkjit/hlo/hlotest"
 )
 
-// e2eFiles lists the corpus files SOURCES.md marks E2E.
-func e2eFiles(t *testing.T) []string {
-	src, err := os.ReadFile("../../../shared/hlo-corpus/SOURCES.md")
-	if err != nil {
-		t.Skip("../shared/hlo-corpus is not beside the checkout")
-	}
-	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\|([^|]*)\\|\\s*$")
-	var out []string
-	for _, ln := range strings.Split(string(src), "\n") {
-		m := row.FindStringSubmatch(ln)
-		if m != nil && regexp.MustCompile(`\bE2E\b`).MatchString(m[2]) {
-			out = append(out, filepath.Join("../../../shared/hlo-corpus", m[1]))
-		}
-	}
-	return out
-}
-
 // TestCorpusE2E evaluates every E2E corpus module with random inputs.
 // Modules that use something outside the op set (complex numbers, f8
 // arithmetic) must say so by name; everything else must run.
 func TestCorpusE2E(t *testing.T) {
-	files := e2eFiles(t)
+	files := hlotest.CorpusE2E(t, "../../../shared/hlo-corpus")
 	require.NotEmpty(t, files)
 	ran := 0
 	for _, f := range files {
