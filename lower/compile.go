@@ -547,24 +547,29 @@ func trimSigil(n string) string {
 }
 
 // elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
-// Operands of rank 0 in an op of higher rank (select's predicate, clamp's
-// bounds) are read at index 0.
 func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	name := in.Op.String()
 	if len(in.Operands) > 0 {
 		name += "_" + in.Operands[0].Shape.Elem.String()
 	}
 	return outputKernel(in, env, name, one(func(k *kernelBuilder, ins []int, idx spirv.ID) (val, error) {
-		args := make([]val, len(in.Operands))
-		for i, o := range in.Operands {
-			at := idx
-			if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
-				at = k.cu32(0)
-			}
-			args[i] = k.load(ins[i], at, o.Shape.Elem)
-		}
-		return k.emitScalar(in, args)
+		return k.elementwiseValue(in, ins, idx)
 	}))
+}
+
+// elementwiseValue computes element idx of an elementwise instruction
+// whose operands are read through binds; an operand of rank 0 in an op of
+// higher rank (select's predicate, clamp's bounds) is read at index 0.
+func (k *kernelBuilder) elementwiseValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	args := make([]val, len(in.Operands))
+	for i, o := range in.Operands {
+		at := idx
+		if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
+			at = k.cu32(0)
+		}
+		args[i] = k.load(binds[i], at, o.Shape.Elem)
+	}
+	return k.emitScalar(in, args)
 }
 
 // donated returns the entry parameter leaves whose memory the program

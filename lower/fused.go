@@ -166,15 +166,7 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 			v = vs[0]
 		}
 	default:
-		args := make([]val, len(in.Operands))
-		for i, o := range in.Operands {
-			at := idx
-			if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
-				at = k.cu32(0)
-			}
-			args[i] = k.load(f.binds[i], at, o.Shape.Elem)
-		}
-		v, err = k.emitScalar(in, args)
+		v, err = k.elementwiseValue(in, f.binds, idx)
 	}
 	if err != nil {
 		if k.err == nil {

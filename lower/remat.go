@@ -35,14 +35,14 @@ func compileUnderBudget(m *hlo.Module, tg Target, opts Options) (*Program, error
 	}
 	tried := map[string]bool{}
 	for tries := 0; best.PeakBytes() > opts.MemoryBudget && tries < maxRematTries; tries++ {
-		cands := rematCandidates(base.Entry, best)
+		at, cands := rematCandidates(base.Entry, best)
 		improved := false
 		for _, c := range cands {
 			if tried[c.Name] {
 				continue
 			}
 			tried[c.Name] = true
-			undo := remat(base.Entry, c, best)
+			undo := remat(base.Entry, c, best, at/2)
 			if undo == nil {
 				continue
 			}
@@ -81,9 +81,9 @@ func peakTime(p *Program) (int, map[int]liveRange) {
 	return bestAt, lr
 }
 
-// rematCandidates lists the values live across the peak but not used by
-// the step there, largest first.
-func rematCandidates(c *hlo.Computation, p *Program) []*hlo.Instruction {
+// rematCandidates lists the values live across the peak (the half step it
+// returns) but not used by the step there, largest first.
+func rematCandidates(c *hlo.Computation, p *Program) (int, []*hlo.Instruction) {
 	at, lr := peakTime(p)
 	byName := map[string]*hlo.Instruction{}
 	for _, in := range c.Instructions {
@@ -108,7 +108,7 @@ func rematCandidates(c *hlo.Computation, p *Program) []*hlo.Instruction {
 			out[j-1], out[j] = b, a
 		}
 	}
-	return out
+	return at, out
 }
 
 // rematerializable says which instructions may be computed twice: pure
@@ -123,16 +123,13 @@ func rematerializable(in *hlo.Instruction) bool {
 // maxRematTree bounds the instructions one rematerialization recomputes.
 const maxRematTree = 8
 
-// remat gives the users of v whose kernels run after the peak step
-// their own copy of v, computed (by the depth-first schedule) just before
-// their kernel from
-// parameters and constants (v's producers are copied too, up to
-// maxRematTree instructions), so that nothing v was made from has to stay
-// alive either. It returns the undo, or nil when v has no such users or
+// remat gives the users of v whose kernels run after peakStep their own
+// copy of v, computed (by the depth-first schedule) just before their
+// kernel from parameters and constants (v's producers are copied too, up
+// to maxRematTree instructions), so that nothing v was made from has to
+// stay alive either. It returns the undo, or nil when v has no such users or
 // is too costly to recompute.
-func remat(c *hlo.Computation, v *hlo.Instruction, p *Program) func() {
-	at, _ := peakTime(p)
-	peakStep := at / 2
+func remat(c *hlo.Computation, v *hlo.Instruction, p *Program, peakStep int) func() {
 	// The steps computing each instruction (several when recomputed).
 	steps := map[string][]int{}
 	for i, st := range p.Steps {
