@@ -55,8 +55,7 @@ func (r *Runtime) sourceProgram(name string, src []byte, opts CompileOptions) (*
 		if err != nil {
 			return nil, false, err
 		}
-		p, err := lower.Compile(m, r.Target(), opts.Lower)
-		return p, false, err
+		return r.cachedProgram(m, opts)
 	}
 	return r.lookup(r.cacheKey("source", src, opts), parse, opts)
 }

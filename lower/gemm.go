@@ -27,8 +27,8 @@ type gemmPlan struct {
 	dot         *hlo.Instruction
 	batch       []int64 // batch dimension sizes
 	m, n, k     int64
-	lStride     [3]int64 // lhs strides of (row, k) and of each batch dim below
-	rStride     [3]int64 // rhs strides of (k, col)
+	lStride     [2]int64 // lhs strides of (row, k)
+	rStride     [2]int64 // rhs strides of (k, col)
 	lBatchSt    []int64
 	rBatchSt    []int64
 	tilesM      int64
@@ -97,8 +97,8 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 		p.rBatchSt = append(p.rBatchSt, rs[d.RhsBatch[i]])
 	}
 	p.m, p.n, p.k = l.Dims[lFree], r.Dims[rFree], l.Dims[d.LhsContract[0]]
-	p.lStride = [3]int64{ls[lFree], ls[d.LhsContract[0]]}
-	p.rStride = [3]int64{rs[d.RhsContract[0]], rs[rFree]}
+	p.lStride = [2]int64{ls[lFree], ls[d.LhsContract[0]]}
+	p.rStride = [2]int64{rs[d.RhsContract[0]], rs[rFree]}
 	p.tilesM = (p.m + gemmTile - 1) / gemmTile
 	p.tilesN = (p.n + gemmTile - 1) / gemmTile
 	p.invocations = p.tilesM * p.tilesN
