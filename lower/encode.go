@@ -206,28 +206,25 @@ func (d *decoder) bytes() []byte {
 
 func (d *decoder) string() string { return string(d.bytes()) }
 
-func (d *decoder) ints() []int {
+// list decodes a count and that many elements (nil for none, as the
+// encoder reads nil and empty alike).
+func list[T any](d *decoder, elem func() T) []T {
 	n := d.count()
 	if n == 0 {
 		return nil
 	}
-	v := make([]int, n)
+	v := make([]T, n)
 	for i := range v {
-		v[i] = int(d.int())
+		v[i] = elem()
 	}
 	return v
 }
 
-func (d *decoder) int64s() []int64 {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	v := make([]int64, n)
-	for i := range v {
-		v[i] = d.int()
-	}
-	return v
+func (d *decoder) ints() []int       { return list(d, func() int { return int(d.int()) }) }
+func (d *decoder) int64s() []int64   { return list(d, d.int) }
+func (d *decoder) strings() []string { return list(d, d.string) }
+func (d *decoder) shapes() []hlo.Shape {
+	return list(d, d.shape)
 }
 
 func (d *decoder) u32s() []uint32 {
@@ -243,50 +240,16 @@ func (d *decoder) u32s() []uint32 {
 	return v
 }
 
-func (d *decoder) strings() []string {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	v := make([]string, n)
-	for i := range v {
-		v[i] = d.string()
-	}
-	return v
-}
-
 func (d *decoder) shape() hlo.Shape {
 	s := hlo.Shape{Elem: hlo.ElementType(d.uint())}
 	s.Dims = d.int64s()
-	if n := d.count(); n > 0 {
-		s.Dynamic = make([]bool, n)
-		for i := range s.Dynamic {
-			s.Dynamic[i] = d.bool()
-		}
-	}
+	s.Dynamic = list(d, d.bool)
 	if d.bool() {
 		s.Layout = &hlo.Layout{MinorToMajor: d.int64s(), Extra: d.string()}
 	}
-	if n := d.count(); n > 0 {
-		s.Tuple = make([]hlo.Shape, n)
-		for i := range s.Tuple {
-			s.Tuple[i] = d.shape()
-		}
-	}
+	s.Tuple = list(d, d.shape)
 	s.Buffer = d.bool()
 	return s
-}
-
-func (d *decoder) shapes() []hlo.Shape {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	v := make([]hlo.Shape, n)
-	for i := range v {
-		v[i] = d.shape()
-	}
-	return v
 }
 
 func (d *decoder) program() *Program {
