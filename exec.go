@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower"
+	"github.com/vkjit/vkjit/pool"
 	"github.com/vkjit/vkjit/vk"
 )
 
@@ -18,12 +19,6 @@ type Executable struct {
 	prog  *lower.Program
 	root  *loaded
 	Stats CompileStats
-
-	// Device buffers of finished runs (arenas, parameters), by size, for
-	// the next runs and loop iterations: allocating device memory costs
-	// more than many small kernels. Close releases them.
-	mu    sync.Mutex
-	spare map[int64][]*vk.Buffer
 }
 
 // loaded is a program with its device objects: pipelines, constant
@@ -31,8 +26,9 @@ type Executable struct {
 type loaded struct {
 	prog    *lower.Program
 	kernels []*vk.Kernel
-	consts  map[int]*vk.Buffer // uploaded once
+	consts  map[int]*vk.Buffer // uploaded once, from pool
 	subs    []*loaded
+	pool    *pool.Pool
 
 	// Recorded command lists by the dispatches they hold (kernels, the
 	// memory each binding names, push constants): a run or loop
@@ -134,7 +130,7 @@ func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, s
 }
 
 func (r *Runtime) load(p *lower.Program) (*loaded, error) {
-	l := &loaded{prog: p, consts: map[int]*vk.Buffer{}}
+	l := &loaded{prog: p, consts: map[int]*vk.Buffer{}, pool: r.pool}
 	for _, k := range p.Kernels {
 		vkk, err := r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize))
 		if err != nil {
@@ -147,7 +143,7 @@ func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 		if b.Kind != lower.BufConstant {
 			continue
 		}
-		buf, err := r.dev.NewBuffer(b.Size)
+		buf, err := r.pool.Alloc(b.Size)
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("vkjit: constant %s: %w", b.Name, err)
@@ -181,7 +177,7 @@ func (l *loaded) close() {
 	}
 	l.kernels = nil
 	for _, b := range l.consts {
-		b.Destroy()
+		l.pool.Free(b)
 	}
 	l.consts = nil
 	for _, s := range l.subs {
@@ -199,14 +195,6 @@ func (e *Executable) Close() {
 		e.root.close()
 		e.root = nil
 	}
-	e.mu.Lock()
-	for _, list := range e.spare {
-		for _, b := range list {
-			b.Destroy()
-		}
-	}
-	e.spare = nil
-	e.mu.Unlock()
 }
 
 // RunStats describes one run.
@@ -226,43 +214,30 @@ type run struct {
 }
 
 func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
-	e := r.e
-	e.mu.Lock()
-	if list := e.spare[size]; len(list) > 0 {
-		buf := list[len(list)-1]
-		e.spare[size] = list[:len(list)-1]
-		e.mu.Unlock()
-		r.held += paddedSize(size)
-		r.peak = max(r.peak, r.held)
-		return buf, nil
-	}
-	e.mu.Unlock()
-	buf, err := r.e.rt.dev.NewBuffer(size)
+	buf, err := r.e.rt.pool.Alloc(size)
 	if err != nil {
-		if errors.Is(err, vk.ErrOutOfDeviceMemory) {
-			return nil, fmt.Errorf("vkjit: out of device memory allocating %s (%d bytes; %d held): %w", name, size, r.held, err)
+		if errors.Is(err, pool.ErrOutOfMemory) {
+			return nil, fmt.Errorf("vkjit: %s (%d bytes; this run holds %d): %w", name, size, r.held, err)
 		}
 		return nil, err
 	}
+	r.mu.Lock()
 	r.held += paddedSize(size)
 	r.peak = max(r.peak, r.held)
+	r.mu.Unlock()
 	return buf, nil
 }
 
-// free gives buffers this run allocated back to the executable's spares.
+// free gives buffers this run allocated back to the pool.
 func (r *run) free(bs []*vk.Buffer) {
-	e := r.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.spare == nil {
-		e.spare = map[int64][]*vk.Buffer{}
-	}
 	for _, b := range bs {
 		if b == nil {
 			continue // a parameter donated to the arena
 		}
+		r.mu.Lock()
 		r.held -= paddedSize(b.Size())
-		e.spare[b.Size()] = append(e.spare[b.Size()], b)
+		r.mu.Unlock()
+		r.e.rt.pool.Free(b)
 	}
 }
 
@@ -487,15 +462,4 @@ func paddedSize(n int64) int64 {
 		return 4
 	}
 	return (n + 3) &^ 3
-}
-
-// SpareBuffers is how many device buffers finished runs left for reuse.
-func (e *Executable) SpareBuffers() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, l := range e.spare {
-		n += len(l)
-	}
-	return n
 }

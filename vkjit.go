@@ -22,6 +22,7 @@ import (
 	"github.com/vkjit/vkjit/cache"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower"
+	"github.com/vkjit/vkjit/pool"
 	"github.com/vkjit/vkjit/vk"
 )
 
@@ -42,12 +43,18 @@ type Options struct {
 	// Warn receives warnings (a damaged cache entry dropped); nil means
 	// standard error.
 	Warn func(string)
+	// Memory sets the device memory pool: block size, budget fraction,
+	// limit, preallocation (zero fields: VKJIT_MEM_FRACTION,
+	// VKJIT_MEM_LIMIT_BYTES, VKJIT_PREALLOCATE, VKJIT_BLOCK_BYTES, then
+	// defaults; see pool.Config).
+	Memory pool.Config
 }
 
 // Runtime is an open Vulkan device that compiles and runs executables.
 type Runtime struct {
 	inst  *vk.Instance
 	dev   *vk.Device
+	pool  *pool.Pool   // every device buffer: arenas, parameters, constants
 	cache *cache.Cache // nil: off
 }
 
@@ -72,7 +79,13 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	r := &Runtime{inst: inst, dev: dev}
+	mem, err := pool.New(dev, opts.Memory)
+	if err != nil {
+		dev.Destroy()
+		inst.Destroy()
+		return nil, err
+	}
+	r := &Runtime{inst: inst, dev: dev, pool: mem}
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(s string) { fmt.Fprintln(os.Stderr, s) }
@@ -99,6 +112,10 @@ func Open(opts Options) (*Runtime, error) {
 
 // Close releases the device. Executables must be closed first.
 func (r *Runtime) Close() {
+	if r.pool != nil {
+		r.pool.Close()
+		r.pool = nil
+	}
 	if r.dev != nil {
 		r.dev.Destroy()
 		r.dev = nil
@@ -108,6 +125,14 @@ func (r *Runtime) Close() {
 		r.inst = nil
 	}
 }
+
+// MemoryStats describes the device memory pool: reserved, in use, peak,
+// largest free range, fragmentation.
+func (r *Runtime) MemoryStats() pool.Stats { return r.pool.Stats() }
+
+// TrimMemory gives the pool's empty blocks back to the device and returns
+// the bytes released.
+func (r *Runtime) TrimMemory() int64 { return r.pool.Trim() }
 
 // Device describes the open device.
 func (r *Runtime) Device() vk.DeviceInfo { return r.dev.Info }

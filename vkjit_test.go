@@ -17,6 +17,7 @@ import (
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower"
+	"github.com/vkjit/vkjit/pool"
 )
 
 var rt *vkjit.Runtime
@@ -726,11 +727,13 @@ ENTRY e {
 	var peak int64
 	var ms runtime.MemStats
 	var heap uint64
+	var mem pool.Stats
 	for i := 0; i < 1000; i++ {
 		_, st, err := exe.Run(x)
 		require.NoError(t, err)
 		if i == 0 {
 			peak = st.PeakDeviceBytes
+			mem = rt.MemoryStats()
 		}
 		require.Equal(t, peak, st.PeakDeviceBytes, "run %d", i)
 		if i == 99 {
@@ -742,7 +745,10 @@ ENTRY e {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	require.Less(t, ms.HeapAlloc, heap+1<<20, "the Go heap grew by more than 1 MiB over 900 runs")
-	require.LessOrEqual(t, exe.SpareBuffers(), 8, "device buffers are reused, not piled up")
+	after := rt.MemoryStats()
+	require.Equal(t, mem.ReservedBytes, after.ReservedBytes, "device memory reserved after run 1 and run 1000")
+	require.Equal(t, mem.InUseBytes, after.InUseBytes, "between runs only the constants are in use")
+	require.Equal(t, mem.Allocations, after.Allocations)
 }
 
 // log64 is math.Log, except for subnormals, where Go's amd64 math.Log
@@ -837,4 +843,37 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		}
 		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "fmod(%g, %g) = %g, got %g", xs[i], ys[i], want, got)
 	}
+}
+
+// TestOutOfDeviceMemory: a run that needs more than the pool's limit
+// fails with pool.ErrOutOfMemory and leaves the arguments and the
+// runtime usable: a smaller run on the same runtime succeeds.
+func TestOutOfDeviceMemory(t *testing.T) {
+	defer noValidationMessages(t)
+	small, err := vkjit.Open(vkjit.Options{NoCache: true, Memory: pool.Config{BlockBytes: 1 << 20, LimitBytes: 4 << 20}})
+	require.NoError(t, err)
+	defer small.Close()
+	const text = `HloModule m
+ENTRY e {
+  x = f32[%d] parameter(0)
+  y = f32[%d] exponential(x)
+  ROOT z = f32[%d] negate(y)
+}`
+	big, err := small.CompileText("big", fmt.Sprintf(text, 1<<20, 1<<20, 1<<20), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer big.Close()
+	x, _ := vkjit.Float32s([]int64{1 << 20}, make([]float32, 1<<20))
+	before := append([]byte(nil), x.Data...)
+	_, _, err = big.Run(x)
+	require.ErrorIs(t, err, pool.ErrOutOfMemory)
+	require.Equal(t, before, x.Data, "the argument is untouched")
+	require.Zero(t, small.MemoryStats().InUseBytes, "a failed run gives back what it took")
+
+	little, err := small.CompileText("little", fmt.Sprintf(text, 1024, 1024, 1024), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer little.Close()
+	y, _ := vkjit.Float32s([]int64{1024}, make([]float32, 1024))
+	out, _, err := little.Run(y)
+	require.NoError(t, err)
+	require.Equal(t, -1.0, out[0].Float64At(0))
 }

@@ -18,6 +18,9 @@ type Buffer struct {
 	data   []byte
 	offset int64   // a view: where it starts in parent
 	parent *Buffer // a view's buffer; nil for a buffer that owns its memory
+	from   *Buffer // the buffer View was called on
+	alloc  bool    // an allocation of its own (Carve): Root stops here
+	heap   int     // the memory heap its memory came from
 }
 
 // View returns size bytes of b from offset as a buffer of their own, for
@@ -25,20 +28,33 @@ type Buffer struct {
 // minStorageBufferOffsetAlignment. A view owns nothing; it is valid while
 // b is.
 func (b *Buffer) View(offset, size int64) (*Buffer, error) {
-	if b.parent != nil {
-		return b.parent.View(b.offset+offset, size)
-	}
 	alloc := (max(size, 4) + 3) &^ 3
 	if offset < 0 || offset+alloc > int64(len(b.data)) {
 		return nil, fmt.Errorf("vk: view of %d bytes at %d is outside a %d-byte buffer", size, offset, len(b.data))
 	}
-	return &Buffer{dev: b.dev, buf: b.buf, size: size, data: b.data[offset : offset+alloc], offset: offset, parent: b}, nil
+	owner := b
+	if b.parent != nil {
+		owner = b.parent
+	}
+	return &Buffer{dev: b.dev, buf: b.buf, size: size, data: b.data[offset : offset+alloc], offset: b.offset + offset, parent: owner, from: b}, nil
 }
 
-// Root is the buffer that owns b's memory: b itself, or a view's parent.
+// Carve is View for an allocator: the view is an allocation of its own,
+// the Root of every view cut from it.
+func (b *Buffer) Carve(offset, size int64) (*Buffer, error) {
+	v, err := b.View(offset, size)
+	if err == nil {
+		v.alloc = true
+	}
+	return v, err
+}
+
+// Root is the allocation b's bytes belong to: b itself when it owns its
+// memory or was carved by an allocator, else the Root of the buffer it
+// is a view of.
 func (b *Buffer) Root() *Buffer {
-	if b.parent != nil {
-		return b.parent
+	for b.from != nil && !b.alloc {
+		b = b.from
 	}
 	return b
 }
@@ -89,6 +105,7 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 		return nil, fmt.Errorf("allocating %d bytes: %w", alloc, err)
 	}
 	b.mem = mem
+	b.heap = d.Info.MemoryTypes[idx].Heap
 	if err := check("vkBindBufferMemory", vk.BindBufferMemory(d.dev, b.buf, b.mem, 0)); err != nil {
 		b.Destroy()
 		return nil, err
@@ -100,6 +117,14 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 	}
 	b.data = unsafe.Slice((*byte)(p), alloc)
 	return b, nil
+}
+
+// Heap is the index of the memory heap the buffer's memory is in.
+func (b *Buffer) Heap() int {
+	if b.parent != nil {
+		return b.parent.heap
+	}
+	return b.heap
 }
 
 // Size is the buffer's size in bytes as requested.

@@ -248,6 +248,8 @@ type Device struct {
 	queue   vk.Queue
 	family  uint32
 	queueMu sync.Mutex // vkQueueSubmit needs external synchronization
+
+	memoryBudget bool // VK_EXT_memory_budget enabled
 }
 
 // OpenDevice creates a logical device on physical device index with a
@@ -290,6 +292,10 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	if info.ShaderInt16 {
 		features.ShaderInt16 = vk.True
 	}
+	var exts []string
+	if deviceExtensions(pd)[extMemoryBudget] {
+		exts = append(exts, extMemoryBudget+"\x00")
+	}
 	dci := &vk.DeviceCreateInfo{
 		SType:                vk.StructureTypeDeviceCreateInfo,
 		QueueCreateInfoCount: 1,
@@ -299,9 +305,11 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 			QueueCount:       1,
 			PQueuePriorities: []float32{1},
 		}},
-		PEnabledFeatures: []vk.PhysicalDeviceFeatures{features},
+		PEnabledFeatures:        []vk.PhysicalDeviceFeatures{features},
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: exts,
 	}
-	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family)}
+	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family), memoryBudget: len(exts) > 0}
 	// Out-parameters are locals: cgo rejects pointers into Go structs
 	// that hold Go pointers.
 	var dev vk.Device
