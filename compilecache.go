@@ -1,6 +1,7 @@
 package vkjit
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"sync"
@@ -89,3 +90,60 @@ func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts Compi
 
 // Cache is the runtime's compile cache, or nil when it is off.
 func (r *Runtime) Cache() *cache.Cache { return r.cache }
+
+// The driver's VkPipelineCache is saved in the compile cache as one entry
+// per device, so that a driver update replaces the old data instead of
+// piling up beside it. The entry is the driver version (4 bytes, little
+// endian) and the data vkGetPipelineCacheData gave; it is loaded only
+// when the driver version is the running one and the data's header names
+// this device (vk checks vendorID, deviceID and pipelineCacheUUID).
+// Lavapipe's data is its 32-byte header alone (it compiles at first
+// dispatch, and Mesa keeps its own disk cache), so nothing is saved there.
+
+func (r *Runtime) pipelineCacheKey() string {
+	d := r.dev.Info
+	return cache.Key([]byte("vkjit pipeline cache"), []byte(fmt.Sprintf("%s|%x|%x", d.Name, d.VendorID, d.DeviceID)))
+}
+
+// loadPipelineCache gives the device a pipeline cache, started from the
+// saved entry when it fits this device and driver.
+func (r *Runtime) loadPipelineCache(warn func(string)) {
+	var data []byte
+	if r.cache != nil {
+		if b, ok := r.cache.Get(r.pipelineCacheKey()); ok {
+			if v, d, ok := splitPipelineCache(b); ok && v == r.dev.Info.DriverVersion {
+				data = d
+			}
+		}
+	}
+	if err := r.dev.UsePipelineCache(data); err != nil {
+		warn(fmt.Sprintf("vkjit cache: saved pipeline cache not used: %v", err))
+	}
+	r.pipelineData = len(data)
+}
+
+// savePipelineCache stores the pipeline cache when it holds more than its
+// header and grew since it was loaded.
+func (r *Runtime) savePipelineCache() {
+	if r.cache == nil {
+		return
+	}
+	data, err := r.dev.PipelineCacheData()
+	if err != nil || len(data) <= 32 || len(data) == r.pipelineData {
+		return
+	}
+	if err := r.cache.Put(r.pipelineCacheKey(), joinPipelineCache(r.dev.Info.DriverVersion, data)); err != nil && r.cache.Warn != nil {
+		r.cache.Warn(fmt.Sprintf("vkjit cache: %v", err))
+	}
+}
+
+func joinPipelineCache(driverVersion uint32, data []byte) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, driverVersion), data...)
+}
+
+func splitPipelineCache(b []byte) (driverVersion uint32, data []byte, ok bool) {
+	if len(b) < 4 {
+		return 0, nil, false
+	}
+	return binary.LittleEndian.Uint32(b), b[4:], true
+}

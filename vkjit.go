@@ -56,6 +56,8 @@ type Runtime struct {
 	dev   *vk.Device
 	pool  *pool.Pool   // every device buffer: arenas, parameters, constants
 	cache *cache.Cache // nil: off
+
+	pipelineData int // bytes of saved pipeline cache data loaded at Open
 }
 
 // Open creates a Vulkan instance and opens the chosen device.
@@ -107,11 +109,15 @@ func Open(opts Options) (*Runtime, error) {
 			r.cache.Warn = warn
 		}
 	}
+	r.loadPipelineCache(warn)
 	return r, nil
 }
 
 // Close releases the device. Executables must be closed first.
 func (r *Runtime) Close() {
+	if r.dev != nil {
+		r.savePipelineCache()
+	}
 	if r.pool != nil {
 		r.pool.Close()
 		r.pool = nil

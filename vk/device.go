@@ -249,7 +249,8 @@ type Device struct {
 	family  uint32
 	queueMu sync.Mutex // vkQueueSubmit needs external synchronization
 
-	memoryBudget bool // VK_EXT_memory_budget enabled
+	memoryBudget  bool // VK_EXT_memory_budget enabled
+	pipelineCache vk.PipelineCache
 }
 
 // OpenDevice creates a logical device on physical device index with a
@@ -329,6 +330,10 @@ func (d *Device) Destroy() {
 		return
 	}
 	vk.DeviceWaitIdle(d.dev)
+	if d.pipelineCache != vk.NullPipelineCache {
+		vk.DestroyPipelineCache(d.dev, d.pipelineCache, nil)
+		d.pipelineCache = vk.NullPipelineCache
+	}
 	vk.DestroyDevice(d.dev, nil)
 	d.dev = nil
 }

@@ -89,7 +89,7 @@ func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize u
 		Layout: k.layout,
 	}}
 	pipes := make([]vk.Pipeline, 1)
-	if err := check("vkCreateComputePipelines", vk.CreateComputePipelines(d.dev, vk.NullPipelineCache, 1, cpci, nil, pipes)); err != nil {
+	if err := check("vkCreateComputePipelines", vk.CreateComputePipelines(d.dev, d.pipelineCache, 1, cpci, nil, pipes)); err != nil {
 		k.Destroy()
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}

@@ -154,3 +154,35 @@ func TestValidationCatchesMisuse(t *testing.T) {
 	require.NotEmpty(t, msgs)
 	require.Contains(t, msgs[0], "00297")
 }
+
+// TestPipelineCacheData: the device's own pipeline cache data loads back;
+// data for another device, or too short for its header, is refused with
+// the reason, and the device still gets an empty cache.
+func TestPipelineCacheData(t *testing.T) {
+	inst, err := vk.NewInstance(true)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	dev, err := inst.OpenDevice(0)
+	require.NoError(t, err)
+	defer dev.Destroy()
+	require.NoError(t, dev.UsePipelineCache(nil))
+	k, err := dev.NewKernel("scale", scaleKernel(), 2, 4)
+	require.NoError(t, err)
+	k.Destroy()
+	data, err := dev.PipelineCacheData()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(data), 32, "at least the header")
+	require.NoError(t, dev.UsePipelineCache(data), "the device's own data loads back")
+
+	other := append([]byte(nil), data...)
+	other[8] ^= 0xff // vendorID
+	require.ErrorContains(t, dev.UsePipelineCache(other), "is for device")
+	other = append([]byte(nil), data...)
+	other[20] ^= 0xff // pipelineCacheUUID
+	require.ErrorContains(t, dev.UsePipelineCache(other), "UUID")
+	require.ErrorContains(t, dev.UsePipelineCache(data[:16]), "shorter than its header")
+	k, err = dev.NewKernel("scale", scaleKernel(), 2, 4)
+	require.NoError(t, err, "a refused data set still leaves a working cache")
+	k.Destroy()
+	require.Empty(t, vk.ValidationMessages())
+}
