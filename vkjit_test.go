@@ -877,3 +877,122 @@ ENTRY e {
 	require.NoError(t, err)
 	require.Equal(t, -1.0, out[0].Float64At(0))
 }
+
+// TestDeviceTensors chains two executables through device tensors, with
+// results that share an arena, results copied out of one, and a result
+// that is an argument; releasing everything gives the memory back.
+func TestDeviceTensors(t *testing.T) {
+	defer noValidationMessages(t)
+	first, err := rt.CompileText("first", `HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  e = f32[1000] exponential(x)
+  n = f32[1000] negate(e)
+  ROOT t = (f32[1000], f32[1000], f32[1000]) tuple(n, e, x)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := rt.CompileText("second", `HloModule m
+ENTRY e {
+  a = f32[1000] parameter(0)
+  b = f32[1000] parameter(1)
+  s = f32[1000] add(a, b)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(s, z), dimensions={0}, to_apply=add
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT r = f32[] add(p, q)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer second.Close()
+	base := rt.MemoryStats()
+
+	vals := make([]float32, 1000)
+	for i := range vals {
+		vals[i] = float32(i%17) / 10
+	}
+	x, _ := vkjit.Float32s([]int64{1000}, vals)
+	host, _, err := first.Run(x)
+	require.NoError(t, err)
+	want, _, err := second.Run(host[0], host[1])
+	require.NoError(t, err)
+
+	dx, err := rt.Upload(x)
+	require.NoError(t, err)
+	outs, _, err := first.RunDevice(dx)
+	require.NoError(t, err)
+	require.Len(t, outs, 3)
+	for i, o := range outs {
+		h, err := o.ToHost()
+		require.NoError(t, err)
+		require.Equal(t, host[i].Data, h.Data, "output %d", i)
+	}
+	dx.Release()
+	got, _, err := second.RunDevice(outs[0], outs[1])
+	require.NoError(t, err)
+	h, err := got[0].ToHost()
+	require.NoError(t, err)
+	require.Equal(t, want[0].Data, h.Data, "device tensors chain to the same result as host ones")
+
+	_, _, err = second.RunDevice(outs[0], got[0])
+	require.ErrorContains(t, err, "want shape")
+	outs[2].Release()
+	_, _, err = second.RunDevice(outs[0], outs[2])
+	require.ErrorContains(t, err, "was released")
+	for _, o := range append(outs, got...) {
+		o.Release()
+		o.Release() // harmless
+	}
+	require.Equal(t, base.InUseBytes, rt.MemoryStats().InUseBytes, "released tensors give their memory back")
+}
+
+// TestStream runs 12 argument lists through Stream: results arrive in
+// order and equal Run's; a bad argument list fails alone.
+func TestStream(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("stream", `HloModule m
+ENTRY e {
+  x = f32[4096] parameter(0)
+  y = f32[4096] tanh(x)
+  ROOT z = f32[4096] multiply(y, x)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	base := rt.MemoryStats()
+	in := make(chan []*vkjit.Tensor)
+	var args [][]*vkjit.Tensor
+	for i := range 12 {
+		v := make([]float32, 4096)
+		for j := range v {
+			v[j] = float32(i) - float32(j%7)
+		}
+		dims := []int64{4096}
+		if i == 5 {
+			dims, v = []int64{2048}, v[:2048]
+		}
+		x, _ := vkjit.Float32s(dims, v)
+		args = append(args, []*vkjit.Tensor{x})
+	}
+	go func() {
+		for _, a := range args {
+			in <- a
+		}
+		close(in)
+	}()
+	i := 0
+	for res := range exe.Stream(in) {
+		if i == 5 {
+			require.ErrorContains(t, res.Err, "want shape")
+		} else {
+			require.NoError(t, res.Err)
+			want, _, err := exe.Run(args[i]...)
+			require.NoError(t, err)
+			require.Equal(t, want[0].Data, res.Outputs[0].Data, "run %d", i)
+		}
+		i++
+	}
+	require.Equal(t, 12, i)
+	require.Equal(t, base.InUseBytes, rt.MemoryStats().InUseBytes)
+}

@@ -35,6 +35,13 @@ type benchResult struct {
 	HostCores        int     `json:"host_cores"`
 	HostSIMDBits     int     `json:"host_simd_bits"`
 	LPNumThreads     string  `json:"lp_num_threads"` // lavapipe's worker threads ("" = its default)
+
+	// --stream N: N runs with transfers one after another, and the same
+	// N through Executable.Stream (uploads of run i+1 during run i).
+	StreamRuns          int     `json:"stream_runs,omitempty"`
+	SequentialMsPerRun  float64 `json:"sequential_ms_per_run,omitempty"`
+	StreamMsPerRun      float64 `json:"stream_ms_per_run,omitempty"`
+	StreamOverlapGained float64 `json:"stream_overlap_gained,omitempty"` // 1 - stream / sequential
 }
 
 // simdBits is the widest vector the host CPU has: what a CPU Vulkan
@@ -63,6 +70,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "", "device index or name substring")
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")
+	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return fmt.Errorf("bench: %v", err)
@@ -136,6 +144,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse,
 		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
+	if *stream > 0 {
+		seq, str, err := streamBench(exe, tensors, *stream)
+		if err != nil {
+			return err
+		}
+		res.StreamRuns, res.SequentialMsPerRun, res.StreamMsPerRun = *stream, seq, str
+		res.StreamOverlapGained = 1 - str/seq
+	}
 	if *asJSON {
 		b, _ := json.Marshal(res)
 		_, err := fmt.Fprintln(stdout, string(b))
@@ -147,7 +163,38 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s on %s: %s median %.3f ms (min %.3f, max %.3f) over %d runs after %d warm-up; compile %.1f ms; %d dispatches, peak %d device bytes\n",
 		mod.Name, res.Device, what, med, res.MinMs, res.MaxMs, *iters, *warmup, compileMs, res.Dispatches, res.PeakDeviceBytes)
+	if *stream > 0 {
+		fmt.Fprintf(stdout, "%d runs with transfers: %.3f ms a run one after another, %.3f ms streamed (%.0f%% saved by overlap)\n",
+			*stream, res.SequentialMsPerRun, res.StreamMsPerRun, 100*res.StreamOverlapGained)
+	}
 	return nil
+}
+
+// streamBench times n runs with transfers one after another and n runs
+// through Stream, and returns milliseconds per run for each.
+func streamBench(exe *vkjit.Executable, args []*vkjit.Tensor, n int) (seq, str float64, err error) {
+	t0 := time.Now()
+	for range n {
+		if _, _, err := exe.Run(args...); err != nil {
+			return 0, 0, err
+		}
+	}
+	seq = float64(time.Since(t0).Microseconds()) / 1000 / float64(n)
+	in := make(chan []*vkjit.Tensor)
+	go func() {
+		for range n {
+			in <- args
+		}
+		close(in)
+	}()
+	t0 = time.Now()
+	for r := range exe.Stream(in) {
+		if r.Err != nil && err == nil {
+			err = r.Err
+		}
+	}
+	str = float64(time.Since(t0).Microseconds()) / 1000 / float64(n)
+	return seq, str, err
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -266,6 +266,13 @@ func TestBench(t *testing.T) {
 	require.Equal(t, float64(3), res["iterations"])
 	require.LessOrEqual(t, res["min_ms"].(float64), res["median_ms"].(float64))
 	require.LessOrEqual(t, res["median_ms"].(float64), res["max_ms"].(float64))
+	code, out, errs = vkjitCmd("bench", "--json", "--iterations", "1", "--stream", "4", "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	res = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	require.Equal(t, float64(4), res["stream_runs"])
+	require.Greater(t, res["stream_ms_per_run"].(float64), 0.0)
+	require.Greater(t, res["sequential_ms_per_run"].(float64), 0.0)
 	code, _, errs = vkjitCmd("bench", "--iterations", "0", "testdata/chain.hlo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "--iterations must be at least 1")
