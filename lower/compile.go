@@ -394,6 +394,9 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 		s.prog.Kernels = append(s.prog.Kernels, k)
 		s.kernel[key] = ki
 	}
+	if k.Vector > 1 {
+		n /= int64(k.Vector) // vectorizable checked that it divides
+	}
 	g, err := grid(n, k.LocalSize[0], s.tg)
 	if err != nil {
 		return in.Errorf("%v", err)

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -183,7 +184,22 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 // output index computes the prologue's values, then in's (values), and
 // stores them all after every read, as in-place updates require.
 func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
+	k, err := outputKernelMode(in, env, name, values, false)
+	if err != nil || !vectorizable(k, elementCount(in), env.tg) {
+		return k, err
+	}
+	env.local = localSize(env.tg, elementCount(in)/vectorWidth)
+	if vk, err := outputKernelMode(in, env, name+"_vec4", values, true); err == nil {
+		return vk, nil
+	} else if !errors.Is(err, errNotVector) {
+		return nil, err
+	}
+	return k, nil
+}
+
+func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vec bool) (*Kernel, error) {
 	k := env.builder(1)
+	k.vecMode = vec
 	ps, err := k.bindPrologue(env, in)
 	if err != nil {
 		return nil, err

@@ -15,9 +15,13 @@ type Kernel struct {
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
 
-	inputs  []*hlo.Instruction // what the bindings before the results hold
-	inPlace []bool             // inputs read only where the results are written (memory.go)
-	fused   []*hlo.Instruction // computed inline or alongside (prologue reduces)
+	Vector    int      // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
+
+	inputs       []*hlo.Instruction // what the bindings before the results hold
+	inPlace      []bool             // inputs read only where the results are written (memory.go)
+	fused        []*hlo.Instruction // computed inline or alongside (prologue reduces)
+	ownIndexOnly bool               // every access is at the invocation's own element
+	word32       bool               // every binding stores 32-bit elements
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -58,6 +62,9 @@ type kernelBuilder struct {
 	// bindings accessed anywhere else.
 	linear   spirv.ID
 	offIndex map[int]bool
+
+	vecMode bool         // generate a vector kernel (vector.go)
+	vector  *vectorState // its state inside main()
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -123,6 +130,9 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	}
 	elem := k.scalarType(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
+	if k.vecMode {
+		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vectorWidth), uint32(vectorWidth*st.Bytes()))
+	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
 	v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
 	i := len(k.bindings)
@@ -166,11 +176,18 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	for i, b := range k.inputBinds {
 		inPlace[i] = results && !k.offIndex[b]
 	}
+	vector := 1
+	if k.vecMode {
+		vector = vectorWidth
+	}
 	return &Kernel{
-		inputs:    k.inputs,
-		inPlace:   inPlace,
-		fused:     fused,
-		Name:      name,
+		inputs:       k.inputs,
+		inPlace:      inPlace,
+		fused:        fused,
+		ownIndexOnly: len(k.offIndex) == 0,
+		word32:       k.word32(),
+		Vector:       vector,
+		Name:         name,
 		Words:     k.b.Words(),
 		Bindings:  len(k.bindings),
 		PushSize:  4 * len(k.pcFields),
@@ -233,7 +250,12 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 		return k.compute(k.virtual[bind-virtualBase], idx)
 	}
 	bd := k.bindings[bind]
-	raw := k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
+	var raw spirv.ID
+	if k.vector != nil {
+		raw, _ = k.vectorLoad(bind, idx)
+	} else {
+		raw = k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
+	}
 	if t == hlo.PRED {
 		return val{k.f.Op(spirv.OpINotEqual, k.boolT(), uint32(raw), uint32(k.cu32(0))), t}
 	}
@@ -245,6 +267,10 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	id := v.id
 	if v.t == hlo.PRED {
 		id = k.f.Op(spirv.OpSelect, k.u32(), uint32(v.id), uint32(k.cu32(1)), uint32(k.cu32(0)))
+	}
+	if k.vector != nil {
+		k.vectorStore(bind, idx, id)
+		return
 	}
 	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
 }
@@ -298,6 +324,10 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 	k.linear = idx
 	n := k.push(0)
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
+	if k.vecMode {
+		inner := body
+		body = func(idx4 spirv.ID) error { return k.vectorElems(idx4, inner) }
+	}
 	if err := k.ifThen(inRange, func() error { return body(idx) }); err != nil {
 		return nil, err
 	}

@@ -390,3 +390,54 @@ func TestProgramEncoding(t *testing.T) {
 	}
 	require.Greater(t, n, 60)
 }
+
+// TestVectorKernels: a kernel that touches every buffer only at its own
+// element computes four per invocation with vec4 access (and validates);
+// one that reads elsewhere (a broadcast of a parameter), one whose count
+// is not a multiple of four and one with 64-bit elements stay scalar.
+func TestVectorKernels(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		vector int
+	}{
+		{`HloModule m
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  y = s32[64,64] parameter(1)
+  c = f32[] constant(1.5)
+  b = f32[64,64] broadcast(c), dimensions={}
+  m = f32[64,64] multiply(x, b)
+  t = f32[64,64] tanh(m)
+  f = f32[64,64] convert(y)
+  s = f32[64,64] add(t, f)
+  p = pred[64,64] compare(s, x), direction=LT
+  ROOT r = (f32[64,64], pred[64,64]) tuple(s, p)
+}`, 4},
+		{`HloModule m
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  v = f32[64] parameter(1)
+  b = f32[64,64] broadcast(v), dimensions={1}
+  ROOT s = f32[64,64] add(x, b)
+}`, 1},
+		{`HloModule m
+ENTRY e {
+  x = f32[1025] parameter(0)
+  ROOT s = f32[1025] negate(x)
+}`, 1},
+		{`HloModule m
+ENTRY e {
+  x = f64[4096] parameter(0)
+  ROOT s = f64[4096] negate(x)
+}`, 1},
+	} {
+		prog, err := compileText(t, c.text)
+		require.NoError(t, err)
+		require.Len(t, prog.Kernels, 1)
+		k := prog.Kernels[0]
+		require.Equal(t, c.vector, k.Vector, c.text)
+		require.NoError(t, spirv.Validate(k.Words))
+		n := prog.Buffers[prog.Outputs[0]].Shape.NumElements()
+		require.Equal(t, uint32(n/int64(c.vector)), prog.Steps[0].Push[0], "the dispatch counts invocations")
+	}
+}
