@@ -15,7 +15,7 @@ type Kernel struct {
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
 
-	Vector    int      // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
+	Vector int // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
 
 	inputs       []*hlo.Instruction // what the bindings before the results hold
 	inPlace      []bool             // inputs read only where the results are written (memory.go)
@@ -188,10 +188,10 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		word32:       k.word32(),
 		Vector:       vector,
 		Name:         name,
-		Words:     k.b.Words(),
-		Bindings:  len(k.bindings),
-		PushSize:  4 * len(k.pcFields),
-		LocalSize: [3]uint32{k.local, 1, 1},
+		Words:        k.b.Words(),
+		Bindings:     len(k.bindings),
+		PushSize:     4 * len(k.pcFields),
+		LocalSize:    [3]uint32{k.local, 1, 1},
 	}
 }
 
