@@ -184,12 +184,12 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 // output index computes the prologue's values, then in's (values), and
 // stores them all after every read, as in-place updates require.
 func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
-	k, err := outputKernelMode(in, env, name, values, false)
+	k, err := outputKernelMode(in, env, name, values, nil)
 	if err != nil || !vectorizable(k, elementCount(in), env.tg) {
 		return k, err
 	}
 	env.local = localSize(env.tg, elementCount(in)/vectorWidth)
-	if vk, err := outputKernelMode(in, env, name+"_vec4", values, true); err == nil {
+	if vk, err := outputKernelMode(in, env, name+"_vec4", values, k.vectorBind); err == nil {
 		return vk, nil
 	} else if !errors.Is(err, errNotVector) {
 		return nil, err
@@ -197,9 +197,11 @@ func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k
 	return k, nil
 }
 
-func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vec bool) (*Kernel, error) {
+// outputKernelMode is outputKernel, scalar or (vecBinds non-nil) a vector
+// kernel with those bindings held as vec4 arrays (vector.go).
+func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
-	k.vecMode = vec
+	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
 	ps, err := k.bindPrologue(env, in)
 	if err != nil {
 		return nil, err

@@ -20,8 +20,8 @@ type Kernel struct {
 	inputs       []*hlo.Instruction // what the bindings before the results hold
 	inPlace      []bool             // inputs read only where the results are written (memory.go)
 	fused        []*hlo.Instruction // computed inline or alongside (prologue reduces)
-	ownIndexOnly bool               // every access is at the invocation's own element
-	word32       bool               // every binding stores 32-bit elements
+	vectorBind   []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
+	results      []int              // the result bindings
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -63,8 +63,9 @@ type kernelBuilder struct {
 	linear   spirv.ID
 	offIndex map[int]bool
 
-	vecMode bool         // generate a vector kernel (vector.go)
-	vector  *vectorState // its state inside main()
+	vecMode  bool         // generate a vector kernel (vector.go)
+	vecBinds []bool       // its bindings held as vec4 arrays
+	vector   *vectorState // its state inside main()
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -130,7 +131,7 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	}
 	elem := k.scalarType(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
-	if k.vecMode {
+	if k.vecMode && len(k.bindings) < len(k.vecBinds) && k.vecBinds[len(k.bindings)] {
 		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vectorWidth), uint32(vectorWidth*st.Bytes()))
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
@@ -184,8 +185,8 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		inputs:       k.inputs,
 		inPlace:      inPlace,
 		fused:        fused,
-		ownIndexOnly: len(k.offIndex) == 0,
-		word32:       k.word32(),
+		vectorBind:   k.vectorBinds(),
+		results:      k.resultBinds(),
 		Vector:       vector,
 		Name:         name,
 		Words:        k.b.Words(),
@@ -251,7 +252,7 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 	}
 	bd := k.bindings[bind]
 	var raw spirv.ID
-	if k.vector != nil {
+	if k.vector != nil && k.isVec(bind) {
 		raw, _ = k.vectorLoad(bind, idx)
 	} else {
 		raw = k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
@@ -268,7 +269,7 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	if v.t == hlo.PRED {
 		id = k.f.Op(spirv.OpSelect, k.u32(), uint32(v.id), uint32(k.cu32(1)), uint32(k.cu32(0)))
 	}
-	if k.vector != nil {
+	if k.vector != nil && k.isVec(bind) {
 		k.vectorStore(bind, idx, id)
 		return
 	}

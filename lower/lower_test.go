@@ -391,10 +391,11 @@ func TestProgramEncoding(t *testing.T) {
 	require.Greater(t, n, 60)
 }
 
-// TestVectorKernels: a kernel that touches every buffer only at its own
-// element computes four per invocation with vec4 access (and validates);
-// one that reads elsewhere (a broadcast of a parameter), one whose count
-// is not a multiple of four and one with 64-bit elements stay scalar.
+// TestVectorKernels: a kernel that writes only at its own element computes
+// four per invocation with vec4 access (and validates), reading operands
+// it does not read elementwise (a broadcast row, a transpose's input)
+// per lane; a count that is not a multiple of four and 64-bit elements
+// stay scalar.
 func TestVectorKernels(t *testing.T) {
 	for _, c := range []struct {
 		text   string
@@ -419,7 +420,12 @@ ENTRY e {
   v = f32[64] parameter(1)
   b = f32[64,64] broadcast(v), dimensions={1}
   ROOT s = f32[64,64] add(x, b)
-}`, 1},
+}`, 4},
+		{`HloModule m
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  ROOT t = f32[64,64] transpose(x), dimensions={1,0}
+}`, 4},
 		{`HloModule m
 ENTRY e {
   x = f32[1025] parameter(0)

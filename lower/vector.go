@@ -7,9 +7,11 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// Vector access: a kernel that reads and writes every buffer only at its
-// own output index computes 4 consecutive elements per invocation
-// through vec4 loads and stores. Lavapipe moves a scalar copy at 3-4 GB/s
+// Vector access: a kernel that writes its results only at its own output
+// index computes 4 consecutive elements per invocation, and the buffers
+// it accesses only there (its results, and inputs read elementwise) are
+// vec4 arrays, loaded and stored 16 bytes at a time; other inputs (a
+// broadcast row) stay scalar arrays read per lane. Lavapipe moves a scalar copy at 3-4 GB/s
 // and a vec4 copy at 7-8 GB/s (its per-lane accesses are gathers and
 // scatters; a vec4 moves 16 bytes per lane access), and the fixed cost
 // per invocation is paid a quarter as often. The arithmetic stays scalar:
@@ -36,10 +38,18 @@ type vectorState struct {
 }
 
 // vectorizable reports whether scalar kernel k, over n elements, may be
-// generated again as a vector kernel.
+// generated again as a vector kernel: every result is written only at
+// its own element, with 32-bit elements.
 func vectorizable(k *Kernel, n int64, tg Target) bool {
-	return k.ownIndexOnly && k.word32 && n%vectorWidth == 0 && n >= minVectorElements &&
-		tg.StorageAlign%16 == 0 && tg.StorageAlign != 0
+	if n%vectorWidth != 0 || n < minVectorElements || tg.StorageAlign%16 != 0 || tg.StorageAlign == 0 {
+		return false
+	}
+	for _, b := range k.results {
+		if !k.vectorBind[b] {
+			return false
+		}
+	}
+	return true
 }
 
 // vectorElems runs body for each lane of this invocation's vec4: it
@@ -49,6 +59,9 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int]spirv.ID{}, pending: map[int][]spirv.ID{}, index: idx4}
 	k.vector = vs
 	for _, b := range k.inputBinds {
+		if !k.isVec(b) {
+			continue
+		}
 		bd := k.bindings[b]
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vectorWidth)
 		p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
@@ -110,15 +123,28 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 	k.vector.pending[bind][lane] = id
 }
 
-// word32 reports whether every binding of the kernel stores 32-bit
-// elements (vec4 of them is 16 bytes).
-func (k *kernelBuilder) word32() bool {
-	for _, b := range k.bindings {
-		if b.st.Bytes() != 4 {
-			return false
+// vectorBinds says, per binding, whether a vector kernel holds it as a
+// vec4 array: accessed only at the invocation's own element, 32 bits.
+func (k *kernelBuilder) vectorBinds() []bool {
+	vb := make([]bool, len(k.bindings))
+	for b, bd := range k.bindings {
+		vb[b] = !k.offIndex[b] && bd.st.Bytes() == 4
+	}
+	return vb
+}
+
+// isVec reports whether binding b is a vec4 array in this vector kernel.
+func (k *kernelBuilder) isVec(b int) bool { return b < len(k.vecBinds) && k.vecBinds[b] }
+
+// resultBinds lists the bindings that are not inputs: the results.
+func (k *kernelBuilder) resultBinds() []int {
+	var rs []int
+	for b := range k.bindings {
+		if !k.isInput(b) {
+			rs = append(rs, b)
 		}
 	}
-	return true
+	return rs
 }
 
 // elementCount is the number of elements of in's (first) result.
