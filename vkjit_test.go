@@ -679,12 +679,19 @@ func TestTiledGemm(t *testing.T) {
 		"HloModule m\nENTRY e {\n  a = f32[250,300] parameter(0)\n  b = f32[300,260] parameter(1)\n  ROOT c = f32[250,260] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 		"HloModule m\nENTRY e {\n  a = f32[2,300,203] parameter(0)\n  b = f32[2,150,300] parameter(1)\n  ROOT c = f32[2,203,150] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={2}\n}",
 		"HloModule m\nENTRY e {\n  x = f32[256,300] parameter(0)\n  w = f32[300,257] parameter(1)\n  b = f32[257] parameter(2)\n  h = f32[256,257] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = f32[256,257] broadcast(b), dimensions={1}\n  z = f32[256,257] add(h, bb)\n  zero = f32[] constant(0)\n  zs = f32[256,257] broadcast(zero), dimensions={}\n  ROOT y = f32[256,257] maximum(z, zs)\n}",
+		// vec4 operands (k and n multiples of 4): odd m, a partial last
+		// column tile, batch dimensions, an epilogue.
+		"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  x = f32[255,300] parameter(0)\n  w = f32[300,260] parameter(1)\n  b = f32[260] parameter(2)\n  h = f32[255,260] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = f32[255,260] broadcast(b), dimensions={1}\n  z = f32[255,260] add(h, bb)\n  ROOT y = f32[255,260] tanh(z)\n}",
 	} {
 		m, err := hlo.Parse("gemm", src)
 		require.NoError(t, err)
 		exe, err := rt.Compile(m, vkjit.CompileOptions{})
 		require.NoError(t, err)
-		require.Contains(t, exe.Program().Kernels[0].Name, "gemm8x8", "the tiled kernel")
+		name := exe.Program().Kernels[0].Name
+		require.Contains(t, name, "gemm8x8", "the tiled kernel")
+		vec := !strings.Contains(src, "rhs_contracting_dims={2}") && !strings.Contains(src, "257")
+		require.Equal(t, vec, strings.Contains(name, "_vec4"), name)
 		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 5), "gemm")
 		w := want.Leaves()[0]
 		for i := int64(0); i < w.Shape.NumElements(); i++ {

@@ -34,6 +34,25 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
+	vec4        bool // both operands read 4 floats at a time (gemmVec4)
+}
+
+// gemmVec4 reports whether both operands of p can be read as vec4s: the
+// lhs along k (k innermost, every row start a multiple of 4) and the
+// rhs along its columns (columns innermost, n a multiple of 4). Each
+// step of the loop then loads 8 lhs vec4s for 4 values of k and 2 rhs
+// vec4s per k, instead of 16 scalars per k: lavapipe's scalar loads are
+// per-lane gathers, a quarter as many with vec4s.
+func (p *gemmPlan) gemmVec4() bool {
+	if p.lStride[1] != 1 || p.rStride[1] != 1 || p.k%4 != 0 || p.n%4 != 0 || p.lStride[0]%4 != 0 || p.rStride[0]%4 != 0 {
+		return false
+	}
+	for i := range p.batch {
+		if p.lBatchSt[i]%4 != 0 || p.rBatchSt[i]%4 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // planGemm says whether root's kernel can be a tiled GEMM: root is a dot
@@ -110,6 +129,7 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 		// kernel at first use in 0.2-0.4 s, more than a small dot runs.
 		return nil
 	}
+	p.vec4 = p.gemmVec4()
 	return p
 }
 
@@ -120,9 +140,21 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 	dot := p.dot
 	var reg *val
 	var rootBinds []int
+	if p.vec4 {
+		// The operands' bindings come first (bindOperands numbers them
+		// 0 and 1 when they are buffers; fused operands disable vec4).
+		k.vecMode, k.vecBinds = true, []bool{true, true}
+	}
 	dotBinds, err := k.bindOperands(dot)
 	if err != nil {
 		return nil, err
+	}
+	vec4 := p.vec4 && dotBinds[0] == 0 && dotBinds[1] == 1
+	if !vec4 {
+		k.vecBinds = nil
+		if p.vec4 {
+			return nil, fmt.Errorf("lower: vec4 GEMM of %s with fused operands", dot.Name)
+		}
 	}
 	if root != dot {
 		reg = k.inRegister(dot)
@@ -135,6 +167,9 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		return nil, err
 	}
 	name := fmt.Sprintf("gemm%dx%d_f32", gemmTile, gemmTile)
+	if vec4 {
+		name += "_vec4"
+	}
 	if root != dot {
 		name += "_" + root.Op.String()
 	}
@@ -162,30 +197,12 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 			lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
 			rCol[i] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[i], cu(p.n-1)), cu(p.rStride[1])))
 		}
-		var acc [gemmTile][gemmTile]spirv.ID
-		ptr := k.b.TypePointer(spirv.StorageFunction, f32)
-		for i := range acc {
-			for j := range acc[i] {
-				acc[i][j] = k.f.LocalVariable(ptr)
-				k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
-			}
+		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
+		if vec4 {
+			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, lRow, col0)
+		} else {
+			accAt, err = k.gemmLoop(p, dotBinds, lRow, rCol)
 		}
-		err := k.loop(cu(p.k), func(kk spirv.ID) error {
-			lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
-			var a, b [gemmTile]spirv.ID
-			for i := 0; i < gemmTile; i++ {
-				a[i] = k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id
-				b[i] = k.load(dotBinds[1], op(spirv.OpIAdd, rCol[i], rk), hlo.F32).id
-			}
-			for i := range acc {
-				for j := range acc[i] {
-					x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
-					y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i]), uint32(b[j]))))
-					k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
-				}
-			}
-			return nil
-		})
 		if err != nil {
 			return err
 		}
@@ -200,13 +217,13 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 			outBase = op(spirv.OpIAdd, outBase, op(spirv.OpIMul, ix[i], cu(outSt[i])))
 		}
 		if root == dot { // no epilogue: store the registers directly
-			for i := range acc {
-				for j := range acc[i] {
+			for i := 0; i < gemmTile; i++ {
+				for j := 0; j < gemmTile; j++ {
 					inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
 					i, j := i, j
 					err := k.ifThen(inside, func() error {
 						idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
-						k.store(outs[0], idx, val{k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])), hlo.F32})
+						k.store(outs[0], idx, val{accAt(i, j), hlo.F32})
 						return nil
 					})
 					if err != nil {
@@ -219,10 +236,10 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		arrT := k.b.TypeArray(f32, cu(gemmTile*gemmTile), 0)
 		arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
-		for i := range acc {
-			for j := range acc[i] {
+		for i := 0; i < gemmTile; i++ {
+			for j := 0; j < gemmTile; j++ {
 				p := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(cu(int64(i*gemmTile+j))))
-				k.f.Void(spirv.OpStore, uint32(p), uint32(k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))))
+				k.f.Void(spirv.OpStore, uint32(p), uint32(accAt(i, j)))
 			}
 		}
 		return k.loop(cu(gemmTile*gemmTile), func(e spirv.ID) error {
@@ -246,4 +263,104 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		})
 
 	})
+}
+
+// gemmLoop emits the k loop of the scalar tiled kernel: per k, 8 lhs and
+// 8 rhs loads and 64 multiply-adds. It returns the tile's results.
+func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol [gemmTile]spirv.ID) (func(i, j int) spirv.ID, error) {
+	u32, f32 := k.u32(), k.b.TypeFloat(32)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	var acc [gemmTile][gemmTile]spirv.ID
+	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
+	for i := range acc {
+		for j := range acc[i] {
+			acc[i][j] = k.f.LocalVariable(ptr)
+			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
+		}
+	}
+	err := k.loop(cu(p.k), func(kk spirv.ID) error {
+		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
+		var a, b [gemmTile]spirv.ID
+		for i := 0; i < gemmTile; i++ {
+			a[i] = k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id
+			b[i] = k.load(dotBinds[1], op(spirv.OpIAdd, rCol[i], rk), hlo.F32).id
+		}
+		for i := range acc {
+			for j := range acc[i] {
+				x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
+				y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i]), uint32(b[j]))))
+				k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
+			}
+		}
+		return nil
+	})
+	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
+}
+
+// gemmLoopVec4 is gemmLoop with vec4 operands (gemmPlan.gemmVec4): per 4
+// values of k, 8 lhs vec4s (4 values of k of each row), and per k 2 rhs
+// vec4s (the tile's 8 columns); the accumulators are 16 vec4s. Each
+// result still sums its products in the order of k, as gemmLoop does.
+func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase spirv.ID, lRow [gemmTile]spirv.ID, col0 spirv.ID) (func(i, j int) spirv.ID, error) {
+	u32, f32 := k.u32(), k.b.TypeFloat(32)
+	v4 := k.b.TypeVector(f32, 4)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	const quads = gemmTile / 4
+	var acc [gemmTile][quads]spirv.ID
+	ptr := k.b.TypePointer(spirv.StorageFunction, v4)
+	zero := k.b.ConstantComposite(v4, k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0))
+	for i := range acc {
+		for q := range acc[i] {
+			acc[i][q] = k.f.LocalVariable(ptr)
+			k.f.Void(spirv.OpStore, uint32(acc[i][q]), uint32(zero))
+		}
+	}
+	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
+		bd := k.bindings[bind]
+		pt := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
+		return k.f.Op(spirv.OpLoad, v4, uint32(pt))
+	}
+	// vec4 indices: each row's start, and the tile's two column quads
+	// (clamped to the last quad: columns past n are not stored).
+	var lRow4 [gemmTile]spirv.ID
+	for i := range lRow4 {
+		lRow4[i] = op(spirv.OpUDiv, lRow[i], cu(4))
+	}
+	rBase4 := op(spirv.OpUDiv, rBase, cu(4))
+	_ = lBase
+	var col4 [quads]spirv.ID
+	for q := range col4 {
+		c := op(spirv.OpIAdd, op(spirv.OpUDiv, col0, cu(4)), cu(int64(q)))
+		col4[q] = k.f.Ext(u32, spirv.GLSLUMin, c, cu(p.n/4-1))
+	}
+	rowQuads := p.rStride[0] / 4
+	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
+		var a [gemmTile]spirv.ID
+		for i := range a {
+			a[i] = load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
+		}
+		for c := 0; c < 4; c++ {
+			kk := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c)))
+			rowStart := op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk, cu(rowQuads)))
+			var b [quads]spirv.ID
+			for q := range b {
+				b[q] = load4(dotBinds[1], op(spirv.OpIAdd, rowStart, col4[q]))
+			}
+			for i := range acc {
+				ai := k.f.Op(spirv.OpCompositeExtract, f32, uint32(a[i]), uint32(c))
+				for q := range acc[i] {
+					x := k.f.Op(spirv.OpLoad, v4, uint32(acc[i][q]))
+					y := k.f.Op(spirv.OpFAdd, v4, uint32(x), uint32(k.f.Op(spirv.OpVectorTimesScalar, v4, uint32(b[q]), uint32(ai))))
+					k.f.Void(spirv.OpStore, uint32(acc[i][q]), uint32(y))
+				}
+			}
+		}
+		return nil
+	})
+	return func(i, j int) spirv.ID {
+		v := k.f.Op(spirv.OpLoad, v4, uint32(acc[i][j/4]))
+		return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(j%4))
+	}, err
 }

@@ -71,6 +71,7 @@ const (
 	OpSMod                   Op = 139
 	OpFRem                   Op = 140
 	OpFMod                   Op = 141
+	OpVectorTimesScalar      Op = 142
 	OpIsNan                  Op = 156
 	OpIsInf                  Op = 157
 	OpLogicalEqual           Op = 164
