@@ -17,6 +17,12 @@ import (
 // form, 64x64 shared-memory tiles ten times slower.
 const gemmTile = 8
 
+// vecTileRows x vecTileCols is the tile of a vec4 GEMM (gemmVec4): on
+// lavapipe (2 cores, AVX2) 1024^3 took 164-212 ms with 8x8 tiles,
+// 129-143 ms with 8x16, 135-158 ms with 16x8 and 191-228 ms with 4x16,
+// interleaved runs of one session.
+const vecTileRows, vecTileCols = 8, 16
+
 // minGemmWork is the multiply-adds from which a dot is tiled.
 const minGemmWork = 1 << 24
 
@@ -34,7 +40,8 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
-	vec4        bool // both operands read 4 floats at a time (gemmVec4)
+	vec4        bool  // both operands read 4 floats at a time (gemmVec4)
+	rows, cols  int64 // results per invocation
 }
 
 // gemmVec4 reports whether both operands of p can be read as vec4s: the
@@ -118,18 +125,22 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 	p.m, p.n, p.k = l.Dims[lFree], r.Dims[rFree], l.Dims[d.LhsContract[0]]
 	p.lStride = [2]int64{ls[lFree], ls[d.LhsContract[0]]}
 	p.rStride = [2]int64{rs[d.RhsContract[0]], rs[rFree]}
-	p.tilesM = (p.m + gemmTile - 1) / gemmTile
-	p.tilesN = (p.n + gemmTile - 1) / gemmTile
+	p.vec4 = p.gemmVec4()
+	p.rows, p.cols = gemmTile, gemmTile
+	if p.vec4 {
+		p.rows, p.cols = vecTileRows, vecTileCols
+	}
+	p.tilesM = (p.m + p.rows - 1) / p.rows
+	p.tilesN = (p.n + p.cols - 1) / p.cols
 	p.invocations = p.tilesM * p.tilesN
 	for _, b := range p.batch {
 		p.invocations *= b
 	}
-	if p.m*p.n == 0 || p.k == 0 || p.invocations*gemmTile*gemmTile*p.k < minGemmWork {
+	if p.m*p.n == 0 || p.k == 0 || p.invocations*p.rows*p.cols*p.k < minGemmWork {
 		// Small dots take the simple kernel: lavapipe compiles a tiled
 		// kernel at first use in 0.2-0.4 s, more than a small dot runs.
 		return nil
 	}
-	p.vec4 = p.gemmVec4()
 	return p
 }
 
@@ -166,7 +177,7 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("gemm%dx%d_f32", gemmTile, gemmTile)
+	name := fmt.Sprintf("gemm%dx%d_f32", p.rows, p.cols)
 	if vec4 {
 		name += "_vec4"
 	}
@@ -186,20 +197,23 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 			lBase = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, ix[i], cu(p.lBatchSt[i])))
 			rBase = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, ix[i], cu(p.rBatchSt[i])))
 		}
-		row0 := op(spirv.OpIMul, ix[nb], cu(gemmTile))
-		col0 := op(spirv.OpIMul, ix[nb+1], cu(gemmTile))
+		row0 := op(spirv.OpIMul, ix[nb], cu(p.rows))
+		col0 := op(spirv.OpIMul, ix[nb+1], cu(p.cols))
 		// Rows and columns past the edge read the last one (in bounds)
 		// and are not stored.
-		var rows, cols, lRow, rCol [gemmTile]spirv.ID
-		for i := 0; i < gemmTile; i++ {
+		rows, lRow := make([]spirv.ID, p.rows), make([]spirv.ID, p.rows)
+		cols, rCol := make([]spirv.ID, p.cols), make([]spirv.ID, p.cols)
+		for i := range rows {
 			rows[i] = op(spirv.OpIAdd, row0, cu(int64(i)))
-			cols[i] = op(spirv.OpIAdd, col0, cu(int64(i)))
 			lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
-			rCol[i] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[i], cu(p.n-1)), cu(p.rStride[1])))
+		}
+		for j := range cols {
+			cols[j] = op(spirv.OpIAdd, col0, cu(int64(j)))
+			rCol[j] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[j], cu(p.n-1)), cu(p.rStride[1])))
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
 		if vec4 {
-			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, lRow, col0)
+			accAt, err = k.gemmLoopVec4(p, dotBinds, rBase, lRow, col0)
 		} else {
 			accAt, err = k.gemmLoop(p, dotBinds, lRow, rCol)
 		}
@@ -217,8 +231,8 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 			outBase = op(spirv.OpIAdd, outBase, op(spirv.OpIMul, ix[i], cu(outSt[i])))
 		}
 		if root == dot { // no epilogue: store the registers directly
-			for i := 0; i < gemmTile; i++ {
-				for j := 0; j < gemmTile; j++ {
+			for i := range rows {
+				for j := range cols {
 					inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
 					i, j := i, j
 					err := k.ifThen(inside, func() error {
@@ -233,18 +247,18 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 			}
 			return nil
 		}
-		arrT := k.b.TypeArray(f32, cu(gemmTile*gemmTile), 0)
+		arrT := k.b.TypeArray(f32, cu(p.rows*p.cols), 0)
 		arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
-		for i := 0; i < gemmTile; i++ {
-			for j := 0; j < gemmTile; j++ {
-				p := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(cu(int64(i*gemmTile+j))))
-				k.f.Void(spirv.OpStore, uint32(p), uint32(accAt(i, j)))
+		for i := range rows {
+			for j := range cols {
+				pe := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(cu(int64(i)*p.cols+int64(j))))
+				k.f.Void(spirv.OpStore, uint32(pe), uint32(accAt(i, j)))
 			}
 		}
-		return k.loop(cu(gemmTile*gemmTile), func(e spirv.ID) error {
-			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(gemmTile)))
-			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(gemmTile)))
+		return k.loop(cu(p.rows*p.cols), func(e spirv.ID) error {
+			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(p.cols)))
+			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(p.cols)))
 			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
 			return k.ifThen(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
@@ -267,7 +281,7 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 
 // gemmLoop emits the k loop of the scalar tiled kernel: per k, 8 lhs and
 // 8 rhs loads and 64 multiply-adds. It returns the tile's results.
-func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol [gemmTile]spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -302,16 +316,17 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol [gemmTi
 // values of k, 8 lhs vec4s (4 values of k of each row), and per k 2 rhs
 // vec4s (the tile's 8 columns); the accumulators are 16 vec4s. Each
 // result still sums its products in the order of k, as gemmLoop does.
-func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase spirv.ID, lRow [gemmTile]spirv.ID, col0 spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, rBase spirv.ID, lRow []spirv.ID, col0 spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	v4 := k.b.TypeVector(f32, 4)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	const quads = gemmTile / 4
-	var acc [gemmTile][quads]spirv.ID
+	quads := int(p.cols / 4)
+	acc := make([][]spirv.ID, p.rows)
 	ptr := k.b.TypePointer(spirv.StorageFunction, v4)
 	zero := k.b.ConstantComposite(v4, k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0))
 	for i := range acc {
+		acc[i] = make([]spirv.ID, quads)
 		for q := range acc[i] {
 			acc[i][q] = k.f.LocalVariable(ptr)
 			k.f.Void(spirv.OpStore, uint32(acc[i][q]), uint32(zero))
@@ -324,27 +339,26 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase s
 	}
 	// vec4 indices: each row's start, and the tile's two column quads
 	// (clamped to the last quad: columns past n are not stored).
-	var lRow4 [gemmTile]spirv.ID
+	lRow4 := make([]spirv.ID, p.rows)
 	for i := range lRow4 {
 		lRow4[i] = op(spirv.OpUDiv, lRow[i], cu(4))
 	}
 	rBase4 := op(spirv.OpUDiv, rBase, cu(4))
-	_ = lBase
-	var col4 [quads]spirv.ID
+	col4 := make([]spirv.ID, quads)
 	for q := range col4 {
 		c := op(spirv.OpIAdd, op(spirv.OpUDiv, col0, cu(4)), cu(int64(q)))
 		col4[q] = k.f.Ext(u32, spirv.GLSLUMin, c, cu(p.n/4-1))
 	}
 	rowQuads := p.rStride[0] / 4
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
-		var a [gemmTile]spirv.ID
+		a := make([]spirv.ID, p.rows)
 		for i := range a {
 			a[i] = load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
 		}
 		for c := 0; c < 4; c++ {
 			kk := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c)))
 			rowStart := op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk, cu(rowQuads)))
-			var b [quads]spirv.ID
+			b := make([]spirv.ID, quads)
 			for q := range b {
 				b[q] = load4(dotBinds[1], op(spirv.OpIAdd, rowStart, col4[q]))
 			}
