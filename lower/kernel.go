@@ -17,11 +17,11 @@ type Kernel struct {
 
 	Vector int // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
 
-	inputs       []*hlo.Instruction // what the bindings before the results hold
-	inPlace      []bool             // inputs read only where the results are written (memory.go)
-	fused        []*hlo.Instruction // computed inline or alongside (prologue reduces)
-	vectorBind   []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
-	results      []int              // the result bindings
+	inputs     []*hlo.Instruction // what the bindings before the results hold
+	inPlace    []bool             // inputs read only where the results are written (memory.go)
+	fused      []*hlo.Instruction // computed inline or alongside (prologue reduces)
+	vectorBind []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
+	results    []int              // the result bindings
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -182,17 +182,17 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		vector = vectorWidth
 	}
 	return &Kernel{
-		inputs:       k.inputs,
-		inPlace:      inPlace,
-		fused:        fused,
-		vectorBind:   k.vectorBinds(),
-		results:      k.resultBinds(),
-		Vector:       vector,
-		Name:         name,
-		Words:        k.b.Words(),
-		Bindings:     len(k.bindings),
-		PushSize:     4 * len(k.pcFields),
-		LocalSize:    [3]uint32{k.local, 1, 1},
+		inputs:     k.inputs,
+		inPlace:    inPlace,
+		fused:      fused,
+		vectorBind: k.vectorBinds(),
+		results:    k.resultBinds(),
+		Vector:     vector,
+		Name:       name,
+		Words:      k.b.Words(),
+		Bindings:   len(k.bindings),
+		PushSize:   4 * len(k.pcFields),
+		LocalSize:  [3]uint32{k.local, 1, 1},
 	}
 }
 
