@@ -148,6 +148,7 @@ func (r *Runtime) Target() lower.Target {
 	d := r.dev.Info
 	return lower.Target{
 		SubgroupSize:      d.SubgroupSize,
+		SubgroupShuffle:   d.SubgroupShuffle(),
 		MaxWorkgroupSize:  d.MaxComputeWorkGroupInvocations,
 		MaxWorkgroupCount: d.MaxComputeWorkGroupCount,
 		MaxStorageBuffers: d.MaxPerStageStorageBuffers,

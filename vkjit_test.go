@@ -1004,3 +1004,59 @@ ENTRY e {
 	require.Equal(t, 12, i)
 	require.Equal(t, base.InUseBytes, rt.MemoryStats().InUseBytes)
 }
+
+// TestSubgroupReductions runs row reductions with a subgroup per output
+// (forced on lavapipe, which does not choose them): integer, pred and
+// max results equal the sequential reference exactly; float sums and
+// argmax (whose ties and NaNs depend on the order) are checked on inputs
+// without edge cases, sums to a tolerance for their different order.
+func TestSubgroupReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	opts := vkjit.CompileOptions{Lower: lower.Options{SubgroupReduce: true}}
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
+		for _, c := range hlotest.RowReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.Name)
+			if ty != hlo.PRED {
+				require.Contains(t, exe.Program().Kernels[len(exe.Program().Kernels)-1].Name, "_subgroup", c.Name)
+			}
+			exact := !ty.IsFloat() || strings.Contains(c.Name, "max") && !strings.Contains(c.Name, "argmax")
+			args := hlotest.Inputs(m, 11)
+			if !exact {
+				args = hlotest.UniformInputs(m, 11)
+			}
+			_, want, outs := runBothOn(t, exe, m, args, c.Name)
+			for i, w := range want.Leaves() {
+				g := outs[i]
+				for j := int64(0); j < g.NumElements(); j++ {
+					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+					gv := g.Float64At(j)
+					if exact || !g.Type.IsFloat() {
+						if !(math.IsNaN(wv) && math.IsNaN(gv)) {
+							require.Equal(t, wv, gv, "%s out%d[%d]", c.Name, i, j)
+						}
+					} else {
+						require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", c.Name, i, j)
+					}
+				}
+			}
+		}
+	}
+	// A row softmax: the max is a prologue of the sum's kernel, and both
+	// take a subgroup per row.
+	src, err := os.ReadFile("bench/workloads/softmax.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("softmax", strings.ReplaceAll(strings.ReplaceAll(string(src), "4096,1024", "64,200"), "f32[4096]", "f32[64]"))
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, opts)
+	require.NoError(t, err)
+	require.Len(t, exe.Program().Kernels, 2)
+	require.Contains(t, exe.Program().Kernels[0].Name, "_subgroup")
+	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
+	w := want.Leaves()[0]
+	for j := int64(0); j < w.Shape.NumElements(); j++ {
+		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
+	}
+}

@@ -15,10 +15,13 @@ import (
 
 // kernelEnv is what kernel generators need from the compilation.
 type kernelEnv struct {
-	tg       Target
-	local    uint32
-	fused    map[*hlo.Instruction]bool
-	prologue map[*hlo.Instruction][]*hlo.Instruction
+	tg    Target
+	local uint32
+	lanes uint32 // invocations per output element (subgroup.go); 0: one
+
+	subgroupReduce bool // row reductions may take a subgroup per output
+	fused          map[*hlo.Instruction]bool
+	prologue       map[*hlo.Instruction][]*hlo.Instruction
 }
 
 func (e kernelEnv) builder(pushFields int) *kernelBuilder {
@@ -202,6 +205,7 @@ func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k
 func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
+	k.lanes = env.lanes
 	ps, err := k.bindPrologue(env, in)
 	if err != nil {
 		return nil, err

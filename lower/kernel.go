@@ -16,6 +16,7 @@ type Kernel struct {
 	LocalSize [3]uint32
 
 	Vector int // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
+	Lanes  int // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
 
 	inputs     []*hlo.Instruction // what the bindings before the results hold
 	inPlace    []bool             // inputs read only where the results are written (memory.go)
@@ -62,6 +63,12 @@ type kernelBuilder struct {
 	// bindings accessed anywhere else.
 	linear   spirv.ID
 	offIndex map[int]bool
+
+	// Subgroup reductions (subgroup.go): invocations per output element
+	// (0: one), the invocation's lane, and extra entry point inputs.
+	lanes uint32
+	lane  spirv.ID
+	iface []spirv.ID
 
 	vecMode  bool         // generate a vector kernel (vector.go)
 	vecBinds []bool       // its bindings held as vec4 arrays
@@ -159,7 +166,7 @@ func (k *kernelBuilder) begin() {
 func (k *kernelBuilder) finish(name string) *Kernel {
 	k.f.Void(spirv.OpReturn)
 	k.f.End()
-	k.b.EntryPoint(k.f.ID, "main", k.gid, k.nwg)
+	k.b.EntryPoint(k.f.ID, "main", append([]spirv.ID{k.gid, k.nwg}, k.iface...)...)
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
 	var fused []*hlo.Instruction
 	for _, v := range k.virtual {
@@ -188,6 +195,7 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		vectorBind: k.vectorBinds(),
 		results:    k.resultBinds(),
 		Vector:     vector,
+		Lanes:      max(int(k.lanes), 1),
 		Name:       name,
 		Words:      k.b.Words(),
 		Bindings:   len(k.bindings),
@@ -273,6 +281,13 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 		k.vectorStore(bind, idx, id)
 		return
 	}
+	if k.lanes > 0 { // a subgroup per element: lane 0 stores
+		k.ifThen(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {
+			k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
+			return nil
+		})
+		return
+	}
 	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
 }
 
@@ -322,6 +337,10 @@ func (k *kernelBuilder) bindResults(in *hlo.Instruction) ([]int, error) {
 func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (*Kernel, error) {
 	k.begin()
 	idx := k.linearIndex()
+	if k.lanes > 0 {
+		k.lane = k.laneID()
+		idx = k.f.Op(spirv.OpUDiv, k.u32(), uint32(idx), uint32(k.cu32(k.lanes)))
+	}
 	k.linear = idx
 	n := k.push(0)
 	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))

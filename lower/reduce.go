@@ -165,9 +165,16 @@ func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
 // reduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
 func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	return outputKernel(in, env, "reduce_"+in.Operands[0].Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+	name := "reduce_" + in.Operands[0].Shape.Elem.String()
+	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		return k.reduceValues(in, binds, idx)
-	})
+	}
+	k, err := outputKernel(in, env, name, values)
+	if err != nil || !subgroupReducible(in, env, k) {
+		return k, err
+	}
+	env.lanes, env.local = env.tg.SubgroupSize, env.tg.SubgroupSize
+	return outputKernelMode(in, env, name+"_subgroup", values, nil)
 }
 
 // reduceValues computes output element idx of every result of a
@@ -203,6 +210,22 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		inits := make([]val, n)
 		for i := range inits {
 			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
+		}
+		elem := func(r spirv.ID) []val {
+			ri := k.unravel(r, redDims)
+			p := base
+			for j, ax := range redAxes {
+				term := k.f.Op(spirv.OpIMul, u32, uint32(ri[j]), uint32(k.cu32(uint32(st[ax]))))
+				p = k.f.Op(spirv.OpIAdd, u32, uint32(p), uint32(term))
+			}
+			xs := make([]val, n)
+			for i := range xs {
+				xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
+			}
+			return xs
+		}
+		if k.lanes > 0 {
+			return k.subgroupFold(in.Called[0], inits, redCount, elem)
 		}
 		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) {
 			ri := k.unravel(r, redDims)

@@ -12,7 +12,10 @@ import (
 
 // Target is what code generation needs to know about the device.
 type Target struct {
-	SubgroupSize      uint32
+	SubgroupSize uint32
+	// SubgroupShuffle: compute shaders have subgroup shuffles, for
+	// reductions by a subgroup per output (subgroup.go).
+	SubgroupShuffle   bool
 	MaxWorkgroupSize  uint32    // maxComputeWorkGroupInvocations
 	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
@@ -37,6 +40,7 @@ const LlvmpipeLoopLimit = 65535
 // the specification guarantees), for compiling without a device.
 var DefaultTarget = Target{
 	SubgroupSize:      8,
+	SubgroupShuffle:   true, // Vulkan 1.1 requires basic subgroups; shuffles are near universal
 	MaxWorkgroupSize:  128,
 	MaxWorkgroupCount: [3]uint32{65535, 65535, 65535},
 	MaxStorageBuffers: 4,

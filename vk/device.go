@@ -80,6 +80,9 @@ type DeviceInfo struct {
 	Heaps             []MemoryHeap
 	MemoryTypes       []MemoryType
 	SubgroupSize      uint32
+	// SubgroupOperations is VkSubgroupFeatureFlags, and SubgroupStages
+	// the shader stages that have them.
+	SubgroupOperations, SubgroupStages uint32
 
 	MaxComputeWorkGroupCount       [3]uint32
 	MaxComputeWorkGroupSize        [3]uint32
@@ -93,6 +96,13 @@ type DeviceInfo struct {
 	NonCoherentAtomSize            uint64
 
 	ShaderFloat64, ShaderInt64, ShaderInt16 bool
+}
+
+// SubgroupShuffle reports whether compute shaders have subgroup shuffles
+// (VK_SUBGROUP_FEATURE_SHUFFLE_BIT in the compute stage).
+func (d *DeviceInfo) SubgroupShuffle() bool {
+	const shuffleBit, computeStage = 0x10, 0x20
+	return d.SubgroupOperations&shuffleBit != 0 && d.SubgroupStages&computeStage != 0
 }
 
 // Driver is the driver's name and version text.
@@ -201,6 +211,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 			return d, err
 		}
 		d.SubgroupSize = p2.SubgroupSize
+		d.SubgroupOperations, d.SubgroupStages = p2.SubgroupOperations, p2.SubgroupStages
 		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
 	}
 	return d, nil

@@ -286,6 +286,24 @@ func ReduceCases(t hlo.ElementType) []Case {
 	}
 }
 
+// RowReduceCases are reduces over long innermost dimensions, the shapes
+// that take a subgroup per output (lower/subgroup.go): a row length that
+// is not a multiple of the subgroup size, a power of two, two reduced
+// dimensions, max, and a variadic argmax with ties to the lower index.
+func RowReduceCases(t hlo.ElementType) []Case {
+	comp := func(name, op string) string { return binaryComp(name, op, t) }
+	mkc := func(name, comps, body string) Case { return typedCase("row-reduce-", hlo.OpReduce, t, name, comps, body) }
+	argmax := ReduceCases(t)[4]
+	return []Case{
+		mkc("rows100", comp("add", "add"), "  p0 = T[5,100] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[5] reduce(p0, z), dimensions={1}, to_apply=add"),
+		mkc("rows256", comp("add", "add"), "  p0 = T[3,256] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[3] reduce(p0, z), dimensions={1}, to_apply=add"),
+		mkc("inner2", comp("add", "add"), "  p0 = T[3,5,40] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[3] reduce(p0, z), dimensions={1,2}, to_apply=add"),
+		mkc("max", comp("mx", "maximum"), "  p0 = T[7,333] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[7] reduce(p0, z), dimensions={1}, to_apply=mx"),
+		{Name: strings.Replace(argmax.Name, "reduce-", "row-reduce-", 1) + "70", Op: hlo.OpReduce, Type: t,
+			Text: strings.ReplaceAll(strings.ReplaceAll(argmax.Text, "[6,10]", "[6,70]"), "reduce-argmax", "row-reduce-argmax")},
+	}
+}
+
 // DotCases are dot modules: a matrix product, batch dimensions, a
 // contraction over a leading dimension, two contracting dimensions, a
 // vector dot, and mixed operand and result types.
