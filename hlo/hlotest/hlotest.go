@@ -292,7 +292,9 @@ func ReduceCases(t hlo.ElementType) []Case {
 // dimensions, max, and a variadic argmax with ties to the lower index.
 func RowReduceCases(t hlo.ElementType) []Case {
 	comp := func(name, op string) string { return binaryComp(name, op, t) }
-	mkc := func(name, comps, body string) Case { return typedCase("row-reduce-", hlo.OpReduce, t, name, comps, body) }
+	mkc := func(name, comps, body string) Case {
+		return typedCase("row-reduce-", hlo.OpReduce, t, name, comps, body)
+	}
 	argmax := ReduceCases(t)[4]
 	return []Case{
 		mkc("rows100", comp("add", "add"), "  p0 = T[5,100] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[5] reduce(p0, z), dimensions={1}, to_apply=add"),
