@@ -40,26 +40,54 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
-	vec4        bool  // both operands read 4 floats at a time (gemmVec4)
+	vec4        bool  // an operand is read 4 floats at a time (gemmVec4)
+	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
 }
 
-// gemmVec4 reports whether both operands of p can be read as vec4s: the
-// lhs along k (k innermost, every row start a multiple of 4) and the
-// rhs along its columns (columns innermost, n a multiple of 4). Each
-// step of the loop then loads 8 lhs vec4s for 4 values of k and 2 rhs
-// vec4s per k, instead of 16 scalars per k: lavapipe's scalar loads are
-// per-lane gathers, a quarter as many with vec4s.
+// vecLayout is how a GEMM operand is read as vec4s.
+type vecLayout int
+
+const (
+	vecNone  vecLayout = iota // scalar loads
+	vecAlong                  // 4 consecutive values of k of one row (lhs) or column (rhs)
+	vecAcross                 // 4 consecutive rows (lhs) or columns (rhs) at one k
+)
+
+// gemmVec4 chooses how each operand of p is read as vec4s: along k
+// when k is its innermost dimension, across rows (lhs) or columns (rhs)
+// when those are, with every vec4 starting at a multiple of 4 elements.
+// Each step of the loop covers 4 values of k; an operand without a vec4
+// layout is read by scalar loads. Lavapipe's scalar loads are per-lane
+// gathers, a quarter as many with vec4s. It reports whether either
+// operand has a layout (k must be a multiple of 4).
 func (p *gemmPlan) gemmVec4() bool {
-	if p.lStride[1] != 1 || p.rStride[1] != 1 || p.k%4 != 0 || p.n%4 != 0 || p.lStride[0]%4 != 0 || p.rStride[0]%4 != 0 {
+	if p.k%4 != 0 {
 		return false
 	}
-	for i := range p.batch {
-		if p.lBatchSt[i]%4 != 0 || p.rBatchSt[i]%4 != 0 {
-			return false
+	aligned := func(st []int64) bool {
+		for _, x := range st {
+			if x%4 != 0 {
+				return false
+			}
 		}
+		return true
 	}
-	return true
+	switch {
+	case !aligned(p.lBatchSt):
+	case p.lStride[1] == 1 && p.lStride[0]%4 == 0:
+		p.lVec = vecAlong
+	case p.lStride[0] == 1 && p.lStride[1]%4 == 0 && p.m%4 == 0:
+		p.lVec = vecAcross
+	}
+	switch {
+	case !aligned(p.rBatchSt):
+	case p.rStride[0] == 1 && p.rStride[1]%4 == 0:
+		p.rVec = vecAlong
+	case p.rStride[1] == 1 && p.rStride[0]%4 == 0 && p.n%4 == 0:
+		p.rVec = vecAcross
+	}
+	return p.lVec != vecNone || p.rVec != vecNone
 }
 
 // planGemm says whether root's kernel can be a tiled GEMM: root is a dot
@@ -147,35 +175,53 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 // gemmKernel generates the tiled kernel for root (the dot itself, or its
 // epilogue with the dot fused in). Push constant 0 is the tile count.
 func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, error) {
+	k, dotBinds, err := gemmKernelMode(root, p, env, nil)
+	if err != nil || !p.vec4 {
+		return k, err
+	}
+	// Again with the operands' buffers as vec4 arrays (a fused operand,
+	// computed per element, keeps scalar loads).
+	vb := make([]bool, k.Bindings)
+	for i, l := range []vecLayout{p.lVec, p.rVec} {
+		if l != vecNone && dotBinds[i] < virtualBase {
+			vb[dotBinds[i]] = true
+		}
+	}
+	if dotBinds[0] == dotBinds[1] && (p.lVec == vecNone) != (p.rVec == vecNone) {
+		return k, nil // one buffer read both ways: keep the scalar kernel
+	}
+	for _, v := range vb {
+		if v {
+			vk, _, err := gemmKernelMode(root, p, env, vb)
+			return vk, err
+		}
+	}
+	return k, nil
+}
+
+// gemmKernelMode generates the tiled kernel, with the bindings vecBinds
+// marks (nil: none) held as vec4 arrays; it also returns the bindings of
+// the dot's operands.
+func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds []bool) (*Kernel, []int, error) {
 	k := env.builder(1)
+	k.vecBinds = vecBinds
 	dot := p.dot
 	var reg *val
 	var rootBinds []int
-	if p.vec4 {
-		// The operands' bindings come first (bindOperands numbers them
-		// 0 and 1 when they are buffers; fused operands disable vec4).
-		k.vecMode, k.vecBinds = true, []bool{true, true}
-	}
 	dotBinds, err := k.bindOperands(dot)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	vec4 := p.vec4 && dotBinds[0] == 0 && dotBinds[1] == 1
-	if !vec4 {
-		k.vecBinds = nil
-		if p.vec4 {
-			return nil, fmt.Errorf("lower: vec4 GEMM of %s with fused operands", dot.Name)
-		}
-	}
+	vec4 := vecBinds != nil
 	if root != dot {
 		reg = k.inRegister(dot)
 		if rootBinds, err = k.bindOperands(root); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	outs, err := k.bindResults(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name := fmt.Sprintf("gemm%dx%d_f32", p.rows, p.cols)
 	if vec4 {
@@ -184,7 +230,7 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 	if root != dot {
 		name += "_" + root.Op.String()
 	}
-	return k.perElement(name, func(t spirv.ID) error {
+	kern, err := k.perElement(name, func(t spirv.ID) error {
 		u32, f32 := k.u32(), k.b.TypeFloat(32)
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -213,7 +259,7 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
 		if vec4 {
-			accAt, err = k.gemmLoopVec4(p, dotBinds, rBase, lRow, col0)
+			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol)
 		} else {
 			accAt, err = k.gemmLoop(p, dotBinds, lRow, rCol)
 		}
@@ -277,17 +323,19 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		})
 
 	})
+	return kern, dotBinds, err
 }
 
-// gemmLoop emits the k loop of the scalar tiled kernel: per k, 8 lhs and
-// 8 rhs loads and 64 multiply-adds. It returns the tile's results.
+// gemmLoop emits the k loop of the scalar tiled kernel: per k, a load
+// per tile row and column and a multiply-add per result. It returns the tile's results.
 func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	var acc [gemmTile][gemmTile]spirv.ID
+	acc := make([][]spirv.ID, p.rows)
 	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
 	for i := range acc {
+		acc[i] = make([]spirv.ID, p.cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
 			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
@@ -295,10 +343,12 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 	}
 	err := k.loop(cu(p.k), func(kk spirv.ID) error {
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
-		var a, b [gemmTile]spirv.ID
-		for i := 0; i < gemmTile; i++ {
+		a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
+		for i := range a {
 			a[i] = k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id
-			b[i] = k.load(dotBinds[1], op(spirv.OpIAdd, rCol[i], rk), hlo.F32).id
+		}
+		for j := range b {
+			b[j] = k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), hlo.F32).id
 		}
 		for i := range acc {
 			for j := range acc[i] {
@@ -312,24 +362,33 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
 }
 
-// gemmLoopVec4 is gemmLoop with vec4 operands (gemmPlan.gemmVec4): per 4
-// values of k, 8 lhs vec4s (4 values of k of each row), and per k 2 rhs
-// vec4s (the tile's 8 columns); the accumulators are 16 vec4s. Each
-// result still sums its products in the order of k, as gemmLoop does.
-func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, rBase spirv.ID, lRow []spirv.ID, col0 spirv.ID) (func(i, j int) spirv.ID, error) {
+// gemmLoopVec4 is gemmLoop with vec4 operands (gemmPlan.gemmVec4): each
+// step covers 4 values of k. A lhs read along k loads a vec4 per row per
+// step; across rows, a vec4 per 4 rows per value of k; the rhs likewise
+// with columns; an operand without a vec4 layout (or a fused one) loads
+// scalars. Each result still sums its products in the order of k, as
+// gemmLoop does.
+func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	v4 := k.b.TypeVector(f32, 4)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	quads := int(p.cols / 4)
+	umin := func(a spirv.ID, b int64) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, cu(b)) }
+	div4 := func(a spirv.ID) spirv.ID { return op(spirv.OpUDiv, a, cu(4)) }
+	lVec, rVec := p.lVec, p.rVec
+	if !k.isVec(dotBinds[0]) {
+		lVec = vecNone
+	}
+	if !k.isVec(dotBinds[1]) {
+		rVec = vecNone
+	}
 	acc := make([][]spirv.ID, p.rows)
-	ptr := k.b.TypePointer(spirv.StorageFunction, v4)
-	zero := k.b.ConstantComposite(v4, k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0), k.b.ConstF32(0))
+	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
 	for i := range acc {
-		acc[i] = make([]spirv.ID, quads)
-		for q := range acc[i] {
-			acc[i][q] = k.f.LocalVariable(ptr)
-			k.f.Void(spirv.OpStore, uint32(acc[i][q]), uint32(zero))
+		acc[i] = make([]spirv.ID, p.cols)
+		for j := range acc[i] {
+			acc[i][j] = k.f.LocalVariable(ptr)
+			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
 		}
 	}
 	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
@@ -337,44 +396,98 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, rBase spirv.ID
 		pt := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
 		return k.f.Op(spirv.OpLoad, v4, uint32(pt))
 	}
-	// vec4 indices: each row's start, and the tile's two column quads
-	// (clamped to the last quad: columns past n are not stored).
-	lRow4 := make([]spirv.ID, p.rows)
-	for i := range lRow4 {
-		lRow4[i] = op(spirv.OpUDiv, lRow[i], cu(4))
-	}
-	rBase4 := op(spirv.OpUDiv, rBase, cu(4))
-	col4 := make([]spirv.ID, quads)
-	for q := range col4 {
-		c := op(spirv.OpIAdd, op(spirv.OpUDiv, col0, cu(4)), cu(int64(q)))
-		col4[q] = k.f.Ext(u32, spirv.GLSLUMin, c, cu(p.n/4-1))
-	}
-	rowQuads := p.rStride[0] / 4
-	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
-		a := make([]spirv.ID, p.rows)
-		for i := range a {
-			a[i] = load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
+	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c)) }
+	// Loop-invariant vec4 indices (rows and columns past the edge read
+	// the last ones in bounds and are not stored).
+	var lRow4, rCol4, rowQ, colQ []spirv.ID
+	switch lVec {
+	case vecAlong:
+		for i := range lRow {
+			lRow4 = append(lRow4, div4(lRow[i]))
 		}
-		for c := 0; c < 4; c++ {
-			kk := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c)))
-			rowStart := op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk, cu(rowQuads)))
-			b := make([]spirv.ID, quads)
-			for q := range b {
-				b[q] = load4(dotBinds[1], op(spirv.OpIAdd, rowStart, col4[q]))
+	case vecAcross:
+		for q := int64(0); q < p.rows/4; q++ {
+			rowQ = append(rowQ, umin(op(spirv.OpIAdd, div4(row0), cu(q)), p.m/4-1))
+		}
+	}
+	switch rVec {
+	case vecAlong:
+		for j := range rCol {
+			rCol4 = append(rCol4, div4(rCol[j]))
+		}
+	case vecAcross:
+		for q := int64(0); q < p.cols/4; q++ {
+			colQ = append(colQ, umin(op(spirv.OpIAdd, div4(col0), cu(q)), p.n/4-1))
+		}
+	}
+	lBase4, rBase4 := div4(lBase), div4(rBase)
+	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
+		// a[i][c], b[j][c]: the operands at row i, column j and k = 4*k4+c.
+		a := make([][4]spirv.ID, p.rows)
+		b := make([][4]spirv.ID, p.cols)
+		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
+		switch lVec {
+		case vecAlong:
+			for i := range a {
+				v := load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
+				for c := range 4 {
+					a[i][c] = lane(v, c)
+				}
 			}
+		case vecAcross:
+			for c := range 4 {
+				at := op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, kk(c), cu(p.lStride[1]/4)))
+				for q, rq := range rowQ {
+					v := load4(dotBinds[0], op(spirv.OpIAdd, at, rq))
+					for r := range 4 {
+						a[4*q+r][c] = lane(v, r)
+					}
+				}
+			}
+		default:
+			for c := range 4 {
+				lk := op(spirv.OpIMul, kk(c), cu(p.lStride[1]))
+				for i := range a {
+					a[i][c] = k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id
+				}
+			}
+		}
+		switch rVec {
+		case vecAlong:
+			for j := range b {
+				v := load4(dotBinds[1], op(spirv.OpIAdd, rCol4[j], k4))
+				for c := range 4 {
+					b[j][c] = lane(v, c)
+				}
+			}
+		case vecAcross:
+			for c := range 4 {
+				at := op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4)))
+				for q, cq := range colQ {
+					v := load4(dotBinds[1], op(spirv.OpIAdd, at, cq))
+					for r := range 4 {
+						b[4*q+r][c] = lane(v, r)
+					}
+				}
+			}
+		default:
+			for c := range 4 {
+				rk := op(spirv.OpIMul, kk(c), cu(p.rStride[0]))
+				for j := range b {
+					b[j][c] = k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), hlo.F32).id
+				}
+			}
+		}
+		for c := range 4 {
 			for i := range acc {
-				ai := k.f.Op(spirv.OpCompositeExtract, f32, uint32(a[i]), uint32(c))
-				for q := range acc[i] {
-					x := k.f.Op(spirv.OpLoad, v4, uint32(acc[i][q]))
-					y := k.f.Op(spirv.OpFAdd, v4, uint32(x), uint32(k.f.Op(spirv.OpVectorTimesScalar, v4, uint32(b[q]), uint32(ai))))
-					k.f.Void(spirv.OpStore, uint32(acc[i][q]), uint32(y))
+				for j := range acc[i] {
+					x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
+					y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i][c]), uint32(b[j][c]))))
+					k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
 				}
 			}
 		}
 		return nil
 	})
-	return func(i, j int) spirv.ID {
-		v := k.f.Op(spirv.OpLoad, v4, uint32(acc[i][j/4]))
-		return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(j%4))
-	}, err
+	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
 }

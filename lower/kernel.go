@@ -70,8 +70,8 @@ type kernelBuilder struct {
 	lane  spirv.ID
 	iface []spirv.ID
 
-	vecMode  bool         // generate a vector kernel (vector.go)
-	vecBinds []bool       // its bindings held as vec4 arrays
+	vecMode  bool         // a vector kernel: 4 elements per invocation (vector.go)
+	vecBinds []bool       // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState // its state inside main()
 }
 
@@ -138,7 +138,7 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	}
 	elem := k.scalarType(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
-	if k.vecMode && len(k.bindings) < len(k.vecBinds) && k.vecBinds[len(k.bindings)] {
+	if k.isVec(len(k.bindings)) {
 		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vectorWidth), uint32(vectorWidth*st.Bytes()))
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
@@ -249,6 +249,12 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	}
 	bd := k.bindings[bind]
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.scalarType(bd.st))
+	if k.isVec(bind) { // a vec4 array: the component of element idx/4
+		u32 := k.u32()
+		q := k.f.Op(spirv.OpUDiv, u32, uint32(idx), uint32(k.cu32(vectorWidth)))
+		r := k.f.Op(spirv.OpUMod, u32, uint32(idx), uint32(k.cu32(vectorWidth)))
+		return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(q), uint32(r))
+	}
 	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
 }
 
