@@ -40,7 +40,7 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
-	vec4        bool  // an operand is read 4 floats at a time (gemmVec4)
+	vec4        bool // an operand is read 4 floats at a time (gemmVec4)
 	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
 }
@@ -49,9 +49,9 @@ type gemmPlan struct {
 type vecLayout int
 
 const (
-	vecNone  vecLayout = iota // scalar loads
-	vecAlong                  // 4 consecutive values of k of one row (lhs) or column (rhs)
-	vecAcross                 // 4 consecutive rows (lhs) or columns (rhs) at one k
+	vecNone   vecLayout = iota // scalar loads
+	vecAlong                   // 4 consecutive values of k of one row (lhs) or column (rhs)
+	vecAcross                  // 4 consecutive rows (lhs) or columns (rhs) at one k
 )
 
 // gemmVec4 chooses how each operand of p is read as vec4s: along k
