@@ -211,6 +211,17 @@ type run struct {
 	held, peak int64
 	dispatches int
 	mu         sync.Mutex
+
+	profile []DispatchTime // Profile: each dispatch's device time
+	prof    bool
+}
+
+// DispatchTime is one dispatch's device time, from Profile.
+type DispatchTime struct {
+	Kernel string   // the kernel's name
+	Inst   string   // the instruction it computes
+	Fused  []string // instructions computed inside it
+	Ms     float64
 }
 
 func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
@@ -245,12 +256,24 @@ func (r *run) free(bs []*vk.Buffer) {
 // parameters, in order) and returns the result leaves in depth-first
 // order. It is safe to call from several goroutines at once.
 func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
+	return e.run(&run{e: e}, args)
+}
+
+// Profile is Run that also measures every dispatch's device time with
+// timestamps (dispatches serialized by barriers, command lists recorded
+// afresh: slower than Run; for finding where the time goes).
+func (e *Executable) Profile(args ...*Tensor) ([]DispatchTime, RunStats, error) {
+	r := &run{e: e, prof: true}
+	_, st, err := e.run(r, args)
+	return r.profile, st, err
+}
+
+func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	start := time.Now()
 	var st RunStats
 	if err := e.CheckArgs(args); err != nil {
 		return nil, st, err
 	}
-	r := &run{e: e}
 	for _, b := range e.root.consts {
 		r.held += paddedSize(b.Size())
 	}
@@ -336,13 +359,19 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 		}
 	}
 	var pending []vk.Dispatch
+	var steps []lower.Step
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		err := l.submit(r.e.rt.dev, pending)
+		var err error
+		if r.prof {
+			err = r.profiled(l, pending, steps)
+		} else {
+			err = l.submit(r.e.rt.dev, pending)
+		}
 		r.dispatches += len(pending)
-		pending = pending[:0]
+		pending, steps = pending[:0], steps[:0]
 		return err
 	}
 	for _, s := range p.Steps {
@@ -353,6 +382,7 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 				d.Buffers = append(d.Buffers, bufs[b])
 			}
 			pending = append(pending, d)
+			steps = append(steps, s)
 			continue
 		}
 		if err := flush(); err != nil {
@@ -377,6 +407,26 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 		return nil, owned, err
 	}
 	return pick(bufs, p.Outputs), owned, nil
+}
+
+// profiled runs dispatches with timestamps and records their times.
+func (r *run) profiled(l *loaded, ds []vk.Dispatch, steps []lower.Step) error {
+	cl, err := r.e.rt.dev.RecordProfiled(ds)
+	if err != nil {
+		return err
+	}
+	defer cl.Destroy()
+	if err := cl.Submit(); err != nil {
+		return err
+	}
+	times, err := cl.Timings()
+	if err != nil {
+		return err
+	}
+	for i, s := range steps {
+		r.profile = append(r.profile, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst, Fused: s.Fused, Ms: times[i]})
+	}
+	return nil
 }
 
 func pick(bufs []*vk.Buffer, idx []int) []*vk.Buffer {

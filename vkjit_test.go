@@ -1067,3 +1067,29 @@ func TestSubgroupReductions(t *testing.T) {
 		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
 	}
 }
+
+// TestProfile: Profile gives one entry per dispatch, loop iterations
+// included, with the kernel and instruction, and the results of Run.
+func TestProfile(t *testing.T) {
+	defer noValidationMessages(t)
+	src, err := os.ReadFile("tests/testdata/while_loop/graph.hlo")
+	require.NoError(t, err)
+	exe, err := rt.CompileText("while", string(src), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	var args []*vkjit.Tensor
+	for i := range exe.Program().ParamShapes {
+		a, err := vkjit.ReadNPYFile(fmt.Sprintf("tests/testdata/while_loop/arg%d.npy", i))
+		require.NoError(t, err)
+		args = append(args, a)
+	}
+	times, st, err := exe.Profile(args...)
+	require.NoError(t, err)
+	require.Len(t, times, st.Dispatches, "an entry per dispatch")
+	require.Greater(t, st.Dispatches, 40, "the loop's 40 iterations are in it")
+	for _, d := range times {
+		require.NotEmpty(t, d.Kernel)
+		require.NotEmpty(t, d.Inst)
+		require.GreaterOrEqual(t, d.Ms, 0.0)
+	}
+}

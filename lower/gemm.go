@@ -118,6 +118,12 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 			return nil
 		}
 	}
+	return gemmOf(dot)
+}
+
+// gemmOf plans the tiled kernel of dot, or returns nil when dot is not
+// of the supported form or too small to pay.
+func gemmOf(dot *hlo.Instruction) *gemmPlan {
 	d := dot.A.Dot
 	l, r := dot.Operands[0].Shape, dot.Operands[1].Shape
 	if dot.Shape.Elem != hlo.F32 || l.Elem != hlo.F32 || r.Elem != hlo.F32 || len(d.LhsContract) != 1 ||
@@ -490,4 +496,20 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		return nil
 	})
 	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
+}
+
+// hasTiledDot reports whether root's kernel computes a dot that takes the
+// tiled kernel (root itself, or a dot fused into it): multi-output fusion
+// leaves such kernels alone, since the tiled kernel computes no siblings.
+func (s *state) hasTiledDot(root *hlo.Instruction) bool {
+	if root.Op == hlo.OpDot && gemmOf(root) != nil {
+		return true
+	}
+	_, cluster := s.clusterInputs(root)
+	for _, x := range cluster {
+		if x.Op == hlo.OpDot && gemmOf(x) != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -97,7 +97,7 @@ func equalDims(a, b []int64) bool {
 // each element of its one array result in its own invocation and writes
 // it there: such kernels can compute others of the same shape alongside.
 func (s *state) perElement(in *hlo.Instruction) bool {
-	if s.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator {
+	if s.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || s.hasTiledDot(in) {
 		return false
 	}
 	switch {

@@ -29,13 +29,27 @@ type CommandList struct {
 	pool    vk.DescriptorPool
 	cmd     vk.CommandBuffer
 	fence   vk.Fence
-	mu      sync.Mutex // a command buffer may be pending only once at a time
-	Length  int        // dispatches recorded
+	mu      sync.Mutex   // a command buffer may be pending only once at a time
+	Length  int          // dispatches recorded
+	queries vk.QueryPool // profiled lists: a timestamp before the first dispatch and after each
 }
 
 // Record builds a command list from dispatches. A final barrier makes the
 // shaders' writes visible to the host once Submit returns.
 func (d *Device) Record(ds []Dispatch) (*CommandList, error) {
+	return d.record(ds, false)
+}
+
+// RecordProfiled is Record with a timestamp around every dispatch and a
+// barrier between every two, so that Timings can tell each one's time.
+func (d *Device) RecordProfiled(ds []Dispatch) (*CommandList, error) {
+	if !d.Info.Timestamps {
+		return nil, fmt.Errorf("vk: %s cannot write timestamps from compute queues", d.Info.Name)
+	}
+	return d.record(ds, true)
+}
+
+func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 	cl := &CommandList{dev: d, Length: len(ds)}
 	nbuf := 0
 	for i, x := range ds {
@@ -87,14 +101,27 @@ func (d *Device) Record(ds []Dispatch) (*CommandList, error) {
 		}
 		vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
 	}
+	if profile {
+		qpci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: uint32(len(ds) + 1)}
+		var qp vk.QueryPool
+		if err := check("vkCreateQueryPool", vk.CreateQueryPool(d.dev, qpci, nil, &qp)); err != nil {
+			cl.Destroy()
+			return nil, err
+		}
+		cl.queries = qp
+	}
 	begin := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}
 	if err := check("vkBeginCommandBuffer", vk.BeginCommandBuffer(cl.cmd, begin)); err != nil {
 		cl.Destroy()
 		return nil, err
 	}
 	shader := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit)
+	if profile {
+		vk.CmdResetQueryPool(cl.cmd, cl.queries, 0, uint32(len(ds)+1))
+		vk.CmdWriteTimestamp(cl.cmd, vk.PipelineStageComputeShaderBit, cl.queries, 0)
+	}
 	for i, x := range ds {
-		if x.AfterWrites && i > 0 {
+		if (x.AfterWrites || profile) && i > 0 {
 			barrier(cl.cmd, shader, shader, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
 		}
 		vk.CmdBindPipeline(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.pipeline)
@@ -103,6 +130,9 @@ func (d *Device) Record(ds []Dispatch) (*CommandList, error) {
 			vk.CmdPushConstants(cl.cmd, x.Kernel.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(x.Push)), unsafe.Pointer(&x.Push[0]))
 		}
 		vk.CmdDispatch(cl.cmd, x.Groups[0], x.Groups[1], x.Groups[2])
+		if profile {
+			vk.CmdWriteTimestamp(cl.cmd, vk.PipelineStageComputeShaderBit, cl.queries, uint32(i+1))
+		}
 	}
 	if len(ds) > 0 {
 		barrier(cl.cmd, shader, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessShaderWriteBit, vk.AccessHostReadBit)
@@ -189,9 +219,31 @@ func (cl *CommandList) Submit() error {
 	return check("vkWaitForFences", vk.WaitForFences(d.dev, 1, []vk.Fence{cl.fence}, vk.True, math.MaxUint64))
 }
 
+// Timings returns each dispatch's time in milliseconds in the last
+// Submit of a list from RecordProfiled.
+func (cl *CommandList) Timings() ([]float64, error) {
+	if cl.queries == vk.NullQueryPool {
+		return nil, fmt.Errorf("vk: the command list was not recorded with timestamps")
+	}
+	ts := make([]uint64, cl.Length+1)
+	flags := vk.QueryResultFlags(vk.QueryResult64Bit | vk.QueryResultWaitBit)
+	if err := check("vkGetQueryPoolResults", vk.GetQueryPoolResults(cl.dev.dev, cl.queries, 0, uint32(len(ts)), uint64(8*len(ts)), unsafe.Pointer(&ts[0]), 8, flags)); err != nil {
+		return nil, err
+	}
+	out := make([]float64, cl.Length)
+	for i := range out {
+		out[i] = float64(ts[i+1]-ts[i]) * float64(cl.dev.Info.TimestampPeriod) / 1e6
+	}
+	return out, nil
+}
+
 // Destroy frees the command buffer, descriptor sets and fence.
 func (cl *CommandList) Destroy() {
 	d := cl.dev
+	if cl.queries != vk.NullQueryPool {
+		vk.DestroyQueryPool(d.dev, cl.queries, nil)
+		cl.queries = vk.NullQueryPool
+	}
 	if cl.fence != vk.NullFence {
 		vk.DestroyFence(d.dev, cl.fence, nil)
 		cl.fence = vk.NullFence

@@ -94,6 +94,10 @@ type DeviceInfo struct {
 	MaxPerStageStorageBuffers      uint32
 	MinStorageBufferOffsetAlign    uint64
 	NonCoherentAtomSize            uint64
+	// TimestampPeriod is nanoseconds per timestamp tick; Timestamps says
+	// compute queues can write them (timestampComputeAndGraphics).
+	TimestampPeriod float32
+	Timestamps      bool
 
 	ShaderFloat64, ShaderInt64, ShaderInt16 bool
 }
@@ -168,6 +172,8 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		MaxPerStageStorageBuffers:      p.Limits.MaxPerStageDescriptorStorageBuffers,
 		MinStorageBufferOffsetAlign:    uint64(p.Limits.MinStorageBufferOffsetAlignment),
 		NonCoherentAtomSize:            uint64(p.Limits.NonCoherentAtomSize),
+		TimestampPeriod:                p.Limits.TimestampPeriod,
+		Timestamps:                     p.Limits.TimestampComputeAndGraphics == vk.True,
 	}
 	switch p.DeviceType {
 	case vk.PhysicalDeviceTypeIntegratedGpu:

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -18,7 +19,9 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -35,6 +38,60 @@ func uniform(rng *rand.Rand, dims ...int) *tensors.Tensor {
 }
 
 func relu(x *Node) *Node { return MaxScalar(x, float32(0)) }
+
+func oneHot(rng *rand.Rand, n, classes int) *tensors.Tensor {
+	v := make([]float32, n*classes)
+	for i := 0; i < n; i++ {
+		v[i*classes+rng.IntN(classes)] = 1
+	}
+	return tensors.FromFlatDataAndDimensions(v, n, classes)
+}
+
+// mlpTrain is bench/workloads/mlp_train.hlo: one SGD step with the
+// gradients written out (as the HLO has them).
+func mlpTrain(x, labels, w1, b1, w2, b2 *Node) (loss, w1n, b1n, w2n, b2n *Node) {
+	n := float64(x.Shape().Dimensions[0])
+	z1 := Add(Dot(x, w1), InsertAxes(b1, 0))
+	a1 := relu(z1)
+	z2 := Add(Dot(a1, w2), InsertAxes(b2, 0))
+	shifted := Sub(z2, ReduceAndKeep(z2, ReduceMax, -1))
+	logp := Sub(shifted, Log(ReduceAndKeep(Exp(shifted), ReduceSum, -1)))
+	loss = MulScalar(ReduceAllSum(Mul(labels, logp)), -1/n)
+	dz2 := MulScalar(Sub(Exp(logp), labels), 1/n)
+	dw2 := Dot(Transpose(a1, 0, 1), dz2)
+	db2 := ReduceSum(dz2, 0)
+	dz1 := Where(GreaterThan(z1, ZerosLike(z1)), Dot(dz2, Transpose(w2, 0, 1)), ZerosLike(z1))
+	dw1 := Dot(Transpose(x, 0, 1), dz1)
+	db1 := ReduceSum(dz1, 0)
+	return loss, Sub(w1, MulScalar(dw1, 0.1)), Sub(b1, MulScalar(db1, 0.1)), Sub(w2, MulScalar(dw2, 0.1)), Sub(b2, MulScalar(db2, 0.1))
+}
+
+func layerNorm(x, g, b *Node) *Node {
+	d := float64(x.Shape().Dimensions[1])
+	mean := MulScalar(ReduceAndKeep(x, ReduceSum, -1), 1/d)
+	xc := Sub(x, mean)
+	v := MulScalar(ReduceAndKeep(Mul(xc, xc), ReduceSum, -1), 1/d)
+	return Add(Mul(Mul(xc, Rsqrt(AddScalar(v, 1e-5))), InsertAxes(g, 0)), InsertAxes(b, 0))
+}
+
+// transformerBlock is bench/workloads/transformer_block.hlo.
+func transformerBlock(x, ln1g, ln1b, wq, wk, wv, wo, ln2g, ln2b, w1, b1, w2, b2 *Node) *Node {
+	s, d := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	n1 := layerNorm(x, ln1g, ln1b)
+	q, k, v := Dot(n1, wq), Dot(n1, wk), Dot(n1, wv)
+	scores := MulScalar(Dot(q, Transpose(k, 0, 1)), 1/math.Sqrt(float64(d)))
+	g := x.Graph()
+	sh := shapes.Make(dtypes.Int32, s, s)
+	causal := GreaterOrEqual(Iota(g, sh, 0), Iota(g, sh, 1))
+	masked := Where(causal, scores, AddScalar(ZerosLike(scores), math.Inf(-1)))
+	e := Exp(Sub(masked, ReduceAndKeep(masked, ReduceMax, -1)))
+	probs := Div(e, ReduceAndKeep(e, ReduceSum, -1))
+	h := Add(x, Dot(Dot(probs, v), wo))
+	a := Add(Dot(layerNorm(h, ln2g, ln2b), w1), InsertAxes(b1, 0))
+	inner := MulScalar(Add(a, MulScalar(Mul(a, Mul(a, a)), 0.044715)), 0.7978845608028654)
+	gelu := Mul(MulScalar(a, 0.5), AddScalar(Tanh(inner), 1))
+	return Add(h, Add(Dot(gelu, w2), InsertAxes(b2, 0)))
+}
 
 type workload struct {
 	fn   any
@@ -68,6 +125,19 @@ var workloads = map[string]workload{
 		return Sub(s, Log(ReduceAndKeep(Exp(s), ReduceSum, -1)))
 	}, func(r *rand.Rand) []*tensors.Tensor {
 		return []*tensors.Tensor{uniform(r, 256, 784), uniform(r, 784, 512), uniform(r, 512), uniform(r, 512, 512), uniform(r, 512), uniform(r, 512, 10), uniform(r, 10)}
+	}},
+	"mlp_train": {mlpTrain, func(r *rand.Rand) []*tensors.Tensor {
+		return []*tensors.Tensor{uniform(r, 256, 784), oneHot(r, 256, 10), uniform(r, 784, 512), uniform(r, 512), uniform(r, 512, 10), uniform(r, 10)}
+	}},
+	"conv_block": {func(x, kernel, bias *Node) *Node {
+		conv := Convolve(x, kernel).Strides(1).PadSame().Done()
+		return MaxPool(relu(Add(conv, InsertAxes(bias, 0, 0, 0)))).Window(2).Strides(2).Done()
+	}, func(r *rand.Rand) []*tensors.Tensor {
+		return []*tensors.Tensor{uniform(r, 8, 32, 32, 32), uniform(r, 3, 3, 32, 64), uniform(r, 64)}
+	}},
+	"transformer_block": {transformerBlock, func(r *rand.Rand) []*tensors.Tensor {
+		return []*tensors.Tensor{uniform(r, 256, 256), uniform(r, 256), uniform(r, 256), uniform(r, 256, 256), uniform(r, 256, 256), uniform(r, 256, 256),
+			uniform(r, 256, 256), uniform(r, 256), uniform(r, 256), uniform(r, 256, 1024), uniform(r, 1024), uniform(r, 1024, 256), uniform(r, 256)}
 	}},
 }
 

@@ -39,6 +39,58 @@ def mlp_forward(x, w1, b1, w2, b2, w3, b3):
     return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
 
 
+def mlp_train(x, labels, w1, b1, w2, b2):
+    n = f32(x.shape[0])
+    z1 = x @ w1 + b1
+    a1 = np.maximum(z1, f32(0))
+    z2 = a1 @ w2 + b2
+    shifted = z2 - z2.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    loss = (labels * logp).sum() * (f32(-1) / n)
+    dz2 = (np.exp(logp) - labels) * (f32(1) / n)
+    dw2 = a1.T @ dz2
+    db2 = dz2.sum(axis=0)
+    dz1 = np.where(z1 > 0, dz2 @ w2.T, f32(0))
+    dw1 = x.T @ dz1
+    db1 = dz1.sum(axis=0)
+    lr = f32(0.1)
+    return loss, w1 - lr * dw1, b1 - lr * db1, w2 - lr * dw2, b2 - lr * db2
+
+
+def conv_block(x, kernel, bias):
+    n, h, w, _ = x.shape
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    # im2col: the 9 shifted windows side by side, then one matrix product
+    # (NumPy's fastest form of a small convolution).
+    cols = np.concatenate([xp[:, dy:dy + h, dx:dx + w, :] for dy in range(3) for dx in range(3)], axis=3)
+    conv = cols.reshape(n * h * w, -1) @ kernel.reshape(-1, kernel.shape[3])
+    relu = np.maximum(conv.reshape(n, h, w, -1) + bias, f32(0))
+    return relu.reshape(n, h // 2, 2, w // 2, 2, -1).max(axis=(2, 4))
+
+
+def layer_norm(x, g, b):
+    d = f32(x.shape[1])
+    mean = x.sum(axis=1, keepdims=True) / d
+    xc = x - mean
+    var = (xc * xc).sum(axis=1, keepdims=True) / d
+    return xc * (f32(1) / np.sqrt(var + f32(1e-5))) * g + b
+
+
+def transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2):
+    s, d = x.shape
+    n1 = layer_norm(x, ln1_g, ln1_b)
+    q, k, v = n1 @ wq, n1 @ wk, n1 @ wv
+    scores = (q @ k.T) * f32(d ** -0.5)
+    causal = np.arange(s)[:, None] >= np.arange(s)[None, :]
+    masked = np.where(causal, scores, f32(-np.inf))
+    e = np.exp(masked - masked.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)
+    h = x + (probs @ v) @ wo
+    a = layer_norm(h, ln2_g, ln2_b) @ w1 + b1
+    gelu = f32(0.5) * a * (1 + np.tanh(f32(0.7978845608028654) * (a + f32(0.044715) * (a * (a * a)))))
+    return h + (gelu @ w2 + b2)
+
+
 rng = np.random.default_rng(0)
 
 
@@ -53,6 +105,11 @@ WORKLOADS = {
     "gemm2048": (gemm, lambda: [u(2048, 2048), u(2048, 2048)]),
     "dense_relu": (dense_relu, lambda: [u(256, 784), u(784, 512), u(512)]),
     "mlp_forward": (mlp_forward, lambda: [u(256, 784), u(784, 512), u(512), u(512, 512), u(512), u(512, 10), u(10)]),
+    "mlp_train": (mlp_train, lambda: [u(256, 784), np.eye(10, dtype=f32)[rng.integers(0, 10, size=256)],
+                                      u(784, 512), u(512), u(512, 10), u(10)]),
+    "conv_block": (conv_block, lambda: [u(8, 32, 32, 32), u(3, 3, 32, 64), u(64)]),
+    "transformer_block": (transformer_block, lambda: [u(256, 256), u(256), u(256), u(256, 256), u(256, 256), u(256, 256),
+                                                      u(256, 256), u(256), u(256), u(256, 1024), u(1024), u(1024, 256), u(256)]),
 }
 
 

@@ -255,6 +255,14 @@ func TestCacheCommand(t *testing.T) {
 	require.Contains(t, errs, "unknown subcommand")
 }
 
+func TestRunProfile(t *testing.T) {
+	code, out, errs := vkjitCmd("run", "--random-args", "--profile", "../../bench/workloads/softmax.hlo")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "device time")
+	require.Contains(t, out, "in 2 dispatches")
+	require.Contains(t, out, "rowsum")
+}
+
 func TestBench(t *testing.T) {
 	code, out, errs := vkjitCmd("bench", "--json", "--iterations", "3", "--warmup", "1", "testdata/chain.hlo")
 	require.Equal(t, 0, code, errs)

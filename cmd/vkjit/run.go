@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -49,6 +50,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
+	profile := fs.Bool("profile", false, "after the run, run again measuring each dispatch's device time (timestamps) and print them, longest first")
 	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
 	cacheDir := fs.String("cache-dir", "", "the compile cache's directory (default: VKJIT_CACHE_DIR, else the user cache directory's vkjit)")
 	noCache := fs.Bool("no-cache", false, "neither read nor write the compile cache")
@@ -183,6 +185,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *showStats {
 		printStats(stdout, s)
 	}
+	if *profile {
+		times, _, err := exe.Profile(tensors...)
+		if err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+		printProfile(stdout, times)
+	}
 	if *statsPath != "" {
 		b, _ := json.MarshalIndent(s, "", "  ")
 		if err := os.WriteFile(*statsPath, append(b, '\n'), 0o644); err != nil {
@@ -254,4 +263,45 @@ func parseDonate(v string, m *hlo.Module) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// printProfile writes the --profile table: device time per kernel and
+// instruction, summed over its dispatches (loop iterations), longest
+// first.
+func printProfile(w io.Writer, times []vkjit.DispatchTime) {
+	type row struct {
+		kernel, inst string
+		fused        int
+		ms           float64
+		calls        int
+	}
+	var rows []*row
+	by := map[string]*row{}
+	total := 0.0
+	for _, t := range times {
+		key := t.Kernel + "|" + t.Inst
+		r := by[key]
+		if r == nil {
+			r = &row{kernel: t.Kernel, inst: t.Inst, fused: len(t.Fused)}
+			by[key] = r
+			rows = append(rows, r)
+		}
+		r.ms += t.Ms
+		r.calls++
+		total += t.Ms
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].ms > rows[j].ms })
+	fmt.Fprintf(w, "device time %.3f ms in %d dispatches (serialized; timestamps)\n", total, len(times))
+	fmt.Fprintf(w, "%10s %6s %6s  %-28s %s\n", "ms", "%", "calls", "kernel", "instruction (+fused)")
+	for _, r := range rows {
+		pct := 0.0
+		if total > 0 {
+			pct = 100 * r.ms / total
+		}
+		inst := r.inst
+		if r.fused > 0 {
+			inst = fmt.Sprintf("%s (+%d)", inst, r.fused)
+		}
+		fmt.Fprintf(w, "%10.3f %6.1f %6d  %-28s %s\n", r.ms, pct, r.calls, r.kernel, inst)
+	}
 }
