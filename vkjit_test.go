@@ -1093,3 +1093,44 @@ func TestProfile(t *testing.T) {
 		require.GreaterOrEqual(t, d.Ms, 0.0)
 	}
 }
+
+// TestConvGemm runs 2-D NHWC convolutions as implicit GEMMs (strides,
+// asymmetric padding, kernel dilation, a partial column tile, a bias and
+// ReLU epilogue) against the reference; 3 input features take the direct
+// kernel.
+func TestConvGemm(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		x, k, out, window string
+		tiled             bool
+	}{
+		{"f32[4,33,35,32]", "f32[3,3,32,12]", "f32[4,33,35,12]", "size=3x3 pad=1_1x1_1", true},
+		{"f32[6,40,42,32]", "f32[3,3,32,20]", "f32[6,20,21,20]", "size=3x3 stride=2x2 pad=1_0x0_1", true},
+		{"f32[4,40,40,32]", "f32[3,3,32,16]", "f32[4,36,36,16]", "size=3x3 rhs_dilate=2x2", true},
+		{"f32[4,30,30,3]", "f32[3,3,3,16]", "f32[4,30,30,16]", "size=3x3 pad=1_1x1_1", false},
+	} {
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  x = %s parameter(0)
+  k = %s parameter(1)
+  b = f32[%s] parameter(2)
+  c = %s convolution(x, k), window={%s}, dim_labels=b01f_01io->b01f
+  bb = %s broadcast(b), dimensions={3}
+  z = %s add(c, bb)
+  zero = f32[] constant(0)
+  zs = %s broadcast(zero), dimensions={}
+  ROOT y = %s maximum(z, zs)
+}`, c.x, c.k, c.k[strings.LastIndex(c.k, ",")+1:len(c.k)-1], c.out, c.window, c.out, c.out, c.out, c.out)
+		m, err := hlo.Parse("conv", src)
+		require.NoError(t, err, src)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err, src)
+		name := exe.Program().Kernels[0].Name
+		require.Equal(t, c.tiled, strings.HasPrefix(name, "gemm"), "%s: %s", name, c.window)
+		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 9), "conv")
+		w := want.Leaves()[0]
+		for i := int64(0); i < w.Shape.NumElements(); i++ {
+			require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.window, i)
+		}
+	}
+}

@@ -40,7 +40,8 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
-	vec4        bool // an operand is read 4 floats at a time (gemmVec4)
+	vec4        bool      // an operand is read 4 floats at a time (gemmVec4)
+	conv        *convGeom // an implicit GEMM: the lhs is a convolution's input (convGemmOf)
 	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
 }
@@ -52,6 +53,7 @@ const (
 	vecNone   vecLayout = iota // scalar loads
 	vecAlong                   // 4 consecutive values of k of one row (lhs) or column (rhs)
 	vecAcross                  // 4 consecutive rows (lhs) or columns (rhs) at one k
+	vecConv                    // a convolution's input: 4 consecutive features at one window position (convRows)
 )
 
 // gemmVec4 chooses how each operand of p is read as vec4s: along k
@@ -98,14 +100,14 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 		return nil
 	}
 	dot := root
-	if root.Op != hlo.OpDot {
+	if root.Op != hlo.OpDot && root.Op != hlo.OpConvolution {
 		if !root.Op.IsElementwise() {
 			return nil
 		}
 		dot = nil
 		_, cluster := s.clusterInputs(root)
 		for _, x := range cluster {
-			if x.Op == hlo.OpDot {
+			if x.Op == hlo.OpDot || x.Op == hlo.OpConvolution {
 				if dot != nil {
 					return nil
 				}
@@ -118,12 +120,18 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 			return nil
 		}
 	}
+	if dot.Op == hlo.OpConvolution && (s.fused[dot.Operands[0]] || s.fused[dot.Operands[1]]) {
+		return nil // the implicit GEMM reads its operands from buffers
+	}
 	return gemmOf(dot)
 }
 
 // gemmOf plans the tiled kernel of dot, or returns nil when dot is not
 // of the supported form or too small to pay.
 func gemmOf(dot *hlo.Instruction) *gemmPlan {
+	if dot.Op == hlo.OpConvolution {
+		return convGemmOf(dot)
+	}
 	d := dot.A.Dot
 	l, r := dot.Operands[0].Shape, dot.Operands[1].Shape
 	if dot.Shape.Elem != hlo.F32 || l.Elem != hlo.F32 || r.Elem != hlo.F32 || len(d.LhsContract) != 1 ||
@@ -192,6 +200,9 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 		if l != vecNone && dotBinds[i] < virtualBase {
 			vb[dotBinds[i]] = true
 		}
+	}
+	if p.conv != nil && (dotBinds[0] >= virtualBase || dotBinds[1] >= virtualBase || dotBinds[0] == dotBinds[1]) {
+		return nil, fmt.Errorf("lower: the implicit GEMM of %s needs its operands in two buffers", p.dot.Name)
 	}
 	if dotBinds[0] == dotBinds[1] && (p.lVec == vecNone) != (p.rVec == vecNone) {
 		return k, nil // one buffer read both ways: keep the scalar kernel
@@ -264,8 +275,10 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			rCol[j] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[j], cu(p.n-1)), cu(p.rStride[1])))
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
-		if vec4 {
-			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol)
+		if p.conv != nil && vec4 {
+			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, k.convRows(p, rows))
+		} else if vec4 {
+			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, nil)
 		} else {
 			accAt, err = k.gemmLoop(p, dotBinds, lRow, rCol)
 		}
@@ -374,7 +387,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 // with columns; an operand without a vec4 layout (or a fused one) loads
 // scalars. Each result still sums its products in the order of k, as
 // gemmLoop does.
-func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	v4 := k.b.TypeVector(f32, 4)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
@@ -384,6 +397,9 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	lVec, rVec := p.lVec, p.rVec
 	if !k.isVec(dotBinds[0]) {
 		lVec = vecNone
+	}
+	if convA != nil {
+		lVec = vecConv
 	}
 	if !k.isVec(dotBinds[1]) {
 		rVec = vecNone
@@ -433,6 +449,8 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		b := make([][4]spirv.ID, p.cols)
 		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
 		switch lVec {
+		case vecConv:
+			a = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })
 		case vecAlong:
 			for i := range a {
 				v := load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
@@ -502,14 +520,114 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 // tiled kernel (root itself, or a dot fused into it): multi-output fusion
 // leaves such kernels alone, since the tiled kernel computes no siblings.
 func (s *state) hasTiledDot(root *hlo.Instruction) bool {
-	if root.Op == hlo.OpDot && gemmOf(root) != nil {
+	if (root.Op == hlo.OpDot || root.Op == hlo.OpConvolution) && gemmOf(root) != nil {
 		return true
 	}
 	_, cluster := s.clusterInputs(root)
 	for _, x := range cluster {
-		if x.Op == hlo.OpDot && gemmOf(x) != nil {
+		if (x.Op == hlo.OpDot || x.Op == hlo.OpConvolution) && gemmOf(x) != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// Convolutions as GEMMs (implicit GEMM): a 2-D convolution of an NHWC
+// input with an HWIO kernel is the matrix product of the [N*Ho*Wo,
+// KH*KW*Ci] window matrix (never stored: each row is an output pixel's
+// receptive field, read from the input where the tiled kernel needs it,
+// zero in the padding) and the kernel as a [KH*KW*Ci, Co] matrix. The
+// reduction runs over (ky, kx, ci) in that order, the direct kernel's
+// (conv.go) order. Other layouts, groups, input dilation and window
+// reversal take the direct kernel.
+
+// convGeom is what the implicit GEMM needs of a convolution.
+type convGeom struct {
+	h, w, ci       int64 // input spatial size and features
+	ho, wo         int64 // output spatial size
+	kw             int64 // kernel width
+	sh, sw, ph, pw int64 // strides and low padding
+	dh, dw         int64 // kernel (rhs) dilation
+}
+
+// convGemmOf plans conv as an implicit GEMM, or returns nil.
+func convGemmOf(conv *hlo.Instruction) *gemmPlan {
+	c := conv.A.ConvDims
+	l, kr := conv.Operands[0].Shape, conv.Operands[1].Shape
+	w := conv.A.Window
+	if conv.Shape.Elem != hlo.F32 || l.Elem != hlo.F32 || kr.Elem != hlo.F32 || l.Rank() != 4 || w == nil || len(w.Dims) != 2 ||
+		conv.A.FeatureGroups > 1 || conv.A.BatchGroups > 1 {
+		return nil
+	}
+	nhwc := c.InBatch == 0 && c.InSpatial[0] == 1 && c.InSpatial[1] == 2 && c.InFeature == 3 &&
+		c.KSpatial[0] == 0 && c.KSpatial[1] == 1 && c.KIn == 2 && c.KOut == 3 &&
+		c.OutBatch == 0 && c.OutSpatial[0] == 1 && c.OutSpatial[1] == 2 && c.OutFeature == 3
+	if !nhwc {
+		return nil
+	}
+	for _, d := range w.Dims {
+		if d.LhsDilate > 1 || d.Reversal || d.Stride < 1 {
+			return nil
+		}
+	}
+	g := &convGeom{h: l.Dims[1], w: l.Dims[2], ci: l.Dims[3], ho: conv.Shape.Dims[1], wo: conv.Shape.Dims[2], kw: kr.Dims[1],
+		sh: w.Dims[0].Stride, sw: w.Dims[1].Stride, ph: w.Dims[0].PadLo, pw: w.Dims[1].PadLo,
+		dh: max(w.Dims[0].RhsDilate, 1), dw: max(w.Dims[1].RhsDilate, 1)}
+	co := kr.Dims[3]
+	p := &gemmPlan{dot: conv, conv: g, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
+		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross, vec4: true}
+	if g.ci%4 != 0 || co%4 != 0 || p.m == 0 || p.k == 0 {
+		return nil // the direct kernel; vec4 reads need whole feature quads
+	}
+	p.rows, p.cols = vecTileRows, vecTileCols
+	p.tilesM = (p.m + p.rows - 1) / p.rows
+	p.tilesN = (p.n + p.cols - 1) / p.cols
+	p.invocations = p.tilesM * p.tilesN
+	if p.invocations*p.rows*p.cols*p.k < minGemmWork {
+		return nil
+	}
+	return p
+}
+
+// convRows returns the lhs loader of an implicit GEMM for the tile's
+// rows: each row is an output pixel (b, oy, ox); at step k4 (4 features
+// ci of window position ky, kx) it reads the input's vec4 at (b, oy*sh -
+// ph + ky*dh, ox*sw - pw + kx*dw, ci), or zeros in the padding.
+func (k *kernelBuilder) convRows(p *gemmPlan, rows []spirv.ID) func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID {
+	g := p.conv
+	u32, f32 := k.u32(), k.b.TypeFloat(32)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	// Per row: the image's start and the window's top-left corner (as
+	// wrapped unsigned values: negative rows and columns compare as
+	// large, so one unsigned test finds the padding).
+	bOff, iy0, ix0 := make([]spirv.ID, len(rows)), make([]spirv.ID, len(rows)), make([]spirv.ID, len(rows))
+	for i, r := range rows {
+		ix := k.unravel(k.f.Ext(u32, spirv.GLSLUMin, r, cu(p.m-1)), []int64{p.m / (g.ho * g.wo), g.ho, g.wo})
+		bOff[i] = op(spirv.OpIMul, ix[0], cu(g.h*g.w*g.ci))
+		iy0[i] = op(spirv.OpISub, op(spirv.OpIMul, ix[1], cu(g.sh)), cu(g.ph))
+		ix0[i] = op(spirv.OpISub, op(spirv.OpIMul, ix[2], cu(g.sw)), cu(g.pw))
+	}
+	zero := k.b.ConstF32(0)
+	return func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID {
+		kidx := op(spirv.OpIMul, k4, cu(4))
+		ky := op(spirv.OpUDiv, kidx, cu(g.kw*g.ci))
+		rem := op(spirv.OpUMod, kidx, cu(g.kw*g.ci))
+		kx := op(spirv.OpUDiv, rem, cu(g.ci))
+		ci := op(spirv.OpUMod, rem, cu(g.ci))
+		dy, dx := op(spirv.OpIMul, ky, cu(g.dh)), op(spirv.OpIMul, kx, cu(g.dw))
+		a := make([][4]spirv.ID, len(rows))
+		for i := range rows {
+			iy, ix := op(spirv.OpIAdd, iy0[i], dy), op(spirv.OpIAdd, ix0[i], dx)
+			valid := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, iy, cu(g.h)), k.boolOp(spirv.OpULessThan, ix, cu(g.w)))
+			at := op(spirv.OpIAdd, bOff[i], op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpIAdd, op(spirv.OpIMul, iy, cu(g.w)), ix), cu(g.ci)), ci))
+			at = k.f.Op(spirv.OpSelect, u32, uint32(valid), uint32(at), uint32(cu(0)))
+			v := load4(0, op(spirv.OpUDiv, at, cu(4)))
+			for c := range 4 {
+				x := k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c))
+				a[i][c] = k.f.Op(spirv.OpSelect, f32, uint32(valid), uint32(x), uint32(zero))
+			}
+		}
+		return a
+	}
 }
