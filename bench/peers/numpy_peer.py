@@ -13,6 +13,10 @@ import numpy as np
 f32 = np.float32
 
 
+def stream_copy(x):
+    return x.copy()
+
+
 def chain8(x):
     r = np.maximum(np.tanh(x * f32(1.5) + f32(0.25)) * x - f32(0.5), f32(0))
     return r / (np.abs(x) + f32(1))
@@ -99,6 +103,7 @@ def u(*shape):
 
 
 WORKLOADS = {
+    "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
     "softmax": (softmax, lambda: [u(4096, 1024)]),
     "gemm1024": (gemm, lambda: [u(1024, 1024), u(1024, 1024)]),

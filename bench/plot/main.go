@@ -90,7 +90,7 @@ func main() {
 		}
 	}
 	p.Y.Max = math.Ceil(top + 0.1)
-	if err := p.Save(9*vg.Inch, 4.5*vg.Inch, os.Args[2]); err != nil {
+	if err := p.Save(12*vg.Inch, 4.5*vg.Inch, os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
