@@ -276,7 +276,10 @@ func TestFusionTargets(t *testing.T) {
 
 	require.LessOrEqual(t, len(compileWorkload(t, "softmax.hlo", Options{}).Steps), 2, "row softmax")
 	require.Len(t, compileWorkload(t, "dense_relu.hlo", Options{}).Steps, 1, "dense layer with bias and relu")
-	require.LessOrEqual(t, len(compileWorkload(t, "mlp_forward.hlo", Options{}).Steps), 4, "two dense layers and a log-softmax (and the logits' dense)")
+	// Two dense layers, the logits' dense, and a log-softmax in two: the
+	// small logits dense is stored once rather than recomputed in the
+	// log-softmax's reductions (fuseLoops: 14.6 ms of device time against 3.1).
+	require.LessOrEqual(t, len(compileWorkload(t, "mlp_forward.hlo", Options{}).Steps), 5)
 	for _, name := range []string{"chain8.hlo", "softmax.hlo", "dense_relu.hlo", "mlp_forward.hlo", "gemm1024.hlo"} {
 		for _, k := range compileWorkload(t, name, Options{}).Kernels {
 			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
