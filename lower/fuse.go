@@ -129,7 +129,6 @@ func work(in *hlo.Instruction) int64 {
 	return n
 }
 
-
 // fuseLoops marks the instructions of the entry computation that
 // consumers compute inline (state.fused). Users are decided before
 // their operands (reverse definition order), so a producer knows how
