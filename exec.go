@@ -326,7 +326,44 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 // must free: the arena (outputs are views of it, or inputs or constants,
 // which the caller does not own) and what loops and branches allocated.
 func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owned []*vk.Buffer, err error) {
+	b := &batch{owner: l}
+	outs, owned, err = r.execInto(l, inputs, uploads, b)
+	if err == nil {
+		err = r.flush(b)
+	}
+	return outs, owned, err
+}
+
+// batch is dispatches waiting for one submit: what they compute (for
+// profiles), and the program whose replay cache keeps the recorded list.
+type batch struct {
+	owner *loaded
+	ds    []vk.Dispatch
+	names []DispatchTime
+}
+
+// flush submits the batch's dispatches and empties it.
+func (r *run) flush(b *batch) error {
+	if len(b.ds) == 0 {
+		return nil
+	}
+	var err error
+	if r.prof {
+		err = r.profiled(b.ds, b.names)
+	} else {
+		err = b.owner.submit(r.e.rt.dev, b.ds)
+	}
+	r.dispatches += len(b.ds)
+	b.ds, b.names = b.ds[:0], b.names[:0]
+	return err
+}
+
+// execInto is exec that leaves its last dispatches in batch b for the
+// caller to submit, after more of its own (a loop's body and its next
+// condition go in one submit).
+func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads [][]byte, b *batch) (outs, owned []*vk.Buffer, err error) {
 	p := l.prog
+	first := true
 	bufs := make([]*vk.Buffer, len(p.Buffers))
 	for i, bi := range p.Params {
 		bufs[bi] = inputs[i]
@@ -358,34 +395,22 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 			}
 		}
 	}
-	var pending []vk.Dispatch
-	var steps []lower.Step
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		var err error
-		if r.prof {
-			err = r.profiled(l, pending, steps)
-		} else {
-			err = l.submit(r.e.rt.dev, pending)
-		}
-		r.dispatches += len(pending)
-		pending, steps = pending[:0], steps[:0]
-		return err
-	}
 	for _, s := range p.Steps {
 		switch s.Kind {
 		case lower.StepDispatch:
 			d := vk.Dispatch{Kernel: l.kernels[s.Kernel], Push: s.PushBytes(), Groups: s.Groups, AfterWrites: s.AfterWrites}
-			for _, b := range s.Buffers {
-				d.Buffers = append(d.Buffers, bufs[b])
+			if first && len(b.ds) > 0 {
+				d.AfterWrites = true // reads what the batch's earlier program wrote
 			}
-			pending = append(pending, d)
-			steps = append(steps, s)
+			first = false
+			for _, x := range s.Buffers {
+				d.Buffers = append(d.Buffers, bufs[x])
+			}
+			b.ds = append(b.ds, d)
+			b.names = append(b.names, DispatchTime{Kernel: p.Kernels[s.Kernel].Name, Inst: s.Inst, Fused: s.Fused})
 			continue
 		}
-		if err := flush(); err != nil {
+		if err := r.flush(b); err != nil {
 			return nil, owned, err
 		}
 		var res, resOwned []*vk.Buffer
@@ -403,14 +428,11 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 			bufs[bi] = res[i]
 		}
 	}
-	if err := flush(); err != nil {
-		return nil, owned, err
-	}
 	return pick(bufs, p.Outputs), owned, nil
 }
 
 // profiled runs dispatches with timestamps and records their times.
-func (r *run) profiled(l *loaded, ds []vk.Dispatch, steps []lower.Step) error {
+func (r *run) profiled(ds []vk.Dispatch, names []DispatchTime) error {
 	cl, err := r.e.rt.dev.RecordProfiled(ds)
 	if err != nil {
 		return err
@@ -423,8 +445,9 @@ func (r *run) profiled(l *loaded, ds []vk.Dispatch, steps []lower.Step) error {
 	if err != nil {
 		return err
 	}
-	for i, s := range steps {
-		r.profile = append(r.profile, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst, Fused: s.Fused, Ms: times[i]})
+	for i, d := range names {
+		d.Ms = times[i]
+		r.profile = append(r.profile, d)
 	}
 	return nil
 }
@@ -456,8 +479,8 @@ func readScalar(b *vk.Buffer) int64 {
 // state refers to any more are freed every iteration.
 func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
 	var mine []*vk.Buffer // state buffers this loop allocated
+	c, cOwned, err := r.exec(cond, state, nil)
 	for {
-		c, cOwned, err := r.exec(cond, state, nil)
 		if err != nil {
 			r.free(cOwned)
 			return nil, mine, err
@@ -467,10 +490,17 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 		if !more {
 			return state, mine, nil
 		}
-		next, bOwned, err := r.exec(body, state, nil)
+		// The body and the next condition go in one submit: one round
+		// trip per iteration.
+		b := &batch{owner: body}
+		next, bOwned, err := r.execInto(body, state, nil, b)
 		if err != nil {
 			r.free(bOwned)
 			return nil, mine, err
+		}
+		c, cOwned, err = r.execInto(cond, next, nil, b)
+		if err == nil {
+			err = r.flush(b)
 		}
 		keep := map[*vk.Buffer]bool{} // the memory the new state lives in
 		for _, b := range next {
