@@ -460,63 +460,48 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	lBase4, rBase4 := div4(lBase), div4(rBase)
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
 		// a[i][c], b[j][c]: the operands at row i, column j and k = 4*k4+c.
-		a := make([][4]spirv.ID, p.rows)
-		b := make([][4]spirv.ID, p.cols)
 		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
-		switch lVec {
-		case vecConv:
+		// operand reads n rows (lhs) or columns (rhs) of one operand
+		// by its layout: along k from each one's vec4 index, across
+		// from base4 and the quads' indices, or scalars from each
+		// one's start.
+		operand := func(layout vecLayout, bind int, n int64, along, quads []spirv.ID, base4 spirv.ID, kStride int64, starts []spirv.ID) [][4]spirv.ID {
+			x := make([][4]spirv.ID, n)
+			switch layout {
+			case vecAlong:
+				for i := range x {
+					v := load4(bind, op(spirv.OpIAdd, along[i], k4))
+					for c := range 4 {
+						x[i][c] = lane(v, c)
+					}
+				}
+			case vecAcross:
+				for c := range 4 {
+					at := op(spirv.OpIAdd, base4, op(spirv.OpIMul, kk(c), cu(kStride/4)))
+					for q, iq := range quads {
+						v := load4(bind, op(spirv.OpIAdd, at, iq))
+						for r := range 4 {
+							x[4*q+r][c] = lane(v, r)
+						}
+					}
+				}
+			default:
+				for c := range 4 {
+					kc := op(spirv.OpIMul, kk(c), cu(kStride))
+					for i := range x {
+						x[i][c] = k.flushSubnormal(k.load(bind, op(spirv.OpIAdd, starts[i], kc), hlo.F32).id, 1)
+					}
+				}
+			}
+			return x
+		}
+		var a [][4]spirv.ID
+		if lVec == vecConv {
 			a = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })
-		case vecAlong:
-			for i := range a {
-				v := load4(dotBinds[0], op(spirv.OpIAdd, lRow4[i], k4))
-				for c := range 4 {
-					a[i][c] = lane(v, c)
-				}
-			}
-		case vecAcross:
-			for c := range 4 {
-				at := op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, kk(c), cu(p.lStride[1]/4)))
-				for q, rq := range rowQ {
-					v := load4(dotBinds[0], op(spirv.OpIAdd, at, rq))
-					for r := range 4 {
-						a[4*q+r][c] = lane(v, r)
-					}
-				}
-			}
-		default:
-			for c := range 4 {
-				lk := op(spirv.OpIMul, kk(c), cu(p.lStride[1]))
-				for i := range a {
-					a[i][c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id, 1)
-				}
-			}
+		} else {
+			a = operand(lVec, dotBinds[0], p.rows, lRow4, rowQ, lBase4, p.lStride[1], lRow)
 		}
-		switch rVec {
-		case vecAlong:
-			for j := range b {
-				v := load4(dotBinds[1], op(spirv.OpIAdd, rCol4[j], k4))
-				for c := range 4 {
-					b[j][c] = lane(v, c)
-				}
-			}
-		case vecAcross:
-			for c := range 4 {
-				at := op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4)))
-				for q, cq := range colQ {
-					v := load4(dotBinds[1], op(spirv.OpIAdd, at, cq))
-					for r := range 4 {
-						b[4*q+r][c] = lane(v, r)
-					}
-				}
-			}
-		default:
-			for c := range 4 {
-				rk := op(spirv.OpIMul, kk(c), cu(p.rStride[0]))
-				for j := range b {
-					b[j][c] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), hlo.F32).id, 1)
-				}
-			}
-		}
+		b := operand(rVec, dotBinds[1], p.cols, rCol4, colQ, rBase4, p.rStride[0], rCol)
 		for c := range 4 {
 			for i := range acc {
 				for j := range acc[i] {

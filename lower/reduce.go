@@ -227,18 +227,6 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		if k.lanes > 0 {
 			return k.subgroupFold(in.Called[0], inits, redCount, elem)
 		}
-		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) {
-			ri := k.unravel(r, redDims)
-			p := base
-			for j, ax := range redAxes {
-				term := k.f.Op(spirv.OpIMul, u32, uint32(ri[j]), uint32(k.cu32(uint32(st[ax]))))
-				p = k.f.Op(spirv.OpIAdd, u32, uint32(p), uint32(term))
-			}
-			xs := make([]val, n)
-			for i := range xs {
-				xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
-			}
-			return 0, xs
-		})
+		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) { return 0, elem(r) })
 	}
 }
