@@ -793,6 +793,8 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		{"log-plus-one", math.Log1p, -1, 3, 2},
 		{"logistic", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -40, 40, 4},
 		{"tanh", math.Tanh, -5, 5, 3},
+		{"cbrt", math.Cbrt, -1000, 1000, 2},
+		{"erf", math.Erf, -6, 6, 2},
 	} {
 		t.Run(tc.op, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -827,6 +829,38 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 			require.LessOrEqual(t, worst, tc.bound)
 		})
 	}
+	// atan2: normal pairs and random bit patterns (zeros, infinities,
+	// NaN, subnormals among them), against Go's math.Atan2.
+	t.Run("atan2", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		ys, xs := make([]float64, n), make([]float64, n)
+		for i := range xs {
+			if i%2 == 0 {
+				ys[i], xs[i] = rng.NormFloat64()*math.Pow(2, float64(rng.IntN(60)-30)), rng.NormFloat64()
+			} else {
+				ys[i], xs[i] = math.Float64frombits(rng.Uint64()), math.Float64frombits(rng.Uint64())
+			}
+		}
+		ys[0], xs[0], ys[2], xs[2], ys[4], xs[4] = 0, math.Copysign(0, -1), math.Copysign(0, -1), -1, math.Inf(1), math.Inf(-1)
+		exe, err := rt.CompileText("atan2", fmt.Sprintf("HloModule m\nENTRY e {\n  y = f64[%d] parameter(0)\n  x = f64[%d] parameter(1)\n  ROOT r = f64[%d] atan2(y, x)\n}", n, n, n), vkjit.CompileOptions{})
+		require.NoError(t, err)
+		outs, _, err := exe.Run(f64Tensor(ys), f64Tensor(xs))
+		exe.Close()
+		require.NoError(t, err)
+		worst, at := int64(0), 0
+		for i := range xs {
+			want, got := atan2Ref(ys[i], xs[i]), outs[0].Float64At(int64(i))
+			d := hlotest.ULPs(hlo.F64, want, got)
+			if math.Signbit(want) != math.Signbit(got) && !math.IsNaN(want) {
+				d = 1 << 20 // a signed zero or angle on the wrong side
+			}
+			if d > worst {
+				worst, at = d, i
+			}
+		}
+		t.Logf("atan2 f64: max error %d ulp (at y=%g x=%g: got %g, want %g)", worst, ys[at], xs[at], outs[0].Float64At(int64(at)), atan2Ref(ys[at], xs[at]))
+		require.LessOrEqual(t, worst, int64(3))
+	})
 	// remainder: exact, for random pairs over the whole domain and for
 	// quotients up to 2^1000.
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -1155,4 +1189,19 @@ func TestGemmFlushesSubnormals(t *testing.T) {
 	require.NoError(t, err)
 	require.InEpsilon(t, 1e30, outs[0].Float64At(0), 1e-6)
 	require.Zero(t, outs[0].Float64At(256), "row 1 reads only subnormals: flushed to zero")
+}
+
+func f64Tensor(v []float64) *vkjit.Tensor {
+	data := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+	}
+	return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+}
+
+func atan2Ref(y, x float64) float64 {
+	if math.IsNaN(y) {
+		return y
+	}
+	return math.Copysign(math.Atan2(math.Abs(y), x), y)
 }

@@ -113,7 +113,11 @@ func (m fm) twoSum(a, b spirv.ID) (s, e spirv.ID) {
 
 // split is Veltkamp's: a = hi + lo with hi holding the top 12 bits.
 func (m fm) split(a spirv.ID) (hi, lo spirv.ID) {
-	t := m.exact(spirv.OpFMul, a, m.c(4097))
+	c := 4097.0 // 2^ceil(24/2) + 1
+	if m.w == 64 {
+		c = 134217729 // 2^ceil(53/2) + 1
+	}
+	t := m.exact(spirv.OpFMul, a, m.c(c))
 	hi = m.exact(spirv.OpFSub, t, m.exact(spirv.OpFSub, t, a))
 	return hi, m.exact(spirv.OpFSub, a, hi)
 }

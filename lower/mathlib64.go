@@ -7,13 +7,13 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// The f64 math library: exp, expm1, log, log1p, logistic, tanh and an
-// exact remainder, with
-// fdlibm's reductions and polynomials (each within 1-2 ulp of the true
-// value; docs/ACCURACY.md). Exponent and significand are taken apart
-// through the two 32-bit halves of the double, so a device needs
-// shaderFloat64 but not shaderInt64. The other transcendentals are f32
-// only and refused for f64 by name.
+// The f64 math library: exp, expm1, log, log1p, logistic, tanh, erf,
+// cbrt, atan2 and an exact remainder, with fdlibm's (and Cephes')
+// reductions and polynomials (each within 1-3 ulp of the true value;
+// docs/ACCURACY.md). Exponent and significand are taken apart through
+// the two 32-bit halves of the double, so a device needs shaderFloat64
+// but not shaderInt64. The other transcendentals (sin, cos, tan, pow) are
+// f32 only and refused for f64 by name.
 
 // dm emits f64 math: fm's arithmetic at width 64, and the double's two
 // 32-bit words.
@@ -171,6 +171,12 @@ func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool, error) {
 		r = m.div(m.c(1), m.add(m.c(1), m.exp(m.neg(x))))
 	case hlo.OpTanh:
 		r = m.tanh(x)
+	case hlo.OpErf:
+		r = m.erf(x)
+	case hlo.OpCbrt:
+		r = m.cbrt(x)
+	case hlo.OpAtan2:
+		r = m.atan2(x, a[1].id)
 	case hlo.OpRemainder:
 		var err error
 		if r, err = m.fmod(x, a[1].id); err != nil {
@@ -203,4 +209,103 @@ func (m dm) fmod(x, y spirv.ID) (spirv.ID, error) {
 		_, xhi := m.halves(x)
 		return m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x80000000))))
 	})
+}
+
+// negative reports x's sign bit (from its high word: -0 included).
+func (m dm) negative(x spirv.ID) spirv.ID {
+	_, hi := m.halves(x)
+	return m.op(spirv.OpINotEqual, m.b, m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x80000000)), m.k.cu32(0))
+}
+
+// withSignOf gives r (not negative) the sign of x.
+func (m dm) withSignOf(r, x spirv.ID) spirv.ID { return m.self(m.negative(x), m.neg(r), r) }
+
+// cbrt: |x| = 2^3q s with s in [1, 8), the f32 library's cube root of s
+// as a seed, two Newton steps, and a last one with the residual s - r^3
+// computed exactly (Dekker's products).
+func (m dm) cbrt(x spirv.ID) spirv.ID {
+	ax := m.abs(x)
+	e := m.ilogb(ax)
+	// q = floor(e/3) for e in [-1074, 1023], by division of e + 3*400.
+	q := m.op(spirv.OpISub, m.s, m.op(spirv.OpSDiv, m.s, m.op(spirv.OpIAdd, m.s, e, m.k.b.ConstS32(1200)), m.k.b.ConstS32(3)), m.k.b.ConstS32(400))
+	xs := m.scale(ax, m.op(spirv.OpIMul, m.s, q, m.k.b.ConstS32(-3)))
+	f32 := m.k.b.TypeFloat(32)
+	seed := m.k.math32().cbrt(m.op(spirv.OpFConvert, f32, xs))
+	r := m.op(spirv.OpFConvert, m.f, seed)
+	third := m.c(1.0 / 3)
+	for range 2 {
+		r = m.add(r, m.mul(m.sub(m.div(xs, m.mul(r, r)), r), third))
+	}
+	r2, r2e := m.twoProd(r, r)
+	r3, r3e := m.twoProd(r2, r)
+	res := m.sub(m.sub(m.sub(xs, r3), r3e), m.mul(r2e, r))
+	r = m.add(r, m.div(res, m.mul(m.c(3), r2)))
+	r = m.scale(r, q)
+	r = m.self(m.or(m.eq(ax, m.c(0)), m.isInf(ax)), ax, r)
+	return m.self(m.isNaN(x), x, m.withSignOf(r, x))
+}
+
+// erf is fdlibm's (as Go's math.Erf): rational approximations on [0,
+// 0.84375) and [0.84375, 1.25), 1 - erfc with erfc = e^(-z^2-0.5625)
+// e^((z-x)(z+x)+R/S)/x up to 6 (z is x with its low word cleared, so z^2
+// is exact), 1 beyond.
+func (m dm) erf(x spirv.ID) spirv.ID {
+	ax := m.abs(x)
+	z := m.mul(ax, ax)
+	small := m.add(ax, m.mul(ax, m.div(
+		m.poly(z, -2.37630166566501626084e-05, -5.77027029648944159157e-03, -2.84817495755985104766e-02, -3.25042107247001499370e-01, 1.28379167095512558561e-01),
+		m.poly(z, -3.96022827877536812320e-06, 1.32494738004321644526e-04, 5.08130628187576562776e-03, 6.50222499887672944485e-02, 3.97917223959155352819e-01, 1))))
+	tiny := m.mul(m.c(0.125), m.add(m.mul(m.c(8), ax), m.mul(m.c(1.02703333676410069053e+00), ax)))
+	small = m.self(m.lt(ax, m.c(0x1p-28)), tiny, small)
+	s := m.sub(ax, m.c(1))
+	mid := m.add(m.c(8.45062911510467529297e-01), m.div(
+		m.poly(s, -2.16637559486879084300e-03, 3.54783043256182359371e-02, -1.10894694282396677476e-01, 3.18346619901161753674e-01, -3.72207876035701323847e-01, 4.14856118683748331666e-01, -2.36211856075265944077e-03),
+		m.poly(s, 1.19844998467991074170e-02, 1.36370839120290507362e-02, 1.26171219808761642112e-01, 7.18286544141962662868e-02, 5.40397917702171048937e-01, 1.06420880400844228286e-01, 1)))
+	xc := m.k.f.Ext(m.f, spirv.GLSLFClamp, ax, m.c(1), m.c(6))
+	w := m.div(m.c(1), m.mul(xc, xc))
+	near := m.lt(xc, m.c(1/0.35))
+	rr := m.self(near,
+		m.poly(w, -9.81432934416914548592e+00, -8.12874355063065934246e+01, -1.84605092906711035994e+02, -1.62396669462573470355e+02, -6.23753324503260060396e+01, -1.05586262253232909814e+01, -6.93858572707181764372e-01, -9.86494403484714822705e-03),
+		m.poly(w, -4.83519191608651397019e+02, -1.02509513161107724954e+03, -6.37566443368389627722e+02, -1.60636384855821916062e+02, -1.77579549177547519889e+01, -7.99283237680523006574e-01, -9.86494292470009928597e-03))
+	ss := m.self(near,
+		m.poly(w, -6.04244152148580987438e-02, 6.57024977031928170135e+00, 1.08635005541779435134e+02, 4.29008140027567833386e+02, 6.45387271733267880336e+02, 4.34565877475229228821e+02, 1.37657754143519042600e+02, 1.96512716674392571292e+01, 1),
+		m.poly(w, -2.24409524465858183362e+01, 4.74528541206955367215e+02, 2.55305040643316442583e+03, 3.19985821950859553908e+03, 1.53672958608443695994e+03, 3.25792512996573918826e+02, 3.03380607434824582924e+01, 1))
+	lo, hi := m.halves(xc)
+	_ = lo
+	zc := m.join(m.k.cu32(0), hi)
+	tail := m.mul(m.exp(m.sub(m.neg(m.mul(zc, zc)), m.c(0.5625))), m.exp(m.add(m.mul(m.sub(zc, xc), m.add(zc, xc)), m.div(rr, ss))))
+	big := m.sub(m.c(1), m.div(tail, xc))
+	r := m.self(m.lt(ax, m.c(0.84375)), small, m.self(m.lt(ax, m.c(1.25)), mid, m.self(m.lt(ax, m.c(6)), big, m.c(1))))
+	return m.self(m.isNaN(x), x, m.withSignOf(r, x))
+}
+
+// atan01 is atan on [0, 1] (Cephes' satan, as Go's math.Atan): the
+// rational xatan up to 0.66, pi/4 + xatan((a-1)/(a+1)) above.
+func (m dm) atan01(a spirv.ID) spirv.ID {
+	const morebits = 6.123233995736765886130e-17 // pi/2 = float64(pi/2) + morebits
+	big := m.gt(a, m.c(0.66))
+	t := m.self(big, m.div(m.sub(a, m.c(1)), m.add(a, m.c(1))), a)
+	z := m.mul(t, t)
+	p := m.poly(z, -8.750608600031904122785e-01, -1.615753718733365076637e+01, -7.500855792314704667340e+01, -1.228866684490136173410e+02, -6.485021904942025371773e+01)
+	q := m.poly(z, 1, 2.485846490142306297962e+01, 1.650270098316988542046e+02, 4.328810604912902668951e+02, 4.853903996359136964868e+02, 1.945506571482613964425e+02)
+	r := m.add(m.mul(t, m.div(m.mul(z, p), q)), t)
+	return m.self(big, m.add(m.add(m.c(math.Pi/4), r), m.c(0.5*morebits)), r)
+}
+
+// atan2 folds the ratio into [0, 1] (swapping when |y| > |x|), as the f32
+// version does, with C99's zeros, infinities and NaN.
+func (m dm) atan2(y, x spirv.ID) spirv.ID {
+	const morebits = 6.123233995736765886130e-17
+	ay, ax := m.abs(y), m.abs(x)
+	swap := m.gt(ay, ax)
+	num, den := m.self(swap, ax, ay), m.self(swap, ay, ax)
+	a := m.div(num, den)
+	a = m.self(m.eq(den, m.c(0)), m.c(0), a)               // both zero
+	a = m.self(m.and(m.isInf(ax), m.isInf(ay)), m.c(1), a) // both infinite
+	a = m.self(m.and(m.isInf(den), m.not(m.isInf(num))), m.c(0), a)
+	r := m.atan01(a)
+	r = m.self(swap, m.add(m.sub(m.c(math.Pi/2), r), m.c(morebits)), r)
+	r = m.self(m.negative(x), m.add(m.sub(m.c(math.Pi), r), m.c(2*morebits)), r)
+	r = m.withSignOf(r, y)
+	return m.self(m.or(m.isNaN(x), m.isNaN(y)), m.c(math.NaN()), r)
 }

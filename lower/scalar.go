@@ -266,7 +266,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// real drivers (docs/ACCURACY.md); f64 stays off the device
 			// until vkjit's library has f64 versions, rather than give
 			// silently wrong answers.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh and remainder)", t, in.Op)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh, erf, cbrt, atan2 and remainder)", t, in.Op)
 		}
 	case hlo.OpIsFinite:
 		if !isF {
