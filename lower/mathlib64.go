@@ -8,12 +8,12 @@ import (
 )
 
 // The f64 math library: exp, expm1, log, log1p, logistic, tanh, erf,
-// cbrt, atan2 and an exact remainder, with fdlibm's (and Cephes')
+// cbrt, atan2, pow and an exact remainder, with fdlibm's (and Cephes')
 // reductions and polynomials (each within 1-3 ulp of the true value;
 // docs/ACCURACY.md). Exponent and significand are taken apart through
 // the two 32-bit halves of the double, so a device needs shaderFloat64
-// but not shaderInt64. The other transcendentals (sin, cos, tan, pow) are
-// f32 only and refused for f64 by name.
+// but not shaderInt64. The other transcendentals (sin, cos, tan) are f32
+// only and refused for f64 by name.
 
 // dm emits f64 math: fm's arithmetic at width 64, and the double's two
 // 32-bit words.
@@ -177,6 +177,8 @@ func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool, error) {
 		r = m.cbrt(x)
 	case hlo.OpAtan2:
 		r = m.atan2(x, a[1].id)
+	case hlo.OpPower:
+		r = m.pow(x, a[1].id)
 	case hlo.OpRemainder:
 		var err error
 		if r, err = m.fmod(x, a[1].id); err != nil {
@@ -308,4 +310,68 @@ func (m dm) atan2(y, x spirv.ID) spirv.ID {
 	r = m.self(m.negative(x), m.add(m.sub(m.c(math.Pi), r), m.c(2*morebits)), r)
 	r = m.withSignOf(r, y)
 	return m.self(m.or(m.isNaN(x), m.isNaN(y)), m.c(math.NaN()), r)
+}
+
+// logDD is ln x for positive finite x as an unevaluated sum hi + lo
+// (double-double, about 2^-100 relative): x = 2^e m with m in [sqrt(1/2),
+// sqrt(2)), ln m = 2 atanh(s) with s = f/(2+f), f = m - 1 (exact), s
+// carried in two doubles, the series tail (s^3/3 + ... + s^21/21, at most
+// 1e-2 of the sum) in one.
+func (m dm) logDD(x spirv.ID) (hi, lo spirv.ID) {
+	sub := m.lt(x, m.c(0x1p-1022))
+	xs := m.self(sub, m.mul(x, m.c(0x1p54)), x)
+	xlo, xhi := m.halves(xs)
+	e := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, xhi, m.k.cu32(20))), m.k.b.ConstS32(1023))
+	e = m.op(spirv.OpISub, m.s, e, m.op(spirv.OpSelect, m.s, sub, m.k.b.ConstS32(54), m.k.b.ConstS32(0)))
+	mant := m.join(xlo, m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x000fffff)), m.k.cu32(0x3ff00000)))
+	big := m.gt(mant, m.c(math.Sqrt2))
+	mant = m.self(big, m.mul(mant, m.c(0.5)), mant)
+	e = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, e, m.k.b.ConstS32(1)), e)
+	ef := m.op(spirv.OpConvertSToF, m.f, e)
+	f := m.exact(spirv.OpFSub, mant, m.c(1))
+	dh, dl := m.twoSum(m.c(2), f)
+	sh := m.div(f, dh)
+	ph, pl := m.twoProd(sh, dh)
+	sl := m.div(m.sub(m.sub(m.sub(f, ph), pl), m.mul(sh, dl)), dh)
+	s2 := m.mul(sh, sh)
+	tail := m.mul(m.mul(m.mul(sh, s2), m.c(2)), m.poly(s2, 1.0/21, 1.0/19, 1.0/17, 1.0/15, 1.0/13, 1.0/11, 1.0/9, 1.0/7, 1.0/5, 1.0/3))
+	h, e1 := m.twoSum(m.mul(ef, m.c(ln2Hi64)), m.add(sh, sh))
+	lo = m.add(e1, m.add(m.add(sl, sl), m.add(tail, m.mul(ef, m.c(ln2Lo64)))))
+	return m.twoSum(h, lo)
+}
+
+// pow follows C's pow as the f32 version does: |x|^y = e^(y ln|x|) with
+// ln|x| in two doubles and y ln|x| made exact, then C99's special values.
+func (m dm) pow(x, y spirv.ID) spirv.ID {
+	ax := m.abs(x)
+	lh, ll := m.logDD(ax)
+	th, te := m.twoProd(y, lh)
+	tl := m.add(te, m.mul(y, ll))
+	th, tl = m.twoSum(th, tl)
+	r := m.exp(th)
+	r = m.add(r, m.mul(r, tl))
+	// Overflow and underflow, decided on the plain product (Dekker's
+	// split overflows for |y| beyond 2^996, where the answer is 0 or inf).
+	t := m.mul(y, lh)
+	r = m.self(m.gt(t, m.c(709.782712893384)), m.c(math.Inf(1)), r)
+	r = m.self(m.lt(t, m.c(-745.1332191019412)), m.c(0), r)
+
+	yInt := m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, y), y)
+	half := m.mul(y, m.c(0.5))
+	yOdd := m.and(m.and(yInt, m.not(m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(0x1p53)))
+	negate := m.and(m.negative(x), yOdd)
+	yNeg := m.lt(y, m.c(0))
+	zeroOrInf := m.self(yNeg, m.c(math.Inf(1)), m.c(0))
+	infOrZero := m.self(yNeg, m.c(0), m.c(math.Inf(1)))
+	r = m.self(m.eq(ax, m.c(0)), zeroOrInf, r)
+	r = m.self(m.isInf(ax), infOrZero, r)
+	r = m.self(negate, m.neg(r), r)
+	r = m.self(m.and(m.and(m.lt(x, m.c(0)), m.not(m.isInf(x))), m.and(m.not(yInt), m.not(m.isInf(y)))), m.c(math.NaN()), r)
+	below := m.lt(ax, m.c(1))
+	yinf := m.self(m.op(spirv.OpLogicalNotEqual, m.b, below, yNeg), m.c(0), m.c(math.Inf(1)))
+	yinf = m.self(m.eq(ax, m.c(1)), m.c(1), yinf)
+	r = m.self(m.isInf(y), yinf, r)
+	r = m.self(m.or(m.isNaN(x), m.isNaN(y)), m.c(math.NaN()), r)
+	r = m.self(m.eq(x, m.c(1)), m.c(1), r)
+	return m.self(m.eq(y, m.c(0)), m.c(1), r)
 }

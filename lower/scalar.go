@@ -193,7 +193,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	case hlo.OpPower:
 		switch {
 		case isF:
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate power is f32-only", t)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate power is f32 and f64 only", t)
 		case isS || isU:
 			return k.ipow(a[0], a[1])
 		}
@@ -266,7 +266,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// real drivers (docs/ACCURACY.md); f64 stays off the device
 			// until vkjit's library has f64 versions, rather than give
 			// silently wrong answers.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh, erf, cbrt, atan2 and remainder)", t, in.Op)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh, erf, cbrt, atan2, power and remainder)", t, in.Op)
 		}
 	case hlo.OpIsFinite:
 		if !isF {
