@@ -849,7 +849,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		require.NoError(t, err)
 		worst, at := int64(0), 0
 		for i := range xs {
-			want, got := atan2Ref(ys[i], xs[i]), outs[0].Float64At(int64(i))
+			want, got := eval.Atan2(ys[i], xs[i]), outs[0].Float64At(int64(i))
 			d := hlotest.ULPs(hlo.F64, want, got)
 			if math.Signbit(want) != math.Signbit(got) && !math.IsNaN(want) {
 				d = 1 << 20 // a signed zero or angle on the wrong side
@@ -858,7 +858,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 				worst, at = d, i
 			}
 		}
-		t.Logf("atan2 f64: max error %d ulp (at y=%g x=%g: got %g, want %g)", worst, ys[at], xs[at], outs[0].Float64At(int64(at)), atan2Ref(ys[at], xs[at]))
+		t.Logf("atan2 f64: max error %d ulp (at y=%g x=%g: got %g, want %g)", worst, ys[at], xs[at], outs[0].Float64At(int64(at)), eval.Atan2(ys[at], xs[at]))
 		require.LessOrEqual(t, worst, int64(3))
 	})
 	// power: positive bases over the whole range with exponents that
@@ -885,11 +885,11 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		require.NoError(t, err)
 		worst, at := int64(0), 0
 		for i := range xs {
-			if d := hlotest.ULPs(hlo.F64, powRef(xs[i], ys[i]), outs[0].Float64At(int64(i))); d > worst {
+			if d := hlotest.ULPs(hlo.F64, eval.Pow(xs[i], ys[i]), outs[0].Float64At(int64(i))); d > worst {
 				worst, at = d, i
 			}
 		}
-		t.Logf("power f64: max error %d ulp (at x=%g y=%g: got %g, want %g)", worst, xs[at], ys[at], outs[0].Float64At(int64(at)), powRef(xs[at], ys[at]))
+		t.Logf("power f64: max error %d ulp (at x=%g y=%g: got %g, want %g)", worst, xs[at], ys[at], outs[0].Float64At(int64(at)), eval.Pow(xs[at], ys[at]))
 		require.LessOrEqual(t, worst, int64(4))
 	})
 	// remainder: exact, for random pairs over the whole domain and for
@@ -1228,76 +1228,4 @@ func f64Tensor(v []float64) *vkjit.Tensor {
 		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
 	}
 	return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
-}
-
-func atan2Ref(y, x float64) float64 {
-	if math.IsNaN(y) {
-		return y
-	}
-	return math.Copysign(math.Atan2(math.Abs(y), x), y)
-}
-
-// powRef is x^y for the accuracy test. Go's math.Pow is no reference
-// for large exponents (it squares its way to x^int(y), doubling the
-// relative error at each step: 252 ulp at 0.5498^510.11) nor for
-// subnormal bases (its math.Log): powRef computes y ln x with ln x in
-// double-double (the series 2 atanh(f/(2+f)), checked against a
-// 40-digit logarithm to 1e-21) and finishes with math.Exp, within an ulp.
-func powRef(x, y float64) float64 {
-	if x < 0 && !math.IsInf(x, 0) && y == math.Trunc(y) && math.Abs(y) < 0x1p53 {
-		r := powRef(-x, y)
-		if math.Mod(y, 2) != 0 {
-			r = -r
-		}
-		return r
-	}
-	if !(x > 0) || math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(y) || y == 0 || x == 1 {
-		return math.Pow(x, y)
-	}
-	fr, e := math.Frexp(x)
-	mant := fr * 2
-	e--
-	if mant > math.Sqrt2 {
-		mant *= 0.5
-		e++
-	}
-	twoSum := func(a, b float64) (float64, float64) {
-		s := a + b
-		bb := s - a
-		return s, (a - (s - bb)) + (b - bb)
-	}
-	f := mant - 1
-	dh, dl := twoSum(2, f)
-	sh := f / dh
-	ph := new(bigFloat).mul(sh, dh)
-	sl := ((f - ph.hi) - ph.lo - sh*dl) / dh
-	s2 := sh * sh
-	p := 1.0 / 21
-	for _, c := range []float64{1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3} {
-		p = p*s2 + c
-	}
-	tail := sh * s2 * 2 * p
-	const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
-	ef := float64(e)
-	h, e1 := twoSum(ef*ln2Hi, sh+sh)
-	lh, ll := twoSum(h, e1+((sl+sl)+(tail+ef*ln2Lo)))
-	t := new(bigFloat).mul(y, lh)
-	if t.hi > 710 {
-		return math.Inf(1)
-	}
-	if t.hi < -746 {
-		return 0
-	}
-	th, tl := twoSum(t.hi, t.lo+y*ll)
-	r := math.Exp(th)
-	return r + r*tl
-}
-
-// bigFloat is an exact product of two doubles as hi + lo.
-type bigFloat struct{ hi, lo float64 }
-
-func (b *bigFloat) mul(x, y float64) *bigFloat {
-	b.hi = x * y
-	b.lo = math.FMA(x, y, -b.hi)
-	return b
 }

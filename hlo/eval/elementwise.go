@@ -262,9 +262,9 @@ func binaryOp(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
 		case hlo.OpRemainder:
 			r = math.Mod(x.f, y.f)
 		case hlo.OpPower:
-			r = math.Pow(x.f, y.f)
+			r = Pow(x.f, y.f)
 		case hlo.OpAtan2:
-			r = math.Atan2(x.f, y.f)
+			r = Atan2(x.f, y.f)
 		case hlo.OpMaximum, hlo.OpMinimum:
 			switch {
 			case math.IsNaN(x.f):
@@ -588,4 +588,83 @@ func logf(x float64) float64 {
 		return math.Log(x*0x1p54) - 54*math.Ln2
 	}
 	return math.Log(x)
+}
+
+// Atan2 is math.Atan2 with C99's sign: Go's takes the sign from y/x,
+// which underflows to +0 for a tiny negative y over a huge negative x
+// (+pi where C99 has -pi). atan2 is odd in y.
+func Atan2(y, x float64) float64 {
+	if math.IsNaN(y) {
+		return y
+	}
+	return math.Copysign(math.Atan2(math.Abs(y), x), y)
+}
+
+// Pow is x^y within an ulp. Go's math.Pow squares its way to x^int(y),
+// doubling the relative error at each step (252 ulp at 0.5498^510.11),
+// and inherits math.Log's subnormal error; here y ln x is computed with
+// ln x in double-double (the series 2 atanh(f/(2+f)) on the significand
+// in [sqrt(1/2), sqrt(2)), checked against a 40-digit logarithm to 1e-21
+// relative) and finished with math.Exp. Special values are math.Pow's
+// (C99's).
+func Pow(x, y float64) float64 {
+	if x < 0 && !math.IsInf(x, 0) && y == math.Trunc(y) && math.Abs(y) < 0x1p53 {
+		r := Pow(-x, y)
+		if math.Mod(y, 2) != 0 {
+			r = -r
+		}
+		return r
+	}
+	if !(x > 0) || math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(y) || y == 0 || x == 1 {
+		return math.Pow(x, y)
+	}
+	twoSum := func(a, b float64) (float64, float64) {
+		s := a + b
+		bb := s - a
+		return s, (a - (s - bb)) + (b - bb)
+	}
+	twoProd := func(a, b float64) (float64, float64) {
+		p := a * b
+		return p, math.FMA(a, b, -p)
+	}
+	fr, e := math.Frexp(x)
+	mant := fr * 2
+	e--
+	if mant > math.Sqrt2 {
+		mant *= 0.5
+		e++
+	}
+	f := mant - 1
+	dh, dl := twoSum(2, f)
+	sh := f / dh
+	ph, pl := twoProd(sh, dh)
+	sl := ((f - ph) - pl - sh*dl) / dh
+	s2 := sh * sh
+	p := 1.0 / 21
+	for _, c := range []float64{1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3} {
+		p = p*s2 + c
+	}
+	tail := sh * s2 * 2 * p
+	const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+	ef := float64(e)
+	h, e1 := twoSum(ef*ln2Hi, sh+sh)
+	lh, ll := twoSum(h, e1+((sl+sl)+(tail+ef*ln2Lo)))
+	th, te := twoProd(y, lh)
+	if th > 710 {
+		return math.Inf(1)
+	}
+	if th < -746 {
+		return 0
+	}
+	th, tl := twoSum(th, te+y*ll)
+	if th > 700 {
+		// Go's amd64 math.Exp overflows below its documented 709.78
+		// (math.Exp(709.68) is +Inf): take 2^64 out first, exactly
+		// (64*ln2Hi has 38 bits) with the rest of 64*ln2 moved to tl.
+		r := math.Exp(th - 64*ln2Hi)
+		r += r * (tl - 64*ln2Lo)
+		return math.Ldexp(r, 64)
+	}
+	r := math.Exp(th)
+	return r + r*tl
 }
