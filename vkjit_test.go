@@ -118,8 +118,8 @@ func tolerance(op hlo.Opcode) int64 {
 // 0, 1, and sizes that are not multiples of the workgroup size.
 func TestElementwiseDifferential(t *testing.T) {
 	defer noValidationMessages(t)
-	// 1028 elements make vector kernels (4 per invocation, vector.go).
-	for _, n := range []int64{0, 1, 67, 1000, 1028} {
+	// 1032 elements make vector kernels (8 per invocation, vector.go).
+	for _, n := range []int64{0, 1, 67, 1000, 1032} {
 		ran := 0
 		cases := hlotest.ElementwiseCases(n)
 		for _, ft := range []hlo.ElementType{hlo.F32, hlo.F64, hlo.BF16, hlo.F16} {

@@ -139,7 +139,7 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	elem := k.scalarType(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
 	if k.isVec(len(k.bindings)) {
-		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vectorWidth), uint32(vectorWidth*st.Bytes()))
+		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vec4), uint32(vec4*st.Bytes()))
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
 	v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
@@ -251,8 +251,8 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.scalarType(bd.st))
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
 		u32 := k.u32()
-		q := k.f.Op(spirv.OpUDiv, u32, uint32(idx), uint32(k.cu32(vectorWidth)))
-		r := k.f.Op(spirv.OpUMod, u32, uint32(idx), uint32(k.cu32(vectorWidth)))
+		q := k.f.Op(spirv.OpUDiv, u32, uint32(idx), uint32(k.cu32(vec4)))
+		r := k.f.Op(spirv.OpUMod, u32, uint32(idx), uint32(k.cu32(vec4)))
 		return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(q), uint32(r))
 	}
 	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))

@@ -416,19 +416,19 @@ ENTRY e {
   s = f32[64,64] add(t, f)
   p = pred[64,64] compare(s, x), direction=LT
   ROOT r = (f32[64,64], pred[64,64]) tuple(s, p)
-}`, 4},
+}`, vectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[64,64] parameter(0)
   v = f32[64] parameter(1)
   b = f32[64,64] broadcast(v), dimensions={1}
   ROOT s = f32[64,64] add(x, b)
-}`, 4},
+}`, vectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[64,64] parameter(0)
   ROOT t = f32[64,64] transpose(x), dimensions={1,0}
-}`, 4},
+}`, vectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[1025] parameter(0)
