@@ -70,7 +70,7 @@ type kernelBuilder struct {
 	lane  spirv.ID
 	iface []spirv.ID
 
-	vecMode  bool         // a vector kernel: 4 elements per invocation (vector.go)
+	vecMode  bool         // a vector kernel: 8 elements per invocation (vector.go)
 	vecBinds []bool       // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState // its state inside main()
 }
