@@ -434,29 +434,25 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		return k.flushSubnormal(k.f.Op(spirv.OpLoad, v4, uint32(pt)), 4)
 	}
 	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c)) }
-	// Loop-invariant vec4 indices (rows and columns past the edge read
-	// the last ones in bounds and are not stored).
-	var lRow4, rCol4, rowQ, colQ []spirv.ID
-	switch lVec {
-	case vecAlong:
-		for i := range lRow {
-			lRow4 = append(lRow4, div4(lRow[i]))
+	// Loop-invariant vec4 indices of one operand: along k, each row's
+	// (column's) start; across, the tile's quads from the first row
+	// (column), the last quad in bounds for those past the edge (read,
+	// not stored).
+	vecIndex := func(layout vecLayout, starts []spirv.ID, first spirv.ID, n, size int64) (along, quads []spirv.ID) {
+		switch layout {
+		case vecAlong:
+			for _, st := range starts {
+				along = append(along, div4(st))
+			}
+		case vecAcross:
+			for q := int64(0); q < n/4; q++ {
+				quads = append(quads, umin(op(spirv.OpIAdd, div4(first), cu(q)), size/4-1))
+			}
 		}
-	case vecAcross:
-		for q := int64(0); q < p.rows/4; q++ {
-			rowQ = append(rowQ, umin(op(spirv.OpIAdd, div4(row0), cu(q)), p.m/4-1))
-		}
+		return along, quads
 	}
-	switch rVec {
-	case vecAlong:
-		for j := range rCol {
-			rCol4 = append(rCol4, div4(rCol[j]))
-		}
-	case vecAcross:
-		for q := int64(0); q < p.cols/4; q++ {
-			colQ = append(colQ, umin(op(spirv.OpIAdd, div4(col0), cu(q)), p.n/4-1))
-		}
-	}
+	lRow4, rowQ := vecIndex(lVec, lRow, row0, p.rows, p.m)
+	rCol4, colQ := vecIndex(rVec, rCol, col0, p.cols, p.n)
 	lBase4, rBase4 := div4(lBase), div4(rBase)
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
 		// a[i][c], b[j][c]: the operands at row i, column j and k = 4*k4+c.

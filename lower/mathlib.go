@@ -423,33 +423,43 @@ func (m fm) logDF(x spirv.ID) (hi, lo spirv.ID) {
 // floats and the product y*ln|x| made exact, because e^t turns an
 // absolute error in t into the same relative error in the result.
 func (m fm) pow(x, y spirv.ID) spirv.ID {
+	lh, ll := m.logDF(m.abs(x))
+	negative := func(v spirv.ID) spirv.ID { return m.op(spirv.OpINotEqual, m.b, m.signBit(v), m.cu(0)) }
+	// e^t overflows past 88.72 and is 0 below -104; beyond 2^24 every
+	// float is an even integer.
+	return m.powFrom(x, y, lh, ll, m.exp, negative, 88.72283935546875, -104, 0x1p24)
+}
+
+// powFrom finishes pow at m's width from ln|x| = lh + ll: e^(y ln|x|)
+// with the product made exact (Dekker) and a first-order tail, then C99
+// Annex F's special values. exp is m's exponential, negative reports a
+// sign bit, e^t overflows above maxT and vanishes below minT, and every
+// value from intLimit up is an even integer.
+func (m fm) powFrom(x, y, lh, ll spirv.ID, exp, negative func(spirv.ID) spirv.ID, maxT, minT, intLimit float64) spirv.ID {
 	ax := m.abs(x)
-	lh, ll := m.logDF(ax)
 	th, te := m.twoProd(y, lh)
 	tl := m.add(te, m.mul(y, ll))
 	th, tl = m.twoSum(th, tl)
-	r := m.exp(th)
+	r := exp(th)
 	r = m.add(r, m.mul(r, tl)) // e^(th+tl) = e^th (1 + tl)
 	// Overflow and underflow, decided on the plain product (Dekker's
-	// split overflows for |y| beyond 2^115, where the answer is 0 or inf
-	// anyway).
+	// split overflows for huge |y|, where the answer is 0 or inf anyway).
 	t := m.mul(y, lh)
-	r = m.self(m.gt(t, m.c(88.72283935546875)), m.c(math.Inf(1)), r)
-	r = m.self(m.lt(t, m.c(-104)), m.c(0), r)
+	r = m.self(m.gt(t, m.c(maxT)), m.c(math.Inf(1)), r)
+	r = m.self(m.lt(t, m.c(minT)), m.c(0), r)
 
 	// Special values, as C99 Annex F lists them.
 	yInt := m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, y), y)
-	yOdd := m.and(yInt, m.not(m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, m.mul(y, m.c(0.5))), m.mul(y, m.c(0.5)))))
-	yOdd = m.and(yOdd, m.lt(m.abs(y), m.c(0x1p24))) // beyond 2^24 every float is even
-	xNeg := m.op(spirv.OpINotEqual, m.b, m.signBit(x), m.cu(0))
-	negate := m.and(xNeg, yOdd)
+	half := m.mul(y, m.c(0.5))
+	yOdd := m.and(m.and(yInt, m.not(m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(intLimit)))
+	negate := m.and(negative(x), yOdd)
 	yNeg := m.lt(y, m.c(0))
 	// x = ±0 and x = ±inf: 0 or inf by the sign of y (inverted for inf).
 	zeroOrInf := m.self(yNeg, m.c(math.Inf(1)), m.c(0))
 	infOrZero := m.self(yNeg, m.c(0), m.c(math.Inf(1)))
 	r = m.self(m.eq(ax, m.c(0)), zeroOrInf, r)
 	r = m.self(m.isInf(ax), infOrZero, r)
-	r = m.xorSign(r, m.sel(m.u, negate, m.cu(0x80000000), m.cu(0)))
+	r = m.self(negate, m.neg(r), r)
 	// Negative finite x with non-integer finite y has no real result.
 	r = m.self(m.and(m.and(m.lt(x, m.c(0)), m.not(m.isInf(x))), m.and(m.not(yInt), m.not(m.isInf(y)))), m.c(math.NaN()), r)
 	// y = ±inf: 1 for |x| = 1, else 0 or inf by |x| < 1 and the sign of y.

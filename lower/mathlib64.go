@@ -340,38 +340,10 @@ func (m dm) logDD(x spirv.ID) (hi, lo spirv.ID) {
 	return m.twoSum(h, lo)
 }
 
-// pow follows C's pow as the f32 version does: |x|^y = e^(y ln|x|) with
-// ln|x| in two doubles and y ln|x| made exact, then C99's special values.
+// pow is the f32 pow's method at 64 bits: ln|x| in double-double, then
+// powFrom (e^t overflows past 709.78 and is 0 below -745.13; from 2^53
+// every double is an even integer).
 func (m dm) pow(x, y spirv.ID) spirv.ID {
-	ax := m.abs(x)
-	lh, ll := m.logDD(ax)
-	th, te := m.twoProd(y, lh)
-	tl := m.add(te, m.mul(y, ll))
-	th, tl = m.twoSum(th, tl)
-	r := m.exp(th)
-	r = m.add(r, m.mul(r, tl))
-	// Overflow and underflow, decided on the plain product (Dekker's
-	// split overflows for |y| beyond 2^996, where the answer is 0 or inf).
-	t := m.mul(y, lh)
-	r = m.self(m.gt(t, m.c(709.782712893384)), m.c(math.Inf(1)), r)
-	r = m.self(m.lt(t, m.c(-745.1332191019412)), m.c(0), r)
-
-	yInt := m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, y), y)
-	half := m.mul(y, m.c(0.5))
-	yOdd := m.and(m.and(yInt, m.not(m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(0x1p53)))
-	negate := m.and(m.negative(x), yOdd)
-	yNeg := m.lt(y, m.c(0))
-	zeroOrInf := m.self(yNeg, m.c(math.Inf(1)), m.c(0))
-	infOrZero := m.self(yNeg, m.c(0), m.c(math.Inf(1)))
-	r = m.self(m.eq(ax, m.c(0)), zeroOrInf, r)
-	r = m.self(m.isInf(ax), infOrZero, r)
-	r = m.self(negate, m.neg(r), r)
-	r = m.self(m.and(m.and(m.lt(x, m.c(0)), m.not(m.isInf(x))), m.and(m.not(yInt), m.not(m.isInf(y)))), m.c(math.NaN()), r)
-	below := m.lt(ax, m.c(1))
-	yinf := m.self(m.op(spirv.OpLogicalNotEqual, m.b, below, yNeg), m.c(0), m.c(math.Inf(1)))
-	yinf = m.self(m.eq(ax, m.c(1)), m.c(1), yinf)
-	r = m.self(m.isInf(y), yinf, r)
-	r = m.self(m.or(m.isNaN(x), m.isNaN(y)), m.c(math.NaN()), r)
-	r = m.self(m.eq(x, m.c(1)), m.c(1), r)
-	return m.self(m.eq(y, m.c(0)), m.c(1), r)
+	lh, ll := m.logDD(m.abs(x))
+	return m.powFrom(x, y, lh, ll, m.exp, m.negative, 709.782712893384, -745.1332191019412, 0x1p53)
 }
