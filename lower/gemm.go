@@ -366,15 +366,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	acc := make([][]spirv.ID, p.rows)
-	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
-	for i := range acc {
-		acc[i] = make([]spirv.ID, p.cols)
-		for j := range acc[i] {
-			acc[i][j] = k.f.LocalVariable(ptr)
-			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
-		}
-	}
+	acc := k.gemmAccumulators(p)
 	err := k.loop(cu(p.k), func(kk spirv.ID) error {
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
 		a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
@@ -384,13 +376,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 		for j := range b {
 			b[j] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), hlo.F32).id, 1)
 		}
-		for i := range acc {
-			for j := range acc[i] {
-				x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
-				y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i]), uint32(b[j]))))
-				k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
-			}
-		}
+		k.gemmStep(acc, a, b)
 		return nil
 	})
 	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
@@ -419,15 +405,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	if !k.isVec(dotBinds[1]) {
 		rVec = vecNone
 	}
-	acc := make([][]spirv.ID, p.rows)
-	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
-	for i := range acc {
-		acc[i] = make([]spirv.ID, p.cols)
-		for j := range acc[i] {
-			acc[i][j] = k.f.LocalVariable(ptr)
-			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
-		}
-	}
+	acc := k.gemmAccumulators(p)
 	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
 		bd := k.bindings[bind]
 		pt := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
@@ -499,13 +477,14 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		}
 		b := operand(rVec, dotBinds[1], p.cols, rCol4, colQ, rBase4, p.rStride[0], rCol)
 		for c := range 4 {
-			for i := range acc {
-				for j := range acc[i] {
-					x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
-					y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i][c]), uint32(b[j][c]))))
-					k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
-				}
+			ac, bc := make([]spirv.ID, len(a)), make([]spirv.ID, len(b))
+			for i := range a {
+				ac[i] = a[i][c]
 			}
+			for j := range b {
+				bc[j] = b[j][c]
+			}
+			k.gemmStep(acc, ac, bc)
 		}
 		return nil
 	})
@@ -671,4 +650,31 @@ func (k *kernelBuilder) flushSubnormal(x spirv.ID, n int) spirv.ID {
 	tiny := k.f.Op(spirv.OpIEqual, bt, uint32(k.f.Op(spirv.OpBitwiseAnd, ut, uint32(bits), uint32(expo))), uint32(zero))
 	flushed := k.f.Op(spirv.OpSelect, ut, uint32(tiny), uint32(k.f.Op(spirv.OpBitwiseAnd, ut, uint32(bits), uint32(sign))), uint32(bits))
 	return k.f.Op(spirv.OpBitcast, ft, uint32(flushed))
+}
+
+// gemmAccumulators makes the tile's accumulators, zeroed.
+func (k *kernelBuilder) gemmAccumulators(p *gemmPlan) [][]spirv.ID {
+	f32 := k.b.TypeFloat(32)
+	acc := make([][]spirv.ID, p.rows)
+	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
+	for i := range acc {
+		acc[i] = make([]spirv.ID, p.cols)
+		for j := range acc[i] {
+			acc[i][j] = k.f.LocalVariable(ptr)
+			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
+		}
+	}
+	return acc
+}
+
+// gemmStep adds a[i]*b[j] to every accumulator: one value of k.
+func (k *kernelBuilder) gemmStep(acc [][]spirv.ID, a, b []spirv.ID) {
+	f32 := k.b.TypeFloat(32)
+	for i := range acc {
+		for j := range acc[i] {
+			x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
+			y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i]), uint32(b[j]))))
+			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
+		}
+	}
 }
