@@ -787,7 +787,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		lo, hi float64
 		bound  int64
 	}{
-		{"exponential", math.Exp, -745, 709, 2},
+		{"exponential", eval.Exp, -745, 709.78, 2}, // Go's amd64 math.Exp overflows from 709.44
 		{"exponential-minus-one", math.Expm1, -3, 3, 2},
 		{"log", log64, 1e-300, 1e300, 2},
 		{"log-plus-one", math.Log1p, -1, 3, 2},

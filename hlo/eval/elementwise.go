@@ -103,7 +103,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		}
 	case hlo.OpExp:
 		if isF {
-			return f(math.Exp(x.f))
+			return f(Exp(x.f))
 		}
 	case hlo.OpExpm1:
 		if isF {
@@ -135,7 +135,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		}
 	case hlo.OpLogistic:
 		if isF {
-			return f(1 / (1 + math.Exp(-x.f)))
+			return f(1 / (1 + Exp(-x.f)))
 		}
 	case hlo.OpSin:
 		if isF {
@@ -657,14 +657,19 @@ func Pow(x, y float64) float64 {
 		return 0
 	}
 	th, tl := twoSum(th, te+y*ll)
-	if th > 700 {
-		// Go's amd64 math.Exp overflows below its documented 709.78
-		// (math.Exp(709.68) is +Inf): take 2^64 out first, exactly
-		// (64*ln2Hi has 38 bits) with the rest of 64*ln2 moved to tl.
-		r := math.Exp(th - 64*ln2Hi)
-		r += r * (tl - 64*ln2Lo)
-		return math.Ldexp(r, 64)
-	}
-	r := math.Exp(th)
+	r := Exp(th)
 	return r + r*tl
+}
+
+// Exp is math.Exp, except near overflow: Go's amd64 math.Exp returns +Inf
+// from 709.4361 (its documented threshold is 709.7827; e^709.5 is
+// 1.35e308). Above 700 it takes 2^64 out first: x - 64 ln2Hi is exact
+// (64 ln2Hi has 38 bits) and e^(-64 ln2Lo) is 1 - 64 ln2Lo to 7e-17.
+func Exp(x float64) float64 {
+	if x > 700 && x < 710 {
+		const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+		r := math.Exp(x - 64*ln2Hi)
+		return math.Ldexp(r-r*(64*ln2Lo), 64)
+	}
+	return math.Exp(x)
 }
