@@ -157,13 +157,24 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 	}
 	shared := map[*vk.Buffer]*deviceMem{}
 	results := make([]*DeviceTensor, len(outs))
+	// unshared is what the run allocated that no result keeps (a shared
+	// allocation is freed by its last result's Release).
+	unshared := func() []*vk.Buffer {
+		var rest []*vk.Buffer
+		for _, b := range owned {
+			if shared[b] == nil {
+				rest = append(rest, b)
+			}
+		}
+		return rest
+	}
 	fail := func(err error) ([]*DeviceTensor, RunStats, error) {
+		r.free(unshared())
 		for _, d := range results {
 			if d != nil {
 				d.Release()
 			}
 		}
-		r.free(owned)
 		return nil, st, err
 	}
 	for i, b := range outs {
@@ -186,15 +197,9 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 		copy(nb.Bytes(), b.Bytes())
 		results[i] = e.rt.own(shape.Elem, shape.Dims, nb)
 	}
-	var rest []*vk.Buffer
-	for _, b := range owned {
-		if shared[b] == nil {
-			rest = append(rest, b)
-		}
-	}
 	st.Dispatches = r.dispatches
 	st.PeakDeviceBytes = r.peak
-	r.free(rest)
+	r.free(unshared())
 	st.RunMs = ms(time.Since(start))
 	return results, st, nil
 }

@@ -334,8 +334,9 @@ func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owne
 	return outs, owned, err
 }
 
-// batch is dispatches waiting for one submit: what they compute (for
-// profiles), and the program whose replay cache keeps the recorded list.
+// batch is dispatches waiting for one submit: what they compute (kept
+// for Profile only), and the program whose replay cache keeps the
+// recorded list.
 type batch struct {
 	owner *loaded
 	ds    []vk.Dispatch
@@ -407,7 +408,9 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads [][]byte, b *batc
 				d.Buffers = append(d.Buffers, bufs[x])
 			}
 			b.ds = append(b.ds, d)
-			b.names = append(b.names, DispatchTime{Kernel: p.Kernels[s.Kernel].Name, Inst: s.Inst, Fused: s.Fused})
+			if r.prof {
+				b.names = append(b.names, DispatchTime{Kernel: p.Kernels[s.Kernel].Name, Inst: s.Inst, Fused: s.Fused})
+			}
 			continue
 		}
 		if err := r.flush(b); err != nil {

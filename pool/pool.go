@@ -177,7 +177,7 @@ func (p *Pool) budget() (int64, bool) {
 	if p.cfg.LimitBytes > 0 {
 		return p.cfg.LimitBytes, false
 	}
-	heap := p.heap()
+	heap := p.dev.StorageHeap()
 	if hs, ok := p.dev.MemoryBudget(); ok && heap < len(hs) && hs[heap].Budget > 0 {
 		// The budget counts what this process already uses.
 		return int64(float64(hs[heap].Budget) * p.cfg.Fraction), true
@@ -187,23 +187,6 @@ func (p *Pool) budget() (int64, bool) {
 		size = p.dev.Info.Heaps[heap].Size
 	}
 	return int64(float64(size) * p.cfg.Fraction), false
-}
-
-// heap is the heap storage buffers are allocated from: that of the first
-// memory type NewBuffer prefers.
-func (p *Pool) heap() int {
-	ts := p.dev.Info.MemoryTypes
-	for _, want := range []func(vk.MemoryType) bool{
-		func(t vk.MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent },
-		func(t vk.MemoryType) bool { return t.HostVisible && t.HostCoherent },
-	} {
-		for _, t := range ts {
-			if want(t) {
-				return t.Heap
-			}
-		}
-	}
-	return 0
 }
 
 // Granule is the alignment and rounding unit of every allocation.
@@ -239,10 +222,10 @@ func (p *Pool) alloc(size int64) (*vk.Buffer, error) {
 	if need > bsize/2 {
 		bsize = need // a dedicated block
 	}
+	if p.reserved+need > p.limit {
+		return nil, fmt.Errorf("%w: %d bytes requested, %d of the %d-byte limit reserved (%d in use)", ErrOutOfMemory, size, p.reserved, p.limit, p.inUse)
+	}
 	if p.reserved+bsize > p.limit {
-		if need > bsize || p.reserved+need > p.limit {
-			return nil, fmt.Errorf("%w: %d bytes requested, %d of the %d-byte limit reserved (%d in use)", ErrOutOfMemory, size, p.reserved, p.limit, p.inUse)
-		}
 		bsize = need // what is left of the budget still fits this request
 	}
 	b, err := p.grow(bsize)

@@ -20,7 +20,6 @@ type Buffer struct {
 	parent *Buffer // a view's buffer; nil for a buffer that owns its memory
 	from   *Buffer // the buffer View was called on
 	alloc  bool    // an allocation of its own (Carve): Root stops here
-	heap   int     // the memory heap its memory came from
 }
 
 // View returns size bytes of b from offset as a buffer of their own, for
@@ -59,6 +58,34 @@ func (b *Buffer) Root() *Buffer {
 	return b
 }
 
+// storageTypes are the memory properties storage buffers are made in,
+// best first: device-local and host-visible (integrated GPUs, CPU devices
+// such as lavapipe), then any host-visible coherent memory.
+var storageTypes = []func(MemoryType) bool{
+	func(t MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent },
+	func(t MemoryType) bool { return t.HostVisible && t.HostCoherent },
+}
+
+// storageType is the memory type, among those bits allows, that
+// NewBuffer uses.
+func (d *Device) storageType(bits uint32) (uint32, bool) {
+	for _, want := range storageTypes {
+		if idx, ok := d.memoryType(bits, want); ok {
+			return idx, true
+		}
+	}
+	return 0, false
+}
+
+// StorageHeap is the memory heap NewBuffer's memory comes from (the one a
+// memory budget applies to).
+func (d *Device) StorageHeap() int {
+	if idx, ok := d.storageType(^uint32(0)); ok {
+		return d.Info.MemoryTypes[idx].Heap
+	}
+	return 0
+}
+
 // NewBuffer creates a host-visible storage buffer of size bytes, in
 // device-local memory when the device has host-visible device-local
 // memory (integrated GPUs, CPU devices such as lavapipe).
@@ -86,10 +113,7 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 	var req vk.MemoryRequirements
 	vk.GetBufferMemoryRequirements(d.dev, b.buf, &req)
 	req.Deref()
-	idx, ok := d.memoryType(req.MemoryTypeBits, func(t MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent })
-	if !ok {
-		idx, ok = d.memoryType(req.MemoryTypeBits, func(t MemoryType) bool { return t.HostVisible && t.HostCoherent })
-	}
+	idx, ok := d.storageType(req.MemoryTypeBits)
 	if !ok {
 		vk.DestroyBuffer(d.dev, b.buf, nil)
 		return nil, fmt.Errorf("vk: %s has no host-visible coherent memory for storage buffers", d.Info.Name)
@@ -105,7 +129,6 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 		return nil, fmt.Errorf("allocating %d bytes: %w", alloc, err)
 	}
 	b.mem = mem
-	b.heap = d.Info.MemoryTypes[idx].Heap
 	if err := check("vkBindBufferMemory", vk.BindBufferMemory(d.dev, b.buf, b.mem, 0)); err != nil {
 		b.Destroy()
 		return nil, err
@@ -117,14 +140,6 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 	}
 	b.data = unsafe.Slice((*byte)(p), alloc)
 	return b, nil
-}
-
-// Heap is the index of the memory heap the buffer's memory is in.
-func (b *Buffer) Heap() int {
-	if b.parent != nil {
-		return b.parent.heap
-	}
-	return b.heap
 }
 
 // Size is the buffer's size in bytes as requested.
