@@ -188,8 +188,17 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 // stores them all after every read, as in-place updates require.
 func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
 	k, err := outputKernelMode(in, env, name, values, nil)
-	if err != nil || !vectorizable(k, elementCount(in), env.tg) {
-		return k, err
+	if err != nil {
+		return nil, err
+	}
+	return vectorized(in, env, name, values, k)
+}
+
+// vectorized returns the vector form of scalar output kernel k where it
+// has one (vector.go), else k.
+func vectorized(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), k *Kernel) (*Kernel, error) {
+	if !vectorizable(k, elementCount(in), env.tg) {
+		return k, nil
 	}
 	env.local = localSize(env.tg, elementCount(in)/vectorWidth)
 	if vk, err := outputKernelMode(in, env, name+"_vec4", values, k.vectorBind); err == nil {

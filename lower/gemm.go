@@ -8,7 +8,8 @@ import (
 )
 
 // Register-blocked matrix multiply: one invocation computes a tile of
-// gemmTile x gemmTile results, keeping the accumulators in registers and
+// results (gemmTile x gemmTile, or vecTileRows x vecTileCols when
+// operands are read as vec4s), keeping the accumulators in registers and
 // loading each operand element once per tile row or column instead of
 // once per result, and then applies the dot's epilogue (the consumer
 // chain output fusion put in the same kernel: bias, activation) to each
@@ -51,7 +52,6 @@ type gemmPlan struct {
 	tilesM      int64
 	tilesN      int64
 	invocations int64
-	vec4        bool      // an operand is read 4 floats at a time (gemmVec4)
 	conv        *convGeom // an implicit GEMM: the lhs is a convolution's input (convGemmOf)
 	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
@@ -78,29 +78,45 @@ func (p *gemmPlan) gemmVec4() bool {
 	if p.k%4 != 0 {
 		return false
 	}
-	aligned := func(st []int64) bool {
-		for _, x := range st {
+	// layout of an operand with batch strides batch, stride kStride
+	// along k and across along its rows (columns), size of them.
+	layout := func(batch []int64, kStride, across, size int64) vecLayout {
+		for _, x := range batch {
 			if x%4 != 0 {
-				return false
+				return vecNone
 			}
 		}
-		return true
+		switch {
+		case kStride == 1 && across%4 == 0:
+			return vecAlong
+		case across == 1 && kStride%4 == 0 && size%4 == 0:
+			return vecAcross
+		}
+		return vecNone
 	}
-	switch {
-	case !aligned(p.lBatchSt):
-	case p.lStride[1] == 1 && p.lStride[0]%4 == 0:
-		p.lVec = vecAlong
-	case p.lStride[0] == 1 && p.lStride[1]%4 == 0 && p.m%4 == 0:
-		p.lVec = vecAcross
+	p.lVec = layout(p.lBatchSt, p.lStride[1], p.lStride[0], p.m)
+	p.rVec = layout(p.rBatchSt, p.rStride[0], p.rStride[1], p.n)
+	return p.vec4()
+}
+
+// vec4 reports whether an operand of p is read as vec4s.
+func (p *gemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
+
+// tile sets p's tile (8x16 with vec4 operands, else 8x8) and counts, and
+// reports whether p has the work the tiled kernel pays for
+// (minGemmWork).
+func (p *gemmPlan) tile() bool {
+	p.rows, p.cols = gemmTile, gemmTile
+	if p.vec4() {
+		p.rows, p.cols = vecTileRows, vecTileCols
 	}
-	switch {
-	case !aligned(p.rBatchSt):
-	case p.rStride[0] == 1 && p.rStride[1]%4 == 0:
-		p.rVec = vecAlong
-	case p.rStride[1] == 1 && p.rStride[0]%4 == 0 && p.n%4 == 0:
-		p.rVec = vecAcross
+	p.tilesM = (p.m + p.rows - 1) / p.rows
+	p.tilesN = (p.n + p.cols - 1) / p.cols
+	p.invocations = p.tilesM * p.tilesN
+	for _, b := range p.batch {
+		p.invocations *= b
 	}
-	return p.lVec != vecNone || p.rVec != vecNone
+	return p.m*p.n != 0 && p.k != 0 && p.invocations*p.rows*p.cols*p.k >= minGemmWork
 }
 
 // planGemm says whether root's kernel can be a tiled GEMM: root is a dot
@@ -178,20 +194,8 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 	p.m, p.n, p.k = l.Dims[lFree], r.Dims[rFree], l.Dims[d.LhsContract[0]]
 	p.lStride = [2]int64{ls[lFree], ls[d.LhsContract[0]]}
 	p.rStride = [2]int64{rs[d.RhsContract[0]], rs[rFree]}
-	p.vec4 = p.gemmVec4()
-	p.rows, p.cols = gemmTile, gemmTile
-	if p.vec4 {
-		p.rows, p.cols = vecTileRows, vecTileCols
-	}
-	p.tilesM = (p.m + p.rows - 1) / p.rows
-	p.tilesN = (p.n + p.cols - 1) / p.cols
-	p.invocations = p.tilesM * p.tilesN
-	for _, b := range p.batch {
-		p.invocations *= b
-	}
-	if p.m*p.n == 0 || p.k == 0 || p.invocations*p.rows*p.cols*p.k < minGemmWork {
-		// Small dots take the simple kernel: lavapipe compiles a tiled
-		// kernel at first use in 0.2-0.4 s, more than a small dot runs.
+	p.gemmVec4()
+	if !p.tile() {
 		return nil
 	}
 	return p
@@ -201,7 +205,7 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 // epilogue with the dot fused in). Push constant 0 is the tile count.
 func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, error) {
 	k, dotBinds, err := gemmKernelMode(root, p, env, nil)
-	if err != nil || !p.vec4 {
+	if err != nil || !p.vec4() {
 		return k, err
 	}
 	// Again with the operands' buffers as vec4 arrays (a fused operand,
@@ -550,16 +554,9 @@ func convGemmOf(conv *hlo.Instruction) *gemmPlan {
 		dh: max(w.Dims[0].RhsDilate, 1), dw: max(w.Dims[1].RhsDilate, 1)}
 	co := kr.Dims[3]
 	p := &gemmPlan{dot: conv, conv: g, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
-		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross, vec4: true}
-	if g.ci%4 != 0 || co%4 != 0 || p.m == 0 || p.k == 0 {
-		return nil // the direct kernel; vec4 reads need whole feature quads
-	}
-	p.rows, p.cols = vecTileRows, vecTileCols
-	p.tilesM = (p.m + p.rows - 1) / p.rows
-	p.tilesN = (p.n + p.cols - 1) / p.cols
-	p.invocations = p.tilesM * p.tilesN
-	if p.invocations*p.rows*p.cols*p.k < minGemmWork {
-		return nil
+		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross}
+	if g.ci%4 != 0 || co%4 != 0 || !p.tile() {
+		return nil // the direct kernel: vec4 reads need whole feature quads
 	}
 	return p
 }

@@ -560,15 +560,41 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 	return m.self(bad, m.c(math.NaN()), r), nil
 }
 
-// mathOp emits the f32 library functions above for f32, f16 and bf16
-// values (the narrow types round afterwards); ok is false for other ops
-// and types.
+// mathLib is vkjit's math library at one width: fm for f32 (and f16 and
+// bf16, which round afterwards), dm for f64. dm embeds fm for its
+// width-generic arithmetic, so fm's f32-only functions (sin, cos, tan)
+// are promoted to dm too: which op each width has is libraryOps, not the
+// method set.
+type mathLib interface {
+	c(v float64) spirv.ID
+	add(a, b spirv.ID) spirv.ID
+	div(a, b spirv.ID) spirv.ID
+	neg(a spirv.ID) spirv.ID
+	exp(x spirv.ID) spirv.ID
+	expm1(x spirv.ID) spirv.ID
+	log(x spirv.ID) spirv.ID
+	log1p(x spirv.ID) spirv.ID
+	tanh(x spirv.ID) spirv.ID
+	erf(x spirv.ID) spirv.ID
+	cbrt(x spirv.ID) spirv.ID
+	atan2(y, x spirv.ID) spirv.ID
+	pow(x, y spirv.ID) spirv.ID
+	fmod(x, y spirv.ID) (spirv.ID, error)
+}
+
+// mathOp emits a library function for op on values a; ok is false for
+// ops and types the library does not have.
 func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err error) {
 	t := a[0].t
-	if t != hlo.F32 && t != hlo.F16 && t != hlo.BF16 || !libraryOps[op] {
+	var m mathLib
+	switch {
+	case (t == hlo.F32 || t == hlo.F16 || t == hlo.BF16) && libraryOps[op]:
+		m = k.math32()
+	case t == hlo.F64 && libraryOps[op] && !f32Only[op]:
+		m = k.math64()
+	default:
 		return val{}, false, nil
 	}
-	m := k.math32()
 	x := a[0].id
 	var r spirv.ID
 	switch op {
@@ -581,16 +607,16 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err erro
 	case hlo.OpLog1p:
 		r = m.log1p(x)
 	case hlo.OpLogistic:
-		// 1 / (1 + e^-x); e^-x overflows to inf for x < -88.7, giving 0.
+		// 1 / (1 + e^-x); e^-x overflows to inf for very negative x, giving 0.
 		r = m.div(m.c(1), m.add(m.c(1), m.exp(m.neg(x))))
 	case hlo.OpTanh:
 		r = m.tanh(x)
 	case hlo.OpSin:
-		r = m.sinCos(x, false)
+		r = m.(fm).sinCos(x, false)
 	case hlo.OpCos:
-		r = m.sinCos(x, true)
+		r = m.(fm).sinCos(x, true)
 	case hlo.OpTan:
-		r = m.tan(x)
+		r = m.(fm).tan(x)
 	case hlo.OpErf:
 		r = m.erf(x)
 	case hlo.OpCbrt:
@@ -603,8 +629,6 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err erro
 		if r, err = m.fmod(x, a[1].id); err != nil {
 			return val{}, false, err
 		}
-	default:
-		return val{}, false, nil
 	}
 	return val{r, t}, true, nil
 }
@@ -614,6 +638,9 @@ var libraryOps = map[hlo.Opcode]bool{
 	hlo.OpTanh: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpErf: true,
 	hlo.OpCbrt: true, hlo.OpAtan2: true, hlo.OpPower: true, hlo.OpRemainder: true,
 }
+
+// f32Only are the library ops without an f64 version (refused for f64).
+var f32Only = map[hlo.Opcode]bool{hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true}
 
 // ipow is XLA's integer power: square-and-multiply over the exponent's
 // bits; a negative exponent gives 0 except for bases 1 and -1.

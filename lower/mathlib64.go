@@ -3,7 +3,6 @@ package lower
 import (
 	"math"
 
-	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -148,46 +147,6 @@ func (m dm) tanh(x spirv.ID) spirv.ID {
 	y = m.join(lo, m.op(spirv.OpBitwiseXor, m.u, hi, sign))
 	y = m.self(m.eq(x, m.c(0)), x, y) // keeps -0
 	return m.self(m.isNaN(x), x, y)
-}
-
-// math64Op emits the f64 library functions; ok is false for the others.
-func (k *kernelBuilder) math64Op(op hlo.Opcode, a []val) (val, bool, error) {
-	if a[0].t != hlo.F64 {
-		return val{}, false, nil
-	}
-	m := k.math64()
-	x := a[0].id
-	var r spirv.ID
-	switch op {
-	case hlo.OpExp:
-		r = m.exp(x)
-	case hlo.OpExpm1:
-		r = m.expm1(x)
-	case hlo.OpLog:
-		r = m.log(x)
-	case hlo.OpLog1p:
-		r = m.log1p(x)
-	case hlo.OpLogistic:
-		r = m.div(m.c(1), m.add(m.c(1), m.exp(m.neg(x))))
-	case hlo.OpTanh:
-		r = m.tanh(x)
-	case hlo.OpErf:
-		r = m.erf(x)
-	case hlo.OpCbrt:
-		r = m.cbrt(x)
-	case hlo.OpAtan2:
-		r = m.atan2(x, a[1].id)
-	case hlo.OpPower:
-		r = m.pow(x, a[1].id)
-	case hlo.OpRemainder:
-		var err error
-		if r, err = m.fmod(x, a[1].id); err != nil {
-			return val{}, false, err
-		}
-	default:
-		return val{}, false, nil
-	}
-	return val{r, hlo.F64}, true, nil
 }
 
 // ilogb is the unbiased exponent of a finite nonzero double, subnormals

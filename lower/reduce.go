@@ -169,12 +169,15 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		return k.reduceValues(in, binds, idx)
 	}
-	k, err := outputKernel(in, env, name, values)
-	if err != nil || !subgroupReducible(in, env, k) {
-		return k, err
+	k, err := outputKernelMode(in, env, name, values, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case subgroupReducible(in, env, k):
+		env.lanes, env.local = env.tg.SubgroupSize, env.tg.SubgroupSize
+		return outputKernelMode(in, env, name+"_subgroup", values, nil)
 	}
-	env.lanes, env.local = env.tg.SubgroupSize, env.tg.SubgroupSize
-	return outputKernelMode(in, env, name+"_subgroup", values, nil)
+	return vectorized(in, env, name, values, k)
 }
 
 // reduceValues computes output element idx of every result of a

@@ -185,9 +185,6 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if v, ok, err := k.mathOp(in.Op, a); ok || err != nil {
 			return v, err
 		}
-		if v, ok, err := k.math64Op(in.Op, a); ok || err != nil {
-			return v, err
-		}
 	}
 	switch in.Op {
 	case hlo.OpPower:
