@@ -380,17 +380,26 @@ func (m fm) atan01(a spirv.ID) spirv.ID {
 	return m.self(mid, m.add(y, m.c(math.Pi/4)), y)
 }
 
+// atanRatio folds atan2's arguments into the first octant, at m's width:
+// the smaller of |y| and |x| over the larger (0 for two zeros, 1 for two
+// infinities, 0 for a finite over an infinite one), and whether |y| was
+// the larger.
+func (m fm) atanRatio(y, x spirv.ID) (a, swap spirv.ID) {
+	ay, ax := m.abs(y), m.abs(x)
+	swap = m.gt(ay, ax)
+	num, den := m.self(swap, ax, ay), m.self(swap, ay, ax)
+	a = m.div(num, den)
+	a = m.self(m.eq(den, m.c(0)), m.c(0), a)               // both zero
+	a = m.self(m.and(m.isInf(ax), m.isInf(ay)), m.c(1), a) // both infinite
+	a = m.self(m.and(m.isInf(den), m.not(m.isInf(num))), m.c(0), a)
+	return a, swap
+}
+
 // atan2 follows C's atan2 for every sign, zero, infinity and NaN: the
 // smaller of |y|, |x| over the larger gives the angle in the first
 // octant, which symmetry moves into place.
 func (m fm) atan2(y, x spirv.ID) spirv.ID {
-	ay, ax := m.abs(y), m.abs(x)
-	swap := m.gt(ay, ax)
-	num, den := m.self(swap, ax, ay), m.self(swap, ay, ax)
-	a := m.div(num, den)
-	a = m.self(m.eq(den, m.c(0)), m.c(0), a)               // both zero
-	a = m.self(m.and(m.isInf(ax), m.isInf(ay)), m.c(1), a) // both infinite
-	a = m.self(m.and(m.isInf(den), m.not(m.isInf(num))), m.c(0), a)
+	a, swap := m.atanRatio(y, x)
 	r := m.atan01(a)
 	r = m.self(swap, m.sub(m.c(math.Pi/2), r), r)
 	xneg := m.op(spirv.OpINotEqual, m.b, m.signBit(x), m.cu(0))

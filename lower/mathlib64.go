@@ -253,17 +253,11 @@ func (m dm) atan01(a spirv.ID) spirv.ID {
 	return m.self(big, m.add(m.add(m.c(math.Pi/4), r), m.c(0.5*morebits)), r)
 }
 
-// atan2 folds the ratio into [0, 1] (swapping when |y| > |x|), as the f32
-// version does, with C99's zeros, infinities and NaN.
+// atan2 folds the ratio into [0, 1] (atanRatio, as the f32 version does),
+// with C99's zeros, infinities and NaN.
 func (m dm) atan2(y, x spirv.ID) spirv.ID {
 	const morebits = 6.123233995736765886130e-17
-	ay, ax := m.abs(y), m.abs(x)
-	swap := m.gt(ay, ax)
-	num, den := m.self(swap, ax, ay), m.self(swap, ay, ax)
-	a := m.div(num, den)
-	a = m.self(m.eq(den, m.c(0)), m.c(0), a)               // both zero
-	a = m.self(m.and(m.isInf(ax), m.isInf(ay)), m.c(1), a) // both infinite
-	a = m.self(m.and(m.isInf(den), m.not(m.isInf(num))), m.c(0), a)
+	a, swap := m.atanRatio(y, x)
 	r := m.atan01(a)
 	r = m.self(swap, m.add(m.sub(m.c(math.Pi/2), r), m.c(morebits)), r)
 	r = m.self(m.negative(x), m.add(m.sub(m.c(math.Pi), r), m.c(2*morebits)), r)

@@ -114,14 +114,7 @@ func TestPrograms(t *testing.T) {
 			dir := filepath.Join("testdata", name)
 			graph := filepath.Join(dir, "graph.hlo")
 			stats := filepath.Join(t.TempDir(), "stats.json")
-			args := []string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz"), "--stats-json", stats}
-			for i := 0; ; i++ {
-				a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-				if _, err := os.Stat(a); err != nil {
-					break
-				}
-				args = append(args, a)
-			}
+			args := append([]string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz"), "--stats-json", stats}, argFiles(dir)...)
 			cmd := exec.Command(vkjitBin, args...)
 			cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")
 			msg, err := cmd.CombinedOutput()
@@ -190,10 +183,7 @@ func TestPrograms(t *testing.T) {
 // must drop and every result stay bit-identical.
 func TestMemoryBudget(t *testing.T) {
 	dir := filepath.Join("testdata", "mlp_train")
-	var args []string
-	for i := 0; i < 6; i++ {
-		args = append(args, filepath.Join(dir, fmt.Sprintf("arg%d.npy", i)))
-	}
+	args := argFiles(dir)
 	runWith := func(extra ...string) (map[string]*vkjit.Tensor, int64) {
 		tmp := t.TempDir()
 		out, stats := filepath.Join(tmp, "out.npz"), filepath.Join(tmp, "stats.json")
@@ -237,10 +227,7 @@ func TestMemoryBudget(t *testing.T) {
 func TestCompileCache(t *testing.T) {
 	dir := filepath.Join("testdata", "transformer")
 	cacheDir := t.TempDir()
-	var args []string
-	for i := 0; i < 13; i++ {
-		args = append(args, filepath.Join(dir, fmt.Sprintf("arg%d.npy", i)))
-	}
+	args := argFiles(dir)
 	type stats struct {
 		Hits    int     `json:"cache_hits"`
 		Misses  int     `json:"cache_misses"`
@@ -293,14 +280,7 @@ func TestCacheManyProcesses(t *testing.T) {
 	programs := []string{"mlp_train", "transformer", "cnn", "while_loop"}
 	run := func(name string) (*exec.Cmd, *bytes.Buffer) {
 		dir := filepath.Join("testdata", name)
-		args := []string{"run", filepath.Join(dir, "graph.hlo"), "--cache-dir", cacheDir, "--stats-json", filepath.Join(t.TempDir(), "s.json")}
-		for i := 0; ; i++ {
-			a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-			if _, err := os.Stat(a); err != nil {
-				break
-			}
-			args = append(args, a)
-		}
+		args := append([]string{"run", filepath.Join(dir, "graph.hlo"), "--cache-dir", cacheDir, "--stats-json", filepath.Join(t.TempDir(), "s.json")}, argFiles(dir)...)
 		cmd := exec.Command(vkjitBin, args...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -331,5 +311,17 @@ func TestCacheManyProcesses(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(js, &st))
 		require.Zero(t, st.Misses, name)
+	}
+}
+
+// argFiles lists a program folder's arg0.npy, arg1.npy, ... in order.
+func argFiles(dir string) []string {
+	var files []string
+	for i := 0; ; i++ {
+		a := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+		if _, err := os.Stat(a); err != nil {
+			return files
+		}
+		files = append(files, a)
 	}
 }
