@@ -40,7 +40,6 @@ type vectorState struct {
 	lanes   map[spirv.ID]int   // lane element index -> lane
 	loaded  map[int][]spirv.ID // input binding -> its vec4s at the invocation
 	pending map[int][]spirv.ID // result binding -> lane values to store
-	index   spirv.ID           // the vec4 element this invocation owns
 }
 
 // vectorizable reports whether scalar kernel k, over n elements, may be
@@ -62,7 +61,7 @@ func vectorizable(k *Kernel, n int64, tg Target) bool {
 // loads every input binding's vec4 first, calls body with each lane's
 // element index, then stores each result binding's vec4.
 func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error) error {
-	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}, index: idx4}
+	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}}
 	k.vector = vs
 	u32 := k.u32()
 	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
