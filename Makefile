@@ -24,8 +24,12 @@ vet: deps
 
 # The tests switch the Khronos validation layer on themselves and fail on
 # any message it reports; every generated kernel goes through spirv-val.
+# The runtime's tests run twice: as lavapipe runs them (mapped memory) and
+# with VKJIT_STAGED=1, the path of a discrete GPU (unmapped device memory,
+# copies through a staging ring ordered by timeline semaphores).
 test: vet
 	$(GO) test -count=1 ./...
+	VKJIT_STAGED=1 $(GO) test -count=1 .
 
 clean:
 	rm -rf bin

@@ -56,7 +56,11 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 		return nil, fmt.Errorf("vkjit: ToHost of a released device tensor")
 	}
 	shape := d.Shape()
-	data, err := lower.FromStorage(shape.Elem, d.buf.Bytes(), shape.NumElements())
+	raw := make([]byte, d.buf.Size())
+	if err := d.rt.pool.Download(d.buf, raw); err != nil {
+		return nil, err
+	}
+	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements())
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vkjit: uploading %s: %w", t.Shape(), err)
 	}
-	if err := buf.Write(0, data); err != nil {
+	if err := r.pool.Upload(pool.Write{Dst: buf, Data: data}); err != nil {
 		r.pool.Free(buf)
 		return nil, err
 	}
@@ -129,10 +133,10 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 	r := &run{e: e}
 	p := e.prog
 	inputs := make([]*vk.Buffer, len(p.Params))
-	uploads := make([][]byte, len(p.Params))
+	uploads := make([]source, len(p.Params))
 	for i, bi := range p.Params {
 		if p.Buffers[bi].Donated {
-			uploads[i] = args[i].buf.Bytes()
+			uploads[i].buf = args[i].buf
 		} else {
 			inputs[i] = args[i].buf
 		}
@@ -169,6 +173,7 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 		return rest
 	}
 	fail := func(err error) ([]*DeviceTensor, RunStats, error) {
+		e.rt.pool.Wait(r.copies) // copies that read what is freed here
 		r.free(unshared())
 		for _, d := range results {
 			if d != nil {
@@ -194,8 +199,17 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 		if err != nil {
 			return fail(err)
 		}
-		copy(nb.Bytes(), b.Bytes())
 		results[i] = e.rt.own(shape.Elem, shape.Dims, nb)
+		t, err := e.rt.pool.Copy(nb, b)
+		if err != nil {
+			return fail(err)
+		}
+		r.copies = max(r.copies, t)
+	}
+	// The copies read the arena and the arguments: done before the arena
+	// is freed and the caller may release an argument.
+	if err := e.rt.pool.Wait(r.copies); err != nil {
+		return fail(err)
 	}
 	st.Dispatches = r.dispatches
 	st.PeakDeviceBytes = r.peak

@@ -70,7 +70,7 @@ func (l *loaded) submit(dev *vk.Device, ds []vk.Dispatch) error {
 			return err
 		}
 	}
-	err := cl.Submit()
+	err := cl.Submit(vk.ReadyAll(ds))
 	l.mu.Lock()
 	if l.lists == nil {
 		l.lists = map[string]*vk.CommandList{}
@@ -139,6 +139,7 @@ func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 		}
 		l.kernels = append(l.kernels, vkk)
 	}
+	var writes []pool.Write
 	for i, b := range p.Buffers {
 		if b.Kind != lower.BufConstant {
 			continue
@@ -149,10 +150,11 @@ func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 			return nil, fmt.Errorf("vkjit: constant %s: %w", b.Name, err)
 		}
 		l.consts[i] = buf
-		if err := buf.Write(0, b.Data); err != nil {
-			l.close()
-			return nil, err
-		}
+		writes = append(writes, pool.Write{Dst: buf, Data: b.Data})
+	}
+	if err := r.pool.Upload(writes...); err != nil {
+		l.close()
+		return nil, err
 	}
 	for _, sp := range p.Subs {
 		sl, err := r.load(sp)
@@ -214,6 +216,8 @@ type run struct {
 
 	profile []DispatchTime // Profile: each dispatch's device time
 	prof    bool
+
+	copies vk.Ticket // the last device-to-device copy the run made
 }
 
 // DispatchTime is one dispatch's device time, from Profile.
@@ -279,11 +283,12 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	}
 	p := e.prog
 	inputs := make([]*vk.Buffer, len(p.Params))
-	uploads := make([][]byte, len(p.Params))
+	uploads := make([]source, len(p.Params))
+	var writes []pool.Write
 	for i, bi := range p.Params {
 		b := p.Buffers[bi]
 		if b.Donated { // uploaded into the arena by exec
-			uploads[i] = lower.ToStorage(b.Shape.Elem, args[i].Data)
+			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data)
 			continue
 		}
 		buf, err := r.alloc(b.Name, b.Size)
@@ -292,10 +297,11 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 			return nil, st, err
 		}
 		inputs[i] = buf
-		if err := buf.Write(0, lower.ToStorage(b.Shape.Elem, args[i].Data)); err != nil {
-			r.free(inputs[:i+1])
-			return nil, st, err
-		}
+		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data)})
+	}
+	if err := e.rt.pool.Upload(writes...); err != nil {
+		r.free(inputs)
+		return nil, st, err
 	}
 	t0 := time.Now()
 	outs, owned, err := r.exec(e.root, inputs, uploads)
@@ -308,7 +314,10 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	results := make([]*Tensor, len(outs))
 	for i, b := range outs {
 		shape := p.OutputShapes[i]
-		data, err := lower.FromStorage(shape.Elem, b.Bytes(), shape.NumElements())
+		data, err := r.download(b)
+		if err == nil {
+			data, err = lower.FromStorage(shape.Elem, data, shape.NumElements())
+		}
 		if err != nil {
 			return nil, st, err
 		}
@@ -320,12 +329,25 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	return results, st, nil
 }
 
+// source is what a parameter donated to the arena is copied from: host
+// bytes in storage form, or a device buffer.
+type source struct {
+	data []byte
+	buf  *vk.Buffer
+}
+
+// download reads a device buffer's bytes (in storage form) to the host.
+func (r *run) download(b *vk.Buffer) ([]byte, error) {
+	out := make([]byte, b.Size())
+	return out, r.e.rt.pool.Download(b, out)
+}
+
 // exec runs program l with its parameter buffers bound to inputs, or, for
-// parameters donated to the arena, written there from uploads. It
+// parameters donated to the arena, copied there from uploads. It
 // returns the output buffers and the buffers it allocated that the caller
 // must free: the arena (outputs are views of it, or inputs or constants,
 // which the caller does not own) and what loops and branches allocated.
-func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads [][]byte) (outs, owned []*vk.Buffer, err error) {
+func (r *run) exec(l *loaded, inputs []*vk.Buffer, uploads []source) (outs, owned []*vk.Buffer, err error) {
 	b := &batch{owner: l}
 	outs, owned, err = r.execInto(l, inputs, uploads, b)
 	if err == nil {
@@ -362,7 +384,7 @@ func (r *run) flush(b *batch) error {
 // execInto is exec that leaves its last dispatches in batch b for the
 // caller to submit, after more of its own (a loop's body and its next
 // condition go in one submit).
-func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads [][]byte, b *batch) (outs, owned []*vk.Buffer, err error) {
+func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batch) (outs, owned []*vk.Buffer, err error) {
 	p := l.prog
 	first := true
 	bufs := make([]*vk.Buffer, len(p.Buffers))
@@ -376,6 +398,7 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads [][]byte, b *batc
 		}
 		owned = append(owned, arena)
 	}
+	var writes []pool.Write
 	for i, b := range p.Buffers {
 		switch b.Kind {
 		case lower.BufConstant:
@@ -391,10 +414,20 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads [][]byte, b *batc
 			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
 				return nil, owned, err
 			}
-			if err := bufs[i].Write(0, uploads[b.Param]); err != nil {
+			src := uploads[b.Param]
+			if src.buf == nil {
+				writes = append(writes, pool.Write{Dst: bufs[i], Data: src.data})
+				continue
+			}
+			t, err := r.e.rt.pool.Copy(bufs[i], src.buf)
+			if err != nil {
 				return nil, owned, err
 			}
+			r.copies = max(r.copies, t)
 		}
+	}
+	if err := r.e.rt.pool.Upload(writes...); err != nil {
+		return nil, owned, err
 	}
 	for _, s := range p.Steps {
 		switch s.Kind {
@@ -441,7 +474,7 @@ func (r *run) profiled(ds []vk.Dispatch, names []DispatchTime) error {
 		return err
 	}
 	defer cl.Destroy()
-	if err := cl.Submit(); err != nil {
+	if err := cl.Submit(vk.ReadyAll(ds)); err != nil {
 		return err
 	}
 	times, err := cl.Timings()
@@ -464,17 +497,21 @@ func pick(bufs []*vk.Buffer, idx []int) []*vk.Buffer {
 }
 
 // readScalar reads element 0 of a device buffer holding a pred or an
-// integer (both stored as 32-bit or wider words).
-func readScalar(b *vk.Buffer) int64 {
-	d := b.Bytes()
+// integer (both stored as 32-bit or wider words). On a device that stages
+// it is a copy through the staging ring and a wait for it.
+func (r *run) readScalar(b *vk.Buffer) (int64, error) {
+	d := make([]byte, min(b.Size(), 8))
+	if err := r.e.rt.pool.Download(b, d); err != nil {
+		return 0, err
+	}
 	var v uint64
 	for i := min(len(d), 8) - 1; i >= 0; i-- {
 		v = v<<8 | uint64(d[i])
 	}
 	if len(d) == 4 {
-		return int64(int32(uint32(v)))
+		return int64(int32(uint32(v))), nil
 	}
-	return int64(v)
+	return int64(v), nil
 }
 
 // while runs the loop from the host: each iteration runs the condition,
@@ -488,18 +525,21 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 			r.free(cOwned)
 			return nil, mine, err
 		}
-		more := readScalar(c[0]) != 0
+		v, rerr := r.readScalar(c[0])
 		r.free(cOwned)
-		if !more {
+		if rerr != nil {
+			return nil, mine, rerr
+		}
+		if v == 0 {
 			return state, mine, nil
 		}
 		// The body and the next condition go in one submit: one round
 		// trip per iteration.
 		b := &batch{owner: body}
-		next, bOwned, err := r.execInto(body, state, nil, b)
-		if err != nil {
+		next, bOwned, berr := r.execInto(body, state, nil, b)
+		if berr != nil {
 			r.free(bOwned)
-			return nil, mine, err
+			return nil, mine, berr
 		}
 		c, cOwned, err = r.execInto(cond, next, nil, b)
 		if err == nil {
@@ -526,7 +566,10 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 // conditional reads the predicate or branch index back and runs one
 // branch: true runs branch 0; an index out of range runs the last branch.
 func (r *run) conditional(l *loaded, s lower.Step, bufs []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
-	v := readScalar(bufs[s.Pred])
+	v, err := r.readScalar(bufs[s.Pred])
+	if err != nil {
+		return nil, nil, err
+	}
 	n := int64(len(s.Branches))
 	var b int64
 	if l.prog.Buffers[s.Pred].Shape.Elem == hlo.PRED {

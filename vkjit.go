@@ -48,6 +48,10 @@ type Options struct {
 	// VKJIT_MEM_LIMIT_BYTES, VKJIT_PREALLOCATE, VKJIT_BLOCK_BYTES, then
 	// defaults; see pool.Config).
 	Memory pool.Config
+	// Staging chooses where tensors live on a device whose main memory
+	// the host cannot map (a discrete GPU): vk.StagingAuto (the default)
+	// stages there and nowhere else; VKJIT_STAGED=1 or 0 overrides it.
+	Staging vk.Staging
 }
 
 // Runtime is an open Vulkan device that compiles and runs executables.
@@ -76,7 +80,7 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	dev, err := inst.OpenDevice(idx)
+	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{Staging: opts.Staging})
 	if err != nil {
 		inst.Destroy()
 		return nil, err
@@ -135,6 +139,10 @@ func (r *Runtime) Close() {
 // MemoryStats describes the device memory pool: reserved, in use, peak,
 // largest free range, fragmentation.
 func (r *Runtime) MemoryStats() pool.Stats { return r.pool.Stats() }
+
+// Staged reports whether the device keeps tensors in memory the host
+// cannot map, reached through copies on the transfer queue (vk.Staging).
+func (r *Runtime) Staged() bool { return r.dev.Staged() }
 
 // TrimMemory gives the pool's empty blocks back to the device and returns
 // the bytes released.

@@ -16,9 +16,12 @@
 // range in the descriptor), aligned to the device's
 // minStorageBufferOffsetAlignment and nonCoherentAtomSize.
 //
-// Memory is host-visible, device-local where the device has such memory
+// Memory is host-visible, device-local where the device's main heap is
 // (CPU devices such as lavapipe, integrated GPUs), so uploads and
-// downloads are plain copies into the mapping.
+// downloads are plain copies into the mapping. On a device that stages
+// (vk.Staging: a discrete GPU without resizable BAR) blocks are unmapped
+// device memory, and Upload, Download and Copy go through a staging ring
+// of host memory (staging.go) on the transfer queue.
 package pool
 
 import (
@@ -119,6 +122,9 @@ type Pool struct {
 	granule int64
 	limit   int64
 	fromExt bool
+
+	smu  sync.Mutex // the staging ring's
+	ring *ring      // made on first staged transfer
 
 	mu       sync.Mutex
 	blocks   []*block
@@ -243,9 +249,14 @@ func (p *Pool) round(size int64) int64 {
 	return max((size+p.granule-1)/p.granule, 1) * p.granule
 }
 
-// grow adds a block of size bytes.
+// grow adds a block of size bytes: unmapped device memory on a device
+// that stages, else mapped memory.
 func (p *Pool) grow(size int64) (*block, error) {
-	buf, err := p.dev.NewBuffer(size)
+	newBuffer := p.dev.NewBuffer
+	if p.dev.Staged() {
+		newBuffer = p.dev.NewDeviceBuffer
+	}
+	buf, err := newBuffer(size)
 	if err != nil {
 		if errors.Is(err, vk.ErrOutOfDeviceMemory) || errors.Is(err, vk.ErrOutOfHostMemory) {
 			return nil, fmt.Errorf("%w: the device refused a %d-byte block (%d reserved): %v", ErrOutOfMemory, size, p.reserved, err)
@@ -275,7 +286,12 @@ func (p *Pool) carve(b *block, size int64) (*vk.Buffer, bool) {
 }
 
 // Free gives a buffer from Alloc back. Freeing anything else is an error.
+// A copy into it still in flight is waited for first, so that the next
+// owner of its bytes never sees them change.
 func (p *Pool) Free(buf *vk.Buffer) error {
+	if err := p.dev.Wait(buf.Ready()); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := p.where[buf]
@@ -354,6 +370,13 @@ func (p *Pool) Check() error {
 
 // Close gives every block back. Buffers from the pool become invalid.
 func (p *Pool) Close() {
+	p.dev.WaitIdle() // copies may still read or write the blocks
+	p.smu.Lock()
+	if p.ring != nil {
+		p.ring.buf.Destroy()
+		p.ring = nil
+	}
+	p.smu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, b := range p.blocks {

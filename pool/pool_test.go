@@ -12,13 +12,18 @@ import (
 
 func device(t *testing.T) *vk.Device {
 	t.Helper()
+	return deviceWith(t, vk.DeviceOptions{})
+}
+
+func deviceWith(t *testing.T, opts vk.DeviceOptions) *vk.Device {
+	t.Helper()
 	inst, err := vk.NewInstance(true)
 	require.NoError(t, err)
 	devs, err := inst.Devices()
 	require.NoError(t, err)
 	idx, err := vk.ChooseDevice(devs, "")
 	require.NoError(t, err)
-	dev, err := inst.OpenDevice(idx)
+	dev, err := inst.OpenDevice(idx, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		dev.Destroy()
@@ -38,11 +43,13 @@ func TestPoolSuballocates(t *testing.T) {
 		b, err := p.Alloc(int64(1000 * (i + 1)))
 		require.NoError(t, err)
 		require.Zero(t, b.Identity()[1]%uint64(p.Granule()))
-		require.NoError(t, b.Write(0, []byte{byte(i), 1, 2, 3}))
+		require.NoError(t, p.Upload(pool.Write{Dst: b, Data: []byte{byte(i), 1, 2, 3}}))
 		bufs = append(bufs, b)
 	}
 	for i, b := range bufs {
-		require.Equal(t, []byte{byte(i), 1, 2, 3}, b.Bytes()[:4], "buffers do not overlap")
+		got := make([]byte, 4)
+		require.NoError(t, p.Download(b, got))
+		require.Equal(t, []byte{byte(i), 1, 2, 3}, got, "buffers do not overlap")
 	}
 	s := p.Stats()
 	require.Equal(t, 1, s.Blocks, "small buffers share one block")

@@ -2,24 +2,29 @@ package vk
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
 )
 
-// Buffer is a storage buffer with its own host-visible memory, mapped for
-// the buffer's lifetime. (The pool package suballocates; this is the
-// primitive it builds on.)
+// Buffer is a storage buffer with its own memory: host-visible and
+// mapped for the buffer's lifetime (NewBuffer), or device-local and
+// unmapped on a device that stages (NewDeviceBuffer). (The pool package
+// suballocates; this is the primitive it builds on.)
 type Buffer struct {
 	dev    *Device
 	buf    vk.Buffer
 	mem    vk.DeviceMemory
-	size   int64 // bytes the caller asked for
-	data   []byte
+	size   int64   // bytes the caller asked for
+	span   int64   // bytes it covers: size padded to a whole word
+	data   []byte  // the mapping; nil when unmapped
 	offset int64   // a view: where it starts in parent
 	parent *Buffer // a view's buffer; nil for a buffer that owns its memory
 	from   *Buffer // the buffer View was called on
 	alloc  bool    // an allocation of its own (Carve): Root stops here
+
+	ready atomic.Uint64 // an allocation's Ready ticket (Root's only)
 }
 
 // View returns size bytes of b from offset as a buffer of their own, for
@@ -28,14 +33,18 @@ type Buffer struct {
 // b is.
 func (b *Buffer) View(offset, size int64) (*Buffer, error) {
 	alloc := (max(size, 4) + 3) &^ 3
-	if offset < 0 || offset+alloc > int64(len(b.data)) {
-		return nil, fmt.Errorf("vk: view of %d bytes at %d is outside a %d-byte buffer", size, offset, len(b.data))
+	if offset < 0 || offset+alloc > b.span {
+		return nil, fmt.Errorf("vk: view of %d bytes at %d is outside a %d-byte buffer", size, offset, b.span)
 	}
 	owner := b
 	if b.parent != nil {
 		owner = b.parent
 	}
-	return &Buffer{dev: b.dev, buf: b.buf, size: size, data: b.data[offset : offset+alloc], offset: b.offset + offset, parent: owner, from: b}, nil
+	v := &Buffer{dev: b.dev, buf: b.buf, size: size, span: alloc, offset: b.offset + offset, parent: owner, from: b}
+	if b.data != nil {
+		v.data = b.data[offset : offset+alloc]
+	}
+	return v, nil
 }
 
 // Carve is View for an allocator: the view is an allocation of its own,
@@ -58,18 +67,60 @@ func (b *Buffer) Root() *Buffer {
 	return b
 }
 
-// storageTypes are the memory properties storage buffers are made in,
-// best first: device-local and host-visible (integrated GPUs, CPU devices
-// such as lavapipe), then any host-visible coherent memory.
-var storageTypes = []func(MemoryType) bool{
-	func(t MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent },
+// mappedTypes are the memory properties of mapped storage buffers, best
+// first: host-visible memory on the device's main heap (CPU devices such
+// as lavapipe, integrated GPUs, resizable BAR), then any host-visible
+// coherent memory (a discrete GPU's 256 MiB BAR window is no place for
+// tensors: system memory is).
+func (d *Device) mappedTypes() []func(MemoryType) bool {
+	main := d.Info.MainHeap()
+	return []func(MemoryType) bool{
+		func(t MemoryType) bool { return t.DeviceLocal && t.HostVisible && t.HostCoherent && t.Heap == main },
+		func(t MemoryType) bool { return t.HostVisible && t.HostCoherent },
+	}
+}
+
+// stagingTypes are the memory properties of staging buffers: host
+// memory the device reads and writes, cached where possible (downloads
+// read it back).
+var stagingTypes = []func(MemoryType) bool{
+	func(t MemoryType) bool { return t.HostVisible && t.HostCoherent && t.HostCached },
 	func(t MemoryType) bool { return t.HostVisible && t.HostCoherent },
 }
 
-// storageType is the memory type, among those bits allows, that
-// NewBuffer uses.
-func (d *Device) storageType(bits uint32) (uint32, bool) {
-	for _, want := range storageTypes {
+// deviceTypes are those of unmapped device buffers.
+var deviceTypes = []func(MemoryType) bool{
+	func(t MemoryType) bool { return t.DeviceLocal },
+	func(t MemoryType) bool { return true },
+}
+
+// MainHeap is the largest device-local heap (the first heap when none
+// says device-local): where tensors belong.
+func (d *DeviceInfo) MainHeap() int {
+	best := 0
+	for i, h := range d.Heaps {
+		if h.DeviceLocal && (!d.Heaps[best].DeviceLocal || h.Size > d.Heaps[best].Size) {
+			best = i
+		}
+	}
+	return best
+}
+
+// MappedMainHeap reports whether the main heap has host-visible coherent
+// memory, so that the host reads and writes tensors in place: no staging
+// (CPU devices such as lavapipe, integrated GPUs, resizable BAR).
+func (d *DeviceInfo) MappedMainHeap() bool {
+	main := d.MainHeap()
+	for _, t := range d.MemoryTypes {
+		if t.DeviceLocal && t.HostVisible && t.HostCoherent && t.Heap == main {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Device) pickType(bits uint32, prefs []func(MemoryType) bool) (uint32, bool) {
+	for _, want := range prefs {
 		if idx, ok := d.memoryType(bits, want); ok {
 			return idx, true
 		}
@@ -77,19 +128,43 @@ func (d *Device) storageType(bits uint32) (uint32, bool) {
 	return 0, false
 }
 
-// StorageHeap is the memory heap NewBuffer's memory comes from (the one a
-// memory budget applies to).
+// StorageHeap is the memory heap the pool's blocks come from (the one a
+// memory budget applies to): NewDeviceBuffer's on a device that stages,
+// else NewBuffer's.
 func (d *Device) StorageHeap() int {
-	if idx, ok := d.storageType(^uint32(0)); ok {
+	prefs := d.mappedTypes()
+	if d.Staged() {
+		prefs = deviceTypes
+	}
+	if idx, ok := d.pickType(^uint32(0), prefs); ok {
 		return d.Info.MemoryTypes[idx].Heap
 	}
 	return 0
 }
 
-// NewBuffer creates a host-visible storage buffer of size bytes, in
-// device-local memory when the device has host-visible device-local
-// memory (integrated GPUs, CPU devices such as lavapipe).
+// NewBuffer creates a host-visible storage buffer of size bytes, mapped,
+// in device-local memory when the device's main heap is host-visible
+// (integrated GPUs, CPU devices such as lavapipe).
 func (d *Device) NewBuffer(size int64) (*Buffer, error) {
+	return d.newBuffer(size, d.mappedTypes(), true)
+}
+
+// NewStagingBuffer creates a mapped host-memory buffer for copies to and
+// from device buffers.
+func (d *Device) NewStagingBuffer(size int64) (*Buffer, error) {
+	return d.newBuffer(size, stagingTypes, true)
+}
+
+// NewDeviceBuffer creates an unmapped device-local storage buffer: the
+// host reaches it only through Copy. Only a device that stages has them.
+func (d *Device) NewDeviceBuffer(size int64) (*Buffer, error) {
+	if !d.Staged() {
+		return nil, fmt.Errorf("vk: %s does not stage; its buffers are mapped (NewBuffer)", d.Info.Name)
+	}
+	return d.newBuffer(size, deviceTypes, false)
+}
+
+func (d *Device) newBuffer(size int64, prefs []func(MemoryType) bool, mapped bool) (*Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("vk: negative buffer size %d", size)
 	}
@@ -98,12 +173,19 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 		alloc = 4 // Vulkan forbids empty buffers; zero-element tensors get a word
 	}
 	alloc = (alloc + 3) &^ 3
-	b := &Buffer{dev: d, size: size}
+	b := &Buffer{dev: d, size: size, span: alloc}
 	bci := &vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
 		Size:        vk.DeviceSize(alloc),
 		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
 		SharingMode: vk.SharingModeExclusive,
+	}
+	if fam, own := d.TransferQueueFamily(); own {
+		// Used by the compute and the transfer queue: concurrent sharing
+		// instead of ownership transfers.
+		bci.SharingMode = vk.SharingModeConcurrent
+		bci.QueueFamilyIndexCount = 2
+		bci.PQueueFamilyIndices = []uint32{d.family, fam}
 	}
 	var buf vk.Buffer
 	if err := check("vkCreateBuffer", vk.CreateBuffer(d.dev, bci, nil, &buf)); err != nil {
@@ -113,10 +195,13 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 	var req vk.MemoryRequirements
 	vk.GetBufferMemoryRequirements(d.dev, b.buf, &req)
 	req.Deref()
-	idx, ok := d.storageType(req.MemoryTypeBits)
+	idx, ok := d.pickType(req.MemoryTypeBits, prefs)
 	if !ok {
 		vk.DestroyBuffer(d.dev, b.buf, nil)
-		return nil, fmt.Errorf("vk: %s has no host-visible coherent memory for storage buffers", d.Info.Name)
+		if mapped {
+			return nil, fmt.Errorf("vk: %s has no host-visible coherent memory for storage buffers", d.Info.Name)
+		}
+		return nil, fmt.Errorf("vk: %s has no memory type for storage buffers", d.Info.Name)
 	}
 	mai := &vk.MemoryAllocateInfo{
 		SType:           vk.StructureTypeMemoryAllocateInfo,
@@ -133,6 +218,9 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 		b.Destroy()
 		return nil, err
 	}
+	if !mapped {
+		return b, nil
+	}
 	var p unsafe.Pointer
 	if err := check("vkMapMemory", vk.MapMemory(d.dev, b.mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p)); err != nil {
 		b.Destroy()
@@ -145,12 +233,24 @@ func (d *Device) NewBuffer(size int64) (*Buffer, error) {
 // Size is the buffer's size in bytes as requested.
 func (b *Buffer) Size() int64 { return b.size }
 
-// Bytes is the mapped contents. Read it only when no submitted work
-// writes the buffer.
-func (b *Buffer) Bytes() []byte { return b.data[:b.size] }
+// Mapped reports whether the host can read and write the buffer through
+// Bytes and Write.
+func (b *Buffer) Mapped() bool { return b.data != nil }
 
-// Write copies src into the buffer at offset.
+// Bytes is the mapped contents (nil for an unmapped buffer). Read it only
+// when no submitted work writes the buffer.
+func (b *Buffer) Bytes() []byte {
+	if b.data == nil {
+		return nil
+	}
+	return b.data[:b.size]
+}
+
+// Write copies src into the mapped buffer at offset.
 func (b *Buffer) Write(offset int64, src []byte) error {
+	if b.data == nil {
+		return fmt.Errorf("vk: write to an unmapped device buffer (copy through staging)")
+	}
 	if offset < 0 || offset+int64(len(src)) > b.size {
 		return fmt.Errorf("vk: write of %d bytes at %d overflows a %d-byte buffer", len(src), offset, b.size)
 	}
@@ -177,11 +277,14 @@ func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
 	if b.parent == nil {
 		return vk.DescriptorBufferInfo{Buffer: b.buf, Range: vk.DeviceSize(vk.WholeSize)}
 	}
-	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(len(b.data))}
+	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(b.span)}
 }
+
+// handle is the VkBuffer b's bytes are in, and where they start in it.
+func (b *Buffer) handle() (vk.Buffer, int64) { return b.buf, b.offset }
 
 // Identity names the memory a buffer (or view) binds: the VkBuffer, the
 // offset and the size. Equal identities bind the same bytes.
 func (b *Buffer) Identity() [3]uint64 {
-	return [3]uint64{uint64(uintptr(unsafe.Pointer(b.buf))), uint64(b.offset), uint64(len(b.data))}
+	return [3]uint64{uint64(uintptr(unsafe.Pointer(b.buf))), uint64(b.offset), uint64(b.span)}
 }

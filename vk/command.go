@@ -197,21 +197,33 @@ func (cl *CommandList) allocate(nsets, nbuf int) error {
 	return err
 }
 
-// Submit runs the recorded commands and waits for them to finish.
-func (cl *CommandList) Submit() error {
+// Submit runs the recorded commands and waits for them to finish. On a
+// device that stages, they first wait for the copies of ticket after (the
+// latest Ready ticket of the buffers they bind: see ReadyAll), and signal
+// the compute timeline that later downloads wait for.
+func (cl *CommandList) Submit(after Ticket) error {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	d := cl.dev
 	if err := check("vkResetFences", vk.ResetFences(d.dev, 1, []vk.Fence{cl.fence})); err != nil {
 		return err
 	}
-	si := []vk.SubmitInfo{{
-		SType:              vk.StructureTypeSubmitInfo,
-		CommandBufferCount: 1,
-		PCommandBuffers:    []vk.CommandBuffer{cl.cmd},
-	}}
+	var err error
 	d.queueMu.Lock()
-	err := check("vkQueueSubmit", vk.QueueSubmit(d.queue, 1, si, cl.fence))
+	if x := d.xfer; x != nil {
+		c := x.compIssued.Load() + 1
+		err = x.tl.submit(d.queue, cl.cmd, x.xfer, uint64(after), vk.PipelineStageComputeShaderBit, x.comp, c, cl.fence)
+		if err == nil {
+			x.compIssued.Store(c)
+		}
+	} else {
+		si := []vk.SubmitInfo{{
+			SType:              vk.StructureTypeSubmitInfo,
+			CommandBufferCount: 1,
+			PCommandBuffers:    []vk.CommandBuffer{cl.cmd},
+		}}
+		err = check("vkQueueSubmit", vk.QueueSubmit(d.queue, 1, si, cl.fence))
+	}
 	d.queueMu.Unlock()
 	if err != nil {
 		return err

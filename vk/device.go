@@ -268,11 +268,18 @@ type Device struct {
 
 	memoryBudget  bool // VK_EXT_memory_budget enabled
 	pipelineCache vk.PipelineCache
+
+	xfer *transfers // nil unless the device stages (see Staging)
 }
 
 // OpenDevice creates a logical device on physical device index with a
-// queue from the first family that supports compute.
-func (in *Instance) OpenDevice(index int) (*Device, error) {
+// queue from the first family that supports compute, and, when the device
+// stages, a transfer queue (see Staging).
+func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
+	staging, err := opts.Staging.fromEnv()
+	if err != nil {
+		return nil, err
+	}
 	pds, err := in.physicalDevices()
 	if err != nil {
 		return nil, err
@@ -300,6 +307,16 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	if family < 0 {
 		return nil, fmt.Errorf("%w: %s has no compute queue", ErrNoDevice, info.Name)
 	}
+	// A transfer-only family is a DMA engine: copies there overlap the
+	// compute queue's kernels.
+	xferFamily := family
+	for i := range qf {
+		const gc = vk.QueueGraphicsBit | vk.QueueComputeBit
+		if qf[i].QueueFlags&vk.QueueFlags(vk.QueueTransferBit) != 0 && qf[i].QueueFlags&vk.QueueFlags(gc) == 0 {
+			xferFamily = i
+			break
+		}
+	}
 	features := vk.PhysicalDeviceFeatures{}
 	if info.ShaderFloat64 {
 		features.ShaderFloat64 = vk.True
@@ -314,20 +331,43 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	if deviceExtensions(pd)[extMemoryBudget] {
 		exts = append(exts, extMemoryBudget+"\x00")
 	}
-	dci := &vk.DeviceCreateInfo{
-		SType:                vk.StructureTypeDeviceCreateInfo,
-		QueueCreateInfoCount: 1,
-		PQueueCreateInfos: []vk.DeviceQueueCreateInfo{{
+	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family), memoryBudget: len(exts) > 0}
+	// Stage when told to, or when the main heap is not host-visible; it
+	// takes timeline semaphores.
+	stage := staging == StagingOn || (staging == StagingAuto && !info.MappedMainHeap())
+	if stage && !hasTimeline(in, pd, minorOf(info.APIVersion)) {
+		stage = false // mapped system memory: correct, slower
+	}
+	queues := []vk.DeviceQueueCreateInfo{{
+		SType:            vk.StructureTypeDeviceQueueCreateInfo,
+		QueueFamilyIndex: uint32(family),
+		QueueCount:       1,
+		PQueuePriorities: []float32{1},
+	}}
+	if stage && xferFamily != family {
+		queues = append(queues, vk.DeviceQueueCreateInfo{
 			SType:            vk.StructureTypeDeviceQueueCreateInfo,
-			QueueFamilyIndex: uint32(family),
+			QueueFamilyIndex: uint32(xferFamily),
 			QueueCount:       1,
 			PQueuePriorities: []float32{1},
-		}},
+		})
+	}
+	dci := &vk.DeviceCreateInfo{
+		SType:                   vk.StructureTypeDeviceCreateInfo,
+		QueueCreateInfoCount:    uint32(len(queues)),
+		PQueueCreateInfos:       queues,
 		PEnabledFeatures:        []vk.PhysicalDeviceFeatures{features},
 		EnabledExtensionCount:   uint32(len(exts)),
 		PpEnabledExtensionNames: exts,
 	}
-	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family), memoryBudget: len(exts) > 0}
+	if stage {
+		link := timelineFeature()
+		if link == nil {
+			return nil, fmt.Errorf("vk: out of host memory")
+		}
+		defer freeC(link)
+		dci.PNext = link
+	}
 	// Out-parameters are locals: cgo rejects pointers into Go structs
 	// that hold Go pointers.
 	var dev vk.Device
@@ -338,7 +378,27 @@ func (in *Instance) OpenDevice(index int) (*Device, error) {
 	var q vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
 	d.queue = q
+	if stage {
+		tl, err := loadTimelines(in, d.dev)
+		if err == nil {
+			err = d.openTransfers(tl, uint32(xferFamily))
+		}
+		if err != nil {
+			d.Destroy()
+			return nil, err
+		}
+	}
 	return d, nil
+}
+
+// minorOf is the minor number of an "M.m.p" API version.
+func minorOf(v string) uint32 {
+	var major, minor, patch uint32
+	fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch)
+	if major > 1 {
+		return 99
+	}
+	return minor
 }
 
 // Destroy waits for the device to go idle and releases it.
@@ -347,12 +407,21 @@ func (d *Device) Destroy() {
 		return
 	}
 	vk.DeviceWaitIdle(d.dev)
+	d.closeTransfers()
 	if d.pipelineCache != vk.NullPipelineCache {
 		vk.DestroyPipelineCache(d.dev, d.pipelineCache, nil)
 		d.pipelineCache = vk.NullPipelineCache
 	}
 	vk.DestroyDevice(d.dev, nil)
 	d.dev = nil
+}
+
+// WaitIdle waits until the device has finished all submitted work.
+func (d *Device) WaitIdle() error {
+	if d.dev == nil {
+		return nil
+	}
+	return check("vkDeviceWaitIdle", vk.DeviceWaitIdle(d.dev))
 }
 
 // memoryType finds the first memory type allowed by bits with all the

@@ -73,7 +73,7 @@ func TestDevicesAndDispatch(t *testing.T) {
 	require.NotEmpty(t, d.Heaps)
 	t.Logf("device %d: %s (%s), driver %s, API %s, subgroup %d", idx, d.Name, d.Type, d.Driver(), d.APIVersion, d.SubgroupSize)
 
-	dev, err := inst.OpenDevice(idx)
+	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{})
 	require.NoError(t, err)
 	defer dev.Destroy()
 
@@ -98,7 +98,7 @@ func TestDevicesAndDispatch(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.Destroy()
 	for rep := 0; rep < 2; rep++ { // a recorded list replays
-		require.NoError(t, cl.Submit())
+		require.NoError(t, cl.Submit(0))
 		got := out.Bytes()
 		for i := 0; i < n; i++ {
 			v := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:]))
@@ -142,7 +142,7 @@ func TestValidationCatchesMisuse(t *testing.T) {
 	require.NoError(t, err)
 	idx, err := vk.ChooseDevice(devs, "")
 	require.NoError(t, err)
-	dev, err := inst.OpenDevice(idx)
+	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{})
 	require.NoError(t, err)
 	defer dev.Destroy()
 	vk.ValidationMessages()
@@ -162,7 +162,7 @@ func TestPipelineCacheData(t *testing.T) {
 	inst, err := vk.NewInstance(true)
 	require.NoError(t, err)
 	defer inst.Destroy()
-	dev, err := inst.OpenDevice(0)
+	dev, err := inst.OpenDevice(0, vk.DeviceOptions{})
 	require.NoError(t, err)
 	defer dev.Destroy()
 	require.NoError(t, dev.UsePipelineCache(nil))

@@ -40,6 +40,11 @@ func cmdDevices(args []string, out io.Writer) error {
 			heaps = append(heaps, fmt.Sprintf("%d: %s %s", i, formatBytes(h.Size), kind))
 		}
 		fmt.Fprintf(out, "    memory heaps:  %s\n", strings.Join(heaps, ", "))
+		if d.MappedMainHeap() {
+			fmt.Fprintf(out, "    tensors:       heap %d, mapped: the host reads and writes them in place\n", d.MainHeap())
+		} else {
+			fmt.Fprintf(out, "    tensors:       heap %d, unmapped: copies through a staging ring on the transfer queue\n", d.MainHeap())
+		}
 	}
 	if chooseErr == nil {
 		fmt.Fprintln(out, "(* = the device vkjit uses by default; choose with VKJIT_DEVICE or --device)")
