@@ -64,7 +64,7 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{Type: d.Type, Dims: append([]int64{}, d.Dims...), Data: append([]byte(nil), data...)}, nil
+	return &Tensor{Type: d.Type, Dims: append([]int64{}, d.Dims...), Data: data}, nil // data is a fresh download, or converted from one
 }
 
 // Upload copies a host tensor to the device.

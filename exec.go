@@ -321,7 +321,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 		if err != nil {
 			return nil, st, err
 		}
-		results[i] = &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: append([]byte(nil), data...)}
+		results[i] = &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: data} // data is a fresh download, or converted from one
 	}
 	st.Dispatches = r.dispatches
 	st.PeakDeviceBytes = r.peak
