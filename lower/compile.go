@@ -39,6 +39,7 @@ type state struct {
 	fused    map[*hlo.Instruction]bool               // computed inside their consumers' kernels (fuse.go)
 	prologue map[*hlo.Instruction][]*hlo.Instruction // reduces a reduce's kernel computes first (fuse.go)
 	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
+	rowDims  map[*hlo.Instruction]int                // row kernels: the leading dimensions that index a row (rowfuse.go)
 	order    []*hlo.Instruction                      // the order in which kernels and control steps run (schedule)
 	live     map[*hlo.Instruction]bool               // what the root depends on (schedule); the rest is dead
 }
@@ -64,6 +65,7 @@ func init() {
 		{"check support", checkSupport},                // name what the device cannot run before any work
 		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
 		{"fuse siblings", fuseSiblings},                // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
+		{"fuse rows", fuseRows},                        // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
@@ -358,6 +360,20 @@ func emitKernels(s *state) error {
 		}
 		var k *Kernel
 		var err error
+		if m, ok := s.rowDims[in]; ok {
+			rows := hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[:m]...).NumElements()
+			if k, err = rowKernel(in, env, rows, n/rows); err != nil {
+				return err
+			}
+			outs := s.values[in]
+			for _, p := range s.prologue[in] {
+				outs = append(outs, s.values[p]...)
+			}
+			if err := s.dispatch(in, k, rows, nil, outs, nil); err != nil {
+				return err
+			}
+			continue
+		}
 		switch {
 		case in.Op == hlo.OpReduce:
 			k, err = reduceKernel(in, env)

@@ -148,6 +148,9 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	if f.reg != nil {
 		return *f.reg
 	}
+	if k.spill != nil && in == k.spill.in && k.spill.ready {
+		return k.load(k.spill.bind, idx, in.Shape.Elem) // stored by a row reduction (rowfuse.go)
+	}
 	var v val
 	var err error
 	switch {

@@ -23,6 +23,7 @@ type Kernel struct {
 	fused      []*hlo.Instruction // computed inline or alongside (prologue reduces)
 	vectorBind []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
 	results    []int              // the result bindings
+	bindBytes  []int              // per binding: bytes of a stored element (row kernels)
 }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -71,6 +72,8 @@ type kernelBuilder struct {
 	iface []spirv.ID
 
 	vecMode  bool         // a vector kernel: 8 elements per invocation (vector.go)
+	rowShape []int64      // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
+	spill    *rowSpill    // a row kernel's value stored by its reduction, read back by its elements
 	vecBinds []bool       // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState // its state inside main()
 }

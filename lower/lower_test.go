@@ -450,3 +450,43 @@ ENTRY e {
 		require.Equal(t, uint32(n/int64(c.vector)), prog.Steps[0].Push[0], "the dispatch counts invocations")
 	}
 }
+
+// TestRowKernelPlans: on a CPU device a row softmax, the MLP's
+// log-softmax and the transformer block's softmax and layer norms become
+// row kernels (one dispatch where they were two or three), vector ones
+// where the row length is a multiple of 8; GPUs, and SubgroupReduce on a
+// CPU, keep the reduction kernels. Every kernel passes spirv-val.
+func TestRowKernelPlans(t *testing.T) {
+	cpu := desktop
+	cpu.CPU = true
+	compile := func(name string, tg Target, opts Options) *Program {
+		mods, err := hlo.ParseFile(filepath.Join("../bench/workloads", name))
+		require.NoError(t, err)
+		p, err := Compile(mods[0], tg, opts)
+		require.NoError(t, err)
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
+		}
+		return p
+	}
+	rows := func(p *Program) (n int, names []string) {
+		for _, k := range p.Kernels {
+			names = append(names, k.Name)
+			if strings.HasPrefix(k.Name, "row_") {
+				n++
+			}
+		}
+		return n, names
+	}
+	sm := compile("softmax.hlo", cpu, Options{})
+	require.Len(t, sm.Steps, 1)
+	require.Equal(t, "row_divide_f32_vec4", sm.Kernels[0].Name)
+	require.Equal(t, uint32(4096), sm.Steps[0].Push[0], "an invocation per row")
+	require.Len(t, compile("softmax.hlo", desktop, Options{}).Steps, 2, "GPU: reduction and normalization")
+	require.Len(t, compile("softmax.hlo", cpu, Options{SubgroupReduce: true}).Steps, 2)
+
+	n, names := rows(compile("mlp_forward.hlo", cpu, Options{}))
+	require.Equal(t, 1, n, "the log-softmax: %v", names)
+	n, names = rows(compile("transformer_block.hlo", cpu, Options{}))
+	require.GreaterOrEqual(t, n, 2, "the attention softmax and a layer norm at least: %v", names)
+}

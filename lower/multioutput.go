@@ -18,19 +18,11 @@ const (
 // own output index (r1 being a materialized value of r2's shape): then
 // r1's element can come from a register computed in the same invocation.
 func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
-	kept := []int64{}
-	reduced := map[int64]bool{}
-	for _, d := range r2.A.Dimensions {
-		reduced[d] = true
-	}
-	for d := range r2.Operands[0].Shape.Dims {
-		if !reduced[int64(d)] {
-			kept = append(kept, int64(d))
-		}
-	}
 	ok := true
-	var walk func(x *hlo.Instruction, sp space)
-	walk = func(x *hlo.Instruction, sp space) {
+	// kept is the dimensions of the innermost reduce's input that its
+	// output keeps: a broadcast along them reads at the output index.
+	var walk func(x *hlo.Instruction, sp space, kept []int64)
+	walk = func(x *hlo.Instruction, sp space, kept []int64) {
 		if !ok {
 			return
 		}
@@ -40,6 +32,13 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 		}
 		if !s.fused[x] {
 			return // another materialized input: read from its buffer
+		}
+		if x.Op == hlo.OpReduce && sp == outputSpace {
+			// A fused reduce at the output index (log-softmax's sum
+			// inside its log): its elements are read at its input
+			// index, which its kept dimensions map back.
+			walkReduce(x, keptDims(x), walk)
+			return
 		}
 		for _, o := range x.Operands {
 			next := otherSpace
@@ -54,31 +53,53 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 			case x.Op == hlo.OpBroadcast && sp == inputSpace && equalDims(x.A.Dimensions, kept):
 				next = outputSpace
 			}
-			walk(o, next)
+			walk(o, next, kept)
 		}
 	}
 	switch {
 	case r2.Op == hlo.OpReduce:
-		for _, o := range r2.Operands[:len(r2.Operands)/2] {
-			walk(o, inputSpace)
-		}
-		for _, o := range r2.Operands[len(r2.Operands)/2:] {
-			walk(o, otherSpace)
-		}
+		walkReduce(r2, keptDims(r2), walk)
 	case r2.Op.IsElementwise():
 		for _, o := range r2.Operands {
 			sp := outputSpace
 			if o.Shape.Rank() == 0 && r2.Shape.Rank() > 0 {
 				sp = otherSpace
 			}
-			walk(o, sp)
+			walk(o, sp, nil)
 		}
 	default:
 		for _, o := range r2.Operands {
-			walk(o, otherSpace)
+			walk(o, otherSpace, nil)
 		}
 	}
 	return ok
+}
+
+// keptDims are the dimensions of reduce r's input that its output keeps.
+func keptDims(r *hlo.Instruction) []int64 {
+	reduced := map[int64]bool{}
+	for _, d := range r.A.Dimensions {
+		reduced[d] = true
+	}
+	kept := []int64{}
+	for d := range r.Operands[0].Shape.Dims {
+		if !reduced[int64(d)] {
+			kept = append(kept, int64(d))
+		}
+	}
+	return kept
+}
+
+// walkReduce walks a reduce's operands: its inputs at its input index,
+// its init values elsewhere.
+func walkReduce(r *hlo.Instruction, kept []int64, walk func(*hlo.Instruction, space, []int64)) {
+	n := len(r.Operands) / 2
+	for _, o := range r.Operands[:n] {
+		walk(o, inputSpace, kept)
+	}
+	for _, o := range r.Operands[n:] {
+		walk(o, otherSpace, kept)
+	}
 }
 
 func equalDims(a, b []int64) bool {

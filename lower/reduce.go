@@ -180,6 +180,16 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	return vectorized(in, env, name, values, k)
 }
 
+// trailing reports whether axes are the last len(axes) of rank, in order.
+func trailing(axes []int64, rank int) bool {
+	for i, a := range axes {
+		if a != int64(rank-len(axes)+i) {
+			return false
+		}
+	}
+	return true
+}
+
 // reduceValues computes output element idx of every result of a
 // (variadic) reduce whose operands are read through binds.
 func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv.ID) ([]val, error) {
@@ -225,10 +235,24 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			for i := range xs {
 				xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
 			}
+			k.spillAt(in, p, xs)
 			return xs
 		}
 		if k.lanes > 0 {
 			return k.subgroupFold(in.Called[0], inits, redCount, elem)
+		}
+		if k.rowShape != nil && redCount%vectorWidth == 0 && trailing(redAxes, src.Rank()) && equalDims(src.Dims, k.rowShape) {
+			// The reduced elements are consecutive from base, in a
+			// value of the kernel's shape (so the vec4s of the chunk
+			// are in every vector binding's bounds).
+			return k.rowFold(in.Called[0], inits, base, redCount, func(p spirv.ID) []val {
+				xs := make([]val, n)
+				for i := range xs {
+					xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
+				}
+				k.spillAt(in, p, xs)
+				return xs
+			})
 		}
 		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) { return 0, elem(r) })
 	}

@@ -91,6 +91,10 @@ func (s *state) loopIters(in *hlo.Instruction) int64 {
 // reductions included.
 func (s *state) kernelIters(in *hlo.Instruction) int64 {
 	n := s.loopIters(in)
+	if m, ok := s.rowDims[in]; ok { // a row kernel loops over its row
+		row := hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[m:]...).NumElements()
+		n = row * (1 + n)
+	}
 	for _, p := range s.prologue[in] {
 		n += s.loopIters(p)
 	}

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -35,6 +36,13 @@ const minVectorElements = 1024
 // at the invocation's own elements; the scalar kernel is used.
 var errNotVector = errors.New("lower: not a vector kernel")
 
+// notVector is errNotVector naming the binding accessed elsewhere (-1:
+// unknown), for kernels that retry with it scalar (row kernels).
+type notVector struct{ bind int }
+
+func (e *notVector) Error() string        { return errNotVector.Error() }
+func (e *notVector) Is(target error) bool { return target == errNotVector }
+
 // vectorState is a vector kernel's per-invocation state.
 type vectorState struct {
 	lanes   map[spirv.ID]int   // lane element index -> lane
@@ -67,7 +75,11 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
 		return k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpIMul, u32, uint32(idx4), uint32(k.cu32(vectorChunks)))), uint32(k.cu32(uint32(c))))
 	}
-	for _, b := range k.inputBinds {
+	preload := k.inputBinds
+	if k.spill != nil && k.spill.ready {
+		preload = append(slices.Clone(preload), k.spill.bind)
+	}
+	for _, b := range preload {
 		if !k.isVec(b) {
 			continue
 		}
@@ -93,7 +105,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		}
 		for _, p := range parts {
 			if p == 0 {
-				return errNotVector // a lane did not write this result
+				return &notVector{b} // a lane did not write this result
 			}
 		}
 		bd := k.bindings[b]
@@ -114,7 +126,7 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 	v4, loaded := k.vector.loaded[bind]
 	if !ok || !loaded {
 		if k.err == nil {
-			k.err = errNotVector
+			k.err = &notVector{bind}
 		}
 		return k.zero(k.bindings[bind].st), false
 	}
@@ -126,7 +138,7 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 	lane, ok := k.vector.lanes[idx]
 	if !ok {
 		if k.err == nil {
-			k.err = errNotVector
+			k.err = &notVector{bind}
 		}
 		return
 	}

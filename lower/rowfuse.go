@@ -1,0 +1,531 @@
+package lower
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// Row fusion: an elementwise kernel over [rows..., cols...] that reads
+// reductions of its rows (reduces over the trailing dimensions of a value
+// of its shape) only through broadcasts along those rows takes them into
+// its own kernel: one invocation per row computes the row's reductions
+// into registers, then the row's elements (XLA's softmax fusion). Row
+// softmax, log-softmax and layer norm become one dispatch, and the row,
+// read once per reduction and once for the result, comes from the cache
+// after its first read. The reductions fold in the same order as alone
+// (row-major, one element at a time), so results are bit-identical to the
+// unfused program; where the row length is a multiple of 8 the rows are
+// read and written as vec4s.
+//
+// On CPU devices (lavapipe) an invocation per row suits the SIMD lanes,
+// each lane a row with no barrier. GPUs want a workgroup per row with
+// shared-memory or subgroup reductions instead; until that form exists
+// they (and lower.Options.SubgroupReduce) keep the reduction and
+// elementwise kernels apart.
+
+// minRowKernelRows is the fewest rows worth a row kernel: each row is one
+// invocation, so fewer rows would leave SIMD lanes and cores idle.
+const minRowKernelRows = 64
+
+// rowReduce reports whether r reduces exactly the trailing dimensions of
+// an operand of k2's shape down to k2's leading dimensions.
+func rowReduce(r, k2 *hlo.Instruction) bool {
+	if r.Op != hlo.OpReduce || len(r.Operands) != 2 || !r.Shape.IsArray() {
+		return false
+	}
+	m := r.Shape.Rank()
+	src := r.Operands[0].Shape
+	if m == 0 || m >= k2.Shape.Rank() || !equalDims(src.Dims, k2.Shape.Dims) || !equalDims(r.Shape.Dims, k2.Shape.Dims[:m]) {
+		return false
+	}
+	dims := slices.Clone(r.A.Dimensions)
+	slices.Sort(dims)
+	for i, d := range dims {
+		if d != int64(m+i) {
+			return false
+		}
+	}
+	return len(dims) == src.Rank()-m
+}
+
+// rowSpace is where in a row kernel a value is read: at the element the
+// invocation computes (own), at its row (row), or elsewhere.
+type rowSpace uint8
+
+const (
+	ownRow rowSpace = iota
+	atRow
+	elsewhere
+)
+
+// readsOnlyAtRow reports whether k2's kernel reads r (a value of k2's
+// first m dimensions) only at the row of the element it computes.
+func (s *state) readsOnlyAtRow(k2, r *hlo.Instruction, m int) bool {
+	ok := true
+	var walk func(x *hlo.Instruction, sp rowSpace)
+	walk = func(x *hlo.Instruction, sp rowSpace) {
+		if !ok {
+			return
+		}
+		if x == r {
+			ok = sp == atRow
+			return
+		}
+		if !s.fused[x] {
+			return
+		}
+		for _, o := range x.Operands {
+			next := elsewhere
+			switch {
+			case o.Shape.Rank() == 0 && x.Shape.Rank() > 0:
+			case x.Op.IsElementwise():
+				next = sp
+			case x.Op == hlo.OpBroadcast && sp == ownRow && equalDims(x.Shape.Dims, k2.Shape.Dims) &&
+				equalDims(x.A.Dimensions, iotaDims(m)) && equalDims(o.Shape.Dims, k2.Shape.Dims[:m]):
+				next = atRow
+			}
+			walk(o, next)
+		}
+	}
+	for _, o := range k2.Operands {
+		sp := ownRow
+		if o.Shape.Rank() == 0 {
+			sp = elsewhere
+		}
+		walk(o, sp)
+	}
+	return ok
+}
+
+func iotaDims(m int) []int64 {
+	d := make([]int64, m)
+	for i := range d {
+		d[i] = int64(i)
+	}
+	return d
+}
+
+// fuseRows makes row kernels (see above): s.prologue[k2] lists the
+// reductions in the order they are computed, s.rowDims[k2] the
+// dimensions that index a row.
+func fuseRows(s *state) error {
+	s.rowDims = map[*hlo.Instruction]int{}
+	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce {
+		return nil // SubgroupReduce asks for the GPUs' form on a CPU device
+	}
+	c := s.mod.Entry
+	owner := map[*hlo.Instruction]*hlo.Instruction{} // a moved reduce -> the kernel that computes it
+	for k, ps := range s.prologue {
+		for _, p := range ps {
+			owner[p] = k
+		}
+	}
+	// stepInputs are the materialized values a kernel step reads: its
+	// cluster's and its prologue's.
+	stepInputs := func(x *hlo.Instruction) map[*hlo.Instruction]bool {
+		m := map[*hlo.Instruction]bool{}
+		for _, r := range append([]*hlo.Instruction{x}, s.prologue[x]...) {
+			s.visitInputs(r, func(o *hlo.Instruction) { m[o] = true })
+		}
+		for _, r := range s.prologue[x] {
+			delete(m, r)
+		}
+		return m
+	}
+	// needs reports whether computing step x needs value y first.
+	var needs func(x, y *hlo.Instruction, seen map[*hlo.Instruction]bool) bool
+	needs = func(x, y *hlo.Instruction, seen map[*hlo.Instruction]bool) bool {
+		if o, ok := owner[x]; ok {
+			x = o
+		}
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		for o := range stepInputs(x) {
+			if o == y || needs(o, y, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	budget := loopBudget(s.tg)
+	limit := int(s.tg.MaxStorageBuffers)
+	for _, k2 := range c.Instructions {
+		if s.fused[k2] || s.moved[k2] || len(s.prologue[k2]) > 0 || !k2.Op.IsElementwise() ||
+			k2.Op == hlo.OpRngBitGenerator || !k2.Shape.IsArray() || k2.Shape.NumElements() == 0 {
+			continue
+		}
+		in2 := stepInputs(k2)
+		// The row values k2's step can compute per row: the row
+		// reductions it reads and the row-shaped elementwise kernels
+		// between them and k2 (log-softmax's log of the sum, layer
+		// norm's mean and reciprocal deviation), found backwards from
+		// k2's inputs.
+		rowValue := func(r *hlo.Instruction) bool {
+			if s.moved[r] || s.fused[r] || !r.Shape.IsArray() {
+				return false
+			}
+			if rowReduce(r, k2) {
+				return true
+			}
+			n := r.Shape.Rank()
+			return r.Op.IsElementwise() && s.perElement(r) &&
+				n > 0 && n < k2.Shape.Rank() && equalDims(r.Shape.Dims, k2.Shape.Dims[:n])
+		}
+		cand := map[*hlo.Instruction]bool{}
+		var work []*hlo.Instruction
+		for o := range in2 {
+			work = append(work, o)
+		}
+		for len(work) > 0 {
+			r := work[len(work)-1]
+			work = work[:len(work)-1]
+			if cand[r] || !rowValue(r) {
+				continue
+			}
+			cand[r] = true
+			for o := range stepInputs(r) {
+				work = append(work, o)
+			}
+		}
+		// The row dimensions: those of the first value with a loop (a
+		// reduction of its own or fused in it).
+		m := 0
+		for _, r := range c.Instructions {
+			if cand[r] && m == 0 && s.kernelIters(r) > 0 {
+				m = r.Shape.Rank()
+			}
+		}
+		// Each value must be read only at its row: by k2 through
+		// broadcasts along the rows, by the other row values at their
+		// own index. One that is not stays a kernel of its own.
+		for changed := true; changed; {
+			changed = false
+			for p := range cand {
+				ok := p.Shape.Rank() == m && (!in2[p] || s.readsOnlyAtRow(k2, p, m))
+				for q := range cand {
+					if ok && q != p && stepInputs(q)[p] && !s.readsOnlyAtOutput(q, p) {
+						ok = false
+					}
+				}
+				if !ok {
+					delete(cand, p)
+					changed = true
+				}
+			}
+		}
+		var take []*hlo.Instruction
+		reduces, fits := false, true
+		for _, r := range c.Instructions {
+			if !cand[r] {
+				continue
+			}
+			// With the reductions its kernel computes first (read by
+			// r at its own index, and by k2 only at its rows).
+			for _, p := range s.prologue[r] {
+				fits = fits && p.Shape.Rank() == m && (!in2[p] || s.readsOnlyAtRow(k2, p, m))
+			}
+			take = append(append(take, s.prologue[r]...), r)
+			reduces = reduces || s.kernelIters(r) > 0
+		}
+		if !reduces || !fits {
+			continue
+		}
+		rows := int64(1)
+		for _, d := range k2.Shape.Dims[:m] {
+			rows *= d
+		}
+		if rows < minRowKernelRows {
+			continue
+		}
+		// Nothing else k2 reads may need what moves into k2's step.
+		moving := map[*hlo.Instruction]bool{}
+		for _, p := range take {
+			moving[p] = true
+		}
+		all := map[*hlo.Instruction]bool{}
+		for o := range in2 {
+			all[o] = true
+		}
+		for _, p := range take {
+			s.visitInputs(p, func(o *hlo.Instruction) { all[o] = true })
+		}
+		cycle := false
+		for o := range all {
+			if moving[o] {
+				continue
+			}
+			for p := range moving {
+				if needs(o, p, map[*hlo.Instruction]bool{}) {
+					cycle = true
+				}
+			}
+		}
+		if cycle {
+			continue
+		}
+		cols := k2.Shape.NumElements() / rows
+		iters := cols * (1 + s.loopIters(k2))
+		union := map[*hlo.Instruction]bool{}
+		for o := range in2 {
+			union[o] = true
+		}
+		outs := len(k2.Shape.Leaves())
+		for _, p := range take {
+			iters += s.loopIters(p)
+			s.visitInputs(p, func(o *hlo.Instruction) { union[o] = true })
+			outs++
+		}
+		for _, p := range take {
+			delete(union, p)
+		}
+		if iters > budget || limit != 0 && len(union)+outs > limit {
+			continue
+		}
+		for _, p := range take {
+			if o, ok := owner[p]; ok {
+				delete(s.prologue, o)
+			}
+			s.moved[p] = true
+			owner[p] = k2
+		}
+		s.prologue[k2] = take
+		s.rowDims[k2] = m
+	}
+	return nil
+}
+
+// rowKernel generates row kernel in (see fuseRows): rows invocations,
+// each computing its row's prologue reductions and then the row's cols
+// elements, with vec4 access where the row length allows.
+func rowKernel(in *hlo.Instruction, env kernelEnv, rows, cols int64) (*Kernel, error) {
+	name := "row_" + in.Op.String() + "_" + in.Shape.Elem.String()
+	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		v, err := k.elementwiseValue(in, binds, idx)
+		return []val{v}, err
+	}
+	env.local = localSize(env.tg, rows)
+	scalar, err := rowKernelMode(in, env, name, values, cols, nil)
+	if err != nil || cols%vectorWidth != 0 || env.tg.StorageAlign%16 != 0 || env.tg.StorageAlign == 0 {
+		return scalar, err
+	}
+	// Every 32-bit binding starts as a vec4 array; one read or written
+	// anywhere but at a lane's element (a broadcast row of weights, the
+	// reductions' results) is made scalar and the kernel generated again.
+	vec := make([]bool, len(scalar.vectorBind))
+	for b := range vec {
+		vec[b] = scalar.bindBytes[b] == 4
+	}
+	for range len(vec) + 1 {
+		k, err := rowKernelMode(in, env, name+"_vec4", values, cols, vec)
+		var nv *notVector
+		switch {
+		case err == nil:
+			return k, nil
+		case errors.As(err, &nv) && nv.bind >= 0 && nv.bind < len(vec) && vec[nv.bind]:
+			vec[nv.bind] = false
+		default:
+			return scalar, nil
+		}
+	}
+	return scalar, nil
+}
+
+// rowKernelMode is rowKernel, scalar or with vecBinds held as vec4s.
+func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), cols int64, vecBinds []bool) (*Kernel, error) {
+	k := env.builder(1)
+	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
+	ps, err := k.bindPrologue(env, in)
+	if err != nil {
+		return nil, err
+	}
+	binds, outs, err := k.bind(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.bindResults(k); err != nil {
+		return nil, err
+	}
+	if v, by := spillCandidate(in, env); v != nil {
+		k.spill = &rowSpill{in: v, by: by, bind: outs[0]}
+	}
+	k.begin()
+	u32 := k.u32()
+	row := k.linearIndex() // k.linear stays unset: no access counts as in place
+	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(row), uint32(k.push(0)))
+	err = k.ifThen(inRange, func() error {
+		if vecBinds != nil {
+			k.rowShape = in.Shape.Dims
+		}
+		if err := ps.emit(k, row); err != nil {
+			return err
+		}
+		k.rowShape = nil
+		if k.spill != nil {
+			k.spill.ready = true
+		}
+		if vecBinds == nil {
+			base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(uint32(cols))))
+			err := k.loop(k.cu32(uint32(cols)), func(j spirv.ID) error {
+				idx := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(j))
+				vs, err := values(k, binds, idx)
+				if err != nil {
+					return err
+				}
+				k.storeAll(outs, idx, vs)
+				return k.err
+			})
+			if err != nil {
+				return err
+			}
+		} else {
+			chunks := uint32(cols / vectorWidth)
+			base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(chunks)))
+			err := k.loop(k.cu32(chunks), func(t spirv.ID) error {
+				idx8 := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(t))
+				return k.vectorElems(idx8, func(idx spirv.ID) error {
+					vs, err := values(k, binds, idx)
+					if err != nil {
+						return err
+					}
+					k.storeAll(outs, idx, vs)
+					return k.err
+				})
+			})
+			if err != nil {
+				return err
+			}
+		}
+		k.vector = nil
+		ps.store(k, row)
+		return k.err
+	})
+	if err == nil {
+		err = k.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	kern := k.finish(name)
+	kern.Vector = 1 // an invocation per row, whatever its access width
+	kern.bindBytes = make([]int, len(k.bindings))
+	for b, bd := range k.bindings {
+		kern.bindBytes[b] = bd.st.Bytes()
+	}
+	return kern, nil
+}
+
+// rowFold is fold for a row reduction inside a vector row kernel: the
+// reduced elements are the count consecutive ones from base (a multiple
+// of vectorWidth), read 8 at a time as vec4s and folded one by one in
+// order. elem loads the values to fold at an element index.
+func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, count int64, elem func(p spirv.ID) []val) ([]val, error) {
+	n := len(inits)
+	vars := make([]spirv.ID, n)
+	for i, v := range inits {
+		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
+		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
+	}
+	acc := func(i int) val {
+		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
+	}
+	u32 := k.u32()
+	base8 := k.f.Op(spirv.OpUDiv, u32, uint32(base), uint32(k.cu32(vectorWidth)))
+	err := k.loop(k.cu32(uint32(count/vectorWidth)), func(t spirv.ID) error {
+		idx8 := k.f.Op(spirv.OpIAdd, u32, uint32(base8), uint32(t))
+		return k.vectorElems(idx8, func(p spirv.ID) error {
+			args := make([]val, 0, 2*n)
+			for i := 0; i < n; i++ {
+				args = append(args, acc(i))
+			}
+			res, err := k.emitReducer(c, append(args, elem(p)...))
+			if err != nil {
+				return err
+			}
+			for i, r := range res {
+				k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(r.id))
+			}
+			return k.err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := make([]val, n)
+	for i := range vars {
+		res[i] = acc(i)
+	}
+	return res, nil
+}
+
+// rowSpill is a value a row kernel both reduces and reads at its own
+// elements (softmax's exp(x - max): summed, then divided by the sum). Its
+// reduction stores it in the kernel's result buffer as it folds the row,
+// and the elements read it back from there instead of computing it again
+// (an exp per element saved; the row is still in the cache).
+type rowSpill struct {
+	in    *hlo.Instruction // the fused value
+	by    *hlo.Instruction // the prologue reduce that stores it
+	bind  int              // the result binding it goes to
+	ready bool             // stored: reads come from the binding
+}
+
+// spillCandidate finds row kernel in's rowSpill: the operand of one of
+// its prologue reductions that is a fused value of in's type, which in's
+// elements read only at their own index.
+func spillCandidate(in *hlo.Instruction, env kernelEnv) (v, by *hlo.Instruction) {
+	if len(in.Shape.Leaves()) != 1 {
+		return nil, nil
+	}
+	ps := env.prologue[in]
+	for i := len(ps) - 1; i >= 0; i-- {
+		p := ps[i]
+		if p.Op != hlo.OpReduce || len(p.Operands) != 2 {
+			continue
+		}
+		o := p.Operands[0]
+		if !env.fused[o] || o.Shape.Elem != in.Shape.Elem || !equalDims(o.Shape.Dims, in.Shape.Dims) {
+			continue
+		}
+		if readsOnlyAtOwn(in, o, env.fused) {
+			return o, p
+		}
+	}
+	return nil, nil
+}
+
+// readsOnlyAtOwn reports whether in's kernel reads fused value v, and
+// only at the index of the element it computes.
+func readsOnlyAtOwn(in, v *hlo.Instruction, fused map[*hlo.Instruction]bool) bool {
+	found, ok := false, true
+	var walk func(x *hlo.Instruction, own bool)
+	walk = func(x *hlo.Instruction, own bool) {
+		if x == v {
+			found = true
+			ok = ok && own
+			return
+		}
+		if !fused[x] {
+			return
+		}
+		for _, o := range x.Operands {
+			walk(o, own && x.Op.IsElementwise() && !(o.Shape.Rank() == 0 && x.Shape.Rank() > 0))
+		}
+	}
+	for _, o := range in.Operands {
+		walk(o, !(o.Shape.Rank() == 0 && in.Shape.Rank() > 0))
+	}
+	return found && ok
+}
+
+// spillAt stores the value reduction r folds at element p when it is the
+// kernel's spill.
+func (k *kernelBuilder) spillAt(r *hlo.Instruction, p spirv.ID, xs []val) {
+	if k.spill != nil && !k.spill.ready && r == k.spill.by {
+		k.store(k.spill.bind, p, xs[0])
+	}
+}
