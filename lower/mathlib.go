@@ -571,9 +571,7 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 
 // mathLib is vkjit's math library at one width: fm for f32 (and f16 and
 // bf16, which round afterwards), dm for f64. dm embeds fm for its
-// width-generic arithmetic, so fm's f32-only functions (sin, cos, tan)
-// are promoted to dm too: which op each width has is libraryOps, not the
-// method set.
+// width-generic arithmetic and overrides every function.
 type mathLib interface {
 	c(v float64) spirv.ID
 	add(a, b spirv.ID) spirv.ID
@@ -584,6 +582,8 @@ type mathLib interface {
 	log(x spirv.ID) spirv.ID
 	log1p(x spirv.ID) spirv.ID
 	tanh(x spirv.ID) spirv.ID
+	sinCos(x spirv.ID, cos bool) spirv.ID
+	tan(x spirv.ID) spirv.ID
 	erf(x spirv.ID) spirv.ID
 	cbrt(x spirv.ID) spirv.ID
 	atan2(y, x spirv.ID) spirv.ID
@@ -599,7 +599,7 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err erro
 	switch {
 	case (t == hlo.F32 || t == hlo.F16 || t == hlo.BF16) && libraryOps[op]:
 		m = k.math32()
-	case t == hlo.F64 && libraryOps[op] && !f32Only[op]:
+	case t == hlo.F64 && libraryOps[op]:
 		m = k.math64()
 	default:
 		return val{}, false, nil
@@ -621,11 +621,11 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err erro
 	case hlo.OpTanh:
 		r = m.tanh(x)
 	case hlo.OpSin:
-		r = m.(fm).sinCos(x, false)
+		r = m.sinCos(x, false)
 	case hlo.OpCos:
-		r = m.(fm).sinCos(x, true)
+		r = m.sinCos(x, true)
 	case hlo.OpTan:
-		r = m.(fm).tan(x)
+		r = m.tan(x)
 	case hlo.OpErf:
 		r = m.erf(x)
 	case hlo.OpCbrt:
@@ -648,8 +648,6 @@ var libraryOps = map[hlo.Opcode]bool{
 	hlo.OpCbrt: true, hlo.OpAtan2: true, hlo.OpPower: true, hlo.OpRemainder: true,
 }
 
-// f32Only are the library ops without an f64 version (refused for f64).
-var f32Only = map[hlo.Opcode]bool{hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true}
 
 // ipow is XLA's integer power: square-and-multiply over the exponent's
 // bits; a negative exponent gives 0 except for bases 1 and -1.

@@ -6,13 +6,12 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// The f64 math library: exp, expm1, log, log1p, logistic, tanh, erf,
-// cbrt, atan2, pow and an exact remainder, with fdlibm's (and Cephes')
-// reductions and polynomials (each within 1-3 ulp of the true value;
-// docs/ACCURACY.md). Exponent and significand are taken apart through
-// the two 32-bit halves of the double, so a device needs shaderFloat64
-// but not shaderInt64. The other transcendentals (sin, cos, tan) are f32
-// only and refused for f64 by name.
+// The f64 math library: exp, expm1, log, log1p, logistic, tanh, sin,
+// cos, tan (trig64.go), erf, cbrt, atan2, pow and an exact remainder,
+// with fdlibm's (and Cephes') reductions and polynomials (each within
+// 1-3 ulp of the true value; docs/ACCURACY.md). Exponent and significand
+// are taken apart through the two 32-bit halves of the double, so a
+// device needs shaderFloat64 but not shaderInt64.
 
 // dm emits f64 math: fm's arithmetic at width 64, and the double's two
 // 32-bit words.
@@ -23,7 +22,7 @@ type dm struct {
 
 func (k *kernelBuilder) math64() dm {
 	u := k.u32()
-	return dm{fm: fm{k: k, w: 64, f: k.b.TypeFloat(64), u: u, s: k.b.TypeInt(32, true), b: k.boolT()}, uv2: k.b.TypeVector(u, 2)}
+	return dm{fm: fm{k: k, w: 64, f: k.b.TypeFloat(64), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), u2: k.b.TypeStruct(u, u)}, uv2: k.b.TypeVector(u, 2)}
 }
 
 // halves splits x into its low and high 32-bit words.

@@ -139,15 +139,15 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		}
 	case hlo.OpSin:
 		if isF {
-			return f(math.Sin(x.f))
+			return f(Sin(x.f))
 		}
 	case hlo.OpCos:
 		if isF {
-			return f(math.Cos(x.f))
+			return f(Cos(x.f))
 		}
 	case hlo.OpTan:
 		if isF {
-			return f(math.Tan(x.f))
+			return f(Tan(x.f))
 		}
 	case hlo.OpErf:
 		if isF {
