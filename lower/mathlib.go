@@ -648,7 +648,6 @@ var libraryOps = map[hlo.Opcode]bool{
 	hlo.OpCbrt: true, hlo.OpAtan2: true, hlo.OpPower: true, hlo.OpRemainder: true,
 }
 
-
 // ipow is XLA's integer power: square-and-multiply over the exponent's
 // bits; a negative exponent gives 0 except for bases 1 and -1.
 func (k *kernelBuilder) ipow(x, y val) (val, error) {
