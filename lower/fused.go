@@ -57,6 +57,19 @@ func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prolo
 	return ps, nil
 }
 
+// bindWithPrologue binds the operands of in's prologue and of in, then
+// in's results and the prologue's: a kernel that computes reductions
+// ahead of its own elements.
+func (k *kernelBuilder) bindWithPrologue(env kernelEnv, in *hlo.Instruction) (ps *prologue, binds, outs []int, err error) {
+	if ps, err = k.bindPrologue(env, in); err != nil {
+		return nil, nil, nil, err
+	}
+	if binds, outs, err = k.bind(in); err != nil {
+		return nil, nil, nil, err
+	}
+	return ps, binds, outs, ps.bindResults(k)
+}
+
 // bindResults binds the prologue's results, after in's.
 func (ps *prologue) bindResults(k *kernelBuilder) error {
 	for _, p := range ps.pro {
@@ -218,15 +231,8 @@ func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values fu
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
 	k.lanes = env.lanes
-	ps, err := k.bindPrologue(env, in)
+	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
 		return nil, err
 	}
 	return k.perElement(name, func(idx spirv.ID) error {

@@ -119,14 +119,7 @@ func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 // values). It returns the final accumulators.
 func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
 	n := len(inits)
-	vars := make([]spirv.ID, n)
-	for i, v := range inits {
-		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
-	}
-	acc := func(i int) val {
-		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
-	}
+	vars, acc := k.accumulators(inits)
 	err := k.loop(k.cu32(uint32(count)), func(j spirv.ID) error {
 		apply, xs := step(j)
 		args := make([]val, 0, 2*n)
@@ -153,6 +146,19 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step 
 		res[i] = acc(i)
 	}
 	return res, nil
+}
+
+// accumulators makes a function variable per fold accumulator, holding
+// inits, and the load of accumulator i.
+func (k *kernelBuilder) accumulators(inits []val) (vars []spirv.ID, acc func(i int) val) {
+	vars = make([]spirv.ID, len(inits))
+	for i, v := range inits {
+		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
+		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
+	}
+	return vars, func(i int) val {
+		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
+	}
 }
 
 // storeAll stores values vs to bindings outs at idx.

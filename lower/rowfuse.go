@@ -339,15 +339,8 @@ func rowKernel(in *hlo.Instruction, env kernelEnv, rows, cols int64) (*Kernel, e
 func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), cols int64, vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
-	ps, err := k.bindPrologue(env, in)
+	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
-		return nil, err
-	}
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := ps.bindResults(k); err != nil {
 		return nil, err
 	}
 	if v, by := spillCandidate(in, env); v != nil {
@@ -368,37 +361,26 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 		if k.spill != nil {
 			k.spill.ready = true
 		}
-		if vecBinds == nil {
-			base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(uint32(cols))))
-			err := k.loop(k.cu32(uint32(cols)), func(j spirv.ID) error {
-				idx := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(j))
-				vs, err := values(k, binds, idx)
-				if err != nil {
-					return err
-				}
-				k.storeAll(outs, idx, vs)
-				return k.err
-			})
+		elem := func(idx spirv.ID) error {
+			vs, err := values(k, binds, idx)
 			if err != nil {
 				return err
 			}
-		} else {
-			chunks := uint32(cols / vectorWidth)
-			base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(chunks)))
-			err := k.loop(k.cu32(chunks), func(t spirv.ID) error {
-				idx8 := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(t))
-				return k.vectorElems(idx8, func(idx spirv.ID) error {
-					vs, err := values(k, binds, idx)
-					if err != nil {
-						return err
-					}
-					k.storeAll(outs, idx, vs)
-					return k.err
-				})
-			})
-			if err != nil {
-				return err
-			}
+			k.storeAll(outs, idx, vs)
+			return k.err
+		}
+		// The row's elements: one per step, or 8 (a vec4 pair) per step.
+		steps, body := uint32(cols), elem
+		if vecBinds != nil {
+			steps = uint32(cols / vectorWidth)
+			body = func(idx8 spirv.ID) error { return k.vectorElems(idx8, elem) }
+		}
+		base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(steps)))
+		err := k.loop(k.cu32(steps), func(t spirv.ID) error {
+			return body(k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(t)))
+		})
+		if err != nil {
+			return err
 		}
 		k.vector = nil
 		ps.store(k, row)
@@ -425,14 +407,7 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 // order. elem loads the values to fold at an element index.
 func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, count int64, elem func(p spirv.ID) []val) ([]val, error) {
 	n := len(inits)
-	vars := make([]spirv.ID, n)
-	for i, v := range inits {
-		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
-	}
-	acc := func(i int) val {
-		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
-	}
+	vars, acc := k.accumulators(inits)
 	u32 := k.u32()
 	base8 := k.f.Op(spirv.OpUDiv, u32, uint32(base), uint32(k.cu32(vectorWidth)))
 	err := k.loop(k.cu32(uint32(count/vectorWidth)), func(t spirv.ID) error {

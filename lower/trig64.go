@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -18,29 +19,11 @@ import (
 // 7 words from word (e-2)/32, e up to 971).
 var twoOverPi64 = twoOverPiWords(40)
 
-// twoOverPiWords computes the first n words of 2/pi's fraction bits with
-// Machin's formula in fixed point (64 guard bits).
+// twoOverPiWords is the first n words of 2/pi's fraction bits (64 guard
+// bits below them).
 func twoOverPiWords(n int) []uint32 {
 	prec := uint(32*n + 64)
-	one := new(big.Int).Lsh(big.NewInt(1), prec)
-	atanInv := func(x int64) *big.Int { // atan(1/x) * 2^prec
-		sum := new(big.Int)
-		xx := big.NewInt(x * x)
-		term := new(big.Int).Div(one, big.NewInt(x))
-		for k := int64(0); term.Sign() != 0; k++ {
-			t := new(big.Int).Div(term, big.NewInt(2*k+1))
-			if k%2 == 0 {
-				sum.Add(sum, t)
-			} else {
-				sum.Sub(sum, t)
-			}
-			term.Div(term, xx)
-		}
-		return sum
-	}
-	pi := new(big.Int).Mul(atanInv(5), big.NewInt(16))
-	pi.Sub(pi, new(big.Int).Mul(atanInv(239), big.NewInt(4)))
-	q := new(big.Int).Div(new(big.Int).Lsh(big.NewInt(1), 2*prec+1), pi) // 2/pi * 2^prec
+	q := new(big.Int).Div(new(big.Int).Lsh(big.NewInt(1), 2*prec+1), hlo.Pi(prec)) // 2/pi * 2^prec
 	q.Rsh(q, prec-uint(32*n))
 	words := make([]uint32, n)
 	mask := big.NewInt(0xffffffff)

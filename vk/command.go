@@ -153,6 +153,19 @@ func barrier(cmd vk.CommandBuffer, src, dst vk.PipelineStageFlags, srcAccess, ds
 	vk.CmdPipelineBarrier(cmd, src, dst, 0, 1, mb, 0, nil, 0, nil)
 }
 
+// commandBuffer allocates a primary command buffer from pool.
+func (d *Device) commandBuffer(pool vk.CommandPool) (vk.CommandBuffer, error) {
+	cbs := make([]vk.CommandBuffer, 1)
+	cbai := &vk.CommandBufferAllocateInfo{
+		SType:              vk.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        pool,
+		Level:              vk.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	err := check("vkAllocateCommandBuffers", vk.AllocateCommandBuffers(d.dev, cbai, cbs))
+	return cbs[0], err
+}
+
 func (cl *CommandList) allocate(nsets, nbuf int) error {
 	d := cl.dev
 	if nsets > 0 {
@@ -178,18 +191,10 @@ func (cl *CommandList) allocate(nsets, nbuf int) error {
 		return err
 	}
 	cl.cmdPool = cp
-	cbs := make([]vk.CommandBuffer, 1)
-	cbai := &vk.CommandBufferAllocateInfo{
-		SType:              vk.StructureTypeCommandBufferAllocateInfo,
-		CommandPool:        cl.cmdPool,
-		Level:              vk.CommandBufferLevelPrimary,
-		CommandBufferCount: 1,
-	}
-	err := check("vkAllocateCommandBuffers", vk.AllocateCommandBuffers(d.dev, cbai, cbs))
-	if err != nil {
+	var err error
+	if cl.cmd, err = d.commandBuffer(cp); err != nil {
 		return err
 	}
-	cl.cmd = cbs[0]
 	fci := &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}
 	var fence vk.Fence
 	err = check("vkCreateFence", vk.CreateFence(d.dev, fci, nil, &fence))

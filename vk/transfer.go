@@ -182,17 +182,10 @@ func (d *Device) Copy(regions []Region, afterCompute bool) (Ticket, error) {
 	if n := len(x.spare); n > 0 {
 		cmd, x.spare = x.spare[n-1], x.spare[:n-1]
 	} else {
-		cbs := make([]vk.CommandBuffer, 1)
-		cbai := &vk.CommandBufferAllocateInfo{
-			SType:              vk.StructureTypeCommandBufferAllocateInfo,
-			CommandPool:        x.cmdPool,
-			Level:              vk.CommandBufferLevelPrimary,
-			CommandBufferCount: 1,
-		}
-		if err := check("vkAllocateCommandBuffers", vk.AllocateCommandBuffers(d.dev, cbai, cbs)); err != nil {
+		var err error
+		if cmd, err = d.commandBuffer(x.cmdPool); err != nil {
 			return 0, err
 		}
-		cmd = cbs[0]
 	}
 	ok := false
 	defer func() {

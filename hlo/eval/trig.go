@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"sync"
+
+	"github.com/vkjit/vkjit/hlo"
 )
 
 // Sin, Cos and Tan are math's with the argument reduced exactly. Go's
@@ -26,27 +28,11 @@ var piHalf struct {
 	v *big.Float
 }
 
-// bigPiHalf is pi/2 to 1400 bits (Machin's formula in fixed point).
+// bigPiHalf is pi/2 to 1400 bits.
 func bigPiHalf() *big.Float {
 	piHalf.Do(func() {
 		const prec = 1400 + 64
-		one := new(big.Int).Lsh(big.NewInt(1), prec)
-		atanInv := func(x int64) *big.Int {
-			sum, xx := new(big.Int), big.NewInt(x*x)
-			term := new(big.Int).Div(one, big.NewInt(x))
-			for k := int64(0); term.Sign() != 0; k++ {
-				t := new(big.Int).Div(term, big.NewInt(2*k+1))
-				if k%2 == 0 {
-					sum.Add(sum, t)
-				} else {
-					sum.Sub(sum, t)
-				}
-				term.Div(term, xx)
-			}
-			return sum
-		}
-		pi := new(big.Int).Mul(atanInv(5), big.NewInt(16))
-		pi.Sub(pi, new(big.Int).Mul(atanInv(239), big.NewInt(4)))
+		pi := hlo.Pi(prec)
 		v := new(big.Float).SetPrec(1400).SetInt(pi)
 		piHalf.v = v.SetMantExp(v, -prec-1)
 	})
