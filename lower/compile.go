@@ -360,21 +360,11 @@ func emitKernels(s *state) error {
 		}
 		var k *Kernel
 		var err error
-		if m, ok := s.rowDims[in]; ok {
-			rows := hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[:m]...).NumElements()
-			if k, err = rowKernel(in, env, rows, n/rows); err != nil {
-				return err
-			}
-			outs := s.values[in]
-			for _, p := range s.prologue[in] {
-				outs = append(outs, s.values[p]...)
-			}
-			if err := s.dispatch(in, k, rows, nil, outs, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		switch {
+		invocations := n
+		switch m, row := s.rowDims[in]; {
+		case row: // an invocation per row
+			invocations = hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[:m]...).NumElements()
+			k, err = rowKernel(in, env, invocations, n/invocations)
 		case in.Op == hlo.OpReduce:
 			k, err = reduceKernel(in, env)
 		case in.Op == hlo.OpDot:
@@ -397,7 +387,7 @@ func emitKernels(s *state) error {
 		for _, p := range s.prologue[in] {
 			outs = append(outs, s.values[p]...)
 		}
-		if err := s.dispatch(in, k, n, nil, outs, nil); err != nil {
+		if err := s.dispatch(in, k, invocations, nil, outs, nil); err != nil {
 			return err
 		}
 	}

@@ -141,11 +141,16 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step 
 	if err != nil {
 		return nil, err
 	}
+	return loadAll(acc, n), nil
+}
+
+// loadAll loads the n accumulators of a fold.
+func loadAll(acc func(i int) val, n int) []val {
 	res := make([]val, n)
-	for i := range vars {
+	for i := range res {
 		res[i] = acc(i)
 	}
-	return res, nil
+	return res
 }
 
 // accumulators makes a function variable per fold accumulator, holding

@@ -430,11 +430,7 @@ func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, 
 	if err != nil {
 		return nil, err
 	}
-	res := make([]val, n)
-	for i := range vars {
-		res[i] = acc(i)
-	}
-	return res, nil
+	return loadAll(acc, n), nil
 }
 
 // rowSpill is a value a row kernel both reduces and reads at its own
