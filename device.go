@@ -60,7 +60,7 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 	if err := d.rt.pool.Download(d.buf, raw); err != nil {
 		return nil, err
 	}
-	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements())
+	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements(), d.rt.Target())
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 	if int64(len(t.Data)) != t.Shape().ByteSize() {
 		return nil, fmt.Errorf("vkjit: tensor of shape %s holds %d bytes, needs %d", t.Shape().DimsString(), len(t.Data), t.Shape().ByteSize())
 	}
-	data := lower.ToStorage(t.Type, t.Data)
+	data := lower.ToStorage(t.Type, t.Data, r.Target())
 	buf, err := r.pool.Alloc(int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("vkjit: uploading %s: %w", t.Shape(), err)

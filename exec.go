@@ -288,7 +288,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	for i, bi := range p.Params {
 		b := p.Buffers[bi]
 		if b.Donated { // uploaded into the arena by exec
-			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data)
+			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.Target())
 			continue
 		}
 		buf, err := r.alloc(b.Name, b.Size)
@@ -297,7 +297,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 			return nil, st, err
 		}
 		inputs[i] = buf
-		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data)})
+		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.Target())})
 	}
 	if err := e.rt.pool.Upload(writes...); err != nil {
 		r.free(inputs)
@@ -316,7 +316,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 		shape := p.OutputShapes[i]
 		data, err := r.download(b)
 		if err == nil {
-			data, err = lower.FromStorage(shape.Elem, data, shape.NumElements())
+			data, err = lower.FromStorage(shape.Elem, data, shape.NumElements(), e.rt.Target())
 		}
 		if err != nil {
 			return nil, st, err

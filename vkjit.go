@@ -162,6 +162,8 @@ func (r *Runtime) Target() lower.Target {
 		MaxStorageBuffers: d.MaxPerStageStorageBuffers,
 		Float64:           d.ShaderFloat64,
 		Int64:             d.ShaderInt64,
+		Storage16:         d.Storage16,
+		Storage8:          d.Storage8,
 		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
 		MaxLoopIterations: loopLimit(d),
 		CPU:               d.Type == vk.TypeCPU,

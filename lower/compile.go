@@ -207,7 +207,7 @@ func assignBuffers(s *state) error {
 			}
 			s.values[in] = leaves
 		case hlo.OpConstant:
-			data := ToStorage(in.Shape.Elem, in.Literal.Data)
+			data := ToStorage(in.Shape.Elem, in.Literal.Data, s.tg)
 			i, err := s.newBuffer(Buffer{Name: in.Name, Kind: BufConstant, Shape: in.Shape, Data: data})
 			if err != nil {
 				return in.Errorf("%v", err)

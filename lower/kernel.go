@@ -139,9 +139,13 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	if err != nil {
 		return 0, err
 	}
-	elem := k.scalarType(st)
+	elem := k.storageElem(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
-	if k.isVec(len(k.bindings)) {
+	switch {
+	case k.isVec(len(k.bindings)) && narrowStorage(st): // 8 elements in words
+		w := narrowWords(st)
+		arr = k.b.TypeRuntimeArray(k.b.TypeVector(k.u32(), w), uint32(4*w))
+	case k.isVec(len(k.bindings)):
 		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vec4), uint32(vec4*st.Bytes()))
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
@@ -251,7 +255,7 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 		k.offIndex[bind] = true
 	}
 	bd := k.bindings[bind]
-	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.scalarType(bd.st))
+	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.storageElem(bd.st))
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
 		u32 := k.u32()
 		q := k.f.Op(spirv.OpUDiv, u32, uint32(idx), uint32(k.cu32(vec4)))
@@ -272,7 +276,7 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 	if k.vector != nil && k.isVec(bind) {
 		raw, _ = k.vectorLoad(bind, idx)
 	} else {
-		raw = k.f.Op(spirv.OpLoad, k.scalarType(bd.st), uint32(k.elemPtr(bind, idx)))
+		raw = k.widen(k.f.Op(spirv.OpLoad, k.storageElem(bd.st), uint32(k.elemPtr(bind, idx))), bd.st)
 	}
 	if t == hlo.PRED {
 		return val{k.f.Op(spirv.OpINotEqual, k.boolT(), uint32(raw), uint32(k.cu32(0))), t}
@@ -289,6 +293,9 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	if k.vector != nil && k.isVec(bind) {
 		k.vectorStore(bind, idx, id)
 		return
+	}
+	if st := k.bindings[bind].st; narrowStorage(st) {
+		id = k.narrow(id, st)
 	}
 	if k.lanes > 0 { // a subgroup per element: lane 0 stores
 		k.ifThen(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {

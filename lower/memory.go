@@ -142,8 +142,12 @@ func planMemory(s *state) error {
 					busy = append(busy, d)
 				case share(b, d):
 					partners = append(partners, d)
-				default:
-					continue
+				case lr[d.b].adjacent(lr[b]) || lr[b].adjacent(lr[d.b]):
+					// Read by the step that writes b, but elements of
+					// another size (a convert between widths): writing b
+					// over it would clobber elements other invocations
+					// have yet to read.
+					busy = append(busy, d)
 				}
 			}
 			// An in-place update first: exactly on a partner's memory,

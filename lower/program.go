@@ -139,12 +139,11 @@ func paddedSize(n int64) int64 {
 }
 
 // ToStorage converts host bytes of type t (row-major, as in .npy) to the
-// device representation (see StorageType).
-func ToStorage(t hlo.ElementType, host []byte) []byte {
+// device representation on tg (see StorageType): the same bytes where
+// the device stores t as it is.
+func ToStorage(t hlo.ElementType, host []byte, tg Target) []byte {
 	n := len(host) / t.Bytes()
-	switch t {
-	case hlo.PRED, hlo.U8, hlo.S8, hlo.U16, hlo.S16, hlo.F16, hlo.BF16:
-	default:
+	if st, err := StorageType(t, tg); err != nil || st == t {
 		return host
 	}
 	out := make([]byte, 4*n)
@@ -171,12 +170,10 @@ func ToStorage(t hlo.ElementType, host []byte) []byte {
 	return out
 }
 
-// FromStorage converts device bytes back to the host representation of
-// n elements of type t.
-func FromStorage(t hlo.ElementType, dev []byte, n int64) ([]byte, error) {
-	switch t {
-	case hlo.PRED, hlo.U8, hlo.S8, hlo.U16, hlo.S16, hlo.F16, hlo.BF16:
-	default:
+// FromStorage converts device bytes on tg back to the host
+// representation of n elements of type t.
+func FromStorage(t hlo.ElementType, dev []byte, n int64, tg Target) ([]byte, error) {
+	if st, err := StorageType(t, tg); err != nil || st == t {
 		want := n * int64(t.Bytes())
 		if int64(len(dev)) < want {
 			return nil, fmt.Errorf("lower: %d device bytes for %d %s elements", len(dev), n, t)

@@ -20,7 +20,11 @@ type Target struct {
 	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
 	Float64, Int64    bool      // shaderFloat64, shaderInt64
-	StorageAlign      uint32    // minStorageBufferOffsetAlignment: where arena buffers may start
+	// Storage16 and Storage8: buffers hold 16- and 8-bit elements as they
+	// are (storageBuffer16BitAccess, storageBuffer8BitAccess); without
+	// them those types are stored widened to 32 bits.
+	Storage16, Storage8 bool
+	StorageAlign        uint32 // minStorageBufferOffsetAlignment: where arena buffers may start
 	// MaxLoopIterations bounds the loop iterations one invocation may run
 	// in all (0: no bound). llvmpipe (lavapipe) ends every loop of an
 	// invocation after 65535 iterations shared by all its loops
@@ -57,16 +61,29 @@ var DefaultTarget = Target{
 // representation keeps every kernel simple. The runtime widens and
 // narrows pred when it copies to and from the host.
 //
-// The 8- and 16-bit types are stored widened to 32 bits for now (s8 and
-// s16 sign-extended, u8 and u16 zero-extended, f16 and bf16 as f32 holding
-// exactly representable values): 8/16-bit storage is an optional Vulkan
-// feature that the goki bindings cannot enable without another shim.
-// Kernels compute in 32 bits and normalize every result to the narrow
-// type (wrap, or round to nearest even), which is XLA's semantics.
+// The 8- and 16-bit types are stored as they are, as the host holds them
+// (bf16 as its 16 bits), where the device has 8- and 16-bit storage
+// (Target.Storage8, Storage16; lavapipe and most GPUs do): a bf16 tensor
+// takes half the memory and traffic of f32. Elsewhere they are stored
+// widened to 32 bits (s8 and s16 sign-extended, u8 and u16
+// zero-extended, f16 and bf16 as f32 holding exactly representable
+// values). Either way kernels compute in 32-bit registers and normalize
+// every result to the narrow type (wrap, or round to nearest even),
+// which is XLA's semantics; loads widen and stores narrow exactly.
 func StorageType(t hlo.ElementType, tg Target) (hlo.ElementType, error) {
 	switch t {
 	case hlo.F32, hlo.S32, hlo.U32:
 		return t, nil
+	case hlo.U8, hlo.S8:
+		if tg.Storage8 {
+			return t, nil
+		}
+	case hlo.U16, hlo.S16, hlo.F16, hlo.BF16:
+		if tg.Storage16 {
+			return t, nil
+		}
+	}
+	switch t {
 	case hlo.PRED, hlo.U8, hlo.U16:
 		return hlo.U32, nil
 	case hlo.S8, hlo.S16:

@@ -84,6 +84,12 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			continue
 		}
 		bd := k.bindings[b]
+		if narrowStorage(bd.st) { // the 8 elements are one vector of words
+			vw := k.b.TypeVector(u32, narrowWords(bd.st))
+			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
+			vs.loaded[b] = []spirv.ID{k.f.Op(spirv.OpLoad, vw, uint32(p))}
+			continue
+		}
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
 			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(chunk(c)))
@@ -109,6 +115,10 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			}
 		}
 		bd := k.bindings[b]
+		if narrowStorage(bd.st) {
+			k.storeNarrowLanes(bd, idx4, parts)
+			continue
+		}
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
 			q := parts[vec4*c:]
@@ -130,7 +140,45 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 		}
 		return k.zero(k.bindings[bind].st), false
 	}
-	return k.f.Op(spirv.OpCompositeExtract, k.scalarType(k.bindings[bind].st), uint32(v4[lane/vec4]), uint32(lane%vec4)), true
+	st := k.bindings[bind].st
+	if narrowStorage(st) {
+		per := vectorWidth / narrowWords(st) // elements per word
+		w := k.f.Op(spirv.OpCompositeExtract, k.u32(), uint32(v4[0]), uint32(lane/per))
+		bits := k.uop(spirv.OpShiftRightLogical, w, k.cu32(uint32(st.Bits()*(lane%per))))
+		if lane%per != per-1 {
+			bits = k.uop(spirv.OpBitwiseAnd, bits, k.cu32(uint32(1)<<st.Bits()-1))
+		}
+		return k.widenBits(bits, st), true
+	}
+	return k.f.Op(spirv.OpCompositeExtract, k.scalarType(st), uint32(v4[lane/vec4]), uint32(lane%vec4)), true
+}
+
+// narrowWords is how many u32 words hold a vector kernel's 8 elements
+// of narrow storage type st: 4 for 16-bit, 2 for 8-bit.
+func narrowWords(st hlo.ElementType) int { return vectorWidth * st.Bits() / 32 }
+
+// storeNarrowLanes packs the 8 lanes' values of a narrow binding into
+// words and stores them at vector index idx8.
+func (k *kernelBuilder) storeNarrowLanes(bd binding, idx8 spirv.ID, lanes []spirv.ID) {
+	words := narrowWords(bd.st)
+	per := vectorWidth / words
+	ws := make([]uint32, words)
+	for w := range ws {
+		var acc spirv.ID
+		for j := range per {
+			bits := k.narrowBits(lanes[w*per+j], bd.st)
+			if j > 0 {
+				bits = k.uop(spirv.OpShiftLeftLogical, bits, k.cu32(uint32(bd.st.Bits()*j)))
+				bits = k.uop(spirv.OpBitwiseOr, acc, bits)
+			}
+			acc = bits
+		}
+		ws[w] = uint32(acc)
+	}
+	vw := k.b.TypeVector(k.u32(), words)
+	v := k.f.Op(spirv.OpCompositeConstruct, vw, ws...)
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx8))
+	k.f.Void(spirv.OpStore, uint32(p), uint32(v))
 }
 
 // vectorStore is store in a vector kernel: the lane's part of the vec4.
@@ -153,7 +201,7 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 func (k *kernelBuilder) vectorBinds() []bool {
 	vb := make([]bool, len(k.bindings))
 	for b, bd := range k.bindings {
-		vb[b] = !k.offIndex[b] && bd.st.Bytes() == 4
+		vb[b] = !k.offIndex[b] && (bd.st.Bytes() == 4 || narrowStorage(bd.st))
 	}
 	return vb
 }

@@ -194,6 +194,29 @@ func (b *Builder) TypeFloat(width int) ID {
 	return id
 }
 
+// TypeStorageInt returns an 8- or 16-bit integer type for storage buffer
+// elements only (loads, stores, conversions): it declares the storage
+// capability and extension instead of Int8 or Int16.
+func (b *Builder) TypeStorageInt(width int, signed bool) ID {
+	b.storage(width)
+	s := uint32(0)
+	if signed {
+		s = 1
+	}
+	id, _ := b.global(OpTypeInt, "", uint32(width), s)
+	return id
+}
+
+func (b *Builder) storage(width int) {
+	if width == 8 {
+		b.Capability(CapabilityStorageBuffer8BitAccess)
+		b.Extension("SPV_KHR_8bit_storage")
+	} else {
+		b.Capability(CapabilityStorageBuffer16BitAccess)
+		b.Extension("SPV_KHR_16bit_storage")
+	}
+}
+
 // TypeVector returns an n-component vector of elem.
 func (b *Builder) TypeVector(elem ID, n int) ID {
 	id, _ := b.global(OpTypeVector, "", uint32(elem), uint32(n))

@@ -100,6 +100,10 @@ type DeviceInfo struct {
 	Timestamps      bool
 
 	ShaderFloat64, ShaderInt64, ShaderInt16 bool
+	// Storage16 and Storage8: storage buffers may hold 16- and 8-bit
+	// values (storageBuffer16BitAccess, storageBuffer8BitAccess; loads,
+	// stores and conversions only).
+	Storage16, Storage8 bool
 }
 
 // SubgroupShuffle reports whether compute shaders have subgroup shuffles
@@ -219,6 +223,8 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.SubgroupSize = p2.SubgroupSize
 		d.SubgroupOperations, d.SubgroupStages = p2.SubgroupOperations, p2.SubgroupStages
 		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
+		d.Storage16 = hasFeature(in, pd, feat16Storage)
+		d.Storage8 = minorOf(d.APIVersion) >= 2 && hasFeature(in, pd, feat8Storage)
 	}
 	return d, nil
 }
@@ -335,7 +341,7 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	// Stage when told to, or when the main heap is not host-visible; it
 	// takes timeline semaphores.
 	stage := staging == StagingOn || (staging == StagingAuto && !info.MappedMainHeap())
-	if stage && !hasTimeline(in, pd, minorOf(info.APIVersion)) {
+	if stage && !(minorOf(info.APIVersion) >= 2 && hasFeature(in, pd, featTimeline)) {
 		stage = false // mapped system memory: correct, slower
 	}
 	queues := []vk.DeviceQueueCreateInfo{{
@@ -360,14 +366,19 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 		EnabledExtensionCount:   uint32(len(exts)),
 		PpEnabledExtensionNames: exts,
 	}
-	if stage {
-		link := timelineFeature()
-		if link == nil {
-			return nil, fmt.Errorf("vk: out of host memory")
+	var chain featureChain
+	defer chain.free()
+	for _, f := range []struct {
+		on    bool
+		sType uint32
+	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}} {
+		if f.on {
+			if err := chain.add(f.sType); err != nil {
+				return nil, err
+			}
 		}
-		defer freeC(link)
-		dci.PNext = link
 	}
+	dci.PNext = chain.head()
 	// Out-parameters are locals: cgo rejects pointers into Go structs
 	// that hold Go pointers.
 	var dev vk.Device

@@ -28,12 +28,6 @@ typedef struct {
 	vkjit_counter_fn counter;
 } vkjit_timeline_fns;
 
-typedef struct {
-	uint32_t sType;
-	const void* pNext;
-	uint32_t timelineSemaphore;
-} vkjit_timeline_features;
-
 static vkjit_gipa3 vkjit_get_gipa(void) {
 	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
 	if (!lib) return 0;
@@ -42,33 +36,37 @@ static vkjit_gipa3 vkjit_get_gipa(void) {
 	return gipa;
 }
 
-// vkjit_has_timeline asks vkGetPhysicalDeviceFeatures2 for timelineSemaphore.
-static int vkjit_has_timeline(void* instance, void* physicalDevice) {
+// vkjit_feature asks vkGetPhysicalDeviceFeatures2 for the first VkBool32
+// of the feature structure with sType (every one vkjit asks about has the
+// feature it wants there, at offset 16).
+static int vkjit_feature(void* instance, void* physicalDevice, uint32_t sType) {
 	vkjit_gipa3 gipa = vkjit_get_gipa();
 	if (!gipa) return 0;
 	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, "vkGetPhysicalDeviceFeatures2");
 	if (!f) return 0;
-	vkjit_timeline_features tl;
-	memset(&tl, 0, sizeof tl);
-	tl.sType = 1000207000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES
+	unsigned char feat[64];
+	memset(feat, 0, sizeof feat);
+	*(uint32_t*)feat = sType;
 	// VkPhysicalDeviceFeatures2: sType, pNext, then 55 VkBool32s.
 	unsigned char* f2 = calloc(1, 1024);
 	if (!f2) return 0;
 	*(uint32_t*)f2 = 1000059000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
-	*(void**)(f2 + 8) = &tl;
+	*(void**)(f2 + 8) = feat;
 	f(physicalDevice, f2);
 	free(f2);
-	return tl.timelineSemaphore != 0;
+	return *(uint32_t*)(feat + 16) != 0;
 }
 
-// vkjit_timeline_feature is a pNext link that enables timelineSemaphore at
-// vkCreateDevice; the caller frees it.
-static void* vkjit_timeline_feature(void) {
-	vkjit_timeline_features* tl = calloc(1, sizeof *tl);
-	if (!tl) return 0;
-	tl->sType = 1000207000;
-	tl->timelineSemaphore = 1;
-	return tl;
+// vkjit_feature_link is a pNext link for vkCreateDevice that enables the
+// first VkBool32 of the feature structure with sType, chained to next;
+// the caller frees it.
+static void* vkjit_feature_link(uint32_t sType, void* next) {
+	unsigned char* p = calloc(1, 64);
+	if (!p) return 0;
+	*(uint32_t*)p = sType;
+	*(void**)(p + 8) = next;
+	*(uint32_t*)(p + 16) = 1;
+	return p;
 }
 
 static int vkjit_timeline_load(void* instance, void* device, vkjit_timeline_fns* out) {
@@ -195,20 +193,47 @@ import (
 	vk "github.com/goki/vulkan"
 )
 
-// hasTimeline reports whether the device offers timeline semaphores
-// (core in Vulkan 1.2, required there; vkjit's instance asks for 1.2).
-func hasTimeline(in *Instance, pd vk.PhysicalDevice, apiMinor uint32) bool {
-	if apiMinor < 2 {
-		return false
-	}
-	return C.vkjit_has_timeline(unsafe.Pointer(in.inst), unsafe.Pointer(pd)) != 0
+// Feature structures vkjit enables (their sType; the feature is the
+// structure's first VkBool32).
+const (
+	featTimeline  = 1000207000 // VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore
+	feat16Storage = 1000083000 // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
+	feat8Storage  = 1000177000 // VkPhysicalDevice8BitStorageFeatures.storageBuffer8BitAccess
+)
+
+// hasFeature asks vkGetPhysicalDeviceFeatures2 (Vulkan 1.1, which
+// vkjit's 1.2 instance has) for one of those features.
+func hasFeature(in *Instance, pd vk.PhysicalDevice, sType uint32) bool {
+	return C.vkjit_feature(unsafe.Pointer(in.inst), unsafe.Pointer(pd), C.uint32_t(sType)) != 0
 }
 
-// timelineFeature is the pNext link that enables timeline semaphores at
-// device creation; free it with C.free after vkCreateDevice.
-func timelineFeature() unsafe.Pointer { return C.vkjit_timeline_feature() }
+// featureChain is a pNext chain that enables features (by sType) at
+// vkCreateDevice; free it after.
+type featureChain struct{ links []unsafe.Pointer }
 
-func freeC(p unsafe.Pointer) { C.free(p) }
+func (c *featureChain) add(sType uint32) error {
+	p := C.vkjit_feature_link(C.uint32_t(sType), c.head())
+	if p == nil {
+		return fmt.Errorf("vk: out of host memory")
+	}
+	c.links = append(c.links, p)
+	return nil
+}
+
+// head is the chain's first link (nil when empty).
+func (c *featureChain) head() unsafe.Pointer {
+	if len(c.links) == 0 {
+		return nil
+	}
+	return c.links[len(c.links)-1]
+}
+
+func (c *featureChain) free() {
+	for _, p := range c.links {
+		C.free(p)
+	}
+	c.links = nil
+}
 
 // timelines is the device's entry points for timeline semaphores.
 type timelines struct {
