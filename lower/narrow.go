@@ -27,7 +27,7 @@ func narrowStorage(st hlo.ElementType) bool { return st != hlo.PRED && st.Bits()
 // extended by shifts once widened).
 func (k *kernelBuilder) storageElem(st hlo.ElementType) spirv.ID {
 	if narrowStorage(st) {
-		return k.b.TypeStorageInt(st.Bits(), false)
+		return k.b.TypeStorageUint(st.Bits())
 	}
 	return k.scalarType(st)
 }

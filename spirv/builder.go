@@ -174,6 +174,10 @@ func (b *Builder) TypeInt(width int, signed bool) ID {
 	case 64:
 		b.Capability(CapabilityInt64)
 	}
+	return b.intType(width, signed)
+}
+
+func (b *Builder) intType(width int, signed bool) ID {
 	s := uint32(0)
 	if signed {
 		s = 1
@@ -194,17 +198,12 @@ func (b *Builder) TypeFloat(width int) ID {
 	return id
 }
 
-// TypeStorageInt returns an 8- or 16-bit integer type for storage buffer
-// elements only (loads, stores, conversions): it declares the storage
-// capability and extension instead of Int8 or Int16.
-func (b *Builder) TypeStorageInt(width int, signed bool) ID {
+// TypeStorageUint returns an unsigned 8- or 16-bit integer type for
+// storage buffer elements only (loads, stores, width conversions): it
+// declares the storage capability and extension instead of Int8 or Int16.
+func (b *Builder) TypeStorageUint(width int) ID {
 	b.storage(width)
-	s := uint32(0)
-	if signed {
-		s = 1
-	}
-	id, _ := b.global(OpTypeInt, "", uint32(width), s)
-	return id
+	return b.intType(width, false)
 }
 
 func (b *Builder) storage(width int) {
