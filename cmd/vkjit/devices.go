@@ -40,6 +40,14 @@ func cmdDevices(args []string, out io.Writer) error {
 			heaps = append(heaps, fmt.Sprintf("%d: %s %s", i, formatBytes(h.Size), kind))
 		}
 		fmt.Fprintf(out, "    memory heaps:  %s\n", strings.Join(heaps, ", "))
+		narrow := "widened to 32 bits"
+		switch {
+		case d.Storage8 && d.Storage16:
+			narrow = "stored at their width (8- and 16-bit storage)"
+		case d.Storage16:
+			narrow = "16-bit stored at their width, 8-bit widened"
+		}
+		fmt.Fprintf(out, "    narrow types:  %s\n", narrow)
 		if d.MappedMainHeap() {
 			fmt.Fprintf(out, "    tensors:       heap %d, mapped: the host reads and writes them in place\n", d.MainHeap())
 		} else {
