@@ -11,8 +11,19 @@ import (
 // The user's module is not modified: the entry is rebuilt in a new
 // module that shares everything else.
 func inlineCalls(s *state) error {
-	old := s.mod.Entry
-	entry := &hlo.Computation{Name: old.Name, IsEntry: true, Pos: old.Pos, Params: make([]*hlo.Instruction, len(old.Params))}
+	entry := flatten(s.mod.Entry, s.mod.Entry.Name)
+	entry.IsEntry = true
+	mod := *s.mod
+	mod.Entry = entry
+	s.mod = &mod
+	return nil
+}
+
+// flatten returns a copy of computation c, named name, with its calls and
+// fusions replaced by copies of what they call (recursively) and
+// opt-barriers by their operands. c is not modified.
+func flatten(c *hlo.Computation, name string) *hlo.Computation {
+	out := &hlo.Computation{Name: name, Pos: c.Pos, Params: make([]*hlo.Instruction, len(c.Params))}
 	var copyComp func(c *hlo.Computation, args []*hlo.Instruction, prefix string) *hlo.Instruction
 	copyComp = func(c *hlo.Computation, args []*hlo.Instruction, prefix string) *hlo.Instruction {
 		m := map[*hlo.Instruction]*hlo.Instruction{}
@@ -37,16 +48,13 @@ func inlineCalls(s *state) error {
 			cp.Name = prefix + in.Name
 			cp.Operands = ops
 			m[in] = &cp
-			entry.Instructions = append(entry.Instructions, &cp)
+			out.Instructions = append(out.Instructions, &cp)
 			if in.Op == hlo.OpParameter {
-				entry.Params[in.ParamNum] = &cp
+				out.Params[in.ParamNum] = &cp
 			}
 		}
 		return m[c.Root]
 	}
-	entry.Root = copyComp(old, nil, "")
-	mod := *s.mod
-	mod.Entry = entry
-	s.mod = &mod
-	return nil
+	out.Root = copyComp(c, nil, "")
+	return out
 }

@@ -565,3 +565,37 @@ func TestConvertNotInPlace(t *testing.T) {
 		require.True(t, a.Offset+a.Size <= c.Offset || c.Offset+c.Size <= a.Offset, "%s: a at [%d,%d), c at [%d,%d)", ty, a.Offset, a.Offset+a.Size, c.Offset, c.Offset+c.Size)
 	}
 }
+
+// TestHoistInvariants: a while body that sums the squares of an iota
+// every iteration (as jit_compute_while in the corpus does) gets the sum
+// computed once before the loop, carried in the loop state; the body
+// keeps its variant work only, and the user's module is left as it was.
+func TestHoistInvariants(t *testing.T) {
+	mods, err := hlo.ParseFile("testdata/licm.hlo")
+	require.NoError(t, err)
+	m := mods[0]
+	before := m.String()
+	p, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Equal(t, before, m.String(), "the user's module is not modified")
+	reduces := func(p *Program) (n int) {
+		for _, s := range p.Steps {
+			if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "reduce") {
+				n++
+			}
+		}
+		return n
+	}
+	require.NotZero(t, reduces(p), "the invariant reduction runs in the entry (in two steps: it is long)")
+	var while Step
+	for _, s := range p.Steps {
+		if s.Kind == StepWhile {
+			while = s
+		}
+	}
+	require.Equal(t, StepWhile, while.Kind)
+	require.Zero(t, reduces(p.Subs[while.Body]), "and not in the body")
+	for _, k := range append(p.Kernels, p.Subs[while.Body].Kernels...) {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
+}
