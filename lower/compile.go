@@ -29,19 +29,20 @@ type Options struct {
 
 // state is what the passes share.
 type state struct {
-	verified bool // the module was verified by the Compile that started this one
-	mod      *hlo.Module
-	tg       Target
-	opts     Options
-	prog     *Program
-	values   map[*hlo.Instruction][]int              // buffers of each value's leaves
-	kernel   map[string]int                          // kernel index by SPIR-V, to share identical kernels
-	fused    map[*hlo.Instruction]bool               // computed inside their consumers' kernels (fuse.go)
-	prologue map[*hlo.Instruction][]*hlo.Instruction // reduces a reduce's kernel computes first (fuse.go)
-	moved    map[*hlo.Instruction]bool               // computed by another instruction's kernel, stored to its own buffer
-	rowDims  map[*hlo.Instruction]int                // row kernels: the leading dimensions that index a row (rowfuse.go)
-	order    []*hlo.Instruction                      // the order in which kernels and control steps run (schedule)
-	live     map[*hlo.Instruction]bool               // what the root depends on (schedule); the rest is dead
+	verified  bool // the module was verified by the Compile that started this one
+	mod       *hlo.Module
+	tg        Target
+	opts      Options
+	prog      *Program
+	values    map[*hlo.Instruction][]int               // buffers of each value's leaves
+	kernel    map[string]int                           // kernel index by SPIR-V, to share identical kernels
+	fused     map[*hlo.Instruction]bool                // computed inside their consumers' kernels (fuse.go)
+	prologue  map[*hlo.Instruction][]*hlo.Instruction  // reduces a reduce's kernel computes first (fuse.go)
+	moved     map[*hlo.Instruction]bool                // computed by another instruction's kernel, stored to its own buffer
+	rowDims   map[*hlo.Instruction]int                 // row kernels: the leading dimensions that index a row (rowfuse.go)
+	rowSpills map[*hlo.Instruction][2]*hlo.Instruction // row kernels: a value their reduction stores for their elements (rowfuse.go)
+	order     []*hlo.Instruction                       // the order in which kernels and control steps run (schedule)
+	live      map[*hlo.Instruction]bool                // what the root depends on (schedule); the rest is dead
 }
 
 type pass struct {
@@ -317,7 +318,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 // entry computation, in definition order.
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
-	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue,
+	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue, rowSpills: s.rowSpills,
 		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce)}
 	for _, in := range s.order {
 		if s.fused[in] || s.moved[in] {
@@ -364,8 +365,9 @@ func emitKernels(s *state) error {
 		invocations := n
 		switch m, row := s.rowDims[in]; {
 		case row: // an invocation per row
-			invocations = hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[:m]...).NumElements()
-			k, err = rowKernel(in, env, invocations, n/invocations)
+			var cols int64
+			invocations, cols = rowSplit(in, m)
+			k, err = rowKernel(in, env, invocations, cols)
 		case in.Op == hlo.OpReduce:
 			k, err = reduceKernel(in, env)
 		case in.Op == hlo.OpDot:

@@ -22,6 +22,7 @@ type kernelEnv struct {
 	subgroupReduce bool // row reductions may take a subgroup per output
 	fused          map[*hlo.Instruction]bool
 	prologue       map[*hlo.Instruction][]*hlo.Instruction
+	rowSpills      map[*hlo.Instruction][2]*hlo.Instruction // row kernel -> the value its reduction stores, and that reduction (rowfuse.go)
 }
 
 func (e kernelEnv) builder(pushFields int) *kernelBuilder {

@@ -110,7 +110,8 @@ func regBits(t hlo.ElementType) int {
 	return t.Bits()
 }
 
-// isNarrow reports the types held widened in 32-bit registers.
+// isNarrow reports the 8- and 16-bit types: held widened in 32-bit
+// registers, and in buffers as they are or widened (StorageType).
 func isNarrow(t hlo.ElementType) bool { return t != hlo.PRED && t.Bits() < 32 }
 
 // scalarType is the SPIR-V type of a value of element type t in registers.
@@ -142,7 +143,7 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 	elem := k.storageElem(st)
 	arr := k.b.TypeRuntimeArray(elem, uint32(st.Bytes()))
 	switch {
-	case k.isVec(len(k.bindings)) && narrowStorage(st): // 8 elements in words
+	case k.isVec(len(k.bindings)) && isNarrow(st): // 8 elements in words
 		w := narrowWords(st)
 		arr = k.b.TypeRuntimeArray(k.b.TypeVector(k.u32(), w), uint32(4*w))
 	case k.isVec(len(k.bindings)):
@@ -294,7 +295,7 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 		k.vectorStore(bind, idx, id)
 		return
 	}
-	if st := k.bindings[bind].st; narrowStorage(st) {
+	if st := k.bindings[bind].st; isNarrow(st) {
 		id = k.narrow(id, st)
 	}
 	if k.lanes > 0 { // a subgroup per element: lane 0 stores

@@ -18,15 +18,12 @@ import (
 // (shaderDenormPreserveFloat16 is optional); bf16 is the top half of an
 // f32.
 
-// narrowStorage reports the storage types held in fewer than 32 bits.
-func narrowStorage(st hlo.ElementType) bool { return st != hlo.PRED && st.Bits() < 32 }
-
 // storageElem is the SPIR-V type of a buffer element of storage type st:
 // an unsigned integer of the narrow width for every narrow type (storage
 // capabilities allow width-only conversions, so a signed value is sign
 // extended by shifts once widened).
 func (k *kernelBuilder) storageElem(st hlo.ElementType) spirv.ID {
-	if narrowStorage(st) {
+	if isNarrow(st) {
 		return k.b.TypeStorageUint(st.Bits())
 	}
 	return k.scalarType(st)
@@ -34,7 +31,7 @@ func (k *kernelBuilder) storageElem(st hlo.ElementType) spirv.ID {
 
 // widen turns a loaded narrow element into its 32-bit register value.
 func (k *kernelBuilder) widen(raw spirv.ID, st hlo.ElementType) spirv.ID {
-	if !narrowStorage(st) {
+	if !isNarrow(st) {
 		return raw
 	}
 	return k.widenBits(k.f.Op(spirv.OpUConvert, k.u32(), uint32(raw)), st)

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -113,6 +114,7 @@ func iotaDims(m int) []int64 {
 // dimensions that index a row.
 func fuseRows(s *state) error {
 	s.rowDims = map[*hlo.Instruction]int{}
+	s.rowSpills = map[*hlo.Instruction][2]*hlo.Instruction{}
 	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce {
 		return nil // SubgroupReduce asks for the GPUs' form on a CPU device
 	}
@@ -203,9 +205,13 @@ func fuseRows(s *state) error {
 		// Each value must be read only at its row: by k2 through
 		// broadcasts along the rows, by the other row values at their
 		// own index. One that is not stays a kernel of its own.
+		// (In definition order, so that the plan is the same every time.)
 		for changed := true; changed; {
 			changed = false
-			for p := range cand {
+			for _, p := range c.Instructions {
+				if !cand[p] {
+					continue
+				}
 				ok := p.Shape.Rank() == m && (!in2[p] || s.readsOnlyAtRow(k2, p, m))
 				for q := range cand {
 					if ok && q != p && stepInputs(q)[p] && !s.readsOnlyAtOutput(q, p) {
@@ -235,55 +241,29 @@ func fuseRows(s *state) error {
 		if !reduces || !fits {
 			continue
 		}
-		rows := int64(1)
-		for _, d := range k2.Shape.Dims[:m] {
-			rows *= d
-		}
+		rows, cols := rowSplit(k2, m)
 		if rows < minRowKernelRows {
 			continue
 		}
-		// Nothing else k2 reads may need what moves into k2's step.
-		moving := map[*hlo.Instruction]bool{}
+		// What the step reads from buffers: k2's inputs and those of the
+		// values it takes, which none of them may need.
+		reads := maps.Clone(in2)
+		iters := cols * (1 + s.loopIters(k2))
 		for _, p := range take {
-			moving[p] = true
-		}
-		all := map[*hlo.Instruction]bool{}
-		for o := range in2 {
-			all[o] = true
+			s.visitInputs(p, func(o *hlo.Instruction) { reads[o] = true })
+			iters += s.loopIters(p)
 		}
 		for _, p := range take {
-			s.visitInputs(p, func(o *hlo.Instruction) { all[o] = true })
+			delete(reads, p)
 		}
 		cycle := false
-		for o := range all {
-			if moving[o] {
-				continue
-			}
-			for p := range moving {
-				if needs(o, p, map[*hlo.Instruction]bool{}) {
-					cycle = true
-				}
+		for o := range reads {
+			for _, p := range take {
+				cycle = cycle || needs(o, p, map[*hlo.Instruction]bool{})
 			}
 		}
-		if cycle {
-			continue
-		}
-		cols := k2.Shape.NumElements() / rows
-		iters := cols * (1 + s.loopIters(k2))
-		union := map[*hlo.Instruction]bool{}
-		for o := range in2 {
-			union[o] = true
-		}
-		outs := len(k2.Shape.Leaves())
-		for _, p := range take {
-			iters += s.loopIters(p)
-			s.visitInputs(p, func(o *hlo.Instruction) { union[o] = true })
-			outs++
-		}
-		for _, p := range take {
-			delete(union, p)
-		}
-		if iters > budget || limit != 0 && len(union)+outs > limit {
+		outs := len(k2.Shape.Leaves()) + len(take)
+		if cycle || iters > budget || limit != 0 && len(reads)+outs > limit {
 			continue
 		}
 		for _, p := range take {
@@ -295,8 +275,39 @@ func fuseRows(s *state) error {
 		}
 		s.prologue[k2] = take
 		s.rowDims[k2] = m
+		if v, by := s.spillOf(k2, take); v != nil {
+			s.rowSpills[k2] = [2]*hlo.Instruction{v, by}
+		}
 	}
 	return nil
+}
+
+// rowSplit is row kernel in's rows (its first m dimensions) and the
+// elements of each.
+func rowSplit(in *hlo.Instruction, m int) (rows, cols int64) {
+	rows = hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[:m]...).NumElements()
+	return rows, in.Shape.NumElements() / max(rows, 1)
+}
+
+// spillOf finds row kernel k2's rowSpill: the operand of one of the
+// reductions it takes that is a fused value of k2's type, which k2's
+// elements read, and only at their own index.
+func (s *state) spillOf(k2 *hlo.Instruction, take []*hlo.Instruction) (v, by *hlo.Instruction) {
+	if len(k2.Shape.Leaves()) != 1 {
+		return nil, nil
+	}
+	_, cluster := s.clusterInputs(k2)
+	for i := len(take) - 1; i >= 0; i-- {
+		p := take[i]
+		if p.Op != hlo.OpReduce || len(p.Operands) != 2 {
+			continue
+		}
+		o := p.Operands[0]
+		if slices.Contains(cluster, o) && o.Shape.Elem == k2.Shape.Elem && equalDims(o.Shape.Dims, k2.Shape.Dims) && s.readsOnlyAtOutput(k2, o) {
+			return o, p
+		}
+	}
+	return nil, nil
 }
 
 // rowKernel generates row kernel in (see fuseRows): rows invocations,
@@ -316,7 +327,7 @@ func rowKernel(in *hlo.Instruction, env kernelEnv, rows, cols int64) (*Kernel, e
 	// Every 32-bit binding starts as a vec4 array; one read or written
 	// anywhere but at a lane's element (a broadcast row of weights, the
 	// reductions' results) is made scalar and the kernel generated again.
-	vec := make([]bool, len(scalar.vectorBind))
+	vec := make([]bool, len(scalar.bindBytes))
 	for b := range vec {
 		vec[b] = scalar.bindBytes[b] == 4
 	}
@@ -343,8 +354,8 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 	if err != nil {
 		return nil, err
 	}
-	if v, by := spillCandidate(in, env); v != nil {
-		k.spill = &rowSpill{in: v, by: by, bind: outs[0]}
+	if sp, ok := env.rowSpills[in]; ok {
+		k.spill = &rowSpill{in: sp[0], by: sp[1], bind: outs[0]}
 	}
 	k.begin()
 	u32 := k.u32()
@@ -443,54 +454,6 @@ type rowSpill struct {
 	by    *hlo.Instruction // the prologue reduce that stores it
 	bind  int              // the result binding it goes to
 	ready bool             // stored: reads come from the binding
-}
-
-// spillCandidate finds row kernel in's rowSpill: the operand of one of
-// its prologue reductions that is a fused value of in's type, which in's
-// elements read only at their own index.
-func spillCandidate(in *hlo.Instruction, env kernelEnv) (v, by *hlo.Instruction) {
-	if len(in.Shape.Leaves()) != 1 {
-		return nil, nil
-	}
-	ps := env.prologue[in]
-	for i := len(ps) - 1; i >= 0; i-- {
-		p := ps[i]
-		if p.Op != hlo.OpReduce || len(p.Operands) != 2 {
-			continue
-		}
-		o := p.Operands[0]
-		if !env.fused[o] || o.Shape.Elem != in.Shape.Elem || !equalDims(o.Shape.Dims, in.Shape.Dims) {
-			continue
-		}
-		if readsOnlyAtOwn(in, o, env.fused) {
-			return o, p
-		}
-	}
-	return nil, nil
-}
-
-// readsOnlyAtOwn reports whether in's kernel reads fused value v, and
-// only at the index of the element it computes.
-func readsOnlyAtOwn(in, v *hlo.Instruction, fused map[*hlo.Instruction]bool) bool {
-	found, ok := false, true
-	var walk func(x *hlo.Instruction, own bool)
-	walk = func(x *hlo.Instruction, own bool) {
-		if x == v {
-			found = true
-			ok = ok && own
-			return
-		}
-		if !fused[x] {
-			return
-		}
-		for _, o := range x.Operands {
-			walk(o, own && x.Op.IsElementwise() && !(o.Shape.Rank() == 0 && x.Shape.Rank() > 0))
-		}
-	}
-	for _, o := range in.Operands {
-		walk(o, !(o.Shape.Rank() == 0 && in.Shape.Rank() > 0))
-	}
-	return found && ok
 }
 
 // spillAt stores the value reduction r folds at element p when it is the

@@ -92,8 +92,8 @@ func (s *state) loopIters(in *hlo.Instruction) int64 {
 func (s *state) kernelIters(in *hlo.Instruction) int64 {
 	n := s.loopIters(in)
 	if m, ok := s.rowDims[in]; ok { // a row kernel loops over its row
-		row := hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims[m:]...).NumElements()
-		n = row * (1 + n)
+		_, cols := rowSplit(in, m)
+		n = cols * (1 + n)
 	}
 	for _, p := range s.prologue[in] {
 		n += s.loopIters(p)

@@ -84,7 +84,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			continue
 		}
 		bd := k.bindings[b]
-		if narrowStorage(bd.st) { // the 8 elements are one vector of words
+		if isNarrow(bd.st) { // the 8 elements are one vector of words
 			vw := k.b.TypeVector(u32, narrowWords(bd.st))
 			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
 			vs.loaded[b] = []spirv.ID{k.f.Op(spirv.OpLoad, vw, uint32(p))}
@@ -115,7 +115,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			}
 		}
 		bd := k.bindings[b]
-		if narrowStorage(bd.st) {
+		if isNarrow(bd.st) {
 			k.storeNarrowLanes(bd, idx4, parts)
 			continue
 		}
@@ -141,7 +141,7 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 		return k.zero(k.bindings[bind].st), false
 	}
 	st := k.bindings[bind].st
-	if narrowStorage(st) {
+	if isNarrow(st) {
 		per := vectorWidth / narrowWords(st) // elements per word
 		w := k.f.Op(spirv.OpCompositeExtract, k.u32(), uint32(v4[0]), uint32(lane/per))
 		bits := k.uop(spirv.OpShiftRightLogical, w, k.cu32(uint32(st.Bits()*(lane%per))))
@@ -201,7 +201,7 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 func (k *kernelBuilder) vectorBinds() []bool {
 	vb := make([]bool, len(k.bindings))
 	for b, bd := range k.bindings {
-		vb[b] = !k.offIndex[b] && (bd.st.Bytes() == 4 || narrowStorage(bd.st))
+		vb[b] = !k.offIndex[b] && (bd.st.Bytes() == 4 || isNarrow(bd.st))
 	}
 	return vb
 }
