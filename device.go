@@ -55,16 +55,7 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 	if d.done.Load() {
 		return nil, fmt.Errorf("vkjit: ToHost of a released device tensor")
 	}
-	shape := d.Shape()
-	raw := make([]byte, d.buf.Size())
-	if err := d.rt.pool.Download(d.buf, raw); err != nil {
-		return nil, err
-	}
-	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements(), d.rt.Target())
-	if err != nil {
-		return nil, err
-	}
-	return &Tensor{Type: d.Type, Dims: append([]int64{}, d.Dims...), Data: data}, nil // data is a fresh download, or converted from one
+	return d.rt.toHost(d.buf, d.Shape())
 }
 
 // Upload copies a host tensor to the device.
@@ -75,7 +66,7 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 	if int64(len(t.Data)) != t.Shape().ByteSize() {
 		return nil, fmt.Errorf("vkjit: tensor of shape %s holds %d bytes, needs %d", t.Shape().DimsString(), len(t.Data), t.Shape().ByteSize())
 	}
-	data := lower.ToStorage(t.Type, t.Data, r.Target())
+	data := lower.ToStorage(t.Type, t.Data, r.tg)
 	buf, err := r.pool.Alloc(int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("vkjit: uploading %s: %w", t.Shape(), err)

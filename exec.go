@@ -288,7 +288,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	for i, bi := range p.Params {
 		b := p.Buffers[bi]
 		if b.Donated { // uploaded into the arena by exec
-			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.Target())
+			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.tg)
 			continue
 		}
 		buf, err := r.alloc(b.Name, b.Size)
@@ -297,7 +297,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 			return nil, st, err
 		}
 		inputs[i] = buf
-		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.Target())})
+		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.tg)})
 	}
 	if err := e.rt.pool.Upload(writes...); err != nil {
 		r.free(inputs)
@@ -313,15 +313,9 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	}
 	results := make([]*Tensor, len(outs))
 	for i, b := range outs {
-		shape := p.OutputShapes[i]
-		data, err := r.download(b)
-		if err == nil {
-			data, err = lower.FromStorage(shape.Elem, data, shape.NumElements(), e.rt.Target())
-		}
-		if err != nil {
+		if results[i], err = e.rt.toHost(b, p.OutputShapes[i]); err != nil {
 			return nil, st, err
 		}
-		results[i] = &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: data} // data is a fresh download, or converted from one
 	}
 	st.Dispatches = r.dispatches
 	st.PeakDeviceBytes = r.peak
@@ -336,10 +330,18 @@ type source struct {
 	buf  *vk.Buffer
 }
 
-// download reads a device buffer's bytes (in storage form) to the host.
-func (r *run) download(b *vk.Buffer) ([]byte, error) {
-	out := make([]byte, b.Size())
-	return out, r.e.rt.pool.Download(b, out)
+// toHost copies a device buffer holding an array of shape to a tensor.
+func (r *Runtime) toHost(b *vk.Buffer, shape hlo.Shape) (*Tensor, error) {
+	raw := make([]byte, b.Size())
+	if err := r.pool.Download(b, raw); err != nil {
+		return nil, err
+	}
+	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements(), r.tg)
+	if err != nil {
+		return nil, err
+	}
+	// data is the fresh download, or converted from it: the tensor's own.
+	return &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: data}, nil
 }
 
 // exec runs program l with its parameter buffers bound to inputs, or, for

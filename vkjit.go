@@ -60,6 +60,7 @@ type Runtime struct {
 	dev   *vk.Device
 	pool  *pool.Pool   // every device buffer: arenas, parameters, constants
 	cache *cache.Cache // nil: off
+	tg    lower.Target // what code generation knows of the device, read at Open
 
 	pipelineData int // bytes of saved pipeline cache data loaded at Open
 }
@@ -91,7 +92,7 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	r := &Runtime{inst: inst, dev: dev, pool: mem}
+	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target(dev.Info)}
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(s string) { fmt.Fprintln(os.Stderr, s) }
@@ -151,9 +152,12 @@ func (r *Runtime) TrimMemory() int64 { return r.pool.Trim() }
 // Device describes the open device.
 func (r *Runtime) Device() vk.DeviceInfo { return r.dev.Info }
 
-// Target is what the code generator knows of the open device.
-func (r *Runtime) Target() lower.Target {
-	d := r.dev.Info
+// Target is what the code generator knows of the open device (read once,
+// at Open: every compilation and every host copy of narrow types
+// follows it).
+func (r *Runtime) Target() lower.Target { return r.tg }
+
+func target(d vk.DeviceInfo) lower.Target {
 	return lower.Target{
 		SubgroupSize:      d.SubgroupSize,
 		SubgroupShuffle:   d.SubgroupShuffle(),

@@ -195,6 +195,15 @@ func (p *Pool) budget() (int64, bool) {
 	return int64(float64(size) * p.cfg.Fraction), false
 }
 
+// refused is the error of an allocation the device refused: ErrOutOfMemory
+// when it was out of memory, else err as it is.
+func refused(err error, what string) error {
+	if errors.Is(err, vk.ErrOutOfDeviceMemory) || errors.Is(err, vk.ErrOutOfHostMemory) {
+		return fmt.Errorf("%w: the device refused %s: %v", ErrOutOfMemory, what, err)
+	}
+	return err
+}
+
 // Granule is the alignment and rounding unit of every allocation.
 func (p *Pool) Granule() int64 { return p.granule }
 
@@ -258,10 +267,7 @@ func (p *Pool) grow(size int64) (*block, error) {
 	}
 	buf, err := newBuffer(size)
 	if err != nil {
-		if errors.Is(err, vk.ErrOutOfDeviceMemory) || errors.Is(err, vk.ErrOutOfHostMemory) {
-			return nil, fmt.Errorf("%w: the device refused a %d-byte block (%d reserved): %v", ErrOutOfMemory, size, p.reserved, err)
-		}
-		return nil, err
+		return nil, refused(err, fmt.Sprintf("a %d-byte block (%d reserved)", size, p.reserved))
 	}
 	b := &block{buf: buf, ranges: NewRanges(size, p.granule)}
 	p.blocks = append(p.blocks, b)

@@ -156,7 +156,7 @@ func (p *Pool) ringLocked() (*ring, error) {
 	}
 	buf, err := p.dev.NewStagingBuffer(size)
 	if err != nil {
-		return nil, fmt.Errorf("%w: staging buffer of %d bytes: %v", ErrOutOfMemory, size, err)
+		return nil, refused(err, fmt.Sprintf("a %d-byte staging buffer", size))
 	}
 	p.ring = &ring{dev: p.dev, buf: buf, size: size, granule: p.granule, cond: sync.NewCond(&p.smu)}
 	return p.ring, nil

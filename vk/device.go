@@ -104,6 +104,13 @@ type DeviceInfo struct {
 	// values (storageBuffer16BitAccess, storageBuffer8BitAccess; loads,
 	// stores and conversions only).
 	Storage16, Storage8 bool
+
+	api vk.Version // APIVersion as a number
+}
+
+// atLeast reports whether the device's API version is at least 1.minor.
+func (d *DeviceInfo) atLeast(minor int) bool {
+	return d.api.Major() > 1 || d.api.Minor() >= minor
 }
 
 // SubgroupShuffle reports whether compute shaders have subgroup shuffles
@@ -164,6 +171,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		VendorID:                       p.VendorID,
 		DeviceID:                       p.DeviceID,
 		APIVersion:                     vk.Version(p.ApiVersion).String(),
+		api:                            vk.Version(p.ApiVersion),
 		DriverVersion:                  p.DriverVersion,
 		PipelineCacheUUID:              p.PipelineCacheUUID,
 		MaxComputeWorkGroupCount:       p.Limits.MaxComputeWorkGroupCount,
@@ -215,7 +223,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 	d.ShaderFloat64 = feat.ShaderFloat64 == vk.True
 	d.ShaderInt64 = feat.ShaderInt64 == vk.True
 	d.ShaderInt16 = feat.ShaderInt16 == vk.True
-	if vk.Version(p.ApiVersion).Minor() >= 1 || vk.Version(p.ApiVersion).Major() > 1 {
+	if d.atLeast(1) {
 		p2, err := queryProps2(in.inst, pd)
 		if err != nil {
 			return d, err
@@ -224,7 +232,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.SubgroupOperations, d.SubgroupStages = p2.SubgroupOperations, p2.SubgroupStages
 		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
 		d.Storage16 = hasFeature(in, pd, feat16Storage)
-		d.Storage8 = minorOf(d.APIVersion) >= 2 && hasFeature(in, pd, feat8Storage)
+		d.Storage8 = d.atLeast(2) && hasFeature(in, pd, feat8Storage)
 	}
 	return d, nil
 }
@@ -341,7 +349,7 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	// Stage when told to, or when the main heap is not host-visible; it
 	// takes timeline semaphores.
 	stage := staging == StagingOn || (staging == StagingAuto && !info.MappedMainHeap())
-	if stage && !(minorOf(info.APIVersion) >= 2 && hasFeature(in, pd, featTimeline)) {
+	if stage && !(info.atLeast(2) && hasFeature(in, pd, featTimeline)) {
 		stage = false // mapped system memory: correct, slower
 	}
 	queues := []vk.DeviceQueueCreateInfo{{
@@ -400,16 +408,6 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 		}
 	}
 	return d, nil
-}
-
-// minorOf is the minor number of an "M.m.p" API version.
-func minorOf(v string) uint32 {
-	var major, minor, patch uint32
-	fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch)
-	if major > 1 {
-		return 99
-	}
-	return minor
 }
 
 // Destroy waits for the device to go idle and releases it.
