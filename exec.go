@@ -448,11 +448,15 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 			}
 			continue
 		}
-		if err := r.flush(b); err != nil {
-			return nil, owned, err
+		if s.Kind != lower.StepLoop {
+			if err := r.flush(b); err != nil {
+				return nil, owned, err
+			}
 		}
 		var res, resOwned []*vk.Buffer
 		switch s.Kind {
+		case lower.StepLoop:
+			err = r.deviceLoop(l, s, bufs, b)
 		case lower.StepWhile:
 			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]))
 		case lower.StepConditional:
@@ -562,6 +566,44 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 		}
 		r.free(drop)
 		mine, state = still, next
+	}
+}
+
+// deviceLoop runs a device loop's kernel (lower/seqloop.go): its first
+// dispatch joins the batch (it reads what the batch computes), then each
+// dispatch is submitted and its flag read back: 0 the loop is done, 1 it
+// runs on (the bound on one invocation's iterations ended the dispatch),
+// 2 one iteration needs more iterations than an invocation may run.
+func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) error {
+	push := append([]uint32{}, s.Push...)
+	for first := true; ; first = false {
+		if !first {
+			push[1] = 0 // the state is in the results now
+		}
+		st := s
+		st.Push = push
+		d := vk.Dispatch{Kernel: l.kernels[s.Kernel], Push: st.PushBytes(), Groups: s.Groups, AfterWrites: true, Buffers: pick(bufs, s.Buffers)}
+		b.ds = append(b.ds, d)
+		if r.prof {
+			b.names = append(b.names, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst})
+		}
+		if err := r.flush(b); err != nil {
+			return err
+		}
+		v, err := r.readScalar(bufs[s.Pred])
+		if err != nil {
+			return err
+		}
+		switch v {
+		case 0:
+			return nil
+		case 1:
+			continue
+		case 2:
+			return fmt.Errorf("one iteration of the loop runs more loop iterations than the device allows one invocation (%d)", r.e.rt.tg.MaxLoopIterations)
+		default:
+			return fmt.Errorf("the device loop's kernel wrote flag %d", v)
+		}
 	}
 }
 

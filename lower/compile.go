@@ -24,7 +24,11 @@ type Options struct {
 	// faster (lavapipe: the same 7.1-8.3 ms for a 4096x1024 row max);
 	// GPUs with subgroup shuffles use them always.
 	SubgroupReduce bool
-	sub            bool // compiling a while or conditional's computation
+	// HostLoops runs every while loop from the host, reading its
+	// condition back each iteration, instead of as a device loop
+	// (seqloop.go) where one fits (to compare against).
+	HostLoops bool
+	sub       bool // compiling a while or conditional's computation
 }
 
 // state is what the passes share.
@@ -41,6 +45,7 @@ type state struct {
 	moved     map[*hlo.Instruction]bool                // computed by another instruction's kernel, stored to its own buffer
 	rowDims   map[*hlo.Instruction]int                 // row kernels: the leading dimensions that index a row (rowfuse.go)
 	rowSpills map[*hlo.Instruction][2]*hlo.Instruction // row kernels: a value their reduction stores for their elements (rowfuse.go)
+	seqLoops  map[*hlo.Instruction]*seqLoop            // while loops that run on the device (seqloop.go)
 	order     []*hlo.Instruction                       // the order in which kernels and control steps run (schedule)
 	live      map[*hlo.Instruction]bool                // what the root depends on (schedule); the rest is dead
 }
@@ -70,6 +75,7 @@ func init() {
 		{"fuse rows", fuseRows},                        // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
+		{"plan device loops", planDeviceLoops},         // while loops of small state run as one-invocation kernels that iterate on the device
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
@@ -229,6 +235,14 @@ func assignBuffers(s *state) error {
 				off += len(src.Tuple[j].Leaves())
 			}
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
+		case hlo.OpWhile:
+			if l := s.seqLoops[in]; l != nil {
+				if err := s.loopBuffers(in, l); err != nil {
+					return err
+				}
+				continue
+			}
+			fallthrough
 		default:
 			// One buffer per result leaf (a variadic reduce has several).
 			kind := BufTemp
@@ -323,6 +337,12 @@ func emitKernels(s *state) error {
 	for _, in := range s.order {
 		if s.fused[in] || s.moved[in] {
 			continue // computed by other kernels
+		}
+		if l := s.seqLoops[in]; l != nil {
+			if err := s.deviceLoop(in, l, env); err != nil {
+				return err
+			}
+			continue
 		}
 		if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
 			if err := s.controlStep(in); err != nil {

@@ -76,6 +76,8 @@ type kernelBuilder struct {
 	spill    *rowSpill    // a row kernel's value stored by its reduction, read back by its elements
 	vecBinds []bool       // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState // its state inside main()
+
+	regArrays []regArray // device loops: small values read at computed indices (seqloop.go)
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -269,6 +271,9 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 // load reads element idx of a binding as a value of HLO type t; a
 // fused operand's element is computed instead.
 func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
+	if bind >= regBase {
+		return k.regLoad(bind, idx)
+	}
 	if bind >= virtualBase {
 		return k.compute(k.virtual[bind-virtualBase], idx)
 	}

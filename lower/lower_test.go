@@ -575,9 +575,14 @@ func TestHoistInvariants(t *testing.T) {
 	require.NoError(t, err)
 	m := mods[0]
 	before := m.String()
-	p, err := Compile(m, desktop, Options{})
+	p, err := Compile(m, desktop, Options{HostLoops: true})
 	require.NoError(t, err)
 	require.Equal(t, before, m.String(), "the user's module is not modified")
+	// Hoisting is what lets the loop run on the device: its state is
+	// then scalars and an array read at the counter.
+	dev, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepKinds(dev)[StepLoop])
 	reduces := func(p *Program) (n int) {
 		for _, s := range p.Steps {
 			if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "reduce") {

@@ -70,7 +70,7 @@ func liveRanges(p *Program) map[int]liveRange {
 
 // stepBuffers lists every buffer a step reads or writes.
 func stepBuffers(st Step) []int {
-	if st.Kind == StepDispatch {
+	if st.Kind.IsDispatch() {
 		return st.Buffers
 	}
 	var out []int
@@ -294,7 +294,7 @@ func checkPlan(s *state) error {
 	p := s.prog
 	written := map[int]bool{}
 	for i, st := range p.Steps {
-		if st.Kind != StepDispatch {
+		if !st.Kind.IsDispatch() {
 			for _, in := range st.In {
 				for _, b := range in {
 					if p.Buffers[b].Kind == BufTemp && !written[b] {

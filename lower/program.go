@@ -44,7 +44,12 @@ const (
 	StepDispatch    StepKind = iota // run a kernel
 	StepWhile                       // run Subs[Cond] and Subs[Body] on the loop state until the condition is false
 	StepConditional                 // run Subs[Branches[i]] chosen by the predicate or index in buffer Pred
+	StepLoop                        // a device loop: run the kernel until it writes 0 to buffer Pred (seqloop.go)
 )
+
+// IsDispatch reports the steps that run a kernel on their buffers:
+// a dispatch, and a device loop's repeated dispatches.
+func (k StepKind) IsDispatch() bool { return k == StepDispatch || k == StepLoop }
 
 // Step is one dispatch (kernel, buffers bound to its bindings in order,
 // push constants, workgroup grid), or a control-flow step that the

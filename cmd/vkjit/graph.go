@@ -77,14 +77,14 @@ func drawDOT(m *hlo.Module, p *lower.Program) string {
 	placed := map[string]bool{}
 	where := map[string][]string{} // the dispatches computing each instruction
 	for i, st := range p.Steps {
-		if st.Kind == lower.StepDispatch {
+		if st.Kind.IsDispatch() {
 			for _, n := range append([]string{st.Inst}, st.Fused...) {
 				where[n] = append(where[n], fmt.Sprint(i))
 			}
 		}
 	}
 	for i, st := range p.Steps {
-		if st.Kind != lower.StepDispatch {
+		if !st.Kind.IsDispatch() {
 			continue
 		}
 		names := append([]string{st.Inst}, st.Fused...)

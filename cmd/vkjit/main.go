@@ -32,7 +32,8 @@ Usage:
                                              VKJIT_CACHE_MAX_BYTES bounds it, default 1 GiB)
   vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
                                              none are given): --iterations N (10), --warmup N
-                                             (2), --json, --include-transfers, --no-fuse
+                                             (2), --json, --include-transfers, --no-fuse,
+                                             --host-loops
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -47,6 +48,8 @@ Flags of run (before or after the positional arguments):
                         absolute and relative error; fail beyond --rtol/--atol
   --no-fuse             compile every instruction to its own kernel (to compare against)
   --no-reuse            give every temporary its own memory (to compare against)
+  --host-loops          run every while loop from the host, reading its condition back
+                        each iteration, not as a device loop (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
   --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
                         the user cache directory's vkjit)

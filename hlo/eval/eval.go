@@ -206,10 +206,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		}
 		return &Value{Lit: l}, nil
 	}
-	for _, leaf := range in.Shape.Leaves() {
-		if leaf.Elem.Kind() == hlo.KindComplex {
-			return nil, in.Errorf("%w", &Unsupported{"complex numbers (" + leaf.Elem.String() + ")"})
-		}
+	if t, ok := complexLeaf(in.Shape); ok {
+		return nil, in.Errorf("%w", &Unsupported{"complex numbers (" + t.String() + ")"})
 	}
 	switch in.Op {
 	case hlo.OpParameter:
@@ -435,4 +433,18 @@ func asInt(l *hlo.Literal, i int64) int64 {
 		return int64(s.u)
 	}
 	return s.i
+}
+
+// complexLeaf returns the element type of a complex leaf of s, if any
+// (without Leaves' allocation: it runs for every instruction evaluated).
+func complexLeaf(s hlo.Shape) (hlo.ElementType, bool) {
+	if !s.IsTuple() {
+		return s.Elem, s.Elem.Kind() == hlo.KindComplex
+	}
+	for _, t := range s.Tuple {
+		if e, ok := complexLeaf(t); ok {
+			return e, true
+		}
+	}
+	return 0, false
 }

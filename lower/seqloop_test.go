@@ -1,0 +1,137 @@
+package lower
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// stepKinds counts a program's steps by kind, sub-programs included.
+func stepKinds(p *Program) map[StepKind]int {
+	n := map[StepKind]int{}
+	for _, s := range p.Steps {
+		n[s.Kind]++
+	}
+	for _, sub := range p.Subs {
+		for k, c := range stepKinds(sub) {
+			n[k] += c
+		}
+	}
+	return n
+}
+
+// TestDeviceLoopPlans compiles the device loops of testdata/loops and
+// the corpus's two long loops (without a device): each becomes one
+// device loop step whose kernel passes spirv-val, with no host loop
+// left, and with HostLoops each is a host loop again. A loop computing
+// on a large array stays a host loop.
+func TestDeviceLoopPlans(t *testing.T) {
+	files, err := filepath.Glob("testdata/loops/*.hlo")
+	require.NoError(t, err)
+	files = append(files, "testdata/long_inner_loop.hlo",
+		"../../shared/hlo-corpus/jax/jit_compute_while_b380442861.hlo",
+		"../../shared/hlo-corpus/jax/jit_f_in_place_dynamic_update_slice.hlo")
+	for _, file := range files {
+		text, err := os.ReadFile(file)
+		if os.IsNotExist(err) {
+			t.Logf("%s: not found", file)
+			continue
+		}
+		require.NoError(t, err)
+		m, err := hlo.Parse(file, string(text))
+		require.NoError(t, err)
+		p, err := Compile(m, DefaultTarget, Options{})
+		require.NoError(t, err, file)
+		kinds := stepKinds(p)
+		require.Equal(t, 1, kinds[StepLoop], file)
+		require.Zero(t, kinds[StepWhile], file)
+		for _, s := range p.Steps {
+			if s.Kind == StepLoop {
+				k := p.Kernels[s.Kernel]
+				require.NoError(t, spirv.Validate(k.Words), file)
+				require.Len(t, s.Buffers, k.Bindings, file)
+			}
+		}
+		host, err := Compile(m, DefaultTarget, Options{HostLoops: true})
+		require.NoError(t, err, file)
+		require.Zero(t, stepKinds(host)[StepLoop], file)
+	}
+
+	p, err := compileText(t, `HloModule big
+cond {
+  p = (s32[], f32[1000]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[1000]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[1000] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[1000] add(x, x)
+  ROOT t = (s32[], f32[1000]) tuple(j, y)
+}
+ENTRY main {
+  x = f32[1000] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[1000]) tuple(z, x)
+  ROOT w = (s32[], f32[1000]) while(t), condition=cond, body=body
+}`)
+	require.NoError(t, err)
+	kinds := stepKinds(p)
+	require.Equal(t, 1, kinds[StepWhile])
+	require.Zero(t, kinds[StepLoop])
+}
+
+// TestTripCount recognizes fori_loop's counted loops and nothing else.
+func TestTripCount(t *testing.T) {
+	loop := func(start, limit, step, dir string) string {
+		return `HloModule t
+cond {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(` + limit + `)
+  ROOT c = pred[] compare(i, n), direction=` + dir + `
+}
+body {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[] get-tuple-element(p), index=1
+  one = s32[] constant(` + step + `)
+  j = s32[] add(one, i)
+  ROOT t = (s32[], f32[]) tuple(j, x)
+}
+ENTRY main {
+  x = f32[] parameter(0)
+  z = s32[] constant(` + start + `)
+  t = (s32[], f32[]) tuple(z, x)
+  ROOT w = (s32[], f32[]) while(t), condition=cond, body=body
+}`
+	}
+	for _, c := range []struct {
+		start, limit, step, dir string
+		n                       int64
+		ok                      bool
+	}{
+		{"0", "5", "1", "LT", 5, true},
+		{"-3", "4", "1", "LT", 7, true},
+		{"9", "4", "1", "LT", 0, true},
+		{"0", "5", "2", "LT", 0, false},
+		{"0", "5", "1", "LE", 0, false},
+	} {
+		m, err := hlo.Parse("t", loop(c.start, c.limit, c.step, c.dir))
+		require.NoError(t, err)
+		w := m.Entry.Root
+		cond, body := whileParts(w)
+		n, ok := tripCount(w, cond, body)
+		require.Equal(t, c.ok, ok, "%+v", c)
+		require.Equal(t, c.n, n, "%+v", c)
+	}
+}
