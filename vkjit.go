@@ -168,6 +168,7 @@ func target(d vk.DeviceInfo) lower.Target {
 		Int64:             d.ShaderInt64,
 		Storage16:         d.Storage16,
 		Storage8:          d.Storage8,
+		Float16:           d.Float16Exact && d.Storage16,
 		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
 		MaxLoopIterations: loopLimit(d),
 		CPU:               d.Type == vk.TypeCPU,

@@ -1255,3 +1255,59 @@ func TestHoistedLoop(t *testing.T) {
 	require.Equal(t, want.Leaves()[0].Data, outs[0].Data)
 	require.Less(t, st.Dispatches, 2*200+10, "200 iterations: the condition and the body's one kernel each, not the sum")
 }
+
+// TestConvertF64ToNarrow converts f64 values just off a tie of f16 or
+// bf16 (and one just under the f16 overflow, and an f16 subnormal tie),
+// and integers to bf16: rounding to f32 first would land on the tie and
+// round it to even, away from the nearest value.
+func TestConvertF64ToNarrow(t *testing.T) {
+	defer noValidationMessages(t)
+	m, err := hlo.Parse("f64_narrow", `HloModule f64_narrow
+ENTRY main {
+  x = f64[6] parameter(0)
+  h = f16[6] convert(x)
+  b = bf16[6] convert(x)
+  ROOT t = (f16[6], bf16[6]) tuple(h, b)
+}`)
+	require.NoError(t, err)
+	xs := []float64{1 + 0x1p-11 + 0x1p-40, -(1 + 0x1p-11 + 0x1p-40), 1 + 0x1p-8 + 0x1p-40, 1 + 0x1p-11 - 0x1p-40, 65519.99999999, 0x1.8p-24 + 0x1p-60}
+	data := make([]byte, 0, 8*len(xs))
+	for _, x := range xs {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
+	}
+	arg := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F64, int64(len(xs))), Data: data}
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs := runBothOn(t, exe, m, []*hlo.Literal{arg}, "f64_narrow")
+	for i, w := range want.Leaves() {
+		require.Equal(t, w.Data, outs[i].Data, "out%d", i)
+	}
+	// The f16 of 1 + 2^-11 + 2^-40 is 1 + 2^-10 (0x3c01), not 1.
+	require.Equal(t, []byte{0x01, 0x3c}, outs[0].Data[:2])
+
+	// Integers to bf16: 2^30 + 2^22 + 1 rounds to the f32 2^30 + 2^22, a
+	// bf16 tie.
+	m, err = hlo.Parse("int_bf16", `HloModule int_bf16
+ENTRY main {
+  a = s32[6] parameter(0)
+  b = u64[4] parameter(1)
+  c = bf16[6] convert(a)
+  d = bf16[4] convert(b)
+  ROOT t = (bf16[6], bf16[4]) tuple(c, d)
+}`)
+	require.NoError(t, err)
+	var s32s, u64s []byte
+	for _, v := range []int32{1<<30 + 1<<22 + 1, -(1<<30 + 1<<22 + 1), 1<<30 + 1<<22, math.MinInt32, 0, -1} {
+		s32s = binary.LittleEndian.AppendUint32(s32s, uint32(v))
+	}
+	for _, v := range []uint64{1<<40 + 1<<32 + 1, math.MaxUint64, 1<<63 + 1<<55, 12345} {
+		u64s = binary.LittleEndian.AppendUint64(u64s, v)
+	}
+	exe, err = rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs = runBothOn(t, exe, m, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.S32, 6), Data: s32s}, {Shape: hlo.ArrayShape(hlo.U64, 4), Data: u64s}}, "int_bf16")
+	for i, w := range want.Leaves() {
+		require.Equal(t, w.Data, outs[i].Data, "int_bf16 out%d", i)
+	}
+	require.Equal(t, []byte{0x81, 0x4e}, outs[0].Data[:2]) // 2^30 + 2^23
+}

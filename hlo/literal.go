@@ -91,53 +91,61 @@ func appendBits(dst []byte, v uint64, n int) []byte {
 
 // F16FromFloat64 rounds v to IEEE half precision, nearest even.
 func F16FromFloat64(v float64) uint16 {
-	f := float32(v) // double rounding cannot matter: f32 keeps 13 extra bits and ties are exact
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int((b >> 23) & 0xff)
-	man := b & 0x7fffff
-	switch {
-	case exp == 0xff:
-		if man != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	case exp-127 > 15:
-		return sign | 0x7c00
-	case exp-127 >= -14:
-		e := uint32(exp-127+15) << 10
-		r := man >> 13
-		rem := man & 0x1fff
-		h := e | r
-		if rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	default:
-		// Subnormal half or zero.
-		shift := uint32(-(exp - 127) - 14 + 13)
-		if shift > 24 {
-			return sign
-		}
-		m := man | 0x800000
-		r := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && r&1 == 1) {
-			r++
-		}
-		return sign | uint16(r)
+	if math.IsNaN(v) {
+		return uint16(math.Float32bits(float32(v))>>16)&0x8000 | 0x7e00
 	}
+	return uint16(roundBinary(v, 10, 15))
 }
 
-// BF16FromFloat64 rounds v to bfloat16, nearest even.
-func BF16FromFloat64(v float64) uint16 {
-	b := math.Float32bits(float32(v))
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40
+// roundBinary rounds v (not NaN) to nearest even in a binary format of
+// man stored mantissa bits and exponent bias, subnormals included, and
+// returns its bits (sign, exponent, mantissa). It rounds from float64 in
+// one step: going through float32 first rounds twice, which moves a
+// value just off a tie onto it (1 + 2^-11 + 2^-40 became f16 1, not
+// 1 + 2^-10).
+func roundBinary(v float64, man, bias int) uint64 {
+	var sign uint64
+	if math.Signbit(v) {
+		sign = 1 << (man + exponentBits(bias))
 	}
-	rounding := uint32(0x7fff) + (b>>16)&1
-	return uint16((b + rounding) >> 16)
+	a := math.Abs(v)
+	inf := sign | uint64(2*bias+1)<<man
+	if math.IsInf(a, 0) {
+		return inf
+	}
+	if a < math.Ldexp(1, 1-bias) { // subnormal: multiples of 2^(1-bias-man)
+		q := math.RoundToEven(math.Ldexp(a, bias-1+man))
+		return sign | uint64(q) // 2^man is the smallest normal's bits
+	}
+	f, e := math.Frexp(a)                       // a = f * 2^e, f in [0.5, 1)
+	q := math.RoundToEven(math.Ldexp(f, man+1)) // in [2^man, 2^(man+1)]
+	e--
+	if q == math.Ldexp(1, man+1) {
+		q /= 2
+		e++
+	}
+	if e+bias >= 2*bias+1 {
+		return inf
+	}
+	return sign | uint64(e+bias)<<man | (uint64(q) - 1<<man)
+}
+
+// exponentBits is the width of a binary format's exponent of this bias.
+func exponentBits(bias int) int {
+	n := 0
+	for 1<<n < 2*bias+2 {
+		n++
+	}
+	return n
+}
+
+// BF16FromFloat64 rounds v to bfloat16, nearest even, in one step (as
+// F16FromFloat64).
+func BF16FromFloat64(v float64) uint16 {
+	if math.IsNaN(v) {
+		return uint16(math.Float32bits(float32(v))>>16) | 0x40
+	}
+	return uint16(roundBinary(v, 7, 127))
 }
 
 // parseLiteral reads a constant's text for an array shape: a scalar

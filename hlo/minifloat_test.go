@@ -43,3 +43,30 @@ func TestMiniFloatRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfFromFloat64 rounds float64 values in one step: ones just off a
+// tie of f16 or bf16 (which a detour through float32 lands on), the
+// overflow boundary, subnormals.
+func TestHalfFromFloat64(t *testing.T) {
+	for _, c := range []struct {
+		v        float64
+		f16, b16 uint16
+	}{
+		{1 + 0x1p-11 + 0x1p-40, 0x3c01, 0x3f80},
+		{-(1 + 0x1p-11 + 0x1p-40), 0xbc01, 0xbf80},
+		{1 + 0x1p-11, 0x3c00, 0x3f80}, // a tie: to even
+		{1 + 0x1p-8 + 0x1p-40, 0x3c04, 0x3f81},
+		{1 + 0x1p-8, 0x3c04, 0x3f80},
+		{65519.99999999, 0x7bff, 0x4780},
+		{65520, 0x7c00, 0x4780},
+		{0x1.8p-24 + 0x1p-60, 0x0002, 0x33c0},
+		{0x1p-25, 0x0000, 0x3300}, // half the smallest f16 subnormal: a tie, to 0
+		{math.Inf(-1), 0xfc00, 0xff80},
+		{math.Copysign(0, -1), 0x8000, 0x8000},
+		{0x1.fffp-15, 0x0400, 0x3880}, // rounds up to the smallest normal f16
+	} {
+		require.Equal(t, c.f16, F16FromFloat64(c.v), "f16(%g)", c.v)
+		require.Equal(t, c.b16, BF16FromFloat64(c.v), "bf16(%g)", c.v)
+	}
+	require.Equal(t, uint16(0x7e00), F16FromFloat64(math.NaN())&0x7e00)
+}

@@ -178,6 +178,9 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	k.f.End()
 	k.b.EntryPoint(k.f.ID, "main", append([]spirv.ID{k.gid, k.nwg}, k.iface...)...)
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
+	if k.tg.Float16 && k.b.HasCapability(spirv.CapabilityFloat16) {
+		k.b.FloatControls16(k.f.ID) // f16 rounding as XLA's (normalize)
+	}
 	var fused []*hlo.Instruction
 	for _, v := range k.virtual {
 		fused = append(fused, v.in) // a prologue reduce is read from its register

@@ -136,6 +136,14 @@ func (k *kernelBuilder) normalize(v val) val {
 		rounded := k.f.Op(spirv.OpBitwiseAnd, u32, uint32(k.f.Op(spirv.OpIAdd, u32, uint32(bits), uint32(bias))), uint32(k.cu32(0xffff0000)))
 		nan := k.f.Op(spirv.OpBitwiseOr, u32, uint32(k.f.Op(spirv.OpBitwiseAnd, u32, uint32(bits), uint32(k.cu32(0xffff0000)))), uint32(k.cu32(0x00400000)))
 		r = k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(rounded))
+	} else if k.tg.Float16 {
+		// The device's conversion (RoundingModeRTE and DenormPreserve
+		// for 16 bits: see finish); NaN keeps its bits, made quiet, as
+		// roundF16 does.
+		h := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(16), uint32(v.id))
+		back := k.f.Op(spirv.OpBitcast, u32, uint32(k.f.Op(spirv.OpFConvert, k.b.TypeFloat(32), uint32(h))))
+		nan := k.f.Op(spirv.OpBitwiseOr, u32, uint32(bits), uint32(k.cu32(0x00400000)))
+		r = k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(back))
 	} else {
 		r = k.roundF16(bits, v)
 	}
@@ -478,6 +486,70 @@ func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) 
 	return k.normalize(v), nil
 }
 
+// toOddF32 converts an f64 to f32 rounding to odd (toward zero, the
+// last bit set when inexact), tagged as narrow type to: normalize's
+// rounding to f16 or bf16 is then the one correct rounding of the f64
+// (rounding to nearest twice may land on a tie that was not one).
+func (k *kernelBuilder) toOddF32(x val, to hlo.ElementType) val {
+	u32 := k.u32()
+	f := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(32), uint32(x.id))
+	back := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(64), uint32(f))
+	bits := k.f.Op(spirv.OpBitcast, u32, uint32(f))
+	abs := func(v, t spirv.ID) spirv.ID { return k.f.Ext(t, spirv.GLSLFAbs, v) }
+	away := k.boolOp(spirv.OpFOrdGreaterThan, abs(back, k.b.TypeFloat(64)), abs(x.id, k.b.TypeFloat(64)))
+	bits = k.f.Op(spirv.OpSelect, u32, uint32(away), uint32(k.f.Op(spirv.OpISub, u32, uint32(bits), uint32(k.cu32(1)))), uint32(bits))
+	inexact := k.boolOp(spirv.OpFUnordNotEqual, back, x.id)
+	bits = k.f.Op(spirv.OpSelect, u32, uint32(inexact), uint32(k.f.Op(spirv.OpBitwiseOr, u32, uint32(bits), uint32(k.cu32(1)))), uint32(bits))
+	return val{k.f.Op(spirv.OpBitcast, k.scalarType(to), uint32(bits)), to}
+}
+
+// intToOddF32 converts a 32- or 64-bit integer to f32 rounding to odd,
+// tagged as narrow float type to, for the same reason as toOddF32: an
+// s32 of 2^30 + 2^22 + 1 rounds to the f32 2^30 + 2^22, a bf16 tie. The
+// magnitude keeps its top 24 bits, the lowest of them set when any bit
+// below was: that converts exactly. (f16 needs none of this: integers
+// below 2^24 are exact in f32, and larger ones overflow f16 either way.)
+func (k *kernelBuilder) intToOddF32(x val, to hlo.ElementType) val {
+	w := x.t.Bits()
+	ut := hlo.U32
+	if w == 64 {
+		ut = hlo.U64
+	}
+	uT := k.scalarType(ut)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, uT, uint32(a), uint32(b)) }
+	c := func(v uint64) spirv.ID { return k.constInt(ut, v) }
+	a := k.f.Op(spirv.OpBitcast, uT, uint32(x.id))
+	neg := k.b.ConstantBool(false)
+	if x.t.Kind() == hlo.KindSigned {
+		neg = k.boolOp(spirv.OpSLessThan, x.id, k.zero(x.t))
+		a = k.f.Op(spirv.OpSelect, uT, uint32(neg), uint32(k.f.Op(spirv.OpSNegate, uT, uint32(a))), uint32(a))
+	}
+	u32 := k.u32()
+	var msb spirv.ID // as a u32; -1 (all ones) for 0
+	if w == 32 {
+		msb = k.f.Ext(u32, spirv.GLSLFindUMsb, a)
+	} else {
+		hi := k.f.Op(spirv.OpUConvert, u32, uint32(op(spirv.OpShiftRightLogical, a, c(32))))
+		lo := k.f.Op(spirv.OpUConvert, u32, uint32(a))
+		hiMsb := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, hi)), uint32(k.cu32(32)))
+		msb = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpINotEqual, hi, k.cu32(0))), uint32(hiMsb), uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, lo)))
+	}
+	big := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThan, msb, k.cu32(23)), k.boolOp(spirv.OpINotEqual, msb, k.cu32(0xffffffff)))
+	shift := k.f.Op(spirv.OpSelect, u32, uint32(big), uint32(k.f.Op(spirv.OpISub, u32, uint32(msb), uint32(k.cu32(23)))), uint32(k.cu32(0)))
+	if w == 64 {
+		shift = k.f.Op(spirv.OpUConvert, uT, uint32(shift))
+	}
+	unit := op(spirv.OpShiftLeftLogical, c(1), shift)
+	mask := op(spirv.OpISub, unit, c(1))
+	sticky := k.boolOp(spirv.OpINotEqual, op(spirv.OpBitwiseAnd, a, mask), c(0))
+	t := op(spirv.OpBitwiseAnd, a, k.f.Op(spirv.OpNot, uT, uint32(mask)))
+	t = k.f.Op(spirv.OpSelect, uT, uint32(sticky), uint32(op(spirv.OpBitwiseOr, t, unit)), uint32(t))
+	f32 := k.b.TypeFloat(32)
+	f := k.f.Op(spirv.OpConvertUToF, f32, uint32(t))
+	f = k.f.Op(spirv.OpSelect, f32, uint32(neg), uint32(k.f.Op(spirv.OpFNegate, f32, uint32(f))), uint32(f))
+	return val{f, to}
+}
+
 // retag reinterprets a register value as type to (same register width),
 // bitcasting only when the SPIR-V types differ.
 func (k *kernelBuilder) retag(x val, to hlo.ElementType) val {
@@ -505,6 +577,9 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 	case fk == hlo.KindFloat && tk == hlo.KindFloat:
 		if regBits(from) == regBits(to) {
 			return val{x.id, to}, nil // f16/bf16 <-> f32: the register holds it; normalize rounds
+		}
+		if from == hlo.F64 && isNarrow(to) {
+			return k.toOddF32(x, to), nil
 		}
 		return k.op(spirv.OpFConvert, to, x.id), nil
 	case fk == hlo.KindFloat:
@@ -534,6 +609,9 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 		r = k.sel(tooBig, val{k.constInt(to, hiBits), to}, r)
 		return k.sel(tooSmall, val{k.constInt(to, loBits), to}, r), nil
 	case tk == hlo.KindFloat:
+		if to == hlo.BF16 && from.Bits() >= 32 {
+			return k.intToOddF32(x, to), nil
+		}
 		cv := spirv.OpConvertSToF
 		if fk == hlo.KindUnsigned {
 			cv = spirv.OpConvertUToF

@@ -24,7 +24,15 @@ type Target struct {
 	// are (storageBuffer16BitAccess, storageBuffer8BitAccess); without
 	// them those types are stored widened to 32 bits.
 	Storage16, Storage8 bool
-	StorageAlign        uint32 // minStorageBufferOffsetAlignment: where arena buffers may start
+	// Float16: f16 values are rounded by the device's own conversion to
+	// f16 (shaderFloat16, with shaderDenormPreserveFloat16 and
+	// shaderRoundingModeRTEFloat16, so subnormals stay and ties go to
+	// even, as XLA's f16 does) instead of integer operations on the bits.
+	// f16 arithmetic is done in f32 and rounded once: for add, subtract,
+	// multiply, divide and sqrt that is the f16 operation's correctly
+	// rounded result (f32 has more than 2*11+2 bits).
+	Float16      bool
+	StorageAlign uint32 // minStorageBufferOffsetAlignment: where arena buffers may start
 	// MaxLoopIterations bounds the loop iterations one invocation may run
 	// in all (0: no bound). llvmpipe (lavapipe) ends every loop of an
 	// invocation after 65535 iterations shared by all its loops

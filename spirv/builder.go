@@ -115,6 +115,18 @@ func (b *Builder) LocalSize(fn ID, x, y, z uint32) {
 	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeLocalSize, x, y, z)
 }
 
+// FloatControls16 makes f16 arithmetic and conversions of entry point fn
+// keep denormals and round to nearest even (SPV_KHR_float_controls): the
+// device must report shaderDenormPreserveFloat16 and
+// shaderRoundingModeRTEFloat16.
+func (b *Builder) FloatControls16(fn ID) {
+	b.Extension("SPV_KHR_float_controls")
+	b.Capability(CapabilityDenormPreserve)
+	b.Capability(CapabilityRoundingModeRTE)
+	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeDenormPreserve, 16)
+	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeRoundingModeRTE, 16)
+}
+
 // Name attaches a debug name to id; it shows in disassembly and in
 // validation-layer messages.
 func (b *Builder) Name(id ID, name string) {

@@ -139,6 +139,8 @@ const (
 	CapabilityGroupNonUniformShuffle   Capability = 65
 	CapabilityStorageBuffer16BitAccess Capability = 4433
 	CapabilityStorageBuffer8BitAccess  Capability = 4448
+	CapabilityDenormPreserve           Capability = 4464 // SPV_KHR_float_controls
+	CapabilityRoundingModeRTE          Capability = 4467
 )
 
 // StorageClass says where a variable lives.
@@ -190,8 +192,12 @@ const (
 const (
 	ExecutionModelGLCompute = 5
 	ExecutionModeLocalSize  = 17
-	AddressingLogical       = 0
-	MemoryModelGLSL450      = 1
+	// SPV_KHR_float_controls: per float width, keep denormals / round
+	// conversions and arithmetic to nearest even.
+	ExecutionModeDenormPreserve  = 4459
+	ExecutionModeRoundingModeRTE = 4462
+	AddressingLogical            = 0
+	MemoryModelGLSL450           = 1
 )
 
 // Scopes and memory semantics for barriers.

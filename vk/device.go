@@ -104,6 +104,11 @@ type DeviceInfo struct {
 	// values (storageBuffer16BitAccess, storageBuffer8BitAccess; loads,
 	// stores and conversions only).
 	Storage16, Storage8 bool
+	// ShaderFloat16: shaders may compute in f16. Float16Exact: and f16
+	// conversions keep subnormals and round to nearest even on request
+	// (shaderDenormPreserveFloat16, shaderRoundingModeRTEFloat16), as
+	// XLA's f16 does; vkjit enables shaderFloat16 only then.
+	ShaderFloat16, Float16Exact bool
 
 	api vk.Version // APIVersion as a number
 }
@@ -233,6 +238,9 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
 		d.Storage16 = hasFeature(in, pd, feat16Storage)
 		d.Storage8 = d.atLeast(2) && hasFeature(in, pd, feat8Storage)
+		d.ShaderFloat16 = d.atLeast(2) && hasFeature(in, pd, featFloat16)
+		d.Float16Exact = d.ShaderFloat16 && hasProperty(in, pd, propFloatControls, offDenormPreserve16) &&
+			hasProperty(in, pd, propFloatControls, offRoundingRTE16)
 	}
 	return d, nil
 }
@@ -379,7 +387,7 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	for _, f := range []struct {
 		on    bool
 		sType uint32
-	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}} {
+	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}, {info.Float16Exact, featFloat16}} {
 		if f.on {
 			if err := chain.add(f.sType); err != nil {
 				return nil, err

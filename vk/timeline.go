@@ -57,6 +57,26 @@ static int vkjit_feature(void* instance, void* physicalDevice, uint32_t sType) {
 	return *(uint32_t*)(feat + 16) != 0;
 }
 
+// vkjit_property_bool reads the VkBool32 at offset in the property
+// structure with sType, through vkGetPhysicalDeviceProperties2.
+static int vkjit_property_bool(void* instance, void* physicalDevice, uint32_t sType, uint32_t offset) {
+	vkjit_gipa3 gipa = vkjit_get_gipa();
+	if (!gipa || offset + 4 > 256) return 0;
+	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, "vkGetPhysicalDeviceProperties2");
+	if (!f) return 0;
+	unsigned char prop[256];
+	memset(prop, 0, sizeof prop);
+	*(uint32_t*)prop = sType;
+	// VkPhysicalDeviceProperties2: sType, pNext, VkPhysicalDeviceProperties (< 1 KiB).
+	unsigned char* p2 = calloc(1, 2048);
+	if (!p2) return 0;
+	*(uint32_t*)p2 = 1000059001; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+	*(void**)(p2 + 8) = prop;
+	f(physicalDevice, p2);
+	free(p2);
+	return *(uint32_t*)(prop + offset) != 0;
+}
+
 // vkjit_feature_link is a pNext link for vkCreateDevice that enables the
 // first VkBool32 of the feature structure with sType, chained to next;
 // the caller frees it.
@@ -199,7 +219,22 @@ const (
 	featTimeline  = 1000207000 // VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore
 	feat16Storage = 1000083000 // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
 	feat8Storage  = 1000177000 // VkPhysicalDevice8BitStorageFeatures.storageBuffer8BitAccess
+	featFloat16   = 1000082000 // VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16
 )
+
+// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2) and the offsets of
+// the two f16 properties vkjit needs.
+const (
+	propFloatControls   = 1000197000
+	offDenormPreserve16 = 36 // shaderDenormPreserveFloat16
+	offRoundingRTE16    = 60 // shaderRoundingModeRTEFloat16
+)
+
+// hasProperty reads a VkBool32 of a property structure (by sType) at
+// byte offset.
+func hasProperty(in *Instance, pd vk.PhysicalDevice, sType, offset uint32) bool {
+	return C.vkjit_property_bool(unsafe.Pointer(in.inst), unsafe.Pointer(pd), C.uint32_t(sType), C.uint32_t(offset)) != 0
+}
 
 // hasFeature asks vkGetPhysicalDeviceFeatures2 (Vulkan 1.1, which
 // vkjit's 1.2 instance has) for one of those features.

@@ -48,6 +48,14 @@ func cmdDevices(args []string, out io.Writer) error {
 			narrow = "16-bit stored at their width, 8-bit widened"
 		}
 		fmt.Fprintf(out, "    narrow types:  %s\n", narrow)
+		f16 := "rounded by vkjit's integer code (no shaderFloat16)"
+		switch {
+		case d.Float16Exact && d.Storage16:
+			f16 = "rounded by the device's f16 conversion (shaderFloat16, denormals kept, ties to even)"
+		case d.ShaderFloat16:
+			f16 = "rounded by vkjit's integer code (shaderFloat16, but the device may flush f16 denormals)"
+		}
+		fmt.Fprintf(out, "    f16:           %s\n", f16)
 		if d.MappedMainHeap() {
 			fmt.Fprintf(out, "    tensors:       heap %d, mapped: the host reads and writes them in place\n", d.MainHeap())
 		} else {
