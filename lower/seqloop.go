@@ -231,6 +231,9 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
+		return nil, notSeqf("%d bindings, beyond the device's %d", len(k.bindings), tg.MaxStorageBuffers)
+	}
 
 	k.begin()
 	u32, boolT := k.u32(), k.boolT()

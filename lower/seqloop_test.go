@@ -29,7 +29,8 @@ func stepKinds(p *Program) map[StepKind]int {
 // the corpus's two long loops (without a device): each becomes one
 // device loop step whose kernel passes spirv-val, with no host loop
 // left, and with HostLoops each is a host loop again. A loop computing
-// on a large array stays a host loop.
+// on a large array stays a host loop, as does one whose kernel would
+// bind more buffers than the device allows.
 func TestDeviceLoopPlans(t *testing.T) {
 	files, err := filepath.Glob("testdata/loops/*.hlo")
 	require.NoError(t, err)
@@ -45,7 +46,7 @@ func TestDeviceLoopPlans(t *testing.T) {
 		require.NoError(t, err)
 		m, err := hlo.Parse(file, string(text))
 		require.NoError(t, err)
-		p, err := Compile(m, DefaultTarget, Options{})
+		p, err := Compile(m, desktop, Options{})
 		require.NoError(t, err, file)
 		kinds := stepKinds(p)
 		require.Equal(t, 1, kinds[StepLoop], file)
@@ -57,7 +58,7 @@ func TestDeviceLoopPlans(t *testing.T) {
 				require.Len(t, s.Buffers, k.Bindings, file)
 			}
 		}
-		host, err := Compile(m, DefaultTarget, Options{HostLoops: true})
+		host, err := Compile(m, desktop, Options{HostLoops: true})
 		require.NoError(t, err, file)
 		require.Zero(t, stepKinds(host)[StepLoop], file)
 	}
@@ -86,6 +87,18 @@ ENTRY main {
 }`)
 	require.NoError(t, err)
 	kinds := stepKinds(p)
+	require.Equal(t, 1, kinds[StepWhile])
+	require.Zero(t, kinds[StepLoop])
+
+	text, err := os.ReadFile("testdata/loops/narrow_state.hlo") // 9 bindings
+	require.NoError(t, err)
+	m, err := hlo.Parse("narrow_state", string(text))
+	require.NoError(t, err)
+	tg := desktop
+	tg.MaxStorageBuffers = 8
+	p, err = Compile(m, tg, Options{})
+	require.NoError(t, err)
+	kinds = stepKinds(p)
 	require.Equal(t, 1, kinds[StepWhile])
 	require.Zero(t, kinds[StepLoop])
 }
