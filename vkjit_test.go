@@ -1138,6 +1138,73 @@ func TestSubgroupReductions(t *testing.T) {
 	}
 }
 
+// TestWorkgroupReductions runs the row reductions long enough for it
+// (4 elements per lane) with a workgroup per output, as GPUs do, on
+// lavapipe: each must match the reference as the subgroup ones do, and
+// softmax's two reductions (one a prologue of the other) each get their
+// own shared memory.
+func TestWorkgroupReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	opts := vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true}}
+	lanes := 4 * rt.Target().SubgroupSize
+	ran := 0
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
+		for _, c := range hlotest.RowReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.Name)
+			red := m.Entry.Root
+			count := red.Operands[0].Shape.NumElements() / max(red.Shape.Leaves()[0].NumElements(), 1)
+			name := exe.Program().Kernels[len(exe.Program().Kernels)-1].Name
+			if count < 4*int64(lanes) {
+				require.NotContains(t, name, "_workgroup", c.Name)
+			} else {
+				require.Contains(t, name, "_workgroup", c.Name)
+				ran++
+			}
+			exact := !ty.IsFloat() || strings.Contains(c.Name, "max") && !strings.Contains(c.Name, "argmax")
+			args := hlotest.Inputs(m, 13)
+			if !exact {
+				args = hlotest.UniformInputs(m, 13)
+			}
+			_, want, outs := runBothOn(t, exe, m, args, c.Name)
+			for i, w := range want.Leaves() {
+				g := outs[i]
+				for j := int64(0); j < g.NumElements(); j++ {
+					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+					gv := g.Float64At(j)
+					if exact || !g.Type.IsFloat() {
+						if !(math.IsNaN(wv) && math.IsNaN(gv)) {
+							require.Equal(t, wv, gv, "%s out%d[%d]", c.Name, i, j)
+						}
+					} else {
+						require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", c.Name, i, j)
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, ran, 8)
+	src, err := os.ReadFile("bench/workloads/softmax.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("softmax", strings.ReplaceAll(strings.ReplaceAll(string(src), "4096,1024", "64,600"), "f32[4096]", "f32[64]"))
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, opts)
+	require.NoError(t, err)
+	require.Contains(t, exe.Program().Kernels[0].Name, "_workgroup")
+	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
+	w := want.Leaves()[0]
+	for j := int64(0); j < w.Shape.NumElements(); j++ {
+		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
+	}
+	// Fused and unfused agree bit for bit: the tree's order is the code's.
+	exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true, NoFuse: true}})
+	require.NoError(t, err)
+	_, _, plain := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
+	require.Equal(t, outs[0].Data, plain[0].Data)
+}
+
 // TestProfile: Profile gives one entry per dispatch, loop iterations
 // included, with the kernel and instruction, and the results of Run.
 func TestProfile(t *testing.T) {

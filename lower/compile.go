@@ -24,6 +24,11 @@ type Options struct {
 	// faster (lavapipe: the same 7.1-8.3 ms for a 4096x1024 row max);
 	// GPUs with subgroup shuffles use them always.
 	SubgroupReduce bool
+	// WorkgroupReduce makes long row reductions use a workgroup per
+	// output (its lanes' partial results combined through shared memory,
+	// subgroup.go) on CPU devices too, where barriers cost more than they
+	// save; GPUs use them by default.
+	WorkgroupReduce bool
 	// HostLoops runs every while loop from the host, reading its
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
@@ -333,7 +338,8 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
 	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue, rowSpills: s.rowSpills,
-		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce)}
+		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
+		workgroupLanes: workgroupLanes(s.tg, s.opts)}
 	for _, in := range s.order {
 		if s.fused[in] || s.moved[in] {
 			continue // computed by other kernels

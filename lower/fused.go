@@ -18,8 +18,12 @@ type kernelEnv struct {
 	tg    Target
 	local uint32
 	lanes uint32 // invocations per output element (subgroup.go); 0: one
+	// workgroup: the lanes are a whole workgroup, combined through shared
+	// memory (subgroup.go); else they are one subgroup.
+	workgroup bool
 
-	subgroupReduce bool // row reductions may take a subgroup per output
+	subgroupReduce bool   // row reductions may take a subgroup per output
+	workgroupLanes uint32 // row reductions long enough take a workgroup of this many per output (0: never)
 	fused          map[*hlo.Instruction]bool
 	prologue       map[*hlo.Instruction][]*hlo.Instruction
 	rowSpills      map[*hlo.Instruction][2]*hlo.Instruction // row kernel -> the value its reduction stores, and that reduction (rowfuse.go)
@@ -231,7 +235,7 @@ func vectorized(in *hlo.Instruction, env kernelEnv, name string, values func(k *
 func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
-	k.lanes = env.lanes
+	k.lanes, k.wg = env.lanes, env.workgroup
 	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,7 @@ type kernelBuilder struct {
 	lanes uint32
 	lane  spirv.ID
 	iface []spirv.ID
+	wg    bool // the lanes are the workgroup (its local invocation index)
 
 	vecMode  bool         // a vector kernel: 8 elements per invocation (vector.go)
 	rowShape []int64      // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
@@ -363,7 +364,11 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 	k.begin()
 	idx := k.linearIndex()
 	if k.lanes > 0 {
-		k.lane = k.laneID()
+		if k.wg {
+			k.lane = k.localIndex()
+		} else {
+			k.lane = k.laneID()
+		}
 		idx = k.f.Op(spirv.OpUDiv, k.u32(), uint32(idx), uint32(k.cu32(k.lanes)))
 	}
 	k.linear = idx

@@ -648,3 +648,30 @@ func TestFloat16Rounding(t *testing.T) {
 	require.Greater(t, n, 30)
 	require.Greater(t, native16, 20, "kernels rounding with the f16 conversion")
 }
+
+// TestReductionLanes: on a GPU target a row reduction takes one
+// invocation per output when short, a subgroup when it has 4 elements
+// per subgroup lane, and a workgroup of 4 subgroups (shared memory, a
+// barrier tree) when it has 4 per workgroup lane; every kernel passes
+// spirv-val. CPU targets keep one invocation unless asked.
+func TestReductionLanes(t *testing.T) {
+	s := desktop.SubgroupSize
+	for _, c := range []struct {
+		cols int64
+		want string
+	}{{int64(s), "reduce_f32"}, {int64(4 * s), "reduce_f32_subgroup"}, {int64(16 * s), "reduce_f32_workgroup"}, {4000, "reduce_f32_workgroup"}} {
+		text := fmt.Sprintf("HloModule r\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[6,%d] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[6] reduce(x, z), dimensions={1}, to_apply=add\n}", c.cols)
+		m, err := hlo.Parse("r.hlo", text)
+		require.NoError(t, err)
+		p, err := Compile(m, desktop, Options{})
+		require.NoError(t, err)
+		k := p.Kernels[len(p.Kernels)-1]
+		require.Equal(t, c.want, k.Name, "%d columns", c.cols)
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		cpu := desktop
+		cpu.CPU = true
+		p, err = Compile(m, cpu, Options{})
+		require.NoError(t, err)
+		require.NotContains(t, p.Kernels[len(p.Kernels)-1].Name, "group")
+	}
+}

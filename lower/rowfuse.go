@@ -115,8 +115,8 @@ func iotaDims(m int) []int64 {
 func fuseRows(s *state) error {
 	s.rowDims = map[*hlo.Instruction]int{}
 	s.rowSpills = map[*hlo.Instruction][2]*hlo.Instruction{}
-	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce {
-		return nil // SubgroupReduce asks for the GPUs' form on a CPU device
+	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce || s.opts.WorkgroupReduce {
+		return nil // SubgroupReduce and WorkgroupReduce ask for the GPUs' forms on a CPU device
 	}
 	c := s.mod.Entry
 	owner := map[*hlo.Instruction]*hlo.Instruction{} // a moved reduce -> the kernel that computes it

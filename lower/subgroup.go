@@ -32,9 +32,9 @@ const minSubgroupReduce = 4
 // innermost dimension over at least minSubgroupReduce elements per lane,
 // and no other loop (dot, convolution, window, another reduce) is fused
 // into it.
-func subgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel) bool {
+func subgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes uint32) bool {
 	tg := env.tg
-	s := int64(tg.SubgroupSize)
+	s := int64(lanes)
 	if !env.subgroupReduce || s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
 		return false
 	}
@@ -68,6 +68,131 @@ func subgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel) bool 
 		}
 	}
 	return true
+}
+
+// Workgroup reductions: a reduction long enough for more lanes than a
+// subgroup has takes a workgroup of workgroupLanes invocations per output
+// element. The lanes fold strided elements as a subgroup's do; then each
+// stores its partial result in shared memory and a tree of barriers
+// halves them (lane l combines l and l + h for h = W/2, ..., 1), the
+// reduce's own computation applied at each step, and every lane reads
+// the result. The order is fixed by the code, so a fused and an unfused
+// program still agree bit for bit. GPUs use it for rows of at least
+// minSubgroupReduce elements per lane (no GPU was at hand to measure a
+// better threshold); CPU devices only with Options.WorkgroupReduce.
+
+// workgroupLanes is the lanes of a workgroup reduction on tg: four
+// subgroups, within the device's workgroup size, or 0 for none.
+func workgroupLanes(tg Target, opts Options) uint32 {
+	if tg.CPU && !opts.WorkgroupReduce || !tg.SubgroupShuffle {
+		return 0
+	}
+	w := 4 * tg.SubgroupSize
+	if tg.MaxWorkgroupSize != 0 {
+		for w > tg.MaxWorkgroupSize {
+			w /= 2
+		}
+	}
+	if w <= tg.SubgroupSize {
+		return 0
+	}
+	return w
+}
+
+// workgroupReducible is subgroupReducible for a workgroup per output.
+func workgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel) bool {
+	if env.workgroupLanes == 0 {
+		return false
+	}
+	env.subgroupReduce = true // its conditions, for the workgroup's lanes
+	return subgroupReducible(in, env, scalar, env.workgroupLanes)
+}
+
+// localIndex is the invocation's index in its workgroup.
+func (k *kernelBuilder) localIndex() spirv.ID {
+	u32 := k.u32()
+	v := k.b.Variable(k.b.TypePointer(spirv.StorageInput, u32), spirv.StorageInput)
+	k.b.Decorate(v, spirv.DecorationBuiltIn, uint32(spirv.BuiltInLocalInvocationIndex))
+	k.iface = append(k.iface, v)
+	return k.f.Op(spirv.OpLoad, u32, uint32(v))
+}
+
+// barrier waits for the workgroup and makes its shared memory writes
+// visible.
+func (k *kernelBuilder) barrier() {
+	k.f.Void(spirv.OpControlBarrier, uint32(k.cu32(spirv.ScopeWorkgroup)), uint32(k.cu32(spirv.ScopeWorkgroup)),
+		uint32(k.cu32(spirv.SemanticsAcquireRelease|spirv.SemanticsWorkgroupMemory)))
+}
+
+// workgroupCombine combines the workgroup's lanes' partial results res by
+// a tree in shared memory; every lane gets the result.
+func (k *kernelBuilder) workgroupCombine(c *hlo.Computation, res []val) ([]val, error) {
+	w := k.lanes
+	u32 := k.u32()
+	shared := make([]spirv.ID, len(res))
+	ptrs := make([]spirv.ID, len(res))
+	// pred travels as a u32 (a bool has no size for shared memory).
+	store := func(i int, at spirv.ID, v val) {
+		id := v.id
+		if v.t == hlo.PRED {
+			id = k.selU32(id, k.cu32(1), k.cu32(0))
+		}
+		p := k.f.Op(spirv.OpAccessChain, ptrs[i], uint32(shared[i]), uint32(at))
+		k.f.Void(spirv.OpStore, uint32(p), uint32(id))
+	}
+	load := func(i int, at spirv.ID) val {
+		t := res[i].t
+		st := k.scalarType(t)
+		if t == hlo.PRED {
+			st = u32
+		}
+		p := k.f.Op(spirv.OpAccessChain, ptrs[i], uint32(shared[i]), uint32(at))
+		id := k.f.Op(spirv.OpLoad, st, uint32(p))
+		if t == hlo.PRED {
+			id = k.boolOp(spirv.OpINotEqual, id, k.cu32(0))
+		}
+		return val{id, t}
+	}
+	for i, v := range res {
+		st := k.scalarType(v.t)
+		if v.t == hlo.PRED {
+			st = u32
+		}
+		arr := k.b.TypeArray(st, k.cu32(w), 0)
+		shared[i] = k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, arr), spirv.StorageWorkgroup)
+		ptrs[i] = k.b.TypePointer(spirv.StorageWorkgroup, st)
+		store(i, k.lane, v)
+	}
+	k.barrier()
+	for h := w / 2; h >= 1; h /= 2 {
+		err := k.ifThen(k.boolOp(spirv.OpULessThan, k.lane, k.cu32(h)), func() error {
+			other := k.f.Op(spirv.OpIAdd, u32, uint32(k.lane), uint32(k.cu32(h)))
+			args := make([]val, 0, 2*len(res))
+			for i := range res {
+				args = append(args, load(i, k.lane))
+			}
+			for i := range res {
+				args = append(args, load(i, other))
+			}
+			r, err := k.emitReducer(c, args)
+			if err != nil {
+				return err
+			}
+			for i, v := range r {
+				store(i, k.lane, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		k.barrier()
+	}
+	out := make([]val, len(res))
+	for i := range res {
+		out[i] = load(i, k.cu32(0))
+	}
+	return out, nil
 }
 
 // laneID is the invocation's index in its subgroup.
@@ -110,6 +235,9 @@ func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int6
 	})
 	if err != nil {
 		return nil, err
+	}
+	if k.wg {
+		return k.workgroupCombine(c, res)
 	}
 	k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
 	scope := k.cu32(spirv.ScopeSubgroup)
