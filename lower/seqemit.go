@@ -1,0 +1,616 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// The device loop emitter (seqloop.go has the plan and the kernel's
+// frame): HLO values as register elements or big state leaves, each op
+// of a loop's condition and body emitted on them.
+
+// small returns the register elements of x, refusing a big leaf.
+func small(x seqValue, in *hlo.Instruction) ([]val, error) {
+	if len(x) != 1 || x[0].big >= 0 {
+		return nil, notSeqf("%s reads a large array", in.Name)
+	}
+	return x[0].elems, nil
+}
+
+// emit computes computation c (flattened) on args and returns its root.
+func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error) {
+	k := e.k
+	env := map[*hlo.Instruction]seqValue{}
+	for _, in := range c.Instructions {
+		var out seqValue
+		switch in.Op {
+		case hlo.OpParameter:
+			env[in] = args[in.ParamNum]
+			continue
+		case hlo.OpTuple:
+			for _, o := range in.Operands {
+				out = append(out, env[o]...)
+			}
+			env[in] = out
+			continue
+		case hlo.OpGetTupleElement:
+			src := in.Operands[0].Shape
+			off := 0
+			for j := 0; j < int(in.A.Index); j++ {
+				off += len(src.Tuple[j].Leaves())
+			}
+			env[in] = env[in.Operands[0]][off : off+len(in.Shape.Leaves())]
+			continue
+		case hlo.OpWhile:
+			v, err := e.nested(in, env[in.Operands[0]])
+			if err != nil {
+				return nil, err
+			}
+			env[in] = v
+			continue
+		case hlo.OpConditional:
+			v, err := e.conditional(in, env)
+			if err != nil {
+				return nil, err
+			}
+			env[in] = v
+			continue
+		}
+		if !in.Shape.IsArray() {
+			return nil, notSeqf("%s returns a tuple", in.Name)
+		}
+		n := in.Shape.NumElements()
+		if n > seqElems && !(in.Op == hlo.OpDynamicUpdateSlice || in.Op == hlo.OpScatter) {
+			return nil, notSeqf("%s has %d elements", in.Name, n)
+		}
+		leaf := seqLeaf{shape: in.Shape, big: -1}
+		switch {
+		case in.Op == hlo.OpConstant:
+			if in.Literal == nil || in.Literal.Elided {
+				return nil, notSeqf("%s has no values", in.Name)
+			}
+			b := in.Shape.Elem.Bytes()
+			for j := int64(0); j < n; j++ {
+				l := hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem), Data: in.Literal.Data[j*int64(b) : (j+1)*int64(b)]}
+				leaf.elems = append(leaf.elems, k.scalarConst(&l))
+			}
+		case in.Op.IsElementwise():
+			ops := make([][]val, len(in.Operands))
+			for i, o := range in.Operands {
+				x, err := small(env[o], in)
+				if err != nil {
+					return nil, err
+				}
+				ops[i] = x
+			}
+			for j := int64(0); j < n; j++ {
+				args := make([]val, len(ops))
+				for i, x := range ops {
+					if len(x) == 1 {
+						args[i] = x[0]
+					} else {
+						args[i] = x[j]
+					}
+				}
+				v, err := k.emitScalar(in, args)
+				if err != nil {
+					return nil, err
+				}
+				leaf.elems = append(leaf.elems, v)
+			}
+		case in.Op == hlo.OpReduce:
+			vs, err := e.reduce(in, env)
+			if err != nil {
+				return nil, err
+			}
+			leaf.elems = vs
+		case in.Op == hlo.OpDynamicUpdateSlice && env[in.Operands[0]][0].big >= 0:
+			x, err := e.updateSlice(in, env)
+			if err != nil {
+				return nil, err
+			}
+			leaf = x
+		case in.Op == hlo.OpScatter && len(in.Operands) == 3 && env[in.Operands[0]][0].big >= 0:
+			x, err := e.scatter(in, env)
+			if err != nil {
+				return nil, err
+			}
+			leaf = x
+		case remapOps[in.Op]:
+			if n > seqElems {
+				return nil, notSeqf("%s has %d elements", in.Name, n)
+			}
+			binds := make([]int, len(in.Operands))
+			for i, o := range in.Operands {
+				x := env[o]
+				if len(x) != 1 {
+					return nil, notSeqf("%s reads a tuple", in.Name)
+				}
+				if x[0].big >= 0 {
+					if i != 0 || !(in.Op == hlo.OpDynamicSlice || in.Op == hlo.OpGather) || len(x[0].writes) > 0 {
+						return nil, notSeqf("%s reads a large array other than at computed indices", in.Name)
+					}
+					binds[i] = e.bigBind[x[0].big]
+					continue
+				}
+				if len(x[0].elems) == 0 {
+					return nil, notSeqf("%s reads an empty array", in.Name)
+				}
+				binds[i] = e.array(x[0].elems)
+			}
+			for j := int64(0); j < n; j++ {
+				v, err := k.remapValue(in, binds, k.cu32(uint32(j)))
+				if err != nil {
+					return nil, err
+				}
+				leaf.elems = append(leaf.elems, v)
+			}
+		default:
+			return nil, notSeqf("%s is %s", in.Name, in.Op)
+		}
+		if leaf.big < 0 && int64(len(leaf.elems)) != n {
+			return nil, notSeqf("%s: %d elements computed for %d", in.Name, len(leaf.elems), n)
+		}
+		if e.ops += len(leaf.elems); e.ops > seqOps {
+			return nil, notSeqf("more than %d element operations", seqOps)
+		}
+		env[in] = seqValue{leaf}
+	}
+	return env[c.Root], nil
+}
+
+// array stores register elements in a function array, so that a
+// data-movement op can read them at computed indices through load.
+func (e *seqEmitter) array(xs []val) int {
+	k := e.k
+	t := xs[0].t
+	st := k.scalarType(t)
+	arr := k.b.TypeArray(st, k.cu32(uint32(len(xs))), 0)
+	v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
+	pt := k.b.TypePointer(spirv.StorageFunction, st)
+	for j, x := range xs {
+		p := k.f.Op(spirv.OpAccessChain, pt, uint32(v), uint32(k.cu32(uint32(j))))
+		k.f.Void(spirv.OpStore, uint32(p), uint32(x.id))
+	}
+	k.regArrays = append(k.regArrays, regArray{v: v, t: t, n: len(xs)})
+	return regBase + len(k.regArrays) - 1
+}
+
+// regBase numbers the bindings of register arrays (device loops): load
+// reads them from a function variable.
+const regBase = 1 << 21
+
+type regArray struct {
+	v spirv.ID
+	t hlo.ElementType
+	n int
+}
+
+// regLoad reads element idx of a register array (idx is in range: the
+// data-movement ops clamp their indices).
+func (k *kernelBuilder) regLoad(bind int, idx spirv.ID) val {
+	r := k.regArrays[bind-regBase]
+	st := k.scalarType(r.t)
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageFunction, st), uint32(r.v), uint32(idx))
+	return val{k.f.Op(spirv.OpLoad, st, uint32(p)), r.t}
+}
+
+// reduce folds a small reduce, unrolled, in the reference's order: each
+// output element from its init through the reduced elements in
+// row-major order.
+func (e *seqEmitter) reduce(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) ([]val, error) {
+	n := len(in.Operands) / 2
+	if n != 1 {
+		return nil, notSeqf("%s is a variadic reduce", in.Name)
+	}
+	xs, err := small(env[in.Operands[0]], in)
+	if err != nil {
+		return nil, err
+	}
+	init, err := small(env[in.Operands[1]], in)
+	if err != nil {
+		return nil, err
+	}
+	src := in.Operands[0].Shape
+	reduced := make([]bool, src.Rank())
+	for _, d := range in.A.Dimensions {
+		reduced[d] = true
+	}
+	st := hlo.RowMajorStrides(src.Dims)
+	var out []val
+	total := src.NumElements()
+	outN := in.Shape.NumElements()
+	acc := make([]val, outN)
+	for j := range acc {
+		acc[j] = init[0]
+	}
+	// Walking the operand in row-major order visits each output's
+	// reduced elements in row-major order too.
+	for p := int64(0); p < total; p++ {
+		o, r := int64(0), p
+		for d := range src.Dims {
+			x := r / st[d]
+			r %= st[d]
+			if !reduced[d] {
+				o = o*src.Dims[d] + x
+			}
+		}
+		res, err := e.k.emitReducer(in.Called[0], []val{acc[o], xs[p]})
+		if err != nil {
+			return nil, err
+		}
+		acc[o] = res[0]
+	}
+	e.ops += int(total)
+	out = append(out, acc...)
+	return out, nil
+}
+
+// startIndices loads and clamps the start indices of a dynamic slice or
+// update of size window into an array of dims (operands from first on).
+func (e *seqEmitter) startIndices(in *hlo.Instruction, env map[*hlo.Instruction]seqValue, first int, dims, window []int64) ([]spirv.ID, error) {
+	starts := make([]spirv.ID, len(dims))
+	for d := range dims {
+		x, err := small(env[in.Operands[first+d]], in)
+		if err != nil {
+			return nil, err
+		}
+		starts[d] = e.k.clampIndex(x[0], dims[d]-window[d])
+	}
+	return starts, nil
+}
+
+// updateSlice is a dynamic-update-slice of a big state leaf: the update's
+// elements are stored at the end of the iteration.
+func (e *seqEmitter) updateSlice(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) (seqLeaf, error) {
+	k := e.k
+	base := env[in.Operands[0]][0]
+	upd, err := small(env[in.Operands[1]], in)
+	if err != nil {
+		return seqLeaf{}, err
+	}
+	dims, up := in.Shape.Dims, in.Operands[1].Shape.Dims
+	starts, err := e.startIndices(in, env, 2, dims, up)
+	if err != nil {
+		return seqLeaf{}, err
+	}
+	bind := e.bigBind[base.big]
+	out := base
+	out.writes = append(append([]func() error{}, base.writes...), func() error {
+		for j, u := range upd {
+			ix := make([]spirv.ID, len(dims))
+			r := int64(j)
+			ust := hlo.RowMajorStrides(up)
+			for d := range dims {
+				ix[d] = k.addU(starts[d], r/ust[d])
+				r %= ust[d]
+			}
+			k.store(bind, k.ravel(ix, dims), u)
+		}
+		return nil
+	})
+	return out, nil
+}
+
+// scatter is a scatter into a big state leaf of single elements (no
+// update window dimensions): at the end of the iteration each update in
+// order combines with the element its index names, and an index out of
+// bounds skips its update, as XLA's scatter does.
+func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) (seqLeaf, error) {
+	k := e.k
+	sd := in.A.Scatter
+	if sd == nil || len(sd.UpdateWindowDims) > 0 || len(sd.InputBatchingDims) > 0 || len(sd.InsertedWindowDims) != in.Shape.Rank() {
+		return seqLeaf{}, notSeqf("%s scatters windows", in.Name)
+	}
+	base := env[in.Operands[0]][0]
+	idx, err := small(env[in.Operands[1]], in)
+	if err != nil {
+		return seqLeaf{}, err
+	}
+	upd, err := small(env[in.Operands[2]], in)
+	if err != nil {
+		return seqLeaf{}, err
+	}
+	is := in.Operands[1].Shape
+	ivd := int(sd.IndexVectorDim)
+	vecLen := int64(1)
+	if ivd < is.Rank() {
+		vecLen = is.Dims[ivd]
+	}
+	ist := hlo.RowMajorStrides(is.Dims)
+	dims := in.Shape.Dims
+	bind := e.bigBind[base.big]
+	elem := in.Shape.Elem
+	out := base
+	out.writes = append(append([]func() error{}, base.writes...), func() error {
+		// The update's dimensions are the indices' without the index
+		// vector dimension, in order.
+		var scatterDims []int
+		for d := 0; d < is.Rank(); d++ {
+			if d != ivd {
+				scatterDims = append(scatterDims, d)
+			}
+		}
+		ust := hlo.RowMajorStrides(in.Operands[2].Shape.Dims)
+		for j, u := range upd {
+			pos := make([]int64, is.Rank())
+			r := int64(j)
+			for i, d := range scatterDims {
+				pos[d] = r / ust[i]
+				r %= ust[i]
+			}
+			ix := make([]spirv.ID, len(dims))
+			inside := k.b.ConstantBool(true)
+			for c := int64(0); c < vecLen; c++ {
+				if ivd < is.Rank() {
+					pos[ivd] = c
+				}
+				var lin int64
+				for d, p := range pos {
+					lin += p * ist[d]
+				}
+				v := idx[lin]
+				d := sd.ScatterDimsToOperandDims[c]
+				ok, at := k.inBounds(v, dims[d])
+				inside = k.boolOp(spirv.OpLogicalAnd, inside, ok)
+				ix[d] = at
+			}
+			for d := range ix {
+				if ix[d] == 0 {
+					ix[d] = k.cu32(0)
+				}
+			}
+			if err := k.ifThen(inside, func() error {
+				at := k.ravel(ix, dims)
+				old := k.load(bind, at, elem)
+				res, err := k.emitReducer(in.Called[0], []val{old, u})
+				if err != nil {
+					return err
+				}
+				k.store(bind, at, res[0])
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, nil
+}
+
+// inBounds reports whether integer index v is in [0, n), and v as a u32
+// (meaningful where it is).
+func (k *kernelBuilder) inBounds(v val, n int64) (spirv.ID, spirv.ID) {
+	t := v.t
+	lt, ge := spirv.OpSLessThan, spirv.OpSGreaterThanEqual
+	if t.Kind() == hlo.KindUnsigned {
+		lt, ge = spirv.OpULessThan, spirv.OpUGreaterThanEqual
+	}
+	ok := k.boolOp(spirv.OpLogicalAnd,
+		k.boolOp(ge, v.id, k.zero(t)),
+		k.boolOp(lt, v.id, k.constInt(t, uint64(n))))
+	at := v.id
+	switch {
+	case t.Bits() != 32:
+		at = k.f.Op(spirv.OpUConvert, k.u32(), uint32(v.id))
+		if t.Kind() == hlo.KindSigned && t.Bits() < 32 {
+			at = k.f.Op(spirv.OpBitcast, k.u32(), uint32(v.id))
+		}
+	case t != hlo.U32:
+		at = k.f.Op(spirv.OpBitcast, k.u32(), uint32(v.id))
+	}
+	return ok, at
+}
+
+// nested emits a while loop inside a device loop: unrolled when its trip
+// count is known and short, else as a loop whose iterations count
+// against the invocation's bound.
+func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error) {
+	k := e.k
+	for _, x := range init {
+		if x.big >= 0 {
+			return nil, notSeqf("nested loop %s carries a large array", w.Name)
+		}
+	}
+	condC, bodyC := whileParts(w)
+	cond, body := e.flat(condC), e.flat(bodyC)
+	if n, ok := tripCount(w, cond, body); ok && n <= seqUnroll {
+		cur := init
+		for t := int64(0); t < n; t++ {
+			next, err := e.emit(body, []seqValue{cur})
+			if err != nil {
+				return nil, err
+			}
+			cur = next
+		}
+		return cur, nil
+	}
+	boolT, u32 := k.boolT(), k.u32()
+	vars := make([][]spirv.ID, len(init))
+	for i, x := range init {
+		for _, v := range x.elems {
+			p := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
+			k.f.Void(spirv.OpStore, uint32(p), uint32(v.id))
+			vars[i] = append(vars[i], p)
+		}
+	}
+	state := func() seqValue {
+		v := make(seqValue, len(init))
+		for i, x := range init {
+			v[i] = seqLeaf{shape: x.shape, big: -1}
+			for j, p := range vars[i] {
+				t := x.elems[j].t
+				v[i].elems = append(v[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(t), uint32(p)), t})
+			}
+		}
+		return v
+	}
+	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
+	k.f.Void(spirv.OpStore, uint32(done), uint32(k.b.ConstantBool(false)))
+	err := e.whileLoop(func() spirv.ID {
+		more := k.boolOp(spirv.OpLogicalNot, k.f.Op(spirv.OpLoad, boolT, uint32(done)))
+		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Op(spirv.OpLoad, u32, uint32(e.used)), k.cu32(e.budget)))
+	}, func() error {
+		cur := state()
+		c, err := e.emit(cond, []seqValue{cur})
+		if err != nil {
+			return err
+		}
+		p, err := e.pred(c)
+		if err != nil {
+			return err
+		}
+		k.f.Void(spirv.OpStore, uint32(done), uint32(k.boolOp(spirv.OpLogicalNot, p)))
+		return k.ifThen(p, func() error {
+			next, err := e.emit(body, []seqValue{cur})
+			if err != nil {
+				return err
+			}
+			for i, x := range next {
+				if x.big >= 0 {
+					return notSeqf("nested loop %s carries a large array", w.Name)
+				}
+				for j, v := range x.elems {
+					k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(v.id))
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Ended by the bound, not its condition: the iteration is cut short.
+	cut := k.boolOp(spirv.OpLogicalNot, k.f.Op(spirv.OpLoad, boolT, uint32(done)))
+	if err := k.ifThen(cut, func() error {
+		k.f.Void(spirv.OpStore, uint32(e.abort), uint32(k.b.ConstantBool(true)))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return state(), nil
+}
+
+// tripCount recognizes the counted loop JAX's fori_loop writes: a state
+// leaf that starts at a constant, the body adds the constant 1 to, and
+// the condition compares as less than a constant. It returns the number
+// of iterations.
+func tripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
+	init := w.Operands[0]
+	c := cond.Root
+	if c.Op != hlo.OpCompare || c.A.Direction != "LT" || body.Root.Op != hlo.OpTuple || init.Op != hlo.OpTuple {
+		return 0, false
+	}
+	g, limit := c.Operands[0], c.Operands[1]
+	if g.Op != hlo.OpGetTupleElement || g.Operands[0] != cond.Params[0] || limit.Op != hlo.OpConstant || !g.Shape.Elem.IsInteger() {
+		return 0, false
+	}
+	i := int(g.A.Index)
+	if i >= len(init.Operands) || i >= len(body.Root.Operands) || !g.Shape.IsArray() || g.Shape.Rank() != 0 {
+		return 0, false
+	}
+	start, step := init.Operands[i], body.Root.Operands[i]
+	if start.Op != hlo.OpConstant || step.Op != hlo.OpAdd {
+		return 0, false
+	}
+	a, b := step.Operands[0], step.Operands[1]
+	if a.Op == hlo.OpConstant {
+		a, b = b, a
+	}
+	if a.Op != hlo.OpGetTupleElement || a.Operands[0] != body.Params[0] || int(a.A.Index) != i || b.Op != hlo.OpConstant {
+		return 0, false
+	}
+	s0, ok0 := intLiteral(start.Literal)
+	one, ok1 := intLiteral(b.Literal)
+	n, ok2 := intLiteral(limit.Literal)
+	if !ok0 || !ok1 || !ok2 || one != 1 {
+		return 0, false
+	}
+	if g.Shape.Elem.Kind() == hlo.KindUnsigned && (s0 < 0 || n < 0) {
+		return 0, false
+	}
+	return max(0, n-s0), true
+}
+
+// intLiteral reads a rank-0 integer literal as an int64.
+func intLiteral(l *hlo.Literal) (int64, bool) {
+	if l == nil || l.Elided || l.Shape.Rank() != 0 || !l.Shape.Elem.IsInteger() {
+		return 0, false
+	}
+	var v uint64
+	for j := len(l.Data) - 1; j >= 0; j-- {
+		v = v<<8 | uint64(l.Data[j])
+	}
+	bits := uint(8 * len(l.Data))
+	if l.Shape.Elem.Kind() == hlo.KindSigned && bits < 64 {
+		return int64(v<<(64-bits)) >> (64 - bits), true
+	}
+	if bits == 64 && l.Shape.Elem.Kind() == hlo.KindUnsigned && int64(v) < 0 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// conditional emits a conditional inside a device loop: only the chosen
+// branch runs (a branch not taken may loop forever on the values it
+// would be given), its small results stored to variables.
+func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) (seqValue, error) {
+	k := e.k
+	sel, err := small(env[in.Operands[0]], in)
+	if err != nil {
+		return nil, err
+	}
+	branches, args := in.Called, in.Operands[1:]
+	n := int64(len(branches))
+	var which spirv.ID // the branch index, as a u32
+	if sel[0].t == hlo.PRED {
+		if t, ok := in.AttrValue("true_computation"); ok && n == 2 && branches[0].Name != trimSigil(t) {
+			branches = []*hlo.Computation{branches[1], branches[0]}
+			args = []*hlo.Instruction{args[1], args[0]}
+		}
+		// true runs branch 0.
+		which = k.f.Op(spirv.OpSelect, k.u32(), uint32(sel[0].id), uint32(k.cu32(0)), uint32(k.cu32(1)))
+	} else {
+		// An index out of range runs the last branch.
+		ok, at := k.inBounds(sel[0], n)
+		which = k.f.Op(spirv.OpSelect, k.u32(), uint32(ok), uint32(at), uint32(k.cu32(uint32(n-1))))
+	}
+	leaves := in.Shape.Leaves()
+	vars := make([][]spirv.ID, len(leaves))
+	for i, l := range leaves {
+		if l.NumElements() > seqElems {
+			return nil, notSeqf("%s has a large result", in.Name)
+		}
+		for j := int64(0); j < l.NumElements(); j++ {
+			vars[i] = append(vars[i], k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(l.Elem))))
+		}
+	}
+	for b, c := range branches {
+		err := k.ifThen(k.boolOp(spirv.OpIEqual, which, k.cu32(uint32(b))), func() error {
+			r, err := e.emit(e.flat(c), []seqValue{env[args[b]]})
+			if err != nil {
+				return err
+			}
+			for i, x := range r {
+				if x.big >= 0 {
+					return notSeqf("%s returns a large array", in.Name)
+				}
+				for j, v := range x.elems {
+					k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(v.id))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make(seqValue, len(leaves))
+	for i, l := range leaves {
+		out[i] = seqLeaf{shape: l, big: -1}
+		for _, p := range vars[i] {
+			out[i].elems = append(out[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(l.Elem), uint32(p)), l.Elem})
+		}
+	}
+	return out, nil
+}
