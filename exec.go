@@ -1,11 +1,12 @@
 package vkjit
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower"
@@ -44,15 +45,29 @@ const maxLists = 64
 
 // dispatchKey identifies a list of dispatches for the replay cache.
 func dispatchKey(ds []vk.Dispatch) string {
-	var b strings.Builder
+	// Binary, not fmt: a host-driven loop builds one per iteration.
+	b := make([]byte, 0, 64*len(ds))
+	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%p|%x|%v|%v|", d.Kernel, d.Push, d.Groups, d.AfterWrites)
-		for _, x := range d.Buffers {
-			fmt.Fprint(&b, x.Identity(), ",")
+		u64(uint64(uintptr(unsafe.Pointer(d.Kernel))))
+		u64(uint64(len(d.Push)))
+		b = append(b, d.Push...)
+		for _, g := range d.Groups {
+			u64(uint64(g))
 		}
-		b.WriteByte(';')
+		if d.AfterWrites {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		u64(uint64(len(d.Buffers)))
+		for _, x := range d.Buffers {
+			for _, v := range x.Identity() {
+				u64(v)
+			}
+		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // submit runs dispatches, replaying a list recorded for the same ones.
