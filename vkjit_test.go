@@ -1099,26 +1099,7 @@ func TestSubgroupReductions(t *testing.T) {
 			if ty != hlo.PRED {
 				require.Contains(t, exe.Program().Kernels[len(exe.Program().Kernels)-1].Name, "_subgroup", c.Name)
 			}
-			exact := !ty.IsFloat() || strings.Contains(c.Name, "max") && !strings.Contains(c.Name, "argmax")
-			args := hlotest.Inputs(m, 11)
-			if !exact {
-				args = hlotest.UniformInputs(m, 11)
-			}
-			_, want, outs := runBothOn(t, exe, m, args, c.Name)
-			for i, w := range want.Leaves() {
-				g := outs[i]
-				for j := int64(0); j < g.NumElements(); j++ {
-					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
-					gv := g.Float64At(j)
-					if exact || !g.Type.IsFloat() {
-						if !(math.IsNaN(wv) && math.IsNaN(gv)) {
-							require.Equal(t, wv, gv, "%s out%d[%d]", c.Name, i, j)
-						}
-					} else {
-						require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", c.Name, i, j)
-					}
-				}
-			}
+			requireRowReduction(t, exe, m, c.Name, ty, 11)
 		}
 	}
 	// A row softmax: the max is a prologue of the sum's kernel, and both
@@ -1131,11 +1112,46 @@ func TestSubgroupReductions(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, exe.Program().Kernels, 2)
 	require.Contains(t, exe.Program().Kernels[0].Name, "_subgroup")
+	requireSoftmax(t, exe, m)
+}
+
+// requireRowReduction runs a row reduction case on the device and in the
+// reference: exactly equal for integers and max, within a tolerance for
+// float sums (the lanes fold in another order).
+func requireRowReduction(t *testing.T, exe *vkjit.Executable, m *hlo.Module, name string, ty hlo.ElementType, seed uint64) {
+	t.Helper()
+	exact := !ty.IsFloat() || strings.Contains(name, "max") && !strings.Contains(name, "argmax")
+	args := hlotest.Inputs(m, seed)
+	if !exact {
+		args = hlotest.UniformInputs(m, seed)
+	}
+	_, want, outs := runBothOn(t, exe, m, args, name)
+	for i, w := range want.Leaves() {
+		g := outs[i]
+		for j := int64(0); j < g.NumElements(); j++ {
+			wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+			gv := g.Float64At(j)
+			if exact || !g.Type.IsFloat() {
+				if !(math.IsNaN(wv) && math.IsNaN(gv)) {
+					require.Equal(t, wv, gv, "%s out%d[%d]", name, i, j)
+				}
+			} else {
+				require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", name, i, j)
+			}
+		}
+	}
+}
+
+// requireSoftmax runs a softmax on uniform inputs and checks it against
+// the reference; it returns the device's results.
+func requireSoftmax(t *testing.T, exe *vkjit.Executable, m *hlo.Module) []*vkjit.Tensor {
+	t.Helper()
 	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
 	w := want.Leaves()[0]
 	for j := int64(0); j < w.Shape.NumElements(); j++ {
 		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
 	}
+	return outs
 }
 
 // TestWorkgroupReductions runs the row reductions long enough for it
@@ -1163,26 +1179,7 @@ func TestWorkgroupReductions(t *testing.T) {
 				require.Contains(t, name, "_workgroup", c.Name)
 				ran++
 			}
-			exact := !ty.IsFloat() || strings.Contains(c.Name, "max") && !strings.Contains(c.Name, "argmax")
-			args := hlotest.Inputs(m, 13)
-			if !exact {
-				args = hlotest.UniformInputs(m, 13)
-			}
-			_, want, outs := runBothOn(t, exe, m, args, c.Name)
-			for i, w := range want.Leaves() {
-				g := outs[i]
-				for j := int64(0); j < g.NumElements(); j++ {
-					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
-					gv := g.Float64At(j)
-					if exact || !g.Type.IsFloat() {
-						if !(math.IsNaN(wv) && math.IsNaN(gv)) {
-							require.Equal(t, wv, gv, "%s out%d[%d]", c.Name, i, j)
-						}
-					} else {
-						require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", c.Name, i, j)
-					}
-				}
-			}
+			requireRowReduction(t, exe, m, c.Name, ty, 13)
 		}
 	}
 	require.Greater(t, ran, 8)
@@ -1193,11 +1190,7 @@ func TestWorkgroupReductions(t *testing.T) {
 	exe, err := rt.Compile(m, opts)
 	require.NoError(t, err)
 	require.Contains(t, exe.Program().Kernels[0].Name, "_workgroup")
-	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
-	w := want.Leaves()[0]
-	for j := int64(0); j < w.Shape.NumElements(); j++ {
-		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
-	}
+	outs := requireSoftmax(t, exe, m)
 	// Fused and unfused agree bit for bit: the tree's order is the code's.
 	exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true, NoFuse: true}})
 	require.NoError(t, err)

@@ -90,26 +90,41 @@ func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 	u32 := k.u32()
 	iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 	k.f.Void(spirv.OpStore, uint32(iv), uint32(k.cu32(0)))
-	header, check, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
+	var i spirv.ID
+	return k.whileLoop(func() spirv.ID {
+		i = k.f.Op(spirv.OpLoad, u32, uint32(iv))
+		return k.f.Op(spirv.OpULessThan, k.boolT(), uint32(i), uint32(n))
+	}, func() error { return body(i) }, func() { k.increment(iv) })
+}
+
+// whileLoop emits `for check() { body(); step() }` as a structured
+// loop: check in its own block after the header (what it computes is
+// visible to body), step in the continue block.
+func (k *kernelBuilder) whileLoop(check func() spirv.ID, body func() error, step func()) error {
+	header, checkL, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
 	k.f.Void(spirv.OpBranch, uint32(header))
 	k.f.Label(header)
 	k.f.Void(spirv.OpLoopMerge, uint32(merge), uint32(cont), spirv.LoopControlNone)
-	k.f.Void(spirv.OpBranch, uint32(check))
-	k.f.Label(check)
-	i := k.f.Op(spirv.OpLoad, u32, uint32(iv))
-	more := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(i), uint32(n))
-	k.f.Void(spirv.OpBranchConditional, uint32(more), uint32(bodyL), uint32(merge))
+	k.f.Void(spirv.OpBranch, uint32(checkL))
+	k.f.Label(checkL)
+	k.f.Void(spirv.OpBranchConditional, uint32(check()), uint32(bodyL), uint32(merge))
 	k.f.Label(bodyL)
-	if err := body(i); err != nil {
+	if err := body(); err != nil {
 		return err
 	}
 	k.f.Void(spirv.OpBranch, uint32(cont))
 	k.f.Label(cont)
-	next := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpLoad, u32, uint32(iv))), uint32(k.cu32(1)))
-	k.f.Void(spirv.OpStore, uint32(iv), uint32(next))
+	step()
 	k.f.Void(spirv.OpBranch, uint32(header))
 	k.f.Label(merge)
 	return nil
+}
+
+// increment adds 1 to a u32 function variable.
+func (k *kernelBuilder) increment(v spirv.ID) {
+	u32 := k.u32()
+	n := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpLoad, u32, uint32(v))), uint32(k.cu32(1)))
+	k.f.Void(spirv.OpStore, uint32(v), uint32(n))
 }
 
 // fold runs accumulators, starting at inits, through count steps of

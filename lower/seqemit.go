@@ -434,17 +434,11 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 			vars[i] = append(vars[i], p)
 		}
 	}
-	state := func() seqValue {
-		v := make(seqValue, len(init))
-		for i, x := range init {
-			v[i] = seqLeaf{shape: x.shape, big: -1}
-			for j, p := range vars[i] {
-				t := x.elems[j].t
-				v[i].elems = append(v[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(t), uint32(p)), t})
-			}
-		}
-		return v
+	shapes := make([]hlo.Shape, len(init))
+	for i, x := range init {
+		shapes[i] = x.shape
 	}
+	state := func() seqValue { return e.loadState(shapes, vars, nil) }
 	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
 	k.f.Void(spirv.OpStore, uint32(done), uint32(k.b.ConstantBool(false)))
 	err := e.whileLoop(func() spirv.ID {
@@ -452,11 +446,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Op(spirv.OpLoad, u32, uint32(e.used)), k.cu32(e.budget)))
 	}, func() error {
 		cur := state()
-		c, err := e.emit(cond, []seqValue{cur})
-		if err != nil {
-			return err
-		}
-		p, err := e.pred(c)
+		p, err := e.condition(cond, cur)
 		if err != nil {
 			return err
 		}

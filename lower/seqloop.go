@@ -257,20 +257,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 		vars = append(vars, vs)
 		si++
 	}
-	state := func() seqValue {
-		v := make(seqValue, len(leaves))
-		for i, s := range leaves {
-			v[i] = seqLeaf{shape: s, big: -1}
-			if l.big[i] {
-				v[i].big = i
-				continue
-			}
-			for _, p := range vars[i] {
-				v[i].elems = append(v[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(s.Elem), uint32(p)), s.Elem})
-			}
-		}
-		return v
-	}
+	state := func() seqValue { return e.loadState(leaves, vars, l.big) }
 	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
 		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
 		k.f.Void(spirv.OpStore, uint32(v), uint32(init))
@@ -290,11 +277,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	}, func() error {
 		store(e.abort, k.b.ConstantBool(false))
 		cur := state()
-		c, err := e.emit(cond, []seqValue{cur})
-		if err != nil {
-			return err
-		}
-		p, err := e.pred(c)
+		p, err := e.condition(cond, cur)
 		if err != nil {
 			return err
 		}
@@ -324,7 +307,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 						store(vars[i][j], v.id)
 					}
 				}
-				store(iters, k.f.Op(spirv.OpIAdd, u32, uint32(load(iters, u32)), uint32(k.cu32(1))))
+				k.increment(iters)
 				return nil
 			})
 		}); err != nil {
@@ -360,32 +343,37 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	return l, nil
 }
 
-// whileLoop emits `for check() { body(); used++ }`.
+// whileLoop emits `for check() { body(); used++ }`: every iteration of
+// every loop of the kernel counts against its budget.
 func (e *seqEmitter) whileLoop(check func() spirv.ID, body func() error) error {
-	k := e.k
-	u32 := k.u32()
-	header, checkL, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
-	k.f.Void(spirv.OpBranch, uint32(header))
-	k.f.Label(header)
-	k.f.Void(spirv.OpLoopMerge, uint32(merge), uint32(cont), spirv.LoopControlNone)
-	k.f.Void(spirv.OpBranch, uint32(checkL))
-	k.f.Label(checkL)
-	k.f.Void(spirv.OpBranchConditional, uint32(check()), uint32(bodyL), uint32(merge))
-	k.f.Label(bodyL)
-	if err := body(); err != nil {
-		return err
-	}
-	k.f.Void(spirv.OpBranch, uint32(cont))
-	k.f.Label(cont)
-	n := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpLoad, u32, uint32(e.used))), uint32(k.cu32(1)))
-	k.f.Void(spirv.OpStore, uint32(e.used), uint32(n))
-	k.f.Void(spirv.OpBranch, uint32(header))
-	k.f.Label(merge)
-	return nil
+	return e.k.whileLoop(check, body, func() { e.k.increment(e.used) })
 }
 
-// pred returns the bool of a rank-0 pred value (a loop condition).
-func (e *seqEmitter) pred(v seqValue) (spirv.ID, error) {
+// loadState reads a loop state from its function variables: per leaf,
+// its elements' variables, or (big[i]) state leaf i kept in its buffer.
+func (e *seqEmitter) loadState(shapes []hlo.Shape, vars [][]spirv.ID, big []bool) seqValue {
+	k := e.k
+	v := make(seqValue, len(shapes))
+	for i, s := range shapes {
+		v[i] = seqLeaf{shape: s, big: -1}
+		if big != nil && big[i] {
+			v[i].big = i
+			continue
+		}
+		for _, p := range vars[i] {
+			v[i].elems = append(v[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(s.Elem), uint32(p)), s.Elem})
+		}
+	}
+	return v
+}
+
+// condition emits a loop's condition on state cur and returns its
+// bool.
+func (e *seqEmitter) condition(cond *hlo.Computation, cur seqValue) (spirv.ID, error) {
+	v, err := e.emit(cond, []seqValue{cur})
+	if err != nil {
+		return 0, err
+	}
 	if len(v) != 1 || v[0].big >= 0 || len(v[0].elems) != 1 || v[0].shape.Elem != hlo.PRED {
 		return 0, notSeqf("condition is not a pred scalar")
 	}

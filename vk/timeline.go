@@ -36,45 +36,39 @@ static vkjit_gipa3 vkjit_get_gipa(void) {
 	return gipa;
 }
 
-// vkjit_feature asks vkGetPhysicalDeviceFeatures2 for the first VkBool32
-// of the feature structure with sType (every one vkjit asks about has the
-// feature it wants there, at offset 16).
-static int vkjit_feature(void* instance, void* physicalDevice, uint32_t sType) {
+// vkjit_chained_bool calls fn (vkGetPhysicalDeviceFeatures2 or
+// vkGetPhysicalDeviceProperties2) with a root structure of rootSType
+// chained to one of sType, and reads the VkBool32 at offset in the
+// latter (both layouts: sType, then pNext at offset 8).
+static int vkjit_chained_bool(void* instance, void* physicalDevice, const char* fn, uint32_t rootSType, uint32_t sType, uint32_t offset) {
 	vkjit_gipa3 gipa = vkjit_get_gipa();
-	if (!gipa) return 0;
-	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, "vkGetPhysicalDeviceFeatures2");
+	if (!gipa || offset + 4 > 256) return 0;
+	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, fn);
 	if (!f) return 0;
-	unsigned char feat[64];
-	memset(feat, 0, sizeof feat);
-	*(uint32_t*)feat = sType;
-	// VkPhysicalDeviceFeatures2: sType, pNext, then 55 VkBool32s.
-	unsigned char* f2 = calloc(1, 1024);
-	if (!f2) return 0;
-	*(uint32_t*)f2 = 1000059000; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
-	*(void**)(f2 + 8) = feat;
-	f(physicalDevice, f2);
-	free(f2);
-	return *(uint32_t*)(feat + 16) != 0;
+	unsigned char chained[256];
+	memset(chained, 0, sizeof chained);
+	*(uint32_t*)chained = sType;
+	// The root: VkPhysicalDeviceFeatures2 (55 VkBool32s) or
+	// VkPhysicalDeviceProperties2 (under 1 KiB).
+	unsigned char* root = calloc(1, 2048);
+	if (!root) return 0;
+	*(uint32_t*)root = rootSType;
+	*(void**)(root + 8) = chained;
+	f(physicalDevice, root);
+	free(root);
+	return *(uint32_t*)(chained + offset) != 0;
+}
+
+// vkjit_feature reports the first VkBool32 (offset 16) of the feature
+// structure with sType: every one vkjit asks about has its feature there.
+static int vkjit_feature(void* instance, void* physicalDevice, uint32_t sType) {
+	return vkjit_chained_bool(instance, physicalDevice, "vkGetPhysicalDeviceFeatures2", 1000059000, sType, 16);
 }
 
 // vkjit_property_bool reads the VkBool32 at offset in the property
-// structure with sType, through vkGetPhysicalDeviceProperties2.
+// structure with sType.
 static int vkjit_property_bool(void* instance, void* physicalDevice, uint32_t sType, uint32_t offset) {
-	vkjit_gipa3 gipa = vkjit_get_gipa();
-	if (!gipa || offset + 4 > 256) return 0;
-	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, "vkGetPhysicalDeviceProperties2");
-	if (!f) return 0;
-	unsigned char prop[256];
-	memset(prop, 0, sizeof prop);
-	*(uint32_t*)prop = sType;
-	// VkPhysicalDeviceProperties2: sType, pNext, VkPhysicalDeviceProperties (< 1 KiB).
-	unsigned char* p2 = calloc(1, 2048);
-	if (!p2) return 0;
-	*(uint32_t*)p2 = 1000059001; // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
-	*(void**)(p2 + 8) = prop;
-	f(physicalDevice, p2);
-	free(p2);
-	return *(uint32_t*)(prop + offset) != 0;
+	return vkjit_chained_bool(instance, physicalDevice, "vkGetPhysicalDeviceProperties2", 1000059001, sType, offset);
 }
 
 // vkjit_feature_link is a pNext link for vkCreateDevice that enables the
