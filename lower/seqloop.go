@@ -27,9 +27,13 @@ import (
 // iteration, after every read of the old values.
 
 const (
-	seqElems     = 64      // most elements of a value the loop holds in registers
-	seqUnroll    = 16      // nested loops of at most this many known iterations are unrolled
-	seqOps       = 16384   // most element operations one device loop kernel may emit
+	seqElems  = 64    // most elements of a value the loop holds in registers
+	seqUnroll = 16    // nested loops of at most this many known iterations are unrolled
+	seqOps    = 16384 // most element operations one device loop kernel may emit
+	// seqWords bounds a device loop kernel's SPIR-V: the driver compiles
+	// it as straight-line code (lavapipe: 25k words in ~50 ms, 279k words
+	// of f32[64] sines in 3.8 s, more than 10,000 host iterations cost).
+	seqWords     = 65536
 	seqGPUBudget = 1 << 16 // iterations per dispatch on devices without a loop bound (a dispatch stays short of a GPU watchdog)
 )
 
@@ -340,6 +344,9 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
 	k.store(flag, k.cu32(0), val{k.f.Op(spirv.OpSelect, u32, uint32(stopped), uint32(k.cu32(1)), uint32(st)), hlo.U32})
 	l.kernel = k.finish("loop_" + trimSigil(w.Name))
+	if n := len(l.kernel.Words); n > seqWords {
+		return nil, notSeqf("a kernel of %d SPIR-V words", n)
+	}
 	return l, nil
 }
 

@@ -29,8 +29,9 @@ func stepKinds(p *Program) map[StepKind]int {
 // the corpus's two long loops (without a device): each becomes one
 // device loop step whose kernel passes spirv-val, with no host loop
 // left, and with HostLoops each is a host loop again. A loop computing
-// on a large array stays a host loop, as does one whose kernel would
-// bind more buffers than the device allows.
+// on a large array stays a host loop, as do one whose kernel would be
+// too large to compile quickly and one whose kernel would bind more
+// buffers than the device allows.
 func TestDeviceLoopPlans(t *testing.T) {
 	files, err := filepath.Glob("testdata/loops/*.hlo")
 	require.NoError(t, err)
@@ -90,9 +91,17 @@ ENTRY main {
 	require.Equal(t, 1, kinds[StepWhile])
 	require.Zero(t, kinds[StepLoop])
 
-	text, err := os.ReadFile("testdata/loops/narrow_state.hlo") // 9 bindings
+	text, err := os.ReadFile("testdata/sines_loop.hlo")
 	require.NoError(t, err)
-	m, err := hlo.Parse("narrow_state", string(text))
+	m, err := hlo.Parse("sines_loop", string(text))
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Zero(t, stepKinds(p)[StepLoop], "a kernel too large to compile quickly")
+
+	text, err = os.ReadFile("testdata/loops/narrow_state.hlo") // 9 bindings
+	require.NoError(t, err)
+	m, err = hlo.Parse("narrow_state", string(text))
 	require.NoError(t, err)
 	tg := desktop
 	tg.MaxStorageBuffers = 8
