@@ -699,12 +699,20 @@ func TestTiledGemm(t *testing.T) {
 		require.Contains(t, name, "gemm8x", "the tiled kernel")
 		vec := !strings.Contains(src, "301") // k a multiple of 4
 		require.Equal(t, vec, strings.Contains(name, "_vec4"), "%s: %s", name, src)
-		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 5), "gemm")
+		args := hlotest.UniformInputs(m, 5)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm")
 		w := want.Leaves()[0]
 		for i := int64(0); i < w.Shape.NumElements(); i++ {
 			wv := (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i)
 			require.InDelta(t, wv, outs[0].Float64At(i), 1e-4, "element %d", i)
 		}
+		// The GPUs' form, blocks staged through shared memory (forced on
+		// lavapipe): the same sums in the same order, bit for bit.
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{SharedGemm: true}})
+		require.NoError(t, err)
+		require.Contains(t, exe.Program().Kernels[0].Name, "_shared64x64", src)
+		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
+		require.Equal(t, outs[0].Data, shared[0].Data, src)
 	}
 }
 

@@ -29,6 +29,10 @@ type Options struct {
 	// subgroup.go) on CPU devices too, where barriers cost more than they
 	// save; GPUs use them by default.
 	WorkgroupReduce bool
+	// SharedGemm makes tiled dots stage workgroup blocks through shared
+	// memory (gemm.go) on CPU devices too, where the register tiles are
+	// faster; GPUs use them by default.
+	SharedGemm bool
 	// HostLoops runs every while loop from the host, reading its
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
@@ -377,6 +381,9 @@ func emitKernels(s *state) error {
 			continue
 		}
 		if g := s.planGemm(in); g != nil {
+			if (!s.tg.CPU || s.opts.SharedGemm) && g.toShared(s.tg) {
+				env.local = sharedThreads
+			}
 			k, err := gemmKernel(in, g, env)
 			if err != nil {
 				return err

@@ -55,6 +55,7 @@ type gemmPlan struct {
 	conv        *convGeom // an implicit GEMM: the lhs is a convolution's input (convGemmOf)
 	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
+	shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
 }
 
 // vecLayout is how a GEMM operand is read as vec4s.
@@ -201,6 +202,95 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 	return p
 }
 
+// Shared-memory tiles, for GPUs: a workgroup of sharedThreads
+// invocations computes a sharedBM x sharedBN block of results, sharedTM
+// x sharedTN per invocation, staging sharedBK values of k of both
+// operands' block in shared memory per step (each invocation loads 4 of
+// each, then a barrier), so that every operand element is read from
+// device memory once per block instead of once per invocation tile. On
+// lavapipe 64x64 shared tiles ran ten times slower than register tiles
+// (the kernel issue's measurement: barriers cost more than a CPU's
+// caches save), so CPU devices use them only with Options.SharedGemm;
+// no GPU was at hand to tune the sizes. Each result still sums its
+// products in the order of k (padding adds +0 products past the edges),
+// bit for bit what the register-tiled kernel computes.
+const (
+	sharedBM, sharedBN, sharedBK = 64, 64, 16
+	sharedTM, sharedTN           = 4, 4
+	sharedThreads                = (sharedBM / sharedTM) * (sharedBN / sharedTN)
+)
+
+// toShared makes p a shared-memory plan when tg can run one (a workgroup
+// of sharedThreads) and p is a plain dot (an implicit GEMM keeps its
+// register tiles); it reports whether it did.
+func (p *gemmPlan) toShared(tg Target) bool {
+	if p.conv != nil || tg.MaxWorkgroupSize < sharedThreads {
+		return false
+	}
+	p.shared = true
+	p.lVec, p.rVec = vecNone, vecNone
+	p.rows, p.cols = sharedTM, sharedTN
+	p.tilesM = (p.m + sharedBM - 1) / sharedBM // blocks
+	p.tilesN = (p.n + sharedBN - 1) / sharedBN
+	p.invocations = p.tilesM * p.tilesN * sharedThreads
+	for _, b := range p.batch {
+		p.invocations *= b
+	}
+	return true
+}
+
+// gemmLoopShared is gemmLoop for a shared-memory block (toShared): the
+// block's first row and column, and the invocation's place in the
+// workgroup (l) and in the block's grid of tiles (tr, tc).
+func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase, bRow, bCol, l, tr, tc spirv.ID) (func(i, j int) spirv.ID, error) {
+	u32, f32, bt := k.u32(), k.b.TypeFloat(32), k.boolT()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	lt := func(a, b spirv.ID) spirv.ID { return k.f.Op(spirv.OpULessThan, bt, uint32(a), uint32(b)) }
+	umin := func(a spirv.ID, b int64) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, cu(b)) }
+	ptr := k.b.TypePointer(spirv.StorageWorkgroup, f32)
+	tileA := k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(f32, cu(sharedBK*sharedBM), 0)), spirv.StorageWorkgroup)
+	tileB := k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(f32, cu(sharedBK*sharedBN), 0)), spirv.StorageWorkgroup)
+	at := func(v, i spirv.ID) spirv.ID { return k.f.Op(spirv.OpAccessChain, ptr, uint32(v), uint32(i)) }
+	zero := k.b.ConstF32(0)
+	acc := k.gemmAccumulators(p)
+	const per = sharedBK * sharedBM / sharedThreads // elements of each operand an invocation stages
+	err := k.loop(cu((p.k+sharedBK-1)/sharedBK), func(kb spirv.ID) error {
+		k0 := op(spirv.OpIMul, kb, cu(sharedBK))
+		for q := int64(0); q < per; q++ {
+			e := op(spirv.OpIAdd, op(spirv.OpIMul, l, cu(per)), cu(q))
+			// A: e -> (row r, step kk), stored at [kk][r]; B: e -> (kk, column c), at [kk][c].
+			r, kk := op(spirv.OpUDiv, e, cu(sharedBK)), op(spirv.OpUMod, e, cu(sharedBK))
+			row, kg := op(spirv.OpIAdd, bRow, r), op(spirv.OpIAdd, k0, kk)
+			addr := op(spirv.OpIAdd, lBase, op(spirv.OpIAdd, op(spirv.OpIMul, umin(row, p.m-1), cu(p.lStride[0])), op(spirv.OpIMul, umin(kg, p.k-1), cu(p.lStride[1]))))
+			x := k.flushSubnormal(k.load(dotBinds[0], addr, hlo.F32).id, 1)
+			x = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpLogicalAnd, lt(row, cu(p.m)), lt(kg, cu(p.k)))), uint32(x), uint32(zero))
+			k.f.Void(spirv.OpStore, uint32(at(tileA, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBM)), r))), uint32(x))
+			kk, c := op(spirv.OpUDiv, e, cu(sharedBN)), op(spirv.OpUMod, e, cu(sharedBN))
+			col, kg := op(spirv.OpIAdd, bCol, c), op(spirv.OpIAdd, k0, kk)
+			addr = op(spirv.OpIAdd, rBase, op(spirv.OpIAdd, op(spirv.OpIMul, umin(kg, p.k-1), cu(p.rStride[0])), op(spirv.OpIMul, umin(col, p.n-1), cu(p.rStride[1]))))
+			y := k.flushSubnormal(k.load(dotBinds[1], addr, hlo.F32).id, 1)
+			y = k.f.Op(spirv.OpSelect, f32, uint32(k.boolOp(spirv.OpLogicalAnd, lt(col, cu(p.n)), lt(kg, cu(p.k)))), uint32(y), uint32(zero))
+			k.f.Void(spirv.OpStore, uint32(at(tileB, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBN)), c))), uint32(y))
+		}
+		k.barrier()
+		r0, c0 := op(spirv.OpIMul, tr, cu(sharedTM)), op(spirv.OpIMul, tc, cu(sharedTN))
+		for kk := int64(0); kk < sharedBK; kk++ {
+			a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
+			for i := range a {
+				a[i] = k.f.Op(spirv.OpLoad, f32, uint32(at(tileA, op(spirv.OpIAdd, cu(kk*sharedBM+int64(i)), r0))))
+			}
+			for j := range b {
+				b[j] = k.f.Op(spirv.OpLoad, f32, uint32(at(tileB, op(spirv.OpIAdd, cu(kk*sharedBN+int64(j)), c0))))
+			}
+			k.gemmStep(acc, a, b)
+		}
+		k.barrier()
+		return nil
+	})
+	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
+}
+
 // gemmKernel generates the tiled kernel for root (the dot itself, or its
 // epilogue with the dot fused in). Push constant 0 is the tile count.
 func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, error) {
@@ -256,6 +346,9 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		return nil, nil, err
 	}
 	name := fmt.Sprintf("gemm%dx%d_f32", p.rows, p.cols)
+	if p.shared {
+		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.rows, p.cols, sharedBM, sharedBN)
+	}
 	if vec4 {
 		name += "_vec4"
 	}
@@ -271,9 +364,18 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		// invocations share the rhs columns they read, and each column
 		// panel of the rhs is read once per group, not once per tile row).
 		dims := append(append([]int64{}, p.batch...), p.tilesM*p.tilesN)
-		ix := k.unravel(t, dims)
 		nb := len(p.batch)
-		ix = append(ix[:nb], k.groupedTile(ix[nb], p.tilesM, p.tilesN)...)
+		var l, tr, tc spirv.ID // shared: the invocation's place in its workgroup and block
+		var ix []spirv.ID
+		if p.shared {
+			l = op(spirv.OpUMod, t, cu(sharedThreads))
+			tr, tc = op(spirv.OpUDiv, l, cu(sharedBN/sharedTN)), op(spirv.OpUMod, l, cu(sharedBN/sharedTN))
+			ix = k.unravel(op(spirv.OpUDiv, t, cu(sharedThreads)), dims)
+			ix = append(ix[:nb], op(spirv.OpUDiv, ix[nb], cu(p.tilesN)), op(spirv.OpUMod, ix[nb], cu(p.tilesN)))
+		} else {
+			ix = k.unravel(t, dims)
+			ix = append(ix[:nb], k.groupedTile(ix[nb], p.tilesM, p.tilesN)...)
+		}
 		lBase, rBase := cu(0), cu(0)
 		for i := 0; i < nb; i++ {
 			lBase = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, ix[i], cu(p.lBatchSt[i])))
@@ -281,6 +383,12 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		}
 		row0 := op(spirv.OpIMul, ix[nb], cu(p.rows))
 		col0 := op(spirv.OpIMul, ix[nb+1], cu(p.cols))
+		var bRow, bCol spirv.ID
+		if p.shared {
+			bRow, bCol = op(spirv.OpIMul, ix[nb], cu(sharedBM)), op(spirv.OpIMul, ix[nb+1], cu(sharedBN))
+			row0 = op(spirv.OpIAdd, bRow, op(spirv.OpIMul, tr, cu(sharedTM)))
+			col0 = op(spirv.OpIAdd, bCol, op(spirv.OpIMul, tc, cu(sharedTN)))
+		}
 		// Rows and columns past the edge read the last one (in bounds)
 		// and are not stored.
 		rows, lRow := make([]spirv.ID, p.rows), make([]spirv.ID, p.rows)
@@ -294,7 +402,9 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			rCol[j] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[j], cu(p.n-1)), cu(p.rStride[1])))
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
-		if p.conv != nil && vec4 {
+		if p.shared {
+			accAt, err = k.gemmLoopShared(p, dotBinds, lBase, rBase, bRow, bCol, l, tr, tc)
+		} else if p.conv != nil && vec4 {
 			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, k.convRows(p, rows))
 		} else if vec4 {
 			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, nil)

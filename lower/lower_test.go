@@ -675,3 +675,29 @@ func TestReductionLanes(t *testing.T) {
 		require.NotContains(t, p.Kernels[len(p.Kernels)-1].Name, "group")
 	}
 }
+
+// TestGemmForms: a tiled dot stages workgroup blocks through shared
+// memory on GPU targets and keeps register tiles on CPU targets (or
+// with a workgroup too small); every kernel passes spirv-val.
+func TestGemmForms(t *testing.T) {
+	m, err := hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[2,200,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,200,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}")
+	require.NoError(t, err)
+	cpu, small := desktop, desktop
+	cpu.CPU = true
+	small.MaxWorkgroupSize = 128
+	for _, c := range []struct {
+		tg   Target
+		opts Options
+		want string
+	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm8x16_f32_vec4"}, {cpu, Options{SharedGemm: true}, "gemm4x4_shared64x64_f32"}, {small, Options{}, "gemm8x16_f32_vec4"}} {
+		p, err := Compile(m, c.tg, c.opts)
+		require.NoError(t, err)
+		k := p.Kernels[0]
+		require.Equal(t, c.want, k.Name)
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		if c.want[4] == '4' {
+			require.Equal(t, uint32(sharedThreads), k.LocalSize[0])
+			require.Equal(t, [3]uint32{2 * 4 * 3, 1, 1}, p.Steps[0].Groups, "a workgroup per 64x64 block")
+		}
+	}
+}
