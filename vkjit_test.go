@@ -767,6 +767,18 @@ ENTRY e {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
+	if ms.HeapAlloc >= heap+1<<20 {
+		// Something else of the process may have allocated once (it
+		// happened in one full staged run of the package: 1.2 MB); a
+		// leak keeps growing over the next 900 runs.
+		heap = ms.HeapAlloc
+		for i := 0; i < 900; i++ {
+			_, _, err := exe.Run(x)
+			require.NoError(t, err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+	}
 	require.Less(t, ms.HeapAlloc, heap+1<<20, "the Go heap grew by more than 1 MiB over 900 runs")
 	after := rt.MemoryStats()
 	require.Equal(t, mem.ReservedBytes, after.ReservedBytes, "device memory reserved after run 1 and run 1000")
