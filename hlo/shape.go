@@ -104,6 +104,16 @@ func (s Shape) Leaves() []Shape {
 	return out
 }
 
+// LeafOffset returns where tuple element i's leaves start among s's
+// leaves (depth first): what a get-tuple-element selects.
+func (s Shape) LeafOffset(i int) int {
+	off := 0
+	for _, e := range s.Tuple[:i] {
+		off += len(e.Leaves())
+	}
+	return off
+}
+
 // String prints the shape as HLO text, layout included when present.
 func (s Shape) String() string {
 	var b strings.Builder

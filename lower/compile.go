@@ -237,12 +237,7 @@ func assignBuffers(s *state) error {
 			}
 			s.values[in] = leaves
 		case hlo.OpGetTupleElement:
-			idx := in.A.Index
-			src := in.Operands[0].Shape
-			off := 0
-			for j := 0; j < int(idx); j++ {
-				off += len(src.Tuple[j].Leaves())
-			}
+			off := in.Operands[0].Shape.LeafOffset(int(in.A.Index))
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 		case hlo.OpWhile:
 			if l := s.seqLoops[in]; l != nil {
@@ -552,10 +547,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 	st := Step{Out: s.values[in], Inst: in.Name}
 	switch in.Op {
 	case hlo.OpWhile:
-		cond, body := in.Called[0], in.Called[1]
-		if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
-			cond, body = body, cond
-		}
+		cond, body := whileParts(in)
 		st.Kind = StepWhile
 		var err error
 		if st.Cond, err = s.sub(cond); err != nil {
@@ -568,15 +560,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 	case hlo.OpConditional:
 		st.Kind = StepConditional
 		st.Pred = s.values[in.Operands[0]][0]
-		branches := in.Called
-		args := in.Operands[1:]
-		if t, ok := in.AttrValue("true_computation"); ok && len(branches) == 2 {
-			// Pred form: branch 0 runs on true.
-			if branches[0].Name != trimSigil(t) {
-				branches = []*hlo.Computation{branches[1], branches[0]}
-				args = []*hlo.Instruction{args[1], args[0]}
-			}
-		}
+		branches, args := branchOrder(in)
 		for i, b := range branches {
 			bi, err := s.sub(b)
 			if err != nil {
@@ -588,6 +572,32 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 	}
 	s.prog.Steps = append(s.prog.Steps, st)
 	return nil
+}
+
+// whileIndices returns which of a while loop's called computations are
+// its condition and its body.
+func whileIndices(in *hlo.Instruction) (cond, body int) {
+	if v, _ := in.AttrValue("condition"); trimSigil(v) != in.Called[0].Name {
+		return 1, 0
+	}
+	return 0, 1
+}
+
+// whileParts returns a while loop's condition and body.
+func whileParts(in *hlo.Instruction) (cond, body *hlo.Computation) {
+	c, b := whileIndices(in)
+	return in.Called[c], in.Called[b]
+}
+
+// branchOrder returns a conditional's branches and their operands in
+// selector order: for the pred form, branch 0 runs on true.
+func branchOrder(in *hlo.Instruction) ([]*hlo.Computation, []*hlo.Instruction) {
+	branches, args := in.Called, in.Operands[1:]
+	if t, ok := in.AttrValue("true_computation"); ok && len(branches) == 2 && branches[0].Name != trimSigil(t) {
+		branches = []*hlo.Computation{branches[1], branches[0]}
+		args = []*hlo.Instruction{args[1], args[0]}
+	}
+	return branches, args
 }
 
 func trimSigil(n string) string {
@@ -651,9 +661,7 @@ func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
 				if !sh.IsTuple() || i < 0 || int(i) >= len(sh.Tuple) {
 					return nil, p.Errorf("input_output_alias names index %v, which the parameter's shape %s lacks", a.ParamIndex, p.Shape)
 				}
-				for j := 0; j < int(i); j++ {
-					off += len(sh.Tuple[j].Leaves())
-				}
+				off += sh.LeafOffset(int(i))
 				sh = sh.Tuple[i]
 			}
 			first, count = first+off, len(sh.Leaves())

@@ -75,10 +75,7 @@ func pureOp(in *hlo.Instruction) bool {
 // entry (w itself when nothing is invariant) and the instruction that
 // stands for w's result.
 func hoistFrom(w *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction) {
-	ci, bi := 0, 1
-	if v, _ := w.AttrValue("condition"); trimSigil(v) != w.Called[0].Name {
-		ci, bi = 1, 0
-	}
+	ci, bi := whileIndices(w)
 	body := flatten(w.Called[bi], w.Called[bi].Name)
 	if len(body.Params) != 1 || !body.Params[0].Shape.IsTuple() || !w.Shape.IsTuple() {
 		return []*hlo.Instruction{w}, w

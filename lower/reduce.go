@@ -199,10 +199,10 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	switch {
 	case err != nil:
 		return nil, err
-	case workgroupReducible(in, env, k):
+	case env.workgroupLanes > 0 && lanesReducible(in, env, k, env.workgroupLanes):
 		env.lanes, env.local, env.workgroup = env.workgroupLanes, env.workgroupLanes, true
 		return outputKernelMode(in, env, name+"_workgroup", values, nil)
-	case subgroupReducible(in, env, k, env.tg.SubgroupSize):
+	case env.subgroupReduce && lanesReducible(in, env, k, env.tg.SubgroupSize):
 		env.lanes, env.local = env.tg.SubgroupSize, env.tg.SubgroupSize
 		return outputKernelMode(in, env, name+"_subgroup", values, nil)
 	}

@@ -34,11 +34,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 			env[in] = out
 			continue
 		case hlo.OpGetTupleElement:
-			src := in.Operands[0].Shape
-			off := 0
-			for j := 0; j < int(in.A.Index); j++ {
-				off += len(src.Tuple[j].Leaves())
-			}
+			off := in.Operands[0].Shape.LeafOffset(int(in.A.Index))
 			env[in] = env[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 			continue
 		case hlo.OpWhile:
@@ -426,17 +422,13 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 		return cur, nil
 	}
 	boolT, u32 := k.boolT(), k.u32()
-	vars := make([][]spirv.ID, len(init))
-	for i, x := range init {
-		for _, v := range x.elems {
-			p := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-			k.f.Void(spirv.OpStore, uint32(p), uint32(v.id))
-			vars[i] = append(vars[i], p)
-		}
-	}
 	shapes := make([]hlo.Shape, len(init))
 	for i, x := range init {
 		shapes[i] = x.shape
+	}
+	vars := e.stateVars(shapes, nil)
+	if err := e.storeState(vars, init, w); err != nil {
+		return nil, err
 	}
 	state := func() seqValue { return e.loadState(shapes, vars, nil) }
 	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
@@ -456,15 +448,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 			if err != nil {
 				return err
 			}
-			for i, x := range next {
-				if x.big >= 0 {
-					return notSeqf("nested loop %s carries a large array", w.Name)
-				}
-				for j, v := range x.elems {
-					k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(v.id))
-				}
-			}
-			return nil
+			return e.storeState(vars, next, w)
 		})
 	})
 	if err != nil {
@@ -550,14 +534,10 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 	if err != nil {
 		return nil, err
 	}
-	branches, args := in.Called, in.Operands[1:]
+	branches, args := branchOrder(in)
 	n := int64(len(branches))
 	var which spirv.ID // the branch index, as a u32
 	if sel[0].t == hlo.PRED {
-		if t, ok := in.AttrValue("true_computation"); ok && n == 2 && branches[0].Name != trimSigil(t) {
-			branches = []*hlo.Computation{branches[1], branches[0]}
-			args = []*hlo.Instruction{args[1], args[0]}
-		}
 		// true runs branch 0.
 		which = k.f.Op(spirv.OpSelect, k.u32(), uint32(sel[0].id), uint32(k.cu32(0)), uint32(k.cu32(1)))
 	} else {
@@ -566,41 +546,23 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 		which = k.f.Op(spirv.OpSelect, k.u32(), uint32(ok), uint32(at), uint32(k.cu32(uint32(n-1))))
 	}
 	leaves := in.Shape.Leaves()
-	vars := make([][]spirv.ID, len(leaves))
-	for i, l := range leaves {
+	for _, l := range leaves {
 		if l.NumElements() > seqElems {
 			return nil, notSeqf("%s has a large result", in.Name)
 		}
-		for j := int64(0); j < l.NumElements(); j++ {
-			vars[i] = append(vars[i], k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(l.Elem))))
-		}
 	}
+	vars := e.stateVars(leaves, nil)
 	for b, c := range branches {
 		err := k.ifThen(k.boolOp(spirv.OpIEqual, which, k.cu32(uint32(b))), func() error {
 			r, err := e.emit(e.flat(c), []seqValue{env[args[b]]})
 			if err != nil {
 				return err
 			}
-			for i, x := range r {
-				if x.big >= 0 {
-					return notSeqf("%s returns a large array", in.Name)
-				}
-				for j, v := range x.elems {
-					k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(v.id))
-				}
-			}
-			return nil
+			return e.storeState(vars, r, in)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	out := make(seqValue, len(leaves))
-	for i, l := range leaves {
-		out[i] = seqLeaf{shape: l, big: -1}
-		for _, p := range vars[i] {
-			out[i].elems = append(out[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(l.Elem), uint32(p)), l.Elem})
-		}
-	}
-	return out, nil
+	return e.loadState(leaves, vars, nil), nil
 }

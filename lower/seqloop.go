@@ -45,6 +45,34 @@ type seqLoop struct {
 	flag    int    // the buffer the kernel writes its state to: 0 done, 1 not yet, 2 stuck
 }
 
+// loopBinding is one binding of a device loop kernel: state leaf leaf's
+// operand buffer (init) or result buffer, or (leaf -1) the flag.
+type loopBinding struct {
+	leaf     int
+	init     bool
+	readonly bool
+}
+
+// bindings lists the kernel's bindings in order, the ones read only
+// first: the small leaves' initial values, the big leaves read only,
+// the big leaves updated, the small leaves' results, the flag.
+func (l *seqLoop) bindings() []loopBinding {
+	var out []loopBinding
+	add := func(want func(j int) bool, b loopBinding) {
+		for j := range l.big {
+			if want(j) {
+				b.leaf = j
+				out = append(out, b)
+			}
+		}
+	}
+	add(func(j int) bool { return !l.big[j] }, loopBinding{init: true, readonly: true})
+	add(func(j int) bool { return l.big[j] && !l.updated[j] }, loopBinding{readonly: true})
+	add(func(j int) bool { return l.updated[j] }, loopBinding{})
+	add(func(j int) bool { return !l.big[j] }, loopBinding{})
+	return append(out, loopBinding{leaf: -1})
+}
+
 // notSeq says why a loop stays on the host.
 type notSeq struct{ why string }
 
@@ -74,15 +102,6 @@ func planDeviceLoops(s *state) error {
 	return nil
 }
 
-// whileParts returns a while loop's condition and body.
-func whileParts(in *hlo.Instruction) (cond, body *hlo.Computation) {
-	cond, body = in.Called[0], in.Called[1]
-	if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
-		cond, body = body, cond
-	}
-	return cond, body
-}
-
 // leafSource returns the state leaf that leaf i of x passes through
 // unchanged (x built from tuples and get-tuple-elements of parameter p),
 // or -1.
@@ -101,12 +120,7 @@ func leafSource(x, p *hlo.Instruction, i int) int {
 			i -= n
 		}
 	case hlo.OpGetTupleElement:
-		src := x.Operands[0].Shape
-		off := 0
-		for j := 0; j < int(x.A.Index); j++ {
-			off += len(src.Tuple[j].Leaves())
-		}
-		return leafSource(x.Operands[0], p, off+i)
+		return leafSource(x.Operands[0], p, x.Operands[0].Shape.LeafOffset(int(x.A.Index))+i)
 	}
 	return -1
 }
@@ -185,55 +199,26 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	k.bound = map[*hlo.Instruction]int{}
 	e.k = k
 	var ins, outs []int
+	var flag int
 	e.bigBind = make([]int, len(leaves))
-	add := func(i int, name string, readonly bool) (int, error) {
-		b, err := k.addBuffer(leaves[i].Elem, fmt.Sprintf("%s%d", name, i), readonly)
+	for _, lb := range l.bindings() {
+		var b int
+		var err error
+		switch {
+		case lb.leaf < 0:
+			flag, err = k.addBuffer(hlo.U32, "flag", false)
+		case lb.init:
+			b, err = k.addBuffer(leaves[lb.leaf].Elem, fmt.Sprintf("init%d", lb.leaf), true)
+			ins = append(ins, b)
+		case l.big[lb.leaf]:
+			e.bigBind[lb.leaf], err = k.addBuffer(leaves[lb.leaf].Elem, fmt.Sprintf("array%d", lb.leaf), lb.readonly)
+		default:
+			b, err = k.addBuffer(leaves[lb.leaf].Elem, fmt.Sprintf("state%d", lb.leaf), false)
+			outs = append(outs, b)
+		}
 		if err != nil {
-			return 0, w.Errorf("%v", err)
+			return nil, w.Errorf("%v", err)
 		}
-		return b, nil
-	}
-	// Bindings: the small leaves' initial values, the big leaves read
-	// only, the big leaves updated, the small leaves' results, the flag.
-	for _, pass := range []func(i int) error{
-		func(i int) (err error) {
-			if !l.big[i] {
-				var b int
-				b, err = add(i, "init", true)
-				ins = append(ins, b)
-			}
-			return err
-		},
-		func(i int) (err error) {
-			if l.big[i] && !l.updated[i] {
-				e.bigBind[i], err = add(i, "array", true)
-			}
-			return err
-		},
-		func(i int) (err error) {
-			if l.updated[i] {
-				e.bigBind[i], err = add(i, "array", false)
-			}
-			return err
-		},
-		func(i int) (err error) {
-			if !l.big[i] {
-				var b int
-				b, err = add(i, "state", false)
-				outs = append(outs, b)
-			}
-			return err
-		},
-	} {
-		for i := range leaves {
-			if err := pass(i); err != nil {
-				return nil, err
-			}
-		}
-	}
-	flag, err := k.addBuffer(hlo.U32, "flag", false)
-	if err != nil {
-		return nil, err
 	}
 	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
 		return nil, notSeqf("%d bindings, beyond the device's %d", len(k.bindings), tg.MaxStorageBuffers)
@@ -244,21 +229,17 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	first := k.boolOp(spirv.OpINotEqual, k.push(1), k.cu32(0))
 	// The state in function variables: the loop's operand on the first
 	// dispatch, the previous dispatch's results after it.
-	var vars [][]spirv.ID
+	vars := e.stateVars(leaves, l.big)
 	si := 0
 	for i, s := range leaves {
 		if l.big[i] {
-			vars = append(vars, nil)
 			continue
 		}
-		vs := make([]spirv.ID, s.NumElements())
-		for j := range vs {
+		for j, v := range vars[i] {
 			idx := k.cu32(uint32(j))
 			a, b := k.load(ins[si], idx, s.Elem), k.load(outs[si], idx, s.Elem)
-			vs[j] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(s.Elem)))
-			k.f.Void(spirv.OpStore, uint32(vs[j]), uint32(k.sel(first, a, b).id))
+			k.f.Void(spirv.OpStore, uint32(v), uint32(k.sel(first, a, b).id))
 		}
-		vars = append(vars, vs)
 		si++
 	}
 	state := func() seqValue { return e.loadState(leaves, vars, l.big) }
@@ -275,7 +256,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	store := func(v, x spirv.ID) { k.f.Void(spirv.OpStore, uint32(v), uint32(x)) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
-	err = e.whileLoop(func() spirv.ID {
+	err := e.whileLoop(func() spirv.ID {
 		running := k.boolOp(spirv.OpIEqual, load(status, u32), k.cu32(1))
 		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), k.cu32(e.budget)))
 	}, func() error {
@@ -354,6 +335,36 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 // every loop of the kernel counts against its budget.
 func (e *seqEmitter) whileLoop(check func() spirv.ID, body func() error) error {
 	return e.k.whileLoop(check, body, func() { e.k.increment(e.used) })
+}
+
+// stateVars makes a function variable per element of each leaf of a
+// state of these shapes (none for big[i]).
+func (e *seqEmitter) stateVars(shapes []hlo.Shape, big []bool) [][]spirv.ID {
+	k := e.k
+	vars := make([][]spirv.ID, len(shapes))
+	for i, s := range shapes {
+		if big != nil && big[i] {
+			continue
+		}
+		for j := int64(0); j < s.NumElements(); j++ {
+			vars[i] = append(vars[i], k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(s.Elem))))
+		}
+	}
+	return vars
+}
+
+// storeState stores a value held in registers into its variables; a big
+// leaf has none (in, whose value it is, names it in the refusal).
+func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction) error {
+	for i, x := range v {
+		if x.big >= 0 {
+			return notSeqf("%s carries a large array", in.Name)
+		}
+		for j, el := range x.elems {
+			e.k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(el.id))
+		}
+	}
+	return nil
 }
 
 // loadState reads a loop state from its function variables: per leaf,
@@ -435,30 +446,21 @@ func (s *state) deviceLoop(w *hlo.Instruction, l *seqLoop, env kernelEnv) error 
 			return err
 		}
 	}
-	// Bindings in the kernel's order (seqLoopKernel).
 	var bufs []int
-	for j := range leaves {
-		if !l.big[j] {
-			bufs = append(bufs, init[j])
+	nr := 0 // the bindings read only come first
+	for _, lb := range l.bindings() {
+		switch {
+		case lb.leaf < 0:
+			bufs = append(bufs, l.flag)
+		case lb.init:
+			bufs = append(bufs, init[lb.leaf])
+		default:
+			bufs = append(bufs, res[lb.leaf])
+		}
+		if lb.readonly {
+			nr++
 		}
 	}
-	for j := range leaves {
-		if l.big[j] && !l.updated[j] {
-			bufs = append(bufs, res[j])
-		}
-	}
-	nr := len(bufs)
-	for j := range leaves {
-		if l.updated[j] {
-			bufs = append(bufs, res[j])
-		}
-	}
-	for j := range leaves {
-		if !l.big[j] {
-			bufs = append(bufs, res[j])
-		}
-	}
-	bufs = append(bufs, l.flag)
 	key := string(wordsKey(l.kernel.Words))
 	ki, ok := s.kernel[key]
 	if !ok {

@@ -26,16 +26,17 @@ import (
 // fast (a 4096x1024 row max in 7.1-8.3 ms either way).
 const minSubgroupReduce = 4
 
-// subgroupReducible reports whether reduce kernel in, whose scalar
-// kernel is scalar, may run with a subgroup per output element: every
+// lanesReducible reports whether reduce kernel in, whose scalar kernel
+// is scalar, may run with lanes invocations (a subgroup, or a workgroup)
+// per output element: every
 // reduce the kernel computes (in and its prologue) reduces its operand's
 // innermost dimension over at least minSubgroupReduce elements per lane,
 // and no other loop (dot, convolution, window, another reduce) is fused
 // into it.
-func subgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes uint32) bool {
+func lanesReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes uint32) bool {
 	tg := env.tg
 	s := int64(lanes)
-	if !env.subgroupReduce || s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
+	if s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
 		return false
 	}
 	reduces := map[*hlo.Instruction]bool{in: true}
@@ -97,15 +98,6 @@ func workgroupLanes(tg Target, opts Options) uint32 {
 		return 0
 	}
 	return w
-}
-
-// workgroupReducible is subgroupReducible for a workgroup per output.
-func workgroupReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel) bool {
-	if env.workgroupLanes == 0 {
-		return false
-	}
-	env.subgroupReduce = true // its conditions, for the workgroup's lanes
-	return subgroupReducible(in, env, scalar, env.workgroupLanes)
 }
 
 // localIndex is the invocation's index in its workgroup.
