@@ -37,7 +37,11 @@ type Options struct {
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
 	HostLoops bool
-	sub       bool // compiling a while or conditional's computation
+	// Vec4Access makes vector kernels on CPU devices move their 8
+	// elements as two vec4s instead of one u64vec4 (vector.go), to
+	// compare against.
+	Vec4Access bool
+	sub        bool // compiling a while or conditional's computation
 }
 
 // state is what the passes share.
@@ -104,6 +108,7 @@ func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) 
 // compile runs the pipeline; verified skips verification for the called
 // computations of while and conditional, whose module is verified once.
 func compile(m *hlo.Module, tg Target, opts Options, verified bool) (*Program, error) {
+	tg.wide = tg.CPU && tg.Int64 && !opts.Vec4Access
 	s := &state{
 		verified: verified,
 		mod:      m,

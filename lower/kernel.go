@@ -34,8 +34,10 @@ type val struct {
 }
 
 type binding struct {
-	v  spirv.ID
-	st hlo.ElementType // storage element type
+	v    spirv.ID
+	st   hlo.ElementType // storage element type
+	ro   bool            // read-only
+	wide spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
 }
 
 // kernelBuilder holds the module under construction and the ids every
@@ -161,7 +163,7 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 		k.b.Decorate(v, spirv.DecorationNonWritable)
 	}
 	k.b.Name(v, name)
-	k.bindings = append(k.bindings, binding{v: v, st: st})
+	k.bindings = append(k.bindings, binding{v: v, st: st, ro: readonly})
 	return i, nil
 }
 

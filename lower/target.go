@@ -43,6 +43,10 @@ type Target struct {
 	// Cores of them: workgroup sizes follow (localSize).
 	CPU   bool
 	Cores int
+	// wide: vector kernels move 8 32-bit elements as one u64vec4
+	// (vector.go, wideAccess); set by compile for CPU devices with
+	// shaderInt64 unless Options.Vec4Access.
+	wide bool
 }
 
 // LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.

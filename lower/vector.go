@@ -20,6 +20,14 @@ import (
 // The arithmetic stays scalar: each lane's element is computed by the
 // same code as in a scalar kernel, with its reads taken from the vec4s
 // loaded once and its writes gathered into vec4 stores after all lanes.
+//
+// Wide access (CPU devices with shaderInt64): the 8 elements of a 32-bit
+// buffer are moved as one u64vec4, 32 bytes, through a second variable
+// on the same binding. Lavapipe runs every load and store of a vector
+// as a loop over the SIMD lanes, each component fetched and
+// bounds-checked on its own, so 4 components of 8 bytes cost half of 8
+// of 4 bytes: the 16M-element copy ran in N ms against M with two vec4s
+// (Options.Vec4Access compares).
 
 // vec4 is the components of the vectors buffers are read as; a vector
 // kernel's invocation reads vectorChunks of them per buffer.
@@ -222,3 +230,64 @@ func (k *kernelBuilder) resultBinds() []int {
 
 // elementCount is the number of elements of in's (first) result.
 func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumElements() }
+
+// wideAccess reports whether vector binding b is moved as u64vec4s:
+// 32-bit elements on a target with wide access.
+func (k *kernelBuilder) wideAccess(b int) bool {
+	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !isNarrow(k.bindings[b].st)
+}
+
+// wideVar is binding b as an array of u64vec4s (8 of its 32-bit
+// elements each), a second variable on the binding, declared at first
+// use.
+func (k *kernelBuilder) wideVar(b int) (v, u4 spirv.ID) {
+	u4 = k.b.TypeVector(k.b.TypeInt(64, false), 4)
+	if w := k.bindings[b].wide; w != 0 {
+		return w, u4
+	}
+	blk := k.b.TypeBlock([]spirv.ID{k.b.TypeRuntimeArray(u4, 32)}, []uint32{0})
+	v = k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
+	k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
+	k.b.Decorate(v, spirv.DecorationBinding, uint32(b))
+	if k.bindings[b].ro {
+		k.b.Decorate(v, spirv.DecorationNonWritable)
+	}
+	k.bindings[b].wide = v
+	return v, u4
+}
+
+// wideLoad loads elements 8*idx8 .. 8*idx8+7 of binding b as one
+// u64vec4 and returns them as two vec4s of the binding's scalar type.
+func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
+	v, u4 := k.wideVar(b)
+	st := k.scalarType(k.bindings[b].st)
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), uint32(v), uint32(k.cu32(0)), uint32(idx8))
+	w := k.f.Op(spirv.OpLoad, u4, uint32(p))
+	var xs [vectorWidth]spirv.ID
+	for c := range 4 {
+		pair := k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 2), uint32(k.f.Op(spirv.OpCompositeExtract, k.b.TypeInt(64, false), uint32(w), uint32(c))))
+		for h := range 2 {
+			xs[2*c+h] = k.f.Op(spirv.OpCompositeExtract, st, uint32(pair), uint32(h))
+		}
+	}
+	v4 := k.b.TypeVector(st, vec4)
+	return []spirv.ID{
+		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[0]), uint32(xs[1]), uint32(xs[2]), uint32(xs[3])),
+		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[4]), uint32(xs[5]), uint32(xs[6]), uint32(xs[7])),
+	}
+}
+
+// wideStore stores the 8 values xs at elements 8*idx8 .. 8*idx8+7 of
+// binding b as one u64vec4.
+func (k *kernelBuilder) wideStore(b int, idx8 spirv.ID, xs []spirv.ID) {
+	v, u4 := k.wideVar(b)
+	st := k.scalarType(k.bindings[b].st)
+	u64 := k.b.TypeInt(64, false)
+	var ws [4]uint32
+	for c := range ws {
+		pair := k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(st, 2), uint32(xs[2*c]), uint32(xs[2*c+1]))
+		ws[c] = uint32(k.f.Op(spirv.OpBitcast, u64, uint32(pair)))
+	}
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), uint32(v), uint32(k.cu32(0)), uint32(idx8))
+	k.f.Void(spirv.OpStore, uint32(p), uint32(k.f.Op(spirv.OpCompositeConstruct, u4, ws[:]...)))
+}

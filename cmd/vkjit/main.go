@@ -33,7 +33,7 @@ Usage:
   vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --no-fuse,
-                                             --host-loops
+                                             --host-loops, --vec4-access
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -50,6 +50,8 @@ Flags of run (before or after the positional arguments):
   --no-reuse            give every temporary its own memory (to compare against)
   --host-loops          run every while loop from the host, reading its condition back
                         each iteration, not as a device loop (to compare against)
+  --vec4-access         on a CPU device, move vector kernels' 8 elements as two vec4s,
+                        not one 32-byte u64vec4 (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
   --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
                         the user cache directory's vkjit)
