@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -21,6 +22,7 @@ func rowCases() []struct {
 	name    string
 	text    string
 	kernels int
+	online  bool // the max and the exponentials' sum fold in one pass (lower/online.go)
 } {
 	softmax := func(rows, cols string, ty string) string {
 		return fmt.Sprintf(`HloModule softmax
@@ -51,12 +53,13 @@ ENTRY e {
 		name    string
 		text    string
 		kernels int
+		online  bool
 	}{
-		{"softmax_vec", softmax("96", "64", "f32"), 1},
-		{"softmax_odd_cols", softmax("70", "37", "f32"), 1},
-		{"softmax_f64", softmax("64", "24", "f64"), 1},
-		{"softmax_one_col", softmax("64", "1", "f32"), 1},
-		{"softmax_few_rows", softmax("8", "64", "f32"), 2}, // too few rows: kept apart
+		{"softmax_vec", softmax("96", "64", "f32"), 1, true},
+		{"softmax_odd_cols", softmax("70", "37", "f32"), 1, false},
+		{"softmax_f64", softmax("64", "24", "f64"), 1, true},
+		{"softmax_one_col", softmax("64", "1", "f32"), 1, false},
+		{"softmax_few_rows", softmax("8", "64", "f32"), 2, false}, // too few rows: kept apart
 		{"log_softmax_3d", `HloModule lsm
 max_ {
   a = f32[] parameter(0)
@@ -80,7 +83,7 @@ ENTRY e {
   lg = f32[8,12] log(sm)
   bl = f32[8,12,40] broadcast(lg), dimensions={0,1}
   ROOT y = f32[8,12,40] subtract(sh, bl)
-}`, 1},
+}`, 1, true},
 		// Layer norm: gamma and beta are read along the columns (scalar
 		// bindings in the vector kernel), the mean is also a result.
 		{"layer_norm", `HloModule ln
@@ -113,14 +116,15 @@ ENTRY e {
   sc = f32[128,48] multiply(nrm, bg)
   y = f32[128,48] add(sc, bb)
   ROOT t = (f32[128,48], f32[128]) tuple(y, mean)
-}`, -1},
+}`, -1, false},
 	}
 }
 
 // TestRowKernels runs the row-fusion cases fused (one row kernel each),
 // compares them with the reference evaluator, and requires the unfused
 // program's results bit for bit: a row kernel folds its reductions in
-// the same order as a reduce kernel.
+// the same order as a reduce kernel, except an online sum of
+// exponentials (rounded differently: within the tolerance).
 func TestRowKernels(t *testing.T) {
 	defer noValidationMessages(t)
 	if !rt.Target().CPU {
@@ -144,7 +148,9 @@ func TestRowKernels(t *testing.T) {
 					require.Len(t, ks, c.kernels, c.name)
 				}
 				if c.kernels != 2 {
-					require.True(t, strings.HasPrefix(ks[len(ks)-1].Name, "row_"), "%s: %s", c.name, ks[len(ks)-1].Name)
+					name := ks[len(ks)-1].Name
+					require.True(t, strings.HasPrefix(name, "row_"), "%s: %s", c.name, name)
+					require.Equal(t, c.online, strings.HasSuffix(name, "_online"), "%s: %s", c.name, name)
 				}
 			}
 			_, want, outs := runBothOn(t, exe, m, args, c.name)
@@ -155,13 +161,76 @@ func TestRowKernels(t *testing.T) {
 					require.InDelta(t, wv, gv, 2e-5*math.Max(1, math.Abs(wv)), "%s out%d[%d] %+v", c.name, i, j, opts)
 				}
 			}
-			if opts.NoFuse {
+			if opts.NoFuse && !c.online {
 				for i := range outs {
 					require.Equal(t, fused[i].Data, outs[i].Data, "%s out%d: fused and unfused differ", c.name, i)
 				}
-			} else {
+			} else if !opts.NoFuse {
 				fused = outs
 			}
+		}
+	}
+}
+
+// TestOnlineSoftmaxSpecials runs a softmax whose max and sum fold in one
+// pass (lower/online.go) on rows with infinities and NaN placed where
+// the running max and the rescaling meet them: every result must be
+// NaN, infinite or zero where the reference's two passes give that, and
+// within the tolerance elsewhere.
+func TestOnlineSoftmaxSpecials(t *testing.T) {
+	defer noValidationMessages(t)
+	if !rt.Target().CPU {
+		t.Skip("row kernels are made for CPU devices")
+	}
+	const rows, cols = 64, 32
+	text := rowCases()[0].text
+	text = strings.ReplaceAll(text, "[96,64]", fmt.Sprintf("[%d,%d]", rows, cols))
+	text = strings.ReplaceAll(text, "[96]", fmt.Sprintf("[%d]", rows))
+	m, err := hlo.Parse("softmax_specials", text)
+	require.NoError(t, err)
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i))) * 4
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	row := func(r int) []float32 { return x[r*cols : (r+1)*cols] }
+	for i := range row(0) {
+		row(0)[i] = -inf // all -inf: NaN everywhere
+	}
+	for i := range 12 {
+		row(1)[i] = -inf // a first chunk of -inf, then finite values
+	}
+	row(2)[5] = nan
+	row(3)[20] = inf
+	row(4)[3], row(4)[17] = inf, inf
+	row(5)[0], row(5)[31] = -inf, -inf
+	for i := range row(6) {
+		row(6)[i] = 80 + float32(i) // exponentials that would overflow without the max
+	}
+	for i := range row(7) {
+		row(7)[i] = -1e30 * float32(i%3) // the max in the first chunk, the rest underflowing
+	}
+	row(8)[31] = 1e4 // the max in the last chunk: everything before rescaled to zero
+	data := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+	}
+	args := []*hlo.Literal{{Shape: hlo.Shape{Elem: hlo.F32, Dims: []int64{rows, cols}}, Data: data}}
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	ks := exe.Program().Kernels
+	require.True(t, strings.HasSuffix(ks[len(ks)-1].Name, "_online"), ks[len(ks)-1].Name)
+	_, want, outs := runBothOn(t, exe, m, args, "softmax_specials")
+	w := &vkjit.Tensor{Type: hlo.F32, Dims: []int64{rows, cols}, Data: want.Leaves()[0].Data}
+	for j := int64(0); j < rows*cols; j++ {
+		wv, gv := w.Float64At(j), outs[0].Float64At(j)
+		switch {
+		case math.IsNaN(wv):
+			require.True(t, math.IsNaN(gv), "[%d] want NaN, got %g", j, gv)
+		case math.IsInf(wv, 0) || wv == 0:
+			require.Equal(t, wv, gv, "[%d]", j)
+		default:
+			require.InDelta(t, wv, gv, 2e-6*math.Max(1, math.Abs(wv)), "[%d]", j)
 		}
 	}
 }

@@ -58,6 +58,7 @@ type state struct {
 	moved     map[*hlo.Instruction]bool                // computed by another instruction's kernel, stored to its own buffer
 	rowDims   map[*hlo.Instruction]int                 // row kernels: the leading dimensions that index a row (rowfuse.go)
 	rowSpills map[*hlo.Instruction][2]*hlo.Instruction // row kernels: a value their reduction stores for their elements (rowfuse.go)
+	online    map[*hlo.Instruction]onlinePair          // row kernels' max reduces folded with a sum (online.go)
 	seqLoops  map[*hlo.Instruction]*seqLoop            // while loops that run on the device (seqloop.go)
 	order     []*hlo.Instruction                       // the order in which kernels and control steps run (schedule)
 	live      map[*hlo.Instruction]bool                // what the root depends on (schedule); the rest is dead
@@ -341,7 +342,7 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 // entry computation, in definition order.
 func emitKernels(s *state) error {
 	local := elementwiseLocalSize(s.tg)
-	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue, rowSpills: s.rowSpills,
+	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue, rowSpills: s.rowSpills, online: s.online,
 		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
 		workgroupLanes: workgroupLanes(s.tg, s.opts)}
 	for _, in := range s.order {

@@ -27,11 +27,13 @@ type kernelEnv struct {
 	fused          map[*hlo.Instruction]bool
 	prologue       map[*hlo.Instruction][]*hlo.Instruction
 	rowSpills      map[*hlo.Instruction][2]*hlo.Instruction // row kernel -> the value its reduction stores, and that reduction (rowfuse.go)
+	online         map[*hlo.Instruction]onlinePair          // a max reduce folded with a sum in one pass (online.go)
 }
 
 func (e kernelEnv) builder(pushFields int) *kernelBuilder {
 	k := newKernelBuilder(e.tg, e.local, pushFields)
 	k.fused = e.fused
+	k.online = e.online
 	k.bound = map[*hlo.Instruction]int{}
 	return k
 }

@@ -74,11 +74,13 @@ type kernelBuilder struct {
 	iface []spirv.ID
 	wg    bool // the lanes are the workgroup (its local invocation index)
 
-	vecMode  bool         // a vector kernel: 8 elements per invocation (vector.go)
-	rowShape []int64      // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
-	spill    *rowSpill    // a row kernel's value stored by its reduction, read back by its elements
-	vecBinds []bool       // bindings held as vec4 arrays (vector kernels, GEMM operands)
-	vector   *vectorState // its state inside main()
+	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
+	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
+	online   map[*hlo.Instruction]onlinePair // max reduces folded with a sum (online.go)
+	sums     map[*hlo.Instruction]val        // online sums already folded, by their reduce
+	spill    *rowSpill                       // a row kernel's value stored by its reduction, read back by its elements
+	vecBinds []bool                          // bindings held as vec4 arrays (vector kernels, GEMM operands)
+	vector   *vectorState                    // its state inside main()
 
 	regArrays []regArray // device loops: small values read at computed indices (seqloop.go)
 }

@@ -270,6 +270,22 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		if k.lanes > 0 {
 			return k.subgroupFold(in.Called[0], inits, redCount, elem)
 		}
+		if s, ok := k.sums[in]; ok { // folded with its max (online.go)
+			return []val{s}, nil
+		}
+		if pair, ok := k.online[in]; ok && trailing(redAxes, src.Rank()) && redCount%onlineChunk == 0 {
+			m, s, err := k.onlineFold(in, pair, inits[0], base, redCount, func(p spirv.ID) val {
+				return k.load(binds[0], p, in.Operands[0].Shape.Elem)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if k.sums == nil {
+				k.sums = map[*hlo.Instruction]val{}
+			}
+			k.sums[pair.sum] = s
+			return []val{m}, nil
+		}
 		if k.rowShape != nil && redCount%vectorWidth == 0 && trailing(redAxes, src.Rank()) && equalDims(src.Dims, k.rowShape) {
 			// The reduced elements are consecutive from base, in a
 			// value of the kernel's shape (so the vec4s of the chunk

@@ -115,6 +115,7 @@ func iotaDims(m int) []int64 {
 func fuseRows(s *state) error {
 	s.rowDims = map[*hlo.Instruction]int{}
 	s.rowSpills = map[*hlo.Instruction][2]*hlo.Instruction{}
+	s.online = map[*hlo.Instruction]onlinePair{}
 	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce || s.opts.WorkgroupReduce {
 		return nil // SubgroupReduce and WorkgroupReduce ask for the GPUs' forms on a CPU device
 	}
@@ -275,11 +276,37 @@ func fuseRows(s *state) error {
 		}
 		s.prologue[k2] = take
 		s.rowDims[k2] = m
-		if v, by := s.spillOf(k2, take); v != nil {
+		// A max whose exponentials' sum this kernel also computes (a
+		// value it takes, or fused into one taken after the max) folds
+		// with it in one pass (online.go).
+		online := map[*hlo.Instruction]bool{}
+		for i, r1 := range take {
+			if cols%onlineChunk != 0 || r1.Op != hlo.OpReduce {
+				continue
+			}
+			for _, r2 := range c.Instructions {
+				pair, ok := onlineSum(r1, r2)
+				if ok && (slices.Contains(take[i+1:], r2) || s.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
+					s.online[r1] = pair
+					online[r2] = true
+				}
+			}
+		}
+		if v, by := s.spillOf(k2, take); v != nil && !online[by] {
 			s.rowSpills[k2] = [2]*hlo.Instruction{v, by}
 		}
 	}
 	return nil
+}
+
+// onlyUsedBy reports whether x's users in c are all among us.
+func onlyUsedBy(c *hlo.Computation, x *hlo.Instruction, us []*hlo.Instruction) bool {
+	for _, u := range c.Instructions {
+		if slices.Contains(u.Operands, x) && !slices.Contains(us, u) {
+			return false
+		}
+	}
+	return c.Root != x
 }
 
 // rowSplit is row kernel in's rows (its first m dimensions) and the
@@ -402,6 +429,9 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 	}
 	if err != nil {
 		return nil, err
+	}
+	if k.sums != nil {
+		name += "_online" // a max and a sum folded in one pass (online.go)
 	}
 	kern := k.finish(name)
 	kern.Vector = 1 // an invocation per row, whatever its access width
