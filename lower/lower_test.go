@@ -480,7 +480,7 @@ func TestRowKernelPlans(t *testing.T) {
 	}
 	sm := compile("softmax.hlo", cpu, Options{})
 	require.Len(t, sm.Steps, 1)
-	require.Equal(t, "row_divide_f32_vec4", sm.Kernels[0].Name)
+	require.Equal(t, "row_divide_f32_vec4_online", sm.Kernels[0].Name, "the max and the sum in one pass (online.go)")
 	require.Equal(t, uint32(4096), sm.Steps[0].Push[0], "an invocation per row")
 	require.Len(t, compile("softmax.hlo", desktop, Options{}).Steps, 2, "GPU: reduction and normalization")
 	require.Len(t, compile("softmax.hlo", cpu, Options{SubgroupReduce: true}).Steps, 2)
@@ -700,4 +700,37 @@ func TestGemmForms(t *testing.T) {
 			require.Equal(t, [3]uint32{2 * 4 * 3, 1, 1}, p.Steps[0].Groups, "a workgroup per 64x64 block")
 		}
 	}
+	// On a CPU device with shaderInt64 the rhs read across columns (a
+	// multiple of 8 of them) loads octets as u64vec4s; not with
+	// Vec4Access, nor without shaderInt64.
+	m, err = hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[256,128] parameter(0)\n  b = f32[128,136] parameter(1)\n  ROOT c = f32[256,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}")
+	require.NoError(t, err)
+	noInt64 := cpu
+	noInt64.Int64 = false
+	for _, c := range []struct {
+		tg   Target
+		opts Options
+		wide bool
+	}{{cpu, Options{}, true}, {cpu, Options{Vec4Access: true}, false}, {noInt64, Options{}, false}, {desktop, Options{SharedGemm: false}, false}} {
+		p, err := Compile(m, c.tg, c.opts)
+		require.NoError(t, err)
+		k := p.Kernels[0]
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		require.Equal(t, c.wide, hasCapability(k.Words, spirv.CapabilityInt64), "%s %+v", k.Name, c.opts)
+	}
+}
+
+// hasCapability reports whether SPIR-V module words declare capability c.
+func hasCapability(words []uint32, c spirv.Capability) bool {
+	for i := 5; i < len(words); {
+		n, op := words[i]>>16, words[i]&0xffff
+		if n == 0 {
+			return false
+		}
+		if op == 17 && n == 2 && words[i+1] == uint32(c) { // OpCapability
+			return true
+		}
+		i += int(n)
+	}
+	return false
 }
