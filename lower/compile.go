@@ -37,9 +37,9 @@ type Options struct {
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
 	HostLoops bool
-	// Vec4Access makes vector kernels on CPU devices move their 8
-	// elements as two vec4s instead of one u64vec4 (vector.go), to
-	// compare against.
+	// Vec4Access makes tiled GEMMs on CPU devices load their operands'
+	// octets of 8 elements as two vec4s instead of one u64vec4
+	// (vector.go, wideLoad), to compare against.
 	Vec4Access bool
 	sub        bool // compiling a while or conditional's computation
 }

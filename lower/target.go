@@ -43,8 +43,8 @@ type Target struct {
 	// Cores of them: workgroup sizes follow (localSize).
 	CPU   bool
 	Cores int
-	// wide: vector kernels move 8 32-bit elements as one u64vec4
-	// (vector.go, wideAccess); set by compile for CPU devices with
+	// wide: 8 consecutive 32-bit elements may be loaded as one u64vec4
+	// (vector.go, wideLoad); set by compile for CPU devices with
 	// shaderInt64 unless Options.Vec4Access.
 	wide bool
 }

@@ -21,13 +21,16 @@ import (
 // same code as in a scalar kernel, with its reads taken from the vec4s
 // loaded once and its writes gathered into vec4 stores after all lanes.
 //
-// Wide access (CPU devices with shaderInt64): the 8 elements of a 32-bit
-// buffer are moved as one u64vec4, 32 bytes, through a second variable
-// on the same binding. Lavapipe runs every load and store of a vector
-// as a loop over the SIMD lanes, each component fetched and
-// bounds-checked on its own, so 4 components of 8 bytes cost half of 8
-// of 4 bytes: the 16M-element copy ran in N ms against M with two vec4s
-// (Options.Vec4Access compares).
+// Wide loads (CPU devices with shaderInt64): 8 consecutive 32-bit
+// elements loaded as one u64vec4, 32 bytes, through a second variable on
+// the same binding (wideLoad). Lavapipe runs every load of a vector as a
+// loop over the SIMD lanes, each component fetched and bounds-checked on
+// its own, so 4 components of 8 bytes take half the steps of 8 of 4. The
+// tiled GEMM reads its operands' octets so (1024^3: 97-100 ms against
+// 116-123); vector kernels keep their vec4s: with octets loaded and
+// stored, the 16M-element copy ran in 23-29 ms against 20-26 and the
+// 8-op chain in 47-50 against 28-37 (interleaved, a slow period; the
+// u64-to-f32 reshuffles cost more than the loads save there).
 
 // vec4 is the components of the vectors buffers are read as; a vector
 // kernel's invocation reads vectorChunks of them per buffer.
@@ -231,8 +234,8 @@ func (k *kernelBuilder) resultBinds() []int {
 // elementCount is the number of elements of in's (first) result.
 func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumElements() }
 
-// wideAccess reports whether vector binding b is moved as u64vec4s:
-// 32-bit elements on a target with wide access.
+// wideAccess reports whether binding b may be loaded as u64vec4s:
+// 32-bit elements on a target with wide loads.
 func (k *kernelBuilder) wideAccess(b int) bool {
 	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !isNarrow(k.bindings[b].st)
 }
@@ -275,19 +278,4 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[0]), uint32(xs[1]), uint32(xs[2]), uint32(xs[3])),
 		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[4]), uint32(xs[5]), uint32(xs[6]), uint32(xs[7])),
 	}
-}
-
-// wideStore stores the 8 values xs at elements 8*idx8 .. 8*idx8+7 of
-// binding b as one u64vec4.
-func (k *kernelBuilder) wideStore(b int, idx8 spirv.ID, xs []spirv.ID) {
-	v, u4 := k.wideVar(b)
-	st := k.scalarType(k.bindings[b].st)
-	u64 := k.b.TypeInt(64, false)
-	var ws [4]uint32
-	for c := range ws {
-		pair := k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(st, 2), uint32(xs[2*c]), uint32(xs[2*c+1]))
-		ws[c] = uint32(k.f.Op(spirv.OpBitcast, u64, uint32(pair)))
-	}
-	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), uint32(v), uint32(k.cu32(0)), uint32(idx8))
-	k.f.Void(spirv.OpStore, uint32(p), uint32(k.f.Op(spirv.OpCompositeConstruct, u4, ws[:]...)))
 }

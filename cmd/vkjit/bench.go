@@ -72,7 +72,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "", "device index or name substring")
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
-	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, move vector kernels' elements as vec4s, not 32-byte words (to compare against)")
+	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")
 	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
 	pos, err := parseInterleaved(fs, args)

@@ -50,8 +50,8 @@ Flags of run (before or after the positional arguments):
   --no-reuse            give every temporary its own memory (to compare against)
   --host-loops          run every while loop from the host, reading its condition back
                         each iteration, not as a device loop (to compare against)
-  --vec4-access         on a CPU device, move vector kernels' 8 elements as two vec4s,
-                        not one 32-byte u64vec4 (to compare against)
+  --vec4-access         on a CPU device, load tiled GEMMs' operands as vec4s, not as
+                        32-byte u64vec4s of 8 elements (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
   --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
                         the user cache directory's vkjit)

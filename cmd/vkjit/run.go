@@ -51,7 +51,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run every while loop from the host, not as a device loop (to compare against)")
-	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, move vector kernels' elements as vec4s, not 32-byte words (to compare against)")
+	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
 	profile := fs.Bool("profile", false, "after the run, run again measuring each dispatch's device time (timestamps) and print them, longest first")
 	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
