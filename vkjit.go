@@ -161,6 +161,7 @@ func target(d vk.DeviceInfo) lower.Target {
 	return lower.Target{
 		SubgroupSize:      d.SubgroupSize,
 		SubgroupShuffle:   d.SubgroupShuffle(),
+		TexelLoads:        d.TexelLoads(),
 		MaxWorkgroupSize:  d.MaxComputeWorkGroupInvocations,
 		MaxWorkgroupCount: d.MaxComputeWorkGroupCount,
 		MaxStorageBuffers: d.MaxPerStageStorageBuffers,

@@ -1401,3 +1401,43 @@ ENTRY main {
 	}
 	require.Equal(t, []byte{0x81, 0x4e}, outs[0].Data[:2]) // 2^30 + 2^23
 }
+
+// TestTexelLoads: on a CPU device with texel buffer views, vector, row
+// and tiled GEMM kernels fetch their read-only inputs through views of
+// their buffers (Kernel.Texel); the results are bit for bit those of
+// the storage buffer loads (Options.StorageLoads), under the validation
+// layer.
+func TestTexelLoads(t *testing.T) {
+	defer noValidationMessages(t)
+	if !rt.Target().CPU || !rt.Target().TexelLoads {
+		t.Skip("texel loads are for CPU devices with R32G32B32A32_UINT texel buffers")
+	}
+	for _, src := range []string{
+		// A vector kernel with a scalar-read bias row and an s32 input.
+		"HloModule m\nENTRY e {\n  a = f32[64,256] parameter(0)\n  b = f32[256] parameter(1)\n  i = s32[64,256] parameter(2)\n  bb = f32[64,256] broadcast(b), dimensions={1}\n  c = f32[64,256] convert(i)\n  x = f32[64,256] multiply(a, bb)\n  ROOT y = f32[64,256] add(x, c)\n}",
+		rowCases()[0].text,
+		"HloModule m\nENTRY e {\n  x = f32[2,96,64] parameter(0)\n  w = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  x = f32[4,16,16,32] parameter(0)\n  w = f32[3,3,32,64] parameter(1)\n  ROOT c = f32[4,16,16,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}",
+	} {
+		m, err := hlo.Parse("texel", src)
+		require.NoError(t, err)
+		args := hlotest.UniformInputs(m, 7)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		texel := 0
+		for _, k := range exe.Program().Kernels {
+			texel += len(k.Texel)
+		}
+		require.Positive(t, texel, "no kernel fetches through a texel view: %s", src)
+		_, _, got := runBothOn(t, exe, m, args, "texel")
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		require.NoError(t, err)
+		for _, k := range exe.Program().Kernels {
+			require.Empty(t, k.Texel, k.Name)
+		}
+		_, _, want := runBothOn(t, exe, m, args, "storage")
+		for i := range want {
+			require.Equal(t, want[i].Data, got[i].Data, "%s out%d", src, i)
+		}
+	}
+}

@@ -41,7 +41,11 @@ type Options struct {
 	// octets of 8 elements as two vec4s instead of one u64vec4
 	// (vector.go, wideLoad), to compare against.
 	Vec4Access bool
-	sub        bool // compiling a while or conditional's computation
+	// StorageLoads makes kernels on CPU devices read their inputs from
+	// the storage buffers only, not through texel buffer views of them
+	// (vector.go, texelLoad4), to compare against.
+	StorageLoads bool
+	sub          bool // compiling a while or conditional's computation
 }
 
 // state is what the passes share.
@@ -110,6 +114,7 @@ func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) 
 // computations of while and conditional, whose module is verified once.
 func compile(m *hlo.Module, tg Target, opts Options, verified bool) (*Program, error) {
 	tg.wide = tg.CPU && tg.Int64 && !opts.Vec4Access
+	tg.texel = tg.CPU && tg.TexelLoads && !opts.StorageLoads
 	s := &state{
 		verified: verified,
 		mod:      m,

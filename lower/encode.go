@@ -109,6 +109,7 @@ func (e *encoder) program(p *Program) {
 		e.int(int64(k.Bindings))
 		e.int(int64(k.PushSize))
 		e.u32s(k.LocalSize[:])
+		e.ints(k.Texel)
 	}
 	e.uint(uint64(len(p.Buffers)))
 	for _, b := range p.Buffers {
@@ -261,6 +262,7 @@ func (d *decoder) program() *Program {
 			panic("local size")
 		}
 		copy(k.LocalSize[:], ls)
+		k.Texel = d.ints()
 		p.Kernels = append(p.Kernels, k)
 	}
 	for n := d.count(); n > 0; n-- {

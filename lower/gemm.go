@@ -522,6 +522,9 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	acc := k.gemmAccumulators(p)
 	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
 		bd := k.bindings[bind]
+		if k.texelAccess(bind) {
+			return k.flushSubnormal(k.texelLoad4(bind, idx4), 4)
+		}
 		pt := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
 		return k.flushSubnormal(k.f.Op(spirv.OpLoad, v4, uint32(pt)), 4)
 	}

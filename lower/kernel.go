@@ -15,8 +15,9 @@ type Kernel struct {
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
 
-	Vector int // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
-	Lanes  int // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
+	Vector int   // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
+	Lanes  int   // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
+	Texel  []int // uniform texel buffers at bindings Bindings.., each a view of this storage binding
 
 	inputs     []*hlo.Instruction // what the bindings before the results hold
 	inPlace    []bool             // inputs read only where the results are written (memory.go)
@@ -34,10 +35,11 @@ type val struct {
 }
 
 type binding struct {
-	v    spirv.ID
-	st   hlo.ElementType // storage element type
-	ro   bool            // read-only
-	wide spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
+	v     spirv.ID
+	st    hlo.ElementType // storage element type
+	ro    bool            // read-only
+	wide  spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
+	texel spirv.ID
 }
 
 // kernelBuilder holds the module under construction and the ids every
@@ -77,10 +79,11 @@ type kernelBuilder struct {
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
 	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
 	online   map[*hlo.Instruction]onlinePair // max reduces folded with a sum (online.go)
-	sums     map[*hlo.Instruction]val        // online sums already folded, by their reduce
-	spill    *rowSpill                       // a row kernel's value stored by its reduction, read back by its elements
-	vecBinds []bool                          // bindings held as vec4 arrays (vector kernels, GEMM operands)
-	vector   *vectorState                    // its state inside main()
+	texel    []int
+	sums     map[*hlo.Instruction]val // online sums already folded, by their reduce
+	spill    *rowSpill                // a row kernel's value stored by its reduction, read back by its elements
+	vecBinds []bool                   // bindings held as vec4 arrays (vector kernels, GEMM operands)
+	vector   *vectorState             // its state inside main()
 
 	regArrays []regArray // device loops: small values read at computed indices (seqloop.go)
 }
@@ -214,6 +217,7 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		results:    k.resultBinds(),
 		Vector:     vector,
 		Lanes:      max(int(k.lanes), 1),
+		Texel:      k.texel,
 		Name:       name,
 		Words:      k.b.Words(),
 		Bindings:   len(k.bindings),

@@ -705,18 +705,30 @@ func TestGemmForms(t *testing.T) {
 	// Vec4Access, nor without shaderInt64.
 	m, err = hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[256,128] parameter(0)\n  b = f32[128,136] parameter(1)\n  ROOT c = f32[256,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}")
 	require.NoError(t, err)
-	noInt64 := cpu
+	noInt64, texel := cpu, cpu
 	noInt64.Int64 = false
+	texel.TexelLoads = true
+	// With texel loads the operands are fetched through texel buffer
+	// views instead (both read-only: two views), not as octets.
 	for _, c := range []struct {
-		tg   Target
-		opts Options
-		wide bool
-	}{{cpu, Options{}, true}, {cpu, Options{Vec4Access: true}, false}, {noInt64, Options{}, false}, {desktop, Options{SharedGemm: false}, false}} {
+		tg    Target
+		opts  Options
+		wide  bool
+		texel int
+	}{
+		{cpu, Options{}, true, 0}, {cpu, Options{Vec4Access: true}, false, 0}, {noInt64, Options{}, false, 0},
+		{desktop, Options{}, false, 0}, {texel, Options{}, false, 2}, {texel, Options{StorageLoads: true}, true, 0},
+	} {
 		p, err := Compile(m, c.tg, c.opts)
 		require.NoError(t, err)
 		k := p.Kernels[0]
 		require.NoError(t, spirv.Validate(k.Words), k.Name)
 		require.Equal(t, c.wide, hasCapability(k.Words, spirv.CapabilityInt64), "%s %+v", k.Name, c.opts)
+		require.Len(t, k.Texel, c.texel, "%s %+v", k.Name, c.opts)
+		require.Equal(t, c.texel > 0, hasCapability(k.Words, spirv.CapabilitySampledBuffer), "%s %+v", k.Name, c.opts)
+		if c.texel > 0 {
+			require.Equal(t, []int{0, 1}, k.Texel, "views of the lhs and rhs bindings")
+		}
 	}
 }
 

@@ -15,7 +15,10 @@ type Target struct {
 	SubgroupSize uint32
 	// SubgroupShuffle: compute shaders have subgroup shuffles, for
 	// reductions by a subgroup per output (subgroup.go).
-	SubgroupShuffle   bool
+	SubgroupShuffle bool
+	// TexelLoads: a kernel may read a storage binding through a uniform
+	// texel buffer view of it as well (vk.DeviceInfo.TexelLoads).
+	TexelLoads        bool
 	MaxWorkgroupSize  uint32    // maxComputeWorkGroupInvocations
 	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
@@ -47,6 +50,10 @@ type Target struct {
 	// (vector.go, wideLoad); set by compile for CPU devices with
 	// shaderInt64 unless Options.Vec4Access.
 	wide bool
+	// texel: read-only 32-bit inputs read as vec4s are fetched through
+	// texel buffer views (vector.go, texelLoad4); set by compile for CPU
+	// devices with TexelLoads unless Options.StorageLoads.
+	texel bool
 }
 
 // LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.

@@ -103,6 +103,10 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		}
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
+			if k.texelAccess(b) {
+				vs.loaded[b] = append(vs.loaded[b], k.texelLoad4(b, chunk(c)))
+				continue
+			}
 			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(chunk(c)))
 			vs.loaded[b] = append(vs.loaded[b], k.f.Op(spirv.OpLoad, v4, uint32(p)))
 		}
@@ -237,7 +241,7 @@ func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumEl
 // wideAccess reports whether binding b may be loaded as u64vec4s:
 // 32-bit elements on a target with wide loads.
 func (k *kernelBuilder) wideAccess(b int) bool {
-	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !isNarrow(k.bindings[b].st)
+	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !isNarrow(k.bindings[b].st) && !k.texelAccess(b)
 }
 
 // wideVar is binding b as an array of u64vec4s (8 of its 32-bit
@@ -278,4 +282,38 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[0]), uint32(xs[1]), uint32(xs[2]), uint32(xs[3])),
 		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[4]), uint32(xs[5]), uint32(xs[6]), uint32(xs[7])),
 	}
+}
+
+// texelAccess reports whether binding b's vec4s are fetched through a
+// texel buffer view: a read-only binding of 32-bit elements on a target
+// with texel loads.
+func (k *kernelBuilder) texelAccess(b int) bool {
+	if !k.tg.texel || b >= len(k.bindings) {
+		return false
+	}
+	bd := k.bindings[b]
+	return bd.ro && bd.st.Bits() == 32 && !isNarrow(bd.st)
+}
+
+// texelLoad4 fetches vec4 idx4 of binding b (texelAccess) through a
+// uniform texel buffer view of it, R32G32B32A32_UINT, declared at its
+// first use as binding Bindings+i (Kernel.Texel[i] = b): the bits of
+// elements 4*idx4 .. 4*idx4+3, as a vec4 of the binding's scalar type.
+func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
+	u32 := k.u32()
+	img := k.b.TypeBufferImage(u32)
+	if k.bindings[b].texel == 0 {
+		v := k.b.Variable(k.b.TypePointer(spirv.StorageUniformConstant, img), spirv.StorageUniformConstant)
+		k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
+		k.b.Decorate(v, spirv.DecorationBinding, uint32(len(k.bindings)+len(k.texel)))
+		k.texel = append(k.texel, b)
+		k.bindings[b].texel = v
+	}
+	u4 := k.b.TypeVector(u32, 4)
+	im := k.f.Op(spirv.OpLoad, img, uint32(k.bindings[b].texel))
+	t := k.f.Op(spirv.OpImageFetch, u4, uint32(im), uint32(idx4))
+	if st := k.scalarType(k.bindings[b].st); st != u32 {
+		return k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 4), uint32(t))
+	}
+	return t
 }

@@ -73,6 +73,8 @@ const (
 	OpFMod                      Op = 141
 	OpVectorTimesScalar         Op = 142
 	OpGroupNonUniformShuffleXor Op = 346
+	OpTypeImage                 Op = 25
+	OpImageFetch                Op = 95
 	OpIsNan                     Op = 156
 	OpIsInf                     Op = 157
 	OpLogicalEqual              Op = 164
@@ -135,6 +137,7 @@ const (
 	CapabilityInt16                    Capability = 22
 	CapabilityInt8                     Capability = 39
 	CapabilityGroupNonUniform          Capability = 61
+	CapabilitySampledBuffer            Capability = 46
 	CapabilityGroupNonUniformArith     Capability = 63
 	CapabilityGroupNonUniformShuffle   Capability = 65
 	CapabilityStorageBuffer16BitAccess Capability = 4433

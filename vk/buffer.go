@@ -177,7 +177,7 @@ func (d *Device) newBuffer(size int64, prefs []func(MemoryType) bool, mapped boo
 	bci := &vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
 		Size:        vk.DeviceSize(alloc),
-		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
+		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageUniformTexelBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
 		SharingMode: vk.SharingModeExclusive,
 	}
 	if fam, own := d.TransferQueueFamily(); own {
@@ -278,6 +278,29 @@ func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
 		return vk.DescriptorBufferInfo{Buffer: b.buf, Range: vk.DeviceSize(vk.WholeSize)}
 	}
 	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(b.span)}
+}
+
+// texelView creates a uniform texel buffer view of b's bytes as
+// R32G32B32A32_UINT texels (Kernel.Texel): its whole 16-byte texels,
+// which are the elements a vec4 runtime array over the same bytes has.
+// The caller destroys it.
+func (b *Buffer) texelView() (vk.BufferView, error) {
+	size := b.span &^ 15
+	if size == 0 {
+		return vk.NullBufferView, fmt.Errorf("vk: a texel view of %d bytes holds no texel", b.span)
+	}
+	bvci := &vk.BufferViewCreateInfo{
+		SType:  vk.StructureTypeBufferViewCreateInfo,
+		Buffer: b.buf,
+		Format: vk.FormatR32g32b32a32Uint,
+		Offset: vk.DeviceSize(b.offset),
+		Range:  vk.DeviceSize(size),
+	}
+	var view vk.BufferView
+	if err := check("vkCreateBufferView", vk.CreateBufferView(b.dev.dev, bvci, nil, &view)); err != nil {
+		return vk.NullBufferView, err
+	}
+	return view, nil
 }
 
 // handle is the VkBuffer b's bytes are in, and where they start in it.

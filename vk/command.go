@@ -27,6 +27,7 @@ type CommandList struct {
 	dev     *Device
 	cmdPool vk.CommandPool // its own: recording into a pool needs external synchronization
 	pool    vk.DescriptorPool
+	views   []vk.BufferView
 	cmd     vk.CommandBuffer
 	fence   vk.Fence
 	mu      sync.Mutex   // a command buffer may be pending only once at a time
@@ -99,6 +100,22 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 				PBufferInfo:     []vk.DescriptorBufferInfo{b.descriptor()},
 			}
 		}
+		for t, b := range x.Kernel.Texel {
+			view, err := x.Buffers[b].texelView()
+			if err != nil {
+				cl.Destroy()
+				return nil, fmt.Errorf("dispatch %d of %s: %w", i, x.Kernel.Name, err)
+			}
+			cl.views = append(cl.views, view)
+			writes = append(writes, vk.WriteDescriptorSet{
+				SType:            vk.StructureTypeWriteDescriptorSet,
+				DstSet:           sets[i],
+				DstBinding:       uint32(x.Kernel.Bindings + t),
+				DescriptorCount:  1,
+				DescriptorType:   vk.DescriptorTypeUniformTexelBuffer,
+				PTexelBufferView: []vk.BufferView{view},
+			})
+		}
 		vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
 	}
 	if profile {
@@ -169,11 +186,11 @@ func (d *Device) commandBuffer(pool vk.CommandPool) (vk.CommandBuffer, error) {
 func (cl *CommandList) allocate(nsets, nbuf int) error {
 	d := cl.dev
 	if nsets > 0 {
-		sizes := []vk.DescriptorPoolSize{{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(max(nbuf, 1))}}
+		sizes := []vk.DescriptorPoolSize{{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(max(nbuf, 1))}, {Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: uint32(max(nbuf, 1))}}
 		dpci := &vk.DescriptorPoolCreateInfo{
 			SType:         vk.StructureTypeDescriptorPoolCreateInfo,
 			MaxSets:       uint32(nsets),
-			PoolSizeCount: 1,
+			PoolSizeCount: 2,
 			PPoolSizes:    sizes,
 		}
 		var pool vk.DescriptorPool
@@ -257,6 +274,10 @@ func (cl *CommandList) Timings() ([]float64, error) {
 // Destroy frees the command buffer, descriptor sets and fence.
 func (cl *CommandList) Destroy() {
 	d := cl.dev
+	for _, v := range cl.views {
+		vk.DestroyBufferView(d.dev, v, nil)
+	}
+	cl.views = nil
 	if cl.queries != vk.NullQueryPool {
 		vk.DestroyQueryPool(d.dev, cl.queries, nil)
 		cl.queries = vk.NullQueryPool

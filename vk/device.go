@@ -94,6 +94,15 @@ type DeviceInfo struct {
 	MaxPerStageStorageBuffers      uint32
 	MinStorageBufferOffsetAlign    uint64
 	NonCoherentAtomSize            uint64
+	// MaxTexelBufferElements and MinTexelBufferOffsetAlign bound uniform
+	// texel buffer views; TexelRGBA32 says R32G32B32A32_UINT views may be
+	// uniform texel buffers (a format feature).
+	MaxTexelBufferElements    uint32
+	MinTexelBufferOffsetAlign uint64
+	TexelRGBA32               bool
+	// MaxPerStageSampledImages bounds a stage's texel buffers (with its
+	// sampled images), MaxPerStageResources all its resources.
+	MaxPerStageSampledImages, MaxPerStageResources uint32
 	// TimestampPeriod is nanoseconds per timestamp tick; Timestamps says
 	// compute queues can write them (timestampComputeAndGraphics).
 	TimestampPeriod float32
@@ -123,6 +132,18 @@ func (d *DeviceInfo) atLeast(minor int) bool {
 func (d *DeviceInfo) SubgroupShuffle() bool {
 	const shuffleBit, computeStage = 0x10, 0x20
 	return d.SubgroupOperations&shuffleBit != 0 && d.SubgroupStages&computeStage != 0
+}
+
+// TexelLoads reports whether a kernel may read any of its storage
+// bindings through a uniform texel buffer view as well (Kernel.Texel):
+// R32G32B32A32_UINT views are supported, one can span the largest
+// storage binding, every storage binding's offset suits a view, and a
+// stage may have as many texel buffers as storage buffers besides them.
+func (d *DeviceInfo) TexelLoads() bool {
+	a, n := d.MinTexelBufferOffsetAlign, d.MaxPerStageStorageBuffers
+	return d.TexelRGBA32 && uint64(d.MaxTexelBufferElements)*16 >= uint64(d.MaxStorageBufferRange) &&
+		a != 0 && d.MinStorageBufferOffsetAlign%a == 0 &&
+		d.MaxPerStageSampledImages >= n && uint64(d.MaxPerStageResources) >= 2*uint64(n)
 }
 
 // Driver is the driver's name and version text.
@@ -189,6 +210,10 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		MaxPerStageStorageBuffers:      p.Limits.MaxPerStageDescriptorStorageBuffers,
 		MinStorageBufferOffsetAlign:    uint64(p.Limits.MinStorageBufferOffsetAlignment),
 		NonCoherentAtomSize:            uint64(p.Limits.NonCoherentAtomSize),
+		MaxTexelBufferElements:         p.Limits.MaxTexelBufferElements,
+		MinTexelBufferOffsetAlign:      uint64(p.Limits.MinTexelBufferOffsetAlignment),
+		MaxPerStageSampledImages:       p.Limits.MaxPerStageDescriptorSampledImages,
+		MaxPerStageResources:           p.Limits.MaxPerStageResources,
 		TimestampPeriod:                p.Limits.TimestampPeriod,
 		Timestamps:                     p.Limits.TimestampComputeAndGraphics == vk.True,
 	}
@@ -202,6 +227,10 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 	case vk.PhysicalDeviceTypeCpu:
 		d.Type = TypeCPU
 	}
+	var fp vk.FormatProperties
+	vk.GetPhysicalDeviceFormatProperties(pd, vk.FormatR32g32b32a32Uint, &fp)
+	fp.Deref()
+	d.TexelRGBA32 = fp.BufferFeatures&vk.FormatFeatureFlags(vk.FormatFeatureUniformTexelBufferBit) != 0
 	var mp vk.PhysicalDeviceMemoryProperties
 	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
 	mp.Deref()

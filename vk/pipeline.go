@@ -7,8 +7,10 @@ import (
 )
 
 // Kernel is a compute pipeline made from one SPIR-V module: its storage
-// buffer bindings are 0..Bindings-1 of descriptor set 0, and it takes
-// PushSize bytes of push constants.
+// buffer bindings are 0..Bindings-1 of descriptor set 0, then a uniform
+// texel buffer per entry of Texel (binding Bindings+i is an
+// R32G32B32A32_UINT view of the buffer at storage binding Texel[i]), and
+// it takes PushSize bytes of push constants.
 type Kernel struct {
 	dev      *Device
 	module   vk.ShaderModule
@@ -18,18 +20,22 @@ type Kernel struct {
 	Bindings int
 	PushSize uint32
 	Name     string
+	Texel    []int // texel buffer bindings: the storage binding each views
 }
 
 // NewKernel creates a compute pipeline from SPIR-V words with entry point
 // "main".
-func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize uint32) (*Kernel, error) {
+func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize uint32, texel ...int) (*Kernel, error) {
 	if pushSize > d.Info.MaxPushConstantsSize {
 		return nil, fmt.Errorf("vk: kernel %s needs %d bytes of push constants, device allows %d", name, pushSize, d.Info.MaxPushConstantsSize)
 	}
 	if uint32(bindings) > d.Info.MaxPerStageStorageBuffers {
 		return nil, fmt.Errorf("vk: kernel %s binds %d storage buffers, device allows %d", name, bindings, d.Info.MaxPerStageStorageBuffers)
 	}
-	k := &Kernel{dev: d, Bindings: bindings, PushSize: pushSize, Name: name}
+	if uint32(len(texel)) > d.Info.MaxPerStageSampledImages {
+		return nil, fmt.Errorf("vk: kernel %s binds %d texel buffers, device allows %d", name, len(texel), d.Info.MaxPerStageSampledImages)
+	}
+	k := &Kernel{dev: d, Bindings: bindings, PushSize: pushSize, Name: name, Texel: texel}
 	smci := &vk.ShaderModuleCreateInfo{
 		SType:    vk.StructureTypeShaderModuleCreateInfo,
 		CodeSize: uint64(4 * len(words)),
@@ -40,18 +46,22 @@ func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize u
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
 	k.module = mod
-	lb := make([]vk.DescriptorSetLayoutBinding, bindings)
+	lb := make([]vk.DescriptorSetLayoutBinding, bindings+len(k.Texel))
 	for i := range lb {
+		ty := vk.DescriptorTypeStorageBuffer
+		if i >= bindings {
+			ty = vk.DescriptorTypeUniformTexelBuffer
+		}
 		lb[i] = vk.DescriptorSetLayoutBinding{
 			Binding:         uint32(i),
-			DescriptorType:  vk.DescriptorTypeStorageBuffer,
+			DescriptorType:  ty,
 			DescriptorCount: 1,
 			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
 		}
 	}
 	dslci := &vk.DescriptorSetLayoutCreateInfo{
 		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: uint32(bindings),
+		BindingCount: uint32(len(lb)),
 		PBindings:    lb,
 	}
 	var setLay vk.DescriptorSetLayout

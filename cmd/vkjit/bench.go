@@ -33,6 +33,7 @@ type benchResult struct {
 	NoFuse           bool    `json:"no_fuse"`
 	HostLoops        bool    `json:"host_loops"`
 	Vec4Access       bool    `json:"vec4_access"`
+	StorageLoads     bool    `json:"storage_loads"`
 	HostCPU          string  `json:"host_cpu"`
 	HostCores        int     `json:"host_cores"`
 	HostSIMDBits     int     `json:"host_simd_bits"`
@@ -73,6 +74,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
+	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")
 	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
 	pos, err := parseInterleaved(fs, args)
@@ -96,7 +98,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access}})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads}})
 	if err != nil {
 		return err
 	}
@@ -147,8 +149,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
-		Vec4Access: *vec4Access,
-		HostCPU:    cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
+		Vec4Access: *vec4Access, StorageLoads: *storageLoads,
+		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {
 		seq, str, err := streamBench(exe, tensors, *stream)
 		if err != nil {

@@ -56,6 +56,11 @@ func cmdDevices(args []string, out io.Writer) error {
 			f16 = "rounded by vkjit's integer code (shaderFloat16, but the device may flush f16 denormals)"
 		}
 		fmt.Fprintf(out, "    f16:           %s\n", f16)
+		texel := "storage buffers only"
+		if d.TexelLoads() {
+			texel = "storage buffers, or texel buffer views of them (on CPU devices: fetched as SIMD vectors)"
+		}
+		fmt.Fprintf(out, "    kernel reads:  %s\n", texel)
 		if d.MappedMainHeap() {
 			fmt.Fprintf(out, "    tensors:       heap %d, mapped: the host reads and writes them in place\n", d.MainHeap())
 		} else {

@@ -33,7 +33,7 @@ Usage:
   vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --no-fuse,
-                                             --host-loops, --vec4-access
+                                             --host-loops, --vec4-access, --storage-loads
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -52,6 +52,8 @@ Flags of run (before or after the positional arguments):
                         each iteration, not as a device loop (to compare against)
   --vec4-access         on a CPU device, load tiled GEMMs' operands as vec4s, not as
                         32-byte u64vec4s of 8 elements (to compare against)
+  --storage-loads       on a CPU device, read inputs from their storage buffers only,
+                        not through uniform texel buffer views (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
   --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
                         the user cache directory's vkjit)

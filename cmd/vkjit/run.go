@@ -52,6 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run every while loop from the host, not as a device loop (to compare against)")
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
+	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
 	profile := fs.Bool("profile", false, "after the run, run again measuring each dispatch's device time (timestamps) and print them, longest first")
 	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
@@ -94,7 +95,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	copts := vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, MemoryBudget: *budget, Donate: donated}}
+	copts := vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, MemoryBudget: *budget, Donate: donated}}
 	var exe *vkjit.Executable
 	if mod != nil {
 		exe, err = rt.Compile(mod, copts)
