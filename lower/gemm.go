@@ -549,8 +549,8 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	lRow4, rowQ := vecIndex(lVec, lRow, row0, p.rows, p.m)
 	rCol4, colQ := vecIndex(rVec, rCol, col0, p.cols, p.n)
 	// An operand read across is read as 32-byte octets (wideLoad) where
-	// the device has wide access and every octet starts at a multiple of
-	// 8 elements: 1024^3 on lavapipe took 97-100 ms against 116-123 with
+	// the device has wide access (and no texel loads, which are cheaper
+	// still) and every octet starts at a multiple of 8 elements: 1024^3 on lavapipe took 97-100 ms against 116-123 with
 	// the rhs in vec4s (min of 10, two interleaved rounds). octs are the
 	// tile's octet indices from the first row (column), clamped as the
 	// quads are; base8 the operand's start in octets.
