@@ -132,6 +132,7 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 			return err
 		}
 		s := val{k.f.Op(spirv.OpFMul, k.scalarType(t), uint32(acc(1).id), uint32(scale.id)), t}
+		k.b.Decorate(s.id, spirv.DecorationNoContraction) // rounded as written on every driver
 		for _, x := range xs {
 			e, err := expFrom(x, m)
 			if err != nil {
