@@ -147,7 +147,11 @@ func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, s
 func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 	l := &loaded{prog: p, consts: map[int]*vk.Buffer{}, pool: r.pool}
 	for _, k := range p.Kernels {
-		vkk, err := r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize), k.Texel...)
+		texel := make([]vk.TexelView, len(k.Texel))
+		for i, t := range k.Texel {
+			texel[i] = vk.TexelView{Binding: t.Binding, Bytes: t.Bytes}
+		}
+		vkk, err := r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize), texel...)
 		if err != nil {
 			l.close()
 			return nil, err

@@ -1402,22 +1402,30 @@ ENTRY main {
 	require.Equal(t, []byte{0x81, 0x4e}, outs[0].Data[:2]) // 2^30 + 2^23
 }
 
-// TestTexelLoads: on a CPU device with texel buffer views, vector, row
-// and tiled GEMM kernels fetch their read-only inputs through views of
-// their buffers (Kernel.Texel); the results are bit for bit those of
-// the storage buffer loads (Options.StorageLoads), under the validation
+// TestTexelLoads: on a CPU device with texel buffer views, kernels fetch
+// their read-only 32-bit inputs through views of their buffers
+// (Kernel.Texel: vec4 texels in vector, row and tiled GEMM kernels,
+// single elements elsewhere); the results are bit for bit those of the
+// storage buffer loads (Options.StorageLoads), under the validation
 // layer.
 func TestTexelLoads(t *testing.T) {
 	defer noValidationMessages(t)
 	if !rt.Target().CPU || !rt.Target().TexelLoads {
 		t.Skip("texel loads are for CPU devices with R32G32B32A32_UINT texel buffers")
 	}
+	views := map[int]int{} // texel views by texel bytes
 	for _, src := range []string{
 		// A vector kernel with a scalar-read bias row and an s32 input.
 		"HloModule m\nENTRY e {\n  a = f32[64,256] parameter(0)\n  b = f32[256] parameter(1)\n  i = s32[64,256] parameter(2)\n  bb = f32[64,256] broadcast(b), dimensions={1}\n  c = f32[64,256] convert(i)\n  x = f32[64,256] multiply(a, bb)\n  ROOT y = f32[64,256] add(x, c)\n}",
 		rowCases()[0].text,
 		"HloModule m\nENTRY e {\n  x = f32[2,96,64] parameter(0)\n  w = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
 		"HloModule m\nENTRY e {\n  x = f32[4,16,16,32] parameter(0)\n  w = f32[3,3,32,64] parameter(1)\n  ROOT c = f32[4,16,16,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}",
+		// Single elements: a transpose, a column reduction of u32, a
+		// gather with s32 indices, pred read as its u32 storage.
+		"HloModule m\nENTRY e {\n  x = f32[96,130] parameter(0)\n  ROOT y = f32[130,96] transpose(x), dimensions={1,0}\n}",
+		"HloModule m\nadd {\n  a = u32[] parameter(0)\n  b = u32[] parameter(1)\n  ROOT s = u32[] add(a, b)\n}\nENTRY e {\n  x = u32[300,40] parameter(0)\n  z = u32[] constant(7)\n  ROOT y = u32[40] reduce(x, z), dimensions={0}, to_apply=add\n}",
+		"HloModule m\nENTRY e {\n  x = f32[50,8] parameter(0)\n  i = s32[20,1] parameter(1)\n  ROOT g = f32[20,8] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n}",
+		"HloModule m\nENTRY e {\n  p = pred[64,33] parameter(0)\n  x = f32[64,33] parameter(1)\n  z = f32[64,33] negate(x)\n  s = f32[64,33] select(p, x, z)\n  ROOT y = f32[33,64] transpose(s), dimensions={1,0}\n}",
 	} {
 		m, err := hlo.Parse("texel", src)
 		require.NoError(t, err)
@@ -1427,6 +1435,9 @@ func TestTexelLoads(t *testing.T) {
 		texel := 0
 		for _, k := range exe.Program().Kernels {
 			texel += len(k.Texel)
+			for _, v := range k.Texel {
+				views[v.Bytes]++
+			}
 		}
 		require.Positive(t, texel, "no kernel fetches through a texel view: %s", src)
 		_, _, got := runBothOn(t, exe, m, args, "texel")
@@ -1440,4 +1451,6 @@ func TestTexelLoads(t *testing.T) {
 			require.Equal(t, want[i].Data, got[i].Data, "%s out%d", src, i)
 		}
 	}
+	require.Positive(t, views[4], "element views")
+	require.Positive(t, views[16], "vec4 views")
 }

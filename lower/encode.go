@@ -109,7 +109,11 @@ func (e *encoder) program(p *Program) {
 		e.int(int64(k.Bindings))
 		e.int(int64(k.PushSize))
 		e.u32s(k.LocalSize[:])
-		e.ints(k.Texel)
+		e.uint(uint64(len(k.Texel)))
+		for _, t := range k.Texel {
+			e.int(int64(t.Binding))
+			e.int(int64(t.Bytes))
+		}
 	}
 	e.uint(uint64(len(p.Buffers)))
 	for _, b := range p.Buffers {
@@ -262,7 +266,7 @@ func (d *decoder) program() *Program {
 			panic("local size")
 		}
 		copy(k.LocalSize[:], ls)
-		k.Texel = d.ints()
+		k.Texel = list(d, func() TexelView { return TexelView{Binding: int(d.int()), Bytes: int(d.int())} })
 		p.Kernels = append(p.Kernels, k)
 	}
 	for n := d.count(); n > 0; n-- {

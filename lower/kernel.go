@@ -15,9 +15,9 @@ type Kernel struct {
 	PushSize  int      // bytes of push constants
 	LocalSize [3]uint32
 
-	Vector int   // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
-	Lanes  int   // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
-	Texel  []int // uniform texel buffers at bindings Bindings.., each a view of this storage binding
+	Vector int         // elements per invocation: 1, or vectorWidth for a vector kernel (vector.go)
+	Lanes  int         // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
+	Texel  []TexelView // uniform texel buffers at bindings Bindings.., each a view of a storage binding's buffer
 
 	inputs     []*hlo.Instruction // what the bindings before the results hold
 	inPlace    []bool             // inputs read only where the results are written (memory.go)
@@ -27,6 +27,11 @@ type Kernel struct {
 	bindBytes  []int              // per binding: bytes of a stored element (row kernels)
 }
 
+// TexelView is a uniform texel buffer binding of a kernel: a view of the
+// buffer bound at storage binding Binding, in texels of Bytes bytes (4:
+// R32_UINT, an element; 16: R32G32B32A32_UINT, a vec4).
+type TexelView struct{ Binding, Bytes int }
+
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
 // holds (pred values are SPIR-V bools).
 type val struct {
@@ -35,11 +40,12 @@ type val struct {
 }
 
 type binding struct {
-	v     spirv.ID
-	st    hlo.ElementType // storage element type
-	ro    bool            // read-only
-	wide  spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
-	texel spirv.ID
+	v      spirv.ID
+	st     hlo.ElementType // storage element type
+	ro     bool            // read-only
+	wide   spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
+	texel  spirv.ID        // the buffer as a texel buffer of vec4s (vector.go, texelLoad4); 0 until used
+	texel1 spirv.ID        // and of single elements (texelLoad1)
 }
 
 // kernelBuilder holds the module under construction and the ids every
@@ -79,7 +85,7 @@ type kernelBuilder struct {
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
 	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
 	online   map[*hlo.Instruction]onlinePair // max reduces folded with a sum (online.go)
-	texel    []int
+	texel    []TexelView
 	sums     map[*hlo.Instruction]val // online sums already folded, by their reduce
 	spill    *rowSpill                // a row kernel's value stored by its reduction, read back by its elements
 	vecBinds []bool                   // bindings held as vec4 arrays (vector kernels, GEMM operands)
@@ -263,12 +269,7 @@ func (k *kernelBuilder) ifThen(cond spirv.ID, body func() error) error {
 }
 
 func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
-	if idx != k.linear {
-		if k.offIndex == nil {
-			k.offIndex = map[int]bool{}
-		}
-		k.offIndex[bind] = true
-	}
+	k.noteIndex(bind, idx)
 	bd := k.bindings[bind]
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.storageElem(bd.st))
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
@@ -278,6 +279,17 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 		return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(q), uint32(r))
 	}
 	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
+}
+
+// noteIndex records an access of binding bind at idx: one not at the
+// invocation's own element keeps the binding from in-place updates.
+func (k *kernelBuilder) noteIndex(bind int, idx spirv.ID) {
+	if idx != k.linear {
+		if k.offIndex == nil {
+			k.offIndex = map[int]bool{}
+		}
+		k.offIndex[bind] = true
+	}
 }
 
 // load reads element idx of a binding as a value of HLO type t; a
@@ -291,9 +303,13 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 	}
 	bd := k.bindings[bind]
 	var raw spirv.ID
-	if k.vector != nil && k.isVec(bind) {
+	switch {
+	case k.vector != nil && k.isVec(bind):
 		raw, _ = k.vectorLoad(bind, idx)
-	} else {
+	case k.texelAccess(bind):
+		k.noteIndex(bind, idx)
+		raw = k.texelLoad1(bind, idx)
+	default:
 		raw = k.widen(k.f.Op(spirv.OpLoad, k.storageElem(bd.st), uint32(k.elemPtr(bind, idx))), bd.st)
 	}
 	if t == hlo.PRED {

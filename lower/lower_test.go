@@ -727,7 +727,7 @@ func TestGemmForms(t *testing.T) {
 		require.Len(t, k.Texel, c.texel, "%s %+v", k.Name, c.opts)
 		require.Equal(t, c.texel > 0, hasCapability(k.Words, spirv.CapabilitySampledBuffer), "%s %+v", k.Name, c.opts)
 		if c.texel > 0 {
-			require.Equal(t, []int{0, 1}, k.Texel, "views of the lhs and rhs bindings")
+			require.Equal(t, []TexelView{{0, 16}, {1, 16}}, k.Texel, "vec4 views of the lhs and rhs bindings")
 		}
 	}
 }

@@ -32,12 +32,15 @@ import (
 // 8-op chain in 47-50 against 28-37 (interleaved, a slow period; the
 // u64-to-f32 reshuffles cost more than the loads save there).
 //
-// Texel loads (CPU devices with R32G32B32A32_UINT texel buffers, unless
-// Options.StorageLoads): a read-only 32-bit input's vec4s are fetched
-// through a uniform texel buffer view of its buffer (texelLoad4), which
+// Texel loads (CPU devices with R32_UINT and R32G32B32A32_UINT texel
+// buffers, unless Options.StorageLoads): a read-only 32-bit input's vec4s
+// (texelLoad4) and single elements (texelLoad1, from kernel.load) are
+// fetched through uniform texel buffer views of its buffer, which
 // llvmpipe runs as one fetch for all SIMD lanes (8 vector loads and a
-// transpose, no per-lane loop or branch), so vector, row and GEMM
-// kernels read that way and store through the storage buffers.
+// transpose, or one AVX2 gather; no per-lane loop or branch); stores go
+// through the storage buffers. Single elements: a 2048^2 transpose 18-24
+// ms against 35-39 with vec4 views only, a column sum of 4096x1024
+// 3.5-6.5 against 9-17.
 // Interleaved, min of 10: stream_copy 13.4-14.8 ms against 16, chain8 22
 // against 27-28, softmax 7.5 against 9.1-9.2, 1024^3 GEMM 65-66 against
 // 94-98 (where octets are not used: a texel per load is cheaper).
@@ -305,25 +308,47 @@ func (k *kernelBuilder) texelAccess(b int) bool {
 	return bd.ro && bd.st.Bits() == 32 && !isNarrow(bd.st)
 }
 
-// texelLoad4 fetches vec4 idx4 of binding b (texelAccess) through a
-// uniform texel buffer view of it, R32G32B32A32_UINT, declared at its
-// first use as binding Bindings+i (Kernel.Texel[i] = b): the bits of
-// elements 4*idx4 .. 4*idx4+3, as a vec4 of the binding's scalar type.
-func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
-	u32 := k.u32()
-	img := k.b.TypeBufferImage(u32)
-	if k.bindings[b].texel == 0 {
-		v := k.b.Variable(k.b.TypePointer(spirv.StorageUniformConstant, img), spirv.StorageUniformConstant)
-		k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
-		k.b.Decorate(v, spirv.DecorationBinding, uint32(len(k.bindings)+len(k.texel)))
-		k.texel = append(k.texel, b)
-		k.bindings[b].texel = v
+// texelVar is binding b's view as a uniform texel buffer of texels of
+// bytes bytes (16: vec4s, 4: single elements), declared at its first use
+// as binding Bindings+i (Kernel.Texel[i]).
+func (k *kernelBuilder) texelVar(b, bytes int) (v, img spirv.ID) {
+	img = k.b.TypeBufferImage(k.u32())
+	at := &k.bindings[b].texel
+	if bytes == 4 {
+		at = &k.bindings[b].texel1
 	}
-	u4 := k.b.TypeVector(u32, 4)
-	im := k.f.Op(spirv.OpLoad, img, uint32(k.bindings[b].texel))
-	t := k.f.Op(spirv.OpImageFetch, u4, uint32(im), uint32(idx4))
+	if *at == 0 {
+		*at = k.b.Variable(k.b.TypePointer(spirv.StorageUniformConstant, img), spirv.StorageUniformConstant)
+		k.b.Decorate(*at, spirv.DecorationDescriptorSet, 0)
+		k.b.Decorate(*at, spirv.DecorationBinding, uint32(len(k.bindings)+len(k.texel)))
+		k.texel = append(k.texel, TexelView{Binding: b, Bytes: bytes})
+	}
+	return *at, img
+}
+
+// texelLoad4 fetches vec4 idx4 of binding b (texelAccess) through an
+// R32G32B32A32_UINT view of its buffer: the bits of elements 4*idx4 ..
+// 4*idx4+3, as a vec4 of the binding's scalar type.
+func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
+	v, img := k.texelVar(b, 16)
+	u32 := k.u32()
+	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(idx4))
 	if st := k.scalarType(k.bindings[b].st); st != u32 {
 		return k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 4), uint32(t))
 	}
 	return t
+}
+
+// texelLoad1 fetches element idx of binding b (texelAccess) through an
+// R32_UINT view of its buffer (llvmpipe: one AVX2 gather for the SIMD
+// lanes), as the binding's scalar type.
+func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
+	v, img := k.texelVar(b, 4)
+	u32 := k.u32()
+	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(idx))
+	x := k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)
+	if st := k.scalarType(k.bindings[b].st); st != u32 {
+		return k.f.Op(spirv.OpBitcast, st, uint32(x))
+	}
+	return x
 }

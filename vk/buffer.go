@@ -280,19 +280,27 @@ func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
 	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(b.span)}
 }
 
-// texelView creates a uniform texel buffer view of b's bytes as
-// R32G32B32A32_UINT texels (Kernel.Texel): its whole 16-byte texels,
-// which are the elements a vec4 runtime array over the same bytes has.
-// The caller destroys it.
-func (b *Buffer) texelView() (vk.BufferView, error) {
-	size := b.span &^ 15
+// texelView creates a uniform texel buffer view of b's bytes as texels
+// of bytes bytes, R32_UINT (4) or R32G32B32A32_UINT (16) (Kernel.Texel):
+// its whole texels, which are the elements a runtime array of u32s or of
+// vec4s over the same bytes has. The caller destroys it.
+func (b *Buffer) texelView(bytes int) (vk.BufferView, error) {
+	format := vk.FormatR32Uint
+	switch bytes {
+	case 4:
+	case 16:
+		format = vk.FormatR32g32b32a32Uint
+	default:
+		return vk.NullBufferView, fmt.Errorf("vk: no texel format of %d bytes", bytes)
+	}
+	size := b.span &^ int64(bytes-1)
 	if size == 0 {
-		return vk.NullBufferView, fmt.Errorf("vk: a texel view of %d bytes holds no texel", b.span)
+		return vk.NullBufferView, fmt.Errorf("vk: a texel view of %d bytes holds no %d-byte texel", b.span, bytes)
 	}
 	bvci := &vk.BufferViewCreateInfo{
 		SType:  vk.StructureTypeBufferViewCreateInfo,
 		Buffer: b.buf,
-		Format: vk.FormatR32g32b32a32Uint,
+		Format: format,
 		Offset: vk.DeviceSize(b.offset),
 		Range:  vk.DeviceSize(size),
 	}

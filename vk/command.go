@@ -100,8 +100,8 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 				PBufferInfo:     []vk.DescriptorBufferInfo{b.descriptor()},
 			}
 		}
-		for t, b := range x.Kernel.Texel {
-			view, err := x.Buffers[b].texelView()
+		for t, tv := range x.Kernel.Texel {
+			view, err := x.Buffers[tv.Binding].texelView(tv.Bytes)
 			if err != nil {
 				cl.Destroy()
 				return nil, fmt.Errorf("dispatch %d of %s: %w", i, x.Kernel.Name, err)

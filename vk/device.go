@@ -95,11 +95,11 @@ type DeviceInfo struct {
 	MinStorageBufferOffsetAlign    uint64
 	NonCoherentAtomSize            uint64
 	// MaxTexelBufferElements and MinTexelBufferOffsetAlign bound uniform
-	// texel buffer views; TexelRGBA32 says R32G32B32A32_UINT views may be
-	// uniform texel buffers (a format feature).
+	// texel buffer views; TexelFormats says R32_UINT and R32G32B32A32_UINT
+	// views may be uniform texel buffers (a format feature of each).
 	MaxTexelBufferElements    uint32
 	MinTexelBufferOffsetAlign uint64
-	TexelRGBA32               bool
+	TexelFormats              bool
 	// MaxPerStageSampledImages bounds a stage's texel buffers (with its
 	// sampled images), MaxPerStageResources all its resources.
 	MaxPerStageSampledImages, MaxPerStageResources uint32
@@ -135,13 +135,13 @@ func (d *DeviceInfo) SubgroupShuffle() bool {
 }
 
 // TexelLoads reports whether a kernel may read any of its storage
-// bindings through a uniform texel buffer view as well (Kernel.Texel):
-// R32G32B32A32_UINT views are supported, one can span the largest
-// storage binding, every storage binding's offset suits a view, and a
+// bindings through uniform texel buffer views as well (Kernel.Texel):
+// R32_UINT and R32G32B32A32_UINT views are supported, one can span the
+// largest storage binding, every storage binding's offset suits a view, and a
 // stage may have as many texel buffers as storage buffers besides them.
 func (d *DeviceInfo) TexelLoads() bool {
 	a, n := d.MinTexelBufferOffsetAlign, d.MaxPerStageStorageBuffers
-	return d.TexelRGBA32 && uint64(d.MaxTexelBufferElements)*16 >= uint64(d.MaxStorageBufferRange) &&
+	return d.TexelFormats && uint64(d.MaxTexelBufferElements)*4 >= uint64(d.MaxStorageBufferRange) &&
 		a != 0 && d.MinStorageBufferOffsetAlign%a == 0 &&
 		d.MaxPerStageSampledImages >= n && uint64(d.MaxPerStageResources) >= 2*uint64(n)
 }
@@ -227,10 +227,13 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 	case vk.PhysicalDeviceTypeCpu:
 		d.Type = TypeCPU
 	}
-	var fp vk.FormatProperties
-	vk.GetPhysicalDeviceFormatProperties(pd, vk.FormatR32g32b32a32Uint, &fp)
-	fp.Deref()
-	d.TexelRGBA32 = fp.BufferFeatures&vk.FormatFeatureFlags(vk.FormatFeatureUniformTexelBufferBit) != 0
+	d.TexelFormats = true
+	for _, f := range []vk.Format{vk.FormatR32Uint, vk.FormatR32g32b32a32Uint} {
+		var fp vk.FormatProperties
+		vk.GetPhysicalDeviceFormatProperties(pd, f, &fp)
+		fp.Deref()
+		d.TexelFormats = d.TexelFormats && fp.BufferFeatures&vk.FormatFeatureFlags(vk.FormatFeatureUniformTexelBufferBit) != 0
+	}
 	var mp vk.PhysicalDeviceMemoryProperties
 	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
 	mp.Deref()

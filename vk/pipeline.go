@@ -8,9 +8,9 @@ import (
 
 // Kernel is a compute pipeline made from one SPIR-V module: its storage
 // buffer bindings are 0..Bindings-1 of descriptor set 0, then a uniform
-// texel buffer per entry of Texel (binding Bindings+i is an
-// R32G32B32A32_UINT view of the buffer at storage binding Texel[i]), and
-// it takes PushSize bytes of push constants.
+// texel buffer per entry of Texel (binding Bindings+i views the buffer
+// at storage binding Texel[i].Binding), and it takes PushSize bytes of
+// push constants.
 type Kernel struct {
 	dev      *Device
 	module   vk.ShaderModule
@@ -20,12 +20,17 @@ type Kernel struct {
 	Bindings int
 	PushSize uint32
 	Name     string
-	Texel    []int // texel buffer bindings: the storage binding each views
+	Texel    []TexelView
 }
+
+// TexelView is a kernel's uniform texel buffer binding: a view of the
+// buffer at storage binding Binding in texels of Bytes bytes, 4
+// (R32_UINT) or 16 (R32G32B32A32_UINT).
+type TexelView struct{ Binding, Bytes int }
 
 // NewKernel creates a compute pipeline from SPIR-V words with entry point
 // "main".
-func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize uint32, texel ...int) (*Kernel, error) {
+func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize uint32, texel ...TexelView) (*Kernel, error) {
 	if pushSize > d.Info.MaxPushConstantsSize {
 		return nil, fmt.Errorf("vk: kernel %s needs %d bytes of push constants, device allows %d", name, pushSize, d.Info.MaxPushConstantsSize)
 	}
