@@ -1426,6 +1426,14 @@ func TestTexelLoads(t *testing.T) {
 		"HloModule m\nadd {\n  a = u32[] parameter(0)\n  b = u32[] parameter(1)\n  ROOT s = u32[] add(a, b)\n}\nENTRY e {\n  x = u32[300,40] parameter(0)\n  z = u32[] constant(7)\n  ROOT y = u32[40] reduce(x, z), dimensions={0}, to_apply=add\n}",
 		"HloModule m\nENTRY e {\n  x = f32[50,8] parameter(0)\n  i = s32[20,1] parameter(1)\n  ROOT g = f32[20,8] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n}",
 		"HloModule m\nENTRY e {\n  p = pred[64,33] parameter(0)\n  x = f32[64,33] parameter(1)\n  z = f32[64,33] negate(x)\n  s = f32[64,33] select(p, x, z)\n  ROOT y = f32[33,64] transpose(s), dimensions={1,0}\n}",
+		// Other widths: bf16 and s8 in a vector kernel (8 elements as
+		// 16 or 8 bytes) and transposed (single 2- and 1-byte texels),
+		// f64 transposed (8-byte texels); an empty u64 reduction (a
+		// binding smaller than its texel).
+		"HloModule m\nENTRY e {\n  x = bf16[64,128] parameter(0)\n  y = bf16[64,128] parameter(1)\n  m = bf16[64,128] multiply(x, y)\n  ROOT t = bf16[128,64] transpose(m), dimensions={1,0}\n}",
+		"HloModule m\nENTRY e {\n  x = s8[64,128] parameter(0)\n  y = s8[64,128] parameter(1)\n  m = s8[64,128] add(x, y)\n  ROOT t = s8[128,64] transpose(m), dimensions={1,0}\n}",
+		"HloModule m\nENTRY e {\n  x = f64[40,70] parameter(0)\n  ROOT t = f64[70,40] transpose(x), dimensions={1,0}\n}",
+		"HloModule m\nadd {\n  a = u64[] parameter(0)\n  b = u64[] parameter(1)\n  ROOT s = u64[] add(a, b)\n}\nENTRY e {\n  x = u64[0,5] parameter(0)\n  z = u64[] constant(3)\n  ROOT y = u64[5] reduce(x, z), dimensions={0}, to_apply=add\n}",
 	} {
 		m, err := hlo.Parse("texel", src)
 		require.NoError(t, err)
@@ -1451,6 +1459,7 @@ func TestTexelLoads(t *testing.T) {
 			require.Equal(t, want[i].Data, got[i].Data, "%s out%d", src, i)
 		}
 	}
-	require.Positive(t, views[4], "element views")
-	require.Positive(t, views[16], "vec4 views")
+	for _, bytes := range []int{1, 2, 4, 8, 16} {
+		require.Positive(t, views[bytes], "views of %d-byte texels", bytes)
+	}
 }

@@ -28,8 +28,9 @@ type Kernel struct {
 }
 
 // TexelView is a uniform texel buffer binding of a kernel: a view of the
-// buffer bound at storage binding Binding, in texels of Bytes bytes (4:
-// R32_UINT, an element; 16: R32G32B32A32_UINT, a vec4).
+// buffer bound at storage binding Binding, in texels of Bytes bytes (an
+// element of 1, 2, 4 or 8 bytes: R8, R16, R32 or R32G32_UINT; a vec4 or
+// a vector kernel's 8 narrow elements: R32G32B32A32_UINT or R32G32_UINT).
 type TexelView struct{ Binding, Bytes int }
 
 // val is a value in a kernel: a SPIR-V id and the HLO element type it
@@ -40,12 +41,11 @@ type val struct {
 }
 
 type binding struct {
-	v      spirv.ID
-	st     hlo.ElementType // storage element type
-	ro     bool            // read-only
-	wide   spirv.ID        // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
-	texel  spirv.ID        // the buffer as a texel buffer of vec4s (vector.go, texelLoad4); 0 until used
-	texel1 spirv.ID        // and of single elements (texelLoad1)
+	v     spirv.ID
+	st    hlo.ElementType  // storage element type
+	ro    bool             // read-only
+	wide  spirv.ID         // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
+	texel map[int]spirv.ID // the buffer as texel buffers, by texel bytes (vector.go, texelVar)
 }
 
 // kernelBuilder holds the module under construction and the ids every

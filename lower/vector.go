@@ -32,15 +32,17 @@ import (
 // 8-op chain in 47-50 against 28-37 (interleaved, a slow period; the
 // u64-to-f32 reshuffles cost more than the loads save there).
 //
-// Texel loads (CPU devices with R32_UINT and R32G32B32A32_UINT texel
-// buffers, unless Options.StorageLoads): a read-only 32-bit input's vec4s
-// (texelLoad4) and single elements (texelLoad1, from kernel.load) are
-// fetched through uniform texel buffer views of its buffer, which
+// Texel loads (CPU devices with uniform texel buffers of R8, R16, R32,
+// R32G32 and R32G32B32A32_UINT, unless Options.StorageLoads): a read-only
+// input's vec4s (texelLoad4), a vector kernel's 8 narrow elements, and
+// single elements of any width (texelLoad1, from kernel.load) are fetched
+// through uniform texel buffer views of its buffer, which
 // llvmpipe runs as one fetch for all SIMD lanes (8 vector loads and a
 // transpose, or one AVX2 gather; no per-lane loop or branch); stores go
 // through the storage buffers. Single elements: a 2048^2 transpose 18-24
 // ms against 35-39 with vec4 views only, a column sum of 4096x1024
-// 3.5-6.5 against 9-17.
+// 3.5-6.5 against 9-17; other widths: a bf16 multiply, transpose and
+// f32 row sum of 2048x1024 2.9-4.5 against 6.1-7.6.
 // Interleaved, min of 10: stream_copy 13.4-14.8 ms against 16, chain8 22
 // against 27-28, softmax 7.5 against 9.1-9.2, 1024^3 GEMM 65-66 against
 // 94-98 (where octets are not used: a texel per load is cheaper).
@@ -109,6 +111,10 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		}
 		bd := k.bindings[b]
 		if isNarrow(bd.st) { // the 8 elements are one vector of words
+			if k.texelAccess(b) {
+				vs.loaded[b] = []spirv.ID{k.texelFetch(b, idx4, 4*narrowWords(bd.st))}
+				continue
+			}
 			vw := k.b.TypeVector(u32, narrowWords(bd.st))
 			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
 			vs.loaded[b] = []spirv.ID{k.f.Op(spirv.OpLoad, vw, uint32(p))}
@@ -297,58 +303,68 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 	}
 }
 
-// texelAccess reports whether binding b's vec4s are fetched through a
-// texel buffer view: a read-only binding of 32-bit elements on a target
-// with texel loads.
+// texelAccess reports whether binding b is read through texel buffer
+// views: a read-only binding on a target with texel loads.
 func (k *kernelBuilder) texelAccess(b int) bool {
-	if !k.tg.texel || b >= len(k.bindings) {
-		return false
-	}
-	bd := k.bindings[b]
-	return bd.ro && bd.st.Bits() == 32 && !isNarrow(bd.st)
+	return k.tg.texel && b < len(k.bindings) && k.bindings[b].ro
 }
 
 // texelVar is binding b's view as a uniform texel buffer of texels of
-// bytes bytes (16: vec4s, 4: single elements), declared at its first use
-// as binding Bindings+i (Kernel.Texel[i]).
+// bytes bytes (1, 2, 4, 8 or 16: R8, R16, R32, R32G32 or R32G32B32A32
+// UINT), declared at its first use as binding Bindings+i
+// (Kernel.Texel[i]).
 func (k *kernelBuilder) texelVar(b, bytes int) (v, img spirv.ID) {
 	img = k.b.TypeBufferImage(k.u32())
-	at := &k.bindings[b].texel
-	if bytes == 4 {
-		at = &k.bindings[b].texel1
+	bd := &k.bindings[b]
+	if bd.texel == nil {
+		bd.texel = map[int]spirv.ID{}
 	}
-	if *at == 0 {
-		*at = k.b.Variable(k.b.TypePointer(spirv.StorageUniformConstant, img), spirv.StorageUniformConstant)
-		k.b.Decorate(*at, spirv.DecorationDescriptorSet, 0)
-		k.b.Decorate(*at, spirv.DecorationBinding, uint32(len(k.bindings)+len(k.texel)))
+	if bd.texel[bytes] == 0 {
+		v := k.b.Variable(k.b.TypePointer(spirv.StorageUniformConstant, img), spirv.StorageUniformConstant)
+		k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
+		k.b.Decorate(v, spirv.DecorationBinding, uint32(len(k.bindings)+len(k.texel)))
 		k.texel = append(k.texel, TexelView{Binding: b, Bytes: bytes})
+		bd.texel[bytes] = v
 	}
-	return *at, img
+	return bd.texel[bytes], img
 }
 
-// texelLoad4 fetches vec4 idx4 of binding b (texelAccess) through an
-// R32G32B32A32_UINT view of its buffer: the bits of elements 4*idx4 ..
-// 4*idx4+3, as a vec4 of the binding's scalar type.
-func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
-	v, img := k.texelVar(b, 16)
+// texelFetch fetches texel i of binding b's view in texels of bytes
+// bytes: its u32 words (a uvec4 or uvec2), or for texels of at most 4
+// bytes a u32 holding the texel's bits, zeros above.
+func (k *kernelBuilder) texelFetch(b int, i spirv.ID, bytes int) spirv.ID {
+	v, img := k.texelVar(b, bytes)
 	u32 := k.u32()
-	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(idx4))
-	if st := k.scalarType(k.bindings[b].st); st != u32 {
+	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(i))
+	switch bytes {
+	case 16:
+		return t
+	case 8:
+		return k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(u32, 2), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 1)))
+	}
+	return k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)
+}
+
+// texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
+// elements 4*idx4 .. 4*idx4+3, as a vec4 of the binding's scalar type.
+func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
+	t := k.texelFetch(b, idx4, 16)
+	if st := k.scalarType(k.bindings[b].st); st != k.u32() {
 		return k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 4), uint32(t))
 	}
 	return t
 }
 
-// texelLoad1 fetches element idx of binding b (texelAccess) through an
-// R32_UINT view of its buffer (llvmpipe: one AVX2 gather for the SIMD
-// lanes), as the binding's scalar type.
+// texelLoad1 is element idx of binding b (texelAccess) in registers, as
+// a storage buffer load and widen give it.
 func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
-	v, img := k.texelVar(b, 4)
-	u32 := k.u32()
-	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(idx))
-	x := k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)
-	if st := k.scalarType(k.bindings[b].st); st != u32 {
-		return k.f.Op(spirv.OpBitcast, st, uint32(x))
+	st := k.bindings[b].st
+	t := k.texelFetch(b, idx, st.Bytes()) // a u32, or a uvec2 for 8 bytes
+	switch {
+	case isNarrow(st):
+		return k.widenBits(t, st)
+	case k.scalarType(st) == k.u32():
+		return t
 	}
-	return x
+	return k.f.Op(spirv.OpBitcast, k.scalarType(st), uint32(t))
 }

@@ -280,17 +280,40 @@ func (b *Buffer) descriptor() vk.DescriptorBufferInfo {
 	return vk.DescriptorBufferInfo{Buffer: b.buf, Offset: vk.DeviceSize(b.offset), Range: vk.DeviceSize(b.span)}
 }
 
+// spareTexel is a buffer of one texel of every size, for texel views of
+// bindings smaller than a texel (created at first use, destroyed with
+// the device).
+func (d *Device) spareTexel() (*Buffer, error) {
+	d.spareMu.Lock()
+	defer d.spareMu.Unlock()
+	if d.spare == nil {
+		prefs, mapped := d.mappedTypes(), true
+		if d.Staged() {
+			prefs, mapped = deviceTypes, false
+		}
+		b, err := d.newBuffer(16, prefs, mapped)
+		if err != nil {
+			return nil, err
+		}
+		d.spare = b
+	}
+	return d.spare, nil
+}
+
+// texelFormats are the formats of texel buffer views by texel bytes:
+// unsigned integers, so that fetches return the bits as they are.
+var texelFormats = map[int]vk.Format{
+	1: vk.FormatR8Uint, 2: vk.FormatR16Uint, 4: vk.FormatR32Uint,
+	8: vk.FormatR32g32Uint, 16: vk.FormatR32g32b32a32Uint,
+}
+
 // texelView creates a uniform texel buffer view of b's bytes as texels
-// of bytes bytes, R32_UINT (4) or R32G32B32A32_UINT (16) (Kernel.Texel):
-// its whole texels, which are the elements a runtime array of u32s or of
-// vec4s over the same bytes has. The caller destroys it.
+// of bytes bytes (texelFormats; Kernel.Texel): its whole texels, which
+// are the elements a runtime array of such elements over the same bytes
+// has. The caller destroys it.
 func (b *Buffer) texelView(bytes int) (vk.BufferView, error) {
-	format := vk.FormatR32Uint
-	switch bytes {
-	case 4:
-	case 16:
-		format = vk.FormatR32g32b32a32Uint
-	default:
+	format, ok := texelFormats[bytes]
+	if !ok {
 		return vk.NullBufferView, fmt.Errorf("vk: no texel format of %d bytes", bytes)
 	}
 	size := b.span &^ int64(bytes-1)

@@ -101,7 +101,17 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 			}
 		}
 		for t, tv := range x.Kernel.Texel {
-			view, err := x.Buffers[tv.Binding].texelView(tv.Bytes)
+			b := x.Buffers[tv.Binding]
+			if b.span < int64(tv.Bytes) {
+				// Smaller than one texel: the binding holds no element the
+				// kernel can read (a zero-element tensor's word), and a
+				// view must hold one; the device's spare texel stands in.
+				if b, err = d.spareTexel(); err != nil {
+					cl.Destroy()
+					return nil, err
+				}
+			}
+			view, err := b.texelView(tv.Bytes)
 			if err != nil {
 				cl.Destroy()
 				return nil, fmt.Errorf("dispatch %d of %s: %w", i, x.Kernel.Name, err)

@@ -95,8 +95,8 @@ type DeviceInfo struct {
 	MinStorageBufferOffsetAlign    uint64
 	NonCoherentAtomSize            uint64
 	// MaxTexelBufferElements and MinTexelBufferOffsetAlign bound uniform
-	// texel buffer views; TexelFormats says R32_UINT and R32G32B32A32_UINT
-	// views may be uniform texel buffers (a format feature of each).
+	// texel buffer views; TexelFormats says views of every format of
+	// texelFormats may be uniform texel buffers (a format feature).
 	MaxTexelBufferElements    uint32
 	MinTexelBufferOffsetAlign uint64
 	TexelFormats              bool
@@ -136,12 +136,12 @@ func (d *DeviceInfo) SubgroupShuffle() bool {
 
 // TexelLoads reports whether a kernel may read any of its storage
 // bindings through uniform texel buffer views as well (Kernel.Texel):
-// R32_UINT and R32G32B32A32_UINT views are supported, one can span the
-// largest storage binding, every storage binding's offset suits a view, and a
+// views of every size of element are supported, one of bytes can span
+// the largest storage binding, every storage binding's offset suits a view, and a
 // stage may have as many texel buffers as storage buffers besides them.
 func (d *DeviceInfo) TexelLoads() bool {
 	a, n := d.MinTexelBufferOffsetAlign, d.MaxPerStageStorageBuffers
-	return d.TexelFormats && uint64(d.MaxTexelBufferElements)*4 >= uint64(d.MaxStorageBufferRange) &&
+	return d.TexelFormats && uint64(d.MaxTexelBufferElements) >= uint64(d.MaxStorageBufferRange) &&
 		a != 0 && d.MinStorageBufferOffsetAlign%a == 0 &&
 		d.MaxPerStageSampledImages >= n && uint64(d.MaxPerStageResources) >= 2*uint64(n)
 }
@@ -228,7 +228,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.Type = TypeCPU
 	}
 	d.TexelFormats = true
-	for _, f := range []vk.Format{vk.FormatR32Uint, vk.FormatR32g32b32a32Uint} {
+	for _, f := range texelFormats {
 		var fp vk.FormatProperties
 		vk.GetPhysicalDeviceFormatProperties(pd, f, &fp)
 		fp.Deref()
@@ -312,6 +312,8 @@ func ChooseDevice(devs []DeviceInfo, sel string) (int, error) {
 
 // Device is a logical device with one compute queue.
 type Device struct {
+	spareMu sync.Mutex
+	spare   *Buffer // spareTexel
 	Info    DeviceInfo
 	inst    *Instance
 	phys    vk.PhysicalDevice
@@ -457,6 +459,10 @@ func (d *Device) Destroy() {
 	}
 	vk.DeviceWaitIdle(d.dev)
 	d.closeTransfers()
+	if d.spare != nil {
+		d.spare.Destroy()
+		d.spare = nil
+	}
 	if d.pipelineCache != vk.NullPipelineCache {
 		vk.DestroyPipelineCache(d.dev, d.pipelineCache, nil)
 		d.pipelineCache = vk.NullPipelineCache

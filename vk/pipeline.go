@@ -24,8 +24,8 @@ type Kernel struct {
 }
 
 // TexelView is a kernel's uniform texel buffer binding: a view of the
-// buffer at storage binding Binding in texels of Bytes bytes, 4
-// (R32_UINT) or 16 (R32G32B32A32_UINT).
+// buffer at storage binding Binding in texels of Bytes bytes (1, 2, 4, 8
+// or 16: R8, R16, R32, R32G32 or R32G32B32A32_UINT).
 type TexelView struct{ Binding, Bytes int }
 
 // NewKernel creates a compute pipeline from SPIR-V words with entry point
