@@ -690,7 +690,7 @@ func TestTiledGemm(t *testing.T) {
 		"HloModule m\nENTRY e {\n  a = f32[4000,512] parameter(0)\n  b = f32[512,10] parameter(1)\n  ROOT c = f32[4000,10] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 		"HloModule m\nENTRY e {\n  a = f32[256,300] parameter(0)\n  ROOT c = f32[256,256] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}",
 		"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n  b = f32[256,256] parameter(1)\n  h = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT y = f32[256,256] multiply(h, a)\n}",
-		// Octets (wide loads on lavapipe): the rhs across columns with a
+		// Octets (wide loads with storage loads): the rhs across columns with a
 		// last tile of 8 columns and batches; both operands across, the
 		// last rhs octet clamped.
 		"HloModule m\nENTRY e {\n  a = f32[2,96,64] parameter(0)\n  b = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
@@ -718,11 +718,14 @@ func TestTiledGemm(t *testing.T) {
 		require.Contains(t, exe.Program().Kernels[0].Name, "_shared64x64", src)
 		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
 		require.Equal(t, outs[0].Data, shared[0].Data, src)
-		// Operands read as vec4s instead of octets: the same values.
-		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{Vec4Access: true}})
-		require.NoError(t, err)
-		_, _, v4 := runBothOn(t, exe, m, args, "gemm vec4")
-		require.Equal(t, outs[0].Data, v4[0].Data, src)
+		// The other ways to read the operands on lavapipe, storage loads
+		// of octets or of vec4s instead of texel fetches: the same values.
+		for _, opts := range []lower.Options{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}} {
+			exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+			require.NoError(t, err)
+			_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
+			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
+		}
 	}
 }
 
