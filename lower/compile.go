@@ -43,7 +43,7 @@ type Options struct {
 	Vec4Access bool
 	// StorageLoads makes kernels on CPU devices read their inputs from
 	// the storage buffers only, not through texel buffer views of them
-	// (vector.go, texelLoad4), to compare against.
+	// (vector.go, texelVar), to compare against.
 	StorageLoads bool
 	sub          bool // compiling a while or conditional's computation
 }

@@ -504,7 +504,6 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 // gemmLoop does.
 func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
-	v4 := k.b.TypeVector(f32, 4)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	umin := func(a spirv.ID, b int64) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, cu(b)) }
@@ -520,14 +519,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		rVec = vecNone
 	}
 	acc := k.gemmAccumulators(p)
-	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
-		bd := k.bindings[bind]
-		if k.texelAccess(bind) {
-			return k.flushSubnormal(k.texelLoad4(bind, idx4), 4)
-		}
-		pt := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
-		return k.flushSubnormal(k.f.Op(spirv.OpLoad, v4, uint32(pt)), 4)
-	}
+	load4 := func(bind int, idx4 spirv.ID) spirv.ID { return k.flushSubnormal(k.loadVec4(bind, idx4), 4) }
 	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c)) }
 	// Loop-invariant vec4 indices of one operand: along k, each row's
 	// (column's) start; across, the tile's quads from the first row
@@ -550,10 +542,10 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	rCol4, colQ := vecIndex(rVec, rCol, col0, p.cols, p.n)
 	// An operand read across is read as 32-byte octets (wideLoad) where
 	// the device has wide access (and no texel loads, which are cheaper
-	// still) and every octet starts at a multiple of 8 elements: 1024^3 on lavapipe took 97-100 ms against 116-123 with
-	// the rhs in vec4s (min of 10, two interleaved rounds). octs are the
-	// tile's octet indices from the first row (column), clamped as the
-	// quads are; base8 the operand's start in octets.
+	// still) and every octet starts at a multiple of 8 elements: 1024^3
+	// on lavapipe took 97-100 ms against 116-123 with the rhs in vec4s
+	// (min of 10, two interleaved rounds). octs are the tile's octet
+	// indices from the first row (column), clamped as the quads are.
 	wideOcts := func(bind int, layout vecLayout, first spirv.ID, n, size, kStride int64, batchSt []int64) (octs []spirv.ID) {
 		if layout != vecAcross || !k.wideAccess(bind) || n%8 != 0 || size%8 != 0 || kStride%8 != 0 {
 			return nil

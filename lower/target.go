@@ -50,9 +50,9 @@ type Target struct {
 	// (vector.go, wideLoad); set by compile for CPU devices with
 	// shaderInt64 unless Options.Vec4Access.
 	wide bool
-	// texel: read-only 32-bit inputs read as vec4s are fetched through
-	// texel buffer views (vector.go, texelLoad4); set by compile for CPU
-	// devices with TexelLoads unless Options.StorageLoads.
+	// texel: read-only inputs are fetched through texel buffer views
+	// (vector.go, texelVar); set by compile for CPU devices with
+	// TexelLoads unless Options.StorageLoads.
 	texel bool
 }
 

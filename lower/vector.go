@@ -36,16 +36,16 @@ import (
 // R32G32 and R32G32B32A32_UINT, unless Options.StorageLoads): a read-only
 // input's vec4s (texelLoad4), a vector kernel's 8 narrow elements, and
 // single elements of any width (texelLoad1, from kernel.load) are fetched
-// through uniform texel buffer views of its buffer, which
-// llvmpipe runs as one fetch for all SIMD lanes (8 vector loads and a
-// transpose, or one AVX2 gather; no per-lane loop or branch); stores go
-// through the storage buffers. Single elements: a 2048^2 transpose 18-24
-// ms against 35-39 with vec4 views only, a column sum of 4096x1024
-// 3.5-6.5 against 9-17; other widths: a bf16 multiply, transpose and
-// f32 row sum of 2048x1024 2.9-4.5 against 6.1-7.6.
-// Interleaved, min of 10: stream_copy 13.4-14.8 ms against 16, chain8 22
-// against 27-28, softmax 7.5 against 9.1-9.2, 1024^3 GEMM 65-66 against
-// 94-98 (where octets are not used: a texel per load is cheaper).
+// through uniform texel buffer views of its buffer, which llvmpipe runs
+// as one fetch for all SIMD lanes (8 vector loads and a transpose, or one
+// AVX2 gather; no per-lane loop or branch); stores go through the storage
+// buffers. Interleaved, min of 10, against storage loads: stream_copy
+// 13.4-14.8 ms against 16, chain8 22 against 27-28, softmax 7.5 against
+// 9.1-9.2, 1024^3 GEMM 65-66 against 94-98 (where octets are not used:
+// a texel per load is cheaper). Single elements, against vec4 views
+// only: a 2048^2 transpose 18-24 ms against 35-39, a column sum of
+// 4096x1024 3.5-6.5 against 9-17; other widths: a bf16 multiply,
+// transpose and f32 row sum of 2048x1024 2.9-4.5 against 6.1-7.6.
 
 // vec4 is the components of the vectors buffers are read as; a vector
 // kernel's invocation reads vectorChunks of them per buffer.
@@ -120,14 +120,8 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			vs.loaded[b] = []spirv.ID{k.f.Op(spirv.OpLoad, vw, uint32(p))}
 			continue
 		}
-		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
-			if k.texelAccess(b) {
-				vs.loaded[b] = append(vs.loaded[b], k.texelLoad4(b, chunk(c)))
-				continue
-			}
-			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(chunk(c)))
-			vs.loaded[b] = append(vs.loaded[b], k.f.Op(spirv.OpLoad, v4, uint32(p)))
+			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
 	base := k.f.Op(spirv.OpIMul, u32, uint32(idx4), uint32(k.cu32(vectorWidth)))
@@ -260,7 +254,7 @@ func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumEl
 // wideAccess reports whether binding b may be loaded as u64vec4s:
 // 32-bit elements on a target with wide loads.
 func (k *kernelBuilder) wideAccess(b int) bool {
-	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !isNarrow(k.bindings[b].st) && !k.texelAccess(b)
+	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
 }
 
 // wideVar is binding b as an array of u64vec4s (8 of its 32-bit
@@ -343,6 +337,19 @@ func (k *kernelBuilder) texelFetch(b int, i spirv.ID, bytes int) spirv.ID {
 		return k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(u32, 2), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 1)))
 	}
 	return k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)
+}
+
+// loadVec4 loads vec4 idx4 (elements 4*idx4 .. 4*idx4+3) of 32-bit
+// vec4 binding b as a vec4 of its scalar type: through a texel view
+// where the binding has one (texelAccess), else from the storage buffer.
+func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
+	if k.texelAccess(b) {
+		return k.texelLoad4(b, idx4)
+	}
+	bd := k.bindings[b]
+	v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
+	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
+	return k.f.Op(spirv.OpLoad, v4, uint32(p))
 }
 
 // texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
