@@ -598,6 +598,60 @@ func TestTranscendentalAccuracy(t *testing.T) {
 	}
 }
 
+// TestExpNonPositive: softmax's exponentials, exp(v - max(v)) with the
+// max taken over v's row, use mathlib.go's expNonPositive; fused and
+// unfused, their bits are exp's over [-110, 0] (subnormal results and
+// -inf included), and NaN in a row gives NaN across it.
+func TestExpNonPositive(t *testing.T) {
+	defer noValidationMessages(t)
+	const rows, cols = 64, 4096
+	xs := make([]float32, rows*cols)
+	for i := range xs {
+		xs[i] = sweep(i, len(xs), -110, 0)
+		if i%cols == 0 {
+			xs[i] = 0 // each row's max, so that v - max is v
+		}
+	}
+	xs[7], xs[9], xs[11] = float32(math.Inf(-1)), float32(math.Copysign(0, -1)), -math.SmallestNonzeroFloat32
+	nanRow := 5
+	xs[nanRow*cols+100] = float32(math.NaN())
+	shifted := fmt.Sprintf(`HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[%[1]d,%[2]d] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[%[1]d] reduce(x, ninf), dimensions={1}, to_apply=mx
+  b = f32[%[1]d,%[2]d] broadcast(m), dimensions={0}
+  d = f32[%[1]d,%[2]d] subtract(x, b)
+  ROOT e = f32[%[1]d,%[2]d] exponential(d)
+}`, rows, cols)
+	plain := fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%[1]d,%[2]d] parameter(0)\n  ROOT e = f32[%[1]d,%[2]d] exponential(x)\n}", rows, cols)
+	run := func(src string, opts vkjit.CompileOptions) []float32 {
+		exe, err := rt.CompileText("exp", src, opts)
+		require.NoError(t, err)
+		defer exe.Close()
+		outs, _, err := exe.Run(must(vkjit.Float32s([]int64{rows, cols}, xs)))
+		require.NoError(t, err)
+		got, _ := outs[0].AsFloat32()
+		return got
+	}
+	want := run(plain, vkjit.CompileOptions{})
+	for _, opts := range []vkjit.CompileOptions{{}, {Lower: lower.Options{NoFuse: true}}} {
+		got := run(shifted, opts)
+		for i := range got {
+			if i/cols == nanRow {
+				require.True(t, math.IsNaN(float64(got[i])), "NaN row, element %d: %g", i, got[i])
+				continue
+			}
+			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "exp(%g) (no-fuse %v): %g against %g", xs[i], opts.Lower.NoFuse, got[i], want[i])
+		}
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

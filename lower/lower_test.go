@@ -746,3 +746,31 @@ func hasCapability(words []uint32, c spirv.Capability) bool {
 	}
 	return false
 }
+
+// TestBelowRowMax: exp's argument is known to be at most 0 (or NaN) only
+// for v - broadcast(max of v) with the max's row broadcast back to each
+// of its elements (mathlib.go's expNonPositive).
+func TestBelowRowMax(t *testing.T) {
+	const head = "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] %s(a, b)\n}\nENTRY e {\n  x = f32[8,8,8] parameter(0)\n  y = f32[8,8,8] parameter(1)\n  init = f32[] constant(%s)\n"
+	cases := []struct {
+		name, reducer, init, body string
+		want                      bool
+	}{
+		{"last dim", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", true},
+		{"middle dim", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={1}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,2}", true},
+		{"all dims, any init", "maximum", "0", "m = f32[] reduce(x, init), dimensions={0,1,2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={}", true},
+		{"min", "minimum", "inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", false},
+		{"another tensor's max", "maximum", "-inf", "m = f32[8,8] reduce(y, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", false},
+		{"another row's max", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,2}", false},
+	}
+	for _, c := range cases {
+		text := fmt.Sprintf(head, c.reducer, c.init) + "  " + c.body + "\n  d = f32[8,8,8] subtract(x, b)\n  ROOT e = f32[8,8,8] exponential(d)\n}"
+		m, err := hlo.Parse(c.name, text)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.want, belowRowMax(m.Entry.Root.Operands[0]), c.name)
+		rev := strings.Replace(text, "subtract(x, b)", "subtract(b, x)", 1)
+		m, err = hlo.Parse(c.name, rev)
+		require.NoError(t, err, c.name)
+		require.False(t, belowRowMax(m.Entry.Root.Operands[0]), "%s: max - v", c.name)
+	}
+}

@@ -151,14 +151,19 @@ func (m fm) scale(y, n spirv.ID) spirv.ID {
 
 // expReduce splits e^x = 2^n * (1 + p) for x in [-104, 89] (callers
 // clamp x, or replace the results outside): n is round(x/ln2) (float and
-// s32) and p = e^r - 1 for r = x - n*ln2, |r| <= ln2/2, accurate to about
-// half an ulp of p (Cephes expf's polynomial).
+// s32) and p = e^r - 1 for r = x - n*ln2, |r| <= ln2/2, as r + r^2 q(r):
+// q of degree 4, fitted to the relative error of e^r over |r| <= ln2/2
+// (weighted least squares with Lawson's reweighting; its error 3e-9). In
+// f32 arithmetic it gives exp within 0.99 ulp over [-103.97, 88.72], as
+// Cephes expf's degree-5 q did (a float64 simulation of the f32 steps
+// over 6e7 arguments, and TestTranscendentalAccuracy on lavapipe), for
+// a multiply-add less: softmax ran 4.7% faster (interleaved pairs).
 func (m fm) expReduce(xc spirv.ID) (n, ni, p spirv.ID) {
 	n = m.k.f.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
 	// ln2 split so that n*ln2hi is exact.
 	r := m.sub(xc, m.mul(n, m.c(0.693359375)))
 	r = m.sub(r, m.mul(n, m.c(-2.12194440e-4)))
-	q := m.poly(r, 1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+	q := m.poly(r, 1.3814538252e-3, 8.3687454462e-3, 4.1668388993e-2, 1.6666521132e-1, 4.9999994040e-1)
 	p = m.add(m.mul(m.mul(q, r), r), r)
 	return n, m.op(spirv.OpConvertFToS, m.s, n), p
 }
@@ -173,6 +178,20 @@ func (m fm) exp(x spirv.ID) spirv.ID {
 	y = m.self(m.gt(x, m.c(88.72283935546875)), m.c(math.Inf(1)), y)
 	y = m.self(m.lt(x, m.c(-103.972084)), m.c(0), y)
 	return m.self(m.isNaN(x), x, y)
+}
+
+// expNonPositive is exp for x known to be at most 0 or NaN (x - max
+// over x's row: softmax's exponentials), with exp's bits: no overflow
+// select, and 2^n (n in [-150, 0]) applied as one exact exponent add,
+// y*2^(n+25) being normal, and one multiply by 2^-25 that rounds as
+// scale's second step does (exp's two steps are 8 instructions, this 4).
+func (m fm) expNonPositive(x spirv.ID) spirv.ID {
+	_, ni, p := m.expReduce(x)
+	y := m.bits(m.add(p, m.c(1)))
+	y = m.op(spirv.OpIAdd, m.u, y, m.op(spirv.OpShiftLeftLogical, m.s, m.op(spirv.OpIAdd, m.s, ni, m.cs(25)), m.cs(23)))
+	r := m.mul(m.fromBits(y), m.c(0x1p-25))
+	r = m.self(m.lt(x, m.c(-103.972084)), m.c(0), r)
+	return m.self(m.isNaN(x), x, r)
 }
 
 // expm1 is e^x - 1 = 2^n*p + (2^n - 1): both terms are exact for the n
@@ -583,6 +602,7 @@ type mathLib interface {
 	div(a, b spirv.ID) spirv.ID
 	neg(a spirv.ID) spirv.ID
 	exp(x spirv.ID) spirv.ID
+	expNonPositive(x spirv.ID) spirv.ID
 	expm1(x spirv.ID) spirv.ID
 	log(x spirv.ID) spirv.ID
 	log1p(x spirv.ID) spirv.ID
@@ -598,7 +618,7 @@ type mathLib interface {
 
 // mathOp emits a library function for op on values a; ok is false for
 // ops and types the library does not have.
-func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err error) {
+func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val, ok bool, err error) {
 	t := a[0].t
 	var m mathLib
 	switch {
@@ -613,7 +633,11 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val) (v val, ok bool, err erro
 	var r spirv.ID
 	switch op {
 	case hlo.OpExp:
-		r = m.exp(x)
+		if nonPositive {
+			r = m.expNonPositive(x)
+		} else {
+			r = m.exp(x)
+		}
 	case hlo.OpExpm1:
 		r = m.expm1(x)
 	case hlo.OpLog:

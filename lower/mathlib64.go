@@ -81,6 +81,9 @@ func (m dm) exp(x spirv.ID) spirv.ID {
 	return m.self(m.isNaN(x), x, y)
 }
 
+// expNonPositive is exp: f64 exponentials keep exp's two-step scaling.
+func (m dm) expNonPositive(x spirv.ID) spirv.ID { return m.exp(x) }
+
 // expm1 is 2^n (e^r - 1) + (2^n - 1), both terms exact where it matters.
 func (m dm) expm1(x spirv.ID) spirv.ID {
 	n, _, em1 := m.expParts(x)

@@ -68,6 +68,27 @@ func onlineSum(r1, r2 *hlo.Instruction) (onlinePair, bool) {
 	return onlinePair{sum: r2, sub: sub, exp: ex}, true
 }
 
+// belowRowMax reports whether x is v - broadcast(max of v over some of
+// its dimensions), broadcast back along the reduced ones: every element
+// is at most 0, or NaN (softmax's exponent; mathlib.go's expNonPositive).
+func belowRowMax(x *hlo.Instruction) bool {
+	if x.Op != hlo.OpSubtract || x.Operands[1].Op != hlo.OpBroadcast {
+		return false
+	}
+	v, b := x.Operands[0], x.Operands[1]
+	r := b.Operands[0]
+	if r.Op != hlo.OpReduce || len(r.Operands) != 2 || r.Operands[0] != v || reducerOp(r.Called[0]) != hlo.OpMaximum {
+		return false
+	}
+	var kept []int64
+	for d := range int64(v.Shape.Rank()) {
+		if !slices.Contains(r.A.Dimensions, d) {
+			kept = append(kept, d)
+		}
+	}
+	return slices.Equal(b.A.Dimensions, kept)
+}
+
 // floatConst reports whether x is a scalar float constant equal to v
 // (+0 for 0, not -0).
 func floatConst(x *hlo.Instruction, v float64) bool {
