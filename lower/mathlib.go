@@ -181,17 +181,18 @@ func (m fm) exp(x spirv.ID) spirv.ID {
 }
 
 // expNonPositive is exp for x known to be at most 0 or NaN (x - max
-// over x's row: softmax's exponentials), with exp's bits: no overflow
-// select, and 2^n (n in [-150, 0]) applied as one exact exponent add,
-// y*2^(n+25) being normal, and one multiply by 2^-25 that rounds as
-// scale's second step does (exp's two steps are 8 instructions, this 4).
+// over x's row: softmax's exponentials), with exp's bits (NaN gives a
+// NaN, not necessarily x's): no overflow select, and 2^n for n in
+// [-150, 0] applied by two multiplies, by 2^(n+25) (normal, so exact)
+// and by 2^-25, which rounds as scale's second step does; a NaN x
+// stays NaN through them, so no NaN select either (scale's two steps
+// and the two selects are 12 instructions, these 5): softmax ran 6%,
+// then 2% faster (interleaved pairs).
 func (m fm) expNonPositive(x spirv.ID) spirv.ID {
 	_, ni, p := m.expReduce(x)
-	y := m.bits(m.add(p, m.c(1)))
-	y = m.op(spirv.OpIAdd, m.u, y, m.op(spirv.OpShiftLeftLogical, m.s, m.op(spirv.OpIAdd, m.s, ni, m.cs(25)), m.cs(23)))
-	r := m.mul(m.fromBits(y), m.c(0x1p-25))
-	r = m.self(m.lt(x, m.c(-103.972084)), m.c(0), r)
-	return m.self(m.isNaN(x), x, r)
+	f := m.fromBits(m.op(spirv.OpShiftLeftLogical, m.s, m.op(spirv.OpIAdd, m.s, ni, m.cs(127+25)), m.cs(23)))
+	y := m.mul(m.mul(m.add(p, m.c(1)), f), m.c(0x1p-25))
+	return m.self(m.lt(x, m.c(-103.972084)), m.c(0), y)
 }
 
 // expm1 is e^x - 1 = 2^n*p + (2^n - 1): both terms are exact for the n
