@@ -15,14 +15,18 @@ bin=bin/vkjit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 workloads="stream_copy chain8 softmax gemm1024 gemm2048 dense_relu mlp_forward mlp_train conv_block transformer_block"
-# stream_copy is the machine's memory bandwidth (no GoMLX peer: a copy).
-gomlx_workloads="${workloads/stream_copy /}"
 # The NumPy peer: this machine's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 # hold OpenBLAS to its AVX2 kernels, so the peer runs without them.
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" $workloads > "$tmp/numpy.jsonl"
-(cd bench/gomlx && go run . -iterations "$iters" $gomlx_workloads) > "$tmp/gomlx.jsonl"
+(cd bench/gomlx && go build -o "$tmp/gomlx" .)
 blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
+# Each workload's runs come one after another (NumPy, GoMLX, vkjit fused
+# and unfused), so that the machine's slow periods (minutes long) hit
+# the peers of a workload alike rather than whichever ran in them.
+: > "$tmp/numpy.jsonl"
+: > "$tmp/gomlx.jsonl"
 for w in $workloads; do
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" "$w" >> "$tmp/numpy.jsonl"
+  if [ "$w" != stream_copy ]; then "$tmp/gomlx" -iterations "$iters" "$w" >> "$tmp/gomlx.jsonl"; fi
   $bin bench --json --iterations "$iters" "bench/workloads/$w.hlo" > "$tmp/$w.json"
   $bin bench --json --iterations "$iters" --no-fuse "bench/workloads/$w.hlo" > "$tmp/$w.nofuse.json"
 done
