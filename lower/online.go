@@ -13,7 +13,7 @@ import (
 // of v and then the sum s of exp(v - m) folds both in one pass over the
 // row instead of two. The max is folded exactly as alone (element by
 // element, in order); the sum is kept relative to the max of the
-// elements folded so far and rescaled when a chunk of 8 raises it:
+// elements folded so far and rescaled when a chunk of 16 (or 8) raises it:
 //
 //	m' = max(m, v_i..v_i+7)   s' = s * exp(m - m') + exp(v_i - m') + ... + exp(v_i+7 - m')
 //
@@ -30,8 +30,15 @@ import (
 // so that rows of -inf, +inf and NaN give what the unfused program
 // gives.
 
-// onlineChunk is the elements between rescales of an online sum.
-const onlineChunk = vectorWidth
+// onlineChunk is the elements between rescales of an online sum (a row
+// length must be a multiple), onlineLongChunk where the row length is a
+// multiple of it: a rescale costs an exponential, and 16 elements
+// between them ran softmax 3.5% faster than 8 (32: 0.6% more, within
+// the noise; interleaved pairs).
+const (
+	onlineChunk     = vectorWidth
+	onlineLongChunk = 2 * vectorWidth
+)
 
 // onlinePair is a max reduce's partner in an online fold: the sum
 // reduce, and the subtract and exponential it reads.
@@ -117,8 +124,8 @@ func reducerOp(c *hlo.Computation) hlo.Opcode {
 
 // onlineFold folds max reduce r1 and its partner's sum (onlinePair) in
 // one pass over count elements from base, loaded by elem: chunks of
-// onlineChunk elements (count is a multiple), in vec4 pairs in a vector
-// row kernel. It returns the max and the sum.
+// onlineChunk or onlineLongChunk elements (count is a multiple), in vec4
+// pairs in a vector row kernel. It returns the max and the sum.
 func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax val, base spirv.ID, count int64, elem func(p spirv.ID) val) (val, val, error) {
 	t := r1.Shape.Elem
 	zero := val{k.constFloat(t, 0), t}
@@ -169,20 +176,27 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 		k.f.Void(spirv.OpStore, uint32(vars[1]), uint32(s.id))
 		return nil
 	}
-	err := k.loop(k.cu32(uint32(count/onlineChunk)), func(c spirv.ID) error {
-		first := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(k.f.Op(spirv.OpIMul, u32, uint32(c), uint32(k.cu32(onlineChunk)))))
+	chunkLen := int64(onlineChunk)
+	if count%onlineLongChunk == 0 {
+		chunkLen = onlineLongChunk
+	}
+	err := k.loop(k.cu32(uint32(count/chunkLen)), func(c spirv.ID) error {
+		first := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(k.f.Op(spirv.OpIMul, u32, uint32(c), uint32(k.cu32(uint32(chunkLen))))))
 		var xs []val
-		if k.rowShape != nil { // a vector row kernel: the chunk is a vec4 pair
-			err := k.vectorElems(k.f.Op(spirv.OpUDiv, u32, uint32(first), uint32(k.cu32(vectorWidth))), func(p spirv.ID) error {
-				xs = append(xs, elem(p))
-				return k.err
-			})
-			if err != nil {
-				return err
+		if k.rowShape != nil { // a vector row kernel: the chunk is vec4 pairs
+			for h := range chunkLen / vectorWidth {
+				at := k.f.Op(spirv.OpIAdd, u32, uint32(first), uint32(k.cu32(uint32(h*vectorWidth))))
+				err := k.vectorElems(k.f.Op(spirv.OpUDiv, u32, uint32(at), uint32(k.cu32(vectorWidth))), func(p spirv.ID) error {
+					xs = append(xs, elem(p))
+					return k.err
+				})
+				if err != nil {
+					return err
+				}
+				k.vector = nil
 			}
-			k.vector = nil
 		} else {
-			for i := range onlineChunk {
+			for i := range chunkLen {
 				xs = append(xs, elem(k.f.Op(spirv.OpIAdd, u32, uint32(first), uint32(k.cu32(uint32(i))))))
 			}
 		}
