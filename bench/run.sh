@@ -7,60 +7,61 @@
 # docs/BENCHMARKS.md.
 # It also writes every median to docs/benchmarks.jsonl and draws
 # docs/benchmarks.png from it (bench/plot, gonum/plot in its own module).
-# Usage: bench/run.sh [iterations]   (needs bin/vkjit: make build)
+# Usage: bench/run.sh [iterations] [rounds]   (needs bin/vkjit: make build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-10}
+rounds=${2:-3}
 bin=bin/vkjit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 workloads="stream_copy chain8 softmax gemm1024 gemm2048 dense_relu mlp_forward mlp_train conv_block transformer_block"
-# The NumPy peer: this machine's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
-# hold OpenBLAS to its AVX2 kernels, so the peer runs without them.
 (cd bench/gomlx && go build -o "$tmp/gomlx" .)
 blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
 # Each workload's runs come one after another (NumPy, GoMLX, vkjit fused
-# and unfused), so that the machine's slow periods (minutes long) hit
-# the peers of a workload alike rather than whichever ran in them.
-: > "$tmp/numpy.jsonl"
-: > "$tmp/gomlx.jsonl"
-for w in $workloads; do
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" "$w" >> "$tmp/numpy.jsonl"
-  if [ "$w" != stream_copy ]; then "$tmp/gomlx" -iterations "$iters" "$w" >> "$tmp/gomlx.jsonl"; fi
-  $bin bench --json --iterations "$iters" "bench/workloads/$w.hlo" > "$tmp/$w.json"
-  $bin bench --json --iterations "$iters" --no-fuse "bench/workloads/$w.hlo" > "$tmp/$w.nofuse.json"
+# and unfused), so that the machine's slow periods (seconds to minutes
+# long) hit the peers of a workload alike rather than whichever ran in
+# them, and the whole sequence runs `rounds` times: the table has each
+# figure's median over the rounds, and each round's vkjit / NumPy.
+# The NumPy peer: this machine's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+# hold OpenBLAS to its AVX2 kernels, so the peer runs without them.
+for r in $(seq "$rounds"); do
+  for w in $workloads; do
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" "$w" >> "$tmp/numpy.$r.jsonl"
+    if [ "$w" != stream_copy ]; then "$tmp/gomlx" -iterations "$iters" "$w" >> "$tmp/gomlx.$r.jsonl"; fi
+    $bin bench --json --iterations "$iters" "bench/workloads/$w.hlo" > "$tmp/$w.$r.json"
+    $bin bench --json --iterations "$iters" --no-fuse "bench/workloads/$w.hlo" > "$tmp/$w.nofuse.$r.json"
+  done
 done
-python3 - "$tmp" "$blas" $workloads <<'PY'
-import json, sys
-tmp, blas, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+python3 - "$tmp" "$blas" "$rounds" $workloads <<'PY'
+import json, statistics, sys
+tmp, blas, rounds, names = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+rs = range(1, rounds + 1)
+def lines(f):
+    return [json.loads(l) for l in open(f)]
+numpy = {r: {d["workload"]: d for d in lines("%s/numpy.%d.jsonl" % (tmp, r))} for r in rs}
+gomlx = {r: {d["workload"]: d for d in lines("%s/gomlx.%d.jsonl" % (tmp, r))} for r in rs}
+vk = {r: {n: json.load(open("%s/%s.%d.json" % (tmp, n, r))) for n in names} for r in rs}
+nofuse = {r: {n: json.load(open("%s/%s.nofuse.%d.json" % (tmp, n, r))) for n in names} for r in rs}
+def med(runs, n):
+    ms = [runs[r][n]["median_ms"] for r in rs if n in runs[r]]
+    return statistics.median(ms) if ms else None
 with open("docs/benchmarks.jsonl", "w") as out:
-    for n in names:
-        out.write(json.dumps({"workload": n, "peer": "vkjit", "median_ms": json.load(open("%s/%s.json" % (tmp, n)))["median_ms"]}) + "\n")
-    for f in ("numpy", "gomlx"):
-        for line in open("%s/%s.jsonl" % (tmp, f)):
-            out.write(line)
-peers, gomlx = {}, {}
-for line in open(tmp + "/numpy.jsonl"):
-    d = json.loads(line)
-    peers[d["workload"]] = d
-for line in open(tmp + "/gomlx.jsonl"):
-    d = json.loads(line)
-    gomlx[d["workload"]] = d
-first = json.load(open(tmp + "/" + names[0] + ".json"))
-print("Host: %s, %d logical cores, %d-bit SIMD; device %s; LP_NUM_THREADS=%s; NumPy %s with %s." % (
+    for peer, runs in (("vkjit", vk), ("numpy", numpy), ("gomlx", gomlx)):
+        for n in names:
+            if med(runs, n) is not None:
+                out.write(json.dumps({"workload": n, "peer": peer, "median_ms": med(runs, n), "rounds": rounds}) + "\n")
+first = vk[1][names[0]]
+print("Host: %s, %d logical cores, %d-bit SIMD; device %s; LP_NUM_THREADS=%s; NumPy %s with %s; %d rounds of %s iterations." % (
     first["host_cpu"], first["host_cores"], first["host_simd_bits"], first["device"], first["lp_num_threads"] or "unset (2 threads)",
-    peers[names[0]]["numpy"], blas))
+    numpy[1][names[0]]["numpy"], blas, rounds, first["iterations"]))
 print()
-print("| workload | vkjit ms (median) | vkjit --no-fuse ms | NumPy ms | GoMLX (go) ms | vkjit / NumPy | vkjit / GoMLX | dispatches |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| workload | vkjit ms | vkjit --no-fuse ms | NumPy ms | GoMLX (go) ms | vkjit / NumPy | per round | vkjit / GoMLX | dispatches |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for n in names:
-    v = json.load(open("%s/%s.json" % (tmp, n)))
-    nf = json.load(open("%s/%s.nofuse.json" % (tmp, n)))
-    p = peers[n]
-    g = gomlx.get(n)
-    gms = "%.1f" % g["median_ms"] if g else "-"
-    gratio = "%.2f" % (v["median_ms"] / g["median_ms"]) if g else "-"
-    print("| %s | %.1f | %.1f | %.1f | %s | %.2f | %s | %d |" % (n, v["median_ms"], nf["median_ms"], p["median_ms"], gms,
-        v["median_ms"] / p["median_ms"], gratio, v["dispatches"]))
+    v, nf, p, g = med(vk, n), med(nofuse, n), med(numpy, n), med(gomlx, n)
+    per = " ".join("%.2f" % (vk[r][n]["median_ms"] / numpy[r][n]["median_ms"]) for r in rs)
+    print("| %s | %.1f | %.1f | %.1f | %s | %.2f | %s | %s | %d |" % (n, v, nf, p, "%.1f" % g if g else "-", v / p, per,
+        "%.2f" % (v / g) if g else "-", vk[1][n]["dispatches"]))
 PY
 (cd bench/plot && go run . ../../docs/benchmarks.jsonl ../../docs/benchmarks.png)
