@@ -13,9 +13,10 @@ import (
 // of v and then the sum s of exp(v - m) folds both in one pass over the
 // row instead of two. The max is folded exactly as alone (element by
 // element, in order); the sum is kept relative to the max of the
-// elements folded so far and rescaled when a chunk of 16 (or 8) raises it:
+// elements folded so far and rescaled when a chunk of c = 16 (or 8)
+// elements raises it:
 //
-//	m' = max(m, v_i..v_i+7)   s' = s * exp(m - m') + exp(v_i - m') + ... + exp(v_i+7 - m')
+//	m' = max(m, v_i..v_i+c-1)   s' = s * exp(m - m') + exp(v_i - m') + ... + exp(v_i+c-1 - m')
 //
 // Lavapipe's kernels are bound by their loads and stores, each a loop
 // over the SIMD lanes: softmax's rows were read three times and written
@@ -79,7 +80,7 @@ func onlineSum(r1, r2 *hlo.Instruction) (onlinePair, bool) {
 // its dimensions), broadcast back along the reduced ones: every element
 // is at most 0, or NaN (softmax's exponent; mathlib.go's expNonPositive).
 func belowRowMax(x *hlo.Instruction) bool {
-	if x.Op != hlo.OpSubtract || x.Operands[1].Op != hlo.OpBroadcast {
+	if x.Op != hlo.OpSubtract || len(x.Operands) != 2 || x.Operands[1].Op != hlo.OpBroadcast || len(x.Operands[1].Operands) != 1 {
 		return false
 	}
 	v, b := x.Operands[0], x.Operands[1]
