@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,6 +50,10 @@ ENTRY e {
   ROOT y = %[3]s[%[1]s,%[2]s] divide(ex, bs)
 }`, rows, cols, ty)
 	}
+	jax, err := os.ReadFile("lower/testdata/jax_softmax.hlo") // jax.nn.softmax as JAX writes it
+	if err != nil {
+		panic(err)
+	}
 	return []struct {
 		name    string
 		text    string
@@ -56,6 +61,7 @@ ENTRY e {
 		online  bool
 	}{
 		{"softmax_vec", softmax("96", "64", "f32"), 1, true},
+		{"jax_softmax", string(jax), 1, true},
 		{"softmax_odd_cols", softmax("70", "37", "f32"), 1, false},
 		{"softmax_f64", softmax("64", "24", "f64"), 1, true},
 		{"softmax_one_col", softmax("64", "1", "f32"), 1, false},

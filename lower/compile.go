@@ -83,6 +83,7 @@ func init() {
 	passes = []pass{
 		{"verify", verifyModule},                       // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls},                  // call, fusion and opt-barrier become what they stand for
+		{"simplify", simplify},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps},               // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK},                    // topk becomes a stable sort of (x, iota) and two slices

@@ -73,7 +73,7 @@ ENTRY e {
   y = f32[1000] parameter(1)
   c = f32[1000] constant({...})
   s = f32[1000] add(x, y)
-  t = f32[1000] add(s, x)
+  t = f32[1000] add(s, c)
   ROOT r = (f32[1000], f32[1000]) tuple(t, s)
 }`)
 	require.Error(t, err, "elided constants cannot run")
