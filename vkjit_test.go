@@ -783,6 +783,45 @@ func TestTiledGemm(t *testing.T) {
 	}
 }
 
+// TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (8x8
+// tiles, operands widened as loaded, sums in f32 as the general kernel
+// makes them, the result rounded once), with an epilogue, and with a
+// reshape of the result as JAX writes a batched dot's (stored at the
+// same row-major positions); narrow results within an ulp of the
+// reference's (f32 ones within 1e-5), and the same bits with storage
+// loads as through texel views.
+func TestTiledGemmNarrow(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ src, kernel string }{
+		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm8x8_bf16"},
+		{"HloModule m\nENTRY e {\n  a = f16[3,64,100] parameter(0)\n  b = f16[3,100,72] parameter(1)\n  ROOT c = f32[3,64,72] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", "gemm8x8_f16_f32"},
+		{"HloModule m\nENTRY e {\n  x = bf16[128,96] parameter(0)\n  w = bf16[96,100] parameter(1)\n  b = bf16[100] parameter(2)\n  h = bf16[128,100] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = bf16[128,100] broadcast(b), dimensions={1}\n  ROOT y = bf16[128,100] add(h, bb)\n}", "gemm8x8_bf16_add"},
+		{"HloModule m\nENTRY e {\n  a = bf16[12,128,64] parameter(0)\n  b = bf16[12,64,96] parameter(1)\n  d = bf16[12,128,96] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  ROOT r = bf16[1,12,128,96] reshape(d)\n}", "gemm8x8_bf16_reshape"},
+	} {
+		m, err := hlo.Parse("gemm", c.src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		require.Equal(t, c.kernel, exe.Program().Kernels[0].Name, c.src)
+		args := hlotest.UniformInputs(m, 5)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm")
+		w := want.Leaves()[0]
+		wt := &vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}
+		for i := range w.Shape.NumElements() {
+			wv, gv := wt.Float64At(i), outs[0].Float64At(i)
+			if w.Shape.Elem == hlo.F32 { // sums of 100 products: a few f32 ulps from the reference's order
+				require.InDelta(t, wv, gv, 1e-5*math.Max(1, math.Abs(wv)), "%s: element %d", c.kernel, i)
+				continue
+			}
+			require.LessOrEqual(t, hlotest.ULPs(w.Shape.Elem, wv, gv), int64(1), "%s: element %d", c.kernel, i)
+		}
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		require.NoError(t, err)
+		_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
+		require.Equal(t, outs[0].Data, other[0].Data, c.kernel)
+	}
+}
+
 // TestManyRuns: 1000 runs of one executable keep device memory and the
 // Go heap flat (finished runs' buffers are reused, not leaked).
 func TestManyRuns(t *testing.T) {

@@ -56,6 +56,11 @@ type gemmPlan struct {
 	lVec, rVec  vecLayout
 	rows, cols  int64 // results per invocation
 	shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
+	// in and out are the operands' and the result's element types: f32,
+	// or bf16 or f16 operands with a result of theirs or f32, widened to
+	// f32 as loaded and accumulated in f32 as the general kernel does,
+	// the result rounded once.
+	in, out hlo.ElementType
 }
 
 // vecLayout is how a GEMM operand is read as vec4s.
@@ -95,6 +100,10 @@ func (p *gemmPlan) gemmVec4() bool {
 		}
 		return vecNone
 	}
+	if p.in != hlo.F32 { // narrow operands: scalar loads, widened
+		p.lVec, p.rVec = vecNone, vecNone
+		return false
+	}
 	p.lVec = layout(p.lBatchSt, p.lStride[1], p.lStride[0], p.m)
 	p.rVec = layout(p.rBatchSt, p.rStride[0], p.rStride[1], p.n)
 	return p.vec4()
@@ -122,10 +131,15 @@ func (p *gemmPlan) tile() bool {
 
 // planGemm says whether root's kernel can be a tiled GEMM: root is a dot
 // of the supported form, or reads one such dot, fused into it, only at
-// its own output index (an epilogue).
+// its own output index (an epilogue), or is a reshape of one (JAX writes
+// a batched dot's result to its shape so: the results go to the same
+// row-major positions).
 func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 	if len(s.prologue[root]) > 0 || !root.Shape.IsArray() {
 		return nil
+	}
+	if root.Op == hlo.OpReshape && root.Operands[0].Op == hlo.OpDot && s.fused[root.Operands[0]] {
+		return gemmOf(root.Operands[0])
 	}
 	dot := root
 	if root.Op != hlo.OpDot && root.Op != hlo.OpConvolution {
@@ -154,6 +168,24 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 	return gemmOf(dot)
 }
 
+// gemmTypes reports whether the tiled kernel takes a dot of operands of
+// types l and r to a result of type out: all f32, or bf16 or f16 operands
+// (both the same) with a result of their type or f32. The general kernel
+// converts the operands to the result type (exact here) and accumulates
+// in its register type, f32 for all of these, so the tiled kernel's sums
+// are its sums.
+func gemmTypes(l, r, out hlo.ElementType) bool {
+	switch {
+	case l != r:
+		return false
+	case l == hlo.F32:
+		return out == hlo.F32
+	case l == hlo.BF16 || l == hlo.F16:
+		return out == l || out == hlo.F32
+	}
+	return false
+}
+
 // gemmOf plans the tiled kernel of dot, or returns nil when dot is not
 // of the supported form or too small to pay.
 func gemmOf(dot *hlo.Instruction) *gemmPlan {
@@ -162,11 +194,11 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 	}
 	d := dot.A.Dot
 	l, r := dot.Operands[0].Shape, dot.Operands[1].Shape
-	if dot.Shape.Elem != hlo.F32 || l.Elem != hlo.F32 || r.Elem != hlo.F32 || len(d.LhsContract) != 1 ||
+	if !gemmTypes(l.Elem, r.Elem, dot.Shape.Elem) || len(d.LhsContract) != 1 ||
 		l.Rank() != len(d.LhsBatch)+2 || r.Rank() != len(d.RhsBatch)+2 {
 		return nil
 	}
-	p := &gemmPlan{dot: dot}
+	p := &gemmPlan{dot: dot, in: l.Elem, out: dot.Shape.Elem}
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	used := func(list []int64, x int64) bool {
 		for _, y := range list {
@@ -224,7 +256,7 @@ const (
 // of sharedThreads) and p is a plain dot (an implicit GEMM keeps its
 // register tiles); it reports whether it did.
 func (p *gemmPlan) toShared(tg Target) bool {
-	if p.conv != nil || tg.MaxWorkgroupSize < sharedThreads {
+	if p.conv != nil || tg.MaxWorkgroupSize < sharedThreads || p.in != hlo.F32 {
 		return false
 	}
 	p.shared = true
@@ -335,7 +367,10 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		return nil, nil, err
 	}
 	vec4 := vecBinds != nil
-	if root != dot {
+	// direct: the tile's results are stored as they are, at the dot's
+	// row-major indices (a reshape of the dot has the same).
+	direct := root == dot || root.Op == hlo.OpReshape
+	if !direct {
 		reg = k.inRegister(dot)
 		if rootBinds, err = k.bindOperands(root); err != nil {
 			return nil, nil, err
@@ -345,7 +380,10 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 	if err != nil {
 		return nil, nil, err
 	}
-	name := fmt.Sprintf("gemm%dx%d_f32", p.rows, p.cols)
+	name := fmt.Sprintf("gemm%dx%d_%s", p.rows, p.cols, p.out)
+	if p.in != p.out {
+		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.rows, p.cols, p.in, p.out)
+	}
 	if p.shared {
 		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.rows, p.cols, sharedBM, sharedBN)
 	}
@@ -420,18 +458,18 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		// accumulators copied to an array first): 64 inlined copies made
 		// lavapipe's first-use compile take seconds.
 		outBase := cu(0)
-		outSt := hlo.RowMajorStrides(root.Shape.Dims)
+		outSt := hlo.RowMajorStrides(dot.Shape.Dims)
 		for i := 0; i < nb; i++ {
 			outBase = op(spirv.OpIAdd, outBase, op(spirv.OpIMul, ix[i], cu(outSt[i])))
 		}
-		if root == dot { // no epilogue: store the registers directly
+		if direct { // no epilogue: store the registers directly
 			for i := range rows {
 				for j := range cols {
 					inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
 					i, j := i, j
 					err := k.ifThen(inside, func() error {
 						idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
-						k.store(outs[0], idx, val{accAt(i, j), hlo.F32})
+						k.store(outs[0], idx, k.normalize(val{accAt(i, j), p.out}))
 						return nil
 					})
 					if err != nil {
@@ -457,7 +495,7 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			return k.ifThen(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
 				pv := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(e))
-				v := val{k.f.Op(spirv.OpLoad, f32, uint32(pv)), hlo.F32}
+				v := k.normalize(val{k.f.Op(spirv.OpLoad, f32, uint32(pv)), p.out})
 				if root != dot {
 					*reg = v
 					v = k.compute(fusedOperand{in: root, binds: rootBinds}, idx)
@@ -485,10 +523,10 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
 		a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
 		for i := range a {
-			a[i] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), hlo.F32).id, 1)
+			a[i] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), p.in).id, 1)
 		}
 		for j := range b {
-			b[j] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), hlo.F32).id, 1)
+			b[j] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), p.in).id, 1)
 		}
 		k.gemmStep(acc, a, b)
 		return nil
@@ -696,7 +734,7 @@ func convGemmOf(conv *hlo.Instruction) *gemmPlan {
 		sh: w.Dims[0].Stride, sw: w.Dims[1].Stride, ph: w.Dims[0].PadLo, pw: w.Dims[1].PadLo,
 		dh: max(w.Dims[0].RhsDilate, 1), dw: max(w.Dims[1].RhsDilate, 1)}
 	co := kr.Dims[3]
-	p := &gemmPlan{dot: conv, conv: g, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
+	p := &gemmPlan{dot: conv, conv: g, in: hlo.F32, out: hlo.F32, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
 		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross}
 	if g.ci%4 != 0 || co%4 != 0 || !p.tile() {
 		return nil // the direct kernel: vec4 reads need whole feature quads
