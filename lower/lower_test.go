@@ -774,3 +774,27 @@ func TestBelowRowMax(t *testing.T) {
 		require.False(t, belowRowMax(m.Entry.Root.Operands[0]), "%s: max - v", c.name)
 	}
 }
+
+// TestDotKeepsItsTiles: a dot big enough for the tiled kernel is fused
+// only into a kernel that stays a tiled GEMM (an epilogue at its own
+// index, or a reshape); read through a transpose it keeps a kernel of
+// its own (inside the transpose it would be computed per element).
+func TestDotKeepsItsTiles(t *testing.T) {
+	const head = "HloModule m\nENTRY e {\n  a = f32[4,96,128] parameter(0)\n  b = f32[4,128,80] parameter(1)\n  d = f32[4,96,80] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+	for _, c := range []struct {
+		tail  string
+		names []string
+	}{
+		{"  ROOT y = f32[4,96,80] negate(d)\n}", []string{"gemm8x16_f32_vec4_negate"}},
+		{"  ROOT y = f32[1,4,96,80] reshape(d)\n}", []string{"gemm8x16_f32_vec4_reshape"}},
+		{"  tr = f32[4,80,96] transpose(d), dimensions={0,2,1}\n  ROOT y = f16[4,80,96] convert(tr)\n}", []string{"gemm8x16_f32_vec4", "convert_f32_vec4"}},
+	} {
+		p, err := compileText(t, head+c.tail)
+		require.NoError(t, err)
+		var names []string
+		for _, k := range p.Kernels {
+			names = append(names, k.Name)
+		}
+		require.Equal(t, c.names, names, c.tail)
+	}
+}
