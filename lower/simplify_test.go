@@ -34,6 +34,8 @@ func TestSimplifications(t *testing.T) {
 		{"transposing broadcast", "b = f32[4,4] broadcast(x), dimensions={1,0}\n  ROOT n = f32[4,4] negate(b)", "broadcast(parameter)"},
 		{"unary between reshapes", "r = f32[16] reshape(x)\n  c = f64[16] convert(r)\n  r2 = f64[4,4] reshape(c)\n  ROOT n = f64[4,4] negate(r2)", "convert(parameter)"},
 		{"unary between other reshapes", "r = f32[16] reshape(x)\n  c = f64[16] convert(r)\n  r2 = f64[2,8] reshape(c)\n  ROOT n = f64[2,8] negate(r2)", "reshape(convert(reshape(parameter)))"},
+		{"elementwise ops between reshapes", "r = f32[16] reshape(x)\n  c = f32[] constant(2)\n  b = f32[16] broadcast(c), dimensions={}\n  d = f32[16] divide(r, b)\n  cv = f64[16] convert(d)\n  r2 = f64[4,4] reshape(cv)\n  ROOT n = f64[4,4] negate(r2)", "convert(divide(parameter broadcast(constant)))"},
+		{"a constant between reshapes", "c = f32[] constant(2)\n  b = f32[16] broadcast(c), dimensions={}\n  e = f32[16] exponential(b)\n  r2 = f32[4,4] reshape(e)\n  ROOT n = f32[4,4] add(r2, x)", "reshape(exponential(broadcast(constant)))"},
 		{"max with -inf", "i = f32[] constant(-inf)\n  b = f32[4,4] broadcast(i), dimensions={}\n  mx = f32[4,4] maximum(b, x)\n  ROOT n = f32[4,4] negate(mx)", "parameter"},
 		{"min with +inf", "i = f32[] constant(inf)\n  b = f32[4,4] broadcast(i), dimensions={}\n  mn = f32[4,4] minimum(x, b)\n  ROOT n = f32[4,4] negate(mn)", "parameter"},
 		{"max with +inf", "i = f32[] constant(inf)\n  b = f32[4,4] broadcast(i), dimensions={}\n  mx = f32[4,4] maximum(x, b)\n  ROOT n = f32[4,4] negate(mx)", "maximum(parameter broadcast(constant))"},
@@ -83,4 +85,20 @@ func TestJaxSoftmax(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, p.Steps, 1)
 	require.Equal(t, "row_divide_f32_vec4_online", p.Kernels[0].Name, "the plan of the hand-written softmax (TestRowKernelPlans)")
+}
+
+// TestJaxLayerNorm: a layer norm as JAX writes it (the row mean and
+// variance computed in [1, n, 1] between reshapes) compiles to one row
+// kernel.
+func TestJaxLayerNorm(t *testing.T) {
+	src, err := os.ReadFile("testdata/jax_layer_norm.hlo")
+	require.NoError(t, err)
+	cpu := desktop
+	cpu.CPU = true
+	m, err := hlo.Parse("jax_layer_norm", string(src))
+	require.NoError(t, err)
+	p, err := Compile(m, cpu, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 1)
+	require.True(t, strings.HasPrefix(p.Kernels[0].Name, "row_divide_bf16"), p.Kernels[0].Name)
 }
