@@ -204,26 +204,6 @@ func fuseLoops(s *state) error {
 		copies[in] = n
 		reads[in] = max(ctx, reads[in])
 	}
-	// A dot or convolution the tiled kernel takes (gemmOf) stays fused
-	// only into a kernel that is still a tiled GEMM (planGemm: the dot
-	// read at the kernel's own index, as an epilogue reads it, or
-	// reshaped); inside another (a transpose of it, say) it would be
-	// computed per element, its tiles lost.
-	for changed := true; changed; {
-		changed = false
-		for _, in := range c.Instructions {
-			if s.fused[in] || consumerReads(in) == readsNone {
-				continue
-			}
-			_, cluster := s.clusterInputs(in)
-			for _, p := range cluster {
-				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && gemmOf(p) != nil && s.planGemm(in) == nil {
-					delete(s.fused, p)
-					changed = true
-				}
-			}
-		}
-	}
 	defer func() {
 		for in := range s.fused {
 			if n, err := StorageBytes(in.Shape, s.tg); err == nil {
@@ -234,7 +214,12 @@ func fuseLoops(s *state) error {
 	// A kernel binds its cluster's inputs; past the device's limit,
 	// unfuse the cluster's producers (and look again, as they are now
 	// kernels themselves). Likewise a kernel whose loops would run past
-	// the device's loop bound gives up its expensive producers.
+	// the device's loop bound gives up its expensive producers, and a dot
+	// or convolution the tiled kernel takes (gemmOf) stays fused only
+	// into a kernel that is still a tiled GEMM (planGemm: the dot read at
+	// the kernel's own index, as an epilogue reads it, or reshaped);
+	// inside another (a transpose of it, say) it would be computed per
+	// element, its tiles lost.
 	budget := loopBudget(s.tg)
 	for changed := true; changed; {
 		changed = false
@@ -243,6 +228,15 @@ func fuseLoops(s *state) error {
 				continue
 			}
 			inputs, cluster := s.clusterInputs(in)
+			for _, p := range cluster {
+				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && gemmOf(p) != nil && s.planGemm(in) == nil {
+					delete(s.fused, p)
+					changed = true
+				}
+			}
+			if changed {
+				continue
+			}
 			if s.loopIters(in) > budget {
 				for _, p := range cluster {
 					if ownLoop(p) > 0 {

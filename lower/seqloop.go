@@ -155,24 +155,7 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 	f := flatten(c, c.Name)
 	// Only what the root reads: a body keeps the instructions loop
 	// invariant code motion hoisted out of it.
-	live := map[*hlo.Instruction]bool{}
-	var mark func(x *hlo.Instruction)
-	mark = func(x *hlo.Instruction) {
-		if !live[x] {
-			live[x] = true
-			for _, o := range x.Operands {
-				mark(o)
-			}
-		}
-	}
-	mark(f.Root)
-	var ins []*hlo.Instruction
-	for _, in := range f.Instructions {
-		if live[in] || in.Op == hlo.OpParameter {
-			ins = append(ins, in)
-		}
-	}
-	f.Instructions = ins
+	f.Instructions = reachable(f)
 	e.flattened[c] = f
 	return f
 }
