@@ -47,9 +47,10 @@ def med(runs, n):
     ms = [runs[r][n]["median_ms"] for r in rs if n in runs[r]]
     return statistics.median(ms) if ms else None
 with open("docs/benchmarks.jsonl", "w") as out:
-    for peer, runs in (("vkjit", vk), ("numpy", numpy), ("gomlx", gomlx)):
+    for runs in (vk, numpy, gomlx):
         for n in names:
             if med(runs, n) is not None:
+                peer = runs[1][n].get("peer", "vkjit")  # each peer's own name; vkjit bench's JSON has none
                 out.write(json.dumps({"workload": n, "peer": peer, "median_ms": med(runs, n), "rounds": rounds}) + "\n")
 first = vk[1][names[0]]
 print("Host: %s, %d logical cores, %d-bit SIMD; device %s; LP_NUM_THREADS=%s; NumPy %s with %s; %d rounds of %s iterations." % (
