@@ -510,12 +510,13 @@ func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dispatch(in, first, count, nil, []int{scratch[1]}, []uint32{1}); err != nil {
+	if err := s.dispatch(in, first, count, nil, []int{scratch[1]}, []uint32{1, 1}); err != nil {
 		return err
 	}
-	cur := 1
+	cur, steps := 1, uint32(1)
 	for w := int64(2); w < length; w *= 2 {
-		if err := s.dispatch(in, pass, count, []int{scratch[cur]}, []int{scratch[1-cur]}, []uint32{uint32(w)}); err != nil {
+		steps++ // floor(log2 w) + 1
+		if err := s.dispatch(in, pass, count, []int{scratch[cur]}, []int{scratch[1-cur]}, []uint32{uint32(w), steps}); err != nil {
 			return err
 		}
 		cur = 1 - cur

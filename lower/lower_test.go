@@ -185,7 +185,7 @@ func TestLongSortPlan(t *testing.T) {
 	require.Len(t, prog.Steps, 14)
 	require.Len(t, prog.Kernels, 3)
 	for i, st := range prog.Steps[:13] {
-		require.Equal(t, []uint32{5000, 1 << i}, st.Push, "pass %d", i)
+		require.Equal(t, []uint32{5000, 1 << i, uint32(i + 1)}, st.Push, "pass %d", i)
 		require.Equal(t, 1, st.Writes)
 	}
 	for _, k := range prog.Kernels {
