@@ -798,3 +798,23 @@ func TestDotKeepsItsTiles(t *testing.T) {
 		require.Equal(t, c.names, names, c.tail)
 	}
 }
+
+// TestTopKChunks: a top-k of a long row sorts chunks of it on their own
+// (one invocation each) and then the chunks' first k, not the whole row
+// in merge passes; a row with no divisor to cut by is sorted whole.
+func TestTopKChunks(t *testing.T) {
+	require.Equal(t, int64(1000), topKChunk(50000, 10))
+	require.Equal(t, int64(1000), topKChunk(6000, 7))
+	require.Zero(t, topKChunk(2000, 10), "short enough to sort whole")
+	require.Zero(t, topKChunk(4099, 7), "a prime")
+	require.Zero(t, topKChunk(6000, 100), "chunks of at least 16k")
+	p, err := compileText(t, "HloModule m\nENTRY e {\n  x = f32[2,6000] parameter(0)\n  ROOT t = (f32[2,7], s32[2,7]) topk(x), k=7, largest=true\n}")
+	require.NoError(t, err)
+	var sorts []string
+	for _, k := range p.Kernels {
+		if strings.HasPrefix(k.Name, "sort") {
+			sorts = append(sorts, k.Name)
+		}
+	}
+	require.Equal(t, []string{"sort_f32", "sort_f32"}, sorts, "both sorts one invocation per slice, no merge passes")
+}
