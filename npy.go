@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/outfile"
 )
 
 // NumPy dtype strings for each element type. bf16 has no NumPy dtype: it
@@ -153,37 +153,29 @@ func WriteNPY(w io.Writer, t *Tensor) error {
 }
 
 // WriteNPZ writes tensors to an uncompressed .npz archive (as numpy.savez
-// does) with keys names[i]. The file is written to a temporary name and
-// renamed, so an existing file is replaced only by a complete one.
+// does) with keys names[i], through outfile: a regular file is replaced
+// only by a complete archive, a device or FIFO is written through, and
+// every write error is reported.
 func WriteNPZ(path string, names []string, ts []*Tensor) error {
 	if len(names) != len(ts) {
 		return fmt.Errorf("WriteNPZ: %d names for %d tensors", len(names), len(ts))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vkjit-*.npz")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	zw := zip.NewWriter(tmp)
+	return outfile.WriteWith(path, func(w io.Writer) error { return writeNPZ(w, names, ts) })
+}
+
+// writeNPZ writes the archive to w.
+func writeNPZ(w io.Writer, names []string, ts []*Tensor) error {
+	zw := zip.NewWriter(w)
 	for i, t := range ts {
 		f, err := zw.CreateHeader(&zip.FileHeader{Name: names[i] + ".npy", Method: zip.Store})
 		if err != nil {
-			tmp.Close()
 			return err
 		}
 		if err := WriteNPY(f, t); err != nil {
-			tmp.Close()
 			return err
 		}
 	}
-	if err := zw.Close(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return zw.Close()
 }
 
 // ReadNPZ reads every array of an .npz archive, keyed by name without the

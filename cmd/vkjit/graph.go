@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/outfile"
 	"github.com/vkjit/vkjit/lower"
 )
 
@@ -49,20 +49,22 @@ func cmdGraph(args []string, stdout io.Writer) error {
 		_, err = io.WriteString(stdout, dot)
 		return err
 	case ext == ".dot" || ext == ".gv":
-		return os.WriteFile(*out, []byte(dot), 0o644)
+		return outfile.WriteFile(*out, []byte(dot))
 	case ext == ".svg" || ext == ".png":
 		bin, err := exec.LookPath("dot")
 		if err != nil {
 			return fmt.Errorf("graph: %s needs graphviz's dot (apt-get install graphviz), or write .dot", ext)
 		}
-		cmd := exec.Command(bin, "-T"+ext[1:], "-o", *out)
+		// dot draws to its standard output, and outfile writes that, so
+		// that -o follows the same rules as every file vkjit writes.
+		cmd := exec.Command(bin, "-T"+ext[1:])
 		cmd.Stdin = strings.NewReader(dot)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var img, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &img, &stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("graph: dot: %v: %s", err, strings.TrimSpace(stderr.String()))
 		}
-		return nil
+		return outfile.WriteFile(*out, img.Bytes())
 	default:
 		return fmt.Errorf("graph: %q: write .dot, .svg or .png", *out)
 	}

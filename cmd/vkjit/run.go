@@ -17,6 +17,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/internal/outfile"
 	"github.com/vkjit/vkjit/lower"
 )
 
@@ -108,15 +109,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	defer exe.Close()
 	compileMs := float64(time.Since(start).Microseconds()) / 1000
 	if *memProfile != "" {
-		f, err := os.Create(*memProfile)
-		if err != nil {
-			return err
-		}
-		err = exe.WriteMemoryProfile(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := outfile.WriteWith(*memProfile, exe.WriteMemoryProfile); err != nil {
 			return fmt.Errorf("--memprofile: %w", err)
 		}
 	}
@@ -204,8 +197,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *statsPath != "" {
 		b, _ := json.MarshalIndent(s, "", "  ")
-		if err := os.WriteFile(*statsPath, append(b, '\n'), 0o644); err != nil {
-			return err
+		if err := outfile.WriteFile(*statsPath, append(b, '\n')); err != nil {
+			return fmt.Errorf("--stats-json: %w", err)
 		}
 	}
 	names := make([]string, len(results))
