@@ -12,6 +12,7 @@
 package cache
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -28,13 +29,16 @@ import (
 )
 
 // format is the entry format version: a change makes old entries misses.
-const format = 1
+// Format 2 added the key to the entry.
+const format = 2
 
 // magic opens every entry.
 var magic = [4]byte{'V', 'K', 'J', 'C'}
 
-// headerSize: magic, format, payload length, payload checksum.
-const headerSize = 4 + 4 + 8 + 8
+// An entry is: magic, format (4 bytes), the key's length (4), the
+// payload's length (8), a checksum of key and payload (8), then the key
+// and the payload. headerSize is the fixed part.
+const headerSize = 4 + 4 + 4 + 8 + 8
 
 // DefaultLimit is the size limit when none is given: 1 GiB.
 const DefaultLimit = 1 << 30
@@ -85,17 +89,17 @@ func Open(dir string, limit int64) (*Cache, error) {
 func (c *Cache) Dir() string { return c.dir }
 
 // Key hashes the parts (length-prefixed, so that no two lists of parts
-// collide by concatenation) into an entry name.
+// collide by concatenation) into an entry name: SHA-256, so that no two
+// modules' keys meet by accident or by construction.
 func Key(parts ...[]byte) string {
-	h := xxh3.New()
+	h := sha256.New()
 	var n [8]byte
 	for _, p := range parts {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
 		h.Write(n[:])
 		h.Write(p)
 	}
-	sum := h.Sum128().Bytes()
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (c *Cache) path(key string) string { return filepath.Join(c.dir, key+".vkjit") }
@@ -117,7 +121,7 @@ func (c *Cache) Get(key string) ([]byte, bool) {
 		}
 		return nil, false
 	}
-	payload, err := decode(b)
+	payload, err := decode(b, key)
 	if err != nil {
 		c.warn("vkjit cache: dropping %s: %v", p, err)
 		os.Remove(p)
@@ -128,7 +132,20 @@ func (c *Cache) Get(key string) ([]byte, bool) {
 	return payload, true
 }
 
-func decode(b []byte) ([]byte, error) {
+// encode makes the entry holding data under key.
+func encode(key string, data []byte) []byte {
+	b := make([]byte, headerSize, headerSize+len(key)+len(data))
+	copy(b, magic[:])
+	binary.LittleEndian.PutUint32(b[4:], format)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(key)))
+	binary.LittleEndian.PutUint64(b[12:], uint64(len(data)))
+	b = append(append(b, key...), data...)
+	binary.LittleEndian.PutUint64(b[20:], xxh3.Hash(b[headerSize:]))
+	return b
+}
+
+// decode returns the payload of entry b, which must be filed under key.
+func decode(b []byte, key string) ([]byte, error) {
 	if len(b) < headerSize {
 		return nil, fmt.Errorf("truncated (%d bytes)", len(b))
 	}
@@ -138,26 +155,24 @@ func decode(b []byte) ([]byte, error) {
 	if v := binary.LittleEndian.Uint32(b[4:]); v != format {
 		return nil, fmt.Errorf("format %d, this vkjit reads %d", v, format)
 	}
-	n := binary.LittleEndian.Uint64(b[8:])
-	if uint64(len(b)-headerSize) != n {
-		return nil, fmt.Errorf("truncated: %d of %d payload bytes", len(b)-headerSize, n)
+	kn := uint64(binary.LittleEndian.Uint32(b[8:]))
+	n := binary.LittleEndian.Uint64(b[12:])
+	if rest := uint64(len(b) - headerSize); kn > rest || n != rest-kn {
+		return nil, fmt.Errorf("truncated: %d bytes after the header, the header says %d + %d", rest, kn, n)
 	}
-	payload := b[headerSize:]
-	if sum := binary.LittleEndian.Uint64(b[16:]); sum != xxh3.Hash(payload) {
+	if sum := binary.LittleEndian.Uint64(b[20:]); sum != xxh3.Hash(b[headerSize:]) {
 		return nil, fmt.Errorf("checksum mismatch")
 	}
-	return payload, nil
+	if k := string(b[headerSize : headerSize+kn]); k != key {
+		return nil, fmt.Errorf("the entry is for key %s, not this one (copied or renamed?)", k)
+	}
+	return b[headerSize+kn:], nil
 }
 
 // Put stores data under key, atomically, then trims the cache to its
 // limit.
 func (c *Cache) Put(key string, data []byte) error {
-	b := make([]byte, headerSize, headerSize+len(data))
-	copy(b, magic[:])
-	binary.LittleEndian.PutUint32(b[4:], format)
-	binary.LittleEndian.PutUint64(b[8:], uint64(len(data)))
-	binary.LittleEndian.PutUint64(b[16:], xxh3.Hash(data))
-	b = append(b, data...)
+	b := encode(key, data)
 	tmp, err := os.CreateTemp(c.dir, "tmp-*")
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)

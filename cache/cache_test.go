@@ -81,6 +81,8 @@ func TestDamagedEntries(t *testing.T) {
 		"header":    func(b []byte) []byte { return b[:10] },
 		"foreign":   func(b []byte) []byte { return []byte("not a cache entry at all, longer than a header") },
 		"format":    func(b []byte) []byte { b[4] = 99; return b },
+		// Another key's whole, valid entry copied over this one.
+		"renamed": func([]byte) []byte { return encode(Key([]byte("another module")), []byte("another program")) },
 	}
 	for name, f := range damage {
 		k := Key([]byte(name))
@@ -101,12 +103,13 @@ func TestDamagedEntries(t *testing.T) {
 	}
 	require.Len(t, warnings, len(damage))
 	require.Contains(t, strings.Join(warnings, "\n"), "checksum mismatch")
+	require.Contains(t, strings.Join(warnings, "\n"), "copied or renamed?")
 }
 
 // TestLeastRecentlyUsed: over the limit, the entries used longest ago go.
 func TestLeastRecentlyUsed(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(dir, 3*(headerSize+1000))
+	c, err := Open(dir, 3*(headerSize+64+1000)) // three entries: header, key, payload
 	require.NoError(t, err)
 	keys := []string{Key([]byte("a")), Key([]byte("b")), Key([]byte("c")), Key([]byte("d"))}
 	old := time.Now().Add(-time.Hour)

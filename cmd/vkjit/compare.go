@@ -59,7 +59,12 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 			}
 			d := math.Abs(a - b)
 			if math.IsNaN(d) || math.IsInf(d, 0) {
-				d = math.Inf(1)
+				// A NaN or an infinity on either side that the other
+				// does not match: no tolerance covers it (rtol*|inf| is
+				// infinite, so the test below would pass it).
+				maxAbs, maxRel = math.Inf(1), math.Inf(1)
+				bad++
+				continue
 			}
 			maxAbs = math.Max(maxAbs, d)
 			if b != 0 {

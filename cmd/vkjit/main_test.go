@@ -192,6 +192,22 @@ func TestCompareOutputs(t *testing.T) {
 	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, -1, -1))
 	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=0.0001 atol=1e-05")
 	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, 1e-3, 0), "--rtol loosens it")
+
+	// Infinities match only themselves, whatever the tolerance: NaN or a
+	// finite value where the reference has +inf is a difference.
+	inf := float32(math.Inf(1))
+	for _, tc := range []struct{ got, want float32 }{
+		{float32(math.NaN()), inf}, {inf, float32(math.NaN())}, {3e38, inf}, {inf, 3e38}, {-inf, inf}, {inf, 1},
+	} {
+		g, _ := vkjit.Float32s([]int64{2}, []float32{1, tc.got})
+		w, _ := vkjit.Float32s([]int64{2}, []float32{1, tc.want})
+		b.Reset()
+		require.False(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: w.Data}}, 1, 1), "got %v want %v", tc.got, tc.want)
+		require.Contains(t, b.String(), "FAIL: 1 of 2")
+	}
+	g, _ := vkjit.Float32s([]int64{2}, []float32{-inf, inf})
+	b.Reset()
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: g.Data}}, -1, -1))
 }
 
 func TestGraph(t *testing.T) {
@@ -287,4 +303,87 @@ func TestBench(t *testing.T) {
 	code, _, errs = vkjitCmd("bench", "--iterations", "0", "testdata/chain.hlo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "--iterations must be at least 1")
+}
+
+// Every file vkjit writes for a user goes through what is at the path: a
+// device is written through (as root, /dev/null was once replaced by a
+// regular file), a write error fails the run, a symbolic link is followed
+// and a regular file keeps its mode.
+func TestOutputPaths(t *testing.T) {
+	px, py := writeArgs(t, t.TempDir())
+	for _, flagName := range []string{"--out", "--stats-json", "--memprofile"} {
+		code, _, errs := vkjitCmd("run", flagName, "/dev/null", "testdata/chain.hlo", px, py)
+		require.Equal(t, 0, code, "%s /dev/null: %s", flagName, errs)
+		fi, err := os.Stat("/dev/null")
+		require.NoError(t, err)
+		require.NotZero(t, fi.Mode()&os.ModeCharDevice, "%s replaced /dev/null", flagName)
+		if _, err := os.Stat("/dev/full"); err == nil {
+			code, _, errs = vkjitCmd("run", flagName, "/dev/full", "testdata/chain.hlo", px, py)
+			require.Equal(t, 1, code, "%s /dev/full must fail", flagName)
+			require.Contains(t, errs, "no space left on device", flagName)
+		}
+	}
+	dot := filepath.Join(t.TempDir(), "g.dot")
+	require.NoError(t, os.WriteFile(dot, []byte("old"), 0o600))
+	code, _, errs := vkjitCmd("graph", "-o", dot, "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	fi, _ := os.Stat(dot)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "graph -o keeps the mode too")
+
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.npz")
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o640))
+	require.NoError(t, os.Chmod(real, 0o640))
+	link := filepath.Join(dir, "link.npz")
+	require.NoError(t, os.Symlink(real, link))
+	code, _, errs = vkjitCmd("run", "--out", link, "testdata/chain.hlo", px, py)
+	require.Equal(t, 0, code, errs)
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	require.NotZero(t, fi.Mode()&os.ModeSymlink, "the link stays a link")
+	res, err := vkjit.ReadNPZ(real)
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	fi, _ = os.Stat(real)
+	require.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "a replaced file keeps its mode")
+}
+
+// A cache entry copied over another module's entry is refused, not run:
+// each entry carries its own key (once, the copy's program ran for the
+// other module and exited 0 with its results).
+func TestCacheEntryUnderAnotherKey(t *testing.T) {
+	dir := t.TempDir()
+	px, py := writeArgs(t, t.TempDir())
+	entries := func() map[string]bool {
+		m := map[string]bool{}
+		names, _ := filepath.Glob(filepath.Join(dir, "*.vkjit"))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	other := filepath.Join(t.TempDir(), "other.hlo")
+	require.NoError(t, os.WriteFile(other, []byte("HloModule other\nENTRY e {\n  x = f32[2,3] parameter(0)\n  y = f32[2,3] parameter(1)\n  ROOT s = f32[2,3] subtract(x, y)\n}\n"), 0o644))
+	code, want, errs := vkjitCmd("run", "--cache-dir", dir, other, px, py)
+	require.Equal(t, 0, code, errs)
+	before := entries()
+	require.Len(t, before, 1)
+	code, _, errs = vkjitCmd("run", "--cache-dir", dir, "testdata/chain.hlo", px, py)
+	require.Equal(t, 0, code, errs)
+	var chainEntry, otherEntry string
+	for n := range entries() {
+		if !before[n] {
+			chainEntry = n
+		}
+	}
+	for n := range before {
+		otherEntry = n
+	}
+	b, err := os.ReadFile(chainEntry)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(otherEntry, b, 0o644))
+	code, out, errs := vkjitCmd("run", "--cache-dir", dir, other, px, py)
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, want, out, "the module's own program ran")
+	require.Contains(t, errs, "copied or renamed?")
 }
