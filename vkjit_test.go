@@ -3,6 +3,7 @@ package vkjit_test
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -539,11 +540,31 @@ var accuracyCases = []accuracyCase{
 		return anyBits(rng), anyBits(rng)
 	}, 4},
 	{"power", math.Pow, func(rng *rand.Rand, i, n int) (float32, float32) {
-		switch i % 3 {
+		switch i % 4 {
 		case 0:
 			return float32(rng.Float64() * 10), float32(rng.Float64()*60 - 30)
 		case 1:
 			return float32(-rng.Float64() * 4), float32(math.Round(rng.Float64()*40 - 20)) // negative bases, integer powers
+		case 2:
+			// Powers of two (of either sign) to powers whose results lie
+			// near overflow and underflow: 2^(k y) for k y in [110, 150]
+			// or [-160, -120], integer or not.
+			k := float64(rng.IntN(32) - 16)
+			if k == 0 {
+				k = 1
+			}
+			e := 110 + 40*rng.Float64()
+			if rng.IntN(2) == 0 {
+				e = -120 - 40*rng.Float64()
+			}
+			if rng.IntN(2) == 0 {
+				e = math.Round(e)
+			}
+			x := float32(math.Ldexp(1, int(k)))
+			if rng.IntN(4) == 0 {
+				x = -x
+			}
+			return x, float32(e / k)
 		}
 		return anyBits(rng), anyBits(rng)
 	}, 3},
@@ -1565,5 +1586,101 @@ func TestTexelLoads(t *testing.T) {
 	}
 	for _, bytes := range []int{1, 2, 4, 8, 16} {
 		require.Positive(t, views[bytes], "views of %d-byte texels", bytes)
+	}
+}
+
+// TestMathEdges: values at the edges of the math library's ranges, each
+// with its correctly rounded answer worked out by hand (powers of two are
+// exact), on the device fused and unfused and in the evaluator, bit for
+// bit: pow overflowing to +inf where the base is a power of two (it gave
+// NaN: the tail multiply of an infinity), logistic's subnormal results
+// for x below -88.72 (it gave 0), and IEEE 754-2019 maximum and minimum
+// on signed zeros (-0 < +0, as the StableHLO spec's tests have it).
+func TestMathEdges(t *testing.T) {
+	defer noValidationMessages(t)
+	inf := math.Inf(1)
+	type c struct{ x, y, want float64 }
+	zeros := map[string][]c{
+		"maximum": {
+			{0, math.Copysign(0, -1), 0}, {math.Copysign(0, -1), 0, 0},
+			{math.Copysign(0, -1), math.Copysign(0, -1), math.Copysign(0, -1)}, {-1, math.Copysign(0, -1), math.Copysign(0, -1)},
+		},
+		"minimum": {
+			{0, math.Copysign(0, -1), math.Copysign(0, -1)}, {math.Copysign(0, -1), 0, math.Copysign(0, -1)},
+			{0, 0, 0}, {1, 0, 0},
+		},
+	}
+	f64 := map[string][]c{
+		"power": {
+			{2, 1024, inf}, {4, 512, inf}, {0.5, -1024, inf}, {2, 1023, 0x1p1023}, {0x1p-512, -2, inf},
+			{2, -1074, 0x1p-1074}, {2, -1076, 0}, {-2, 1025, -inf}, {1024, 102, 0x1p1020}, {1024, 103, inf},
+		},
+		"logistic": {{-740, 0, math.Exp(-740)}, {-720, 0, math.Exp(-720)}, {-800, 0, 0}, {-inf, 0, 0}, {inf, 0, 1}},
+	}
+	f32 := map[string][]c{
+		"power": {
+			{2, 128, inf}, {4, 64, inf}, {65536, 8, inf}, {0.5, -128, inf}, {2, 127, 0x1p127},
+			{0.25, -64, inf}, {16, 32, inf}, {2, 200, inf}, {0.5, 200, 0},
+			{2, -149, 0x1p-149}, {2, -126, 0x1p-126}, {4, -70, 0x1p-140}, {2, -151, 0},
+			{-2, 128, inf}, {-2, 129, -inf}, {-0.5, -129, -inf}, {8, 42, 0x1p126}, {8, 43, inf},
+		},
+		"logistic": {
+			// e^x / (1 + e^x), rounded to the type when encoded.
+			{-90, 0, math.Exp(-90)}, {-100, 0, math.Exp(-100)}, {-88.75, 0, math.Exp(-88.75)},
+			{-103, 0, math.Exp(-103)}, {-20, 0, math.Exp(-20) / (1 + math.Exp(-20))},
+			{-110, 0, math.Exp(-110)}, {-inf, 0, 0}, {inf, 0, 1}, {0, 0, 0.5},
+		},
+	}
+	for ty, cases := range map[hlo.ElementType]map[string][]c{hlo.F32: f32, hlo.F64: f64, hlo.F16: zeros, hlo.BF16: zeros} {
+		maps.Copy(cases, zeros)
+		for op, cs := range cases {
+			n := len(cs)
+			hop, _ := hlo.LookupOpcode(op)
+			src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  ROOT r = %[1]s[%[2]d] %[3]s(x)\n}", ty, n, op)
+			if hop.Arity() == 2 {
+				// The op between two others, so that fusion puts it inside a kernel.
+				src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  y = %[1]s[%[2]d] parameter(1)\n  a = %[1]s[%[2]d] copy(x)\n  r = %[1]s[%[2]d] %[3]s(a, y)\n  ROOT n = %[1]s[%[2]d] copy(r)\n}", ty, n, op)
+			}
+			m, err := hlo.Parse(op, src)
+			require.NoError(t, err)
+			es := ty.Bytes()
+			enc := func(v float64) []byte {
+				b := make([]byte, 8)
+				binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(ty, v))
+				return b[:es]
+			}
+			var xb, yb []byte
+			for _, cc := range cs {
+				xb, yb = append(xb, enc(cc.x)...), append(yb, enc(cc.y)...)
+			}
+			shape := hlo.ArrayShape(ty, int64(n))
+			args := []*hlo.Literal{{Shape: shape, Data: xb}}
+			if hop.Arity() == 2 {
+				args = append(args, &hlo.Literal{Shape: shape, Data: yb})
+			}
+			check := func(where string, got []byte) {
+				for i, cc := range cs {
+					g := got[i*es : (i+1)*es]
+					bits := make([]byte, 8)
+					copy(bits, g)
+					require.Equal(t, enc(cc.want), g, "%s %s(%g, %g) on %s: got %g, want %g", ty, op, cc.x, cc.y, where, hlo.DecodeFloat(ty, binary.LittleEndian.Uint64(bits)), cc.want)
+				}
+			}
+			ref, err := eval.Run(m, args...)
+			require.NoError(t, err)
+			check("the evaluator", ref.Leaves()[0].Data)
+			for _, opts := range []lower.Options{{}, {NoFuse: true}} {
+				exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+				require.NoError(t, err)
+				var ts []*vkjit.Tensor
+				for _, a := range args {
+					ts = append(ts, &vkjit.Tensor{Type: ty, Dims: []int64{int64(n)}, Data: a.Data})
+				}
+				outs, _, err := exe.Run(ts...)
+				exe.Close()
+				require.NoError(t, err)
+				check(fmt.Sprintf("the device (no-fuse %v)", opts.NoFuse), outs[0].Data)
+			}
+		}
 	}
 }

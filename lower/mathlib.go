@@ -180,6 +180,20 @@ func (m fm) exp(x spirv.ID) spirv.ID {
 	return m.self(m.isNaN(x), x, y)
 }
 
+// expTail is e^(x + tl) for |tl| far below x's ulp, as e^x (1 + tl)
+// with the tail applied to the significand before the scaling by 2^n:
+// after it (r + r*tl) an r that overflowed gives inf*0 or inf - inf,
+// NaN, where the answer is inf (pow(2, 128), every base a power of two),
+// and a result on the edge of overflow rounds once, where it belongs.
+func (m fm) expTail(x, tl spirv.ID) spirv.ID {
+	_, ni, p := m.expReduce(x)
+	y := m.add(p, m.c(1))
+	y = m.scale(m.add(y, m.mul(y, tl)), ni)
+	y = m.self(m.gt(x, m.c(88.72283935546875)), m.c(math.Inf(1)), y)
+	y = m.self(m.lt(x, m.c(-103.972084)), m.c(0), y)
+	return m.self(m.isNaN(x), x, y)
+}
+
 // expNonPositive is exp for x known to be at most 0 or NaN (x - max
 // over x's row: softmax's exponentials), with exp's bits (NaN gives a
 // NaN, not necessarily x's): no overflow select, and 2^n for n in
@@ -461,21 +475,20 @@ func (m fm) pow(x, y spirv.ID) spirv.ID {
 	negative := func(v spirv.ID) spirv.ID { return m.op(spirv.OpINotEqual, m.b, m.signBit(v), m.cu(0)) }
 	// e^t overflows past 88.72 and is 0 below -104; beyond 2^24 every
 	// float is an even integer.
-	return m.powFrom(x, y, lh, ll, m.exp, negative, 88.72283935546875, -104, 0x1p24)
+	return m.powFrom(x, y, lh, ll, m.expTail, negative, 88.72283935546875, -104, 0x1p24)
 }
 
 // powFrom finishes pow at m's width from ln|x| = lh + ll: e^(y ln|x|)
 // with the product made exact (Dekker) and a first-order tail, then C99
-// Annex F's special values. exp is m's exponential, negative reports a
-// sign bit, e^t overflows above maxT and vanishes below minT, and every
-// value from intLimit up is an even integer.
-func (m fm) powFrom(x, y, lh, ll spirv.ID, exp, negative func(spirv.ID) spirv.ID, maxT, minT, intLimit float64) spirv.ID {
+// Annex F's special values. expTail is m's e^(th + tl) (expTail above),
+// negative reports a sign bit, e^t overflows above maxT and vanishes
+// below minT, and every value from intLimit up is an even integer.
+func (m fm) powFrom(x, y, lh, ll spirv.ID, expTail func(th, tl spirv.ID) spirv.ID, negative func(spirv.ID) spirv.ID, maxT, minT, intLimit float64) spirv.ID {
 	ax := m.abs(x)
 	th, te := m.twoProd(y, lh)
 	tl := m.add(te, m.mul(y, ll))
 	th, tl = m.twoSum(th, tl)
-	r := exp(th)
-	r = m.add(r, m.mul(r, tl)) // e^(th+tl) = e^th (1 + tl)
+	r := expTail(th, tl)
 	// Overflow and underflow, decided on the plain product (Dekker's
 	// split overflows for huge |y|, where the answer is 0 or inf anyway).
 	t := m.mul(y, lh)
@@ -600,6 +613,9 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 type mathLib interface {
 	c(v float64) spirv.ID
 	add(a, b spirv.ID) spirv.ID
+	abs(a spirv.ID) spirv.ID
+	lt(a, b spirv.ID) spirv.ID
+	self(cond, a, b spirv.ID) spirv.ID
 	div(a, b spirv.ID) spirv.ID
 	neg(a spirv.ID) spirv.ID
 	exp(x spirv.ID) spirv.ID
@@ -646,8 +662,13 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val,
 	case hlo.OpLog1p:
 		r = m.log1p(x)
 	case hlo.OpLogistic:
-		// 1 / (1 + e^-x); e^-x overflows to inf for very negative x, giving 0.
-		r = m.div(m.c(1), m.add(m.c(1), m.exp(m.neg(x))))
+		// With e = e^-|x| (never overflows): 1 / (1 + e) for x >= 0 and
+		// e / (1 + e) below, so that far below 0 the result is e^x,
+		// subnormal where it is (1 / (1 + e^-x) gave 0 once e^-x
+		// overflowed, from x = -88.72 in f32).
+		e := m.expNonPositive(m.neg(m.abs(x)))
+		d := m.add(m.c(1), e)
+		r = m.div(m.self(m.lt(x, m.c(0)), e, m.c(1)), d)
 	case hlo.OpTanh:
 		r = m.tanh(x)
 	case hlo.OpSin:

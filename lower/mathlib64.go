@@ -81,6 +81,16 @@ func (m dm) exp(x spirv.ID) spirv.ID {
 	return m.self(m.isNaN(x), x, y)
 }
 
+// expTail is e^(x + tl), the tail applied before the scaling (fm.expTail).
+func (m dm) expTail(x, tl spirv.ID) spirv.ID {
+	n, _, em1 := m.expParts(x)
+	y := m.add(m.c(1), em1)
+	y = m.scale(m.add(y, m.mul(y, tl)), n)
+	y = m.self(m.gt(x, m.c(709.782712893383973096)), m.c(math.Inf(1)), y)
+	y = m.self(m.lt(x, m.c(-745.13321910194110842)), m.c(0), y)
+	return m.self(m.isNaN(x), x, y)
+}
+
 // expNonPositive is exp: f64 exponentials keep exp's two-step scaling.
 func (m dm) expNonPositive(x spirv.ID) spirv.ID { return m.exp(x) }
 
@@ -300,5 +310,5 @@ func (m dm) logDD(x spirv.ID) (hi, lo spirv.ID) {
 // every double is an even integer).
 func (m dm) pow(x, y spirv.ID) spirv.ID {
 	lh, ll := m.logDD(m.abs(x))
-	return m.powFrom(x, y, lh, ll, m.exp, m.negative, 709.782712893384, -745.1332191019412, 0x1p53)
+	return m.powFrom(x, y, lh, ll, m.expTail, m.negative, 709.782712893384, -745.1332191019412, 0x1p53)
 }

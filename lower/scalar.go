@@ -356,12 +356,22 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		isMax := in.Op == hlo.OpMaximum
 		switch {
 		case isF:
-			// XLA propagates NaN; GLSL FMax/FMin leave it undefined.
-			cmp := spirv.OpFOrdGreaterThan
+			// IEEE 754-2019 maximum and minimum, as hlo/eval: NaN
+			// propagates (GLSL FMax/FMin leave it undefined) and -0 is
+			// below +0: equal operands (only zeros differ) combine
+			// their bits, AND for the maximum, OR for the minimum.
+			cmp, bitOp := spirv.OpFOrdGreaterThan, spirv.OpBitwiseAnd
 			if !isMax {
-				cmp = spirv.OpFOrdLessThan
+				cmp, bitOp = spirv.OpFOrdLessThan, spirv.OpBitwiseOr
 			}
 			r := k.sel(k.boolOp(cmp, a[0].id, a[1].id), a[0], a[1])
+			ut := k.u32()
+			if regBits(t) == 64 { // as two words: the device may lack shaderInt64
+				ut = k.b.TypeVector(ut, 2)
+			}
+			bits := func(v val) spirv.ID { return k.f.Op(spirv.OpBitcast, ut, uint32(v.id)) }
+			both := val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(k.f.Op(bitOp, ut, uint32(bits(a[0])), uint32(bits(a[1]))))), t}
+			r = k.sel(k.boolOp(spirv.OpFOrdEqual, a[0].id, a[1].id), both, r)
 			r = k.sel(k.isNaN(a[1]), a[1], r)
 			return k.sel(k.isNaN(a[0]), a[0], r), nil
 		case isS:

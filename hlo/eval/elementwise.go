@@ -135,6 +135,12 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		}
 	case hlo.OpLogistic:
 		if isF {
+			// e^x / (1 + e^x) below 0: 1 / (1 + e^-x) would give 0 once
+			// e^-x overflows, where the answer is subnormal.
+			if x.f < 0 {
+				e := Exp(x.f)
+				return f(e / (1 + e))
+			}
 			return f(1 / (1 + Exp(-x.f)))
 		}
 	case hlo.OpSin:
@@ -266,11 +272,17 @@ func binaryOp(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
 		case hlo.OpAtan2:
 			r = Atan2(x.f, y.f)
 		case hlo.OpMaximum, hlo.OpMinimum:
+			// IEEE 754-2019 maximum and minimum: NaN propagates and -0
+			// is below +0 (the StableHLO spec's semantics tests).
 			switch {
 			case math.IsNaN(x.f):
 				r = x.f
 			case math.IsNaN(y.f):
 				r = y.f
+			case x.f == y.f && op == hlo.OpMaximum:
+				r = math.Float64frombits(math.Float64bits(x.f) & math.Float64bits(y.f))
+			case x.f == y.f:
+				r = math.Float64frombits(math.Float64bits(x.f) | math.Float64bits(y.f))
 			case (op == hlo.OpMaximum) == (x.f > y.f):
 				r = x.f
 			default:
@@ -628,6 +640,11 @@ func Pow(x, y float64) float64 {
 		return p, math.FMA(a, b, -p)
 	}
 	fr, e := math.Frexp(x)
+	if fr == 0.5 && y == math.Trunc(y) && math.Abs(y) < 1<<20 {
+		// A power of two to an integer power is a power of two, exact
+		// (or 0 or inf), which math.Exp's last-bit error would miss.
+		return math.Ldexp(1, (e-1)*int(y))
+	}
 	mant := fr * 2
 	e--
 	if mant > math.Sqrt2 {
@@ -657,8 +674,19 @@ func Pow(x, y float64) float64 {
 		return 0
 	}
 	th, tl := twoSum(th, te+y*ll)
-	r := Exp(th)
-	return r + r*tl
+	// e^(th+tl) = e^th (1 + tl), with the tail applied before any
+	// scaling by 2^±64 near overflow and underflow, so that the result
+	// rounds once (pow(2, 1024) is +inf, not the largest double, and
+	// subnormal results are not rounded twice).
+	sc := 0
+	switch {
+	case th > 700:
+		th, tl, sc = th-64*ln2Hi, tl-64*ln2Lo, 64 // th - 64 ln2Hi is exact (Exp)
+	case th < -700:
+		th, tl, sc = th+64*ln2Hi, tl+64*ln2Lo, -64
+	}
+	r := math.Exp(th)
+	return math.Ldexp(r+r*(tl+tl*tl/2), sc)
 }
 
 // Exp is math.Exp, except near overflow: Go's amd64 math.Exp returns +Inf
