@@ -39,29 +39,22 @@ func (v *verifier) computation(c *Computation) error {
 			}
 		}
 	}
-	// Operands may be written after their users; infer in dependency order.
-	state := map[*Instruction]int{} // 1 visiting, 2 done
-	var visit func(in *Instruction) error
-	visit = func(in *Instruction) error {
-		switch state[in] {
-		case 1:
-			return in.Errorf("is its own operand (a cycle)")
-		case 2:
-			return nil
-		}
-		state[in] = 1
+	// An operand must be defined before its user, as XLA's parser
+	// requires and every pass assumes (a cycle is such a use too).
+	defined := make(map[*Instruction]bool, len(c.Instructions))
+	for _, in := range c.Instructions {
 		for _, o := range in.Operands {
-			if err := visit(o); err != nil {
-				return err
+			if !defined[o] {
+				if o == in {
+					return in.Errorf("is its own operand (a cycle)")
+				}
+				return in.Errorf("uses %s before its definition", o.Name)
 			}
 		}
-		state[in] = 2
-		return verifyInstruction(in)
-	}
-	for _, in := range c.Instructions {
-		if err := visit(in); err != nil {
+		if err := verifyInstruction(in); err != nil {
 			return err
 		}
+		defined[in] = true
 	}
 	v.busy[c], v.done[c] = false, true
 	return nil
@@ -148,7 +141,17 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
 		OpDomain, OpRng, OpRngGetAndUpdateState, OpRngBitGenerator, OpFft, OpCholesky, OpTriangularSolve,
 		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
-		OpRaggedDot, OpScan, OpStochasticConvert, OpBitcast:
+		OpRaggedDot, OpScan, OpStochasticConvert:
+		return nil, nil
+	case OpBitcast:
+		// A new view of the same bytes: its shape is the printer's word,
+		// but its size must be the operand's.
+		if in.ShapeInferred {
+			return nil, in.Errorf("bitcast needs its result shape")
+		}
+		if from, to := ops[0].Shape, in.Shape; from.IsArray() && to.IsArray() && from.ByteSize() != to.ByteSize() {
+			return nil, in.Errorf("bitcast of %s (%d bytes) to %s (%d bytes): sizes differ", from.DimsString(), from.ByteSize(), to.DimsString(), to.ByteSize())
+		}
 		return nil, nil
 	case OpConstant:
 		if in.Literal != nil && !in.Literal.Elided && !in.Literal.Shape.Equal(in.Shape) {
@@ -451,6 +454,18 @@ func InferShape(in *Instruction) (*Shape, error) {
 	case OpReduceWindow:
 		return inferReduceWindow(in)
 	case OpSelectAndScatter:
+		if len(in.Called) != 2 {
+			return nil, in.Errorf("needs select= and scatter=")
+		}
+		if ops[2].Shape.Rank() != 0 {
+			return nil, in.Errorf("init value %s must be a scalar", ops[2].Name)
+		}
+		if err := checkComparator(in, in.Called[0], elementTypes(ops[:1])); err != nil {
+			return nil, err
+		}
+		if err := checkReducer(in, in.Called[1], elementTypes(ops[2:3]), elementTypes(ops[1:2])); err != nil {
+			return nil, err
+		}
 		return like(ops[0].Shape), nil
 	case OpSort:
 		if len(ops) == 0 || len(a.Dimensions) != 1 {
@@ -461,6 +476,13 @@ func InferShape(in *Instruction) (*Shape, error) {
 		}
 		if d := a.Dimensions[0]; d < 0 || int(d) >= ops[0].Shape.Rank() {
 			return nil, in.Errorf("dimension %d out of range", d)
+		}
+		cmp, err := called(0)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkComparator(in, cmp, elementTypes(ops)); err != nil {
+			return nil, err
 		}
 		if len(ops) == 1 {
 			return like(ops[0].Shape), nil
@@ -614,8 +636,8 @@ func inferReduce(in *Instruction) (*Shape, error) {
 		}
 		outs = append(outs, *arr(init.Elem, dims...))
 	}
-	if c := in.Called[0]; len(c.Params) != 2*n {
-		return nil, in.Errorf("reducer %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*n)
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[n:]), elementTypes(ops[:n])); err != nil {
+		return nil, err
 	}
 	if n == 1 {
 		return &outs[0], nil
@@ -652,6 +674,20 @@ func inferReduceWindow(in *Instruction) (*Shape, error) {
 	dims := make([]int64, src.Rank())
 	for i := range dims {
 		dims[i] = windowOut(src.Dims[i], w.Dims[i])
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	for _, o := range ops[n:] {
+		if o.Shape.Rank() != 0 {
+			return nil, in.Errorf("init value %s must be a scalar", o.Name)
+		}
+	}
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[n:]), elementTypes(ops[:n])); err != nil {
+		return nil, err
 	}
 	var outs []Shape
 	for i := 0; i < n; i++ {
@@ -765,58 +801,145 @@ func inferConvolution(in *Instruction) (*Shape, error) {
 	return arr(t, dims...), nil
 }
 
+// indexVectorSize is the length of the index vectors in indices of a
+// gather or scatter whose index_vector_dim is ivd (XLA: an ivd equal to
+// the rank makes every index a vector of one).
+func indexVectorSize(indices Shape, ivd int64) (int64, error) {
+	switch {
+	case ivd < 0 || int(ivd) > indices.Rank():
+		return 0, fmt.Errorf("index_vector_dim %d out of range for indices %s", ivd, indices.DimsString())
+	case int(ivd) == indices.Rank():
+		return 1, nil
+	}
+	return indices.Dims[ivd], nil
+}
+
+// dimList checks a list of dimension numbers of a rank-n shape: in range,
+// no repeats, ascending when sorted is set.
+func dimList(name string, ds []int64, n int, sorted bool) (map[int64]bool, error) {
+	set := map[int64]bool{}
+	for i, d := range ds {
+		switch {
+		case d < 0 || int(d) >= n:
+			return nil, fmt.Errorf("%s: dimension %d out of range [0, %d)", name, d, n)
+		case set[d]:
+			return nil, fmt.Errorf("%s: dimension %d repeated", name, d)
+		case sorted && i > 0 && d < ds[i-1]:
+			return nil, fmt.Errorf("%s must be sorted: %v", name, ds)
+		}
+		set[d] = true
+	}
+	return set, nil
+}
+
+// batchDims lists the dimensions of indices other than index_vector_dim,
+// the gather's and scatter's batch of index vectors.
+func batchDims(indices Shape, ivd int64) []int64 {
+	var out []int64
+	for i, d := range indices.Dims {
+		if int64(i) != ivd {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkIndexing checks what a gather and a scatter share: the map from
+// index vector components to operand dimensions and the batching
+// dimensions of operand and indices.
+func checkIndexing(operand, indices Shape, ivd int64, indexMap, operandBatching, indicesBatching []int64, mapName string) error {
+	n, err := indexVectorSize(indices, ivd)
+	if err != nil {
+		return err
+	}
+	if int64(len(indexMap)) != n {
+		return fmt.Errorf("%s has %d entries, the index vectors %d", mapName, len(indexMap), n)
+	}
+	mapped, err := dimList(mapName, indexMap, operand.Rank(), false)
+	if err != nil {
+		return err
+	}
+	ob, err := dimList("operand batching dims", operandBatching, operand.Rank(), true)
+	if err != nil {
+		return err
+	}
+	for d := range ob {
+		if mapped[d] {
+			return fmt.Errorf("dimension %d is both mapped by %s and a batching dimension", d, mapName)
+		}
+	}
+	ib, err := dimList("indices batching dims", indicesBatching, indices.Rank(), false)
+	if err != nil {
+		return err
+	}
+	if ib[ivd] {
+		return fmt.Errorf("index_vector_dim %d is a batching dimension", ivd)
+	}
+	if len(operandBatching) != len(indicesBatching) {
+		return fmt.Errorf("%d operand batching dims, %d indices batching dims", len(operandBatching), len(indicesBatching))
+	}
+	for i, d := range operandBatching {
+		if operand.Dims[d] != indices.Dims[indicesBatching[i]] {
+			return fmt.Errorf("batching dimension %d of the operand has %d elements, dimension %d of the indices %d", d, operand.Dims[d], indicesBatching[i], indices.Dims[indicesBatching[i]])
+		}
+	}
+	return nil
+}
+
+// inferGather follows XLA's ShapeInference::InferGatherShape.
 func inferGather(in *Instruction) (*Shape, error) {
 	src, idx := in.Operands[0].Shape, in.Operands[1].Shape
 	g := in.A.Gather
-	if len(g.SliceSizes) != src.Rank() {
-		return nil, in.Errorf("slice_sizes has %d entries for rank %d", len(g.SliceSizes), src.Rank())
-	}
 	if !idx.Elem.IsInteger() {
 		return nil, in.Errorf("indices must be integers, are %s", idx.Elem)
 	}
+	if len(g.SliceSizes) != src.Rank() {
+		return nil, in.Errorf("slice_sizes has %d entries for rank %d", len(g.SliceSizes), src.Rank())
+	}
+	if err := checkIndexing(src, idx, g.IndexVectorDim, g.StartIndexMap, g.OperandBatchingDims, g.StartIndicesBatchingDims, "start_index_map"); err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	collapsed, err := dimList("collapsed_slice_dims", g.CollapsedSliceDims, src.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
 	skip := map[int64]bool{}
-	for _, d := range append(append([]int64{}, g.CollapsedSliceDims...), g.OperandBatchingDims...) {
-		if d < 0 || int(d) >= src.Rank() {
-			return nil, in.Errorf("collapsed or batching dimension %d out of range", d)
+	for d := range collapsed {
+		skip[d] = true
+	}
+	for _, d := range g.OperandBatchingDims {
+		if skip[d] {
+			return nil, in.Errorf("dimension %d is both collapsed and a batching dimension", d)
 		}
 		skip[d] = true
 	}
 	var offsets []int64
 	for i, s := range g.SliceSizes {
-		if s < 0 || s > src.Dims[i] {
-			return nil, in.Errorf("slice size %d exceeds dimension %d", s, i)
-		}
-		if !skip[int64(i)] {
+		switch {
+		case s < 0 || s > src.Dims[i]:
+			return nil, in.Errorf("slice size %d of dimension %d exceeds its %d elements", s, i, src.Dims[i])
+		case skip[int64(i)] && s > 1:
+			return nil, in.Errorf("dimension %d is collapsed or batching, so its slice size must be 0 or 1, is %d", i, s)
+		case !skip[int64(i)]:
 			offsets = append(offsets, s)
 		}
 	}
 	if len(offsets) != len(g.OffsetDims) {
 		return nil, in.Errorf("offset_dims has %d entries, the slice keeps %d dimensions", len(g.OffsetDims), len(offsets))
 	}
-	var batch []int64
-	for i, d := range idx.Dims {
-		if int64(i) != g.IndexVectorDim {
-			batch = append(batch, d)
-		}
-	}
+	batch := batchDims(idx, g.IndexVectorDim)
 	rank := len(batch) + len(offsets)
-	dims := make([]int64, rank)
-	isOff := map[int64]bool{}
-	for _, d := range g.OffsetDims {
-		if d < 0 || int(d) >= rank {
-			return nil, in.Errorf("offset dimension %d out of range", d)
-		}
-		isOff[d] = true
+	isOff, err := dimList("offset_dims", g.OffsetDims, rank, true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
 	}
+	dims := make([]int64, rank)
 	oi, bi := 0, 0
 	for i := range dims {
 		if isOff[int64(i)] {
 			dims[i] = offsets[oi]
 			oi++
 		} else {
-			if bi >= len(batch) {
-				return nil, in.Errorf("offset_dims do not fit the output rank")
-			}
 			dims[i] = batch[bi]
 			bi++
 		}
@@ -824,6 +947,7 @@ func inferGather(in *Instruction) (*Shape, error) {
 	return arr(src.Elem, dims...), nil
 }
 
+// inferScatter follows XLA's ShapeInference::InferScatterShape.
 func inferScatter(in *Instruction) (*Shape, error) {
 	ops := in.Operands
 	if len(ops) < 3 || len(ops)%2 == 0 {
@@ -836,8 +960,63 @@ func inferScatter(in *Instruction) (*Shape, error) {
 	if err := sameDims(in, ops[:n]...); err != nil {
 		return nil, err
 	}
-	if !ops[n].Shape.Elem.IsInteger() {
-		return nil, in.Errorf("indices must be integers, are %s", ops[n].Shape.Elem)
+	if err := sameDims(in, ops[n+1:]...); err != nil {
+		return nil, err
+	}
+	operand, idx, upd := ops[0].Shape, ops[n].Shape, ops[n+1].Shape
+	if !idx.Elem.IsInteger() {
+		return nil, in.Errorf("indices must be integers, are %s", idx.Elem)
+	}
+	for i := 0; i < n; i++ {
+		if o, u := ops[i].Shape.Elem, ops[n+1+i].Shape.Elem; o != u {
+			return nil, in.Errorf("operand %s is %s, its updates %s are %s", ops[i].Name, o, ops[n+1+i].Name, u)
+		}
+	}
+	d := in.A.Scatter
+	if err := checkIndexing(operand, idx, d.IndexVectorDim, d.ScatterDimsToOperandDims, d.InputBatchingDims, d.ScatterIndicesBatchingDims, "scatter_dims_to_operand_dims"); err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	window, err := dimList("update_window_dims", d.UpdateWindowDims, upd.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	inserted, err := dimList("inserted_window_dims", d.InsertedWindowDims, operand.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	for _, b := range d.InputBatchingDims {
+		if inserted[b] {
+			return nil, in.Errorf("dimension %d is both inserted and a batching dimension", b)
+		}
+		inserted[b] = true
+	}
+	if got := len(d.UpdateWindowDims) + len(inserted); got != operand.Rank() {
+		return nil, in.Errorf("update_window_dims (%d) and inserted and batching dims (%d) must cover the operand's %d dimensions", len(d.UpdateWindowDims), len(inserted), operand.Rank())
+	}
+	// The window's dimensions fit the operand's that are not inserted.
+	wi := 0
+	for od := 0; od < operand.Rank(); od++ {
+		if inserted[int64(od)] {
+			continue
+		}
+		ud := d.UpdateWindowDims[wi]
+		if upd.Dims[ud] > operand.Dims[od] {
+			return nil, in.Errorf("update window dimension %d has %d elements, operand dimension %d only %d", ud, upd.Dims[ud], od, operand.Dims[od])
+		}
+		wi++
+	}
+	// The updates' other dimensions are the indices' batch.
+	var scatter []int64
+	for i, v := range upd.Dims {
+		if !window[int64(i)] {
+			scatter = append(scatter, v)
+		}
+	}
+	if batch := batchDims(idx, d.IndexVectorDim); !equalDims(scatter, batch) {
+		return nil, in.Errorf("the updates' scatter dimensions %v must be the indices' %v", scatter, batch)
+	}
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[:n]), elementTypes(ops[n+1:])); err != nil {
+		return nil, err
 	}
 	if n == 1 {
 		return like(ops[0].Shape), nil
@@ -847,6 +1026,84 @@ func inferScatter(in *Instruction) (*Shape, error) {
 		t.Tuple = append(t.Tuple, *like(o.Shape))
 	}
 	return &t, nil
+}
+
+func equalDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// elementTypes lists the operands' element types.
+func elementTypes(ops []*Instruction) []ElementType {
+	out := make([]ElementType, len(ops))
+	for i, o := range ops {
+		out[i] = o.Shape.Elem
+	}
+	return out
+}
+
+// sameKind is XLA's type compatibility ignoring floating-point
+// precision: a bf16 reduction may accumulate in an f32 reducer.
+func sameKind(a, b ElementType) bool {
+	return a == b || (a.Kind() == KindFloat && b.Kind() == KindFloat)
+}
+
+// checkReducer checks that c folds values into accumulators, as reduce,
+// reduce-window, scatter and select-and-scatter use it: parameters the
+// accumulators (scalars of acc's types) then the values (of vals'), and
+// a root of the accumulators' types (a tuple of them for several).
+func checkReducer(in *Instruction, c *Computation, acc, vals []ElementType) error {
+	n := len(acc)
+	if len(c.Params) != 2*n {
+		return in.Errorf("reducer %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*n)
+	}
+	for i, p := range c.Params {
+		want := acc[i%n]
+		if i >= n {
+			want = vals[i-n]
+		}
+		if !p.Shape.IsArray() || p.Shape.Rank() != 0 || !sameKind(p.Shape.Elem, want) {
+			return in.Errorf("reducer %s's parameter %d is %s, must be a %s scalar", c.Name, i, p.Shape, want)
+		}
+	}
+	root := []Shape{c.Root.Shape}
+	if n > 1 || c.Root.Shape.IsTuple() {
+		if !c.Root.Shape.IsTuple() || len(c.Root.Shape.Tuple) != n {
+			return in.Errorf("reducer %s must return %d values, returns %s", c.Name, n, c.Root.Shape)
+		}
+		root = c.Root.Shape.Tuple
+	}
+	for i, r := range root {
+		if !r.IsArray() || r.Rank() != 0 || !sameKind(r.Elem, acc[i]) {
+			return in.Errorf("reducer %s returns %s, must return %s scalars", c.Name, c.Root.Shape, acc[i])
+		}
+	}
+	return nil
+}
+
+// checkComparator checks a sort's (or select-and-scatter's select)
+// comparator over operands of types ts: two scalar parameters per
+// operand, of its type, and a pred scalar result.
+func checkComparator(in *Instruction, c *Computation, ts []ElementType) error {
+	if len(c.Params) != 2*len(ts) {
+		return in.Errorf("comparator %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*len(ts))
+	}
+	for i, p := range c.Params {
+		if !p.Shape.IsArray() || p.Shape.Rank() != 0 || !sameKind(p.Shape.Elem, ts[i/2]) {
+			return in.Errorf("comparator %s's parameter %d is %s, must be a %s scalar", c.Name, i, p.Shape, ts[i/2])
+		}
+	}
+	if r := c.Root.Shape; !r.IsArray() || r.Rank() != 0 || r.Elem != PRED {
+		return in.Errorf("comparator %s returns %s, must return pred[]", c.Name, r)
+	}
+	return nil
 }
 
 // scalarsOf stands in scalar instructions of the operands' types, to

@@ -1,0 +1,148 @@
+package hlo
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// invalidModules are modules the verifier must refuse, each with the
+// position and words of its error. Each got past it once, and a later
+// pass or the evaluator then crashed or computed something.
+var invalidModules = []struct {
+	name, text, want string
+}{
+	{"bitcast_size", `HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT b = f32[2,3] bitcast(x)
+}`, "4:3: b (bitcast): bitcast of f32[4] (16 bytes) to f32[2,3] (24 bytes): sizes differ"},
+	{"sort_comparator_f32", `HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT s = f32[4] sort(x), dimensions={0}, to_apply=cmp
+}`, "9:3: s (sort): comparator cmp returns f32[], must return pred[]"},
+	{"sort_comparator_arity", `HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = s32[4] parameter(1)
+  ROOT s = (f32[4], s32[4]) sort(x, y), dimensions={0}, to_apply=cmp
+}`, "10:3: s (sort): comparator cmp takes 2 parameters, needs 4"},
+	{"scatter_window_exceeds", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2,5] parameter(2)
+  ROOT s = f32[4,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}`, "11:3: s (scatter): update window dimension 1 has 5 elements, operand dimension 1 only 3"},
+	{"scatter_reducer_type", `HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  ROOT s = f32[4] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}`, "11:3: s (scatter): reducer add's parameter 0 is s32[], must be a f32 scalar"},
+	{"scatter_no_attributes", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  ROOT s = f32[4] scatter(x, i, u), to_apply=add
+}`, "11:3: s (scatter): scatter_dims_to_operand_dims has 0 entries, the index vectors 2"},
+	{"gather_map_out_of_range", `HloModule m
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={2}, index_vector_dim=1, slice_sizes={1,3}
+}`, "5:3: g (gather): start_index_map: dimension 2 out of range [0, 2)"},
+	{"gather_map_short", `HloModule m
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+}`, "5:3: g (gather): start_index_map has 1 entries, the index vectors 2"},
+	{"gather_map_repeats", `HloModule m
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,0}, index_vector_dim=1, slice_sizes={1,3}
+}`, "5:3: g (gather): start_index_map: dimension 0 repeated"},
+	{"gather_collapsed_wide", `HloModule m
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={2,3}
+}`, "5:3: g (gather): dimension 0 is collapsed or batching, so its slice size must be 0 or 1, is 2"},
+	{"use_before_definition", `HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  n = f32[4] negate(y)
+  y = f32[4] exponential(x)
+  ROOT r = f32[4] add(n, y)
+}`, "4:3: n (negate): uses y before its definition"},
+	{"self_operand", `HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] add(x, n)
+}`, "4:3: n (add): is its own operand (a cycle)"},
+	{"reduce_reducer_type", `HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}`, "10:3: r (reduce): reducer add's parameter 0 is s32[], must be a f32 scalar"},
+	{"reduce_window_reducer_result", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[2] reduce-window(x, z), window={size=2 stride=2}, to_apply=add
+}`, "10:3: r (reduce-window): reducer add returns pred[], must return f32 scalars"},
+}
+
+func TestInvalidModules(t *testing.T) {
+	for _, tc := range invalidModules {
+		m, err := Parse(tc.name+".hlo", tc.text)
+		if err == nil {
+			err = Verify(m)
+		}
+		require.Error(t, err, tc.name)
+		require.Contains(t, err.Error(), tc.name+".hlo:"+tc.want, tc.name)
+		require.Equal(t, 1, strings.Count(err.Error(), ".hlo:"), "one position: %s", err)
+	}
+}
