@@ -1684,3 +1684,27 @@ func TestMathEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroSize: empty arrays flow through elementwise ops, reductions and
+// data movement; their kernels are skipped, and the planner once refused
+// a reduce of an empty exponential ("reads temporary y before any step
+// writes it") without fusion.
+func TestZeroSize(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "zero_size", `HloModule zero
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[0,5] parameter(0)
+  y = f32[0,5] exponential(x)
+  z = f32[] constant(0)
+  r = f32[5] reduce(y, z), dimensions={0}, to_apply=add
+  t = f32[5,0] transpose(y), dimensions={1,0}
+  s = f32[5] reduce(t, z), dimensions={1}, to_apply=add
+  c = f32[3,5] pad(y, z), padding=1_2x0_0
+  ROOT out = (f32[5], f32[5], f32[3,5], f32[0,5]) tuple(r, s, c, y)
+}`, edgeInputs(1))
+}

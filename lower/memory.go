@@ -293,6 +293,13 @@ func (p *Program) LiveAtPeak() []int {
 func checkPlan(s *state) error {
 	p := s.prog
 	written := map[int]bool{}
+	// An empty array has nothing to write: its kernel is skipped, and a
+	// read of it reads nothing.
+	for b, buf := range p.Buffers {
+		if buf.Kind == BufTemp && buf.Shape.IsArray() && buf.Shape.NumElements() == 0 {
+			written[b] = true
+		}
+	}
 	for i, st := range p.Steps {
 		if !st.Kind.IsDispatch() {
 			for _, in := range st.In {

@@ -387,3 +387,17 @@ func TestCacheEntryUnderAnotherKey(t *testing.T) {
 	require.Equal(t, want, out, "the module's own program ran")
 	require.Contains(t, errs, "copied or renamed?")
 }
+
+// --compare of a module whose root shape is left out, twice: the second
+// run's compile comes from the cache, so nothing verified the module and
+// the evaluator saw a shape of no element type.
+func TestCompareInferredShapeCached(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(t.TempDir(), "inferred.hlo")
+	require.NoError(t, os.WriteFile(src, []byte("HloModule m\nENTRY e {\n  x = f64[3] parameter(0)\n  y = f64[3] parameter(1)\n  ROOT out = add(x, y)\n}\n"), 0o644))
+	for i := 0; i < 2; i++ {
+		code, out, errs := vkjitCmd("run", "--cache-dir", dir, "--random-args", "--compare", src)
+		require.Equal(t, 0, code, "run %d: %s", i, errs)
+		require.Contains(t, out, "out0: f64[3] max abs err 0, max rel err 0: ok")
+	}
+}

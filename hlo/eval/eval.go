@@ -40,6 +40,12 @@ func (e *Unsupported) Error() string { return "the reference evaluator does not 
 // leaves of the entry parameters in order (a tuple-shaped parameter takes
 // as many as it has leaves, depth-first).
 func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
+	// The evaluator reads the shapes the verifier infers (a shape left
+	// out of the text): verify here, whoever verified the module before
+	// (a compile-cache hit compiles nothing, so verifies nothing).
+	if err := hlo.Verify(m); err != nil {
+		return nil, err
+	}
 	if err := Check(m); err != nil {
 		return nil, err
 	}
