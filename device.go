@@ -30,12 +30,15 @@ type DeviceTensor struct {
 type deviceMem struct {
 	buf  *vk.Buffer
 	refs atomic.Int32
-	pool *pool.Pool
+	rt   *Runtime
 }
 
+// release drops a reference; the last gives the memory back, unless the
+// runtime is closed (the memory went with its pool).
 func (m *deviceMem) release() {
-	if m.refs.Add(-1) == 0 {
-		m.pool.Free(m.buf)
+	if m.refs.Add(-1) == 0 && m.rt.life.enter() == nil {
+		m.rt.pool.Free(m.buf)
+		m.rt.life.exit()
 	}
 }
 
@@ -55,6 +58,10 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 	if d.done.Load() {
 		return nil, fmt.Errorf("vkjit: ToHost of a released device tensor")
 	}
+	if err := d.rt.life.enter(); err != nil {
+		return nil, err
+	}
+	defer d.rt.life.exit()
 	return d.rt.toHost(d.buf, d.Shape())
 }
 
@@ -66,6 +73,10 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 	if int64(len(t.Data)) != t.Shape().ByteSize() {
 		return nil, fmt.Errorf("vkjit: tensor of shape %s holds %d bytes, needs %d", t.Shape().DimsString(), len(t.Data), t.Shape().ByteSize())
 	}
+	if err := r.life.enter(); err != nil {
+		return nil, err
+	}
+	defer r.life.exit()
 	data := lower.ToStorage(t.Type, t.Data, r.tg)
 	buf, err := r.pool.Alloc(int64(len(data)))
 	if err != nil {
@@ -80,7 +91,7 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 
 // own makes a device tensor that alone holds allocation buf.
 func (r *Runtime) own(t hlo.ElementType, dims []int64, buf *vk.Buffer) *DeviceTensor {
-	m := &deviceMem{buf: buf, pool: r.pool}
+	m := &deviceMem{buf: buf, rt: r}
 	m.refs.Store(1)
 	return &DeviceTensor{Type: t, Dims: append([]int64{}, dims...), rt: r, buf: buf, mem: m}
 }
@@ -121,6 +132,11 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 	if err := e.checkDeviceArgs(args); err != nil {
 		return nil, st, err
 	}
+	exit, err := e.enter()
+	if err != nil {
+		return nil, st, err
+	}
+	defer exit()
 	r := &run{e: e}
 	p := e.prog
 	inputs := make([]*vk.Buffer, len(p.Params))
@@ -179,7 +195,7 @@ func (e *Executable) RunDevice(args ...*DeviceTensor) ([]*DeviceTensor, RunStats
 		if n, ok := mine[root]; ok && 2*n >= root.Size() {
 			m := shared[root]
 			if m == nil {
-				m = &deviceMem{buf: root, pool: e.rt.pool}
+				m = &deviceMem{buf: root, rt: e.rt}
 				shared[root] = m
 			}
 			m.refs.Add(1)

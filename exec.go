@@ -20,6 +20,9 @@ type Executable struct {
 	prog  *lower.Program
 	root  *loaded
 	Stats CompileStats
+
+	life    life       // runs in flight; Close waits for them
+	closeMu sync.Mutex // held while the device objects are freed
 }
 
 // loaded is a program with its device objects: pipelines, constant
@@ -127,6 +130,9 @@ func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, s
 	if e.root, err = r.load(prog); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	r.exes[e] = true
+	r.mu.Unlock()
 	e.Stats = CompileStats{CompileMs: ms(time.Since(start)), CodegenMs: ms(codegen), PipelineMs: ms(time.Since(t1))}
 	var count func(l *loaded)
 	count = func(l *loaded) {
@@ -210,12 +216,34 @@ func (l *loaded) close() {
 // Program is the compiled plan, for inspection.
 func (e *Executable) Program() *lower.Program { return e.prog }
 
-// Close releases the executable's device objects.
+// Close waits for the executable's runs in flight, then releases its
+// device objects. Runs after it return ErrClosed; a second Close does
+// nothing.
 func (e *Executable) Close() {
-	if e.root != nil {
-		e.root.close()
-		e.root = nil
+	e.life.close()
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.root == nil {
+		return
 	}
+	e.root.close()
+	e.root = nil
+	e.rt.mu.Lock()
+	delete(e.rt.exes, e)
+	e.rt.mu.Unlock()
+}
+
+// enter starts a call that uses the executable on its device: ErrClosed
+// when either is closed. The caller defers the function it returns.
+func (e *Executable) enter() (func(), error) {
+	if err := e.life.enter(); err != nil {
+		return nil, err
+	}
+	if err := e.rt.life.enter(); err != nil {
+		e.life.exit()
+		return nil, err
+	}
+	return func() { e.rt.life.exit(); e.life.exit() }, nil
 }
 
 // RunStats describes one run.
@@ -297,6 +325,11 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	if err := e.CheckArgs(args); err != nil {
 		return nil, st, err
 	}
+	exit, err := e.enter()
+	if err != nil {
+		return nil, st, err
+	}
+	defer exit()
 	for _, b := range e.root.consts {
 		r.held += paddedSize(b.Size())
 	}

@@ -52,7 +52,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 			exe, err := staged.CompileText(name, string(src), vkjit.CompileOptions{})
 			require.NoError(t, err)
 			defer exe.Close()
-			base := staged.MemoryStats()
+			base := must(staged.MemoryStats())
 			for rep := 0; rep < 2; rep++ { // the second run replays recorded command lists
 				got, _, err := exe.Run(args...)
 				require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 			for _, d := range append(dargs, douts...) {
 				d.Release()
 			}
-			require.Equal(t, base.InUseBytes, staged.MemoryStats().InUseBytes, "memory back to where it started")
+			require.Equal(t, base.InUseBytes, must(staged.MemoryStats()).InUseBytes, "memory back to where it started")
 		})
 	}
 }

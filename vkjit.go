@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vkjit/vkjit/cache"
@@ -56,18 +57,34 @@ type Options struct {
 
 // Runtime is an open Vulkan device that compiles and runs executables.
 type Runtime struct {
-	inst  *vk.Instance
-	dev   *vk.Device
-	pool  *pool.Pool   // every device buffer: arenas, parameters, constants
-	cache *cache.Cache // nil: off
-	tg    lower.Target // what code generation knows of the device, read at Open
+	inst   *vk.Instance
+	dev    *vk.Device
+	pool   *pool.Pool   // every device buffer: arenas, parameters, constants
+	cache  *cache.Cache // nil: off
+	tg     lower.Target // what code generation knows of the device, read at Open
+	info   vk.DeviceInfo
+	staged bool
 
 	pipelineData int // bytes of saved pipeline cache data loaded at Open
+
+	life life // calls in flight; Close waits for them
+	mu   sync.Mutex
+	exes map[*Executable]bool // open executables, closed by Close
 }
 
 // Open creates a Vulkan instance and opens the chosen device.
 func Open(opts Options) (*Runtime, error) {
-	inst, err := vk.NewInstance(opts.Validate || vk.ValidationRequested())
+	// The environment's settings are read first, so that a bad one
+	// fails before any device work.
+	validate, err := vk.ValidationRequested()
+	if err != nil {
+		return nil, err
+	}
+	cacheLimit, err := cache.DefaultLimitBytes()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := vk.NewInstance(opts.Validate || validate)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +109,7 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target(dev.Info)}
+	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target(dev.Info), info: dev.Info, staged: dev.Staged(), exes: map[*Executable]bool{}}
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(s string) { fmt.Fprintln(os.Stderr, s) }
@@ -104,7 +121,7 @@ func Open(opts Options) (*Runtime, error) {
 			dir, err = cache.DefaultDir()
 		}
 		if err == nil {
-			if r.cache, err = cache.Open(dir, cache.DefaultLimitBytes()); err != nil {
+			if r.cache, err = cache.Open(dir, cacheLimit); err != nil {
 				warn(fmt.Sprintf("vkjit: compile cache off: %v", err))
 			}
 		} else {
@@ -118,39 +135,55 @@ func Open(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
-// Close releases the device. Executables must be closed first.
+// Close waits for the calls in flight (runs, compiles, copies), closes
+// the executables still open and releases the device. Every call after
+// it returns ErrClosed; device tensors need no Release after it (their
+// memory went with the device), and a second Close does nothing.
 func (r *Runtime) Close() {
-	if r.dev != nil {
-		r.savePipelineCache()
+	if !r.life.close() {
+		return
 	}
-	if r.pool != nil {
-		r.pool.Close()
-		r.pool = nil
+	r.mu.Lock()
+	exes := make([]*Executable, 0, len(r.exes))
+	for e := range r.exes {
+		exes = append(exes, e)
 	}
-	if r.dev != nil {
-		r.dev.Destroy()
-		r.dev = nil
+	r.mu.Unlock()
+	for _, e := range exes {
+		e.Close()
 	}
-	if r.inst != nil {
-		r.inst.Destroy()
-		r.inst = nil
-	}
+	r.savePipelineCache()
+	r.pool.Close()
+	r.dev.Destroy()
+	r.inst.Destroy()
 }
 
 // MemoryStats describes the device memory pool: reserved, in use, peak,
 // largest free range, fragmentation.
-func (r *Runtime) MemoryStats() pool.Stats { return r.pool.Stats() }
+func (r *Runtime) MemoryStats() (pool.Stats, error) {
+	if err := r.life.enter(); err != nil {
+		return pool.Stats{}, err
+	}
+	defer r.life.exit()
+	return r.pool.Stats(), nil
+}
 
 // Staged reports whether the device keeps tensors in memory the host
 // cannot map, reached through copies on the transfer queue (vk.Staging).
-func (r *Runtime) Staged() bool { return r.dev.Staged() }
+func (r *Runtime) Staged() bool { return r.staged }
 
 // TrimMemory gives the pool's empty blocks back to the device and returns
 // the bytes released.
-func (r *Runtime) TrimMemory() int64 { return r.pool.Trim() }
+func (r *Runtime) TrimMemory() (int64, error) {
+	if err := r.life.enter(); err != nil {
+		return 0, err
+	}
+	defer r.life.exit()
+	return r.pool.Trim(), nil
+}
 
 // Device describes the open device.
-func (r *Runtime) Device() vk.DeviceInfo { return r.dev.Info }
+func (r *Runtime) Device() vk.DeviceInfo { return r.info }
 
 // Target is what the code generator knows of the open device (read once,
 // at Open: every compilation and every host copy of narrow types
@@ -228,6 +261,10 @@ type CompileStats struct {
 // module.
 func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, error) {
 	start := time.Now()
+	if err := r.life.enter(); err != nil {
+		return nil, err
+	}
+	defer r.life.exit()
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -238,11 +275,23 @@ func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, er
 // CompileText compiles HLO text; name labels it in errors. With the
 // compile cache on, text compiled before is not even parsed.
 func (r *Runtime) CompileText(name, text string, opts CompileOptions) (*Executable, error) {
+	if err := r.life.enter(); err != nil {
+		return nil, err
+	}
+	defer r.life.exit()
 	return r.compileSource(name, []byte(text), opts, time.Now())
 }
 
 // Compile compiles a parsed module.
 func (r *Runtime) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error) {
+	if err := r.life.enter(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		r.life.exit()
+		return nil, fmt.Errorf("vkjit: Compile of a nil module")
+	}
+	defer r.life.exit()
 	return r.compile(m, opts, time.Now())
 }
 

@@ -891,7 +891,7 @@ ENTRY e {
 		require.NoError(t, err)
 		if i == 0 {
 			peak = st.PeakDeviceBytes
-			mem = rt.MemoryStats()
+			mem = must(rt.MemoryStats())
 		}
 		require.Equal(t, peak, st.PeakDeviceBytes, "run %d", i)
 		if i == 99 {
@@ -915,7 +915,7 @@ ENTRY e {
 		runtime.ReadMemStats(&ms)
 	}
 	require.Less(t, ms.HeapAlloc, heap+1<<20, "the Go heap grew by more than 1 MiB over 900 runs")
-	after := rt.MemoryStats()
+	after := must(rt.MemoryStats())
 	require.Equal(t, mem.ReservedBytes, after.ReservedBytes, "device memory reserved after run 1 and run 1000")
 	require.Equal(t, mem.InUseBytes, after.InUseBytes, "between runs only the constants are in use")
 	require.Equal(t, mem.Allocations, after.Allocations)
@@ -1107,7 +1107,7 @@ ENTRY e {
 	_, _, err = big.Run(x)
 	require.ErrorIs(t, err, pool.ErrOutOfMemory)
 	require.Equal(t, before, x.Data, "the argument is untouched")
-	require.Zero(t, small.MemoryStats().InUseBytes, "a failed run gives back what it took")
+	require.Zero(t, must(small.MemoryStats()).InUseBytes, "a failed run gives back what it took")
 
 	little, err := small.CompileText("little", fmt.Sprintf(text, 1024, 1024, 1024), vkjit.CompileOptions{})
 	require.NoError(t, err)
@@ -1147,7 +1147,7 @@ add {
 }`, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer second.Close()
-	base := rt.MemoryStats()
+	base := must(rt.MemoryStats())
 
 	vals := make([]float32, 1000)
 	for i := range vals {
@@ -1185,7 +1185,7 @@ add {
 		o.Release()
 		o.Release() // harmless
 	}
-	require.Equal(t, base.InUseBytes, rt.MemoryStats().InUseBytes, "released tensors give their memory back")
+	require.Equal(t, base.InUseBytes, must(rt.MemoryStats()).InUseBytes, "released tensors give their memory back")
 }
 
 // TestStream runs 12 argument lists through Stream: results arrive in
@@ -1200,7 +1200,7 @@ ENTRY e {
 }`, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
-	base := rt.MemoryStats()
+	base := must(rt.MemoryStats())
 	in := make(chan []*vkjit.Tensor)
 	var args [][]*vkjit.Tensor
 	for i := range 12 {
@@ -1234,7 +1234,7 @@ ENTRY e {
 		i++
 	}
 	require.Equal(t, 12, i)
-	require.Equal(t, base.InUseBytes, rt.MemoryStats().InUseBytes)
+	require.Equal(t, base.InUseBytes, must(rt.MemoryStats()).InUseBytes)
 }
 
 // TestSubgroupReductions runs row reductions with a subgroup per output
