@@ -43,17 +43,14 @@ func typeFromDescr(d string) (hlo.ElementType, error) {
 
 // ReadNPY reads one array in NumPy's .npy format. Fortran-ordered arrays
 // are reordered to row-major.
-func ReadNPY(r io.Reader) (t *Tensor, err error) {
-	defer func() {
-		// npyio indexes into the header without checking it; a corrupt
-		// file must be an error, not a crash.
-		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("not a valid .npy file (%v)", p)
-		}
-	}()
-	rd, err := npy.NewReader(r)
+func ReadNPY(r io.Reader) (*Tensor, error) {
+	head, err := readNPYHeader(r)
 	if err != nil {
-		return nil, fmt.Errorf("not a valid .npy file: %w", err)
+		return nil, err
+	}
+	rd, err := parseNPYHeader(head)
+	if err != nil {
+		return nil, err
 	}
 	h := rd.Header.Descr
 	et, err := typeFromDescr(h.Type)
@@ -77,6 +74,71 @@ func ReadNPY(r io.Reader) (t *Tensor, err error) {
 		data = fortranToC(data, dims, et.Bytes())
 	}
 	return &Tensor{Type: et, Dims: dims, Data: data}, nil
+}
+
+// readNPYHeader reads the magic string, the version, the header's length
+// and the header itself, checking each, so that npyio (which indexes into
+// them unchecked) is handed only a whole header.
+func readNPYHeader(r io.Reader) ([]byte, error) {
+	pre := make([]byte, 8)
+	if n, err := io.ReadFull(r, pre); err != nil {
+		return nil, fmt.Errorf("not a valid .npy file: %d bytes, shorter than the magic string and version", n)
+	}
+	if string(pre[:6]) != "\x93NUMPY" {
+		return nil, fmt.Errorf("not a valid .npy file: no \\x93NUMPY magic string")
+	}
+	var lenBytes []byte
+	switch pre[6] {
+	case 1:
+		lenBytes = make([]byte, 2)
+	case 2, 3:
+		lenBytes = make([]byte, 4)
+	default:
+		return nil, fmt.Errorf("not a valid .npy file: format version %d.%d", pre[6], pre[7])
+	}
+	if _, err := io.ReadFull(r, lenBytes); err != nil {
+		return nil, fmt.Errorf("not a valid .npy file: truncated in the header's length")
+	}
+	var n int
+	for i := len(lenBytes) - 1; i >= 0; i-- {
+		n = n<<8 | int(lenBytes[i])
+	}
+	if n > 1<<20 {
+		return nil, fmt.Errorf("not a valid .npy file: a header of %d bytes", n)
+	}
+	hdr := make([]byte, n)
+	if got, err := io.ReadFull(r, hdr); err != nil {
+		return nil, fmt.Errorf("not a valid .npy file: the header is truncated (%d of %d bytes)", got, n)
+	}
+	text := strings.TrimRight(string(hdr), " \x00\n")
+	if !strings.HasPrefix(text, "{") || !strings.HasSuffix(text, "}") {
+		return nil, fmt.Errorf("not a valid .npy file: the header %q is not a dictionary", text)
+	}
+	for _, key := range []string{"descr", "fortran_order", "shape"} {
+		if !strings.Contains(text, "'"+key+"'") {
+			return nil, fmt.Errorf("not a valid .npy file: the header %q has no %q", text, key)
+		}
+	}
+	return append(append(pre, lenBytes...), hdr...), nil
+}
+
+// parseNPYHeader has npyio read a whole header; a malformed one that
+// still trips it is an error, not a crash.
+func parseNPYHeader(head []byte) (rd *npy.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			start := 10 // magic, version, 2 bytes of length
+			if head[6] > 1 {
+				start = 12
+			}
+			rd, err = nil, fmt.Errorf("not a valid .npy file: unreadable header %q", bytes.TrimRight(head[start:], " \n"))
+		}
+	}()
+	rd, err = npy.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil, fmt.Errorf("not a valid .npy file: %w", err)
+	}
+	return rd, nil
 }
 
 // fortranToC reorders column-major data to row-major.

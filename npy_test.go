@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,10 +83,23 @@ func TestCorruptNPY(t *testing.T) {
 		"truncated":   good[:len(good)-3],
 		"header only": good[:20],
 		"no newline":  append([]byte("\x93NUMPY\x01\x00\x10\x00"), []byte("{'descr': '<f4'}")...),
+		"cut header":  good[:40],
+		"bad shape":   npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"),
+		"no dict":     npyWithHeader("descr fortran_order shape"),
+		"version 9":   append([]byte("\x93NUMPY\x09\x00"), good[8:]...),
 	} {
 		_, err := ReadNPY(bytes.NewReader(data))
 		require.Error(t, err, name)
+		require.True(t, strings.HasPrefix(err.Error(), "not a valid .npy file") || strings.HasPrefix(err.Error(), ".npy data is truncated"), "%s: %v", name, err)
+		require.NotContains(t, err.Error(), "runtime error", "%s: no recovered panic in the message", name)
+		require.NotContains(t, err.Error(), "index out of range", name)
 	}
+}
+
+// npyWithHeader is a version 1.0 .npy file of header h and no data.
+func npyWithHeader(h string) []byte {
+	h += "\n"
+	return append([]byte{0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, byte(len(h)), byte(len(h) >> 8)}, h...)
 }
 
 func TestWriteNPZIsAtomic(t *testing.T) {

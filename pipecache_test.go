@@ -26,7 +26,7 @@ func TestSavedPipelineCache(t *testing.T) {
 	require.NoError(t, err)
 	key, version := r.pipelineCacheKey(), r.dev.Info.DriverVersion
 	r.Close()
-	c, err := cache.Open(dir, cache.DefaultLimitBytes())
+	c, err := cache.Open(dir, cache.DefaultLimit)
 	require.NoError(t, err)
 
 	// This device's data, this driver: loaded silently.

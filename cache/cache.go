@@ -64,14 +64,19 @@ func DefaultDir() (string, error) {
 	return filepath.Join(d, "vkjit"), nil
 }
 
-// DefaultLimitBytes is VKJIT_CACHE_MAX_BYTES, else DefaultLimit.
-func DefaultLimitBytes() int64 {
-	if v := os.Getenv("VKJIT_CACHE_MAX_BYTES"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			return n
-		}
+// DefaultLimitBytes is VKJIT_CACHE_MAX_BYTES, else DefaultLimit; a value
+// that is not a positive byte count is an error, as for the pool's
+// variables.
+func DefaultLimitBytes() (int64, error) {
+	v := os.Getenv("VKJIT_CACHE_MAX_BYTES")
+	if v == "" {
+		return DefaultLimit, nil
 	}
-	return DefaultLimit
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("cache: VKJIT_CACHE_MAX_BYTES=%q is not a positive byte count", v)
+	}
+	return n, nil
 }
 
 // Open opens (creating) the cache in dir with a size limit in bytes.

@@ -51,10 +51,16 @@ func load() error {
 }
 
 // ValidationRequested reports whether VKJIT_VALIDATE asks for the
-// validation layer.
-func ValidationRequested() bool {
-	v := os.Getenv("VKJIT_VALIDATE")
-	return v != "" && v != "0" && v != "false"
+// validation layer; a value that is not true or false is an error.
+func ValidationRequested() (bool, error) {
+	switch v := strings.ToLower(os.Getenv("VKJIT_VALIDATE")); v {
+	case "", "0", "false", "no":
+		return false, nil
+	case "1", "true", "yes":
+		return true, nil
+	default:
+		return false, fmt.Errorf("vk: VKJIT_VALIDATE=%q is not true or false", v)
+	}
 }
 
 // NewInstance creates a Vulkan instance. With validate, the Khronos

@@ -16,7 +16,11 @@ func cmdCache(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := cache.Open(dir, cache.DefaultLimitBytes())
+	limit, err := cache.DefaultLimitBytes()
+	if err != nil {
+		return err
+	}
+	c, err := cache.Open(dir, limit)
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "vkjit: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		// Library errors name their package ("vkjit: ...", "pool: ...");
+		// the command's own prefix is not said twice.
+		msg := strings.TrimPrefix(err.Error(), "vkjit: ")
+		fmt.Fprintf(stderr, "vkjit: %s\n", strings.ReplaceAll(msg, "\n", "; "))
 		return 1
 	}
 	return 0

@@ -401,3 +401,40 @@ func TestCompareInferredShapeCached(t *testing.T) {
 		require.Contains(t, out, "out0: f64[3] max abs err 0, max rel err 0: ok")
 	}
 }
+
+// Bad settings are errors, whichever way they come (a bad
+// VKJIT_MEM_LIMIT_BYTES always was; these were ignored), and no message
+// says "vkjit:" twice.
+func TestBadSettings(t *testing.T) {
+	px, py := writeArgs(t, t.TempDir())
+	for _, tc := range []struct {
+		env, val string
+		args     []string
+		want     string
+	}{
+		{"", "", []string{"--memory-budget", "-5"}, "--memory-budget=-5 is not a byte count"},
+		{"VKJIT_CACHE_MAX_BYTES", "abc", nil, `VKJIT_CACHE_MAX_BYTES="abc" is not a positive byte count`},
+		{"VKJIT_CACHE_MAX_BYTES", "-1", nil, `VKJIT_CACHE_MAX_BYTES="-1" is not a positive byte count`},
+		{"VKJIT_VALIDATE", "maybe", nil, `VKJIT_VALIDATE="maybe" is not true or false`},
+		{"VKJIT_MEM_LIMIT_BYTES", "abc", nil, `VKJIT_MEM_LIMIT_BYTES="abc" is not a positive byte count`},
+	} {
+		if tc.env != "" {
+			t.Setenv(tc.env, tc.val)
+		}
+		args := append(append([]string{"run"}, tc.args...), "testdata/chain.hlo", px, py)
+		code, _, errs := vkjitCmd(args...)
+		require.Equal(t, 1, code, "%s=%s %v", tc.env, tc.val, tc.args)
+		require.Contains(t, errs, tc.want)
+		require.NotContains(t, errs, "vkjit: vkjit:")
+		if tc.env != "" {
+			os.Unsetenv(tc.env)
+		}
+	}
+	code, _, errs := vkjitCmd("run", "--out", "/nonexistent-dir/x.npz", "testdata/chain.hlo", px, py)
+	require.Equal(t, 1, code)
+	require.NotContains(t, errs, "vkjit: vkjit:")
+	t.Setenv("VKJIT_CACHE_MAX_BYTES", "abc")
+	code, _, errs = vkjitCmd("cache", "stats")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `VKJIT_CACHE_MAX_BYTES="abc"`)
+}

@@ -71,6 +71,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("run: no HLO file given (usage: vkjit run [flags] GRAPH.hlo [ARG.npy ...])")
 	}
 	graph, argFiles := pos[0], pos[1:]
+	if *budget < 0 {
+		return fmt.Errorf("run: --memory-budget=%d is not a byte count (0, the default, plans without a budget)", *budget)
+	}
 
 	start := time.Now() // compile_ms counts from reading the file
 	src, err := os.ReadFile(graph)
