@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/internal/shared"
 )
 
 // invalidInCorpus lists the corpus modules that XLA's own verifier
@@ -21,9 +23,9 @@ var invalidInCorpus = map[string]string{
 }
 
 func corpusFiles(t *testing.T) []string {
-	files, _ := filepath.Glob("../../shared/hlo-corpus/*/*.hlo")
+	files, _ := filepath.Glob(filepath.Join(shared.Dir(t, "hlo-corpus"), "*", "*.hlo"))
 	if len(files) == 0 {
-		t.Skip("../shared/hlo-corpus is not beside the checkout")
+		t.Fatal("the corpus holds no .hlo files")
 	}
 	return files
 }

@@ -224,7 +224,8 @@ func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
 // arena is the sum of the temporaries.
 func TestMemoryPlan(t *testing.T) {
 	planned := 0
-	for _, file := range hlotest.CorpusE2E(t, "../../shared/hlo-corpus") {
+	files, _ := hlotest.CorpusE2E(t)
+	for _, file := range files {
 		mods, err := hlo.ParseFile(file)
 		require.NoError(t, err)
 		for _, opts := range []Options{{}, {NoFuse: true}, {NoReuse: true}} {
@@ -366,7 +367,8 @@ func TestDonation(t *testing.T) {
 // panic.
 func TestProgramEncoding(t *testing.T) {
 	n := 0
-	for _, file := range hlotest.CorpusE2E(t, "../../shared/hlo-corpus") {
+	files, _ := hlotest.CorpusE2E(t)
+	for _, file := range files {
 		mods, err := hlo.ParseFile(file)
 		require.NoError(t, err)
 		p, err := Compile(mods[0], desktop, Options{})

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/shared"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -35,34 +36,14 @@ func stepKinds(p *Program) map[StepKind]int {
 func TestDeviceLoopPlans(t *testing.T) {
 	files, err := filepath.Glob("testdata/loops/*.hlo")
 	require.NoError(t, err)
-	files = append(files, "testdata/long_inner_loop.hlo",
-		"../../shared/hlo-corpus/jax/jit_compute_while_b380442861.hlo",
-		"../../shared/hlo-corpus/jax/jit_f_in_place_dynamic_update_slice.hlo")
-	for _, file := range files {
-		text, err := os.ReadFile(file)
-		if os.IsNotExist(err) {
-			t.Logf("%s: not found", file)
-			continue
-		}
-		require.NoError(t, err)
-		m, err := hlo.Parse(file, string(text))
-		require.NoError(t, err)
-		p, err := Compile(m, desktop, Options{})
-		require.NoError(t, err, file)
-		kinds := stepKinds(p)
-		require.Equal(t, 1, kinds[StepLoop], file)
-		require.Zero(t, kinds[StepWhile], file)
-		for _, s := range p.Steps {
-			if s.Kind == StepLoop {
-				k := p.Kernels[s.Kernel]
-				require.NoError(t, spirv.Validate(k.Words), file)
-				require.Len(t, s.Buffers, k.Bindings, file)
-			}
-		}
-		host, err := Compile(m, desktop, Options{HostLoops: true})
-		require.NoError(t, err, file)
-		require.Zero(t, stepKinds(host)[StepLoop], file)
-	}
+	files = append(files, "testdata/long_inner_loop.hlo")
+	requireDeviceLoops(t, files)
+	t.Run("corpus", func(t *testing.T) {
+		corpus := shared.Dir(t, "hlo-corpus")
+		requireDeviceLoops(t, []string{
+			filepath.Join(corpus, "jax/jit_compute_while_b380442861.hlo"),
+			filepath.Join(corpus, "jax/jit_f_in_place_dynamic_update_slice.hlo")})
+	})
 
 	p, err := compileText(t, `HloModule big
 cond {
@@ -155,5 +136,32 @@ ENTRY main {
 		n, ok := tripCount(w, cond, body)
 		require.Equal(t, c.ok, ok, "%+v", c)
 		require.Equal(t, c.n, n, "%+v", c)
+	}
+}
+
+// requireDeviceLoops: each file's while loop is one device loop step
+// whose kernel passes spirv-val, and a host loop with HostLoops.
+func requireDeviceLoops(t *testing.T, files []string) {
+	t.Helper()
+	for _, file := range files {
+		text, err := os.ReadFile(file)
+		require.NoError(t, err)
+		m, err := hlo.Parse(file, string(text))
+		require.NoError(t, err)
+		p, err := Compile(m, desktop, Options{})
+		require.NoError(t, err, file)
+		kinds := stepKinds(p)
+		require.Equal(t, 1, kinds[StepLoop], file)
+		require.Zero(t, kinds[StepWhile], file)
+		for _, s := range p.Steps {
+			if s.Kind == StepLoop {
+				k := p.Kernels[s.Kernel]
+				require.NoError(t, spirv.Validate(k.Words), file)
+				require.Len(t, s.Buffers, k.Bindings, file)
+			}
+		}
+		host, err := Compile(m, desktop, Options{HostLoops: true})
+		require.NoError(t, err, file)
+		require.Zero(t, stepKinds(host)[StepLoop], file)
 	}
 }

@@ -6,17 +6,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/vkjit/vkjit/internal/shared"
 )
 
 // CorpusE2E lists, as paths, the files of the shared HLO corpus that its
-// SOURCES.md marks E2E (one module with an ENTRY, runnable end to end).
-// root is the corpus directory relative to the test's package; the test
-// is skipped when the corpus is not beside the checkout.
-func CorpusE2E(t testing.TB, root string) []string {
+// SOURCES.md marks E2E (one module with an ENTRY, runnable end to end),
+// and the corpus directory. Without the corpus the test is skipped and
+// counted (shared.Dir).
+func CorpusE2E(t testing.TB) (files []string, root string) {
 	t.Helper()
+	root = shared.Dir(t, "hlo-corpus")
 	src, err := os.ReadFile(filepath.Join(root, "SOURCES.md"))
 	if err != nil {
-		t.Skipf("%s is not beside the checkout", root)
+		t.Fatalf("the corpus has no SOURCES.md: %v", err)
 	}
 	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\|([^|]*)\\|\\s*$")
 	e2e := regexp.MustCompile(`\bE2E\b`)
@@ -26,5 +29,5 @@ func CorpusE2E(t testing.TB, root string) []string {
 			out = append(out, filepath.Join(root, m[1]))
 		}
 	}
-	return out
+	return out, root
 }
