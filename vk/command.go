@@ -89,18 +89,13 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		if len(x.Buffers) == 0 {
 			continue
 		}
-		writes := make([]vk.WriteDescriptorSet, len(x.Buffers))
-		for j, b := range x.Buffers {
-			writes[j] = vk.WriteDescriptorSet{
-				SType:           vk.StructureTypeWriteDescriptorSet,
-				DstSet:          sets[i],
-				DstBinding:      uint32(j),
-				DescriptorCount: 1,
-				DescriptorType:  vk.DescriptorTypeStorageBuffer,
-				PBufferInfo:     []vk.DescriptorBufferInfo{b.descriptor()},
-			}
+		bufs := make([]uint64, 0, 3*len(x.Buffers))
+		for _, b := range x.Buffers {
+			bi := b.descriptor()
+			bufs = append(bufs, handle(bi.Buffer), uint64(bi.Offset), uint64(bi.Range))
 		}
-		for t, tv := range x.Kernel.Texel {
+		var views []uint64
+		for _, tv := range x.Kernel.Texel {
 			b := x.Buffers[tv.Binding]
 			if b.span < int64(tv.Bytes) {
 				// Smaller than one texel: the binding holds no element the
@@ -117,16 +112,9 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 				return nil, fmt.Errorf("dispatch %d of %s: %w", i, x.Kernel.Name, err)
 			}
 			cl.views = append(cl.views, view)
-			writes = append(writes, vk.WriteDescriptorSet{
-				SType:            vk.StructureTypeWriteDescriptorSet,
-				DstSet:           sets[i],
-				DstBinding:       uint32(x.Kernel.Bindings + t),
-				DescriptorCount:  1,
-				DescriptorType:   vk.DescriptorTypeUniformTexelBuffer,
-				PTexelBufferView: []vk.BufferView{view},
-			})
+			views = append(views, handle(view))
 		}
-		vk.UpdateDescriptorSets(d.dev, uint32(len(writes)), writes, 0, nil)
+		d.updateDescriptors(sets[i], bufs, views)
 	}
 	if profile {
 		qpci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: uint32(len(ds) + 1)}
@@ -149,7 +137,7 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 	}
 	for i, x := range ds {
 		if (x.AfterWrites || profile) && i > 0 {
-			barrier(cl.cmd, shader, shader, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
+			d.barrier(cl.cmd, shader, shader, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit)
 		}
 		vk.CmdBindPipeline(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.pipeline)
 		vk.CmdBindDescriptorSets(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.layout, 0, 1, sets[i:i+1], 0, nil)
@@ -162,22 +150,13 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		}
 	}
 	if len(ds) > 0 {
-		barrier(cl.cmd, shader, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessShaderWriteBit, vk.AccessHostReadBit)
+		d.barrier(cl.cmd, shader, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessShaderWriteBit, vk.AccessHostReadBit)
 	}
 	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cl.cmd)); err != nil {
 		cl.Destroy()
 		return nil, err
 	}
 	return cl, nil
-}
-
-func barrier(cmd vk.CommandBuffer, src, dst vk.PipelineStageFlags, srcAccess, dstAccess vk.AccessFlagBits) {
-	mb := []vk.MemoryBarrier{{
-		SType:         vk.StructureTypeMemoryBarrier,
-		SrcAccessMask: vk.AccessFlags(srcAccess),
-		DstAccessMask: vk.AccessFlags(dstAccess),
-	}}
-	vk.CmdPipelineBarrier(cmd, src, dst, 0, 1, mb, 0, nil, 0, nil)
 }
 
 // commandBuffer allocates a primary command buffer from pool.
@@ -196,15 +175,8 @@ func (d *Device) commandBuffer(pool vk.CommandPool) (vk.CommandBuffer, error) {
 func (cl *CommandList) allocate(nsets, nbuf int) error {
 	d := cl.dev
 	if nsets > 0 {
-		sizes := []vk.DescriptorPoolSize{{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(max(nbuf, 1))}, {Type: vk.DescriptorTypeUniformTexelBuffer, DescriptorCount: uint32(max(nbuf, 1))}}
-		dpci := &vk.DescriptorPoolCreateInfo{
-			SType:         vk.StructureTypeDescriptorPoolCreateInfo,
-			MaxSets:       uint32(nsets),
-			PoolSizeCount: 2,
-			PPoolSizes:    sizes,
-		}
-		var pool vk.DescriptorPool
-		if err := check("vkCreateDescriptorPool", vk.CreateDescriptorPool(d.dev, dpci, nil, &pool)); err != nil {
+		pool, err := d.descriptorPool(nsets, max(nbuf, 1), max(nbuf, 1))
+		if err != nil {
 			return err
 		}
 		cl.pool = pool
@@ -249,12 +221,7 @@ func (cl *CommandList) Submit(after Ticket) error {
 			x.compIssued.Store(c)
 		}
 	} else {
-		si := []vk.SubmitInfo{{
-			SType:              vk.StructureTypeSubmitInfo,
-			CommandBufferCount: 1,
-			PCommandBuffers:    []vk.CommandBuffer{cl.cmd},
-		}}
-		err = check("vkQueueSubmit", vk.QueueSubmit(d.queue, 1, si, cl.fence))
+		err = d.queueSubmit(cl.cmd, cl.fence)
 	}
 	d.queueMu.Unlock()
 	if err != nil {

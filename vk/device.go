@@ -322,6 +322,8 @@ type Device struct {
 	family  uint32
 	queueMu sync.Mutex // vkQueueSubmit needs external synchronization
 
+	calls *calls // the calls the bindings cannot make safely (calls.go)
+
 	memoryBudget  bool // VK_EXT_memory_budget enabled
 	pipelineCache vk.PipelineCache
 
@@ -439,6 +441,10 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	var q vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
 	d.queue = q
+	if d.calls, err = loadCalls(in, d.dev); err != nil {
+		d.Destroy()
+		return nil, err
+	}
 	if stage {
 		tl, err := loadTimelines(in, d.dev)
 		if err == nil {

@@ -41,74 +41,22 @@ func (d *Device) NewKernel(name string, words []uint32, bindings int, pushSize u
 		return nil, fmt.Errorf("vk: kernel %s binds %d texel buffers, device allows %d", name, len(texel), d.Info.MaxPerStageSampledImages)
 	}
 	k := &Kernel{dev: d, Bindings: bindings, PushSize: pushSize, Name: name, Texel: texel}
-	smci := &vk.ShaderModuleCreateInfo{
-		SType:    vk.StructureTypeShaderModuleCreateInfo,
-		CodeSize: uint64(4 * len(words)),
-		PCode:    words,
-	}
-	var mod vk.ShaderModule
-	if err := check("vkCreateShaderModule", vk.CreateShaderModule(d.dev, smci, nil, &mod)); err != nil {
+	var err error
+	if k.module, err = d.shaderModule(words); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	k.module = mod
-	lb := make([]vk.DescriptorSetLayoutBinding, bindings+len(k.Texel))
-	for i := range lb {
-		ty := vk.DescriptorTypeStorageBuffer
-		if i >= bindings {
-			ty = vk.DescriptorTypeUniformTexelBuffer
-		}
-		lb[i] = vk.DescriptorSetLayoutBinding{
-			Binding:         uint32(i),
-			DescriptorType:  ty,
-			DescriptorCount: 1,
-			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
-		}
-	}
-	dslci := &vk.DescriptorSetLayoutCreateInfo{
-		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: uint32(len(lb)),
-		PBindings:    lb,
-	}
-	var setLay vk.DescriptorSetLayout
-	if err := check("vkCreateDescriptorSetLayout", vk.CreateDescriptorSetLayout(d.dev, dslci, nil, &setLay)); err != nil {
+	if k.setLay, err = d.setLayout(bindings, len(k.Texel)); err != nil {
 		k.Destroy()
 		return nil, err
 	}
-	k.setLay = setLay
-	plci := &vk.PipelineLayoutCreateInfo{
-		SType:          vk.StructureTypePipelineLayoutCreateInfo,
-		SetLayoutCount: 1,
-		PSetLayouts:    []vk.DescriptorSetLayout{k.setLay},
-	}
-	if pushSize > 0 {
-		plci.PushConstantRangeCount = 1
-		plci.PPushConstantRanges = []vk.PushConstantRange{{
-			StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit),
-			Size:       pushSize,
-		}}
-	}
-	var layout vk.PipelineLayout
-	if err := check("vkCreatePipelineLayout", vk.CreatePipelineLayout(d.dev, plci, nil, &layout)); err != nil {
+	if k.layout, err = d.pipelineLayout(k.setLay, pushSize); err != nil {
 		k.Destroy()
 		return nil, err
 	}
-	k.layout = layout
-	cpci := []vk.ComputePipelineCreateInfo{{
-		SType: vk.StructureTypeComputePipelineCreateInfo,
-		Stage: vk.PipelineShaderStageCreateInfo{
-			SType:  vk.StructureTypePipelineShaderStageCreateInfo,
-			Stage:  vk.ShaderStageComputeBit,
-			Module: k.module,
-			PName:  "main\x00",
-		},
-		Layout: k.layout,
-	}}
-	pipes := make([]vk.Pipeline, 1)
-	if err := check("vkCreateComputePipelines", vk.CreateComputePipelines(d.dev, d.pipelineCache, 1, cpci, nil, pipes)); err != nil {
+	if k.pipeline, err = d.computePipeline(k.module, k.layout); err != nil {
 		k.Destroy()
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	k.pipeline = pipes[0]
 	return k, nil
 }
 

@@ -202,22 +202,18 @@ func (d *Device) Copy(regions []Region, afterCompute bool) (Ticket, error) {
 	// (a buffer freed after a download may be the next upload's target).
 	all := vk.PipelineStageFlags(vk.PipelineStageAllCommandsBit)
 	xferStage := vk.PipelineStageFlags(vk.PipelineStageTransferBit)
-	barrier(cmd, all, xferStage, vk.AccessMemoryWriteBit, vk.AccessTransferReadBit|vk.AccessTransferWriteBit)
+	d.barrier(cmd, all, xferStage, vk.AccessMemoryWriteBit, vk.AccessTransferReadBit|vk.AccessTransferWriteBit)
 	for _, r := range regions {
 		if r.Size == 0 {
 			continue
 		}
 		src, soff := r.Src.handle()
 		dst, doff := r.Dst.handle()
-		vk.CmdCopyBuffer(cmd, src, dst, 1, []vk.BufferCopy{{
-			SrcOffset: vk.DeviceSize(soff + r.SrcOffset),
-			DstOffset: vk.DeviceSize(doff + r.DstOffset),
-			Size:      vk.DeviceSize(r.Size),
-		}})
+		d.copyBuffer(cmd, src, dst, soff+r.SrcOffset, doff+r.DstOffset, r.Size)
 	}
 	// What the copies wrote becomes visible to the host (downloads) once
 	// the host has waited for the ticket.
-	barrier(cmd, xferStage, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessTransferWriteBit, vk.AccessHostReadBit)
+	d.barrier(cmd, xferStage, vk.PipelineStageFlags(vk.PipelineStageHostBit), vk.AccessTransferWriteBit, vk.AccessHostReadBit)
 	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(cmd)); err != nil {
 		return 0, err
 	}
