@@ -290,11 +290,27 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if (isS || isU) && t.Bits() <= 32 {
 			return k.op(spirv.OpBitCount, t, k.masked(a[0]).id), nil
 		}
+		if isS || isU { // 64 bits: BitCount takes 32-bit words (Vulkan)
+			lo, hi := k.words(a[0])
+			u32 := k.u32()
+			n := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpBitCount, u32, uint32(lo))), uint32(k.f.Op(spirv.OpBitCount, u32, uint32(hi))))
+			return k.fromWord(n, t), nil
+		}
 	case hlo.OpClz:
 		if (isS || isU) && t.Bits() <= 32 {
 			// FindUMsb(0) is -1, so bits-1 - msb gives the width for zero.
 			msb := k.ext(spirv.GLSLFindUMsb, t, k.masked(a[0]).id)
 			return k.op(spirv.OpISub, t, k.constInt(t, uint64(t.Bits()-1)), msb.id), nil
+		}
+		if isS || isU { // 64 bits, by 32-bit words: the high one's, else 32 + the low one's
+			lo, hi := k.words(a[0])
+			u32 := k.u32()
+			clz := func(w spirv.ID) spirv.ID {
+				return k.f.Op(spirv.OpISub, u32, uint32(k.cu32(31)), uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, w)))
+			}
+			hiZero := k.boolOp(spirv.OpIEqual, hi, k.cu32(0))
+			n := k.f.Op(spirv.OpSelect, u32, uint32(hiZero), uint32(k.f.Op(spirv.OpIAdd, u32, uint32(k.cu32(32)), uint32(clz(lo)))), uint32(clz(hi)))
+			return k.fromWord(n, t), nil
 		}
 	case hlo.OpConvert:
 		return k.convert(in, a[0], out)
@@ -647,6 +663,28 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 
 // masked returns a narrow integer's bit pattern (its low t.Bits() bits),
 // for the bit operations that must not see the sign extension.
+// words splits a 64-bit integer into its low and high 32-bit words.
+func (k *kernelBuilder) words(x val) (lo, hi spirv.ID) {
+	u64, u32 := k.b.TypeInt(64, false), k.u32()
+	u := x.id
+	if x.t.Kind() == hlo.KindSigned {
+		u = k.f.Op(spirv.OpBitcast, u64, uint32(u))
+	}
+	lo = k.f.Op(spirv.OpUConvert, u32, uint32(u))
+	hi = k.f.Op(spirv.OpUConvert, u32, uint32(k.f.Op(spirv.OpShiftRightLogical, u64, uint32(u), uint32(k.cu32(32)))))
+	return lo, hi
+}
+
+// fromWord widens a u32 count to the 64-bit integer type t.
+func (k *kernelBuilder) fromWord(n spirv.ID, t hlo.ElementType) val {
+	u64 := k.b.TypeInt(64, false)
+	w := k.f.Op(spirv.OpUConvert, u64, uint32(n))
+	if t.Kind() == hlo.KindSigned {
+		w = k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(w))
+	}
+	return val{w, t}
+}
+
 func (k *kernelBuilder) masked(x val) val {
 	if !isNarrow(x.t) {
 		return x
