@@ -232,3 +232,7 @@ func DecodeFloat(t ElementType, bits uint64) float64 {
 	}
 	return MiniFloatToFloat64(t, uint32(bits))
 }
+
+// ParseLiteral reads a literal's text ("1.5", "{1, 2}", "-inf") as an
+// array of shape s.
+func ParseLiteral(text string, s Shape) (*Literal, error) { return parseLiteral(text, s) }
