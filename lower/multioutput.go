@@ -159,25 +159,80 @@ func fuseSiblings(s *state) error {
 		inputs[x] = m
 		return m
 	}
-	// dependsOn reports whether materialized x's value needs y (through
-	// materialized values, y's kernel's partner included).
-	memo := map[[2]*hlo.Instruction]bool{}
-	var dependsOn func(x, y *hlo.Instruction) bool
-	dependsOn = func(x, y *hlo.Instruction) bool {
-		key := [2]*hlo.Instruction{x, y}
-		if v, ok := memo[key]; ok {
-			return v
+	// The graph the schedule orders is one of steps, not instructions: a
+	// value moved into another's kernel is computed in that step, after
+	// all of that step's inputs. owner is the step computing a value;
+	// stepInputs the materialized values a step reads (its members'
+	// inputs but for the members).
+	owner := map[*hlo.Instruction]*hlo.Instruction{}
+	stepOf := func(x *hlo.Instruction) *hlo.Instruction {
+		if o, ok := owner[x]; ok {
+			return o
 		}
-		memo[key] = false
-		r := false
-		for o := range inputsOf(x) {
-			if o == y || dependsOn(o, y) {
-				r = true
-				break
+		return x
+	}
+	stepInputs := func(step *hlo.Instruction, extra ...*hlo.Instruction) map[*hlo.Instruction]bool {
+		members := append(append([]*hlo.Instruction{step}, s.prologue[step]...), extra...)
+		m := map[*hlo.Instruction]bool{}
+		for _, x := range members {
+			for o := range inputsOf(x) {
+				m[o] = true
 			}
 		}
-		memo[key] = r
-		return r
+		for _, x := range members {
+			delete(m, x)
+		}
+		return m
+	}
+	// reaches reports whether any of the values read needs a target: is
+	// one, or is computed in a step that needs one.
+	reaches := func(read, targets map[*hlo.Instruction]bool) bool {
+		needs := map[*hlo.Instruction]bool{} // by step
+		var need func(step *hlo.Instruction) bool
+		need = func(step *hlo.Instruction) bool {
+			if v, ok := needs[step]; ok {
+				return v
+			}
+			needs[step] = false
+			r := false
+			for o := range stepInputs(step) {
+				if targets[o] || need(stepOf(o)) {
+					r = true
+					break
+				}
+			}
+			needs[step] = r
+			return r
+		}
+		for o := range read {
+			if targets[o] || need(stepOf(o)) {
+				return true
+			}
+		}
+		return false
+	}
+	// formsCycle reports whether computing k1 in k2's step would make a
+	// step need itself, or make k1 and the step's earlier partners need
+	// each other (within one step they are computed side by side, each
+	// from registers of its own element only): some input of the merged
+	// step needs one of its members, through the steps as they are (k1
+	// moved into k2 once read a value whose step needed k2's first
+	// result, and the schedule ran a kernel before the one writing its
+	// input).
+	formsCycle := func(k1, k2 *hlo.Instruction) bool {
+		members := map[*hlo.Instruction]bool{k1: true, k2: true}
+		for _, p := range s.prologue[k2] {
+			members[p] = true
+		}
+		if reaches(stepInputs(k2, k1), members) {
+			return true
+		}
+		for _, p := range s.prologue[k2] {
+			if reaches(inputsOf(k1), map[*hlo.Instruction]bool{p: true}) || reaches(inputsOf(p), map[*hlo.Instruction]bool{k1: true}) {
+				return true
+			}
+		}
+		return false
 	}
 	// Only merge k1 into a kernel the depth-first schedule runs after
 	// it: k1 is then computed later than alone, never earlier, so no
@@ -213,20 +268,7 @@ func fuseSiblings(s *state) error {
 			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
 				continue
 			}
-			// No input of k2 (other than k1 itself) may need k1: k1 is
-			// computed in k2's step.
-			cycle := false
-			for o := range in2 {
-				if o != k1 && dependsOn(o, k1) {
-					cycle = true
-				}
-			}
-			for _, p := range s.prologue[k2] {
-				if dependsOn(k1, p) || dependsOn(p, k1) {
-					cycle = true
-				}
-			}
-			if cycle || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
+			if formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
 				continue
 			}
 			// Bindings: the union of the inputs, then every result.
@@ -247,12 +289,7 @@ func fuseSiblings(s *state) error {
 			}
 			s.prologue[k2] = append(s.prologue[k2], k1)
 			s.moved[k1] = true
-			for x := range inputs {
-				delete(inputs, x) // k2's kernel now reads k1's inputs too
-			}
-			for key := range memo {
-				delete(memo, key)
-			}
+			owner[k1] = k2
 		}
 	}
 	return nil
