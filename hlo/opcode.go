@@ -1,6 +1,10 @@
 package hlo
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Opcode names an HLO operation.
 type Opcode uint16
@@ -22,6 +26,39 @@ type opInfo struct {
 	name  string
 	arity int // number of operands; -1 for any number
 	class OpClass
+	types TypeSet // elementwise ops: the kinds of element type the operands may have (0: any)
+}
+
+// TypeSet is a set of TypeKinds.
+type TypeSet uint8
+
+// The type sets of the opcode table, as XLA's shape inference has them.
+const (
+	TypesPred    TypeSet = 1 << KindBool
+	TypesSigned  TypeSet = 1 << KindSigned
+	TypesUnsign  TypeSet = 1 << KindUnsigned
+	TypesFloat   TypeSet = 1 << KindFloat
+	TypesComplex TypeSet = 1 << KindComplex
+
+	typesInt     = TypesSigned | TypesUnsign
+	typesFC      = TypesFloat | TypesComplex
+	typesNumeric = typesInt | typesFC                      // not pred
+	typesSigned  = TypesSigned | TypesFloat | TypesComplex // XLA's ElementIsSigned, and complex
+	typesLogical = TypesPred | typesInt
+)
+
+// Has reports whether t's kind is in the set (an empty set has every kind).
+func (ts TypeSet) Has(t ElementType) bool { return ts == 0 || ts&(1<<t.Kind()) != 0 }
+
+func (ts TypeSet) String() string {
+	var parts []string
+	for k, name := range map[TypeKind]string{KindBool: "pred", KindSigned: "signed", KindUnsigned: "unsigned", KindFloat: "float", KindComplex: "complex"} {
+		if ts&(1<<k) != 0 {
+			parts = append(parts, name)
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " or ")
 }
 
 // The opcodes, in the order of the table below.
@@ -166,140 +203,141 @@ const (
 )
 
 // opTable is the one table of HLO operations: name as printed, operand
-// count, and class. Parser, verifier, evaluator and lowering consult it.
+// count, class, and for elementwise ops the element types they take.
+// Parser, verifier, evaluator and lowering consult it.
 var opTable = [numOpcodes]opInfo{
-	OpInvalid:                {"invalid", 0, ClassOther},
-	OpAbs:                    {"abs", 1, ClassUnary},
-	OpAcos:                   {"acos", 1, ClassUnary},
-	OpAcosh:                  {"acosh", 1, ClassUnary},
-	OpAsin:                   {"asin", 1, ClassUnary},
-	OpAsinh:                  {"asinh", 1, ClassUnary},
-	OpAtanh:                  {"atanh", 1, ClassUnary},
-	OpBitcastConvert:         {"bitcast-convert", 1, ClassUnary},
-	OpCbrt:                   {"cbrt", 1, ClassUnary},
-	OpCeil:                   {"ceil", 1, ClassUnary},
-	OpClz:                    {"count-leading-zeros", 1, ClassUnary},
-	OpConvert:                {"convert", 1, ClassUnary},
-	OpCopy:                   {"copy", 1, ClassUnary},
-	OpCos:                    {"cosine", 1, ClassUnary},
-	OpCosh:                   {"cosh", 1, ClassUnary},
-	OpErf:                    {"erf", 1, ClassUnary},
-	OpExp:                    {"exponential", 1, ClassUnary},
-	OpExpm1:                  {"exponential-minus-one", 1, ClassUnary},
-	OpFloor:                  {"floor", 1, ClassUnary},
-	OpImag:                   {"imag", 1, ClassUnary},
-	OpIsFinite:               {"is-finite", 1, ClassUnary},
-	OpLog:                    {"log", 1, ClassUnary},
-	OpLog1p:                  {"log-plus-one", 1, ClassUnary},
-	OpLogistic:               {"logistic", 1, ClassUnary},
-	OpNegate:                 {"negate", 1, ClassUnary},
-	OpNot:                    {"not", 1, ClassUnary},
-	OpPopcnt:                 {"popcnt", 1, ClassUnary},
-	OpReal:                   {"real", 1, ClassUnary},
-	OpReducePrecision:        {"reduce-precision", 1, ClassUnary},
-	OpRoundNearestAfz:        {"round-nearest-afz", 1, ClassUnary},
-	OpRoundNearestEven:       {"round-nearest-even", 1, ClassUnary},
-	OpRsqrt:                  {"rsqrt", 1, ClassUnary},
-	OpSign:                   {"sign", 1, ClassUnary},
-	OpSin:                    {"sine", 1, ClassUnary},
-	OpSinh:                   {"sinh", 1, ClassUnary},
-	OpSqrt:                   {"sqrt", 1, ClassUnary},
-	OpTan:                    {"tan", 1, ClassUnary},
-	OpTanh:                   {"tanh", 1, ClassUnary},
-	OpAdd:                    {"add", 2, ClassBinary},
-	OpAnd:                    {"and", 2, ClassBinary},
-	OpAtan2:                  {"atan2", 2, ClassBinary},
-	OpCompare:                {"compare", 2, ClassBinary},
-	OpComplex:                {"complex", 2, ClassBinary},
-	OpDivide:                 {"divide", 2, ClassBinary},
-	OpMaximum:                {"maximum", 2, ClassBinary},
-	OpMinimum:                {"minimum", 2, ClassBinary},
-	OpMultiply:               {"multiply", 2, ClassBinary},
-	OpOr:                     {"or", 2, ClassBinary},
-	OpPower:                  {"power", 2, ClassBinary},
-	OpRemainder:              {"remainder", 2, ClassBinary},
-	OpShiftLeft:              {"shift-left", 2, ClassBinary},
-	OpShiftRightArithmetic:   {"shift-right-arithmetic", 2, ClassBinary},
-	OpShiftRightLogical:      {"shift-right-logical", 2, ClassBinary},
-	OpSubtract:               {"subtract", 2, ClassBinary},
-	OpXor:                    {"xor", 2, ClassBinary},
-	OpClamp:                  {"clamp", 3, ClassTernary},
-	OpSelect:                 {"select", 3, ClassTernary},
-	OpAddDependency:          {"add-dependency", 2, ClassOther},
-	OpAfterAll:               {"after-all", -1, ClassOther},
-	OpAllGather:              {"all-gather", -1, ClassOther},
-	OpAllGatherDone:          {"all-gather-done", 1, ClassOther},
-	OpAllGatherStart:         {"all-gather-start", -1, ClassOther},
-	OpAllReduce:              {"all-reduce", -1, ClassOther},
-	OpAllReduceDone:          {"all-reduce-done", 1, ClassOther},
-	OpAllReduceStart:         {"all-reduce-start", -1, ClassOther},
-	OpAllToAll:               {"all-to-all", -1, ClassOther},
-	OpAsyncDone:              {"async-done", 1, ClassOther},
-	OpAsyncStart:             {"async-start", -1, ClassOther},
-	OpAsyncUpdate:            {"async-update", 1, ClassOther},
-	OpBatchNormGrad:          {"batch-norm-grad", 5, ClassOther},
-	OpBatchNormInference:     {"batch-norm-inference", 5, ClassOther},
-	OpBatchNormTraining:      {"batch-norm-training", 3, ClassOther},
-	OpBitcast:                {"bitcast", 1, ClassOther},
-	OpBroadcast:              {"broadcast", 1, ClassOther},
-	OpCall:                   {"call", -1, ClassOther},
-	OpCholesky:               {"cholesky", 1, ClassOther},
-	OpCollectiveBroadcast:    {"collective-broadcast", -1, ClassOther},
-	OpCollectivePermute:      {"collective-permute", -1, ClassOther},
-	OpCollectivePermuteDone:  {"collective-permute-done", 1, ClassOther},
-	OpCollectivePermuteStart: {"collective-permute-start", -1, ClassOther},
-	OpConcatenate:            {"concatenate", -1, ClassOther},
-	OpConditional:            {"conditional", -1, ClassOther},
-	OpConstant:               {"constant", 0, ClassOther},
-	OpConvolution:            {"convolution", 2, ClassOther},
-	OpCopyDone:               {"copy-done", 1, ClassOther},
-	OpCopyStart:              {"copy-start", 1, ClassOther},
-	OpCustomCall:             {"custom-call", -1, ClassOther},
-	OpDomain:                 {"domain", 1, ClassOther},
-	OpDot:                    {"dot", 2, ClassOther},
-	OpDynamicReshape:         {"dynamic-reshape", -1, ClassOther},
-	OpDynamicSlice:           {"dynamic-slice", -1, ClassOther},
-	OpDynamicUpdateSlice:     {"dynamic-update-slice", -1, ClassOther},
-	OpFft:                    {"fft", 1, ClassOther},
-	OpFusion:                 {"fusion", -1, ClassOther},
-	OpGather:                 {"gather", 2, ClassOther},
-	OpGetDimensionSize:       {"get-dimension-size", 1, ClassOther},
-	OpGetTupleElement:        {"get-tuple-element", 1, ClassOther},
-	OpInfeed:                 {"infeed", 1, ClassOther},
-	OpIota:                   {"iota", 0, ClassOther},
-	OpMap:                    {"map", -1, ClassOther},
-	OpOptimizationBarrier:    {"opt-barrier", 1, ClassOther},
-	OpOutfeed:                {"outfeed", 2, ClassOther},
-	OpPad:                    {"pad", 2, ClassOther},
-	OpParameter:              {"parameter", 0, ClassOther},
-	OpPartitionID:            {"partition-id", 0, ClassOther},
-	OpRaggedAllToAll:         {"ragged-all-to-all", -1, ClassOther},
-	OpRaggedDot:              {"ragged-dot", 3, ClassOther},
-	OpRecv:                   {"recv", 1, ClassOther},
-	OpRecvDone:               {"recv-done", 1, ClassOther},
-	OpReduce:                 {"reduce", -1, ClassOther},
-	OpReduceScatter:          {"reduce-scatter", -1, ClassOther},
-	OpReduceWindow:           {"reduce-window", -1, ClassOther},
-	OpReplicaID:              {"replica-id", 0, ClassOther},
-	OpReshape:                {"reshape", 1, ClassOther},
-	OpReverse:                {"reverse", 1, ClassOther},
-	OpScan:                   {"scan", -1, ClassOther},
-	OpRngBitGenerator:        {"rng-bit-generator", 1, ClassOther},
-	OpRng:                    {"rng", 2, ClassOther},
-	OpRngGetAndUpdateState:   {"rng-get-and-update-state", 0, ClassOther},
-	OpScatter:                {"scatter", -1, ClassOther},
-	OpSelectAndScatter:       {"select-and-scatter", 3, ClassOther},
-	OpSend:                   {"send", 2, ClassOther},
-	OpSendDone:               {"send-done", 1, ClassOther},
-	OpSetDimensionSize:       {"set-dimension-size", 2, ClassOther},
-	OpSlice:                  {"slice", 1, ClassOther},
-	OpSort:                   {"sort", -1, ClassOther},
-	OpStochasticConvert:      {"stochastic-convert", 2, ClassOther},
-	OpTopK:                   {"topk", 1, ClassOther},
-	OpTranspose:              {"transpose", 1, ClassOther},
-	OpTriangularSolve:        {"triangular-solve", 2, ClassOther},
-	OpTuple:                  {"tuple", -1, ClassOther},
-	OpWhile:                  {"while", 1, ClassOther},
+	OpInvalid:                {"invalid", 0, ClassOther, 0},
+	OpAbs:                    {"abs", 1, ClassUnary, typesSigned},
+	OpAcos:                   {"acos", 1, ClassUnary, typesFC},
+	OpAcosh:                  {"acosh", 1, ClassUnary, typesFC},
+	OpAsin:                   {"asin", 1, ClassUnary, typesFC},
+	OpAsinh:                  {"asinh", 1, ClassUnary, typesFC},
+	OpAtanh:                  {"atanh", 1, ClassUnary, typesFC},
+	OpBitcastConvert:         {"bitcast-convert", 1, ClassUnary, 0},
+	OpCbrt:                   {"cbrt", 1, ClassUnary, typesFC},
+	OpCeil:                   {"ceil", 1, ClassUnary, TypesFloat},
+	OpClz:                    {"count-leading-zeros", 1, ClassUnary, typesInt},
+	OpConvert:                {"convert", 1, ClassUnary, 0},
+	OpCopy:                   {"copy", 1, ClassUnary, 0},
+	OpCos:                    {"cosine", 1, ClassUnary, typesFC},
+	OpCosh:                   {"cosh", 1, ClassUnary, typesFC},
+	OpErf:                    {"erf", 1, ClassUnary, TypesFloat},
+	OpExp:                    {"exponential", 1, ClassUnary, typesFC},
+	OpExpm1:                  {"exponential-minus-one", 1, ClassUnary, typesFC},
+	OpFloor:                  {"floor", 1, ClassUnary, TypesFloat},
+	OpImag:                   {"imag", 1, ClassUnary, typesFC},
+	OpIsFinite:               {"is-finite", 1, ClassUnary, TypesFloat},
+	OpLog:                    {"log", 1, ClassUnary, typesFC},
+	OpLog1p:                  {"log-plus-one", 1, ClassUnary, typesFC},
+	OpLogistic:               {"logistic", 1, ClassUnary, typesFC},
+	OpNegate:                 {"negate", 1, ClassUnary, typesNumeric},
+	OpNot:                    {"not", 1, ClassUnary, typesLogical},
+	OpPopcnt:                 {"popcnt", 1, ClassUnary, typesInt},
+	OpReal:                   {"real", 1, ClassUnary, typesFC},
+	OpReducePrecision:        {"reduce-precision", 1, ClassUnary, TypesFloat},
+	OpRoundNearestAfz:        {"round-nearest-afz", 1, ClassUnary, TypesFloat},
+	OpRoundNearestEven:       {"round-nearest-even", 1, ClassUnary, TypesFloat},
+	OpRsqrt:                  {"rsqrt", 1, ClassUnary, typesFC},
+	OpSign:                   {"sign", 1, ClassUnary, typesSigned},
+	OpSin:                    {"sine", 1, ClassUnary, typesFC},
+	OpSinh:                   {"sinh", 1, ClassUnary, typesFC},
+	OpSqrt:                   {"sqrt", 1, ClassUnary, typesFC},
+	OpTan:                    {"tan", 1, ClassUnary, typesFC},
+	OpTanh:                   {"tanh", 1, ClassUnary, typesFC},
+	OpAdd:                    {"add", 2, ClassBinary, 0},
+	OpAnd:                    {"and", 2, ClassBinary, typesLogical},
+	OpAtan2:                  {"atan2", 2, ClassBinary, typesFC},
+	OpCompare:                {"compare", 2, ClassBinary, 0},
+	OpComplex:                {"complex", 2, ClassBinary, TypesFloat},
+	OpDivide:                 {"divide", 2, ClassBinary, typesNumeric},
+	OpMaximum:                {"maximum", 2, ClassBinary, 0},
+	OpMinimum:                {"minimum", 2, ClassBinary, 0},
+	OpMultiply:               {"multiply", 2, ClassBinary, 0},
+	OpOr:                     {"or", 2, ClassBinary, typesLogical},
+	OpPower:                  {"power", 2, ClassBinary, typesNumeric},
+	OpRemainder:              {"remainder", 2, ClassBinary, typesNumeric},
+	OpShiftLeft:              {"shift-left", 2, ClassBinary, typesInt},
+	OpShiftRightArithmetic:   {"shift-right-arithmetic", 2, ClassBinary, typesInt},
+	OpShiftRightLogical:      {"shift-right-logical", 2, ClassBinary, typesInt},
+	OpSubtract:               {"subtract", 2, ClassBinary, typesNumeric},
+	OpXor:                    {"xor", 2, ClassBinary, typesLogical},
+	OpClamp:                  {"clamp", 3, ClassTernary, 0},
+	OpSelect:                 {"select", 3, ClassTernary, 0},
+	OpAddDependency:          {"add-dependency", 2, ClassOther, 0},
+	OpAfterAll:               {"after-all", -1, ClassOther, 0},
+	OpAllGather:              {"all-gather", -1, ClassOther, 0},
+	OpAllGatherDone:          {"all-gather-done", 1, ClassOther, 0},
+	OpAllGatherStart:         {"all-gather-start", -1, ClassOther, 0},
+	OpAllReduce:              {"all-reduce", -1, ClassOther, 0},
+	OpAllReduceDone:          {"all-reduce-done", 1, ClassOther, 0},
+	OpAllReduceStart:         {"all-reduce-start", -1, ClassOther, 0},
+	OpAllToAll:               {"all-to-all", -1, ClassOther, 0},
+	OpAsyncDone:              {"async-done", 1, ClassOther, 0},
+	OpAsyncStart:             {"async-start", -1, ClassOther, 0},
+	OpAsyncUpdate:            {"async-update", 1, ClassOther, 0},
+	OpBatchNormGrad:          {"batch-norm-grad", 5, ClassOther, 0},
+	OpBatchNormInference:     {"batch-norm-inference", 5, ClassOther, 0},
+	OpBatchNormTraining:      {"batch-norm-training", 3, ClassOther, 0},
+	OpBitcast:                {"bitcast", 1, ClassOther, 0},
+	OpBroadcast:              {"broadcast", 1, ClassOther, 0},
+	OpCall:                   {"call", -1, ClassOther, 0},
+	OpCholesky:               {"cholesky", 1, ClassOther, 0},
+	OpCollectiveBroadcast:    {"collective-broadcast", -1, ClassOther, 0},
+	OpCollectivePermute:      {"collective-permute", -1, ClassOther, 0},
+	OpCollectivePermuteDone:  {"collective-permute-done", 1, ClassOther, 0},
+	OpCollectivePermuteStart: {"collective-permute-start", -1, ClassOther, 0},
+	OpConcatenate:            {"concatenate", -1, ClassOther, 0},
+	OpConditional:            {"conditional", -1, ClassOther, 0},
+	OpConstant:               {"constant", 0, ClassOther, 0},
+	OpConvolution:            {"convolution", 2, ClassOther, 0},
+	OpCopyDone:               {"copy-done", 1, ClassOther, 0},
+	OpCopyStart:              {"copy-start", 1, ClassOther, 0},
+	OpCustomCall:             {"custom-call", -1, ClassOther, 0},
+	OpDomain:                 {"domain", 1, ClassOther, 0},
+	OpDot:                    {"dot", 2, ClassOther, 0},
+	OpDynamicReshape:         {"dynamic-reshape", -1, ClassOther, 0},
+	OpDynamicSlice:           {"dynamic-slice", -1, ClassOther, 0},
+	OpDynamicUpdateSlice:     {"dynamic-update-slice", -1, ClassOther, 0},
+	OpFft:                    {"fft", 1, ClassOther, 0},
+	OpFusion:                 {"fusion", -1, ClassOther, 0},
+	OpGather:                 {"gather", 2, ClassOther, 0},
+	OpGetDimensionSize:       {"get-dimension-size", 1, ClassOther, 0},
+	OpGetTupleElement:        {"get-tuple-element", 1, ClassOther, 0},
+	OpInfeed:                 {"infeed", 1, ClassOther, 0},
+	OpIota:                   {"iota", 0, ClassOther, 0},
+	OpMap:                    {"map", -1, ClassOther, 0},
+	OpOptimizationBarrier:    {"opt-barrier", 1, ClassOther, 0},
+	OpOutfeed:                {"outfeed", 2, ClassOther, 0},
+	OpPad:                    {"pad", 2, ClassOther, 0},
+	OpParameter:              {"parameter", 0, ClassOther, 0},
+	OpPartitionID:            {"partition-id", 0, ClassOther, 0},
+	OpRaggedAllToAll:         {"ragged-all-to-all", -1, ClassOther, 0},
+	OpRaggedDot:              {"ragged-dot", 3, ClassOther, 0},
+	OpRecv:                   {"recv", 1, ClassOther, 0},
+	OpRecvDone:               {"recv-done", 1, ClassOther, 0},
+	OpReduce:                 {"reduce", -1, ClassOther, 0},
+	OpReduceScatter:          {"reduce-scatter", -1, ClassOther, 0},
+	OpReduceWindow:           {"reduce-window", -1, ClassOther, 0},
+	OpReplicaID:              {"replica-id", 0, ClassOther, 0},
+	OpReshape:                {"reshape", 1, ClassOther, 0},
+	OpReverse:                {"reverse", 1, ClassOther, 0},
+	OpScan:                   {"scan", -1, ClassOther, 0},
+	OpRngBitGenerator:        {"rng-bit-generator", 1, ClassOther, 0},
+	OpRng:                    {"rng", 2, ClassOther, 0},
+	OpRngGetAndUpdateState:   {"rng-get-and-update-state", 0, ClassOther, 0},
+	OpScatter:                {"scatter", -1, ClassOther, 0},
+	OpSelectAndScatter:       {"select-and-scatter", 3, ClassOther, 0},
+	OpSend:                   {"send", 2, ClassOther, 0},
+	OpSendDone:               {"send-done", 1, ClassOther, 0},
+	OpSetDimensionSize:       {"set-dimension-size", 2, ClassOther, 0},
+	OpSlice:                  {"slice", 1, ClassOther, 0},
+	OpSort:                   {"sort", -1, ClassOther, 0},
+	OpStochasticConvert:      {"stochastic-convert", 2, ClassOther, 0},
+	OpTopK:                   {"topk", 1, ClassOther, 0},
+	OpTranspose:              {"transpose", 1, ClassOther, 0},
+	OpTriangularSolve:        {"triangular-solve", 2, ClassOther, 0},
+	OpTuple:                  {"tuple", -1, ClassOther, 0},
+	OpWhile:                  {"while", 1, ClassOther, 0},
 }
 
 var opByName = func() map[string]Opcode {
@@ -331,6 +369,10 @@ func (op Opcode) Arity() int { return opTable[op].arity }
 
 // Class says whether the op is elementwise and with how many operands.
 func (op Opcode) Class() OpClass { return opTable[op].class }
+
+// Types is the set of element type kinds an elementwise op's operands
+// may have (select's and clamp's: any; 0 means any).
+func (op Opcode) Types() TypeSet { return opTable[op].types }
 
 // IsElementwise reports an op computed independently per element.
 func (op Opcode) IsElementwise() bool { return opTable[op].class != ClassOther }

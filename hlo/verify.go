@@ -123,9 +123,12 @@ func like(s Shape) *Shape {
 func InferShape(in *Instruction) (*Shape, error) {
 	ops := in.Operands
 	a := &in.A
-	for _, o := range ops {
+	for i, o := range ops {
 		if in.Op.IsElementwise() && !o.Shape.IsArray() {
 			return nil, in.Errorf("operand %s is not an array", o.Name)
+		}
+		if ts := in.Op.Types(); !ts.Has(o.Shape.Elem) && !(in.Op == OpSelect && i == 0) {
+			return nil, in.Errorf("takes %s operands, not %s", ts, o.Shape.Elem)
 		}
 	}
 	called := func(i int) (*Computation, error) {

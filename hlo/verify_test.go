@@ -133,6 +133,14 @@ ENTRY e {
   z = f32[] constant(0)
   ROOT r = f32[2] reduce-window(x, z), window={size=2 stride=2}, to_apply=add
 }`, "10:3: r (reduce-window): reducer add returns pred[], must return f32 scalars"},
+	{"exp_of_int", "HloModule m\nENTRY e {\n  x = s32[4] parameter(0)\n  ROOT r = s32[4] exponential(x)\n}",
+		"4:3: r (exponential): takes complex or float operands, not s32"},
+	{"abs_of_unsigned", "HloModule m\nENTRY e {\n  x = u8[4] parameter(0)\n  ROOT r = u8[4] abs(x)\n}",
+		"4:3: r (abs): takes complex or float or signed operands, not u8"},
+	{"and_of_float", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] and(x, x)\n}",
+		"4:3: r (and): takes pred or signed or unsigned operands, not f32"},
+	{"subtract_of_pred", "HloModule m\nENTRY e {\n  x = pred[4] parameter(0)\n  ROOT r = pred[4] subtract(x, x)\n}",
+		"4:3: r (subtract): takes complex or float or signed or unsigned operands, not pred"},
 }
 
 func TestInvalidModules(t *testing.T) {

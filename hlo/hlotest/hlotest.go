@@ -29,6 +29,7 @@ var (
 	floats   = []hlo.ElementType{hlo.F32, hlo.F64, hlo.F16, hlo.BF16}
 	ints     = []hlo.ElementType{hlo.S32, hlo.U32, hlo.S64, hlo.U64, hlo.S8, hlo.U8, hlo.S16, hlo.U16}
 	numeric  = append(append([]hlo.ElementType{}, ints...), floats...)
+	signed   = append([]hlo.ElementType{hlo.S32, hlo.S64, hlo.S8, hlo.S16}, floats...)
 	logical  = append([]hlo.ElementType{hlo.PRED}, ints...)
 	allTypes = append([]hlo.ElementType{hlo.PRED}, numeric...)
 )
@@ -47,7 +48,9 @@ func typesOf(op hlo.Opcode) []hlo.ElementType {
 		hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpTanh, hlo.OpLogistic,
 		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2:
 		return floats
-	case hlo.OpAbs, hlo.OpNegate, hlo.OpSign, hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide,
+	case hlo.OpAbs, hlo.OpSign: // XLA: signed types only
+		return signed
+	case hlo.OpNegate, hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide,
 		hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpClamp:
 		return numeric
 	case hlo.OpPopcnt, hlo.OpClz, hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic:
