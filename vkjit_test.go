@@ -1708,3 +1708,34 @@ ENTRY e {
   ROOT out = (f32[5], f32[5], f32[3,5], f32[0,5]) tuple(r, s, c, y)
 }`, edgeInputs(1))
 }
+
+// TestIndexTypes: start indices of every integer type, in dynamic-slice,
+// dynamic-update-slice, gather and scatter, fused and unfused. A u8 or
+// s8 index once made invalid SPIR-V (an OpUConvert of a 32-bit register
+// to u32), which only the validation layer caught.
+func TestIndexTypes(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, it := range []string{"s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"} {
+		src := fmt.Sprintf(`HloModule idx_%[1]s
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[6,5] parameter(0)
+  i = %[1]s[] parameter(1)
+  j = %[1]s[] parameter(2)
+  u = f32[2,3] parameter(3)
+  ix = %[1]s[3,1] parameter(4)
+  ds = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}
+  dus = f32[6,5] dynamic-update-slice(x, u, j, i)
+  g = f32[3,5] gather(x, ix), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}
+  up = f32[3,5] parameter(5)
+  sc = f32[6,5] scatter(x, ix, up), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT t = (f32[2,3], f32[6,5], f32[3,5], f32[6,5]) tuple(ds, dus, g, sc)
+}`, it)
+		requireExact(t, "idx_"+it, src, smallInts(3))
+		requireExact(t, "idx_"+it+"_edges", src, edgeInputs(3))
+	}
+}

@@ -67,13 +67,21 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 	lim := val{k.constInt(t, uint64(limit)), t}
 	c := k.sel(k.boolOp(lt, v.id, zero.id), zero, v)
 	c = k.sel(k.boolOp(gt, c.id, lim.id), lim, c)
-	if t.Bits() == 32 {
-		if t != hlo.U32 {
-			return k.f.Op(spirv.OpBitcast, k.u32(), uint32(c.id))
-		}
-		return c.id
+	return k.indexU32(c)
+}
+
+// indexU32 is an integer register's value as a u32 index (its low 32
+// bits): narrow types are held in 32-bit registers already, so only
+// 64-bit ones convert (an OpUConvert of a u8 index, a u32 register, to
+// u32 is invalid SPIR-V: the fuzzer found it).
+func (k *kernelBuilder) indexU32(v val) spirv.ID {
+	switch {
+	case regBits(v.t) == 64:
+		return k.f.Op(spirv.OpUConvert, k.u32(), uint32(v.id))
+	case v.t.Kind() == hlo.KindSigned:
+		return k.f.Op(spirv.OpBitcast, k.u32(), uint32(v.id))
 	}
-	return k.f.Op(spirv.OpUConvert, k.u32(), uint32(c.id))
+	return v.id
 }
 
 // remapKernel generates the kernel of one data-movement instruction.

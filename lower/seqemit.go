@@ -385,17 +385,7 @@ func (k *kernelBuilder) inBounds(v val, n int64) (spirv.ID, spirv.ID) {
 	ok := k.boolOp(spirv.OpLogicalAnd,
 		k.boolOp(ge, v.id, k.zero(t)),
 		k.boolOp(lt, v.id, k.constInt(t, uint64(n))))
-	at := v.id
-	switch {
-	case t.Bits() != 32:
-		at = k.f.Op(spirv.OpUConvert, k.u32(), uint32(v.id))
-		if t.Kind() == hlo.KindSigned && t.Bits() < 32 {
-			at = k.f.Op(spirv.OpBitcast, k.u32(), uint32(v.id))
-		}
-	case t != hlo.U32:
-		at = k.f.Op(spirv.OpBitcast, k.u32(), uint32(v.id))
-	}
-	return ok, at
+	return ok, k.indexU32(v)
 }
 
 // nested emits a while loop inside a device loop: unrolled when its trip
