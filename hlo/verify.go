@@ -103,6 +103,19 @@ func compatible(a, b Shape, ignoreType bool) bool {
 	return a.SameDims(b)
 }
 
+// takesTuples lists the ops whose operands may be tuples or tokens; every
+// other op computes on arrays.
+var takesTuples = map[Opcode]bool{
+	OpTuple: true, OpGetTupleElement: true, OpWhile: true, OpConditional: true, OpCall: true, OpFusion: true,
+	OpCustomCall: true, OpOptimizationBarrier: true, OpAddDependency: true, OpAfterAll: true, OpInfeed: true,
+	OpOutfeed: true, OpSend: true, OpSendDone: true, OpRecv: true, OpRecvDone: true, OpAsyncStart: true,
+	OpAsyncUpdate: true, OpAsyncDone: true, OpCopyStart: true, OpCopyDone: true, OpDomain: true,
+	OpAllReduce: true, OpAllReduceStart: true, OpAllReduceDone: true, OpAllGather: true, OpAllGatherStart: true,
+	OpAllGatherDone: true, OpAllToAll: true, OpReduceScatter: true, OpCollectivePermute: true,
+	OpCollectivePermuteStart: true, OpCollectivePermuteDone: true, OpCollectiveBroadcast: true,
+	OpRaggedAllToAll: true, OpRngGetAndUpdateState: true,
+}
+
 // Comparison directions of the compare op.
 var comparisonDirections = map[string]bool{"EQ": true, "NE": true, "LT": true, "LE": true, "GT": true, "GE": true}
 
@@ -124,7 +137,7 @@ func InferShape(in *Instruction) (*Shape, error) {
 	ops := in.Operands
 	a := &in.A
 	for i, o := range ops {
-		if in.Op.IsElementwise() && !o.Shape.IsArray() {
+		if !o.Shape.IsArray() && !takesTuples[in.Op] {
 			return nil, in.Errorf("operand %s is not an array", o.Name)
 		}
 		if ts := in.Op.Types(); !ts.Has(o.Shape.Elem) && !(in.Op == OpSelect && i == 0) {
@@ -142,9 +155,24 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
-		OpDomain, OpRng, OpRngGetAndUpdateState, OpRngBitGenerator, OpFft, OpCholesky, OpTriangularSolve,
+		OpDomain, OpRng, OpRngGetAndUpdateState, OpFft, OpCholesky, OpTriangularSolve,
 		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
 		OpRaggedDot, OpScan, OpStochasticConvert:
+		return nil, nil
+	case OpRngBitGenerator:
+		// The output's shape is the printer's word; the rest is fixed:
+		// a u64 state in, the (new state, bits) tuple out.
+		st := ops[0].Shape
+		if !st.IsArray() || st.Elem != U64 || st.Rank() != 1 || st.Dims[0] < 2 {
+			return nil, in.Errorf("state must be u64[n] with n >= 2, is %s", st)
+		}
+		out := in.Shape
+		if in.ShapeInferred || !out.IsTuple() || len(out.Tuple) != 2 || !out.Tuple[0].SameDims(st) || out.Tuple[0].Elem != U64 || !out.Tuple[1].IsArray() {
+			return nil, in.Errorf("result must be (%s, bits), is %s", st.DimsString(), out)
+		}
+		if t := out.Tuple[1].Elem; !(t.IsInteger() || t.IsFloat()) || t.Bits()%8 != 0 {
+			return nil, in.Errorf("bits of type %s", t)
+		}
 		return nil, nil
 	case OpBitcast:
 		// A new view of the same bytes: its shape is the printer's word,
@@ -703,9 +731,30 @@ func inferReduceWindow(in *Instruction) (*Shape, error) {
 	return &t, nil
 }
 
+// checkProductTypes: a dot's or convolution's result type is the
+// printer's word (preferred_element_type), but products of floats have a
+// float result (XLA would convert float operands to integers first, a
+// meaning no framework asks for, and the evaluator and the device
+// disagreed on it).
+func checkProductTypes(in *Instruction) error {
+	r := in.Shape.Elem
+	if in.ShapeInferred || !in.Shape.IsArray() {
+		return nil
+	}
+	for _, o := range in.Operands[:2] {
+		if k := o.Shape.Elem.Kind(); (k == KindFloat || k == KindComplex) && !r.IsFloat() && r.Kind() != KindComplex {
+			return in.Errorf("a product of %s operands cannot have a %s result", o.Shape.Elem, r)
+		}
+	}
+	return nil
+}
+
 func inferDot(in *Instruction) (*Shape, error) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	d := in.A.Dot
+	if err := checkProductTypes(in); err != nil {
+		return nil, err
+	}
 	if len(d.LhsBatch) != len(d.RhsBatch) || len(d.LhsContract) != len(d.RhsContract) {
 		return nil, in.Errorf("lhs and rhs dimension numbers differ in count")
 	}
@@ -761,6 +810,9 @@ func inferDot(in *Instruction) (*Shape, error) {
 func inferConvolution(in *Instruction) (*Shape, error) {
 	l, k := in.Operands[0].Shape, in.Operands[1].Shape
 	c := in.A.ConvDims
+	if err := checkProductTypes(in); err != nil {
+		return nil, err
+	}
 	if c == nil {
 		return nil, in.Errorf("needs dim_labels=")
 	}

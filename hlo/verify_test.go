@@ -141,6 +141,14 @@ ENTRY e {
 		"4:3: r (and): takes pred or signed or unsigned operands, not f32"},
 	{"subtract_of_pred", "HloModule m\nENTRY e {\n  x = pred[4] parameter(0)\n  ROOT r = pred[4] subtract(x, x)\n}",
 		"4:3: r (subtract): takes complex or float or signed or unsigned operands, not pred"},
+	{"rng_not_tuple", "HloModule m\nENTRY e {\n  x = u64[2] parameter(0)\n  ROOT r = s32[5,2] rng-bit-generator(x), algorithm=rng_three_fry\n}",
+		"4:3: r (rng-bit-generator): result must be (u64[2], bits), is s32[5,2]"},
+	{"rng_state", "HloModule m\nENTRY e {\n  x = s32[2] parameter(0)\n  ROOT r = (s32[2], u32[4]) rng-bit-generator(x), algorithm=rng_three_fry\n}",
+		"4:3: r (rng-bit-generator): state must be u64[n] with n >= 2, is s32[2]"},
+	{"bitcast_of_tuple", "HloModule m\nENTRY e {\n  x = s32[] parameter(0)\n  t = (s32[], s32[]) tuple(x, x)\n  ROOT r = s32[] bitcast(t)\n}",
+		"5:3: r (bitcast): operand t is not an array"},
+	{"dot_float_to_int", "HloModule m\nENTRY e {\n  a = s16[3,4] parameter(0)\n  b = f64[4,2] parameter(1)\n  ROOT r = s16[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+		"5:3: r (dot): a product of f64 operands cannot have a s16 result"},
 }
 
 func TestInvalidModules(t *testing.T) {
