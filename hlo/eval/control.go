@@ -4,9 +4,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// maxTrips bounds a while loop so that a test cannot hang.
-const maxTrips = 1 << 24
-
 func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
 	cond, body := in.Called[0], in.Called[1]
 	if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
@@ -14,8 +11,8 @@ func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
 	}
 	state := init
 	for trip := 0; ; trip++ {
-		if trip == maxTrips {
-			return nil, in.Errorf("ran %d iterations without finishing", maxTrips)
+		if trip == e.maxTrips {
+			return nil, in.Errorf("ran %d iterations without finishing: %w", e.maxTrips, ErrTooManyTrips)
 		}
 		c, err := e.call(cond, []*Value{state})
 		if err != nil {

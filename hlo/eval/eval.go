@@ -6,6 +6,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -40,6 +41,19 @@ func (e *Unsupported) Error() string { return "the reference evaluator does not 
 // leaves of the entry parameters in order (a tuple-shaped parameter takes
 // as many as it has leaves, depth-first).
 func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
+	return RunLimited(m, MaxTrips, args...)
+}
+
+// MaxTrips is how many iterations Run lets a while loop run before it
+// gives up on it (an error, ErrTooManyTrips).
+const MaxTrips = 1 << 24
+
+// ErrTooManyTrips is the error of a while loop that ran past its limit.
+var ErrTooManyTrips = errors.New("eval: a while loop ran past its iteration limit")
+
+// RunLimited is Run with a limit on each while loop's iterations (a
+// fuzzer gives up sooner on a program that may never finish).
+func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
 	// The evaluator reads the shapes the verifier infers (a shape left
 	// out of the text): verify here, whoever verified the module before
 	// (a compile-cache hit compiles nothing, so verifies nothing).
@@ -87,6 +101,7 @@ func Run(m *hlo.Module, args ...*hlo.Literal) (*Value, error) {
 		vals[i] = v
 	}
 	e := newEvaluator()
+	e.maxTrips = maxTrips
 	return e.call(c, vals)
 }
 
@@ -100,7 +115,8 @@ func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
 }
 
 type evaluator struct {
-	order map[*hlo.Computation][]*hlo.Instruction
+	maxTrips int // a while loop's iteration limit
+	order    map[*hlo.Computation][]*hlo.Instruction
 	// Values of instructions that depend on no parameter, computed once
 	// per run: a loop body recomputing a large constant expression every
 	// iteration (as XLA's loop-invariant code motion would hoist) then
@@ -129,6 +145,7 @@ func (e *evaluator) paramDependent(c *hlo.Computation) map[*hlo.Instruction]bool
 
 func newEvaluator() *evaluator {
 	return &evaluator{
+		maxTrips:  MaxTrips,
 		order:     map[*hlo.Computation][]*hlo.Instruction{},
 		invariant: map[*hlo.Instruction]*Value{},
 		dependent: map[*hlo.Computation]map[*hlo.Instruction]bool{},
