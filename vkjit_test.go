@@ -1739,3 +1739,43 @@ ENTRY e {
 		requireExact(t, "idx_"+it+"_edges", src, edgeInputs(3))
 	}
 }
+
+// TestSqrtEdges: sqrt and rsqrt at and below zero, as IEEE has them,
+// alone and fused: GLSL leaves them undefined there, and a fused
+// abs(rsqrt(-0)) once gave -inf (Mesa took inversesqrt to be positive
+// and dropped the abs).
+func TestSqrtEdges(t *testing.T) {
+	defer noValidationMessages(t)
+	inf, nan := math.Inf(1), math.NaN()
+	want := [][]float64{
+		{math.Inf(-1), inf, nan, nan, 0, nan},                  // rsqrt
+		{inf, inf, nan, nan, 0, nan},                           // abs(rsqrt)
+		{math.Copysign(0, -1), 0, nan, nan, inf, nan},          // sqrt
+		{0, math.Copysign(0, -1), nan, nan, math.Inf(-1), nan}, // -sqrt
+	}
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.F64, hlo.F16, hlo.BF16} {
+		src := fmt.Sprintf(`HloModule sqrt_edges
+ENTRY e {
+  x = %[1]s[6] constant({-0, 0, -1, -inf, inf, nan})
+  r = %[1]s[6] rsqrt(x)
+  a = %[1]s[6] abs(r)
+  s = %[1]s[6] sqrt(x)
+  n = %[1]s[6] negate(s)
+  ROOT t = (%[1]s[6], %[1]s[6], %[1]s[6], %[1]s[6]) tuple(r, a, s, n)
+}`, ty)
+		for _, opts := range []lower.Options{{}, {NoFuse: true}} {
+			exe, err := rt.CompileText("sqrt_edges", src, vkjit.CompileOptions{Lower: opts})
+			require.NoError(t, err)
+			outs, _, err := exe.Run()
+			exe.Close()
+			require.NoError(t, err)
+			for i, w := range want {
+				for j, wv := range w {
+					g := outs[i].Float64At(int64(j))
+					same := g == wv && math.Signbit(g) == math.Signbit(wv) || math.IsNaN(g) && math.IsNaN(wv)
+					require.True(t, same, "%s out%d[%d] (no-fuse %v): got %v, want %v", ty, i, j, opts.NoFuse, g, wv)
+				}
+			}
+		}
+	}
+}

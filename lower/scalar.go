@@ -260,10 +260,22 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if !isF {
 			break
 		}
+		// GLSL leaves both undefined below and at zero, and Mesa's range
+		// analysis takes inversesqrt to be positive: abs(rsqrt(-0))
+		// came out -inf in a fused kernel (the mutation fuzzer). IEEE's
+		// answers are made explicit: sqrt(±0) = ±0, rsqrt(±0) = ±inf,
+		// both NaN below zero.
+		x := a[0]
+		zero := k.boolOp(spirv.OpFOrdEqual, x.id, k.constFloat(t, 0))
+		neg := k.boolOp(spirv.OpFOrdLessThan, x.id, k.constFloat(t, 0))
+		nan := val{k.constFloat(t, math.NaN()), t}
 		if in.Op == hlo.OpSqrt {
-			return k.ext(spirv.GLSLSqrt, t, a[0].id), nil
+			r := k.sel(zero, x, k.ext(spirv.GLSLSqrt, t, x.id))
+			return k.sel(neg, nan, r), nil
 		}
-		return k.ext(spirv.GLSLInverseSqrt, t, a[0].id), nil
+		signed := k.sel(k.signSet(x), val{k.constFloat(t, math.Inf(-1)), t}, val{k.constFloat(t, math.Inf(1)), t})
+		r := k.sel(zero, signed, k.ext(spirv.GLSLInverseSqrt, t, x.id))
+		return k.sel(neg, nan, r), nil
 	case hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic, hlo.OpTanh, hlo.OpSin, hlo.OpCos,
 		hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpAtan2:
 		if isF {
@@ -663,6 +675,19 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 
 // masked returns a narrow integer's bit pattern (its low t.Bits() bits),
 // for the bit operations that must not see the sign extension.
+// signSet reports a float register's sign bit (-0 included), read from
+// its bits: 64-bit ones as two words, as the device may lack shaderInt64.
+func (k *kernelBuilder) signSet(x val) spirv.ID {
+	u32 := k.u32()
+	var w spirv.ID
+	if regBits(x.t) == 64 {
+		w = k.f.Op(spirv.OpCompositeExtract, u32, uint32(k.f.Op(spirv.OpBitcast, k.b.TypeVector(u32, 2), uint32(x.id))), 1)
+	} else {
+		w = k.f.Op(spirv.OpBitcast, u32, uint32(x.id))
+	}
+	return k.boolOp(spirv.OpINotEqual, k.f.Op(spirv.OpBitwiseAnd, u32, uint32(w), uint32(k.cu32(0x80000000))), k.cu32(0))
+}
+
 // words splits a 64-bit integer into its low and high 32-bit words.
 func (k *kernelBuilder) words(x val) (lo, hi spirv.ID) {
 	u64, u32 := k.b.TypeInt(64, false), k.u32()
