@@ -2,6 +2,7 @@ package vkjit_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -68,7 +69,13 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 	}()
 	r := fuzzRuntime(t)
 	args := hlotest.FuzzInputs(m, seed)
-	want, err := eval.Run(m, args...)
+	want, err := eval.RunLimited(m, fuzzTrips, args...)
+	if errors.Is(err, eval.ErrTooManyTrips) {
+		return &failure{"endless", err.Error()} // it may never finish: nothing to compare
+	}
+	if u := new(*eval.Unsupported); errors.As(err, u) {
+		return &failure{"refused", err.Error()} // named: the evaluator does not run it
+	}
 	if err != nil {
 		return &failure{"evaluator", err.Error()}
 	}
@@ -188,6 +195,10 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	}
 	return ""
 }
+
+// fuzzTrips bounds the evaluator's while loops: the generator's run at
+// most 4 iterations, and a mutant's that runs far more may never end.
+const fuzzTrips = 10000
 
 // fuzzSize is a program's instruction count for a fuzz input.
 func fuzzSize(size uint8) int { return 4 + int(size)%45 }
@@ -398,4 +409,68 @@ func TestFuzzChecker(t *testing.T) {
 	require.Empty(t, differs(lit(1, 2.5), f32(1, 2.5001), wide, 0), "rounding moved the evaluator's result that far")
 	s := &vkjit.Tensor{Type: hlo.S32, Dims: []int64{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}}
 	require.Contains(t, differs(&hlo.Literal{Shape: s.Shape(), Data: []byte{1, 0, 0, 0, 3, 0, 0, 0}}, s, none, 0), "element 1: got 2, want 3")
+}
+
+// The verifier's mutation fuzzer: a random program's text, mutated (a
+// number, a type, an opcode or an operand replaced; an attribute or a
+// line deleted; two lines swapped), must either be refused with a
+// position, by the parser or the verifier or, naming what the device
+// lacks, by the compiler, or compile and match the evaluator: an input
+// the verifier accepts must never meet an internal error.
+//
+//	go test -run '^$' -fuzz FuzzMutants -fuzztime 10m .
+func FuzzMutants(f *testing.F) {
+	for seed := uint64(0); seed < 40; seed++ {
+		f.Add(seed, seed*31+7)
+	}
+	f.Fuzz(func(t *testing.T, seed, mutation uint64) {
+		m, err := hlotest.RandomProgram(seed, fuzzSize(uint8(seed)))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		text := hlotest.Mutate(m.String(), mutation)
+		if fail := checkMutant(t, text, seed); fail != nil {
+			t.Fatalf("seed %d mutation %d: %v\n%s", seed, mutation, fail, text)
+		}
+	})
+}
+
+var mutantPos = regexp.MustCompile(`^mutant\.hlo:\d+:\d+: `)
+
+// checkMutant: nil when the text is refused with a position or runs and
+// matches the evaluator.
+func checkMutant(t testing.TB, text string, seed uint64) *failure {
+	m, err := hlo.Parse("mutant.hlo", text)
+	if err == nil {
+		err = hlo.Verify(m)
+	}
+	if err != nil {
+		if !mutantPos.MatchString(err.Error()) {
+			return &failure{"refused without a position", err.Error()}
+		}
+		return nil
+	}
+	for _, l := range allShapes(m) {
+		if l.NumElements() > 1<<16 {
+			return nil // a mutant too large to run quickly
+		}
+	}
+	fail := checkProgram(t, m, seed)
+	if fail != nil && strings.HasPrefix(fail.kind, "compile") && mutantPos.MatchString(fail.msg) && !strings.Contains(fail.msg, "internal error") {
+		return nil // refused by name, with a position
+	}
+	if fail != nil && (fail.kind == "refused" || fail.kind == "endless") {
+		return nil
+	}
+	return fail
+}
+
+func allShapes(m *hlo.Module) []hlo.Shape {
+	var out []hlo.Shape
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			out = append(out, in.Shape.Leaves()...)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -281,7 +282,7 @@ func (g *gen) unary() {
 		}
 	default:
 		op := intUnary[g.rng.IntN(len(intUnary))]
-		if op == hlo.OpNot || t.Kind() != hlo.KindUnsigned || (op != hlo.OpNegate && op != hlo.OpAbs) {
+		if op.Types().Has(t) {
 			g.keep(g.op(op, v).Instruction, true, 0, 0, false)
 		}
 	}
@@ -1081,3 +1082,82 @@ func fuzzArray(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 	}
 	return &hlo.Literal{Shape: hlo.ArrayShape(t, s.Dims...), Data: data}
 }
+
+// Mutate changes a module's text in one to three places chosen by seed:
+// a number replaced by a small one, an element type or an opcode by
+// another, an operand by another instruction's name, an attribute or a
+// line deleted, two lines swapped. The result may or may not be a valid
+// module: what the verifier's mutation fuzzer feeds it.
+func Mutate(text string, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 0x6d7574))
+	lines := strings.Split(text, "\n")
+	var names []string
+	for _, ln := range lines {
+		if f := strings.Fields(ln); len(f) > 2 && f[1] == "=" {
+			names = append(names, f[0])
+		} else if len(f) > 3 && f[0] == "ROOT" && f[2] == "=" {
+			names = append(names, f[1])
+		}
+	}
+	types := []string{"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"}
+	for k := 0; k < 1+rng.IntN(3); k++ {
+		i := rng.IntN(len(lines))
+		ln := lines[i]
+		switch rng.IntN(7) {
+		case 0: // a number
+			locs := numberRE.FindAllStringIndex(ln, -1)
+			if len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + fmt.Sprint(rng.IntN(10)-1) + ln[l[1]:]
+			}
+		case 1: // a type
+			locs := typeRE.FindAllStringIndex(ln, -1)
+			if len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + types[rng.IntN(len(types))] + ln[l[1]:]
+			}
+		case 2: // an opcode
+			if m := opcodeRE.FindStringSubmatchIndex(ln); m != nil {
+				ln = ln[:m[2]] + mutantOps[rng.IntN(len(mutantOps))].String() + ln[m[3]:]
+			}
+		case 3: // an operand
+			if len(names) > 0 {
+				if m := operandRE.FindAllStringSubmatchIndex(ln, -1); len(m) > 0 {
+					l := m[rng.IntN(len(m))]
+					ln = ln[:l[2]] + names[rng.IntN(len(names))] + ln[l[3]:]
+				}
+			}
+		case 4: // an attribute
+			if locs := attrRE.FindAllStringIndex(ln, -1); len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + ln[l[1]:]
+			}
+		case 5: // a line
+			lines = append(lines[:i], lines[i+1:]...)
+			continue
+		case 6: // two lines
+			j := rng.IntN(len(lines))
+			lines[i], lines[j] = lines[j], lines[i]
+			continue
+		}
+		lines[i] = ln
+	}
+	return strings.Join(lines, "\n")
+}
+
+// mutantOps are what an opcode may become: the elementwise ops and the
+// rest, what the device lacks among them.
+var mutantOps = append(append([]hlo.Opcode{}, ElementwiseOps...),
+	hlo.OpReduce, hlo.OpDot, hlo.OpBroadcast, hlo.OpReshape, hlo.OpTranspose, hlo.OpSlice, hlo.OpGather,
+	hlo.OpScatter, hlo.OpSort, hlo.OpConcatenate, hlo.OpPad, hlo.OpReverse, hlo.OpTuple, hlo.OpGetTupleElement,
+	hlo.OpWhile, hlo.OpConditional, hlo.OpConvolution, hlo.OpIota, hlo.OpConstant, hlo.OpParameter, hlo.OpBitcast,
+	hlo.OpBitcastConvert, hlo.OpReducePrecision, hlo.OpAcos, hlo.OpSelectAndScatter, hlo.OpRngBitGenerator,
+	hlo.OpCustomCall, hlo.OpAllReduce, hlo.OpReduceWindow, hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice)
+
+var (
+	numberRE  = regexp.MustCompile(`-?\b\d+\b`)
+	typeRE    = regexp.MustCompile(`\b(pred|[su](8|16|32|64)|f16|bf16|f32|f64)\b`)
+	opcodeRE  = regexp.MustCompile(`\] ([a-z][a-z0-9-]*)\(`)
+	operandRE = regexp.MustCompile(`[(,] ?([A-Za-z_][A-Za-z0-9_.]*)`)
+	attrRE    = regexp.MustCompile(`, [a-z_]+=(\{[^}]*\}|[^,]*)`)
+)
