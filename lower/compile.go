@@ -172,6 +172,9 @@ func checkSupport(s *state) error {
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)
 			}
+			if i, want := reducerMismatch(in); i >= 0 {
+				return in.Errorf("%s's computation %s takes %s as parameter %d where the operand is %s (XLA allows floats of another width there); not supported on the device yet: convert the operand first", in.Op, in.Called[0].Name, in.Called[0].Params[i].Shape.Elem, i, want)
+			}
 		default:
 			if !in.Op.IsElementwise() && !remapOps[in.Op] {
 				return in.Errorf("op %s is not supported on the device yet", in.Op)

@@ -874,3 +874,23 @@ func blocksModule(seed uint64) string {
 	fmt.Fprintf(&b, "  ROOT r = (%s) tuple(%s)\n}\n", strings.Join(shapes, ", "), strings.Join(outs, ", "))
 	return b.String()
 }
+
+// TestMixedPrecisionReducer: a reducer over floats of another width than
+// its operand (the verifier accepts it, as XLA does) is refused by name:
+// its kernel once passed f64 registers to f32 code and the driver failed
+// to create the pipeline (VK_ERROR_UNKNOWN).
+func TestMixedPrecisionReducer(t *testing.T) {
+	_, err := compileText(t, `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f64[2,5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[5] reduce(x, z), dimensions={0}, to_apply=add
+}`)
+	require.ErrorContains(t, err, "test.hlo:10:3: r (reduce): reduce's computation add takes f32 as parameter 1 where the operand is f64")
+	require.ErrorContains(t, err, "not supported on the device yet")
+}

@@ -33,6 +33,39 @@ func reducerSupported(c *hlo.Computation) bool {
 	return true
 }
 
+// reducerMismatch finds a parameter of a reduce's, reduce-window's,
+// scatter's or sort's computation whose type is not the operand's it
+// receives (the verifier accepts floats of another width, as XLA does;
+// the kernels pass the operand's registers as they are): its index and
+// the operand's type, or -1.
+func reducerMismatch(in *hlo.Instruction) (int, hlo.ElementType) {
+	c := in.Called[0]
+	var want []hlo.ElementType
+	ops := in.Operands
+	switch in.Op {
+	case hlo.OpReduce, hlo.OpReduceWindow:
+		n := len(ops) / 2
+		for _, o := range append(append([]*hlo.Instruction{}, ops[n:]...), ops[:n]...) {
+			want = append(want, o.Shape.Elem)
+		}
+	case hlo.OpScatter:
+		n := (len(ops) - 1) / 2
+		for _, o := range append(append([]*hlo.Instruction{}, ops[:n]...), ops[n+1:]...) {
+			want = append(want, o.Shape.Elem)
+		}
+	case hlo.OpSort:
+		for _, o := range ops {
+			want = append(want, o.Shape.Elem, o.Shape.Elem)
+		}
+	}
+	for i, p := range c.Params {
+		if i < len(want) && p.Shape.Elem != want[i] {
+			return i, want[i]
+		}
+	}
+	return -1, 0
+}
+
 // scalarConst makes a SPIR-V constant (or bool) from a rank-0 literal.
 func (k *kernelBuilder) scalarConst(l *hlo.Literal) val {
 	t := l.Shape.Elem
