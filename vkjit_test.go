@@ -1779,3 +1779,17 @@ ENTRY e {
 		}
 	}
 }
+
+// TestControlResultAliases: a conditional whose branch returns its
+// operand hands the operand's buffer on as its result, so the operand
+// must live as long as the result: once a later value (the iota) took
+// its memory. A while loop that runs no iteration does the same.
+func TestControlResultAliases(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, name := range []string{"conditional_alias", "while_alias"} {
+		src, err := os.ReadFile("testdata/" + name + ".hlo")
+		require.NoError(t, err)
+		requireExact(t, name, string(src), smallInts(5))
+		requireExact(t, name+"_edges", string(src), edgeInputs(5))
+	}
+}

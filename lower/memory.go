@@ -57,6 +57,7 @@ func liveRanges(p *Program) map[int]liveRange {
 	for _, b := range p.Outputs {
 		touch(b, end)
 	}
+	extendAliased(p, lr, end)
 	for b, buf := range p.Buffers {
 		if _, ok := lr[b]; !ok && buf.Kind == BufTemp {
 			lr[b] = liveRange{0, end}
@@ -66,6 +67,85 @@ func liveRanges(p *Program) map[int]liveRange {
 		}
 	}
 	return lr
+}
+
+// extendAliased makes an input of a while or conditional step live as
+// long as a result it may become: the runtime hands the input's buffer
+// on as the result where the called computation returns its parameter
+// (a branch returning its operand, a loop body passing a state element
+// through, a loop that runs no iteration). Once, a value computed after
+// a conditional whose branch returned its operand took that operand's
+// memory, and so the conditional's result (the fuzzer).
+func extendAliased(p *Program, lr map[int]liveRange, end int) {
+	last := map[int]int{} // every buffer's last touch, arena or not
+	for i, st := range p.Steps {
+		for _, b := range stepBuffers(st) {
+			last[b] = max(last[b], 2*i+1)
+		}
+	}
+	for _, b := range p.Outputs {
+		last[b] = end
+	}
+	// passThrough lists, for a sub-program, which outputs are which of
+	// its parameters (output index -> parameter leaf).
+	passThrough := func(sub int) map[int]int {
+		m := map[int]int{}
+		sp := p.Subs[sub]
+		for i, b := range sp.Outputs {
+			if buf := sp.Buffers[b]; buf.Kind == BufParam {
+				m[i] = buf.Param
+			}
+		}
+		return m
+	}
+	// Later steps first, so that a chain of aliases extends all the way.
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		st := p.Steps[i]
+		var pairs [][2]int // input buffer, result buffer
+		switch st.Kind {
+		case StepWhile:
+			// The state element ending in result j may come, through
+			// the iterations, from any initial element that passes
+			// through to j: from j itself (no iteration), then closed
+			// under the body's pass-throughs.
+			pass := passThrough(st.Body)
+			from := make([]map[int]bool, len(st.Out))
+			for j := range from {
+				from[j] = map[int]bool{j: true}
+			}
+			for changed := true; changed; {
+				changed = false
+				for j, k := range pass {
+					for x := range from[k] {
+						if !from[j][x] {
+							from[j][x], changed = true, true
+						}
+					}
+				}
+			}
+			for j, out := range st.Out {
+				for x := range from[j] {
+					pairs = append(pairs, [2]int{st.In[0][x], out})
+				}
+			}
+		case StepConditional:
+			for bi, sub := range st.Branches {
+				for j, k := range passThrough(sub) {
+					pairs = append(pairs, [2]int{st.In[bi][k], st.Out[j]})
+				}
+			}
+		}
+		for _, pr := range pairs {
+			in, out := pr[0], pr[1]
+			if last[out] > last[in] {
+				last[in] = last[out]
+				if r, ok := lr[in]; ok {
+					r.last = max(r.last, last[out])
+					lr[in] = r
+				}
+			}
+		}
+	}
 }
 
 // stepBuffers lists every buffer a step reads or writes.
