@@ -50,7 +50,7 @@ func (r *Runtime) cachedProgram(m *hlo.Module, opts CompileOptions) (*lower.Prog
 
 // sourceProgram is cachedProgram for HLO text: a hit needs no parse.
 func (r *Runtime) sourceProgram(name string, src []byte, opts CompileOptions) (*lower.Program, bool, error) {
-	parse := func() (*hlo.Module, error) { return hlo.Parse(name, string(src)) }
+	parse := func() (*hlo.Module, error) { return parseOne(name, string(src)) }
 	if r.cache == nil {
 		m, err := parse()
 		if err != nil {

@@ -257,8 +257,8 @@ type CompileStats struct {
 	CacheMisses int     // kernels generated because the cache lacked them
 }
 
-// CompileFile reads, parses and compiles an HLO text file holding one
-// module.
+// CompileFile reads, parses and compiles a file holding one module:
+// HLO text or StableHLO (ParseText).
 func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, error) {
 	start := time.Now()
 	if err := r.life.enter(); err != nil {
@@ -272,8 +272,9 @@ func (r *Runtime) CompileFile(path string, opts CompileOptions) (*Executable, er
 	return r.compileSource(path, src, opts, start)
 }
 
-// CompileText compiles HLO text; name labels it in errors. With the
-// compile cache on, text compiled before is not even parsed.
+// CompileText compiles a module's text, HLO or StableHLO (ParseText);
+// name labels it in errors. With the compile cache on, text compiled
+// before is not even parsed.
 func (r *Runtime) CompileText(name, text string, opts CompileOptions) (*Executable, error) {
 	if err := r.life.enter(); err != nil {
 		return nil, err

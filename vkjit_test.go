@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -1792,4 +1793,46 @@ func TestControlResultAliases(t *testing.T) {
 		requireExact(t, name, string(src), smallInts(5))
 		requireExact(t, name+"_edges", string(src), edgeInputs(5))
 	}
+}
+
+// TestCompileStableHLO: the library takes StableHLO where it takes HLO
+// text, told apart by content. A program in both forms compiles (text
+// and file, with the compile cache on) and gives the same bits, and
+// ParseText reads both.
+func TestCompileStableHLO(t *testing.T) {
+	defer noValidationMessages(t)
+	mlirPath := filepath.Join("hlo", "stablehlo", "testdata", "mlp_layer.mlir")
+	mlir, err := os.ReadFile(mlirPath)
+	require.NoError(t, err)
+	text, err := os.ReadFile(filepath.Join("hlo", "stablehlo", "testdata", "mlp_layer.hlo"))
+	require.NoError(t, err)
+	twin, err := hlo.Parse("mlp_layer.hlo", string(text))
+	require.NoError(t, err)
+	args := hlotest.Inputs(twin, 7)
+	ts := make([]*vkjit.Tensor, len(args))
+	for i, a := range args {
+		ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+	}
+	run := func(exe *vkjit.Executable, err error) []byte {
+		t.Helper()
+		require.NoError(t, err)
+		defer exe.Close()
+		outs, _, err := exe.Run(ts...)
+		require.NoError(t, err)
+		require.Len(t, outs, 1)
+		return outs[0].Data
+	}
+	want := run(rt.CompileText("mlp_layer.hlo", string(text), vkjit.CompileOptions{}))
+	require.Equal(t, want, run(rt.CompileText("mlp_layer.mlir", string(mlir), vkjit.CompileOptions{})))
+	require.Equal(t, want, run(rt.CompileText("mlp_layer.mlir", string(mlir), vkjit.CompileOptions{})), "a cache hit")
+	require.Equal(t, want, run(rt.CompileFile(mlirPath, vkjit.CompileOptions{})))
+	ms, err := vkjit.ParseText("mlp_layer.mlir", string(mlir))
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	ref, err := eval.Run(twin, args...)
+	require.NoError(t, err)
+	require.Equal(t, ref.Leaves()[0].Data, want)
+
+	_, err = rt.CompileText("bad.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "bad.mlir:2:")
 }

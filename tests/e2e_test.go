@@ -107,74 +107,80 @@ func TestNoDevice(t *testing.T) {
 // run` with the validation layer on, and compares every output with
 // NumPy's (tests/testdata/programs.py). Both sides compute in f32 but sum
 // in different orders, so outputs agree to 1e-5 of the
-// output's largest magnitude, not to the bit.
+// output's largest magnitude, not to the bit. Each program is given
+// twice: as HLO text (graph.hlo) and as StableHLO, the form JAX prints
+// by default (graph.mlir).
 func TestPrograms(t *testing.T) {
 	for _, name := range []string{"mlp_train", "transformer", "cnn", "while_loop"} {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			graph := filepath.Join(dir, "graph.hlo")
-			stats := filepath.Join(t.TempDir(), "stats.json")
-			args := append([]string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz"), "--stats-json", stats}, argFiles(dir)...)
-			cmd := exec.Command(vkjitBin, args...)
-			cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")
-			msg, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", msg)
-			require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
-			got, err := vkjit.ReadNPZ(args[3])
-			require.NoError(t, err)
-			// Memory planning: the arena within 10% of the liveness bound.
-			var st struct {
-				Arena int64 `json:"arena_bytes"`
-				Bound int64 `json:"liveness_bound_bytes"`
-			}
-			js, err := os.ReadFile(stats)
-			require.NoError(t, err)
-			require.NoError(t, json.Unmarshal(js, &st))
-			require.LessOrEqual(t, 10*st.Arena, 11*st.Bound, "arena %d, liveness bound %d", st.Arena, st.Bound)
-			// Fusion and buffer reuse never change a result.
-			plainOut := filepath.Join(t.TempDir(), "plain.npz")
-			plain := exec.Command(vkjitBin, append([]string{"run", "--no-fuse", "--no-reuse", graph, "--out", plainOut}, args[6:]...)...)
-			msg, err = plain.CombinedOutput()
-			require.NoError(t, err, "%s", msg)
-			unfused, err := vkjit.ReadNPZ(plainOut)
-			require.NoError(t, err)
-			for k, v := range got {
-				require.Equal(t, v.Data, unfused[k].Data, "%s with --no-fuse --no-reuse", k)
-			}
-			for i := 0; ; i++ {
-				want, err := vkjit.ReadNPYFile(filepath.Join(dir, fmt.Sprintf("want_out%d.npy", i)))
-				if errors.Is(err, os.ErrNotExist) {
-					require.Len(t, got, i, "one output per want_out file")
-					break
-				}
-				require.NoError(t, err)
-				g := got[fmt.Sprintf("out%d", i)]
-				require.NotNil(t, g, "out%d", i)
-				require.Equal(t, want.Dims, g.Dims, "out%d", i)
-				w32, err := want.AsFloat32()
-				require.NoError(t, err)
-				g32, err := g.AsFloat32()
-				require.NoError(t, err)
-				scale := 0.0
-				for _, v := range w32 {
-					scale = max(scale, math.Abs(float64(v)))
-				}
-				worst := 0.0
-				for j := range w32 {
-					d := math.Abs(float64(g32[j]) - float64(w32[j]))
-					worst = max(worst, d/scale)
-					require.LessOrEqual(t, d, 1e-5*scale, "out%d[%d]: want %v, got %v", i, j, w32[j], g32[j])
-				}
-				t.Logf("out%d: largest difference from NumPy %.2g of the largest magnitude", i, worst)
-			}
-			m, err := hlo.ParseFile(graph)
-			require.NoError(t, err)
-			prog, err := lower.Compile(m[0], lower.DefaultTarget, lower.Options{})
-			require.NoError(t, err)
-			for _, k := range prog.Kernels {
-				require.NoError(t, spirv.Validate(k.Words), k.Name)
-			}
-		})
+		for _, form := range []string{"graph.hlo", "graph.mlir"} {
+			t.Run(name+"/"+form, func(t *testing.T) { testProgram(t, name, form) })
+		}
+	}
+}
+
+func testProgram(t *testing.T, name, form string) {
+	dir := filepath.Join("testdata", name)
+	graph := filepath.Join(dir, form)
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	args := append([]string{"run", graph, "--out", filepath.Join(t.TempDir(), "out.npz"), "--stats-json", stats}, argFiles(dir)...)
+	cmd := exec.Command(vkjitBin, args...)
+	cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", msg)
+	require.Empty(t, string(msg), "the validation layer and vkjit stay silent")
+	got, err := vkjit.ReadNPZ(args[3])
+	require.NoError(t, err)
+	// Memory planning: the arena within 10% of the liveness bound.
+	var st struct {
+		Arena int64 `json:"arena_bytes"`
+		Bound int64 `json:"liveness_bound_bytes"`
+	}
+	js, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &st))
+	require.LessOrEqual(t, 10*st.Arena, 11*st.Bound, "arena %d, liveness bound %d", st.Arena, st.Bound)
+	// Fusion and buffer reuse never change a result.
+	plainOut := filepath.Join(t.TempDir(), "plain.npz")
+	plain := exec.Command(vkjitBin, append([]string{"run", "--no-fuse", "--no-reuse", graph, "--out", plainOut}, args[6:]...)...)
+	msg, err = plain.CombinedOutput()
+	require.NoError(t, err, "%s", msg)
+	unfused, err := vkjit.ReadNPZ(plainOut)
+	require.NoError(t, err)
+	for k, v := range got {
+		require.Equal(t, v.Data, unfused[k].Data, "%s with --no-fuse --no-reuse", k)
+	}
+	for i := 0; ; i++ {
+		want, err := vkjit.ReadNPYFile(filepath.Join(dir, fmt.Sprintf("want_out%d.npy", i)))
+		if errors.Is(err, os.ErrNotExist) {
+			require.Len(t, got, i, "one output per want_out file")
+			break
+		}
+		require.NoError(t, err)
+		g := got[fmt.Sprintf("out%d", i)]
+		require.NotNil(t, g, "out%d", i)
+		require.Equal(t, want.Dims, g.Dims, "out%d", i)
+		w32, err := want.AsFloat32()
+		require.NoError(t, err)
+		g32, err := g.AsFloat32()
+		require.NoError(t, err)
+		scale := 0.0
+		for _, v := range w32 {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		worst := 0.0
+		for j := range w32 {
+			d := math.Abs(float64(g32[j]) - float64(w32[j]))
+			worst = max(worst, d/scale)
+			require.LessOrEqual(t, d, 1e-5*scale, "out%d[%d]: want %v, got %v", i, j, w32[j], g32[j])
+		}
+		t.Logf("out%d: largest difference from NumPy %.2g of the largest magnitude", i, worst)
+	}
+	m, err := vkjit.ParseFile(graph)
+	require.NoError(t, err)
+	prog, err := lower.Compile(m[0], lower.DefaultTarget, lower.Options{})
+	require.NoError(t, err)
+	for _, k := range prog.Kernels {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/vkjit/vkjit"
-	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower"
 )
@@ -88,7 +87,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bench: --iterations must be at least 1 and --warmup at least 0")
 	}
 	start := time.Now()
-	mods, err := hlo.ParseFile(pos[0])
+	mods, err := vkjit.ParseFile(pos[0])
 	if err != nil {
 		return err
 	}

@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 )
 
 // cmdFmt prints each module of a file in vkjit's canonical HLO text,
 // separated by "// -----" lines as in the input. Shapes left out of the
-// input are filled in when the module verifies.
+// input are filled in when the module verifies. A StableHLO file prints
+// as the HLO it becomes (--hlo says so; it is the only output form).
 func cmdFmt(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Bool("hlo", false, "print the HLO text a StableHLO module becomes (what fmt prints)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return fmt.Errorf("fmt: %v", err)
@@ -21,7 +24,7 @@ func cmdFmt(args []string, out io.Writer) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("fmt: want one file (usage: vkjit fmt GRAPH.hlo)")
 	}
-	mods, err := hlo.ParseFile(pos[0])
+	mods, err := vkjit.ParseFile(pos[0])
 	if err != nil {
 		return err
 	}

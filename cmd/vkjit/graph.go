@@ -30,7 +30,7 @@ func cmdGraph(args []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("graph: want one HLO file (usage: vkjit graph [-o FILE] GRAPH.hlo)")
 	}
-	mods, err := hlo.ParseFile(pos[0])
+	mods, err := vkjit.ParseFile(pos[0])
 	if err != nil {
 		return err
 	}

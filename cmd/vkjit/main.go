@@ -1,4 +1,5 @@
-// Command vkjit compiles and runs XLA HLO programs on Vulkan devices.
+// Command vkjit compiles and runs XLA programs (HLO text, or StableHLO
+// as JAX prints it) on Vulkan devices.
 //
 //	vkjit devices                        list the Vulkan devices
 //	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
@@ -6,6 +7,7 @@
 //	vkjit graph [-o FILE] GRAPH.hlo      draw the graph with its fusion clusters
 //	vkjit cache stats|clear|dir          inspect the compile cache
 //	vkjit bench [flags] GRAPH.hlo [ARG.npy ...]   time a module's runs
+//	vkjit test [flags] FILE.mlir|DIR ...  run StableHLO conformance files
 //
 // Run `vkjit help` for the flags.
 package main
@@ -19,7 +21,9 @@ import (
 	"strings"
 )
 
-const usage = `vkjit compiles XLA HLO programs to Vulkan compute kernels and runs them.
+const usage = `vkjit compiles XLA programs to Vulkan compute kernels and runs them.
+GRAPH is XLA's HLO text or StableHLO (MLIR, as jax.jit(f).lower(x).as_text()
+prints it), told apart by its content.
 
 Usage:
   vkjit devices                              list Vulkan devices
@@ -34,6 +38,12 @@ Usage:
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --no-fuse,
                                              --host-loops, --vec4-access, --storage-loads
+  vkjit test [flags] FILE.mlir|DIR ...       run StableHLO conformance files: every module's
+                                             check ops compared on the host; prints each
+                                             failure and "N passed, M failed, K skipped":
+                                             --expected FILE (modules that cannot pass yet),
+                                             --write-expected FILE (write that list),
+                                             --jobs N, -v, --no-fuse, --host-loops, ...
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):
@@ -100,6 +110,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdCache(args[1:], stdout)
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
+	case "test":
+		err = cmdTest(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -17,6 +17,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/hlo/stablehlo"
 	"github.com/vkjit/vkjit/internal/outfile"
 	"github.com/vkjit/vkjit/lower"
 )
@@ -81,10 +82,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The module is parsed here only when something besides compiling
-	// needs it; otherwise a compile-cache hit skips the parse too.
+	// needs it; otherwise a compile-cache hit skips the parse too. A
+	// StableHLO file's check ops (conformance tests) are evaluated after
+	// the run, as vkjit test does.
 	var mod *hlo.Module
+	var checked *stablehlo.Translated
 	parseMs := 0.0
-	if *randomArgs || *compare || *donate == "all" {
+	if stablehlo.IsMLIR(string(src)) {
+		if checked, err = translateOne(graph, string(src)); err != nil {
+			return err
+		}
+		mod = checked.HLO
+		if len(checked.Checks) == 0 {
+			checked = nil
+		}
+		parseMs = float64(time.Since(start).Microseconds()) / 1000
+	} else if *randomArgs || *compare || *donate == "all" {
 		if mod, err = hlo.Parse(graph, string(src)); err != nil {
 			return err
 		}
@@ -204,17 +217,50 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--stats-json: %w", err)
 		}
 	}
+	var checkFails []string
+	if checked != nil {
+		lits := make([]*hlo.Literal, len(results))
+		for i, r := range results {
+			lits[i] = &hlo.Literal{Shape: r.Shape(), Data: r.Data}
+		}
+		checkFails = evalChecks(checked, lits)
+		results = results[:resultLeaves(checked)] // the entry function's own results
+	}
 	names := make([]string, len(results))
 	for i := range results {
 		names[i] = fmt.Sprintf("out%d", i)
 	}
 	if *out != "" {
-		return vkjit.WriteNPZ(*out, names, results)
+		if err := vkjit.WriteNPZ(*out, names, results); err != nil {
+			return err
+		}
+	} else {
+		for i, r := range results {
+			fmt.Fprintf(stdout, "%s: %s\n", names[i], r)
+		}
 	}
-	for i, r := range results {
-		fmt.Fprintf(stdout, "%s: %s\n", names[i], r)
+	if checked != nil {
+		for _, f := range checkFails {
+			fmt.Fprintf(stdout, "FAIL %s\n", f)
+		}
+		if len(checkFails) > 0 {
+			return fmt.Errorf("%d of %d checks failed", len(checkFails), len(checked.Checks))
+		}
+		fmt.Fprintf(stdout, "%d checks passed\n", len(checked.Checks))
 	}
 	return nil
+}
+
+// translateOne reads a StableHLO file of one module.
+func translateOne(name, src string) (*stablehlo.Translated, error) {
+	ts, errs, err := stablehlo.Parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("%s holds %d modules; vkjit run takes one (vkjit test runs them all)", name, len(ts))
+	}
+	return ts[0], errs[0]
 }
 
 func describeParams(exe *vkjit.Executable) string {

@@ -1,0 +1,208 @@
+package stablehlo
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// denseLiteral turns a dense<...> attribute of tensor type t into an HLO
+// literal: a hex string of the elements' bytes ("0x..."; one element's
+// bytes make a splat), a splat value, or nested lists of values, each an
+// integer, a float (or its bits in hex), true/false, or a complex pair
+// (re, im).
+func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
+	shape := t.Shape()
+	if t.Kind != TensorType || t.Dynamic {
+		return nil, fmt.Errorf("a dense constant of type %s", t.Text)
+	}
+	et := t.Elem
+	if et == hlo.Invalid {
+		return nil, unsupportedf(typesCategory, "element type %s", t.Text)
+	}
+	if et.Bits() < 8 && et != hlo.PRED {
+		return nil, unsupportedf(typesCategory, "element type %s (sub-byte constants)", mlirName(et))
+	}
+	n := shape.NumElements()
+	size := et.Bytes()
+	body := strings.TrimSpace(a.Text)
+	if strings.HasPrefix(body, "\"0x") || strings.HasPrefix(body, "\"0X") {
+		raw, err := hex.DecodeString(strings.Trim(body[3:], "\""))
+		if err != nil {
+			return nil, fmt.Errorf("dense hex: %v", err)
+		}
+		switch {
+		case int64(len(raw)) == n*int64(size):
+		case len(raw) == size:
+			raw = []byte(strings.Repeat(string(raw), int(n)))
+		default:
+			return nil, fmt.Errorf("dense hex of %d bytes for %s (%d bytes)", len(raw), t.Text, n*int64(size))
+		}
+		return &hlo.Literal{Shape: shape, Data: raw}, nil
+	}
+	elems, err := denseElements(body)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		elems = nil // a splat of nothing
+	}
+	if len(elems) == 1 && n > 1 {
+		for int64(len(elems)) < n {
+			elems = append(elems, elems[0])
+		}
+	}
+	if int64(len(elems)) != n {
+		return nil, fmt.Errorf("dense has %d values for %s (%d elements)", len(elems), t.Text, n)
+	}
+	data := make([]byte, 0, n*int64(size))
+	for _, e := range elems {
+		if data, err = appendValue(data, et, e); err != nil {
+			return nil, err
+		}
+	}
+	return &hlo.Literal{Shape: shape, Data: data}, nil
+}
+
+// denseElements flattens a dense body's nested lists into element texts
+// (a complex pair stays one element, "(re, im)").
+func denseElements(body string) ([]string, error) {
+	var out []string
+	depth := 0
+	cur := strings.Builder{}
+	flush := func() {
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			out = append(out, s)
+		}
+		cur.Reset()
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '(':
+			depth++
+			cur.WriteByte(c)
+		case c == ')':
+			depth--
+			cur.WriteByte(c)
+		case depth > 0:
+			cur.WriteByte(c)
+		case c == '[' || c == ']' || c == ',':
+			flush()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// appendValue appends one element of type t, written as text.
+func appendValue(dst []byte, t hlo.ElementType, text string) ([]byte, error) {
+	switch t.Kind() {
+	case hlo.KindBool:
+		switch text {
+		case "true", "1":
+			return append(dst, 1), nil
+		case "false", "0":
+			return append(dst, 0), nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean", text)
+	case hlo.KindSigned, hlo.KindUnsigned:
+		v, err := parseInt(text)
+		if err != nil {
+			return nil, err
+		}
+		return appendBits(dst, v, t.Bytes()), nil
+	case hlo.KindFloat:
+		bits, err := floatBits(t, text)
+		if err != nil {
+			return nil, err
+		}
+		return appendBits(dst, bits, t.Bytes()), nil
+	case hlo.KindComplex:
+		re, im, ok := strings.Cut(strings.Trim(text, "()"), ",")
+		if !ok {
+			return nil, fmt.Errorf("%q is not a complex pair (re, im)", text)
+		}
+		part := hlo.F32
+		if t == hlo.C128 {
+			part = hlo.F64
+		}
+		for _, x := range []string{re, im} {
+			bits, err := floatBits(part, strings.TrimSpace(x))
+			if err != nil {
+				return nil, err
+			}
+			dst = appendBits(dst, bits, part.Bytes())
+		}
+		return dst, nil
+	}
+	return nil, fmt.Errorf("constants of %s", mlirName(t))
+}
+
+func parseInt(text string) (uint64, error) {
+	neg := strings.HasPrefix(text, "-")
+	body := strings.TrimPrefix(strings.TrimPrefix(text, "-"), "+")
+	base := 10
+	if strings.HasPrefix(body, "0x") || strings.HasPrefix(body, "0X") {
+		body, base = body[2:], 16
+	}
+	switch body {
+	case "true":
+		return 1, nil
+	case "false":
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(body, base, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an integer", text)
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+// floatBits encodes text as a float of type t: a decimal (rounded once,
+// to nearest even), inf/nan, or the value's bits in hex (0x7FC00000).
+func floatBits(t hlo.ElementType, text string) (uint64, error) {
+	if strings.HasPrefix(text, "0x") || strings.HasPrefix(text, "0X") {
+		v, err := strconv.ParseUint(text[2:], 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a float's bits", text)
+		}
+		return v, nil
+	}
+	switch strings.TrimPrefix(text, "+") {
+	case "inf":
+		return hlo.EncodeFloat(t, math.Inf(1)), nil
+	case "-inf":
+		return hlo.EncodeFloat(t, math.Inf(-1)), nil
+	case "nan", "-nan":
+		return hlo.EncodeFloat(t, math.NaN()), nil
+	}
+	if t == hlo.F32 {
+		v, err := strconv.ParseFloat(text, 32)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a float", text)
+		}
+		return uint64(math.Float32bits(float32(v))), nil
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a float", text)
+	}
+	return hlo.EncodeFloat(t, v), nil
+}
+
+func appendBits(dst []byte, v uint64, n int) []byte {
+	for i := 0; i < n; i++ {
+		dst = append(dst, byte(v>>(8*i)))
+	}
+	return dst
+}

@@ -1,0 +1,640 @@
+package stablehlo
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// Why a module is not run, for a conformance runner's skips: the
+// categories vkjit states, beside what it does not run yet (no category).
+const (
+	typesCategory       = ""
+	dynamicCategory     = "dynamic shapes"
+	quantizedCategory   = "quantized types"
+	collectivesCategory = "collectives across several processes"
+	hostCategory        = "infeed, outfeed, send and recv"
+	probeCategory       = "the interpreter's probes"
+)
+
+// Unsupported is what vkjit does not translate or run, named; Category
+// says why it is skipped for good (dynamic shapes, quantized types,
+// collectives, host transfers), or is empty for what vkjit does not do
+// yet.
+type Unsupported struct {
+	Category string
+	What     string
+}
+
+func (u *Unsupported) Error() string {
+	if u.Category != "" {
+		return fmt.Sprintf("%s is not supported (%s)", u.What, u.Category)
+	}
+	return u.What + " is not supported"
+}
+
+func unsupportedf(category, format string, args ...any) error {
+	return &Unsupported{Category: category, What: fmt.Sprintf(format, args...)}
+}
+
+// Module is a translated StableHLO module: the HLO module and the checks
+// of the check dialect. The entry's result is a tuple: the entry
+// function's own results first (Results of them), then the values the
+// checks compare.
+type Translated struct {
+	HLO     *hlo.Module
+	Entry   string // the function it runs from
+	Results int
+	Checks  []Check
+	Pos     hlo.Pos
+}
+
+// CheckKind is how a check compares.
+type CheckKind uint8
+
+const (
+	CheckEq       CheckKind = iota // bit for bit (NaN equals NaN)
+	CheckAlmostEq                  // |actual - expected| <= Tolerance (0.001 by default)
+	CheckClose                     // at most MaxULP apart (3 by default); non-finite values exactly
+)
+
+// Check is one check.expect_* op (or custom_call @check.expect_*):
+// the entry's output Actual against output Expected or the constant
+// Const.
+type Check struct {
+	Op        string
+	Kind      CheckKind
+	Actual    int
+	Expected  int // -1 with Const
+	Const     *hlo.Literal
+	Tolerance float64
+	MaxULP    int64
+	MinULP    int64
+	Pos       hlo.Pos
+}
+
+// Parse reads every module of a StableHLO file and translates each: one
+// result per program, with its error (a position and a message; an op
+// or type vkjit lacks is named, errors.As *Unsupported; a program that
+// failed has only its Pos, its entry's place). A module is one
+// program, or, where it has no @main and several argument-free public
+// functions (a test file's), one program for each.
+func Parse(file, src string) ([]*Translated, []error, error) {
+	mods, err := ParseIR(file, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*Translated
+	var errs []error
+	add := func(t *Translated, err error, pos hlo.Pos) {
+		if err != nil {
+			t = &Translated{Pos: pos}
+		}
+		out, errs = append(out, t), append(errs, err)
+	}
+	for _, m := range mods {
+		es := Entries(m)
+		if len(es) < 2 || !argumentFree(es) {
+			pos := m.Pos
+			if len(es) == 1 {
+				pos = es[0].Pos
+			}
+			t, err := Translate(m)
+			add(t, err, pos)
+			continue
+		}
+		for _, e := range es {
+			t, err := TranslateEntry(m, e)
+			add(t, err, e.Pos)
+		}
+	}
+	return out, errs, nil
+}
+
+func argumentFree(fs []*Func) bool {
+	for _, f := range fs {
+		if len(f.Args) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseModule reads a file holding one module into HLO, for compiling:
+// its checks, if any, are dropped.
+func ParseModule(file, src string) (*hlo.Module, error) {
+	ts, errs, err := Parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 1 {
+		return nil, fmt.Errorf("%s: holds %d programs, where one is compiled (vkjit test runs them all)", file, len(ts))
+	}
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	return ts[0].WithoutChecks()
+}
+
+// WithoutChecks is the module returning the entry function's results
+// only: the values its checks compared become dead code.
+func (t *Translated) WithoutChecks() (*hlo.Module, error) {
+	if len(t.Checks) == 0 {
+		return t.HLO, nil
+	}
+	e := t.HLO.Entry
+	outs := e.Root.Operands[:t.Results]
+	switch len(outs) {
+	case 0:
+		return nil, &Error{Pos: t.Pos, Msg: "the entry function returns nothing: only checks"}
+	case 1:
+		e.Root = outs[0]
+	default:
+		s := hlo.TupleShape()
+		for _, o := range outs {
+			s.Tuple = append(s.Tuple, o.Shape)
+		}
+		root := &hlo.Instruction{Name: e.Root.Name + "_results", Op: hlo.OpTuple, Operands: outs, Shape: s, Pos: e.Root.Pos}
+		e.Instructions = append(e.Instructions, root)
+		e.Root = root
+	}
+	t.Checks = nil
+	return t.HLO, hlo.Verify(t.HLO)
+}
+
+// translator holds what translating one module needs.
+type translator struct {
+	m      *Module
+	b      *hlo.Builder
+	funcs  map[string]*Func
+	comps  map[string]*hlo.Computation // translated functions by name
+	checks []Check
+	outs   []*hlo.Instruction // the check operands the entry returns
+	entry  *Func
+	names  map[string]int // computation names in use
+}
+
+// scope maps SSA names to the instructions of one computation: a
+// function's, or a region's (each region is a computation of its own in
+// HLO; what it uses from outside is brought in by freeVars and bind).
+type scope struct {
+	vals map[string]*hlo.Instruction
+	cb   *hlo.CompBuilder
+}
+
+func newScope(cb *hlo.CompBuilder) *scope {
+	return &scope{vals: map[string]*hlo.Instruction{}, cb: cb}
+}
+
+func (sc *scope) lookup(t *translator, v Value) (*hlo.Instruction, error) {
+	if in, ok := sc.vals[v.Name]; ok {
+		return in, nil
+	}
+	return nil, &Error{Pos: v.Pos, Msg: fmt.Sprintf("%%%s is not defined", v.Name)}
+}
+
+// freeVars lists, in order of first use, the values r uses that it does
+// not define (nested regions included): what a region captures from the
+// ops around it.
+func freeVars(r *Region) []Value {
+	var out []Value
+	seen := map[string]bool{}
+	var walk func(r *Region, defined map[string]bool)
+	walk = func(r *Region, defined map[string]bool) {
+		local := map[string]bool{}
+		for k := range defined {
+			local[k] = true
+		}
+		for _, b := range r.Blocks {
+			for _, a := range b.Args {
+				local[a.Name] = true
+			}
+			for _, op := range b.Ops {
+				for _, v := range op.Operands {
+					if !local[v.Name] && !local[strings.SplitN(v.Name, "#", 2)[0]] && !seen[v.Name] {
+						seen[v.Name] = true
+						out = append(out, v)
+					}
+				}
+				for _, sub := range op.Regions {
+					walk(sub, local)
+				}
+				for _, res := range op.Results {
+					local[res] = true
+					local[strings.SplitN(res, "#", 2)[0]] = true
+				}
+			}
+		}
+	}
+	walk(r, map[string]bool{})
+	return out
+}
+
+// resolveCaptures looks r's free values up in the enclosing scope: the
+// constants, copied into a region as they are, and the other values,
+// which the caller must pass in.
+func (t *translator) resolveCaptures(rs []*Region, sc *scope) (consts, others map[string]*hlo.Instruction, order []string, err error) {
+	consts, others = map[string]*hlo.Instruction{}, map[string]*hlo.Instruction{}
+	for _, r := range rs {
+		for _, v := range freeVars(r) {
+			if _, ok := consts[v.Name]; ok {
+				continue
+			}
+			if _, ok := others[v.Name]; ok {
+				continue
+			}
+			in, err := sc.lookup(t, v)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if in.Op == hlo.OpConstant {
+				consts[v.Name] = in
+			} else {
+				others[v.Name] = in
+				order = append(order, v.Name)
+			}
+		}
+	}
+	return consts, others, order, nil
+}
+
+// bindConsts copies captured constants into a region's computation.
+func bindConsts(sc *scope, consts map[string]*hlo.Instruction) {
+	for name, c := range consts {
+		sc.vals[name] = sc.cb.Constant(c.Literal)
+		if !strings.Contains(name, "#") {
+			sc.vals[name+"#0"] = sc.vals[name]
+		}
+	}
+}
+
+// scalarRegion translates a region whose block arguments become the
+// computation's parameters (reducers, comparators, scatter's update):
+// it may use constants from outside, nothing else.
+func (t *translator) scalarRegion(r *Region, name string, sc *scope) (*hlo.Computation, error) {
+	consts, others, order, err := t.resolveCaptures([]*Region{r}, sc)
+	if err != nil {
+		return nil, err
+	}
+	if len(others) > 0 {
+		return nil, &Error{Pos: r.Pos, Msg: fmt.Sprintf("the region uses %%%s from outside it; only constants may be", order[0])}
+	}
+	if len(r.Blocks) != 1 {
+		return nil, &Error{Pos: r.Pos, Msg: "a region of several blocks"}
+	}
+	cb := t.b.Computation(t.compName(name))
+	inner := newScope(cb)
+	for _, a := range r.Blocks[0].Args {
+		if err := t.checkType(a.Type, a.Pos); err != nil {
+			return nil, err
+		}
+		inner.vals[a.Name] = cb.Parameter(a.Type.Shape())
+	}
+	bindConsts(inner, consts)
+	res, err := t.block(r, inner, false)
+	if err != nil {
+		return nil, err
+	}
+	t.root(cb, res)
+	return cb.Computation(), nil
+}
+
+// Translate turns one parsed module into HLO, run from its one entry
+// (Entries).
+func Translate(m *Module) (*Translated, error) {
+	es := Entries(m)
+	switch {
+	case len(m.Funcs) == 0:
+		return nil, &Error{Pos: m.Pos, Msg: "the module has no function"}
+	case len(es) == 0:
+		return nil, &Error{Pos: m.Pos, Msg: "the module has no @main and no public function to run"}
+	case len(es) > 1:
+		return nil, &Error{Pos: m.Pos, Msg: fmt.Sprintf("no @main, and %d public functions (@%s, @%s...) could be the entry", len(es), es[0].Name, es[1].Name)}
+	}
+	return TranslateEntry(m, es[0])
+}
+
+// TranslateEntry turns one parsed module into HLO, run from entry.
+func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
+	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}}
+	name := m.Name
+	if name == "" {
+		name = "module"
+	}
+	t.b = hlo.NewBuilder(name)
+	for _, f := range m.Funcs {
+		t.funcs[f.Name] = f
+	}
+	t.entry = entry
+	res, err := t.function(t.entry, true)
+	if err != nil {
+		return nil, err
+	}
+	hm, err := t.b.Build()
+	if err != nil {
+		return nil, err
+	}
+	return &Translated{HLO: hm, Entry: entry.Name, Results: res, Checks: t.checks, Pos: entry.Pos}, nil
+}
+
+// Entries are the functions a module runs from: @main; else the public
+// functions no other function calls; else the module's only function.
+// The interpreter's test files hold several argument-free public test
+// functions in one module, each a program of its own.
+func Entries(m *Module) []*Func {
+	called := map[string]bool{}
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		for _, b := range r.Blocks {
+			for _, op := range b.Ops {
+				if op.Callee != "" {
+					called[op.Callee] = true
+				}
+				if a := op.Attr("decomposition"); a != nil {
+					called[a.Text] = true
+				}
+				for _, sub := range op.Regions {
+					walk(sub)
+				}
+			}
+		}
+	}
+	var roots []*Func
+	for _, f := range m.Funcs {
+		if f.Name == "main" {
+			return []*Func{f}
+		}
+		walk(f.Body)
+	}
+	for _, f := range m.Funcs {
+		if f.Public && !called[f.Name] {
+			roots = append(roots, f)
+		}
+	}
+	if len(roots) == 0 && len(m.Funcs) == 1 {
+		return m.Funcs
+	}
+	return roots
+}
+
+func (t *translator) compName(base string) string {
+	base = strings.NewReplacer(".", "_", "-", "_").Replace(base)
+	t.names[base]++
+	if n := t.names[base]; n > 1 {
+		return fmt.Sprintf("%s_%d", base, n)
+	}
+	return base
+}
+
+// function translates f; the entry's root is the tuple of its results
+// and the checks' values. It returns how many results f has.
+func (t *translator) function(f *Func, entry bool) (int, error) {
+	var cb *hlo.CompBuilder
+	if entry {
+		cb = t.b.Entry(t.compName(f.Name))
+	} else {
+		cb = t.b.Computation(t.compName(f.Name))
+	}
+	if !entry {
+		t.comps[f.Name] = cb.Computation()
+	}
+	sc := newScope(cb)
+	for _, a := range f.Args {
+		if err := t.checkType(a.Type, a.Pos); err != nil {
+			return 0, err
+		}
+		sc.vals[a.Name] = cb.Parameter(a.Type.Shape())
+	}
+	results, err := t.block(f.Body, sc, entry)
+	if err != nil {
+		return 0, err
+	}
+	if len(f.Results) != len(results) {
+		return 0, &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s returns %d values, its type says %d", f.Name, len(results), len(f.Results))}
+	}
+	for i, r := range results {
+		if want := f.Results[i]; want.Kind != OtherType && !want.Shape().Equal(r.Shape) {
+			return 0, &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s result %d is %s, its type says %s", f.Name, i, typeText(r.Shape), want.Text)}
+		}
+	}
+	n := len(results)
+	if entry {
+		outs := append(append([]*hlo.Instruction{}, results...), t.outs...)
+		if len(outs) == 1 && len(t.checks) == 0 {
+			cb.SetRoot(outs[0])
+		} else {
+			cb.Op(hlo.OpTuple, outs...)
+		}
+		return n, nil
+	}
+	t.root(cb, results)
+	return n, nil
+}
+
+// root makes a computation's result: one value, or a tuple of several.
+func (t *translator) root(cb *hlo.CompBuilder, vals []*hlo.Instruction) {
+	if len(vals) == 1 {
+		cb.SetRoot(vals[0])
+		return
+	}
+	cb.Op(hlo.OpTuple, vals...)
+}
+
+// block translates a region's single block, returning the values of its
+// terminator (return).
+func (t *translator) block(r *Region, sc *scope, entry bool) ([]*hlo.Instruction, error) {
+	if len(r.Blocks) != 1 {
+		return nil, &Error{Pos: r.Pos, Msg: fmt.Sprintf("a region of %d blocks (control flow between blocks is not StableHLO)", len(r.Blocks))}
+	}
+	for _, op := range r.Blocks[0].Ops {
+		if op.Name == "func.return" || op.Name == "stablehlo.return" {
+			return t.operands(op, sc)
+		}
+		if err := t.op(op, sc, entry); err != nil {
+			return nil, err
+		}
+	}
+	return nil, &Error{Pos: r.Pos, Msg: "a region without a return"}
+}
+
+// operands looks up op's operands; where the text gives their types,
+// each must be the type of the value it names (MLIR's verifier rule: a
+// use spells its value's type).
+func (t *translator) operands(op *Op, sc *scope) ([]*hlo.Instruction, error) {
+	out := make([]*hlo.Instruction, len(op.Operands))
+	for i, v := range op.Operands {
+		in, err := sc.lookup(t, v)
+		if err != nil {
+			return nil, err
+		}
+		if i < len(op.InTypes) && len(op.InTypes) == len(op.Operands) && op.InTypes[i].Kind != OtherType {
+			if want := op.InTypes[i].Shape(); !want.Equal(in.Shape) {
+				return nil, &Error{Pos: op.Pos, Msg: fmt.Sprintf("%s: operand %d is %s, its type says %s", op.Name, i, typeText(in.Shape), op.InTypes[i].Text)}
+			}
+		}
+		out[i] = in
+	}
+	return out, nil
+}
+
+// checkType names what vkjit lacks in a type.
+func (t *translator) checkType(ty Type, pos hlo.Pos) error {
+	switch {
+	case ty.Quant:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(quantizedCategory, "a quantized type")), Err: &Unsupported{quantizedCategory, "quantized type " + ty.Text}}
+	case ty.Dynamic || ty.Bounded:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(dynamicCategory, "a dynamic shape")), Err: &Unsupported{dynamicCategory, "dynamic shape " + ty.Text}}
+	case ty.Kind == OtherType:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s is not supported", ty.Text), Err: &Unsupported{What: "type " + ty.Text}}
+	case ty.Kind == TensorType && ty.Elem == hlo.Invalid:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("element type of %s is not supported", ty.Text), Err: &Unsupported{What: "type " + ty.Text}}
+	case ty.Kind == TupleType:
+		for _, e := range ty.Tuple {
+			if err := t.checkType(e, pos); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// errAt wraps err (an *Unsupported, or a message) at op's position.
+func errAt(op *Op, err error) error {
+	if err == nil {
+		return nil
+	}
+	var he *hlo.Error
+	if errors.As(err, &he) {
+		return err
+	}
+	var u *Unsupported
+	if errors.As(err, &u) {
+		return &Error{Pos: op.Pos, Msg: fmt.Sprintf("%s: %v", op.Name, err), Err: u}
+	}
+	return &Error{Pos: op.Pos, Msg: fmt.Sprintf("%s: %v", op.Name, err)}
+}
+
+// op translates one op into sc's computation and names its results.
+func (t *translator) op(op *Op, sc *scope, entry bool) error {
+	for _, ty := range append(append([]Type{}, op.InTypes...), op.OutTypes...) {
+		if err := t.checkType(ty, op.Pos); err != nil {
+			return err
+		}
+	}
+	operands, err := t.operands(op, sc)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(op.Name, "check.") || op.Name == "stablehlo.custom_call" && strings.HasPrefix(op.Callee, "check.") {
+		if !entry {
+			return errAt(op, fmt.Errorf("a check outside the module's entry function"))
+		}
+		return errAt(op, t.check(op, operands))
+	}
+	rule, ok := ops[op.Name]
+	if !ok {
+		return errAt(op, unknownOp(op))
+	}
+	before := len(sc.cb.Computation().Instructions)
+	results, err := rule(&opContext{t: t, op: op, sc: sc, cb: sc.cb, args: operands})
+	if err != nil {
+		return errAt(op, err)
+	}
+	for _, in := range sc.cb.Computation().Instructions[before:] {
+		in.Pos = op.Pos // the verifier's errors name the op's line
+	}
+	if len(results) != len(op.Results) {
+		return errAt(op, fmt.Errorf("makes %d values, the text names %d", len(results), len(op.Results)))
+	}
+	for i, name := range op.Results {
+		sc.vals[name] = results[i]
+	}
+	// %0 stands for the only result, and %0#0 too.
+	if len(op.Results) == 1 && !strings.Contains(op.Results[0], "#") {
+		sc.vals[op.Results[0]+"#0"] = results[0]
+	}
+	return nil
+}
+
+func unknownOp(op *Op) error {
+	switch {
+	case strings.HasPrefix(op.Name, "stablehlo.dynamic_") || op.Name == "stablehlo.real_dynamic_slice" || op.Name == "stablehlo.get_dimension_size" || op.Name == "stablehlo.set_dimension_size":
+		return unsupportedf(dynamicCategory, "op %s", op.Name)
+	case strings.HasPrefix(op.Name, "stablehlo.uniform_"):
+		return unsupportedf(quantizedCategory, "op %s", op.Name)
+	case op.Name == "interpreter.probe" || op.Name == "interpreter.print":
+		return unsupportedf(probeCategory, "op %s", op.Name)
+	case op.Name == "interpreter.run_parallel":
+		return unsupportedf(collectivesCategory, "op %s", op.Name)
+	}
+	return unsupportedf("", "op %s", op.Name)
+}
+
+// check records a check op: its operands become entry outputs.
+func (t *translator) check(op *Op, args []*hlo.Instruction) error {
+	name := op.Name
+	if name == "stablehlo.custom_call" {
+		name = op.Callee
+	}
+	name = strings.TrimPrefix(name, "check.")
+	c := Check{Op: "check." + name, Expected: -1, Tolerance: 0.001, MaxULP: 3, Pos: op.Pos}
+	switch strings.TrimSuffix(name, "_const") {
+	case "expect_eq":
+		c.Kind = CheckEq
+	case "expect_almost_eq":
+		c.Kind = CheckAlmostEq
+	case "expect_close":
+		c.Kind = CheckClose
+	case "expect_serialized_eq":
+		return unsupportedf(probeCategory, "check.%s", name)
+	default:
+		return unsupportedf("", "check.%s", name)
+	}
+	if a := op.Attr("tolerance"); a != nil {
+		var v float64
+		if _, err := fmt.Sscan(a.Text, &v); err != nil {
+			return fmt.Errorf("tolerance %q", a.Text)
+		}
+		c.Tolerance = v
+	}
+	if a := op.Attr("max_ulp_difference"); a != nil {
+		v, err := a.Int()
+		if err != nil {
+			return err
+		}
+		c.MaxULP = v
+	}
+	if a := op.Attr("min_ulp_difference"); a != nil {
+		v, err := a.Int()
+		if err != nil {
+			return err
+		}
+		c.MinULP = v
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("checks nothing")
+	}
+	c.Actual = len(t.outs)
+	t.outs = append(t.outs, args[0])
+	if strings.HasSuffix(name, "_const") {
+		v := op.Attr("value")
+		if v == nil || v.Type == nil {
+			return fmt.Errorf("no expected value")
+		}
+		lit, err := denseLiteral(v, *v.Type)
+		if err != nil {
+			return err
+		}
+		c.Const = lit
+	} else {
+		if len(args) != 2 {
+			return fmt.Errorf("compares %d values, not 2", len(args))
+		}
+		c.Expected = len(t.outs)
+		t.outs = append(t.outs, args[1])
+	}
+	t.checks = append(t.checks, c)
+	return nil
+}

@@ -1,0 +1,84 @@
+package stablehlo
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+)
+
+// TestTwins translates each testdata/*.mlir and runs it on the
+// reference evaluator beside its HLO twin (the same program written in
+// XLA's HLO text): the results must agree bit for bit.
+func TestTwins(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.mlir")
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			require.NoError(t, err)
+			require.True(t, IsMLIR(string(src)))
+			m, err := ParseModule(f, string(src))
+			require.NoError(t, err)
+			twinSrc, err := os.ReadFile(strings.TrimSuffix(f, ".mlir") + ".hlo")
+			require.NoError(t, err)
+			require.False(t, IsMLIR(string(twinSrc)))
+			twin, err := hlo.Parse(f, string(twinSrc))
+			require.NoError(t, err)
+			require.Equal(t, shapes(twin.Entry.Params), shapes(m.Entry.Params))
+			require.Equal(t, twin.Entry.Root.Shape.String(), m.Entry.Root.Shape.String())
+			for seed := uint64(1); seed <= 3; seed++ {
+				args := hlotest.Inputs(twin, seed)
+				want, err := eval.Run(twin, args...)
+				require.NoError(t, err)
+				got, err := eval.Run(m, args...)
+				require.NoError(t, err)
+				require.Equal(t, want.Leaves(), got.Leaves())
+			}
+		})
+	}
+}
+
+// TestErrors: malformed or unsupported text is refused with the
+// file:line:col of the fault and what is wrong, never a panic.
+func TestErrors(t *testing.T) {
+	const head = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+	for _, c := range []struct {
+		name, src, want string
+		unsupported     bool
+	}{
+		{"unterminated function", head + "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n", "t.mlir:3:1: the end of the text, where the region opened at 1:53", false},
+		{"undefined value", head + "  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:", false},
+		{"bad type", head + "  %0 = stablehlo.add %a, %a : tensor<2xq32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:", false},
+		{"operand type mismatch", "func.func @main(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:", false},
+		{"result type mismatch", head + "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n  return %0 : tensor<3xf32>\n}\n", "t.mlir:", false},
+		{"garbage", "func.func @main( {{{ ", "t.mlir:1:", false},
+		{"bad dense", head + "  %c = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n  return %c : tensor<2xf32>\n}\n", "t.mlir:2:", false},
+		{"unknown op", head + "  %0 = stablehlo.frobnicate %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "stablehlo.frobnicate", true},
+		{"dynamic shape", "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n  return %a : tensor<?xf32>\n}\n", "t.mlir:1:", true},
+		{"no main", "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\nfunc.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n", "main", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseModule("t.mlir", c.src)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+			var u *Unsupported
+			require.Equal(t, c.unsupported, errors.As(err, &u), "%v", err)
+		})
+	}
+}
+
+func shapes(ins []*hlo.Instruction) []string {
+	s := make([]string, len(ins))
+	for i, in := range ins {
+		s[i] = in.Shape.String()
+	}
+	return s
+}
