@@ -192,21 +192,25 @@ func (r *Runtime) Target() lower.Target { return r.tg }
 
 func target(d vk.DeviceInfo) lower.Target {
 	return lower.Target{
-		SubgroupSize:      d.SubgroupSize,
-		SubgroupShuffle:   d.SubgroupShuffle(),
-		TexelLoads:        d.TexelLoads(),
-		MaxWorkgroupSize:  d.MaxComputeWorkGroupInvocations,
-		MaxWorkgroupCount: d.MaxComputeWorkGroupCount,
-		MaxStorageBuffers: d.MaxPerStageStorageBuffers,
-		Float64:           d.ShaderFloat64,
-		Int64:             d.ShaderInt64,
-		Storage16:         d.Storage16,
-		Storage8:          d.Storage8,
-		Float16:           d.Float16Exact && d.Storage16,
-		StorageAlign:      uint32(d.MinStorageBufferOffsetAlign),
-		MaxLoopIterations: loopLimit(d),
-		CPU:               d.Type == vk.TypeCPU,
-		Cores:             cpuThreads(),
+		SubgroupSize:       d.SubgroupSize,
+		SubgroupShuffle:    d.SubgroupShuffle(),
+		TexelLoads:         d.TexelLoads(),
+		MaxWorkgroupSize:   d.MaxComputeWorkGroupInvocations,
+		MaxWorkgroupCount:  d.MaxComputeWorkGroupCount,
+		MaxStorageBuffers:  d.MaxPerStageStorageBuffers,
+		Float64:            d.ShaderFloat64,
+		Int64:              d.ShaderInt64,
+		Storage16:          d.Storage16,
+		Storage8:           d.Storage8,
+		Float16:            d.Float16Exact && d.Storage16,
+		SignedZeroInfNan16: d.SignedZeroInfNan16,
+		SignedZeroInfNan32: d.SignedZeroInfNan32,
+		SignedZeroInfNan64: d.SignedZeroInfNan64,
+		StorageAlign:       uint32(d.MinStorageBufferOffsetAlign),
+		MaxLoopIterations:  loopLimit(d),
+		FoldsZeros:         isLlvmpipe(d),
+		CPU:                d.Type == vk.TypeCPU,
+		Cores:              cpuThreads(),
 	}
 }
 
@@ -222,10 +226,14 @@ func cpuThreads() int {
 // loopLimit is the device's bound on loop iterations per invocation, where
 // its driver has one (see lower.Target.MaxLoopIterations).
 func loopLimit(d vk.DeviceInfo) int64 {
-	if strings.Contains(d.Name, "llvmpipe") || strings.Contains(d.DriverName, "llvmpipe") {
+	if isLlvmpipe(d) {
 		return lower.LlvmpipeLoopLimit
 	}
 	return 0
+}
+
+func isLlvmpipe(d vk.DeviceInfo) bool {
+	return strings.Contains(d.Name, "llvmpipe") || strings.Contains(d.DriverName, "llvmpipe")
 }
 
 // ValidationMessages returns, and clears, what the validation layer has

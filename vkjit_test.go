@@ -1686,6 +1686,54 @@ func TestMathEdges(t *testing.T) {
 	}
 }
 
+// TestConstantZeros: IEEE arithmetic with a zero the kernel knows. inf*0
+// and NaN*0 are NaN, -0+0 and 0-0 are +0, 0/0 is NaN, and a sum starts
+// from +0. llvmpipe folds x*0 to 0, x+0 to x, 0-x to -x and 0/x to 0
+// wherever it sees a constant zero, whatever the float controls say: a
+// fused iota fed a dot its zero column so (the random-program fuzzer's
+// dot(iota, x) gave 9.625 where x held -inf and the answer is NaN).
+func TestConstantZeros(t *testing.T) {
+	defer noValidationMessages(t)
+	specials := func(m *hlo.Module) []*hlo.Literal {
+		var out []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			vals := []float64{math.Inf(-1), math.Copysign(0, -1), math.NaN(), 0, math.Inf(1), -2.5, 1, 3}
+			data := make([]byte, 0, p.Shape.NumElements()*int64(p.Shape.Elem.Bytes()))
+			for i := int64(0); i < p.Shape.NumElements(); i++ {
+				b := make([]byte, 8)
+				binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(p.Shape.Elem, vals[i%int64(len(vals))]))
+				data = append(data, b[:p.Shape.Elem.Bytes()]...)
+			}
+			out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
+		}
+		return out
+	}
+	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
+		requireExact(t, "zeros_"+ty, strings.ReplaceAll(`HloModule zeros
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = $T[] add(a, b)
+}
+ENTRY e {
+  x = $T[8,8] parameter(0)
+  z = $T[] constant(0)
+  zb = $T[8,8] broadcast(z), dimensions={}
+  mul = $T[8,8] multiply(x, zb)
+  sum = $T[8,8] add(x, zb)
+  sub = $T[8,8] subtract(zb, x)
+  div = $T[8,8] divide(zb, x)
+  i = $T[5,8] iota(), iota_dimension=1
+  dot = $T[5,8] dot(i, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ic = s32[8,8] iota(), iota_dimension=0
+  cv = $T[8,8] convert(ic)
+  mc = $T[8,8] multiply(cv, x)
+  r = $T[8] reduce(x, z), dimensions={1}, to_apply=add
+  ROOT out = ($T[8,8], $T[8,8], $T[8,8], $T[8,8], $T[5,8], $T[8,8], $T[8]) tuple(mul, sum, sub, div, dot, mc, r)
+}`, "$T", ty), specials)
+	}
+}
+
 // TestZeroSize: empty arrays flow through elementwise ops, reductions and
 // data movement; their kernels are skipped, and the planner once refused
 // a reduce of an empty exponential ("reads temporary y before any step

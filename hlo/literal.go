@@ -196,7 +196,7 @@ func F16ToFloat64(h uint16) float64 {
 		return sign * math.Ldexp(man, -24)
 	case 0x1f:
 		if man != 0 {
-			return math.NaN()
+			return math.Copysign(math.NaN(), sign) // the sign kept, as f32's conversion keeps it
 		}
 		return math.Inf(int(sign))
 	}

@@ -839,7 +839,7 @@ func (k *kernelBuilder) gemmAccumulators(p *gemmPlan) [][]spirv.ID {
 		acc[i] = make([]spirv.ID, p.cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
-			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.b.ConstF32(0)))
+			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.constFloat(hlo.F32, 0)))
 		}
 	}
 	return acc

@@ -60,6 +60,9 @@ type kernelBuilder struct {
 	pcVar    spirv.ID
 	pcFields []spirv.ID // member types of the push-constant block
 	gid, nwg spirv.ID
+	// zeroU32 is a u32 0 the driver cannot fold (Target.FoldsZeros), or
+	// 0 (no ID) where it needs none.
+	zeroU32 spirv.ID
 
 	// Loop fusion (fuse.go): producers computed inline, the instructions
 	// bound as storage buffers in binding order, and the bindings made.
@@ -184,6 +187,13 @@ func (k *kernelBuilder) begin() {
 	k.f = k.b.Function(void, k.b.TypeFunction(void))
 	k.b.Name(k.f.ID, "main")
 	k.f.Label(0)
+	if k.tg.FoldsZeros {
+		// gl_GlobalInvocationID.z: every dispatch is one workgroup deep
+		// (grid) of workgroups one invocation deep, so it is 0, and the
+		// driver cannot know it. Defined first, it dominates every use.
+		g := k.f.Op(spirv.OpLoad, k.b.TypeVector(k.u32(), 3), uint32(k.gid))
+		k.zeroU32 = k.f.Op(spirv.OpCompositeExtract, k.u32(), uint32(g), 2)
+	}
 }
 
 // finish closes main() and returns the module.
@@ -194,6 +204,19 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
 	if k.tg.Float16 && k.b.HasCapability(spirv.CapabilityFloat16) {
 		k.b.FloatControls16(k.f.ID) // f16 rounding as XLA's (normalize)
+	}
+	for _, w := range []struct {
+		ok    bool
+		width uint32
+		used  bool
+	}{
+		{k.tg.SignedZeroInfNan16, 16, k.b.HasCapability(spirv.CapabilityFloat16)},
+		{k.tg.SignedZeroInfNan32, 32, true},
+		{k.tg.SignedZeroInfNan64, 64, k.b.HasCapability(spirv.CapabilityFloat64)},
+	} {
+		if w.ok && w.used {
+			k.b.SignedZeroInfNanPreserve(k.f.ID, w.width) // inf*0 is NaN, -0+0 is +0 (Target)
+		}
 	}
 	var fused []*hlo.Instruction
 	for _, v := range k.virtual {

@@ -64,14 +64,42 @@ func (k *kernelBuilder) constInt(t hlo.ElementType, v uint64) spirv.ID {
 	return k.b.Constant(typ, uint32(v))
 }
 
-// constFloat makes a float constant of type t.
+// constFloat makes a float constant of type t; +0 is hidden from a
+// driver that folds it (Target.FoldsZeros).
 func (k *kernelBuilder) constFloat(t hlo.ElementType, v float64) spirv.ID {
 	typ := k.scalarType(t)
+	if v == 0 && !math.Signbit(v) && k.zeroU32 != 0 {
+		return k.hiddenZero(typ, regBits(t))
+	}
 	if t == hlo.F64 {
 		bits := math.Float64bits(v)
 		return k.b.Constant(typ, uint32(bits), uint32(bits>>32))
 	}
 	return k.b.Constant(typ, math.Float32bits(float32(v)))
+}
+
+// hiddenZero is +0 of float type typ (width bits) made from zeroU32: a
+// value, not a constant, so that the driver builds x*0 as a multiply.
+func (k *kernelBuilder) hiddenZero(typ spirv.ID, bits int) spirv.ID {
+	if bits == 64 {
+		v2 := k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(k.u32(), 2), uint32(k.zeroU32), uint32(k.zeroU32))
+		return k.f.Op(spirv.OpBitcast, typ, uint32(v2))
+	}
+	return k.f.Op(spirv.OpBitcast, typ, uint32(k.zeroU32))
+}
+
+// hideInt ors x (an integer register of type typ, width bits) with
+// zeroU32 where the driver folds zeros: an integer converted to float
+// (an iota's index, a constant) then cannot become a constant zero to it.
+func (k *kernelBuilder) hideInt(x spirv.ID, typ spirv.ID, bits int) spirv.ID {
+	if k.zeroU32 == 0 {
+		return x
+	}
+	z := k.zeroU32
+	if bits == 64 {
+		z = k.f.Op(spirv.OpUConvert, k.b.TypeInt(64, false), uint32(z))
+	}
+	return k.f.Op(spirv.OpBitwiseOr, typ, uint32(x), uint32(z))
 }
 
 func (k *kernelBuilder) zero(t hlo.ElementType) spirv.ID {
@@ -583,7 +611,7 @@ func (k *kernelBuilder) intToOddF32(x val, to hlo.ElementType) val {
 	t := op(spirv.OpBitwiseAnd, a, k.f.Op(spirv.OpNot, uT, uint32(mask)))
 	t = k.f.Op(spirv.OpSelect, uT, uint32(sticky), uint32(op(spirv.OpBitwiseOr, t, unit)), uint32(t))
 	f32 := k.b.TypeFloat(32)
-	f := k.f.Op(spirv.OpConvertUToF, f32, uint32(t))
+	f := k.f.Op(spirv.OpConvertUToF, f32, uint32(k.hideInt(t, uT, w)))
 	f = k.f.Op(spirv.OpSelect, f32, uint32(neg), uint32(k.f.Op(spirv.OpFNegate, f32, uint32(f))), uint32(f))
 	return val{f, to}
 }
@@ -654,7 +682,7 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 		if fk == hlo.KindUnsigned {
 			cv = spirv.OpConvertUToF
 		}
-		return k.op(cv, to, x.id), nil
+		return k.op(cv, to, k.hideInt(x.id, k.scalarType(from), regBits(from))), nil
 	}
 	// Integer to integer: extend or truncate by the source's signedness
 	// to the target's register width, then reinterpret; normalize wraps.

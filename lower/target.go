@@ -34,7 +34,22 @@ type Target struct {
 	// f16 arithmetic is done in f32 and rounded once: for add, subtract,
 	// multiply, divide and sqrt that is the f16 operation's correctly
 	// rounded result (f32 has more than 2*11+2 bits).
-	Float16      bool
+	Float16 bool
+	// SignedZeroInfNan16, 32 and 64: kernels may ask the driver to keep
+	// IEEE's signed zeros, infinities and NaNs in float arithmetic of
+	// that width (vk.DeviceInfo's fields of the same names). Kernels ask
+	// wherever they can: without it Mesa folds x*0 to 0 and x+0 to x once
+	// fusion or unrolling shows it a constant zero, so that inf*0 came
+	// out 0 and -0+0 came out -0 in fused programs only.
+	SignedZeroInfNan16, SignedZeroInfNan32, SignedZeroInfNan64 bool
+	// FoldsZeros: the driver folds x*0 to 0, x+0 to x, 0-x to -x and 0/x
+	// to 0 where it sees a constant zero, whatever the float controls
+	// say (llvmpipe: gallivm's lp_build_mul, add, sub and div check for
+	// it as they build), so that inf*0 is 0 rather than NaN, and -0+0 is
+	// -0. Kernels then hide their float zeros and the integers they
+	// convert to floats (iota) behind a zero the driver cannot see
+	// (kernelBuilder.hiddenZero).
+	FoldsZeros   bool
 	StorageAlign uint32 // minStorageBufferOffsetAlignment: where arena buffers may start
 	// MaxLoopIterations bounds the loop iterations one invocation may run
 	// in all (0: no bound). llvmpipe (lavapipe) ends every loop of an

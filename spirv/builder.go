@@ -127,6 +127,16 @@ func (b *Builder) FloatControls16(fn ID) {
 	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeRoundingModeRTE, 16)
 }
 
+// SignedZeroInfNanPreserve makes float arithmetic of the width given
+// (16, 32 or 64) in entry point fn keep signed zeros, infinities and
+// NaNs as IEEE says (SPV_KHR_float_controls): the device must report
+// shaderSignedZeroInfNanPreserveFloat<width>.
+func (b *Builder) SignedZeroInfNanPreserve(fn ID, width uint32) {
+	b.Extension("SPV_KHR_float_controls")
+	b.Capability(CapabilitySignedZeroInfNanPreserve)
+	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeSignedZeroInfNanPreserve, width)
+}
+
 // Name attaches a debug name to id; it shows in disassembly and in
 // validation-layer messages.
 func (b *Builder) Name(id ID, name string) {

@@ -143,6 +143,7 @@ const (
 	CapabilityStorageBuffer16BitAccess Capability = 4433
 	CapabilityStorageBuffer8BitAccess  Capability = 4448
 	CapabilityDenormPreserve           Capability = 4464 // SPV_KHR_float_controls
+	CapabilitySignedZeroInfNanPreserve Capability = 4466
 	CapabilityRoundingModeRTE          Capability = 4467
 )
 
@@ -197,10 +198,11 @@ const (
 	ExecutionModeLocalSize  = 17
 	// SPV_KHR_float_controls: per float width, keep denormals / round
 	// conversions and arithmetic to nearest even.
-	ExecutionModeDenormPreserve  = 4459
-	ExecutionModeRoundingModeRTE = 4462
-	AddressingLogical            = 0
-	MemoryModelGLSL450           = 1
+	ExecutionModeDenormPreserve           = 4459
+	ExecutionModeSignedZeroInfNanPreserve = 4461
+	ExecutionModeRoundingModeRTE          = 4462
+	AddressingLogical                     = 0
+	MemoryModelGLSL450                    = 1
 )
 
 // Scopes and memory semantics for barriers.

@@ -118,6 +118,12 @@ type DeviceInfo struct {
 	// (shaderDenormPreserveFloat16, shaderRoundingModeRTEFloat16), as
 	// XLA's f16 does; vkjit enables shaderFloat16 only then.
 	ShaderFloat16, Float16Exact bool
+	// SignedZeroInfNan16, 32 and 64: shaders may ask that float
+	// arithmetic of that width keep IEEE's signed zeros, infinities and
+	// NaNs (shaderSignedZeroInfNanPreserveFloat16/32/64). Without the
+	// request a driver may fold x*0 to 0 and x+0 to x (Mesa does), where
+	// IEEE says inf*0 is NaN and -0+0 is +0.
+	SignedZeroInfNan16, SignedZeroInfNan32, SignedZeroInfNan64 bool
 
 	api vk.Version // APIVersion as a number
 }
@@ -273,6 +279,9 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.ShaderFloat16 = d.atLeast(2) && hasFeature(in, pd, featFloat16)
 		d.Float16Exact = d.ShaderFloat16 && hasProperty(in, pd, propFloatControls, offDenormPreserve16) &&
 			hasProperty(in, pd, propFloatControls, offRoundingRTE16)
+		d.SignedZeroInfNan16 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan16)
+		d.SignedZeroInfNan32 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan32)
+		d.SignedZeroInfNan64 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan64)
 	}
 	return d, nil
 }

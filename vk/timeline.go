@@ -217,11 +217,14 @@ const (
 )
 
 // VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2) and the offsets of
-// the two f16 properties vkjit needs.
+// the properties vkjit needs.
 const (
-	propFloatControls   = 1000197000
-	offDenormPreserve16 = 36 // shaderDenormPreserveFloat16
-	offRoundingRTE16    = 60 // shaderRoundingModeRTEFloat16
+	propFloatControls     = 1000197000
+	offSignedZeroInfNan16 = 24 // shaderSignedZeroInfNanPreserveFloat16
+	offSignedZeroInfNan32 = 28 // shaderSignedZeroInfNanPreserveFloat32
+	offSignedZeroInfNan64 = 32 // shaderSignedZeroInfNanPreserveFloat64
+	offDenormPreserve16   = 36 // shaderDenormPreserveFloat16
+	offRoundingRTE16      = 60 // shaderRoundingModeRTEFloat16
 )
 
 // hasProperty reads a VkBool32 of a property structure (by sType) at
