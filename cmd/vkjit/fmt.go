@@ -12,17 +12,16 @@ import (
 // cmdFmt prints each module of a file in vkjit's canonical HLO text,
 // separated by "// -----" lines as in the input. Shapes left out of the
 // input are filled in when the module verifies. A StableHLO file prints
-// as the HLO it becomes (--hlo says so; it is the only output form).
+// as the HLO it becomes.
 func cmdFmt(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Bool("hlo", false, "print the HLO text a StableHLO module becomes (what fmt prints)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return fmt.Errorf("fmt: %v", err)
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("fmt: want one file (usage: vkjit fmt GRAPH.hlo)")
+		return fmt.Errorf("fmt: want one file (usage: vkjit fmt GRAPH)")
 	}
 	mods, err := vkjit.ParseFile(pos[0])
 	if err != nil {
