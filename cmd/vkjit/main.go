@@ -3,7 +3,7 @@
 //
 //	vkjit devices                        list the Vulkan devices
 //	vkjit run [flags] GRAPH.hlo [ARG.npy ...]
-//	vkjit fmt GRAPH.hlo                  print the modules in canonical form
+//	vkjit fmt [--hlo] GRAPH              print the modules in canonical form
 //	vkjit graph [-o FILE] GRAPH.hlo      draw the graph with its fusion clusters
 //	vkjit cache stats|clear|dir          inspect the compile cache
 //	vkjit bench [flags] GRAPH.hlo [ARG.npy ...]   time a module's runs
@@ -28,7 +28,8 @@ prints it), told apart by its content.
 Usage:
   vkjit devices                              list Vulkan devices
   vkjit run [flags] GRAPH.hlo [ARG.npy ...]  run a module, one .npy per entry parameter
-  vkjit fmt GRAPH.hlo                        print every module in canonical HLO text
+  vkjit fmt [--hlo] GRAPH                    print every module in canonical HLO text
+                                             (--hlo: the HLO a StableHLO file becomes)
   vkjit graph [-o FILE] GRAPH.hlo            draw the entry computation, one box per kernel
                                              dispatch (DOT; .svg/.png through graphviz's dot)
   vkjit cache stats|clear|dir                the persistent compile cache (VKJIT_CACHE_DIR,

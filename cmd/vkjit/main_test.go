@@ -438,3 +438,41 @@ func TestBadSettings(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, `VKJIT_CACHE_MAX_BYTES="abc"`)
 }
+
+// TestRunStableHLO: vkjit run takes StableHLO with .npy arguments,
+// evaluates its check ops (a failed one: exit status 1) and writes only
+// the entry's own results with --out, pass or fail; fmt --hlo prints
+// the HLO it becomes, and fmt without it refuses.
+func TestRunStableHLO(t *testing.T) {
+	dir := t.TempDir()
+	graph := filepath.Join("testdata", "checked.mlir")
+	for _, c := range []struct {
+		x    []float32
+		code int
+		says string
+	}{{[]float32{1, 5, 6}, 0, "1 checks passed"}, {[]float32{3, 5, 6}, 1, "checked.mlir:7:3: check.expect_eq_const"}} {
+		x, _ := vkjit.Float32s([]int64{3}, c.x)
+		px := filepath.Join(dir, "x.npy")
+		f, err := os.Create(px)
+		require.NoError(t, err)
+		require.NoError(t, vkjit.WriteNPY(f, x))
+		require.NoError(t, f.Close())
+		out := filepath.Join(dir, "out.npz")
+		os.Remove(out)
+		code, stdout, stderr := vkjitCmd("run", graph, px, "--out", out)
+		require.Equal(t, c.code, code, "%s%s", stdout, stderr)
+		require.Contains(t, stdout+stderr, c.says)
+		got, err := vkjit.ReadNPZ(out)
+		require.NoError(t, err)
+		require.Len(t, got, 1, "the entry's result only, not the checks' values")
+		y, err := got["out0"].AsFloat32()
+		require.NoError(t, err)
+		require.Equal(t, []float32{c.x[0] + 1, c.x[1] + 1, c.x[2] + 1}, y)
+	}
+	code, stdout, _ := vkjitCmd("fmt", "--hlo", graph)
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "add(")
+	code, _, stderr := vkjitCmd("fmt", graph)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--hlo prints the HLO it becomes")
+}
