@@ -1884,3 +1884,67 @@ func TestCompileStableHLO(t *testing.T) {
 	_, err = rt.CompileText("bad.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", vkjit.CompileOptions{})
 	require.ErrorContains(t, err, "bad.mlir:2:")
 }
+
+// TestBitcastConvert: bitcast-convert between types of one width keeps
+// every bit, NaN payloads (signaling ones too) and -0 included, alone,
+// fused after an integer op, and there and back; a change of width is
+// refused by name.
+func TestBitcastConvert(t *testing.T) {
+	defer noValidationMessages(t)
+	patterns := map[int][]uint64{
+		2: {0x7d01, 0xfe01, 0x7f81, 0xff80, 0x8000, 0x7c00, 0x0001},
+		4: {0x7f800001, 0xffc00123, 0x7fa00000, 0x80000000, 0x7f800000, 0x00000001},
+		8: {0x7ff0000000000001, 0xfff8000000000123, 0x8000000000000000, 0x7ff0000000000000, 1},
+		1: {0x80, 0x7f, 0xff},
+	}
+	randomBits := func(m *hlo.Module) []*hlo.Literal {
+		rng := rand.New(rand.NewPCG(3, 1))
+		var out []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			es := p.Shape.Elem.Bytes()
+			data := make([]byte, p.Shape.NumElements()*int64(es))
+			for i := range data {
+				data[i] = byte(rng.Uint32())
+			}
+			for j, pat := range patterns[es] {
+				for b := 0; b < es; b++ {
+					data[j*es+b] = byte(pat >> (8 * b))
+				}
+			}
+			out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
+		}
+		return out
+	}
+	pairs := [][2]string{
+		{"f32", "u32"}, {"u32", "f32"}, {"s32", "f32"}, {"f32", "s32"},
+		{"f64", "s64"}, {"u64", "f64"}, {"f64", "u64"},
+		{"f16", "u16"}, {"u16", "f16"}, {"bf16", "s16"}, {"s16", "bf16"}, {"f16", "bf16"}, {"bf16", "f16"},
+		{"u8", "s8"}, {"s8", "u8"}, {"s16", "u16"},
+	}
+	for _, p := range pairs {
+		from, to := p[0], p[1]
+		// The bitcast alone, after an integer op on the source's bits
+		// (fused into one kernel) where the source is an integer, and
+		// there and back.
+		src := "x"
+		ops := ""
+		if !strings.HasPrefix(from, "f") && from != "bf16" {
+			src = "xi"
+			ops = fmt.Sprintf("  xo = %[1]s[4096] xor(x, x)\n  xi = %[1]s[4096] or(xo, x)\n", from)
+		}
+		requireExact(t, "bitcast_"+from+"_"+to, fmt.Sprintf(`HloModule bitcast
+ENTRY e {
+  x = %[1]s[4096] parameter(0)
+%[4]s  a = %[2]s[4096] bitcast-convert(x)
+  b = %[2]s[4096] bitcast-convert(%[3]s)
+  c = %[1]s[4096] bitcast-convert(a)
+  ROOT out = (%[2]s[4096], %[2]s[4096], %[1]s[4096]) tuple(a, b, c)
+}`, from, to, src, ops), randomBits)
+	}
+	_, err := rt.CompileText("wide.hlo", `HloModule wide
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT b = u8[4,4] bitcast-convert(x)
+}`, vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "bitcast-convert from f32 to u8 is not supported on the device yet")
+}

@@ -65,13 +65,14 @@ func (k *kernelBuilder) narrowBits(id spirv.ID, st hlo.ElementType) spirv.ID {
 	u32 := k.u32()
 	switch st {
 	case hlo.BF16:
-		// The top half; a NaN whose payload sits in the low half must
-		// stay a NaN (quiet, sign kept), not become an infinity.
+		// The top half, a NaN's payload with it (bitcast-convert and
+		// copies keep every bit); a NaN whose payload sits in the low
+		// half only must stay a NaN (made quiet), not become an infinity.
 		bits := k.f.Op(spirv.OpBitcast, u32, uint32(id))
 		top := k.uop(spirv.OpShiftRightLogical, bits, k.cu32(16))
-		nan := k.f.Op(spirv.OpIsNan, k.boolT(), uint32(id))
-		quiet := k.uop(spirv.OpBitwiseOr, k.uop(spirv.OpBitwiseAnd, top, k.cu32(0x8000)), k.cu32(0x7fc0))
-		return k.selU32(nan, quiet, top)
+		lost := k.boolOp(spirv.OpLogicalAnd, k.f.Op(spirv.OpIsNan, k.boolT(), uint32(id)),
+			k.f.Op(spirv.OpIEqual, k.boolT(), uint32(k.uop(spirv.OpBitwiseAnd, top, k.cu32(0x7f))), uint32(k.cu32(0))))
+		return k.selU32(lost, k.uop(spirv.OpBitwiseOr, top, k.cu32(0x40)), top)
 	case hlo.F16:
 		return k.floatToHalf(id)
 	}
@@ -106,7 +107,8 @@ func (k *kernelBuilder) halfToFloat(h spirv.ID) spirv.ID {
 }
 
 // floatToHalf is the f16 bits (a u32) of x, an f32 holding a value f16
-// represents (a NaN stays a quiet NaN).
+// represents; a NaN keeps the top 10 bits of its payload (those an f16
+// NaN's widening put there), made quiet only where they are all zero.
 func (k *kernelBuilder) floatToHalf(x spirv.ID) spirv.ID {
 	u32, b := k.u32(), k.boolT()
 	c := k.cu32
@@ -120,7 +122,9 @@ func (k *kernelBuilder) floatToHalf(x spirv.ID) spirv.ID {
 	shift := k.uop(spirv.OpISub, c(126), k.f.Ext(u32, spirv.GLSLUClamp, e, c(103), c(126)))
 	sub := k.uop(spirv.OpShiftRightLogical, k.uop(spirv.OpBitwiseOr, m, c(0x800000)), shift)
 	nan := k.f.Op(spirv.OpINotEqual, b, uint32(m), uint32(c(0)))
-	special := k.selU32(nan, c(0x7e00), c(0x7c00))
+	payload := k.uop(spirv.OpShiftRightLogical, m, c(13))
+	payload = k.selU32(k.f.Op(spirv.OpIEqual, b, uint32(payload), uint32(c(0))), c(0x200), payload)
+	special := k.selU32(nan, k.uop(spirv.OpBitwiseOr, c(0x7c00), payload), c(0x7c00))
 	mag := k.selU32(k.f.Op(spirv.OpUGreaterThan, b, uint32(e), uint32(c(112))), normal, k.selU32(k.f.Op(spirv.OpUGreaterThanEqual, b, uint32(e), uint32(c(103))), sub, c(0)))
 	mag = k.selU32(k.f.Op(spirv.OpIEqual, b, uint32(e), uint32(c(0xff))), special, mag)
 	return k.uop(spirv.OpBitwiseOr, sign, mag)

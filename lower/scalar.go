@@ -132,10 +132,25 @@ func unsupported(in *hlo.Instruction, t hlo.ElementType) error {
 // normalizes a result of a narrow type (see normalize).
 func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 	v, err := k.emitWide(in, a)
-	if err != nil {
-		return v, err
+	if err != nil || in.Op == hlo.OpBitcastConvert {
+		return v, err // a bitcast's value is its type's already, a NaN's payload kept
 	}
 	return k.normalize(v), nil
+}
+
+// bitcastConvert reinterprets x's bits as type to, of the same width,
+// NaN payloads included (XLA changes no bit). A change of width changes
+// the shape, and pred has no bits of its own here (a 32-bit 0 or 1):
+// both are refused by name.
+func (k *kernelBuilder) bitcastConvert(in *hlo.Instruction, x val, to hlo.ElementType) (val, error) {
+	from := x.t
+	if from.Bits() != to.Bits() || from == hlo.PRED || to == hlo.PRED {
+		return val{}, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet (only between types of one width, pred excluded)", from, to)
+	}
+	if !isNarrow(from) { // 32 and 64 bits: the registers are the types
+		return val{k.f.Op(spirv.OpBitcast, k.scalarType(to), uint32(x.id)), to}, nil
+	}
+	return val{k.widenBits(k.narrowBits(x.id, from), to), to}, nil
 }
 
 // normalize brings a 32-bit register value back into the range of its
@@ -354,6 +369,8 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		}
 	case hlo.OpConvert:
 		return k.convert(in, a[0], out)
+	case hlo.OpBitcastConvert:
+		return k.bitcastConvert(in, a[0], out)
 	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply:
 		fo := map[hlo.Opcode]spirv.Op{hlo.OpAdd: spirv.OpFAdd, hlo.OpSubtract: spirv.OpFSub, hlo.OpMultiply: spirv.OpFMul}[in.Op]
 		io := map[hlo.Opcode]spirv.Op{hlo.OpAdd: spirv.OpIAdd, hlo.OpSubtract: spirv.OpISub, hlo.OpMultiply: spirv.OpIMul}[in.Op]
