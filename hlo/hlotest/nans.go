@@ -1,0 +1,65 @@
+package hlotest
+
+import (
+	"math"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// HideNaNSigns returns a copy of m in which every float operand of a
+// total-order comparison is first made a positive NaN where it is a NaN:
+// select(x != x, +NaN, x). IEEE 754 leaves a computed NaN's sign open,
+// and which of two NaNs a sum propagates depends on its order (a fused
+// convolution's inf - inf came out -NaN on the device and +NaN in the
+// evaluator), yet a total order sees the sign: a sort's payload then
+// differs between two correct implementations. With the signs hidden
+// the comparison still orders NaNs above every number, and -0 below +0.
+func HideNaNSigns(m *hlo.Module) (*hlo.Module, error) {
+	c, err := hlo.Parse(m.Name, m.String())
+	if err != nil {
+		return nil, err
+	}
+	changed := false
+	for _, comp := range c.Computations {
+		var out []*hlo.Instruction
+		for _, in := range comp.Instructions {
+			if in.Op == hlo.OpCompare && in.A.CompareType == "TOTALORDER" && in.Operands[0].Shape.Elem.IsFloat() {
+				for i, x := range in.Operands {
+					var made []*hlo.Instruction
+					in.Operands[i], made = positiveNaNs(x, in.Name, i)
+					out = append(out, made...)
+				}
+				changed = true
+			}
+			out = append(out, in)
+		}
+		comp.Instructions = out
+	}
+	if !changed {
+		return m, nil
+	}
+	again, err := hlo.Parse(c.Name, c.String())
+	if err != nil {
+		return nil, err
+	}
+	return again, hlo.Verify(again)
+}
+
+// positiveNaNs is select(x != x, +NaN, x), named after the comparison
+// it feeds, and the instructions it takes.
+func positiveNaNs(x *hlo.Instruction, user string, i int) (*hlo.Instruction, []*hlo.Instruction) {
+	t := x.Shape.Elem
+	name := func(s string) string { return user + "." + s + string(rune('0'+i)) }
+	nan := &hlo.Instruction{Name: name("nan"), Op: hlo.OpConstant, Shape: hlo.ArrayShape(t), Literal: hlo.ScalarLiteral(t, math.NaN())}
+	made := []*hlo.Instruction{nan}
+	fill := nan
+	if x.Shape.Rank() > 0 {
+		fill = &hlo.Instruction{Name: name("nans"), Op: hlo.OpBroadcast, Shape: x.Shape, Operands: []*hlo.Instruction{nan},
+			Attrs: []hlo.Attr{{Name: "dimensions", Value: "{}"}}}
+		made = append(made, fill)
+	}
+	isNaN := &hlo.Instruction{Name: name("isnan"), Op: hlo.OpCompare, Shape: hlo.ArrayShape(hlo.PRED, x.Shape.Dims...),
+		Operands: []*hlo.Instruction{x, x}, Attrs: []hlo.Attr{{Name: "direction", Value: "NE"}}}
+	sel := &hlo.Instruction{Name: name("unsigned"), Op: hlo.OpSelect, Shape: x.Shape, Operands: []*hlo.Instruction{isNaN, fill, x}}
+	return sel, append(made, isNaN, sel)
+}
