@@ -2,7 +2,6 @@ package lower
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -134,14 +133,14 @@ type fusedOperand struct {
 // operandBinding returns the binding through which a kernel reads o:
 // a storage buffer (one per distinct input of the kernel) or, for a fused
 // producer, a virtual binding.
-func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, error) {
+func (k *kernelBuilder) operandBinding(o *hlo.Instruction) (int, error) {
 	if b, ok := k.bound[o]; ok {
 		return b, nil
 	}
 	if k.fused[o] {
 		binds := make([]int, len(o.Operands))
 		for i, p := range o.Operands {
-			b, err := k.operandBinding(p, fmt.Sprintf("%s_in%d", name, i))
+			b, err := k.operandBinding(p)
 			if err != nil {
 				return 0, err
 			}
@@ -152,7 +151,9 @@ func (k *kernelBuilder) operandBinding(o *hlo.Instruction, name string) (int, er
 		k.bound[o] = b
 		return b, nil
 	}
-	b, err := k.addBuffer(o.Shape.Elem, name, true)
+	// Named after what it holds: a name built from the path to it grew
+	// with the fusion's depth, quadratic in a chain's length.
+	b, err := k.addBuffer(o.Shape.Elem, o.Name, true)
 	if err != nil {
 		return 0, o.Errorf("%v", err)
 	}

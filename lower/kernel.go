@@ -380,8 +380,8 @@ func (k *kernelBuilder) bind(in *hlo.Instruction) (ins, outs []int, err error) {
 // a fused producer's virtual binding.
 func (k *kernelBuilder) bindOperands(in *hlo.Instruction) ([]int, error) {
 	var binds []int
-	for i, o := range in.Operands {
-		b, err := k.operandBinding(o, fmt.Sprintf("in%d", i))
+	for _, o := range in.Operands {
+		b, err := k.operandBinding(o)
 		if err != nil {
 			return nil, err
 		}
