@@ -85,12 +85,8 @@ func simpleForm(p *parser, op *Op) error {
 	if err := p.keywordArgs(op); err != nil {
 		return err
 	}
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	if !s.accept(":") {
 		if op.Name == "func.return" || op.Name == "stablehlo.return" {
@@ -101,12 +97,8 @@ func simpleForm(p *parser, op *Op) error {
 	if err := p.signature(op); err != nil {
 		return err
 	}
-	if s.peek() == '{' { // check ops print their attributes after the types
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil { // check ops print their attributes after the types
+		return err
 	}
 	return nil
 }
@@ -262,17 +254,7 @@ func compareForm(p *parser, op *Op) error {
 	if w := s.ident(); w != "" {
 		op.setAttr("compare_type", &Attr{Kind: KeywordAttr, Text: w})
 	}
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
-	}
-	if err := s.expect(":"); err != nil {
-		return err
-	}
-	return p.signature(op)
+	return attrsAndSignature(p, op)
 }
 
 // iotaForm: dim = N [{attrs}] : T.
@@ -319,17 +301,7 @@ func sliceForm(p *parser, op *Op) error {
 			return err
 		}
 	}
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
-	}
-	if err := s.expect(":"); err != nil {
-		return err
-	}
-	return p.signature(op)
+	return attrsAndSignature(p, op)
 }
 
 // tupleIndexForm: %x[i] : signature.
@@ -348,17 +320,7 @@ func tupleIndexForm(p *parser, op *Op) error {
 		return err
 	}
 	op.setAttr("index", &Attr{Kind: IntAttr, Text: n})
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
-	}
-	if err := s.expect(":"); err != nil {
-		return err
-	}
-	return p.signature(op)
+	return attrsAndSignature(p, op)
 }
 
 // convolutionForm: (%a, %b) dim_numbers = ..., window = {...} {attrs} : signature.
@@ -379,12 +341,8 @@ func convolutionForm(p *parser, op *Op) error {
 
 func attrsAndSignature(p *parser, op *Op) error {
 	s := p.s
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	if err := s.expect(":"); err != nil {
 		return err
@@ -559,12 +517,8 @@ func whileForm(p *parser, op *Op) error {
 		}
 	}
 	op.OutTypes = op.InTypes
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	for _, kw := range []string{"cond", "do"} {
 		if err := s.expectWord(kw); err != nil {
@@ -607,12 +561,8 @@ func callForm(p *parser, op *Op) error { return customCallForm(p, op) }
 // constantForm: [{attrs}] value : T, or a value whose type it carries.
 func constantForm(p *parser, op *Op) error {
 	s := p.s
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	v, err := p.attr()
 	if err != nil {
@@ -691,12 +641,8 @@ func checkConstForm(p *parser, op *Op) error {
 		return s.errorf("%s: expected the expected value's type", op.Name)
 	}
 	op.InTypes = []Type{*v.Type}
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	return nil
 }

@@ -280,10 +280,7 @@ func reduceRule(c *opContext) ([]*hlo.Instruction, error) {
 	if err != nil || !ok {
 		return nil, fmt.Errorf("needs dimensions")
 	}
-	if len(c.op.Regions) != 1 {
-		return nil, fmt.Errorf("needs its body")
-	}
-	body, err := c.t.scalarRegion(c.op.Regions[0], "reducer", c.sc)
+	body, err := c.onlyRegion("body", "reducer")
 	if err != nil {
 		return nil, err
 	}
@@ -320,15 +317,21 @@ func (c *opContext) windowAttrs(rank int) (string, error) {
 	return windowText(size, stride, base, wd, nil, pad), nil
 }
 
+// onlyRegion translates the op's one region, its what (the error's
+// word for it), into a computation named after role.
+func (c *opContext) onlyRegion(what, role string) (*hlo.Computation, error) {
+	if len(c.op.Regions) != 1 {
+		return nil, fmt.Errorf("needs its %s", what)
+	}
+	return c.t.scalarRegion(c.op.Regions[0], role, c.sc)
+}
+
 func reduceWindowRule(c *opContext) ([]*hlo.Instruction, error) {
 	w, err := c.windowAttrs(c.args[0].Shape.Rank())
 	if err != nil {
 		return nil, err
 	}
-	if len(c.op.Regions) != 1 {
-		return nil, fmt.Errorf("needs its body")
-	}
-	body, err := c.t.scalarRegion(c.op.Regions[0], "reducer", c.sc)
+	body, err := c.onlyRegion("body", "reducer")
 	if err != nil {
 		return nil, err
 	}
@@ -447,10 +450,7 @@ func scatterRule(c *opContext) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.op.Regions) != 1 {
-		return nil, fmt.Errorf("needs its update computation")
-	}
-	body, err := c.t.scalarRegion(c.op.Regions[0], "update", c.sc)
+	body, err := c.onlyRegion("update computation", "update")
 	if err != nil {
 		return nil, err
 	}
@@ -480,10 +480,7 @@ func sortRule(c *opContext) ([]*hlo.Instruction, error) {
 	if d < 0 {
 		d += int64(c.args[0].Shape.Rank())
 	}
-	if len(c.op.Regions) != 1 {
-		return nil, fmt.Errorf("needs its comparator")
-	}
-	cmp, err := c.t.scalarRegion(c.op.Regions[0], "comparator", c.sc)
+	cmp, err := c.onlyRegion("comparator", "comparator")
 	if err != nil {
 		return nil, err
 	}
@@ -712,10 +709,7 @@ func mapRule(c *opContext) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.op.Regions) != 1 {
-		return nil, fmt.Errorf("needs its computation")
-	}
-	body, err := c.t.scalarRegion(c.op.Regions[0], "mapped", c.sc)
+	body, err := c.onlyRegion("computation", "mapped")
 	if err != nil {
 		return nil, err
 	}

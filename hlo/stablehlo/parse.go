@@ -418,17 +418,23 @@ func (p *parser) generic(op *Op) error {
 			}
 		}
 	}
-	if s.peek() == '{' {
-		d, err := p.attrDict()
-		if err != nil {
-			return err
-		}
-		op.Attrs = append(op.Attrs, d...)
+	if err := p.optionalAttrs(op); err != nil {
+		return err
 	}
 	if err := s.expect(":"); err != nil {
 		return err
 	}
 	return p.functionalType(op)
+}
+
+// optionalAttrs reads an attribute dictionary into op where one follows.
+func (p *parser) optionalAttrs(op *Op) error {
+	if p.s.peek() != '{' {
+		return nil
+	}
+	d, err := p.attrDict()
+	op.Attrs = append(op.Attrs, d...)
+	return err
 }
 
 // functionalType reads (T, ...) -> T or (T, ...) -> (T, ...).
