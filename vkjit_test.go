@@ -1948,3 +1948,43 @@ ENTRY e {
 }`, vkjit.CompileOptions{})
 	require.ErrorContains(t, err, "bitcast-convert from f32 to u8 is not supported on the device yet")
 }
+
+// TestSelectAndScatter: the gradient of a max pool (select GE, scatter
+// add) and of a min pool, with windows that overlap (stride below size),
+// padding, ties (small integers) and a window larger than the stride in
+// one dimension only, in f32, bf16 and s32, and edge values (NaN, inf,
+// -0) in f32, bit for bit with the evaluator, fused and unfused.
+func TestSelectAndScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		ty, dir, window, operand, source string
+	}{
+		{"f32", "GE", "size=2x2 stride=2x2", "4,6", "2,3"},
+		{"f32", "GE", "size=3x3 stride=1x1 pad=1_1x1_1", "5,4", "5,4"},
+		{"f32", "LE", "size=3x2 stride=2x1 pad=0_1x1_0", "6,5", "3,5"},
+		{"bf16", "GE", "size=2x3 stride=1x2", "5,7", "4,3"},
+		{"s32", "GE", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "2,5,5,3", "2,3,3,3"},
+	} {
+		src := fmt.Sprintf(`HloModule sas
+select {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=%[2]s
+}
+add {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  ROOT c = %[1]s[] add(a, b)
+}
+ENTRY e {
+  x = %[1]s[%[4]s] parameter(0)
+  g = %[1]s[%[5]s] parameter(1)
+  z = %[1]s[] constant(0)
+  ROOT s = %[1]s[%[4]s] select-and-scatter(x, g, z), window={%[3]s}, select=select, scatter=add
+}`, c.ty, c.dir, c.window, c.operand, c.source)
+		requireExact(t, "select_and_scatter_"+c.ty, src, smallInts(5))
+		if c.ty == "f32" { // NaN, infinities and -0 among the values
+			requireExact(t, "select_and_scatter_edges", src, edgeInputs(6))
+		}
+	}
+}

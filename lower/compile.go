@@ -168,6 +168,24 @@ func checkSupport(s *state) error {
 			if in.Shape.Elem == hlo.PRED {
 				return in.Errorf("pred convolutions are not supported on the device yet")
 			}
+		case hlo.OpSelectAndScatter:
+			for _, c := range in.Called {
+				if !reducerSupported(c) {
+					return in.Errorf("select-and-scatter's computation %s is not made of scalar elementwise ops; not supported on the device yet", c.Name)
+				}
+			}
+			for _, c := range in.Called {
+				for _, p := range c.Params {
+					if p.Shape.Elem != in.Shape.Elem {
+						return in.Errorf("select-and-scatter's computation %s takes %s where the operand is %s; not supported on the device yet: convert the operand first", c.Name, p.Shape.Elem, in.Shape.Elem)
+					}
+				}
+			}
+			for _, d := range in.A.Window.Dims {
+				if d.LhsDilate > 1 || d.RhsDilate > 1 || d.PadLo < 0 || d.PadHi < 0 || d.Stride < 1 {
+					return in.Errorf("select-and-scatter with dilated or negatively padded windows is not supported on the device")
+				}
+			}
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:
 			if !reducerSupported(in.Called[0]) {
 				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)
@@ -417,6 +435,8 @@ func emitKernels(s *state) error {
 			k, err = dotKernel(in, env)
 		case in.Op == hlo.OpReduceWindow:
 			k, err = reduceWindowKernel(in, env)
+		case in.Op == hlo.OpSelectAndScatter:
+			k, err = selectAndScatterKernel(in, env)
 		case in.Op == hlo.OpScatter:
 			k, err = scatterKernel(in, env)
 		case in.Op == hlo.OpConvolution:
@@ -540,7 +560,7 @@ func wordsKey(w []uint32) []byte {
 }
 
 // kernelOps are the ops with a kernel generator of their own.
-var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true, hlo.OpSort: true}
+var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true, hlo.OpSort: true, hlo.OpSelectAndScatter: true}
 
 // sub compiles a called computation as a program of its own.
 func (s *state) sub(c *hlo.Computation) (int, error) {

@@ -49,7 +49,8 @@ func consumerReads(in *hlo.Instruction) readCount {
 		}
 		return readsMany
 	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduceWindow,
-		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad:
+		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
+		in.Op == hlo.OpSelectAndScatter:
 		return readsMany
 	case in.Op.IsElementwise(), remapOps[in.Op], kernelOps[in.Op]:
 		return readsOnce
@@ -125,6 +126,9 @@ func work(in *hlo.Instruction) int64 {
 		for _, d := range in.A.Window.Dims {
 			n *= d.Size
 		}
+	case hlo.OpSelectAndScatter:
+		c, s := selectWindows(in)
+		n *= c * (s + 1)
 	}
 	return n
 }

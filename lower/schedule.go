@@ -32,6 +32,9 @@ func ownLoop(in *hlo.Instruction) int64 {
 	switch in.Op {
 	case hlo.OpReduce:
 		return reducedCount(in)
+	case hlo.OpSelectAndScatter:
+		c, s := selectWindows(in)
+		return c * (s + 1)
 	case hlo.OpDot, hlo.OpConvolution, hlo.OpReduceWindow:
 		if in.Shape.IsArray() && in.Shape.NumElements() > 0 {
 			return work(in) / in.Shape.NumElements()

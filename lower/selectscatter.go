@@ -1,0 +1,134 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// selectAndScatterKernel generates select-and-scatter (the gradient of a
+// max pool) as a gather: one invocation per operand element p starts
+// from the init value and, for every window that holds p, in the source's
+// row-major order, picks the window's element with the select
+// computation (the first in row-major window order, replaced by each
+// later one select does not prefer it to, padding skipped) and, where
+// that is p, applies the scatter computation to its value and the
+// window's source element. The order is the evaluator's, so the sums are
+// its sums bit for bit, and no two invocations write one element.
+// Bindings: operand, source, init value, result.
+func selectAndScatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+	sel, scat := selectAndScatterComputations(in)
+	return outputKernelMode(in, env, "select_and_scatter_"+in.Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		v, err := k.selectAndScatterValue(in, sel, scat, binds, idx)
+		return []val{v}, err
+	}, nil)
+}
+
+// selectAndScatterComputations tells the select computation from the
+// scatter one by the instruction's attributes.
+func selectAndScatterComputations(in *hlo.Instruction) (sel, scat *hlo.Computation) {
+	for _, c := range in.Called {
+		if v, _ := in.AttrValue("select"); v == c.Name || v == "%"+c.Name {
+			sel = c
+		} else {
+			scat = c
+		}
+	}
+	if sel == nil || scat == nil {
+		return in.Called[0], in.Called[1]
+	}
+	return sel, scat
+}
+
+// selectWindows is how many windows of a select-and-scatter may hold one
+// operand element, and the window's size: the kernel's two loops.
+func selectWindows(in *hlo.Instruction) (candidates, size int64) {
+	candidates, size = 1, 1
+	for _, d := range in.A.Window.Dims {
+		candidates *= (d.Size + d.Stride - 1) / d.Stride
+		size *= d.Size
+	}
+	return candidates, size
+}
+
+func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hlo.Computation, binds []int, idx spirv.ID) (val, error) {
+	u32, b := k.u32(), k.boolT()
+	op := func(o spirv.Op, x, y spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(x), uint32(y)) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	operand, source := in.Operands[0].Shape, in.Operands[1].Shape
+	t := operand.Elem
+	dims := in.A.Window.Dims
+	rank := len(dims)
+	candidates, size := selectWindows(in)
+	boxDims, sizeDims := make([]int64, rank), make([]int64, rank)
+	for d, wd := range dims {
+		boxDims[d], sizeDims[d] = (wd.Size+wd.Stride-1)/wd.Stride, wd.Size
+	}
+	p := k.unravel(idx, operand.Dims)
+	// The last window that holds p in each dimension: (p + pad_lo) / stride.
+	last := make([]spirv.ID, rank)
+	for d, wd := range dims {
+		last[d] = op(spirv.OpUDiv, op(spirv.OpIAdd, p[d], cu(wd.PadLo)), cu(wd.Stride))
+	}
+	accVars, acc := k.accumulators([]val{k.load(binds[2], k.cu32(0), t)})
+	bestVar := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+	bestVal := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(t)))
+	none := k.cu32(0xffffffff)
+	err := k.loop(cu(candidates), func(c spirv.ID) error {
+		j := k.unravel(c, boxDims)
+		ok := k.b.ConstantBool(true)
+		w := make([]spirv.ID, rank)
+		for d, wd := range dims {
+			// Candidates last-(box-1) .. last, ascending: the source's
+			// row-major order. Signed, so that one before 0 is invalid.
+			w[d] = op(spirv.OpISub, last[d], cu(boxDims[d]-1))
+			w[d] = op(spirv.OpIAdd, w[d], j[d])
+			start := op(spirv.OpIMul, w[d], cu(wd.Stride))
+			holds := k.boolOp(spirv.OpSLessThan, op(spirv.OpISub, op(spirv.OpIAdd, p[d], cu(wd.PadLo)), start), cu(wd.Size))
+			inRange := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, w[d], cu(0)), k.boolOp(spirv.OpSLessThan, w[d], cu(source.Dims[d])))
+			ok = k.boolOp(spirv.OpLogicalAnd, ok, k.boolOp(spirv.OpLogicalAnd, holds, inRange))
+		}
+		return k.ifThen(ok, func() error {
+			k.f.Void(spirv.OpStore, uint32(bestVar), uint32(none))
+			err := k.loop(cu(size), func(e spirv.ID) error {
+				off := k.unravel(e, sizeDims)
+				inside := k.b.ConstantBool(true)
+				q := make([]spirv.ID, rank)
+				for d, wd := range dims {
+					q[d] = op(spirv.OpISub, op(spirv.OpIAdd, op(spirv.OpIMul, w[d], cu(wd.Stride)), off[d]), cu(wd.PadLo))
+					inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalAnd,
+						k.boolOp(spirv.OpSGreaterThanEqual, q[d], cu(0)), k.boolOp(spirv.OpSLessThan, q[d], cu(operand.Dims[d]))))
+				}
+				at := k.f.Op(spirv.OpSelect, u32, uint32(inside), uint32(k.ravel(q, operand.Dims)), uint32(k.cu32(0)))
+				v := k.load(binds[0], at, t)
+				best := k.f.Op(spirv.OpLoad, u32, uint32(bestVar))
+				bv := val{k.f.Op(spirv.OpLoad, k.scalarType(t), uint32(bestVal)), t}
+				first := k.f.Op(spirv.OpIEqual, b, uint32(best), uint32(none))
+				keep, err := k.emitReducer(sel, []val{bv, v})
+				if err != nil {
+					return err
+				}
+				take := k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalOr, first, k.boolOp(spirv.OpLogicalNot, keep[0].id)))
+				k.f.Void(spirv.OpStore, uint32(bestVar), uint32(k.f.Op(spirv.OpSelect, u32, uint32(take), uint32(at), uint32(best))))
+				k.f.Void(spirv.OpStore, uint32(bestVal), uint32(k.sel(take, v, bv).id))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			best := k.f.Op(spirv.OpLoad, u32, uint32(bestVar))
+			return k.ifThen(k.f.Op(spirv.OpIEqual, b, uint32(best), uint32(idx)), func() error {
+				s := k.load(binds[1], k.ravel(w, source.Dims), t)
+				r, err := k.emitReducer(scat, []val{acc(0), s})
+				if err != nil {
+					return err
+				}
+				k.f.Void(spirv.OpStore, uint32(accVars[0]), uint32(r[0].id))
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		return val{}, err
+	}
+	return acc(0), nil
+}
