@@ -1988,3 +1988,24 @@ ENTRY e {
 		}
 	}
 }
+
+// TestReducePrecision: reduce-precision to f16's, bf16's and smaller
+// formats (with no mantissa bit left, NaN becomes +inf) from f64, f32,
+// f16 and bf16, on edge values, bit for bit with the evaluator, fused
+// and unfused.
+func TestReducePrecision(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f64", "f32", "f16", "bf16"} {
+		for _, f := range [][2]int{{5, 10}, {8, 7}, {5, 2}, {3, 1}, {2, 0}, {8, 23}, {11, 52}} {
+			src := fmt.Sprintf(`HloModule rp
+ENTRY e {
+  x = %[1]s[64] parameter(0)
+  y = %[1]s[64] multiply(x, x)
+  r = %[1]s[64] reduce-precision(x), exponent_bits=%[2]d, mantissa_bits=%[3]d
+  s = %[1]s[64] reduce-precision(y), exponent_bits=%[2]d, mantissa_bits=%[3]d
+  ROOT out = (%[1]s[64], %[1]s[64]) tuple(r, s)
+}`, ty, f[0], f[1])
+			requireExact(t, fmt.Sprintf("reduce_precision_%s_e%dm%d", ty, f[0], f[1]), src, edgeInputs(uint64(f[0]*100+f[1])))
+		}
+	}
+}

@@ -138,6 +138,70 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 	return k.normalize(v), nil
 }
 
+// reducePrecision rounds x to a float of expBits exponent and manBits
+// mantissa bits and back, on the bits of x's own format as XLA does:
+// the mantissa to nearest even, an exponent beyond the narrow range to
+// infinity or (signed) zero; a NaN stays itself unless no mantissa bit
+// is left, when it becomes +inf.
+func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
+	t := x.t
+	format := map[hlo.ElementType][2]int64{hlo.F16: {5, 10}, hlo.BF16: {8, 7}, hlo.F32: {8, 23}, hlo.F64: {11, 52}}[t]
+	srcExp, srcMan := format[0], format[1]
+	w := 32
+	if t == hlo.F64 {
+		w = 64
+	}
+	ut := k.b.TypeInt(w, false)
+	c := func(v uint64) spirv.ID {
+		if w == 64 {
+			return k.b.Constant(ut, uint32(v), uint32(v>>32))
+		}
+		return k.cu32(uint32(v))
+	}
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, ut, uint32(a), uint32(b)) }
+	var bits spirv.ID
+	if isNarrow(t) {
+		bits = k.narrowBits(x.id, t)
+	} else {
+		bits = k.f.Op(spirv.OpBitcast, ut, uint32(x.id))
+	}
+	if manBits < srcMan {
+		shift := uint64(srcMan - manBits)
+		last := uint64(1) << shift
+		lsb := op(spirv.OpShiftRightLogical, op(spirv.OpBitwiseAnd, bits, c(last)), c(shift))
+		bits = op(spirv.OpIAdd, bits, op(spirv.OpIAdd, lsb, c(last>>1-1)))
+		bits = op(spirv.OpBitwiseAnd, bits, k.f.Op(spirv.OpNot, ut, uint32(c(last-1))))
+	}
+	if expBits < srcExp {
+		signMask := uint64(1) << (srcExp + srcMan)
+		expMask := (uint64(1)<<srcExp - 1) << srcMan
+		bias := uint64(1)<<(srcExp-1) - 1
+		rbias := uint64(1)<<(expBits-1) - 1
+		e := op(spirv.OpBitwiseAnd, bits, c(expMask))
+		signed := op(spirv.OpBitwiseAnd, bits, c(signMask))
+		over := k.boolOp(spirv.OpUGreaterThan, e, c((bias+rbias)<<srcMan))
+		under := k.boolOp(spirv.OpULessThanEqual, e, c((bias-rbias)<<srcMan))
+		bits = k.f.Op(spirv.OpSelect, ut, uint32(over), uint32(op(spirv.OpBitwiseOr, signed, c(expMask))), uint32(bits))
+		bits = k.f.Op(spirv.OpSelect, ut, uint32(under), uint32(signed), uint32(bits))
+	}
+	if isNarrow(t) {
+		bits = op(spirv.OpBitwiseAnd, bits, c(1<<(srcExp+srcMan+1)-1))
+	}
+	var r val
+	if isNarrow(t) {
+		r = val{k.widenBits(bits, t), t}
+	} else {
+		r = val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(bits)), t}
+	}
+	// The rounding may carry a NaN's mantissa into its exponent, even its
+	// sign: XLA keeps the NaN, and with no mantissa bits left makes it +inf.
+	keep := x
+	if manBits == 0 {
+		keep = val{k.constFloat(t, math.Inf(1)), t}
+	}
+	return k.sel(k.isNaN(x), keep, r)
+}
+
 // bitcastConvert reinterprets x's bits as type to, of the same width,
 // NaN payloads included (XLA changes no bit). A change of width changes
 // the shape, and pred has no bits of its own here (a 32-bit 0 or 1):
@@ -371,6 +435,10 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		return k.convert(in, a[0], out)
 	case hlo.OpBitcastConvert:
 		return k.bitcastConvert(in, a[0], out)
+	case hlo.OpReducePrecision:
+		if isF {
+			return k.reducePrecision(a[0], in.A.ExponentBits, in.A.MantissaBits), nil
+		}
 	case hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply:
 		fo := map[hlo.Opcode]spirv.Op{hlo.OpAdd: spirv.OpFAdd, hlo.OpSubtract: spirv.OpFSub, hlo.OpMultiply: spirv.OpFMul}[in.Op]
 		io := map[hlo.Opcode]spirv.Op{hlo.OpAdd: spirv.OpIAdd, hlo.OpSubtract: spirv.OpISub, hlo.OpMultiply: spirv.OpIMul}[in.Op]

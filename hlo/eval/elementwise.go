@@ -576,8 +576,14 @@ func reducePrecision(t hlo.ElementType, x float64, expBits, manBits int64) float
 	if nbits < 64 {
 		bits &= uint64(1)<<nbits - 1
 	}
-	if math.IsNaN(x) && manBits > 0 { // with no mantissa bits NaN becomes inf, as in XLA
-		return x
+	if math.IsNaN(x) {
+		// The rounding may carry a NaN's mantissa into its exponent, even
+		// its sign (0x7fff... becomes -0): XLA keeps the NaN, and with no
+		// mantissa bits left makes it +inf.
+		if manBits > 0 {
+			return x
+		}
+		return math.Inf(1)
 	}
 	return decodeFloat(t, bits)
 }

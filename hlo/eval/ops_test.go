@@ -60,6 +60,9 @@ func TestDataMovement(t *testing.T) {
 		{"dynamic-update-slice clamp", x + "  u = f32[1,2] constant({{9, 9}})\n  i = s32[] constant(7)\n  j = s32[] constant(2)\n  ROOT r = f32[2,3] dynamic-update-slice(x, u, i, j)", []float64{1, 2, 3, 4, 9, 9}},
 		{"bitcast-convert", "  x = f32[1] constant({1})\n  ROOT r = u32[1] bitcast-convert(x)", []float64{0x3f800000}},
 		{"reduce-precision", "  x = f32[3] constant({1.00390625, 1e10, 1e-10})\n  ROOT r = f32[3] reduce-precision(x), exponent_bits=5, mantissa_bits=7", []float64{1, math.Inf(1), 0}},
+		// With no mantissa bit, NaN is +inf (XLA); the rounding carried
+		// 0x7fffffff's mantissa into the sign, which gave -0.
+		{"reduce-precision NaN", "  x = u32[2] constant({2147483647, 4290772992})\n  f = f32[2] bitcast-convert(x)\n  ROOT r = f32[2] reduce-precision(f), exponent_bits=5, mantissa_bits=0", []float64{math.Inf(1), math.Inf(1)}},
 		{"convert to bf16", "  x = f32[2] constant({1.00390625, 1.01171875})\n  ROOT r = bf16[2] convert(x)", []float64{1, 1.015625}},
 	} {
 		got := evalText(t, module(tc.body))
