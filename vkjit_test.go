@@ -2009,3 +2009,66 @@ ENTRY e {
 		}
 	}
 }
+
+// TestReducerCalls: a reducer or comparator that calls a function of its
+// own (JAX writes jnp.logaddexp in a cumulative reduction so) runs with
+// the call inlined: reduce, reduce-window, sort, and a reduce inside a
+// while loop's body (exact ops on small integers, so bit for bit).
+func TestReducerCalls(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "reducer_calls", `HloModule calls
+sum_max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] maximum(a, b)
+  s = f32[] add(a, b)
+  ROOT r = f32[] add(m, s)
+}
+reducer {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] call(a, b), to_apply=sum_max
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] call(a, b), to_apply=lt
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8] get-tuple-element(s), index=1
+  z = f32[] constant(0)
+  r = f32[] reduce(v, z), dimensions={0}, to_apply=reducer
+  rb = f32[8] broadcast(r), dimensions={}
+  w = f32[8] subtract(v, rb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w)
+}
+ENTRY e {
+  x = f32[6,8] parameter(0)
+  z = f32[] constant(0)
+  r = f32[6] reduce(x, z), dimensions={1}, to_apply=reducer
+  c = f32[6,8] reduce-window(x, z), window={size=1x8 pad=0_0x7_0}, to_apply=reducer
+  s = f32[6,8] sort(x), dimensions={1}, to_apply=less
+  v = f32[1,8] slice(x), slice={[0:1], [0:8]}
+  v1 = f32[8] reshape(v)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, v1)
+  loop = (s32[], f32[8]) while(init), condition=cond, body=body
+  l = f32[8] get-tuple-element(loop), index=1
+  ROOT out = (f32[6], f32[6,8], f32[6,8], f32[8]) tuple(r, c, s, l)
+}`, smallInts(2))
+}

@@ -22,6 +22,12 @@ func reducerSupported(c *hlo.Computation) bool {
 		case in.Op == hlo.OpParameter || in.Op == hlo.OpConstant:
 		case in.Op == hlo.OpTuple && in == c.Root:
 			continue
+		case in.Op == hlo.OpCall:
+			// JAX calls a function of its own from a reducer
+			// (jnp.logaddexp in a cumulative reduction): inlined.
+			if !reducerSupported(in.Called[0]) || in.Called[0].Root.Op == hlo.OpTuple {
+				return false
+			}
 		case in.Op.IsElementwise():
 		default:
 			return false
@@ -95,6 +101,16 @@ func (k *kernelBuilder) emitReducer(c *hlo.Computation, args []val) ([]val, erro
 		case in.Op == hlo.OpConstant:
 			env[in] = k.scalarConst(in.Literal)
 		case in.Op == hlo.OpTuple:
+		case in.Op == hlo.OpCall:
+			ops := make([]val, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = env[o]
+			}
+			r, err := k.emitReducer(in.Called[0], ops)
+			if err != nil {
+				return nil, err
+			}
+			env[in] = r[0]
 		default:
 			ops := make([]val, len(in.Operands))
 			for i, o := range in.Operands {
