@@ -110,6 +110,23 @@ func (in *Instruction) AttrValue(name string) (string, bool) {
 	return "", false
 }
 
+// SelectAndScatterComputations tells a select-and-scatter's select
+// computation from its scatter one by its attributes (called in that
+// order where they do not say).
+func (in *Instruction) SelectAndScatterComputations() (sel, scatter *Computation) {
+	for _, c := range in.Called {
+		if v, _ := in.AttrValue("select"); v == c.Name || v == "%"+c.Name {
+			sel = c
+		} else {
+			scatter = c
+		}
+	}
+	if sel == nil || scatter == nil {
+		return in.Called[0], in.Called[1]
+	}
+	return sel, scatter
+}
+
 // Errorf makes an error at the instruction's position that names it. A
 // %w verb wraps its error as fmt.Errorf does.
 func (in *Instruction) Errorf(format string, args ...any) error {

@@ -130,6 +130,25 @@ func (t ElementType) Kind() TypeKind { return typeTable[t].kind }
 // IsFloat reports a real floating-point type.
 func (t ElementType) IsFloat() bool { return t.Kind() == KindFloat }
 
+// FloatFields are a binary float type's exponent and mantissa widths
+// (0, 0 for other types).
+func (t ElementType) FloatFields() (exp, man int) {
+	switch t {
+	case F16:
+		return 5, 10
+	case BF16:
+		return 8, 7
+	case F32:
+		return 8, 23
+	case F64:
+		return 11, 52
+	}
+	if f, ok := miniFloats[t]; ok {
+		return f.exp, f.man
+	}
+	return 0, 0
+}
+
 // IsInteger reports a signed or unsigned integer type.
 func (t ElementType) IsInteger() bool { k := t.Kind(); return k == KindSigned || k == KindUnsigned }
 

@@ -2,6 +2,7 @@ package hlo
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -1067,7 +1068,7 @@ func inferScatter(in *Instruction) (*Shape, error) {
 			scatter = append(scatter, v)
 		}
 	}
-	if batch := batchDims(idx, d.IndexVectorDim); !equalDims(scatter, batch) {
+	if batch := batchDims(idx, d.IndexVectorDim); !slices.Equal(scatter, batch) {
 		return nil, in.Errorf("the updates' scatter dimensions %v must be the indices' %v", scatter, batch)
 	}
 	if err := checkReducer(in, in.Called[0], elementTypes(ops[:n]), elementTypes(ops[n+1:])); err != nil {
@@ -1081,18 +1082,6 @@ func inferScatter(in *Instruction) (*Shape, error) {
 		t.Tuple = append(t.Tuple, *like(o.Shape))
 	}
 	return &t, nil
-}
-
-func equalDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // elementTypes lists the operands' element types.

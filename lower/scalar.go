@@ -145,8 +145,8 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 // is left, when it becomes +inf.
 func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 	t := x.t
-	format := map[hlo.ElementType][2]int64{hlo.F16: {5, 10}, hlo.BF16: {8, 7}, hlo.F32: {8, 23}, hlo.F64: {11, 52}}[t]
-	srcExp, srcMan := format[0], format[1]
+	e, m := t.FloatFields()
+	srcExp, srcMan := int64(e), int64(m)
 	w := 32
 	if t == hlo.F64 {
 		w = 64

@@ -16,27 +16,11 @@ import (
 // its sums bit for bit, and no two invocations write one element.
 // Bindings: operand, source, init value, result.
 func selectAndScatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	sel, scat := selectAndScatterComputations(in)
+	sel, scat := in.SelectAndScatterComputations()
 	return outputKernelMode(in, env, "select_and_scatter_"+in.Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		v, err := k.selectAndScatterValue(in, sel, scat, binds, idx)
 		return []val{v}, err
 	}, nil)
-}
-
-// selectAndScatterComputations tells the select computation from the
-// scatter one by the instruction's attributes.
-func selectAndScatterComputations(in *hlo.Instruction) (sel, scat *hlo.Computation) {
-	for _, c := range in.Called {
-		if v, _ := in.AttrValue("select"); v == c.Name || v == "%"+c.Name {
-			sel = c
-		} else {
-			scat = c
-		}
-	}
-	if sel == nil || scat == nil {
-		return in.Called[0], in.Called[1]
-	}
-	return sel, scat
 }
 
 // selectWindows is how many windows of a select-and-scatter may hold one

@@ -539,19 +539,11 @@ func roundFromI(t hlo.ElementType, i int64) float64 {
 // rounded to nearest even, exponents beyond the narrow range overflow to
 // infinity or flush to (signed) zero, NaN stays NaN.
 func reducePrecision(t hlo.ElementType, x float64, expBits, manBits int64) float64 {
-	var srcExp, srcMan, nbits uint
-	switch t {
-	case hlo.F64:
-		srcExp, srcMan, nbits = 11, 52, 64
-	case hlo.F32:
-		srcExp, srcMan, nbits = 8, 23, 32
-	case hlo.F16:
-		srcExp, srcMan, nbits = 5, 10, 16
-	case hlo.BF16:
-		srcExp, srcMan, nbits = 8, 7, 16
-	default:
+	if t != hlo.F64 && t != hlo.F32 && t != hlo.F16 && t != hlo.BF16 {
 		return x
 	}
+	e, m := t.FloatFields()
+	srcExp, srcMan, nbits := uint(e), uint(m), uint(t.Bits())
 	bits := encodeFloat(t, x)
 	if uint(manBits) < srcMan {
 		shift := srcMan - uint(manBits)

@@ -191,17 +191,7 @@ func (e *evaluator) reduceWindow(in *hlo.Instruction, ops []*hlo.Literal) (*Valu
 // computation (the first element, replaced by each later one that select
 // does not prefer it to) and scatters the source value there.
 func (e *evaluator) selectAndScatter(in *hlo.Instruction, operand, source, init *hlo.Literal) (*hlo.Literal, error) {
-	var selC, scatC *hlo.Computation
-	for _, c := range in.Called {
-		if v, _ := in.AttrValue("select"); v == c.Name || v == "%"+c.Name {
-			selC = c
-		} else {
-			scatC = c
-		}
-	}
-	if selC == nil || scatC == nil {
-		selC, scatC = in.Called[0], in.Called[1]
-	}
+	selC, scatC := in.SelectAndScatterComputations()
 	t := operand.Shape.Elem
 	out := newLit(t, operand.Shape.Dims)
 	for i := int64(0); i < out.Shape.NumElements(); i++ {
