@@ -89,7 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var checked *stablehlo.Translated
 	parseMs := 0.0
 	if stablehlo.IsMLIR(string(src)) {
-		if checked, err = translateOne(graph, string(src)); err != nil {
+		if checked, err = stablehlo.ParseOne(graph, string(src)); err != nil {
 			return err
 		}
 		mod = checked.HLO
@@ -249,18 +249,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%d checks passed\n", len(checked.Checks))
 	}
 	return nil
-}
-
-// translateOne reads a StableHLO file of one module.
-func translateOne(name, src string) (*stablehlo.Translated, error) {
-	ts, errs, err := stablehlo.Parse(name, src)
-	if err != nil {
-		return nil, err
-	}
-	if len(ts) != 1 {
-		return nil, fmt.Errorf("%s holds %d modules; vkjit run takes one (vkjit test runs them all)", name, len(ts))
-	}
-	return ts[0], errs[0]
 }
 
 func describeParams(exe *vkjit.Executable) string {

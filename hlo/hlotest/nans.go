@@ -15,34 +15,47 @@ import (
 // differs between two correct implementations. With the signs hidden
 // the comparison still orders NaNs above every number, and -0 below +0.
 func HideNaNSigns(m *hlo.Module) (*hlo.Module, error) {
+	if !hasFloatTotalOrder(m) {
+		return m, nil
+	}
 	c, err := hlo.Parse(m.Name, m.String())
 	if err != nil {
 		return nil, err
 	}
-	changed := false
 	for _, comp := range c.Computations {
 		var out []*hlo.Instruction
 		for _, in := range comp.Instructions {
-			if in.Op == hlo.OpCompare && in.A.CompareType == "TOTALORDER" && in.Operands[0].Shape.Elem.IsFloat() {
+			if floatTotalOrder(in) {
 				for i, x := range in.Operands {
 					var made []*hlo.Instruction
 					in.Operands[i], made = positiveNaNs(x, in.Name, i)
 					out = append(out, made...)
 				}
-				changed = true
 			}
 			out = append(out, in)
 		}
 		comp.Instructions = out
-	}
-	if !changed {
-		return m, nil
 	}
 	again, err := hlo.Parse(c.Name, c.String())
 	if err != nil {
 		return nil, err
 	}
 	return again, hlo.Verify(again)
+}
+
+func floatTotalOrder(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpCompare && in.A.CompareType == "TOTALORDER" && in.Operands[0].Shape.Elem.IsFloat()
+}
+
+func hasFloatTotalOrder(m *hlo.Module) bool {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if floatTotalOrder(in) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // positiveNaNs is select(x != x, +NaN, x), named after the comparison

@@ -325,12 +325,7 @@ func tupleIndexForm(p *parser, op *Op) error {
 
 // convolutionForm: (%a, %b) dim_numbers = ..., window = {...} {attrs} : signature.
 func convolutionForm(p *parser, op *Op) error {
-	s := p.s
-	if err := s.expect("("); err != nil {
-		return err
-	}
-	var err error
-	if op.Operands, err = p.operandsUntil(")"); err != nil {
+	if err := p.parenOperands(op); err != nil {
 		return err
 	}
 	if err := p.keywordArgs(op); err != nil {
@@ -546,10 +541,7 @@ func customCallForm(p *parser, op *Op) error {
 		return err
 	}
 	op.Callee = target
-	if err := s.expect("("); err != nil {
-		return err
-	}
-	if op.Operands, err = p.operandsUntil(")"); err != nil {
+	if err := p.parenOperands(op); err != nil {
 		return err
 	}
 	return attrsAndSignature(p, op)

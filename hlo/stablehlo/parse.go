@@ -382,11 +382,7 @@ func (p *parser) operation() (*Op, error) {
 // [(regions)] [{attributes}] : (types) -> types.
 func (p *parser) generic(op *Op) error {
 	s := p.s
-	if err := s.expect("("); err != nil {
-		return err
-	}
-	var err error
-	if op.Operands, err = p.operandsUntil(")"); err != nil {
+	if err := p.parenOperands(op); err != nil {
 		return err
 	}
 	if s.accept("[") { // successors: not in StableHLO
@@ -452,6 +448,16 @@ func (p *parser) functionalType(op *Op) error {
 		return err
 	}
 	op.OutTypes, err = p.typeList()
+	return err
+}
+
+// parenOperands reads an op's operands in parentheses: (%a, %b#1).
+func (p *parser) parenOperands(op *Op) error {
+	if err := p.s.expect("("); err != nil {
+		return err
+	}
+	var err error
+	op.Operands, err = p.operandsUntil(")")
 	return err
 }
 

@@ -125,6 +125,15 @@ func argumentFree(fs []*Func) bool {
 // ParseModule reads a file holding one module into HLO, for compiling:
 // its checks, if any, are dropped.
 func ParseModule(file, src string) (*hlo.Module, error) {
+	t, err := ParseOne(file, src)
+	if err != nil {
+		return nil, err
+	}
+	return t.WithoutChecks()
+}
+
+// ParseOne reads a file holding one program, checks and all.
+func ParseOne(file, src string) (*Translated, error) {
 	ts, errs, err := Parse(file, src)
 	if err != nil {
 		return nil, err
@@ -132,10 +141,7 @@ func ParseModule(file, src string) (*hlo.Module, error) {
 	if len(ts) != 1 {
 		return nil, fmt.Errorf("%s: holds %d programs, where one is compiled (vkjit test runs them all)", file, len(ts))
 	}
-	if errs[0] != nil {
-		return nil, errs[0]
-	}
-	return ts[0].WithoutChecks()
+	return ts[0], errs[0]
 }
 
 // WithoutChecks is the module returning the entry function's results
