@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/vkjit
 DEMO := tests/testdata/elementwise
 
-.PHONY: all deps build demo test vet clean
+.PHONY: all deps build demo test vet shaders clean
 
 all: build
 
@@ -38,6 +38,12 @@ test: vet
 	VKJIT_SKIP_LOG=$(SKIPS) $(GO) test -count=1 ./...
 	VKJIT_SKIP_LOG=$(SKIPS) VKJIT_STAGED=1 $(GO) test -count=1 .
 	@./.ci/shared-skips $(SKIPS)
+
+# shaders/ keeps the disassembly of representative generated kernels
+# (TestGolden fails when code generation changes them); this writes them
+# anew, for the diff to be reviewed with the change.
+shaders: deps
+	$(GO) test -count=1 ./shaders -update
 
 clean:
 	rm -rf bin

@@ -60,6 +60,19 @@ func noValidationMessages(t *testing.T) {
 	require.Empty(t, vkjit.ValidationMessages(), "validation layer messages")
 }
 
+// TestLlvmpipeTarget holds lower.LlvmpipeTarget, for which shaders/
+// keeps the generated kernels, to what lavapipe reports (but for its
+// core count, the host's).
+func TestLlvmpipeTarget(t *testing.T) {
+	d := rt.Device()
+	if !strings.Contains(d.Name, "llvmpipe") {
+		t.Skipf("the device is %s, not llvmpipe", d.Name)
+	}
+	got, want := rt.Target(), lower.LlvmpipeTarget
+	got.Cores = want.Cores
+	require.Equal(t, want, got, "lavapipe's target changed: update lower.LlvmpipeTarget and regenerate shaders/ (make shaders)")
+}
+
 // TestSmallGraphByHand runs a chain of elementwise ops on two f32
 // arguments and compares with values worked out independently.
 func TestSmallGraphByHand(t *testing.T) {

@@ -88,6 +88,32 @@ var DefaultTarget = Target{
 	MaxLoopIterations: LlvmpipeLoopLimit,
 }
 
+// LlvmpipeTarget is what lavapipe (Mesa 22.3, llvmpipe with 256-bit
+// vectors) reports on a 2-core host, the device CI runs on: compiling for
+// it without a device gives the kernels CI runs (shaders/ keeps their
+// disassembly). The root package's TestLlvmpipeTarget holds it to what the
+// device reports.
+var LlvmpipeTarget = Target{
+	SubgroupSize:       8,
+	SubgroupShuffle:    true,
+	TexelLoads:         true,
+	MaxWorkgroupSize:   1024,
+	MaxWorkgroupCount:  [3]uint32{65535, 65535, 65535},
+	MaxStorageBuffers:  32,
+	Float64:            true,
+	Int64:              true,
+	Storage16:          true,
+	Storage8:           true,
+	SignedZeroInfNan16: true,
+	SignedZeroInfNan32: true,
+	SignedZeroInfNan64: true,
+	FoldsZeros:         true,
+	StorageAlign:       16,
+	MaxLoopIterations:  LlvmpipeLoopLimit,
+	CPU:                true,
+	Cores:              2,
+}
+
 // StorageType is how an element type is held in a device buffer.
 //
 // pred is stored as a 32-bit 0 or 1 (and is a SPIR-V bool in registers):
