@@ -500,7 +500,7 @@ func sortRule(c *opContext) ([]*hlo.Instruction, error) {
 // block arguments first, then the values it uses from outside (others,
 // in order); constants from outside are copied in. It returns the
 // computation and the translated results.
-func (c *opContext) stateRegion(r *Region, name string, state hlo.Shape, nArgs int, order []string, consts map[string]*hlo.Instruction, finish func(cb *hlo.CompBuilder, inner *scope, param *hlo.Instruction, res []*hlo.Instruction) error) (*hlo.Computation, error) {
+func (c *opContext) stateRegion(r *Region, name string, state hlo.Shape, nArgs int, order []string, consts []capturedConst, finish func(cb *hlo.CompBuilder, inner *scope, param *hlo.Instruction, res []*hlo.Instruction) error) (*hlo.Computation, error) {
 	t := c.t
 	cb := t.b.Computation(t.compName(name))
 	param := cb.Parameter(state)

@@ -238,14 +238,22 @@ func freeVars(r *Region) []Value {
 	return out
 }
 
+// capturedConst is a constant a region uses from outside it.
+type capturedConst struct {
+	name string
+	in   *hlo.Instruction
+}
+
 // resolveCaptures looks r's free values up in the enclosing scope: the
 // constants, copied into a region as they are, and the other values,
-// which the caller must pass in.
-func (t *translator) resolveCaptures(rs []*Region, sc *scope) (consts, others map[string]*hlo.Instruction, order []string, err error) {
-	consts, others = map[string]*hlo.Instruction{}, map[string]*hlo.Instruction{}
+// which the caller must pass in; each in order of first use, so that the
+// translation (its names among them) is the same every time.
+func (t *translator) resolveCaptures(rs []*Region, sc *scope) (consts []capturedConst, others map[string]*hlo.Instruction, order []string, err error) {
+	others = map[string]*hlo.Instruction{}
+	isConst := map[string]bool{}
 	for _, r := range rs {
 		for _, v := range freeVars(r) {
-			if _, ok := consts[v.Name]; ok {
+			if isConst[v.Name] {
 				continue
 			}
 			if _, ok := others[v.Name]; ok {
@@ -256,7 +264,8 @@ func (t *translator) resolveCaptures(rs []*Region, sc *scope) (consts, others ma
 				return nil, nil, nil, err
 			}
 			if in.Op == hlo.OpConstant {
-				consts[v.Name] = in
+				isConst[v.Name] = true
+				consts = append(consts, capturedConst{v.Name, in})
 			} else {
 				others[v.Name] = in
 				order = append(order, v.Name)
@@ -267,11 +276,11 @@ func (t *translator) resolveCaptures(rs []*Region, sc *scope) (consts, others ma
 }
 
 // bindConsts copies captured constants into a region's computation.
-func bindConsts(sc *scope, consts map[string]*hlo.Instruction) {
-	for name, c := range consts {
-		sc.vals[name] = sc.cb.Constant(c.Literal)
-		if !strings.Contains(name, "#") {
-			sc.vals[name+"#0"] = sc.vals[name]
+func bindConsts(sc *scope, consts []capturedConst) {
+	for _, c := range consts {
+		sc.vals[c.name] = sc.cb.Constant(c.in.Literal)
+		if !strings.Contains(c.name, "#") {
+			sc.vals[c.name+"#0"] = sc.vals[c.name]
 		}
 	}
 }
