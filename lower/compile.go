@@ -50,22 +50,16 @@ type Options struct {
 
 // state is what the passes share.
 type state struct {
-	verified  bool // the module was verified by the Compile that started this one
-	mod       *hlo.Module
-	tg        Target
-	opts      Options
-	prog      *Program
-	values    map[*hlo.Instruction][]int               // buffers of each value's leaves
-	kernel    map[string]int                           // kernel index by SPIR-V, to share identical kernels
-	fused     map[*hlo.Instruction]bool                // computed inside their consumers' kernels (fuse.go)
-	prologue  map[*hlo.Instruction][]*hlo.Instruction  // reduces a reduce's kernel computes first (fuse.go)
-	moved     map[*hlo.Instruction]bool                // computed by another instruction's kernel, stored to its own buffer
-	rowDims   map[*hlo.Instruction]int                 // row kernels: the leading dimensions that index a row (rowfuse.go)
-	rowSpills map[*hlo.Instruction][2]*hlo.Instruction // row kernels: a value their reduction stores for their elements (rowfuse.go)
-	online    map[*hlo.Instruction]onlinePair          // row kernels' max reduces folded with a sum (online.go)
-	seqLoops  map[*hlo.Instruction]*seqLoop            // while loops that run on the device (seqloop.go)
-	order     []*hlo.Instruction                       // the order in which kernels and control steps run (schedule)
-	live      map[*hlo.Instruction]bool                // what the root depends on (schedule); the rest is dead
+	verified bool // the module was verified by the Compile that started this one
+	mod      *hlo.Module
+	tg       Target
+	opts     Options
+	prog     *Program
+	plan     *plan                      // the kernel plan: what the fusion passes decide and emission follows (plan.go)
+	order    []*hlo.Instruction         // the order in which kernels and control steps run (schedule)
+	live     map[*hlo.Instruction]bool  // what the root depends on (schedule); the rest is dead
+	values   map[*hlo.Instruction][]int // buffers of each value's leaves (assign buffers)
+	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
 }
 
 type pass struct {
@@ -95,6 +89,7 @@ func init() {
 		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
 		{"plan device loops", planDeviceLoops},         // while loops of small state run as one-invocation kernels that iterate on the device
+		{"plan kernels", planKernels},                  // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
 		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
@@ -122,6 +117,7 @@ func compile(m *hlo.Module, tg Target, opts Options, verified bool) (*Program, e
 		tg:       tg,
 		opts:     opts,
 		prog:     &Program{Module: m.Name},
+		plan:     newPlan(),
 		values:   map[*hlo.Instruction][]int{},
 		kernel:   map[string]int{},
 	}
@@ -141,8 +137,35 @@ func runPass(p pass, s *state) (err error) {
 			err = fmt.Errorf("lower: internal error in pass %q: %v", p.name, r)
 		}
 	}()
-	return p.fn(s)
+	if err := p.fn(s); err != nil {
+		return err
+	}
+	if checkPasses {
+		if err := checkAfter(p, s); err != nil {
+			return fmt.Errorf("lower: internal error after pass %q: %v", p.name, err)
+		}
+	}
+	return nil
 }
+
+// checkPasses makes every pass's result checked before the next runs
+// (checkAfter), as Go's SSA backend checks its IR between passes; the
+// package's tests set it.
+var checkPasses = false
+
+// checkAfter checks what pass p left: a module the verifier accepts
+// after each pass that rewrites it, and a consistent kernel plan.
+func checkAfter(p pass, s *state) error {
+	if rewrites[p.name] {
+		if err := hlo.Verify(s.mod); err != nil {
+			return err
+		}
+	}
+	return s.plan.check(s)
+}
+
+// rewrites names the passes that change the module.
+var rewrites = map[string]bool{"inline calls": true, "simplify": true, "hoist loop invariants": true, "split wide ops": true, "expand topk": true, "split long reductions": true}
 
 func verifyModule(s *state) error {
 	if s.verified {
@@ -235,7 +258,7 @@ func assignBuffers(s *state) error {
 		return err
 	}
 	for _, in := range entry.Instructions {
-		if s.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
+		if s.plan.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
 			continue // no buffer: its consumers compute it, or nothing reads it
 		}
 		switch in.Op {
@@ -273,8 +296,8 @@ func assignBuffers(s *state) error {
 			off := in.Operands[0].Shape.LeafOffset(int(in.A.Index))
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 		case hlo.OpWhile:
-			if l := s.seqLoops[in]; l != nil {
-				if err := s.loopBuffers(in, l); err != nil {
+			if kp := s.plan.kernels[in]; kp != nil && kp.loop != nil {
+				if err := s.loopBuffers(in, kp.loop); err != nil {
 					return err
 				}
 				continue
@@ -365,99 +388,82 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 	return [3]uint32{uint32(maxX), uint32(gy), 1}, nil
 }
 
-// emitKernels generates one kernel per elementwise instruction of the
-// entry computation, in definition order.
+// emitKernels generates the plan's kernels and control steps in run
+// order, each from its kernel plan by its kind's generator.
 func emitKernels(s *state) error {
-	local := elementwiseLocalSize(s.tg)
-	env := kernelEnv{tg: s.tg, local: local, fused: s.fused, prologue: s.prologue, rowSpills: s.rowSpills, online: s.online,
+	env := kernelEnv{tg: s.tg, fused: s.plan.fused,
 		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
 		workgroupLanes: workgroupLanes(s.tg, s.opts)}
-	for _, in := range s.order {
-		if s.fused[in] || s.moved[in] {
-			continue // computed by other kernels
-		}
-		if l := s.seqLoops[in]; l != nil {
-			if err := s.deviceLoop(in, l, env); err != nil {
-				return err
-			}
-			continue
-		}
-		if in.Op == hlo.OpWhile || in.Op == hlo.OpConditional {
-			if err := s.controlStep(in); err != nil {
-				return err
-			}
-			continue
-		}
-		if !in.Op.IsElementwise() && !remapOps[in.Op] && !kernelOps[in.Op] {
-			continue
-		}
-		n := in.Shape.Leaves()[0].NumElements()
-		if n == 0 {
-			continue // nothing to compute; the empty buffer is the result
-		}
-		if n > 1<<32-1 {
-			return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
-		}
-		env.local = elementwiseLocalSize(s.tg)
-		if s.kernelIters(in) <= lightKernel {
-			env.local = localSize(s.tg, n)
-		}
-		if in.Op == hlo.OpSort {
-			if err := s.emitSort(in, env, n); err != nil {
-				return err
-			}
-			continue
-		}
-		if g := s.planGemm(in); g != nil {
-			if (!s.tg.CPU || s.opts.SharedGemm) && g.toShared(s.tg) {
-				env.local = sharedThreads
-			}
-			k, err := gemmKernel(in, g, env)
-			if err != nil {
-				return err
-			}
-			if err := s.dispatch(in, k, g.invocations, nil, s.values[in], nil); err != nil {
-				return err
-			}
-			continue
-		}
-		var k *Kernel
+	for _, kp := range s.plan.order {
+		env.kp, env.local = kp, elementwiseLocalSize(s.tg)
 		var err error
-		invocations := n
-		switch m, row := s.rowDims[in]; {
-		case row: // an invocation per row
-			var cols int64
-			invocations, cols = rowSplit(in, m)
-			k, err = rowKernel(in, env, invocations, cols)
-		case in.Op == hlo.OpReduce:
-			k, err = reduceKernel(in, env)
-		case in.Op == hlo.OpDot:
-			k, err = dotKernel(in, env)
-		case in.Op == hlo.OpReduceWindow:
-			k, err = reduceWindowKernel(in, env)
-		case in.Op == hlo.OpSelectAndScatter:
-			k, err = selectAndScatterKernel(in, env)
-		case in.Op == hlo.OpScatter:
-			k, err = scatterKernel(in, env)
-		case in.Op == hlo.OpConvolution:
-			k, err = convKernel(in, env)
-		case remapOps[in.Op]:
-			k, err = remapKernel(in, env)
+		switch kp.kind {
+		case kindDeviceLoop:
+			err = s.deviceLoop(kp.root, kp.loop, env)
+		case kindHost:
+			err = s.controlStep(kp.root)
 		default:
-			k, err = elementwiseKernel(in, env)
+			err = s.emitKernel(kp, env)
 		}
 		if err != nil {
 			return err
 		}
-		outs := s.values[in]
-		for _, p := range s.prologue[in] {
-			outs = append(outs, s.values[p]...)
-		}
-		if err := s.dispatch(in, k, invocations, nil, outs, nil); err != nil {
-			return err
-		}
 	}
 	return nil
+}
+
+// generators makes the kernel of each kind that is one kernel over an
+// invocation per output element (or per row, or a subgroup per output).
+var generators = [...]func(in *hlo.Instruction, env kernelEnv) (*Kernel, error){
+	kindElementwise:      elementwiseKernel,
+	kindRemap:            remapKernel,
+	kindReduce:           reduceKernel,
+	kindDot:              dotKernel,
+	kindConv:             convKernel,
+	kindReduceWindow:     reduceWindowKernel,
+	kindSelectAndScatter: selectAndScatterKernel,
+	kindScatter:          scatterKernel,
+}
+
+// emitKernel generates a planned kernel and the steps that run it.
+func (s *state) emitKernel(kp *kernelPlan, env kernelEnv) error {
+	in := kp.root
+	n := in.Shape.Leaves()[0].NumElements()
+	if n > 1<<32-1 {
+		return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
+	}
+	if s.kernelIters(in) <= lightKernel {
+		env.local = localSize(s.tg, n)
+	}
+	var k *Kernel
+	var err error
+	invocations := n
+	switch kp.kind {
+	case kindSort:
+		return s.emitSort(in, env, n)
+	case kindGemm:
+		if kp.gemm.shared {
+			env.local = sharedThreads
+		}
+		if k, err = gemmKernel(in, kp.gemm, env); err != nil {
+			return err
+		}
+		return s.dispatch(in, k, kp.gemm.invocations, nil, s.values[in], nil)
+	case kindRow: // an invocation per row
+		var cols int64
+		invocations, cols = rowSplit(in, kp.rowDims)
+		k, err = rowKernel(in, env, invocations, cols)
+	default:
+		k, err = generators[kp.kind](in, env)
+	}
+	if err != nil {
+		return err
+	}
+	outs := s.values[in]
+	for _, p := range kp.prologue {
+		outs = append(outs, s.values[p]...)
+	}
+	return s.dispatch(in, k, invocations, nil, outs, nil)
 }
 
 // dispatch appends a step running kernel k (shared with an identical one

@@ -53,6 +53,9 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 		line("  k%d %s: workgroup %dx%dx%d, %d bindings, %d B push, %d words%s",
 			i, k.Name, k.LocalSize[0], k.LocalSize[1], k.LocalSize[2], k.Bindings, k.PushSize, len(k.Words), extra)
 	}
+	for _, kp := range p.Plan {
+		line("  plan %s", kp)
+	}
 	for i, s := range p.Steps {
 		switch s.Kind {
 		case StepDispatch, StepLoop:

@@ -13,7 +13,7 @@ import (
 // length-prefixed lists in field order. It decodes a typical program in
 // tens of microseconds, where encoding/gob took 0.3-0.4 ms (most of a
 // cache hit). programFormat changes whenever the layout does.
-const programFormat = 1
+const programFormat = 2
 
 // MarshalBinary encodes p.
 func (p *Program) MarshalBinary() ([]byte, error) {
@@ -160,6 +160,7 @@ func (e *encoder) program(p *Program) {
 	for _, v := range []int64{p.ArenaSize, p.LiveBound, p.TempBytes, p.FusedBytes} {
 		e.int(v)
 	}
+	e.strings(p.Plan)
 }
 
 // decoder panics on damaged input; UnmarshalBinary turns that into an
@@ -300,5 +301,6 @@ func (d *decoder) program() *Program {
 		p.Subs = append(p.Subs, d.program())
 	}
 	p.ArenaSize, p.LiveBound, p.TempBytes, p.FusedBytes = d.int(), d.int(), d.int(), d.int()
+	p.Plan = d.strings()
 	return p
 }

@@ -134,7 +134,7 @@ func work(in *hlo.Instruction) int64 {
 }
 
 // fuseLoops marks the instructions of the entry computation that
-// consumers compute inline (state.fused). Users are decided before
+// consumers compute inline (plan.fused). Users are decided before
 // their operands (reverse definition order), so a producer knows how
 // its users will be read: into a consumer that reads many times only
 // index-only producers go; a producer with several consumers is
@@ -143,7 +143,6 @@ func work(in *hlo.Instruction) int64 {
 // convolution or reduction is fused only into a single consumer that
 // reads it once.
 func fuseLoops(s *state) error {
-	s.fused = map[*hlo.Instruction]bool{}
 	if s.opts.NoFuse {
 		return nil
 	}
@@ -204,12 +203,12 @@ func fuseLoops(s *state) error {
 		if !ok {
 			continue
 		}
-		s.fused[in] = true
+		s.plan.fused[in] = true
 		copies[in] = n
 		reads[in] = max(ctx, reads[in])
 	}
 	defer func() {
-		for in := range s.fused {
+		for in := range s.plan.fused {
 			if n, err := StorageBytes(in.Shape, s.tg); err == nil {
 				s.prog.FusedBytes += alignUp(paddedSize(n), int64(s.tg.StorageAlign))
 			}
@@ -228,13 +227,13 @@ func fuseLoops(s *state) error {
 	for changed := true; changed; {
 		changed = false
 		for _, in := range c.Instructions {
-			if s.fused[in] || consumerReads(in) == readsNone {
+			if s.plan.fused[in] || consumerReads(in) == readsNone {
 				continue
 			}
 			inputs, cluster := s.clusterInputs(in)
 			for _, p := range cluster {
 				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && gemmOf(p) != nil && s.planGemm(in) == nil {
-					delete(s.fused, p)
+					delete(s.plan.fused, p)
 					changed = true
 				}
 			}
@@ -244,7 +243,7 @@ func fuseLoops(s *state) error {
 			if s.loopIters(in) > budget {
 				for _, p := range cluster {
 					if ownLoop(p) > 0 {
-						delete(s.fused, p)
+						delete(s.plan.fused, p)
 						changed = true
 					}
 				}
@@ -258,7 +257,7 @@ func fuseLoops(s *state) error {
 			}
 			if s.tg.MaxStorageBuffers != 0 && inputs > limit {
 				for _, p := range cluster {
-					delete(s.fused, p)
+					delete(s.plan.fused, p)
 				}
 				changed = len(cluster) > 0
 			}
@@ -280,7 +279,7 @@ func (s *state) clusterInputs(root *hlo.Instruction) (int, []*hlo.Instruction) {
 				continue
 			}
 			seen[o] = true
-			if s.fused[o] {
+			if s.plan.fused[o] {
 				fused = append(fused, o)
 				walk(o)
 			} else {

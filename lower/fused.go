@@ -21,18 +21,27 @@ type kernelEnv struct {
 	// memory (subgroup.go); else they are one subgroup.
 	workgroup bool
 
-	subgroupReduce bool   // row reductions may take a subgroup per output
-	workgroupLanes uint32 // row reductions long enough take a workgroup of this many per output (0: never)
-	fused          map[*hlo.Instruction]bool
-	prologue       map[*hlo.Instruction][]*hlo.Instruction
-	rowSpills      map[*hlo.Instruction][2]*hlo.Instruction // row kernel -> the value its reduction stores, and that reduction (rowfuse.go)
-	online         map[*hlo.Instruction]onlinePair          // a max reduce folded with a sum in one pass (online.go)
+	subgroupReduce bool                      // row reductions may take a subgroup per output
+	workgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
+	fused          map[*hlo.Instruction]bool // computed inline by their readers (plan.fused)
+	kp             *kernelPlan               // the kernel being generated
+}
+
+// plan returns in's kernel plan: the one being generated, or an empty
+// one for a kernel of another instruction.
+func (e kernelEnv) plan(in *hlo.Instruction) *kernelPlan {
+	if e.kp != nil && e.kp.root == in {
+		return e.kp
+	}
+	return &kernelPlan{root: in}
 }
 
 func (e kernelEnv) builder(pushFields int) *kernelBuilder {
 	k := newKernelBuilder(e.tg, e.local, pushFields)
 	k.fused = e.fused
-	k.online = e.online
+	if e.kp != nil {
+		k.online = e.kp.online
+	}
 	k.bound = map[*hlo.Instruction]int{}
 	return k
 }
@@ -51,7 +60,7 @@ type prologue struct {
 // makes in's reads of them come from registers. Call it before binding
 // in's own operands.
 func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prologue, error) {
-	ps := &prologue{pro: env.prologue[in]}
+	ps := &prologue{pro: env.plan(in).prologue}
 	for _, p := range ps.pro {
 		b, err := k.bindOperands(p)
 		if err != nil {

@@ -135,10 +135,10 @@ func (p *gemmPlan) tile() bool {
 // a batched dot's result to its shape so: the results go to the same
 // row-major positions).
 func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
-	if len(s.prologue[root]) > 0 || !root.Shape.IsArray() {
+	if len(s.plan.prologue(root)) > 0 || !root.Shape.IsArray() {
 		return nil
 	}
-	if root.Op == hlo.OpReshape && root.Operands[0].Op == hlo.OpDot && s.fused[root.Operands[0]] {
+	if root.Op == hlo.OpReshape && root.Operands[0].Op == hlo.OpDot && s.plan.fused[root.Operands[0]] {
 		return gemmOf(root.Operands[0])
 	}
 	dot := root
@@ -162,7 +162,7 @@ func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
 			return nil
 		}
 	}
-	if dot.Op == hlo.OpConvolution && (s.fused[dot.Operands[0]] || s.fused[dot.Operands[1]]) {
+	if dot.Op == hlo.OpConvolution && (s.plan.fused[dot.Operands[0]] || s.plan.fused[dot.Operands[1]]) {
 		return nil // the implicit GEMM reads its operands from buffers
 	}
 	return gemmOf(dot)

@@ -30,7 +30,7 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 			ok = sp == outputSpace
 			return
 		}
-		if !s.fused[x] {
+		if !s.plan.fused[x] {
 			return // another materialized input: read from its buffer
 		}
 		if x.Op == hlo.OpReduce && sp == outputSpace {
@@ -118,7 +118,7 @@ func equalDims(a, b []int64) bool {
 // each element of its one array result in its own invocation and writes
 // it there: such kernels can compute others of the same shape alongside.
 func (s *state) perElement(in *hlo.Instruction) bool {
-	if s.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || s.hasTiledDot(in) {
+	if s.plan.fused[in] || !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || s.hasTiledDot(in) {
 		return false
 	}
 	switch {
@@ -139,8 +139,6 @@ func (s *state) perElement(in *hlo.Instruction) bool {
 // and stored for everyone else: one dispatch and one read of the shared
 // input instead of two. The schedule runs K1's readers after K2's step.
 func fuseSiblings(s *state) error {
-	s.prologue = map[*hlo.Instruction][]*hlo.Instruction{}
-	s.moved = map[*hlo.Instruction]bool{}
 	if s.opts.NoFuse {
 		return nil
 	}
@@ -172,7 +170,7 @@ func fuseSiblings(s *state) error {
 		return x
 	}
 	stepInputs := func(step *hlo.Instruction, extra ...*hlo.Instruction) map[*hlo.Instruction]bool {
-		members := append(append([]*hlo.Instruction{step}, s.prologue[step]...), extra...)
+		members := append(append([]*hlo.Instruction{step}, s.plan.prologue(step)...), extra...)
 		m := map[*hlo.Instruction]bool{}
 		for _, x := range members {
 			for o := range inputsOf(x) {
@@ -221,13 +219,13 @@ func fuseSiblings(s *state) error {
 	// input).
 	formsCycle := func(k1, k2 *hlo.Instruction) bool {
 		members := map[*hlo.Instruction]bool{k1: true, k2: true}
-		for _, p := range s.prologue[k2] {
+		for _, p := range s.plan.prologue(k2) {
 			members[p] = true
 		}
 		if reaches(stepInputs(k2, k1), members) {
 			return true
 		}
-		for _, p := range s.prologue[k2] {
+		for _, p := range s.plan.prologue(k2) {
 			if reaches(inputsOf(k1), map[*hlo.Instruction]bool{p: true}) || reaches(inputsOf(p), map[*hlo.Instruction]bool{k1: true}) {
 				return true
 			}
@@ -250,11 +248,11 @@ func fuseSiblings(s *state) error {
 	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
-		if !s.perElement(k2) || s.moved[k2] || !live(k2) {
+		if !s.perElement(k2) || s.plan.moved[k2] || !live(k2) {
 			continue
 		}
 		for _, k1 := range c.Instructions[:pos[k2]] {
-			if !s.perElement(k1) || s.moved[k1] || len(s.prologue[k1]) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
+			if !s.perElement(k1) || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
 				continue
 			}
 			in2 := inputsOf(k2)
@@ -274,21 +272,22 @@ func fuseSiblings(s *state) error {
 			// Bindings: the union of the inputs, then every result.
 			union := map[*hlo.Instruction]bool{}
 			outs := len(k2.Shape.Leaves()) + 1
-			for _, x := range append([]*hlo.Instruction{k1, k2}, s.prologue[k2]...) {
+			for _, x := range append([]*hlo.Instruction{k1, k2}, s.plan.prologue(k2)...) {
 				for o := range inputsOf(x) {
 					union[o] = true
 				}
 			}
 			delete(union, k1)
-			for _, p := range s.prologue[k2] {
+			for _, p := range s.plan.prologue(k2) {
 				delete(union, p)
 				outs++
 			}
 			if limit != 0 && len(union)+outs > limit {
 				continue
 			}
-			s.prologue[k2] = append(s.prologue[k2], k1)
-			s.moved[k1] = true
+			kp := s.plan.kernel(k2)
+			kp.prologue = append(kp.prologue, k1)
+			s.plan.moved[k1] = true
 			owner[k1] = k2
 		}
 	}

@@ -101,6 +101,10 @@ type Program struct {
 	LiveBound    int64      // the most temporary bytes live at one step: no arena can be smaller
 	TempBytes    int64      // the temporaries' bytes without reuse: ArenaSize's saving is TempBytes - ArenaSize
 	FusedBytes   int64      // bytes the values computed inside other kernels would have taken (fuse.go)
+	// Plan is the kernel plan the steps were generated from, a line per
+	// kernel or control step in run order (plan.go): its root, its kind,
+	// what it computes first and inline. For Describe and debugging.
+	Plan []string
 }
 
 // Memory sums a program's memory plan over it and its sub-programs.

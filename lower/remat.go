@@ -22,7 +22,7 @@ const maxRematTries = 64
 
 func compileUnderBudget(m *hlo.Module, tg Target, opts Options) (*Program, error) {
 	// A flat copy of the entry to rewrite (verified, calls inlined).
-	s := &state{mod: m, tg: tg, opts: opts, prog: &Program{}, values: map[*hlo.Instruction][]int{}}
+	s := &state{mod: m, tg: tg, opts: opts, prog: &Program{}, plan: newPlan(), values: map[*hlo.Instruction][]int{}}
 	for _, p := range passes[:2] { // verify, inline calls
 		if err := runPass(p, s); err != nil {
 			return nil, err

@@ -75,7 +75,7 @@ func (s *state) readsOnlyAtRow(k2, r *hlo.Instruction, m int) bool {
 			ok = sp == atRow
 			return
 		}
-		if !s.fused[x] {
+		if !s.plan.fused[x] {
 			return
 		}
 		for _, o := range x.Operands {
@@ -109,20 +109,17 @@ func iotaDims(m int) []int64 {
 	return d
 }
 
-// fuseRows makes row kernels (see above): s.prologue[k2] lists the
-// reductions in the order they are computed, s.rowDims[k2] the
+// fuseRows makes row kernels (see above): a row kernel's plan lists
+// the reductions in the order they are computed as its prologue, and the
 // dimensions that index a row.
 func fuseRows(s *state) error {
-	s.rowDims = map[*hlo.Instruction]int{}
-	s.rowSpills = map[*hlo.Instruction][2]*hlo.Instruction{}
-	s.online = map[*hlo.Instruction]onlinePair{}
 	if s.opts.NoFuse || !s.tg.CPU || s.opts.SubgroupReduce || s.opts.WorkgroupReduce {
 		return nil // SubgroupReduce and WorkgroupReduce ask for the GPUs' forms on a CPU device
 	}
 	c := s.mod.Entry
 	owner := map[*hlo.Instruction]*hlo.Instruction{} // a moved reduce -> the kernel that computes it
-	for k, ps := range s.prologue {
-		for _, p := range ps {
+	for k, kp := range s.plan.kernels {
+		for _, p := range kp.prologue {
 			owner[p] = k
 		}
 	}
@@ -130,10 +127,10 @@ func fuseRows(s *state) error {
 	// cluster's and its prologue's.
 	stepInputs := func(x *hlo.Instruction) map[*hlo.Instruction]bool {
 		m := map[*hlo.Instruction]bool{}
-		for _, r := range append([]*hlo.Instruction{x}, s.prologue[x]...) {
+		for _, r := range append([]*hlo.Instruction{x}, s.plan.prologue(x)...) {
 			s.visitInputs(r, func(o *hlo.Instruction) { m[o] = true })
 		}
-		for _, r := range s.prologue[x] {
+		for _, r := range s.plan.prologue(x) {
 			delete(m, r)
 		}
 		return m
@@ -158,7 +155,7 @@ func fuseRows(s *state) error {
 	budget := loopBudget(s.tg)
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
-		if s.fused[k2] || s.moved[k2] || len(s.prologue[k2]) > 0 || !k2.Op.IsElementwise() ||
+		if s.plan.fused[k2] || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 || !k2.Op.IsElementwise() ||
 			k2.Op == hlo.OpRngBitGenerator || !k2.Shape.IsArray() || k2.Shape.NumElements() == 0 {
 			continue
 		}
@@ -169,7 +166,7 @@ func fuseRows(s *state) error {
 		// norm's mean and reciprocal deviation), found backwards from
 		// k2's inputs.
 		rowValue := func(r *hlo.Instruction) bool {
-			if s.moved[r] || s.fused[r] || !r.Shape.IsArray() {
+			if s.plan.moved[r] || s.plan.fused[r] || !r.Shape.IsArray() {
 				return false
 			}
 			if rowReduce(r, k2) {
@@ -233,10 +230,10 @@ func fuseRows(s *state) error {
 			}
 			// With the reductions its kernel computes first (read by
 			// r at its own index, and by k2 only at its rows).
-			for _, p := range s.prologue[r] {
+			for _, p := range s.plan.prologue(r) {
 				fits = fits && p.Shape.Rank() == m && (!in2[p] || s.readsOnlyAtRow(k2, p, m))
 			}
-			take = append(append(take, s.prologue[r]...), r)
+			take = append(append(take, s.plan.prologue(r)...), r)
 			reduces = reduces || s.kernelIters(r) > 0
 		}
 		if !reduces || !fits {
@@ -269,13 +266,13 @@ func fuseRows(s *state) error {
 		}
 		for _, p := range take {
 			if o, ok := owner[p]; ok {
-				delete(s.prologue, o)
+				s.plan.kernel(o).prologue = nil
 			}
-			s.moved[p] = true
+			s.plan.moved[p] = true
 			owner[p] = k2
 		}
-		s.prologue[k2] = take
-		s.rowDims[k2] = m
+		kp := s.plan.kernel(k2)
+		kp.prologue, kp.row, kp.rowDims = take, true, m
 		// A max whose exponentials' sum this kernel also computes (a
 		// value it takes, or fused into one taken after the max) folds
 		// with it in one pass (online.go).
@@ -286,14 +283,17 @@ func fuseRows(s *state) error {
 			}
 			for _, r2 := range c.Instructions {
 				pair, ok := onlineSum(r1, r2)
-				if ok && (slices.Contains(take[i+1:], r2) || s.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
-					s.online[r1] = pair
+				if ok && (slices.Contains(take[i+1:], r2) || s.plan.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
+					if kp.online == nil {
+						kp.online = map[*hlo.Instruction]onlinePair{}
+					}
+					kp.online[r1] = pair
 					online[r2] = true
 				}
 			}
 		}
 		if v, by := s.spillOf(k2, take); v != nil && !online[by] {
-			s.rowSpills[k2] = [2]*hlo.Instruction{v, by}
+			kp.spill = [2]*hlo.Instruction{v, by}
 		}
 	}
 	return nil
@@ -381,7 +381,7 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 	if err != nil {
 		return nil, err
 	}
-	if sp, ok := env.rowSpills[in]; ok {
+	if sp := env.plan(in).spill; sp[0] != nil {
 		k.spill = &rowSpill{in: sp[0], by: sp[1], bind: outs[0]}
 	}
 	k.begin()

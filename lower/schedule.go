@@ -16,7 +16,7 @@ func checkLoopBounds(s *state) error {
 		return nil
 	}
 	for _, in := range s.mod.Entry.Instructions {
-		if s.fused[in] || s.moved[in] || consumerReads(in) == readsNone {
+		if s.plan.fused[in] || s.plan.moved[in] || consumerReads(in) == readsNone {
 			continue
 		}
 		if n := s.kernelIters(in); n > loopBudget(s.tg) {
@@ -80,7 +80,7 @@ func ownLoop(in *hlo.Instruction) int64 {
 func (s *state) loopIters(in *hlo.Instruction) int64 {
 	var inner int64
 	for _, o := range in.Operands {
-		if s.fused[o] {
+		if s.plan.fused[o] {
 			inner += s.loopIters(o)
 		}
 	}
@@ -94,11 +94,11 @@ func (s *state) loopIters(in *hlo.Instruction) int64 {
 // reductions included.
 func (s *state) kernelIters(in *hlo.Instruction) int64 {
 	n := s.loopIters(in)
-	if m, ok := s.rowDims[in]; ok { // a row kernel loops over its row
+	if m, ok := s.plan.rowDims(in); ok { // a row kernel loops over its row
 		_, cols := rowSplit(in, m)
 		n = cols * (1 + n)
 	}
-	for _, p := range s.prologue[in] {
+	for _, p := range s.plan.prologue(in) {
 		n += s.loopIters(p)
 	}
 	return n
@@ -122,8 +122,8 @@ func loopBudget(tg Target) int64 {
 func schedule(s *state) error {
 	c := s.mod.Entry
 	stepOf := map[*hlo.Instruction]*hlo.Instruction{}
-	for r2, ps := range s.prologue {
-		for _, p := range ps {
+	for r2, kp := range s.plan.kernels {
+		for _, p := range kp.prologue {
 			stepOf[p] = r2
 		}
 	}
@@ -137,12 +137,12 @@ func schedule(s *state) error {
 			return
 		}
 		done[x] = true
-		for _, p := range s.prologue[x] {
+		for _, p := range s.plan.prologue(x) {
 			done[p] = true
 		}
 		// The values the step reads: its cluster's materialized inputs,
 		// and those of the reduces it computes first.
-		roots := append([]*hlo.Instruction{x}, s.prologue[x]...)
+		roots := append([]*hlo.Instruction{x}, s.plan.prologue(x)...)
 		for _, r := range roots {
 			if consumerReads(r) == readsNone {
 				for _, o := range r.Operands {
@@ -170,7 +170,7 @@ func (s *state) visitInputs(in *hlo.Instruction, f func(*hlo.Instruction)) {
 				continue
 			}
 			seen[o] = true
-			if s.fused[o] {
+			if s.plan.fused[o] {
 				walk(o)
 			} else {
 				f(o)

@@ -92,12 +92,12 @@ func planDeviceLoops(s *state) error {
 		}
 		l, err := seqLoopKernel(in, s.tg)
 		if err != nil {
-			continue // a host loop, which names anything unsupported
+			// A host loop, which names anything unsupported; the plan
+			// keeps why (Program.Describe shows it).
+			s.plan.kernel(in).hostLoop = err.Error()
+			continue
 		}
-		if s.seqLoops == nil {
-			s.seqLoops = map[*hlo.Instruction]*seqLoop{}
-		}
-		s.seqLoops[in] = l
+		s.plan.kernel(in).loop = l
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func lanesReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes ui
 		return false
 	}
 	reduces := map[*hlo.Instruction]bool{in: true}
-	for _, p := range env.prologue[in] {
+	for _, p := range env.plan(in).prologue {
 		reduces[p] = p.Op == hlo.OpReduce
 	}
 	for _, f := range scalar.fused {

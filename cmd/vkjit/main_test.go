@@ -476,3 +476,21 @@ func TestRunStableHLO(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "--hlo prints the HLO it becomes")
 }
+
+// TestFmtPlan: fmt --plan prints what a module compiles to, without a
+// device: the row softmax is one row kernel on lavapipe, three kernels
+// unfused or more.
+func TestFmtPlan(t *testing.T) {
+	graph := filepath.Join("..", "..", "shaders", "programs", "softmax.hlo")
+	code, stdout, stderr := vkjitCmd("fmt", "--plan", graph)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "plan y row rows of 1 dims; first rowmax rowsum")
+	require.Contains(t, stdout, "1 kernels, 1 steps")
+	code, stdout, _ = vkjitCmd("fmt", "--plan", "--no-fuse", "--target", "minimum", graph)
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "plan rowmax reduce")
+	require.NotContains(t, stdout, " row ")
+	code, _, stderr = vkjitCmd("fmt", "--plan", "--target", "tpu", graph)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "want lavapipe or minimum")
+}
