@@ -468,6 +468,21 @@ ENTRY main {
   p = pred[] constant(true)
   ROOT c2 = f32[3] conditional(p, c1, x), true_computation=neg, false_computation=dbl
 }`,
+		"conditional_false_first": `HloModule c
+neg {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] negate(a)
+}
+dbl {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] add(a, a)
+}
+ENTRY main {
+  x = f32[3] parameter(0)
+  y = f32[3] multiply(x, x)
+  p = pred[] constant(true)
+  ROOT c = f32[3] conditional(p, x, y), false_computation=dbl, true_computation=neg
+}`,
 		"tuple_param": `HloModule tp
 ENTRY main {
   t = (f32[2], s32[2]) parameter(0)

@@ -127,6 +127,36 @@ func (in *Instruction) SelectAndScatterComputations() (sel, scatter *Computation
 	return sel, scatter
 }
 
+// WhileComputations tells a while loop's condition from its body by its
+// condition= attribute (called in that order where it does not say).
+func (in *Instruction) WhileComputations() (cond, body *Computation) {
+	cond, body = in.Called[0], in.Called[1]
+	if v, ok := in.AttrValue("condition"); ok && !namesComputation(v, cond) {
+		cond, body = body, cond
+	}
+	return cond, body
+}
+
+// Branches returns a conditional's branches in selector order and the
+// operand each takes. For the pred form that is the true branch first,
+// whichever order the text gave true_computation and false_computation
+// in; its operands are (pred, true operand, false operand) whatever that
+// order, as XLA's parser reads them.
+func (in *Instruction) Branches() ([]*Computation, []*Instruction) {
+	branches, args := in.Called, in.Operands[1:]
+	if t, ok := in.AttrValue("true_computation"); ok && len(branches) == 2 && !namesComputation(t, branches[0]) {
+		branches = []*Computation{branches[1], branches[0]}
+	}
+	return branches, args
+}
+
+// namesComputation reports whether attribute value v (a name, with or
+// without its % sigil, or a one-name list) names c.
+func namesComputation(v string, c *Computation) bool {
+	names := splitList(v)
+	return len(names) > 0 && (names[0] == c.Name || names[0] == "%"+c.Name)
+}
+
 // Errorf makes an error at the instruction's position that names it. A
 // %w verb wraps its error as fmt.Errorf does.
 func (in *Instruction) Errorf(format string, args ...any) error {

@@ -452,10 +452,7 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if len(in.Called) != 2 {
 			return nil, in.Errorf("needs condition= and body=")
 		}
-		cond, body := in.Called[0], in.Called[1]
-		if cn, ok := in.AttrValue("condition"); ok && splitList(cn)[0] != "%"+cond.Name && splitList(cn)[0] != cond.Name {
-			cond, body = body, cond
-		}
+		cond, body := in.WhileComputations()
 		if !cond.Root.Shape.Equal(*arr(PRED)) {
 			return nil, in.Errorf("condition %s must return pred[], returns %s", cond.Name, cond.Root.Shape)
 		}

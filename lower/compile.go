@@ -589,7 +589,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 	st := Step{Out: s.values[in], Inst: in.Name}
 	switch in.Op {
 	case hlo.OpWhile:
-		cond, body := whileParts(in)
+		cond, body := in.WhileComputations()
 		st.Kind = StepWhile
 		var err error
 		if st.Cond, err = s.sub(cond); err != nil {
@@ -602,7 +602,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 	case hlo.OpConditional:
 		st.Kind = StepConditional
 		st.Pred = s.values[in.Operands[0]][0]
-		branches, args := branchOrder(in)
+		branches, args := in.Branches()
 		for i, b := range branches {
 			bi, err := s.sub(b)
 			if err != nil {
@@ -619,34 +619,10 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 // whileIndices returns which of a while loop's called computations are
 // its condition and its body.
 func whileIndices(in *hlo.Instruction) (cond, body int) {
-	if v, _ := in.AttrValue("condition"); trimSigil(v) != in.Called[0].Name {
+	if c, _ := in.WhileComputations(); c != in.Called[0] {
 		return 1, 0
 	}
 	return 0, 1
-}
-
-// whileParts returns a while loop's condition and body.
-func whileParts(in *hlo.Instruction) (cond, body *hlo.Computation) {
-	c, b := whileIndices(in)
-	return in.Called[c], in.Called[b]
-}
-
-// branchOrder returns a conditional's branches and their operands in
-// selector order: for the pred form, branch 0 runs on true.
-func branchOrder(in *hlo.Instruction) ([]*hlo.Computation, []*hlo.Instruction) {
-	branches, args := in.Called, in.Operands[1:]
-	if t, ok := in.AttrValue("true_computation"); ok && len(branches) == 2 && branches[0].Name != trimSigil(t) {
-		branches = []*hlo.Computation{branches[1], branches[0]}
-		args = []*hlo.Instruction{args[1], args[0]}
-	}
-	return branches, args
-}
-
-func trimSigil(n string) string {
-	if len(n) > 0 && n[0] == '%' {
-		return n[1:]
-	}
-	return n
 }
 
 // elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.

@@ -398,7 +398,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 			return nil, notSeqf("nested loop %s carries a large array", w.Name)
 		}
 	}
-	condC, bodyC := whileParts(w)
+	condC, bodyC := w.WhileComputations()
 	cond, body := e.flat(condC), e.flat(bodyC)
 	if n, ok := tripCount(w, cond, body); ok && n <= seqUnroll {
 		cur := init
@@ -524,7 +524,7 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 	if err != nil {
 		return nil, err
 	}
-	branches, args := branchOrder(in)
+	branches, args := in.Branches()
 	n := int64(len(branches))
 	var which spirv.ID // the branch index, as a u32
 	if sel[0].t == hlo.PRED {

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -164,7 +165,7 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 // says why it does not fit one.
 func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	leaves := w.Shape.Leaves()
-	condC, bodyC := whileParts(w)
+	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}}
 	cond, body := e.flat(condC), e.flat(bodyC)
 	l := &seqLoop{big: make([]bool, len(leaves)), updated: make([]bool, len(leaves))}
@@ -307,7 +308,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	st := load(status, u32)
 	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
 	k.store(flag, k.cu32(0), val{k.f.Op(spirv.OpSelect, u32, uint32(stopped), uint32(k.cu32(1)), uint32(st)), hlo.U32})
-	l.kernel = k.finish("loop_" + trimSigil(w.Name))
+	l.kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.kernel.Words); n > seqWords {
 		return nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}

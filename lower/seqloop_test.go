@@ -132,7 +132,7 @@ ENTRY main {
 		m, err := hlo.Parse("t", loop(c.start, c.limit, c.step, c.dir))
 		require.NoError(t, err)
 		w := m.Entry.Root
-		cond, body := whileParts(w)
+		cond, body := w.WhileComputations()
 		n, ok := tripCount(w, cond, body)
 		require.Equal(t, c.ok, ok, "%+v", c)
 		require.Equal(t, c.n, n, "%+v", c)

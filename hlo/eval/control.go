@@ -5,10 +5,7 @@ import (
 )
 
 func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
-	cond, body := in.Called[0], in.Called[1]
-	if v, _ := in.AttrValue("condition"); v != cond.Name && v != "%"+cond.Name {
-		cond, body = body, cond
-	}
+	cond, body := in.WhileComputations()
 	state := init
 	for trip := 0; ; trip++ {
 		if trip == e.maxTrips {
@@ -32,12 +29,7 @@ func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
 func (e *evaluator) conditional(in *hlo.Instruction, ops []*Value) (*Value, error) {
 	sel := ops[0].Lit
 	n := len(in.Called)
-	branches := in.Called
-	if t, ok := in.AttrValue("true_computation"); ok && n == 2 {
-		if f, _ := in.AttrValue("false_computation"); branches[0].Name == trimSigil(f) && branches[1].Name == trimSigil(t) {
-			branches = []*hlo.Computation{branches[1], branches[0]}
-		}
-	}
+	branches, _ := in.Branches()
 	var b int
 	if sel.Shape.Elem == hlo.PRED {
 		b = 1
@@ -50,16 +42,5 @@ func (e *evaluator) conditional(in *hlo.Instruction, ops []*Value) (*Value, erro
 			b = n - 1
 		}
 	}
-	arg := ops[b+1]
-	if sel.Shape.Elem == hlo.PRED && branches[0] != in.Called[0] {
-		arg = ops[2-b] // operands follow the attribute order of the text
-	}
-	return e.call(branches[b], []*Value{arg})
-}
-
-func trimSigil(s string) string {
-	if len(s) > 0 && s[0] == '%' {
-		return s[1:]
-	}
-	return s
+	return e.call(branches[b], []*Value{ops[b+1]})
 }

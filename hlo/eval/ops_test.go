@@ -167,6 +167,16 @@ func TestControlFlow(t *testing.T) {
 	}
 	src := module("  b = pred[] constant(false)\n  x = f32[] constant(3)\n  y = f32[] constant(4)\n  ROOT c = f32[] conditional(b, x, y), true_computation=neg, false_computation=id", neg, id)
 	require.Equal(t, []float64{4}, evalText(t, src)[0], "pred form: false runs false_computation on its operand")
+	// The operands are (pred, true operand, false operand) whatever order
+	// the attributes come in (XLA's parser): they were once swapped with
+	// the computations where false_computation came first.
+	for _, tc := range []struct {
+		sel  string
+		want float64
+	}{{"true", -3}, {"false", 4}} {
+		src = module("  b = pred[] constant("+tc.sel+")\n  x = f32[] constant(3)\n  y = f32[] constant(4)\n  ROOT c = f32[] conditional(b, x, y), false_computation=id, true_computation=neg", neg, id)
+		require.Equal(t, []float64{tc.want}, evalText(t, src)[0], "false_computation first, pred %s", tc.sel)
+	}
 	got = evalText(t, module("  x = f32[] constant(3)\n  ROOT c = f32[] call(x), to_apply=neg", neg))
 	require.Equal(t, []float64{-3}, got[0])
 }
