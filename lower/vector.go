@@ -9,28 +9,24 @@ import (
 )
 
 // Vector access: a kernel that writes its results only at its own output
-// index computes 8 consecutive elements per invocation (two vec4s: the
-// 8-op chain ran in 32-40 ms against 35-52 with one), and the buffers
-// it accesses only there (its results, and inputs read elementwise) are
-// vec4 arrays, loaded and stored 16 bytes at a time; other inputs (a
-// broadcast row) stay scalar arrays read per lane. Lavapipe moves a
-// scalar copy at 3-4 GB/s and a vec4 copy at 7-8 GB/s (its per-lane
-// accesses are gathers and scatters; a vec4 moves 16 bytes per lane
-// access), and the fixed cost per invocation is paid an eighth as often.
-// The arithmetic stays scalar: each lane's element is computed by the
-// same code as in a scalar kernel, with its reads taken from the vec4s
-// loaded once and its writes gathered into vec4 stores after all lanes.
+// index computes 8 consecutive elements per invocation (two vec4s), and
+// the buffers it accesses only there (its results, and inputs read
+// elementwise) are vec4 arrays, loaded and stored 16 bytes at a time;
+// other inputs (a broadcast row) stay scalar arrays read per lane.
+// Lavapipe's per-lane accesses are gathers and scatters, so a vec4 moves
+// 16 bytes per lane access, and the fixed cost per invocation is paid an
+// eighth as often. The arithmetic stays scalar: each lane's element is
+// computed by the same code as in a scalar kernel, with its reads taken
+// from the vec4s loaded once and its writes gathered into vec4 stores
+// after all lanes.
 //
 // Wide loads (CPU devices with shaderInt64): 8 consecutive 32-bit
 // elements loaded as one u64vec4, 32 bytes, through a second variable on
 // the same binding (wideLoad). Lavapipe runs every load of a vector as a
 // loop over the SIMD lanes, each component fetched and bounds-checked on
 // its own, so 4 components of 8 bytes take half the steps of 8 of 4. The
-// tiled GEMM reads its operands' octets so (1024^3: 97-100 ms against
-// 116-123); vector kernels keep their vec4s: with octets loaded and
-// stored, the 16M-element copy ran in 23-29 ms against 20-26 and the
-// 8-op chain in 47-50 against 28-37 (interleaved, a slow period; the
-// u64-to-f32 reshuffles cost more than the loads save there).
+// tiled GEMM reads its operands' octets so; vector kernels keep their
+// vec4s, where the u64-to-f32 reshuffles cost more than the loads save.
 //
 // Texel loads (CPU devices with uniform texel buffers of R8, R16, R32,
 // R32G32 and R32G32B32A32_UINT, unless Options.StorageLoads): a read-only
@@ -39,13 +35,11 @@ import (
 // through uniform texel buffer views of its buffer, which llvmpipe runs
 // as one fetch for all SIMD lanes (8 vector loads and a transpose, or one
 // AVX2 gather; no per-lane loop or branch); stores go through the storage
-// buffers. Interleaved, min of 10, against storage loads: stream_copy
-// 13.4-14.8 ms against 16, chain8 22 against 27-28, softmax 7.5 against
-// 9.1-9.2, 1024^3 GEMM 65-66 against 94-98 (where octets are not used:
-// a texel per load is cheaper). Single elements, against vec4 views
-// only: a 2048^2 transpose 18-24 ms against 35-39, a column sum of
-// 4096x1024 3.5-6.5 against 9-17; other widths: a bf16 multiply,
-// transpose and f32 row sum of 2048x1024 2.9-4.5 against 6.1-7.6.
+// buffers. Where octets are not used a texel per load is cheaper.
+//
+// Each choice was measured against the others on the benchmark
+// workloads: docs/BENCHMARKS.md (session 6's table of steps and the
+// figures after it).
 
 // vec4 is the components of the vectors buffers are read as; a vector
 // kernel's invocation reads vectorChunks of them per buffer.

@@ -340,14 +340,16 @@ func (b *Builder) ConstantComposite(typ ID, parts ...ID) ID {
 	return b.constant(OpConstantComposite, typ, ops...)
 }
 
-// Variable declares a global variable of pointer type ptr in storage class sc.
-// TypeBufferImage is a uniform texel buffer image of sampled type t.
+// TypeBufferImage is a uniform texel buffer image of sampled type t
+// (Dim Buffer, not depth, not arrayed, single-sampled, used with a
+// sampler: Sampled 1, format Unknown).
 func (b *Builder) TypeBufferImage(t ID) ID {
 	b.Capability(CapabilitySampledBuffer)
 	id, _ := b.global(OpTypeImage, "", uint32(t), 5, 0, 0, 0, 1, 0)
 	return id
 }
 
+// Variable declares a global variable of pointer type ptr in storage class sc.
 func (b *Builder) Variable(ptr ID, sc StorageClass) ID {
 	id := b.NewID()
 	b.globals = appendInst(b.globals, OpVariable, uint32(ptr), uint32(id), uint32(sc))
