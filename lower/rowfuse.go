@@ -160,38 +160,7 @@ func fuseRows(s *state) error {
 			continue
 		}
 		in2 := stepInputs(k2)
-		// The row values k2's step can compute per row: the row
-		// reductions it reads and the row-shaped elementwise kernels
-		// between them and k2 (log-softmax's log of the sum, layer
-		// norm's mean and reciprocal deviation), found backwards from
-		// k2's inputs.
-		rowValue := func(r *hlo.Instruction) bool {
-			if s.plan.moved[r] || s.plan.fused[r] || !r.Shape.IsArray() {
-				return false
-			}
-			if rowReduce(r, k2) {
-				return true
-			}
-			n := r.Shape.Rank()
-			return r.Op.IsElementwise() && s.perElement(r) &&
-				n > 0 && n < k2.Shape.Rank() && equalDims(r.Shape.Dims, k2.Shape.Dims[:n])
-		}
-		cand := map[*hlo.Instruction]bool{}
-		var work []*hlo.Instruction
-		for o := range in2 {
-			work = append(work, o)
-		}
-		for len(work) > 0 {
-			r := work[len(work)-1]
-			work = work[:len(work)-1]
-			if cand[r] || !rowValue(r) {
-				continue
-			}
-			cand[r] = true
-			for o := range stepInputs(r) {
-				work = append(work, o)
-			}
-		}
+		cand := s.rowCandidates(k2, in2, stepInputs)
 		// The row dimensions: those of the first value with a loop (a
 		// reduction of its own or fused in it).
 		m := 0
@@ -271,32 +240,76 @@ func fuseRows(s *state) error {
 			s.plan.moved[p] = true
 			owner[p] = k2
 		}
-		kp := s.plan.kernel(k2)
-		kp.prologue, kp.row, kp.rowDims = take, true, m
-		// A max whose exponentials' sum this kernel also computes (a
-		// value it takes, or fused into one taken after the max) folds
-		// with it in one pass (online.go).
-		online := map[*hlo.Instruction]bool{}
-		for i, r1 := range take {
-			if cols%onlineChunk != 0 || r1.Op != hlo.OpReduce {
-				continue
-			}
-			for _, r2 := range c.Instructions {
-				pair, ok := onlineSum(r1, r2)
-				if ok && (slices.Contains(take[i+1:], r2) || s.plan.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
-					if kp.online == nil {
-						kp.online = map[*hlo.Instruction]onlinePair{}
-					}
-					kp.online[r1] = pair
-					online[r2] = true
-				}
-			}
-		}
-		if v, by := s.spillOf(k2, take); v != nil && !online[by] {
-			kp.spill = [2]*hlo.Instruction{v, by}
-		}
+		s.makeRowKernel(k2, take, m, cols)
 	}
 	return nil
+}
+
+// rowCandidates finds the row values k2's step can compute per row: the
+// row reductions it reads and the row-shaped elementwise kernels between
+// them and k2 (log-softmax's log of the sum, layer norm's mean and
+// reciprocal deviation), found backwards from k2's inputs in2.
+func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool, stepInputs func(*hlo.Instruction) map[*hlo.Instruction]bool) map[*hlo.Instruction]bool {
+	rowValue := func(r *hlo.Instruction) bool {
+		if s.plan.moved[r] || s.plan.fused[r] || !r.Shape.IsArray() {
+			return false
+		}
+		if rowReduce(r, k2) {
+			return true
+		}
+		n := r.Shape.Rank()
+		return r.Op.IsElementwise() && s.perElement(r) &&
+			n > 0 && n < k2.Shape.Rank() && equalDims(r.Shape.Dims, k2.Shape.Dims[:n])
+	}
+	cand := map[*hlo.Instruction]bool{}
+	var work []*hlo.Instruction
+	for o := range in2 {
+		work = append(work, o)
+	}
+	for len(work) > 0 {
+		r := work[len(work)-1]
+		work = work[:len(work)-1]
+		if cand[r] || !rowValue(r) {
+			continue
+		}
+		cand[r] = true
+		for o := range stepInputs(r) {
+			work = append(work, o)
+		}
+	}
+	return cand
+}
+
+// makeRowKernel records k2's row kernel in the plan: the values it
+// takes (computed first, per row), its row dimensions m, the maxes it
+// folds with their exponentials' sums, and the value its reduction
+// stores for its elements.
+func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, cols int64) {
+	c := s.mod.Entry
+	kp := s.plan.kernel(k2)
+	kp.prologue, kp.row, kp.rowDims = take, true, m
+	// A max whose exponentials' sum this kernel also computes (a value
+	// it takes, or fused into one taken after the max) folds with it in
+	// one pass (online.go).
+	online := map[*hlo.Instruction]bool{}
+	for i, r1 := range take {
+		if cols%onlineChunk != 0 || r1.Op != hlo.OpReduce {
+			continue
+		}
+		for _, r2 := range c.Instructions {
+			pair, ok := onlineSum(r1, r2)
+			if ok && (slices.Contains(take[i+1:], r2) || s.plan.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
+				if kp.online == nil {
+					kp.online = map[*hlo.Instruction]onlinePair{}
+				}
+				kp.online[r1] = pair
+				online[r2] = true
+			}
+		}
+	}
+	if v, by := s.spillOf(k2, take); v != nil && !online[by] {
+		kp.spill = [2]*hlo.Instruction{v, by}
+	}
 }
 
 // onlyUsedBy reports whether x's users in c are all among us.

@@ -130,30 +130,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	params := exe.Program().ParamShapes
 	var tensors []*vkjit.Tensor
-	switch {
-	case *randomArgs && len(argFiles) > 0:
-		return fmt.Errorf("--random-args and .npy arguments exclude each other")
-	case *randomArgs:
+	if *randomArgs {
+		if len(argFiles) > 0 {
+			return fmt.Errorf("--random-args and .npy arguments exclude each other")
+		}
 		for _, l := range hlotest.UniformInputs(mod, *seed) {
 			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
 		}
-	case len(argFiles) != len(params):
-		return fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(argFiles))
-	}
-	for i, f := range argFiles {
-		if i == 0 {
-			tensors = make([]*vkjit.Tensor, len(argFiles))
-		}
-		t, err := vkjit.ReadNPYFile(f)
-		if err != nil {
-			return fmt.Errorf("argument %d: %w", i, err)
-		}
-		if params[i].Elem == hlo.BF16 && t.Type == hlo.U16 {
-			t.Type = hlo.BF16 // bf16 travels as raw bits in uint16
-		}
-		tensors[i] = t
+	} else if tensors, err = readArgs(graph, exe, argFiles); err != nil {
+		return err
 	}
 	results, st, err := exe.Run(tensors...)
 	if err != nil {
@@ -166,22 +152,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("the validation layer reported %d problem(s)", len(msgs))
 	}
 	if *compare {
-		lits := make([]*hlo.Literal, len(tensors))
-		for i, t := range tensors {
-			lits[i] = &hlo.Literal{Shape: t.Shape(), Data: t.Data}
-		}
-		// The interpreter's garbage is mostly short-lived copies (a
-		// scatter in a loop copies its operand each iteration); fewer
-		// collections halve a loop-heavy module's reference run (the
-		// corpus's in-place update loop: 60 -> 34 s).
-		gc := debug.SetGCPercent(400)
-		want, err := eval.Run(mod, lits...)
-		debug.SetGCPercent(gc)
-		if err != nil {
-			return fmt.Errorf("reference evaluator: %w", err)
-		}
-		if !compareOutputs(stdout, results, want.Leaves(), *rtol, *atol) {
-			return fmt.Errorf("results differ from the reference evaluator beyond tolerance")
+		if err := compareWithReference(stdout, mod, tensors, results, *rtol, *atol); err != nil {
+			return err
 		}
 	}
 	mem := exe.Program().Memory()
@@ -217,6 +189,57 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--stats-json: %w", err)
 		}
 	}
+	return writeResults(stdout, *out, results, checked)
+}
+
+// readArgs reads the entry's arguments from .npy files, one a parameter
+// leaf.
+func readArgs(graph string, exe *vkjit.Executable, files []string) ([]*vkjit.Tensor, error) {
+	params := exe.Program().ParamShapes
+	if len(files) != len(params) {
+		return nil, fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(files))
+	}
+	tensors := make([]*vkjit.Tensor, len(files))
+	for i, f := range files {
+		t, err := vkjit.ReadNPYFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+		if params[i].Elem == hlo.BF16 && t.Type == hlo.U16 {
+			t.Type = hlo.BF16 // bf16 travels as raw bits in uint16
+		}
+		tensors[i] = t
+	}
+	return tensors, nil
+}
+
+// compareWithReference runs the reference evaluator on the same
+// arguments and compares its results with the device's.
+func compareWithReference(stdout io.Writer, mod *hlo.Module, args, results []*vkjit.Tensor, rtol, atol float64) error {
+	lits := make([]*hlo.Literal, len(args))
+	for i, t := range args {
+		lits[i] = &hlo.Literal{Shape: t.Shape(), Data: t.Data}
+	}
+	// The interpreter's garbage is mostly short-lived copies (a scatter
+	// in a loop copies its operand each iteration); fewer collections
+	// halve a loop-heavy module's reference run (the corpus's in-place
+	// update loop: 60 -> 34 s).
+	gc := debug.SetGCPercent(400)
+	want, err := eval.Run(mod, lits...)
+	debug.SetGCPercent(gc)
+	if err != nil {
+		return fmt.Errorf("reference evaluator: %w", err)
+	}
+	if !compareOutputs(stdout, results, want.Leaves(), rtol, atol) {
+		return fmt.Errorf("results differ from the reference evaluator beyond tolerance")
+	}
+	return nil
+}
+
+// writeResults evaluates a StableHLO module's checks on its results (a
+// failed check is an error), then writes the entry's own results to the
+// .npz out, or prints them.
+func writeResults(stdout io.Writer, out string, results []*vkjit.Tensor, checked *stablehlo.Translated) error {
 	var checkFails []string
 	if checked != nil {
 		lits := make([]*hlo.Literal, len(results))
@@ -230,8 +253,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	for i := range results {
 		names[i] = fmt.Sprintf("out%d", i)
 	}
-	if *out != "" {
-		if err := vkjit.WriteNPZ(*out, names, results); err != nil {
+	if out != "" {
+		if err := vkjit.WriteNPZ(out, names, results); err != nil {
 			return err
 		}
 	} else {
@@ -239,15 +262,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: %s\n", names[i], r)
 		}
 	}
-	if checked != nil {
-		for _, f := range checkFails {
-			fmt.Fprintf(stdout, "FAIL %s\n", f)
-		}
-		if len(checkFails) > 0 {
-			return fmt.Errorf("%d of %d checks failed", len(checkFails), len(checked.Checks))
-		}
-		fmt.Fprintf(stdout, "%d checks passed\n", len(checked.Checks))
+	if checked == nil {
+		return nil
 	}
+	for _, f := range checkFails {
+		fmt.Fprintf(stdout, "FAIL %s\n", f)
+	}
+	if len(checkFails) > 0 {
+		return fmt.Errorf("%d of %d checks failed", len(checkFails), len(checked.Checks))
+	}
+	fmt.Fprintf(stdout, "%d checks passed\n", len(checked.Checks))
 	return nil
 }
 

@@ -1,0 +1,633 @@
+package vkjit_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
+)
+
+// TestTranscendentalAccuracy measures the largest error, in ulp, of each
+// function of the device math library against float64 rounded to f32,
+// over a million inputs each. docs/ACCURACY.md records the figures; the
+// bounds here keep them from regressing.
+func TestTranscendentalAccuracy(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 1 << 20
+	for _, tc := range accuracyCases {
+		t.Run(tc.op, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			xs, ys := make([]float32, n), make([]float32, n)
+			for i := range xs {
+				xs[i], ys[i] = tc.gen(rng, i, n)
+			}
+			op, _ := hlo.LookupOpcode(tc.op)
+			binary := op.Arity() == 2
+			src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT r = f32[%d] %s(x)\n}", n, n, tc.op)
+			if binary {
+				src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  y = f32[%d] parameter(1)\n  ROOT r = f32[%d] %s(x, y)\n}", n, n, n, tc.op)
+			}
+			exe, err := rt.CompileText(tc.op, src, vkjit.CompileOptions{})
+			require.NoError(t, err)
+			args := []*vkjit.Tensor{must(vkjit.Float32s([]int64{n}, xs))}
+			if binary {
+				args = append(args, must(vkjit.Float32s([]int64{n}, ys)))
+			}
+			outs, _, err := exe.Run(args...)
+			exe.Close()
+			require.NoError(t, err)
+			got, _ := outs[0].AsFloat32()
+			worst, at := int64(0), 0
+			for i := range xs {
+				want := float64(float32(tc.ref(float64(xs[i]), float64(ys[i]))))
+				if d := hlotest.ULPs(hlo.F32, want, float64(got[i])); d > worst {
+					worst, at = d, i
+				}
+			}
+			t.Logf("%s: max error %d ulp (at x=%g y=%g: got %g, want %g)", tc.op, worst, xs[at], ys[at], got[at], float32(tc.ref(float64(xs[at]), float64(ys[at]))))
+			require.LessOrEqual(t, worst, tc.bound, tc.op)
+		})
+	}
+}
+
+// TestExpNonPositive: softmax's exponentials, exp(v - max(v)) with the
+// max taken over v's row, use mathlib.go's expNonPositive; fused and
+// unfused, their bits are exp's over [-110, 0] (subnormal results and
+// -inf included), and NaN in a row gives NaN across it.
+func TestExpNonPositive(t *testing.T) {
+	defer noValidationMessages(t)
+	const rows, cols = 64, 4096
+	xs := make([]float32, rows*cols)
+	for i := range xs {
+		xs[i] = sweep(i, len(xs), -110, 0)
+		if i%cols == 0 {
+			xs[i] = 0 // each row's max, so that v - max is v
+		}
+	}
+	xs[7], xs[9], xs[11] = float32(math.Inf(-1)), float32(math.Copysign(0, -1)), -math.SmallestNonzeroFloat32
+	nanRow := 5
+	xs[nanRow*cols+100] = float32(math.NaN())
+	shifted := fmt.Sprintf(`HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[%[1]d,%[2]d] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[%[1]d] reduce(x, ninf), dimensions={1}, to_apply=mx
+  b = f32[%[1]d,%[2]d] broadcast(m), dimensions={0}
+  d = f32[%[1]d,%[2]d] subtract(x, b)
+  ROOT e = f32[%[1]d,%[2]d] exponential(d)
+}`, rows, cols)
+	plain := fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%[1]d,%[2]d] parameter(0)\n  ROOT e = f32[%[1]d,%[2]d] exponential(x)\n}", rows, cols)
+	run := func(src string, opts vkjit.CompileOptions) []float32 {
+		exe, err := rt.CompileText("exp", src, opts)
+		require.NoError(t, err)
+		defer exe.Close()
+		outs, _, err := exe.Run(must(vkjit.Float32s([]int64{rows, cols}, xs)))
+		require.NoError(t, err)
+		got, _ := outs[0].AsFloat32()
+		return got
+	}
+	want := run(plain, vkjit.CompileOptions{})
+	for _, opts := range []vkjit.CompileOptions{{}, {Lower: lower.Options{NoFuse: true}}} {
+		got := run(shifted, opts)
+		for i := range got {
+			if i/cols == nanRow {
+				require.True(t, math.IsNaN(float64(got[i])), "NaN row, element %d: %g", i, got[i])
+				continue
+			}
+			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "exp(%g) (no-fuse %v): %g against %g", xs[i], opts.Lower.NoFuse, got[i], want[i])
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestTranscendentalAccuracy64 measures the f64 library against Go's
+// math package (itself within 1 ulp), over random bit patterns and a
+// sweep of the interesting range.
+func TestTranscendentalAccuracy64(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 1 << 18
+	for _, tc := range []struct {
+		op     string
+		ref    func(float64) float64
+		lo, hi float64
+		bound  int64
+	}{
+		{"exponential", eval.Exp, -745, 709.78, 2}, // Go's amd64 math.Exp overflows from 709.44
+		{"exponential-minus-one", math.Expm1, -3, 3, 2},
+		{"log", log64, 1e-300, 1e300, 2},
+		{"log-plus-one", math.Log1p, -1, 3, 2},
+		{"logistic", func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -40, 40, 4},
+		{"tanh", math.Tanh, -5, 5, 3},
+		{"cbrt", math.Cbrt, -1000, 1000, 2},
+		{"erf", math.Erf, -6, 6, 2},
+		// Random bit patterns reach every magnitude: the reduction is
+		// Payne and Hanek's throughout (eval's reference is exact).
+		{"sine", eval.Sin, -100, 100, 2},
+		{"cosine", eval.Cos, -100, 100, 2},
+		{"tan", eval.Tan, -100, 100, 3},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			xs := make([]float64, n)
+			for i := range xs {
+				if i%2 == 0 {
+					if tc.op == "log" {
+						xs[i] = math.Exp(-690 + 1380*float64(i)/n)
+					} else {
+						xs[i] = tc.lo + (tc.hi-tc.lo)*float64(i)/n
+					}
+				} else {
+					xs[i] = math.Float64frombits(rng.Uint64())
+				}
+			}
+			exe, err := rt.CompileText(tc.op, fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  ROOT r = f64[%d] %s(x)\n}", n, n, tc.op), vkjit.CompileOptions{})
+			require.NoError(t, err)
+			data := make([]byte, 8*n)
+			for i, x := range xs {
+				binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+			}
+			outs, _, err := exe.Run(&vkjit.Tensor{Type: hlo.F64, Dims: []int64{n}, Data: data})
+			exe.Close()
+			require.NoError(t, err)
+			worst, at := int64(0), 0
+			for i, x := range xs {
+				if d := hlotest.ULPs(hlo.F64, tc.ref(x), outs[0].Float64At(int64(i))); d > worst {
+					worst, at = d, i
+				}
+			}
+			t.Logf("%s f64: max error %d ulp (at x=%g: got %g, want %g)", tc.op, worst, xs[at], outs[0].Float64At(int64(at)), tc.ref(xs[at]))
+			require.LessOrEqual(t, worst, tc.bound)
+		})
+	}
+	// atan2: normal pairs and random bit patterns (zeros, infinities,
+	// NaN, subnormals among them), against Go's math.Atan2.
+	t.Run("atan2", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		ys, xs := make([]float64, n), make([]float64, n)
+		for i := range xs {
+			if i%2 == 0 {
+				ys[i], xs[i] = rng.NormFloat64()*math.Pow(2, float64(rng.IntN(60)-30)), rng.NormFloat64()
+			} else {
+				ys[i], xs[i] = math.Float64frombits(rng.Uint64()), math.Float64frombits(rng.Uint64())
+			}
+		}
+		ys[0], xs[0], ys[2], xs[2], ys[4], xs[4] = 0, math.Copysign(0, -1), math.Copysign(0, -1), -1, math.Inf(1), math.Inf(-1)
+		exe, err := rt.CompileText("atan2", fmt.Sprintf("HloModule m\nENTRY e {\n  y = f64[%d] parameter(0)\n  x = f64[%d] parameter(1)\n  ROOT r = f64[%d] atan2(y, x)\n}", n, n, n), vkjit.CompileOptions{})
+		require.NoError(t, err)
+		outs, _, err := exe.Run(f64Tensor(ys), f64Tensor(xs))
+		exe.Close()
+		require.NoError(t, err)
+		worst, at := int64(0), 0
+		for i := range xs {
+			want, got := eval.Atan2(ys[i], xs[i]), outs[0].Float64At(int64(i))
+			d := hlotest.ULPs(hlo.F64, want, got)
+			if math.Signbit(want) != math.Signbit(got) && !math.IsNaN(want) {
+				d = 1 << 20 // a signed zero or angle on the wrong side
+			}
+			if d > worst {
+				worst, at = d, i
+			}
+		}
+		t.Logf("atan2 f64: max error %d ulp (at y=%g x=%g: got %g, want %g)", worst, ys[at], xs[at], outs[0].Float64At(int64(at)), eval.Atan2(ys[at], xs[at]))
+		require.LessOrEqual(t, worst, int64(3))
+	})
+	// power: positive bases over the whole range with exponents that
+	// keep the result finite, negative bases with integer exponents, and
+	// random bit patterns (C99's special values among them).
+	t.Run("power", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		xs, ys := make([]float64, n), make([]float64, n)
+		for i := range xs {
+			switch i % 4 {
+			case 0, 1:
+				xs[i] = math.Exp(rng.Float64()*1400 - 700)
+				ys[i] = (rng.Float64()*2 - 1) * 700 / math.Max(math.Abs(math.Log(xs[i])), 1)
+			case 2:
+				xs[i], ys[i] = -math.Exp(rng.Float64()*20-10), float64(rng.IntN(61)-30)
+			default:
+				xs[i], ys[i] = math.Float64frombits(rng.Uint64()), math.Float64frombits(rng.Uint64())
+			}
+		}
+		exe, err := rt.CompileText("pow", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  y = f64[%d] parameter(1)\n  ROOT r = f64[%d] power(x, y)\n}", n, n, n), vkjit.CompileOptions{})
+		require.NoError(t, err)
+		outs, _, err := exe.Run(f64Tensor(xs), f64Tensor(ys))
+		exe.Close()
+		require.NoError(t, err)
+		worst, at := int64(0), 0
+		for i := range xs {
+			if d := hlotest.ULPs(hlo.F64, eval.Pow(xs[i], ys[i]), outs[0].Float64At(int64(i))); d > worst {
+				worst, at = d, i
+			}
+		}
+		t.Logf("power f64: max error %d ulp (at x=%g y=%g: got %g, want %g)", worst, xs[at], ys[at], outs[0].Float64At(int64(at)), eval.Pow(xs[at], ys[at]))
+		require.LessOrEqual(t, worst, int64(4))
+	})
+	// remainder: exact, for random pairs over the whole domain and for
+	// quotients up to 2^1000.
+	rng := rand.New(rand.NewPCG(5, 6))
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i := range xs {
+		if i%2 == 0 {
+			xs[i], ys[i] = rng.NormFloat64()*math.Pow(2, float64(rng.IntN(2000)-1000)), rng.NormFloat64()
+		} else {
+			xs[i], ys[i] = math.Float64frombits(rng.Uint64()), math.Float64frombits(rng.Uint64())
+		}
+	}
+	exe, err := rt.CompileText("rem", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  y = f64[%d] parameter(1)\n  ROOT r = f64[%d] remainder(x, y)\n}", n, n, n), vkjit.CompileOptions{})
+	require.NoError(t, err)
+	enc := func(v []float64) *vkjit.Tensor {
+		data := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+		}
+		return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+	}
+	outs, _, err := exe.Run(enc(xs), enc(ys))
+	exe.Close()
+	require.NoError(t, err)
+	for i := range xs {
+		want, got := math.Mod(xs[i], ys[i]), outs[0].Float64At(int64(i))
+		if math.IsNaN(want) {
+			require.True(t, math.IsNaN(got), "fmod(%g, %g)", xs[i], ys[i])
+			continue
+		}
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "fmod(%g, %g) = %g, got %g", xs[i], ys[i], want, got)
+	}
+}
+
+// TestMathEdges: values at the edges of the math library's ranges, each
+// with its correctly rounded answer worked out by hand (powers of two are
+// exact), on the device fused and unfused and in the evaluator, bit for
+// bit: pow overflowing to +inf where the base is a power of two (it gave
+// NaN: the tail multiply of an infinity), logistic's subnormal results
+// for x below -88.72 (it gave 0), and IEEE 754-2019 maximum and minimum
+// on signed zeros (-0 < +0, as the StableHLO spec's tests have it).
+func TestMathEdges(t *testing.T) {
+	defer noValidationMessages(t)
+	inf := math.Inf(1)
+	type c struct{ x, y, want float64 }
+	zeros := map[string][]c{
+		"maximum": {
+			{0, math.Copysign(0, -1), 0}, {math.Copysign(0, -1), 0, 0},
+			{math.Copysign(0, -1), math.Copysign(0, -1), math.Copysign(0, -1)}, {-1, math.Copysign(0, -1), math.Copysign(0, -1)},
+		},
+		"minimum": {
+			{0, math.Copysign(0, -1), math.Copysign(0, -1)}, {math.Copysign(0, -1), 0, math.Copysign(0, -1)},
+			{0, 0, 0}, {1, 0, 0},
+		},
+	}
+	f64 := map[string][]c{
+		"power": {
+			{2, 1024, inf}, {4, 512, inf}, {0.5, -1024, inf}, {2, 1023, 0x1p1023}, {0x1p-512, -2, inf},
+			{2, -1074, 0x1p-1074}, {2, -1076, 0}, {-2, 1025, -inf}, {1024, 102, 0x1p1020}, {1024, 103, inf},
+		},
+		"logistic": {{-740, 0, math.Exp(-740)}, {-720, 0, math.Exp(-720)}, {-800, 0, 0}, {-inf, 0, 0}, {inf, 0, 1}},
+	}
+	f32 := map[string][]c{
+		"power": {
+			{2, 128, inf}, {4, 64, inf}, {65536, 8, inf}, {0.5, -128, inf}, {2, 127, 0x1p127},
+			{0.25, -64, inf}, {16, 32, inf}, {2, 200, inf}, {0.5, 200, 0},
+			{2, -149, 0x1p-149}, {2, -126, 0x1p-126}, {4, -70, 0x1p-140}, {2, -151, 0},
+			{-2, 128, inf}, {-2, 129, -inf}, {-0.5, -129, -inf}, {8, 42, 0x1p126}, {8, 43, inf},
+		},
+		"logistic": {
+			// e^x / (1 + e^x), rounded to the type when encoded.
+			{-90, 0, math.Exp(-90)}, {-100, 0, math.Exp(-100)}, {-88.75, 0, math.Exp(-88.75)},
+			{-103, 0, math.Exp(-103)}, {-20, 0, math.Exp(-20) / (1 + math.Exp(-20))},
+			{-110, 0, math.Exp(-110)}, {-inf, 0, 0}, {inf, 0, 1}, {0, 0, 0.5},
+		},
+	}
+	for ty, cases := range map[hlo.ElementType]map[string][]c{hlo.F32: f32, hlo.F64: f64, hlo.F16: zeros, hlo.BF16: zeros} {
+		maps.Copy(cases, zeros)
+		for op, cs := range cases {
+			n := len(cs)
+			hop, _ := hlo.LookupOpcode(op)
+			src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  ROOT r = %[1]s[%[2]d] %[3]s(x)\n}", ty, n, op)
+			if hop.Arity() == 2 {
+				// The op between two others, so that fusion puts it inside a kernel.
+				src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  y = %[1]s[%[2]d] parameter(1)\n  a = %[1]s[%[2]d] copy(x)\n  r = %[1]s[%[2]d] %[3]s(a, y)\n  ROOT n = %[1]s[%[2]d] copy(r)\n}", ty, n, op)
+			}
+			m, err := hlo.Parse(op, src)
+			require.NoError(t, err)
+			es := ty.Bytes()
+			enc := func(v float64) []byte {
+				b := make([]byte, 8)
+				binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(ty, v))
+				return b[:es]
+			}
+			var xb, yb []byte
+			for _, cc := range cs {
+				xb, yb = append(xb, enc(cc.x)...), append(yb, enc(cc.y)...)
+			}
+			shape := hlo.ArrayShape(ty, int64(n))
+			args := []*hlo.Literal{{Shape: shape, Data: xb}}
+			if hop.Arity() == 2 {
+				args = append(args, &hlo.Literal{Shape: shape, Data: yb})
+			}
+			check := func(where string, got []byte) {
+				for i, cc := range cs {
+					g := got[i*es : (i+1)*es]
+					bits := make([]byte, 8)
+					copy(bits, g)
+					require.Equal(t, enc(cc.want), g, "%s %s(%g, %g) on %s: got %g, want %g", ty, op, cc.x, cc.y, where, hlo.DecodeFloat(ty, binary.LittleEndian.Uint64(bits)), cc.want)
+				}
+			}
+			ref, err := eval.Run(m, args...)
+			require.NoError(t, err)
+			check("the evaluator", ref.Leaves()[0].Data)
+			for _, opts := range []lower.Options{{}, {NoFuse: true}} {
+				exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+				require.NoError(t, err)
+				var ts []*vkjit.Tensor
+				for _, a := range args {
+					ts = append(ts, &vkjit.Tensor{Type: ty, Dims: []int64{int64(n)}, Data: a.Data})
+				}
+				outs, _, err := exe.Run(ts...)
+				exe.Close()
+				require.NoError(t, err)
+				check(fmt.Sprintf("the device (no-fuse %v)", opts.NoFuse), outs[0].Data)
+			}
+		}
+	}
+}
+
+// TestConstantZeros: IEEE arithmetic with a zero the kernel knows. inf*0
+// and NaN*0 are NaN, -0+0 and 0-0 are +0, 0/0 is NaN, and a sum starts
+// from +0. llvmpipe folds x*0 to 0, x+0 to x, 0-x to -x and 0/x to 0
+// wherever it sees a constant zero, whatever the float controls say: a
+// fused iota fed a dot its zero column so (the random-program fuzzer's
+// dot(iota, x) gave 9.625 where x held -inf and the answer is NaN).
+func TestConstantZeros(t *testing.T) {
+	defer noValidationMessages(t)
+	specials := func(m *hlo.Module) []*hlo.Literal {
+		var out []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			vals := []float64{math.Inf(-1), math.Copysign(0, -1), math.NaN(), 0, math.Inf(1), -2.5, 1, 3}
+			data := make([]byte, 0, p.Shape.NumElements()*int64(p.Shape.Elem.Bytes()))
+			for i := int64(0); i < p.Shape.NumElements(); i++ {
+				b := make([]byte, 8)
+				binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(p.Shape.Elem, vals[i%int64(len(vals))]))
+				data = append(data, b[:p.Shape.Elem.Bytes()]...)
+			}
+			out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
+		}
+		return out
+	}
+	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
+		requireExact(t, "zeros_"+ty, strings.ReplaceAll(`HloModule zeros
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = $T[] add(a, b)
+}
+ENTRY e {
+  x = $T[8,8] parameter(0)
+  z = $T[] constant(0)
+  zb = $T[8,8] broadcast(z), dimensions={}
+  mul = $T[8,8] multiply(x, zb)
+  sum = $T[8,8] add(x, zb)
+  sub = $T[8,8] subtract(zb, x)
+  div = $T[8,8] divide(zb, x)
+  i = $T[5,8] iota(), iota_dimension=1
+  dot = $T[5,8] dot(i, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ic = s32[8,8] iota(), iota_dimension=0
+  cv = $T[8,8] convert(ic)
+  mc = $T[8,8] multiply(cv, x)
+  r = $T[8] reduce(x, z), dimensions={1}, to_apply=add
+  ROOT out = ($T[8,8], $T[8,8], $T[8,8], $T[8,8], $T[5,8], $T[8,8], $T[8]) tuple(mul, sum, sub, div, dot, mc, r)
+}`, "$T", ty), specials)
+	}
+}
+
+// TestSqrtEdges: sqrt and rsqrt at and below zero, as IEEE has them,
+// alone and fused: GLSL leaves them undefined there, and a fused
+// abs(rsqrt(-0)) once gave -inf (Mesa took inversesqrt to be positive
+// and dropped the abs).
+func TestSqrtEdges(t *testing.T) {
+	defer noValidationMessages(t)
+	inf, nan := math.Inf(1), math.NaN()
+	want := [][]float64{
+		{math.Inf(-1), inf, nan, nan, 0, nan},                  // rsqrt
+		{inf, inf, nan, nan, 0, nan},                           // abs(rsqrt)
+		{math.Copysign(0, -1), 0, nan, nan, inf, nan},          // sqrt
+		{0, math.Copysign(0, -1), nan, nan, math.Inf(-1), nan}, // -sqrt
+	}
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.F64, hlo.F16, hlo.BF16} {
+		src := fmt.Sprintf(`HloModule sqrt_edges
+ENTRY e {
+  x = %[1]s[6] constant({-0, 0, -1, -inf, inf, nan})
+  r = %[1]s[6] rsqrt(x)
+  a = %[1]s[6] abs(r)
+  s = %[1]s[6] sqrt(x)
+  n = %[1]s[6] negate(s)
+  ROOT t = (%[1]s[6], %[1]s[6], %[1]s[6], %[1]s[6]) tuple(r, a, s, n)
+}`, ty)
+		for _, opts := range []lower.Options{{}, {NoFuse: true}} {
+			exe, err := rt.CompileText("sqrt_edges", src, vkjit.CompileOptions{Lower: opts})
+			require.NoError(t, err)
+			outs, _, err := exe.Run()
+			exe.Close()
+			require.NoError(t, err)
+			for i, w := range want {
+				for j, wv := range w {
+					g := outs[i].Float64At(int64(j))
+					same := g == wv && math.Signbit(g) == math.Signbit(wv) || math.IsNaN(g) && math.IsNaN(wv)
+					require.True(t, same, "%s out%d[%d] (no-fuse %v): got %v, want %v", ty, i, j, opts.NoFuse, g, wv)
+				}
+			}
+		}
+	}
+}
+
+// TestConvertF64ToNarrow converts f64 values just off a tie of f16 or
+// bf16 (and one just under the f16 overflow, and an f16 subnormal tie),
+// and integers to bf16: rounding to f32 first would land on the tie and
+// round it to even, away from the nearest value.
+func TestConvertF64ToNarrow(t *testing.T) {
+	defer noValidationMessages(t)
+	m, err := hlo.Parse("f64_narrow", `HloModule f64_narrow
+ENTRY main {
+  x = f64[6] parameter(0)
+  h = f16[6] convert(x)
+  b = bf16[6] convert(x)
+  ROOT t = (f16[6], bf16[6]) tuple(h, b)
+}`)
+	require.NoError(t, err)
+	xs := []float64{1 + 0x1p-11 + 0x1p-40, -(1 + 0x1p-11 + 0x1p-40), 1 + 0x1p-8 + 0x1p-40, 1 + 0x1p-11 - 0x1p-40, 65519.99999999, 0x1.8p-24 + 0x1p-60}
+	data := make([]byte, 0, 8*len(xs))
+	for _, x := range xs {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
+	}
+	arg := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F64, int64(len(xs))), Data: data}
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs := runBothOn(t, exe, m, []*hlo.Literal{arg}, "f64_narrow")
+	for i, w := range want.Leaves() {
+		require.Equal(t, w.Data, outs[i].Data, "out%d", i)
+	}
+	// The f16 of 1 + 2^-11 + 2^-40 is 1 + 2^-10 (0x3c01), not 1.
+	require.Equal(t, []byte{0x01, 0x3c}, outs[0].Data[:2])
+
+	// Integers to bf16: 2^30 + 2^22 + 1 rounds to the f32 2^30 + 2^22, a
+	// bf16 tie.
+	m, err = hlo.Parse("int_bf16", `HloModule int_bf16
+ENTRY main {
+  a = s32[6] parameter(0)
+  b = u64[4] parameter(1)
+  c = bf16[6] convert(a)
+  d = bf16[4] convert(b)
+  ROOT t = (bf16[6], bf16[4]) tuple(c, d)
+}`)
+	require.NoError(t, err)
+	var s32s, u64s []byte
+	for _, v := range []int32{1<<30 + 1<<22 + 1, -(1<<30 + 1<<22 + 1), 1<<30 + 1<<22, math.MinInt32, 0, -1} {
+		s32s = binary.LittleEndian.AppendUint32(s32s, uint32(v))
+	}
+	for _, v := range []uint64{1<<40 + 1<<32 + 1, math.MaxUint64, 1<<63 + 1<<55, 12345} {
+		u64s = binary.LittleEndian.AppendUint64(u64s, v)
+	}
+	exe, err = rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs = runBothOn(t, exe, m, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.S32, 6), Data: s32s}, {Shape: hlo.ArrayShape(hlo.U64, 4), Data: u64s}}, "int_bf16")
+	for i, w := range want.Leaves() {
+		require.Equal(t, w.Data, outs[i].Data, "int_bf16 out%d", i)
+	}
+	require.Equal(t, []byte{0x81, 0x4e}, outs[0].Data[:2]) // 2^30 + 2^23
+}
+
+// TestGemmFlushesSubnormals: the tiled kernel reads subnormal operands
+// as zeros, as XLA's CPU and GPU backends (which flush denormals) do;
+// lavapipe computes with subnormals 8x slower.
+func TestGemmFlushesSubnormals(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("gemm", "HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n  b = f32[256,256] parameter(1)\n  ROOT c = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	require.Contains(t, exe.Program().Kernels[0].Name, "gemm")
+	av, bv := make([]float32, 256*256), make([]float32, 256*256)
+	for i := range av {
+		av[i], bv[i] = 1e-39, 1e30 // a subnormal times a huge value: 1e-9 unflushed
+	}
+	av[0] = 1 // one normal value: row 0 gets 1e30
+	a, _ := vkjit.Float32s([]int64{256, 256}, av)
+	b, _ := vkjit.Float32s([]int64{256, 256}, bv)
+	outs, _, err := exe.Run(a, b)
+	require.NoError(t, err)
+	require.InEpsilon(t, 1e30, outs[0].Float64At(0), 1e-6)
+	require.Zero(t, outs[0].Float64At(256), "row 1 reads only subnormals: flushed to zero")
+}
+
+func f64Tensor(v []float64) *vkjit.Tensor {
+	data := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+	}
+	return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+}
+
+// TestReducePrecision: reduce-precision to f16's, bf16's and smaller
+// formats (with no mantissa bit left, NaN becomes +inf) from f64, f32,
+// f16 and bf16, on edge values, bit for bit with the evaluator, fused
+// and unfused.
+func TestReducePrecision(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f64", "f32", "f16", "bf16"} {
+		for _, f := range [][2]int{{5, 10}, {8, 7}, {5, 2}, {3, 1}, {2, 0}, {8, 23}, {11, 52}} {
+			src := fmt.Sprintf(`HloModule rp
+ENTRY e {
+  x = %[1]s[64] parameter(0)
+  y = %[1]s[64] multiply(x, x)
+  r = %[1]s[64] reduce-precision(x), exponent_bits=%[2]d, mantissa_bits=%[3]d
+  s = %[1]s[64] reduce-precision(y), exponent_bits=%[2]d, mantissa_bits=%[3]d
+  ROOT out = (%[1]s[64], %[1]s[64]) tuple(r, s)
+}`, ty, f[0], f[1])
+			requireExact(t, fmt.Sprintf("reduce_precision_%s_e%dm%d", ty, f[0], f[1]), src, edgeInputs(uint64(f[0]*100+f[1])))
+		}
+	}
+}
+
+// TestBitcastConvert: bitcast-convert between types of one width keeps
+// every bit, NaN payloads (signaling ones too) and -0 included, alone,
+// fused after an integer op, and there and back; a change of width is
+// refused by name.
+func TestBitcastConvert(t *testing.T) {
+	defer noValidationMessages(t)
+	patterns := map[int][]uint64{
+		2: {0x7d01, 0xfe01, 0x7f81, 0xff80, 0x8000, 0x7c00, 0x0001},
+		4: {0x7f800001, 0xffc00123, 0x7fa00000, 0x80000000, 0x7f800000, 0x00000001},
+		8: {0x7ff0000000000001, 0xfff8000000000123, 0x8000000000000000, 0x7ff0000000000000, 1},
+		1: {0x80, 0x7f, 0xff},
+	}
+	randomBits := func(m *hlo.Module) []*hlo.Literal {
+		rng := rand.New(rand.NewPCG(3, 1))
+		var out []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			es := p.Shape.Elem.Bytes()
+			data := make([]byte, p.Shape.NumElements()*int64(es))
+			for i := range data {
+				data[i] = byte(rng.Uint32())
+			}
+			for j, pat := range patterns[es] {
+				for b := 0; b < es; b++ {
+					data[j*es+b] = byte(pat >> (8 * b))
+				}
+			}
+			out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
+		}
+		return out
+	}
+	pairs := [][2]string{
+		{"f32", "u32"}, {"u32", "f32"}, {"s32", "f32"}, {"f32", "s32"},
+		{"f64", "s64"}, {"u64", "f64"}, {"f64", "u64"},
+		{"f16", "u16"}, {"u16", "f16"}, {"bf16", "s16"}, {"s16", "bf16"}, {"f16", "bf16"}, {"bf16", "f16"},
+		{"u8", "s8"}, {"s8", "u8"}, {"s16", "u16"},
+	}
+	for _, p := range pairs {
+		from, to := p[0], p[1]
+		// The bitcast alone, after an integer op on the source's bits
+		// (fused into one kernel) where the source is an integer, and
+		// there and back.
+		src := "x"
+		ops := ""
+		if !strings.HasPrefix(from, "f") && from != "bf16" {
+			src = "xi"
+			ops = fmt.Sprintf("  xo = %[1]s[4096] xor(x, x)\n  xi = %[1]s[4096] or(xo, x)\n", from)
+		}
+		requireExact(t, "bitcast_"+from+"_"+to, fmt.Sprintf(`HloModule bitcast
+ENTRY e {
+  x = %[1]s[4096] parameter(0)
+%[4]s  a = %[2]s[4096] bitcast-convert(x)
+  b = %[2]s[4096] bitcast-convert(%[3]s)
+  c = %[1]s[4096] bitcast-convert(a)
+  ROOT out = (%[2]s[4096], %[2]s[4096], %[1]s[4096]) tuple(a, b, c)
+}`, from, to, src, ops), randomBits)
+	}
+	_, err := rt.CompileText("wide.hlo", `HloModule wide
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT b = u8[4,4] bitcast-convert(x)
+}`, vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "bitcast-convert from f32 to u8 is not supported on the device yet")
+}

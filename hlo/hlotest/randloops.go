@@ -1,0 +1,654 @@
+package hlotest
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The random program generator's ops with computations, loops and
+// indices (reductions, dot, gather/scatter, sort, windows, convolution,
+// while and conditional), its root, its inputs and its mutator.
+
+// reducer is the computation applying op to two scalars of t.
+func (g *gen) reducer(op hlo.Opcode, t hlo.ElementType) *hlo.Computation {
+	name := fmt.Sprintf("%s_%s", strings.ReplaceAll(op.String(), "-", "_"), t)
+	if c := g.comps[name]; c != nil {
+		return c
+	}
+	cb := g.b.Computation(name)
+	a, b := cb.Parameter(hlo.ArrayShape(t)), cb.Parameter(hlo.ArrayShape(t))
+	cb.Op(op, a, b)
+	g.comps[name] = settle(cb.Computation())
+	return g.comps[name]
+}
+
+// comparator is a sort comparator over n operands of types ts, comparing
+// the first operand's values with direction dir.
+func (g *gen) comparator(ts []hlo.ElementType, dir string, total bool) *hlo.Computation {
+	name := fmt.Sprintf("cmp_%s_%s_%v", dir, joinTypes(ts), total)
+	if c := g.comps[name]; c != nil {
+		return c
+	}
+	cb := g.b.Computation(name)
+	var ps []*hlo.Instruction
+	for _, t := range ts {
+		ps = append(ps, cb.Parameter(hlo.ArrayShape(t)), cb.Parameter(hlo.ArrayShape(t)))
+	}
+	in := cb.Op(hlo.OpCompare, ps[0], ps[1]).Set("direction", dir)
+	if total {
+		in.Set("type", "TOTALORDER")
+	}
+	in.WithShape(hlo.ArrayShape(hlo.PRED))
+	g.comps[name] = settle(cb.Computation())
+	return g.comps[name]
+}
+
+func joinTypes(ts []hlo.ElementType) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.String())
+	}
+	return strings.Join(s, "_")
+}
+
+// reduceOp picks a reducer for t: sums and products, max and min, and and
+// or for pred.
+func (g *gen) reduceOp(t hlo.ElementType) hlo.Opcode {
+	if t == hlo.PRED {
+		return []hlo.Opcode{hlo.OpAnd, hlo.OpOr}[g.rng.IntN(2)]
+	}
+	ops := []hlo.Opcode{hlo.OpAdd, hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum, hlo.OpMultiply}
+	if !t.IsFloat() {
+		ops = append(ops, hlo.OpAnd, hlo.OpOr, hlo.OpXor)
+	}
+	return ops[g.rng.IntN(len(ops))]
+}
+
+// identity is op's neutral element, the usual init value (a random
+// constant otherwise).
+func (g *gen) identity(op hlo.Opcode, t hlo.ElementType) *gval {
+	if g.rng.IntN(4) == 0 {
+		return g.constant(t)
+	}
+	text := "0"
+	switch op {
+	case hlo.OpMultiply:
+		text = "1"
+	case hlo.OpMaximum:
+		text = map[bool]string{true: "-inf", false: "0"}[t.IsFloat()]
+		if t.Kind() == hlo.KindSigned {
+			text = fmt.Sprint(int64(-1) << (t.Bits() - 1))
+		}
+	case hlo.OpMinimum:
+		text = "inf"
+		if !t.IsFloat() {
+			text = fmt.Sprint(uint64(1)<<(t.Bits()-1) - 1)
+			if t.Kind() == hlo.KindUnsigned {
+				text = fmt.Sprint(^uint64(0) >> (64 - t.Bits()))
+			}
+		}
+	case hlo.OpAnd:
+		text = "-1"
+		if t == hlo.PRED {
+			text = "true"
+		} else if t.Kind() == hlo.KindUnsigned {
+			text = fmt.Sprint(^uint64(0) >> (64 - t.Bits()))
+		}
+	}
+	if t == hlo.PRED && text == "0" {
+		text = "false"
+	}
+	l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t))
+	if err != nil {
+		panic(fmt.Sprintf("hlotest: identity %q of %s: %v", text, t, err))
+	}
+	return g.keep(g.e.Constant(l), true, 3, 3, true)
+}
+
+// exactFold is what folding n values of v with op leaves exact.
+func exactFold(op hlo.Opcode, v, init *gval, n int64) (exact bool, mag, frac int) {
+	mag, frac = max(v.mag, init.mag), max(v.frac, init.frac)
+	switch op {
+	case hlo.OpAdd:
+		mag += bitsFor(n + 1)
+	case hlo.OpMultiply:
+		if n > 3 {
+			return false, 0, 0
+		}
+		mag, frac = mag*int(n+1), frac*int(n+1)
+	}
+	return v.exact && init.exact, mag, frac
+}
+
+func bitsFor(n int64) int {
+	b := 0
+	for ; n > 1; n = (n + 1) / 2 {
+		b++
+	}
+	return b
+}
+
+func (g *gen) reduce() {
+	v := g.any()
+	if v.s().Rank() == 0 {
+		return
+	}
+	t := v.t()
+	op := g.reduceOp(t)
+	var dims []int64
+	n := int64(1)
+	for i, d := range v.s().Dims {
+		if g.rng.IntN(2) == 0 {
+			dims = append(dims, int64(i))
+			n *= d
+		}
+	}
+	init := g.identity(op, t)
+	exact, mag, frac := exactFold(op, v, init, n)
+	if len(dims) == 1 && g.rng.IntN(4) == 0 && v.exact && t != hlo.PRED {
+		// A variadic argmax (argmin): the first index of the largest
+		// (smallest) value, ties to the lower index.
+		g.argReduce(v, dims)
+		return
+	}
+	g.keep(g.op(hlo.OpReduce, v, init).Set("dimensions", list(dims)).Calls(g.reducer(op, t)).Instruction, exact, mag, frac, false)
+}
+
+func (g *gen) argReduce(v *gval, dims []int64) {
+	t := v.t()
+	dir := []string{"GT", "LT"}[g.rng.IntN(2)]
+	name := fmt.Sprintf("arg_%s_%s", dir, t)
+	c := g.comps[name]
+	if c == nil {
+		cb := g.b.Computation(name)
+		av, ai := cb.Parameter(hlo.ArrayShape(t)), cb.Parameter(hlo.ArrayShape(hlo.S32))
+		bv, bi := cb.Parameter(hlo.ArrayShape(t)), cb.Parameter(hlo.ArrayShape(hlo.S32))
+		// a is kept when it is NaN and b is not or comes later, or when
+		// neither is NaN and a is better or ties at a lower index: NaN
+		// wins, as in jnp.argmax, and the fold is commutative and
+		// associative, so its order does not show.
+		pred := hlo.ArrayShape(hlo.PRED)
+		cmp := func(x, y *hlo.Instruction, dir string) *hlo.Instruction {
+			return cb.Op(hlo.OpCompare, x, y).Set("direction", dir).WithShape(pred).Instruction
+		}
+		op := func(o hlo.Opcode, xs ...*hlo.Instruction) *hlo.Instruction { return cb.Op(o, xs...).Instruction }
+		aNaN, bNaN := cmp(av, av, "NE"), cmp(bv, bv, "NE")
+		lower := cmp(ai, bi, "LT")
+		nanWins := op(hlo.OpAnd, aNaN, op(hlo.OpOr, op(hlo.OpNot, bNaN), lower))
+		better := op(hlo.OpOr, cmp(av, bv, dir), op(hlo.OpAnd, cmp(av, bv, "EQ"), lower))
+		numWins := op(hlo.OpAnd, op(hlo.OpNot, op(hlo.OpOr, aNaN, bNaN)), better)
+		keepA := cb.Op(hlo.OpOr, nanWins, numWins)
+		rv := cb.Op(hlo.OpSelect, keepA.Instruction, av, bv)
+		ri := cb.Op(hlo.OpSelect, keepA.Instruction, ai, bi)
+		cb.Op(hlo.OpTuple, rv.Instruction, ri.Instruction)
+		c = settle(cb.Computation())
+		g.comps[name] = c
+	}
+	idx := g.keep(g.e.Op(hlo.OpIota).Set("iota_dimension", fmt.Sprint(dims[0])).WithShape(hlo.ArrayShape(hlo.S32, v.s().Dims...)).Instruction, true, 0, 0, false)
+	initV := g.identity(map[string]hlo.Opcode{"GT": hlo.OpMaximum, "LT": hlo.OpMinimum}[dir], t)
+	initI := g.keep(g.e.Constant(hlo.ScalarLiteral(hlo.S32, 0)), true, 0, 0, false)
+	r := g.keep(g.op(hlo.OpReduce, v, idx, initV, initI).Set("dimensions", list(dims)).Calls(c).Instruction, true, 0, 0, false)
+	for i := 0; i < 2; i++ {
+		g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", fmt.Sprint(i)).Instruction, v.exact, v.mag, v.frac, false)
+	}
+}
+
+func (g *gen) dot() {
+	v := g.pick(func(v *gval) bool { return v.t() != hlo.PRED && v.s().Rank() >= 1 && v.s().Rank() <= 3 })
+	if v == nil {
+		return
+	}
+	t := v.t()
+	r := v.s().Rank()
+	// lhs [batch..., m..., k]: the last dimension contracts with the
+	// rhs's first after its batch; a rank-3 operand batches its first.
+	batch := 0
+	if r == 3 {
+		batch = 1
+	}
+	k := v.s().Dims[r-1]
+	rdims := append([]int64{}, v.s().Dims[:batch]...)
+	rdims = append(rdims, k)
+	if g.rng.IntN(3) > 0 {
+		rdims = append(rdims, 1+int64(g.rng.IntN(5)))
+	}
+	w := g.like(t, rdims, v.exact)
+	in := g.op(hlo.OpDot, v, w).Set("lhs_contracting_dims", fmt.Sprintf("{%d}", r-1)).Set("rhs_contracting_dims", fmt.Sprintf("{%d}", batch))
+	if batch == 1 {
+		in.Set("lhs_batch_dims", "{0}").Set("rhs_batch_dims", "{0}")
+	}
+	s, err := hlo.InferShape(in.Instruction)
+	if err != nil {
+		panic(fmt.Sprintf("hlotest: the generator made an invalid dot: %v", err))
+	}
+	in.WithShape(*s)
+	g.keep(in.Instruction, v.exact && w.exact, v.mag+w.mag+bitsFor(k+1), v.frac+w.frac, false)
+}
+
+// index is a scalar integer for a computed index: a constant (out of
+// range now and then) or a reduction of an integer value.
+func (g *gen) index() *gval {
+	if v := g.pick(func(v *gval) bool { return v.t() == hlo.S32 && v.s().Rank() == 0 }); v != nil && g.rng.IntN(2) == 0 {
+		return v
+	}
+	return g.keep(g.e.Constant(hlo.ScalarLiteral(hlo.S32, float64(g.rng.IntN(9)-2))), true, 0, 0, false)
+}
+
+func (g *gen) dynamicSlice() {
+	v := g.any()
+	ops := []*gval{v}
+	var sizes []int64
+	for _, d := range v.s().Dims {
+		ops = append(ops, g.index())
+		sizes = append(sizes, int64(g.rng.IntN(int(d)+1)))
+	}
+	g.same(v, g.op(hlo.OpDynamicSlice, ops...).Set("dynamic_slice_sizes", list(sizes)).Instruction)
+}
+
+func (g *gen) dynamicUpdateSlice() {
+	v := g.any()
+	var udims []int64
+	for _, d := range v.s().Dims {
+		udims = append(udims, int64(g.rng.IntN(int(d)+1)))
+	}
+	u := g.like(v.t(), udims, false)
+	ops := []*gval{v, u}
+	for range v.s().Dims {
+		ops = append(ops, g.index())
+	}
+	g.keep(g.op(hlo.OpDynamicUpdateSlice, ops...).Instruction, v.exact && u.exact, max(v.mag, u.mag), max(v.frac, u.frac), v.raw && u.raw)
+}
+
+// indices is an s32 array of n index vectors of length w: a parameter
+// (any values: gathers clamp, scatters skip what is out of bounds), or
+// an iota (in bounds, distinct).
+func (g *gen) indices(n, w int64) *gval {
+	if g.rng.IntN(3) == 0 {
+		return g.keep(g.e.Op(hlo.OpIota).Set("iota_dimension", "0").WithShape(hlo.ArrayShape(hlo.S32, n, w)).Instruction, true, 0, 0, false)
+	}
+	return g.like(hlo.S32, []int64{n, w}, true)
+}
+
+func (g *gen) gather() {
+	v := g.pick(func(v *gval) bool { return (v.s().Rank() == 2 || v.s().Rank() == 3) && v.s().Dims[0] > 0 })
+	if v == nil {
+		return
+	}
+	dims := v.s().Dims
+	n := 1 + int64(g.rng.IntN(4))
+	if v.s().Rank() == 2 {
+		// Rows of v: x[idx[i], :].
+		idx := g.indices(n, 1)
+		g.same(v, g.op(hlo.OpGather, v, idx).Set("offset_dims", "{1}").Set("collapsed_slice_dims", "{0}").Set("start_index_map", "{0}").Set("index_vector_dim", "1").Set("slice_sizes", fmt.Sprintf("{1,%d}", dims[1])).Instruction)
+		return
+	}
+	// Windows of v's last two dimensions at 2-d start points.
+	idx := g.indices(n, 2)
+	s1, s2 := int64(g.rng.IntN(int(dims[1])+1)), int64(g.rng.IntN(int(dims[2])+1))
+	g.same(v, g.op(hlo.OpGather, v, idx).Set("offset_dims", "{1,2,3}").Set("collapsed_slice_dims", "{}").Set("start_index_map", "{1,2}").Set("index_vector_dim", "1").Set("slice_sizes", fmt.Sprintf("{%d,%d,%d}", dims[0], s1, s2)).Instruction)
+}
+
+func (g *gen) scatter() {
+	v := g.pick(func(v *gval) bool { return v.s().Rank() == 2 && v.s().Dims[0] > 0 })
+	if v == nil {
+		return
+	}
+	t := v.t()
+	n := 1 + int64(g.rng.IntN(4))
+	// Rows of updates into rows of v: combined by a commutative reducer
+	// (indices may repeat), or replacing at distinct indices (an iota).
+	op := g.reduceOp(t)
+	idx := g.indices(n, 1)
+	u := g.like(t, []int64{n, v.s().Dims[1]}, v.exact)
+	if idx.in.Op == hlo.OpIota && g.rng.IntN(2) == 0 && n <= v.s().Dims[0] {
+		op = hlo.OpInvalid // replace
+	}
+	var comp *hlo.Computation
+	if op == hlo.OpInvalid {
+		name := "replace_" + t.String()
+		if comp = g.comps[name]; comp == nil {
+			cb := g.b.Computation(name)
+			cb.Parameter(hlo.ArrayShape(t))
+			cb.SetRoot(cb.Parameter(hlo.ArrayShape(t)))
+			comp = settle(cb.Computation())
+			g.comps[name] = comp
+		}
+	} else {
+		comp = g.reducer(op, t)
+	}
+	exact, mag, frac := exactFold(op, u, v, n)
+	if op == hlo.OpInvalid {
+		exact, mag, frac = v.exact && u.exact, max(v.mag, u.mag), max(v.frac, u.frac)
+	}
+	in := g.op(hlo.OpScatter, v, idx, u).Set("update_window_dims", "{1}").Set("inserted_window_dims", "{0}").Set("scatter_dims_to_operand_dims", "{0}").Set("index_vector_dim", "1").Calls(comp)
+	if op == hlo.OpInvalid {
+		in.Set("unique_indices", "true")
+	}
+	g.keep(in.Instruction, exact, mag, frac, false)
+}
+
+func (g *gen) sort() {
+	v := g.pick(func(v *gval) bool { return v.s().Rank() >= 1 && (v.exact || !v.t().IsFloat()) })
+	if v == nil {
+		return
+	}
+	d := g.rng.IntN(v.s().Rank())
+	dir := []string{"LT", "GT"}[g.rng.IntN(2)]
+	// Float keys compare in total order: with NaN among them a plain
+	// comparison is no strict weak order, and the sorted result is the
+	// algorithm's choice (as in XLA, and why jax sorts so).
+	total := v.t().IsFloat()
+	if g.rng.IntN(2) == 0 {
+		in := g.op(hlo.OpSort, v).Set("dimensions", fmt.Sprintf("{%d}", d)).Calls(g.comparator([]hlo.ElementType{v.t()}, dir, total))
+		if g.rng.IntN(2) == 0 {
+			in.Set("is_stable", "true")
+		}
+		g.same(v, in.Instruction)
+		return
+	}
+	// Keys and a payload: the payload's order shows stability.
+	w := g.like(g.anyType(), v.s().Dims, false)
+	in := g.op(hlo.OpSort, v, w).Set("dimensions", fmt.Sprintf("{%d}", d)).Set("is_stable", "true").Calls(g.comparator([]hlo.ElementType{v.t(), w.t()}, dir, total))
+	r := g.keep(in.Instruction, true, 0, 0, false)
+	g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", "0").Instruction, v.exact, v.mag, v.frac, v.raw)
+	g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", "1").Instruction, w.exact, w.mag, w.frac, w.raw)
+}
+
+func (g *gen) reduceWindow() {
+	v := g.pick(func(v *gval) bool { return v.s().Rank() >= 1 })
+	if v == nil {
+		return
+	}
+	t := v.t()
+	op := g.reduceOp(t)
+	var size, stride, pad []string
+	n := int64(1)
+	for _, d := range v.s().Dims {
+		lo, hi := int64(g.rng.IntN(2)), int64(g.rng.IntN(2))
+		if d+lo+hi == 0 {
+			lo = 1
+		}
+		w := 1 + int64(g.rng.IntN(int(min(d+lo+hi, 3))))
+		n *= w
+		size = append(size, fmt.Sprint(w))
+		stride = append(stride, fmt.Sprint(1+g.rng.IntN(2)))
+		pad = append(pad, fmt.Sprintf("%d_%d", lo, hi))
+	}
+	init := g.identity(op, t)
+	exact, mag, frac := exactFold(op, v, init, n)
+	win := fmt.Sprintf("{size=%s stride=%s pad=%s}", strings.Join(size, "x"), strings.Join(stride, "x"), strings.Join(pad, "x"))
+	g.keep(g.op(hlo.OpReduceWindow, v, init).Set("window", win).Calls(g.reducer(op, t)).Instruction, exact, mag, frac, false)
+}
+
+func (g *gen) convolution() {
+	t := []hlo.ElementType{hlo.F32, hlo.F32, hlo.S32, hlo.F16, hlo.BF16, hlo.F64}[g.rng.IntN(6)]
+	if !slices.Contains(g.types, t) {
+		return
+	}
+	// NHWC input, HWIO kernel: an implicit GEMM on the device.
+	nb, h, w, c, o := 1+int64(g.rng.IntN(2)), 1+int64(g.rng.IntN(5)), 1+int64(g.rng.IntN(5)), 1+int64(g.rng.IntN(3)), 1+int64(g.rng.IntN(3))
+	kh, kw := 1+int64(g.rng.IntN(int(min(h, 3)))), 1+int64(g.rng.IntN(int(min(w, 3))))
+	x := g.like(t, []int64{nb, h, w, c}, true)
+	k := g.like(t, []int64{kh, kw, c, o}, true)
+	win := fmt.Sprintf("{size=%dx%d pad=%d_%dx%d_%d}", kh, kw, g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2))
+	in := g.op(hlo.OpConvolution, x, k).Set("window", win).Set("dim_labels", "b01f_01io->b01f")
+	s, err := hlo.InferShape(in.Instruction)
+	if err != nil {
+		panic(fmt.Sprintf("hlotest: the generator made an invalid convolution: %v", err))
+	}
+	in.WithShape(*s)
+	g.keep(in.Instruction, x.exact && k.exact, x.mag+k.mag+bitsFor(kh*kw*c+1), x.frac+k.frac, false)
+}
+
+// loop is a fori_loop: a counter to a small bound carrying one value
+// that an elementwise op updates each iteration.
+func (g *gen) loop() {
+	v := g.any()
+	g.loops++
+	t, dims := v.t(), v.s().Dims
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), hlo.ArrayShape(t, dims...))
+	trips := g.rng.IntN(5)
+
+	cond := g.b.Computation(fmt.Sprintf("cond_%d", g.loops))
+	cp := cond.Parameter(state)
+	ci := cond.Op(hlo.OpGetTupleElement, cp).Set("index", "0")
+	cn := cond.Constant(hlo.ScalarLiteral(hlo.S32, float64(trips)))
+	cond.Op(hlo.OpCompare, ci.Instruction, cn).Set("direction", "LT").WithShape(hlo.ArrayShape(hlo.PRED))
+
+	body := g.b.Computation(fmt.Sprintf("body_%d", g.loops))
+	bp := body.Parameter(state)
+	bi := body.Op(hlo.OpGetTupleElement, bp).Set("index", "0")
+	bx := body.Op(hlo.OpGetTupleElement, bp).Set("index", "1")
+	one := body.Constant(hlo.ScalarLiteral(hlo.S32, 1))
+	next := body.Op(hlo.OpAdd, bi.Instruction, one)
+	exact := v.exact
+	var nx *hlo.InstBuilder
+	switch {
+	case t == hlo.PRED:
+		nx = body.Op(hlo.OpNot, bx.Instruction)
+	case t.IsFloat() && g.rng.IntN(2) == 0:
+		nx = body.Op(hlo.OpTanh, bx.Instruction)
+		exact = false
+	case t.IsFloat():
+		nx = body.Op(hlo.OpNegate, bx.Instruction)
+	default:
+		inc := body.Op(hlo.OpConvert, next.Instruction).WithShape(hlo.ArrayShape(t)).Instruction
+		if len(dims) > 0 {
+			inc = body.Op(hlo.OpBroadcast, inc).Set("dimensions", "{}").WithShape(hlo.ArrayShape(t, dims...)).Instruction
+		}
+		nx = body.Op(hlo.OpAdd, bx.Instruction, inc)
+	}
+	body.Op(hlo.OpTuple, next.Instruction, nx.Instruction)
+	settle(cond.Computation())
+	settle(body.Computation())
+
+	zero := g.keep(g.e.Constant(hlo.ScalarLiteral(hlo.S32, 0)), true, 0, 0, false)
+	init := g.e.Op(hlo.OpTuple, zero.in, v.in)
+	init.Shape, init.ShapeInferred = state, false
+	w := g.e.Op(hlo.OpWhile, init.Instruction).Calls(cond.Computation(), body.Computation())
+	w.Shape, w.ShapeInferred = state, false
+	g.keep(g.e.Op(hlo.OpGetTupleElement, w.Instruction).Set("index", "1").Instruction, exact, v.mag, v.frac, false)
+}
+
+// conditional picks one of two branches by a pred or one of three by an
+// index, each computing an op of one value.
+func (g *gen) conditional() {
+	v := g.any()
+	t, s := v.t(), v.s()
+	g.loops++
+	n := 2
+	var sel *gval
+	if g.rng.IntN(2) == 0 {
+		sel = g.predLike(nil)
+	} else {
+		n = 3
+		sel = g.index()
+	}
+	var branches []*hlo.Computation
+	exact := v.exact
+	for i := 0; i < n; i++ {
+		br := g.b.Computation(fmt.Sprintf("branch_%d_%d", g.loops, i))
+		x := br.Parameter(s)
+		switch {
+		case t == hlo.PRED && i == 0:
+			br.Op(hlo.OpNot, x)
+		case t.IsFloat() && i == 1:
+			br.Op(hlo.OpExp, x)
+			exact = false
+		case t.Kind() == hlo.KindUnsigned || t == hlo.PRED:
+			br.Op(hlo.OpCopy, x)
+		default:
+			br.Op([]hlo.Opcode{hlo.OpNegate, hlo.OpAbs, hlo.OpCopy}[i], x)
+		}
+		branches = append(branches, settle(br.Computation()))
+	}
+	ops := []*gval{sel}
+	for range branches {
+		ops = append(ops, v)
+	}
+	g.keep(g.op(hlo.OpConditional, ops...).Calls(branches...).WithShape(s).Instruction, exact, v.mag, v.frac, false)
+}
+
+// root makes the entry's result: a tuple of a few values, the latest
+// more often (the others are dead code, which the compiler must drop).
+func (g *gen) root() {
+	n := 1 + g.rng.IntN(3)
+	var outs []*hlo.Instruction
+	for i := 0; i < n && i < len(g.vals); i++ {
+		v := g.vals[len(g.vals)-1-i]
+		if i > 0 {
+			v = g.vals[g.rng.IntN(len(g.vals))]
+		}
+		outs = append(outs, v.in)
+	}
+	if len(outs) == 1 && g.rng.IntN(2) == 0 {
+		g.e.SetRoot(outs[0])
+		return
+	}
+	g.e.Op(hlo.OpTuple, outs...)
+}
+
+func list(ds []int64) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = fmt.Sprint(d)
+	}
+	return "{" + strings.Join(s, ",") + "}"
+}
+
+// FuzzInputs makes the arguments of m's entry parameters for a program
+// from RandomProgram: floats on the generator's grid (multiples of 1/8 up
+// to 8) with now and then 0, -0, ±inf or NaN; integers of any size, the
+// extremes often; pred both ways. Each parameter's values depend only on
+// seed and its name, so that a program shrunk by a minimizer keeps the
+// inputs of the parameters it keeps.
+func FuzzInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+	var out []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		h := fnv.New64a()
+		h.Write([]byte(p.Name))
+		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+		for _, leaf := range p.Shape.Leaves() {
+			out = append(out, fuzzArray(leaf, rng))
+		}
+	}
+	return out
+}
+
+func fuzzArray(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
+	t := s.Elem
+	n := s.NumElements()
+	data := make([]byte, 0, s.ByteSize())
+	for i := int64(0); i < n; i++ {
+		var bits uint64
+		switch t.Kind() {
+		case hlo.KindBool:
+			bits = uint64(rng.IntN(2))
+		case hlo.KindFloat:
+			v := float64(rng.IntN(129)-64) / 8
+			if rng.IntN(10) == 0 {
+				v = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}[rng.IntN(5)]
+			}
+			bits = hlo.EncodeFloat(t, v)
+		default:
+			w := uint(t.Bits())
+			bits = uint64(rng.IntN(33)) - 16
+			switch rng.IntN(6) {
+			case 0:
+				bits = rng.Uint64()
+			case 1:
+				bits = []uint64{0, 1, ^uint64(0), 1 << (w - 1), 1<<(w-1) - 1, uint64(w), uint64(w) + 1}[rng.IntN(7)]
+			}
+		}
+		for j := 0; j < t.Bytes(); j++ {
+			data = append(data, byte(bits>>(8*j)))
+		}
+	}
+	return &hlo.Literal{Shape: hlo.ArrayShape(t, s.Dims...), Data: data}
+}
+
+// Mutate changes a module's text in one to three places chosen by seed:
+// a number replaced by a small one, an element type or an opcode by
+// another, an operand by another instruction's name, an attribute or a
+// line deleted, two lines swapped. The result may or may not be a valid
+// module: what the verifier's mutation fuzzer feeds it.
+func Mutate(text string, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 0x6d7574))
+	lines := strings.Split(text, "\n")
+	var names []string
+	for _, ln := range lines {
+		if f := strings.Fields(ln); len(f) > 2 && f[1] == "=" {
+			names = append(names, f[0])
+		} else if len(f) > 3 && f[0] == "ROOT" && f[2] == "=" {
+			names = append(names, f[1])
+		}
+	}
+	types := []string{"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"}
+	for k := 0; k < 1+rng.IntN(3); k++ {
+		i := rng.IntN(len(lines))
+		ln := lines[i]
+		switch rng.IntN(7) {
+		case 0: // a number
+			locs := numberRE.FindAllStringIndex(ln, -1)
+			if len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + fmt.Sprint(rng.IntN(10)-1) + ln[l[1]:]
+			}
+		case 1: // a type
+			locs := typeRE.FindAllStringIndex(ln, -1)
+			if len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + types[rng.IntN(len(types))] + ln[l[1]:]
+			}
+		case 2: // an opcode
+			if m := opcodeRE.FindStringSubmatchIndex(ln); m != nil {
+				ln = ln[:m[2]] + mutantOps[rng.IntN(len(mutantOps))].String() + ln[m[3]:]
+			}
+		case 3: // an operand
+			if len(names) > 0 {
+				if m := operandRE.FindAllStringSubmatchIndex(ln, -1); len(m) > 0 {
+					l := m[rng.IntN(len(m))]
+					ln = ln[:l[2]] + names[rng.IntN(len(names))] + ln[l[3]:]
+				}
+			}
+		case 4: // an attribute
+			if locs := attrRE.FindAllStringIndex(ln, -1); len(locs) > 0 {
+				l := locs[rng.IntN(len(locs))]
+				ln = ln[:l[0]] + ln[l[1]:]
+			}
+		case 5: // a line
+			lines = append(lines[:i], lines[i+1:]...)
+			continue
+		case 6: // two lines
+			j := rng.IntN(len(lines))
+			lines[i], lines[j] = lines[j], lines[i]
+			continue
+		}
+		lines[i] = ln
+	}
+	return strings.Join(lines, "\n")
+}
+
+// mutantOps are what an opcode may become: the elementwise ops and the
+// rest, what the device lacks among them.
+var mutantOps = append(append([]hlo.Opcode{}, ElementwiseOps...),
+	hlo.OpReduce, hlo.OpDot, hlo.OpBroadcast, hlo.OpReshape, hlo.OpTranspose, hlo.OpSlice, hlo.OpGather,
+	hlo.OpScatter, hlo.OpSort, hlo.OpConcatenate, hlo.OpPad, hlo.OpReverse, hlo.OpTuple, hlo.OpGetTupleElement,
+	hlo.OpWhile, hlo.OpConditional, hlo.OpConvolution, hlo.OpIota, hlo.OpConstant, hlo.OpParameter, hlo.OpBitcast,
+	hlo.OpBitcastConvert, hlo.OpReducePrecision, hlo.OpAcos, hlo.OpSelectAndScatter, hlo.OpRngBitGenerator,
+	hlo.OpCustomCall, hlo.OpAllReduce, hlo.OpReduceWindow, hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice)
+
+var (
+	numberRE  = regexp.MustCompile(`-?\b\d+\b`)
+	typeRE    = regexp.MustCompile(`\b(pred|[su](8|16|32|64)|f16|bf16|f32|f64)\b`)
+	opcodeRE  = regexp.MustCompile(`\] ([a-z][a-z0-9-]*)\(`)
+	operandRE = regexp.MustCompile(`[(,] ?([A-Za-z_][A-Za-z0-9_.]*)`)
+	attrRE    = regexp.MustCompile(`, [a-z_]+=(\{[^}]*\}|[^,]*)`)
+)

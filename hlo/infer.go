@@ -1,0 +1,567 @@
+package hlo
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Shape inference of the ops with dimension numbers, windows and
+// called computations, for InferShape (verify.go).
+
+func inferBroadcast(in *Instruction) (*Shape, error) {
+	src := in.Operands[0].Shape
+	if in.ShapeInferred {
+		return nil, in.Errorf("broadcast needs its result shape")
+	}
+	out := in.Shape
+	dims := in.A.Dimensions
+	if len(dims) != src.Rank() {
+		return nil, in.Errorf("dimensions=%v has %d entries for an operand of rank %d", dims, len(dims), src.Rank())
+	}
+	for i, d := range dims {
+		if d < 0 || int(d) >= out.Rank() || (i > 0 && d <= dims[i-1]) {
+			return nil, in.Errorf("dimensions=%v must be increasing and within rank %d", dims, out.Rank())
+		}
+		if src.Dims[i] != out.Dims[d] && src.Dims[i] != 1 {
+			return nil, in.Errorf("operand dimension %d (%d) does not match result dimension %d (%d)", i, src.Dims[i], d, out.Dims[d])
+		}
+	}
+	return arr(src.Elem, out.Dims...), nil
+}
+
+func inferReduce(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops)%2 != 0 || len(ops) == 0 {
+		return nil, in.Errorf("needs inputs and as many init values")
+	}
+	n := len(ops) / 2
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	src := ops[0].Shape
+	drop := map[int64]bool{}
+	for _, d := range in.A.Dimensions {
+		if d < 0 || int(d) >= src.Rank() || drop[d] {
+			return nil, in.Errorf("dimension %d out of range or repeated", d)
+		}
+		drop[d] = true
+	}
+	var dims []int64
+	for i, d := range src.Dims {
+		if !drop[int64(i)] {
+			dims = append(dims, d)
+		}
+	}
+	var outs []Shape
+	for i := 0; i < n; i++ {
+		init := ops[n+i].Shape
+		if init.Rank() != 0 {
+			return nil, in.Errorf("init value %s must be a scalar", ops[n+i].Name)
+		}
+		outs = append(outs, *arr(init.Elem, dims...))
+	}
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[n:]), elementTypes(ops[:n])); err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return &outs[0], nil
+	}
+	t := TupleShape(outs...)
+	return &t, nil
+}
+
+// windowOut is the output size of one window dimension over an input of
+// size n.
+func windowOut(n int64, w WindowDim) int64 {
+	padded := max(n-1, 0)*w.LhsDilate + min(n, 1) + w.PadLo + w.PadHi
+	win := (w.Size-1)*w.RhsDilate + 1
+	if padded < win || w.Stride <= 0 {
+		return 0
+	}
+	return (padded-win)/w.Stride + 1
+}
+
+func inferReduceWindow(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops)%2 != 0 || len(ops) == 0 {
+		return nil, in.Errorf("needs inputs and as many init values")
+	}
+	n := len(ops) / 2
+	src := ops[0].Shape
+	w := in.A.Window
+	if w == nil {
+		w = &Window{}
+	}
+	if len(w.Dims) != src.Rank() {
+		return nil, in.Errorf("window has %d dimensions, operand %d", len(w.Dims), src.Rank())
+	}
+	dims := make([]int64, src.Rank())
+	for i := range dims {
+		dims[i] = windowOut(src.Dims[i], w.Dims[i])
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	for _, o := range ops[n:] {
+		if o.Shape.Rank() != 0 {
+			return nil, in.Errorf("init value %s must be a scalar", o.Name)
+		}
+	}
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[n:]), elementTypes(ops[:n])); err != nil {
+		return nil, err
+	}
+	var outs []Shape
+	for i := 0; i < n; i++ {
+		outs = append(outs, *arr(ops[n+i].Shape.Elem, dims...))
+	}
+	if n == 1 {
+		return &outs[0], nil
+	}
+	t := TupleShape(outs...)
+	return &t, nil
+}
+
+// checkProductTypes: a dot's or convolution's result type is the
+// printer's word (preferred_element_type), but products of floats have a
+// float result (XLA would convert float operands to integers first, a
+// meaning no framework asks for, and the evaluator and the device
+// disagreed on it).
+func checkProductTypes(in *Instruction) error {
+	r := in.Shape.Elem
+	if in.ShapeInferred || !in.Shape.IsArray() {
+		return nil
+	}
+	for _, o := range in.Operands[:2] {
+		if k := o.Shape.Elem.Kind(); (k == KindFloat || k == KindComplex) && !r.IsFloat() && r.Kind() != KindComplex {
+			return in.Errorf("a product of %s operands cannot have a %s result", o.Shape.Elem, r)
+		}
+	}
+	return nil
+}
+
+func inferDot(in *Instruction) (*Shape, error) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	d := in.A.Dot
+	if err := checkProductTypes(in); err != nil {
+		return nil, err
+	}
+	if len(d.LhsBatch) != len(d.RhsBatch) || len(d.LhsContract) != len(d.RhsContract) {
+		return nil, in.Errorf("lhs and rhs dimension numbers differ in count")
+	}
+	used := func(dims []int64, rank int, lists ...[]int64) (map[int64]bool, error) {
+		m := map[int64]bool{}
+		for _, ls := range lists {
+			for _, x := range ls {
+				if x < 0 || int(x) >= rank || m[x] {
+					return nil, in.Errorf("dimension %d out of range or repeated", x)
+				}
+				m[x] = true
+			}
+		}
+		return m, nil
+	}
+	lu, err := used(l.Dims, l.Rank(), d.LhsBatch, d.LhsContract)
+	if err != nil {
+		return nil, err
+	}
+	ru, err := used(r.Dims, r.Rank(), d.RhsBatch, d.RhsContract)
+	if err != nil {
+		return nil, err
+	}
+	var dims []int64
+	for i := range d.LhsBatch {
+		if l.Dims[d.LhsBatch[i]] != r.Dims[d.RhsBatch[i]] {
+			return nil, in.Errorf("batch dimensions differ: %d vs %d", l.Dims[d.LhsBatch[i]], r.Dims[d.RhsBatch[i]])
+		}
+		dims = append(dims, l.Dims[d.LhsBatch[i]])
+	}
+	for i := range d.LhsContract {
+		if l.Dims[d.LhsContract[i]] != r.Dims[d.RhsContract[i]] {
+			return nil, in.Errorf("contracting dimensions differ: %d vs %d", l.Dims[d.LhsContract[i]], r.Dims[d.RhsContract[i]])
+		}
+	}
+	for i, x := range l.Dims {
+		if !lu[int64(i)] {
+			dims = append(dims, x)
+		}
+	}
+	for i, x := range r.Dims {
+		if !ru[int64(i)] {
+			dims = append(dims, x)
+		}
+	}
+	t := l.Elem
+	if !in.ShapeInferred {
+		t = in.Shape.Elem
+	}
+	return arr(t, dims...), nil
+}
+
+func inferConvolution(in *Instruction) (*Shape, error) {
+	l, k := in.Operands[0].Shape, in.Operands[1].Shape
+	c := in.A.ConvDims
+	if err := checkProductTypes(in); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, in.Errorf("needs dim_labels=")
+	}
+	ns := len(c.InSpatial)
+	if l.Rank() != ns+2 || k.Rank() != ns+2 {
+		return nil, in.Errorf("dim_labels has %d spatial dimensions; operands have rank %d and %d", ns, l.Rank(), k.Rank())
+	}
+	w := in.A.Window
+	if w == nil {
+		w = &Window{}
+	}
+	if len(w.Dims) != ns {
+		return nil, in.Errorf("window has %d dimensions, convolution %d", len(w.Dims), ns)
+	}
+	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
+	if fg <= 0 || bg <= 0 {
+		return nil, in.Errorf("group counts must be positive")
+	}
+	inF := l.Dims[c.InFeature]
+	if inF%fg != 0 || inF/fg != k.Dims[c.KIn] {
+		return nil, in.Errorf("input features %d / feature_group_count %d != kernel input features %d", inF, fg, k.Dims[c.KIn])
+	}
+	outF := k.Dims[c.KOut]
+	if outF%fg != 0 || outF%bg != 0 || l.Dims[c.InBatch]%bg != 0 {
+		return nil, in.Errorf("group counts do not divide the feature or batch dimensions")
+	}
+	dims := make([]int64, ns+2)
+	dims[c.OutBatch] = l.Dims[c.InBatch] / bg
+	dims[c.OutFeature] = outF
+	for i := 0; i < ns; i++ {
+		wd := w.Dims[i]
+		if wd.Size != k.Dims[c.KSpatial[i]] {
+			return nil, in.Errorf("window size %d does not match kernel spatial dimension %d", wd.Size, k.Dims[c.KSpatial[i]])
+		}
+		dims[c.OutSpatial[i]] = windowOut(l.Dims[c.InSpatial[i]], wd)
+	}
+	t := l.Elem
+	if !in.ShapeInferred {
+		t = in.Shape.Elem
+	}
+	return arr(t, dims...), nil
+}
+
+// indexVectorSize is the length of the index vectors in indices of a
+// gather or scatter whose index_vector_dim is ivd (XLA: an ivd equal to
+// the rank makes every index a vector of one).
+func indexVectorSize(indices Shape, ivd int64) (int64, error) {
+	switch {
+	case ivd < 0 || int(ivd) > indices.Rank():
+		return 0, fmt.Errorf("index_vector_dim %d out of range for indices %s", ivd, indices.DimsString())
+	case int(ivd) == indices.Rank():
+		return 1, nil
+	}
+	return indices.Dims[ivd], nil
+}
+
+// dimList checks a list of dimension numbers of a rank-n shape: in range,
+// no repeats, ascending when sorted is set.
+func dimList(name string, ds []int64, n int, sorted bool) (map[int64]bool, error) {
+	set := map[int64]bool{}
+	for i, d := range ds {
+		switch {
+		case d < 0 || int(d) >= n:
+			return nil, fmt.Errorf("%s: dimension %d out of range [0, %d)", name, d, n)
+		case set[d]:
+			return nil, fmt.Errorf("%s: dimension %d repeated", name, d)
+		case sorted && i > 0 && d < ds[i-1]:
+			return nil, fmt.Errorf("%s must be sorted: %v", name, ds)
+		}
+		set[d] = true
+	}
+	return set, nil
+}
+
+// batchDims lists the dimensions of indices other than index_vector_dim,
+// the gather's and scatter's batch of index vectors.
+func batchDims(indices Shape, ivd int64) []int64 {
+	var out []int64
+	for i, d := range indices.Dims {
+		if int64(i) != ivd {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkIndexing checks what a gather and a scatter share: the map from
+// index vector components to operand dimensions and the batching
+// dimensions of operand and indices.
+func checkIndexing(operand, indices Shape, ivd int64, indexMap, operandBatching, indicesBatching []int64, mapName string) error {
+	n, err := indexVectorSize(indices, ivd)
+	if err != nil {
+		return err
+	}
+	if int64(len(indexMap)) != n {
+		return fmt.Errorf("%s has %d entries, the index vectors %d", mapName, len(indexMap), n)
+	}
+	mapped, err := dimList(mapName, indexMap, operand.Rank(), false)
+	if err != nil {
+		return err
+	}
+	ob, err := dimList("operand batching dims", operandBatching, operand.Rank(), true)
+	if err != nil {
+		return err
+	}
+	for d := range ob {
+		if mapped[d] {
+			return fmt.Errorf("dimension %d is both mapped by %s and a batching dimension", d, mapName)
+		}
+	}
+	ib, err := dimList("indices batching dims", indicesBatching, indices.Rank(), false)
+	if err != nil {
+		return err
+	}
+	if ib[ivd] {
+		return fmt.Errorf("index_vector_dim %d is a batching dimension", ivd)
+	}
+	if len(operandBatching) != len(indicesBatching) {
+		return fmt.Errorf("%d operand batching dims, %d indices batching dims", len(operandBatching), len(indicesBatching))
+	}
+	for i, d := range operandBatching {
+		if operand.Dims[d] != indices.Dims[indicesBatching[i]] {
+			return fmt.Errorf("batching dimension %d of the operand has %d elements, dimension %d of the indices %d", d, operand.Dims[d], indicesBatching[i], indices.Dims[indicesBatching[i]])
+		}
+	}
+	return nil
+}
+
+// inferGather follows XLA's ShapeInference::InferGatherShape.
+func inferGather(in *Instruction) (*Shape, error) {
+	src, idx := in.Operands[0].Shape, in.Operands[1].Shape
+	g := in.A.Gather
+	if !idx.Elem.IsInteger() {
+		return nil, in.Errorf("indices must be integers, are %s", idx.Elem)
+	}
+	if len(g.SliceSizes) != src.Rank() {
+		return nil, in.Errorf("slice_sizes has %d entries for rank %d", len(g.SliceSizes), src.Rank())
+	}
+	if err := checkIndexing(src, idx, g.IndexVectorDim, g.StartIndexMap, g.OperandBatchingDims, g.StartIndicesBatchingDims, "start_index_map"); err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	collapsed, err := dimList("collapsed_slice_dims", g.CollapsedSliceDims, src.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	skip := map[int64]bool{}
+	for d := range collapsed {
+		skip[d] = true
+	}
+	for _, d := range g.OperandBatchingDims {
+		if skip[d] {
+			return nil, in.Errorf("dimension %d is both collapsed and a batching dimension", d)
+		}
+		skip[d] = true
+	}
+	var offsets []int64
+	for i, s := range g.SliceSizes {
+		switch {
+		case s < 0 || s > src.Dims[i]:
+			return nil, in.Errorf("slice size %d of dimension %d exceeds its %d elements", s, i, src.Dims[i])
+		case skip[int64(i)] && s > 1:
+			return nil, in.Errorf("dimension %d is collapsed or batching, so its slice size must be 0 or 1, is %d", i, s)
+		case !skip[int64(i)]:
+			offsets = append(offsets, s)
+		}
+	}
+	if len(offsets) != len(g.OffsetDims) {
+		return nil, in.Errorf("offset_dims has %d entries, the slice keeps %d dimensions", len(g.OffsetDims), len(offsets))
+	}
+	batch := batchDims(idx, g.IndexVectorDim)
+	rank := len(batch) + len(offsets)
+	isOff, err := dimList("offset_dims", g.OffsetDims, rank, true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	dims := make([]int64, rank)
+	oi, bi := 0, 0
+	for i := range dims {
+		if isOff[int64(i)] {
+			dims[i] = offsets[oi]
+			oi++
+		} else {
+			dims[i] = batch[bi]
+			bi++
+		}
+	}
+	return arr(src.Elem, dims...), nil
+}
+
+// inferScatter follows XLA's ShapeInference::InferScatterShape.
+func inferScatter(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	if len(ops) < 3 || len(ops)%2 == 0 {
+		return nil, in.Errorf("needs N operands, indices and N updates")
+	}
+	n := (len(ops) - 1) / 2
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	if err := sameDims(in, ops[:n]...); err != nil {
+		return nil, err
+	}
+	if err := sameDims(in, ops[n+1:]...); err != nil {
+		return nil, err
+	}
+	operand, idx, upd := ops[0].Shape, ops[n].Shape, ops[n+1].Shape
+	if !idx.Elem.IsInteger() {
+		return nil, in.Errorf("indices must be integers, are %s", idx.Elem)
+	}
+	for i := 0; i < n; i++ {
+		if o, u := ops[i].Shape.Elem, ops[n+1+i].Shape.Elem; o != u {
+			return nil, in.Errorf("operand %s is %s, its updates %s are %s", ops[i].Name, o, ops[n+1+i].Name, u)
+		}
+	}
+	d := in.A.Scatter
+	if err := checkIndexing(operand, idx, d.IndexVectorDim, d.ScatterDimsToOperandDims, d.InputBatchingDims, d.ScatterIndicesBatchingDims, "scatter_dims_to_operand_dims"); err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	window, err := dimList("update_window_dims", d.UpdateWindowDims, upd.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	inserted, err := dimList("inserted_window_dims", d.InsertedWindowDims, operand.Rank(), true)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	for _, b := range d.InputBatchingDims {
+		if inserted[b] {
+			return nil, in.Errorf("dimension %d is both inserted and a batching dimension", b)
+		}
+		inserted[b] = true
+	}
+	if got := len(d.UpdateWindowDims) + len(inserted); got != operand.Rank() {
+		return nil, in.Errorf("update_window_dims (%d) and inserted and batching dims (%d) must cover the operand's %d dimensions", len(d.UpdateWindowDims), len(inserted), operand.Rank())
+	}
+	// The window's dimensions fit the operand's that are not inserted.
+	wi := 0
+	for od := 0; od < operand.Rank(); od++ {
+		if inserted[int64(od)] {
+			continue
+		}
+		ud := d.UpdateWindowDims[wi]
+		if upd.Dims[ud] > operand.Dims[od] {
+			return nil, in.Errorf("update window dimension %d has %d elements, operand dimension %d only %d", ud, upd.Dims[ud], od, operand.Dims[od])
+		}
+		wi++
+	}
+	// The updates' other dimensions are the indices' batch.
+	var scatter []int64
+	for i, v := range upd.Dims {
+		if !window[int64(i)] {
+			scatter = append(scatter, v)
+		}
+	}
+	if batch := batchDims(idx, d.IndexVectorDim); !slices.Equal(scatter, batch) {
+		return nil, in.Errorf("the updates' scatter dimensions %v must be the indices' %v", scatter, batch)
+	}
+	if err := checkReducer(in, in.Called[0], elementTypes(ops[:n]), elementTypes(ops[n+1:])); err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		return like(ops[0].Shape), nil
+	}
+	t := TupleShape()
+	for _, o := range ops[:n] {
+		t.Tuple = append(t.Tuple, *like(o.Shape))
+	}
+	return &t, nil
+}
+
+// elementTypes lists the operands' element types.
+func elementTypes(ops []*Instruction) []ElementType {
+	out := make([]ElementType, len(ops))
+	for i, o := range ops {
+		out[i] = o.Shape.Elem
+	}
+	return out
+}
+
+// sameKind is XLA's type compatibility ignoring floating-point
+// precision: a bf16 reduction may accumulate in an f32 reducer.
+func sameKind(a, b ElementType) bool {
+	return a == b || (a.Kind() == KindFloat && b.Kind() == KindFloat)
+}
+
+// checkReducer checks that c folds values into accumulators, as reduce,
+// reduce-window, scatter and select-and-scatter use it: parameters the
+// accumulators (scalars of acc's types) then the values (of vals'), and
+// a root of the accumulators' types (a tuple of them for several).
+func checkReducer(in *Instruction, c *Computation, acc, vals []ElementType) error {
+	n := len(acc)
+	if len(c.Params) != 2*n {
+		return in.Errorf("reducer %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*n)
+	}
+	for i, p := range c.Params {
+		want := acc[i%n]
+		if i >= n {
+			want = vals[i-n]
+		}
+		if !p.Shape.IsArray() || p.Shape.Rank() != 0 || !sameKind(p.Shape.Elem, want) {
+			return in.Errorf("reducer %s's parameter %d is %s, must be a %s scalar", c.Name, i, p.Shape, want)
+		}
+	}
+	root := []Shape{c.Root.Shape}
+	if n > 1 || c.Root.Shape.IsTuple() {
+		if !c.Root.Shape.IsTuple() || len(c.Root.Shape.Tuple) != n {
+			return in.Errorf("reducer %s must return %d values, returns %s", c.Name, n, c.Root.Shape)
+		}
+		root = c.Root.Shape.Tuple
+	}
+	for i, r := range root {
+		if !r.IsArray() || r.Rank() != 0 || !sameKind(r.Elem, acc[i]) {
+			return in.Errorf("reducer %s returns %s, must return %s scalars", c.Name, c.Root.Shape, acc[i])
+		}
+	}
+	return nil
+}
+
+// checkComparator checks a sort's (or select-and-scatter's select)
+// comparator over operands of types ts: two scalar parameters per
+// operand, of its type, and a pred scalar result.
+func checkComparator(in *Instruction, c *Computation, ts []ElementType) error {
+	if len(c.Params) != 2*len(ts) {
+		return in.Errorf("comparator %s takes %d parameters, needs %d", c.Name, len(c.Params), 2*len(ts))
+	}
+	for i, p := range c.Params {
+		if !p.Shape.IsArray() || p.Shape.Rank() != 0 || !sameKind(p.Shape.Elem, ts[i/2]) {
+			return in.Errorf("comparator %s's parameter %d is %s, must be a %s scalar", c.Name, i, p.Shape, ts[i/2])
+		}
+	}
+	if r := c.Root.Shape; !r.IsArray() || r.Rank() != 0 || r.Elem != PRED {
+		return in.Errorf("comparator %s returns %s, must return pred[]", c.Name, r)
+	}
+	return nil
+}
+
+// scalarsOf stands in scalar instructions of the operands' types, to
+// check a map computation's parameters.
+func scalarsOf(ops []*Instruction) []*Instruction {
+	out := make([]*Instruction, len(ops))
+	for i, o := range ops {
+		out[i] = &Instruction{Name: o.Name, Shape: *arr(o.Shape.Elem)}
+	}
+	return out
+}
+
+// sortedKeys is a helper for deterministic iteration in messages.
+func sortedKeys(m map[int64]bool) []int64 {
+	var out []int64
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,643 @@
+package vkjit_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
+)
+
+// TestSortDifferential runs stable sorts on the device; with ties in the
+// keys, the positions (an iota operand) show stability.
+func TestSortDifferential(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.BF16, hlo.U16} {
+		for _, c := range hlotest.SortCases(ty) {
+			requireExact(t, c.Name, c.Text, smallInts(6))
+		}
+	}
+}
+
+func TestTopK(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f32", "bf16"} {
+		for _, largest := range []bool{true, false} {
+			src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[3,17] parameter(0)\n  ROOT t = (%s[3,5], s32[3,5]) topk(x), k=5, largest=%v\n}", ty, ty, largest)
+			name := fmt.Sprintf("topk_%s_largest_%v", ty, largest)
+			requireExact(t, name, src, edgeInputs(3)) // edge cases: NaN, inf, ties
+			// Long rows: cut into chunks of 1000 first (expand.go,
+			// topKChunk), or sorted whole (4099 has no divisor to cut by);
+			// small integers tie often, so the lower index must win.
+			for _, n := range []int{6000, 4099} {
+				src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[2,%d] parameter(0)\n  ROOT t = (%s[2,7], s32[2,7]) topk(x), k=7, largest=%v\n}", ty, n, ty, largest)
+				requireExact(t, fmt.Sprintf("%s_%d_edges", name, n), src, edgeInputs(4))
+				requireExact(t, fmt.Sprintf("%s_%d_ties", name, n), src, smallInts(5))
+			}
+		}
+	}
+}
+
+// TestLongReductions: reductions longer than one invocation may loop on
+// llvmpipe (65535 iterations) are split into partial reductions. Integer
+// sums and argmax (ties to the lower index) must be exact; an f32 sum
+// agrees to rounding.
+func TestLongReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	add := "add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n"
+	requireExact(t, "sum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[200003] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[] reduce(x, z), dimensions={0}, to_apply=add\n}", smallInts(1))
+	requireExact(t, "sum_s32_2d", "HloModule m\n"+add+"ENTRY e {\n  x = s32[5,300,700] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[5] reduce(x, z), dimensions={2,1}, to_apply=add\n}", smallInts(2))
+	argmax := `HloModule m
+cmp {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  eqlt = pred[] and(eq, lt)
+  pick = pred[] or(gt, eqlt)
+  v = f32[] select(pick, a, b)
+  i = s32[] select(pick, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[3,70001] parameter(0)
+  ix = s32[3,70001] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  z = s32[] constant(0)
+  ROOT r = (f32[3], s32[3]) reduce(x, ix, ninf, z), dimensions={1}, to_apply=cmp
+}`
+	requireExact(t, "argmax", argmax, smallInts(3)) // small integers: many ties
+	m, err := hlo.Parse("sum_f32", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[1000000] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}")
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	_, want, outs := runBoth(t, exe, m, 4, "sum_f32")
+	w := (&vkjit.Tensor{Type: hlo.F32, Data: want.Leaves()[0].Data}).Float64At(0)
+	require.InEpsilon(t, w, outs[0].Float64At(0), 1e-5)
+}
+
+// TestTiledGemm runs dots big enough for the register-tiled kernel, with
+// edges that are not multiples of the tile, batch dimensions, a
+// contracting dimension in either position and a bias-and-ReLU epilogue,
+// against the reference evaluator (which sums in float64: the device's
+// f32 sums agree to a few units of rounding of the largest partial sum).
+func TestTiledGemm(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, src := range []string{
+		"HloModule m\nENTRY e {\n  a = f32[250,301] parameter(0)\n  b = f32[301,260] parameter(1)\n  ROOT c = f32[250,260] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+		"HloModule m\nENTRY e {\n  a = f32[2,300,203] parameter(0)\n  b = f32[2,150,300] parameter(1)\n  ROOT c = f32[2,203,150] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={2}\n}",
+		"HloModule m\nENTRY e {\n  x = f32[256,300] parameter(0)\n  w = f32[300,257] parameter(1)\n  b = f32[257] parameter(2)\n  h = f32[256,257] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = f32[256,257] broadcast(b), dimensions={1}\n  z = f32[256,257] add(h, bb)\n  zero = f32[] constant(0)\n  zs = f32[256,257] broadcast(zero), dimensions={}\n  ROOT y = f32[256,257] maximum(z, zs)\n}",
+		// vec4 operands (k and n multiples of 4): odd m, a partial last
+		// column tile, batch dimensions, an epilogue.
+		"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  x = f32[255,300] parameter(0)\n  w = f32[300,260] parameter(1)\n  b = f32[260] parameter(2)\n  h = f32[255,260] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = f32[255,260] broadcast(b), dimensions={1}\n  z = f32[255,260] add(h, bb)\n  ROOT y = f32[255,260] tanh(z)\n}",
+		// Transposed operands read as vec4s across rows (lhs) and along
+		// k (rhs); one operand vec4, the other scalar (n = 10); one
+		// buffer as both operands; an epilogue reading an operand.
+		"HloModule m\nENTRY e {\n  a = f32[300,252] parameter(0)\n  b = f32[260,300] parameter(1)\n  ROOT c = f32[252,260] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  a = f32[4000,512] parameter(0)\n  b = f32[512,10] parameter(1)\n  ROOT c = f32[4000,10] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+		"HloModule m\nENTRY e {\n  a = f32[256,300] parameter(0)\n  ROOT c = f32[256,256] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n  b = f32[256,256] parameter(1)\n  h = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT y = f32[256,256] multiply(h, a)\n}",
+		// Octets (wide loads with storage loads): the rhs across columns with a
+		// last tile of 8 columns and batches; both operands across, the
+		// last rhs octet clamped.
+		"HloModule m\nENTRY e {\n  a = f32[2,96,64] parameter(0)\n  b = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  a = f32[64,200] parameter(0)\n  b = f32[64,264] parameter(1)\n  ROOT c = f32[200,264] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}",
+	} {
+		m, err := hlo.Parse("gemm", src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		name := exe.Program().Kernels[0].Name
+		require.Contains(t, name, "gemm8x", "the tiled kernel")
+		vec := !strings.Contains(src, "301") // k a multiple of 4
+		require.Equal(t, vec, strings.Contains(name, "_vec4"), "%s: %s", name, src)
+		args := hlotest.UniformInputs(m, 5)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm")
+		w := want.Leaves()[0]
+		for i := int64(0); i < w.Shape.NumElements(); i++ {
+			wv := (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i)
+			require.InDelta(t, wv, outs[0].Float64At(i), 1e-4, "element %d", i)
+		}
+		// The GPUs' form, blocks staged through shared memory (forced on
+		// lavapipe): the same sums in the same order, bit for bit.
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{SharedGemm: true}})
+		require.NoError(t, err)
+		require.Contains(t, exe.Program().Kernels[0].Name, "_shared64x64", src)
+		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
+		require.Equal(t, outs[0].Data, shared[0].Data, src)
+		// The other ways to read the operands on lavapipe, storage loads
+		// of octets or of vec4s instead of texel fetches: the same values.
+		for _, opts := range []lower.Options{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}} {
+			exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+			require.NoError(t, err)
+			_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
+			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
+		}
+	}
+}
+
+// TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (8x8
+// tiles, operands widened as loaded, sums in f32 as the general kernel
+// makes them, the result rounded once), with an epilogue, and with a
+// reshape of the result as JAX writes a batched dot's (stored at the
+// same row-major positions); narrow results within an ulp of the
+// reference's (f32 ones within 1e-5), and the same bits with storage
+// loads as through texel views.
+func TestTiledGemmNarrow(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ src, kernel string }{
+		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm8x8_bf16"},
+		{"HloModule m\nENTRY e {\n  a = f16[3,64,100] parameter(0)\n  b = f16[3,100,72] parameter(1)\n  ROOT c = f32[3,64,72] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", "gemm8x8_f16_f32"},
+		{"HloModule m\nENTRY e {\n  x = bf16[128,96] parameter(0)\n  w = bf16[96,100] parameter(1)\n  b = bf16[100] parameter(2)\n  h = bf16[128,100] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = bf16[128,100] broadcast(b), dimensions={1}\n  ROOT y = bf16[128,100] add(h, bb)\n}", "gemm8x8_bf16_add"},
+		{"HloModule m\nENTRY e {\n  a = bf16[12,128,64] parameter(0)\n  b = bf16[12,64,96] parameter(1)\n  d = bf16[12,128,96] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  ROOT r = bf16[1,12,128,96] reshape(d)\n}", "gemm8x8_bf16_reshape"},
+	} {
+		m, err := hlo.Parse("gemm", c.src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		require.Equal(t, c.kernel, exe.Program().Kernels[0].Name, c.src)
+		args := hlotest.UniformInputs(m, 5)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm")
+		w := want.Leaves()[0]
+		wt := &vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}
+		for i := range w.Shape.NumElements() {
+			wv, gv := wt.Float64At(i), outs[0].Float64At(i)
+			if w.Shape.Elem == hlo.F32 { // sums of 100 products: a few f32 ulps from the reference's order
+				require.InDelta(t, wv, gv, 1e-5*math.Max(1, math.Abs(wv)), "%s: element %d", c.kernel, i)
+				continue
+			}
+			require.LessOrEqual(t, hlotest.ULPs(w.Shape.Elem, wv, gv), int64(1), "%s: element %d", c.kernel, i)
+		}
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		require.NoError(t, err)
+		_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
+		require.Equal(t, outs[0].Data, other[0].Data, c.kernel)
+	}
+}
+
+// TestSubgroupReductions runs row reductions with a subgroup per output
+// (forced on lavapipe, which does not choose them): integer, pred and
+// max results equal the sequential reference exactly; float sums and
+// argmax (whose ties and NaNs depend on the order) are checked on inputs
+// without edge cases, sums to a tolerance for their different order.
+func TestSubgroupReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	opts := vkjit.CompileOptions{Lower: lower.Options{SubgroupReduce: true}}
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
+		for _, c := range hlotest.RowReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.Name)
+			if ty != hlo.PRED {
+				require.Contains(t, exe.Program().Kernels[len(exe.Program().Kernels)-1].Name, "_subgroup", c.Name)
+			}
+			requireRowReduction(t, exe, m, c.Name, ty, 11)
+		}
+	}
+	// A row softmax: the max is a prologue of the sum's kernel, and both
+	// take a subgroup per row.
+	src, err := os.ReadFile("bench/workloads/softmax.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("softmax", strings.ReplaceAll(strings.ReplaceAll(string(src), "4096,1024", "64,200"), "f32[4096]", "f32[64]"))
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, opts)
+	require.NoError(t, err)
+	require.Len(t, exe.Program().Kernels, 2)
+	require.Contains(t, exe.Program().Kernels[0].Name, "_subgroup")
+	requireSoftmax(t, exe, m)
+}
+
+// requireRowReduction runs a row reduction case on the device and in the
+// reference: exactly equal for integers and max, within a tolerance for
+// float sums (the lanes fold in another order).
+func requireRowReduction(t *testing.T, exe *vkjit.Executable, m *hlo.Module, name string, ty hlo.ElementType, seed uint64) {
+	t.Helper()
+	exact := !ty.IsFloat() || strings.Contains(name, "max") && !strings.Contains(name, "argmax")
+	args := hlotest.Inputs(m, seed)
+	if !exact {
+		args = hlotest.UniformInputs(m, seed)
+	}
+	_, want, outs := runBothOn(t, exe, m, args, name)
+	for i, w := range want.Leaves() {
+		g := outs[i]
+		for j := int64(0); j < g.NumElements(); j++ {
+			wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+			gv := g.Float64At(j)
+			if exact || !g.Type.IsFloat() {
+				if !(math.IsNaN(wv) && math.IsNaN(gv)) {
+					require.Equal(t, wv, gv, "%s out%d[%d]", name, i, j)
+				}
+			} else {
+				require.InDelta(t, wv, gv, 1e-4*float64(w.Shape.NumElements()+400), "%s out%d[%d]", name, i, j)
+			}
+		}
+	}
+}
+
+// requireSoftmax runs a softmax on uniform inputs and checks it against
+// the reference; it returns the device's results.
+func requireSoftmax(t *testing.T, exe *vkjit.Executable, m *hlo.Module) []*vkjit.Tensor {
+	t.Helper()
+	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
+	w := want.Leaves()[0]
+	for j := int64(0); j < w.Shape.NumElements(); j++ {
+		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
+	}
+	return outs
+}
+
+// TestWorkgroupReductions runs the row reductions long enough for it
+// (4 elements per lane) with a workgroup per output, as GPUs do, on
+// lavapipe: each must match the reference as the subgroup ones do, and
+// softmax's two reductions (one a prologue of the other) each get their
+// own shared memory.
+func TestWorkgroupReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	opts := vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true}}
+	lanes := 4 * rt.Target().SubgroupSize
+	ran := 0
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
+		for _, c := range hlotest.RowReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.Name)
+			red := m.Entry.Root
+			count := red.Operands[0].Shape.NumElements() / max(red.Shape.Leaves()[0].NumElements(), 1)
+			name := exe.Program().Kernels[len(exe.Program().Kernels)-1].Name
+			if count < 4*int64(lanes) {
+				require.NotContains(t, name, "_workgroup", c.Name)
+			} else {
+				require.Contains(t, name, "_workgroup", c.Name)
+				ran++
+			}
+			requireRowReduction(t, exe, m, c.Name, ty, 13)
+		}
+	}
+	require.Greater(t, ran, 8)
+	src, err := os.ReadFile("bench/workloads/softmax.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("softmax", strings.ReplaceAll(strings.ReplaceAll(string(src), "4096,1024", "64,600"), "f32[4096]", "f32[64]"))
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, opts)
+	require.NoError(t, err)
+	require.Contains(t, exe.Program().Kernels[0].Name, "_workgroup")
+	outs := requireSoftmax(t, exe, m)
+	// Fused and unfused agree bit for bit: the tree's order is the code's.
+	exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true, NoFuse: true}})
+	require.NoError(t, err)
+	_, _, plain := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
+	require.Equal(t, outs[0].Data, plain[0].Data)
+}
+
+// TestConvGemm runs 2-D NHWC convolutions as implicit GEMMs (strides,
+// asymmetric padding, kernel dilation, a partial column tile, a bias and
+// ReLU epilogue) against the reference; 3 input features take the direct
+// kernel.
+func TestConvGemm(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		x, k, out, window string
+		tiled             bool
+	}{
+		{"f32[4,33,35,32]", "f32[3,3,32,12]", "f32[4,33,35,12]", "size=3x3 pad=1_1x1_1", true},
+		{"f32[6,40,42,32]", "f32[3,3,32,20]", "f32[6,20,21,20]", "size=3x3 stride=2x2 pad=1_0x0_1", true},
+		{"f32[4,40,40,32]", "f32[3,3,32,16]", "f32[4,36,36,16]", "size=3x3 rhs_dilate=2x2", true},
+		{"f32[4,30,30,3]", "f32[3,3,3,16]", "f32[4,30,30,16]", "size=3x3 pad=1_1x1_1", false},
+	} {
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  x = %s parameter(0)
+  k = %s parameter(1)
+  b = f32[%s] parameter(2)
+  c = %s convolution(x, k), window={%s}, dim_labels=b01f_01io->b01f
+  bb = %s broadcast(b), dimensions={3}
+  z = %s add(c, bb)
+  zero = f32[] constant(0)
+  zs = %s broadcast(zero), dimensions={}
+  ROOT y = %s maximum(z, zs)
+}`, c.x, c.k, c.k[strings.LastIndex(c.k, ",")+1:len(c.k)-1], c.out, c.window, c.out, c.out, c.out, c.out)
+		m, err := hlo.Parse("conv", src)
+		require.NoError(t, err, src)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err, src)
+		name := exe.Program().Kernels[0].Name
+		require.Equal(t, c.tiled, strings.HasPrefix(name, "gemm"), "%s: %s", name, c.window)
+		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 9), "conv")
+		w := want.Leaves()[0]
+		for i := int64(0); i < w.Shape.NumElements(); i++ {
+			require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.window, i)
+		}
+	}
+}
+
+// TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
+// invariant sum, hoisted before the loop) against the reference: the
+// same result, and one dispatch per iteration fewer than without hoisting
+// would take (the body keeps its small kernels only).
+func TestHoistedLoop(t *testing.T) {
+	defer noValidationMessages(t)
+	src, err := os.ReadFile("lower/testdata/licm.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("licm.hlo", string(src))
+	require.NoError(t, err)
+	want, err := eval.Run(m)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	outs, st, err := exe.Run()
+	require.NoError(t, err)
+	require.Equal(t, want.Leaves()[0].Data, outs[0].Data)
+	require.Less(t, st.Dispatches, 2*200+10, "200 iterations: the condition and the body's one kernel each, not the sum")
+}
+
+// TestTexelLoads: on a CPU device with texel buffer views, kernels fetch
+// their read-only 32-bit inputs through views of their buffers
+// (Kernel.Texel: vec4 texels in vector, row and tiled GEMM kernels,
+// single elements elsewhere); the results are bit for bit those of the
+// storage buffer loads (Options.StorageLoads), under the validation
+// layer.
+func TestTexelLoads(t *testing.T) {
+	defer noValidationMessages(t)
+	if !rt.Target().CPU || !rt.Target().TexelLoads {
+		t.Skip("texel loads are for CPU devices with R32G32B32A32_UINT texel buffers")
+	}
+	views := map[int]int{} // texel views by texel bytes
+	for _, src := range []string{
+		// A vector kernel with a scalar-read bias row and an s32 input.
+		"HloModule m\nENTRY e {\n  a = f32[64,256] parameter(0)\n  b = f32[256] parameter(1)\n  i = s32[64,256] parameter(2)\n  bb = f32[64,256] broadcast(b), dimensions={1}\n  c = f32[64,256] convert(i)\n  x = f32[64,256] multiply(a, bb)\n  ROOT y = f32[64,256] add(x, c)\n}",
+		rowCases()[0].text,
+		"HloModule m\nENTRY e {\n  x = f32[2,96,64] parameter(0)\n  w = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+		"HloModule m\nENTRY e {\n  x = f32[4,16,16,32] parameter(0)\n  w = f32[3,3,32,64] parameter(1)\n  ROOT c = f32[4,16,16,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}",
+		// Single elements: a transpose, a column reduction of u32, a
+		// gather with s32 indices, pred read as its u32 storage.
+		"HloModule m\nENTRY e {\n  x = f32[96,130] parameter(0)\n  ROOT y = f32[130,96] transpose(x), dimensions={1,0}\n}",
+		"HloModule m\nadd {\n  a = u32[] parameter(0)\n  b = u32[] parameter(1)\n  ROOT s = u32[] add(a, b)\n}\nENTRY e {\n  x = u32[300,40] parameter(0)\n  z = u32[] constant(7)\n  ROOT y = u32[40] reduce(x, z), dimensions={0}, to_apply=add\n}",
+		"HloModule m\nENTRY e {\n  x = f32[50,8] parameter(0)\n  i = s32[20,1] parameter(1)\n  ROOT g = f32[20,8] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n}",
+		"HloModule m\nENTRY e {\n  p = pred[64,33] parameter(0)\n  x = f32[64,33] parameter(1)\n  z = f32[64,33] negate(x)\n  s = f32[64,33] select(p, x, z)\n  ROOT y = f32[33,64] transpose(s), dimensions={1,0}\n}",
+		// Other widths: bf16 and s8 in a vector kernel (8 elements as
+		// 16 or 8 bytes) and transposed (single 2- and 1-byte texels),
+		// f64 transposed (8-byte texels); an empty u64 reduction (a
+		// binding smaller than its texel).
+		"HloModule m\nENTRY e {\n  x = bf16[64,128] parameter(0)\n  y = bf16[64,128] parameter(1)\n  m = bf16[64,128] multiply(x, y)\n  ROOT t = bf16[128,64] transpose(m), dimensions={1,0}\n}",
+		"HloModule m\nENTRY e {\n  x = s8[64,128] parameter(0)\n  y = s8[64,128] parameter(1)\n  m = s8[64,128] add(x, y)\n  ROOT t = s8[128,64] transpose(m), dimensions={1,0}\n}",
+		"HloModule m\nENTRY e {\n  x = f64[40,70] parameter(0)\n  ROOT t = f64[70,40] transpose(x), dimensions={1,0}\n}",
+		"HloModule m\nadd {\n  a = u64[] parameter(0)\n  b = u64[] parameter(1)\n  ROOT s = u64[] add(a, b)\n}\nENTRY e {\n  x = u64[0,5] parameter(0)\n  z = u64[] constant(3)\n  ROOT y = u64[5] reduce(x, z), dimensions={0}, to_apply=add\n}",
+	} {
+		m, err := hlo.Parse("texel", src)
+		require.NoError(t, err)
+		args := hlotest.UniformInputs(m, 7)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		texel := 0
+		for _, k := range exe.Program().Kernels {
+			texel += len(k.Texel)
+			for _, v := range k.Texel {
+				views[v.Bytes]++
+			}
+		}
+		require.Positive(t, texel, "no kernel fetches through a texel view: %s", src)
+		_, _, got := runBothOn(t, exe, m, args, "texel")
+		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		require.NoError(t, err)
+		for _, k := range exe.Program().Kernels {
+			require.Empty(t, k.Texel, k.Name)
+		}
+		_, _, want := runBothOn(t, exe, m, args, "storage")
+		for i := range want {
+			require.Equal(t, want[i].Data, got[i].Data, "%s out%d", src, i)
+		}
+	}
+	for _, bytes := range []int{1, 2, 4, 8, 16} {
+		require.Positive(t, views[bytes], "views of %d-byte texels", bytes)
+	}
+}
+
+// TestZeroSize: empty arrays flow through elementwise ops, reductions and
+// data movement; their kernels are skipped, and the planner once refused
+// a reduce of an empty exponential ("reads temporary y before any step
+// writes it") without fusion.
+func TestZeroSize(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "zero_size", `HloModule zero
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[0,5] parameter(0)
+  y = f32[0,5] exponential(x)
+  z = f32[] constant(0)
+  r = f32[5] reduce(y, z), dimensions={0}, to_apply=add
+  t = f32[5,0] transpose(y), dimensions={1,0}
+  s = f32[5] reduce(t, z), dimensions={1}, to_apply=add
+  c = f32[3,5] pad(y, z), padding=1_2x0_0
+  ROOT out = (f32[5], f32[5], f32[3,5], f32[0,5]) tuple(r, s, c, y)
+}`, edgeInputs(1))
+}
+
+// TestIndexTypes: start indices of every integer type, in dynamic-slice,
+// dynamic-update-slice, gather and scatter, fused and unfused. A u8 or
+// s8 index once made invalid SPIR-V (an OpUConvert of a 32-bit register
+// to u32), which only the validation layer caught.
+func TestIndexTypes(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, it := range []string{"s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"} {
+		src := fmt.Sprintf(`HloModule idx_%[1]s
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[6,5] parameter(0)
+  i = %[1]s[] parameter(1)
+  j = %[1]s[] parameter(2)
+  u = f32[2,3] parameter(3)
+  ix = %[1]s[3,1] parameter(4)
+  ds = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}
+  dus = f32[6,5] dynamic-update-slice(x, u, j, i)
+  g = f32[3,5] gather(x, ix), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}
+  up = f32[3,5] parameter(5)
+  sc = f32[6,5] scatter(x, ix, up), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT t = (f32[2,3], f32[6,5], f32[3,5], f32[6,5]) tuple(ds, dus, g, sc)
+}`, it)
+		requireExact(t, "idx_"+it, src, smallInts(3))
+		requireExact(t, "idx_"+it+"_edges", src, edgeInputs(3))
+	}
+}
+
+// TestControlResultAliases: a conditional whose branch returns its
+// operand hands the operand's buffer on as its result, so the operand
+// must live as long as the result: once a later value (the iota) took
+// its memory. A while loop that runs no iteration does the same.
+func TestControlResultAliases(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, name := range []string{"conditional_alias", "while_alias"} {
+		src, err := os.ReadFile("testdata/" + name + ".hlo")
+		require.NoError(t, err)
+		requireExact(t, name, string(src), smallInts(5))
+		requireExact(t, name+"_edges", string(src), edgeInputs(5))
+	}
+}
+
+// TestSelectAndScatter: the gradient of a max pool (select GE, scatter
+// add) and of a min pool, with windows that overlap (stride below size),
+// padding, ties (small integers) and a window larger than the stride in
+// one dimension only, in f32, bf16 and s32, and edge values (NaN, inf,
+// -0) in f32, bit for bit with the evaluator, fused and unfused.
+func TestSelectAndScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		ty, dir, window, operand, source string
+	}{
+		{"f32", "GE", "size=2x2 stride=2x2", "4,6", "2,3"},
+		{"f32", "GE", "size=3x3 stride=1x1 pad=1_1x1_1", "5,4", "5,4"},
+		{"f32", "LE", "size=3x2 stride=2x1 pad=0_1x1_0", "6,5", "3,5"},
+		{"bf16", "GE", "size=2x3 stride=1x2", "5,7", "4,3"},
+		{"s32", "GE", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "2,5,5,3", "2,3,3,3"},
+	} {
+		src := fmt.Sprintf(`HloModule sas
+select {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=%[2]s
+}
+add {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  ROOT c = %[1]s[] add(a, b)
+}
+ENTRY e {
+  x = %[1]s[%[4]s] parameter(0)
+  g = %[1]s[%[5]s] parameter(1)
+  z = %[1]s[] constant(0)
+  ROOT s = %[1]s[%[4]s] select-and-scatter(x, g, z), window={%[3]s}, select=select, scatter=add
+}`, c.ty, c.dir, c.window, c.operand, c.source)
+		requireExact(t, "select_and_scatter_"+c.ty, src, smallInts(5))
+		if c.ty == "f32" { // NaN, infinities and -0 among the values
+			requireExact(t, "select_and_scatter_edges", src, edgeInputs(6))
+		}
+	}
+}
+
+// TestReducerCalls: a reducer or comparator that calls a function of its
+// own (JAX writes jnp.logaddexp in a cumulative reduction so) runs with
+// the call inlined: reduce, reduce-window, sort, and a reduce inside a
+// while loop's body (exact ops on small integers, so bit for bit).
+func TestReducerCalls(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "reducer_calls", `HloModule calls
+sum_max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] maximum(a, b)
+  s = f32[] add(a, b)
+  ROOT r = f32[] add(m, s)
+}
+reducer {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] call(a, b), to_apply=sum_max
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] call(a, b), to_apply=lt
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8] get-tuple-element(s), index=1
+  z = f32[] constant(0)
+  r = f32[] reduce(v, z), dimensions={0}, to_apply=reducer
+  rb = f32[8] broadcast(r), dimensions={}
+  w = f32[8] subtract(v, rb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w)
+}
+ENTRY e {
+  x = f32[6,8] parameter(0)
+  z = f32[] constant(0)
+  r = f32[6] reduce(x, z), dimensions={1}, to_apply=reducer
+  c = f32[6,8] reduce-window(x, z), window={size=1x8 pad=0_0x7_0}, to_apply=reducer
+  s = f32[6,8] sort(x), dimensions={1}, to_apply=less
+  v = f32[1,8] slice(x), slice={[0:1], [0:8]}
+  v1 = f32[8] reshape(v)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, v1)
+  loop = (s32[], f32[8]) while(init), condition=cond, body=body
+  l = f32[8] get-tuple-element(loop), index=1
+  ROOT out = (f32[6], f32[6,8], f32[6,8], f32[8]) tuple(r, c, s, l)
+}`, smallInts(2))
+}
+
+// TestCompileStableHLO: the library takes StableHLO where it takes HLO
+// text, told apart by content. A program in both forms compiles (text
+// and file, with the compile cache on) and gives the same bits, and
+// ParseText reads both.
+func TestCompileStableHLO(t *testing.T) {
+	defer noValidationMessages(t)
+	mlirPath := filepath.Join("hlo", "stablehlo", "testdata", "mlp_layer.mlir")
+	mlir, err := os.ReadFile(mlirPath)
+	require.NoError(t, err)
+	text, err := os.ReadFile(filepath.Join("hlo", "stablehlo", "testdata", "mlp_layer.hlo"))
+	require.NoError(t, err)
+	twin, err := hlo.Parse("mlp_layer.hlo", string(text))
+	require.NoError(t, err)
+	args := hlotest.Inputs(twin, 7)
+	ts := make([]*vkjit.Tensor, len(args))
+	for i, a := range args {
+		ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+	}
+	run := func(exe *vkjit.Executable, err error) []byte {
+		t.Helper()
+		require.NoError(t, err)
+		defer exe.Close()
+		outs, _, err := exe.Run(ts...)
+		require.NoError(t, err)
+		require.Len(t, outs, 1)
+		return outs[0].Data
+	}
+	want := run(rt.CompileText("mlp_layer.hlo", string(text), vkjit.CompileOptions{}))
+	require.Equal(t, want, run(rt.CompileText("mlp_layer.mlir", string(mlir), vkjit.CompileOptions{})))
+	require.Equal(t, want, run(rt.CompileText("mlp_layer.mlir", string(mlir), vkjit.CompileOptions{})), "a cache hit")
+	require.Equal(t, want, run(rt.CompileFile(mlirPath, vkjit.CompileOptions{})))
+	ms, err := vkjit.ParseText("mlp_layer.mlir", string(mlir))
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	ref, err := eval.Run(twin, args...)
+	require.NoError(t, err)
+	require.Equal(t, ref.Leaves()[0].Data, want)
+
+	_, err = rt.CompileText("bad.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "bad.mlir:2:")
+}

@@ -1,0 +1,219 @@
+package lower
+
+import (
+	"math"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// convert follows XLA: float to integer truncates toward zero and
+// saturates at the integer's range, NaN gives 0; anything to pred is
+// x != 0; pred to a number is 0 or 1. Narrow results are normalized.
+func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) (val, error) {
+	v, err := k.convertWide(x, to)
+	if err != nil {
+		return v, err
+	}
+	return k.normalize(v), nil
+}
+
+// toOddF32 converts an f64 to f32 rounding to odd (toward zero, the
+// last bit set when inexact), tagged as narrow type to: normalize's
+// rounding to f16 or bf16 is then the one correct rounding of the f64
+// (rounding to nearest twice may land on a tie that was not one).
+func (k *kernelBuilder) toOddF32(x val, to hlo.ElementType) val {
+	u32 := k.u32()
+	f := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(32), uint32(x.id))
+	back := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(64), uint32(f))
+	bits := k.f.Op(spirv.OpBitcast, u32, uint32(f))
+	abs := func(v, t spirv.ID) spirv.ID { return k.f.Ext(t, spirv.GLSLFAbs, v) }
+	away := k.boolOp(spirv.OpFOrdGreaterThan, abs(back, k.b.TypeFloat(64)), abs(x.id, k.b.TypeFloat(64)))
+	bits = k.f.Op(spirv.OpSelect, u32, uint32(away), uint32(k.f.Op(spirv.OpISub, u32, uint32(bits), uint32(k.cu32(1)))), uint32(bits))
+	inexact := k.boolOp(spirv.OpFUnordNotEqual, back, x.id)
+	bits = k.f.Op(spirv.OpSelect, u32, uint32(inexact), uint32(k.f.Op(spirv.OpBitwiseOr, u32, uint32(bits), uint32(k.cu32(1)))), uint32(bits))
+	return val{k.f.Op(spirv.OpBitcast, k.scalarType(to), uint32(bits)), to}
+}
+
+// intToOddF32 converts a 32- or 64-bit integer to f32 rounding to odd,
+// tagged as narrow float type to, for the same reason as toOddF32: an
+// s32 of 2^30 + 2^22 + 1 rounds to the f32 2^30 + 2^22, a bf16 tie. The
+// magnitude keeps its top 24 bits, the lowest of them set when any bit
+// below was: that converts exactly. (f16 needs none of this: integers
+// below 2^24 are exact in f32, and larger ones overflow f16 either way.)
+func (k *kernelBuilder) intToOddF32(x val, to hlo.ElementType) val {
+	w := x.t.Bits()
+	ut := hlo.U32
+	if w == 64 {
+		ut = hlo.U64
+	}
+	uT := k.scalarType(ut)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, uT, uint32(a), uint32(b)) }
+	c := func(v uint64) spirv.ID { return k.constInt(ut, v) }
+	a := k.f.Op(spirv.OpBitcast, uT, uint32(x.id))
+	neg := k.b.ConstantBool(false)
+	if x.t.Kind() == hlo.KindSigned {
+		neg = k.boolOp(spirv.OpSLessThan, x.id, k.zero(x.t))
+		a = k.f.Op(spirv.OpSelect, uT, uint32(neg), uint32(k.f.Op(spirv.OpSNegate, uT, uint32(a))), uint32(a))
+	}
+	u32 := k.u32()
+	var msb spirv.ID // as a u32; -1 (all ones) for 0
+	if w == 32 {
+		msb = k.f.Ext(u32, spirv.GLSLFindUMsb, a)
+	} else {
+		hi := k.f.Op(spirv.OpUConvert, u32, uint32(op(spirv.OpShiftRightLogical, a, c(32))))
+		lo := k.f.Op(spirv.OpUConvert, u32, uint32(a))
+		hiMsb := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, hi)), uint32(k.cu32(32)))
+		msb = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpINotEqual, hi, k.cu32(0))), uint32(hiMsb), uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, lo)))
+	}
+	big := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThan, msb, k.cu32(23)), k.boolOp(spirv.OpINotEqual, msb, k.cu32(0xffffffff)))
+	shift := k.f.Op(spirv.OpSelect, u32, uint32(big), uint32(k.f.Op(spirv.OpISub, u32, uint32(msb), uint32(k.cu32(23)))), uint32(k.cu32(0)))
+	if w == 64 {
+		shift = k.f.Op(spirv.OpUConvert, uT, uint32(shift))
+	}
+	unit := op(spirv.OpShiftLeftLogical, c(1), shift)
+	mask := op(spirv.OpISub, unit, c(1))
+	sticky := k.boolOp(spirv.OpINotEqual, op(spirv.OpBitwiseAnd, a, mask), c(0))
+	t := op(spirv.OpBitwiseAnd, a, k.f.Op(spirv.OpNot, uT, uint32(mask)))
+	t = k.f.Op(spirv.OpSelect, uT, uint32(sticky), uint32(op(spirv.OpBitwiseOr, t, unit)), uint32(t))
+	f32 := k.b.TypeFloat(32)
+	f := k.f.Op(spirv.OpConvertUToF, f32, uint32(k.hideInt(t, uT, w)))
+	f = k.f.Op(spirv.OpSelect, f32, uint32(neg), uint32(k.f.Op(spirv.OpFNegate, f32, uint32(f))), uint32(f))
+	return val{f, to}
+}
+
+// retag reinterprets a register value as type to (same register width),
+// bitcasting only when the SPIR-V types differ.
+func (k *kernelBuilder) retag(x val, to hlo.ElementType) val {
+	if k.scalarType(x.t) == k.scalarType(to) {
+		return val{x.id, to}
+	}
+	return k.op(spirv.OpBitcast, to, x.id)
+}
+
+func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
+	from := x.t
+	if from == to {
+		return x, nil
+	}
+	fk, tk := from.Kind(), to.Kind()
+	switch {
+	case tk == hlo.KindBool:
+		if fk == hlo.KindFloat {
+			return val{k.boolOp(spirv.OpFUnordNotEqual, x.id, k.zero(from)), to}, nil
+		}
+		return val{k.boolOp(spirv.OpINotEqual, x.id, k.zero(from)), to}, nil
+	case fk == hlo.KindBool:
+		one := val{k.constOne(to), to}
+		return k.sel(x.id, one, val{k.zero(to), to}), nil
+	case fk == hlo.KindFloat && tk == hlo.KindFloat:
+		if regBits(from) == regBits(to) {
+			return val{x.id, to}, nil // f16/bf16 <-> f32: the register holds it; normalize rounds
+		}
+		if from == hlo.F64 && isNarrow(to) {
+			return k.toOddF32(x, to), nil
+		}
+		return k.op(spirv.OpFConvert, to, x.id), nil
+	case fk == hlo.KindFloat:
+		// Saturate in the float domain. The bounds are the integer limits
+		// rounded to the float type; the limits themselves are
+		// representable only as powers of two, so compare with >= 2^(n-1)
+		// (signed) or 2^n (unsigned) and substitute the exact limit.
+		var lo, hi float64
+		var loBits, hiBits uint64
+		if tk == hlo.KindSigned {
+			lo, hi = -math.Ldexp(1, to.Bits()-1), math.Ldexp(1, to.Bits()-1)
+			loBits, hiBits = minInt(to), minInt(to)-1
+		} else {
+			lo, hi = 0, math.Ldexp(1, to.Bits())
+			loBits, hiBits = 0, allOnes(to)
+		}
+		cv := spirv.OpConvertFToS
+		if tk == hlo.KindUnsigned {
+			cv = spirv.OpConvertFToU
+		}
+		tooBig := k.boolOp(spirv.OpFOrdGreaterThanEqual, x.id, k.constFloat(from, hi))
+		tooSmall := k.boolOp(spirv.OpFOrdLessThanEqual, x.id, k.constFloat(from, lo))
+		nan := k.isNaN(x)
+		bad := k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalOr, tooBig, tooSmall), nan)
+		safe := k.sel(bad, val{k.zero(from), from}, x)
+		r := k.op(cv, to, safe.id)
+		r = k.sel(tooBig, val{k.constInt(to, hiBits), to}, r)
+		return k.sel(tooSmall, val{k.constInt(to, loBits), to}, r), nil
+	case tk == hlo.KindFloat:
+		if to == hlo.BF16 && from.Bits() >= 32 {
+			return k.intToOddF32(x, to), nil
+		}
+		cv := spirv.OpConvertSToF
+		if fk == hlo.KindUnsigned {
+			cv = spirv.OpConvertUToF
+		}
+		return k.op(cv, to, k.hideInt(x.id, k.scalarType(from), regBits(from))), nil
+	}
+	// Integer to integer: extend or truncate by the source's signedness
+	// to the target's register width, then reinterpret; normalize wraps.
+	fw, tw := regBits(from), regBits(to)
+	if fw == tw {
+		return k.retag(x, to), nil
+	}
+	mid := map[bool]hlo.ElementType{true: hlo.S32, false: hlo.U32}[fk == hlo.KindSigned]
+	if tw == 64 {
+		mid = map[bool]hlo.ElementType{true: hlo.S64, false: hlo.U64}[fk == hlo.KindSigned]
+	}
+	cv := spirv.OpSConvert
+	if fk == hlo.KindUnsigned {
+		cv = spirv.OpUConvert
+	}
+	return k.retag(k.op(cv, mid, x.id), to), nil
+}
+
+// masked returns a narrow integer's bit pattern (its low t.Bits() bits),
+// for the bit operations that must not see the sign extension.
+// signSet reports a float register's sign bit (-0 included), read from
+// its bits: 64-bit ones as two words, as the device may lack shaderInt64.
+func (k *kernelBuilder) signSet(x val) spirv.ID {
+	u32 := k.u32()
+	var w spirv.ID
+	if regBits(x.t) == 64 {
+		w = k.f.Op(spirv.OpCompositeExtract, u32, uint32(k.f.Op(spirv.OpBitcast, k.b.TypeVector(u32, 2), uint32(x.id))), 1)
+	} else {
+		w = k.f.Op(spirv.OpBitcast, u32, uint32(x.id))
+	}
+	return k.boolOp(spirv.OpINotEqual, k.f.Op(spirv.OpBitwiseAnd, u32, uint32(w), uint32(k.cu32(0x80000000))), k.cu32(0))
+}
+
+// words splits a 64-bit integer into its low and high 32-bit words.
+func (k *kernelBuilder) words(x val) (lo, hi spirv.ID) {
+	u64, u32 := k.b.TypeInt(64, false), k.u32()
+	u := x.id
+	if x.t.Kind() == hlo.KindSigned {
+		u = k.f.Op(spirv.OpBitcast, u64, uint32(u))
+	}
+	lo = k.f.Op(spirv.OpUConvert, u32, uint32(u))
+	hi = k.f.Op(spirv.OpUConvert, u32, uint32(k.f.Op(spirv.OpShiftRightLogical, u64, uint32(u), uint32(k.cu32(32)))))
+	return lo, hi
+}
+
+// fromWord widens a u32 count to the 64-bit integer type t.
+func (k *kernelBuilder) fromWord(n spirv.ID, t hlo.ElementType) val {
+	u64 := k.b.TypeInt(64, false)
+	w := k.f.Op(spirv.OpUConvert, u64, uint32(n))
+	if t.Kind() == hlo.KindSigned {
+		w = k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(w))
+	}
+	return val{w, t}
+}
+
+func (k *kernelBuilder) masked(x val) val {
+	if !isNarrow(x.t) {
+		return x
+	}
+	return val{k.f.Op(spirv.OpBitwiseAnd, k.scalarType(x.t), uint32(x.id), uint32(k.b.Constant(k.scalarType(x.t), 1<<uint(x.t.Bits())-1))), x.t}
+}
+
+func (k *kernelBuilder) constOne(t hlo.ElementType) spirv.ID {
+	if t.IsFloat() {
+		return k.constFloat(t, 1)
+	}
+	return k.constInt(t, 1)
+}

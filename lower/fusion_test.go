@@ -1,0 +1,416 @@
+package lower
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// TestFusionTargets holds fusion to the dispatch counts and memory the
+// fusion issue sets for the bench workloads.
+func TestFusionTargets(t *testing.T) {
+	chain := compileWorkload(t, "chain8.hlo", Options{})
+	require.Len(t, chain.Steps, 1, "an 8-op elementwise chain is one kernel")
+	plain := compileWorkload(t, "chain8.hlo", Options{NoFuse: true, NoReuse: true})
+	require.Len(t, plain.Steps, 14, "8 ops and 6 broadcasts of constants")
+	require.LessOrEqual(t, 4*chain.PeakBytes(), plain.PeakBytes(), "fused peak at most a quarter of --no-fuse --no-reuse")
+
+	require.LessOrEqual(t, len(compileWorkload(t, "softmax.hlo", Options{}).Steps), 2, "row softmax")
+	require.Len(t, compileWorkload(t, "dense_relu.hlo", Options{}).Steps, 1, "dense layer with bias and relu")
+	// Two dense layers, the logits' dense, and a log-softmax in two: the
+	// small logits dense is stored once rather than recomputed in the
+	// log-softmax's reductions (fuseLoops: 14.6 ms of device time against 3.1).
+	require.LessOrEqual(t, len(compileWorkload(t, "mlp_forward.hlo", Options{}).Steps), 5)
+	for _, name := range []string{"chain8.hlo", "softmax.hlo", "dense_relu.hlo", "mlp_forward.hlo", "gemm1024.hlo"} {
+		for _, k := range compileWorkload(t, name, Options{}).Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
+		}
+	}
+}
+
+// TestRowKernelPlans: on a CPU device a row softmax, the MLP's
+// log-softmax and the transformer block's softmax and layer norms become
+// row kernels (one dispatch where they were two or three), vector ones
+// where the row length is a multiple of 8; GPUs, and SubgroupReduce on a
+// CPU, keep the reduction kernels. Every kernel passes spirv-val.
+func TestRowKernelPlans(t *testing.T) {
+	cpu := desktop
+	cpu.CPU = true
+	compile := func(name string, tg Target, opts Options) *Program {
+		mods, err := hlo.ParseFile(filepath.Join("../bench/workloads", name))
+		require.NoError(t, err)
+		p, err := Compile(mods[0], tg, opts)
+		require.NoError(t, err)
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
+		}
+		return p
+	}
+	rows := func(p *Program) (n int, names []string) {
+		for _, k := range p.Kernels {
+			names = append(names, k.Name)
+			if strings.HasPrefix(k.Name, "row_") {
+				n++
+			}
+		}
+		return n, names
+	}
+	sm := compile("softmax.hlo", cpu, Options{})
+	require.Len(t, sm.Steps, 1)
+	require.Equal(t, "row_divide_f32_vec4_online", sm.Kernels[0].Name, "the max and the sum in one pass (online.go)")
+	require.Equal(t, uint32(4096), sm.Steps[0].Push[0], "an invocation per row")
+	require.Len(t, compile("softmax.hlo", desktop, Options{}).Steps, 2, "GPU: reduction and normalization")
+	require.Len(t, compile("softmax.hlo", cpu, Options{SubgroupReduce: true}).Steps, 2)
+
+	n, names := rows(compile("mlp_forward.hlo", cpu, Options{}))
+	require.Equal(t, 1, n, "the log-softmax: %v", names)
+	n, names = rows(compile("transformer_block.hlo", cpu, Options{}))
+	require.GreaterOrEqual(t, n, 2, "the attention softmax and a layer norm at least: %v", names)
+}
+
+// TestHoistInvariants: a while body that sums the squares of an iota
+// every iteration (as jit_compute_while in the corpus does) gets the sum
+// computed once before the loop, carried in the loop state; the body
+// keeps its variant work only, and the user's module is left as it was.
+func TestHoistInvariants(t *testing.T) {
+	mods, err := hlo.ParseFile("testdata/licm.hlo")
+	require.NoError(t, err)
+	m := mods[0]
+	before := m.String()
+	p, err := Compile(m, desktop, Options{HostLoops: true})
+	require.NoError(t, err)
+	require.Equal(t, before, m.String(), "the user's module is not modified")
+	// Hoisting is what lets the loop run on the device: its state is
+	// then scalars and an array read at the counter.
+	dev, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepKinds(dev)[StepLoop])
+	reduces := func(p *Program) (n int) {
+		for _, s := range p.Steps {
+			if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "reduce") {
+				n++
+			}
+		}
+		return n
+	}
+	require.NotZero(t, reduces(p), "the invariant reduction runs in the entry (in two steps: it is long)")
+	var while Step
+	for _, s := range p.Steps {
+		if s.Kind == StepWhile {
+			while = s
+		}
+	}
+	require.Equal(t, StepWhile, while.Kind)
+	require.Zero(t, reduces(p.Subs[while.Body]), "and not in the body")
+	for _, k := range append(p.Kernels, p.Subs[while.Body].Kernels...) {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
+}
+
+// TestReductionLanes: on a GPU target a row reduction takes one
+// invocation per output when short, a subgroup when it has 4 elements
+// per subgroup lane, and a workgroup of 4 subgroups (shared memory, a
+// barrier tree) when it has 4 per workgroup lane; every kernel passes
+// spirv-val. CPU targets keep one invocation unless asked.
+func TestReductionLanes(t *testing.T) {
+	s := desktop.SubgroupSize
+	for _, c := range []struct {
+		cols int64
+		want string
+	}{{int64(s), "reduce_f32"}, {int64(4 * s), "reduce_f32_subgroup"}, {int64(16 * s), "reduce_f32_workgroup"}, {4000, "reduce_f32_workgroup"}} {
+		text := fmt.Sprintf("HloModule r\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[6,%d] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[6] reduce(x, z), dimensions={1}, to_apply=add\n}", c.cols)
+		m, err := hlo.Parse("r.hlo", text)
+		require.NoError(t, err)
+		p, err := Compile(m, desktop, Options{})
+		require.NoError(t, err)
+		k := p.Kernels[len(p.Kernels)-1]
+		require.Equal(t, c.want, k.Name, "%d columns", c.cols)
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		cpu := desktop
+		cpu.CPU = true
+		p, err = Compile(m, cpu, Options{})
+		require.NoError(t, err)
+		require.NotContains(t, p.Kernels[len(p.Kernels)-1].Name, "group")
+	}
+}
+
+// TestGemmForms: a tiled dot stages workgroup blocks through shared
+// memory on GPU targets and keeps register tiles on CPU targets (or
+// with a workgroup too small); every kernel passes spirv-val.
+func TestGemmForms(t *testing.T) {
+	m, err := hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[2,200,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,200,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}")
+	require.NoError(t, err)
+	cpu, small := desktop, desktop
+	cpu.CPU = true
+	small.MaxWorkgroupSize = 128
+	for _, c := range []struct {
+		tg   Target
+		opts Options
+		want string
+	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm8x16_f32_vec4"}, {cpu, Options{SharedGemm: true}, "gemm4x4_shared64x64_f32"}, {small, Options{}, "gemm8x16_f32_vec4"}} {
+		p, err := Compile(m, c.tg, c.opts)
+		require.NoError(t, err)
+		k := p.Kernels[0]
+		require.Equal(t, c.want, k.Name)
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		if c.want[4] == '4' {
+			require.Equal(t, uint32(sharedThreads), k.LocalSize[0])
+			require.Equal(t, [3]uint32{2 * 4 * 3, 1, 1}, p.Steps[0].Groups, "a workgroup per 64x64 block")
+		}
+	}
+	// On a CPU device with shaderInt64 the rhs read across columns (a
+	// multiple of 8 of them) loads octets as u64vec4s; not with
+	// Vec4Access, nor without shaderInt64.
+	m, err = hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[256,128] parameter(0)\n  b = f32[128,136] parameter(1)\n  ROOT c = f32[256,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}")
+	require.NoError(t, err)
+	noInt64, texel := cpu, cpu
+	noInt64.Int64 = false
+	texel.TexelLoads = true
+	// With texel loads the operands are fetched through texel buffer
+	// views instead (both read-only: two views), not as octets.
+	for _, c := range []struct {
+		tg    Target
+		opts  Options
+		wide  bool
+		texel int
+	}{
+		{cpu, Options{}, true, 0}, {cpu, Options{Vec4Access: true}, false, 0}, {noInt64, Options{}, false, 0},
+		{desktop, Options{}, false, 0}, {texel, Options{}, false, 2}, {texel, Options{StorageLoads: true}, true, 0},
+	} {
+		p, err := Compile(m, c.tg, c.opts)
+		require.NoError(t, err)
+		k := p.Kernels[0]
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+		require.Equal(t, c.wide, hasCapability(k.Words, spirv.CapabilityInt64), "%s %+v", k.Name, c.opts)
+		require.Len(t, k.Texel, c.texel, "%s %+v", k.Name, c.opts)
+		require.Equal(t, c.texel > 0, hasCapability(k.Words, spirv.CapabilitySampledBuffer), "%s %+v", k.Name, c.opts)
+		if c.texel > 0 {
+			require.Equal(t, []TexelView{{0, 16}, {1, 16}}, k.Texel, "vec4 views of the lhs and rhs bindings")
+		}
+	}
+}
+
+// hasCapability reports whether SPIR-V module words declare capability c.
+func hasCapability(words []uint32, c spirv.Capability) bool {
+	for i := 5; i < len(words); {
+		n, op := words[i]>>16, words[i]&0xffff
+		if n == 0 {
+			return false
+		}
+		if op == 17 && n == 2 && words[i+1] == uint32(c) { // OpCapability
+			return true
+		}
+		i += int(n)
+	}
+	return false
+}
+
+// TestBelowRowMax: exp's argument is known to be at most 0 (or NaN) only
+// for v - broadcast(max of v) with the max's row broadcast back to each
+// of its elements (mathlib.go's expNonPositive).
+func TestBelowRowMax(t *testing.T) {
+	const head = "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] %s(a, b)\n}\nENTRY e {\n  x = f32[8,8,8] parameter(0)\n  y = f32[8,8,8] parameter(1)\n  init = f32[] constant(%s)\n"
+	cases := []struct {
+		name, reducer, init, body string
+		want                      bool
+	}{
+		{"last dim", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", true},
+		{"middle dim", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={1}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,2}", true},
+		{"all dims, any init", "maximum", "0", "m = f32[] reduce(x, init), dimensions={0,1,2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={}", true},
+		{"min", "minimum", "inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", false},
+		{"another tensor's max", "maximum", "-inf", "m = f32[8,8] reduce(y, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,1}", false},
+		{"another row's max", "maximum", "-inf", "m = f32[8,8] reduce(x, init), dimensions={2}, to_apply=mx\n  b = f32[8,8,8] broadcast(m), dimensions={0,2}", false},
+	}
+	for _, c := range cases {
+		text := fmt.Sprintf(head, c.reducer, c.init) + "  " + c.body + "\n  d = f32[8,8,8] subtract(x, b)\n  ROOT e = f32[8,8,8] exponential(d)\n}"
+		m, err := hlo.Parse(c.name, text)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.want, belowRowMax(m.Entry.Root.Operands[0]), c.name)
+		rev := strings.Replace(text, "subtract(x, b)", "subtract(b, x)", 1)
+		m, err = hlo.Parse(c.name, rev)
+		require.NoError(t, err, c.name)
+		require.False(t, belowRowMax(m.Entry.Root.Operands[0]), "%s: max - v", c.name)
+	}
+}
+
+// TestDotKeepsItsTiles: a dot big enough for the tiled kernel is fused
+// only into a kernel that stays a tiled GEMM (an epilogue at its own
+// index, or a reshape); read through a transpose it keeps a kernel of
+// its own (inside the transpose it would be computed per element).
+func TestDotKeepsItsTiles(t *testing.T) {
+	const head = "HloModule m\nENTRY e {\n  a = f32[4,96,128] parameter(0)\n  b = f32[4,128,80] parameter(1)\n  d = f32[4,96,80] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+	for _, c := range []struct {
+		tail  string
+		names []string
+	}{
+		{"  ROOT y = f32[4,96,80] negate(d)\n}", []string{"gemm8x16_f32_vec4_negate"}},
+		{"  ROOT y = f32[1,4,96,80] reshape(d)\n}", []string{"gemm8x16_f32_vec4_reshape"}},
+		{"  tr = f32[4,80,96] transpose(d), dimensions={0,2,1}\n  ROOT y = f16[4,80,96] convert(tr)\n}", []string{"gemm8x16_f32_vec4", "convert_f32_vec4"}},
+	} {
+		p, err := compileText(t, head+c.tail)
+		require.NoError(t, err)
+		var names []string
+		for _, k := range p.Kernels {
+			names = append(names, k.Name)
+		}
+		require.Equal(t, c.names, names, c.tail)
+	}
+}
+
+// TestTopKChunks: a top-k of a long row sorts chunks of it on their own
+// (one invocation each) and then the chunks' first k, not the whole row
+// in merge passes; a row with no divisor to cut by is sorted whole.
+func TestTopKChunks(t *testing.T) {
+	require.Equal(t, int64(1000), topKChunk(50000, 10))
+	require.Equal(t, int64(1000), topKChunk(6000, 7))
+	require.Zero(t, topKChunk(2000, 10), "short enough to sort whole")
+	require.Zero(t, topKChunk(4099, 7), "a prime")
+	require.Zero(t, topKChunk(6000, 100), "chunks of at least 16k")
+	p, err := compileText(t, "HloModule m\nENTRY e {\n  x = f32[2,6000] parameter(0)\n  ROOT t = (f32[2,7], s32[2,7]) topk(x), k=7, largest=true\n}")
+	require.NoError(t, err)
+	var sorts []string
+	for _, k := range p.Kernels {
+		if strings.HasPrefix(k.Name, "sort") {
+			sorts = append(sorts, k.Name)
+		}
+	}
+	require.Equal(t, []string{"sort_f32", "sort_f32"}, sorts, "both sorts one invocation per slice, no merge passes")
+}
+
+// TestSiblingFusionCycles: multi-output fusion must not make the kernel
+// graph cyclic. Once, t0 (read by the last block) was computed in d1's
+// kernel because they share x, while t0's input s0 was computed in s2's
+// kernel, which needs t1, which needs d1: the schedule then ran s1's
+// kernel before d1's ("reads temporary d1 before any step writes it"),
+// fused only. The module, and a family like it (blocks of a dot, a row
+// sum, a broadcast, a subtract and a tanh, with fan-out), compile.
+func TestSiblingFusionCycles(t *testing.T) {
+	text, err := os.ReadFile("testdata/sibling_cycle.hlo")
+	require.NoError(t, err)
+	_, err = compileText(t, string(text))
+	require.NoError(t, err)
+	tg := desktop
+	tg.CPU, tg.TexelLoads = true, true
+	for seed := uint64(0); seed < 400; seed++ {
+		src := blocksModule(seed)
+		m, err := hlo.Parse("blocks", src)
+		require.NoError(t, err)
+		_, err = Compile(m, tg, Options{})
+		require.NoError(t, err, "seed %d:\n%s", seed, src)
+	}
+}
+
+// blocksModule is a random chain of blocks d = dot(v, w), s = row sum of
+// d, u = v' - broadcast(s), t = tanh(u), each block's v and v' drawn from
+// the earlier blocks' results.
+func blocksModule(seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n")
+	n, m, k := 2+rng.IntN(6), 2+rng.IntN(6), 2+rng.IntN(6)
+	fmt.Fprintf(&b, "  x = f32[%d,%d] parameter(0)\n  w = f32[%d,%d] parameter(1)\n  z = f32[] constant(0)\n", m, k, k, k)
+	vals := []string{"x"}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  d%d = f32[%d,%d] dot(%s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", i, m, k, vals[rng.IntN(len(vals))])
+		fmt.Fprintf(&b, "  s%d = f32[%d] reduce(d%d, z), dimensions={1}, to_apply=add\n", i, m, i)
+		fmt.Fprintf(&b, "  b%d = f32[%d,%d] broadcast(s%d), dimensions={0}\n", i, m, k, i)
+		o := vals[rng.IntN(len(vals))]
+		if rng.IntN(2) == 0 {
+			o = fmt.Sprintf("d%d", i)
+		}
+		fmt.Fprintf(&b, "  u%d = f32[%d,%d] subtract(%s, b%d)\n", i, m, k, o, i)
+		fmt.Fprintf(&b, "  t%d = f32[%d,%d] tanh(u%d)\n", i, m, k, i)
+		vals = append(vals, fmt.Sprintf("t%d", i))
+	}
+	var outs, shapes []string
+	for i := 0; i < 1+rng.IntN(3); i++ {
+		outs = append(outs, vals[1+rng.IntN(len(vals)-1)])
+		shapes = append(shapes, fmt.Sprintf("f32[%d,%d]", m, k))
+	}
+	fmt.Fprintf(&b, "  ROOT r = (%s) tuple(%s)\n}\n", strings.Join(shapes, ", "), strings.Join(outs, ", "))
+	return b.String()
+}
+
+// TestMixedPrecisionReducer: a reducer over floats of another width than
+// its operand (the verifier accepts it, as XLA does) is refused by name:
+// its kernel once passed f64 registers to f32 code and the driver failed
+// to create the pipeline (VK_ERROR_UNKNOWN).
+func TestMixedPrecisionReducer(t *testing.T) {
+	_, err := compileText(t, `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f64[2,5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[5] reduce(x, z), dimensions={0}, to_apply=add
+}`)
+	require.ErrorContains(t, err, "test.hlo:10:3: r (reduce): reduce's computation add takes f32 as parameter 1 where the operand is f64")
+	require.ErrorContains(t, err, "not supported on the device yet")
+}
+
+// TestLongSortPlan: a slice of 5000 is sorted by 13 merge passes (run
+// widths 1 to 4096) and a gather: three kernels (the first pass has no
+// positions to read).
+func TestLongSortPlan(t *testing.T) {
+	prog, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
+	require.NoError(t, err)
+	require.Len(t, prog.Steps, 14)
+	require.Len(t, prog.Kernels, 3)
+	for i, st := range prog.Steps[:13] {
+		require.Equal(t, []uint32{5000, 1 << i, uint32(i + 1)}, st.Push, "pass %d", i)
+		require.Equal(t, 1, st.Writes)
+	}
+	for _, k := range prog.Kernels {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
+}
+
+// checkMemoryPlan requires what memory planning promises of p and its
+// sub-programs: temporaries whose lives overlap never share bytes, every
+// offset is aligned, and the arena is no smaller than the liveness bound.
+func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
+	t.Helper()
+	lr := liveRanges(p)
+	for a := range lr {
+		ba := p.Buffers[a]
+		require.Zero(t, ba.Offset%align, "%s: %s offset %d", name, ba.Name, ba.Offset)
+		require.LessOrEqual(t, ba.Offset+paddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
+		for b := range lr {
+			if a >= b || !p.span(a).overlaps(p.span(b)) {
+				continue
+			}
+			require.False(t, lr[a].overlaps(lr[b]), "%s: %s and %s are live together and share memory", name, ba.Name, p.Buffers[b].Name)
+			if lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a]) {
+				require.Equal(t, ba.Offset, p.Buffers[b].Offset, "%s: %s updated in place into %s must line up element for element", name, p.Buffers[b].Name, ba.Name)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, p.ArenaSize, p.LiveBound, name)
+	for i, sub := range p.Subs {
+		checkMemoryPlan(t, fmt.Sprintf("%s/sub%d", name, i), sub, align)
+	}
+}
+
+func TestWideConcatenateSplits(t *testing.T) {
+	src := "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[140] concatenate(" + strings.TrimSuffix(strings.Repeat("p, ", 70), ", ") + "), dimensions={0}\n}"
+	m, err := hlo.Parse("wide.hlo", src)
+	require.NoError(t, err)
+	prog, err := Compile(m, DefaultTarget, Options{}) // 4 storage buffers per kernel
+	require.NoError(t, err)
+	for _, k := range prog.Kernels {
+		require.LessOrEqual(t, k.Bindings, 4)
+	}
+	require.Len(t, m.Entry.Root.Operands, 70, "the user's module is not modified")
+	require.Equal(t, "c", prog.Buffers[prog.Outputs[0]].Name)
+}
