@@ -422,6 +422,14 @@ func TestReduceWindowDifferential(t *testing.T) {
 // TestControlFlow runs while loops and conditionals (pred and index
 // forms) on the device, the predicate read back to the host.
 func TestControlFlow(t *testing.T) {
+	const branches = `neg {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] negate(a)
+}
+dbl {
+  a = f32[3] parameter(0)
+  ROOT n = f32[3] add(a, a)
+}`
 	defer noValidationMessages(t)
 	for name, text := range map[string]string{
 		"while": `HloModule w
@@ -448,14 +456,7 @@ ENTRY main {
   ROOT r = f32[4] get-tuple-element(w), index=1
 }`,
 		"conditional": `HloModule c
-neg {
-  a = f32[3] parameter(0)
-  ROOT n = f32[3] negate(a)
-}
-dbl {
-  a = f32[3] parameter(0)
-  ROOT n = f32[3] add(a, a)
-}
+` + branches + `
 ENTRY main {
   x = f32[3] parameter(0)
   k = s32[] constant(7)
@@ -464,14 +465,7 @@ ENTRY main {
   ROOT c2 = f32[3] conditional(p, c1, x), true_computation=neg, false_computation=dbl
 }`,
 		"conditional_false_first": `HloModule c
-neg {
-  a = f32[3] parameter(0)
-  ROOT n = f32[3] negate(a)
-}
-dbl {
-  a = f32[3] parameter(0)
-  ROOT n = f32[3] add(a, a)
-}
+` + branches + `
 ENTRY main {
   x = f32[3] parameter(0)
   y = f32[3] multiply(x, x)
