@@ -284,7 +284,7 @@ func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.held += paddedSize(size)
+	r.held += lower.PaddedSize(size)
 	r.peak = max(r.peak, r.held)
 	r.mu.Unlock()
 	return buf, nil
@@ -297,7 +297,7 @@ func (r *run) free(bs []*vk.Buffer) {
 			continue // a parameter donated to the arena
 		}
 		r.mu.Lock()
-		r.held -= paddedSize(b.Size())
+		r.held -= lower.PaddedSize(b.Size())
 		r.mu.Unlock()
 		r.e.rt.pool.Free(b)
 	}
@@ -331,7 +331,7 @@ func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
 	}
 	defer exit()
 	for _, b := range e.root.consts {
-		r.held += paddedSize(b.Size())
+		r.held += lower.PaddedSize(b.Size())
 	}
 	p := e.prog
 	inputs := make([]*vk.Buffer, len(p.Params))
@@ -677,11 +677,4 @@ func (r *run) conditional(l *loaded, s lower.Step, bufs []*vk.Buffer) ([]*vk.Buf
 		b = n - 1
 	}
 	return r.exec(l.subs[s.Branches[b]], pick(bufs, s.In[b]), nil)
-}
-
-func paddedSize(n int64) int64 {
-	if n < 4 {
-		return 4
-	}
-	return (n + 3) &^ 3
 }

@@ -210,7 +210,7 @@ func fuseLoops(s *state) error {
 	defer func() {
 		for in := range s.plan.fused {
 			if n, err := StorageBytes(in.Shape, s.tg); err == nil {
-				s.prog.FusedBytes += alignUp(paddedSize(n), int64(s.tg.StorageAlign))
+				s.prog.FusedBytes += alignUp(PaddedSize(n), int64(s.tg.StorageAlign))
 			}
 		}
 	}()

@@ -385,7 +385,7 @@ func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
 	for a := range lr {
 		ba := p.Buffers[a]
 		require.Zero(t, ba.Offset%align, "%s: %s offset %d", name, ba.Name, ba.Offset)
-		require.LessOrEqual(t, ba.Offset+paddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
+		require.LessOrEqual(t, ba.Offset+PaddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
 		for b := range lr {
 			if a >= b || !p.span(a).overlaps(p.span(b)) {
 				continue

@@ -185,7 +185,7 @@ func planMemory(s *state) error {
 	for b := range lr {
 		temps = append(temps, b)
 	}
-	size := func(b int) int64 { return alignUp(paddedSize(p.Buffers[b].Size), align) }
+	size := func(b int) int64 { return alignUp(PaddedSize(p.Buffers[b].Size), align) }
 	sort.Slice(temps, func(i, j int) bool {
 		a, b := temps[i], temps[j]
 		if size(a) != size(b) {
@@ -296,9 +296,9 @@ func (a span) overlaps(b span) bool { return a.space == b.space && a.lo < b.hi &
 func (p *Program) span(b int) span {
 	buf := p.Buffers[b]
 	if buf.InArena() {
-		return span{-1, buf.Offset, buf.Offset + paddedSize(buf.Size)}
+		return span{-1, buf.Offset, buf.Offset + PaddedSize(buf.Size)}
 	}
-	return span{b, 0, paddedSize(buf.Size)}
+	return span{b, 0, PaddedSize(buf.Size)}
 }
 
 // planBarriers marks the steps that must wait for earlier ones: a read

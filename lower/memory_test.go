@@ -70,7 +70,7 @@ func TestMemoryPlan(t *testing.T) {
 			if opts.NoReuse {
 				var sum int64
 				for b := range liveRanges(p) {
-					sum += alignUp(paddedSize(p.Buffers[b].Size), int64(DefaultTarget.StorageAlign))
+					sum += alignUp(PaddedSize(p.Buffers[b].Size), int64(DefaultTarget.StorageAlign))
 				}
 				require.Equal(t, sum, p.ArenaSize, file)
 			}

@@ -132,15 +132,16 @@ func (p *Program) PeakBytes() int64 {
 	n := p.ArenaSize
 	for _, b := range p.Buffers {
 		if !b.InArena() && b.Kind != BufBound {
-			n += paddedSize(b.Size)
+			n += PaddedSize(b.Size)
 		}
 	}
 	return n
 }
 
-// paddedSize is what a buffer occupies on the device: Vulkan has no empty
-// buffers, and vkjit rounds to whole 32-bit words.
-func paddedSize(n int64) int64 {
+// PaddedSize is what a buffer of n bytes occupies on the device: Vulkan
+// has no empty buffers, and vkjit rounds to whole 32-bit words (vk's
+// buffers do the same).
+func PaddedSize(n int64) int64 {
 	if n < 4 {
 		return 4
 	}

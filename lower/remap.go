@@ -230,48 +230,16 @@ func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.
 	g := in.A.Gather
 	xs, is := in.Operands[0].Shape, in.Operands[1].Shape
 	o := k.unravel(idx, in.Shape.Dims)
-	isOffset := map[int64]bool{}
-	for _, d := range g.OffsetDims {
-		isOffset[d] = true
-	}
-	var batchDims []int64
-	for d := 0; d < in.Shape.Rank(); d++ {
-		if !isOffset[int64(d)] {
-			batchDims = append(batchDims, int64(d))
-		}
-	}
-	skip := map[int64]bool{}
-	for _, d := range g.CollapsedSliceDims {
-		skip[d] = true
-	}
-	for _, d := range g.OperandBatchingDims {
-		skip[d] = true
-	}
-	var windowDims []int64
-	for d := 0; d < xs.Rank(); d++ {
-		if !skip[int64(d)] {
-			windowDims = append(windowDims, int64(d))
-		}
-	}
-	indicesBatchPos := map[int64]int{}
-	pos := 0
+	ix := g.Indexing(xs.Rank(), is, in.Shape.Rank())
 	ii := make([]spirv.ID, is.Rank())
-	for d := 0; d < is.Rank(); d++ {
-		if int64(d) != g.IndexVectorDim {
-			indicesBatchPos[int64(d)] = pos
-			ii[d] = o[batchDims[pos]]
-			pos++
-		}
-	}
-	nIdx := int64(1)
-	if g.IndexVectorDim < int64(is.Rank()) {
-		nIdx = is.Dims[g.IndexVectorDim]
+	for j, d := range ix.IndexDims {
+		ii[d] = o[ix.BatchDims[j]]
 	}
 	src := make([]spirv.ID, xs.Rank())
 	for d := range src {
 		src[d] = k.cu32(0)
 	}
-	for j := int64(0); j < nIdx; j++ {
+	for j := int64(0); j < ix.IndexCount; j++ {
 		if g.IndexVectorDim < int64(is.Rank()) {
 			ii[g.IndexVectorDim] = k.cu32(uint32(j))
 		}
@@ -280,9 +248,9 @@ func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.
 		src[od] = k.clampIndex(v, xs.Dims[od]-g.SliceSizes[od])
 	}
 	for j, od := range g.OperandBatchingDims {
-		src[od] = o[batchDims[indicesBatchPos[g.StartIndicesBatchingDims[j]]]]
+		src[od] = o[ix.BatchDims[ix.BatchPos(g.StartIndicesBatchingDims[j])]]
 	}
-	for j, od := range windowDims {
+	for j, od := range ix.WindowDims {
 		src[od] = k.f.Op(spirv.OpIAdd, u32, uint32(src[od]), uint32(o[g.OffsetDims[j]]))
 	}
 	return k.load(binds[0], k.ravel(src, xs.Dims), xs.Elem), nil

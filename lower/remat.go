@@ -71,7 +71,7 @@ func peakTime(p *Program) (int, map[int]liveRange) {
 		var live int64
 		for b, r := range lr {
 			if r.first <= at && at <= r.last {
-				live += paddedSize(p.Buffers[b].Size)
+				live += PaddedSize(p.Buffers[b].Size)
 			}
 		}
 		if live > most {

@@ -23,49 +23,20 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		return nil, err
 	}
 	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
-	isWindow := map[int64]bool{}
-	for _, d := range sd.UpdateWindowDims {
-		isWindow[d] = true
-	}
-	var scatterDims, scatterSizes []int64
-	for d := range us.Dims {
-		if !isWindow[int64(d)] {
-			scatterDims, scatterSizes = append(scatterDims, int64(d)), append(scatterSizes, us.Dims[d])
-		}
-	}
-	skip := map[int64]bool{}
-	for _, d := range sd.InsertedWindowDims {
-		skip[d] = true
-	}
-	for _, d := range sd.InputBatchingDims {
-		skip[d] = true
-	}
-	var windowDims []int64 // operand dims the update window dims cover, in order
-	for d := range xs.Dims {
-		if !skip[int64(d)] {
-			windowDims = append(windowDims, int64(d))
-		}
+	geo := sd.Indexing(xs.Rank(), ix, us.Rank())
+	scatterDims := geo.BatchDims
+	scatterSizes := make([]int64, len(scatterDims))
+	for j, d := range scatterDims {
+		scatterSizes[j] = us.Dims[d]
 	}
 	windowSize := make([]int64, xs.Rank())
 	updDimOf := make([]int64, xs.Rank()) // update dim covering operand dim, or -1
 	for d := range windowSize {
 		windowSize[d], updDimOf[d] = 1, -1
 	}
-	for j, od := range windowDims {
+	for j, od := range geo.WindowDims {
 		windowSize[od] = us.Dims[sd.UpdateWindowDims[j]]
 		updDimOf[od] = sd.UpdateWindowDims[j]
-	}
-	indicesBatchPos := map[int64]int{}
-	pos := 0
-	for d := 0; d < ix.Rank(); d++ {
-		if int64(d) != sd.IndexVectorDim {
-			indicesBatchPos[int64(d)] = pos
-			pos++
-		}
-	}
-	nIdx := int64(1)
-	if sd.IndexVectorDim < int64(ix.Rank()) {
-		nIdx = ix.Dims[sd.IndexVectorDim]
 	}
 	count := int64(1)
 	for _, s := range scatterSizes {
@@ -84,19 +55,14 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 			// Indices element position: scatter positions spread over the
 			// indices dims other than index_vector_dim.
 			ii := make([]spirv.ID, ix.Rank())
-			bp := 0
-			for d := 0; d < ix.Rank(); d++ {
-				if int64(d) == sd.IndexVectorDim {
-					continue
-				}
-				ii[d] = sp[bp]
-				bp++
+			for j, d := range geo.IndexDims {
+				ii[d] = sp[j]
 			}
 			start := make([]spirv.ID, xs.Rank())
 			for d := range start {
 				start[d] = k.cu32(0)
 			}
-			for j := int64(0); j < nIdx; j++ {
+			for j := int64(0); j < geo.IndexCount; j++ {
 				if sd.IndexVectorDim < int64(ix.Rank()) {
 					ii[sd.IndexVectorDim] = k.cu32(uint32(j))
 				}
@@ -112,7 +78,7 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 				}
 			}
 			for j, od := range sd.InputBatchingDims {
-				start[od] = sp[indicesBatchPos[sd.ScatterIndicesBatchingDims[j]]]
+				start[od] = sp[geo.BatchPos(sd.ScatterIndicesBatchingDims[j])]
 			}
 			fits, inside := k.b.ConstantBool(true), k.b.ConstantBool(true)
 			ui := make([]spirv.ID, us.Rank())

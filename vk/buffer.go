@@ -32,7 +32,7 @@ type Buffer struct {
 // minStorageBufferOffsetAlignment. A view owns nothing; it is valid while
 // b is.
 func (b *Buffer) View(offset, size int64) (*Buffer, error) {
-	alloc := (max(size, 4) + 3) &^ 3
+	alloc := wordsFor(size)
 	if offset < 0 || offset+alloc > b.span {
 		return nil, fmt.Errorf("vk: view of %d bytes at %d is outside a %d-byte buffer", size, offset, b.span)
 	}
@@ -168,11 +168,7 @@ func (d *Device) newBuffer(size int64, prefs []func(MemoryType) bool, mapped boo
 	if size < 0 {
 		return nil, fmt.Errorf("vk: negative buffer size %d", size)
 	}
-	alloc := size
-	if alloc < 4 {
-		alloc = 4 // Vulkan forbids empty buffers; zero-element tensors get a word
-	}
-	alloc = (alloc + 3) &^ 3
+	alloc := wordsFor(size)
 	b := &Buffer{dev: d, size: size, span: alloc}
 	bci := &vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
@@ -342,3 +338,8 @@ func (b *Buffer) handle() (vk.Buffer, int64) { return b.buf, b.offset }
 func (b *Buffer) Identity() [3]uint64 {
 	return [3]uint64{uint64(uintptr(unsafe.Pointer(b.buf))), uint64(b.offset), uint64(b.span)}
 }
+
+// wordsFor is the bytes a buffer of size bytes takes: Vulkan forbids
+// empty buffers, so a zero-element tensor gets a word, and every buffer
+// is whole 32-bit words (lower.PaddedSize plans the same).
+func wordsFor(size int64) int64 { return (max(size, 4) + 3) &^ 3 }

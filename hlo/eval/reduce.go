@@ -396,47 +396,13 @@ func (e *evaluator) scatter(in *hlo.Instruction, ops []*hlo.Literal) (*Value, er
 	xdims := operands[0].Shape.Dims
 	xs, is := strides(xdims), strides(indices.Shape.Dims)
 	udims := updates[0].Shape.Dims
-	isWindow := map[int64]bool{}
-	for _, d := range s.UpdateWindowDims {
-		isWindow[d] = true
-	}
-	var scatterDims []int64
-	for d := range udims {
-		if !isWindow[int64(d)] {
-			scatterDims = append(scatterDims, int64(d))
-		}
-	}
-	skip := map[int64]bool{}
-	for _, d := range s.InsertedWindowDims {
-		skip[d] = true
-	}
-	for _, d := range s.InputBatchingDims {
-		skip[d] = true
-	}
-	var windowDims []int64
-	for d := range xdims {
-		if !skip[int64(d)] {
-			windowDims = append(windowDims, int64(d))
-		}
-	}
+	ix := s.Indexing(len(xdims), indices.Shape, len(udims))
 	windowSize := make([]int64, len(xdims))
 	for d := range windowSize {
 		windowSize[d] = 1
 	}
-	for k, od := range windowDims {
+	for k, od := range ix.WindowDims {
 		windowSize[od] = udims[s.UpdateWindowDims[k]]
-	}
-	indicesBatchPos := map[int64]int{}
-	pos := 0
-	for d := 0; d < indices.Shape.Rank(); d++ {
-		if int64(d) != s.IndexVectorDim {
-			indicesBatchPos[int64(d)] = pos
-			pos++
-		}
-	}
-	nIdx := int64(1)
-	if s.IndexVectorDim < int64(indices.Shape.Rank()) {
-		nIdx = indices.Shape.Dims[s.IndexVectorDim]
 	}
 	start := make([]int64, len(xdims))
 	dst := make([]int64, len(xdims))
@@ -450,22 +416,17 @@ func (e *evaluator) scatter(in *hlo.Instruction, ops []*hlo.Literal) (*Value, er
 		for d := range start {
 			start[d] = 0
 		}
-		bp := 0
-		for d := 0; d < indices.Shape.Rank(); d++ {
-			if int64(d) == s.IndexVectorDim {
-				continue
-			}
-			ii[d] = u[scatterDims[bp]]
-			bp++
+		for k, d := range ix.IndexDims {
+			ii[d] = u[ix.BatchDims[k]]
 		}
-		for k := int64(0); k < nIdx; k++ {
+		for k := int64(0); k < ix.IndexCount; k++ {
 			if s.IndexVectorDim < int64(indices.Shape.Rank()) {
 				ii[s.IndexVectorDim] = k
 			}
 			start[s.ScatterDimsToOperandDims[k]] = asInt(indices, linear(ii, is))
 		}
 		for i, od := range s.InputBatchingDims {
-			start[od] = u[scatterDims[indicesBatchPos[s.ScatterIndicesBatchingDims[i]]]]
+			start[od] = u[ix.BatchDims[ix.BatchPos(s.ScatterIndicesBatchingDims[i])]]
 		}
 		for d := range start {
 			if start[d] < 0 || start[d] > xdims[d]-windowSize[d] {
@@ -473,7 +434,7 @@ func (e *evaluator) scatter(in *hlo.Instruction, ops []*hlo.Literal) (*Value, er
 			}
 		}
 		copy(dst, start)
-		for k, od := range windowDims {
+		for k, od := range ix.WindowDims {
 			dst[od] += u[s.UpdateWindowDims[k]]
 		}
 		p := linear(dst, xs)

@@ -252,43 +252,7 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 	out := newLit(x.Shape.Elem, in.Shape.Dims)
 	xs, is := strides(x.Shape.Dims), strides(indices.Shape.Dims)
 	rank := x.Shape.Rank()
-	isOffset := map[int64]bool{}
-	for _, d := range g.OffsetDims {
-		isOffset[d] = true
-	}
-	var batchDims []int64 // output dimensions that index the indices
-	for d := 0; d < in.Shape.Rank(); d++ {
-		if !isOffset[int64(d)] {
-			batchDims = append(batchDims, int64(d))
-		}
-	}
-	skip := map[int64]bool{}
-	for _, d := range g.CollapsedSliceDims {
-		skip[d] = true
-	}
-	for _, d := range g.OperandBatchingDims {
-		skip[d] = true
-	}
-	var windowDims []int64 // operand dimensions the offset dims walk
-	for d := 0; d < rank; d++ {
-		if !skip[int64(d)] {
-			windowDims = append(windowDims, int64(d))
-		}
-	}
-	// indicesBatchPos maps an indices dimension to its position among the
-	// batch dimensions (indices dimensions other than index_vector_dim).
-	indicesBatchPos := map[int64]int{}
-	pos := 0
-	for d := 0; d < indices.Shape.Rank(); d++ {
-		if int64(d) != g.IndexVectorDim {
-			indicesBatchPos[int64(d)] = pos
-			pos++
-		}
-	}
-	nIdx := int64(1)
-	if g.IndexVectorDim < int64(indices.Shape.Rank()) {
-		nIdx = indices.Shape.Dims[g.IndexVectorDim]
-	}
+	ix := g.Indexing(rank, indices.Shape, in.Shape.Rank())
 	src := make([]int64, rank)
 	ii := make([]int64, indices.Shape.Rank())
 	forEach(in.Shape.Dims, func(o []int64, lin int64) {
@@ -296,15 +260,10 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 			src[d] = 0
 		}
 		// Batch position G, spread over the indices dimensions.
-		bp := 0
-		for d := 0; d < indices.Shape.Rank(); d++ {
-			if int64(d) == g.IndexVectorDim {
-				continue
-			}
-			ii[d] = o[batchDims[bp]]
-			bp++
+		for k, d := range ix.IndexDims {
+			ii[d] = o[ix.BatchDims[k]]
 		}
-		for k := int64(0); k < nIdx; k++ {
+		for k := int64(0); k < ix.IndexCount; k++ {
 			if g.IndexVectorDim < int64(indices.Shape.Rank()) {
 				ii[g.IndexVectorDim] = k
 			}
@@ -313,9 +272,9 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 			src[od] = min(max(s, 0), x.Shape.Dims[od]-g.SliceSizes[od])
 		}
 		for i, od := range g.OperandBatchingDims {
-			src[od] = o[batchDims[indicesBatchPos[g.StartIndicesBatchingDims[i]]]]
+			src[od] = o[ix.BatchDims[ix.BatchPos(g.StartIndicesBatchingDims[i])]]
 		}
-		for k, od := range windowDims {
+		for k, od := range ix.WindowDims {
 			src[od] += o[g.OffsetDims[k]]
 		}
 		copyElem(out, lin, x, linear(src, xs))
