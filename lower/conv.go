@@ -42,7 +42,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 	t := out.Elem
 	{
 		u32 := k.u32()
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		o := k.unravel(idx, out.Dims)
 		b, of := o[c.OutBatch], o[c.OutFeature]
@@ -52,7 +52,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 		kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
 		rt := k.scalarType(t)
 		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-		k.f.Void(spirv.OpStore, uint32(acc), uint32(k.zero(t)))
+		k.f.Do(spirv.OpStore, acc, k.zero(t))
 		mul, add := spirv.OpIMul, spirv.OpIAdd
 		if t.IsFloat() {
 			mul, add = spirv.OpFMul, spirv.OpFAdd
@@ -74,7 +74,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 				}
 				ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
 			}
-			li = k.f.Op(spirv.OpSelect, u32, uint32(ok), uint32(li), uint32(cu(0)))
+			li = k.f.Apply(spirv.OpSelect, u32, ok, li, cu(0))
 			x, err := k.convertWide(k.load(lb, li, l.Elem), t)
 			if err != nil {
 				return err
@@ -83,14 +83,14 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 			if err != nil {
 				return err
 			}
-			a := k.f.Op(spirv.OpLoad, rt, uint32(acc))
-			sum := k.f.Op(add, rt, uint32(a), uint32(k.f.Op(mul, rt, uint32(x.id), uint32(y.id))))
-			k.f.Void(spirv.OpStore, uint32(acc), uint32(k.f.Op(spirv.OpSelect, rt, uint32(ok), uint32(sum), uint32(a))))
+			a := k.f.Apply(spirv.OpLoad, rt, acc)
+			sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
+			k.f.Do(spirv.OpStore, acc, k.f.Apply(spirv.OpSelect, rt, ok, sum, a))
 			return nil
 		})
 		if err != nil {
 			return val{}, err
 		}
-		return k.normalize(val{k.f.Op(spirv.OpLoad, rt, uint32(acc)), t}), nil
+		return k.normalize(val{k.f.Apply(spirv.OpLoad, rt, acc), t}), nil
 	}
 }

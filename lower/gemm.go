@@ -306,7 +306,7 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 	}
 	kern, err := k.perElement(name, func(t spirv.ID) error {
 		u32, f32 := k.u32(), k.b.TypeFloat(32)
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		// t -> (batch..., tile row, tile col), the tiles in groups of
 		// gemmGroup tile rows walked column by column (consecutive
@@ -395,8 +395,8 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
 		for i := range rows {
 			for j := range cols {
-				pe := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(cu(int64(i)*p.cols+int64(j))))
-				k.f.Void(spirv.OpStore, uint32(pe), uint32(accAt(i, j)))
+				pe := k.f.Apply(spirv.OpAccessChain, elemPtr, arr, cu(int64(i)*p.cols+int64(j)))
+				k.f.Do(spirv.OpStore, pe, accAt(i, j))
 			}
 		}
 		return k.loop(cu(p.rows*p.cols), func(e spirv.ID) error {
@@ -405,8 +405,8 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
 			return k.ifThen(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
-				pv := k.f.Op(spirv.OpAccessChain, elemPtr, uint32(arr), uint32(e))
-				v := k.normalize(val{k.f.Op(spirv.OpLoad, f32, uint32(pv)), p.out})
+				pv := k.f.Apply(spirv.OpAccessChain, elemPtr, arr, e)
+				v := k.normalize(val{k.f.Apply(spirv.OpLoad, f32, pv), p.out})
 				if root != dot {
 					*reg = v
 					v = k.compute(fusedOperand{in: root, binds: rootBinds}, idx)
@@ -427,7 +427,7 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 // per tile row and column and a multiply-add per result. It returns the tile's results.
 func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	acc := k.gemmAccumulators(p)
 	err := k.loop(cu(p.k), func(kk spirv.ID) error {
@@ -442,7 +442,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 		k.gemmStep(acc, a, b)
 		return nil
 	})
-	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
+	return func(i, j int) spirv.ID { return k.f.Apply(spirv.OpLoad, f32, acc[i][j]) }, err
 }
 
 // gemmLoopVec4 is gemmLoop with vec4 operands (gemmPlan.gemmVec4): each
@@ -453,7 +453,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 // gemmLoop does.
 func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	umin := func(a spirv.ID, b int64) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, cu(b)) }
 	div4 := func(a spirv.ID) spirv.ID { return op(spirv.OpUDiv, a, cu(4)) }
@@ -469,7 +469,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 	}
 	acc := k.gemmAccumulators(p)
 	load4 := func(bind int, idx4 spirv.ID) spirv.ID { return k.flushSubnormal(k.loadVec4(bind, idx4), 4) }
-	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c)) }
+	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Extract(f32, v, uint32(c)) }
 	// Loop-invariant vec4 indices of one operand: along k, each row's
 	// (column's) start; across, the tile's quads from the first row
 	// (column), the last quad in bounds for those past the edge (read,
@@ -584,7 +584,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		}
 		return nil
 	})
-	return func(i, j int) spirv.ID { return k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j])) }, err
+	return func(i, j int) spirv.ID { return k.f.Apply(spirv.OpLoad, f32, acc[i][j]) }, err
 }
 
 // hasTiledDot reports whether root's kernel computes a dot that takes the
@@ -617,7 +617,7 @@ func (s *state) hasTiledDot(root *hlo.Instruction) bool {
 // smaller), each walked column by column, row fastest.
 func (k *kernelBuilder) groupedTile(t spirv.ID, tilesM, tilesN int64) []spirv.ID {
 	u32 := k.u32()
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	g := min(gemmGroup, tilesM)
 	if g <= 1 {
@@ -651,10 +651,10 @@ func (k *kernelBuilder) flushSubnormal(x spirv.ID, n int) spirv.ID {
 		}
 		expo, sign, zero = splat(expo), splat(sign), splat(zero)
 	}
-	bits := k.f.Op(spirv.OpBitcast, ut, uint32(x))
-	tiny := k.f.Op(spirv.OpIEqual, bt, uint32(k.f.Op(spirv.OpBitwiseAnd, ut, uint32(bits), uint32(expo))), uint32(zero))
-	flushed := k.f.Op(spirv.OpSelect, ut, uint32(tiny), uint32(k.f.Op(spirv.OpBitwiseAnd, ut, uint32(bits), uint32(sign))), uint32(bits))
-	return k.f.Op(spirv.OpBitcast, ft, uint32(flushed))
+	bits := k.f.Apply(spirv.OpBitcast, ut, x)
+	tiny := k.f.Apply(spirv.OpIEqual, bt, k.f.Apply(spirv.OpBitwiseAnd, ut, bits, expo), zero)
+	flushed := k.f.Apply(spirv.OpSelect, ut, tiny, k.f.Apply(spirv.OpBitwiseAnd, ut, bits, sign), bits)
+	return k.f.Apply(spirv.OpBitcast, ft, flushed)
 }
 
 // gemmAccumulators makes the tile's accumulators, zeroed.
@@ -666,7 +666,7 @@ func (k *kernelBuilder) gemmAccumulators(p *gemmPlan) [][]spirv.ID {
 		acc[i] = make([]spirv.ID, p.cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
-			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(k.constFloat(hlo.F32, 0)))
+			k.f.Do(spirv.OpStore, acc[i][j], k.constFloat(hlo.F32, 0))
 		}
 	}
 	return acc
@@ -677,9 +677,9 @@ func (k *kernelBuilder) gemmStep(acc [][]spirv.ID, a, b []spirv.ID) {
 	f32 := k.b.TypeFloat(32)
 	for i := range acc {
 		for j := range acc[i] {
-			x := k.f.Op(spirv.OpLoad, f32, uint32(acc[i][j]))
-			y := k.f.Op(spirv.OpFAdd, f32, uint32(x), uint32(k.f.Op(spirv.OpFMul, f32, uint32(a[i]), uint32(b[j]))))
-			k.f.Void(spirv.OpStore, uint32(acc[i][j]), uint32(y))
+			x := k.f.Apply(spirv.OpLoad, f32, acc[i][j])
+			y := k.f.Apply(spirv.OpFAdd, f32, x, k.f.Apply(spirv.OpFMul, f32, a[i], b[j]))
+			k.f.Do(spirv.OpStore, acc[i][j], y)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func convGemmOf(conv *hlo.Instruction) *gemmPlan {
 func (k *kernelBuilder) convRows(p *gemmPlan, rows []spirv.ID) func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID {
 	g := p.conv
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	// Per row: the image's start and the window's top-left corner (as
 	// wrapped unsigned values: negative rows and columns compare as
@@ -81,11 +81,11 @@ func (k *kernelBuilder) convRows(p *gemmPlan, rows []spirv.ID) func(k4 spirv.ID,
 			iy, ix := op(spirv.OpIAdd, iy0[i], dy), op(spirv.OpIAdd, ix0[i], dx)
 			valid := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, iy, cu(g.h)), k.boolOp(spirv.OpULessThan, ix, cu(g.w)))
 			at := op(spirv.OpIAdd, bOff[i], op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpIAdd, op(spirv.OpIMul, iy, cu(g.w)), ix), cu(g.ci)), ci))
-			at = k.f.Op(spirv.OpSelect, u32, uint32(valid), uint32(at), uint32(cu(0)))
+			at = k.f.Apply(spirv.OpSelect, u32, valid, at, cu(0))
 			v := load4(0, op(spirv.OpUDiv, at, cu(4)))
 			for c := range 4 {
-				x := k.f.Op(spirv.OpCompositeExtract, f32, uint32(v), uint32(c))
-				a[i][c] = k.f.Op(spirv.OpSelect, f32, uint32(valid), uint32(x), uint32(zero))
+				x := k.f.Extract(f32, v, uint32(c))
+				a[i][c] = k.f.Apply(spirv.OpSelect, f32, valid, x, zero)
 			}
 		}
 		return a

@@ -191,8 +191,8 @@ func (k *kernelBuilder) begin() {
 		// gl_GlobalInvocationID.z: every dispatch is one workgroup deep
 		// (grid) of workgroups one invocation deep, so it is 0, and the
 		// driver cannot know it. Defined first, it dominates every use.
-		g := k.f.Op(spirv.OpLoad, k.b.TypeVector(k.u32(), 3), uint32(k.gid))
-		k.zeroU32 = k.f.Op(spirv.OpCompositeExtract, k.u32(), uint32(g), 2)
+		g := k.f.Apply(spirv.OpLoad, k.b.TypeVector(k.u32(), 3), k.gid)
+		k.zeroU32 = k.f.Extract(k.u32(), g, 2)
 	}
 }
 
@@ -258,8 +258,8 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 // push loads push-constant field i (a u32).
 func (k *kernelBuilder) push(i int) spirv.ID {
 	u32 := k.u32()
-	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StoragePushConstant, u32), uint32(k.pcVar), uint32(k.cu32(uint32(i))))
-	return k.f.Op(spirv.OpLoad, u32, uint32(p))
+	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StoragePushConstant, u32), k.pcVar, k.cu32(uint32(i)))
+	return k.f.Apply(spirv.OpLoad, u32, p)
 }
 
 // linearIndex is this invocation's element index in a grid that may be
@@ -268,25 +268,25 @@ func (k *kernelBuilder) push(i int) spirv.ID {
 func (k *kernelBuilder) linearIndex() spirv.ID {
 	u32 := k.u32()
 	v3 := k.b.TypeVector(u32, 3)
-	g := k.f.Op(spirv.OpLoad, v3, uint32(k.gid))
-	n := k.f.Op(spirv.OpLoad, v3, uint32(k.nwg))
-	x := k.f.Op(spirv.OpCompositeExtract, u32, uint32(g), 0)
-	y := k.f.Op(spirv.OpCompositeExtract, u32, uint32(g), 1)
-	nx := k.f.Op(spirv.OpCompositeExtract, u32, uint32(n), 0)
-	row := k.f.Op(spirv.OpIMul, u32, uint32(nx), uint32(k.cu32(k.local)))
-	return k.f.Op(spirv.OpIAdd, u32, uint32(x), uint32(k.f.Op(spirv.OpIMul, u32, uint32(y), uint32(row))))
+	g := k.f.Apply(spirv.OpLoad, v3, k.gid)
+	n := k.f.Apply(spirv.OpLoad, v3, k.nwg)
+	x := k.f.Extract(u32, g, 0)
+	y := k.f.Extract(u32, g, 1)
+	nx := k.f.Extract(u32, n, 0)
+	row := k.f.Apply(spirv.OpIMul, u32, nx, k.cu32(k.local))
+	return k.f.Apply(spirv.OpIAdd, u32, x, k.f.Apply(spirv.OpIMul, u32, y, row))
 }
 
 // ifThen emits `if cond { body() }`.
 func (k *kernelBuilder) ifThen(cond spirv.ID, body func() error) error {
 	then, merge := k.b.NewID(), k.b.NewID()
 	k.f.Void(spirv.OpSelectionMerge, uint32(merge), spirv.SelectionControlNone)
-	k.f.Void(spirv.OpBranchConditional, uint32(cond), uint32(then), uint32(merge))
+	k.f.Do(spirv.OpBranchConditional, cond, then, merge)
 	k.f.Label(then)
 	if err := body(); err != nil {
 		return err
 	}
-	k.f.Void(spirv.OpBranch, uint32(merge))
+	k.f.Do(spirv.OpBranch, merge)
 	k.f.Label(merge)
 	return nil
 }
@@ -297,11 +297,11 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.storageElem(bd.st))
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
 		u32 := k.u32()
-		q := k.f.Op(spirv.OpUDiv, u32, uint32(idx), uint32(k.cu32(vec4)))
-		r := k.f.Op(spirv.OpUMod, u32, uint32(idx), uint32(k.cu32(vec4)))
-		return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(q), uint32(r))
+		q := k.f.Apply(spirv.OpUDiv, u32, idx, k.cu32(vec4))
+		r := k.f.Apply(spirv.OpUMod, u32, idx, k.cu32(vec4))
+		return k.f.Apply(spirv.OpAccessChain, pt, bd.v, k.cu32(0), q, r)
 	}
-	return k.f.Op(spirv.OpAccessChain, pt, uint32(bd.v), uint32(k.cu32(0)), uint32(idx))
+	return k.f.Apply(spirv.OpAccessChain, pt, bd.v, k.cu32(0), idx)
 }
 
 // noteIndex records an access of binding bind at idx: one not at the
@@ -333,10 +333,10 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 		k.noteIndex(bind, idx)
 		raw = k.texelLoad1(bind, idx)
 	default:
-		raw = k.widen(k.f.Op(spirv.OpLoad, k.storageElem(bd.st), uint32(k.elemPtr(bind, idx))), bd.st)
+		raw = k.widen(k.f.Apply(spirv.OpLoad, k.storageElem(bd.st), k.elemPtr(bind, idx)), bd.st)
 	}
 	if t == hlo.PRED {
-		return val{k.f.Op(spirv.OpINotEqual, k.boolT(), uint32(raw), uint32(k.cu32(0))), t}
+		return val{k.f.Apply(spirv.OpINotEqual, k.boolT(), raw, k.cu32(0)), t}
 	}
 	return val{raw, t}
 }
@@ -345,7 +345,7 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	id := v.id
 	if v.t == hlo.PRED {
-		id = k.f.Op(spirv.OpSelect, k.u32(), uint32(v.id), uint32(k.cu32(1)), uint32(k.cu32(0)))
+		id = k.f.Apply(spirv.OpSelect, k.u32(), v.id, k.cu32(1), k.cu32(0))
 	}
 	if k.vector != nil && k.isVec(bind) {
 		k.vectorStore(bind, idx, id)
@@ -356,12 +356,12 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	}
 	if k.lanes > 0 { // a subgroup per element: lane 0 stores
 		k.ifThen(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {
-			k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
+			k.f.Do(spirv.OpStore, k.elemPtr(bind, idx), id)
 			return nil
 		})
 		return
 	}
-	k.f.Void(spirv.OpStore, uint32(k.elemPtr(bind, idx)), uint32(id))
+	k.f.Do(spirv.OpStore, k.elemPtr(bind, idx), id)
 }
 
 // bind declares the storage buffers of instruction in: read-only ones for
@@ -416,11 +416,11 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 		} else {
 			k.lane = k.laneID()
 		}
-		idx = k.f.Op(spirv.OpUDiv, k.u32(), uint32(idx), uint32(k.cu32(k.lanes)))
+		idx = k.f.Apply(spirv.OpUDiv, k.u32(), idx, k.cu32(k.lanes))
 	}
 	k.linear = idx
 	n := k.push(0)
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(idx), uint32(n))
+	inRange := k.f.Apply(spirv.OpULessThan, k.boolT(), idx, n)
 	if k.vecMode {
 		inner := body
 		body = func(idx4 spirv.ID) error { return k.vectorElems(idx4, inner) }

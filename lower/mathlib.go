@@ -42,11 +42,7 @@ func (m fm) cu(v uint32) spirv.ID { return m.k.cu32(v) }
 func (m fm) cs(v int32) spirv.ID  { return m.k.b.ConstS32(v) }
 
 func (m fm) op(o spirv.Op, t spirv.ID, args ...spirv.ID) spirv.ID {
-	ops := make([]uint32, len(args))
-	for i, a := range args {
-		ops[i] = uint32(a)
-	}
-	return m.k.f.Op(o, t, ops...)
+	return m.k.f.Apply(o, t, args...)
 }
 
 func (m fm) add(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFAdd, m.f, a, b) }
@@ -297,8 +293,8 @@ func (m fm) trigReduce(ax spirv.ID) (r, q spirv.ID) {
 	carry := m.cu(0)
 	for i := len(twoOverPi) - 1; i >= 0; i-- {
 		prod := m.op(spirv.OpUMulExtended, m.u2, mant, m.cu(twoOverPi[i]))
-		lo := m.op(spirv.OpCompositeExtract, m.u, prod, 0)
-		hi := m.op(spirv.OpCompositeExtract, m.u, prod, 1)
+		lo := m.k.f.Extract(m.u, prod, 0)
+		hi := m.k.f.Extract(m.u, prod, 1)
 		sum := m.uop(spirv.OpIAdd, lo, carry)
 		wrapped := m.op(spirv.OpULessThan, m.b, sum, carry)
 		p[i+1] = sum
@@ -588,13 +584,13 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, ilogb(ax), ey), m.cs(1))
 	n := m.op(spirv.OpBitcast, m.u, m.sel(m.s, work, steps, m.cs(0)))
 	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
-	m.k.f.Void(spirv.OpStore, uint32(rv), uint32(ax))
+	m.k.f.Do(spirv.OpStore, rv, ax)
 	err := m.k.loop(n, func(spirv.ID) error {
 		r := m.op(spirv.OpLoad, m.f, rv)
 		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, ilogb(r), ey))
 		t = m.self(m.gt(t, r), m.mul(t, m.c(0.5)), t)
 		r = m.self(m.ge(r, ay), m.sub(r, t), r)
-		m.k.f.Void(spirv.OpStore, uint32(rv), uint32(r))
+		m.k.f.Do(spirv.OpStore, rv, r)
 		return nil
 	})
 	if err != nil {
@@ -708,23 +704,23 @@ func (k *kernelBuilder) ipow(x, y val) (val, error) {
 	ptr := k.b.TypePointer(spirv.StorageFunction, typ)
 	rv, bv, ev := k.f.LocalVariable(ptr), k.f.LocalVariable(ptr), k.f.LocalVariable(ptr)
 	one := val{k.constInt(t, 1), t}
-	k.f.Void(spirv.OpStore, uint32(rv), uint32(one.id))
-	k.f.Void(spirv.OpStore, uint32(bv), uint32(x.id))
-	k.f.Void(spirv.OpStore, uint32(ev), uint32(k.masked(y).id))
+	k.f.Do(spirv.OpStore, rv, one.id)
+	k.f.Do(spirv.OpStore, bv, x.id)
+	k.f.Do(spirv.OpStore, ev, k.masked(y).id)
 	err := k.loop(k.cu32(uint32(bits)), func(spirv.ID) error {
-		load := func(v spirv.ID) spirv.ID { return k.f.Op(spirv.OpLoad, typ, uint32(v)) }
+		load := func(v spirv.ID) spirv.ID { return k.f.Apply(spirv.OpLoad, typ, v) }
 		r, b, e := load(rv), load(bv), load(ev)
 		odd := k.boolOp(spirv.OpINotEqual, k.op(spirv.OpBitwiseAnd, t, e, one.id).id, k.zero(t))
 		r = k.sel(odd, k.op(spirv.OpIMul, t, r, b), val{r, t}).id
-		k.f.Void(spirv.OpStore, uint32(rv), uint32(r))
-		k.f.Void(spirv.OpStore, uint32(bv), uint32(k.op(spirv.OpIMul, t, b, b).id))
-		k.f.Void(spirv.OpStore, uint32(ev), uint32(k.op(spirv.OpShiftRightLogical, t, e, one.id).id))
+		k.f.Do(spirv.OpStore, rv, r)
+		k.f.Do(spirv.OpStore, bv, k.op(spirv.OpIMul, t, b, b).id)
+		k.f.Do(spirv.OpStore, ev, k.op(spirv.OpShiftRightLogical, t, e, one.id).id)
 		return nil
 	})
 	if err != nil {
 		return val{}, err
 	}
-	r := val{k.f.Op(spirv.OpLoad, typ, uint32(rv)), t}
+	r := val{k.f.Apply(spirv.OpLoad, typ, rv), t}
 	if t.Kind() != hlo.KindSigned && t != hlo.U64 {
 		return r, nil
 	}

@@ -28,7 +28,7 @@ func (k *kernelBuilder) math64() dm {
 // halves splits x into its low and high 32-bit words.
 func (m dm) halves(x spirv.ID) (lo, hi spirv.ID) {
 	v := m.op(spirv.OpBitcast, m.uv2, x)
-	return m.op(spirv.OpCompositeExtract, m.u, v, 0), m.op(spirv.OpCompositeExtract, m.u, v, 1)
+	return m.k.f.Extract(m.u, v, 0), m.k.f.Extract(m.u, v, 1)
 }
 
 // join makes a double from its words.

@@ -138,11 +138,11 @@ func (k *kernelBuilder) emitReducer(c *hlo.Computation, args []val) ([]val, erro
 func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 	u32 := k.u32()
 	iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-	k.f.Void(spirv.OpStore, uint32(iv), uint32(k.cu32(0)))
+	k.f.Do(spirv.OpStore, iv, k.cu32(0))
 	var i spirv.ID
 	return k.whileLoop(func() spirv.ID {
-		i = k.f.Op(spirv.OpLoad, u32, uint32(iv))
-		return k.f.Op(spirv.OpULessThan, k.boolT(), uint32(i), uint32(n))
+		i = k.f.Apply(spirv.OpLoad, u32, iv)
+		return k.f.Apply(spirv.OpULessThan, k.boolT(), i, n)
 	}, func() error { return body(i) }, func() { k.increment(iv) })
 }
 
@@ -151,20 +151,20 @@ func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 // visible to body), step in the continue block.
 func (k *kernelBuilder) whileLoop(check func() spirv.ID, body func() error, step func()) error {
 	header, checkL, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
-	k.f.Void(spirv.OpBranch, uint32(header))
+	k.f.Do(spirv.OpBranch, header)
 	k.f.Label(header)
 	k.f.Void(spirv.OpLoopMerge, uint32(merge), uint32(cont), spirv.LoopControlNone)
-	k.f.Void(spirv.OpBranch, uint32(checkL))
+	k.f.Do(spirv.OpBranch, checkL)
 	k.f.Label(checkL)
-	k.f.Void(spirv.OpBranchConditional, uint32(check()), uint32(bodyL), uint32(merge))
+	k.f.Do(spirv.OpBranchConditional, check(), bodyL, merge)
 	k.f.Label(bodyL)
 	if err := body(); err != nil {
 		return err
 	}
-	k.f.Void(spirv.OpBranch, uint32(cont))
+	k.f.Do(spirv.OpBranch, cont)
 	k.f.Label(cont)
 	step()
-	k.f.Void(spirv.OpBranch, uint32(header))
+	k.f.Do(spirv.OpBranch, header)
 	k.f.Label(merge)
 	return nil
 }
@@ -172,8 +172,8 @@ func (k *kernelBuilder) whileLoop(check func() spirv.ID, body func() error, step
 // increment adds 1 to a u32 function variable.
 func (k *kernelBuilder) increment(v spirv.ID) {
 	u32 := k.u32()
-	n := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpLoad, u32, uint32(v))), uint32(k.cu32(1)))
-	k.f.Void(spirv.OpStore, uint32(v), uint32(n))
+	n := k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpLoad, u32, v), k.cu32(1))
+	k.f.Do(spirv.OpStore, v, n)
 }
 
 // fold runs accumulators, starting at inits, through count steps of
@@ -198,7 +198,7 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step 
 			if apply != 0 {
 				r = k.sel(apply, r, args[i])
 			}
-			k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(r.id))
+			k.f.Do(spirv.OpStore, vars[i], r.id)
 		}
 		return nil
 	})
@@ -223,10 +223,10 @@ func (k *kernelBuilder) accumulators(inits []val) (vars []spirv.ID, acc func(i i
 	vars = make([]spirv.ID, len(inits))
 	for i, v := range inits {
 		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-		k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(v.id))
+		k.f.Do(spirv.OpStore, vars[i], v.id)
 	}
 	return vars, func(i int) val {
-		return val{k.f.Op(spirv.OpLoad, k.scalarType(inits[i].t), uint32(vars[i])), inits[i].t}
+		return val{k.f.Apply(spirv.OpLoad, k.scalarType(inits[i].t), vars[i]), inits[i].t}
 	}
 }
 
@@ -295,8 +295,8 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		o := k.unravel(idx, keepDims)
 		base := k.cu32(0)
 		for i, ax := range keepAxes {
-			term := k.f.Op(spirv.OpIMul, u32, uint32(o[i]), uint32(k.cu32(uint32(st[ax]))))
-			base = k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(term))
+			term := k.f.Apply(spirv.OpIMul, u32, o[i], k.cu32(uint32(st[ax])))
+			base = k.f.Apply(spirv.OpIAdd, u32, base, term)
 		}
 		inits := make([]val, n)
 		for i := range inits {
@@ -306,8 +306,8 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			ri := k.unravel(r, redDims)
 			p := base
 			for j, ax := range redAxes {
-				term := k.f.Op(spirv.OpIMul, u32, uint32(ri[j]), uint32(k.cu32(uint32(st[ax]))))
-				p = k.f.Op(spirv.OpIAdd, u32, uint32(p), uint32(term))
+				term := k.f.Apply(spirv.OpIMul, u32, ri[j], k.cu32(uint32(st[ax])))
+				p = k.f.Apply(spirv.OpIAdd, u32, p, term)
 			}
 			xs := make([]val, n)
 			for i := range xs {

@@ -400,7 +400,7 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 	k.begin()
 	u32 := k.u32()
 	row := k.linearIndex() // k.linear stays unset: no access counts as in place
-	inRange := k.f.Op(spirv.OpULessThan, k.boolT(), uint32(row), uint32(k.push(0)))
+	inRange := k.f.Apply(spirv.OpULessThan, k.boolT(), row, k.push(0))
 	err = k.ifThen(inRange, func() error {
 		if vecBinds != nil {
 			k.rowShape = in.Shape.Dims
@@ -426,9 +426,9 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 			steps = uint32(cols / vectorWidth)
 			body = func(idx8 spirv.ID) error { return k.vectorElems(idx8, elem) }
 		}
-		base := k.f.Op(spirv.OpIMul, u32, uint32(row), uint32(k.cu32(steps)))
+		base := k.f.Apply(spirv.OpIMul, u32, row, k.cu32(steps))
 		err := k.loop(k.cu32(steps), func(t spirv.ID) error {
-			return body(k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(t)))
+			return body(k.f.Apply(spirv.OpIAdd, u32, base, t))
 		})
 		if err != nil {
 			return err
@@ -463,9 +463,9 @@ func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, 
 	n := len(inits)
 	vars, acc := k.accumulators(inits)
 	u32 := k.u32()
-	base8 := k.f.Op(spirv.OpUDiv, u32, uint32(base), uint32(k.cu32(vectorWidth)))
+	base8 := k.f.Apply(spirv.OpUDiv, u32, base, k.cu32(vectorWidth))
 	err := k.loop(k.cu32(uint32(count/vectorWidth)), func(t spirv.ID) error {
-		idx8 := k.f.Op(spirv.OpIAdd, u32, uint32(base8), uint32(t))
+		idx8 := k.f.Apply(spirv.OpIAdd, u32, base8, t)
 		return k.vectorElems(idx8, func(p spirv.ID) error {
 			args := make([]val, 0, 2*n)
 			for i := 0; i < n; i++ {
@@ -476,7 +476,7 @@ func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, 
 				return err
 			}
 			for i, r := range res {
-				k.f.Void(spirv.OpStore, uint32(vars[i]), uint32(r.id))
+				k.f.Do(spirv.OpStore, vars[i], r.id)
 			}
 			return k.err
 		})

@@ -44,7 +44,7 @@ func (k *kernelBuilder) ext(inst spirv.GLSLInst, t hlo.ElementType, args ...spir
 }
 
 func (k *kernelBuilder) sel(cond spirv.ID, a, b val) val {
-	return val{k.f.Op(spirv.OpSelect, k.scalarType(a.t), uint32(cond), uint32(a.id), uint32(b.id)), a.t}
+	return val{k.f.Apply(spirv.OpSelect, k.scalarType(a.t), cond, a.id, b.id), a.t}
 }
 
 // constInt makes an integer constant of type t from the low bits of v.
@@ -82,10 +82,10 @@ func (k *kernelBuilder) constFloat(t hlo.ElementType, v float64) spirv.ID {
 // value, not a constant, so that the driver builds x*0 as a multiply.
 func (k *kernelBuilder) hiddenZero(typ spirv.ID, bits int) spirv.ID {
 	if bits == 64 {
-		v2 := k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(k.u32(), 2), uint32(k.zeroU32), uint32(k.zeroU32))
-		return k.f.Op(spirv.OpBitcast, typ, uint32(v2))
+		v2 := k.f.Apply(spirv.OpCompositeConstruct, k.b.TypeVector(k.u32(), 2), k.zeroU32, k.zeroU32)
+		return k.f.Apply(spirv.OpBitcast, typ, v2)
 	}
-	return k.f.Op(spirv.OpBitcast, typ, uint32(k.zeroU32))
+	return k.f.Apply(spirv.OpBitcast, typ, k.zeroU32)
 }
 
 // hideInt ors x (an integer register of type typ, width bits) with
@@ -97,9 +97,9 @@ func (k *kernelBuilder) hideInt(x spirv.ID, typ spirv.ID, bits int) spirv.ID {
 	}
 	z := k.zeroU32
 	if bits == 64 {
-		z = k.f.Op(spirv.OpUConvert, k.b.TypeInt(64, false), uint32(z))
+		z = k.f.Apply(spirv.OpUConvert, k.b.TypeInt(64, false), z)
 	}
-	return k.f.Op(spirv.OpBitwiseOr, typ, uint32(x), uint32(z))
+	return k.f.Apply(spirv.OpBitwiseOr, typ, x, z)
 }
 
 func (k *kernelBuilder) zero(t hlo.ElementType) spirv.ID {
@@ -158,19 +158,19 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 		}
 		return k.cu32(uint32(v))
 	}
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, ut, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, ut, a, b) }
 	var bits spirv.ID
 	if isNarrow(t) {
 		bits = k.narrowBits(x.id, t)
 	} else {
-		bits = k.f.Op(spirv.OpBitcast, ut, uint32(x.id))
+		bits = k.f.Apply(spirv.OpBitcast, ut, x.id)
 	}
 	if manBits < srcMan {
 		shift := uint64(srcMan - manBits)
 		last := uint64(1) << shift
 		lsb := op(spirv.OpShiftRightLogical, op(spirv.OpBitwiseAnd, bits, c(last)), c(shift))
 		bits = op(spirv.OpIAdd, bits, op(spirv.OpIAdd, lsb, c(last>>1-1)))
-		bits = op(spirv.OpBitwiseAnd, bits, k.f.Op(spirv.OpNot, ut, uint32(c(last-1))))
+		bits = op(spirv.OpBitwiseAnd, bits, k.f.Apply(spirv.OpNot, ut, c(last-1)))
 	}
 	if expBits < srcExp {
 		signMask := uint64(1) << (srcExp + srcMan)
@@ -181,8 +181,8 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 		signed := op(spirv.OpBitwiseAnd, bits, c(signMask))
 		over := k.boolOp(spirv.OpUGreaterThan, e, c((bias+rbias)<<srcMan))
 		under := k.boolOp(spirv.OpULessThanEqual, e, c((bias-rbias)<<srcMan))
-		bits = k.f.Op(spirv.OpSelect, ut, uint32(over), uint32(op(spirv.OpBitwiseOr, signed, c(expMask))), uint32(bits))
-		bits = k.f.Op(spirv.OpSelect, ut, uint32(under), uint32(signed), uint32(bits))
+		bits = k.f.Apply(spirv.OpSelect, ut, over, op(spirv.OpBitwiseOr, signed, c(expMask)), bits)
+		bits = k.f.Apply(spirv.OpSelect, ut, under, signed, bits)
 	}
 	if isNarrow(t) {
 		bits = op(spirv.OpBitwiseAnd, bits, c(1<<(srcExp+srcMan+1)-1))
@@ -191,7 +191,7 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 	if isNarrow(t) {
 		r = val{k.widenBits(bits, t), t}
 	} else {
-		r = val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(bits)), t}
+		r = val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), bits), t}
 	}
 	// The rounding may carry a NaN's mantissa into its exponent, even its
 	// sign: XLA keeps the NaN, and with no mantissa bits left makes it +inf.
@@ -212,7 +212,7 @@ func (k *kernelBuilder) bitcastConvert(in *hlo.Instruction, x val, to hlo.Elemen
 		return val{}, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet (only between types of one width, pred excluded)", from, to)
 	}
 	if !isNarrow(from) { // 32 and 64 bits: the registers are the types
-		return val{k.f.Op(spirv.OpBitcast, k.scalarType(to), uint32(x.id)), to}, nil
+		return val{k.f.Apply(spirv.OpBitcast, k.scalarType(to), x.id), to}, nil
 	}
 	return val{k.widenBits(k.narrowBits(x.id, from), to), to}, nil
 }
@@ -229,32 +229,32 @@ func (k *kernelBuilder) normalize(v val) val {
 	switch t.Kind() {
 	case hlo.KindSigned:
 		sh := k.cu32(uint32(32 - t.Bits()))
-		x := k.f.Op(spirv.OpShiftLeftLogical, k.scalarType(t), uint32(v.id), uint32(sh))
-		return val{k.f.Op(spirv.OpShiftRightArithmetic, k.scalarType(t), uint32(x), uint32(sh)), t}
+		x := k.f.Apply(spirv.OpShiftLeftLogical, k.scalarType(t), v.id, sh)
+		return val{k.f.Apply(spirv.OpShiftRightArithmetic, k.scalarType(t), x, sh), t}
 	case hlo.KindUnsigned:
-		return val{k.f.Op(spirv.OpBitwiseAnd, k.scalarType(t), uint32(v.id), uint32(k.cu32(1<<uint(t.Bits())-1))), t}
+		return val{k.f.Apply(spirv.OpBitwiseAnd, k.scalarType(t), v.id, k.cu32(1<<uint(t.Bits())-1)), t}
 	}
-	bits := k.f.Op(spirv.OpBitcast, u32, uint32(v.id))
+	bits := k.f.Apply(spirv.OpBitcast, u32, v.id)
 	var r spirv.ID
 	if t == hlo.BF16 {
 		// Round to the upper 16 bits, ties to even; NaN stays NaN.
-		lsb := k.f.Op(spirv.OpBitwiseAnd, u32, uint32(k.f.Op(spirv.OpShiftRightLogical, u32, uint32(bits), uint32(k.cu32(16)))), uint32(k.cu32(1)))
-		bias := k.f.Op(spirv.OpIAdd, u32, uint32(k.cu32(0x7fff)), uint32(lsb))
-		rounded := k.f.Op(spirv.OpBitwiseAnd, u32, uint32(k.f.Op(spirv.OpIAdd, u32, uint32(bits), uint32(bias))), uint32(k.cu32(0xffff0000)))
-		nan := k.f.Op(spirv.OpBitwiseOr, u32, uint32(k.f.Op(spirv.OpBitwiseAnd, u32, uint32(bits), uint32(k.cu32(0xffff0000)))), uint32(k.cu32(0x00400000)))
-		r = k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(rounded))
+		lsb := k.f.Apply(spirv.OpBitwiseAnd, u32, k.f.Apply(spirv.OpShiftRightLogical, u32, bits, k.cu32(16)), k.cu32(1))
+		bias := k.f.Apply(spirv.OpIAdd, u32, k.cu32(0x7fff), lsb)
+		rounded := k.f.Apply(spirv.OpBitwiseAnd, u32, k.f.Apply(spirv.OpIAdd, u32, bits, bias), k.cu32(0xffff0000))
+		nan := k.f.Apply(spirv.OpBitwiseOr, u32, k.f.Apply(spirv.OpBitwiseAnd, u32, bits, k.cu32(0xffff0000)), k.cu32(0x00400000))
+		r = k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, rounded)
 	} else if k.tg.Float16 {
 		// The device's conversion (RoundingModeRTE and DenormPreserve
 		// for 16 bits: see finish); NaN keeps its bits, made quiet, as
 		// roundF16 does.
-		h := k.f.Op(spirv.OpFConvert, k.b.TypeFloat(16), uint32(v.id))
-		back := k.f.Op(spirv.OpBitcast, u32, uint32(k.f.Op(spirv.OpFConvert, k.b.TypeFloat(32), uint32(h))))
-		nan := k.f.Op(spirv.OpBitwiseOr, u32, uint32(bits), uint32(k.cu32(0x00400000)))
-		r = k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(back))
+		h := k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(16), v.id)
+		back := k.f.Apply(spirv.OpBitcast, u32, k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(32), h))
+		nan := k.f.Apply(spirv.OpBitwiseOr, u32, bits, k.cu32(0x00400000))
+		r = k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, back)
 	} else {
 		r = k.roundF16(bits, v)
 	}
-	return val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(r)), t}
+	return val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), r), t}
 }
 
 // roundF16 rounds f32 bits to the nearest f16 value (ties to even),
@@ -262,28 +262,28 @@ func (k *kernelBuilder) normalize(v val) val {
 // a multiple of the f16 spacing at its exponent with the carry trick.
 func (k *kernelBuilder) roundF16(bits spirv.ID, v val) spirv.ID {
 	u32 := k.u32()
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	sign := op(spirv.OpBitwiseAnd, bits, k.cu32(0x80000000))
 	mag := op(spirv.OpBitwiseAnd, bits, k.cu32(0x7fffffff))
 	exp := op(spirv.OpShiftRightLogical, mag, k.cu32(23)) // biased f32 exponent
 	// Bits to drop: 13 for normal f16 (exponent >= 113, i.e. 2^-14), more
 	// below, up to 24.
-	drop := k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpUGreaterThanEqual, exp, k.cu32(113))),
-		uint32(k.cu32(13)), uint32(op(spirv.OpISub, k.cu32(126), exp)))
+	drop := k.f.Apply(spirv.OpSelect, u32, k.boolOp(spirv.OpUGreaterThanEqual, exp, k.cu32(113)),
+		k.cu32(13), op(spirv.OpISub, k.cu32(126), exp))
 	drop = k.f.Ext(u32, spirv.GLSLUMin, drop, k.cu32(24))
 	one := k.cu32(1)
 	half := op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, op(spirv.OpISub, drop, one)), one)
 	lsb := op(spirv.OpBitwiseAnd, op(spirv.OpShiftRightLogical, mag, drop), one)
-	mask := k.f.Op(spirv.OpNot, u32, uint32(op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one)))
+	mask := k.f.Apply(spirv.OpNot, u32, op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one))
 	rounded := op(spirv.OpBitwiseAnd, op(spirv.OpIAdd, mag, op(spirv.OpIAdd, half, lsb)), mask)
 	// Beyond the largest f16 (65504) the result is infinity.
-	rounded = k.f.Op(spirv.OpSelect, u32, uint32(k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000))),
-		uint32(k.cu32(0x7f800000)), uint32(rounded))
+	rounded = k.f.Apply(spirv.OpSelect, u32, k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000)),
+		k.cu32(0x7f800000), rounded)
 	r := op(spirv.OpBitwiseOr, sign, rounded)
 	nan := op(spirv.OpBitwiseOr, bits, k.cu32(0x00400000))
 	inf := k.boolOp(spirv.OpIsInf, v.id)
-	r = k.f.Op(spirv.OpSelect, u32, uint32(inf), uint32(bits), uint32(r))
-	return k.f.Op(spirv.OpSelect, u32, uint32(k.isNaN(v)), uint32(nan), uint32(r))
+	r = k.f.Apply(spirv.OpSelect, u32, inf, bits, r)
+	return k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, r)
 }
 
 // emitWide computes instruction in on scalar operand values in register
@@ -412,7 +412,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if isS || isU { // 64 bits: BitCount takes 32-bit words (Vulkan)
 			lo, hi := k.words(a[0])
 			u32 := k.u32()
-			n := k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpBitCount, u32, uint32(lo))), uint32(k.f.Op(spirv.OpBitCount, u32, uint32(hi))))
+			n := k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpBitCount, u32, lo), k.f.Apply(spirv.OpBitCount, u32, hi))
 			return k.fromWord(n, t), nil
 		}
 	case hlo.OpClz:
@@ -425,10 +425,10 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			lo, hi := k.words(a[0])
 			u32 := k.u32()
 			clz := func(w spirv.ID) spirv.ID {
-				return k.f.Op(spirv.OpISub, u32, uint32(k.cu32(31)), uint32(k.f.Ext(u32, spirv.GLSLFindUMsb, w)))
+				return k.f.Apply(spirv.OpISub, u32, k.cu32(31), k.f.Ext(u32, spirv.GLSLFindUMsb, w))
 			}
 			hiZero := k.boolOp(spirv.OpIEqual, hi, k.cu32(0))
-			n := k.f.Op(spirv.OpSelect, u32, uint32(hiZero), uint32(k.f.Op(spirv.OpIAdd, u32, uint32(k.cu32(32)), uint32(clz(lo)))), uint32(clz(hi)))
+			n := k.f.Apply(spirv.OpSelect, u32, hiZero, k.f.Apply(spirv.OpIAdd, u32, k.cu32(32), clz(lo)), clz(hi))
 			return k.fromWord(n, t), nil
 		}
 	case hlo.OpConvert:
@@ -510,8 +510,8 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			if regBits(t) == 64 { // as two words: the device may lack shaderInt64
 				ut = k.b.TypeVector(ut, 2)
 			}
-			bits := func(v val) spirv.ID { return k.f.Op(spirv.OpBitcast, ut, uint32(v.id)) }
-			both := val{k.f.Op(spirv.OpBitcast, k.scalarType(t), uint32(k.f.Op(bitOp, ut, uint32(bits(a[0])), uint32(bits(a[1]))))), t}
+			bits := func(v val) spirv.ID { return k.f.Apply(spirv.OpBitcast, ut, v.id) }
+			both := val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), k.f.Apply(bitOp, ut, bits(a[0]), bits(a[1]))), t}
 			r = k.sel(k.boolOp(spirv.OpFOrdEqual, a[0].id, a[1].id), both, r)
 			r = k.sel(k.isNaN(a[1]), a[1], r)
 			return k.sel(k.isNaN(a[0]), a[0], r), nil

@@ -36,7 +36,7 @@ func selectWindows(in *hlo.Instruction) (candidates, size int64) {
 
 func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hlo.Computation, binds []int, idx spirv.ID) (val, error) {
 	u32, b := k.u32(), k.boolT()
-	op := func(o spirv.Op, x, y spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(x), uint32(y)) }
+	op := func(o spirv.Op, x, y spirv.ID) spirv.ID { return k.f.Apply(o, u32, x, y) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	operand, source := in.Operands[0].Shape, in.Operands[1].Shape
 	t := operand.Elem
@@ -72,7 +72,7 @@ func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hl
 			ok = k.boolOp(spirv.OpLogicalAnd, ok, k.boolOp(spirv.OpLogicalAnd, holds, inRange))
 		}
 		return k.ifThen(ok, func() error {
-			k.f.Void(spirv.OpStore, uint32(bestVar), uint32(none))
+			k.f.Do(spirv.OpStore, bestVar, none)
 			err := k.loop(cu(size), func(e spirv.ID) error {
 				off := k.unravel(e, sizeDims)
 				inside := k.b.ConstantBool(true)
@@ -82,31 +82,31 @@ func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hl
 					inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalAnd,
 						k.boolOp(spirv.OpSGreaterThanEqual, q[d], cu(0)), k.boolOp(spirv.OpSLessThan, q[d], cu(operand.Dims[d]))))
 				}
-				at := k.f.Op(spirv.OpSelect, u32, uint32(inside), uint32(k.ravel(q, operand.Dims)), uint32(k.cu32(0)))
+				at := k.f.Apply(spirv.OpSelect, u32, inside, k.ravel(q, operand.Dims), k.cu32(0))
 				v := k.load(binds[0], at, t)
-				best := k.f.Op(spirv.OpLoad, u32, uint32(bestVar))
-				bv := val{k.f.Op(spirv.OpLoad, k.scalarType(t), uint32(bestVal)), t}
-				first := k.f.Op(spirv.OpIEqual, b, uint32(best), uint32(none))
+				best := k.f.Apply(spirv.OpLoad, u32, bestVar)
+				bv := val{k.f.Apply(spirv.OpLoad, k.scalarType(t), bestVal), t}
+				first := k.f.Apply(spirv.OpIEqual, b, best, none)
 				keep, err := k.emitReducer(sel, []val{bv, v})
 				if err != nil {
 					return err
 				}
 				take := k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalOr, first, k.boolOp(spirv.OpLogicalNot, keep[0].id)))
-				k.f.Void(spirv.OpStore, uint32(bestVar), uint32(k.f.Op(spirv.OpSelect, u32, uint32(take), uint32(at), uint32(best))))
-				k.f.Void(spirv.OpStore, uint32(bestVal), uint32(k.sel(take, v, bv).id))
+				k.f.Do(spirv.OpStore, bestVar, k.f.Apply(spirv.OpSelect, u32, take, at, best))
+				k.f.Do(spirv.OpStore, bestVal, k.sel(take, v, bv).id)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			best := k.f.Op(spirv.OpLoad, u32, uint32(bestVar))
-			return k.ifThen(k.f.Op(spirv.OpIEqual, b, uint32(best), uint32(idx)), func() error {
+			best := k.f.Apply(spirv.OpLoad, u32, bestVar)
+			return k.ifThen(k.f.Apply(spirv.OpIEqual, b, best, idx), func() error {
 				s := k.load(binds[1], k.ravel(w, source.Dims), t)
 				r, err := k.emitReducer(scat, []val{acc(0), s})
 				if err != nil {
 					return err
 				}
-				k.f.Void(spirv.OpStore, uint32(accVars[0]), uint32(r[0].id))
+				k.f.Do(spirv.OpStore, accVars[0], r[0].id)
 				return nil
 			})
 		})

@@ -222,22 +222,22 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 		for j, v := range vars[i] {
 			idx := k.cu32(uint32(j))
 			a, b := k.load(ins[si], idx, s.Elem), k.load(outs[si], idx, s.Elem)
-			k.f.Void(spirv.OpStore, uint32(v), uint32(k.sel(first, a, b).id))
+			k.f.Do(spirv.OpStore, v, k.sel(first, a, b).id)
 		}
 		si++
 	}
 	state := func() seqValue { return e.loadState(leaves, vars, l.big) }
 	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
 		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
-		k.f.Void(spirv.OpStore, uint32(v), uint32(init))
+		k.f.Do(spirv.OpStore, v, init)
 		return v
 	}
 	e.used = newVar(u32, k.cu32(0))
 	e.abort = newVar(boolT, k.b.ConstantBool(false))
 	status := newVar(u32, k.cu32(1)) // 1 running, 0 done, 2 stuck, 3 stopped by a nested loop
 	iters := newVar(u32, k.cu32(0))
-	load := func(v, t spirv.ID) spirv.ID { return k.f.Op(spirv.OpLoad, t, uint32(v)) }
-	store := func(v, x spirv.ID) { k.f.Void(spirv.OpStore, uint32(v), uint32(x)) }
+	load := func(v, t spirv.ID) spirv.ID { return k.f.Apply(spirv.OpLoad, t, v) }
+	store := func(v, x spirv.ID) { k.f.Do(spirv.OpStore, v, x) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
 	err := e.whileLoop(func() spirv.ID {
@@ -284,7 +284,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 		}
 		return k.ifThen(load(e.abort, boolT), func() error {
 			none := k.boolOp(spirv.OpIEqual, load(iters, u32), k.cu32(0))
-			store(status, k.f.Op(spirv.OpSelect, u32, uint32(none), uint32(k.cu32(2)), uint32(k.cu32(3))))
+			store(status, k.f.Apply(spirv.OpSelect, u32, none, k.cu32(2), k.cu32(3)))
 			return nil
 		})
 	})
@@ -307,7 +307,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	}
 	st := load(status, u32)
 	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
-	k.store(flag, k.cu32(0), val{k.f.Op(spirv.OpSelect, u32, uint32(stopped), uint32(k.cu32(1)), uint32(st)), hlo.U32})
+	k.store(flag, k.cu32(0), val{k.f.Apply(spirv.OpSelect, u32, stopped, k.cu32(1), st), hlo.U32})
 	l.kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.kernel.Words); n > seqWords {
 		return nil, notSeqf("a kernel of %d SPIR-V words", n)
@@ -345,7 +345,7 @@ func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instructi
 			return notSeqf("%s carries a large array", in.Name)
 		}
 		for j, el := range x.elems {
-			e.k.f.Void(spirv.OpStore, uint32(vars[i][j]), uint32(el.id))
+			e.k.f.Do(spirv.OpStore, vars[i][j], el.id)
 		}
 	}
 	return nil
@@ -363,7 +363,7 @@ func (e *seqEmitter) loadState(shapes []hlo.Shape, vars [][]spirv.ID, big []bool
 			continue
 		}
 		for _, p := range vars[i] {
-			v[i].elems = append(v[i].elems, val{k.f.Op(spirv.OpLoad, k.scalarType(s.Elem), uint32(p)), s.Elem})
+			v[i].elems = append(v[i].elems, val{k.f.Apply(spirv.OpLoad, k.scalarType(s.Elem), p), s.Elem})
 		}
 	}
 	return v

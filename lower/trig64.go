@@ -50,8 +50,8 @@ func (m dm) mulWords(x spirv.ID, t []spirv.ID) []spirv.ID {
 	carry := m.cu(0)
 	for i, w := range t {
 		prod := m.op(spirv.OpUMulExtended, m.u2, x, w)
-		lo := m.op(spirv.OpCompositeExtract, m.u, prod, 0)
-		hi := m.op(spirv.OpCompositeExtract, m.u, prod, 1)
+		lo := m.k.f.Extract(m.u, prod, 0)
+		hi := m.k.f.Extract(m.u, prod, 1)
 		var c spirv.ID
 		out[i], c = m.uadd(lo, carry, m.cu(0))
 		carry = m.uop(spirv.OpIAdd, hi, c) // hi is at most 2^32 - 2
@@ -83,12 +83,12 @@ func (m dm) trigReduce64(ax spirv.ID) (rh, rl, q spirv.ID) {
 		parts[i] = m.cu(w)
 	}
 	tv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
-	k.f.Void(spirv.OpStore, uint32(tv), uint32(k.b.ConstantComposite(arr, parts...)))
+	k.f.Do(spirv.OpStore, tv, k.b.ConstantComposite(arr, parts...))
 	ptr := k.b.TypePointer(spirv.StorageFunction, m.u)
 	t := make([]spirv.ID, 7) // little-endian: t[0] is word j0+6
 	for i := range t {
 		at := m.op(spirv.OpIAdd, m.s, j0, s32(int32(6-i)))
-		t[i] = m.op(spirv.OpLoad, m.u, k.f.Op(spirv.OpAccessChain, ptr, uint32(tv), uint32(at)))
+		t[i] = m.op(spirv.OpLoad, m.u, k.f.Apply(spirv.OpAccessChain, ptr, tv, at))
 	}
 	a, b := m.mulWords(lo, t), m.mulWords(mh, t) // 8 words each
 	p := make([]spirv.ID, 9)                     // a + b*2^32, little-endian

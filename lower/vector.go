@@ -93,7 +93,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 	k.vector = vs
 	u32 := k.u32()
 	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
-		return k.f.Op(spirv.OpIAdd, u32, uint32(k.f.Op(spirv.OpIMul, u32, uint32(idx4), uint32(k.cu32(vectorChunks)))), uint32(k.cu32(uint32(c))))
+		return k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpIMul, u32, idx4, k.cu32(vectorChunks)), k.cu32(uint32(c)))
 	}
 	preload := k.inputBinds
 	if k.spill != nil && k.spill.ready {
@@ -110,17 +110,17 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 				continue
 			}
 			vw := k.b.TypeVector(u32, narrowWords(bd.st))
-			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
-			vs.loaded[b] = []spirv.ID{k.f.Op(spirv.OpLoad, vw, uint32(p))}
+			p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx4)
+			vs.loaded[b] = []spirv.ID{k.f.Apply(spirv.OpLoad, vw, p)}
 			continue
 		}
 		for c := range vectorChunks {
 			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
-	base := k.f.Op(spirv.OpIMul, u32, uint32(idx4), uint32(k.cu32(vectorWidth)))
+	base := k.f.Apply(spirv.OpIMul, u32, idx4, k.cu32(vectorWidth))
 	for lane := range vectorWidth {
-		idx := k.f.Op(spirv.OpIAdd, u32, uint32(base), uint32(k.cu32(uint32(lane))))
+		idx := k.f.Apply(spirv.OpIAdd, u32, base, k.cu32(uint32(lane)))
 		vs.lanes[idx] = lane
 		if err := body(idx); err != nil {
 			return err
@@ -144,9 +144,9 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
 			q := parts[vec4*c:]
-			v := k.f.Op(spirv.OpCompositeConstruct, v4, uint32(q[0]), uint32(q[1]), uint32(q[2]), uint32(q[3]))
-			p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(chunk(c)))
-			k.f.Void(spirv.OpStore, uint32(p), uint32(v))
+			v := k.f.Apply(spirv.OpCompositeConstruct, v4, q[0], q[1], q[2], q[3])
+			p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), chunk(c))
+			k.f.Do(spirv.OpStore, p, v)
 		}
 	}
 	return nil
@@ -165,14 +165,14 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 	st := k.bindings[bind].st
 	if isNarrow(st) {
 		per := vectorWidth / narrowWords(st) // elements per word
-		w := k.f.Op(spirv.OpCompositeExtract, k.u32(), uint32(v4[0]), uint32(lane/per))
+		w := k.f.Extract(k.u32(), v4[0], uint32(lane/per))
 		bits := k.uop(spirv.OpShiftRightLogical, w, k.cu32(uint32(st.Bits()*(lane%per))))
 		if lane%per != per-1 {
 			bits = k.uop(spirv.OpBitwiseAnd, bits, k.cu32(uint32(1)<<st.Bits()-1))
 		}
 		return k.widenBits(bits, st), true
 	}
-	return k.f.Op(spirv.OpCompositeExtract, k.scalarType(st), uint32(v4[lane/vec4]), uint32(lane%vec4)), true
+	return k.f.Extract(k.scalarType(st), v4[lane/vec4], uint32(lane%vec4)), true
 }
 
 // narrowWords is how many u32 words hold a vector kernel's 8 elements
@@ -199,8 +199,8 @@ func (k *kernelBuilder) storeNarrowLanes(bd binding, idx8 spirv.ID, lanes []spir
 	}
 	vw := k.b.TypeVector(k.u32(), words)
 	v := k.f.Op(spirv.OpCompositeConstruct, vw, ws...)
-	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), uint32(bd.v), uint32(k.cu32(0)), uint32(idx8))
-	k.f.Void(spirv.OpStore, uint32(p), uint32(v))
+	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx8)
+	k.f.Do(spirv.OpStore, p, v)
 }
 
 // vectorStore is store in a vector kernel: the lane's part of the vec4.
@@ -275,19 +275,19 @@ func (k *kernelBuilder) wideVar(b int) (v, u4 spirv.ID) {
 func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 	v, u4 := k.wideVar(b)
 	st := k.scalarType(k.bindings[b].st)
-	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), uint32(v), uint32(k.cu32(0)), uint32(idx8))
-	w := k.f.Op(spirv.OpLoad, u4, uint32(p))
+	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
+	w := k.f.Apply(spirv.OpLoad, u4, p)
 	var xs [vectorWidth]spirv.ID
 	for c := range 4 {
-		pair := k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 2), uint32(k.f.Op(spirv.OpCompositeExtract, k.b.TypeInt(64, false), uint32(w), uint32(c))))
+		pair := k.f.Apply(spirv.OpBitcast, k.b.TypeVector(st, 2), k.f.Extract(k.b.TypeInt(64, false), w, uint32(c)))
 		for h := range 2 {
-			xs[2*c+h] = k.f.Op(spirv.OpCompositeExtract, st, uint32(pair), uint32(h))
+			xs[2*c+h] = k.f.Extract(st, pair, uint32(h))
 		}
 	}
 	v4 := k.b.TypeVector(st, vec4)
 	return []spirv.ID{
-		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[0]), uint32(xs[1]), uint32(xs[2]), uint32(xs[3])),
-		k.f.Op(spirv.OpCompositeConstruct, v4, uint32(xs[4]), uint32(xs[5]), uint32(xs[6]), uint32(xs[7])),
+		k.f.Apply(spirv.OpCompositeConstruct, v4, xs[0], xs[1], xs[2], xs[3]),
+		k.f.Apply(spirv.OpCompositeConstruct, v4, xs[4], xs[5], xs[6], xs[7]),
 	}
 }
 
@@ -323,14 +323,14 @@ func (k *kernelBuilder) texelVar(b, bytes int) (v, img spirv.ID) {
 func (k *kernelBuilder) texelFetch(b int, i spirv.ID, bytes int) spirv.ID {
 	v, img := k.texelVar(b, bytes)
 	u32 := k.u32()
-	t := k.f.Op(spirv.OpImageFetch, k.b.TypeVector(u32, 4), uint32(k.f.Op(spirv.OpLoad, img, uint32(v))), uint32(i))
+	t := k.f.Apply(spirv.OpImageFetch, k.b.TypeVector(u32, 4), k.f.Apply(spirv.OpLoad, img, v), i)
 	switch bytes {
 	case 16:
 		return t
 	case 8:
-		return k.f.Op(spirv.OpCompositeConstruct, k.b.TypeVector(u32, 2), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)), uint32(k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 1)))
+		return k.f.Apply(spirv.OpCompositeConstruct, k.b.TypeVector(u32, 2), k.f.Extract(u32, t, 0), k.f.Extract(u32, t, 1))
 	}
-	return k.f.Op(spirv.OpCompositeExtract, u32, uint32(t), 0)
+	return k.f.Extract(u32, t, 0)
 }
 
 // loadVec4 loads vec4 idx4 (elements 4*idx4 .. 4*idx4+3) of 32-bit
@@ -342,8 +342,8 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 	}
 	bd := k.bindings[b]
 	v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
-	p := k.f.Op(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), uint32(bd.v), uint32(k.cu32(0)), uint32(idx4))
-	return k.f.Op(spirv.OpLoad, v4, uint32(p))
+	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), idx4)
+	return k.f.Apply(spirv.OpLoad, v4, p)
 }
 
 // texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
@@ -351,7 +351,7 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
 	t := k.texelFetch(b, idx4, 16)
 	if st := k.scalarType(k.bindings[b].st); st != k.u32() {
-		return k.f.Op(spirv.OpBitcast, k.b.TypeVector(st, 4), uint32(t))
+		return k.f.Apply(spirv.OpBitcast, k.b.TypeVector(st, 4), t)
 	}
 	return t
 }
@@ -367,5 +367,5 @@ func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
 	case k.scalarType(st) == k.u32():
 		return t
 	}
-	return k.f.Op(spirv.OpBitcast, k.scalarType(st), uint32(t))
+	return k.f.Apply(spirv.OpBitcast, k.scalarType(st), t)
 }

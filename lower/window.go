@@ -12,7 +12,7 @@ import (
 // size. It returns p/lhs_dilate and that condition.
 func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64) (spirv.ID, spirv.ID) {
 	u32 := k.u32()
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Op(o, u32, uint32(a), uint32(b)) }
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	p := op(spirv.OpIAdd, op(spirv.OpIMul, o, k.cu32(uint32(wd.Stride))), op(spirv.OpIMul, w, k.cu32(uint32(wd.RhsDilate))))
 	p = op(spirv.OpISub, p, k.cu32(uint32(int32(wd.PadLo))))
 	q := op(spirv.OpSDiv, p, k.cu32(uint32(wd.LhsDilate)))
@@ -63,7 +63,7 @@ func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx
 				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
 			}
 			// Read element 0 at skipped positions, to stay in bounds.
-			at := k.f.Op(spirv.OpSelect, u32, uint32(ok), uint32(k.ravel(pos, src.Dims)), uint32(k.cu32(0)))
+			at := k.f.Apply(spirv.OpSelect, u32, ok, k.ravel(pos, src.Dims), k.cu32(0))
 			xs := make([]val, n)
 			for i := range xs {
 				xs[i] = k.load(binds[i], at, in.Operands[i].Shape.Elem)

@@ -409,6 +409,34 @@ func (f *Function) Void(op Op, operands ...uint32) {
 	f.body = appendInst(f.body, op, operands...)
 }
 
+// Apply emits an instruction of result type typ whose operands are all
+// ids (arithmetic, comparisons, conversions, loads, access chains...) and
+// returns its result's id. Op takes the rest: literals among the
+// operands.
+func (f *Function) Apply(op Op, typ ID, args ...ID) ID {
+	return f.Op(op, typ, words(args)...)
+}
+
+// Do emits an instruction without a result whose operands are all ids
+// (a store, a branch).
+func (f *Function) Do(op Op, args ...ID) {
+	f.Void(op, words(args)...)
+}
+
+// Extract emits OpCompositeExtract: the member of composite at the
+// literal indices.
+func (f *Function) Extract(typ, composite ID, indices ...uint32) ID {
+	return f.Op(OpCompositeExtract, typ, append([]uint32{uint32(composite)}, indices...)...)
+}
+
+func words(ids []ID) []uint32 {
+	ws := make([]uint32, len(ids))
+	for i, id := range ids {
+		ws[i] = uint32(id)
+	}
+	return ws
+}
+
 // Ext emits a GLSL.std.450 instruction.
 func (f *Function) Ext(typ ID, inst GLSLInst, args ...ID) ID {
 	ops := []uint32{uint32(f.b.GLSL()), uint32(inst)}
