@@ -52,7 +52,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 		kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
 		rt := k.scalarType(t)
 		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-		k.f.Do(spirv.OpStore, acc, k.zero(t))
+		k.f.Store(acc, k.zero(t))
 		mul, add := spirv.OpIMul, spirv.OpIAdd
 		if t.IsFloat() {
 			mul, add = spirv.OpFMul, spirv.OpFAdd
@@ -74,7 +74,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 				}
 				ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
 			}
-			li = k.f.Apply(spirv.OpSelect, u32, ok, li, cu(0))
+			li = k.f.Select(u32, ok, li, cu(0))
 			x, err := k.convertWide(k.load(lb, li, l.Elem), t)
 			if err != nil {
 				return err
@@ -83,14 +83,14 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 			if err != nil {
 				return err
 			}
-			a := k.f.Apply(spirv.OpLoad, rt, acc)
+			a := k.f.Load(rt, acc)
 			sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
-			k.f.Do(spirv.OpStore, acc, k.f.Apply(spirv.OpSelect, rt, ok, sum, a))
+			k.f.Store(acc, k.f.Select(rt, ok, sum, a))
 			return nil
 		})
 		if err != nil {
 			return val{}, err
 		}
-		return k.normalize(val{k.f.Apply(spirv.OpLoad, rt, acc), t}), nil
+		return k.normalize(val{k.f.Load(rt, acc), t}), nil
 	}
 }

@@ -24,15 +24,15 @@ func (k *kernelBuilder) convert(in *hlo.Instruction, x val, to hlo.ElementType) 
 // (rounding to nearest twice may land on a tie that was not one).
 func (k *kernelBuilder) toOddF32(x val, to hlo.ElementType) val {
 	u32 := k.u32()
-	f := k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(32), x.id)
-	back := k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(64), f)
-	bits := k.f.Apply(spirv.OpBitcast, u32, f)
+	f := k.f.FConvert(k.b.TypeFloat(32), x.id)
+	back := k.f.FConvert(k.b.TypeFloat(64), f)
+	bits := k.f.Bitcast(u32, f)
 	abs := func(v, t spirv.ID) spirv.ID { return k.f.Ext(t, spirv.GLSLFAbs, v) }
 	away := k.boolOp(spirv.OpFOrdGreaterThan, abs(back, k.b.TypeFloat(64)), abs(x.id, k.b.TypeFloat(64)))
-	bits = k.f.Apply(spirv.OpSelect, u32, away, k.f.Apply(spirv.OpISub, u32, bits, k.cu32(1)), bits)
+	bits = k.f.Select(u32, away, k.f.ISub(u32, bits, k.cu32(1)), bits)
 	inexact := k.boolOp(spirv.OpFUnordNotEqual, back, x.id)
-	bits = k.f.Apply(spirv.OpSelect, u32, inexact, k.f.Apply(spirv.OpBitwiseOr, u32, bits, k.cu32(1)), bits)
-	return val{k.f.Apply(spirv.OpBitcast, k.scalarType(to), bits), to}
+	bits = k.f.Select(u32, inexact, k.f.BitwiseOr(u32, bits, k.cu32(1)), bits)
+	return val{k.f.Bitcast(k.scalarType(to), bits), to}
 }
 
 // intToOddF32 converts a 32- or 64-bit integer to f32 rounding to odd,
@@ -50,35 +50,35 @@ func (k *kernelBuilder) intToOddF32(x val, to hlo.ElementType) val {
 	uT := k.scalarType(ut)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, uT, a, b) }
 	c := func(v uint64) spirv.ID { return k.constInt(ut, v) }
-	a := k.f.Apply(spirv.OpBitcast, uT, x.id)
+	a := k.f.Bitcast(uT, x.id)
 	neg := k.b.ConstantBool(false)
 	if x.t.Kind() == hlo.KindSigned {
 		neg = k.boolOp(spirv.OpSLessThan, x.id, k.zero(x.t))
-		a = k.f.Apply(spirv.OpSelect, uT, neg, k.f.Apply(spirv.OpSNegate, uT, a), a)
+		a = k.f.Select(uT, neg, k.f.SNegate(uT, a), a)
 	}
 	u32 := k.u32()
 	var msb spirv.ID // as a u32; -1 (all ones) for 0
 	if w == 32 {
 		msb = k.f.Ext(u32, spirv.GLSLFindUMsb, a)
 	} else {
-		hi := k.f.Apply(spirv.OpUConvert, u32, op(spirv.OpShiftRightLogical, a, c(32)))
-		lo := k.f.Apply(spirv.OpUConvert, u32, a)
-		hiMsb := k.f.Apply(spirv.OpIAdd, u32, k.f.Ext(u32, spirv.GLSLFindUMsb, hi), k.cu32(32))
-		msb = k.f.Apply(spirv.OpSelect, u32, k.boolOp(spirv.OpINotEqual, hi, k.cu32(0)), hiMsb, k.f.Ext(u32, spirv.GLSLFindUMsb, lo))
+		hi := k.f.UConvert(u32, op(spirv.OpShiftRightLogical, a, c(32)))
+		lo := k.f.UConvert(u32, a)
+		hiMsb := k.f.IAdd(u32, k.f.Ext(u32, spirv.GLSLFindUMsb, hi), k.cu32(32))
+		msb = k.f.Select(u32, k.boolOp(spirv.OpINotEqual, hi, k.cu32(0)), hiMsb, k.f.Ext(u32, spirv.GLSLFindUMsb, lo))
 	}
 	big := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThan, msb, k.cu32(23)), k.boolOp(spirv.OpINotEqual, msb, k.cu32(0xffffffff)))
-	shift := k.f.Apply(spirv.OpSelect, u32, big, k.f.Apply(spirv.OpISub, u32, msb, k.cu32(23)), k.cu32(0))
+	shift := k.f.Select(u32, big, k.f.ISub(u32, msb, k.cu32(23)), k.cu32(0))
 	if w == 64 {
-		shift = k.f.Apply(spirv.OpUConvert, uT, shift)
+		shift = k.f.UConvert(uT, shift)
 	}
 	unit := op(spirv.OpShiftLeftLogical, c(1), shift)
 	mask := op(spirv.OpISub, unit, c(1))
 	sticky := k.boolOp(spirv.OpINotEqual, op(spirv.OpBitwiseAnd, a, mask), c(0))
-	t := op(spirv.OpBitwiseAnd, a, k.f.Apply(spirv.OpNot, uT, mask))
-	t = k.f.Apply(spirv.OpSelect, uT, sticky, op(spirv.OpBitwiseOr, t, unit), t)
+	t := op(spirv.OpBitwiseAnd, a, k.f.Not(uT, mask))
+	t = k.f.Select(uT, sticky, op(spirv.OpBitwiseOr, t, unit), t)
 	f32 := k.b.TypeFloat(32)
-	f := k.f.Apply(spirv.OpConvertUToF, f32, k.hideInt(t, uT, w))
-	f = k.f.Apply(spirv.OpSelect, f32, neg, k.f.Apply(spirv.OpFNegate, f32, f), f)
+	f := k.f.ConvertUToF(f32, k.hideInt(t, uT, w))
+	f = k.f.Select(f32, neg, k.f.FNegate(f32, f), f)
 	return val{f, to}
 }
 
@@ -175,11 +175,11 @@ func (k *kernelBuilder) signSet(x val) spirv.ID {
 	u32 := k.u32()
 	var w spirv.ID
 	if regBits(x.t) == 64 {
-		w = k.f.Extract(u32, k.f.Apply(spirv.OpBitcast, k.b.TypeVector(u32, 2), x.id), 1)
+		w = k.f.Extract(u32, k.f.Bitcast(k.b.TypeVector(u32, 2), x.id), 1)
 	} else {
-		w = k.f.Apply(spirv.OpBitcast, u32, x.id)
+		w = k.f.Bitcast(u32, x.id)
 	}
-	return k.boolOp(spirv.OpINotEqual, k.f.Apply(spirv.OpBitwiseAnd, u32, w, k.cu32(0x80000000)), k.cu32(0))
+	return k.boolOp(spirv.OpINotEqual, k.f.BitwiseAnd(u32, w, k.cu32(0x80000000)), k.cu32(0))
 }
 
 // words splits a 64-bit integer into its low and high 32-bit words.
@@ -187,19 +187,19 @@ func (k *kernelBuilder) words(x val) (lo, hi spirv.ID) {
 	u64, u32 := k.b.TypeInt(64, false), k.u32()
 	u := x.id
 	if x.t.Kind() == hlo.KindSigned {
-		u = k.f.Apply(spirv.OpBitcast, u64, u)
+		u = k.f.Bitcast(u64, u)
 	}
-	lo = k.f.Apply(spirv.OpUConvert, u32, u)
-	hi = k.f.Apply(spirv.OpUConvert, u32, k.f.Apply(spirv.OpShiftRightLogical, u64, u, k.cu32(32)))
+	lo = k.f.UConvert(u32, u)
+	hi = k.f.UConvert(u32, k.f.ShiftRightLogical(u64, u, k.cu32(32)))
 	return lo, hi
 }
 
 // fromWord widens a u32 count to the 64-bit integer type t.
 func (k *kernelBuilder) fromWord(n spirv.ID, t hlo.ElementType) val {
 	u64 := k.b.TypeInt(64, false)
-	w := k.f.Apply(spirv.OpUConvert, u64, n)
+	w := k.f.UConvert(u64, n)
 	if t.Kind() == hlo.KindSigned {
-		w = k.f.Apply(spirv.OpBitcast, k.scalarType(t), w)
+		w = k.f.Bitcast(k.scalarType(t), w)
 	}
 	return val{w, t}
 }
@@ -208,7 +208,7 @@ func (k *kernelBuilder) masked(x val) val {
 	if !isNarrow(x.t) {
 		return x
 	}
-	return val{k.f.Apply(spirv.OpBitwiseAnd, k.scalarType(x.t), x.id, k.b.Constant(k.scalarType(x.t), 1<<uint(x.t.Bits())-1)), x.t}
+	return val{k.f.BitwiseAnd(k.scalarType(x.t), x.id, k.b.Constant(k.scalarType(x.t), 1<<uint(x.t.Bits())-1)), x.t}
 }
 
 func (k *kernelBuilder) constOne(t hlo.ElementType) spirv.ID {

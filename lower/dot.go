@@ -57,7 +57,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 	{
 		u32 := k.u32()
 		mad := func(acc, x spirv.ID, s int64) spirv.ID {
-			return k.f.Apply(spirv.OpIAdd, u32, acc, k.f.Apply(spirv.OpIMul, u32, x, k.cu32(uint32(s))))
+			return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
 		}
 		o := k.unravel(idx, out.Dims)
 		lBase, rBase := k.cu32(0), k.cu32(0)
@@ -76,7 +76,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 		}
 		rt := k.scalarType(t)
 		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-		k.f.Do(spirv.OpStore, acc, k.zero(t))
+		k.f.Store(acc, k.zero(t))
 		mul, add := spirv.OpIMul, spirv.OpIAdd
 		if t.IsFloat() {
 			mul, add = spirv.OpFMul, spirv.OpFAdd
@@ -96,19 +96,19 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 				return err
 			}
 			if t == hlo.PRED {
-				a := k.f.Apply(spirv.OpLoad, rt, acc)
+				a := k.f.Load(rt, acc)
 				v := k.boolOp(spirv.OpLogicalOr, a, k.boolOp(spirv.OpLogicalAnd, x.id, y.id))
-				k.f.Do(spirv.OpStore, acc, v)
+				k.f.Store(acc, v)
 				return nil
 			}
 			p := k.f.Apply(mul, rt, x.id, y.id)
-			a := k.f.Apply(spirv.OpLoad, rt, acc)
-			k.f.Do(spirv.OpStore, acc, k.f.Apply(add, rt, a, p))
+			a := k.f.Load(rt, acc)
+			k.f.Store(acc, k.f.Apply(add, rt, a, p))
 			return nil
 		})
 		if err != nil {
 			return val{}, err
 		}
-		return k.normalize(val{k.f.Apply(spirv.OpLoad, rt, acc), t}), nil
+		return k.normalize(val{k.f.Load(rt, acc), t}), nil
 	}
 }

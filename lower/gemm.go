@@ -378,7 +378,7 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 				for j := range cols {
 					inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
 					i, j := i, j
-					err := k.ifThen(inside, func() error {
+					err := k.f.If(inside, func() error {
 						idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
 						k.store(outs[0], idx, k.normalize(val{accAt(i, j), p.out}))
 						return nil
@@ -395,18 +395,18 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
 		for i := range rows {
 			for j := range cols {
-				pe := k.f.Apply(spirv.OpAccessChain, elemPtr, arr, cu(int64(i)*p.cols+int64(j)))
-				k.f.Do(spirv.OpStore, pe, accAt(i, j))
+				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*p.cols+int64(j)))
+				k.f.Store(pe, accAt(i, j))
 			}
 		}
 		return k.loop(cu(p.rows*p.cols), func(e spirv.ID) error {
 			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(p.cols)))
 			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(p.cols)))
 			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
-			return k.ifThen(inside, func() error {
+			return k.f.If(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
-				pv := k.f.Apply(spirv.OpAccessChain, elemPtr, arr, e)
-				v := k.normalize(val{k.f.Apply(spirv.OpLoad, f32, pv), p.out})
+				pv := k.f.AccessChain(elemPtr, arr, e)
+				v := k.normalize(val{k.f.Load(f32, pv), p.out})
 				if root != dot {
 					*reg = v
 					v = k.compute(fusedOperand{in: root, binds: rootBinds}, idx)
@@ -442,7 +442,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 		k.gemmStep(acc, a, b)
 		return nil
 	})
-	return func(i, j int) spirv.ID { return k.f.Apply(spirv.OpLoad, f32, acc[i][j]) }, err
+	return func(i, j int) spirv.ID { return k.f.Load(f32, acc[i][j]) }, err
 }
 
 // gemmLoopVec4 is gemmLoop with vec4 operands (gemmPlan.gemmVec4): each
@@ -584,7 +584,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		}
 		return nil
 	})
-	return func(i, j int) spirv.ID { return k.f.Apply(spirv.OpLoad, f32, acc[i][j]) }, err
+	return func(i, j int) spirv.ID { return k.f.Load(f32, acc[i][j]) }, err
 }
 
 // hasTiledDot reports whether root's kernel computes a dot that takes the
@@ -651,10 +651,10 @@ func (k *kernelBuilder) flushSubnormal(x spirv.ID, n int) spirv.ID {
 		}
 		expo, sign, zero = splat(expo), splat(sign), splat(zero)
 	}
-	bits := k.f.Apply(spirv.OpBitcast, ut, x)
-	tiny := k.f.Apply(spirv.OpIEqual, bt, k.f.Apply(spirv.OpBitwiseAnd, ut, bits, expo), zero)
-	flushed := k.f.Apply(spirv.OpSelect, ut, tiny, k.f.Apply(spirv.OpBitwiseAnd, ut, bits, sign), bits)
-	return k.f.Apply(spirv.OpBitcast, ft, flushed)
+	bits := k.f.Bitcast(ut, x)
+	tiny := k.f.IEqual(bt, k.f.BitwiseAnd(ut, bits, expo), zero)
+	flushed := k.f.Select(ut, tiny, k.f.BitwiseAnd(ut, bits, sign), bits)
+	return k.f.Bitcast(ft, flushed)
 }
 
 // gemmAccumulators makes the tile's accumulators, zeroed.
@@ -666,7 +666,7 @@ func (k *kernelBuilder) gemmAccumulators(p *gemmPlan) [][]spirv.ID {
 		acc[i] = make([]spirv.ID, p.cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
-			k.f.Do(spirv.OpStore, acc[i][j], k.constFloat(hlo.F32, 0))
+			k.f.Store(acc[i][j], k.constFloat(hlo.F32, 0))
 		}
 	}
 	return acc
@@ -677,9 +677,9 @@ func (k *kernelBuilder) gemmStep(acc [][]spirv.ID, a, b []spirv.ID) {
 	f32 := k.b.TypeFloat(32)
 	for i := range acc {
 		for j := range acc[i] {
-			x := k.f.Apply(spirv.OpLoad, f32, acc[i][j])
-			y := k.f.Apply(spirv.OpFAdd, f32, x, k.f.Apply(spirv.OpFMul, f32, a[i], b[j]))
-			k.f.Do(spirv.OpStore, acc[i][j], y)
+			x := k.f.Load(f32, acc[i][j])
+			y := k.f.FAdd(f32, x, k.f.FMul(f32, a[i], b[j]))
+			k.f.Store(acc[i][j], y)
 		}
 	}
 }

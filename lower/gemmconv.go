@@ -81,11 +81,11 @@ func (k *kernelBuilder) convRows(p *gemmPlan, rows []spirv.ID) func(k4 spirv.ID,
 			iy, ix := op(spirv.OpIAdd, iy0[i], dy), op(spirv.OpIAdd, ix0[i], dx)
 			valid := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, iy, cu(g.h)), k.boolOp(spirv.OpULessThan, ix, cu(g.w)))
 			at := op(spirv.OpIAdd, bOff[i], op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpIAdd, op(spirv.OpIMul, iy, cu(g.w)), ix), cu(g.ci)), ci))
-			at = k.f.Apply(spirv.OpSelect, u32, valid, at, cu(0))
+			at = k.f.Select(u32, valid, at, cu(0))
 			v := load4(0, op(spirv.OpUDiv, at, cu(4)))
 			for c := range 4 {
 				x := k.f.Extract(f32, v, uint32(c))
-				a[i][c] = k.f.Apply(spirv.OpSelect, f32, valid, x, zero)
+				a[i][c] = k.f.Select(f32, valid, x, zero)
 			}
 		}
 		return a

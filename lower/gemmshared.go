@@ -49,12 +49,12 @@ func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase
 	u32, f32, bt := k.u32(), k.b.TypeFloat(32), k.boolT()
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	lt := func(a, b spirv.ID) spirv.ID { return k.f.Apply(spirv.OpULessThan, bt, a, b) }
+	lt := func(a, b spirv.ID) spirv.ID { return k.f.ULessThan(bt, a, b) }
 	umin := func(a spirv.ID, b int64) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, cu(b)) }
 	ptr := k.b.TypePointer(spirv.StorageWorkgroup, f32)
 	tileA := k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(f32, cu(sharedBK*sharedBM), 0)), spirv.StorageWorkgroup)
 	tileB := k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(f32, cu(sharedBK*sharedBN), 0)), spirv.StorageWorkgroup)
-	at := func(v, i spirv.ID) spirv.ID { return k.f.Apply(spirv.OpAccessChain, ptr, v, i) }
+	at := func(v, i spirv.ID) spirv.ID { return k.f.AccessChain(ptr, v, i) }
 	zero := k.b.ConstF32(0)
 	acc := k.gemmAccumulators(p)
 	const per = sharedBK * sharedBM / sharedThreads // elements of each operand an invocation stages
@@ -67,29 +67,29 @@ func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase
 			row, kg := op(spirv.OpIAdd, bRow, r), op(spirv.OpIAdd, k0, kk)
 			addr := op(spirv.OpIAdd, lBase, op(spirv.OpIAdd, op(spirv.OpIMul, umin(row, p.m-1), cu(p.lStride[0])), op(spirv.OpIMul, umin(kg, p.k-1), cu(p.lStride[1]))))
 			x := k.flushSubnormal(k.load(dotBinds[0], addr, hlo.F32).id, 1)
-			x = k.f.Apply(spirv.OpSelect, f32, k.boolOp(spirv.OpLogicalAnd, lt(row, cu(p.m)), lt(kg, cu(p.k))), x, zero)
-			k.f.Do(spirv.OpStore, at(tileA, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBM)), r)), x)
+			x = k.f.Select(f32, k.boolOp(spirv.OpLogicalAnd, lt(row, cu(p.m)), lt(kg, cu(p.k))), x, zero)
+			k.f.Store(at(tileA, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBM)), r)), x)
 			kk, c := op(spirv.OpUDiv, e, cu(sharedBN)), op(spirv.OpUMod, e, cu(sharedBN))
 			col, kg := op(spirv.OpIAdd, bCol, c), op(spirv.OpIAdd, k0, kk)
 			addr = op(spirv.OpIAdd, rBase, op(spirv.OpIAdd, op(spirv.OpIMul, umin(kg, p.k-1), cu(p.rStride[0])), op(spirv.OpIMul, umin(col, p.n-1), cu(p.rStride[1]))))
 			y := k.flushSubnormal(k.load(dotBinds[1], addr, hlo.F32).id, 1)
-			y = k.f.Apply(spirv.OpSelect, f32, k.boolOp(spirv.OpLogicalAnd, lt(col, cu(p.n)), lt(kg, cu(p.k))), y, zero)
-			k.f.Do(spirv.OpStore, at(tileB, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBN)), c)), y)
+			y = k.f.Select(f32, k.boolOp(spirv.OpLogicalAnd, lt(col, cu(p.n)), lt(kg, cu(p.k))), y, zero)
+			k.f.Store(at(tileB, op(spirv.OpIAdd, op(spirv.OpIMul, kk, cu(sharedBN)), c)), y)
 		}
 		k.barrier()
 		r0, c0 := op(spirv.OpIMul, tr, cu(sharedTM)), op(spirv.OpIMul, tc, cu(sharedTN))
 		for kk := int64(0); kk < sharedBK; kk++ {
 			a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
 			for i := range a {
-				a[i] = k.f.Apply(spirv.OpLoad, f32, at(tileA, op(spirv.OpIAdd, cu(kk*sharedBM+int64(i)), r0)))
+				a[i] = k.f.Load(f32, at(tileA, op(spirv.OpIAdd, cu(kk*sharedBM+int64(i)), r0)))
 			}
 			for j := range b {
-				b[j] = k.f.Apply(spirv.OpLoad, f32, at(tileB, op(spirv.OpIAdd, cu(kk*sharedBN+int64(j)), c0)))
+				b[j] = k.f.Load(f32, at(tileB, op(spirv.OpIAdd, cu(kk*sharedBN+int64(j)), c0)))
 			}
 			k.gemmStep(acc, a, b)
 		}
 		k.barrier()
 		return nil
 	})
-	return func(i, j int) spirv.ID { return k.f.Apply(spirv.OpLoad, f32, acc[i][j]) }, err
+	return func(i, j int) spirv.ID { return k.f.Load(f32, acc[i][j]) }, err
 }

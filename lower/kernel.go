@@ -191,7 +191,7 @@ func (k *kernelBuilder) begin() {
 		// gl_GlobalInvocationID.z: every dispatch is one workgroup deep
 		// (grid) of workgroups one invocation deep, so it is 0, and the
 		// driver cannot know it. Defined first, it dominates every use.
-		g := k.f.Apply(spirv.OpLoad, k.b.TypeVector(k.u32(), 3), k.gid)
+		g := k.f.Load(k.b.TypeVector(k.u32(), 3), k.gid)
 		k.zeroU32 = k.f.Extract(k.u32(), g, 2)
 	}
 }
@@ -258,8 +258,8 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 // push loads push-constant field i (a u32).
 func (k *kernelBuilder) push(i int) spirv.ID {
 	u32 := k.u32()
-	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StoragePushConstant, u32), k.pcVar, k.cu32(uint32(i)))
-	return k.f.Apply(spirv.OpLoad, u32, p)
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StoragePushConstant, u32), k.pcVar, k.cu32(uint32(i)))
+	return k.f.Load(u32, p)
 }
 
 // linearIndex is this invocation's element index in a grid that may be
@@ -268,27 +268,13 @@ func (k *kernelBuilder) push(i int) spirv.ID {
 func (k *kernelBuilder) linearIndex() spirv.ID {
 	u32 := k.u32()
 	v3 := k.b.TypeVector(u32, 3)
-	g := k.f.Apply(spirv.OpLoad, v3, k.gid)
-	n := k.f.Apply(spirv.OpLoad, v3, k.nwg)
+	g := k.f.Load(v3, k.gid)
+	n := k.f.Load(v3, k.nwg)
 	x := k.f.Extract(u32, g, 0)
 	y := k.f.Extract(u32, g, 1)
 	nx := k.f.Extract(u32, n, 0)
-	row := k.f.Apply(spirv.OpIMul, u32, nx, k.cu32(k.local))
-	return k.f.Apply(spirv.OpIAdd, u32, x, k.f.Apply(spirv.OpIMul, u32, y, row))
-}
-
-// ifThen emits `if cond { body() }`.
-func (k *kernelBuilder) ifThen(cond spirv.ID, body func() error) error {
-	then, merge := k.b.NewID(), k.b.NewID()
-	k.f.Void(spirv.OpSelectionMerge, uint32(merge), spirv.SelectionControlNone)
-	k.f.Do(spirv.OpBranchConditional, cond, then, merge)
-	k.f.Label(then)
-	if err := body(); err != nil {
-		return err
-	}
-	k.f.Do(spirv.OpBranch, merge)
-	k.f.Label(merge)
-	return nil
+	row := k.f.IMul(u32, nx, k.cu32(k.local))
+	return k.f.IAdd(u32, x, k.f.IMul(u32, y, row))
 }
 
 func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
@@ -297,11 +283,11 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.storageElem(bd.st))
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
 		u32 := k.u32()
-		q := k.f.Apply(spirv.OpUDiv, u32, idx, k.cu32(vec4))
-		r := k.f.Apply(spirv.OpUMod, u32, idx, k.cu32(vec4))
-		return k.f.Apply(spirv.OpAccessChain, pt, bd.v, k.cu32(0), q, r)
+		q := k.f.UDiv(u32, idx, k.cu32(vec4))
+		r := k.f.UMod(u32, idx, k.cu32(vec4))
+		return k.f.AccessChain(pt, bd.v, k.cu32(0), q, r)
 	}
-	return k.f.Apply(spirv.OpAccessChain, pt, bd.v, k.cu32(0), idx)
+	return k.f.AccessChain(pt, bd.v, k.cu32(0), idx)
 }
 
 // noteIndex records an access of binding bind at idx: one not at the
@@ -333,10 +319,10 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 		k.noteIndex(bind, idx)
 		raw = k.texelLoad1(bind, idx)
 	default:
-		raw = k.widen(k.f.Apply(spirv.OpLoad, k.storageElem(bd.st), k.elemPtr(bind, idx)), bd.st)
+		raw = k.widen(k.f.Load(k.storageElem(bd.st), k.elemPtr(bind, idx)), bd.st)
 	}
 	if t == hlo.PRED {
-		return val{k.f.Apply(spirv.OpINotEqual, k.boolT(), raw, k.cu32(0)), t}
+		return val{k.f.INotEqual(k.boolT(), raw, k.cu32(0)), t}
 	}
 	return val{raw, t}
 }
@@ -345,7 +331,7 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	id := v.id
 	if v.t == hlo.PRED {
-		id = k.f.Apply(spirv.OpSelect, k.u32(), v.id, k.cu32(1), k.cu32(0))
+		id = k.f.Select(k.u32(), v.id, k.cu32(1), k.cu32(0))
 	}
 	if k.vector != nil && k.isVec(bind) {
 		k.vectorStore(bind, idx, id)
@@ -355,13 +341,13 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 		id = k.narrow(id, st)
 	}
 	if k.lanes > 0 { // a subgroup per element: lane 0 stores
-		k.ifThen(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {
-			k.f.Do(spirv.OpStore, k.elemPtr(bind, idx), id)
+		k.f.If(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {
+			k.f.Store(k.elemPtr(bind, idx), id)
 			return nil
 		})
 		return
 	}
-	k.f.Do(spirv.OpStore, k.elemPtr(bind, idx), id)
+	k.f.Store(k.elemPtr(bind, idx), id)
 }
 
 // bind declares the storage buffers of instruction in: read-only ones for
@@ -416,16 +402,16 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 		} else {
 			k.lane = k.laneID()
 		}
-		idx = k.f.Apply(spirv.OpUDiv, k.u32(), idx, k.cu32(k.lanes))
+		idx = k.f.UDiv(k.u32(), idx, k.cu32(k.lanes))
 	}
 	k.linear = idx
 	n := k.push(0)
-	inRange := k.f.Apply(spirv.OpULessThan, k.boolT(), idx, n)
+	inRange := k.f.ULessThan(k.boolT(), idx, n)
 	if k.vecMode {
 		inner := body
 		body = func(idx4 spirv.ID) error { return k.vectorElems(idx4, inner) }
 	}
-	if err := k.ifThen(inRange, func() error { return body(idx) }); err != nil {
+	if err := k.f.If(inRange, func() error { return body(idx) }); err != nil {
 		return nil, err
 	}
 	if k.err != nil {

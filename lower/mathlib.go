@@ -584,13 +584,13 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, ilogb(ax), ey), m.cs(1))
 	n := m.op(spirv.OpBitcast, m.u, m.sel(m.s, work, steps, m.cs(0)))
 	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
-	m.k.f.Do(spirv.OpStore, rv, ax)
+	m.k.f.Store(rv, ax)
 	err := m.k.loop(n, func(spirv.ID) error {
 		r := m.op(spirv.OpLoad, m.f, rv)
 		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, ilogb(r), ey))
 		t = m.self(m.gt(t, r), m.mul(t, m.c(0.5)), t)
 		r = m.self(m.ge(r, ay), m.sub(r, t), r)
-		m.k.f.Do(spirv.OpStore, rv, r)
+		m.k.f.Store(rv, r)
 		return nil
 	})
 	if err != nil {
@@ -704,23 +704,23 @@ func (k *kernelBuilder) ipow(x, y val) (val, error) {
 	ptr := k.b.TypePointer(spirv.StorageFunction, typ)
 	rv, bv, ev := k.f.LocalVariable(ptr), k.f.LocalVariable(ptr), k.f.LocalVariable(ptr)
 	one := val{k.constInt(t, 1), t}
-	k.f.Do(spirv.OpStore, rv, one.id)
-	k.f.Do(spirv.OpStore, bv, x.id)
-	k.f.Do(spirv.OpStore, ev, k.masked(y).id)
+	k.f.Store(rv, one.id)
+	k.f.Store(bv, x.id)
+	k.f.Store(ev, k.masked(y).id)
 	err := k.loop(k.cu32(uint32(bits)), func(spirv.ID) error {
-		load := func(v spirv.ID) spirv.ID { return k.f.Apply(spirv.OpLoad, typ, v) }
+		load := func(v spirv.ID) spirv.ID { return k.f.Load(typ, v) }
 		r, b, e := load(rv), load(bv), load(ev)
 		odd := k.boolOp(spirv.OpINotEqual, k.op(spirv.OpBitwiseAnd, t, e, one.id).id, k.zero(t))
 		r = k.sel(odd, k.op(spirv.OpIMul, t, r, b), val{r, t}).id
-		k.f.Do(spirv.OpStore, rv, r)
-		k.f.Do(spirv.OpStore, bv, k.op(spirv.OpIMul, t, b, b).id)
-		k.f.Do(spirv.OpStore, ev, k.op(spirv.OpShiftRightLogical, t, e, one.id).id)
+		k.f.Store(rv, r)
+		k.f.Store(bv, k.op(spirv.OpIMul, t, b, b).id)
+		k.f.Store(ev, k.op(spirv.OpShiftRightLogical, t, e, one.id).id)
 		return nil
 	})
 	if err != nil {
 		return val{}, err
 	}
-	r := val{k.f.Apply(spirv.OpLoad, typ, rv), t}
+	r := val{k.f.Load(typ, rv), t}
 	if t.Kind() != hlo.KindSigned && t != hlo.U64 {
 		return r, nil
 	}

@@ -144,7 +144,7 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 		if err != nil {
 			return val{}, err
 		}
-		return k.sel(k.f.Apply(spirv.OpFOrdEqual, k.boolT(), m.id, ninf), one, e), nil
+		return k.sel(k.f.FOrdEqual(k.boolT(), m.id, ninf), one, e), nil
 	}
 	chunk := func(xs []val) error {
 		m0 := acc(0)
@@ -160,7 +160,7 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 		if err != nil {
 			return err
 		}
-		s := val{k.f.Apply(spirv.OpFMul, k.scalarType(t), acc(1).id, scale.id), t}
+		s := val{k.f.FMul(k.scalarType(t), acc(1).id, scale.id), t}
 		k.b.Decorate(s.id, spirv.DecorationNoContraction) // rounded as written on every driver
 		for _, x := range xs {
 			e, err := expFrom(x, m)
@@ -173,8 +173,8 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 			}
 			s = r[0]
 		}
-		k.f.Do(spirv.OpStore, vars[0], m.id)
-		k.f.Do(spirv.OpStore, vars[1], s.id)
+		k.f.Store(vars[0], m.id)
+		k.f.Store(vars[1], s.id)
 		return nil
 	}
 	chunkLen := int64(onlineChunk)
@@ -182,12 +182,12 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 		chunkLen = onlineLongChunk
 	}
 	err := k.loop(k.cu32(uint32(count/chunkLen)), func(c spirv.ID) error {
-		first := k.f.Apply(spirv.OpIAdd, u32, base, k.f.Apply(spirv.OpIMul, u32, c, k.cu32(uint32(chunkLen))))
+		first := k.f.IAdd(u32, base, k.f.IMul(u32, c, k.cu32(uint32(chunkLen))))
 		var xs []val
 		if k.rowShape != nil { // a vector row kernel: the chunk is vec4 pairs
 			for h := range chunkLen / vectorWidth {
-				at := k.f.Apply(spirv.OpIAdd, u32, first, k.cu32(uint32(h*vectorWidth)))
-				err := k.vectorElems(k.f.Apply(spirv.OpUDiv, u32, at, k.cu32(vectorWidth)), func(p spirv.ID) error {
+				at := k.f.IAdd(u32, first, k.cu32(uint32(h*vectorWidth)))
+				err := k.vectorElems(k.f.UDiv(u32, at, k.cu32(vectorWidth)), func(p spirv.ID) error {
 					xs = append(xs, elem(p))
 					return k.err
 				})
@@ -198,7 +198,7 @@ func (k *kernelBuilder) onlineFold(r1 *hlo.Instruction, pair onlinePair, initMax
 			}
 		} else {
 			for i := range chunkLen {
-				xs = append(xs, elem(k.f.Apply(spirv.OpIAdd, u32, first, k.cu32(uint32(i)))))
+				xs = append(xs, elem(k.f.IAdd(u32, first, k.cu32(uint32(i)))))
 			}
 		}
 		return chunk(xs)

@@ -138,42 +138,19 @@ func (k *kernelBuilder) emitReducer(c *hlo.Computation, args []val) ([]val, erro
 func (k *kernelBuilder) loop(n spirv.ID, body func(i spirv.ID) error) error {
 	u32 := k.u32()
 	iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-	k.f.Do(spirv.OpStore, iv, k.cu32(0))
+	k.f.Store(iv, k.cu32(0))
 	var i spirv.ID
-	return k.whileLoop(func() spirv.ID {
-		i = k.f.Apply(spirv.OpLoad, u32, iv)
-		return k.f.Apply(spirv.OpULessThan, k.boolT(), i, n)
+	return k.f.While(func() spirv.ID {
+		i = k.f.Load(u32, iv)
+		return k.f.ULessThan(k.boolT(), i, n)
 	}, func() error { return body(i) }, func() { k.increment(iv) })
-}
-
-// whileLoop emits `for check() { body(); step() }` as a structured
-// loop: check in its own block after the header (what it computes is
-// visible to body), step in the continue block.
-func (k *kernelBuilder) whileLoop(check func() spirv.ID, body func() error, step func()) error {
-	header, checkL, bodyL, cont, merge := k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID(), k.b.NewID()
-	k.f.Do(spirv.OpBranch, header)
-	k.f.Label(header)
-	k.f.Void(spirv.OpLoopMerge, uint32(merge), uint32(cont), spirv.LoopControlNone)
-	k.f.Do(spirv.OpBranch, checkL)
-	k.f.Label(checkL)
-	k.f.Do(spirv.OpBranchConditional, check(), bodyL, merge)
-	k.f.Label(bodyL)
-	if err := body(); err != nil {
-		return err
-	}
-	k.f.Do(spirv.OpBranch, cont)
-	k.f.Label(cont)
-	step()
-	k.f.Do(spirv.OpBranch, header)
-	k.f.Label(merge)
-	return nil
 }
 
 // increment adds 1 to a u32 function variable.
 func (k *kernelBuilder) increment(v spirv.ID) {
 	u32 := k.u32()
-	n := k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpLoad, u32, v), k.cu32(1))
-	k.f.Do(spirv.OpStore, v, n)
+	n := k.f.IAdd(u32, k.f.Load(u32, v), k.cu32(1))
+	k.f.Store(v, n)
 }
 
 // fold runs accumulators, starting at inits, through count steps of
@@ -198,7 +175,7 @@ func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step 
 			if apply != 0 {
 				r = k.sel(apply, r, args[i])
 			}
-			k.f.Do(spirv.OpStore, vars[i], r.id)
+			k.f.Store(vars[i], r.id)
 		}
 		return nil
 	})
@@ -223,10 +200,10 @@ func (k *kernelBuilder) accumulators(inits []val) (vars []spirv.ID, acc func(i i
 	vars = make([]spirv.ID, len(inits))
 	for i, v := range inits {
 		vars[i] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-		k.f.Do(spirv.OpStore, vars[i], v.id)
+		k.f.Store(vars[i], v.id)
 	}
 	return vars, func(i int) val {
-		return val{k.f.Apply(spirv.OpLoad, k.scalarType(inits[i].t), vars[i]), inits[i].t}
+		return val{k.f.Load(k.scalarType(inits[i].t), vars[i]), inits[i].t}
 	}
 }
 
@@ -295,8 +272,8 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		o := k.unravel(idx, keepDims)
 		base := k.cu32(0)
 		for i, ax := range keepAxes {
-			term := k.f.Apply(spirv.OpIMul, u32, o[i], k.cu32(uint32(st[ax])))
-			base = k.f.Apply(spirv.OpIAdd, u32, base, term)
+			term := k.f.IMul(u32, o[i], k.cu32(uint32(st[ax])))
+			base = k.f.IAdd(u32, base, term)
 		}
 		inits := make([]val, n)
 		for i := range inits {
@@ -306,8 +283,8 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			ri := k.unravel(r, redDims)
 			p := base
 			for j, ax := range redAxes {
-				term := k.f.Apply(spirv.OpIMul, u32, ri[j], k.cu32(uint32(st[ax])))
-				p = k.f.Apply(spirv.OpIAdd, u32, p, term)
+				term := k.f.IMul(u32, ri[j], k.cu32(uint32(st[ax])))
+				p = k.f.IAdd(u32, p, term)
 			}
 			xs := make([]val, n)
 			for i := range xs {

@@ -30,8 +30,8 @@ func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
 			break
 		}
 		s := k.cu32(uint32(st[d]))
-		out[d] = k.f.Apply(spirv.OpUDiv, u32, rest, s)
-		rest = k.f.Apply(spirv.OpUMod, u32, rest, s)
+		out[d] = k.f.UDiv(u32, rest, s)
+		rest = k.f.UMod(u32, rest, s)
 	}
 	return out
 }
@@ -44,15 +44,15 @@ func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
 	for d, x := range ix {
 		term := x
 		if st[d] != 1 {
-			term = k.f.Apply(spirv.OpIMul, u32, x, k.cu32(uint32(st[d])))
+			term = k.f.IMul(u32, x, k.cu32(uint32(st[d])))
 		}
-		lin = k.f.Apply(spirv.OpIAdd, u32, lin, term)
+		lin = k.f.IAdd(u32, lin, term)
 	}
 	return lin
 }
 
 func (k *kernelBuilder) addU(a spirv.ID, c int64) spirv.ID {
-	return k.f.Apply(spirv.OpIAdd, k.u32(), a, k.cu32(uint32(c)))
+	return k.f.IAdd(k.u32(), a, k.cu32(uint32(c)))
 }
 
 // clampIndex reads a start index (any integer type) and clamps it to
@@ -77,9 +77,9 @@ func (k *kernelBuilder) clampIndex(v val, limit int64) spirv.ID {
 func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	switch {
 	case regBits(v.t) == 64:
-		return k.f.Apply(spirv.OpUConvert, k.u32(), v.id)
+		return k.f.UConvert(k.u32(), v.id)
 	case v.t.Kind() == hlo.KindSigned:
-		return k.f.Apply(spirv.OpBitcast, k.u32(), v.id)
+		return k.f.Bitcast(k.u32(), v.id)
 	}
 	return v.id
 }
@@ -130,7 +130,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		for d, sd := range a.Slice {
 			x := o[d]
 			if sd.Stride != 1 {
-				x = k.f.Apply(spirv.OpIMul, u32, x, k.cu32(uint32(sd.Stride)))
+				x = k.f.IMul(u32, x, k.cu32(uint32(sd.Stride)))
 			}
 			ix[d] = k.addU(x, sd.Start)
 		}
@@ -139,7 +139,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		o := k.unravel(idx, outDims)
 		s := src(0)
 		for _, d := range a.Dimensions {
-			o[d] = k.f.Apply(spirv.OpISub, u32, k.cu32(uint32(s.Dims[d]-1)), o[d])
+			o[d] = k.f.ISub(u32, k.cu32(uint32(s.Dims[d]-1)), o[d])
 		}
 		return k.load(binds[0], k.ravel(o, s.Dims), s.Elem), nil
 	case hlo.OpPad:
@@ -150,10 +150,10 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		ok := k.b.ConstantBool(true)
 		ix := make([]spirv.ID, s.Rank())
 		for d, p := range a.Padding {
-			t := k.f.Apply(spirv.OpISub, u32, o[d], k.cu32(uint32(int32(p.Lo))))
+			t := k.f.ISub(u32, o[d], k.cu32(uint32(int32(p.Lo))))
 			step := k.cu32(uint32(p.Interior + 1))
-			q := k.f.Apply(spirv.OpSDiv, u32, t, step)
-			r := k.f.Apply(spirv.OpSRem, u32, t, step)
+			q := k.f.SDiv(u32, t, step)
+			r := k.f.SRem(u32, t, step)
 			cond := k.boolOp(spirv.OpLogicalAnd,
 				k.boolOp(spirv.OpSGreaterThanEqual, t, k.cu32(0)),
 				k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpIEqual, r, k.cu32(0)),
@@ -162,7 +162,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 			ix[d] = q
 		}
 		// Read position 0 where the element is padding, to stay in bounds.
-		at := k.f.Apply(spirv.OpSelect, u32, ok, k.ravel(ix, s.Dims), k.cu32(0))
+		at := k.f.Select(u32, ok, k.ravel(ix, s.Dims), k.cu32(0))
 		x := k.load(binds[0], at, s.Elem)
 		pv := k.load(binds[1], k.cu32(0), s.Elem)
 		return k.sel(ok, x, pv), nil
@@ -174,7 +174,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		for i := range in.Operands {
 			s := src(i)
 			ix := append([]spirv.ID{}, o...)
-			local := k.f.Apply(spirv.OpISub, u32, o[d], k.cu32(uint32(off)))
+			local := k.f.ISub(u32, o[d], k.cu32(uint32(off)))
 			// Clamp into this operand so that the read stays in bounds.
 			ix[d] = k.f.Ext(u32, spirv.GLSLUMin, local, k.cu32(uint32(max(s.Dims[d]-1, 0))))
 			x := k.load(binds[i], k.ravel(ix, s.Dims), s.Elem)
@@ -194,7 +194,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		for d := range ix {
 			st := k.load(binds[1+d], k.cu32(0), src(1+d).Elem)
 			start := k.clampIndex(st, s.Dims[d]-a.DynSliceSizes[d])
-			ix[d] = k.f.Apply(spirv.OpIAdd, u32, start, o[d])
+			ix[d] = k.f.IAdd(u32, start, o[d])
 		}
 		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
 	case hlo.OpDynamicUpdateSlice:
@@ -205,11 +205,11 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		for d := range ix {
 			st := k.load(binds[2+d], k.cu32(0), src(2+d).Elem)
 			start := k.clampIndex(st, s.Dims[d]-up.Dims[d])
-			rel := k.f.Apply(spirv.OpISub, u32, o[d], start)
+			rel := k.f.ISub(u32, o[d], start)
 			// rel < size as unsigned also rejects o < start (it wraps).
 			in := k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(up.Dims[d])))
 			inside = k.boolOp(spirv.OpLogicalAnd, inside, in)
-			ix[d] = k.f.Apply(spirv.OpSelect, u32, in, rel, k.cu32(0))
+			ix[d] = k.f.Select(u32, in, rel, k.cu32(0))
 		}
 		x := k.load(binds[0], idx, s.Elem)
 		if up.NumElements() == 0 {
@@ -251,7 +251,7 @@ func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.
 		src[od] = o[ix.BatchDims[ix.BatchPos(g.StartIndicesBatchingDims[j])]]
 	}
 	for j, od := range ix.WindowDims {
-		src[od] = k.f.Apply(spirv.OpIAdd, u32, src[od], o[g.OffsetDims[j]])
+		src[od] = k.f.IAdd(u32, src[od], o[g.OffsetDims[j]])
 	}
 	return k.load(binds[0], k.ravel(src, xs.Dims), xs.Elem), nil
 }

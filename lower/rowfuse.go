@@ -400,8 +400,8 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 	k.begin()
 	u32 := k.u32()
 	row := k.linearIndex() // k.linear stays unset: no access counts as in place
-	inRange := k.f.Apply(spirv.OpULessThan, k.boolT(), row, k.push(0))
-	err = k.ifThen(inRange, func() error {
+	inRange := k.f.ULessThan(k.boolT(), row, k.push(0))
+	err = k.f.If(inRange, func() error {
 		if vecBinds != nil {
 			k.rowShape = in.Shape.Dims
 		}
@@ -426,9 +426,9 @@ func rowKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(
 			steps = uint32(cols / vectorWidth)
 			body = func(idx8 spirv.ID) error { return k.vectorElems(idx8, elem) }
 		}
-		base := k.f.Apply(spirv.OpIMul, u32, row, k.cu32(steps))
+		base := k.f.IMul(u32, row, k.cu32(steps))
 		err := k.loop(k.cu32(steps), func(t spirv.ID) error {
-			return body(k.f.Apply(spirv.OpIAdd, u32, base, t))
+			return body(k.f.IAdd(u32, base, t))
 		})
 		if err != nil {
 			return err
@@ -463,9 +463,9 @@ func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, 
 	n := len(inits)
 	vars, acc := k.accumulators(inits)
 	u32 := k.u32()
-	base8 := k.f.Apply(spirv.OpUDiv, u32, base, k.cu32(vectorWidth))
+	base8 := k.f.UDiv(u32, base, k.cu32(vectorWidth))
 	err := k.loop(k.cu32(uint32(count/vectorWidth)), func(t spirv.ID) error {
-		idx8 := k.f.Apply(spirv.OpIAdd, u32, base8, t)
+		idx8 := k.f.IAdd(u32, base8, t)
 		return k.vectorElems(idx8, func(p spirv.ID) error {
 			args := make([]val, 0, 2*n)
 			for i := 0; i < n; i++ {
@@ -476,7 +476,7 @@ func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, 
 				return err
 			}
 			for i, r := range res {
-				k.f.Do(spirv.OpStore, vars[i], r.id)
+				k.f.Store(vars[i], r.id)
 			}
 			return k.err
 		})

@@ -44,7 +44,7 @@ func (k *kernelBuilder) ext(inst spirv.GLSLInst, t hlo.ElementType, args ...spir
 }
 
 func (k *kernelBuilder) sel(cond spirv.ID, a, b val) val {
-	return val{k.f.Apply(spirv.OpSelect, k.scalarType(a.t), cond, a.id, b.id), a.t}
+	return val{k.f.Select(k.scalarType(a.t), cond, a.id, b.id), a.t}
 }
 
 // constInt makes an integer constant of type t from the low bits of v.
@@ -82,10 +82,10 @@ func (k *kernelBuilder) constFloat(t hlo.ElementType, v float64) spirv.ID {
 // value, not a constant, so that the driver builds x*0 as a multiply.
 func (k *kernelBuilder) hiddenZero(typ spirv.ID, bits int) spirv.ID {
 	if bits == 64 {
-		v2 := k.f.Apply(spirv.OpCompositeConstruct, k.b.TypeVector(k.u32(), 2), k.zeroU32, k.zeroU32)
-		return k.f.Apply(spirv.OpBitcast, typ, v2)
+		v2 := k.f.CompositeConstruct(k.b.TypeVector(k.u32(), 2), k.zeroU32, k.zeroU32)
+		return k.f.Bitcast(typ, v2)
 	}
-	return k.f.Apply(spirv.OpBitcast, typ, k.zeroU32)
+	return k.f.Bitcast(typ, k.zeroU32)
 }
 
 // hideInt ors x (an integer register of type typ, width bits) with
@@ -97,9 +97,9 @@ func (k *kernelBuilder) hideInt(x spirv.ID, typ spirv.ID, bits int) spirv.ID {
 	}
 	z := k.zeroU32
 	if bits == 64 {
-		z = k.f.Apply(spirv.OpUConvert, k.b.TypeInt(64, false), z)
+		z = k.f.UConvert(k.b.TypeInt(64, false), z)
 	}
-	return k.f.Apply(spirv.OpBitwiseOr, typ, x, z)
+	return k.f.BitwiseOr(typ, x, z)
 }
 
 func (k *kernelBuilder) zero(t hlo.ElementType) spirv.ID {
@@ -163,14 +163,14 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 	if isNarrow(t) {
 		bits = k.narrowBits(x.id, t)
 	} else {
-		bits = k.f.Apply(spirv.OpBitcast, ut, x.id)
+		bits = k.f.Bitcast(ut, x.id)
 	}
 	if manBits < srcMan {
 		shift := uint64(srcMan - manBits)
 		last := uint64(1) << shift
 		lsb := op(spirv.OpShiftRightLogical, op(spirv.OpBitwiseAnd, bits, c(last)), c(shift))
 		bits = op(spirv.OpIAdd, bits, op(spirv.OpIAdd, lsb, c(last>>1-1)))
-		bits = op(spirv.OpBitwiseAnd, bits, k.f.Apply(spirv.OpNot, ut, c(last-1)))
+		bits = op(spirv.OpBitwiseAnd, bits, k.f.Not(ut, c(last-1)))
 	}
 	if expBits < srcExp {
 		signMask := uint64(1) << (srcExp + srcMan)
@@ -181,8 +181,8 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 		signed := op(spirv.OpBitwiseAnd, bits, c(signMask))
 		over := k.boolOp(spirv.OpUGreaterThan, e, c((bias+rbias)<<srcMan))
 		under := k.boolOp(spirv.OpULessThanEqual, e, c((bias-rbias)<<srcMan))
-		bits = k.f.Apply(spirv.OpSelect, ut, over, op(spirv.OpBitwiseOr, signed, c(expMask)), bits)
-		bits = k.f.Apply(spirv.OpSelect, ut, under, signed, bits)
+		bits = k.f.Select(ut, over, op(spirv.OpBitwiseOr, signed, c(expMask)), bits)
+		bits = k.f.Select(ut, under, signed, bits)
 	}
 	if isNarrow(t) {
 		bits = op(spirv.OpBitwiseAnd, bits, c(1<<(srcExp+srcMan+1)-1))
@@ -191,7 +191,7 @@ func (k *kernelBuilder) reducePrecision(x val, expBits, manBits int64) val {
 	if isNarrow(t) {
 		r = val{k.widenBits(bits, t), t}
 	} else {
-		r = val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), bits), t}
+		r = val{k.f.Bitcast(k.scalarType(t), bits), t}
 	}
 	// The rounding may carry a NaN's mantissa into its exponent, even its
 	// sign: XLA keeps the NaN, and with no mantissa bits left makes it +inf.
@@ -212,7 +212,7 @@ func (k *kernelBuilder) bitcastConvert(in *hlo.Instruction, x val, to hlo.Elemen
 		return val{}, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet (only between types of one width, pred excluded)", from, to)
 	}
 	if !isNarrow(from) { // 32 and 64 bits: the registers are the types
-		return val{k.f.Apply(spirv.OpBitcast, k.scalarType(to), x.id), to}, nil
+		return val{k.f.Bitcast(k.scalarType(to), x.id), to}, nil
 	}
 	return val{k.widenBits(k.narrowBits(x.id, from), to), to}, nil
 }
@@ -229,32 +229,32 @@ func (k *kernelBuilder) normalize(v val) val {
 	switch t.Kind() {
 	case hlo.KindSigned:
 		sh := k.cu32(uint32(32 - t.Bits()))
-		x := k.f.Apply(spirv.OpShiftLeftLogical, k.scalarType(t), v.id, sh)
-		return val{k.f.Apply(spirv.OpShiftRightArithmetic, k.scalarType(t), x, sh), t}
+		x := k.f.ShiftLeftLogical(k.scalarType(t), v.id, sh)
+		return val{k.f.ShiftRightArithmetic(k.scalarType(t), x, sh), t}
 	case hlo.KindUnsigned:
-		return val{k.f.Apply(spirv.OpBitwiseAnd, k.scalarType(t), v.id, k.cu32(1<<uint(t.Bits())-1)), t}
+		return val{k.f.BitwiseAnd(k.scalarType(t), v.id, k.cu32(1<<uint(t.Bits())-1)), t}
 	}
-	bits := k.f.Apply(spirv.OpBitcast, u32, v.id)
+	bits := k.f.Bitcast(u32, v.id)
 	var r spirv.ID
 	if t == hlo.BF16 {
 		// Round to the upper 16 bits, ties to even; NaN stays NaN.
-		lsb := k.f.Apply(spirv.OpBitwiseAnd, u32, k.f.Apply(spirv.OpShiftRightLogical, u32, bits, k.cu32(16)), k.cu32(1))
-		bias := k.f.Apply(spirv.OpIAdd, u32, k.cu32(0x7fff), lsb)
-		rounded := k.f.Apply(spirv.OpBitwiseAnd, u32, k.f.Apply(spirv.OpIAdd, u32, bits, bias), k.cu32(0xffff0000))
-		nan := k.f.Apply(spirv.OpBitwiseOr, u32, k.f.Apply(spirv.OpBitwiseAnd, u32, bits, k.cu32(0xffff0000)), k.cu32(0x00400000))
-		r = k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, rounded)
+		lsb := k.f.BitwiseAnd(u32, k.f.ShiftRightLogical(u32, bits, k.cu32(16)), k.cu32(1))
+		bias := k.f.IAdd(u32, k.cu32(0x7fff), lsb)
+		rounded := k.f.BitwiseAnd(u32, k.f.IAdd(u32, bits, bias), k.cu32(0xffff0000))
+		nan := k.f.BitwiseOr(u32, k.f.BitwiseAnd(u32, bits, k.cu32(0xffff0000)), k.cu32(0x00400000))
+		r = k.f.Select(u32, k.isNaN(v), nan, rounded)
 	} else if k.tg.Float16 {
 		// The device's conversion (RoundingModeRTE and DenormPreserve
 		// for 16 bits: see finish); NaN keeps its bits, made quiet, as
 		// roundF16 does.
-		h := k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(16), v.id)
-		back := k.f.Apply(spirv.OpBitcast, u32, k.f.Apply(spirv.OpFConvert, k.b.TypeFloat(32), h))
-		nan := k.f.Apply(spirv.OpBitwiseOr, u32, bits, k.cu32(0x00400000))
-		r = k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, back)
+		h := k.f.FConvert(k.b.TypeFloat(16), v.id)
+		back := k.f.Bitcast(u32, k.f.FConvert(k.b.TypeFloat(32), h))
+		nan := k.f.BitwiseOr(u32, bits, k.cu32(0x00400000))
+		r = k.f.Select(u32, k.isNaN(v), nan, back)
 	} else {
 		r = k.roundF16(bits, v)
 	}
-	return val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), r), t}
+	return val{k.f.Bitcast(k.scalarType(t), r), t}
 }
 
 // roundF16 rounds f32 bits to the nearest f16 value (ties to even),
@@ -268,22 +268,22 @@ func (k *kernelBuilder) roundF16(bits spirv.ID, v val) spirv.ID {
 	exp := op(spirv.OpShiftRightLogical, mag, k.cu32(23)) // biased f32 exponent
 	// Bits to drop: 13 for normal f16 (exponent >= 113, i.e. 2^-14), more
 	// below, up to 24.
-	drop := k.f.Apply(spirv.OpSelect, u32, k.boolOp(spirv.OpUGreaterThanEqual, exp, k.cu32(113)),
+	drop := k.f.Select(u32, k.boolOp(spirv.OpUGreaterThanEqual, exp, k.cu32(113)),
 		k.cu32(13), op(spirv.OpISub, k.cu32(126), exp))
 	drop = k.f.Ext(u32, spirv.GLSLUMin, drop, k.cu32(24))
 	one := k.cu32(1)
 	half := op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, op(spirv.OpISub, drop, one)), one)
 	lsb := op(spirv.OpBitwiseAnd, op(spirv.OpShiftRightLogical, mag, drop), one)
-	mask := k.f.Apply(spirv.OpNot, u32, op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one))
+	mask := k.f.Not(u32, op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one))
 	rounded := op(spirv.OpBitwiseAnd, op(spirv.OpIAdd, mag, op(spirv.OpIAdd, half, lsb)), mask)
 	// Beyond the largest f16 (65504) the result is infinity.
-	rounded = k.f.Apply(spirv.OpSelect, u32, k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000)),
+	rounded = k.f.Select(u32, k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000)),
 		k.cu32(0x7f800000), rounded)
 	r := op(spirv.OpBitwiseOr, sign, rounded)
 	nan := op(spirv.OpBitwiseOr, bits, k.cu32(0x00400000))
 	inf := k.boolOp(spirv.OpIsInf, v.id)
-	r = k.f.Apply(spirv.OpSelect, u32, inf, bits, r)
-	return k.f.Apply(spirv.OpSelect, u32, k.isNaN(v), nan, r)
+	r = k.f.Select(u32, inf, bits, r)
+	return k.f.Select(u32, k.isNaN(v), nan, r)
 }
 
 // emitWide computes instruction in on scalar operand values in register
@@ -412,7 +412,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		if isS || isU { // 64 bits: BitCount takes 32-bit words (Vulkan)
 			lo, hi := k.words(a[0])
 			u32 := k.u32()
-			n := k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpBitCount, u32, lo), k.f.Apply(spirv.OpBitCount, u32, hi))
+			n := k.f.IAdd(u32, k.f.BitCount(u32, lo), k.f.BitCount(u32, hi))
 			return k.fromWord(n, t), nil
 		}
 	case hlo.OpClz:
@@ -425,10 +425,10 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			lo, hi := k.words(a[0])
 			u32 := k.u32()
 			clz := func(w spirv.ID) spirv.ID {
-				return k.f.Apply(spirv.OpISub, u32, k.cu32(31), k.f.Ext(u32, spirv.GLSLFindUMsb, w))
+				return k.f.ISub(u32, k.cu32(31), k.f.Ext(u32, spirv.GLSLFindUMsb, w))
 			}
 			hiZero := k.boolOp(spirv.OpIEqual, hi, k.cu32(0))
-			n := k.f.Apply(spirv.OpSelect, u32, hiZero, k.f.Apply(spirv.OpIAdd, u32, k.cu32(32), clz(lo)), clz(hi))
+			n := k.f.Select(u32, hiZero, k.f.IAdd(u32, k.cu32(32), clz(lo)), clz(hi))
 			return k.fromWord(n, t), nil
 		}
 	case hlo.OpConvert:
@@ -510,8 +510,8 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			if regBits(t) == 64 { // as two words: the device may lack shaderInt64
 				ut = k.b.TypeVector(ut, 2)
 			}
-			bits := func(v val) spirv.ID { return k.f.Apply(spirv.OpBitcast, ut, v.id) }
-			both := val{k.f.Apply(spirv.OpBitcast, k.scalarType(t), k.f.Apply(bitOp, ut, bits(a[0]), bits(a[1]))), t}
+			bits := func(v val) spirv.ID { return k.f.Bitcast(ut, v.id) }
+			both := val{k.f.Bitcast(k.scalarType(t), k.f.Apply(bitOp, ut, bits(a[0]), bits(a[1]))), t}
 			r = k.sel(k.boolOp(spirv.OpFOrdEqual, a[0].id, a[1].id), both, r)
 			r = k.sel(k.isNaN(a[1]), a[1], r)
 			return k.sel(k.isNaN(a[0]), a[0], r), nil

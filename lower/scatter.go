@@ -74,7 +74,7 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 				start[od] = k.clampIndex(v, xs.Dims[od]) // in [0, dim]: dim itself never fits a window
 				if ix.Elem.Kind() == hlo.KindSigned {
 					neg := k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem))
-					start[od] = k.f.Apply(spirv.OpSelect, u32, neg, k.cu32(0xffffffff), start[od])
+					start[od] = k.f.Select(u32, neg, k.cu32(0xffffffff), start[od])
 				}
 			}
 			for j, od := range sd.InputBatchingDims {
@@ -94,11 +94,11 @@ func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 				covered := k.boolOp(spirv.OpULessThan, rel, k.cu32(uint32(windowSize[d])))
 				inside = k.boolOp(spirv.OpLogicalAnd, inside, covered)
 				if updDimOf[d] >= 0 {
-					ui[updDimOf[d]] = k.f.Apply(spirv.OpSelect, u32, covered, rel, k.cu32(0))
+					ui[updDimOf[d]] = k.f.Select(u32, covered, rel, k.cu32(0))
 				}
 			}
 			apply := k.boolOp(spirv.OpLogicalAnd, fits, inside)
-			at := k.f.Apply(spirv.OpSelect, u32, apply, k.ravel(ui, us.Dims), k.cu32(0))
+			at := k.f.Select(u32, apply, k.ravel(ui, us.Dims), k.cu32(0))
 			upd := make([]val, n)
 			for i := range upd {
 				upd[i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)

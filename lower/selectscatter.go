@@ -71,8 +71,8 @@ func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hl
 			inRange := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, w[d], cu(0)), k.boolOp(spirv.OpSLessThan, w[d], cu(source.Dims[d])))
 			ok = k.boolOp(spirv.OpLogicalAnd, ok, k.boolOp(spirv.OpLogicalAnd, holds, inRange))
 		}
-		return k.ifThen(ok, func() error {
-			k.f.Do(spirv.OpStore, bestVar, none)
+		return k.f.If(ok, func() error {
+			k.f.Store(bestVar, none)
 			err := k.loop(cu(size), func(e spirv.ID) error {
 				off := k.unravel(e, sizeDims)
 				inside := k.b.ConstantBool(true)
@@ -82,31 +82,31 @@ func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hl
 					inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalAnd,
 						k.boolOp(spirv.OpSGreaterThanEqual, q[d], cu(0)), k.boolOp(spirv.OpSLessThan, q[d], cu(operand.Dims[d]))))
 				}
-				at := k.f.Apply(spirv.OpSelect, u32, inside, k.ravel(q, operand.Dims), k.cu32(0))
+				at := k.f.Select(u32, inside, k.ravel(q, operand.Dims), k.cu32(0))
 				v := k.load(binds[0], at, t)
-				best := k.f.Apply(spirv.OpLoad, u32, bestVar)
-				bv := val{k.f.Apply(spirv.OpLoad, k.scalarType(t), bestVal), t}
-				first := k.f.Apply(spirv.OpIEqual, b, best, none)
+				best := k.f.Load(u32, bestVar)
+				bv := val{k.f.Load(k.scalarType(t), bestVal), t}
+				first := k.f.IEqual(b, best, none)
 				keep, err := k.emitReducer(sel, []val{bv, v})
 				if err != nil {
 					return err
 				}
 				take := k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpLogicalOr, first, k.boolOp(spirv.OpLogicalNot, keep[0].id)))
-				k.f.Do(spirv.OpStore, bestVar, k.f.Apply(spirv.OpSelect, u32, take, at, best))
-				k.f.Do(spirv.OpStore, bestVal, k.sel(take, v, bv).id)
+				k.f.Store(bestVar, k.f.Select(u32, take, at, best))
+				k.f.Store(bestVal, k.sel(take, v, bv).id)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			best := k.f.Apply(spirv.OpLoad, u32, bestVar)
-			return k.ifThen(k.f.Apply(spirv.OpIEqual, b, best, idx), func() error {
+			best := k.f.Load(u32, bestVar)
+			return k.f.If(k.f.IEqual(b, best, idx), func() error {
 				s := k.load(binds[1], k.ravel(w, source.Dims), t)
 				r, err := k.emitReducer(scat, []val{acc(0), s})
 				if err != nil {
 					return err
 				}
-				k.f.Do(spirv.OpStore, accVars[0], r[0].id)
+				k.f.Store(accVars[0], r[0].id)
 				return nil
 			})
 		})

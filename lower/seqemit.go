@@ -165,8 +165,8 @@ func (e *seqEmitter) array(xs []val) int {
 	v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
 	pt := k.b.TypePointer(spirv.StorageFunction, st)
 	for j, x := range xs {
-		p := k.f.Apply(spirv.OpAccessChain, pt, v, k.cu32(uint32(j)))
-		k.f.Do(spirv.OpStore, p, x.id)
+		p := k.f.AccessChain(pt, v, k.cu32(uint32(j)))
+		k.f.Store(p, x.id)
 	}
 	k.regArrays = append(k.regArrays, regArray{v: v, t: t, n: len(xs)})
 	return regBase + len(k.regArrays) - 1
@@ -187,8 +187,8 @@ type regArray struct {
 func (k *kernelBuilder) regLoad(bind int, idx spirv.ID) val {
 	r := k.regArrays[bind-regBase]
 	st := k.scalarType(r.t)
-	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageFunction, st), r.v, idx)
-	return val{k.f.Apply(spirv.OpLoad, st, p), r.t}
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageFunction, st), r.v, idx)
+	return val{k.f.Load(st, p), r.t}
 }
 
 // reduce folds a small reduce, unrolled, in the reference's order: each
@@ -356,7 +356,7 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 					ix[d] = k.cu32(0)
 				}
 			}
-			if err := k.ifThen(inside, func() error {
+			if err := k.f.If(inside, func() error {
 				at := k.ravel(ix, dims)
 				old := k.load(bind, at, elem)
 				res, err := k.emitReducer(in.Called[0], []val{old, u})
@@ -422,18 +422,18 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	}
 	state := func() seqValue { return e.loadState(shapes, vars, nil) }
 	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
-	k.f.Do(spirv.OpStore, done, k.b.ConstantBool(false))
+	k.f.Store(done, k.b.ConstantBool(false))
 	err := e.whileLoop(func() spirv.ID {
-		more := k.boolOp(spirv.OpLogicalNot, k.f.Apply(spirv.OpLoad, boolT, done))
-		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Apply(spirv.OpLoad, u32, e.used), k.cu32(e.budget)))
+		more := k.boolOp(spirv.OpLogicalNot, k.f.Load(boolT, done))
+		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Load(u32, e.used), k.cu32(e.budget)))
 	}, func() error {
 		cur := state()
 		p, err := e.condition(cond, cur)
 		if err != nil {
 			return err
 		}
-		k.f.Do(spirv.OpStore, done, k.boolOp(spirv.OpLogicalNot, p))
-		return k.ifThen(p, func() error {
+		k.f.Store(done, k.boolOp(spirv.OpLogicalNot, p))
+		return k.f.If(p, func() error {
 			next, err := e.emit(body, []seqValue{cur})
 			if err != nil {
 				return err
@@ -445,9 +445,9 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 		return nil, err
 	}
 	// Ended by the bound, not its condition: the iteration is cut short.
-	cut := k.boolOp(spirv.OpLogicalNot, k.f.Apply(spirv.OpLoad, boolT, done))
-	if err := k.ifThen(cut, func() error {
-		k.f.Do(spirv.OpStore, e.abort, k.b.ConstantBool(true))
+	cut := k.boolOp(spirv.OpLogicalNot, k.f.Load(boolT, done))
+	if err := k.f.If(cut, func() error {
+		k.f.Store(e.abort, k.b.ConstantBool(true))
 		return nil
 	}); err != nil {
 		return nil, err
@@ -529,11 +529,11 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 	var which spirv.ID // the branch index, as a u32
 	if sel[0].t == hlo.PRED {
 		// true runs branch 0.
-		which = k.f.Apply(spirv.OpSelect, k.u32(), sel[0].id, k.cu32(0), k.cu32(1))
+		which = k.f.Select(k.u32(), sel[0].id, k.cu32(0), k.cu32(1))
 	} else {
 		// An index out of range runs the last branch.
 		ok, at := k.inBounds(sel[0], n)
-		which = k.f.Apply(spirv.OpSelect, k.u32(), ok, at, k.cu32(uint32(n-1)))
+		which = k.f.Select(k.u32(), ok, at, k.cu32(uint32(n-1)))
 	}
 	leaves := in.Shape.Leaves()
 	for _, l := range leaves {
@@ -543,7 +543,7 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 	}
 	vars := e.stateVars(leaves, nil)
 	for b, c := range branches {
-		err := k.ifThen(k.boolOp(spirv.OpIEqual, which, k.cu32(uint32(b))), func() error {
+		err := k.f.If(k.boolOp(spirv.OpIEqual, which, k.cu32(uint32(b))), func() error {
 			r, err := e.emit(e.flat(c), []seqValue{env[args[b]]})
 			if err != nil {
 				return err

@@ -222,22 +222,22 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 		for j, v := range vars[i] {
 			idx := k.cu32(uint32(j))
 			a, b := k.load(ins[si], idx, s.Elem), k.load(outs[si], idx, s.Elem)
-			k.f.Do(spirv.OpStore, v, k.sel(first, a, b).id)
+			k.f.Store(v, k.sel(first, a, b).id)
 		}
 		si++
 	}
 	state := func() seqValue { return e.loadState(leaves, vars, l.big) }
 	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
 		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
-		k.f.Do(spirv.OpStore, v, init)
+		k.f.Store(v, init)
 		return v
 	}
 	e.used = newVar(u32, k.cu32(0))
 	e.abort = newVar(boolT, k.b.ConstantBool(false))
 	status := newVar(u32, k.cu32(1)) // 1 running, 0 done, 2 stuck, 3 stopped by a nested loop
 	iters := newVar(u32, k.cu32(0))
-	load := func(v, t spirv.ID) spirv.ID { return k.f.Apply(spirv.OpLoad, t, v) }
-	store := func(v, x spirv.ID) { k.f.Do(spirv.OpStore, v, x) }
+	load := func(v, t spirv.ID) spirv.ID { return k.f.Load(t, v) }
+	store := func(v, x spirv.ID) { k.f.Store(v, x) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
 	err := e.whileLoop(func() spirv.ID {
@@ -251,15 +251,15 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 			return err
 		}
 		ok := not(load(e.abort, boolT))
-		if err := k.ifThen(and(not(p), ok), func() error { store(status, k.cu32(0)); return nil }); err != nil {
+		if err := k.f.If(and(not(p), ok), func() error { store(status, k.cu32(0)); return nil }); err != nil {
 			return err
 		}
-		if err := k.ifThen(and(p, ok), func() error {
+		if err := k.f.If(and(p, ok), func() error {
 			next, err := e.emit(body, []seqValue{cur})
 			if err != nil {
 				return err
 			}
-			return k.ifThen(not(load(e.abort, boolT)), func() error {
+			return k.f.If(not(load(e.abort, boolT)), func() error {
 				for i, x := range next {
 					if l.big[i] {
 						if x.big != i || !l.updated[i] && len(x.writes) > 0 {
@@ -282,9 +282,9 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 		}); err != nil {
 			return err
 		}
-		return k.ifThen(load(e.abort, boolT), func() error {
+		return k.f.If(load(e.abort, boolT), func() error {
 			none := k.boolOp(spirv.OpIEqual, load(iters, u32), k.cu32(0))
-			store(status, k.f.Apply(spirv.OpSelect, u32, none, k.cu32(2), k.cu32(3)))
+			store(status, k.f.Select(u32, none, k.cu32(2), k.cu32(3)))
 			return nil
 		})
 	})
@@ -307,7 +307,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 	}
 	st := load(status, u32)
 	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
-	k.store(flag, k.cu32(0), val{k.f.Apply(spirv.OpSelect, u32, stopped, k.cu32(1), st), hlo.U32})
+	k.store(flag, k.cu32(0), val{k.f.Select(u32, stopped, k.cu32(1), st), hlo.U32})
 	l.kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.kernel.Words); n > seqWords {
 		return nil, notSeqf("a kernel of %d SPIR-V words", n)
@@ -318,7 +318,7 @@ func seqLoopKernel(w *hlo.Instruction, tg Target) (*seqLoop, error) {
 // whileLoop emits `for check() { body(); used++ }`: every iteration of
 // every loop of the kernel counts against its budget.
 func (e *seqEmitter) whileLoop(check func() spirv.ID, body func() error) error {
-	return e.k.whileLoop(check, body, func() { e.k.increment(e.used) })
+	return e.k.f.While(check, body, func() { e.k.increment(e.used) })
 }
 
 // stateVars makes a function variable per element of each leaf of a
@@ -345,7 +345,7 @@ func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instructi
 			return notSeqf("%s carries a large array", in.Name)
 		}
 		for j, el := range x.elems {
-			e.k.f.Do(spirv.OpStore, vars[i][j], el.id)
+			e.k.f.Store(vars[i][j], el.id)
 		}
 	}
 	return nil
@@ -363,7 +363,7 @@ func (e *seqEmitter) loadState(shapes []hlo.Shape, vars [][]spirv.ID, big []bool
 			continue
 		}
 		for _, p := range vars[i] {
-			v[i].elems = append(v[i].elems, val{k.f.Apply(spirv.OpLoad, k.scalarType(s.Elem), p), s.Elem})
+			v[i].elems = append(v[i].elems, val{k.f.Load(k.scalarType(s.Elem), p), s.Elem})
 		}
 	}
 	return v

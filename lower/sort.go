@@ -49,7 +49,7 @@ func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		scratch := []int{sa, sb}
 		sPtr := func(buf int, j spirv.ID) spirv.ID { return k.elemPtr(scratch[buf], op(spirv.OpIAdd, sbase, j)) }
 		if err := k.loop(cu(length), func(j spirv.ID) error {
-			k.f.Do(spirv.OpStore, sPtr(0, j), j)
+			k.f.Store(sPtr(0, j), j)
 			return nil
 		}); err != nil {
 			return err
@@ -78,24 +78,24 @@ func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 				hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, cu(2*w)), cu(length))
 				// A new pair of runs starts at lo: reset the two cursors.
 				start := k.boolOp(spirv.OpIEqual, kk, lo)
-				i0 := k.f.Apply(spirv.OpSelect, u32, start, lo, k.f.Apply(spirv.OpLoad, u32, iv))
-				j0 := k.f.Apply(spirv.OpSelect, u32, start, mid, k.f.Apply(spirv.OpLoad, u32, jv))
+				i0 := k.f.Select(u32, start, lo, k.f.Load(u32, iv))
+				j0 := k.f.Select(u32, start, mid, k.f.Load(u32, jv))
 				hasL := k.boolOp(spirv.OpULessThan, i0, mid)
 				hasR := k.boolOp(spirv.OpULessThan, j0, hi)
 				// Read clamped positions; the choice ignores the invalid one.
-				li := k.f.Apply(spirv.OpSelect, u32, hasL, i0, lo)
-				ri := k.f.Apply(spirv.OpSelect, u32, hasR, j0, lo)
-				lpos := k.f.Apply(spirv.OpLoad, u32, sPtr(src, li))
-				rpos := k.f.Apply(spirv.OpLoad, u32, sPtr(src, ri))
+				li := k.f.Select(u32, hasL, i0, lo)
+				ri := k.f.Select(u32, hasR, j0, lo)
+				lpos := k.f.Load(u32, sPtr(src, li))
+				rpos := k.f.Load(u32, sPtr(src, ri))
 				rLess, err := less(rpos, lpos)
 				if err != nil {
 					return err
 				}
 				takeL := k.boolOp(spirv.OpLogicalAnd, hasL, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasR), k.boolOp(spirv.OpLogicalNot, rLess)))
-				k.f.Do(spirv.OpStore, sPtr(dst, kk), k.f.Apply(spirv.OpSelect, u32, takeL, lpos, rpos))
+				k.f.Store(sPtr(dst, kk), k.f.Select(u32, takeL, lpos, rpos))
 				one := cu(1)
-				k.f.Do(spirv.OpStore, iv, k.f.Apply(spirv.OpSelect, u32, takeL, op(spirv.OpIAdd, i0, one), i0))
-				k.f.Do(spirv.OpStore, jv, k.f.Apply(spirv.OpSelect, u32, takeL, j0, op(spirv.OpIAdd, j0, one)))
+				k.f.Store(iv, k.f.Select(u32, takeL, op(spirv.OpIAdd, i0, one), i0))
+				k.f.Store(jv, k.f.Select(u32, takeL, j0, op(spirv.OpIAdd, j0, one)))
 				return nil
 			})
 			if err != nil {
@@ -104,7 +104,7 @@ func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 		}
 		final := passes % 2
 		return k.loop(cu(length), func(j spirv.ID) error {
-			pos := k.f.Apply(spirv.OpLoad, u32, sPtr(final, j))
+			pos := k.f.Load(u32, sPtr(final, j))
 			for i, o := range in.Operands {
 				v := k.load(binds[i], elem(pos), o.Shape.Elem)
 				k.store(outs[i], elem(j), v)
@@ -155,7 +155,7 @@ func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, er
 	return k.perElement(fmt.Sprintf("sort_pass_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Apply(spirv.OpSelect, u32, c, a, b) }
+		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		w := k.push(1)
 		slice, j := op(spirv.OpUDiv, e, cu(length)), op(spirv.OpUMod, e, cu(length))
@@ -192,11 +192,11 @@ func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, er
 		count := op(spirv.OpISub, sel(left, hi, mid), from)
 		bv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		ev := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		k.f.Do(spirv.OpStore, bv, cu(0))
-		k.f.Do(spirv.OpStore, ev, count)
+		k.f.Store(bv, cu(0))
+		k.f.Store(ev, count)
 		err := k.loop(k.push(2), func(spirv.ID) error {
-			b := k.f.Apply(spirv.OpLoad, u32, bv)
-			en := k.f.Apply(spirv.OpLoad, u32, ev)
+			b := k.f.Load(u32, bv)
+			en := k.f.Load(u32, ev)
 			open := k.boolOp(spirv.OpULessThan, b, en)
 			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
 			y := posAt(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
@@ -207,18 +207,18 @@ func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, er
 			if err != nil {
 				return err
 			}
-			before := k.f.Apply(spirv.OpSelect, k.boolT(), left, r, k.boolOp(spirv.OpLogicalNot, r))
-			k.f.Do(spirv.OpStore, bv, sel(k.boolOp(spirv.OpLogicalAnd, open, before), op(spirv.OpIAdd, m, cu(1)), b))
-			k.f.Do(spirv.OpStore, ev, sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, before)), m, en))
+			before := k.f.Select(k.boolT(), left, r, k.boolOp(spirv.OpLogicalNot, r))
+			k.f.Store(bv, sel(k.boolOp(spirv.OpLogicalAnd, open, before), op(spirv.OpIAdd, m, cu(1)), b))
+			k.f.Store(ev, sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, before)), m, en))
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		n := k.f.Apply(spirv.OpLoad, u32, bv)
+		n := k.f.Load(u32, bv)
 		// Left x: lo + (j - lo) + n; right x: lo + n + (j - mid).
 		rank := op(spirv.OpIAdd, op(spirv.OpISub, j, sel(left, cu(0), op(spirv.OpISub, mid, lo))), n)
-		k.f.Do(spirv.OpStore, k.elemPtr(dst, op(spirv.OpIAdd, sbase, rank)), x)
+		k.f.Store(k.elemPtr(dst, op(spirv.OpIAdd, sbase, rank)), x)
 		return nil
 	})
 }
@@ -245,10 +245,10 @@ func sortGatherKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	length := shape.Dims[d]
 	return k.perElement(fmt.Sprintf("sort_gather_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
-		slice := k.f.Apply(spirv.OpUDiv, u32, e, k.cu32(uint32(length)))
-		j := k.f.Apply(spirv.OpUMod, u32, e, k.cu32(uint32(length)))
+		slice := k.f.UDiv(u32, e, k.cu32(uint32(length)))
+		j := k.f.UMod(u32, e, k.cu32(uint32(length)))
 		elem := sliceElem(k, shape, d, slice)
-		p := k.f.Apply(spirv.OpLoad, u32, k.elemPtr(pos, e))
+		p := k.f.Load(u32, k.elemPtr(pos, e))
 		for i, o := range in.Operands {
 			k.store(outs[i], elem(j), k.load(binds[i], elem(p), o.Shape.Elem))
 		}
@@ -265,6 +265,6 @@ func sliceElem(k *kernelBuilder, shape hlo.Shape, d int64, slice spirv.ID) func(
 	base := k.ravel(k.unravel(slice, outer), shape.Dims)
 	stride := hlo.RowMajorStrides(shape.Dims)[d]
 	return func(j spirv.ID) spirv.ID {
-		return k.f.Apply(spirv.OpIAdd, u32, base, k.f.Apply(spirv.OpIMul, u32, j, k.cu32(uint32(stride))))
+		return k.f.IAdd(u32, base, k.f.IMul(u32, j, k.cu32(uint32(stride))))
 	}
 }

@@ -106,7 +106,7 @@ func (k *kernelBuilder) localIndex() spirv.ID {
 	v := k.b.Variable(k.b.TypePointer(spirv.StorageInput, u32), spirv.StorageInput)
 	k.b.Decorate(v, spirv.DecorationBuiltIn, uint32(spirv.BuiltInLocalInvocationIndex))
 	k.iface = append(k.iface, v)
-	return k.f.Apply(spirv.OpLoad, u32, v)
+	return k.f.Load(u32, v)
 }
 
 // barrier waits for the workgroup and makes its shared memory writes
@@ -129,8 +129,8 @@ func (k *kernelBuilder) workgroupCombine(c *hlo.Computation, res []val) ([]val, 
 		if v.t == hlo.PRED {
 			id = k.selU32(id, k.cu32(1), k.cu32(0))
 		}
-		p := k.f.Apply(spirv.OpAccessChain, ptrs[i], shared[i], at)
-		k.f.Do(spirv.OpStore, p, id)
+		p := k.f.AccessChain(ptrs[i], shared[i], at)
+		k.f.Store(p, id)
 	}
 	load := func(i int, at spirv.ID) val {
 		t := res[i].t
@@ -138,8 +138,8 @@ func (k *kernelBuilder) workgroupCombine(c *hlo.Computation, res []val) ([]val, 
 		if t == hlo.PRED {
 			st = u32
 		}
-		p := k.f.Apply(spirv.OpAccessChain, ptrs[i], shared[i], at)
-		id := k.f.Apply(spirv.OpLoad, st, p)
+		p := k.f.AccessChain(ptrs[i], shared[i], at)
+		id := k.f.Load(st, p)
 		if t == hlo.PRED {
 			id = k.boolOp(spirv.OpINotEqual, id, k.cu32(0))
 		}
@@ -157,8 +157,8 @@ func (k *kernelBuilder) workgroupCombine(c *hlo.Computation, res []val) ([]val, 
 	}
 	k.barrier()
 	for h := w / 2; h >= 1; h /= 2 {
-		err := k.ifThen(k.boolOp(spirv.OpULessThan, k.lane, k.cu32(h)), func() error {
-			other := k.f.Apply(spirv.OpIAdd, u32, k.lane, k.cu32(h))
+		err := k.f.If(k.boolOp(spirv.OpULessThan, k.lane, k.cu32(h)), func() error {
+			other := k.f.IAdd(u32, k.lane, k.cu32(h))
 			args := make([]val, 0, 2*len(res))
 			for i := range res {
 				args = append(args, load(i, k.lane))
@@ -194,7 +194,7 @@ func (k *kernelBuilder) laneID() spirv.ID {
 	v := k.b.Variable(k.b.TypePointer(spirv.StorageInput, u32), spirv.StorageInput)
 	k.b.Decorate(v, spirv.DecorationBuiltIn, uint32(spirv.BuiltInSubgroupLocalInvocationID))
 	k.iface = append(k.iface, v)
-	return k.f.Apply(spirv.OpLoad, u32, v)
+	return k.f.Load(u32, v)
 }
 
 // subgroupFold is fold for a subgroup per output: lane l folds elements
@@ -216,7 +216,7 @@ func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int6
 	}
 	steps := (count+s-1)/s - 1
 	res, err := k.fold(c, start, steps, func(r spirv.ID) (spirv.ID, []val) {
-		e := k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpIMul, u32, k.f.Apply(spirv.OpIAdd, u32, r, k.cu32(1)), k.cu32(uint32(s))), lane)
+		e := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, r, k.cu32(1)), k.cu32(uint32(s))), lane)
 		if count%s == 0 {
 			return 0, elem(e)
 		}
@@ -251,10 +251,10 @@ func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int6
 func (k *kernelBuilder) shuffleXor(v val, scope, mask spirv.ID) spirv.ID {
 	t := k.scalarType(v.t)
 	if regBits(v.t) != 64 {
-		return k.f.Apply(spirv.OpGroupNonUniformShuffleXor, t, scope, v.id, mask)
+		return k.f.GroupNonUniformShuffleXor(t, scope, v.id, mask)
 	}
 	w2 := k.b.TypeVector(k.u32(), 2)
-	words := k.f.Apply(spirv.OpBitcast, w2, v.id)
-	got := k.f.Apply(spirv.OpGroupNonUniformShuffleXor, w2, scope, words, mask)
-	return k.f.Apply(spirv.OpBitcast, t, got)
+	words := k.f.Bitcast(w2, v.id)
+	got := k.f.GroupNonUniformShuffleXor(w2, scope, words, mask)
+	return k.f.Bitcast(t, got)
 }

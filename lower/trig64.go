@@ -83,12 +83,12 @@ func (m dm) trigReduce64(ax spirv.ID) (rh, rl, q spirv.ID) {
 		parts[i] = m.cu(w)
 	}
 	tv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
-	k.f.Do(spirv.OpStore, tv, k.b.ConstantComposite(arr, parts...))
+	k.f.Store(tv, k.b.ConstantComposite(arr, parts...))
 	ptr := k.b.TypePointer(spirv.StorageFunction, m.u)
 	t := make([]spirv.ID, 7) // little-endian: t[0] is word j0+6
 	for i := range t {
 		at := m.op(spirv.OpIAdd, m.s, j0, s32(int32(6-i)))
-		t[i] = m.op(spirv.OpLoad, m.u, k.f.Apply(spirv.OpAccessChain, ptr, tv, at))
+		t[i] = m.op(spirv.OpLoad, m.u, k.f.AccessChain(ptr, tv, at))
 	}
 	a, b := m.mulWords(lo, t), m.mulWords(mh, t) // 8 words each
 	p := make([]spirv.ID, 9)                     // a + b*2^32, little-endian

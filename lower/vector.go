@@ -93,7 +93,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 	k.vector = vs
 	u32 := k.u32()
 	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
-		return k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpIMul, u32, idx4, k.cu32(vectorChunks)), k.cu32(uint32(c)))
+		return k.f.IAdd(u32, k.f.IMul(u32, idx4, k.cu32(vectorChunks)), k.cu32(uint32(c)))
 	}
 	preload := k.inputBinds
 	if k.spill != nil && k.spill.ready {
@@ -110,17 +110,17 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 				continue
 			}
 			vw := k.b.TypeVector(u32, narrowWords(bd.st))
-			p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx4)
-			vs.loaded[b] = []spirv.ID{k.f.Apply(spirv.OpLoad, vw, p)}
+			p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx4)
+			vs.loaded[b] = []spirv.ID{k.f.Load(vw, p)}
 			continue
 		}
 		for c := range vectorChunks {
 			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
-	base := k.f.Apply(spirv.OpIMul, u32, idx4, k.cu32(vectorWidth))
+	base := k.f.IMul(u32, idx4, k.cu32(vectorWidth))
 	for lane := range vectorWidth {
-		idx := k.f.Apply(spirv.OpIAdd, u32, base, k.cu32(uint32(lane)))
+		idx := k.f.IAdd(u32, base, k.cu32(uint32(lane)))
 		vs.lanes[idx] = lane
 		if err := body(idx); err != nil {
 			return err
@@ -144,9 +144,9 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range vectorChunks {
 			q := parts[vec4*c:]
-			v := k.f.Apply(spirv.OpCompositeConstruct, v4, q[0], q[1], q[2], q[3])
-			p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), chunk(c))
-			k.f.Do(spirv.OpStore, p, v)
+			v := k.f.CompositeConstruct(v4, q[0], q[1], q[2], q[3])
+			p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), chunk(c))
+			k.f.Store(p, v)
 		}
 	}
 	return nil
@@ -199,8 +199,8 @@ func (k *kernelBuilder) storeNarrowLanes(bd binding, idx8 spirv.ID, lanes []spir
 	}
 	vw := k.b.TypeVector(k.u32(), words)
 	v := k.f.Op(spirv.OpCompositeConstruct, vw, ws...)
-	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx8)
-	k.f.Do(spirv.OpStore, p, v)
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx8)
+	k.f.Store(p, v)
 }
 
 // vectorStore is store in a vector kernel: the lane's part of the vec4.
@@ -275,19 +275,19 @@ func (k *kernelBuilder) wideVar(b int) (v, u4 spirv.ID) {
 func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 	v, u4 := k.wideVar(b)
 	st := k.scalarType(k.bindings[b].st)
-	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
-	w := k.f.Apply(spirv.OpLoad, u4, p)
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
+	w := k.f.Load(u4, p)
 	var xs [vectorWidth]spirv.ID
 	for c := range 4 {
-		pair := k.f.Apply(spirv.OpBitcast, k.b.TypeVector(st, 2), k.f.Extract(k.b.TypeInt(64, false), w, uint32(c)))
+		pair := k.f.Bitcast(k.b.TypeVector(st, 2), k.f.Extract(k.b.TypeInt(64, false), w, uint32(c)))
 		for h := range 2 {
 			xs[2*c+h] = k.f.Extract(st, pair, uint32(h))
 		}
 	}
 	v4 := k.b.TypeVector(st, vec4)
 	return []spirv.ID{
-		k.f.Apply(spirv.OpCompositeConstruct, v4, xs[0], xs[1], xs[2], xs[3]),
-		k.f.Apply(spirv.OpCompositeConstruct, v4, xs[4], xs[5], xs[6], xs[7]),
+		k.f.CompositeConstruct(v4, xs[0], xs[1], xs[2], xs[3]),
+		k.f.CompositeConstruct(v4, xs[4], xs[5], xs[6], xs[7]),
 	}
 }
 
@@ -323,12 +323,12 @@ func (k *kernelBuilder) texelVar(b, bytes int) (v, img spirv.ID) {
 func (k *kernelBuilder) texelFetch(b int, i spirv.ID, bytes int) spirv.ID {
 	v, img := k.texelVar(b, bytes)
 	u32 := k.u32()
-	t := k.f.Apply(spirv.OpImageFetch, k.b.TypeVector(u32, 4), k.f.Apply(spirv.OpLoad, img, v), i)
+	t := k.f.ImageFetch(k.b.TypeVector(u32, 4), k.f.Load(img, v), i)
 	switch bytes {
 	case 16:
 		return t
 	case 8:
-		return k.f.Apply(spirv.OpCompositeConstruct, k.b.TypeVector(u32, 2), k.f.Extract(u32, t, 0), k.f.Extract(u32, t, 1))
+		return k.f.CompositeConstruct(k.b.TypeVector(u32, 2), k.f.Extract(u32, t, 0), k.f.Extract(u32, t, 1))
 	}
 	return k.f.Extract(u32, t, 0)
 }
@@ -342,8 +342,8 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 	}
 	bd := k.bindings[b]
 	v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
-	p := k.f.Apply(spirv.OpAccessChain, k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), idx4)
-	return k.f.Apply(spirv.OpLoad, v4, p)
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), idx4)
+	return k.f.Load(v4, p)
 }
 
 // texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
@@ -351,7 +351,7 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
 	t := k.texelFetch(b, idx4, 16)
 	if st := k.scalarType(k.bindings[b].st); st != k.u32() {
-		return k.f.Apply(spirv.OpBitcast, k.b.TypeVector(st, 4), t)
+		return k.f.Bitcast(k.b.TypeVector(st, 4), t)
 	}
 	return t
 }
@@ -367,5 +367,5 @@ func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
 	case k.scalarType(st) == k.u32():
 		return t
 	}
-	return k.f.Apply(spirv.OpBitcast, k.scalarType(st), t)
+	return k.f.Bitcast(k.scalarType(st), t)
 }

@@ -63,7 +63,7 @@ func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx
 				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
 			}
 			// Read element 0 at skipped positions, to stay in bounds.
-			at := k.f.Apply(spirv.OpSelect, u32, ok, k.ravel(pos, src.Dims), k.cu32(0))
+			at := k.f.Select(u32, ok, k.ravel(pos, src.Dims), k.cu32(0))
 			xs := make([]val, n)
 			for i := range xs {
 				xs[i] = k.load(binds[i], at, in.Operands[i].Shape.Elem)
