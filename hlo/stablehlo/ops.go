@@ -89,6 +89,9 @@ func init() {
 	for name, opc := range elementwise {
 		ops["stablehlo."+name] = renameRule(opc)
 	}
+	for name, expand := range chloRules {
+		ops[name] = chloRule(expand)
+	}
 	for _, name := range []string{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute", "collective_broadcast"} {
 		ops["stablehlo."+name] = refuseRule(collectivesCategory)
 	}

@@ -394,8 +394,19 @@ func Entries(m *Module) []*Func {
 	return roots
 }
 
+// compName makes a computation name of a function's (or region's) name
+// that HLO text can spell: letters, digits and _ (JAX names a lambda's
+// function <lambda>), made unique.
 func (t *translator) compName(base string) string {
-	base = strings.NewReplacer(".", "_", "-", "_").Replace(base)
+	b := []byte(base)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	if base = string(b); base == "" || base[0] >= '0' && base[0] <= '9' {
+		base = "f_" + base
+	}
 	t.names[base]++
 	if n := t.names[base]; n > 1 {
 		return fmt.Sprintf("%s_%d", base, n)

@@ -1,0 +1,128 @@
+package stablehlo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+)
+
+// runCHLO translates `%r = chlo.op %x[, %y]` over n elements of type ty
+// and runs it in the reference evaluator.
+func runCHLO(t *testing.T, op, ty string, args ...[]byte) []byte {
+	t.Helper()
+	n := len(args[0]) * 8 / map[string]int{"f32": 32, "f64": 64, "i64": 64, "ui64": 64}[ty]
+	tt := fmt.Sprintf("tensor<%dx%s>", n, ty)
+	params, uses := fmt.Sprintf("%%x: %s", tt), "%x"
+	if len(args) == 2 {
+		params, uses = params+fmt.Sprintf(", %%y: %s", tt), "%x, %y"
+	}
+	src := fmt.Sprintf("func.func @main(%s) -> %s {\n  %%r = chlo.%s %s : %s\n  return %%r : %s\n}\n", params, tt, op, uses, tt, tt)
+	if len(args) == 2 {
+		src = fmt.Sprintf("func.func @main(%s) -> %s {\n  %%r = \"chlo.%s\"(%s) : (%s, %s) -> %s\n  return %%r : %s\n}\n", params, tt, op, uses, tt, tt, tt, tt)
+	}
+	m, err := ParseModule(op+".mlir", src)
+	require.NoError(t, err, src)
+	var lits []*hlo.Literal
+	for i, a := range args {
+		l, err := hlo.NewLiteral(m.Entry.Params[i].Shape, a)
+		require.NoError(t, err)
+		lits = append(lits, l)
+	}
+	out, err := eval.Run(m, lits...)
+	require.NoError(t, err)
+	return out.Leaves()[0].Data
+}
+
+func f64Bytes(xs []float64) []byte {
+	b := make([]byte, 8*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// TestCHLOExpansions checks the expansions in the reference evaluator,
+// without a device: the float functions against Go's math in f64 where
+// Go's is accurate, mulhi against math/bits' full products and
+// next_after against math.Nextafter, bit for bit. (TestCHLOAccuracy in
+// the root package measures them on the device in ulps.)
+func TestCHLOExpansions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		op     string
+		ref    func(float64) float64
+		lo, hi float64
+	}{
+		{"sinh", math.Sinh, -50, 50}, {"cosh", math.Cosh, -50, 50}, {"atan", math.Atan, -100, 100},
+		{"asinh", math.Asinh, -1e6, 1e6}, {"acosh", math.Acosh, 1, 1e6}, {"atanh", math.Atanh, -0.999, 0.999},
+		{"asin", math.Asin, -0.9, 0.9}, {"acos", math.Acos, -0.9, 0.9}, {"erfc", math.Erfc, -5, 20},
+		{"erf_inv", math.Erfinv, -0.99, 0.99}, {"lgamma", func(x float64) float64 { v, _ := math.Lgamma(x); return v }, 0.1, 50},
+	} {
+		xs := make([]float64, 512)
+		for i := range xs {
+			xs[i] = c.lo + rng.Float64()*(c.hi-c.lo)
+		}
+		got := runCHLO(t, c.op, "f64", f64Bytes(xs))
+		for i, x := range xs {
+			g := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:]))
+			want := c.ref(x)
+			require.InDelta(t, want, g, 1e-13*math.Max(1, math.Abs(want)), "chlo.%s(%v)", c.op, x)
+		}
+	}
+
+	// mulhi: the high half of the 128-bit product, unsigned and signed.
+	as, bs := make([]byte, 8*256), make([]byte, 8*256)
+	for i := 0; i < 256; i++ {
+		binary.LittleEndian.PutUint64(as[8*i:], rng.Uint64())
+		binary.LittleEndian.PutUint64(bs[8*i:], rng.Uint64())
+	}
+	for _, ty := range []string{"ui64", "i64"} {
+		got := runCHLO(t, "mulhi", ty, as, bs)
+		for i := 0; i < 256; i++ {
+			a, b := binary.LittleEndian.Uint64(as[8*i:]), binary.LittleEndian.Uint64(bs[8*i:])
+			hi, _ := bits.Mul64(a, b)
+			if ty == "i64" { // the signed product's high half
+				if int64(a) < 0 {
+					hi -= b
+				}
+				if int64(b) < 0 {
+					hi -= a
+				}
+			}
+			require.Equal(t, hi, binary.LittleEndian.Uint64(got[8*i:]), "mulhi %s %#x %#x", ty, a, b)
+		}
+	}
+
+	// next_after, with zeros, infinities and NaN among the pairs.
+	special := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, math.MaxFloat64}
+	var xs, ys []float64
+	for _, x := range special {
+		for _, y := range special {
+			xs, ys = append(xs, x), append(ys, y)
+		}
+	}
+	for i := 0; i < 64; i++ {
+		xs, ys = append(xs, rng.NormFloat64()), append(ys, rng.NormFloat64())
+	}
+	got := runCHLO(t, "next_after", "f64", f64Bytes(xs), f64Bytes(ys))
+	for i := range xs {
+		g := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:]))
+		want := math.Nextafter(xs[i], ys[i])
+		if xs[i] == ys[i] {
+			want = ys[i] // C's nextafter (and XLA's): y where they are equal; Go's gives x
+		}
+		if math.IsNaN(want) {
+			require.True(t, math.IsNaN(g), "next_after(%v, %v) = %v", xs[i], ys[i], g)
+			continue
+		}
+		require.Equal(t, math.Float64bits(want), math.Float64bits(g), "next_after(%v, %v)", xs[i], ys[i])
+	}
+}
