@@ -63,8 +63,9 @@ type state struct {
 }
 
 type pass struct {
-	name string
-	fn   func(*state) error
+	name     string
+	fn       func(*state) error
+	rewrites bool // it changes the module (checked with the verifier after it in tests)
 }
 
 // passes is the compiler pipeline, in order. Each reads what the passes
@@ -75,26 +76,26 @@ var passes []pass
 // called computations with Compile, which reads it.
 func init() {
 	passes = []pass{
-		{"verify", verifyModule},                       // shapes and attributes as XLA defines them (once per module)
-		{"inline calls", inlineCalls},                  // call, fusion and opt-barrier become what they stand for
-		{"simplify", simplify},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
-		{"hoist loop invariants", hoistInvariants},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
-		{"split wide ops", splitWideOps},               // concatenates of more operands than a kernel can bind become trees
-		{"expand topk", expandTopK},                    // topk becomes a stable sort of (x, iota) and two slices
-		{"split long reductions", splitLongReductions}, // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
-		{"check support", checkSupport},                // name what the device cannot run before any work
-		{"fuse loops", fuseLoops},                      // elementwise and data-movement producers computed inside their consumers
-		{"fuse siblings", fuseSiblings},                // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
-		{"fuse rows", fuseRows},                        // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
-		{"check loop bounds", checkLoopBounds},         // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
-		{"schedule", schedule},                         // kernels depth first from the root, each just before its first reader
-		{"plan device loops", planDeviceLoops},         // while loops of small state run as one-invocation kernels that iterate on the device
-		{"plan kernels", planKernels},                  // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
-		{"assign buffers", assignBuffers},              // a buffer per array value; tuples alias their elements
-		{"emit kernels", emitKernels},                  // a kernel per elementwise, data-movement, reduce, dot or scatter instruction, shared when identical; while and conditional become sub-programs
-		{"plan memory", planMemory},                    // temporaries placed in one arena by live range, sharing memory when lives do not overlap
-		{"plan barriers", planBarriers},                // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
-		{"check plan", checkPlan},                      // bindings match kernels, temporaries written before read, no two live values in one place
+		{"verify", verifyModule, false},                      // shapes and attributes as XLA defines them (once per module)
+		{"inline calls", inlineCalls, true},                  // call, fusion and opt-barrier become what they stand for
+		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
+		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
+		{"split wide ops", splitWideOps, true},               // concatenates of more operands than a kernel can bind become trees
+		{"expand topk", expandTopK, true},                    // topk becomes a stable sort of (x, iota) and two slices
+		{"split long reductions", splitLongReductions, true}, // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
+		{"check support", checkSupport, false},               // name what the device cannot run before any work
+		{"fuse loops", fuseLoops, false},                     // elementwise and data-movement producers computed inside their consumers
+		{"fuse siblings", fuseSiblings, false},               // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
+		{"fuse rows", fuseRows, false},                       // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
+		{"check loop bounds", checkLoopBounds, false},        // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
+		{"schedule", schedule, false},                        // kernels depth first from the root, each just before its first reader
+		{"plan device loops", planDeviceLoops, false},        // while loops of small state run as one-invocation kernels that iterate on the device
+		{"plan kernels", planKernels, false},                 // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
+		{"assign buffers", assignBuffers, false},             // a buffer per array value; tuples alias their elements
+		{"emit kernels", emitKernels, false},                 // each planned kernel by its kind's generator, shared when identical; while and conditional become sub-programs
+		{"plan memory", planMemory, false},                   // temporaries placed in one arena by live range, sharing memory when lives do not overlap
+		{"plan barriers", planBarriers, false},               // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
+		{"check plan", checkPlan, false},                     // bindings match kernels, temporaries written before read, no two live values in one place
 	}
 }
 
@@ -156,16 +157,13 @@ var checkPasses = false
 // checkAfter checks what pass p left: a module the verifier accepts
 // after each pass that rewrites it, and a consistent kernel plan.
 func checkAfter(p pass, s *state) error {
-	if rewrites[p.name] {
+	if p.rewrites {
 		if err := hlo.Verify(s.mod); err != nil {
 			return err
 		}
 	}
 	return s.plan.check(s)
 }
-
-// rewrites names the passes that change the module.
-var rewrites = map[string]bool{"inline calls": true, "simplify": true, "hoist loop invariants": true, "split wide ops": true, "expand topk": true, "split long reductions": true}
 
 func verifyModule(s *state) error {
 	if s.verified {
@@ -564,9 +562,6 @@ func wordsKey(w []uint32) []byte {
 	}
 	return b
 }
-
-// kernelOps are the ops with a kernel generator of their own.
-var kernelOps = map[hlo.Opcode]bool{hlo.OpReduce: true, hlo.OpReduceWindow: true, hlo.OpDot: true, hlo.OpScatter: true, hlo.OpConvolution: true, hlo.OpSort: true, hlo.OpSelectAndScatter: true}
 
 // sub compiles a called computation as a program of its own.
 func (s *state) sub(c *hlo.Computation) (int, error) {

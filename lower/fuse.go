@@ -52,7 +52,7 @@ func consumerReads(in *hlo.Instruction) readCount {
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
 		in.Op == hlo.OpSelectAndScatter:
 		return readsMany
-	case in.Op.IsElementwise(), remapOps[in.Op], kernelOps[in.Op]:
+	case in.Op.IsElementwise(), remapOps[in.Op], ownKernel(in.Op):
 		return readsOnce
 	}
 	return readsNone

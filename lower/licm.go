@@ -63,7 +63,7 @@ func pureOp(in *hlo.Instruction) bool {
 	switch {
 	case in.Op == hlo.OpRngBitGenerator:
 		return false
-	case in.Op.IsElementwise(), remapOps[in.Op], kernelOps[in.Op]:
+	case in.Op.IsElementwise(), remapOps[in.Op], ownKernel(in.Op):
 		return true
 	case in.Op == hlo.OpConstant, in.Op == hlo.OpTuple, in.Op == hlo.OpGetTupleElement:
 		return true

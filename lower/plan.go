@@ -144,7 +144,9 @@ func planKernels(s *state) error {
 	return nil
 }
 
-// kindOf is the form of in's kernel, and a tiled GEMM's plan.
+// kindOf is the form of in's kernel, and a tiled GEMM's plan. The checks
+// go in order: a device loop, control flow, no kernel at all, a sort, a
+// tiled GEMM, a row kernel; then the op's own generator.
 func kindOf(s *state, in *hlo.Instruction) (kernelKind, *gemmPlan) {
 	if kp := s.plan.kernels[in]; kp != nil && kp.loop != nil {
 		return kindDeviceLoop, nil
@@ -152,7 +154,7 @@ func kindOf(s *state, in *hlo.Instruction) (kernelKind, *gemmPlan) {
 	switch {
 	case in.Op == hlo.OpWhile || in.Op == hlo.OpConditional:
 		return kindHost, nil
-	case !in.Op.IsElementwise() && !remapOps[in.Op] && !kernelOps[in.Op]:
+	case !in.Op.IsElementwise() && !remapOps[in.Op] && !ownKernel(in.Op):
 		return kindNone, nil // parameters, constants, tuples: no kernel
 	case in.Shape.Leaves()[0].NumElements() == 0:
 		return kindNone, nil // the empty buffer is the result
@@ -162,30 +164,30 @@ func kindOf(s *state, in *hlo.Instruction) (kernelKind, *gemmPlan) {
 	if g := s.planGemm(in); g != nil {
 		return kindGemm, g
 	}
-	return kindOfRest(s, in), nil
+	if _, row := s.plan.rowDims(in); row {
+		return kindRow, nil
+	}
+	if k, ok := opKinds[in.Op]; ok {
+		return k, nil
+	}
+	if remapOps[in.Op] {
+		return kindRemap, nil
+	}
+	return kindElementwise, nil
 }
 
-func kindOfRest(s *state, in *hlo.Instruction) kernelKind {
-	if _, row := s.plan.rowDims(in); row {
-		return kindRow
-	}
-	switch {
-	case in.Op == hlo.OpReduce:
-		return kindReduce
-	case in.Op == hlo.OpDot:
-		return kindDot
-	case in.Op == hlo.OpReduceWindow:
-		return kindReduceWindow
-	case in.Op == hlo.OpSelectAndScatter:
-		return kindSelectAndScatter
-	case in.Op == hlo.OpScatter:
-		return kindScatter
-	case in.Op == hlo.OpConvolution:
-		return kindConv
-	case remapOps[in.Op]:
-		return kindRemap
-	}
-	return kindElementwise
+// ownKernel reports the ops with a kernel generator of their own.
+func ownKernel(op hlo.Opcode) bool { _, ok := opKinds[op]; return ok }
+
+// opKinds are the ops with a kernel generator of their own, by its kind.
+var opKinds = map[hlo.Opcode]kernelKind{
+	hlo.OpReduce:           kindReduce,
+	hlo.OpDot:              kindDot,
+	hlo.OpReduceWindow:     kindReduceWindow,
+	hlo.OpSelectAndScatter: kindSelectAndScatter,
+	hlo.OpScatter:          kindScatter,
+	hlo.OpConvolution:      kindConv,
+	hlo.OpSort:             kindSort,
 }
 
 // String describes the kernel's plan in one line, for Program.Describe

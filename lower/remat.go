@@ -117,7 +117,7 @@ func rematerializable(in *hlo.Instruction) bool {
 	if !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || in.Op == hlo.OpRng {
 		return false
 	}
-	return in.Op.IsElementwise() || remapOps[in.Op] || kernelOps[in.Op] && in.Op != hlo.OpSort && in.Op != hlo.OpScatter
+	return in.Op.IsElementwise() || remapOps[in.Op] || ownKernel(in.Op) && in.Op != hlo.OpSort && in.Op != hlo.OpScatter
 }
 
 // maxRematTree bounds the instructions one rematerialization recomputes.
