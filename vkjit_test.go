@@ -399,6 +399,39 @@ ENTRY main {
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
 }
 
+// TestMapInlined: a map of a scalar computation (a call inside, a
+// constant, a compare and a select) becomes that computation's ops over
+// the arrays, fused into one kernel, bit for bit the evaluator's.
+func TestMapInlined(t *testing.T) {
+	defer noValidationMessages(t)
+	m, err := hlo.Parse("map.hlo", `HloModule m
+sq {
+  a = f32[] parameter(0)
+  ROOT s = f32[] multiply(a, a)
+}
+f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] constant(3)
+  p = f32[] multiply(a, b)
+  q = f32[] call(p), to_apply=sq
+  gt = pred[] compare(q, c), direction=GT
+  ROOT r = f32[] select(gt, q, c)
+}
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  y = f32[64,32] parameter(1)
+  ROOT m = f32[64,32] map(x, y), dimensions={0,1}, to_apply=f
+}`)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	require.Len(t, exe.Program().Steps, 1, "the map's ops fused into one kernel")
+	_, want, outs := runBoth(t, exe, m, 12, "map")
+	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
+}
+
 // TestDotDifferential runs dots and convolutions on small-integer data,
 // where every accumulation order is exact, and requires bit-exact results.
 func TestDotDifferential(t *testing.T) {
