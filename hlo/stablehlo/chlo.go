@@ -538,3 +538,56 @@ func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 	r = ue.sub(r, ue.sel(se.cmp(args[1], "LT", zero), a, ue.bits(0)))
 	return ue.convert(r, t)
 }
+
+// bitsBitcast is bitcast_convert between i1 and a wider type, element k
+// of the i1 array's last dimension being bit k: to the wider type, the
+// bits shifted into place and or-ed along that dimension; from it, the
+// value shifted right by each position and masked.
+func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruction, error) {
+	wide := out
+	if x.Shape.Elem != hlo.PRED {
+		wide = x.Shape
+	}
+	n := wide.Elem.Bits()
+	u := map[int]hlo.ElementType{8: hlo.U8, 16: hlo.U16, 32: hlo.U32, 64: hlo.U64}[n]
+	if u == hlo.Invalid || wide.Elem.Kind() == hlo.KindComplex {
+		return nil, unsupportedf(typesCategory, "bitcast_convert between i1 and %s", wide.Elem)
+	}
+	bitsShape := x.Shape
+	if x.Shape.Elem != hlo.PRED {
+		bitsShape = out
+	}
+	if bitsShape.Rank() == 0 || bitsShape.Dims[bitsShape.Rank()-1] != int64(n) {
+		return nil, fmt.Errorf("bitcast_convert of %s to %s: the i1 side needs a last dimension of %d", x.Shape, out, n)
+	}
+	last := bitsShape.Rank() - 1
+	e := &expr{cb: c.cb, s: hlo.ArrayShape(u, bitsShape.Dims...)}
+	pos := e.cb.Op(hlo.OpIota).WithShape(e.s).Set("iota_dimension", fmt.Sprint(last)).Instruction
+	ws := hlo.ArrayShape(u, wide.Dims...)
+	if x.Shape.Elem == hlo.PRED {
+		v := e.op(hlo.OpShiftLeft, e.convert(x, u), pos)
+		or := c.t.b.Computation(c.t.compName("bits_or"))
+		a, b := or.Parameter(hlo.ArrayShape(u)), or.Parameter(hlo.ArrayShape(u))
+		or.Op(hlo.OpOr, a, b)
+		zero := c.cb.Constant(hlo.ScalarLiteral(u, 0))
+		r := c.cb.Op(hlo.OpReduce, v, zero).WithShape(ws).Set("dimensions", fmt.Sprintf("{%d}", last)).Calls(or.Computation()).Instruction
+		if u == out.Elem {
+			return r, e.err
+		}
+		return c.cb.Op(hlo.OpBitcastConvert, r).WithShape(out).Instruction, e.err
+	}
+	w := x
+	if u != x.Shape.Elem {
+		w = c.cb.Op(hlo.OpBitcastConvert, x).WithShape(ws).Instruction
+	}
+	dims := ""
+	for d := 0; d < last; d++ {
+		if d > 0 {
+			dims += ","
+		}
+		dims += fmt.Sprint(d)
+	}
+	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", "{"+dims+"}").Instruction
+	bit := e.op(hlo.OpAnd, e.op(hlo.OpShiftRightLogical, b, pos), e.bits(1))
+	return e.cmp(bit, "NE", e.bits(0)), e.err
+}

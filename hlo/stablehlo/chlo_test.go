@@ -126,3 +126,33 @@ func TestCHLOExpansions(t *testing.T) {
 		require.Equal(t, math.Float64bits(want), math.Float64bits(g), "next_after(%v, %v)", xs[i], ys[i])
 	}
 }
+
+// TestBitsBitcast: bitcast_convert between i1 and wider types, element k
+// of the last dimension being bit k (the StableHLO interpreter's rule),
+// both ways and round trip, in the evaluator.
+func TestBitsBitcast(t *testing.T) {
+	src := `func.func @main(%x: tensor<3xi16>) -> (tensor<3x16xi1>, tensor<3xi16>) {
+  %b = stablehlo.bitcast_convert %x : (tensor<3xi16>) -> tensor<3x16xi1>
+  %y = stablehlo.bitcast_convert %b : (tensor<3x16xi1>) -> tensor<3xi16>
+  return %b, %y : tensor<3x16xi1>, tensor<3xi16>
+}
+`
+	m, err := ParseModule("bits.mlir", src)
+	require.NoError(t, err)
+	in := []uint16{0x0001, 0x8000, 0xa5c3}
+	data := make([]byte, 6)
+	for i, v := range in {
+		binary.LittleEndian.PutUint16(data[2*i:], v)
+	}
+	lit, err := hlo.NewLiteral(m.Entry.Params[0].Shape, data)
+	require.NoError(t, err)
+	out, err := eval.Run(m, lit)
+	require.NoError(t, err)
+	bitsOut, back := out.Leaves()[0].Data, out.Leaves()[1].Data
+	for i, v := range in {
+		for k := 0; k < 16; k++ {
+			require.Equal(t, byte(v>>k&1), bitsOut[16*i+k], "element %d bit %d", i, k)
+		}
+	}
+	require.Equal(t, data, back, "the round trip gives the input back")
+}

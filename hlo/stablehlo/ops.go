@@ -250,11 +250,13 @@ func bitcastConvertRule(c *opContext) ([]*hlo.Instruction, error) {
 		return nil, err
 	}
 	if in := c.args[0].Shape.Elem; (in == hlo.PRED) != (out.Elem == hlo.PRED) {
-		other := in
-		if in == hlo.PRED {
-			other = out.Elem
+		// StableHLO's i1 is one bit, HLO's pred a byte: element k of the
+		// i1 dimension is bit k of the wider value.
+		r, err := bitsBitcast(c, c.args[0], out)
+		if err != nil {
+			return nil, err
 		}
-		return nil, unsupportedf(typesCategory, "bitcast_convert between i1 (one bit in StableHLO, a byte in HLO) and %s", other)
+		return []*hlo.Instruction{r}, nil
 	}
 	return one(c.emit(hlo.OpBitcastConvert, c.args...))
 }
