@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -590,4 +592,120 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", "{"+dims+"}").Instruction
 	bit := e.op(hlo.OpAnd, e.op(hlo.OpShiftRightLogical, b, pos), e.bits(1))
 	return e.cmp(bit, "NE", e.bits(0)), e.err
+}
+
+// raggedDotRule expands chlo.ragged_dot whose ragged dimension is one of
+// the lhs's free (non-contracting, non-batch) dimensions, as the CHLO
+// legalization does: a dot of the lhs with each group's rhs, its rows
+// outside the group's [start, start + size) masked to zero, summed over
+// the groups. The ragged contracting and batch forms are refused by name.
+func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
+	if len(c.args) != 3 {
+		return nil, fmt.Errorf("chlo.ragged_dot takes lhs, rhs and group_sizes")
+	}
+	lhs, rhs, sizes := c.args[0], c.args[1], c.args[2]
+	a := c.attr("ragged_dot_dimension_numbers")
+	if a == nil {
+		return nil, fmt.Errorf("needs ragged_dot_dimension_numbers")
+	}
+	f, err := c.t.fields(a)
+	if err != nil {
+		return nil, err
+	}
+	var lb, rb, lc, rc, lr, rg []int64
+	for name, dst := range map[string]*[]int64{"lhs_batching_dimensions": &lb, "rhs_batching_dimensions": &rb, "lhs_contracting_dimensions": &lc,
+		"rhs_contracting_dimensions": &rc, "lhs_ragged_dimensions": &lr, "rhs_group_dimensions": &rg} {
+		if v := f[name]; v != nil {
+			if *dst, err = v.Ints(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(lr) != 1 || len(rg) != 1 {
+		return nil, fmt.Errorf("chlo.ragged_dot needs one lhs ragged dimension and one rhs group dimension")
+	}
+	// The result's dimensions: the batch dimensions, the lhs's free ones,
+	// the rhs's; the ragged one is among the lhs's free dimensions.
+	raggedOut := -1
+	free := len(lb)
+	for d := 0; d < lhs.Shape.Rank(); d++ {
+		if slices.Contains(lb, int64(d)) || slices.Contains(lc, int64(d)) {
+			continue
+		}
+		if int64(d) == lr[0] {
+			raggedOut = free
+		}
+		free++
+	}
+	if raggedOut < 0 || !sizes.Shape.IsArray() || sizes.Shape.Rank() != 1 || !sizes.Shape.Elem.IsInteger() {
+		return nil, unsupportedf(typesCategory, "op chlo.ragged_dot with a ragged contracting or batch dimension")
+	}
+	out, err := c.result(0)
+	if err != nil {
+		return nil, err
+	}
+	group := rg[0]
+	g := rhs.Shape.Dims[group]
+	// The rhs's dimension numbers once its group dimension is sliced away.
+	drop := func(ds []int64) []int64 {
+		out := make([]int64, len(ds))
+		for i, d := range ds {
+			out[i] = d
+			if d > group {
+				out[i]--
+			}
+		}
+		return out
+	}
+	var rDims []int64
+	for d, n := range rhs.Shape.Dims {
+		if int64(d) != group {
+			rDims = append(rDims, n)
+		}
+	}
+	cb := c.cb
+	e := &expr{cb: cb, s: out}
+	ie := &expr{cb: cb, s: hlo.ArrayShape(hlo.S64, out.Dims...)}
+	pos := cb.Op(hlo.OpIota).WithShape(ie.s).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
+	s64 := hlo.ArrayShape(hlo.S64)
+	scalarBroadcast := func(x *hlo.Instruction) *hlo.Instruction {
+		return cb.Op(hlo.OpBroadcast, x).WithShape(ie.s).Set("dimensions", "{}").Instruction
+	}
+	start := cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))
+	var acc *hlo.Instruction
+	for j := int64(0); j < g; j++ {
+		parts := make([]string, rhs.Shape.Rank())
+		for d, n := range rhs.Shape.Dims {
+			parts[d] = fmt.Sprintf("[0:%d]", n)
+			if int64(d) == group {
+				parts[d] = fmt.Sprintf("[%d:%d]", j, j+1)
+			}
+		}
+		sl := rhs.Shape
+		sl.Dims = append([]int64{}, rhs.Shape.Dims...)
+		sl.Dims[group] = 1
+		sl.Layout = nil
+		rj := cb.Op(hlo.OpSlice, rhs).WithShape(hlo.ArrayShape(rhs.Shape.Elem, sl.Dims...)).Set("slice", "{"+strings.Join(parts, ", ")+"}").Instruction
+		rj = cb.Op(hlo.OpReshape, rj).WithShape(hlo.ArrayShape(rhs.Shape.Elem, rDims...)).Instruction
+		d := cb.Op(hlo.OpDot, lhs, rj).WithShape(out).Set("lhs_batch_dims", list(lb)).Set("rhs_batch_dims", list(drop(rb))).
+			Set("lhs_contracting_dims", list(lc)).Set("rhs_contracting_dims", list(drop(rc))).Instruction
+		size := cb.Op(hlo.OpSlice, sizes).WithShape(hlo.ArrayShape(sizes.Shape.Elem, 1)).Set("slice", fmt.Sprintf("{[%d:%d]}", j, j+1)).Instruction
+		size = cb.Op(hlo.OpReshape, size).WithShape(hlo.ArrayShape(sizes.Shape.Elem)).Instruction
+		if sizes.Shape.Elem != hlo.S64 {
+			size = cb.Op(hlo.OpConvert, size).WithShape(s64).Instruction
+		}
+		limit := cb.Op(hlo.OpAdd, start, size).WithShape(s64).Instruction
+		in := e.op(hlo.OpAnd, ie.cmp(pos, "GE", scalarBroadcast(start)), ie.cmp(pos, "LT", scalarBroadcast(limit)))
+		term := e.sel(in, d, e.k(0))
+		if acc == nil {
+			acc = term
+		} else {
+			acc = e.add(acc, term)
+		}
+		start = limit
+	}
+	if acc == nil {
+		acc = e.k(0) // no groups: nothing is multiplied
+	}
+	return []*hlo.Instruction{acc}, e.err
 }

@@ -156,3 +156,56 @@ func TestBitsBitcast(t *testing.T) {
 	}
 	require.Equal(t, data, back, "the round trip gives the input back")
 }
+
+// TestRaggedDot: rows of the lhs in consecutive groups, each group's
+// rows multiplied by its own rhs (an empty group among them), against
+// the products worked out here.
+func TestRaggedDot(t *testing.T) {
+	const m, k, n, g = 7, 3, 2, 3
+	sizes := []int64{3, 0, 4}
+	src := fmt.Sprintf(`func.func @main(%%l: tensor<%dx%dxf64>, %%r: tensor<%dx%dx%dxf64>, %%s: tensor<%dxi64>) -> tensor<%dx%dxf64> {
+  %%0 = "chlo.ragged_dot"(%%l, %%r, %%s) {
+    ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [],
+      lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>
+  } : (tensor<%dx%dxf64>, tensor<%dx%dx%dxf64>, tensor<%dxi64>) -> tensor<%dx%dxf64>
+  return %%0 : tensor<%dx%dxf64>
+}
+`, m, k, g, k, n, g, m, n, m, k, g, k, n, g, m, n, m, n)
+	mod, err := ParseModule("ragged.mlir", src)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(7, 8))
+	l, r := make([]float64, m*k), make([]float64, g*k*n)
+	for i := range l {
+		l[i] = float64(rng.IntN(9) - 4)
+	}
+	for i := range r {
+		r[i] = float64(rng.IntN(9) - 4)
+	}
+	sb := make([]byte, 8*g)
+	for i, s := range sizes {
+		binary.LittleEndian.PutUint64(sb[8*i:], uint64(s))
+	}
+	var lits []*hlo.Literal
+	for i, b := range [][]byte{f64Bytes(l), f64Bytes(r), sb} {
+		lit, err := hlo.NewLiteral(mod.Entry.Params[i].Shape, b)
+		require.NoError(t, err)
+		lits = append(lits, lit)
+	}
+	out, err := eval.Run(mod, lits...)
+	require.NoError(t, err)
+	got := out.Leaves()[0].Data
+	row, grp := 0, 0
+	for i := 0; i < m; i++ {
+		for grp < g && row >= int(sizes[grp]) {
+			row, grp = 0, grp+1
+		}
+		for j := 0; j < n; j++ {
+			want := 0.0
+			for c := 0; c < k; c++ {
+				want += l[i*k+c] * r[(grp*k+c)*n+j]
+			}
+			require.Equal(t, want, math.Float64frombits(binary.LittleEndian.Uint64(got[8*(i*n+j):])), "row %d (group %d) col %d", i, grp, j)
+		}
+		row++
+	}
+}

@@ -92,6 +92,7 @@ func init() {
 	for name, expand := range chloRules {
 		ops[name] = chloRule(expand)
 	}
+	ops["chlo.ragged_dot"] = raggedDotRule
 	for _, name := range []string{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute", "collective_broadcast"} {
 		ops["stablehlo."+name] = refuseRule(collectivesCategory)
 	}
