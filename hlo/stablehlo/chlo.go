@@ -709,3 +709,151 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 	}
 	return []*hlo.Instruction{acc}, e.err
 }
+
+// scanRule expands chlo.scan into a while loop over the scan dimension,
+// as the CHLO legalization does: each iteration slices the inputs at the
+// step's position, applies the region to them and the carries, and
+// writes the outputs' slices in place; the results are the outputs and
+// the final carries. is_reverse runs the positions from the end.
+func scanRule(c *opContext) ([]*hlo.Instruction, error) {
+	ni, _, err := c.int("num_inputs")
+	if err != nil {
+		return nil, err
+	}
+	dim, ok, err := c.int("dimension")
+	if err != nil || !ok {
+		return nil, fmt.Errorf("chlo.scan needs dimension")
+	}
+	if len(c.op.Regions) != 1 || int(ni) > len(c.args) {
+		return nil, fmt.Errorf("chlo.scan takes inputs, inits and one region")
+	}
+	inputs, inits := c.args[:ni], c.args[ni:]
+	nOut := len(c.op.OutTypes) - len(inits)
+	if nOut < 0 || len(inputs) == 0 {
+		return nil, fmt.Errorf("chlo.scan: %d results for %d inits", len(c.op.OutTypes), len(inits))
+	}
+	n := inputs[0].Shape.Dims[dim]
+	reverse := c.boolean("is_reverse")
+	body, err := c.t.scalarRegion(c.op.Regions[0], "scan_body", c.sc)
+	if err != nil {
+		return nil, err
+	}
+	outShapes := make([]hlo.Shape, nOut)
+	for i := range outShapes {
+		if outShapes[i], err = c.result(i); err != nil {
+			return nil, err
+		}
+	}
+	// The loop's state: the step, the inputs, the outputs so far, the
+	// carries.
+	var leaves []hlo.Shape
+	leaves = append(leaves, hlo.ArrayShape(hlo.S64))
+	for _, x := range inputs {
+		leaves = append(leaves, x.Shape)
+	}
+	leaves = append(leaves, outShapes...)
+	for _, x := range inits {
+		leaves = append(leaves, x.Shape)
+	}
+	state := hlo.TupleShape(leaves...)
+	s64 := hlo.ArrayShape(hlo.S64)
+	k64 := func(cb *hlo.CompBuilder, v int64) *hlo.Instruction {
+		return cb.Constant(hlo.ScalarLiteral(hlo.S64, float64(v)))
+	}
+	gte := func(cb *hlo.CompBuilder, t *hlo.Instruction, i int) *hlo.Instruction {
+		return cb.Op(hlo.OpGetTupleElement, t).WithShape(state.Tuple[i]).Set("index", fmt.Sprint(i)).Instruction
+	}
+
+	cond := c.t.b.Computation(c.t.compName("scan_cond"))
+	p := cond.Parameter(state)
+	cond.Op(hlo.OpCompare, gte(cond, p, 0), k64(cond, n)).WithShape(hlo.ArrayShape(hlo.PRED)).Set("direction", "LT")
+
+	loop := c.t.b.Computation(c.t.compName("scan_step"))
+	q := loop.Parameter(state)
+	i := gte(loop, q, 0)
+	at := i
+	if reverse {
+		at = loop.Op(hlo.OpSubtract, k64(loop, n-1), i).WithShape(s64).Instruction
+	}
+	starts := func(rank int) []*hlo.Instruction {
+		out := make([]*hlo.Instruction, rank)
+		for d := range out {
+			out[d] = k64(loop, 0)
+			if int64(d) == dim {
+				out[d] = at
+			}
+		}
+		return out
+	}
+	var args []*hlo.Instruction
+	for j, x := range inputs {
+		sizes := append([]int64{}, x.Shape.Dims...)
+		sizes[dim] = 1
+		ds := loop.Op(hlo.OpDynamicSlice, append([]*hlo.Instruction{gte(loop, q, 1+j)}, starts(x.Shape.Rank())...)...).
+			WithShape(hlo.ArrayShape(x.Shape.Elem, sizes...)).Set("dynamic_slice_sizes", list(sizes)).Instruction
+		args = append(args, loop.Op(hlo.OpReshape, ds).WithShape(hlo.ArrayShape(x.Shape.Elem, dropDim(x.Shape.Dims, dim)...)).Instruction)
+	}
+	carry0 := 1 + len(inputs) + nOut
+	for j := range inits {
+		args = append(args, gte(loop, q, carry0+j))
+	}
+	// The region returns each output's slice and the new carries.
+	var rets []hlo.Shape
+	for _, sh := range outShapes {
+		rets = append(rets, hlo.ArrayShape(sh.Elem, dropDim(sh.Dims, dim)...))
+	}
+	for _, x := range inits {
+		rets = append(rets, x.Shape)
+	}
+	ret := hlo.TupleShape(rets...)
+	if len(rets) == 1 {
+		ret = rets[0]
+	}
+	call := loop.Op(hlo.OpCall, args...).WithShape(ret).Calls(body).Instruction
+	result := func(j int) *hlo.Instruction {
+		if len(rets) == 1 {
+			return call
+		}
+		return loop.Op(hlo.OpGetTupleElement, call).WithShape(rets[j]).Set("index", fmt.Sprint(j)).Instruction
+	}
+	next := []*hlo.Instruction{loop.Op(hlo.OpAdd, i, k64(loop, 1)).WithShape(s64).Instruction}
+	for j := range inputs {
+		next = append(next, gte(loop, q, 1+j))
+	}
+	for j, s := range outShapes {
+		sizes := append([]int64{}, s.Dims...)
+		sizes[dim] = 1
+		upd := loop.Op(hlo.OpReshape, result(j)).WithShape(hlo.ArrayShape(s.Elem, sizes...)).Instruction
+		next = append(next, loop.Op(hlo.OpDynamicUpdateSlice, append([]*hlo.Instruction{gte(loop, q, 1+len(inputs)+j), upd}, starts(s.Rank())...)...).WithShape(state.Tuple[1+len(inputs)+j]).Instruction)
+	}
+	for j := range inits {
+		next = append(next, result(nOut+j))
+	}
+	loop.Op(hlo.OpTuple, next...).WithShape(state)
+
+	init := []*hlo.Instruction{c.cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))}
+	init = append(init, inputs...)
+	for _, s := range outShapes {
+		z := c.cb.Constant(hlo.ScalarLiteral(s.Elem, 0))
+		init = append(init, c.cb.Op(hlo.OpBroadcast, z).WithShape(s).Set("dimensions", "{}").Instruction)
+	}
+	init = append(init, inits...)
+	tuple := c.cb.Op(hlo.OpTuple, init...).WithShape(state).Instruction
+	w := c.cb.Op(hlo.OpWhile, tuple).WithShape(state).Calls(cond.Computation(), loop.Computation()).Instruction
+	var out []*hlo.Instruction
+	for j := 1 + len(inputs); j < len(leaves); j++ {
+		out = append(out, c.cb.Op(hlo.OpGetTupleElement, w).WithShape(state.Tuple[j]).Set("index", fmt.Sprint(j)).Instruction)
+	}
+	return out, nil
+}
+
+// dropDim is dims without dimension d.
+func dropDim(dims []int64, d int64) []int64 {
+	var out []int64
+	for i, n := range dims {
+		if int64(i) != d {
+			out = append(out, n)
+		}
+	}
+	return out
+}

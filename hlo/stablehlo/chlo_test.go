@@ -209,3 +209,49 @@ func TestRaggedDot(t *testing.T) {
 		row++
 	}
 }
+
+// TestScan: chlo.scan as a while loop, forward and reversed, along a
+// dimension that is not the first, with two outputs and one carry.
+func TestScan(t *testing.T) {
+	for _, reverse := range []bool{false, true} {
+		attrs := ""
+		if reverse {
+			attrs = " attributes {is_reverse = true}"
+		}
+		src := fmt.Sprintf(`func.func @main(%%x: tensor<2x5xf64>) -> (tensor<2x5xf64>, tensor<2x5xf64>, tensor<2xf64>) {
+  %%one = stablehlo.constant dense<1.0> : tensor<2xf64>
+  %%0:3 = chlo.scan(%%x) inits(%%one) dimension=1%s {
+  ^bb0(%%a: tensor<2xf64>, %%c: tensor<2xf64>):
+    %%p = stablehlo.multiply %%a, %%c : tensor<2xf64>
+    %%d = stablehlo.subtract %%a, %%c : tensor<2xf64>
+    stablehlo.return %%p, %%d, %%p : tensor<2xf64>, tensor<2xf64>, tensor<2xf64>
+  } : (tensor<2x5xf64>, tensor<2xf64>) -> (tensor<2x5xf64>, tensor<2x5xf64>, tensor<2xf64>)
+  return %%0#0, %%0#1, %%0#2 : tensor<2x5xf64>, tensor<2x5xf64>, tensor<2xf64>
+}
+`, attrs)
+		m, err := ParseModule("scan.mlir", src)
+		require.NoError(t, err)
+		xs := []float64{1, 2, 3, 4, 5, -1, 0.5, 2, -2, 3}
+		lit, err := hlo.NewLiteral(m.Entry.Params[0].Shape, f64Bytes(xs))
+		require.NoError(t, err)
+		out, err := eval.Run(m, lit)
+		require.NoError(t, err)
+		get := func(l *hlo.Literal, i int) float64 {
+			return math.Float64frombits(binary.LittleEndian.Uint64(l.Data[8*i:]))
+		}
+		for r := 0; r < 2; r++ {
+			c := 1.0
+			for s := 0; s < 5; s++ {
+				j := s
+				if reverse {
+					j = 4 - s
+				}
+				a := xs[5*r+j]
+				require.Equal(t, a*c, get(out.Leaves()[0], 5*r+j), "reverse %v row %d step %d product", reverse, r, s)
+				require.Equal(t, a-c, get(out.Leaves()[1], 5*r+j), "reverse %v row %d step %d difference", reverse, r, s)
+				c *= a
+			}
+			require.Equal(t, c, get(out.Leaves()[2], r), "reverse %v row %d final carry", reverse, r)
+		}
+	}
+}

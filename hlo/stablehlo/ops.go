@@ -93,6 +93,7 @@ func init() {
 		ops[name] = chloRule(expand)
 	}
 	ops["chlo.ragged_dot"] = raggedDotRule
+	ops["chlo.scan"] = scanRule
 	for _, name := range []string{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute", "collective_broadcast"} {
 		ops["stablehlo."+name] = refuseRule(collectivesCategory)
 	}
