@@ -534,10 +534,9 @@ func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 	}
 	// The signed product's high half: subtract b where a < 0 and a where
 	// b < 0 (mod 2^64).
-	se := e
-	zero := se.bits(0)
-	r = ue.sub(r, ue.sel(se.cmp(args[0], "LT", zero), b, ue.bits(0)))
-	r = ue.sub(r, ue.sel(se.cmp(args[1], "LT", zero), a, ue.bits(0)))
+	zero := e.bits(0)
+	r = ue.sub(r, ue.sel(e.cmp(args[0], "LT", zero), b, ue.bits(0)))
+	r = ue.sub(r, ue.sel(e.cmp(args[1], "LT", zero), a, ue.bits(0)))
 	return ue.convert(r, t)
 }
 
@@ -582,14 +581,11 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 	if u != x.Shape.Elem {
 		w = c.cb.Op(hlo.OpBitcastConvert, x).WithShape(ws).Instruction
 	}
-	dims := ""
-	for d := 0; d < last; d++ {
-		if d > 0 {
-			dims += ","
-		}
-		dims += fmt.Sprint(d)
+	kept := make([]int64, last)
+	for d := range kept {
+		kept[d] = int64(d)
 	}
-	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", "{"+dims+"}").Instruction
+	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", list(kept)).Instruction
 	bit := e.op(hlo.OpAnd, e.op(hlo.OpShiftRightLogical, b, pos), e.bits(1))
 	return e.cmp(bit, "NE", e.bits(0)), e.err
 }
@@ -657,12 +653,7 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 		}
 		return out
 	}
-	var rDims []int64
-	for d, n := range rhs.Shape.Dims {
-		if int64(d) != group {
-			rDims = append(rDims, n)
-		}
-	}
+	rDims := dropDim(rhs.Shape.Dims, group)
 	cb := c.cb
 	e := &expr{cb: cb, s: out}
 	ie := &expr{cb: cb, s: hlo.ArrayShape(hlo.S64, out.Dims...)}
@@ -681,11 +672,9 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 				parts[d] = fmt.Sprintf("[%d:%d]", j, j+1)
 			}
 		}
-		sl := rhs.Shape
-		sl.Dims = append([]int64{}, rhs.Shape.Dims...)
-		sl.Dims[group] = 1
-		sl.Layout = nil
-		rj := cb.Op(hlo.OpSlice, rhs).WithShape(hlo.ArrayShape(rhs.Shape.Elem, sl.Dims...)).Set("slice", "{"+strings.Join(parts, ", ")+"}").Instruction
+		one := append([]int64{}, rhs.Shape.Dims...)
+		one[group] = 1
+		rj := cb.Op(hlo.OpSlice, rhs).WithShape(hlo.ArrayShape(rhs.Shape.Elem, one...)).Set("slice", "{"+strings.Join(parts, ", ")+"}").Instruction
 		rj = cb.Op(hlo.OpReshape, rj).WithShape(hlo.ArrayShape(rhs.Shape.Elem, rDims...)).Instruction
 		d := cb.Op(hlo.OpDot, lhs, rj).WithShape(out).Set("lhs_batch_dims", list(lb)).Set("rhs_batch_dims", list(drop(rb))).
 			Set("lhs_contracting_dims", list(lc)).Set("rhs_contracting_dims", list(drop(rc))).Instruction
