@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -15,7 +16,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // TestTranscendentalAccuracy measures the largest error, in ulp, of each
@@ -44,7 +44,7 @@ func TestTranscendentalAccuracy(t *testing.T) {
 			if binary {
 				args = append(args, must(vkjit.Float32s([]int64{n}, ys)))
 			}
-			outs, _, err := exe.Run(args...)
+			outs, _, err := exe.Run(context.Background(), args...)
 			exe.Close()
 			require.NoError(t, err)
 			got, _ := outs[0].AsFloat32()
@@ -97,20 +97,20 @@ ENTRY e {
 		exe, err := rt.CompileText("exp", src, opts)
 		require.NoError(t, err)
 		defer exe.Close()
-		outs, _, err := exe.Run(must(vkjit.Float32s([]int64{rows, cols}, xs)))
+		outs, _, err := exe.Run(context.Background(), must(vkjit.Float32s([]int64{rows, cols}, xs)))
 		require.NoError(t, err)
 		got, _ := outs[0].AsFloat32()
 		return got
 	}
 	want := run(plain, vkjit.CompileOptions{})
-	for _, opts := range []vkjit.CompileOptions{{}, {Lower: lower.Options{NoFuse: true}}} {
+	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
 		got := run(shifted, opts)
 		for i := range got {
 			if i/cols == nanRow {
 				require.True(t, math.IsNaN(float64(got[i])), "NaN row, element %d: %g", i, got[i])
 				continue
 			}
-			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "exp(%g) (no-fuse %v): %g against %g", xs[i], opts.Lower.NoFuse, got[i], want[i])
+			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "exp(%g) (no-fuse %v): %g against %g", xs[i], opts.NoFuse, got[i], want[i])
 		}
 	}
 }
@@ -168,7 +168,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 			for i, x := range xs {
 				binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
 			}
-			outs, _, err := exe.Run(&vkjit.Tensor{Type: hlo.F64, Dims: []int64{n}, Data: data})
+			outs, _, err := exe.Run(context.Background(), &vkjit.Tensor{Type: vkjit.F64, Dims: []int64{n}, Data: data})
 			exe.Close()
 			require.NoError(t, err)
 			worst, at := int64(0), 0
@@ -196,7 +196,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		ys[0], xs[0], ys[2], xs[2], ys[4], xs[4] = 0, math.Copysign(0, -1), math.Copysign(0, -1), -1, math.Inf(1), math.Inf(-1)
 		exe, err := rt.CompileText("atan2", fmt.Sprintf("HloModule m\nENTRY e {\n  y = f64[%d] parameter(0)\n  x = f64[%d] parameter(1)\n  ROOT r = f64[%d] atan2(y, x)\n}", n, n, n), vkjit.CompileOptions{})
 		require.NoError(t, err)
-		outs, _, err := exe.Run(f64Tensor(ys), f64Tensor(xs))
+		outs, _, err := exe.Run(context.Background(), f64Tensor(ys), f64Tensor(xs))
 		exe.Close()
 		require.NoError(t, err)
 		worst, at := int64(0), 0
@@ -232,7 +232,7 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		}
 		exe, err := rt.CompileText("pow", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f64[%d] parameter(0)\n  y = f64[%d] parameter(1)\n  ROOT r = f64[%d] power(x, y)\n}", n, n, n), vkjit.CompileOptions{})
 		require.NoError(t, err)
-		outs, _, err := exe.Run(f64Tensor(xs), f64Tensor(ys))
+		outs, _, err := exe.Run(context.Background(), f64Tensor(xs), f64Tensor(ys))
 		exe.Close()
 		require.NoError(t, err)
 		worst, at := int64(0), 0
@@ -262,9 +262,9 @@ func TestTranscendentalAccuracy64(t *testing.T) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
 		}
-		return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+		return &vkjit.Tensor{Type: vkjit.F64, Dims: []int64{int64(len(v))}, Data: data}
 	}
-	outs, _, err := exe.Run(enc(xs), enc(ys))
+	outs, _, err := exe.Run(context.Background(), enc(xs), enc(ys))
 	exe.Close()
 	require.NoError(t, err)
 	for i := range xs {
@@ -357,14 +357,14 @@ func TestMathEdges(t *testing.T) {
 			ref, err := eval.Run(m, args...)
 			require.NoError(t, err)
 			check("the evaluator", ref.Leaves()[0].Data)
-			for _, opts := range []lower.Options{{}, {NoFuse: true}} {
-				exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+			for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
+				exe, err := rt.Compile(m, opts)
 				require.NoError(t, err)
 				var ts []*vkjit.Tensor
 				for _, a := range args {
-					ts = append(ts, &vkjit.Tensor{Type: ty, Dims: []int64{int64(n)}, Data: a.Data})
+					ts = append(ts, &vkjit.Tensor{Type: vkjit.DType(ty), Dims: []int64{int64(n)}, Data: a.Data})
 				}
-				outs, _, err := exe.Run(ts...)
+				outs, _, err := exe.Run(context.Background(), ts...)
 				exe.Close()
 				require.NoError(t, err)
 				check(fmt.Sprintf("the device (no-fuse %v)", opts.NoFuse), outs[0].Data)
@@ -444,10 +444,10 @@ ENTRY e {
   n = %[1]s[6] negate(s)
   ROOT t = (%[1]s[6], %[1]s[6], %[1]s[6], %[1]s[6]) tuple(r, a, s, n)
 }`, ty)
-		for _, opts := range []lower.Options{{}, {NoFuse: true}} {
-			exe, err := rt.CompileText("sqrt_edges", src, vkjit.CompileOptions{Lower: opts})
+		for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
+			exe, err := rt.CompileText("sqrt_edges", src, opts)
 			require.NoError(t, err)
-			outs, _, err := exe.Run()
+			outs, _, err := exe.Run(context.Background())
 			exe.Close()
 			require.NoError(t, err)
 			for i, w := range want {
@@ -525,7 +525,7 @@ func TestGemmFlushesSubnormals(t *testing.T) {
 	exe, err := rt.CompileText("gemm", "HloModule m\nENTRY e {\n  a = f32[256,256] parameter(0)\n  b = f32[256,256] parameter(1)\n  ROOT c = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
-	require.Contains(t, exe.Program().Kernels[0].Name, "gemm")
+	require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "gemm")
 	av, bv := make([]float32, 256*256), make([]float32, 256*256)
 	for i := range av {
 		av[i], bv[i] = 1e-39, 1e30 // a subnormal times a huge value: 1e-9 unflushed
@@ -533,7 +533,7 @@ func TestGemmFlushesSubnormals(t *testing.T) {
 	av[0] = 1 // one normal value: row 0 gets 1e30
 	a, _ := vkjit.Float32s([]int64{256, 256}, av)
 	b, _ := vkjit.Float32s([]int64{256, 256}, bv)
-	outs, _, err := exe.Run(a, b)
+	outs, _, err := exe.Run(context.Background(), a, b)
 	require.NoError(t, err)
 	require.InEpsilon(t, 1e30, outs[0].Float64At(0), 1e-6)
 	require.Zero(t, outs[0].Float64At(256), "row 1 reads only subnormals: flushed to zero")
@@ -544,7 +544,7 @@ func f64Tensor(v []float64) *vkjit.Tensor {
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
 	}
-	return &vkjit.Tensor{Type: hlo.F64, Dims: []int64{int64(len(v))}, Data: data}
+	return &vkjit.Tensor{Type: vkjit.F64, Dims: []int64{int64(len(v))}, Data: data}
 }
 
 // TestReducePrecision: reduce-precision to f16's, bf16's and smaller

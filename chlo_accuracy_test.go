@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -10,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
-	"github.com/vkjit/vkjit/hlo"
 )
 
 // chloCases are CHLO's special functions as the StableHLO reader expands
@@ -96,9 +96,9 @@ func TestCHLOAccuracy(t *testing.T) {
 					for i, x := range xs {
 						binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
 					}
-					arg = must(vkjit.NewTensor(hlo.F64, []int64{n}, b))
+					arg = must(vkjit.NewTensor(vkjit.F64, []int64{n}, b))
 				}
-				outs, _, err := exe.Run(arg)
+				outs, _, err := exe.Run(context.Background(), arg)
 				require.NoError(t, err)
 				got := make([]float64, n)
 				for i := range got {

@@ -35,14 +35,14 @@ func (r *Runtime) cacheKey(kind string, module []byte, opts CompileOptions) stri
 	d := r.dev.Info
 	device := fmt.Sprintf("%s|%x|%x|%d|%s", d.Name, d.VendorID, d.DeviceID, d.DriverVersion, d.Driver())
 	return cache.Key([]byte("vkjit program"), []byte(kind), selfHash(), []byte(device),
-		[]byte(fmt.Sprintf("%+v", r.Target())), []byte(fmt.Sprintf("%+v", opts.Lower)), module)
+		[]byte(fmt.Sprintf("%+v", r.tg)), []byte(fmt.Sprintf("%+v", opts.lower())), module)
 }
 
 // cachedProgram returns the program for m from the cache, or compiles
 // and stores it. hit says which.
 func (r *Runtime) cachedProgram(m *hlo.Module, opts CompileOptions) (*lower.Program, bool, error) {
 	if r.cache == nil {
-		p, err := lower.Compile(m, r.Target(), opts.Lower)
+		p, err := lower.Compile(m, r.tg, opts.lower())
 		return p, false, err
 	}
 	return r.lookup(r.cacheKey("module", []byte(m.String()), opts), func() (*hlo.Module, error) { return m, nil }, opts)
@@ -76,7 +76,7 @@ func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts Compi
 	if err != nil {
 		return nil, false, err
 	}
-	p, err := lower.Compile(m, r.Target(), opts.Lower)
+	p, err := lower.Compile(m, r.tg, opts.lower())
 	if err != nil {
 		return nil, false, err
 	}
@@ -87,9 +87,6 @@ func (r *Runtime) lookup(key string, get func() (*hlo.Module, error), opts Compi
 	}
 	return p, false, nil
 }
-
-// Cache is the runtime's compile cache, or nil when it is off.
-func (r *Runtime) Cache() *cache.Cache { return r.cache }
 
 // The driver's VkPipelineCache is saved in the compile cache as one entry
 // per device, so that a driver update replaces the old data instead of

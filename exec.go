@@ -2,8 +2,8 @@ package vkjit
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -133,7 +133,7 @@ func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, s
 	r.mu.Lock()
 	r.exes[e] = true
 	r.mu.Unlock()
-	e.Stats = CompileStats{CompileMs: ms(time.Since(start)), CodegenMs: ms(codegen), PipelineMs: ms(time.Since(t1))}
+	e.Stats = CompileStats{Compile: time.Since(start), Codegen: codegen, Pipeline: time.Since(t1)}
 	var count func(l *loaded)
 	count = func(l *loaded) {
 		e.Stats.Kernels += len(l.kernels)
@@ -213,8 +213,47 @@ func (l *loaded) close() {
 	l.subs = nil
 }
 
-// Program is the compiled plan, for inspection.
-func (e *Executable) Program() *lower.Program { return e.prog }
+// Params are the entry's parameter leaves, in the order Run takes them.
+func (e *Executable) Params() []TensorSpec {
+	out := make([]TensorSpec, len(e.prog.Params))
+	for i, bi := range e.prog.Params {
+		out[i] = specOf(e.prog.Buffers[bi].Name, e.prog.ParamShapes[i])
+	}
+	return out
+}
+
+// Results are the entry's result leaves, in the order Run returns them.
+func (e *Executable) Results() []TensorSpec {
+	out := make([]TensorSpec, len(e.prog.Outputs))
+	for i, bi := range e.prog.Outputs {
+		out[i] = specOf(e.prog.Buffers[bi].Name, e.prog.OutputShapes[i])
+	}
+	return out
+}
+
+// MemoryPlan is what memory planning decided for an executable, its
+// loops' and branches' programs included.
+type MemoryPlan struct {
+	ArenaBytes     int64 // one allocation holds every temporary, at planned offsets
+	LiveBoundBytes int64 // the most bytes live at once: no plan can need less
+	TempBytes      int64 // the temporaries' sizes summed: the arena without reuse
+	FusedBytes     int64 // the intermediates fusion keeps out of memory
+}
+
+// MemoryPlan returns the executable's memory plan.
+func (e *Executable) MemoryPlan() MemoryPlan {
+	m := e.prog.Memory()
+	return MemoryPlan{ArenaBytes: m.Arena, LiveBoundBytes: m.LiveBound, TempBytes: m.Temps, FusedBytes: m.Fused}
+}
+
+// Plan describes the compiled program for people: its buffers, its
+// steps and the kernel plan they came from (what `vkjit fmt --plan`
+// prints).
+func (e *Executable) Plan() string {
+	var b strings.Builder
+	e.prog.Describe(&b) // a strings.Builder does not fail
+	return b.String()
+}
 
 // Close waits for the executable's runs in flight, then releases its
 // device objects. Runs after it return ErrClosed; a second Close does
@@ -246,135 +285,6 @@ func (e *Executable) enter() (func(), error) {
 	return func() { e.rt.life.exit(); e.life.exit() }, nil
 }
 
-// RunStats describes one run.
-type RunStats struct {
-	RunMs           float64 // wall time, transfers included
-	ExecMs          float64 // the program's execution: dispatches and loop control, without the copies from and to the host
-	Dispatches      int     // kernel dispatches, loop iterations included
-	PeakDeviceBytes int64   // the most device memory the executable held at once
-}
-
-// run is the state of one Run: device memory held, for the peak.
-type run struct {
-	e          *Executable
-	held, peak int64
-	dispatches int
-	mu         sync.Mutex
-
-	profile []DispatchTime // Profile: each dispatch's device time
-	prof    bool
-
-	copies vk.Ticket // the last device-to-device copy the run made
-}
-
-// DispatchTime is one dispatch's device time, from Profile.
-type DispatchTime struct {
-	Kernel string   // the kernel's name
-	Inst   string   // the instruction it computes
-	Fused  []string // instructions computed inside it
-	Ms     float64
-}
-
-func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
-	buf, err := r.e.rt.pool.Alloc(size)
-	if err != nil {
-		if errors.Is(err, pool.ErrOutOfMemory) {
-			return nil, fmt.Errorf("vkjit: %s (%d bytes; this run holds %d): %w", name, size, r.held, err)
-		}
-		return nil, err
-	}
-	r.mu.Lock()
-	r.held += lower.PaddedSize(size)
-	r.peak = max(r.peak, r.held)
-	r.mu.Unlock()
-	return buf, nil
-}
-
-// free gives buffers this run allocated back to the pool.
-func (r *run) free(bs []*vk.Buffer) {
-	for _, b := range bs {
-		if b == nil {
-			continue // a parameter donated to the arena
-		}
-		r.mu.Lock()
-		r.held -= lower.PaddedSize(b.Size())
-		r.mu.Unlock()
-		r.e.rt.pool.Free(b)
-	}
-}
-
-// Run executes the program with args (the leaves of the entry
-// parameters, in order) and returns the result leaves in depth-first
-// order. It is safe to call from several goroutines at once.
-func (e *Executable) Run(args ...*Tensor) ([]*Tensor, RunStats, error) {
-	return e.run(&run{e: e}, args)
-}
-
-// Profile is Run that also measures every dispatch's device time with
-// timestamps (dispatches serialized by barriers, command lists recorded
-// afresh: slower than Run; for finding where the time goes).
-func (e *Executable) Profile(args ...*Tensor) ([]DispatchTime, RunStats, error) {
-	r := &run{e: e, prof: true}
-	_, st, err := e.run(r, args)
-	return r.profile, st, err
-}
-
-func (e *Executable) run(r *run, args []*Tensor) ([]*Tensor, RunStats, error) {
-	start := time.Now()
-	var st RunStats
-	if err := e.CheckArgs(args); err != nil {
-		return nil, st, err
-	}
-	exit, err := e.enter()
-	if err != nil {
-		return nil, st, err
-	}
-	defer exit()
-	for _, b := range e.root.consts {
-		r.held += lower.PaddedSize(b.Size())
-	}
-	p := e.prog
-	inputs := make([]*vk.Buffer, len(p.Params))
-	uploads := make([]source, len(p.Params))
-	var writes []pool.Write
-	for i, bi := range p.Params {
-		b := p.Buffers[bi]
-		if b.Donated { // uploaded into the arena by exec
-			uploads[i].data = lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.tg)
-			continue
-		}
-		buf, err := r.alloc(b.Name, b.Size)
-		if err != nil {
-			r.free(inputs[:i])
-			return nil, st, err
-		}
-		inputs[i] = buf
-		writes = append(writes, pool.Write{Dst: buf, Data: lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.tg)})
-	}
-	if err := e.rt.pool.Upload(writes...); err != nil {
-		r.free(inputs)
-		return nil, st, err
-	}
-	t0 := time.Now()
-	outs, owned, err := r.exec(e.root, inputs, uploads)
-	st.ExecMs = ms(time.Since(t0))
-	defer r.free(inputs)
-	defer func() { r.free(owned) }()
-	if err != nil {
-		return nil, st, err
-	}
-	results := make([]*Tensor, len(outs))
-	for i, b := range outs {
-		if results[i], err = e.rt.toHost(b, p.OutputShapes[i]); err != nil {
-			return nil, st, err
-		}
-	}
-	st.Dispatches = r.dispatches
-	st.PeakDeviceBytes = r.peak
-	st.RunMs = ms(time.Since(start))
-	return results, st, nil
-}
-
 // source is what a parameter donated to the arena is copied from: host
 // bytes in storage form, or a device buffer.
 type source struct {
@@ -393,7 +303,7 @@ func (r *Runtime) toHost(b *vk.Buffer, shape hlo.Shape) (*Tensor, error) {
 		return nil, err
 	}
 	// data is the fresh download, or converted from it: the tensor's own.
-	return &Tensor{Type: shape.Elem, Dims: append([]int64{}, shape.Dims...), Data: data}, nil
+	return &Tensor{Type: DType(shape.Elem), Dims: append([]int64{}, shape.Dims...), Data: data}, nil
 }
 
 // exec runs program l with its parameter buffers bound to inputs, or, for
@@ -423,6 +333,9 @@ type batch struct {
 func (r *run) flush(b *batch) error {
 	if len(b.ds) == 0 {
 		return nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return err // the caller stopped waiting: submit nothing more
 	}
 	var err error
 	if r.prof {
@@ -540,7 +453,7 @@ func (r *run) profiled(ds []vk.Dispatch, names []DispatchTime) error {
 		return err
 	}
 	for i, d := range names {
-		d.Ms = times[i]
+		d.Time = times[i]
 		r.profile = append(r.profile, d)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // The random-program differential fuzzer: hlotest.RandomProgram makes a
@@ -42,7 +42,7 @@ var (
 // new, and the cache would only fill the disk.
 func fuzzRuntime(t testing.TB) *vkjit.Runtime {
 	fuzzOnce.Do(func() {
-		r, err := vkjit.Open(vkjit.Options{Validate: true, NoCache: true})
+		r, err := vkjit.Open(vkjit.Options{Validate: vkjit.On, NoCache: true})
 		if err != nil {
 			panic(err)
 		}
@@ -86,9 +86,9 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 		return &failure{"evaluator", err.Error()}
 	}
 	refs := rounding(m, args)
-	for _, opts := range []lower.Options{{}, {NoFuse: true, NoReuse: true}} {
+	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}} {
 		mode := map[bool]string{true: "unfused", false: "fused"}[opts.NoFuse]
-		exe, err := r.Compile(m, vkjit.CompileOptions{Lower: opts})
+		exe, err := r.Compile(m, opts)
 		if err != nil {
 			if refusal.MatchString(err.Error()) {
 				return &failure{"refused", err.Error()}
@@ -97,9 +97,9 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 		}
 		ts := make([]*vkjit.Tensor, len(args))
 		for i, a := range args {
-			ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+			ts[i] = &vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data}
 		}
-		outs, _, err := exe.Run(ts...)
+		outs, _, err := exe.Run(context.Background(), ts...)
 		exe.Close()
 		if err != nil {
 			return &failure{"run " + mode, err.Error()}
@@ -138,6 +138,11 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	return refs
 }
 
+// literalOf is a tensor as the reference evaluator takes it.
+func literalOf(x *vkjit.Tensor) *hlo.Literal {
+	return &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(x.Type), x.Dims...), Data: x.Data}
+}
+
 // differs compares output i of the device with the evaluator's: integers
 // and pred exactly; floats within what rounding explains. A float result
 // may move by 16 times the distance between the evaluator's result and
@@ -147,12 +152,12 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 // the element is not compared.
 func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) string {
 	t := want.Shape.Elem
-	if got.Type != t || !got.Shape().SameDims(want.Shape) {
-		return fmt.Sprintf("got %s, want %s", got.Shape(), want.Shape)
+	if gs := literalOf(got).Shape; gs.Elem != t || !gs.SameDims(want.Shape) {
+		return fmt.Sprintf("got %s, want %s", gs, want.Shape)
 	}
 	if !t.IsFloat() {
 		if string(got.Data) != string(want.Data) {
-			wt := &vkjit.Tensor{Type: t, Dims: want.Shape.Dims, Data: want.Data}
+			wt := &vkjit.Tensor{Type: vkjit.DType(t), Dims: want.Shape.Dims, Data: want.Data}
 			for j := int64(0); j < got.NumElements(); j++ {
 				if a, b := got.Float64At(j), wt.Float64At(j); a != b {
 					return fmt.Sprintf("element %d: got %v, want %v", j, a, b)
@@ -180,7 +185,7 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	maxFinite := map[hlo.ElementType]float64{hlo.F16: 65504, hlo.BF16: 3.3895313892515355e38, hlo.F32: math.MaxFloat32, hlo.F64: math.MaxFloat64}[t]
 	eps := map[hlo.ElementType]float64{hlo.F16: 0x1p-11, hlo.BF16: 0x1p-8, hlo.F32: 0x1p-24, hlo.F64: 0x1p-53}[t]
 	minNormal := map[hlo.ElementType]float64{hlo.F16: 0x1p-14, hlo.BF16: 0x1p-126, hlo.F32: 0x1p-126, hlo.F64: 0x1p-1022}[t]
-	wt := &vkjit.Tensor{Type: t, Dims: want.Shape.Dims, Data: want.Data}
+	wt := &vkjit.Tensor{Type: vkjit.DType(t), Dims: want.Shape.Dims, Data: want.Data}
 	for j := int64(0); j < got.NumElements(); j++ {
 		g, w := got.Float64At(j), wt.Float64At(j)
 		// Unstable: an evaluation in other floats disagrees on NaN or
@@ -189,7 +194,7 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 		unstable := false
 		spread := 0.0
 		for _, r := range alts {
-			a := (&vkjit.Tensor{Type: r.lit.Shape.Elem, Dims: r.lit.Shape.Dims, Data: r.lit.Data}).Float64At(j)
+			a := (&vkjit.Tensor{Type: vkjit.DType(r.lit.Shape.Elem), Dims: r.lit.Shape.Dims, Data: r.lit.Data}).Float64At(j)
 			if math.IsNaN(a) != math.IsNaN(w) || math.IsInf(a, 0) != math.IsInf(w, 0) || !math.IsInf(a, 0) && math.Abs(a) > maxFinite/2 {
 				unstable = true
 			}
@@ -415,7 +420,7 @@ func TestFuzzChecker(t *testing.T) {
 	f32 := func(v ...float32) *vkjit.Tensor { return must(vkjit.Float32s([]int64{int64(len(v))}, v)) }
 	lit := func(v ...float32) *hlo.Literal {
 		x := f32(v...)
-		return &hlo.Literal{Shape: x.Shape(), Data: x.Data}
+		return literalOf(x)
 	}
 	none := references{}
 	require.Empty(t, differs(lit(1, 2.5), f32(1, 2.5), none, 0))
@@ -425,8 +430,8 @@ func TestFuzzChecker(t *testing.T) {
 	require.NotEmpty(t, differs(lit(float32(math.Inf(1))), f32(3e38), none, 0))
 	wide := references{wide: []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F64, 2), Data: binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, math.Float64bits(1)), math.Float64bits(2.5001))}}}
 	require.Empty(t, differs(lit(1, 2.5), f32(1, 2.5001), wide, 0), "rounding moved the evaluator's result that far")
-	s := &vkjit.Tensor{Type: hlo.S32, Dims: []int64{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}}
-	require.Contains(t, differs(&hlo.Literal{Shape: s.Shape(), Data: []byte{1, 0, 0, 0, 3, 0, 0, 0}}, s, none, 0), "element 1: got 2, want 3")
+	s := &vkjit.Tensor{Type: vkjit.S32, Dims: []int64{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}}
+	require.Contains(t, differs(&hlo.Literal{Shape: literalOf(s).Shape, Data: []byte{1, 0, 0, 0, 3, 0, 0, 0}}, s, none, 0), "element 1: got 2, want 3")
 }
 
 // The verifier's mutation fuzzer: a random program's text, mutated (a

@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // TestSortDifferential runs stable sorts on the device; with ties in the
@@ -84,7 +84,7 @@ ENTRY e {
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	_, want, outs := runBoth(t, exe, m, 4, "sum_f32")
-	w := (&vkjit.Tensor{Type: hlo.F32, Data: want.Leaves()[0].Data}).Float64At(0)
+	w := (&vkjit.Tensor{Type: vkjit.F32, Data: want.Leaves()[0].Data}).Float64At(0)
 	require.InEpsilon(t, w, outs[0].Float64At(0), 1e-5)
 }
 
@@ -120,7 +120,7 @@ func TestTiledGemm(t *testing.T) {
 		require.NoError(t, err)
 		exe, err := rt.Compile(m, vkjit.CompileOptions{})
 		require.NoError(t, err)
-		name := exe.Program().Kernels[0].Name
+		name := vkjit.ProgramOf(exe).Kernels[0].Name
 		require.Contains(t, name, "gemm8x", "the tiled kernel")
 		vec := !strings.Contains(src, "301") // k a multiple of 4
 		require.Equal(t, vec, strings.Contains(name, "_vec4"), "%s: %s", name, src)
@@ -128,20 +128,20 @@ func TestTiledGemm(t *testing.T) {
 		_, want, outs := runBothOn(t, exe, m, args, "gemm")
 		w := want.Leaves()[0]
 		for i := int64(0); i < w.Shape.NumElements(); i++ {
-			wv := (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i)
+			wv := (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i)
 			require.InDelta(t, wv, outs[0].Float64At(i), 1e-4, "element %d", i)
 		}
 		// The GPUs' form, blocks staged through shared memory (forced on
 		// lavapipe): the same sums in the same order, bit for bit.
-		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{SharedGemm: true}})
+		exe, err = rt.Compile(m, vkjit.CompileOptions{SharedGemm: true})
 		require.NoError(t, err)
-		require.Contains(t, exe.Program().Kernels[0].Name, "_shared64x64", src)
+		require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_shared64x64", src)
 		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
 		require.Equal(t, outs[0].Data, shared[0].Data, src)
 		// The other ways to read the operands on lavapipe, storage loads
 		// of octets or of vec4s instead of texel fetches: the same values.
-		for _, opts := range []lower.Options{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}} {
-			exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+		for _, opts := range []vkjit.CompileOptions{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}} {
+			exe, err = rt.Compile(m, opts)
 			require.NoError(t, err)
 			_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
 			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
@@ -168,11 +168,11 @@ func TestTiledGemmNarrow(t *testing.T) {
 		require.NoError(t, err)
 		exe, err := rt.Compile(m, vkjit.CompileOptions{})
 		require.NoError(t, err)
-		require.Equal(t, c.kernel, exe.Program().Kernels[0].Name, c.src)
+		require.Equal(t, c.kernel, vkjit.ProgramOf(exe).Kernels[0].Name, c.src)
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm")
 		w := want.Leaves()[0]
-		wt := &vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}
+		wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 		for i := range w.Shape.NumElements() {
 			wv, gv := wt.Float64At(i), outs[0].Float64At(i)
 			if w.Shape.Elem == hlo.F32 { // sums of 100 products: a few f32 ulps from the reference's order
@@ -181,7 +181,7 @@ func TestTiledGemmNarrow(t *testing.T) {
 			}
 			require.LessOrEqual(t, hlotest.ULPs(w.Shape.Elem, wv, gv), int64(1), "%s: element %d", c.kernel, i)
 		}
-		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		exe, err = rt.Compile(m, vkjit.CompileOptions{StorageLoads: true})
 		require.NoError(t, err)
 		_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
 		require.Equal(t, outs[0].Data, other[0].Data, c.kernel)
@@ -195,7 +195,7 @@ func TestTiledGemmNarrow(t *testing.T) {
 // without edge cases, sums to a tolerance for their different order.
 func TestSubgroupReductions(t *testing.T) {
 	defer noValidationMessages(t)
-	opts := vkjit.CompileOptions{Lower: lower.Options{SubgroupReduce: true}}
+	opts := vkjit.CompileOptions{SubgroupReduce: true}
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
 		for _, c := range hlotest.RowReduceCases(ty) {
 			m, err := hlo.Parse(c.Name, c.Text)
@@ -203,7 +203,7 @@ func TestSubgroupReductions(t *testing.T) {
 			exe, err := rt.Compile(m, opts)
 			require.NoError(t, err, c.Name)
 			if ty != hlo.PRED {
-				require.Contains(t, exe.Program().Kernels[len(exe.Program().Kernels)-1].Name, "_subgroup", c.Name)
+				require.Contains(t, vkjit.ProgramOf(exe).Kernels[len(vkjit.ProgramOf(exe).Kernels)-1].Name, "_subgroup", c.Name)
 			}
 			requireRowReduction(t, exe, m, c.Name, ty, 11)
 		}
@@ -216,8 +216,8 @@ func TestSubgroupReductions(t *testing.T) {
 	require.NoError(t, err)
 	exe, err := rt.Compile(m, opts)
 	require.NoError(t, err)
-	require.Len(t, exe.Program().Kernels, 2)
-	require.Contains(t, exe.Program().Kernels[0].Name, "_subgroup")
+	require.Len(t, vkjit.ProgramOf(exe).Kernels, 2)
+	require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_subgroup")
 	requireSoftmax(t, exe, m)
 }
 
@@ -235,7 +235,7 @@ func requireRowReduction(t *testing.T, exe *vkjit.Executable, m *hlo.Module, nam
 	for i, w := range want.Leaves() {
 		g := outs[i]
 		for j := int64(0); j < g.NumElements(); j++ {
-			wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+			wv := (&vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
 			gv := g.Float64At(j)
 			if exact || !g.Type.IsFloat() {
 				if !(math.IsNaN(wv) && math.IsNaN(gv)) {
@@ -255,7 +255,7 @@ func requireSoftmax(t *testing.T, exe *vkjit.Executable, m *hlo.Module) []*vkjit
 	_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
 	w := want.Leaves()[0]
 	for j := int64(0); j < w.Shape.NumElements(); j++ {
-		require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
+		require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(j), outs[0].Float64At(j), 1e-6)
 	}
 	return outs
 }
@@ -267,8 +267,8 @@ func requireSoftmax(t *testing.T, exe *vkjit.Executable, m *hlo.Module) []*vkjit
 // own shared memory.
 func TestWorkgroupReductions(t *testing.T) {
 	defer noValidationMessages(t)
-	opts := vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true}}
-	lanes := 4 * rt.Target().SubgroupSize
+	opts := vkjit.CompileOptions{WorkgroupReduce: true}
+	lanes := 4 * vkjit.TargetOf(rt).SubgroupSize
 	ran := 0
 	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.S8} {
 		for _, c := range hlotest.RowReduceCases(ty) {
@@ -278,7 +278,7 @@ func TestWorkgroupReductions(t *testing.T) {
 			require.NoError(t, err, c.Name)
 			red := m.Entry.Root
 			count := red.Operands[0].Shape.NumElements() / max(red.Shape.Leaves()[0].NumElements(), 1)
-			name := exe.Program().Kernels[len(exe.Program().Kernels)-1].Name
+			name := vkjit.ProgramOf(exe).Kernels[len(vkjit.ProgramOf(exe).Kernels)-1].Name
 			if count < 4*int64(lanes) {
 				require.NotContains(t, name, "_workgroup", c.Name)
 			} else {
@@ -295,10 +295,10 @@ func TestWorkgroupReductions(t *testing.T) {
 	require.NoError(t, err)
 	exe, err := rt.Compile(m, opts)
 	require.NoError(t, err)
-	require.Contains(t, exe.Program().Kernels[0].Name, "_workgroup")
+	require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_workgroup")
 	outs := requireSoftmax(t, exe, m)
 	// Fused and unfused agree bit for bit: the tree's order is the code's.
-	exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{WorkgroupReduce: true, NoFuse: true}})
+	exe, err = rt.Compile(m, vkjit.CompileOptions{WorkgroupReduce: true, NoFuse: true})
 	require.NoError(t, err)
 	_, _, plain := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "softmax")
 	require.Equal(t, outs[0].Data, plain[0].Data)
@@ -335,12 +335,12 @@ ENTRY e {
 		require.NoError(t, err, src)
 		exe, err := rt.Compile(m, vkjit.CompileOptions{})
 		require.NoError(t, err, src)
-		name := exe.Program().Kernels[0].Name
+		name := vkjit.ProgramOf(exe).Kernels[0].Name
 		require.Equal(t, c.tiled, strings.HasPrefix(name, "gemm"), "%s: %s", name, c.window)
 		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 9), "conv")
 		w := want.Leaves()[0]
 		for i := int64(0); i < w.Shape.NumElements(); i++ {
-			require.InDelta(t, (&vkjit.Tensor{Type: hlo.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.window, i)
+			require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.window, i)
 		}
 	}
 }
@@ -360,7 +360,7 @@ func TestHoistedLoop(t *testing.T) {
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
-	outs, st, err := exe.Run()
+	outs, st, err := exe.Run(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, want.Leaves()[0].Data, outs[0].Data)
 	require.Less(t, st.Dispatches, 2*200+10, "200 iterations: the condition and the body's one kernel each, not the sum")
@@ -374,7 +374,7 @@ func TestHoistedLoop(t *testing.T) {
 // layer.
 func TestTexelLoads(t *testing.T) {
 	defer noValidationMessages(t)
-	if !rt.Target().CPU || !rt.Target().TexelLoads {
+	if !vkjit.TargetOf(rt).CPU || !vkjit.TargetOf(rt).TexelLoads {
 		t.Skip("texel loads are for CPU devices with R32G32B32A32_UINT texel buffers")
 	}
 	views := map[int]int{} // texel views by texel bytes
@@ -405,7 +405,7 @@ func TestTexelLoads(t *testing.T) {
 		exe, err := rt.Compile(m, vkjit.CompileOptions{})
 		require.NoError(t, err)
 		texel := 0
-		for _, k := range exe.Program().Kernels {
+		for _, k := range vkjit.ProgramOf(exe).Kernels {
 			texel += len(k.Texel)
 			for _, v := range k.Texel {
 				views[v.Bytes]++
@@ -413,9 +413,9 @@ func TestTexelLoads(t *testing.T) {
 		}
 		require.Positive(t, texel, "no kernel fetches through a texel view: %s", src)
 		_, _, got := runBothOn(t, exe, m, args, "texel")
-		exe, err = rt.Compile(m, vkjit.CompileOptions{Lower: lower.Options{StorageLoads: true}})
+		exe, err = rt.Compile(m, vkjit.CompileOptions{StorageLoads: true})
 		require.NoError(t, err)
-		for _, k := range exe.Program().Kernels {
+		for _, k := range vkjit.ProgramOf(exe).Kernels {
 			require.Empty(t, k.Texel, k.Name)
 		}
 		_, _, want := runBothOn(t, exe, m, args, "storage")
@@ -616,13 +616,13 @@ func TestCompileStableHLO(t *testing.T) {
 	args := hlotest.Inputs(twin, 7)
 	ts := make([]*vkjit.Tensor, len(args))
 	for i, a := range args {
-		ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+		ts[i] = &vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data}
 	}
 	run := func(exe *vkjit.Executable, err error) []byte {
 		t.Helper()
 		require.NoError(t, err)
 		defer exe.Close()
-		outs, _, err := exe.Run(ts...)
+		outs, _, err := exe.Run(context.Background(), ts...)
 		require.NoError(t, err)
 		require.Len(t, outs, 1)
 		return outs[0].Data

@@ -3,7 +3,19 @@ package vkjit
 import (
 	"errors"
 	"sync"
+
+	"github.com/vkjit/vkjit/pool"
+	"github.com/vkjit/vkjit/vk"
 )
+
+// ErrOutOfMemory is wrapped by the error of a run or upload that does
+// not fit in the device memory budget, after empty blocks were given back
+// and the allocation retried.
+var ErrOutOfMemory = pool.ErrOutOfMemory
+
+// ErrNoDevice is wrapped by Open's error when no Vulkan device is there
+// or none matches Options.Device; the message says what to install.
+var ErrNoDevice = vk.ErrNoDevice
 
 // ErrClosed is what every call on a Runtime, an Executable or a
 // DeviceTensor returns once its runtime or executable is closed.

@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -36,14 +37,14 @@ func hammer(t *testing.T, r *vkjit.Runtime, exe *vkjit.Executable, dev bool, sto
 					var d *vkjit.DeviceTensor
 					if d, err = r.Upload(x); err == nil {
 						var res []*vkjit.DeviceTensor
-						res, _, err = exe.RunDevice(d)
+						res, _, err = exe.RunDevice(context.Background(), d)
 						for _, r := range res {
-							r.Release()
+							r.Close()
 						}
-						d.Release()
+						d.Close()
 					}
 				} else {
-					_, _, err = exe.Run(x)
+					_, _, err = exe.Run(context.Background(), x)
 				}
 				if i == 0 {
 					started <- true
@@ -97,17 +98,17 @@ func TestAfterClose(t *testing.T) {
 	x := must(vkjit.Float32s([]int64{512, 512}, make([]float32, 512*512)))
 	d, err := r.Upload(x)
 	require.NoError(t, err)
-	res, _, err := exe.RunDevice(d)
+	res, _, err := exe.RunDevice(context.Background(), d)
 	require.NoError(t, err)
 
 	exe.Close()
-	_, _, err = exe.Run(x)
+	_, _, err = exe.Run(context.Background(), x)
 	require.ErrorIs(t, err, vkjit.ErrClosed)
-	_, _, err = exe.RunDevice(d)
+	_, _, err = exe.RunDevice(context.Background(), d)
 	require.ErrorIs(t, err, vkjit.ErrClosed)
-	_, _, err = exe.Profile(x)
+	_, _, err = exe.Profile(context.Background(), x)
 	require.ErrorIs(t, err, vkjit.ErrClosed)
-	for sr := range exe.Stream(oneArgs(x)) {
+	for sr := range exe.Stream(context.Background(), oneArgs(x)) {
 		require.ErrorIs(t, sr.Err, vkjit.ErrClosed)
 	}
 	_, err = res[0].ToHost()
@@ -115,7 +116,7 @@ func TestAfterClose(t *testing.T) {
 
 	r.Close()
 	for name, call := range map[string]func() error{
-		"Run":         func() error { _, _, err := exe.Run(x); return err },
+		"Run":         func() error { _, _, err := exe.Run(context.Background(), x); return err },
 		"Upload":      func() error { _, err := r.Upload(x); return err },
 		"CompileText": func() error { _, err := r.CompileText("busy", busyModule, vkjit.CompileOptions{}); return err },
 		"Compile":     func() error { _, err := r.Compile(nil, vkjit.CompileOptions{}); return err },
@@ -127,8 +128,8 @@ func TestAfterClose(t *testing.T) {
 		err := call()
 		require.True(t, errors.Is(err, vkjit.ErrClosed), "%s after Close: %v", name, err)
 	}
-	res[0].Release()
-	d.Release()
+	res[0].Close()
+	d.Close()
 	exe.Close()
 	r.Close()
 	require.NotEmpty(t, r.Device().Name, "what the runtime knew of its device stays readable")

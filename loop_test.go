@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,16 +41,16 @@ func TestDeviceLoops(t *testing.T) {
 		require.NoError(t, err, name)
 		require.NoError(t, hlo.Verify(m), name)
 		args := hlotest.SmallIntInputs(m, 3)
-		all := []lower.Options{{}, {NoFuse: true, NoReuse: true}, {HostLoops: true}}
+		all := []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}, {HostLoops: true}}
 		if name == "nested" || name == "gather_sum" {
 			all = all[:2] // ~10^5 host round trips: a minute
 		}
 		for _, opts := range all {
 			start := time.Now()
-			exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+			exe, err := rt.Compile(m, opts)
 			require.NoError(t, err, name)
 			loops := 0
-			for _, s := range exe.Program().Steps {
+			for _, s := range vkjit.ProgramOf(exe).Steps {
 				if s.Kind == lower.StepLoop {
 					loops++
 				}
@@ -72,15 +73,15 @@ func TestDeviceLoops(t *testing.T) {
 // not a result cut short.
 func TestDeviceLoopBound(t *testing.T) {
 	defer noValidationMessages(t)
-	if rt.Target().MaxLoopIterations == 0 {
+	if vkjit.TargetOf(rt).MaxLoopIterations == 0 {
 		t.Skip("the device has no loop bound")
 	}
 	exe, err := rt.CompileFile("lower/testdata/long_inner_loop.hlo", vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
 	run := func(lim int32) ([]*vkjit.Tensor, vkjit.RunStats, error) {
-		arg := &vkjit.Tensor{Type: hlo.S32, Data: []byte{byte(lim), byte(lim >> 8), byte(lim >> 16), byte(lim >> 24)}}
-		return exe.Run(arg)
+		arg := &vkjit.Tensor{Type: vkjit.S32, Data: []byte{byte(lim), byte(lim >> 8), byte(lim >> 16), byte(lim >> 24)}}
+		return exe.Run(context.Background(), arg)
 	}
 	outs, st, err := run(40000)
 	require.NoError(t, err)

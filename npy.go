@@ -73,7 +73,7 @@ func ReadNPY(r io.Reader) (*Tensor, error) {
 	if h.Fortran && len(dims) > 1 {
 		data = fortranToC(data, dims, et.Bytes())
 	}
-	return &Tensor{Type: et, Dims: dims, Data: data}, nil
+	return &Tensor{Type: DType(et), Dims: dims, Data: data}, nil
 }
 
 // readNPYHeader reads the magic string, the version, the header's length
@@ -180,7 +180,7 @@ func ReadNPYFile(path string) (*Tensor, error) {
 
 // WriteNPY writes t in .npy format (version 1.0, row-major).
 func WriteNPY(w io.Writer, t *Tensor) error {
-	descr, ok := npyDescr[t.Type]
+	descr, ok := npyDescr[t.Type.elem()]
 	if !ok {
 		return fmt.Errorf("element type %s has no NumPy dtype", t.Type)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/vkjit/vkjit/hlo"
 )
 
 func readFixture(t *testing.T, name string) *Tensor {
@@ -22,25 +20,25 @@ func readFixture(t *testing.T, name string) *Tensor {
 // The fixtures were written by NumPy (testdata/npy/gen.py).
 func TestReadNumPyFiles(t *testing.T) {
 	x := readFixture(t, "f32_2x3.npy")
-	require.Equal(t, hlo.F32, x.Type)
+	require.Equal(t, F32, x.Type)
 	require.Equal(t, []int64{2, 3}, x.Dims)
 	v, err := x.AsFloat32()
 	require.NoError(t, err)
 	require.Equal(t, []float32{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5}, v)
 
 	x = readFixture(t, "f64_fortran_2x3.npy")
-	require.Equal(t, hlo.F64, x.Type)
+	require.Equal(t, F64, x.Type)
 	for i := int64(0); i < 6; i++ {
 		require.Equal(t, float64(i), x.Float64At(i), "Fortran order becomes row-major")
 	}
 
 	x = readFixture(t, "bool_4.npy")
-	require.Equal(t, hlo.PRED, x.Type)
+	require.Equal(t, PRED, x.Type)
 	require.Equal(t, []byte{1, 0, 0, 1}, x.Data)
 
 	x = readFixture(t, "u16_3.npy")
-	require.Equal(t, hlo.U16, x.Type)
-	x.Type = hlo.BF16 // how the CLI takes bf16
+	require.Equal(t, U16, x.Type)
+	x.Type = BF16 // how the CLI takes bf16
 	require.Equal(t, []float64{1, 2, -3}, []float64{x.Float64At(0), x.Float64At(1), x.Float64At(2)})
 
 	x = readFixture(t, "s32_scalar.npy")
@@ -57,10 +55,10 @@ func TestReadNumPyFiles(t *testing.T) {
 
 func TestNPYRoundTrip(t *testing.T) {
 	for _, x := range []*Tensor{
-		{Type: hlo.F32, Dims: []int64{2, 2}, Data: make([]byte, 16)},
-		{Type: hlo.S64, Dims: []int64{3}, Data: []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
-		{Type: hlo.PRED, Dims: nil, Data: []byte{1}},
-		{Type: hlo.U8, Dims: []int64{0}, Data: nil},
+		{Type: F32, Dims: []int64{2, 2}, Data: make([]byte, 16)},
+		{Type: S64, Dims: []int64{3}, Data: []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{Type: PRED, Dims: nil, Data: []byte{1}},
+		{Type: U8, Dims: []int64{0}, Data: nil},
 	} {
 		var b bytes.Buffer
 		require.NoError(t, WriteNPY(&b, x))
@@ -106,7 +104,7 @@ func TestWriteNPZIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.npz")
 	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
-	x := &Tensor{Type: hlo.F64, Dims: []int64{1}, Data: make([]byte, 8)}
+	x := &Tensor{Type: F64, Dims: []int64{1}, Data: make([]byte, 8)}
 	require.Error(t, WriteNPZ(path, []string{"a", "b"}, []*Tensor{x}))
 	old, _ := os.ReadFile(path)
 	require.Equal(t, "old", string(old), "a failed write leaves the file alone")

@@ -13,7 +13,6 @@ import (
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // rowCases are programs whose elementwise result reads reductions of its
@@ -133,7 +132,7 @@ ENTRY e {
 // exponentials (rounded differently: within the tolerance).
 func TestRowKernels(t *testing.T) {
 	defer noValidationMessages(t)
-	if !rt.Target().CPU {
+	if !vkjit.TargetOf(rt).CPU {
 		t.Skip("row kernels are made for CPU devices")
 	}
 	for _, c := range rowCases() {
@@ -145,10 +144,10 @@ func TestRowKernels(t *testing.T) {
 		require.NoError(t, err, c.name)
 		args := hlotest.UniformInputs(m, 5)
 		var fused []*vkjit.Tensor
-		for _, opts := range []lower.Options{{}, {NoFuse: true}} {
-			exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+		for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
+			exe, err := rt.Compile(m, opts)
 			require.NoError(t, err, c.name)
-			ks := exe.Program().Kernels
+			ks := vkjit.ProgramOf(exe).Kernels
 			if !opts.NoFuse {
 				if c.kernels > 0 {
 					require.Len(t, ks, c.kernels, c.name)
@@ -161,7 +160,7 @@ func TestRowKernels(t *testing.T) {
 			}
 			_, want, outs := runBothOn(t, exe, m, args, c.name)
 			for i, w := range want.Leaves() {
-				wt := &vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 				for j := int64(0); j < w.Shape.NumElements(); j++ {
 					wv, gv := wt.Float64At(j), outs[i].Float64At(j)
 					require.InDelta(t, wv, gv, 2e-5*math.Max(1, math.Abs(wv)), "%s out%d[%d] %+v", c.name, i, j, opts)
@@ -185,7 +184,7 @@ func TestRowKernels(t *testing.T) {
 // within the tolerance elsewhere.
 func TestOnlineSoftmaxSpecials(t *testing.T) {
 	defer noValidationMessages(t)
-	if !rt.Target().CPU {
+	if !vkjit.TargetOf(rt).CPU {
 		t.Skip("row kernels are made for CPU devices")
 	}
 	// 32 columns fold in chunks of 16, 40 in chunks of 8.
@@ -233,10 +232,10 @@ func onlineSpecials(t *testing.T, rows, cols int) {
 	args := []*hlo.Literal{{Shape: hlo.Shape{Elem: hlo.F32, Dims: []int64{int64(rows), int64(cols)}}, Data: data}}
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
 	require.NoError(t, err)
-	ks := exe.Program().Kernels
+	ks := vkjit.ProgramOf(exe).Kernels
 	require.True(t, strings.HasSuffix(ks[len(ks)-1].Name, "_online"), ks[len(ks)-1].Name)
 	_, want, outs := runBothOn(t, exe, m, args, "softmax_specials")
-	w := &vkjit.Tensor{Type: hlo.F32, Dims: []int64{int64(rows), int64(cols)}, Data: want.Leaves()[0].Data}
+	w := &vkjit.Tensor{Type: vkjit.F32, Dims: []int64{int64(rows), int64(cols)}, Data: want.Leaves()[0].Data}
 	for j := range int64(rows * cols) {
 		wv, gv := w.Float64At(j), outs[0].Float64At(j)
 		switch {

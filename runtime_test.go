@@ -1,16 +1,17 @@
 package vkjit_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
-	"github.com/vkjit/vkjit/pool"
 )
 
 // TestManyRuns: 1000 runs of one executable keep device memory and the
@@ -47,9 +48,9 @@ ENTRY e {
 	var peak int64
 	var ms runtime.MemStats
 	var heap uint64
-	var mem pool.Stats
+	var mem vkjit.MemoryStats
 	for i := 0; i < 1000; i++ {
-		_, st, err := exe.Run(x)
+		_, st, err := exe.Run(context.Background(), x)
 		require.NoError(t, err)
 		if i == 0 {
 			peak = st.PeakDeviceBytes
@@ -70,7 +71,7 @@ ENTRY e {
 		// leak keeps growing over the next 900 runs.
 		heap = ms.HeapAlloc
 		for i := 0; i < 900; i++ {
-			_, _, err := exe.Run(x)
+			_, _, err := exe.Run(context.Background(), x)
 			require.NoError(t, err)
 		}
 		runtime.GC()
@@ -93,11 +94,11 @@ func log64(x float64) float64 {
 }
 
 // TestOutOfDeviceMemory: a run that needs more than the pool's limit
-// fails with pool.ErrOutOfMemory and leaves the arguments and the
+// fails with vkjit.ErrOutOfMemory and leaves the arguments and the
 // runtime usable: a smaller run on the same runtime succeeds.
 func TestOutOfDeviceMemory(t *testing.T) {
 	defer noValidationMessages(t)
-	small, err := vkjit.Open(vkjit.Options{NoCache: true, Memory: pool.Config{BlockBytes: 1 << 20, LimitBytes: 4 << 20}})
+	small, err := vkjit.Open(vkjit.Options{NoCache: true, Memory: vkjit.MemoryOptions{BlockBytes: 1 << 20, LimitBytes: 4 << 20}})
 	require.NoError(t, err)
 	defer small.Close()
 	const text = `HloModule m
@@ -111,8 +112,8 @@ ENTRY e {
 	defer big.Close()
 	x, _ := vkjit.Float32s([]int64{1 << 20}, make([]float32, 1<<20))
 	before := append([]byte(nil), x.Data...)
-	_, _, err = big.Run(x)
-	require.ErrorIs(t, err, pool.ErrOutOfMemory)
+	_, _, err = big.Run(context.Background(), x)
+	require.ErrorIs(t, err, vkjit.ErrOutOfMemory)
 	require.Equal(t, before, x.Data, "the argument is untouched")
 	require.Zero(t, must(small.MemoryStats()).InUseBytes, "a failed run gives back what it took")
 
@@ -120,7 +121,7 @@ ENTRY e {
 	require.NoError(t, err)
 	defer little.Close()
 	y, _ := vkjit.Float32s([]int64{1024}, make([]float32, 1024))
-	out, _, err := little.Run(y)
+	out, _, err := little.Run(context.Background(), y)
 	require.NoError(t, err)
 	require.Equal(t, -1.0, out[0].Float64At(0))
 }
@@ -161,14 +162,14 @@ add {
 		vals[i] = float32(i%17) / 10
 	}
 	x, _ := vkjit.Float32s([]int64{1000}, vals)
-	host, _, err := first.Run(x)
+	host, _, err := first.Run(context.Background(), x)
 	require.NoError(t, err)
-	want, _, err := second.Run(host[0], host[1])
+	want, _, err := second.Run(context.Background(), host[0], host[1])
 	require.NoError(t, err)
 
 	dx, err := rt.Upload(x)
 	require.NoError(t, err)
-	outs, _, err := first.RunDevice(dx)
+	outs, _, err := first.RunDevice(context.Background(), dx)
 	require.NoError(t, err)
 	require.Len(t, outs, 3)
 	for i, o := range outs {
@@ -176,23 +177,23 @@ add {
 		require.NoError(t, err)
 		require.Equal(t, host[i].Data, h.Data, "output %d", i)
 	}
-	dx.Release()
-	got, _, err := second.RunDevice(outs[0], outs[1])
+	dx.Close()
+	got, _, err := second.RunDevice(context.Background(), outs[0], outs[1])
 	require.NoError(t, err)
 	h, err := got[0].ToHost()
 	require.NoError(t, err)
 	require.Equal(t, want[0].Data, h.Data, "device tensors chain to the same result as host ones")
 
-	_, _, err = second.RunDevice(outs[0], got[0])
+	_, _, err = second.RunDevice(context.Background(), outs[0], got[0])
 	require.ErrorContains(t, err, "want shape")
-	outs[2].Release()
-	_, _, err = second.RunDevice(outs[0], outs[2])
-	require.ErrorContains(t, err, "was released")
+	outs[2].Close()
+	_, _, err = second.RunDevice(context.Background(), outs[0], outs[2])
+	require.ErrorContains(t, err, "was closed")
 	for _, o := range append(outs, got...) {
-		o.Release()
-		o.Release() // harmless
+		o.Close()
+		o.Close() // harmless
 	}
-	require.Equal(t, base.InUseBytes, must(rt.MemoryStats()).InUseBytes, "released tensors give their memory back")
+	require.Equal(t, base.InUseBytes, must(rt.MemoryStats()).InUseBytes, "closed tensors give their memory back")
 }
 
 // TestStream runs 12 argument lists through Stream: results arrive in
@@ -229,12 +230,12 @@ ENTRY e {
 		close(in)
 	}()
 	i := 0
-	for res := range exe.Stream(in) {
+	for res := range exe.Stream(context.Background(), in) {
 		if i == 5 {
 			require.ErrorContains(t, res.Err, "want shape")
 		} else {
 			require.NoError(t, res.Err)
-			want, _, err := exe.Run(args[i]...)
+			want, _, err := exe.Run(context.Background(), args[i]...)
 			require.NoError(t, err)
 			require.Equal(t, want[0].Data, res.Outputs[0].Data, "run %d", i)
 		}
@@ -254,18 +255,18 @@ func TestProfile(t *testing.T) {
 	require.NoError(t, err)
 	defer exe.Close()
 	var args []*vkjit.Tensor
-	for i := range exe.Program().ParamShapes {
+	for i := range vkjit.ProgramOf(exe).ParamShapes {
 		a, err := vkjit.ReadNPYFile(fmt.Sprintf("tests/testdata/while_loop/arg%d.npy", i))
 		require.NoError(t, err)
 		args = append(args, a)
 	}
-	times, st, err := exe.Profile(args...)
+	times, st, err := exe.Profile(context.Background(), args...)
 	require.NoError(t, err)
 	require.Len(t, times, st.Dispatches, "an entry per dispatch")
 	require.Greater(t, st.Dispatches, 40, "the loop's 40 iterations are in it")
 	for _, d := range times {
 		require.NotEmpty(t, d.Kernel)
 		require.NotEmpty(t, d.Inst)
-		require.GreaterOrEqual(t, d.Ms, 0.0)
+		require.GreaterOrEqual(t, d.Time, time.Duration(0))
 	}
 }

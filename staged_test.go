@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
-	"github.com/vkjit/vkjit/vk"
 )
 
 // TestStagedMatchesMapped runs the end-to-end programs (a while loop, an
@@ -22,11 +22,11 @@ import (
 // (`make test` also runs this whole package with VKJIT_STAGED=1.)
 func TestStagedMatchesMapped(t *testing.T) {
 	defer noValidationMessages(t)
-	staged, err := vkjit.Open(vkjit.Options{Validate: true, NoCache: true, Staging: vk.StagingOn})
+	staged, err := vkjit.Open(vkjit.Options{Validate: vkjit.On, NoCache: true, Staged: vkjit.On})
 	require.NoError(t, err)
 	defer staged.Close()
-	require.True(t, staged.Staged())
-	if rt.Staged() {
+	require.True(t, staged.Device().Staged)
+	if rt.Device().Staged {
 		t.Skip("the shared runtime stages too (VKJIT_STAGED=1): nothing to compare with")
 	}
 	for _, name := range []string{"while_loop", "mlp_train", "cnn", "transformer"} {
@@ -46,7 +46,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 			mapped, err := rt.CompileText(name, string(src), vkjit.CompileOptions{})
 			require.NoError(t, err)
 			defer mapped.Close()
-			want, _, err := mapped.Run(args...)
+			want, _, err := mapped.Run(context.Background(), args...)
 			require.NoError(t, err)
 
 			exe, err := staged.CompileText(name, string(src), vkjit.CompileOptions{})
@@ -54,7 +54,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 			defer exe.Close()
 			base := must(staged.MemoryStats())
 			for rep := 0; rep < 2; rep++ { // the second run replays recorded command lists
-				got, _, err := exe.Run(args...)
+				got, _, err := exe.Run(context.Background(), args...)
 				require.NoError(t, err)
 				require.Len(t, got, len(want))
 				for i := range want {
@@ -70,7 +70,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 				require.NoError(t, err)
 				dargs = append(dargs, d)
 			}
-			douts, _, err := exe.RunDevice(dargs...)
+			douts, _, err := exe.RunDevice(context.Background(), dargs...)
 			require.NoError(t, err)
 			for i, d := range douts {
 				h, err := d.ToHost()
@@ -78,7 +78,7 @@ func TestStagedMatchesMapped(t *testing.T) {
 				require.Equal(t, want[i].Data, h.Data, "device output %d", i)
 			}
 			for _, d := range append(dargs, douts...) {
-				d.Release()
+				d.Close()
 			}
 			require.Equal(t, base.InUseBytes, must(staged.MemoryStats()).InUseBytes, "memory back to where it started")
 		})

@@ -13,19 +13,19 @@ import (
 // elements row-major and little-endian, exactly as a .npy file holds them
 // (pred is one byte per element, bf16 its raw 16 bits).
 type Tensor struct {
-	Type hlo.ElementType
+	Type DType
 	Dims []int64
 	Data []byte
 }
 
 // NewTensor wraps data, checking that its length fits type and dims.
-func NewTensor(t hlo.ElementType, dims []int64, data []byte) (*Tensor, error) {
-	if !t.IsArray() {
+func NewTensor(t DType, dims []int64, data []byte) (*Tensor, error) {
+	if !t.Valid() {
 		return nil, fmt.Errorf("vkjit: %s is not an array element type", t)
 	}
 	x := &Tensor{Type: t, Dims: append([]int64{}, dims...), Data: data}
-	if want := x.Shape().ByteSize(); int64(len(data)) != want {
-		return nil, fmt.Errorf("vkjit: %s needs %d bytes, got %d", x.Shape().DimsString(), want, len(data))
+	if want := x.shape().ByteSize(); int64(len(data)) != want {
+		return nil, fmt.Errorf("vkjit: %s needs %d bytes, got %d", x.shape().DimsString(), want, len(data))
 	}
 	return x, nil
 }
@@ -36,7 +36,7 @@ func Float32s(dims []int64, v []float32) (*Tensor, error) {
 	for i, f := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	}
-	return NewTensor(hlo.F32, dims, b)
+	return NewTensor(F32, dims, b)
 }
 
 // Int32s makes an s32 tensor.
@@ -45,18 +45,23 @@ func Int32s(dims []int64, v []int32) (*Tensor, error) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
-	return NewTensor(hlo.S32, dims, b)
+	return NewTensor(S32, dims, b)
 }
 
-// Shape is the tensor's HLO array shape.
-func (x *Tensor) Shape() hlo.Shape { return hlo.ArrayShape(x.Type, x.Dims...) }
+// shape is the tensor's HLO array shape.
+func (x *Tensor) shape() hlo.Shape { return hlo.ArrayShape(x.Type.elem(), x.Dims...) }
 
 // NumElements is the product of the dimensions.
-func (x *Tensor) NumElements() int64 { return x.Shape().NumElements() }
+func (x *Tensor) NumElements() int64 { return x.shape().NumElements() }
+
+// Spec is the tensor's element type and dimensions.
+func (x *Tensor) Spec() TensorSpec {
+	return TensorSpec{Type: x.Type, Dims: append([]int64{}, x.Dims...)}
+}
 
 // AsFloat32 returns the elements of an f32 tensor.
 func (x *Tensor) AsFloat32() ([]float32, error) {
-	if x.Type != hlo.F32 {
+	if x.Type != F32 {
 		return nil, fmt.Errorf("vkjit: tensor is %s, not f32", x.Type)
 	}
 	out := make([]float32, len(x.Data)/4)
@@ -69,7 +74,7 @@ func (x *Tensor) AsFloat32() ([]float32, error) {
 // Float64At returns element i converted to float64, for printing and
 // comparisons (exact for every type except 64-bit integers beyond 2^53).
 func (x *Tensor) Float64At(i int64) float64 {
-	t := x.Type
+	t := x.Type.elem()
 	n := int64(t.Bytes())
 	b := x.Data[i*n : (i+1)*n]
 	switch t {
@@ -104,7 +109,7 @@ func (x *Tensor) Float64At(i int64) float64 {
 // String prints the shape and up to the first 8 elements.
 func (x *Tensor) String() string {
 	var b strings.Builder
-	b.WriteString(x.Shape().DimsString())
+	b.WriteString(x.shape().DimsString())
 	b.WriteString(" [")
 	n := x.NumElements()
 	for i := int64(0); i < n && i < 8; i++ {
@@ -113,13 +118,13 @@ func (x *Tensor) String() string {
 		}
 		v := x.Float64At(i)
 		switch {
-		case x.Type == hlo.PRED:
+		case x.Type == PRED:
 			fmt.Fprint(&b, v != 0)
 		case x.Type.IsFloat():
 			fmt.Fprintf(&b, "%.7g", v)
-		case x.Type == hlo.U64:
+		case x.Type == U64:
 			fmt.Fprint(&b, binary.LittleEndian.Uint64(x.Data[8*i:]))
-		case x.Type == hlo.S64:
+		case x.Type == S64:
 			fmt.Fprint(&b, int64(binary.LittleEndian.Uint64(x.Data[8*i:])))
 		default:
 			fmt.Fprintf(&b, "%.0f", v)

@@ -1,6 +1,7 @@
 package vkjit_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	defer os.RemoveAll(cacheDir)
 	// A cache of its own: the tests measure compilation, and must not
 	// fill the user's cache directory.
-	rt, err = vkjit.Open(vkjit.Options{Validate: true, CacheDir: cacheDir})
+	rt, err = vkjit.Open(vkjit.Options{Validate: vkjit.On, CacheDir: cacheDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkjit tests need a Vulkan device:", err)
 		os.Exit(1)
@@ -63,7 +64,7 @@ func TestLlvmpipeTarget(t *testing.T) {
 	if !strings.Contains(d.Name, "llvmpipe") {
 		t.Skipf("the device is %s, not llvmpipe", d.Name)
 	}
-	got, want := rt.Target(), lower.LlvmpipeTarget
+	got, want := vkjit.TargetOf(rt), lower.LlvmpipeTarget
 	got.Cores = want.Cores
 	require.Equal(t, want, got, "lavapipe's target changed: update lower.LlvmpipeTarget and regenerate shaders/ (make shaders)")
 }
@@ -86,7 +87,7 @@ ENTRY main {
 	defer exe.Close()
 	x, _ := vkjit.Float32s([]int64{5}, []float32{1, 2, 3, 4, 5})
 	y, _ := vkjit.Float32s([]int64{5}, []float32{0.5, -1, 2, float32(math.NaN()), 100})
-	outs, st, err := exe.Run(x, y)
+	outs, st, err := exe.Run(context.Background(), x, y)
 	require.NoError(t, err)
 	got, err := outs[0].AsFloat32()
 	require.NoError(t, err)
@@ -103,7 +104,7 @@ ENTRY main {
 	// Loop fusion computes the chain in one kernel: no temporaries.
 	require.Equal(t, 1, st.Dispatches)
 	require.Equal(t, 1, exe.Stats.Kernels)
-	align := int64(rt.Target().StorageAlign)
+	align := int64(vkjit.TargetOf(rt).StorageAlign)
 	require.Equal(t, int64(3*20)+(20+align-1)/align*align, st.PeakDeviceBytes, "2 params, 1 constant, the result in the arena")
 }
 
@@ -147,13 +148,13 @@ func TestElementwiseDifferential(t *testing.T) {
 			ts, want, outs := runBoth(t, exe, m, uint64(n)*7919+uint64(len(c.Name)), c.Name)
 			w := want.Leaves()[0]
 			g := outs[0]
-			require.Equal(t, w.Shape.Elem, g.Type, c.Name)
+			require.Equal(t, vkjit.DType(w.Shape.Elem), g.Type, c.Name)
 			tol := tolerance(c.Op)
 			for i := int64(0); i < n; i++ {
-				wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(i)
+				wv := (&vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}).Float64At(i)
 				gv := g.Float64At(i)
 				if g.Type.IsFloat() {
-					if d := hlotest.ULPs(g.Type, wv, gv); d > tol {
+					if d := hlotest.ULPs(hlo.ElementType(g.Type), wv, gv); d > tol {
 						t.Errorf("%s[%d] of %d: want %v, got %v (%d ulp; inputs %s)", c.Name, i, n, wv, gv, d, describeInputs(ts, i))
 					}
 					continue
@@ -182,9 +183,9 @@ func runBothOn(t *testing.T, exe *vkjit.Executable, m *hlo.Module, args []*hlo.L
 	require.NoError(t, err, name)
 	ts := make([]*vkjit.Tensor, len(args))
 	for i, a := range args {
-		ts[i] = &vkjit.Tensor{Type: a.Shape.Elem, Dims: a.Shape.Dims, Data: a.Data}
+		ts[i] = &vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data}
 	}
-	outs, _, err := exe.Run(ts...)
+	outs, _, err := exe.Run(context.Background(), ts...)
 	require.NoError(t, err, name)
 	return ts, want, outs
 }
@@ -197,8 +198,8 @@ func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*h
 	m, err := hlo.Parse(name, text)
 	require.NoError(t, err, text)
 	require.NoError(t, hlo.Verify(m), name)
-	for _, opts := range []lower.Options{{}, {NoFuse: true, NoReuse: true}} {
-		exe, err := rt.Compile(m, vkjit.CompileOptions{Lower: opts})
+	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}} {
+		exe, err := rt.Compile(m, opts)
 		require.NoError(t, err, name)
 		_, want, outs := runBothOn(t, exe, m, inputs(m), name)
 		for i, w := range want.Leaves() {
@@ -248,7 +249,7 @@ ENTRY main {
 	}
 	x, _ := vkjit.Int32s([]int64{n}, xs)
 	y, _ := vkjit.Int32s([]int64{n}, ys)
-	outs, _, err := exe.Run(x, y)
+	outs, _, err := exe.Run(context.Background(), x, y)
 	require.NoError(t, err)
 	for _, i := range []int64{0, 1, 65535 * 64, n - 1} {
 		require.Equal(t, float64(4*i), outs[0].Float64At(i), "element %d", i)
@@ -270,16 +271,16 @@ ENTRY main {
 	wrongShape, _ := vkjit.Float32s([]int64{3, 2}, make([]float32, 6))
 	wrongType, _ := vkjit.Int32s([]int64{2, 3}, make([]int32, 6))
 
-	_, _, err = exe.Run(good)
+	_, _, err = exe.Run(context.Background(), good)
 	require.ErrorContains(t, err, "takes 2 arguments, got 1")
-	_, _, err = exe.Run(wrongShape, scalar)
+	_, _, err = exe.Run(context.Background(), wrongShape, scalar)
 	require.ErrorContains(t, err, "argument 0 (parameter a): want shape f32[2,3], got f32[3,2]")
-	_, _, err = exe.Run(good, good)
+	_, _, err = exe.Run(context.Background(), good, good)
 	require.ErrorContains(t, err, "argument 1 (parameter b): want element type s32, got f32")
-	_, _, err = exe.Run(wrongType, scalar)
+	_, _, err = exe.Run(context.Background(), wrongType, scalar)
 	require.ErrorContains(t, err, "parameter a")
 
-	outs, _, err := exe.Run(good, scalar)
+	outs, _, err := exe.Run(context.Background(), good, scalar)
 	require.NoError(t, err)
 	require.Len(t, outs, 2, "a tuple result is flattened")
 	require.Equal(t, float64(7), outs[1].Float64At(0))
@@ -303,7 +304,7 @@ ENTRY main {
 			}
 			x, _ := vkjit.Float32s([]int64{100}, v)
 			for r := 0; r < 5; r++ {
-				outs, _, err := exe.Run(x)
+				outs, _, err := exe.Run(context.Background(), x)
 				if err != nil {
 					errs <- err
 					return
@@ -350,9 +351,9 @@ func TestReduceDifferential(t *testing.T) {
 			for i, w := range want.Leaves() {
 				g := outs[i]
 				for j := int64(0); j < g.NumElements(); j++ {
-					wv := (&vkjit.Tensor{Type: w.Shape.Elem, Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
+					wv := (&vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}).Float64At(j)
 					if g.Type.IsFloat() {
-						require.Zero(t, hlotest.ULPs(g.Type, wv, g.Float64At(j)), "%s out%d[%d]: want %v got %v", c.Name, i, j, wv, g.Float64At(j))
+						require.Zero(t, hlotest.ULPs(hlo.ElementType(g.Type), wv, g.Float64At(j)), "%s out%d[%d]: want %v got %v", c.Name, i, j, wv, g.Float64At(j))
 					} else {
 						require.Equal(t, wv, g.Float64At(j), "%s out%d[%d]", c.Name, i, j)
 					}
@@ -394,7 +395,7 @@ ENTRY main {
 	require.NoError(t, hlo.Verify(m))
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
 	require.NoError(t, err)
-	require.Equal(t, 1, len(exe.Program().Steps), "broadcast and multiply fused into the reduce")
+	require.Equal(t, 1, len(vkjit.ProgramOf(exe).Steps), "broadcast and multiply fused into the reduce")
 	_, want, outs := runBoth(t, exe, m, 11, "calls")
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
 }
@@ -427,7 +428,7 @@ ENTRY e {
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
-	require.Len(t, exe.Program().Steps, 1, "the map's ops fused into one kernel")
+	require.Len(t, vkjit.ProgramOf(exe).Steps, 1, "the map's ops fused into one kernel")
 	_, want, outs := runBoth(t, exe, m, 12, "map")
 	require.Equal(t, string(want.Leaves()[0].Data), string(outs[0].Data))
 }

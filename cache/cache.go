@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,33 +49,6 @@ type Cache struct {
 	// Warn receives a line for each entry dropped as corrupt (default:
 	// none); the caller decides where warnings go.
 	Warn func(string)
-}
-
-// DefaultDir is VKJIT_CACHE_DIR, else the user cache directory's vkjit.
-func DefaultDir() (string, error) {
-	if d := os.Getenv("VKJIT_CACHE_DIR"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("cache: no user cache directory (set VKJIT_CACHE_DIR): %w", err)
-	}
-	return filepath.Join(d, "vkjit"), nil
-}
-
-// DefaultLimitBytes is VKJIT_CACHE_MAX_BYTES, else DefaultLimit; a value
-// that is not a positive byte count is an error, as for the pool's
-// variables.
-func DefaultLimitBytes() (int64, error) {
-	v := os.Getenv("VKJIT_CACHE_MAX_BYTES")
-	if v == "" {
-		return DefaultLimit, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("cache: VKJIT_CACHE_MAX_BYTES=%q is not a positive byte count", v)
-	}
-	return n, nil
 }
 
 // Open opens (creating) the cache in dir with a size limit in bytes.

@@ -28,9 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/vkjit/vkjit/vk"
@@ -41,61 +38,26 @@ import (
 // back and the request retried.
 var ErrOutOfMemory = errors.New("pool: out of device memory")
 
-// Config sets a pool's size policy. Zero values take the environment's
-// settings (see FromEnv) and then the defaults.
+// Config sets a pool's size policy; zero fields take the defaults. (The
+// environment's settings are resolved by vkjit.Open, not here.)
 type Config struct {
 	// BlockBytes is the size of the blocks buffers are carved from
 	// (default 64 MiB, at most the device's maxStorageBufferRange).
 	BlockBytes int64
 	// Fraction of the memory budget the pool may reserve (default 0.9):
 	// the budget is VK_EXT_memory_budget's heap budget where the device
-	// has it, else the heap's size. VKJIT_MEM_FRACTION.
+	// has it, else the heap's size.
 	Fraction float64
-	// LimitBytes, when positive, is the budget itself, in bytes
-	// (VKJIT_MEM_LIMIT_BYTES); Fraction is then ignored.
+	// LimitBytes, when positive, is the budget itself, in bytes;
+	// Fraction is then ignored.
 	LimitBytes int64
 	// Preallocate reserves the whole limit at once, as one block per
-	// BlockBytes, when the pool opens (VKJIT_PREALLOCATE=1), so that
-	// later runs never allocate device memory.
+	// BlockBytes, when the pool opens, so that later runs never allocate
+	// device memory.
 	Preallocate bool
-}
-
-// FromEnv fills c's zero fields from VKJIT_MEM_FRACTION,
-// VKJIT_MEM_LIMIT_BYTES, VKJIT_PREALLOCATE and VKJIT_BLOCK_BYTES
-// (named after JAX's XLA_PYTHON_CLIENT_MEM_FRACTION and
-// XLA_PYTHON_CLIENT_PREALLOCATE).
-func (c Config) FromEnv() (Config, error) {
-	if v := os.Getenv("VKJIT_MEM_FRACTION"); v != "" && c.Fraction == 0 {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1 {
-			return c, fmt.Errorf("pool: VKJIT_MEM_FRACTION=%q is not a fraction in (0, 1]", v)
-		}
-		c.Fraction = f
-	}
-	if v := os.Getenv("VKJIT_MEM_LIMIT_BYTES"); v != "" && c.LimitBytes == 0 {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return c, fmt.Errorf("pool: VKJIT_MEM_LIMIT_BYTES=%q is not a positive byte count", v)
-		}
-		c.LimitBytes = n
-	}
-	if v := os.Getenv("VKJIT_BLOCK_BYTES"); v != "" && c.BlockBytes == 0 {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return c, fmt.Errorf("pool: VKJIT_BLOCK_BYTES=%q is not a positive byte count", v)
-		}
-		c.BlockBytes = n
-	}
-	if v := strings.ToLower(os.Getenv("VKJIT_PREALLOCATE")); v != "" && !c.Preallocate {
-		switch v {
-		case "1", "true", "yes":
-			c.Preallocate = true
-		case "0", "false", "no":
-		default:
-			return c, fmt.Errorf("pool: VKJIT_PREALLOCATE=%q is not true or false", v)
-		}
-	}
-	return c, nil
+	// StagingBytes is the staging ring's size on a device that stages
+	// (default DefaultStagingBytes, at least 4096).
+	StagingBytes int64
 }
 
 // DefaultBlockBytes is the default block size.
@@ -139,11 +101,16 @@ type block struct {
 	ranges *Ranges
 }
 
-// New makes a pool on dev with cfg (after FromEnv).
+// New makes a pool on dev with cfg.
 func New(dev *vk.Device, cfg Config) (*Pool, error) {
-	cfg, err := cfg.FromEnv()
-	if err != nil {
-		return nil, err
+	if cfg.Fraction < 0 || cfg.Fraction > 1 {
+		return nil, fmt.Errorf("pool: memory fraction %g is not in (0, 1]", cfg.Fraction)
+	}
+	if cfg.StagingBytes == 0 {
+		cfg.StagingBytes = DefaultStagingBytes
+	}
+	if cfg.StagingBytes < 4096 {
+		return nil, fmt.Errorf("pool: a staging ring of %d bytes is under 4096", cfg.StagingBytes)
 	}
 	info := dev.Info
 	if cfg.BlockBytes <= 0 {

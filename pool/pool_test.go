@@ -99,20 +99,14 @@ func TestPoolOutOfMemory(t *testing.T) {
 	require.True(t, errors.Is(err, pool.ErrOutOfMemory))
 }
 
-func TestPoolConfigFromEnv(t *testing.T) {
-	t.Setenv("VKJIT_MEM_FRACTION", "0.5")
-	t.Setenv("VKJIT_PREALLOCATE", "true")
-	c, err := pool.Config{}.FromEnv()
-	require.NoError(t, err)
-	require.Equal(t, 0.5, c.Fraction)
-	require.True(t, c.Preallocate)
-	t.Setenv("VKJIT_MEM_FRACTION", "2")
-	_, err = pool.Config{}.FromEnv()
-	require.ErrorContains(t, err, "VKJIT_MEM_FRACTION")
-	t.Setenv("VKJIT_MEM_FRACTION", "")
-	t.Setenv("VKJIT_PREALLOCATE", "maybe")
-	_, err = pool.Config{}.FromEnv()
-	require.ErrorContains(t, err, "VKJIT_PREALLOCATE")
+// TestPoolConfigRefused: a fraction outside (0, 1] or a staging ring
+// too small to hold a chunk is an error, not a pool that misbehaves.
+func TestPoolConfigRefused(t *testing.T) {
+	dev := device(t)
+	_, err := pool.New(dev, pool.Config{Fraction: 2})
+	require.ErrorContains(t, err, "fraction")
+	_, err = pool.New(dev, pool.Config{StagingBytes: 100})
+	require.ErrorContains(t, err, "staging")
 }
 
 func TestPoolPreallocate(t *testing.T) {

@@ -2,8 +2,6 @@ package pool
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 
 	"github.com/vkjit/vkjit/vk"
@@ -146,14 +144,7 @@ func (p *Pool) ringLocked() (*ring, error) {
 	if p.ring != nil {
 		return p.ring, nil
 	}
-	size := int64(DefaultStagingBytes)
-	if v := os.Getenv("VKJIT_STAGING_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 4096 {
-			return nil, fmt.Errorf("pool: VKJIT_STAGING_BYTES=%q is not a byte count of at least 4096", v)
-		}
-		size = n
-	}
+	size := p.cfg.StagingBytes
 	buf, err := p.dev.NewStagingBuffer(size)
 	if err != nil {
 		return nil, refused(err, fmt.Sprintf("a %d-byte staging buffer", size))

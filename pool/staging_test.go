@@ -20,10 +20,10 @@ import (
 // and several goroutines at once. The validation layer must stay silent
 // (deviceWith checks).
 func TestStaging(t *testing.T) {
-	t.Setenv("VKJIT_STAGING_BYTES", "65536") // chunks of 32 KiB: most transfers wrap the ring
 	dev := deviceWith(t, vk.DeviceOptions{Staging: vk.StagingOn})
 	require.True(t, dev.Staged(), "lavapipe has timeline semaphores: staging can be forced")
-	p, err := pool.New(dev, pool.Config{BlockBytes: 1 << 20})
+	// Chunks of 32 KiB: most transfers wrap the ring.
+	p, err := pool.New(dev, pool.Config{BlockBytes: 1 << 20, StagingBytes: 65536})
 	require.NoError(t, err)
 	defer p.Close()
 

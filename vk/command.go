@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
@@ -230,9 +231,9 @@ func (cl *CommandList) Submit(after Ticket) error {
 	return check("vkWaitForFences", vk.WaitForFences(d.dev, 1, []vk.Fence{cl.fence}, vk.True, math.MaxUint64))
 }
 
-// Timings returns each dispatch's time in milliseconds in the last
-// Submit of a list from RecordProfiled.
-func (cl *CommandList) Timings() ([]float64, error) {
+// Timings returns each dispatch's time in the last Submit of a list from
+// RecordProfiled.
+func (cl *CommandList) Timings() ([]time.Duration, error) {
 	if cl.queries == vk.NullQueryPool {
 		return nil, fmt.Errorf("vk: the command list was not recorded with timestamps")
 	}
@@ -241,9 +242,9 @@ func (cl *CommandList) Timings() ([]float64, error) {
 	if err := check("vkGetQueryPoolResults", vk.GetQueryPoolResults(cl.dev.dev, cl.queries, 0, uint32(len(ts)), uint64(8*len(ts)), unsafe.Pointer(&ts[0]), 8, flags)); err != nil {
 		return nil, err
 	}
-	out := make([]float64, cl.Length)
+	out := make([]time.Duration, cl.Length)
 	for i := range out {
-		out[i] = float64(ts[i+1]-ts[i]) * float64(cl.dev.Info.TimestampPeriod) / 1e6
+		out[i] = time.Duration(float64(ts[i+1]-ts[i]) * float64(cl.dev.Info.TimestampPeriod))
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package vk
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -286,16 +285,13 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 	return d, nil
 }
 
-// ChooseDevice picks a device: by VKJIT_DEVICE (an index, or a substring
-// of the name, case-insensitive) when sel is empty, else by sel; otherwise
-// the most preferred type (discrete, integrated, virtual, CPU), first
-// listed among equals.
+// ChooseDevice picks a device: by sel (an index, or a substring of the
+// name, case-insensitive) when it is not empty; otherwise the most
+// preferred type (discrete, integrated, virtual, CPU), first listed among
+// equals.
 func ChooseDevice(devs []DeviceInfo, sel string) (int, error) {
 	if len(devs) == 0 {
 		return 0, fmt.Errorf("%w: the Vulkan loader lists no devices; %s", ErrNoDevice, InstallHint)
-	}
-	if sel == "" {
-		sel = os.Getenv("VKJIT_DEVICE")
 	}
 	if sel != "" {
 		if i, err := strconv.Atoi(sel); err == nil {
@@ -343,10 +339,7 @@ type Device struct {
 // queue from the first family that supports compute, and, when the device
 // stages, a transfer queue (see Staging).
 func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
-	staging, err := opts.Staging.fromEnv()
-	if err != nil {
-		return nil, err
-	}
+	staging := opts.Staging
 	pds, err := in.physicalDevices()
 	if err != nil {
 		return nil, err

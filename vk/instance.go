@@ -11,7 +11,6 @@ package vk
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -48,19 +47,6 @@ func load() error {
 		}
 	})
 	return loadOnce.err
-}
-
-// ValidationRequested reports whether VKJIT_VALIDATE asks for the
-// validation layer; a value that is not true or false is an error.
-func ValidationRequested() (bool, error) {
-	switch v := strings.ToLower(os.Getenv("VKJIT_VALIDATE")); v {
-	case "", "0", "false", "no":
-		return false, nil
-	case "1", "true", "yes":
-		return true, nil
-	default:
-		return false, fmt.Errorf("vk: VKJIT_VALIDATE=%q is not true or false", v)
-	}
 }
 
 // NewInstance creates a Vulkan instance. With validate, the Khronos

@@ -2,8 +2,6 @@ package vk
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -25,8 +23,7 @@ type Staging int
 
 const (
 	// StagingAuto stages when the device-local heap is not host-visible
-	// and the device has timeline semaphores; VKJIT_STAGED=1 or 0
-	// forces it on or off.
+	// and the device has timeline semaphores.
 	StagingAuto Staging = iota
 	// StagingOn stages whenever the device has timeline semaphores (on
 	// lavapipe, to test the staged path).
@@ -38,23 +35,6 @@ const (
 // DeviceOptions configure OpenDevice.
 type DeviceOptions struct {
 	Staging Staging
-}
-
-// stagingFromEnv applies VKJIT_STAGED to StagingAuto.
-func (s Staging) fromEnv() (Staging, error) {
-	if s != StagingAuto {
-		return s, nil
-	}
-	switch v := strings.ToLower(os.Getenv("VKJIT_STAGED")); v {
-	case "":
-		return s, nil
-	case "1", "true", "yes":
-		return StagingOn, nil
-	case "0", "false", "no":
-		return StagingOff, nil
-	default:
-		return s, fmt.Errorf("vk: VKJIT_STAGED=%q is not true or false", v)
-	}
 }
 
 // Ticket is a point on the transfer timeline: the copies submitted with

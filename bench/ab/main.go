@@ -14,6 +14,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -23,7 +24,6 @@ import (
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 func main() {
@@ -61,18 +61,18 @@ func run(path string, variants []string, rounds int) error {
 	}
 	var args []*vkjit.Tensor
 	for _, l := range hlotest.UniformInputs(mod, 0) {
-		args = append(args, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
+		args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 	}
 	times := make([][]float64, len(exes))
 	for r := range rounds + 2 {
 		for j := range exes {
 			i := (j + r) % len(exes)
-			_, st, err := exes[i].Run(args...)
+			_, st, err := exes[i].Run(context.Background(), args...)
 			if err != nil {
 				return fmt.Errorf("variant %s: %w", variants[i], err)
 			}
 			if r >= 2 {
-				times[i] = append(times[i], st.ExecMs)
+				times[i] = append(times[i], float64(st.Exec.Nanoseconds())/1e6)
 			}
 		}
 	}
@@ -90,7 +90,7 @@ func run(path string, variants []string, rounds int) error {
 
 // compile compiles mod as variant v says.
 func compile(rt *vkjit.Runtime, mod *hlo.Module, v string) (*vkjit.Executable, error) {
-	var opts lower.Options
+	var opts vkjit.CompileOptions
 	var restore []func()
 	defer func() {
 		for _, f := range restore {
@@ -124,5 +124,5 @@ func compile(rt *vkjit.Runtime, mod *hlo.Module, v string) (*vkjit.Executable, e
 			return nil, fmt.Errorf("unknown variant part %q", part)
 		}
 	}
-	return rt.Compile(mod, vkjit.CompileOptions{Lower: opts})
+	return rt.Compile(mod, opts)
 }

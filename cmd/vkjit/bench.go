@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // benchResult is `vkjit bench --json`'s object.
@@ -97,16 +97,16 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads}})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads})
 	if err != nil {
 		return err
 	}
 	defer exe.Close()
-	compileMs := float64(time.Since(start).Microseconds()) / 1000
+	compileMs := ms(time.Since(start))
 	var tensors []*vkjit.Tensor
 	if len(pos) == 1 {
 		for _, l := range hlotest.UniformInputs(mod, *seed) {
-			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
+			tensors = append(tensors, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 		}
 	} else {
 		for i, f := range pos[1:] {
@@ -121,17 +121,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	var times []float64
 	var last vkjit.RunStats
 	for i := 0; i < *warmup+*iters; i++ {
-		_, st, err := exe.Run(tensors...)
+		_, st, err := exe.Run(context.Background(), tensors...)
 		if err != nil {
 			return err
 		}
 		last = st
 		if i >= *warmup {
-			t := st.ExecMs
+			t := st.Exec
 			if *transfers {
-				t = st.RunMs
+				t = st.Wall
 			}
-			times = append(times, t)
+			times = append(times, ms(t))
 		}
 		if progress {
 			fmt.Fprintf(stderr, "\r%s: run %d of %d", pos[0], i+1, *warmup+*iters)
@@ -181,11 +181,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 func streamBench(exe *vkjit.Executable, args []*vkjit.Tensor, n int) (seq, str float64, err error) {
 	t0 := time.Now()
 	for range n {
-		if _, _, err := exe.Run(args...); err != nil {
+		if _, _, err := exe.Run(context.Background(), args...); err != nil {
 			return 0, 0, err
 		}
 	}
-	seq = float64(time.Since(t0).Microseconds()) / 1000 / float64(n)
+	seq = ms(time.Since(t0)) / float64(n)
 	in := make(chan []*vkjit.Tensor)
 	go func() {
 		for range n {
@@ -194,12 +194,12 @@ func streamBench(exe *vkjit.Executable, args []*vkjit.Tensor, n int) (seq, str f
 		close(in)
 	}()
 	t0 = time.Now()
-	for r := range exe.Stream(in) {
+	for r := range exe.Stream(context.Background(), in) {
 		if r.Err != nil && err == nil {
 			err = r.Err
 		}
 	}
-	str = float64(time.Since(t0).Microseconds()) / 1000 / float64(n)
+	str = ms(time.Since(t0)) / float64(n)
 	return seq, str, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/vkjit/vkjit/cache"
+	"github.com/vkjit/vkjit/internal/settings"
 )
 
 // cmdCache inspects the compile cache: `vkjit cache stats|clear|dir`.
@@ -12,11 +13,11 @@ func cmdCache(args []string, stdout io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("cache: want one of stats, clear, dir (usage: vkjit cache stats|clear|dir)")
 	}
-	dir, err := cache.DefaultDir()
+	dir, err := settings.CacheDir("")
 	if err != nil {
 		return err
 	}
-	limit, err := cache.DefaultLimitBytes()
+	limit, err := settings.CacheLimit(0)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 	ok := true
 	for i, g := range got {
 		wl := want[i]
-		wt := &vkjit.Tensor{Type: wl.Shape.Elem, Dims: wl.Shape.Dims, Data: wl.Data}
-		rt, at := defaultTolerance(g.Type)
+		wt := &vkjit.Tensor{Type: vkjit.DType(wl.Shape.Elem), Dims: wl.Shape.Dims, Data: wl.Data}
+		rt, at := defaultTolerance(hlo.ElementType(g.Type))
 		if rtol >= 0 {
 			rt = rtol
 		}
@@ -79,7 +79,7 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 			status = fmt.Sprintf("FAIL: %d of %d elements beyond rtol=%g atol=%g", bad, n, rt, at)
 			ok = false
 		}
-		fmt.Fprintf(w, "out%d: %s max abs err %.3g, max rel err %.3g: %s\n", i, g.Shape().DimsString(), maxAbs, maxRel, status)
+		fmt.Fprintf(w, "out%d: %s max abs err %.3g, max rel err %.3g: %s\n", i, g.Spec(), maxAbs, maxRel, status)
 	}
 	return ok
 }

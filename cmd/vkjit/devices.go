@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/internal/settings"
 	"github.com/vkjit/vkjit/vk"
 )
 
@@ -16,11 +16,17 @@ func cmdDevices(args []string, out io.Writer) error {
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	devs, err := vkjit.ListDevices()
+	// The Vulkan facts in full, not the library's summary of them.
+	inst, err := vk.NewInstance(false)
 	if err != nil {
 		return err
 	}
-	chosen, chooseErr := vk.ChooseDevice(devs, "")
+	defer inst.Destroy()
+	devs, err := inst.Devices()
+	if err != nil {
+		return err
+	}
+	chosen, chooseErr := vk.ChooseDevice(devs, settings.String("", "VKJIT_DEVICE"))
 	for _, d := range devs {
 		mark := " "
 		if chooseErr == nil && d.Index == chosen {
@@ -81,4 +87,24 @@ func formatBytes(n uint64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// chosenDevice describes the device a runtime would open for sel (an
+// index or a name's substring; empty: VKJIT_DEVICE, else the most capable
+// type), without opening it.
+func chosenDevice(sel string) (vk.DeviceInfo, error) {
+	inst, err := vk.NewInstance(false)
+	if err != nil {
+		return vk.DeviceInfo{}, err
+	}
+	defer inst.Destroy()
+	devs, err := inst.Devices()
+	if err != nil {
+		return vk.DeviceInfo{}, err
+	}
+	i, err := vk.ChooseDevice(devs, settings.String(sel, "VKJIT_DEVICE"))
+	if err != nil {
+		return vk.DeviceInfo{}, err
+	}
+	return devs[i], nil
 }

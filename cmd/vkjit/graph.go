@@ -12,6 +12,7 @@ import (
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/internal/outfile"
+	"github.com/vkjit/vkjit/internal/target"
 	"github.com/vkjit/vkjit/lower"
 )
 
@@ -35,9 +36,8 @@ func cmdGraph(args []string, stdout io.Writer) error {
 		return err
 	}
 	tg := lower.DefaultTarget
-	if rt, err := vkjit.Open(vkjit.Options{Device: *device}); err == nil {
-		tg = rt.Target()
-		rt.Close()
+	if d, err := chosenDevice(*device); err == nil {
+		tg = target.For(d)
 	}
 	prog, err := lower.Compile(mods[0], tg, lower.Options{NoFuse: *noFuse})
 	if err != nil {

@@ -19,6 +19,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/settings"
 )
 
 const usage = `vkjit compiles XLA programs to Vulkan compute kernels and runs them.
@@ -115,6 +120,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdTest(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		fmt.Fprintln(stdout, "\nEnvironment (a flag given wins over its variable):")
+		for _, v := range settings.Vars {
+			fmt.Fprintf(stdout, "  %-22s %s\n", v.Name, v.Doc)
+		}
 		return 0
 	default:
 		err = fmt.Errorf("unknown command %q (try vkjit help)", args[0])
@@ -150,4 +159,21 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// ms is a duration in milliseconds, as vkjit's reports give times.
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// toggle is a boolean flag as an option the environment may still set:
+// --validate turns it on, its absence leaves it to VKJIT_VALIDATE.
+func toggle(on bool) vkjit.Toggle {
+	if on {
+		return vkjit.On
+	}
+	return vkjit.Auto
+}
+
+// literal is a tensor as the reference evaluator takes it.
+func literal(t *vkjit.Tensor) *hlo.Literal {
+	return &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(t.Type), t.Dims...), Data: t.Data}
 }

@@ -111,7 +111,7 @@ func TestRunErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(syntax, []byte("HloModule m\nENTRY e {\n  x = f32[2] parameter(0\n}\n"), 0o644))
 	s8 := filepath.Join(dir, "s8.npy")
 	f, _ := os.Create(s8)
-	vkjit.WriteNPY(f, &vkjit.Tensor{Type: hlo.S8, Dims: []int64{2, 3}, Data: make([]byte, 6)})
+	vkjit.WriteNPY(f, &vkjit.Tensor{Type: vkjit.S8, Dims: []int64{2, 3}, Data: make([]byte, 6)})
 	f.Close()
 	for _, tc := range []struct {
 		args []string

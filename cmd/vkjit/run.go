@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/hlo/stablehlo"
 	"github.com/vkjit/vkjit/internal/outfile"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // runStats is the --stats-json object.
@@ -96,14 +96,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if len(checked.Checks) == 0 {
 			checked = nil
 		}
-		parseMs = float64(time.Since(start).Microseconds()) / 1000
+		parseMs = ms(time.Since(start))
 	} else if *randomArgs || *compare || *donate == "all" {
 		if mod, err = hlo.Parse(graph, string(src)); err != nil {
 			return err
 		}
-		parseMs = float64(time.Since(start).Microseconds()) / 1000
+		parseMs = ms(time.Since(start))
 	}
-	rt, err := vkjit.Open(vkjit.Options{Device: *device, Validate: *validate, CacheDir: *cacheDir, NoCache: *noCache, Warn: func(s string) { fmt.Fprintln(stderr, s) }})
+	rt, err := vkjit.Open(vkjit.Options{Device: *device, Validate: toggle(*validate), CacheDir: *cacheDir, NoCache: *noCache, Warn: func(s string) { fmt.Fprintln(stderr, s) }})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	copts := vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, MemoryBudget: *budget, Donate: donated}}
+	copts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, MemoryBudget: *budget, Donate: donated}
 	var exe *vkjit.Executable
 	if mod != nil {
 		exe, err = rt.Compile(mod, copts)
@@ -123,7 +123,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer exe.Close()
-	compileMs := float64(time.Since(start).Microseconds()) / 1000
+	compileMs := ms(time.Since(start))
 	if *memProfile != "" {
 		if err := outfile.WriteWith(*memProfile, exe.WriteMemoryProfile); err != nil {
 			return fmt.Errorf("--memprofile: %w", err)
@@ -136,12 +136,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--random-args and .npy arguments exclude each other")
 		}
 		for _, l := range hlotest.UniformInputs(mod, *seed) {
-			tensors = append(tensors, &vkjit.Tensor{Type: l.Shape.Elem, Dims: l.Shape.Dims, Data: l.Data})
+			tensors = append(tensors, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 		}
 	} else if tensors, err = readArgs(graph, exe, argFiles); err != nil {
 		return err
 	}
-	results, st, err := exe.Run(tensors...)
+	results, st, err := exe.Run(context.Background(), tensors...)
 	if err != nil {
 		return err
 	}
@@ -156,28 +156,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	mem := exe.Program().Memory()
+	mem := exe.MemoryPlan()
 	s := runStats{
 		CompileMs:       compileMs,
-		CodegenMs:       parseMs + exe.Stats.CodegenMs,
-		PipelineMs:      exe.Stats.PipelineMs,
-		RunMs:           st.RunMs,
+		CodegenMs:       parseMs + ms(exe.Stats.Codegen),
+		PipelineMs:      ms(exe.Stats.Pipeline),
+		RunMs:           ms(st.Wall),
 		Kernels:         exe.Stats.Kernels,
 		Dispatches:      st.Dispatches,
 		PeakDeviceBytes: st.PeakDeviceBytes,
 		CacheHits:       exe.Stats.CacheHits,
 		CacheMisses:     exe.Stats.CacheMisses,
-		ArenaBytes:      mem.Arena,
-		LiveBoundBytes:  mem.LiveBound,
-		SavedByFusion:   mem.Fused,
-		SavedByReuse:    mem.Temps - mem.Arena,
+		ArenaBytes:      mem.ArenaBytes,
+		LiveBoundBytes:  mem.LiveBoundBytes,
+		SavedByFusion:   mem.FusedBytes,
+		SavedByReuse:    mem.TempBytes - mem.ArenaBytes,
 		Device:          rt.Device().Name,
 	}
 	if *showStats {
 		printStats(stdout, s)
 	}
 	if *profile {
-		times, _, err := exe.Profile(tensors...)
+		times, _, err := exe.Profile(context.Background(), tensors...)
 		if err != nil {
 			return fmt.Errorf("profile: %w", err)
 		}
@@ -195,7 +195,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 // readArgs reads the entry's arguments from .npy files, one a parameter
 // leaf.
 func readArgs(graph string, exe *vkjit.Executable, files []string) ([]*vkjit.Tensor, error) {
-	params := exe.Program().ParamShapes
+	params := exe.Params()
 	if len(files) != len(params) {
 		return nil, fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(files))
 	}
@@ -205,8 +205,8 @@ func readArgs(graph string, exe *vkjit.Executable, files []string) ([]*vkjit.Ten
 		if err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}
-		if params[i].Elem == hlo.BF16 && t.Type == hlo.U16 {
-			t.Type = hlo.BF16 // bf16 travels as raw bits in uint16
+		if params[i].Type == vkjit.BF16 && t.Type == vkjit.U16 {
+			t.Type = vkjit.BF16 // bf16 travels as raw bits in uint16
 		}
 		tensors[i] = t
 	}
@@ -218,7 +218,7 @@ func readArgs(graph string, exe *vkjit.Executable, files []string) ([]*vkjit.Ten
 func compareWithReference(stdout io.Writer, mod *hlo.Module, args, results []*vkjit.Tensor, rtol, atol float64) error {
 	lits := make([]*hlo.Literal, len(args))
 	for i, t := range args {
-		lits[i] = &hlo.Literal{Shape: t.Shape(), Data: t.Data}
+		lits[i] = literal(t)
 	}
 	// The interpreter's garbage is mostly short-lived copies (a scatter
 	// in a loop copies its operand each iteration); fewer collections
@@ -244,7 +244,7 @@ func writeResults(stdout io.Writer, out string, results []*vkjit.Tensor, checked
 	if checked != nil {
 		lits := make([]*hlo.Literal, len(results))
 		for i, r := range results {
-			lits[i] = &hlo.Literal{Shape: r.Shape(), Data: r.Data}
+			lits[i] = literal(r)
 		}
 		checkFails = evalChecks(checked, lits)
 		results = results[:resultLeaves(checked)] // the entry function's own results
@@ -277,8 +277,8 @@ func writeResults(stdout io.Writer, out string, results []*vkjit.Tensor, checked
 
 func describeParams(exe *vkjit.Executable) string {
 	var s []string
-	for _, p := range exe.Program().ParamShapes {
-		s = append(s, p.DimsString())
+	for _, p := range exe.Params() {
+		s = append(s, p.String())
 	}
 	if len(s) == 0 {
 		return "none"
@@ -350,9 +350,9 @@ func printProfile(w io.Writer, times []vkjit.DispatchTime) {
 			by[key] = r
 			rows = append(rows, r)
 		}
-		r.ms += t.Ms
+		r.ms += ms(t.Time)
 		r.calls++
-		total += t.Ms
+		total += ms(t.Time)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].ms > rows[j].ms })
 	fmt.Fprintf(w, "device time %.3f ms in %d dispatches (serialized; timestamps)\n", total, len(times))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/stablehlo"
 	"github.com/vkjit/vkjit/internal/outfile"
-	"github.com/vkjit/vkjit/lower"
 )
 
 // cmdTest is the conformance runner: every module of every StableHLO
@@ -88,12 +88,12 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rt, err := vkjit.Open(vkjit.Options{Device: *device, Validate: *validate, CacheDir: *cacheDir, NoCache: *noCache, Warn: func(s string) { fmt.Fprintln(stderr, s) }})
+	rt, err := vkjit.Open(vkjit.Options{Device: *device, Validate: toggle(*validate), CacheDir: *cacheDir, NoCache: *noCache, Warn: func(s string) { fmt.Fprintln(stderr, s) }})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	opts := vkjit.CompileOptions{Lower: lower.Options{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, StorageLoads: *storageLoads}}
+	opts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, StorageLoads: *storageLoads}
 
 	results := make([]fileResult, len(files))
 	var wg sync.WaitGroup
@@ -290,13 +290,13 @@ func runChecked(rt *vkjit.Runtime, t *stablehlo.Translated, args []*vkjit.Tensor
 		return nil, err
 	}
 	defer exe.Close()
-	res, _, err := exe.Run(args...)
+	res, _, err := exe.Run(context.Background(), args...)
 	if err != nil {
 		return nil, err
 	}
 	outs := make([]*hlo.Literal, len(res))
 	for i, x := range res {
-		outs[i] = &hlo.Literal{Shape: x.Shape(), Data: x.Data}
+		outs[i] = literal(x)
 	}
 	return outs, nil
 }
