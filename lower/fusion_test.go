@@ -215,7 +215,7 @@ func hasCapability(words []uint32, c spirv.Capability) bool {
 
 // TestBelowRowMax: exp's argument is known to be at most 0 (or NaN) only
 // for v - broadcast(max of v) with the max's row broadcast back to each
-// of its elements (mathlib.go's expNonPositive).
+// of its elements (mathlib's ExpNonPositive).
 func TestBelowRowMax(t *testing.T) {
 	const head = "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] %s(a, b)\n}\nENTRY e {\n  x = f32[8,8,8] parameter(0)\n  y = f32[8,8,8] parameter(1)\n  init = f32[] constant(%s)\n"
 	cases := []struct {

@@ -78,7 +78,7 @@ func onlineSum(r1, r2 *hlo.Instruction) (onlinePair, bool) {
 
 // belowRowMax reports whether x is v - broadcast(max of v over some of
 // its dimensions), broadcast back along the reduced ones: every element
-// is at most 0, or NaN (softmax's exponent; mathlib.go's expNonPositive).
+// is at most 0, or NaN (softmax's exponent; mathlib's ExpNonPositive).
 func belowRowMax(x *hlo.Instruction) bool {
 	if x.Op != hlo.OpSubtract || len(x.Operands) != 2 || x.Operands[1].Op != hlo.OpBroadcast || len(x.Operands[1].Operands) != 1 {
 		return false

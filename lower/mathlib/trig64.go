@@ -1,4 +1,4 @@
-package lower
+package mathlib
 
 import (
 	"math"
@@ -50,8 +50,8 @@ func (m dm) mulWords(x spirv.ID, t []spirv.ID) []spirv.ID {
 	carry := m.cu(0)
 	for i, w := range t {
 		prod := m.op(spirv.OpUMulExtended, m.u2, x, w)
-		lo := m.k.f.Extract(m.u, prod, 0)
-		hi := m.k.f.Extract(m.u, prod, 1)
+		lo := m.fn.Extract(m.u, prod, 0)
+		hi := m.fn.Extract(m.u, prod, 1)
 		var c spirv.ID
 		out[i], c = m.uadd(lo, carry, m.cu(0))
 		carry = m.uop(spirv.OpIAdd, hi, c) // hi is at most 2^32 - 2
@@ -69,26 +69,25 @@ func (m dm) mulWords(x spirv.ID, t []spirv.ID) []spirv.ID {
 // good bits.
 func (m dm) trigReduce64(ax spirv.ID) (rh, rl, q spirv.ID) {
 	lo, hi := m.halves(ax)
-	k := m.k
-	s32 := func(v int32) spirv.ID { return k.b.ConstS32(v) }
+	s32 := func(v int32) spirv.ID { return m.bd.ConstS32(v) }
 	e := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.uop(spirv.OpBitwiseAnd, m.uop(spirv.OpShiftRightLogical, hi, m.cu(20)), m.cu(0x7ff))), s32(1075))
 	mh := m.uop(spirv.OpBitwiseOr, m.uop(spirv.OpBitwiseAnd, hi, m.cu(0xfffff)), m.cu(0x100000))
 	j0 := m.op(spirv.OpShiftRightArithmetic, m.s, m.op(spirv.OpISub, m.s, e, s32(2)), s32(5))
-	j0 = k.f.Ext(m.s, spirv.GLSLSClamp, j0, s32(0), s32(int32(len(twoOverPi64)-7)))
+	j0 = m.fn.Ext(m.s, spirv.GLSLSClamp, j0, s32(0), s32(int32(len(twoOverPi64)-7)))
 	// The table, in a function variable indexed by j0.
 	n := len(twoOverPi64)
-	arr := k.b.TypeArray(m.u, k.cu32(uint32(n)), 0)
+	arr := m.bd.TypeArray(m.u, m.bd.ConstU32(uint32(n)), 0)
 	parts := make([]spirv.ID, n)
 	for i, w := range twoOverPi64 {
 		parts[i] = m.cu(w)
 	}
-	tv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
-	k.f.Store(tv, k.b.ConstantComposite(arr, parts...))
-	ptr := k.b.TypePointer(spirv.StorageFunction, m.u)
+	tv := m.fn.LocalVariable(m.bd.TypePointer(spirv.StorageFunction, arr))
+	m.fn.Store(tv, m.bd.ConstantComposite(arr, parts...))
+	ptr := m.bd.TypePointer(spirv.StorageFunction, m.u)
 	t := make([]spirv.ID, 7) // little-endian: t[0] is word j0+6
 	for i := range t {
 		at := m.op(spirv.OpIAdd, m.s, j0, s32(int32(6-i)))
-		t[i] = m.op(spirv.OpLoad, m.u, k.f.AccessChain(ptr, tv, at))
+		t[i] = m.op(spirv.OpLoad, m.u, m.fn.AccessChain(ptr, tv, at))
 	}
 	a, b := m.mulWords(lo, t), m.mulWords(mh, t) // 8 words each
 	p := make([]spirv.ID, 9)                     // a + b*2^32, little-endian

@@ -1,9 +1,8 @@
-package lower
+package mathlib
 
 import (
 	"math"
 
-	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -17,32 +16,47 @@ import (
 // Dekker's product), its operations carry NoContraction so that a driver
 // may not fuse or reassociate them.
 
-// fm emits float math of one width (f32 here; mathlib64.go's dm embeds
-// it for f64); its methods keep the formulas below readable.
+// fm emits float math of one width (f32 here; f64.go's dm embeds it for
+// f64) into function fn of module bd; its methods keep the formulas
+// below readable.
 type fm struct {
-	k              *kernelBuilder
+	bd             *spirv.Builder
+	fn             *spirv.Function
 	w              int      // 32 or 64
 	f, u, s, b, u2 spirv.ID // the float type, u32, s32, bool, struct{u32,u32}
 }
 
-func (k *kernelBuilder) math32() fm {
-	u := k.u32()
-	return fm{k: k, w: 32, f: k.b.TypeFloat(32), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), u2: k.b.TypeStruct(u, u)}
+func newF32(bd *spirv.Builder, fn *spirv.Function) fm {
+	u := bd.TypeInt(32, false)
+	return fm{bd: bd, fn: fn, w: 32, f: bd.TypeFloat(32), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u)}
+}
+
+// loop runs body n times (n a u32), counting in a function variable.
+func (m fm) loop(n spirv.ID, body func(i spirv.ID) error) error {
+	iv := m.fn.LocalVariable(m.bd.TypePointer(spirv.StorageFunction, m.u))
+	m.fn.Store(iv, m.bd.ConstU32(0))
+	var i spirv.ID
+	return m.fn.While(func() spirv.ID {
+		i = m.fn.Load(m.u, iv)
+		return m.fn.ULessThan(m.b, i, n)
+	}, func() error { return body(i) }, func() {
+		m.fn.Store(iv, m.fn.IAdd(m.u, m.fn.Load(m.u, iv), m.bd.ConstU32(1)))
+	})
 }
 
 // c is a float constant of m's width.
 func (m fm) c(v float64) spirv.ID {
 	if m.w == 64 {
 		bits := math.Float64bits(v)
-		return m.k.b.Constant(m.f, uint32(bits), uint32(bits>>32))
+		return m.bd.Constant(m.f, uint32(bits), uint32(bits>>32))
 	}
-	return m.k.b.ConstF32(float32(v))
+	return m.bd.ConstF32(float32(v))
 }
-func (m fm) cu(v uint32) spirv.ID { return m.k.cu32(v) }
-func (m fm) cs(v int32) spirv.ID  { return m.k.b.ConstS32(v) }
+func (m fm) cu(v uint32) spirv.ID { return m.bd.ConstU32(v) }
+func (m fm) cs(v int32) spirv.ID  { return m.bd.ConstS32(v) }
 
 func (m fm) op(o spirv.Op, t spirv.ID, args ...spirv.ID) spirv.ID {
-	return m.k.f.Apply(o, t, args...)
+	return m.fn.Apply(o, t, args...)
 }
 
 func (m fm) add(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFAdd, m.f, a, b) }
@@ -50,12 +64,12 @@ func (m fm) sub(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFSub, m.f, a, b) }
 func (m fm) mul(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFMul, m.f, a, b) }
 func (m fm) div(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFDiv, m.f, a, b) }
 func (m fm) neg(a spirv.ID) spirv.ID    { return m.op(spirv.OpFNegate, m.f, a) }
-func (m fm) abs(a spirv.ID) spirv.ID    { return m.k.f.Ext(m.f, spirv.GLSLFAbs, a) }
+func (m fm) abs(a spirv.ID) spirv.ID    { return m.fn.Ext(m.f, spirv.GLSLFAbs, a) }
 
 // exact emits a float op that the driver must round exactly as written.
 func (m fm) exact(o spirv.Op, a, b spirv.ID) spirv.ID {
 	id := m.op(o, m.f, a, b)
-	m.k.b.Decorate(id, spirv.DecorationNoContraction)
+	m.bd.Decorate(id, spirv.DecorationNoContraction)
 	return id
 }
 
@@ -155,7 +169,7 @@ func (m fm) scale(y, n spirv.ID) spirv.ID {
 // over 6e7 arguments, and TestTranscendentalAccuracy on lavapipe), for
 // a multiply-add less: softmax ran 4.7% faster (interleaved pairs).
 func (m fm) expReduce(xc spirv.ID) (n, ni, p spirv.ID) {
-	n = m.k.f.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
+	n = m.fn.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
 	// ln2 split so that n*ln2hi is exact.
 	r := m.sub(xc, m.mul(n, m.c(0.693359375)))
 	r = m.sub(r, m.mul(n, m.c(-2.12194440e-4)))
@@ -209,8 +223,8 @@ func (m fm) expNonPositive(x spirv.ID) spirv.ID {
 // where the difference matters, so the one rounding of their sum is the
 // only error beyond p's.
 func (m fm) expm1(x spirv.ID) spirv.ID {
-	_, ni, p := m.expReduce(m.k.f.Ext(m.f, spirv.GLSLFClamp, x, m.c(-104), m.c(89)))
-	small := m.op(spirv.OpSLessThanEqual, m.b, m.k.f.Ext(m.s, spirv.GLSLSAbs, ni), m.cs(60))
+	_, ni, p := m.expReduce(m.fn.Ext(m.f, spirv.GLSLFClamp, x, m.c(-104), m.c(89)))
+	small := m.op(spirv.OpSLessThanEqual, m.b, m.fn.Ext(m.s, spirv.GLSLSAbs, ni), m.cs(60))
 	nc := m.sel(m.s, small, ni, m.cs(0))
 	t := m.pow2(nc)
 	y := m.add(m.mul(t, p), m.sub(t, m.c(1)))
@@ -293,8 +307,8 @@ func (m fm) trigReduce(ax spirv.ID) (r, q spirv.ID) {
 	carry := m.cu(0)
 	for i := len(twoOverPi) - 1; i >= 0; i-- {
 		prod := m.op(spirv.OpUMulExtended, m.u2, mant, m.cu(twoOverPi[i]))
-		lo := m.k.f.Extract(m.u, prod, 0)
-		hi := m.k.f.Extract(m.u, prod, 1)
+		lo := m.fn.Extract(m.u, prod, 0)
+		hi := m.fn.Extract(m.u, prod, 1)
 		sum := m.uop(spirv.OpIAdd, lo, carry)
 		wrapped := m.op(spirv.OpULessThan, m.b, sum, carry)
 		p[i+1] = sum
@@ -305,9 +319,9 @@ func (m fm) trigReduce(ax spirv.ID) (r, q spirv.ID) {
 	// at position b0 = 1 - e + 32*j0; the 96 bits from there down are
 	// words j0..j0+2, shifted left by sh = 31 - b0.
 	j0 := m.op(spirv.OpShiftRightArithmetic, m.s, m.op(spirv.OpIAdd, m.s, e, m.cs(30)), m.cs(5))
-	j0 = m.k.f.Ext(m.s, spirv.GLSLSClamp, j0, m.cs(0), m.cs(4))
+	j0 = m.fn.Ext(m.s, spirv.GLSLSClamp, j0, m.cs(0), m.cs(4))
 	sh := m.op(spirv.OpBitcast, m.u, m.op(spirv.OpISub, m.s, m.op(spirv.OpIAdd, m.s, e, m.cs(30)), m.op(spirv.OpShiftLeftLogical, m.s, j0, m.cs(5))))
-	sh = m.k.f.Ext(m.u, spirv.GLSLUClamp, sh, m.cu(0), m.cu(31))
+	sh = m.fn.Ext(m.u, spirv.GLSLUClamp, sh, m.cu(0), m.cu(31))
 	pick := func(off int) spirv.ID {
 		w := p[off]
 		for j := 1; j <= 4; j++ {
@@ -397,7 +411,7 @@ func (m fm) tan(x spirv.ID) spirv.ID {
 // Cephes tanhf's polynomial below 0.625 and 1 - 2e/(1 + e) above, 1 ulp,
 // cost chain8 a tenth more: it spends half its time here).
 func (m fm) tanh(x spirv.ID) spirv.ID {
-	ax := m.k.f.Ext(m.f, spirv.GLSLFMin, m.abs(x), m.c(9.02))
+	ax := m.fn.Ext(m.f, spirv.GLSLFMin, m.abs(x), m.c(9.02))
 	_, n, p := m.expReduce(m.add(ax, ax))
 	s := m.pow2(n)
 	t := m.add(m.mul(s, p), m.sub(s, m.c(1)))
@@ -492,9 +506,9 @@ func (m fm) powFrom(x, y, lh, ll spirv.ID, expTail func(th, tl spirv.ID) spirv.I
 	r = m.self(m.lt(t, m.c(minT)), m.c(0), r)
 
 	// Special values, as C99 Annex F lists them.
-	yInt := m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, y), y)
+	yInt := m.eq(m.fn.Ext(m.f, spirv.GLSLTrunc, y), y)
 	half := m.mul(y, m.c(0.5))
-	yOdd := m.and(m.and(yInt, m.not(m.eq(m.k.f.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(intLimit)))
+	yOdd := m.and(m.and(yInt, m.not(m.eq(m.fn.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(intLimit)))
 	negate := m.and(negative(x), yOdd)
 	yNeg := m.lt(y, m.c(0))
 	// x = ±0 and x = ±inf: 0 or inf by the sign of y (inverted for inf).
@@ -561,7 +575,7 @@ func (m fm) cbrt(x spirv.ID) spirv.ID {
 func (m fm) ilogb(x spirv.ID) spirv.ID {
 	bits := m.uop(spirv.OpBitwiseAnd, m.bits(x), m.cu(0x7fffffff))
 	normal := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.uop(spirv.OpShiftRightLogical, bits, m.cu(23))), m.cs(127))
-	subnormal := m.op(spirv.OpISub, m.s, m.k.f.Ext(m.s, spirv.GLSLFindUMsb, bits), m.cs(149))
+	subnormal := m.op(spirv.OpISub, m.s, m.fn.Ext(m.s, spirv.GLSLFindUMsb, bits), m.cs(149))
 	return m.sel(m.s, m.op(spirv.OpUGreaterThanEqual, m.b, bits, m.cu(0x800000)), normal, subnormal)
 }
 
@@ -583,14 +597,14 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 	ey := ilogb(ay)
 	steps := m.op(spirv.OpIAdd, m.s, m.op(spirv.OpISub, m.s, ilogb(ax), ey), m.cs(1))
 	n := m.op(spirv.OpBitcast, m.u, m.sel(m.s, work, steps, m.cs(0)))
-	rv := m.k.f.LocalVariable(m.k.b.TypePointer(spirv.StorageFunction, m.f))
-	m.k.f.Store(rv, ax)
-	err := m.k.loop(n, func(spirv.ID) error {
+	rv := m.fn.LocalVariable(m.bd.TypePointer(spirv.StorageFunction, m.f))
+	m.fn.Store(rv, ax)
+	err := m.loop(n, func(spirv.ID) error {
 		r := m.op(spirv.OpLoad, m.f, rv)
-		t := m.k.f.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, ilogb(r), ey))
+		t := m.fn.Ext(m.f, spirv.GLSLLdexp, ay, m.op(spirv.OpISub, m.s, ilogb(r), ey))
 		t = m.self(m.gt(t, r), m.mul(t, m.c(0.5)), t)
 		r = m.self(m.ge(r, ay), m.sub(r, t), r)
-		m.k.f.Store(rv, r)
+		m.fn.Store(rv, r)
 		return nil
 	})
 	if err != nil {
@@ -601,136 +615,4 @@ func (m fm) fmodBy(x, y spirv.ID, ilogb func(spirv.ID) spirv.ID, withSign func(r
 	r = m.self(m.and(finite(x), m.isInf(y)), x, r)
 	bad := m.or(m.or(m.isNaN(x), m.isNaN(y)), m.or(m.isInf(x), m.eq(ay, m.c(0))))
 	return m.self(bad, m.c(math.NaN()), r), nil
-}
-
-// mathLib is vkjit's math library at one width: fm for f32 (and f16 and
-// bf16, which round afterwards), dm for f64. dm embeds fm for its
-// width-generic arithmetic and overrides every function.
-type mathLib interface {
-	c(v float64) spirv.ID
-	add(a, b spirv.ID) spirv.ID
-	abs(a spirv.ID) spirv.ID
-	lt(a, b spirv.ID) spirv.ID
-	self(cond, a, b spirv.ID) spirv.ID
-	div(a, b spirv.ID) spirv.ID
-	neg(a spirv.ID) spirv.ID
-	exp(x spirv.ID) spirv.ID
-	expNonPositive(x spirv.ID) spirv.ID
-	expm1(x spirv.ID) spirv.ID
-	log(x spirv.ID) spirv.ID
-	log1p(x spirv.ID) spirv.ID
-	tanh(x spirv.ID) spirv.ID
-	sinCos(x spirv.ID, cos bool) spirv.ID
-	tan(x spirv.ID) spirv.ID
-	erf(x spirv.ID) spirv.ID
-	cbrt(x spirv.ID) spirv.ID
-	atan2(y, x spirv.ID) spirv.ID
-	pow(x, y spirv.ID) spirv.ID
-	fmod(x, y spirv.ID) (spirv.ID, error)
-}
-
-// mathOp emits a library function for op on values a; ok is false for
-// ops and types the library does not have.
-func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val, ok bool, err error) {
-	t := a[0].t
-	var m mathLib
-	switch {
-	case (t == hlo.F32 || t == hlo.F16 || t == hlo.BF16) && libraryOps[op]:
-		m = k.math32()
-	case t == hlo.F64 && libraryOps[op]:
-		m = k.math64()
-	default:
-		return val{}, false, nil
-	}
-	x := a[0].id
-	var r spirv.ID
-	switch op {
-	case hlo.OpExp:
-		if nonPositive {
-			r = m.expNonPositive(x)
-		} else {
-			r = m.exp(x)
-		}
-	case hlo.OpExpm1:
-		r = m.expm1(x)
-	case hlo.OpLog:
-		r = m.log(x)
-	case hlo.OpLog1p:
-		r = m.log1p(x)
-	case hlo.OpLogistic:
-		// With e = e^-|x| (never overflows): 1 / (1 + e) for x >= 0 and
-		// e / (1 + e) below, so that far below 0 the result is e^x,
-		// subnormal where it is (1 / (1 + e^-x) gave 0 once e^-x
-		// overflowed, from x = -88.72 in f32).
-		e := m.expNonPositive(m.neg(m.abs(x)))
-		d := m.add(m.c(1), e)
-		r = m.div(m.self(m.lt(x, m.c(0)), e, m.c(1)), d)
-	case hlo.OpTanh:
-		r = m.tanh(x)
-	case hlo.OpSin:
-		r = m.sinCos(x, false)
-	case hlo.OpCos:
-		r = m.sinCos(x, true)
-	case hlo.OpTan:
-		r = m.tan(x)
-	case hlo.OpErf:
-		r = m.erf(x)
-	case hlo.OpCbrt:
-		r = m.cbrt(x)
-	case hlo.OpAtan2:
-		r = m.atan2(x, a[1].id)
-	case hlo.OpPower:
-		r = m.pow(x, a[1].id)
-	case hlo.OpRemainder:
-		if r, err = m.fmod(x, a[1].id); err != nil {
-			return val{}, false, err
-		}
-	}
-	return val{r, t}, true, nil
-}
-
-var libraryOps = map[hlo.Opcode]bool{
-	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpLogistic: true,
-	hlo.OpTanh: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpErf: true,
-	hlo.OpCbrt: true, hlo.OpAtan2: true, hlo.OpPower: true, hlo.OpRemainder: true,
-}
-
-// ipow is XLA's integer power: square-and-multiply over the exponent's
-// bits; a negative exponent gives 0 except for bases 1 and -1.
-func (k *kernelBuilder) ipow(x, y val) (val, error) {
-	t := x.t
-	typ := k.scalarType(t)
-	bits := regBits(t)
-	ptr := k.b.TypePointer(spirv.StorageFunction, typ)
-	rv, bv, ev := k.f.LocalVariable(ptr), k.f.LocalVariable(ptr), k.f.LocalVariable(ptr)
-	one := val{k.constInt(t, 1), t}
-	k.f.Store(rv, one.id)
-	k.f.Store(bv, x.id)
-	k.f.Store(ev, k.masked(y).id)
-	err := k.loop(k.cu32(uint32(bits)), func(spirv.ID) error {
-		load := func(v spirv.ID) spirv.ID { return k.f.Load(typ, v) }
-		r, b, e := load(rv), load(bv), load(ev)
-		odd := k.boolOp(spirv.OpINotEqual, k.op(spirv.OpBitwiseAnd, t, e, one.id).id, k.zero(t))
-		r = k.sel(odd, k.op(spirv.OpIMul, t, r, b), val{r, t}).id
-		k.f.Store(rv, r)
-		k.f.Store(bv, k.op(spirv.OpIMul, t, b, b).id)
-		k.f.Store(ev, k.op(spirv.OpShiftRightLogical, t, e, one.id).id)
-		return nil
-	})
-	if err != nil {
-		return val{}, err
-	}
-	r := val{k.f.Load(typ, rv), t}
-	if t.Kind() != hlo.KindSigned && t != hlo.U64 {
-		return r, nil
-	}
-	// Negative exponents: 1 -> 1, -1 -> ±1 by parity, anything else 0.
-	// XLA's emitter compares the exponent as signed whatever its type,
-	// so u64 exponents from 2^63 count as negative too (hlo/eval agrees).
-	odd := k.boolOp(spirv.OpINotEqual, k.op(spirv.OpBitwiseAnd, t, y.id, one.id).id, k.zero(t))
-	minus1 := val{k.constInt(t, allOnes(t)), t}
-	neg := k.sel(k.boolOp(spirv.OpIEqual, x.id, one.id), one, val{k.zero(t), t})
-	neg = k.sel(k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpIEqual, x.id, minus1.id), odd), minus1, neg)
-	neg = k.sel(k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpIEqual, x.id, minus1.id), k.boolOp(spirv.OpLogicalNot, odd)), one, neg)
-	return k.sel(k.boolOp(spirv.OpSLessThan, y.id, k.zero(t)), neg, r), nil
 }

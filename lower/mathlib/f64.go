@@ -1,4 +1,4 @@
-package lower
+package mathlib
 
 import (
 	"math"
@@ -20,15 +20,15 @@ type dm struct {
 	uv2 spirv.ID // uvec2
 }
 
-func (k *kernelBuilder) math64() dm {
-	u := k.u32()
-	return dm{fm: fm{k: k, w: 64, f: k.b.TypeFloat(64), u: u, s: k.b.TypeInt(32, true), b: k.boolT(), u2: k.b.TypeStruct(u, u)}, uv2: k.b.TypeVector(u, 2)}
+func newF64(bd *spirv.Builder, fn *spirv.Function) dm {
+	u := bd.TypeInt(32, false)
+	return dm{fm: fm{bd: bd, fn: fn, w: 64, f: bd.TypeFloat(64), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u)}, uv2: bd.TypeVector(u, 2)}
 }
 
 // halves splits x into its low and high 32-bit words.
 func (m dm) halves(x spirv.ID) (lo, hi spirv.ID) {
 	v := m.op(spirv.OpBitcast, m.uv2, x)
-	return m.k.f.Extract(m.u, v, 0), m.k.f.Extract(m.u, v, 1)
+	return m.fn.Extract(m.u, v, 0), m.fn.Extract(m.u, v, 1)
 }
 
 // join makes a double from its words.
@@ -38,13 +38,13 @@ func (m dm) join(lo, hi spirv.ID) spirv.ID {
 
 // pow2 is 2^n for an s32 n in [-1022, 1023].
 func (m dm) pow2(n spirv.ID) spirv.ID {
-	hi := m.op(spirv.OpShiftLeftLogical, m.u, m.op(spirv.OpBitcast, m.u, m.op(spirv.OpIAdd, m.s, n, m.k.b.ConstS32(1023))), m.k.cu32(20))
-	return m.join(m.k.cu32(0), hi)
+	hi := m.op(spirv.OpShiftLeftLogical, m.u, m.op(spirv.OpBitcast, m.u, m.op(spirv.OpIAdd, m.s, n, m.bd.ConstS32(1023))), m.bd.ConstU32(20))
+	return m.join(m.bd.ConstU32(0), hi)
 }
 
 // scale multiplies y by 2^n (|n| up to 2044) in two steps.
 func (m dm) scale(y, n spirv.ID) spirv.ID {
-	half := m.op(spirv.OpShiftRightArithmetic, m.s, n, m.k.b.ConstS32(1))
+	half := m.op(spirv.OpShiftRightArithmetic, m.s, n, m.bd.ConstS32(1))
 	return m.mul(m.mul(y, m.pow2(half)), m.pow2(m.op(spirv.OpISub, m.s, n, half)))
 }
 
@@ -56,8 +56,8 @@ const (
 // expParts reduces x (clamped) to e^x = 2^n e^r, r = hi - lo, and returns
 // n (s32), r, and e^r - 1 (fdlibm's rational form).
 func (m dm) expParts(x spirv.ID) (n, r, em1 spirv.ID) {
-	xc := m.k.f.Ext(m.f, spirv.GLSLFClamp, x, m.c(-745.2), m.c(709.8))
-	nf := m.k.f.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
+	xc := m.fn.Ext(m.f, spirv.GLSLFClamp, x, m.c(-745.2), m.c(709.8))
+	nf := m.fn.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
 	n = m.op(spirv.OpConvertFToS, m.s, nf)
 	hi := m.sub(xc, m.mul(nf, m.c(ln2Hi64)))
 	lo := m.mul(nf, m.c(ln2Lo64))
@@ -97,8 +97,8 @@ func (m dm) expNonPositive(x spirv.ID) spirv.ID { return m.exp(x) }
 // expm1 is 2^n (e^r - 1) + (2^n - 1), both terms exact where it matters.
 func (m dm) expm1(x spirv.ID) spirv.ID {
 	n, _, em1 := m.expParts(x)
-	small := m.op(spirv.OpSLessThanEqual, m.b, m.k.f.Ext(m.s, spirv.GLSLSAbs, n), m.k.b.ConstS32(100))
-	nc := m.op(spirv.OpSelect, m.s, small, n, m.k.b.ConstS32(0))
+	small := m.op(spirv.OpSLessThanEqual, m.b, m.fn.Ext(m.s, spirv.GLSLSAbs, n), m.bd.ConstS32(100))
+	nc := m.op(spirv.OpSelect, m.s, small, n, m.bd.ConstS32(0))
 	t := m.pow2(nc)
 	y := m.add(m.mul(t, em1), m.sub(t, m.c(1)))
 	y = m.self(small, y, m.self(m.gt(x, m.c(0)), m.exp(x), m.c(-1)))
@@ -112,13 +112,13 @@ func (m dm) log(x spirv.ID) spirv.ID {
 	sub := m.lt(x, m.c(0x1p-1022)) // subnormals: scale up first
 	xs := m.self(sub, m.mul(x, m.c(0x1p54)), x)
 	lo, hi := m.halves(xs)
-	k := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, hi, m.k.cu32(20))), m.k.b.ConstS32(1023))
-	k = m.op(spirv.OpISub, m.s, k, m.op(spirv.OpSelect, m.s, sub, m.k.b.ConstS32(54), m.k.b.ConstS32(0)))
-	mhi := m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x000fffff)), m.k.cu32(0x3ff00000))
+	k := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, hi, m.bd.ConstU32(20))), m.bd.ConstS32(1023))
+	k = m.op(spirv.OpISub, m.s, k, m.op(spirv.OpSelect, m.s, sub, m.bd.ConstS32(54), m.bd.ConstS32(0)))
+	mhi := m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, hi, m.bd.ConstU32(0x000fffff)), m.bd.ConstU32(0x3ff00000))
 	mant := m.join(lo, mhi) // in [1, 2)
 	big := m.gt(mant, m.c(math.Sqrt2))
 	mant = m.self(big, m.mul(mant, m.c(0.5)), mant)
-	k = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, k, m.k.b.ConstS32(1)), k)
+	k = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, k, m.bd.ConstS32(1)), k)
 	f := m.sub(mant, m.c(1))
 	kf := m.op(spirv.OpConvertSToF, m.f, k)
 	s := m.div(f, m.add(m.c(2), f))
@@ -154,7 +154,7 @@ func (m dm) tanh(x spirv.ID) spirv.ID {
 	e := m.expm1(m.add(ax, ax))
 	y := m.div(e, m.add(e, m.c(2)))
 	y = m.self(m.gt(ax, m.c(22)), m.c(1), y)
-	sign := m.op(spirv.OpBitwiseAnd, m.u, func() spirv.ID { _, hi := m.halves(x); return hi }(), m.k.cu32(0x80000000))
+	sign := m.op(spirv.OpBitwiseAnd, m.u, func() spirv.ID { _, hi := m.halves(x); return hi }(), m.bd.ConstU32(0x80000000))
 	lo, hi := m.halves(y)
 	y = m.join(lo, m.op(spirv.OpBitwiseXor, m.u, hi, sign))
 	y = m.self(m.eq(x, m.c(0)), x, y) // keeps -0
@@ -165,14 +165,14 @@ func (m dm) tanh(x spirv.ID) spirv.ID {
 // included, from its high and low words.
 func (m dm) ilogb(x spirv.ID) spirv.ID {
 	lo, hi := m.halves(x)
-	hi = m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x7fffffff))
+	hi = m.op(spirv.OpBitwiseAnd, m.u, hi, m.bd.ConstU32(0x7fffffff))
 	s32 := func(v spirv.ID) spirv.ID { return m.op(spirv.OpBitcast, m.s, v) }
-	normal := m.op(spirv.OpISub, m.s, s32(m.op(spirv.OpShiftRightLogical, m.u, hi, m.k.cu32(20))), m.k.b.ConstS32(1023))
+	normal := m.op(spirv.OpISub, m.s, s32(m.op(spirv.OpShiftRightLogical, m.u, hi, m.bd.ConstU32(20))), m.bd.ConstS32(1023))
 	// Subnormal: the top set bit of the 52-bit significand, at 2^-1074.
-	msbHi := m.op(spirv.OpIAdd, m.s, m.k.f.Ext(m.s, spirv.GLSLFindUMsb, hi), m.k.b.ConstS32(32))
-	msb := m.op(spirv.OpSelect, m.s, m.op(spirv.OpINotEqual, m.b, hi, m.k.cu32(0)), msbHi, m.k.f.Ext(m.s, spirv.GLSLFindUMsb, lo))
-	subnormal := m.op(spirv.OpISub, m.s, msb, m.k.b.ConstS32(1074))
-	return m.op(spirv.OpSelect, m.s, m.op(spirv.OpUGreaterThanEqual, m.b, hi, m.k.cu32(0x00100000)), normal, subnormal)
+	msbHi := m.op(spirv.OpIAdd, m.s, m.fn.Ext(m.s, spirv.GLSLFindUMsb, hi), m.bd.ConstS32(32))
+	msb := m.op(spirv.OpSelect, m.s, m.op(spirv.OpINotEqual, m.b, hi, m.bd.ConstU32(0)), msbHi, m.fn.Ext(m.s, spirv.GLSLFindUMsb, lo))
+	subnormal := m.op(spirv.OpISub, m.s, msb, m.bd.ConstS32(1074))
+	return m.op(spirv.OpSelect, m.s, m.op(spirv.OpUGreaterThanEqual, m.b, hi, m.bd.ConstU32(0x00100000)), normal, subnormal)
 }
 
 // fmod is C's fmod for doubles, exact (fmodBy).
@@ -180,14 +180,14 @@ func (m dm) fmod(x, y spirv.ID) (spirv.ID, error) {
 	return m.fmodBy(x, y, m.ilogb, func(r, x spirv.ID) spirv.ID {
 		lo, hi := m.halves(r)
 		_, xhi := m.halves(x)
-		return m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x80000000))))
+		return m.join(lo, m.op(spirv.OpBitwiseOr, m.u, hi, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.bd.ConstU32(0x80000000))))
 	})
 }
 
 // negative reports x's sign bit (from its high word: -0 included).
 func (m dm) negative(x spirv.ID) spirv.ID {
 	_, hi := m.halves(x)
-	return m.op(spirv.OpINotEqual, m.b, m.op(spirv.OpBitwiseAnd, m.u, hi, m.k.cu32(0x80000000)), m.k.cu32(0))
+	return m.op(spirv.OpINotEqual, m.b, m.op(spirv.OpBitwiseAnd, m.u, hi, m.bd.ConstU32(0x80000000)), m.bd.ConstU32(0))
 }
 
 // withSignOf gives r (not negative) the sign of x.
@@ -200,10 +200,10 @@ func (m dm) cbrt(x spirv.ID) spirv.ID {
 	ax := m.abs(x)
 	e := m.ilogb(ax)
 	// q = floor(e/3) for e in [-1074, 1023], by division of e + 3*400.
-	q := m.op(spirv.OpISub, m.s, m.op(spirv.OpSDiv, m.s, m.op(spirv.OpIAdd, m.s, e, m.k.b.ConstS32(1200)), m.k.b.ConstS32(3)), m.k.b.ConstS32(400))
-	xs := m.scale(ax, m.op(spirv.OpIMul, m.s, q, m.k.b.ConstS32(-3)))
-	f32 := m.k.b.TypeFloat(32)
-	seed := m.k.math32().cbrt(m.op(spirv.OpFConvert, f32, xs))
+	q := m.op(spirv.OpISub, m.s, m.op(spirv.OpSDiv, m.s, m.op(spirv.OpIAdd, m.s, e, m.bd.ConstS32(1200)), m.bd.ConstS32(3)), m.bd.ConstS32(400))
+	xs := m.scale(ax, m.op(spirv.OpIMul, m.s, q, m.bd.ConstS32(-3)))
+	f32 := m.bd.TypeFloat(32)
+	seed := newF32(m.bd, m.fn).cbrt(m.op(spirv.OpFConvert, f32, xs))
 	r := m.op(spirv.OpFConvert, m.f, seed)
 	third := m.c(1.0 / 3)
 	for range 2 {
@@ -234,7 +234,7 @@ func (m dm) erf(x spirv.ID) spirv.ID {
 	mid := m.add(m.c(8.45062911510467529297e-01), m.div(
 		m.poly(s, -2.16637559486879084300e-03, 3.54783043256182359371e-02, -1.10894694282396677476e-01, 3.18346619901161753674e-01, -3.72207876035701323847e-01, 4.14856118683748331666e-01, -2.36211856075265944077e-03),
 		m.poly(s, 1.19844998467991074170e-02, 1.36370839120290507362e-02, 1.26171219808761642112e-01, 7.18286544141962662868e-02, 5.40397917702171048937e-01, 1.06420880400844228286e-01, 1)))
-	xc := m.k.f.Ext(m.f, spirv.GLSLFClamp, ax, m.c(1), m.c(6))
+	xc := m.fn.Ext(m.f, spirv.GLSLFClamp, ax, m.c(1), m.c(6))
 	w := m.div(m.c(1), m.mul(xc, xc))
 	near := m.lt(xc, m.c(1/0.35))
 	rr := m.self(near,
@@ -245,7 +245,7 @@ func (m dm) erf(x spirv.ID) spirv.ID {
 		m.poly(w, -2.24409524465858183362e+01, 4.74528541206955367215e+02, 2.55305040643316442583e+03, 3.19985821950859553908e+03, 1.53672958608443695994e+03, 3.25792512996573918826e+02, 3.03380607434824582924e+01, 1))
 	lo, hi := m.halves(xc)
 	_ = lo
-	zc := m.join(m.k.cu32(0), hi)
+	zc := m.join(m.bd.ConstU32(0), hi)
 	tail := m.mul(m.exp(m.sub(m.neg(m.mul(zc, zc)), m.c(0.5625))), m.exp(m.add(m.mul(m.sub(zc, xc), m.add(zc, xc)), m.div(rr, ss))))
 	big := m.sub(m.c(1), m.div(tail, xc))
 	r := m.self(m.lt(ax, m.c(0.84375)), small, m.self(m.lt(ax, m.c(1.25)), mid, m.self(m.lt(ax, m.c(6)), big, m.c(1))))
@@ -286,12 +286,12 @@ func (m dm) logDD(x spirv.ID) (hi, lo spirv.ID) {
 	sub := m.lt(x, m.c(0x1p-1022))
 	xs := m.self(sub, m.mul(x, m.c(0x1p54)), x)
 	xlo, xhi := m.halves(xs)
-	e := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, xhi, m.k.cu32(20))), m.k.b.ConstS32(1023))
-	e = m.op(spirv.OpISub, m.s, e, m.op(spirv.OpSelect, m.s, sub, m.k.b.ConstS32(54), m.k.b.ConstS32(0)))
-	mant := m.join(xlo, m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.k.cu32(0x000fffff)), m.k.cu32(0x3ff00000)))
+	e := m.op(spirv.OpISub, m.s, m.op(spirv.OpBitcast, m.s, m.op(spirv.OpShiftRightLogical, m.u, xhi, m.bd.ConstU32(20))), m.bd.ConstS32(1023))
+	e = m.op(spirv.OpISub, m.s, e, m.op(spirv.OpSelect, m.s, sub, m.bd.ConstS32(54), m.bd.ConstS32(0)))
+	mant := m.join(xlo, m.op(spirv.OpBitwiseOr, m.u, m.op(spirv.OpBitwiseAnd, m.u, xhi, m.bd.ConstU32(0x000fffff)), m.bd.ConstU32(0x3ff00000)))
 	big := m.gt(mant, m.c(math.Sqrt2))
 	mant = m.self(big, m.mul(mant, m.c(0.5)), mant)
-	e = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, e, m.k.b.ConstS32(1)), e)
+	e = m.op(spirv.OpSelect, m.s, big, m.op(spirv.OpIAdd, m.s, e, m.bd.ConstS32(1)), e)
 	ef := m.op(spirv.OpConvertSToF, m.f, e)
 	f := m.exact(spirv.OpFSub, mant, m.c(1))
 	dh, dl := m.twoSum(m.c(2), f)
