@@ -22,6 +22,7 @@ var npyDescr = map[hlo.ElementType]string{
 	hlo.U8: "|u1", hlo.U16: "<u2", hlo.U32: "<u4", hlo.U64: "<u8",
 	hlo.F16: "<f2", hlo.F32: "<f4", hlo.F64: "<f8",
 	hlo.BF16: "<u2",
+	hlo.C64:  "<c8", hlo.C128: "<c16",
 }
 
 func typeFromDescr(d string) (hlo.ElementType, error) {

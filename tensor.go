@@ -72,8 +72,13 @@ func (x *Tensor) AsFloat32() ([]float32, error) {
 }
 
 // Float64At returns element i converted to float64, for printing and
-// comparisons (exact for every type except 64-bit integers beyond 2^53).
+// comparisons (exact for every type except 64-bit integers beyond 2^53;
+// a complex element gives its real part, as XLA's convert does).
 func (x *Tensor) Float64At(i int64) float64 {
+	if pt, ok := complexPart(x.Type); ok {
+		w := int64(pt.Bytes())
+		return (&Tensor{Type: pt, Dims: []int64{1}, Data: x.Data[2*w*i : 2*w*i+w]}).Float64At(0)
+	}
 	t := x.Type.elem()
 	n := int64(t.Bytes())
 	b := x.Data[i*n : (i+1)*n]
@@ -116,6 +121,12 @@ func (x *Tensor) String() string {
 		if i > 0 {
 			b.WriteString(" ")
 		}
+		if rt, ok := complexPart(x.Type); ok {
+			w := int64(rt.Bytes())
+			part := &Tensor{Type: rt, Dims: []int64{2}, Data: x.Data[2*w*i : 2*w*(i+1)]}
+			fmt.Fprintf(&b, "(%.7g, %.7g)", part.Float64At(0), part.Float64At(1))
+			continue
+		}
 		v := x.Float64At(i)
 		switch {
 		case x.Type == PRED:
@@ -135,4 +146,15 @@ func (x *Tensor) String() string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// complexPart is the type of a complex type's real and imaginary parts.
+func complexPart(t DType) (DType, bool) {
+	switch t {
+	case C64:
+		return F32, true
+	case C128:
+		return F64, true
+	}
+	return t, false
 }

@@ -60,6 +60,7 @@ type state struct {
 	live     map[*hlo.Instruction]bool  // what the root depends on (schedule); the rest is dead
 	values   map[*hlo.Instruction][]int // buffers of each value's leaves (assign buffers)
 	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
+	complex  *complexBoundary           // the entry's complex shapes, when lowerComplex rewrote them
 }
 
 type pass struct {
@@ -78,6 +79,7 @@ func init() {
 	passes = []pass{
 		{"verify", verifyModule, false},                      // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls, true},                  // call, fusion and opt-barrier become what they stand for
+		{"lower complex", lowerComplex, true},                // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
 		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},               // concatenates of more operands than a kernel can bind become trees
@@ -324,7 +326,11 @@ func assignBuffers(s *state) error {
 	}
 	s.prog.Outputs = s.values[entry.Root]
 	s.prog.ResultShape = entry.Root.Shape
-	s.prog.OutputShapes = entry.Root.Shape.Leaves()
+	if s.complex != nil { // the API's shapes: the buffers hold their memory form, the same bytes
+		s.prog.ResultShape = s.complex.root
+		copy(s.prog.ParamShapes, s.complex.params)
+	}
+	s.prog.OutputShapes = s.prog.ResultShape.Leaves()
 	return nil
 }
 

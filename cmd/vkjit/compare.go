@@ -25,6 +25,16 @@ func defaultTolerance(t hlo.ElementType) (float64, float64) {
 	return 0, 0
 }
 
+// asParts views a complex tensor as the real tensor of its parts (a last
+// dimension of 2: real, imaginary), the same bytes; others as they are.
+func asParts(t *vkjit.Tensor) *vkjit.Tensor {
+	part := map[vkjit.DType]vkjit.DType{vkjit.C64: vkjit.F32, vkjit.C128: vkjit.F64}
+	if p, ok := part[t.Type]; ok {
+		return &vkjit.Tensor{Type: p, Dims: append(append([]int64{}, t.Dims...), 2), Data: t.Data}
+	}
+	return t
+}
+
 // compareOutputs prints, per output, the largest absolute and relative
 // error of got against want, and reports whether every element is within
 // atol*max(1, M) + rtol*|want|, M being the output's largest finite
@@ -36,6 +46,8 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 	for i, g := range got {
 		wl := want[i]
 		wt := &vkjit.Tensor{Type: vkjit.DType(wl.Shape.Elem), Dims: wl.Shape.Dims, Data: wl.Data}
+		spec := g.Spec()
+		g, wt = asParts(g), asParts(wt) // complex numbers part by part
 		rt, at := defaultTolerance(hlo.ElementType(g.Type))
 		if rtol >= 0 {
 			rt = rtol
@@ -79,7 +91,7 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 			status = fmt.Sprintf("FAIL: %d of %d elements beyond rtol=%g atol=%g", bad, n, rt, at)
 			ok = false
 		}
-		fmt.Fprintf(w, "out%d: %s max abs err %.3g, max rel err %.3g: %s\n", i, g.Spec(), maxAbs, maxRel, status)
+		fmt.Fprintf(w, "out%d: %s max abs err %.3g, max rel err %.3g: %s\n", i, spec, maxAbs, maxRel, status)
 	}
 	return ok
 }

@@ -15,7 +15,7 @@ var notRun = map[hlo.Opcode]bool{
 	hlo.OpTriangularSolve: true, hlo.OpFft: true, hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
 	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true, hlo.OpDomain: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
-	hlo.OpStochasticConvert: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true,
+	hlo.OpStochasticConvert: true,
 }
 
 // Check reports, before any work, the first op or element type in the

@@ -13,8 +13,8 @@ import (
 )
 
 // TestCorpusE2E evaluates every E2E corpus module with random inputs.
-// Modules that use something outside the op set (complex numbers, f8
-// arithmetic) must say so by name; everything else must run.
+// Modules that use something outside the op set (f8 arithmetic,
+// cholesky) must say so by name; everything else must run.
 func TestCorpusE2E(t *testing.T) {
 	files, _ := hlotest.CorpusE2E(t)
 	require.NotEmpty(t, files)

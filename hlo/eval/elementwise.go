@@ -36,6 +36,12 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		t = types[1]
 	}
 	out := in.Shape.Elem
+	if in.Op == hlo.OpComplex {
+		return scalar{c: roundC(out, complex(a[0].f, a[1].f))}, nil
+	}
+	if isComplex(t) && in.Op != hlo.OpConvert {
+		return applyComplex(in, a)
+	}
 	k := t.Kind()
 	isF, isS, isU, isB := k == hlo.KindFloat, k == hlo.KindSigned, k == hlo.KindUnsigned, k == hlo.KindBool
 	f := func(v float64) (scalar, error) { return scalar{f: round(t, v)}, nil }
@@ -236,6 +242,9 @@ var hyperbolic = map[hlo.Opcode]func(float64) float64{
 
 // applyBinary computes a binary elementwise op other than compare.
 func applyBinary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
+	if isComplex(t) {
+		return complexOp(op, t, "", nil, []scalar{x, y})
+	}
 	switch op {
 	case hlo.OpAnd:
 		return scalar{i: x.i & y.i, u: x.u & y.u}, nil
@@ -462,6 +471,9 @@ func compare(t hlo.ElementType, dir string, x, y scalar) bool {
 // convert follows XLA: float to integer truncates toward zero, saturates,
 // and maps NaN to 0; to pred is x != 0.
 func convert(from, to hlo.ElementType, x scalar) scalar {
+	if isComplex(from) || isComplex(to) {
+		return convertComplex(from, to, x)
+	}
 	var f float64
 	var i int64
 	var isInt bool

@@ -31,8 +31,8 @@ func (v *Value) Leaves() []*hlo.Literal {
 	return out
 }
 
-// Unsupported is the error for ops and types the evaluator refuses
-// (complex numbers, custom calls, host transfers): it names them.
+// Unsupported is the error for ops and types the evaluator refuses (f8,
+// fft, custom calls, host transfers): it names them.
 type Unsupported struct{ What string }
 
 func (e *Unsupported) Error() string { return "the reference evaluator does not run " + e.What }
@@ -229,9 +229,6 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		}
 		return &Value{Lit: l}, nil
 	}
-	if t, ok := complexLeaf(in.Shape); ok {
-		return nil, in.Errorf("%w", &Unsupported{"complex numbers (" + t.String() + ")"})
-	}
 	switch in.Op {
 	case hlo.OpParameter:
 		return args[in.ParamNum], nil
@@ -329,7 +326,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 func InTypeSet(t hlo.ElementType) bool {
 	switch t {
 	case hlo.PRED, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64,
-		hlo.F16, hlo.BF16, hlo.F32, hlo.F64:
+		hlo.F16, hlo.BF16, hlo.F32, hlo.F64, hlo.C64, hlo.C128:
 		return true
 	}
 	return false
@@ -354,6 +351,7 @@ type scalar struct {
 	f float64
 	i int64
 	u uint64
+	c complex128 // complex types (complex.go)
 }
 
 func rawBits(l *hlo.Literal, i int64) uint64 {
@@ -371,6 +369,9 @@ func get(l *hlo.Literal, i int64) scalar {
 		i = 0
 	}
 	t := l.Shape.Elem
+	if isComplex(t) {
+		return getComplex(l, i)
+	}
 	bits := rawBits(l, i)
 	switch t.Kind() {
 	case hlo.KindFloat:
@@ -396,6 +397,9 @@ func putBits(dst []byte, t hlo.ElementType, i int64, bits uint64) {
 func put(dst []byte, t hlo.ElementType, i int64, s scalar) {
 	var bits uint64
 	switch t.Kind() {
+	case hlo.KindComplex:
+		putComplex(dst, t, i, s)
+		return
 	case hlo.KindFloat:
 		bits = encodeFloat(t, s.f)
 	case hlo.KindSigned:
@@ -456,18 +460,4 @@ func asInt(l *hlo.Literal, i int64) int64 {
 		return int64(s.u)
 	}
 	return s.i
-}
-
-// complexLeaf returns the element type of a complex leaf of s, if any
-// (without Leaves' allocation: it runs for every instruction evaluated).
-func complexLeaf(s hlo.Shape) (hlo.ElementType, bool) {
-	if !s.IsTuple() {
-		return s.Elem, s.Elem.Kind() == hlo.KindComplex
-	}
-	for _, t := range s.Tuple {
-		if e, ok := complexLeaf(t); ok {
-			return e, true
-		}
-	}
-	return 0, false
 }

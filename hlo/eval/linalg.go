@@ -75,8 +75,15 @@ func store(out *hlo.Literal, j int64, f float64, i int64) {
 func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 	d := in.A.Dot
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
+	isC := isComplex(in.Shape.Elem)
 	isF := in.Shape.Elem.IsFloat()
-	L, R := decode(l, isF), decode(r, isF)
+	var L, R decoded
+	var LC, RC []complex128
+	if isC {
+		LC, RC = dotComplex(l, r)
+	} else {
+		L, R = decode(l, isF), decode(r, isF)
+	}
 	ls, rs := strides(l.Shape.Dims), strides(r.Shape.Dims)
 	lUsed, rUsed := map[int64]bool{}, map[int64]bool{}
 	for _, x := range append(append([]int64{}, d.LhsBatch...), d.LhsContract...) {
@@ -129,6 +136,14 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 			rb += o[k] * rs[x]
 			k++
 		}
+		if isC {
+			var acc complex128
+			for c := range lOff {
+				acc += LC[lb+lOff[c]] * RC[rb+rOff[c]]
+			}
+			put(out.Data, out.Shape.Elem, lin, scalar{c: roundC(out.Shape.Elem, acc)})
+			return
+		}
 		if isF {
 			var acc float64
 			for c := range lOff {
@@ -150,6 +165,9 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 // window strides, padding, lhs (input) and rhs (kernel) dilation, window
 // reversal, and feature and batch group counts.
 func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
+	if isComplex(in.Shape.Elem) {
+		return nil, in.Errorf("%w", &Unsupported{"convolution of complex numbers"})
+	}
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {

@@ -193,9 +193,45 @@ func TestRngAndCollectives(t *testing.T) {
 	require.Equal(t, []float64{0}, got[0])
 }
 
+// TestComplex: complex arithmetic, structure and reductions against
+// values worked by hand.
+func TestComplex(t *testing.T) {
+	mulComp := "mul {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] multiply(a, b)\n}"
+	x := "  x = c64[2] constant({(1, 2), (3, 4)})\n  y = c64[2] constant({(3, 4), (0, 1)})\n"
+	for _, tc := range []struct {
+		name, body string
+		want       []complex128
+	}{
+		{"multiply", x + "  ROOT r = c64[2] multiply(x, y)", []complex128{-5 + 10i, -4 + 3i}},
+		{"divide", x + "  ROOT r = c64[2] divide(x, y)", []complex128{0.44 + 0.08i, 4 - 3i}},
+		{"sqrt", "  x = c64[1] constant({(-4, 0)})\n  ROOT r = c64[1] sqrt(x)", []complex128{2i}},
+		{"exp", "  x = c128[1] constant({(0, 3.141592653589793)})\n  ROOT r = c128[1] exponential(x)", []complex128{-1 + 1.2246467991473532e-16i}},
+		{"complex", "  a = f32[2] constant({1, 2})\n  b = f32[2] constant({3, 4})\n  ROOT r = c64[2] complex(a, b)", []complex128{1 + 3i, 2 + 4i}},
+		{"convert", "  a = f32[2] constant({1, 2})\n  ROOT r = c128[2] convert(a)", []complex128{1, 2}},
+		{"dot", x + "  ROOT r = c64[] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}", []complex128{-5 + 10i - 4 + 3i}},
+		{"reduce", x + "  one = c64[] constant((1, 0))\n  ROOT r = c64[] reduce(x, one), dimensions={0}, to_apply=mul", []complex128{-5 + 10i}},
+		{"transpose", "  x = c64[2,1] constant({{(1, 2)}, {(3, 4)}})\n  ROOT r = c64[1,2] transpose(x), dimensions={1,0}", []complex128{1 + 2i, 3 + 4i}},
+	} {
+		m, err := hlo.Parse("op.hlo", module(tc.body, mulComp))
+		require.NoError(t, err, tc.name)
+		v, err := Run(m)
+		require.NoError(t, err, tc.name)
+		l := v.Leaves()[0]
+		for i, w := range tc.want {
+			got := get(l, int64(i)).c
+			require.InDelta(t, real(w), real(got), 1e-6, "%s[%d] = %v", tc.name, i, got)
+			require.InDelta(t, imag(w), imag(got), 1e-6, "%s[%d] = %v", tc.name, i, got)
+		}
+	}
+	got := evalText(t, module("  x = c64[2] constant({(3, 4), (0, 1)})\n  ROOT r = f32[2] abs(x)"))
+	require.Equal(t, []float64{5, 1}, got[0])
+	got = evalText(t, module("  x = c64[2] constant({(3, 4), (0, 1)})\n  y = c64[2] constant({(3, 4), (1, 1)})\n  ROOT r = pred[2] compare(x, y), direction=EQ"))
+	require.Equal(t, []float64{1, 0}, got[0])
+}
+
 func TestRefusesOutsideTheSet(t *testing.T) {
 	for _, src := range []string{
-		module("  x = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] negate(x)"),
+		module("  x = c64[8] parameter(0)\n  ROOT r = c64[8] fft(x), fft_type=FFT, fft_length={8}"),
 		module("  x = f8e4m3fn[2] constant({1, 2})\n  ROOT r = f8e4m3fn[2] add(x, x)"),
 		module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] custom-call(x), custom_call_target=\"foo\""),
 	} {

@@ -366,8 +366,9 @@ func SmallIntInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 }
 
 // UniformInputs makes well-conditioned arguments, as XLA's
-// run_hlo_module does: floats uniform in [-1, 1), signed integers in
-// [-5, 5), unsigned in [0, 10), pred either. vkjit run --random-args uses
+// run_hlo_module does: floats (and both parts of complex numbers) uniform
+// in [-1, 1), signed integers in [-5, 5), unsigned in [0, 10), pred
+// either. vkjit run --random-args uses
 // them; the differential tests use Inputs, which seeks out edge cases.
 func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 	rng := rand.New(rand.NewPCG(seed, 0x756e69666f726d))
@@ -377,6 +378,19 @@ func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 			n := s.NumElements()
 			data := make([]byte, 0, s.ByteSize())
 			for i := int64(0); i < n; i++ {
+				if s.Elem.Kind() == hlo.KindComplex {
+					part := hlo.F32
+					if s.Elem == hlo.C128 {
+						part = hlo.F64
+					}
+					for range 2 {
+						bits := hlo.EncodeFloat(part, 2*rng.Float64()-1)
+						for j := 0; j < part.Bytes(); j++ {
+							data = append(data, byte(bits>>(8*j)))
+						}
+					}
+					continue
+				}
 				var bits uint64
 				switch s.Elem.Kind() {
 				case hlo.KindFloat:

@@ -19,7 +19,9 @@ import (
 // polynomials, lgamma and digamma by Lanczos' approximation with Euler's
 // reflection, bessel_i1e by Chebyshev series, next_after on the bits and
 // mulhi in the doubled width. Like XLA, f16 and bf16 are computed in f32
-// and rounded once. Complex operands are refused by name.
+// and rounded once. The trigonometric and hyperbolic functions of complex
+// numbers expand into HLO's complex ops (complexRules); the rest refuse
+// complex operands by name.
 
 // chloRules are the CHLO ops expanded here.
 var chloRules = map[string]func(e *expr, args []*hlo.Instruction) *hlo.Instruction{
@@ -55,11 +57,17 @@ func chloRule(expand func(e *expr, args []*hlo.Instruction) *hlo.Instruction) ru
 				return nil, fmt.Errorf("%s's operands differ in shape: %s and %s (broadcast them first)", c.op.Name, s, a.Shape)
 			}
 		}
-		if s.Elem.Kind() == hlo.KindComplex {
-			return nil, unsupportedf(typesCategory, "op %s of complex numbers", c.op.Name)
-		}
 		e := &expr{cb: c.cb, s: s}
-		r := expand(e, c.args)
+		var r *hlo.Instruction
+		if s.Elem.Kind() == hlo.KindComplex {
+			f := complexRules[c.op.Name]
+			if f == nil {
+				return nil, unsupportedf(typesCategory, "op %s of complex numbers", c.op.Name)
+			}
+			r = f(e, c.args[0])
+		} else {
+			r = expand(e, c.args)
+		}
 		if e.err != nil {
 			return nil, e.err
 		}
@@ -845,4 +853,94 @@ func dropDim(dims []int64, d int64) []int64 {
 		}
 	}
 	return out
+}
+
+// complexRules expand CHLO's functions of complex numbers into HLO's
+// complex ops (which vkjit's compiler rewrites into real arithmetic): sinh
+// and cosh as XLA computes them, through exp with log(1/2) folded in
+// (sinh near 0 from expm1); atan as atan2(z, 1), as the legalization
+// does; atanh as (log1p(z) - log1p(-z)) / 2; asinh and acosh through
+// log1p so that they keep their digits near 0 and 1, asinh on the
+// half-plane re >= 0 and odd; asin and acos from them by the identities
+// asin z = -i asinh(iz) and acos z = pi/2 - asin z.
+var complexRules = map[string]func(e *expr, z *hlo.Instruction) *hlo.Instruction{
+	"chlo.sinh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		small := e.mul(e.kc(0.5), e.sub(e.op(hlo.OpExpm1, z), e.op(hlo.OpExpm1, e.neg(z))))
+		lh := e.kc(math.Log(0.5))
+		large := e.sub(e.exp(e.add(z, lh)), e.exp(e.sub(lh, z)))
+		return e.sel(e.part().cmp(e.cabs(z), "LT", e.part().k(1)), small, large)
+	},
+	"chlo.cosh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		lh := e.kc(math.Log(0.5))
+		return e.add(e.exp(e.add(z, lh)), e.exp(e.sub(lh, z)))
+	},
+	"chlo.atan": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		return e.op(hlo.OpAtan2, z, e.kc(1))
+	},
+	"chlo.atanh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		return e.mul(e.kc(0.5), e.sub(e.log1p(z), e.log1p(e.neg(z))))
+	},
+	"chlo.asinh": casinh,
+	"chlo.acosh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		// log(z + sqrt(z+1) sqrt(z-1)) = log1p((z - 1) + sqrt(z-1) sqrt(z+1)).
+		zm := e.sub(z, e.kc(1))
+		return e.log1p(e.add(zm, e.mul(e.sqrt(zm), e.sqrt(e.add(z, e.kc(1))))))
+	},
+	"chlo.asin": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		w := casinh(e, e.timesI(z))
+		return e.timesI(e.neg(w)) // -i w
+	},
+	"chlo.acos": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
+		w := e.timesI(e.neg(casinh(e, e.timesI(z))))
+		return e.sub(e.kc(math.Pi/2), w)
+	},
+}
+
+// casinh is asinh z = log(z + sqrt(z^2 + 1)) = log1p(z + z^2 / (1 +
+// sqrt(z^2 + 1))) for re z >= 0, and -asinh(-z) below, where the sum
+// would cancel.
+func casinh(e *expr, z *hlo.Instruction) *hlo.Instruction {
+	p := e.part()
+	neg := p.cmp(e.re(z), "LT", p.k(0))
+	w := e.sel(neg, e.neg(z), z)
+	z2 := e.mul(w, w)
+	r := e.log1p(e.add(w, e.div(z2, e.add(e.kc(1), e.sqrt(e.add(z2, e.kc(1)))))))
+	return e.sel(neg, e.neg(r), r)
+}
+
+// part is a builder over e's dimensions in its complex type's part type.
+func (e *expr) part() *expr {
+	t := hlo.F32
+	if e.s.Elem == hlo.C128 {
+		t = hlo.F64
+	}
+	return e.with(t)
+}
+
+func (e *expr) re(z *hlo.Instruction) *hlo.Instruction {
+	return e.cb.Op(hlo.OpReal, z).WithShape(e.part().s).Instruction
+}
+
+func (e *expr) im(z *hlo.Instruction) *hlo.Instruction {
+	return e.cb.Op(hlo.OpImag, z).WithShape(e.part().s).Instruction
+}
+
+func (e *expr) cabs(z *hlo.Instruction) *hlo.Instruction {
+	return e.cb.Op(hlo.OpAbs, z).WithShape(e.part().s).Instruction
+}
+
+func (e *expr) cplx(re, im *hlo.Instruction) *hlo.Instruction {
+	return e.cb.Op(hlo.OpComplex, re, im).WithShape(e.s).Instruction
+}
+
+// kc is the complex constant v + 0i.
+func (e *expr) kc(v float64) *hlo.Instruction {
+	p := e.part()
+	return e.cplx(p.k(v), p.k(0))
+}
+
+// timesI is i z = -im z + i re z.
+func (e *expr) timesI(z *hlo.Instruction) *hlo.Instruction {
+	p := e.part()
+	return e.cplx(p.neg(e.im(z)), e.re(z))
 }

@@ -1,0 +1,238 @@
+package vkjit_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+)
+
+// complexCases are the ops lower/complex.go rewrites into real
+// arithmetic, each with a complex128 reference (Go's math/cmplx, an
+// implementation of its own), the range of the real and imaginary parts
+// sampled (log-uniform magnitudes, both signs), and the most error
+// allowed, in ulps of the part type relative to |reference|.
+var complexCases = []struct {
+	op         string
+	binary     bool
+	ref        func(x, y complex128) complex128
+	reLo, reHi float64 // magnitudes of the real part
+	imLo, imHi float64 // and of the imaginary part
+	bound      float64
+	realResult bool
+	skip       func(x, y complex128) bool
+}{
+	{op: "add", binary: true, ref: func(x, y complex128) complex128 { return x + y }, reLo: 1e-3, reHi: 1e3, imLo: 1e-3, imHi: 1e3, bound: 1,
+		skip: func(x, y complex128) bool { return cmplx.Abs(x+y) < 1e-3*cmplx.Abs(x) }},
+	{op: "multiply", binary: true, ref: func(x, y complex128) complex128 { return x * y }, reLo: 1e-3, reHi: 1e3, imLo: 1e-3, imHi: 1e3, bound: 4,
+		skip: func(x, y complex128) bool { return cmplx.Abs(x*y) < 1e-3*cmplx.Abs(x)*cmplx.Abs(y) }},
+	{op: "divide", binary: true, ref: func(x, y complex128) complex128 { return x / y }, reLo: 1e-3, reHi: 1e3, imLo: 1e-3, imHi: 1e3, bound: 6},
+	{op: "abs", ref: func(x, _ complex128) complex128 { return complex(cmplx.Abs(x), 0) }, reLo: 1e-30, reHi: 1e30, imLo: 1e-30, imHi: 1e30, bound: 2, realResult: true},
+	{op: "sign", ref: func(x, _ complex128) complex128 { return x / complex(cmplx.Abs(x), 0) }, reLo: 1e-30, reHi: 1e30, imLo: 1e-30, imHi: 1e30, bound: 4},
+	{op: "sqrt", ref: func(x, _ complex128) complex128 { return cmplx.Sqrt(x) }, reLo: 1e-30, reHi: 1e30, imLo: 1e-30, imHi: 1e30, bound: 4},
+	{op: "rsqrt", ref: func(x, _ complex128) complex128 { return 1 / cmplx.Sqrt(x) }, reLo: 1e-10, reHi: 1e10, imLo: 1e-10, imHi: 1e10, bound: 8},
+	{op: "exponential", ref: func(x, _ complex128) complex128 { return cmplx.Exp(x) }, reLo: 1e-3, reHi: 60, imLo: 1e-3, imHi: 100, bound: 8},
+	{op: "exponential-minus-one", ref: func(x, _ complex128) complex128 { return expm1Ref(x) }, reLo: 1e-6, reHi: 30, imLo: 1e-6, imHi: 10, bound: 16},
+	{op: "log", ref: func(x, _ complex128) complex128 { return cmplx.Log(x) }, reLo: 1e-20, reHi: 1e20, imLo: 1e-20, imHi: 1e20, bound: 8,
+		skip: func(x, _ complex128) bool { return math.Abs(cmplx.Abs(x)-1) < 0.1 }},
+	{op: "log-plus-one", ref: func(x, _ complex128) complex128 { return log1pRef(x) }, reLo: 1e-6, reHi: 1e6, imLo: 1e-6, imHi: 1e6, bound: 16,
+		skip: func(x, _ complex128) bool { return math.Abs(cmplx.Abs(1+x)-1) < 0.1 && cmplx.Abs(x) > 0.5 }},
+	{op: "sine", ref: func(x, _ complex128) complex128 { return cmplx.Sin(x) }, reLo: 1e-3, reHi: 100, imLo: 1e-3, imHi: 20, bound: 16},
+	{op: "cosine", ref: func(x, _ complex128) complex128 { return cmplx.Cos(x) }, reLo: 1e-3, reHi: 100, imLo: 1e-3, imHi: 20, bound: 16},
+	{op: "tan", ref: func(x, _ complex128) complex128 { return cmplx.Tan(x) }, reLo: 1e-3, reHi: 10, imLo: 1e-3, imHi: 20, bound: 32},
+	{op: "tanh", ref: func(x, _ complex128) complex128 { return -1i * cmplx.Tan(1i*x) }, reLo: 1e-3, reHi: 20, imLo: 1e-3, imHi: 10, bound: 32},
+	{op: "power", binary: true, ref: func(x, y complex128) complex128 { return cmplx.Pow(x, y) }, reLo: 0.1, reHi: 10, imLo: 0.1, imHi: 10, bound: 64},
+	{op: "cbrt", ref: func(x, _ complex128) complex128 { r, t := cmplx.Polar(x); return cmplx.Rect(math.Cbrt(r), t/3) }, reLo: 1e-10, reHi: 1e10, imLo: 1e-10, imHi: 1e10, bound: 8},
+}
+
+func expm1Ref(x complex128) complex128 {
+	re, im := real(x), imag(x)
+	s := math.Sin(im / 2)
+	return complex(math.Expm1(re)*math.Cos(im)-2*s*s, math.Exp(re)*math.Sin(im))
+}
+
+func log1pRef(x complex128) complex128 {
+	re, im := real(x), imag(x)
+	if math.Abs(re) < 0.5 && math.Abs(im) < 0.5 {
+		return complex(0.5*math.Log1p(re*(re+2)+im*im), math.Atan2(im, re+1))
+	}
+	return cmplx.Log(1 + x)
+}
+
+// TestComplexAccuracy runs each complex op on the device in c64 and c128
+// and measures its error against the complex128 reference, relative to
+// the reference's magnitude, in ulps of the part type (docs/ACCURACY.md).
+// c128's reference has c128's own precision, so its bounds also cover
+// math/cmplx's few ulps.
+func TestComplexAccuracy(t *testing.T) {
+	defer noValidationMessages(t)
+	const samples = 1 << 12
+	for _, tc := range complexCases {
+		for _, ty := range []string{"c64", "c128"} {
+			t.Run(tc.op+"_"+ty, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				mag := func(lo, hi float64) float64 {
+					v := math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))
+					if rng.IntN(2) == 0 {
+						return -v
+					}
+					return v
+				}
+				eps := math.Ldexp(1, -23)
+				if ty == "c128" {
+					eps = math.Ldexp(1, -52)
+				}
+				round := func(v float64) float64 {
+					if ty == "c64" {
+						return float64(float32(v))
+					}
+					return v
+				}
+				xs, ys := make([]complex128, samples), make([]complex128, samples)
+				for i := range xs {
+					xs[i] = complex(round(mag(tc.reLo, tc.reHi)), round(mag(tc.imLo, tc.imHi)))
+					ys[i] = complex(round(mag(tc.reLo, tc.reHi)), round(mag(tc.imLo, tc.imHi)))
+				}
+				src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s[%d] parameter(0)\n  ROOT r = %s[%d] %s(x)\n}", ty, samples, ty, samples, tc.op)
+				args := []*vkjit.Tensor{complexTensor(ty, xs)}
+				out := ty
+				if tc.realResult {
+					out = map[string]string{"c64": "f32", "c128": "f64"}[ty]
+				}
+				if tc.binary {
+					src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s[%d] parameter(0)\n  y = %s[%d] parameter(1)\n  ROOT r = %s[%d] %s(x, y)\n}", ty, samples, ty, samples, out, samples, tc.op)
+					args = append(args, complexTensor(ty, ys))
+				} else {
+					src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s[%d] parameter(0)\n  ROOT r = %s[%d] %s(x)\n}", ty, samples, out, samples, tc.op)
+				}
+				exe, err := rt.CompileText(tc.op, src, vkjit.CompileOptions{})
+				require.NoError(t, err)
+				defer exe.Close()
+				res, _, err := exe.Run(context.Background(), args...)
+				require.NoError(t, err)
+				worst, at := 0.0, 0
+				for i := range xs {
+					if tc.skip != nil && tc.skip(xs[i], ys[i]) {
+						continue
+					}
+					want := tc.ref(xs[i], ys[i])
+					var got complex128
+					if tc.realResult {
+						got = complex(res[0].Float64At(int64(i)), 0)
+					} else {
+						got = complexAt(res[0], i)
+					}
+					if cmplx.IsInf(want) || cmplx.IsNaN(want) || cmplx.Abs(want) > math.MaxFloat32/4 && ty == "c64" {
+						continue
+					}
+					e := cmplx.Abs(got-want) / math.Max(cmplx.Abs(want), math.SmallestNonzeroFloat64) / eps
+					if math.IsNaN(e) || e > worst {
+						worst, at = e, i
+						if math.IsNaN(e) {
+							worst = math.Inf(1)
+						}
+					}
+				}
+				t.Logf("%s %s: max error %.2f ulp at %v", tc.op, ty, worst, xs[at])
+				if worst > tc.bound {
+					got := complex(res[0].Float64At(int64(at)), 0)
+					if !tc.realResult {
+						got = complexAt(res[0], at)
+					}
+					t.Errorf("%s(%v, %v) = %v, want %v: %.2f ulp, bound %g", tc.op, xs[at], ys[at], got, tc.ref(xs[at], ys[at]), worst, tc.bound)
+				}
+			})
+		}
+	}
+}
+
+// TestComplexEdges: XLA's (and C99's) values where the formulas meet
+// zeros, infinities and NaN.
+func TestComplexEdges(t *testing.T) {
+	defer noValidationMessages(t)
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		op   string
+		x, y complex128
+		want complex128
+	}{
+		{"divide", complex(1, 1), 0, complex(inf, inf)},
+		{"divide", complex(inf, 0), complex(1, 1), complex(inf, -inf)},
+		{"divide", complex(1, 1), complex(inf, 0), 0},
+		{"divide", complex(1e30, 1e30), complex(1e30, 1e30), 1},
+		{"abs", complex(2e38, 2e38), 0, complex(2.8284271247461903e38, 0)},
+		{"abs", complex(inf, nan), 0, complex(inf, 0)},
+		{"sqrt", complex(-4, 0), 0, complex(0, 2)},
+		{"sqrt", complex(-4, math.Copysign(0, -1)), 0, complex(0, -2)},
+		{"sqrt", complex(0, 0), 0, 0},
+		{"sqrt", complex(1, inf), 0, complex(inf, inf)},
+		{"sqrt", complex(-inf, 1), 0, complex(0, inf)},
+		{"exponential", complex(inf, 0), 0, complex(inf, 0)},
+		{"exponential", complex(-inf, 1), 0, 0},
+		{"log", 0, 0, complex(-inf, 0)},
+		{"log", complex(-1, 0), 0, complex(0, math.Pi)},
+		{"tanh", complex(100, 1), 0, complex(1, 0)},
+		{"tan", complex(1, 100), 0, complex(0, 1)},
+		{"power", 0, 0, 1},
+		{"power", 0, complex(2, 0), 0},
+	} {
+		ty := "c64"
+		out := ty
+		if tc.op == "abs" {
+			out = "f32"
+		}
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = c64[1] parameter(0)\n  ROOT r = %s[1] %s(x)\n}", out, tc.op)
+		args := []*vkjit.Tensor{complexTensor(ty, []complex128{tc.x})}
+		if tc.op == "divide" || tc.op == "power" {
+			src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = c64[1] parameter(0)\n  y = c64[1] parameter(1)\n  ROOT r = c64[1] %s(x, y)\n}", tc.op)
+			args = append(args, complexTensor(ty, []complex128{tc.y}))
+		}
+		exe, err := rt.CompileText(tc.op, src, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		res, _, err := exe.Run(context.Background(), args...)
+		require.NoError(t, err)
+		exe.Close()
+		var got complex128
+		if out == "f32" {
+			got = complex(res[0].Float64At(0), 0)
+		} else {
+			got = complexAt(res[0], 0)
+		}
+		same := func(a, b float64) bool {
+			return a == b && math.Signbit(a) == math.Signbit(b) || math.IsNaN(a) && math.IsNaN(b) ||
+				a != 0 && b != 0 && math.Abs(a-b) <= 1e-6*math.Abs(b)
+		}
+		require.True(t, same(real(got), real(tc.want)) && same(imag(got), imag(tc.want)),
+			"%s(%v, %v) = %v, want %v", tc.op, tc.x, tc.y, got, tc.want)
+	}
+}
+
+func complexTensor(ty string, v []complex128) *vkjit.Tensor {
+	var b []byte
+	typ := vkjit.C64
+	for _, c := range v {
+		if ty == "c128" {
+			typ = vkjit.C128
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(real(c)))
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(imag(c)))
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(real(c))))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(imag(c))))
+	}
+	return must(vkjit.NewTensor(typ, []int64{int64(len(v))}, b))
+}
+
+func complexAt(x *vkjit.Tensor, i int) complex128 {
+	if x.Type == vkjit.C128 {
+		return complex(math.Float64frombits(binary.LittleEndian.Uint64(x.Data[16*i:])), math.Float64frombits(binary.LittleEndian.Uint64(x.Data[16*i+8:])))
+	}
+	return complex(float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[8*i:]))), float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[8*i+4:]))))
+}

@@ -1,0 +1,201 @@
+package eval
+
+import (
+	"math"
+	"math/cmplx"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// Complex numbers are computed in complex128 with Go's math/cmplx, an
+// implementation independent of the device's (lower/complex.go rewrites
+// them into real arithmetic of its own), and each part rounded to the
+// result type after each op, as real floats are.
+
+func isComplex(t hlo.ElementType) bool { return t.Kind() == hlo.KindComplex }
+
+// partType is the real type of a complex type's parts.
+func partType(t hlo.ElementType) hlo.ElementType {
+	if t == hlo.C128 {
+		return hlo.F64
+	}
+	return hlo.F32
+}
+
+func getComplex(l *hlo.Literal, i int64) scalar {
+	pt := partType(l.Shape.Elem)
+	n := int64(pt.Bytes())
+	part := func(k int64) float64 {
+		var bits uint64
+		b := l.Data[(2*i+k)*n : (2*i+k+1)*n]
+		for j := len(b) - 1; j >= 0; j-- {
+			bits = bits<<8 | uint64(b[j])
+		}
+		return decodeFloat(pt, bits)
+	}
+	return scalar{c: complex(part(0), part(1))}
+}
+
+func putComplex(dst []byte, t hlo.ElementType, i int64, s scalar) {
+	pt := partType(t)
+	putBits(dst, pt, 2*i, encodeFloat(pt, real(s.c)))
+	putBits(dst, pt, 2*i+1, encodeFloat(pt, imag(s.c)))
+}
+
+// roundC rounds each part to complex type t.
+func roundC(t hlo.ElementType, c complex128) complex128 {
+	pt := partType(t)
+	return complex(round(pt, real(c)), round(pt, imag(c)))
+}
+
+// applyComplex computes one element of an elementwise op on complex
+// operands; abs, real, imag and compare give real results.
+func applyComplex(in *hlo.Instruction, a []scalar) (scalar, error) {
+	v, err := complexOp(in.Op, in.Shape.Elem, in.A.Direction, in.Operands, a)
+	if err != nil {
+		return v, in.Errorf("%w", err)
+	}
+	return v, nil
+}
+
+// complexOp is applyComplex for op with result type out (dir: compare's
+// direction; operands, where known, for bitcast-convert's type).
+func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.Instruction, a []scalar) (scalar, error) {
+	c := func(v complex128) (scalar, error) { return scalar{c: roundC(out, v)}, nil }
+	f := func(v float64) (scalar, error) { return scalar{f: round(out, v)}, nil }
+	x := a[0].c
+	switch op {
+	case hlo.OpCopy:
+		return a[0], nil
+	case hlo.OpNegate:
+		return c(-x)
+	case hlo.OpAdd:
+		return c(x + a[1].c)
+	case hlo.OpSubtract:
+		return c(x - a[1].c)
+	case hlo.OpMultiply:
+		return c(x * a[1].c)
+	case hlo.OpDivide:
+		return c(x / a[1].c)
+	case hlo.OpAbs:
+		return f(cmplx.Abs(x))
+	case hlo.OpReal:
+		return f(real(x))
+	case hlo.OpImag:
+		return f(imag(x))
+	case hlo.OpSign:
+		if x == 0 || cmplx.IsNaN(x) {
+			return c(x)
+		}
+		return c(x / complex(cmplx.Abs(x), 0))
+	case hlo.OpSqrt:
+		return c(cmplx.Sqrt(x))
+	case hlo.OpRsqrt:
+		return c(1 / cmplx.Sqrt(x))
+	case hlo.OpCbrt:
+		r, t := cmplx.Polar(x)
+		return c(cmplx.Rect(math.Cbrt(r), t/3))
+	case hlo.OpExp:
+		return c(cmplx.Exp(x))
+	case hlo.OpExpm1:
+		// e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2): no cancellation
+		// near 0.
+		re, im := real(x), imag(x)
+		s := math.Sin(im / 2)
+		return c(complex(math.Expm1(re)*math.Cos(im)-2*s*s, math.Exp(re)*math.Sin(im)))
+	case hlo.OpLog:
+		return c(cmplx.Log(x))
+	case hlo.OpLog1p:
+		re, im := real(x), imag(x)
+		if math.Abs(re) < 0.5 && math.Abs(im) < 0.5 {
+			return c(complex(0.5*math.Log1p(re*(re+2)+im*im), math.Atan2(im, re+1)))
+		}
+		return c(cmplx.Log(1 + x))
+	case hlo.OpLogistic:
+		return c(1 / (1 + cmplx.Exp(-x)))
+	case hlo.OpSin:
+		return c(cmplx.Sin(x))
+	case hlo.OpCos:
+		return c(cmplx.Cos(x))
+	case hlo.OpTan:
+		return c(cmplx.Tan(x))
+	case hlo.OpTanh:
+		return c(cmplx.Tanh(x))
+	case hlo.OpPower:
+		if x == 0 {
+			if a[1].c == 0 {
+				return c(1)
+			}
+			return c(0)
+		}
+		return c(cmplx.Pow(x, a[1].c))
+	case hlo.OpAtan2:
+		// -i log((x + iy) / sqrt(x^2 + y^2)), as StableHLO defines it.
+		y, xx := x, a[1].c
+		return c(-1i * cmplx.Log((xx+1i*y)/cmplx.Sqrt(xx*xx+y*y)))
+	case hlo.OpMaximum, hlo.OpMinimum:
+		p, q := x, a[1].c
+		if cmplx.IsNaN(p) {
+			return c(p)
+		}
+		if cmplx.IsNaN(q) {
+			return c(q)
+		}
+		first := real(p) > real(q) || real(p) == real(q) && imag(p) > imag(q)
+		if op == hlo.OpMinimum {
+			first = real(p) < real(q) || real(p) == real(q) && imag(p) < imag(q)
+		}
+		if first {
+			return c(p)
+		}
+		return c(q)
+	case hlo.OpCompare:
+		switch dir {
+		case "EQ":
+			return scalar{u: b2u(x == a[1].c)}, nil
+		case "NE":
+			return scalar{u: b2u(x != a[1].c)}, nil
+		}
+	case hlo.OpSelect:
+		if a[0].u != 0 {
+			return a[1], nil
+		}
+		return a[2], nil
+	case hlo.OpBitcastConvert:
+		if len(operands) == 1 && operands[0].Shape.Elem == out {
+			return a[0], nil
+		}
+	}
+	return scalar{}, &Unsupported{op.String() + " of complex numbers"}
+}
+
+// convertComplex converts to or from a complex type: a real value is the
+// real part, and a complex value converts to a real type by its real
+// part.
+func convertComplex(from, to hlo.ElementType, x scalar) scalar {
+	switch {
+	case isComplex(from) && isComplex(to):
+		return scalar{c: roundC(to, x.c)}
+	case isComplex(from):
+		return convert(partType(from), to, scalar{f: real(x.c)})
+	}
+	re := convert(from, partType(to), x)
+	return scalar{c: complex(re.f, 0)}
+}
+
+// dotComplex is dot's accumulation in complex128.
+func dotComplex(l, r *hlo.Literal) (L, R []complex128) {
+	dec := func(x *hlo.Literal) []complex128 {
+		n := x.Shape.NumElements()
+		out := make([]complex128, n)
+		for j := int64(0); j < n; j++ {
+			if isComplex(x.Shape.Elem) {
+				out[j] = get(x, j).c
+			} else {
+				out[j] = complex(toF(get(x, j), x.Shape.Elem), 0)
+			}
+		}
+		return out
+	}
+	return dec(l), dec(r)
+}
