@@ -35,6 +35,8 @@ type Attributes struct {
 	RngAlgorithm  string // rng-bit-generator: rng_default, rng_three_fry, rng_philox
 	Distribution  string // rng: rng_uniform, rng_normal
 	Target        string // custom-call target
+	FftType       string  // fft: FFT, IFFT, RFFT, IRFFT
+	FftLength     []int64 // fft: the lengths of the transformed (last) dimensions
 }
 
 // SliceDim is one dimension of a slice: [Start:Limit:Stride].
@@ -188,6 +190,15 @@ func parseTypedAttrs(in *Instruction) error {
 			in.A.Distribution = v
 		case "custom_call_target":
 			in.A.Target = strings.Trim(v, `"`)
+		case "fft_type":
+			switch v {
+			case "FFT", "IFFT", "RFFT", "IRFFT":
+				in.A.FftType = v
+			default:
+				err = fmt.Errorf("want FFT, IFFT, RFFT or IRFFT")
+			}
+		case "fft_length":
+			in.A.FftLength, err = parseIntList(v)
 		}
 		if err != nil {
 			return bad(err)

@@ -565,3 +565,71 @@ func sortedKeys(m map[int64]bool) []int64 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// inferFft is XLA's fft shape: FFT and IFFT keep a complex shape; RFFT
+// takes a real one and gives the complex half spectrum (last dimension
+// n/2 + 1); IRFFT takes the half spectrum and gives the real signal of
+// fft_length's last length. fft_length names 1 to 3 trailing dimensions.
+func inferFft(in *Instruction) (*Shape, error) {
+	x := in.Operands[0].Shape
+	l := in.A.FftLength
+	if in.A.FftType == "" {
+		return nil, in.Errorf("needs fft_type")
+	}
+	if len(l) < 1 || len(l) > 3 || len(l) > x.Rank() {
+		return nil, in.Errorf("fft_length %v must name 1 to 3 of the operand's %d dimensions", l, x.Rank())
+	}
+	r := x.Rank() - len(l)
+	dims := append([]int64{}, x.Dims...)
+	cplx := func(t ElementType) (ElementType, bool) {
+		switch t {
+		case F32:
+			return C64, true
+		case F64:
+			return C128, true
+		}
+		return t, false
+	}
+	realOf := map[ElementType]ElementType{C64: F32, C128: F64}
+	t := x.Elem
+	switch in.A.FftType {
+	case "FFT", "IFFT":
+		if t != C64 && t != C128 {
+			return nil, in.Errorf("%s of %s: takes a complex operand", in.A.FftType, t)
+		}
+		for i, n := range l {
+			if dims[r+i] != n {
+				return nil, in.Errorf("fft_length %v does not match the operand's %s", l, x.DimsString())
+			}
+		}
+	case "RFFT":
+		c, ok := cplx(t)
+		if !ok {
+			return nil, in.Errorf("RFFT of %s: takes f32 or f64", t)
+		}
+		for i, n := range l {
+			if dims[r+i] != n {
+				return nil, in.Errorf("fft_length %v does not match the operand's %s", l, x.DimsString())
+			}
+		}
+		t = c
+		dims[len(dims)-1] = l[len(l)-1]/2 + 1
+	case "IRFFT":
+		rt, ok := realOf[t]
+		if !ok {
+			return nil, in.Errorf("IRFFT of %s: takes a complex operand", t)
+		}
+		for i, n := range l[:len(l)-1] {
+			if dims[r+i] != n {
+				return nil, in.Errorf("fft_length %v does not match the operand's %s", l, x.DimsString())
+			}
+		}
+		if last := l[len(l)-1]; dims[len(dims)-1] != last/2+1 {
+			return nil, in.Errorf("IRFFT of length %d takes %d complex values in the last dimension, not %d", last, last/2+1, dims[len(dims)-1])
+		}
+		t = rt
+		dims[len(dims)-1] = l[len(l)-1]
+	}
+	s := ArrayShape(t, dims...)
+	return &s, nil
+}

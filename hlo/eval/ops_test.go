@@ -231,7 +231,7 @@ func TestComplex(t *testing.T) {
 
 func TestRefusesOutsideTheSet(t *testing.T) {
 	for _, src := range []string{
-		module("  x = c64[8] parameter(0)\n  ROOT r = c64[8] fft(x), fft_type=FFT, fft_length={8}"),
+		module("  a = f32[2,2] parameter(0)\n  b = f32[2,2] parameter(1)\n  ROOT r = f32[2,2] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE"),
 		module("  x = f8e4m3fn[2] constant({1, 2})\n  ROOT r = f8e4m3fn[2] add(x, x)"),
 		module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] custom-call(x), custom_call_target=\"foo\""),
 	} {

@@ -1,0 +1,123 @@
+package vkjit_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+)
+
+// TestFFTAccuracy runs fft on the device, FFT, IFFT, RFFT and IRFFT over
+// one to three dimensions of lengths that are and are not powers of two,
+// and compares with NumPy's pocketfft in float64 (testdata/fft/gen.py
+// wrote the inputs and its results): the largest error relative to the
+// largest magnitude of the result, in ulps of the part type, is logged
+// for docs/ACCURACY.md and held under a bound. The reference evaluator
+// (a plain DFT in complex128) must agree with NumPy within 4 ulp.
+func TestFFTAccuracy(t *testing.T) {
+	defer noValidationMessages(t)
+	data, err := vkjit.ReadNPZ("testdata/fft/fft.npz")
+	require.NoError(t, err)
+	var names []string
+	for k := range data {
+		if n, ok := strings.CutSuffix(k, "_x"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	require.Len(t, names, 12)
+	for _, name := range names {
+		x, want := data[name+"_x"], data[name+"_y"]
+		parts := strings.Split(name, "_")
+		kind := strings.ToUpper(parts[0])
+		length := fftLength(name, x.Dims)
+		out := x.Type
+		outDims := append([]int64{}, x.Dims...)
+		switch kind {
+		case "RFFT":
+			out = map[vkjit.DType]vkjit.DType{vkjit.F32: vkjit.C64, vkjit.F64: vkjit.C128}[x.Type]
+			outDims[len(outDims)-1] = length[len(length)-1]/2 + 1
+		case "IRFFT":
+			out = map[vkjit.DType]vkjit.DType{vkjit.C64: vkjit.F32, vkjit.C128: vkjit.F64}[x.Type]
+			outDims[len(outDims)-1] = length[len(length)-1]
+		}
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s parameter(0)\n  ROOT r = %s fft(x), fft_type=%s, fft_length={%s}\n}",
+			x.Spec(), vkjit.TensorSpec{Type: out, Dims: outDims}, kind, joinInts(length))
+		exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
+		require.NoError(t, err, name)
+		res, _, err := exe.Run(context.Background(), x)
+		require.NoError(t, err, name)
+		exe.Close()
+		eps := math.Ldexp(1, -23)
+		if out == vkjit.F64 || out == vkjit.C128 {
+			eps = math.Ldexp(1, -52)
+		}
+		errOf := func(got *vkjit.Tensor) float64 {
+			var worst, scale float64
+			for i := range want.NumElements() {
+				w := valueAt(want, i)
+				scale = math.Max(scale, cmplx.Abs(w))
+				worst = math.Max(worst, cmplx.Abs(valueAt(got, i)-w))
+			}
+			return worst / scale
+		}
+		e := errOf(res[0]) / eps
+		t.Logf("%s: max error %.2f ulp of the largest magnitude", name, e)
+		require.LessOrEqual(t, e, 8.0, name)
+
+		m, err := hlo.Parse(name, src)
+		require.NoError(t, err)
+		ref, err := eval.Run(m, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(x.Type), x.Dims...), Data: x.Data})
+		require.NoError(t, err, name)
+		l := ref.Leaves()[0]
+		got := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+		// The evaluator rounds to the result type: compare at its
+		// precision.
+		require.LessOrEqual(t, errOf(got)/eps, 4.0, "%s: the evaluator against NumPy", name)
+	}
+}
+
+// fftLength is the transformed dimensions' lengths a case's name gives
+// by its dimension count (_2d, _3d) and, for IRFFT, its last length.
+func fftLength(name string, dims []int64) []int64 {
+	d := 1
+	if strings.Contains(name, "_2d") {
+		d = 2
+	} else if strings.Contains(name, "_3d") {
+		d = 3
+	}
+	l := append([]int64{}, dims[len(dims)-d:]...)
+	if strings.HasPrefix(name, "irfft") {
+		parts := strings.Split(name, "_")
+		var n int64
+		fmt.Sscan(parts[len(parts)-1], &n)
+		l[len(l)-1] = n
+	}
+	return l
+}
+
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// valueAt is element i of a real or complex tensor as a complex128.
+func valueAt(x *vkjit.Tensor, i int64) complex128 {
+	switch x.Type {
+	case vkjit.C64, vkjit.C128:
+		return complexAt(x, int(i))
+	}
+	return complex(x.Float64At(i), 0)
+}
