@@ -32,9 +32,9 @@ type Attributes struct {
 	Largest       bool   // topk (true when absent)
 	ExponentBits  int64  // reduce-precision
 	MantissaBits  int64
-	RngAlgorithm  string // rng-bit-generator: rng_default, rng_three_fry, rng_philox
-	Distribution  string // rng: rng_uniform, rng_normal
-	Target        string // custom-call target
+	RngAlgorithm  string  // rng-bit-generator: rng_default, rng_three_fry, rng_philox
+	Distribution  string  // rng: rng_uniform, rng_normal
+	Target        string  // custom-call target
 	FftType       string  // fft: FFT, IFFT, RFFT, IRFFT
 	FftLength     []int64 // fft: the lengths of the transformed (last) dimensions
 }
