@@ -37,6 +37,12 @@ type Attributes struct {
 	Target        string  // custom-call target
 	FftType       string  // fft: FFT, IFFT, RFFT, IRFFT
 	FftLength     []int64 // fft: the lengths of the transformed (last) dimensions
+	// triangular-solve: solve op(a) x = b (left_side) or x op(a) = b, a
+	// lower or upper triangular (the other triangle unread), its diagonal
+	// ones when UnitDiagonal, op(a) = a, a^T or a^H (TransposeA NO_TRANSPOSE,
+	// TRANSPOSE, ADJOINT).
+	LeftSide, Lower, UnitDiagonal bool
+	TransposeA                    string
 }
 
 // SliceDim is one dimension of a slice: [Start:Limit:Stride].
@@ -199,6 +205,19 @@ func parseTypedAttrs(in *Instruction) error {
 			}
 		case "fft_length":
 			in.A.FftLength, err = parseIntList(v)
+		case "left_side":
+			in.A.LeftSide, err = strconv.ParseBool(v)
+		case "lower":
+			in.A.Lower, err = strconv.ParseBool(v)
+		case "unit_diagonal":
+			in.A.UnitDiagonal, err = strconv.ParseBool(v)
+		case "transpose_a":
+			switch v {
+			case "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT":
+				in.A.TransposeA = v
+			default:
+				err = fmt.Errorf("want NO_TRANSPOSE, TRANSPOSE or ADJOINT")
+			}
 		}
 		if err != nil {
 			return bad(err)

@@ -633,3 +633,28 @@ func inferFft(in *Instruction) (*Shape, error) {
 	s := ArrayShape(t, dims...)
 	return &s, nil
 }
+
+// inferTriangularSolve is XLA's rule: a is [..., n, n], b [..., n, m]
+// (left side) or [..., m, n], both of one float or complex type and the
+// same batch dimensions; the result is b's shape.
+func inferTriangularSolve(in *Instruction) (*Shape, error) {
+	a, b := in.Operands[0].Shape, in.Operands[1].Shape
+	if a.Elem != b.Elem || !(a.Elem.IsFloat() || a.Elem.Kind() == KindComplex) {
+		return nil, in.Errorf("takes float or complex operands of one type, not %s and %s", a.Elem, b.Elem)
+	}
+	r := a.Rank()
+	if r < 2 || b.Rank() != r || a.Dims[r-1] != a.Dims[r-2] {
+		return nil, in.Errorf("a must be square matrices [..., n, n] and b of its rank: %s, %s", a.DimsString(), b.DimsString())
+	}
+	for i := 0; i < r-2; i++ {
+		if a.Dims[i] != b.Dims[i] {
+			return nil, in.Errorf("batch dimensions differ: %s, %s", a.DimsString(), b.DimsString())
+		}
+	}
+	n := a.Dims[r-1]
+	if in.A.LeftSide && b.Dims[r-2] != n || !in.A.LeftSide && b.Dims[r-1] != n {
+		return nil, in.Errorf("b %s does not fit a %s on the %s", b.DimsString(), a.DimsString(), map[bool]string{true: "left", false: "right"}[in.A.LeftSide])
+	}
+	s := b
+	return &s, nil
+}

@@ -154,12 +154,14 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
-		OpDomain, OpRng, OpRngGetAndUpdateState, OpCholesky, OpTriangularSolve,
+		OpDomain, OpRng, OpRngGetAndUpdateState, OpCholesky,
 		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
 		OpRaggedDot, OpScan, OpStochasticConvert:
 		return nil, nil
 	case OpFft:
 		return inferFft(in)
+	case OpTriangularSolve:
+		return inferTriangularSolve(in)
 	case OpRngBitGenerator:
 		// The output's shape is the printer's word; the rest is fixed:
 		// a u64 state in, the (new state, bits) tuple out.

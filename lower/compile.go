@@ -79,6 +79,7 @@ func init() {
 	passes = []pass{
 		{"verify", verifyModule, false},                      // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls, true},                  // call, fusion and opt-barrier become what they stand for
+		{"expand linear algebra", expandLinalg, true},        // triangular-solve becomes forward substitution in a while loop (linalg.go)
 		{"lower complex", lowerComplex, true},                // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
 		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state

@@ -12,7 +12,7 @@ var notRun = map[hlo.Opcode]bool{
 	hlo.OpCopyStart: true, hlo.OpCopyDone: true, hlo.OpAllGatherStart: true, hlo.OpAllGatherDone: true,
 	hlo.OpAllReduceStart: true, hlo.OpAllReduceDone: true, hlo.OpCollectivePermuteStart: true,
 	hlo.OpCollectivePermuteDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true, hlo.OpCholesky: true,
-	hlo.OpTriangularSolve: true, hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
+	hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
 	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true, hlo.OpDomain: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
 	hlo.OpStochasticConvert: true,

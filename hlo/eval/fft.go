@@ -126,3 +126,78 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 	}
 	return res
 }
+
+// triangularSolve is XLA's triangular-solve by substitution, in float64
+// or complex128, reading only a's triangle: for each batch matrix, op(a)
+// (a, its transpose or its conjugate transpose) solves op(a) x = b
+// column by column, or x op(a) = b row by row (as op(a)^T x^T = b^T).
+func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
+	r := a.Shape.Rank()
+	n := a.Shape.Dims[r-1]
+	rows, cols := b.Shape.Dims[r-2], b.Shape.Dims[r-1]
+	batch := a.Shape.NumElements() / (n * n)
+	val := func(l *hlo.Literal, i int64) complex128 {
+		s := get(l, i)
+		if isComplex(l.Shape.Elem) {
+			return s.c
+		}
+		return complex(s.f, 0)
+	}
+	out := newLit(in.Shape.Elem, in.Shape.Dims)
+	lower := in.A.Lower
+	tr := in.A.TransposeA == "TRANSPOSE" || in.A.TransposeA == "ADJOINT"
+	for bt := int64(0); bt < batch; bt++ {
+		// m(i, j) is op(a)'s element, of a triangle lower when mLower.
+		m := func(i, j int64) complex128 {
+			if tr {
+				i, j = j, i
+			}
+			v := val(a, bt*n*n+i*n+j)
+			if in.A.TransposeA == "ADJOINT" {
+				v = complex(real(v), -imag(v))
+			}
+			return v
+		}
+		mLower := lower != tr
+		if !in.A.LeftSide { // x op(a) = b: op(a)^T x^T = b^T
+			inner := m
+			m = func(i, j int64) complex128 { return inner(j, i) }
+			mLower = !mLower
+		}
+		// Solve m y = c for each vector c: a column of b (left side) or
+		// a row (right side).
+		vecs, length := cols, rows
+		at := func(v, k int64) int64 { return bt*rows*cols + k*cols + v }
+		if !in.A.LeftSide {
+			vecs, length = rows, cols
+			at = func(v, k int64) int64 { return bt*rows*cols + v*cols + k }
+		}
+		y := make([]complex128, length)
+		for v := int64(0); v < vecs; v++ {
+			for step := int64(0); step < length; step++ {
+				k := step
+				if !mLower {
+					k = length - 1 - step
+				}
+				acc := val(b, at(v, k))
+				for j := int64(0); j < length; j++ {
+					if mLower && j < k || !mLower && j > k {
+						acc -= m(k, j) * y[j]
+					}
+				}
+				if !in.A.UnitDiagonal {
+					acc /= m(k, k)
+				}
+				y[k] = acc
+			}
+			for k := int64(0); k < length; k++ {
+				if isComplex(in.Shape.Elem) {
+					put(out.Data, in.Shape.Elem, at(v, k), scalar{c: roundC(in.Shape.Elem, y[k])})
+				} else {
+					put(out.Data, in.Shape.Elem, at(v, k), scalar{f: round(in.Shape.Elem, real(y[k]))})
+				}
+			}
+		}
+	}
+	return out
+}
