@@ -60,7 +60,7 @@ type state struct {
 	live     map[*hlo.Instruction]bool  // what the root depends on (schedule); the rest is dead
 	values   map[*hlo.Instruction][]int // buffers of each value's leaves (assign buffers)
 	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
-	complex  *complexBoundary           // the entry's complex shapes, when lowerComplex rewrote them
+	api      *apiShapes                 // the entry's shapes before a pass changed its types (complex.go, subbyte.go)
 }
 
 type pass struct {
@@ -81,6 +81,7 @@ func init() {
 		{"inline calls", inlineCalls, true},                  // call, fusion and opt-barrier become what they stand for
 		{"expand linear algebra", expandLinalg, true},        // triangular-solve becomes forward substitution in a while loop (linalg.go)
 		{"lower complex", lowerComplex, true},                // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
+		{"widen sub-byte integers", widenSubByte, true},      // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
 		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},               // concatenates of more operands than a kernel can bind become trees
@@ -327,9 +328,9 @@ func assignBuffers(s *state) error {
 	}
 	s.prog.Outputs = s.values[entry.Root]
 	s.prog.ResultShape = entry.Root.Shape
-	if s.complex != nil { // the API's shapes: the buffers hold their memory form, the same bytes
-		s.prog.ResultShape = s.complex.root
-		copy(s.prog.ParamShapes, s.complex.params)
+	if s.api != nil { // the API's shapes: the buffers hold their memory form, the same bytes
+		s.prog.ResultShape = s.api.root
+		copy(s.prog.ParamShapes, s.api.params)
 	}
 	s.prog.OutputShapes = s.prog.ResultShape.Leaves()
 	return nil

@@ -64,12 +64,27 @@ func memoryShape(s hlo.Shape) hlo.Shape {
 	return s
 }
 
-// complexBoundary is what the entry looked like before lowerComplex: the
-// program's API keeps its complex shapes (the buffers hold their memory
-// form, the same bytes).
-type complexBoundary struct {
+// apiShapes is what the entry looked like before a pass changed its
+// element types (complex numbers to their parts' type, 2- and 4-bit
+// integers to 8-bit ones): the program's API keeps those shapes, its
+// buffers hold the same bytes in a type the device has.
+type apiShapes struct {
 	params []hlo.Shape // parameter leaves, depth-first
 	root   hlo.Shape
+}
+
+// keepAPI records the entry's shapes before the first pass that changes
+// them.
+func (s *state) keepAPI() {
+	if s.api != nil {
+		return
+	}
+	entry := s.mod.Entry
+	b := &apiShapes{root: entry.Root.Shape}
+	for _, in := range entry.Params {
+		b.params = append(b.params, in.Shape.Leaves()...)
+	}
+	s.api = b
 }
 
 // lowerComplex rewrites the entry (and what it calls) into real
@@ -79,19 +94,14 @@ func lowerComplex(s *state) error {
 	if !p.needs(s.mod.Entry) {
 		return nil
 	}
-	entry := s.mod.Entry
-	b := &complexBoundary{root: entry.Root.Shape}
-	for _, in := range entry.Params {
-		b.params = append(b.params, in.Shape.Leaves()...)
-	}
-	c, err := p.rewrite(entry)
+	s.keepAPI()
+	c, err := p.rewrite(s.mod.Entry)
 	if err != nil {
 		return err
 	}
 	mod := *s.mod
 	mod.Entry = c
 	s.mod = &mod
-	s.complex = b
 	return nil
 }
 

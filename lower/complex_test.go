@@ -108,3 +108,60 @@ ENTRY e {
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "complex numbers in custom-call are not supported"), "%v", err)
 }
+
+// TestSubByteWidening: a module of s4 and u4 values (arithmetic, a
+// reduction, a while loop, constants) compiles with the verifier run
+// after the pass; no buffer keeps a 4-bit type and the API keeps them.
+func TestSubByteWidening(t *testing.T) {
+	text := `HloModule m
+add {
+  a = s4[] parameter(0)
+  b = s4[] parameter(1)
+  ROOT s = s4[] add(a, b)
+}
+cond {
+  s = (s32[], u4[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], u4[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = u4[8] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = u4[8] multiply(x, x)
+  ROOT t = (s32[], u4[8]) tuple(j, y)
+}
+ENTRY e {
+  x = s4[8] parameter(0)
+  u = u4[8] parameter(1)
+  c = s4[8] constant({-8, -1, 0, 1, 2, 3, 7, -3})
+  m = s4[8] multiply(x, c)
+  z = s4[] constant(0)
+  r = s4[] reduce(m, z), dimensions={0}, to_apply=add
+  i0 = s32[] constant(0)
+  st = (s32[], u4[8]) tuple(i0, u)
+  w = (s32[], u4[8]) while(st), condition=cond, body=body
+  wu = u4[8] get-tuple-element(w), index=1
+  ROOT out = (s4[], u4[8]) tuple(r, wu)
+}`
+	m, err := hlo.Parse("test.hlo", text)
+	require.NoError(t, err)
+	prog, err := Compile(m, DefaultTarget, Options{})
+	require.NoError(t, err)
+	require.Equal(t, hlo.S4, prog.ParamShapes[0].Elem)
+	require.Equal(t, hlo.U4, prog.OutputShapes[1].Elem)
+	var check func(p *Program)
+	check = func(p *Program) {
+		for _, b := range p.Buffers {
+			_, narrow := narrowInt(b.Shape.Elem)
+			require.False(t, narrow, "buffer %s holds %s", b.Name, b.Shape)
+		}
+		for _, s := range p.Subs {
+			check(s)
+		}
+	}
+	check(prog)
+}

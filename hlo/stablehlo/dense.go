@@ -24,7 +24,7 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 	if et == hlo.Invalid {
 		return nil, unsupportedf(typesCategory, "element type %s", t.Text)
 	}
-	if et.Bits() < 8 && et != hlo.PRED {
+	if et.Bits() < 8 && et != hlo.PRED && !et.IsInteger() {
 		return nil, unsupportedf(typesCategory, "element type %s (sub-byte constants)", mlirName(et))
 	}
 	n := shape.NumElements()
@@ -116,6 +116,18 @@ func appendValue(dst []byte, t hlo.ElementType, text string) ([]byte, error) {
 		v, err := parseInt(text)
 		if err != nil {
 			return nil, err
+		}
+		if b := t.Bits(); b < 8 {
+			// A 2- or 4-bit integer takes a byte, its value as an 8-bit
+			// integer would hold it (sign-extended), as HLO text and
+			// ml_dtypes store them.
+			lo, hi := int64(0), int64(1)<<b-1
+			if t.Kind() == hlo.KindSigned {
+				lo, hi = -(int64(1) << (b - 1)), int64(1)<<(b-1)-1
+			}
+			if x := int64(v); x < lo || x > hi {
+				return nil, fmt.Errorf("%s is out of range for %s", text, mlirName(t))
+			}
 		}
 		return appendBits(dst, v, t.Bytes()), nil
 	case hlo.KindFloat:

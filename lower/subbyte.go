@@ -1,0 +1,234 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// 2- and 4-bit integers (s2, s4, u2, u4) take a byte each in memory, the
+// value as an 8-bit integer holds it (sign-extended for the signed
+// types), as HLO text, XLA's unpacked literals and ml_dtypes store them.
+// widenSubByte retypes them as s8 and u8, which the device has, and puts
+// each op's result back in range the way the narrow type wraps: the
+// signed types sign-extend their low bits (shift left, then right
+// arithmetically), the unsigned ones mask them; a conversion from a float
+// saturates at the narrow range, as XLA's does. A logical right shift
+// reads only the value's own bits, an arithmetic one of an unsigned value
+// shifts its top bit in (as XLA's does), and counting leading zeros
+// counts in its width. Nothing converts at the boundary: the bytes are the same.
+
+// narrowInt is the 8-bit type a 2- or 4-bit integer type computes in.
+func narrowInt(t hlo.ElementType) (hlo.ElementType, bool) {
+	switch t {
+	case hlo.S2, hlo.S4:
+		return hlo.S8, true
+	case hlo.U2, hlo.U4:
+		return hlo.U8, true
+	}
+	return t, false
+}
+
+func hasNarrowInt(s hlo.Shape) bool {
+	if s.IsTuple() {
+		for _, e := range s.Tuple {
+			if hasNarrowInt(e) {
+				return true
+			}
+		}
+		return false
+	}
+	_, ok := narrowInt(s.Elem)
+	return ok
+}
+
+func widenShape(s hlo.Shape) hlo.Shape {
+	if s.IsTuple() {
+		out := hlo.Shape{Elem: hlo.Tuple, Tuple: make([]hlo.Shape, len(s.Tuple))}
+		for i, e := range s.Tuple {
+			out.Tuple[i] = widenShape(e)
+		}
+		return out
+	}
+	if t, ok := narrowInt(s.Elem); ok {
+		w := s
+		w.Elem = t
+		return w
+	}
+	return s
+}
+
+// keepsRange are the elementwise ops whose result lies in the narrow
+// range when their operands do.
+var keepsRange = map[hlo.Opcode]bool{
+	hlo.OpCopy: true, hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpMaximum: true, hlo.OpMinimum: true,
+	hlo.OpShiftRightArithmetic: true, hlo.OpSelect: true, hlo.OpClamp: true, hlo.OpSign: true,
+}
+
+func widenSubByte(s *state) error {
+	w := &widener{done: map[*hlo.Computation]*hlo.Computation{}}
+	if !w.needs(s.mod.Entry) {
+		return nil
+	}
+	s.keepAPI()
+	c, err := w.rewrite(s.mod.Entry)
+	if err != nil {
+		return err
+	}
+	mod := *s.mod
+	mod.Entry = c
+	s.mod = &mod
+	return nil
+}
+
+type widener struct {
+	done map[*hlo.Computation]*hlo.Computation
+	n    int
+}
+
+func (w *widener) needs(c *hlo.Computation) bool {
+	for _, in := range c.Instructions {
+		if hasNarrowInt(in.Shape) {
+			return true
+		}
+		for _, o := range in.Operands {
+			if hasNarrowInt(o.Shape) {
+				return true
+			}
+		}
+		for _, cc := range in.Called {
+			if w.needs(cc) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (w *widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
+	if d := w.done[c]; d != nil {
+		return d, nil
+	}
+	if !w.needs(c) {
+		return c, nil
+	}
+	repl := map[*hlo.Instruction]*hlo.Instruction{}
+	var out []*hlo.Instruction
+	add := func(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+		w.n++
+		in := &hlo.Instruction{Name: fmt.Sprintf("%s.w%d", from.Name, w.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
+		out = append(out, in)
+		return in
+	}
+	konst := func(from *hlo.Instruction, sh hlo.Shape, v int64) *hlo.Instruction {
+		c := add(from, hlo.OpConstant, hlo.ArrayShape(sh.Elem))
+		c.Literal, _ = hlo.NewLiteral(c.Shape, []byte{byte(v)})
+		if sh.Rank() == 0 {
+			return c
+		}
+		b := add(from, hlo.OpBroadcast, sh, c)
+		b.A.HasDimensions = true
+		return b
+	}
+	// fit puts x (of the 8-bit type) back in the range of narrow type t.
+	fit := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
+		sh := x.Shape
+		bits := int64(t.Bits())
+		if t.Kind() == hlo.KindUnsigned {
+			return add(from, hlo.OpAnd, sh, x, konst(from, sh, 1<<bits-1))
+		}
+		k := konst(from, sh, 8-bits)
+		return add(from, hlo.OpShiftRightArithmetic, sh, add(from, hlo.OpShiftLeft, sh, x, k), k)
+	}
+	mask := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
+		return add(from, hlo.OpAnd, x.Shape, x, konst(from, x.Shape, 1<<t.Bits()-1))
+	}
+	for _, in := range c.Instructions {
+		ops := make([]*hlo.Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			ops[i] = repl[o]
+		}
+		narrow := func(i int) (hlo.ElementType, bool) {
+			if i >= len(in.Operands) || !in.Operands[i].Shape.IsArray() {
+				return 0, false
+			}
+			t := in.Operands[i].Shape.Elem
+			_, ok := narrowInt(t)
+			return t, ok
+		}
+		if in.Op == hlo.OpBitcastConvert && (hasNarrowInt(in.Shape) || hasNarrowInt(in.Operands[0].Shape)) {
+			return nil, in.Errorf("bitcast-convert of 2- and 4-bit integers is not supported on the device yet")
+		}
+		// Operands whose narrow bits alone count.
+		if t, ok := narrow(0); ok && t.Kind() == hlo.KindSigned {
+			switch in.Op {
+			case hlo.OpShiftRightLogical, hlo.OpPopcnt, hlo.OpClz:
+				ops[0] = mask(in, ops[0], t)
+			}
+		}
+		if t, ok := narrow(0); ok && t.Kind() == hlo.KindUnsigned && in.Op == hlo.OpShiftRightArithmetic {
+			// XLA shifts an unsigned value arithmetically by its own top
+			// bit: sign-extend the narrow bits as s8, shift, mask.
+			sh := hlo.ArrayShape(hlo.S8, in.Shape.Dims...)
+			k := konst(in, sh, int64(8-t.Bits()))
+			x := add(in, hlo.OpConvert, sh, ops[0])
+			x = add(in, hlo.OpShiftRightArithmetic, sh, add(in, hlo.OpShiftLeft, sh, x, k), k)
+			r := add(in, hlo.OpShiftRightArithmetic, sh, x, add(in, hlo.OpConvert, sh, ops[1]))
+			v := mask(in, add(in, hlo.OpConvert, widenShape(in.Shape), r), t)
+			v.Name = in.Name
+			repl[in] = v
+			continue
+		}
+		nc := *in
+		nc.Shape, nc.Operands = widenShape(in.Shape), ops
+		if len(in.Called) > 0 {
+			nc.Called = make([]*hlo.Computation, len(in.Called))
+			for i, cc := range in.Called {
+				r, err := w.rewrite(cc)
+				if err != nil {
+					return nil, err
+				}
+				nc.Called[i] = r
+			}
+		}
+		if in.Op == hlo.OpConstant && hasNarrowInt(in.Shape) {
+			lit := *in.Literal
+			lit.Shape = nc.Shape
+			nc.Literal = &lit
+		}
+		v := &nc
+		out = append(out, v)
+		t, resultNarrow := in.Shape.Elem, hasNarrowInt(in.Shape) && in.Shape.IsArray()
+		switch {
+		case in.Op == hlo.OpClz:
+			if ot, ok := narrow(0); ok { // leading zeros of the narrow width
+				v = fit(in, add(in, hlo.OpSubtract, v.Shape, v, konst(in, v.Shape, int64(8-ot.Bits()))), ot)
+			}
+		case !resultNarrow:
+		case in.Op == hlo.OpConvert && in.Operands[0].Shape.Elem.IsFloat():
+			lo, hi := int64(0), int64(1)<<t.Bits()-1
+			if t.Kind() == hlo.KindSigned {
+				lo, hi = -(int64(1) << (t.Bits() - 1)), int64(1)<<(t.Bits()-1)-1
+			}
+			v = add(in, hlo.OpClamp, v.Shape, konst(in, v.Shape, lo), v, konst(in, v.Shape, hi))
+		case keepsRange[in.Op]:
+		case in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op == hlo.OpIota ||
+			in.Op == hlo.OpConvert:
+			v = fit(in, v, t)
+		}
+		v.Name = in.Name
+		if v != &nc {
+			nc.Name = in.Name + ".wide"
+		}
+		repl[in] = v
+	}
+	nc := *c
+	nc.Params = make([]*hlo.Instruction, len(c.Params))
+	for i, p := range c.Params {
+		nc.Params[i] = repl[p]
+	}
+	nc.Root = repl[c.Root]
+	nc.Instructions = out
+	w.done[c] = &nc
+	return &nc, nil
+}
