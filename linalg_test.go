@@ -137,3 +137,82 @@ func tensorOf(ty string, dims []int64, vals []complex128) *vkjit.Tensor {
 	}
 	return must(vkjit.NewTensor(typ, dims, data))
 }
+
+// TestCholesky runs cholesky, lower and upper, on the device over a
+// batch of positive definite matrices (f32, f64, c64) whose unread
+// triangle holds NaN, against the evaluator's column algorithm, and
+// checks that l l^H gives a back.
+func TestCholesky(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 6
+	for _, ty := range []string{"f32", "f64", "c64"} {
+		for _, lower := range []bool{true, false} {
+			name := fmt.Sprintf("%s lower=%v", ty, lower)
+			// a = m m^H + n I, positive definite.
+			m := make([]complex128, 2*n*n)
+			for i := range m {
+				m[i] = complex(2*rng.Float64()-1, 0)
+				if ty == "c64" {
+					m[i] += complex(0, 2*rng.Float64()-1)
+				}
+			}
+			full := make([]complex128, 2*n*n)
+			vals := make([]complex128, 2*n*n)
+			for b := range 2 {
+				for i := range n {
+					for j := range n {
+						var s complex128
+						for k := range n {
+							s += m[(b*n+i)*n+k] * cmplx.Conj(m[(b*n+j)*n+k])
+						}
+						if i == j {
+							s += n
+						}
+						full[(b*n+i)*n+j] = s
+						vals[(b*n+i)*n+j] = s
+						if lower && j > i || !lower && j < i {
+							vals[(b*n+i)*n+j] = complex(math.NaN(), math.NaN())
+						}
+					}
+				}
+			}
+			a := tensorOf(ty, []int64{2, n, n}, vals)
+			src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = %s[2,%d,%d] parameter(0)\n  ROOT l = %s[2,%d,%d] cholesky(a), lower=%v\n}", ty, n, n, ty, n, n, lower)
+			exe, err := rt.CompileText("chol", src, vkjit.CompileOptions{})
+			require.NoError(t, err, name)
+			res, _, err := exe.Run(context.Background(), a)
+			require.NoError(t, err, name)
+			exe.Close()
+			mod, err := hlo.Parse("chol", src)
+			require.NoError(t, err)
+			want, err := eval.Run(mod, literalOf(a))
+			require.NoError(t, err, name)
+			w := want.Leaves()[0]
+			wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+			tol := 1e-5
+			if ty == "f64" {
+				tol = 1e-12
+			}
+			got := func(b, i, j int) complex128 { return valueAt(res[0], int64((b*n+i)*n+j)) }
+			for b := range 2 {
+				for i := range n {
+					for j := range n {
+						g, e := got(b, i, j), valueAt(wt, int64((b*n+i)*n+j))
+						require.LessOrEqual(t, cmplx.Abs(g-e), tol*math.Max(1, cmplx.Abs(e)), "%s [%d,%d,%d]: %v, want %v", name, b, i, j, g, e)
+						// l l^H (or u^H u) is a.
+						var s complex128
+						for k := range n {
+							if lower {
+								s += got(b, i, k) * cmplx.Conj(got(b, j, k))
+							} else {
+								s += cmplx.Conj(got(b, k, i)) * got(b, k, j)
+							}
+						}
+						require.LessOrEqual(t, cmplx.Abs(s-full[(b*n+i)*n+j]), 10*tol*float64(n), "%s: the product at [%d,%d,%d]", name, b, i, j)
+					}
+				}
+			}
+		}
+	}
+}

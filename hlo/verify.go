@@ -154,7 +154,7 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
-		OpDomain, OpRng, OpRngGetAndUpdateState, OpCholesky,
+		OpDomain, OpRng, OpRngGetAndUpdateState,
 		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
 		OpRaggedDot, OpScan, OpStochasticConvert:
 		return nil, nil
@@ -162,6 +162,14 @@ func InferShape(in *Instruction) (*Shape, error) {
 		return inferFft(in)
 	case OpTriangularSolve:
 		return inferTriangularSolve(in)
+	case OpCholesky:
+		a := ops[0].Shape
+		r := a.Rank()
+		if r < 2 || a.Dims[r-1] != a.Dims[r-2] || !(a.Elem.IsFloat() || a.Elem.Kind() == KindComplex) {
+			return nil, in.Errorf("takes float or complex square matrices [..., n, n], not %s", a)
+		}
+		s := a
+		return &s, nil
 	case OpRngBitGenerator:
 		// The output's shape is the printer's word; the rest is fixed:
 		// a u64 state in, the (new state, bits) tuple out.

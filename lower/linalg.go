@@ -6,7 +6,8 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// expandLinalg rewrites triangular-solve into the ops it is made of, on
+// expandLinalg rewrites triangular-solve and cholesky into the ops they
+// are made of, on
 // the entry inlineCalls copied: every form (either side, either
 // triangle, a transposed or conjugate-transposed a, a unit diagonal)
 // becomes a lower, left-side, untransposed solve by transposes and
@@ -15,19 +16,23 @@ import (
 // a masked to its strict lower triangle (the other triangle is not read,
 // as XLA's definition says) and x zero where it is not solved yet, so
 // that each step is one dot over the whole row. It runs before lower
-// complex, which takes complex solves on from there.
+// complex, which takes complex solves on from there. Cholesky is the
+// same kind of loop, a column of l per iteration (cholesky).
 func expandLinalg(s *state) error {
 	entry := s.mod.Entry
 	var out []*hlo.Instruction
 	n := 0
 	for _, in := range entry.Instructions {
-		if in.Op != hlo.OpTriangularSolve {
+		if in.Op != hlo.OpTriangularSolve && in.Op != hlo.OpCholesky {
 			out = append(out, in)
 			continue
 		}
 		b := &linBuilder{from: in, n: &n}
-		final, err := b.triangularSolve(in)
-		if err != nil {
+		var final *hlo.Instruction
+		var err error
+		if in.Op == hlo.OpCholesky {
+			final = b.cholesky(in)
+		} else if final, err = b.triangularSolve(in); err != nil {
 			return err
 		}
 		// The solve becomes its last instruction, so that its users need
@@ -214,4 +219,126 @@ func (b *linBuilder) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 // param adds the parameter of a loop's computation.
 func (b *linBuilder) param(sh hlo.Shape) *hlo.Instruction {
 	return b.inst(hlo.OpParameter, sh)
+}
+
+// conjT is the conjugate transpose of the last two dimensions (the
+// transpose, for real types).
+func (b *linBuilder) conjT(x *hlo.Instruction) *hlo.Instruction {
+	x = b.swapLast(x)
+	if rt, isComplex := realPart(x.Shape.Elem); isComplex {
+		ps := hlo.ArrayShape(rt, x.Shape.Dims...)
+		re := b.inst(hlo.OpReal, ps, x)
+		im := b.inst(hlo.OpNegate, ps, b.inst(hlo.OpImag, ps, x))
+		x = b.inst(hlo.OpComplex, x.Shape, re, im)
+	}
+	return x
+}
+
+// cholesky is XLA's cholesky: l lower triangular with a = l l^H
+// (lower=true), or u upper with a = u^H u, reading only that triangle of
+// a; the other triangle of the result is zero, and a matrix that is not
+// positive definite gives NaN from its first failing column on. The
+// upper form is the lower one of a^H, conjugate-transposed back. Column
+// j of l, in the j-th iteration of a while loop, is (a_:,j - l l_j,:^H) /
+// sqrt of its j-th element, zero above the diagonal: l is zero in the
+// columns not computed yet, so one dot makes the sum over k < j.
+func (b *linBuilder) cholesky(in *hlo.Instruction) *hlo.Instruction {
+	a := in.Operands[0]
+	if !in.A.Lower {
+		a = b.conjT(a)
+	}
+	t := a.Shape.Elem
+	r := a.Shape.Rank()
+	n := a.Shape.Dims[r-1]
+	batch := a.Shape.Dims[:r-2]
+	s32 := hlo.ArrayShape(hlo.S32, a.Shape.Dims...)
+	rows, cols := b.inst(hlo.OpIota, s32), b.inst(hlo.OpIota, s32)
+	rows.A.IotaDim, cols.A.IotaDim = int64(r-2), int64(r-1)
+	onOrBelow := b.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, a.Shape.Dims...), rows, cols)
+	onOrBelow.A.Direction = "GE"
+	am := b.inst(hlo.OpSelect, a.Shape, onOrBelow, a, b.zeros(a.Shape))
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), a.Shape, a.Shape)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(a.Shape), am)
+
+	cond := &linBuilder{from: in, n: b.n}
+	cp := cond.param(state)
+	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
+	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
+	lt.A.Direction = "LT"
+
+	body := &linBuilder{from: in, n: b.n}
+	bp := body.param(state)
+	get := func(i int) *hlo.Instruction {
+		g := body.inst(hlo.OpGetTupleElement, state.Tuple[i], bp)
+		g.A.Index = int64(i)
+		return g
+	}
+	j, l, aa := get(0), get(1), get(2)
+	zero := body.constant(hlo.S32, 0)
+	starts := func(last ...*hlo.Instruction) []*hlo.Instruction {
+		var s []*hlo.Instruction
+		for range batch {
+			s = append(s, zero)
+		}
+		return append(s, last...)
+	}
+	sizes := func(last ...int64) []int64 { return append(append([]int64{}, batch...), last...) }
+	slice := func(x *hlo.Instruction, sz []int64, idx ...*hlo.Instruction) *hlo.Instruction {
+		d := body.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, sz...), append([]*hlo.Instruction{x}, starts(idx...)...)...)
+		d.A.DynSliceSizes = sz
+		return d
+	}
+	lj := slice(l, sizes(1, n), j, zero) // row j of l
+	if rt, isComplex := realPart(t); isComplex {
+		ps := hlo.ArrayShape(rt, lj.Shape.Dims...)
+		re := body.inst(hlo.OpReal, ps, lj)
+		im := body.inst(hlo.OpNegate, ps, body.inst(hlo.OpImag, ps, lj))
+		lj = body.inst(hlo.OpComplex, lj.Shape, re, im)
+	}
+	col := hlo.ArrayShape(t, sizes(n, 1)...)
+	dot := body.inst(hlo.OpDot, col, l, lj)
+	var bd []int64
+	for k := range batch {
+		bd = append(bd, int64(k))
+	}
+	dot.A.Dot = &hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int64{int64(r - 1)}, RhsContract: []int64{int64(r - 1)}}
+	w := body.inst(hlo.OpSubtract, col, slice(aa, sizes(n, 1), zero, j), dot)
+	d := body.inst(hlo.OpSqrt, hlo.ArrayShape(t, sizes(1, 1)...), slice2(body, w, t, starts(j, zero), sizes(1, 1)))
+	dr := body.inst(hlo.OpReshape, hlo.ArrayShape(t, batch...), d)
+	db := body.inst(hlo.OpBroadcast, col, dr)
+	for k := range batch {
+		db.A.Dimensions = append(db.A.Dimensions, int64(k))
+	}
+	db.A.HasDimensions = true
+	c := body.inst(hlo.OpDivide, col, w, db)
+	ci32 := hlo.ArrayShape(hlo.S32, col.Dims...)
+	ri := body.inst(hlo.OpIota, ci32)
+	ri.A.IotaDim = int64(r - 2)
+	jb := body.inst(hlo.OpBroadcast, ci32, j)
+	jb.A.HasDimensions = true
+	keep := body.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, col.Dims...), ri, jb)
+	keep.A.Direction = "GE"
+	c = body.inst(hlo.OpSelect, col, keep, c, body.zeros(col))
+	next := body.inst(hlo.OpDynamicUpdateSlice, a.Shape, append([]*hlo.Instruction{l, c}, starts(zero, j)...)...)
+	j1 := body.inst(hlo.OpAdd, j.Shape, j, body.constant(hlo.S32, 1))
+	root := body.inst(hlo.OpTuple, state, j1, next, aa)
+
+	name := in.Name + ".cholesky"
+	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cond.out, Root: lt}
+	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: body.out, Root: root}
+	wl := b.inst(hlo.OpWhile, state, init)
+	wl.Called = []*hlo.Computation{cc, bc}
+	res := b.inst(hlo.OpGetTupleElement, a.Shape, wl)
+	res.A.Index = 1
+	if !in.A.Lower {
+		res = b.conjT(res)
+	}
+	return res
+}
+
+// slice2 is a dynamic slice of x at starts of sizes, in builder b.
+func slice2(b *linBuilder, x *hlo.Instruction, t hlo.ElementType, starts []*hlo.Instruction, sizes []int64) *hlo.Instruction {
+	d := b.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, sizes...), append([]*hlo.Instruction{x}, starts...)...)
+	d.A.DynSliceSizes = sizes
+	return d
 }

@@ -11,7 +11,7 @@ var notRun = map[hlo.Opcode]bool{
 	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpAsyncStart: true, hlo.OpAsyncUpdate: true, hlo.OpAsyncDone: true,
 	hlo.OpCopyStart: true, hlo.OpCopyDone: true, hlo.OpAllGatherStart: true, hlo.OpAllGatherDone: true,
 	hlo.OpAllReduceStart: true, hlo.OpAllReduceDone: true, hlo.OpCollectivePermuteStart: true,
-	hlo.OpCollectivePermuteDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true, hlo.OpCholesky: true,
+	hlo.OpCollectivePermuteDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
 	hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
 	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true, hlo.OpDomain: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,

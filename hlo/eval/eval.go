@@ -277,6 +277,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return one(fft(in, lit(0)), nil)
 	case hlo.OpTriangularSolve:
 		return one(triangularSolve(in, lit(0), lit(1)), nil)
+	case hlo.OpCholesky:
+		return one(cholesky(in, lit(0)), nil)
 	case hlo.OpGather:
 		return one(gather(in, lit(0), lit(1)))
 	case hlo.OpScatter:

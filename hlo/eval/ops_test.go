@@ -231,7 +231,7 @@ func TestComplex(t *testing.T) {
 
 func TestRefusesOutsideTheSet(t *testing.T) {
 	for _, src := range []string{
-		module("  a = f32[2,2] parameter(0)\n  ROOT r = f32[2,2] cholesky(a), lower=true"),
+		module("  a = f32[8] parameter(0)\n  ROOT r = f32[8] rng(a, a), distribution=rng_uniform"),
 		module("  x = f8e4m3fn[2] constant({1, 2})\n  ROOT r = f8e4m3fn[2] add(x, x)"),
 		module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] custom-call(x), custom_call_target=\"foo\""),
 	} {
