@@ -35,33 +35,67 @@ func realPart(t hlo.ElementType) (hlo.ElementType, bool) {
 	return t, false
 }
 
-// hasComplex reports a complex leaf in s.
-func hasComplex(s hlo.Shape) bool {
+// anyLeaf reports whether an array leaf of s has an element type p
+// accepts.
+func anyLeaf(s hlo.Shape, p func(hlo.ElementType) bool) bool {
 	if s.IsTuple() {
 		for _, e := range s.Tuple {
-			if hasComplex(e) {
+			if anyLeaf(e, p) {
 				return true
 			}
 		}
 		return false
 	}
-	_, ok := realPart(s.Elem)
-	return ok
+	return p(s.Elem)
 }
 
-// memoryShape is s with each complex leaf in its memory form.
-func memoryShape(s hlo.Shape) hlo.Shape {
+// mapLeaves is s with each array leaf replaced by f of it.
+func mapLeaves(s hlo.Shape, f func(hlo.Shape) hlo.Shape) hlo.Shape {
 	if s.IsTuple() {
 		out := hlo.Shape{Elem: hlo.Tuple, Tuple: make([]hlo.Shape, len(s.Tuple))}
 		for i, e := range s.Tuple {
-			out.Tuple[i] = memoryShape(e)
+			out.Tuple[i] = mapLeaves(e, f)
 		}
 		return out
 	}
-	if rt, ok := realPart(s.Elem); ok {
-		return hlo.ArrayShape(rt, append(append([]int64{}, s.Dims...), 2)...)
+	return f(s)
+}
+
+// touches reports whether c, or a computation it calls, has a value or
+// an operand with a leaf whose element type p accepts, or an op q
+// accepts (q may be nil).
+func touches(c *hlo.Computation, p func(hlo.ElementType) bool, q func(hlo.Opcode) bool) bool {
+	for _, in := range c.Instructions {
+		if anyLeaf(in.Shape, p) || q != nil && q(in.Op) {
+			return true
+		}
+		for _, o := range in.Operands {
+			if anyLeaf(o.Shape, p) {
+				return true
+			}
+		}
+		for _, cc := range in.Called {
+			if touches(cc, p, q) {
+				return true
+			}
+		}
 	}
-	return s
+	return false
+}
+
+func isComplexType(t hlo.ElementType) bool { _, ok := realPart(t); return ok }
+
+// hasComplex reports a complex leaf in s.
+func hasComplex(s hlo.Shape) bool { return anyLeaf(s, isComplexType) }
+
+// memoryShape is s with each complex leaf in its memory form.
+func memoryShape(s hlo.Shape) hlo.Shape {
+	return mapLeaves(s, func(l hlo.Shape) hlo.Shape {
+		if rt, ok := realPart(l.Elem); ok {
+			return hlo.ArrayShape(rt, append(append([]int64{}, l.Dims...), 2)...)
+		}
+		return l
+	})
 }
 
 // apiShapes is what the entry looked like before a pass changed its
@@ -87,15 +121,16 @@ func (s *state) keepAPI() {
 	s.api = b
 }
 
-// lowerComplex rewrites the entry (and what it calls) into real
-// arithmetic. It works on the entry inlineCalls copied.
-func lowerComplex(s *state) error {
-	p := &complexPass{done: map[*hlo.Computation]*hlo.Computation{}}
-	if !p.needs(s.mod.Entry) {
+// retype runs a pass that changes element types (lowerComplex,
+// widenSubByte) on the entry, when needs says it has any: the API's
+// shapes are kept first, and the entry (rewrite's copy, with the
+// computations it calls rewritten too) replaces the module's.
+func (s *state) retype(needs func(*hlo.Computation) bool, rewrite func(*hlo.Computation) (*hlo.Computation, error)) error {
+	if !needs(s.mod.Entry) {
 		return nil
 	}
 	s.keepAPI()
-	c, err := p.rewrite(s.mod.Entry)
+	c, err := rewrite(s.mod.Entry)
 	if err != nil {
 		return err
 	}
@@ -105,30 +140,22 @@ func lowerComplex(s *state) error {
 	return nil
 }
 
+// lowerComplex rewrites the entry (and what it calls) into real
+// arithmetic. It works on the entry inlineCalls copied.
+func lowerComplex(s *state) error {
+	p := &complexPass{done: map[*hlo.Computation]*hlo.Computation{}}
+	return s.retype(p.needs, p.rewrite)
+}
+
 type complexPass struct {
 	done map[*hlo.Computation]*hlo.Computation
 	n    int
 }
 
 // needs reports whether c or a computation it calls touches a complex
-// value.
+// value (or takes the real or imaginary part of a real one).
 func (p *complexPass) needs(c *hlo.Computation) bool {
-	for _, in := range c.Instructions {
-		if hasComplex(in.Shape) || in.Op == hlo.OpReal || in.Op == hlo.OpImag {
-			return true
-		}
-		for _, o := range in.Operands {
-			if hasComplex(o.Shape) {
-				return true
-			}
-		}
-		for _, cc := range in.Called {
-			if p.needs(cc) {
-				return true
-			}
-		}
-	}
-	return false
+	return touches(c, isComplexType, func(op hlo.Opcode) bool { return op == hlo.OpReal || op == hlo.OpImag })
 }
 
 // rewrite returns c with its complex values in real arithmetic, its

@@ -101,21 +101,148 @@ func (b *linBuilder) reverse(x *hlo.Instruction, dims ...int64) *hlo.Instruction
 	return r
 }
 
+// conj is the complex conjugate (x itself for real types).
+func (b *linBuilder) conj(x *hlo.Instruction) *hlo.Instruction {
+	rt, isComplex := realPart(x.Shape.Elem)
+	if !isComplex {
+		return x
+	}
+	ps := hlo.ArrayShape(rt, x.Shape.Dims...)
+	re := b.inst(hlo.OpReal, ps, x)
+	im := b.inst(hlo.OpNegate, ps, b.inst(hlo.OpImag, ps, x))
+	return b.inst(hlo.OpComplex, x.Shape, re, im)
+}
+
+// conjT is the conjugate transpose of the last two dimensions (the
+// transpose, for real types).
+func (b *linBuilder) conjT(x *hlo.Instruction) *hlo.Instruction { return b.conj(b.swapLast(x)) }
+
+// param adds the parameter of a loop's computation.
+func (b *linBuilder) param(sh hlo.Shape) *hlo.Instruction {
+	return b.inst(hlo.OpParameter, sh)
+}
+
+// countedLoop builds while (state.0 < n) { state = body(state) }, the
+// state a tuple whose element 0 is the s32 counter, and returns element
+// keep of its result. body gets the state's elements and returns the
+// next state's, the counter's increment included.
+func (b *linBuilder) countedLoop(in *hlo.Instruction, name string, state hlo.Shape, n int64, init *hlo.Instruction, keep int,
+	body func(lb *linBuilder, elems []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
+	cond := &linBuilder{from: in, n: b.n}
+	cp := cond.param(state)
+	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
+	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
+	lt.A.Direction = "LT"
+	lb := &linBuilder{from: in, n: b.n}
+	bp := lb.param(state)
+	elems := make([]*hlo.Instruction, len(state.Tuple))
+	for i := range elems {
+		g := lb.inst(hlo.OpGetTupleElement, state.Tuple[i], bp)
+		g.A.Index = int64(i)
+		elems[i] = g
+	}
+	root := lb.inst(hlo.OpTuple, state, body(lb, elems)...)
+	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cond.out, Root: lt}
+	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: lb.out, Root: root}
+	w := b.inst(hlo.OpWhile, state, init)
+	w.Called = []*hlo.Computation{cc, bc}
+	g := b.inst(hlo.OpGetTupleElement, state.Tuple[keep], w)
+	g.A.Index = int64(keep)
+	return g
+}
+
+// batched slices batches of matrices: the batch dimensions whole, a
+// block of the last two at dynamic starts.
+type batched struct {
+	b     *linBuilder
+	t     hlo.ElementType
+	batch []int64
+	zero  *hlo.Instruction
+}
+
+func (b *linBuilder) batched(t hlo.ElementType, batch []int64) batched {
+	return batched{b: b, t: t, batch: batch, zero: b.constant(hlo.S32, 0)}
+}
+
+func (x batched) starts(last ...*hlo.Instruction) []*hlo.Instruction {
+	var s []*hlo.Instruction
+	for range x.batch {
+		s = append(s, x.zero)
+	}
+	return append(s, last...)
+}
+
+func (x batched) sizes(last ...int64) []int64 { return append(append([]int64{}, x.batch...), last...) }
+
+func (x batched) dims() []int64 {
+	d := make([]int64, len(x.batch))
+	for i := range d {
+		d[i] = int64(i)
+	}
+	return d
+}
+
+// slice is the block of v of sizes sz (batch dimensions and two) at the
+// last two dimensions' starts i, j.
+func (x batched) slice(v *hlo.Instruction, sz []int64, i, j *hlo.Instruction) *hlo.Instruction {
+	d := x.b.inst(hlo.OpDynamicSlice, hlo.ArrayShape(x.t, sz...), append([]*hlo.Instruction{v}, x.starts(i, j)...)...)
+	d.A.DynSliceSizes = sz
+	return d
+}
+
+// update writes block u into v at the last two dimensions' starts i, j.
+func (x batched) update(v, u, i, j *hlo.Instruction) *hlo.Instruction {
+	return x.b.inst(hlo.OpDynamicUpdateSlice, v.Shape, append([]*hlo.Instruction{v, u}, x.starts(i, j)...)...)
+}
+
+// dot contracts dimension lc of p with dimension rc of q, batch
+// dimensions matched.
+func (x batched) dot(sh hlo.Shape, p, q *hlo.Instruction, lc, rc int64) *hlo.Instruction {
+	d := x.b.inst(hlo.OpDot, sh, p, q)
+	bd := x.dims()
+	d.A.Dot = &hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int64{lc}, RhsContract: []int64{rc}}
+	return d
+}
+
+// spread broadcasts a [batch..., 1, 1] block over sh ([batch..., k, m]).
+func (x batched) spread(d *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	dr := x.b.inst(hlo.OpReshape, hlo.ArrayShape(x.t, x.batch...), d)
+	db := x.b.inst(hlo.OpBroadcast, sh, dr)
+	db.A.Dimensions, db.A.HasDimensions = x.dims(), true
+	return db
+}
+
+// triangle selects where row and column indices compare as dir (over the
+// last two dimensions of sh, or of the block at row offset j) x's
+// element, else zero.
+func (b *linBuilder) triangle(x *hlo.Instruction, dir string, rowOffset *hlo.Instruction, colDim bool) *hlo.Instruction {
+	sh := x.Shape
+	r := sh.Rank()
+	s32 := hlo.ArrayShape(hlo.S32, sh.Dims...)
+	rows := b.inst(hlo.OpIota, s32)
+	rows.A.IotaDim = int64(r - 2)
+	var cols *hlo.Instruction
+	if colDim {
+		cols = b.inst(hlo.OpIota, s32)
+		cols.A.IotaDim = int64(r - 1)
+	} else {
+		cols = b.inst(hlo.OpBroadcast, s32, rowOffset)
+		cols.A.HasDimensions = true
+	}
+	keep := b.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, sh.Dims...), rows, cols)
+	keep.A.Direction = dir
+	return b.inst(hlo.OpSelect, sh, keep, x, b.zeros(sh))
+}
+
 func (b *linBuilder) triangularSolve(in *hlo.Instruction) (*hlo.Instruction, error) {
 	a, rhs := in.Operands[0], in.Operands[1]
-	t := a.Shape.Elem
 	r := a.Shape.Rank()
 	lower := in.A.Lower
-	if in.A.TransposeA == "TRANSPOSE" || in.A.TransposeA == "ADJOINT" {
-		a = b.swapLast(a)
-		lower = !lower
-		if _, isComplex := realPart(t); isComplex && in.A.TransposeA == "ADJOINT" {
-			rt, _ := realPart(t)
-			ps := hlo.ArrayShape(rt, a.Shape.Dims...)
-			re := b.inst(hlo.OpReal, ps, a)
-			im := b.inst(hlo.OpNegate, ps, b.inst(hlo.OpImag, ps, a))
-			a = b.inst(hlo.OpComplex, a.Shape, re, im)
-		}
+	switch in.A.TransposeA {
+	case "TRANSPOSE":
+		a, lower = b.swapLast(a), !lower
+	case "ADJOINT":
+		a, lower = b.conjT(a), !lower
 	}
 	if !in.A.LeftSide { // x op(a) = b as op(a)^T x^T = b^T
 		a = b.swapLast(a)
@@ -144,94 +271,22 @@ func (b *linBuilder) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 	n := a.Shape.Dims[r-1]
 	m := rhs.Shape.Dims[r-1]
 	batch := a.Shape.Dims[:r-2]
-	// The strict lower triangle of a, zeros elsewhere.
-	pred := hlo.ArrayShape(hlo.PRED, a.Shape.Dims...)
-	s32 := hlo.ArrayShape(hlo.S32, a.Shape.Dims...)
-	rows, cols := b.inst(hlo.OpIota, s32), b.inst(hlo.OpIota, s32)
-	rows.A.IotaDim, cols.A.IotaDim = int64(r-2), int64(r-1)
-	below := b.inst(hlo.OpCompare, pred, rows, cols)
-	below.A.Direction = "GT"
-	masked := b.inst(hlo.OpSelect, a.Shape, below, a, b.zeros(a.Shape))
+	masked := b.triangle(a, "GT", nil, true) // the strict lower triangle
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), rhs.Shape, a.Shape, rhs.Shape, a.Shape)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(rhs.Shape), masked, rhs, a)
-
-	cond := &linBuilder{from: in, n: b.n}
-	cp := cond.param(state)
-	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
-	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
-	lt.A.Direction = "LT"
-
-	body := &linBuilder{from: in, n: b.n}
-	bp := body.param(state)
-	get := func(i int) *hlo.Instruction {
-		g := body.inst(hlo.OpGetTupleElement, state.Tuple[i], bp)
-		g.A.Index = int64(i)
-		return g
-	}
-	i, xs, am, bb, aa := get(0), get(1), get(2), get(3), get(4)
-	zero := body.constant(hlo.S32, 0)
-	starts := func(last ...*hlo.Instruction) []*hlo.Instruction {
-		var s []*hlo.Instruction
-		for range batch {
-			s = append(s, zero)
+	return b.countedLoop(in, in.Name+".solve", state, n, init, 1, func(lb *linBuilder, e []*hlo.Instruction) []*hlo.Instruction {
+		i, xs, am, bb, aa := e[0], e[1], e[2], e[3], e[4]
+		x := lb.batched(t, batch)
+		row := x.slice(am, x.sizes(1, n), i, x.zero)
+		s := x.dot(hlo.ArrayShape(t, x.sizes(1, m)...), row, xs, int64(r-1), int64(r-2))
+		bi := x.slice(bb, x.sizes(1, m), i, x.zero)
+		xi := lb.inst(hlo.OpSubtract, bi.Shape, bi, s)
+		if !in.A.UnitDiagonal {
+			xi = lb.inst(hlo.OpDivide, bi.Shape, xi, x.spread(x.slice(aa, x.sizes(1, 1), i, i), bi.Shape))
 		}
-		return append(s, last...)
-	}
-	sizes := func(last ...int64) []int64 { return append(append([]int64{}, batch...), last...) }
-	slice := func(x *hlo.Instruction, sz []int64, idx ...*hlo.Instruction) *hlo.Instruction {
-		d := body.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, sz...), append([]*hlo.Instruction{x}, starts(idx...)...)...)
-		d.A.DynSliceSizes = sz
-		return d
-	}
-	row := slice(am, sizes(1, n), i, zero)
-	dot := body.inst(hlo.OpDot, hlo.ArrayShape(t, sizes(1, m)...), row, xs)
-	var bd []int64
-	for k := range batch {
-		bd = append(bd, int64(k))
-	}
-	dot.A.Dot = &hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int64{int64(r - 1)}, RhsContract: []int64{int64(r - 2)}}
-	bi := slice(bb, sizes(1, m), i, zero)
-	xi := body.inst(hlo.OpSubtract, bi.Shape, bi, dot)
-	if !in.A.UnitDiagonal {
-		d := slice(aa, sizes(1, 1), i, i)
-		dr := body.inst(hlo.OpReshape, hlo.ArrayShape(t, sizes(1)...), d)
-		db := body.inst(hlo.OpBroadcast, bi.Shape, dr)
-		for k := 0; k < r-1; k++ {
-			db.A.Dimensions = append(db.A.Dimensions, int64(k))
-		}
-		db.A.HasDimensions = true
-		xi = body.inst(hlo.OpDivide, bi.Shape, xi, db)
-	}
-	next := body.inst(hlo.OpDynamicUpdateSlice, rhs.Shape, append([]*hlo.Instruction{xs, xi}, starts(i, zero)...)...)
-	i1 := body.inst(hlo.OpAdd, i.Shape, i, body.constant(hlo.S32, 1))
-	root := body.inst(hlo.OpTuple, state, i1, next, am, bb, aa)
-
-	name := in.Name + ".solve"
-	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cond.out, Root: lt}
-	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: body.out, Root: root}
-	w := b.inst(hlo.OpWhile, state, init)
-	w.Called = []*hlo.Computation{cc, bc}
-	g := b.inst(hlo.OpGetTupleElement, rhs.Shape, w)
-	g.A.Index = 1
-	return g
-}
-
-// param adds the parameter of a loop's computation.
-func (b *linBuilder) param(sh hlo.Shape) *hlo.Instruction {
-	return b.inst(hlo.OpParameter, sh)
-}
-
-// conjT is the conjugate transpose of the last two dimensions (the
-// transpose, for real types).
-func (b *linBuilder) conjT(x *hlo.Instruction) *hlo.Instruction {
-	x = b.swapLast(x)
-	if rt, isComplex := realPart(x.Shape.Elem); isComplex {
-		ps := hlo.ArrayShape(rt, x.Shape.Dims...)
-		re := b.inst(hlo.OpReal, ps, x)
-		im := b.inst(hlo.OpNegate, ps, b.inst(hlo.OpImag, ps, x))
-		x = b.inst(hlo.OpComplex, x.Shape, re, im)
-	}
-	return x
+		i1 := lb.inst(hlo.OpAdd, i.Shape, i, lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{i1, x.update(xs, xi, i, x.zero), am, bb, aa}
+	})
 }
 
 // cholesky is XLA's cholesky: l lower triangular with a = l l^H
@@ -251,94 +306,22 @@ func (b *linBuilder) cholesky(in *hlo.Instruction) *hlo.Instruction {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	batch := a.Shape.Dims[:r-2]
-	s32 := hlo.ArrayShape(hlo.S32, a.Shape.Dims...)
-	rows, cols := b.inst(hlo.OpIota, s32), b.inst(hlo.OpIota, s32)
-	rows.A.IotaDim, cols.A.IotaDim = int64(r-2), int64(r-1)
-	onOrBelow := b.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, a.Shape.Dims...), rows, cols)
-	onOrBelow.A.Direction = "GE"
-	am := b.inst(hlo.OpSelect, a.Shape, onOrBelow, a, b.zeros(a.Shape))
+	am := b.triangle(a, "GE", nil, true)
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), a.Shape, a.Shape)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(a.Shape), am)
-
-	cond := &linBuilder{from: in, n: b.n}
-	cp := cond.param(state)
-	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
-	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
-	lt.A.Direction = "LT"
-
-	body := &linBuilder{from: in, n: b.n}
-	bp := body.param(state)
-	get := func(i int) *hlo.Instruction {
-		g := body.inst(hlo.OpGetTupleElement, state.Tuple[i], bp)
-		g.A.Index = int64(i)
-		return g
-	}
-	j, l, aa := get(0), get(1), get(2)
-	zero := body.constant(hlo.S32, 0)
-	starts := func(last ...*hlo.Instruction) []*hlo.Instruction {
-		var s []*hlo.Instruction
-		for range batch {
-			s = append(s, zero)
-		}
-		return append(s, last...)
-	}
-	sizes := func(last ...int64) []int64 { return append(append([]int64{}, batch...), last...) }
-	slice := func(x *hlo.Instruction, sz []int64, idx ...*hlo.Instruction) *hlo.Instruction {
-		d := body.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, sz...), append([]*hlo.Instruction{x}, starts(idx...)...)...)
-		d.A.DynSliceSizes = sz
-		return d
-	}
-	lj := slice(l, sizes(1, n), j, zero) // row j of l
-	if rt, isComplex := realPart(t); isComplex {
-		ps := hlo.ArrayShape(rt, lj.Shape.Dims...)
-		re := body.inst(hlo.OpReal, ps, lj)
-		im := body.inst(hlo.OpNegate, ps, body.inst(hlo.OpImag, ps, lj))
-		lj = body.inst(hlo.OpComplex, lj.Shape, re, im)
-	}
-	col := hlo.ArrayShape(t, sizes(n, 1)...)
-	dot := body.inst(hlo.OpDot, col, l, lj)
-	var bd []int64
-	for k := range batch {
-		bd = append(bd, int64(k))
-	}
-	dot.A.Dot = &hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int64{int64(r - 1)}, RhsContract: []int64{int64(r - 1)}}
-	w := body.inst(hlo.OpSubtract, col, slice(aa, sizes(n, 1), zero, j), dot)
-	d := body.inst(hlo.OpSqrt, hlo.ArrayShape(t, sizes(1, 1)...), slice2(body, w, t, starts(j, zero), sizes(1, 1)))
-	dr := body.inst(hlo.OpReshape, hlo.ArrayShape(t, batch...), d)
-	db := body.inst(hlo.OpBroadcast, col, dr)
-	for k := range batch {
-		db.A.Dimensions = append(db.A.Dimensions, int64(k))
-	}
-	db.A.HasDimensions = true
-	c := body.inst(hlo.OpDivide, col, w, db)
-	ci32 := hlo.ArrayShape(hlo.S32, col.Dims...)
-	ri := body.inst(hlo.OpIota, ci32)
-	ri.A.IotaDim = int64(r - 2)
-	jb := body.inst(hlo.OpBroadcast, ci32, j)
-	jb.A.HasDimensions = true
-	keep := body.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, col.Dims...), ri, jb)
-	keep.A.Direction = "GE"
-	c = body.inst(hlo.OpSelect, col, keep, c, body.zeros(col))
-	next := body.inst(hlo.OpDynamicUpdateSlice, a.Shape, append([]*hlo.Instruction{l, c}, starts(zero, j)...)...)
-	j1 := body.inst(hlo.OpAdd, j.Shape, j, body.constant(hlo.S32, 1))
-	root := body.inst(hlo.OpTuple, state, j1, next, aa)
-
-	name := in.Name + ".cholesky"
-	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cond.out, Root: lt}
-	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: body.out, Root: root}
-	wl := b.inst(hlo.OpWhile, state, init)
-	wl.Called = []*hlo.Computation{cc, bc}
-	res := b.inst(hlo.OpGetTupleElement, a.Shape, wl)
-	res.A.Index = 1
+	l := b.countedLoop(in, in.Name+".cholesky", state, n, init, 1, func(lb *linBuilder, e []*hlo.Instruction) []*hlo.Instruction {
+		j, l, aa := e[0], e[1], e[2]
+		x := lb.batched(t, batch)
+		lj := lb.conj(x.slice(l, x.sizes(1, n), j, x.zero)) // row j of l, conjugated
+		col := hlo.ArrayShape(t, x.sizes(n, 1)...)
+		w := lb.inst(hlo.OpSubtract, col, x.slice(aa, x.sizes(n, 1), x.zero, j), x.dot(col, l, lj, int64(r-1), int64(r-1)))
+		d := lb.inst(hlo.OpSqrt, hlo.ArrayShape(t, x.sizes(1, 1)...), x.slice(w, x.sizes(1, 1), j, x.zero))
+		c := lb.triangle(lb.inst(hlo.OpDivide, col, w, x.spread(d, col)), "GE", j, false)
+		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{j1, x.update(l, c, x.zero, j), aa}
+	})
 	if !in.A.Lower {
-		res = b.conjT(res)
+		l = b.conjT(l)
 	}
-	return res
-}
-
-// slice2 is a dynamic slice of x at starts of sizes, in builder b.
-func slice2(b *linBuilder, x *hlo.Instruction, t hlo.ElementType, starts []*hlo.Instruction, sizes []int64) *hlo.Instruction {
-	d := b.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, sizes...), append([]*hlo.Instruction{x}, starts...)...)
-	d.A.DynSliceSizes = sizes
-	return d
+	return l
 }

@@ -6,64 +6,62 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
+// libraryOps are the ops the math library computes (mathlib.Lib), by
+// their operands.
+var libraryOps = map[hlo.Opcode]func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error){
+	hlo.OpExp:       libUnary(mathlib.Lib.Exp),
+	hlo.OpExpm1:     libUnary(mathlib.Lib.Expm1),
+	hlo.OpLog:       libUnary(mathlib.Lib.Log),
+	hlo.OpLog1p:     libUnary(mathlib.Lib.Log1p),
+	hlo.OpLogistic:  libUnary(mathlib.Lib.Logistic),
+	hlo.OpTanh:      libUnary(mathlib.Lib.Tanh),
+	hlo.OpSin:       libUnary(mathlib.Lib.Sin),
+	hlo.OpCos:       libUnary(mathlib.Lib.Cos),
+	hlo.OpTan:       libUnary(mathlib.Lib.Tan),
+	hlo.OpErf:       libUnary(mathlib.Lib.Erf),
+	hlo.OpCbrt:      libUnary(mathlib.Lib.Cbrt),
+	hlo.OpAtan2:     libBinary(mathlib.Lib.Atan2),
+	hlo.OpPower:     libBinary(mathlib.Lib.Pow),
+	hlo.OpRemainder: func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return m.Fmod(a[0], a[1]) },
+}
+
+func libUnary(f func(mathlib.Lib, spirv.ID) spirv.ID) func(mathlib.Lib, []spirv.ID) (spirv.ID, error) {
+	return func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return f(m, a[0]), nil }
+}
+
+func libBinary(f func(mathlib.Lib, spirv.ID, spirv.ID) spirv.ID) func(mathlib.Lib, []spirv.ID) (spirv.ID, error) {
+	return func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return f(m, a[0], a[1]), nil }
+}
+
 // mathOp emits a library function for op on values a; ok is false for
-// ops and types the library does not have.
+// ops and types the library does not have. nonPositive says exp's
+// argument is at most 0 (belowRowMax), which takes ExpNonPositive.
 func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val, ok bool, err error) {
 	t := a[0].t
+	f := libraryOps[op]
 	var m mathlib.Lib
 	switch {
-	case (t == hlo.F32 || t == hlo.F16 || t == hlo.BF16) && libraryOps[op]:
+	case f == nil:
+		return val{}, false, nil
+	case t == hlo.F32 || t == hlo.F16 || t == hlo.BF16:
 		m = mathlib.F32(k.b, k.f)
-	case t == hlo.F64 && libraryOps[op]:
+	case t == hlo.F64:
 		m = mathlib.F64(k.b, k.f)
 	default:
 		return val{}, false, nil
 	}
-	x := a[0].id
-	var r spirv.ID
-	switch op {
-	case hlo.OpExp:
-		if nonPositive {
-			r = m.ExpNonPositive(x)
-		} else {
-			r = m.Exp(x)
-		}
-	case hlo.OpExpm1:
-		r = m.Expm1(x)
-	case hlo.OpLog:
-		r = m.Log(x)
-	case hlo.OpLog1p:
-		r = m.Log1p(x)
-	case hlo.OpLogistic:
-		r = m.Logistic(x)
-	case hlo.OpTanh:
-		r = m.Tanh(x)
-	case hlo.OpSin:
-		r = m.Sin(x)
-	case hlo.OpCos:
-		r = m.Cos(x)
-	case hlo.OpTan:
-		r = m.Tan(x)
-	case hlo.OpErf:
-		r = m.Erf(x)
-	case hlo.OpCbrt:
-		r = m.Cbrt(x)
-	case hlo.OpAtan2:
-		r = m.Atan2(x, a[1].id)
-	case hlo.OpPower:
-		r = m.Pow(x, a[1].id)
-	case hlo.OpRemainder:
-		if r, err = m.Fmod(x, a[1].id); err != nil {
-			return val{}, false, err
-		}
+	if op == hlo.OpExp && nonPositive {
+		f = libUnary(mathlib.Lib.ExpNonPositive)
+	}
+	ids := make([]spirv.ID, len(a))
+	for i, x := range a {
+		ids[i] = x.id
+	}
+	r, err := f(m, ids)
+	if err != nil {
+		return val{}, false, err
 	}
 	return val{r, t}, true, nil
-}
-
-var libraryOps = map[hlo.Opcode]bool{
-	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpLogistic: true,
-	hlo.OpTanh: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpErf: true,
-	hlo.OpCbrt: true, hlo.OpAtan2: true, hlo.OpPower: true, hlo.OpRemainder: true,
 }
 
 // ipow is XLA's integer power: square-and-multiply over the exponent's

@@ -29,33 +29,17 @@ func narrowInt(t hlo.ElementType) (hlo.ElementType, bool) {
 	return t, false
 }
 
-func hasNarrowInt(s hlo.Shape) bool {
-	if s.IsTuple() {
-		for _, e := range s.Tuple {
-			if hasNarrowInt(e) {
-				return true
-			}
-		}
-		return false
-	}
-	_, ok := narrowInt(s.Elem)
-	return ok
-}
+func isNarrowInt(t hlo.ElementType) bool { _, ok := narrowInt(t); return ok }
+
+func hasNarrowInt(s hlo.Shape) bool { return anyLeaf(s, isNarrowInt) }
 
 func widenShape(s hlo.Shape) hlo.Shape {
-	if s.IsTuple() {
-		out := hlo.Shape{Elem: hlo.Tuple, Tuple: make([]hlo.Shape, len(s.Tuple))}
-		for i, e := range s.Tuple {
-			out.Tuple[i] = widenShape(e)
+	return mapLeaves(s, func(l hlo.Shape) hlo.Shape {
+		if t, ok := narrowInt(l.Elem); ok {
+			l.Elem = t
 		}
-		return out
-	}
-	if t, ok := narrowInt(s.Elem); ok {
-		w := s
-		w.Elem = t
-		return w
-	}
-	return s
+		return l
+	})
 }
 
 // keepsRange are the elementwise ops whose result lies in the narrow
@@ -67,18 +51,7 @@ var keepsRange = map[hlo.Opcode]bool{
 
 func widenSubByte(s *state) error {
 	w := &widener{done: map[*hlo.Computation]*hlo.Computation{}}
-	if !w.needs(s.mod.Entry) {
-		return nil
-	}
-	s.keepAPI()
-	c, err := w.rewrite(s.mod.Entry)
-	if err != nil {
-		return err
-	}
-	mod := *s.mod
-	mod.Entry = c
-	s.mod = &mod
-	return nil
+	return s.retype(w.needs, w.rewrite)
 }
 
 type widener struct {
@@ -86,24 +59,7 @@ type widener struct {
 	n    int
 }
 
-func (w *widener) needs(c *hlo.Computation) bool {
-	for _, in := range c.Instructions {
-		if hasNarrowInt(in.Shape) {
-			return true
-		}
-		for _, o := range in.Operands {
-			if hasNarrowInt(o.Shape) {
-				return true
-			}
-		}
-		for _, cc := range in.Called {
-			if w.needs(cc) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (w *widener) needs(c *hlo.Computation) bool { return touches(c, isNarrowInt, nil) }
 
 func (w *widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
 	if d := w.done[c]; d != nil {
