@@ -194,6 +194,8 @@ type cx struct {
 	// leaves as two real leaves each (a variadic reduce or sort), each
 	// original leaf's one or two new values.
 	split map[*hlo.Instruction][][]*hlo.Instruction
+	// consts are the DFT matrices made so far, one instruction each.
+	consts map[*hlo.Literal]*hlo.Instruction
 }
 
 func newCx(p *complexPass) *cx {
@@ -1010,11 +1012,24 @@ func twiddles(n, rows, cols int64, t hlo.ElementType, w func(j, k int64) float64
 	return c, s
 }
 
+// matrix is a constant instruction of m, made once per literal.
+func (x *cx) matrix(in *hlo.Instruction, m *hlo.Literal) *hlo.Instruction {
+	if k := x.consts[m]; k != nil {
+		return k
+	}
+	k := x.inst(in, hlo.OpConstant, m.Shape)
+	k.Literal = m
+	if x.consts == nil {
+		x.consts = map[*hlo.Literal]*hlo.Instruction{}
+	}
+	x.consts[m] = k
+	return k
+}
+
 // along contracts dimension a of v with the rows of matrix m and puts
 // the result's new dimension back in a's place.
 func (x *cx) along(in, v *hlo.Instruction, m *hlo.Literal, a int) *hlo.Instruction {
-	k := x.inst(in, hlo.OpConstant, m.Shape)
-	k.Literal = m
+	k := x.matrix(in, m)
 	dims := v.Shape.Dims
 	var outDims []int64
 	for i, d := range dims {

@@ -95,6 +95,14 @@ def transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2,
     return h + (gelu @ w2 + b2)
 
 
+def complex_mul(x, y):
+    return x * y
+
+
+def fft256(x):
+    return np.fft.fft(x, axis=-1)
+
+
 rng = np.random.default_rng(0)
 
 
@@ -102,7 +110,13 @@ def u(*shape):
     return rng.uniform(-1, 1, size=shape).astype(f32)
 
 
+def c(*shape):
+    return (rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)).astype(np.complex64)
+
+
 WORKLOADS = {
+    "complex_mul": (complex_mul, lambda: [c(1024, 1024), c(1024, 1024)]),
+    "fft256": (fft256, lambda: [c(256, 256)]),
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
     "softmax": (softmax, lambda: [u(4096, 1024)]),
