@@ -298,10 +298,11 @@ func (r *Runtime) toHost(b *vk.Buffer, shape hlo.Shape) (*Tensor, error) {
 	if err := r.pool.Download(b, raw); err != nil {
 		return nil, err
 	}
-	data, err := lower.FromStorage(shape.Elem, raw, shape.NumElements(), r.tg)
+	data, err := lower.FromStorage(lower.BufferType(shape.Elem), raw, lower.BufferElems(shape.Elem, shape.NumElements()), r.tg)
 	if err != nil {
 		return nil, err
 	}
+	data = lower.FromBuffer(shape.Elem, data)
 	// data is the fresh download, or converted from it: the tensor's own.
 	return &Tensor{Type: DType(shape.Elem), Dims: append([]int64{}, shape.Dims...), Data: data}, nil
 }

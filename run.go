@@ -137,7 +137,8 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 		var writes []pool.Write
 		for i, bi := range p.Params {
 			b := p.Buffers[bi]
-			data := lower.ToStorage(b.Shape.Elem, args[i].Data, e.rt.tg)
+			api := p.ParamShapes[i].Elem
+			data := lower.ToStorage(lower.BufferType(api), lower.ToBuffer(api, args[i].Data), e.rt.tg)
 			if b.Donated { // uploaded into the arena by exec
 				uploads[i].data = data
 				continue

@@ -82,6 +82,7 @@ func init() {
 		{"expand linear algebra", expandLinalg, true},        // triangular-solve becomes forward substitution in a while loop (linalg.go)
 		{"lower complex", lowerComplex, true},                // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
 		{"widen sub-byte integers", widenSubByte, true},      // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
+		{"widen f8", widenF8, true},                          // f8 types computed in f32, each result rounded to the type's grid (f8.go)
 		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},               // concatenates of more operands than a kernel can bind become trees

@@ -211,3 +211,58 @@ func FromStorage(t hlo.ElementType, dev []byte, n int64, tg Target) ([]byte, err
 	}
 	return out, nil
 }
+
+// BufferType is the element type of the buffer that holds a value of
+// type t the device has no kernels for: a complex number's parts (its
+// memory form, lower complex), the 8-bit integer of a 2- or 4-bit one
+// (widen sub-byte integers), f32 for an f8 type (widen f8); t itself
+// otherwise. The runtime converts between them with ToBuffer and
+// FromBuffer, and between the buffer type and what the device stores
+// with ToStorage and FromStorage.
+func BufferType(t hlo.ElementType) hlo.ElementType {
+	if rt, ok := realPart(t); ok {
+		return rt
+	}
+	if w, ok := narrowInt(t); ok {
+		return w
+	}
+	if isF8(t) {
+		return hlo.F32
+	}
+	return t
+}
+
+// BufferElems is how many buffer elements n values of type t take (a
+// complex number two).
+func BufferElems(t hlo.ElementType, n int64) int64 {
+	if _, ok := realPart(t); ok {
+		return 2 * n
+	}
+	return n
+}
+
+// ToBuffer converts host values of type t into its buffer type's bytes:
+// f8 values decoded to f32; the others' bytes are the same.
+func ToBuffer(t hlo.ElementType, host []byte) []byte {
+	if !isF8(t) {
+		return host
+	}
+	out := make([]byte, 4*len(host))
+	for i, b := range host {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(hlo.MiniFloatToFloat64(t, uint32(b)))))
+	}
+	return out
+}
+
+// FromBuffer is ToBuffer's inverse: f32 buffer values, which widen f8
+// keeps on the type's grid, encoded as f8 bytes.
+func FromBuffer(t hlo.ElementType, buf []byte) []byte {
+	if !isF8(t) {
+		return buf
+	}
+	out := make([]byte, len(buf)/4)
+	for i := range out {
+		out[i] = byte(hlo.MiniFloatFromFloat64(t, float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))))
+	}
+	return out
+}

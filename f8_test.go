@@ -1,0 +1,78 @@
+package vkjit_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// TestF8 converts f32 values to each f8 type on the device and back:
+// every one of the type's 256 codes, the midpoints between neighbours
+// (ties go to even), values beyond the largest (inf or NaN by type),
+// subnormals, and random values, against hlo's own encoder
+// (hlo.MiniFloatFromFloat64, written apart from the device's rounding);
+// and an f8 product, computed in f32 and rounded to the grid once.
+func TestF8(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ} {
+		var vals []float32
+		var grid []float64
+		for b := uint32(0); b < 256; b++ {
+			v := hlo.MiniFloatToFloat64(ty, b)
+			vals = append(vals, float32(v))
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				grid = append(grid, v)
+			}
+		}
+		sort.Float64s(grid)
+		for i := 1; i < len(grid); i++ {
+			if grid[i] > grid[i-1] {
+				vals = append(vals, float32((grid[i]+grid[i-1])/2))
+			}
+		}
+		for range 2000 {
+			vals = append(vals, float32(math.Ldexp(2*rng.Float64()-1, rng.IntN(40)-20)))
+		}
+		vals = append(vals, 1e30, -1e30, float32(math.Inf(1)), float32(math.NaN()), float32(math.Copysign(0, -1)), 1e-30)
+		n := len(vals)
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT r = %s[%d] convert(x)\n}", n, ty, n)
+		exe, err := rt.CompileText("f8", src, vkjit.CompileOptions{})
+		require.NoError(t, err, "%s", ty)
+		res, _, err := exe.Run(context.Background(), must(vkjit.Float32s([]int64{int64(n)}, vals)))
+		require.NoError(t, err, "%s", ty)
+		exe.Close()
+		for i, v := range vals {
+			want := hlo.MiniFloatFromFloat64(ty, float64(v))
+			got := uint32(res[0].Data[i])
+			if math.IsNaN(hlo.MiniFloatToFloat64(ty, want)) {
+				require.True(t, math.IsNaN(hlo.MiniFloatToFloat64(ty, got)), "%s(%g): %#x, want NaN", ty, v, got)
+				continue
+			}
+			require.Equal(t, want, got, "%s(%g) = %g, want %g", ty, v, hlo.MiniFloatToFloat64(ty, got), hlo.MiniFloatToFloat64(ty, want))
+		}
+	}
+	// x*y in f8e4m3fn: the f32 product of two grid values, rounded once.
+	a, b := []byte{0x38, 0x3c, 0x7e, 0x01}, []byte{0x40, 0xc4, 0x40, 0x40} // 1, 1.5, 448, 2^-9; 2, -3, 2, 2
+	src := "HloModule m\nENTRY e {\n  x = f8e4m3fn[4] parameter(0)\n  y = f8e4m3fn[4] parameter(1)\n  ROOT r = f8e4m3fn[4] multiply(x, y)\n}"
+	exe, err := rt.CompileText("f8mul", src, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	x := must(vkjit.NewTensor(vkjit.F8E4M3FN, []int64{4}, a))
+	y := must(vkjit.NewTensor(vkjit.F8E4M3FN, []int64{4}, b))
+	res, _, err := exe.Run(context.Background(), x, y)
+	require.NoError(t, err)
+	for i := range 4 {
+		p := hlo.MiniFloatToFloat64(hlo.F8E4M3FN, uint32(a[i])) * hlo.MiniFloatToFloat64(hlo.F8E4M3FN, uint32(b[i]))
+		want := hlo.MiniFloatFromFloat64(hlo.F8E4M3FN, p)
+		require.Equal(t, want, uint32(res[0].Data[i]), "element %d: %g", i, p)
+	}
+}

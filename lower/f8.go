@@ -1,0 +1,192 @@
+package lower
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The f8 types compute in f32, as XLA computes them: widenF8 retypes
+// every f8 value as f32 and rounds each op's result to the f8 type's grid
+// (to nearest, ties to even, subnormals included), overflow becoming the
+// type's infinity or, for the finite types, NaN, as XLA's conversion
+// does. Buffers hold the f32 values; the runtime decodes f8 arguments
+// and encodes f8 results on the host (ToBuffer, FromBuffer), exactly,
+// since every value is on the grid.
+
+// f8Format is what rounding to an f8 type needs: its mantissa bits, the
+// smallest normal exponent, the largest finite value, and how overflow
+// and zero behave.
+type f8Format struct {
+	man    int
+	emin   int
+	max    float64
+	hasInf bool // e5m2, e4m3, e3m4: overflow is infinite
+	noNegZ bool // the fnuz types: zero has no sign
+}
+
+var f8Formats = map[hlo.ElementType]f8Format{
+	hlo.F8E5M2:        {man: 2, emin: -14, hasInf: true},
+	hlo.F8E4M3:        {man: 3, emin: -6, hasInf: true},
+	hlo.F8E3M4:        {man: 4, emin: -2, hasInf: true},
+	hlo.F8E4M3FN:      {man: 3, emin: -6},
+	hlo.F8E4M3FNUZ:    {man: 3, emin: -7, noNegZ: true},
+	hlo.F8E5M2FNUZ:    {man: 2, emin: -15, noNegZ: true},
+	hlo.F8E4M3B11FNUZ: {man: 3, emin: -10, noNegZ: true},
+}
+
+func init() {
+	for t, f := range f8Formats {
+		f.max = largestFinite(t)
+		f8Formats[t] = f
+	}
+}
+
+// largestFinite searches the type's 256 encodings for its largest finite
+// value.
+func largestFinite(t hlo.ElementType) float64 {
+	best := 0.0
+	for b := uint32(0); b < 256; b++ {
+		if v := hlo.MiniFloatToFloat64(t, b); !math.IsInf(v, 0) && !math.IsNaN(v) && v > best {
+			best = v
+		}
+	}
+	return best
+}
+
+func isF8(t hlo.ElementType) bool { _, ok := f8Formats[t]; return ok }
+
+func widenF8(s *state) error {
+	w := &f8Widener{done: map[*hlo.Computation]*hlo.Computation{}}
+	return s.retype(func(c *hlo.Computation) bool { return touches(c, isF8, nil) }, w.rewrite)
+}
+
+type f8Widener struct {
+	done map[*hlo.Computation]*hlo.Computation
+	n    int
+}
+
+func (w *f8Widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
+	if d := w.done[c]; d != nil {
+		return d, nil
+	}
+	if !touches(c, isF8, nil) {
+		return c, nil
+	}
+	repl := map[*hlo.Instruction]*hlo.Instruction{}
+	var out []*hlo.Instruction
+	add := func(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+		w.n++
+		in := &hlo.Instruction{Name: fmt.Sprintf("%s.f%d", from.Name, w.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
+		out = append(out, in)
+		return in
+	}
+	for _, in := range c.Instructions {
+		ops := make([]*hlo.Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			ops[i] = repl[o]
+		}
+		if in.Op == hlo.OpBitcastConvert && (anyLeaf(in.Shape, isF8) || anyLeaf(in.Operands[0].Shape, isF8)) {
+			return nil, in.Errorf("bitcast-convert of f8 types is not supported on the device yet")
+		}
+		nc := *in
+		nc.Shape, nc.Operands = mapLeaves(in.Shape, func(l hlo.Shape) hlo.Shape {
+			if isF8(l.Elem) {
+				l.Elem = hlo.F32
+			}
+			return l
+		}), ops
+		if len(in.Called) > 0 {
+			nc.Called = make([]*hlo.Computation, len(in.Called))
+			for i, cc := range in.Called {
+				r, err := w.rewrite(cc)
+				if err != nil {
+					return nil, err
+				}
+				nc.Called[i] = r
+			}
+		}
+		if in.Op == hlo.OpConstant && isF8(in.Shape.Elem) {
+			lit, err := hlo.NewLiteral(nc.Shape, ToBuffer(in.Shape.Elem, in.Literal.Data))
+			if err != nil {
+				return nil, in.Errorf("%v", err)
+			}
+			nc.Literal = lit
+		}
+		v := &nc
+		out = append(out, v)
+		if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
+			(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
+				in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
+			v = roundF8(in, v, f8Formats[in.Shape.Elem], add)
+			nc.Name = in.Name + ".wide"
+			v.Name = in.Name
+		}
+		repl[in] = v
+	}
+	nc := *c
+	nc.Params = make([]*hlo.Instruction, len(c.Params))
+	for i, p := range c.Params {
+		nc.Params[i] = repl[p]
+	}
+	nc.Root = repl[c.Root]
+	nc.Instructions = out
+	w.done[c] = &nc
+	return &nc, nil
+}
+
+// roundF8 rounds f32 values x to f8 format f: with e the exponent of |x|
+// (at least the smallest normal one), |x| / 2^(e - man) rounded to an
+// integer, ties to even, and scaled back; beyond the largest finite value
+// infinity or NaN; the sign kept, except on the zero of the fnuz types.
+func roundF8(from, x *hlo.Instruction, f f8Format, add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
+	sh := x.Shape
+	ish := hlo.ArrayShape(hlo.S32, sh.Dims...)
+	pred := hlo.ArrayShape(hlo.PRED, sh.Dims...)
+	kf := func(v float64) *hlo.Instruction {
+		c := add(from, hlo.OpConstant, hlo.ArrayShape(hlo.F32))
+		c.Literal, _ = hlo.NewLiteral(c.Shape, binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(v))))
+		b := add(from, hlo.OpBroadcast, sh, c)
+		b.A.HasDimensions = true
+		return b
+	}
+	ki := func(v int64) *hlo.Instruction {
+		c := add(from, hlo.OpConstant, hlo.ArrayShape(hlo.S32))
+		c.Literal = hlo.ScalarLiteral(hlo.S32, float64(v))
+		b := add(from, hlo.OpBroadcast, ish, c)
+		b.A.HasDimensions = true
+		return b
+	}
+	cmp := func(a *hlo.Instruction, dir string, b *hlo.Instruction) *hlo.Instruction {
+		c := add(from, hlo.OpCompare, pred, a, b)
+		c.A.Direction = dir
+		return c
+	}
+	a := add(from, hlo.OpAbs, sh, x)
+	bits := add(from, hlo.OpBitcastConvert, ish, a)
+	e := add(from, hlo.OpSubtract, ish, add(from, hlo.OpShiftRightLogical, ish, bits, ki(23)), ki(127))
+	e = add(from, hlo.OpMaximum, ish, e, ki(int64(f.emin)))
+	// scale = 2^(e - man), made from its exponent field.
+	field := add(from, hlo.OpShiftLeft, ish, add(from, hlo.OpAdd, ish, e, ki(int64(127-f.man))), ki(23))
+	scale := add(from, hlo.OpBitcastConvert, sh, field)
+	r := add(from, hlo.OpMultiply, sh, add(from, hlo.OpRoundNearestEven, sh, add(from, hlo.OpDivide, sh, a, scale)), scale)
+	over := kf(math.NaN())
+	if f.hasInf {
+		over = kf(math.Inf(1))
+	}
+	r = add(from, hlo.OpSelect, sh, cmp(r, "GT", kf(f.max)), over, r)
+	// The sign back: -r where x is negative (a negative zero stays one,
+	// except in the fnuz types), NaN where x is.
+	neg := cmp(x, "LT", kf(0))
+	if !f.noNegZ {
+		negZero := add(from, hlo.OpAnd, pred, cmp(x, "EQ", kf(0)), cmp(add(from, hlo.OpDivide, sh, kf(1), x), "LT", kf(0)))
+		neg = add(from, hlo.OpOr, pred, neg, negZero)
+	}
+	r = add(from, hlo.OpSelect, sh, neg, add(from, hlo.OpNegate, sh, r), r)
+	if f.noNegZ {
+		r = add(from, hlo.OpSelect, sh, cmp(r, "EQ", kf(0)), kf(0), r)
+	}
+	return add(from, hlo.OpSelect, sh, cmp(x, "NE", x), kf(math.NaN()), r)
+}
