@@ -214,20 +214,9 @@ func TestComplexEdges(t *testing.T) {
 	}
 }
 
+// complexTensor is a vector of complex values of type ty (c64, c128).
 func complexTensor(ty string, v []complex128) *vkjit.Tensor {
-	var b []byte
-	typ := vkjit.C64
-	for _, c := range v {
-		if ty == "c128" {
-			typ = vkjit.C128
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(real(c)))
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(imag(c)))
-			continue
-		}
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(real(c))))
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(imag(c))))
-	}
-	return must(vkjit.NewTensor(typ, []int64{int64(len(v))}, b))
+	return tensorOf(ty, []int64{int64(len(v))}, v)
 }
 
 func complexAt(x *vkjit.Tensor, i int) complex128 {

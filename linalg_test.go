@@ -118,21 +118,22 @@ func randomArray(rng *rand.Rand, ty string, dims []int64) *vkjit.Tensor {
 	return tensorOf(ty, dims, vals)
 }
 
+// tensorOf is a tensor of type ty (f32, f64, c64, c128) holding vals,
+// real parts only for the real types.
 func tensorOf(ty string, dims []int64, vals []complex128) *vkjit.Tensor {
+	typ := must(vkjit.ParseDType(ty))
+	parts := 1
+	if typ == vkjit.C64 || typ == vkjit.C128 {
+		parts = 2
+	}
 	var data []byte
-	var typ vkjit.DType
 	for _, v := range vals {
-		switch ty {
-		case "f32":
-			typ = vkjit.F32
-			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(real(v))))
-		case "f64":
-			typ = vkjit.F64
-			data = binary.LittleEndian.AppendUint64(data, math.Float64bits(real(v)))
-		case "c64":
-			typ = vkjit.C64
-			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(real(v))))
-			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(imag(v))))
+		for _, part := range []float64{real(v), imag(v)}[:parts] {
+			if typ == vkjit.F32 || typ == vkjit.C64 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(part)))
+			} else {
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(part))
+			}
 		}
 	}
 	return must(vkjit.NewTensor(typ, dims, data))
