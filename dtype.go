@@ -32,6 +32,8 @@ const (
 	C64           = DType(hlo.C64)
 	C128          = DType(hlo.C128)
 	F4E2M1FN      = DType(hlo.F4E2M1FN)
+	F6E2M3FN      = DType(hlo.F6E2M3FN)
+	F6E3M2FN      = DType(hlo.F6E3M2FN)
 	F8E3M4        = DType(hlo.F8E3M4)
 	F8E4M3        = DType(hlo.F8E4M3)
 	F8E4M3FN      = DType(hlo.F8E4M3FN)

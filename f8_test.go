@@ -15,7 +15,7 @@ import (
 )
 
 // TestF8 converts f32 values to each f8 type on the device and back:
-// every one of the type's 256 codes, the midpoints between neighbours
+// every one of the type's codes (256, 64 or 16), the midpoints between neighbours
 // (ties go to even), values beyond the largest (inf or NaN by type),
 // subnormals, and random values, against hlo's own encoder
 // (hlo.MiniFloatFromFloat64, written apart from the device's rounding);
@@ -23,10 +23,11 @@ import (
 func TestF8(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ} {
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F8E8M0FNU, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN} {
 		var vals []float32
 		var grid []float64
-		for b := uint32(0); b < 256; b++ {
+		for b := uint32(0); b < 1<<ty.Bits(); b++ {
 			v := hlo.MiniFloatToFloat64(ty, b)
 			vals = append(vals, float32(v))
 			if !math.IsNaN(v) && !math.IsInf(v, 0) {

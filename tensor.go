@@ -75,40 +75,23 @@ func (x *Tensor) AsFloat32() ([]float32, error) {
 // comparisons (exact for every type except 64-bit integers beyond 2^53;
 // a complex element gives its real part, as XLA's convert does).
 func (x *Tensor) Float64At(i int64) float64 {
-	if pt, ok := complexPart(x.Type); ok {
-		w := int64(pt.Bytes())
-		return (&Tensor{Type: pt, Dims: []int64{1}, Data: x.Data[2*w*i : 2*w*i+w]}).Float64At(0)
-	}
 	t := x.Type.elem()
-	n := int64(t.Bytes())
-	b := x.Data[i*n : (i+1)*n]
-	switch t {
-	case hlo.PRED, hlo.U8:
-		return float64(b[0])
-	case hlo.S8:
-		return float64(int8(b[0]))
-	case hlo.S16:
-		return float64(int16(binary.LittleEndian.Uint16(b)))
-	case hlo.U16:
-		return float64(binary.LittleEndian.Uint16(b))
-	case hlo.S32:
-		return float64(int32(binary.LittleEndian.Uint32(b)))
-	case hlo.U32:
-		return float64(binary.LittleEndian.Uint32(b))
-	case hlo.S64:
-		return float64(int64(binary.LittleEndian.Uint64(b)))
-	case hlo.U64:
-		return float64(binary.LittleEndian.Uint64(b))
-	case hlo.F32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-	case hlo.F64:
-		return math.Float64frombits(binary.LittleEndian.Uint64(b))
-	case hlo.F16:
-		return hlo.F16ToFloat64(binary.LittleEndian.Uint16(b))
-	case hlo.BF16:
-		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+	if pt, ok := complexPart(x.Type); ok {
+		t, i = pt.elem(), 2*i
 	}
-	return math.NaN()
+	n := int64(t.Bytes())
+	var bits uint64
+	for j := n - 1; j >= 0; j-- {
+		bits = bits<<8 | uint64(x.Data[i*n+j])
+	}
+	switch t.Kind() {
+	case hlo.KindFloat:
+		return hlo.DecodeFloat(t, bits)
+	case hlo.KindSigned:
+		shift := 64 - uint(t.Bits())
+		return float64(int64(bits<<shift) >> shift)
+	}
+	return float64(bits)
 }
 
 // String prints the shape and up to the first 8 elements.

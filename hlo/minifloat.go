@@ -3,7 +3,7 @@ package hlo
 import "math"
 
 // miniFloat describes a small floating-point format: the f8 and f4 types
-// (ml_dtypes' definitions, which XLA follows).
+// (ml_dtypes' definitions, which XLA follows) and MLIR's f6 types.
 type miniFloat struct {
 	exp, man int  // field widths
 	bias     int  // exponent bias
@@ -11,7 +11,7 @@ type miniFloat struct {
 	fn       bool // finite: only the all-ones pattern (sign aside) is NaN (e4m3fn)
 	uz       bool // unsigned zero: 0x80 is the only NaN, no -0 (the *fnuz types)
 	unsigned bool // no sign bit (e8m0fnu)
-	noNaN    bool // no NaN at all; overflow saturates (f4e2m1fn)
+	noNaN    bool // no NaN at all; overflow saturates (f4e2m1fn, the f6 types)
 }
 
 var miniFloats = map[ElementType]miniFloat{
@@ -24,6 +24,8 @@ var miniFloats = map[ElementType]miniFloat{
 	F8E4M3B11FNUZ: {exp: 4, man: 3, bias: 11, uz: true},
 	F8E8M0FNU:     {exp: 8, man: 0, bias: 127, unsigned: true},
 	F4E2M1FN:      {exp: 2, man: 1, bias: 1, noNaN: true},
+	F6E2M3FN:      {exp: 2, man: 3, bias: 1, noNaN: true},
+	F6E3M2FN:      {exp: 3, man: 2, bias: 3, noNaN: true},
 }
 
 func (f miniFloat) signBit() uint32 {
@@ -94,6 +96,9 @@ func (f miniFloat) encode(v float64) uint32 {
 			return 0
 		}
 		return f.nan()
+	}
+	if f.unsigned && v < 0 {
+		return f.nan() // no sign to keep
 	}
 	var sign uint32
 	if math.Signbit(v) && !f.unsigned {
@@ -171,3 +176,28 @@ func MiniFloatFromFloat64(t ElementType, v float64) uint32 { return miniFloats[t
 
 // IsMiniFloat reports the f8 and f4 types.
 func IsMiniFloat(t ElementType) bool { _, ok := miniFloats[t]; return ok }
+
+// MiniFloatFormat is what a code generator needs to round to a small
+// float type: its fields, its range, and what overflow, NaN and zero
+// become.
+type MiniFloatFormat struct {
+	Man         int     // mantissa bits
+	Emin        int     // exponent of the smallest normal value
+	Max         float64 // the largest finite value
+	Inf         bool    // overflow is infinite (e5m2, e4m3, e3m4); else NaN, or Max where Saturate
+	Saturate    bool    // no NaN: overflow is ±Max and NaN becomes 0 (f4e2m1fn, the f6 types)
+	NegZero     bool    // zero keeps its sign (all but the fnuz types)
+	PowersOfTwo bool    // e8m0fnu: unsigned powers of two, 2^-127 to 2^127; negatives are NaN
+}
+
+// MiniFloatFormatOf describes an f8, f6 or f4 type.
+func MiniFloatFormatOf(t ElementType) (MiniFloatFormat, bool) {
+	f, ok := miniFloats[t]
+	if !ok {
+		return MiniFloatFormat{}, false
+	}
+	return MiniFloatFormat{
+		Man: f.man, Emin: 1 - f.bias, Max: f.decode(f.maxField()),
+		Inf: f.ieee, Saturate: f.noNaN, NegZero: !f.uz && !f.unsigned, PowersOfTwo: f.unsigned,
+	}, true
+}

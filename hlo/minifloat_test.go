@@ -22,6 +22,9 @@ func TestMiniFloatKnownValues(t *testing.T) {
 		{F8E3M4, 1, 0x30}, {F8E3M4, 15.5, 0x6f},
 		{F8E8M0FNU, 1, 0x7f}, {F8E8M0FNU, 0.5, 0x7e}, {F8E8M0FNU, 3.5, 0x81},
 		{F4E2M1FN, 6, 0x7}, {F4E2M1FN, -0.5, 0x9}, {F4E2M1FN, 100, 0x7}, {F4E2M1FN, 1.25, 0x2}, // 1.25 ties to even (1.0)
+		// f6, as StableHLO's interpreter tests round them (constant.mlir).
+		{F6E2M3FN, 3.1415, 0x15}, {F6E2M3FN, 0.1, 0x01}, {F6E2M3FN, 7.5, 0x1f}, {F6E2M3FN, -100, 0x3f},
+		{F6E3M2FN, 3.1415, 0x12}, {F6E3M2FN, 0.1, 0x02}, {F6E3M2FN, 28, 0x1f}, {F6E3M2FN, -0.0625, 0x21},
 		{F8E4M3FN, 1.0625, 0x38}, {F8E4M3FN, 1.1875, 0x3a}, // ties to even mantissa
 	} {
 		require.Equal(t, tc.bits, MiniFloatFromFloat64(tc.t, tc.v), "%s(%v)", tc.t, tc.v)
@@ -69,4 +72,16 @@ func TestHalfFromFloat64(t *testing.T) {
 		require.Equal(t, c.b16, BF16FromFloat64(c.v), "bf16(%g)", c.v)
 	}
 	require.Equal(t, uint16(0x7e00), F16FromFloat64(math.NaN())&0x7e00)
+}
+
+func TestMiniFloatFormat(t *testing.T) {
+	for _, c := range []struct {
+		t   ElementType
+		max float64
+	}{{F8E4M3FN, 448}, {F8E5M2, 57344}, {F8E4M3FNUZ, 240}, {F4E2M1FN, 6}, {F6E2M3FN, 7.5}, {F6E3M2FN, 28}, {F8E8M0FNU, 0x1p127}} {
+		f, ok := MiniFloatFormatOf(c.t)
+		require.True(t, ok)
+		require.Equal(t, c.max, f.Max, "%s", c.t)
+	}
+	require.True(t, math.IsNaN(MiniFloatToFloat64(F8E8M0FNU, MiniFloatFromFloat64(F8E8M0FNU, -2))))
 }

@@ -28,6 +28,8 @@ const (
 	C64
 	C128
 	F4E2M1FN
+	F6E2M3FN
+	F6E3M2FN
 	F8E3M4
 	F8E4M3
 	F8E4M3FN
@@ -84,6 +86,8 @@ var typeTable = [numElementTypes]typeInfo{
 	C64:           {"c64", 64, KindComplex},
 	C128:          {"c128", 128, KindComplex},
 	F4E2M1FN:      {"f4e2m1fn", 4, KindFloat},
+	F6E2M3FN:      {"f6e2m3fn", 6, KindFloat},
+	F6E3M2FN:      {"f6e3m2fn", 6, KindFloat},
 	F8E3M4:        {"f8e3m4", 8, KindFloat},
 	F8E4M3:        {"f8e4m3", 8, KindFloat},
 	F8E4M3FN:      {"f8e4m3fn", 8, KindFloat},

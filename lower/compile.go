@@ -80,9 +80,11 @@ func init() {
 		{"verify", verifyModule, false},                      // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls, true},                  // call, fusion and opt-barrier become what they stand for
 		{"expand linear algebra", expandLinalg, true},        // triangular-solve becomes forward substitution in a while loop (linalg.go)
+		{"expand rng-bit-generator", expandRng, true},        // rng-bit-generator becomes ThreeFry's or Philox's rounds of u32 ops over an iota of counters (rng.go)
 		{"lower complex", lowerComplex, true},                // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
 		{"widen sub-byte integers", widenSubByte, true},      // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
 		{"widen f8", widenF8, true},                          // f8 types computed in f32, each result rounded to the type's grid (f8.go)
+		{"split bitcast widths", splitBitcasts, true},        // bitcast-converts between widths become shifts and truncations of one width (bitcast.go)
 		{"simplify", simplify, true},                         // reshapes and broadcasts to the same shape, max with -inf and the like taken out (JAX's keepdims softmax)
 		{"hoist loop invariants", hoistInvariants, true},     // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},               // concatenates of more operands than a kernel can bind become trees

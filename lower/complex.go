@@ -268,6 +268,30 @@ func (x *cx) parts(in *hlo.Instruction) [2]*hlo.Instruction {
 	return pr
 }
 
+// bitcast reinterprets a value's bytes as another type: a complex
+// array's bytes are its memory form's, so the op is a real bitcast-convert
+// between the two memory forms, reshaped to the dimensions the width
+// ratio gives (split bitcast widths makes it one of a single width).
+func (x *cx) bitcast(in *hlo.Instruction) *hlo.Instruction {
+	src, want := x.memory(in.Operands[0]), memoryShape(in.Shape)
+	from, to := src.Shape.Elem, want.Elem
+	reshape := func(v *hlo.Instruction, dims []int64) *hlo.Instruction {
+		if hlo.ArrayShape(v.Shape.Elem, dims...).SameDims(v.Shape) {
+			return v
+		}
+		return x.inst(in, hlo.OpReshape, hlo.ArrayShape(v.Shape.Elem, dims...), v)
+	}
+	switch {
+	case from.Bits() > to.Bits():
+		d := append(append([]int64{}, src.Shape.Dims...), int64(from.Bits()/to.Bits()))
+		return reshape(x.inst(in, hlo.OpBitcastConvert, hlo.ArrayShape(to, d...), src), want.Dims)
+	case from.Bits() < to.Bits():
+		d := append(append([]int64{}, want.Dims...), int64(to.Bits()/from.Bits()))
+		return x.inst(in, hlo.OpBitcastConvert, want, reshape(src, d))
+	}
+	return x.inst(in, hlo.OpBitcastConvert, want, reshape(src, want.Dims))
+}
+
 // clone copies in with new operands and shape.
 func (x *cx) clone(in *hlo.Instruction, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
 	c := *in
@@ -310,6 +334,10 @@ func (x *cx) visit(in *hlo.Instruction) error {
 			f := &rexpr{x: x, in: in, t: in.Shape.Elem, dims: in.Shape.Dims}
 			x.whole[in] = f.k(0)
 		}
+		return nil
+	case in.Op == hlo.OpBitcastConvert && (complexResult || complexOperand) &&
+		(in.Shape.Elem != in.Operands[0].Shape.Elem || !in.Shape.SameDims(in.Operands[0].Shape)):
+		x.whole[in] = x.bitcast(in)
 		return nil
 	case in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow || in.Op == hlo.OpScatter || in.Op == hlo.OpSort:
 		if complexResult || complexOperand {

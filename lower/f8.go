@@ -11,52 +11,15 @@ import (
 // The f8 types compute in f32, as XLA computes them: widenF8 retypes
 // every f8 value as f32 and rounds each op's result to the f8 type's grid
 // (to nearest, ties to even, subnormals included), overflow becoming the
-// type's infinity or, for the finite types, NaN, as XLA's conversion
-// does. Buffers hold the f32 values; the runtime decodes f8 arguments
+// type's infinity or, for the finite types, NaN (the largest value, for
+// the f4 and f6 types, which have no NaN), as XLA's conversion does; the
+// f6 and f4 types go the same way. Buffers hold the f32 values; the runtime decodes f8 arguments
 // and encodes f8 results on the host (ToBuffer, FromBuffer), exactly,
 // since every value is on the grid.
 
-// f8Format is what rounding to an f8 type needs: its mantissa bits, the
-// smallest normal exponent, the largest finite value, and how overflow
-// and zero behave.
-type f8Format struct {
-	man    int
-	emin   int
-	max    float64
-	hasInf bool // e5m2, e4m3, e3m4: overflow is infinite
-	noNegZ bool // the fnuz types: zero has no sign
-}
-
-var f8Formats = map[hlo.ElementType]f8Format{
-	hlo.F8E5M2:        {man: 2, emin: -14, hasInf: true},
-	hlo.F8E4M3:        {man: 3, emin: -6, hasInf: true},
-	hlo.F8E3M4:        {man: 4, emin: -2, hasInf: true},
-	hlo.F8E4M3FN:      {man: 3, emin: -6},
-	hlo.F8E4M3FNUZ:    {man: 3, emin: -7, noNegZ: true},
-	hlo.F8E5M2FNUZ:    {man: 2, emin: -15, noNegZ: true},
-	hlo.F8E4M3B11FNUZ: {man: 3, emin: -10, noNegZ: true},
-}
-
-func init() {
-	for t, f := range f8Formats {
-		f.max = largestFinite(t)
-		f8Formats[t] = f
-	}
-}
-
-// largestFinite searches the type's 256 encodings for its largest finite
-// value.
-func largestFinite(t hlo.ElementType) float64 {
-	best := 0.0
-	for b := uint32(0); b < 256; b++ {
-		if v := hlo.MiniFloatToFloat64(t, b); !math.IsInf(v, 0) && !math.IsNaN(v) && v > best {
-			best = v
-		}
-	}
-	return best
-}
-
-func isF8(t hlo.ElementType) bool { _, ok := f8Formats[t]; return ok }
+// isF8 reports the small float types widen f8 computes in f32: the f8
+// types, and the f6 and f4 ones too.
+func isF8(t hlo.ElementType) bool { return hlo.IsMiniFloat(t) }
 
 func widenF8(s *state) error {
 	w := &f8Widener{done: map[*hlo.Computation]*hlo.Computation{}}
@@ -120,7 +83,8 @@ func (w *f8Widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
 		if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
 			(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
 				in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
-			v = roundF8(in, v, f8Formats[in.Shape.Elem], add)
+			f, _ := hlo.MiniFloatFormatOf(in.Shape.Elem)
+			v = roundF8(in, v, f, add)
 			nc.Name = in.Name + ".wide"
 			v.Name = in.Name
 		}
@@ -141,7 +105,7 @@ func (w *f8Widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
 // (at least the smallest normal one), |x| / 2^(e - man) rounded to an
 // integer, ties to even, and scaled back; beyond the largest finite value
 // infinity or NaN; the sign kept, except on the zero of the fnuz types.
-func roundF8(from, x *hlo.Instruction, f f8Format, add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
+func roundF8(from, x *hlo.Instruction, f hlo.MiniFloatFormat, add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
 	sh := x.Shape
 	ish := hlo.ArrayShape(hlo.S32, sh.Dims...)
 	pred := hlo.ArrayShape(hlo.PRED, sh.Dims...)
@@ -164,29 +128,67 @@ func roundF8(from, x *hlo.Instruction, f f8Format, add func(*hlo.Instruction, hl
 		c.A.Direction = dir
 		return c
 	}
+	if f.PowersOfTwo {
+		return roundPowerOfTwo(from, x, kf, ki, cmp, add)
+	}
 	a := add(from, hlo.OpAbs, sh, x)
 	bits := add(from, hlo.OpBitcastConvert, ish, a)
 	e := add(from, hlo.OpSubtract, ish, add(from, hlo.OpShiftRightLogical, ish, bits, ki(23)), ki(127))
-	e = add(from, hlo.OpMaximum, ish, e, ki(int64(f.emin)))
+	e = add(from, hlo.OpMaximum, ish, e, ki(int64(f.Emin)))
 	// scale = 2^(e - man), made from its exponent field.
-	field := add(from, hlo.OpShiftLeft, ish, add(from, hlo.OpAdd, ish, e, ki(int64(127-f.man))), ki(23))
+	field := add(from, hlo.OpShiftLeft, ish, add(from, hlo.OpAdd, ish, e, ki(int64(127-f.Man))), ki(23))
 	scale := add(from, hlo.OpBitcastConvert, sh, field)
 	r := add(from, hlo.OpMultiply, sh, add(from, hlo.OpRoundNearestEven, sh, add(from, hlo.OpDivide, sh, a, scale)), scale)
 	over := kf(math.NaN())
-	if f.hasInf {
+	switch {
+	case f.Inf:
 		over = kf(math.Inf(1))
+	case f.Saturate:
+		over = kf(f.Max)
 	}
-	r = add(from, hlo.OpSelect, sh, cmp(r, "GT", kf(f.max)), over, r)
+	r = add(from, hlo.OpSelect, sh, cmp(r, "GT", kf(f.Max)), over, r)
 	// The sign back: -r where x is negative (a negative zero stays one,
 	// except in the fnuz types), NaN where x is.
 	neg := cmp(x, "LT", kf(0))
-	if !f.noNegZ {
+	if f.NegZero {
 		negZero := add(from, hlo.OpAnd, pred, cmp(x, "EQ", kf(0)), cmp(add(from, hlo.OpDivide, sh, kf(1), x), "LT", kf(0)))
 		neg = add(from, hlo.OpOr, pred, neg, negZero)
 	}
 	r = add(from, hlo.OpSelect, sh, neg, add(from, hlo.OpNegate, sh, r), r)
-	if f.noNegZ {
+	if !f.NegZero {
 		r = add(from, hlo.OpSelect, sh, cmp(r, "EQ", kf(0)), kf(0), r)
 	}
-	return add(from, hlo.OpSelect, sh, cmp(x, "NE", x), kf(math.NaN()), r)
+	nan := kf(math.NaN())
+	if f.Saturate {
+		nan = kf(0) // no NaN to keep
+	}
+	return add(from, hlo.OpSelect, sh, cmp(x, "NE", x), nan, r)
+}
+
+// roundPowerOfTwo rounds f32 values to e8m0fnu's powers of two as its
+// conversion does, to nearest, ties to the even exponent: the f32 bits
+// plus half an exponent step, less one unless the exponent is odd, with
+// the mantissa cleared (subnormal f32 inputs compared with the midpoint). A negative number or NaN becomes NaN, as does
+// what rounds beyond 2^127; zero and what rounds below 2^-127 become
+// 2^-127, the smallest value (an f32 subnormal: a device that flushes
+// subnormals reads it as zero).
+func roundPowerOfTwo(from, x *hlo.Instruction, kf func(float64) *hlo.Instruction, ki func(int64) *hlo.Instruction,
+	cmp func(a *hlo.Instruction, dir string, b *hlo.Instruction) *hlo.Instruction,
+	add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
+	sh := x.Shape
+	ish := hlo.ArrayShape(hlo.S32, sh.Dims...)
+	bits := add(from, hlo.OpBitcastConvert, ish, add(from, hlo.OpAbs, sh, x))
+	odd := add(from, hlo.OpAnd, ish, add(from, hlo.OpShiftRightLogical, ish, bits, ki(23)), ki(1))
+	up := add(from, hlo.OpAdd, ish, add(from, hlo.OpAdd, ish, bits, ki(0x3fffff)), odd)
+	field := add(from, hlo.OpShiftRightLogical, ish, up, ki(23))
+	// Below 2^-126 the f32 is subnormal and its bits are not its log:
+	// 2^-126 (field 1) above the midpoint 1.5 * 2^-127, else 2^-127 (a
+	// tie goes to the even field, 0).
+	sub := add(from, hlo.OpSelect, ish, cmp(bits, "GT", ki(0x600000)), ki(1), ki(0))
+	field = add(from, hlo.OpSelect, ish, cmp(bits, "LT", ki(0x800000)), sub, field)
+	r := add(from, hlo.OpBitcastConvert, sh, add(from, hlo.OpShiftLeft, ish, field, ki(23)))
+	r = add(from, hlo.OpSelect, sh, cmp(field, "EQ", ki(0)), kf(0x1p-127), r)
+	bad := add(from, hlo.OpOr, hlo.ArrayShape(hlo.PRED, sh.Dims...), cmp(x, "LT", kf(0)), cmp(field, "GE", ki(255)))
+	bad = add(from, hlo.OpOr, bad.Shape, bad, cmp(x, "NE", x))
+	return add(from, hlo.OpSelect, sh, bad, kf(math.NaN()), r)
 }

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -27,7 +25,7 @@ func expandLinalg(s *state) error {
 			out = append(out, in)
 			continue
 		}
-		b := &linBuilder{from: in, n: &n}
+		b := &expander{from: in, n: &n}
 		var final *hlo.Instruction
 		var err error
 		if in.Op == hlo.OpCholesky {
@@ -47,39 +45,8 @@ func expandLinalg(s *state) error {
 	return nil
 }
 
-// linBuilder adds instructions named after the one they expand.
-type linBuilder struct {
-	from *hlo.Instruction
-	out  []*hlo.Instruction
-	n    *int
-}
-
-func (b *linBuilder) inst(op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-	*b.n++
-	in := &hlo.Instruction{Name: fmt.Sprintf("%s.ts%d", b.from.Name, *b.n), Op: op, Shape: sh, Operands: ops, Pos: b.from.Pos}
-	b.out = append(b.out, in)
-	return in
-}
-
-func (b *linBuilder) constant(t hlo.ElementType, v int64) *hlo.Instruction {
-	c := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
-	if v == 0 {
-		c.Literal, _ = hlo.NewLiteral(c.Shape, make([]byte, t.Bytes()))
-	} else {
-		c.Literal = hlo.ScalarLiteral(t, float64(v))
-	}
-	return c
-}
-
-// zeros is a value of shape sh, all zero.
-func (b *linBuilder) zeros(sh hlo.Shape) *hlo.Instruction {
-	bc := b.inst(hlo.OpBroadcast, sh, b.constant(sh.Elem, 0))
-	bc.A.HasDimensions = true
-	return bc
-}
-
 // swapLast transposes the last two dimensions.
-func (b *linBuilder) swapLast(x *hlo.Instruction) *hlo.Instruction {
+func (b *expander) swapLast(x *hlo.Instruction) *hlo.Instruction {
 	r := x.Shape.Rank()
 	perm := make([]int64, r)
 	dims := make([]int64, r)
@@ -95,14 +62,14 @@ func (b *linBuilder) swapLast(x *hlo.Instruction) *hlo.Instruction {
 	return t
 }
 
-func (b *linBuilder) reverse(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
+func (b *expander) reverse(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 	r := b.inst(hlo.OpReverse, x.Shape, x)
 	r.A.Dimensions, r.A.HasDimensions = dims, true
 	return r
 }
 
 // conj is the complex conjugate (x itself for real types).
-func (b *linBuilder) conj(x *hlo.Instruction) *hlo.Instruction {
+func (b *expander) conj(x *hlo.Instruction) *hlo.Instruction {
 	rt, isComplex := realPart(x.Shape.Elem)
 	if !isComplex {
 		return x
@@ -115,10 +82,10 @@ func (b *linBuilder) conj(x *hlo.Instruction) *hlo.Instruction {
 
 // conjT is the conjugate transpose of the last two dimensions (the
 // transpose, for real types).
-func (b *linBuilder) conjT(x *hlo.Instruction) *hlo.Instruction { return b.conj(b.swapLast(x)) }
+func (b *expander) conjT(x *hlo.Instruction) *hlo.Instruction { return b.conj(b.swapLast(x)) }
 
 // param adds the parameter of a loop's computation.
-func (b *linBuilder) param(sh hlo.Shape) *hlo.Instruction {
+func (b *expander) param(sh hlo.Shape) *hlo.Instruction {
 	return b.inst(hlo.OpParameter, sh)
 }
 
@@ -126,14 +93,14 @@ func (b *linBuilder) param(sh hlo.Shape) *hlo.Instruction {
 // state a tuple whose element 0 is the s32 counter, and returns element
 // keep of its result. body gets the state's elements and returns the
 // next state's, the counter's increment included.
-func (b *linBuilder) countedLoop(in *hlo.Instruction, name string, state hlo.Shape, n int64, init *hlo.Instruction, keep int,
-	body func(lb *linBuilder, elems []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
-	cond := &linBuilder{from: in, n: b.n}
+func (b *expander) countedLoop(in *hlo.Instruction, name string, state hlo.Shape, n int64, init *hlo.Instruction, keep int,
+	body func(lb *expander, elems []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
+	cond := &expander{from: in, n: b.n}
 	cp := cond.param(state)
 	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
 	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
 	lt.A.Direction = "LT"
-	lb := &linBuilder{from: in, n: b.n}
+	lb := &expander{from: in, n: b.n}
 	bp := lb.param(state)
 	elems := make([]*hlo.Instruction, len(state.Tuple))
 	for i := range elems {
@@ -154,13 +121,13 @@ func (b *linBuilder) countedLoop(in *hlo.Instruction, name string, state hlo.Sha
 // batched slices batches of matrices: the batch dimensions whole, a
 // block of the last two at dynamic starts.
 type batched struct {
-	b     *linBuilder
+	b     *expander
 	t     hlo.ElementType
 	batch []int64
 	zero  *hlo.Instruction
 }
 
-func (b *linBuilder) batched(t hlo.ElementType, batch []int64) batched {
+func (b *expander) batched(t hlo.ElementType, batch []int64) batched {
 	return batched{b: b, t: t, batch: batch, zero: b.constant(hlo.S32, 0)}
 }
 
@@ -215,7 +182,7 @@ func (x batched) spread(d *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 // triangle selects where row and column indices compare as dir (over the
 // last two dimensions of sh, or of the block at row offset j) x's
 // element, else zero.
-func (b *linBuilder) triangle(x *hlo.Instruction, dir string, rowOffset *hlo.Instruction, colDim bool) *hlo.Instruction {
+func (b *expander) triangle(x *hlo.Instruction, dir string, rowOffset *hlo.Instruction, colDim bool) *hlo.Instruction {
 	sh := x.Shape
 	r := sh.Rank()
 	s32 := hlo.ArrayShape(hlo.S32, sh.Dims...)
@@ -234,7 +201,7 @@ func (b *linBuilder) triangle(x *hlo.Instruction, dir string, rowOffset *hlo.Ins
 	return b.inst(hlo.OpSelect, sh, keep, x, b.zeros(sh))
 }
 
-func (b *linBuilder) triangularSolve(in *hlo.Instruction) (*hlo.Instruction, error) {
+func (b *expander) triangularSolve(in *hlo.Instruction) (*hlo.Instruction, error) {
 	a, rhs := in.Operands[0], in.Operands[1]
 	r := a.Shape.Rank()
 	lower := in.A.Lower
@@ -265,7 +232,7 @@ func (b *linBuilder) triangularSolve(in *hlo.Instruction) (*hlo.Instruction, err
 
 // forward solves a x = rhs for a lower triangular a by forward
 // substitution in a while loop over the rows.
-func (b *linBuilder) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
+func (b *expander) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 	t := a.Shape.Elem
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
@@ -274,7 +241,7 @@ func (b *linBuilder) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 	masked := b.triangle(a, "GT", nil, true) // the strict lower triangle
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), rhs.Shape, a.Shape, rhs.Shape, a.Shape)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(rhs.Shape), masked, rhs, a)
-	return b.countedLoop(in, in.Name+".solve", state, n, init, 1, func(lb *linBuilder, e []*hlo.Instruction) []*hlo.Instruction {
+	return b.countedLoop(in, in.Name+".solve", state, n, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		i, xs, am, bb, aa := e[0], e[1], e[2], e[3], e[4]
 		x := lb.batched(t, batch)
 		row := x.slice(am, x.sizes(1, n), i, x.zero)
@@ -297,7 +264,7 @@ func (b *linBuilder) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 // j of l, in the j-th iteration of a while loop, is (a_:,j - l l_j,:^H) /
 // sqrt of its j-th element, zero above the diagonal: l is zero in the
 // columns not computed yet, so one dot makes the sum over k < j.
-func (b *linBuilder) cholesky(in *hlo.Instruction) *hlo.Instruction {
+func (b *expander) cholesky(in *hlo.Instruction) *hlo.Instruction {
 	a := in.Operands[0]
 	if !in.A.Lower {
 		a = b.conjT(a)
@@ -309,7 +276,7 @@ func (b *linBuilder) cholesky(in *hlo.Instruction) *hlo.Instruction {
 	am := b.triangle(a, "GE", nil, true)
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), a.Shape, a.Shape)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(a.Shape), am)
-	l := b.countedLoop(in, in.Name+".cholesky", state, n, init, 1, func(lb *linBuilder, e []*hlo.Instruction) []*hlo.Instruction {
+	l := b.countedLoop(in, in.Name+".cholesky", state, n, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, l, aa := e[0], e[1], e[2]
 		x := lb.batched(t, batch)
 		lj := lb.conj(x.slice(l, x.sizes(1, n), j, x.zero)) // row j of l, conjugated

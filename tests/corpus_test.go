@@ -19,9 +19,7 @@ import (
 // through `vkjit run --random-args --compare` with the validation layer
 // on: each must match the reference evaluator within the default
 // tolerances (complex results part by part), or be refused by name.
-// A module whose arguments alone pass 512 MiB is not run: it is a GPU's
-// workload, not a CI machine's (xla/runner_fp8_gemm_loop: 552 MiB of
-// arguments and a loop of 20 dots of 32768x1024x8192, hours on lavapipe).
+// A module whose arguments alone pass hlotest.GPUWorkload is not run.
 // The same run without fusion and buffer reuse must give bit-identical
 // results.
 func TestCorpus(t *testing.T) {
@@ -30,7 +28,9 @@ func TestCorpus(t *testing.T) {
 	files, root := hlotest.CorpusE2E(t)
 	for _, file := range files {
 		name, _ := filepath.Rel(root, file)
-		if b := argumentBytes(t, file); b > 512<<20 {
+		mods, err := hlo.ParseFile(file)
+		require.NoError(t, err, file)
+		if b := hlotest.ArgumentBytes(mods[0]); b > hlotest.GPUWorkload {
 			t.Logf("%s: not run: %d MiB of arguments", name, b>>20)
 			skipped++
 			continue
@@ -61,17 +61,4 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("%d E2E modules ran and matched; %d not run", ran, skipped)
 	require.GreaterOrEqual(t, ran, 74)
-}
-
-// argumentBytes is the size of a module's entry parameters.
-func argumentBytes(t *testing.T, file string) int64 {
-	mods, err := hlo.ParseFile(file)
-	require.NoError(t, err, file)
-	var n int64
-	for _, p := range mods[0].Entry.Params {
-		for _, l := range p.Shape.Leaves() {
-			n += l.ByteSize()
-		}
-	}
-	return n
 }

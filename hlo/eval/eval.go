@@ -326,17 +326,11 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	return nil, in.Errorf("%w", &Unsupported{in.Op.String()})
 }
 
-// InTypeSet reports the element types vkjit runs: pred, the 8- to 64-bit
-// integers, f16, bf16, f32 and f64. Complex, f8 and sub-byte types parse,
-// and running them is an error that names them.
-func InTypeSet(t hlo.ElementType) bool {
-	switch t {
-	case hlo.PRED, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64,
-		hlo.F16, hlo.BF16, hlo.F32, hlo.F64, hlo.C64, hlo.C128:
-		return true
-	}
-	return false
-}
+// InTypeSet reports the element types the evaluator runs: every array
+// type. The f8, f6 and f4 types compute in float64 and round each result
+// to the type (XLA computes in f32: the two differ only where an f32
+// result lies within half an f32 ulp of a tie of the small type).
+func InTypeSet(t hlo.ElementType) bool { return t.IsArray() }
 
 func leaves(vs []*Value) []*hlo.Literal {
 	out := make([]*hlo.Literal, len(vs))
@@ -409,10 +403,7 @@ func put(dst []byte, t hlo.ElementType, i int64, s scalar) {
 	case hlo.KindFloat:
 		bits = encodeFloat(t, s.f)
 	case hlo.KindSigned:
-		bits = uint64(s.i)
-		if t.Bits() < 8 {
-			bits &= 1<<uint(t.Bits()) - 1
-		}
+		bits = uint64(s.i) // a 2- or 4-bit integer's byte holds it sign-extended, as literals do
 	default:
 		bits = s.u
 	}

@@ -229,10 +229,20 @@ func TestComplex(t *testing.T) {
 	require.Equal(t, []float64{1, 0}, got[0])
 }
 
+// TestSmallFloats: the f8, f6 and f4 types compute and round each result
+// to the type (f4e2m1fn saturates at 6; e8m0fnu keeps powers of two).
+func TestSmallFloats(t *testing.T) {
+	got := evalText(t, module("  x = f8e4m3fn[2] constant({1, 0.3})\n  ROOT r = f8e4m3fn[2] add(x, x)"))
+	require.Equal(t, []float64{2, 0.625}, got[0])
+	got = evalText(t, module("  x = f4e2m1fn[2] constant({4, 1.5})\n  ROOT r = f4e2m1fn[2] add(x, x)"))
+	require.Equal(t, []float64{6, 3}, got[0])
+	got = evalText(t, module("  x = f8e8m0fnu[2] constant({4, 0.5})\n  ROOT r = f8e8m0fnu[2] multiply(x, x)"))
+	require.Equal(t, []float64{16, 0.25}, got[0])
+}
+
 func TestRefusesOutsideTheSet(t *testing.T) {
 	for _, src := range []string{
 		module("  a = f32[8] parameter(0)\n  ROOT r = f32[8] rng(a, a), distribution=rng_uniform"),
-		module("  x = f8e4m3fn[2] constant({1, 2})\n  ROOT r = f8e4m3fn[2] add(x, x)"),
 		module("  x = f32[2] constant({1, 2})\n  ROOT r = f32[2] custom-call(x), custom_call_target=\"foo\""),
 	} {
 		m, err := hlo.Parse("op.hlo", src)

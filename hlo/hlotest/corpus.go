@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/internal/shared"
 )
 
@@ -30,4 +31,22 @@ func CorpusE2E(t testing.TB) (files []string, root string) {
 		}
 	}
 	return out, root
+}
+
+// GPUWorkload is the size of arguments past which a corpus module is a
+// GPU's workload, not a CI machine's (xla/runner_fp8_gemm_loop: 552 MiB of
+// arguments and a loop of 20 dots of 32768x1024x8192, hours on lavapipe
+// and longer in the evaluator): the corpus tests log such a module and do
+// not run it.
+const GPUWorkload = 512 << 20
+
+// ArgumentBytes is the size of a module's entry parameters.
+func ArgumentBytes(m *hlo.Module) int64 {
+	var n int64
+	for _, p := range m.Entry.Params {
+		for _, l := range p.Shape.Leaves() {
+			n += l.ByteSize()
+		}
+	}
+	return n
 }

@@ -24,9 +24,6 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 	if et == hlo.Invalid {
 		return nil, unsupportedf(typesCategory, "element type %s", t.Text)
 	}
-	if et.Bits() < 8 && et != hlo.PRED && !et.IsInteger() {
-		return nil, unsupportedf(typesCategory, "element type %s (sub-byte constants)", mlirName(et))
-	}
 	n := shape.NumElements()
 	size := et.Bytes()
 	body := strings.TrimSpace(a.Text)
@@ -185,8 +182,8 @@ func parseInt(text string) (uint64, error) {
 func floatBits(t hlo.ElementType, text string) (uint64, error) {
 	if strings.HasPrefix(text, "0x") || strings.HasPrefix(text, "0X") {
 		v, err := strconv.ParseUint(text[2:], 16, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a float's bits", text)
+		if err != nil || (t.Bits() < 64 && v>>uint(t.Bits()) != 0) {
+			return 0, fmt.Errorf("%q is not the bits of a %s", text, mlirName(t))
 		}
 		return v, nil
 	}

@@ -17,7 +17,7 @@ var elementTypes = map[string]hlo.ElementType{
 	"si8": hlo.S8, "si16": hlo.S16, "si32": hlo.S32, "si64": hlo.S64,
 	"ui2": hlo.U2, "ui4": hlo.U4, "ui8": hlo.U8, "ui16": hlo.U16, "ui32": hlo.U32, "ui64": hlo.U64,
 	"f16": hlo.F16, "bf16": hlo.BF16, "f32": hlo.F32, "f64": hlo.F64,
-	"f4E2M1FN": hlo.F4E2M1FN, "f8E3M4": hlo.F8E3M4, "f8E4M3": hlo.F8E4M3, "f8E4M3FN": hlo.F8E4M3FN,
+	"f4E2M1FN": hlo.F4E2M1FN, "f6E2M3FN": hlo.F6E2M3FN, "f6E3M2FN": hlo.F6E3M2FN, "f8E3M4": hlo.F8E3M4, "f8E4M3": hlo.F8E4M3, "f8E4M3FN": hlo.F8E4M3FN,
 	"f8E4M3FNUZ": hlo.F8E4M3FNUZ, "f8E4M3B11FNUZ": hlo.F8E4M3B11FNUZ, "f8E5M2": hlo.F8E5M2,
 	"f8E5M2FNUZ": hlo.F8E5M2FNUZ, "f8E8M0FNU": hlo.F8E8M0FNU,
 	"index": hlo.S64,

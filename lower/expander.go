@@ -1,0 +1,111 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// expander adds the instructions that one instruction expands into
+// (triangular-solve, cholesky, rng-bit-generator), named after it.
+type expander struct {
+	from *hlo.Instruction
+	out  []*hlo.Instruction
+	n    *int
+}
+
+func (b *expander) inst(op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	*b.n++
+	in := &hlo.Instruction{Name: fmt.Sprintf("%s.ts%d", b.from.Name, *b.n), Op: op, Shape: sh, Operands: ops, Pos: b.from.Pos}
+	b.out = append(b.out, in)
+	return in
+}
+
+func (b *expander) constant(t hlo.ElementType, v int64) *hlo.Instruction {
+	c := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
+	if v == 0 {
+		c.Literal, _ = hlo.NewLiteral(c.Shape, make([]byte, t.Bytes()))
+	} else {
+		c.Literal = hlo.ScalarLiteral(t, float64(v))
+	}
+	return c
+}
+
+// zeros is a value of shape sh, all zero.
+func (b *expander) zeros(sh hlo.Shape) *hlo.Instruction {
+	bc := b.inst(hlo.OpBroadcast, sh, b.constant(sh.Elem, 0))
+	bc.A.HasDimensions = true
+	return bc
+}
+
+// bcast broadcasts scalar x to dims.
+func (b *expander) bcast(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+	bc.A.HasDimensions = true
+	return bc
+}
+
+// binary applies op to x and y, either of which may be a scalar that
+// broadcasts to the other's shape.
+func (b *expander) binary(op hlo.Opcode, x, y *hlo.Instruction) *hlo.Instruction {
+	switch {
+	case x.Shape.Rank() == 0 && y.Shape.Rank() > 0:
+		x = b.bcast(x, y.Shape.Dims...)
+	case y.Shape.Rank() == 0 && x.Shape.Rank() > 0:
+		y = b.bcast(y, x.Shape.Dims...)
+	}
+	return b.inst(op, x.Shape, x, y)
+}
+
+// convert converts x to type t.
+func (b *expander) convert(x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
+	if x.Shape.Elem == t {
+		return x
+	}
+	return b.inst(hlo.OpConvert, hlo.ArrayShape(t, x.Shape.Dims...), x)
+}
+
+// reshape gives x dimensions dims.
+func (b *expander) reshape(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
+	if hlo.ArrayShape(x.Shape.Elem, dims...).SameDims(x.Shape) {
+		return x
+	}
+	return b.inst(hlo.OpReshape, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+}
+
+// slice takes [lo, hi) of dimension d of x, all of the others.
+func (b *expander) slice(x *hlo.Instruction, d int, lo, hi int64) *hlo.Instruction {
+	dims := append([]int64{}, x.Shape.Dims...)
+	dims[d] = hi - lo
+	sl := b.inst(hlo.OpSlice, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+	for e, n := range x.Shape.Dims {
+		if e == d {
+			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: lo, Limit: hi, Stride: 1})
+		} else {
+			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: n, Stride: 1})
+		}
+	}
+	return sl
+}
+
+// concat joins xs along dimension d.
+func (b *expander) concat(d int, xs ...*hlo.Instruction) *hlo.Instruction {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	dims := append([]int64{}, xs[0].Shape.Dims...)
+	dims[d] = 0
+	for _, x := range xs {
+		dims[d] += x.Shape.Dims[d]
+	}
+	c := b.inst(hlo.OpConcatenate, hlo.ArrayShape(xs[0].Shape.Elem, dims...), xs...)
+	c.A.Dimensions, c.A.HasDimensions = []int64{int64(d)}, true
+	return c
+}
+
+// iota counts along dimension d of an array of type t and dims.
+func (b *expander) iota(t hlo.ElementType, d int, dims ...int64) *hlo.Instruction {
+	io := b.inst(hlo.OpIota, hlo.ArrayShape(t, dims...))
+	io.A.IotaDim = int64(d)
+	return io
+}
