@@ -624,10 +624,10 @@ ENTRY e {
   ROOT out = (%[2]s[4096], %[2]s[4096], %[1]s[4096]) tuple(a, b, c)
 }`, from, to, src, ops), randomBits)
 	}
-	_, err := rt.CompileText("wide.hlo", `HloModule wide
+	_, err := rt.CompileText("f8.hlo", `HloModule f8
 ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT b = u8[4,4] bitcast-convert(x)
+  x = f8e4m3fn[4] parameter(0)
+  ROOT b = u8[4] bitcast-convert(x)
 }`, vkjit.CompileOptions{})
-	require.ErrorContains(t, err, "bitcast-convert from f32 to u8 is not supported on the device yet")
+	require.ErrorContains(t, err, "bitcast-convert of f8 types is not supported on the device yet")
 }
