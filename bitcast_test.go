@@ -39,7 +39,7 @@ func TestBitcastWidths(t *testing.T) {
 			exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
 			require.NoError(t, err, name)
 			p := exe.Params()[0]
-			data := make([]byte, p.Type.Bytes()*int(elements(p.Dims)))
+			data := make([]byte, int64(p.Type.Bytes())*(&vkjit.Tensor{Type: p.Type, Dims: p.Dims}).NumElements())
 			for i := range data {
 				data[i] = byte(rng.Uint32())
 			}
@@ -50,12 +50,4 @@ func TestBitcastWidths(t *testing.T) {
 			require.Equal(t, data, res[0].Data, name)
 		}
 	}
-}
-
-func elements(dims []int64) int64 {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	return n
 }

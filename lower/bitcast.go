@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -18,91 +16,51 @@ import (
 // one width. A complex array reaches here as its memory form (lower
 // complex), so complex bitcasts of any width go the same way.
 func splitBitcasts(s *state) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
-	for _, in := range entry.Instructions {
-		if in.Op != hlo.OpBitcastConvert || !in.Shape.IsArray() {
-			out = append(out, in)
-			continue
-		}
-		from, to := in.Operands[0].Shape.Elem, in.Shape.Elem
-		if from.Bits() == to.Bits() {
-			out = append(out, in)
-			continue
-		}
-		if from == hlo.PRED || to == hlo.PRED || from.Bits() < 8 || to.Bits() < 8 {
-			return in.Errorf("bitcast-convert from %s to %s is not supported on the device yet", from, to)
-		}
-		n := 0
-		inst := func(op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-			n++
-			v := &hlo.Instruction{Name: fmt.Sprintf("%s/w%d", in.Name, n), Op: op, Shape: sh, Operands: ops, Pos: in.Pos}
-			out = append(out, v)
-			return v
-		}
-		// bits reinterprets v as the unsigned integer of its width (v itself
-		// if it is one).
-		bits := func(v *hlo.Instruction) *hlo.Instruction {
-			u := unsignedOfWidth(v.Shape.Elem.Bits())
-			if v.Shape.Elem == u {
-				return v
-			}
-			return inst(hlo.OpBitcastConvert, hlo.ArrayShape(u, v.Shape.Dims...), v)
-		}
-		// shifts is k*w along the last dimension of shape dims, as type u.
-		shifts := func(u hlo.ElementType, dims []int64, w int) *hlo.Instruction {
-			io := inst(hlo.OpIota, hlo.ArrayShape(u, dims...))
-			io.A.IotaDim = int64(len(dims) - 1)
-			c := inst(hlo.OpConstant, hlo.ArrayShape(u))
-			c.Literal = hlo.ScalarLiteral(u, float64(w))
-			b := inst(hlo.OpBroadcast, io.Shape, c)
-			b.A.HasDimensions = true
-			return inst(hlo.OpMultiply, io.Shape, io, b)
-		}
-		var v *hlo.Instruction
-		if from.Bits() > to.Bits() {
-			x := bits(in.Operands[0])
-			dims := in.Shape.Dims
-			b := inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
-			b.A.Dimensions, b.A.HasDimensions = iotaDims(len(dims)-1), true
-			sh := inst(hlo.OpShiftRightLogical, b.Shape, b, shifts(x.Shape.Elem, dims, to.Bits()))
-			v = inst(hlo.OpConvert, hlo.ArrayShape(unsignedOfWidth(to.Bits()), dims...), sh)
-		} else {
-			x := bits(in.Operands[0])
-			xd := x.Shape.Dims
-			last := len(xd) - 1
-			u := unsignedOfWidth(to.Bits())
-			wide := inst(hlo.OpConvert, hlo.ArrayShape(u, xd...), x)
-			sh := inst(hlo.OpShiftLeft, wide.Shape, wide, shifts(u, xd, from.Bits()))
-			for k := int64(0); k < xd[last]; k++ {
-				sl := inst(hlo.OpSlice, hlo.ArrayShape(u, append(append([]int64{}, xd[:last]...), 1)...), sh)
-				for d, m := range xd {
-					lo, hi := int64(0), m
-					if d == last {
-						lo, hi = k, k+1
-					}
-					sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: lo, Limit: hi, Stride: 1})
-				}
-				part := inst(hlo.OpReshape, hlo.ArrayShape(u, in.Shape.Dims...), sl)
-				if v == nil {
-					v = part
-				} else {
-					v = inst(hlo.OpOr, part.Shape, v, part)
-				}
-			}
-		}
-		// in itself becomes the last step, so that its users need no change.
-		if v.Shape.Elem == to {
-			c := *in
-			c.Op, c.Operands, c.A = hlo.OpCopy, []*hlo.Instruction{v}, hlo.Attributes{}
-			*in = c
-		} else {
-			in.Operands = []*hlo.Instruction{v}
-		}
-		out = append(out, in)
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpBitcastConvert: (*expander).splitBitcast})
+}
+
+func (b *expander) splitBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if !in.Shape.IsArray() {
+		return in, nil
 	}
-	entry.Instructions = out
-	return nil
+	x := in.Operands[0]
+	from, to := x.Shape.Elem, in.Shape.Elem
+	if from.Bits() == to.Bits() {
+		return in, nil
+	}
+	if from == hlo.PRED || to == hlo.PRED || from.Bits() < 8 || to.Bits() < 8 {
+		return nil, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet", from, to)
+	}
+	if u := unsignedOfWidth(from.Bits()); from != u {
+		x = b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(u, x.Shape.Dims...), x)
+	}
+	// shifts is k*w along the last dimension of dims, as type u.
+	shifts := func(u hlo.ElementType, dims []int64, w int) *hlo.Instruction {
+		return b.binary(hlo.OpMultiply, b.iota(u, len(dims)-1, dims...), b.constant(u, int64(w)))
+	}
+	var v *hlo.Instruction
+	if from.Bits() > to.Bits() {
+		dims := in.Shape.Dims
+		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+		bc.A.Dimensions, bc.A.HasDimensions = iotaDims(len(dims)-1), true
+		v = b.convert(b.binary(hlo.OpShiftRightLogical, bc, shifts(x.Shape.Elem, dims, to.Bits())), unsignedOfWidth(to.Bits()))
+	} else {
+		wide := b.convert(x, unsignedOfWidth(to.Bits()))
+		sh := b.binary(hlo.OpShiftLeft, wide, shifts(wide.Shape.Elem, wide.Shape.Dims, from.Bits()))
+		last := sh.Shape.Rank() - 1
+		for k := int64(0); k < sh.Shape.Dims[last]; k++ {
+			part := b.reshape(b.slice(sh, last, k, k+1), in.Shape.Dims...)
+			if v == nil {
+				v = part
+			} else {
+				v = b.binary(hlo.OpOr, v, part)
+			}
+		}
+	}
+	if v.Shape.Elem != to {
+		v = b.inst(hlo.OpBitcastConvert, in.Shape, v)
+	}
+	return v, nil
 }
 
 func unsignedOfWidth(bits int) hlo.ElementType {

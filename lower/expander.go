@@ -6,6 +6,43 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
+// An expansion builds what instruction in stands for with b and returns
+// the value, the last instruction it built, or in itself to leave it.
+type expansion func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error)
+
+// expandEach replaces each instruction of the entry computation whose op
+// has an expansion by the instructions the expansion builds; the
+// instruction itself becomes the last of them (the value it returns),
+// keeping its name, so that its users need no change.
+func expandEach(s *state, expansions map[hlo.Opcode]expansion) error {
+	entry := s.mod.Entry
+	var out []*hlo.Instruction
+	n := 0
+	for _, in := range entry.Instructions {
+		expand := expansions[in.Op]
+		if expand == nil {
+			out = append(out, in)
+			continue
+		}
+		b := &expander{from: in, n: &n}
+		final, err := expand(b, in)
+		if err != nil {
+			return err
+		}
+		if final == in {
+			out = append(out, in)
+			continue
+		}
+		out = append(out, b.out[:len(b.out)-1]...)
+		name := in.Name
+		*in = *final
+		in.Name = name
+		out = append(out, in)
+	}
+	entry.Instructions = out
+	return nil
+}
+
 // expander adds the instructions that one instruction expands into
 // (triangular-solve, cholesky, rng-bit-generator), named after it.
 type expander struct {

@@ -17,32 +17,10 @@ import (
 // complex, which takes complex solves on from there. Cholesky is the
 // same kind of loop, a column of l per iteration (cholesky).
 func expandLinalg(s *state) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
-	n := 0
-	for _, in := range entry.Instructions {
-		if in.Op != hlo.OpTriangularSolve && in.Op != hlo.OpCholesky {
-			out = append(out, in)
-			continue
-		}
-		b := &expander{from: in, n: &n}
-		var final *hlo.Instruction
-		var err error
-		if in.Op == hlo.OpCholesky {
-			final = b.cholesky(in)
-		} else if final, err = b.triangularSolve(in); err != nil {
-			return err
-		}
-		// The solve becomes its last instruction, so that its users need
-		// no change.
-		out = append(out, b.out[:len(b.out)-1]...)
-		name := in.Name
-		*in = *final
-		in.Name = name
-		out = append(out, in)
-	}
-	entry.Instructions = out
-	return nil
+	return expandEach(s, map[hlo.Opcode]expansion{
+		hlo.OpTriangularSolve: (*expander).triangularSolve,
+		hlo.OpCholesky:        func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) { return b.cholesky(in), nil },
+	})
 }
 
 // swapLast transposes the last two dimensions.

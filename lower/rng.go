@@ -15,29 +15,9 @@ import (
 // (Philox, as on XLA's CPU and GPU backends) with a 128-bit counter,
 // words 1 and 2 (for a two-word state, word 1 and the key).
 func expandRng(s *state) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
-	n := 0
-	for _, in := range entry.Instructions {
-		if in.Op != hlo.OpRngBitGenerator {
-			out = append(out, in)
-			continue
-		}
-		b := &expander{from: in, n: &n}
-		final, err := b.rngBitGenerator(in)
-		if err != nil {
-			return err
-		}
-		// The generator becomes the tuple of its new state and its bits,
-		// so that its users need no change.
-		out = append(out, b.out[:len(b.out)-1]...)
-		name := in.Name
-		*in = *final
-		in.Name = name
-		out = append(out, in)
-	}
-	entry.Instructions = out
-	return nil
+	return expandEach(s, map[hlo.Opcode]expansion{
+		hlo.OpRngBitGenerator: (*expander).rngBitGenerator,
+	})
 }
 
 func (b *expander) rngBitGenerator(in *hlo.Instruction) (*hlo.Instruction, error) {
@@ -137,8 +117,8 @@ func (b *expander) add128(lo, hi, i *hlo.Instruction) (*hlo.Instruction, *hlo.In
 
 // threeFryBits makes the words of a ThreeFry draw of dims: 64-bit words
 // from the two halves of the block at counter+i for element i; 32-bit
-// words with dims split in halves along its first even dimension (else
-// its largest), half position p taking counter+p and its two words
+// words with dims split in halves along hlo.ThreeFrySplitDim, half
+// position p taking counter+p and its two words
 // filling elements 2h and 2h+1 of the split dimension. It returns the
 // words and how many counter values they used.
 func (b *expander) threeFryBits(k0, k1, ctr *hlo.Instruction, dims []int64, wide bool) (*hlo.Instruction, int64) {
@@ -154,20 +134,7 @@ func (b *expander) threeFryBits(k0, k1, ctr *hlo.Instruction, dims []int64, wide
 		}
 		return b.reshape(b.join64(x0, x1), dims...), n
 	}
-	split := -1
-	for i, d := range dims {
-		if d%2 == 0 {
-			split = i
-			break
-		}
-	}
-	if split < 0 {
-		for i, d := range dims {
-			if split < 0 || d > dims[split] {
-				split = i
-			}
-		}
-	}
+	split := hlo.ThreeFrySplitDim(dims)
 	half := append([]int64{}, dims...)
 	half[split] = (dims[split] + 1) / 2
 	h := int64(1)

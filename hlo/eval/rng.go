@@ -82,8 +82,7 @@ func threeFry2x32(k0, k1, x0, x1 uint32) (uint32, uint32) {
 }
 
 // threeFry32 makes 32-bit words for dims: the shape is split in halves
-// along its first even dimension (else its largest), each half position
-// p counts from the state, and the two output words of position p fill
+// along hlo.ThreeFrySplitDim, each half position p counts from the state, and the two output words of position p fill
 // the elements 2h and 2h+1 of the split dimension.
 func threeFry32(key, counter uint64, dims []int64) ([]uint64, uint64) {
 	n := int64(1)
@@ -94,20 +93,7 @@ func threeFry32(key, counter uint64, dims []int64) ([]uint64, uint64) {
 		a, _ := threeFry2x32(uint32(key), uint32(key>>32), uint32(counter), uint32(counter>>32))
 		return []uint64{uint64(a)}, counter + 1
 	}
-	split := -1
-	for i, d := range dims {
-		if d%2 == 0 {
-			split = i
-			break
-		}
-	}
-	if split < 0 {
-		for i, d := range dims {
-			if split < 0 || d > dims[split] {
-				split = i
-			}
-		}
-	}
+	split := hlo.ThreeFrySplitDim(dims)
 	half := append([]int64{}, dims...)
 	half[split] = (dims[split] + 1) / 2
 	halfN := int64(1)
