@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/spirv"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Options change how a module is compiled.
@@ -20,17 +20,17 @@ type Options struct {
 	// the module's input_output_alias donates its parameters too.
 	Donate []int
 	// SubgroupReduce makes row reductions use a subgroup per output
-	// element (subgroup.go) on CPU devices too, where they are not
+	// element (kgen/subgroup.go) on CPU devices too, where they are not
 	// faster (lavapipe: the same 7.1-8.3 ms for a 4096x1024 row max);
 	// GPUs with subgroup shuffles use them always.
 	SubgroupReduce bool
 	// WorkgroupReduce makes long row reductions use a workgroup per
 	// output (its lanes' partial results combined through shared memory,
-	// subgroup.go) on CPU devices too, where barriers cost more than they
+	// kgen/subgroup.go) on CPU devices too, where barriers cost more than they
 	// save; GPUs use them by default.
 	WorkgroupReduce bool
 	// SharedGemm makes tiled dots stage workgroup blocks through shared
-	// memory (gemm.go) on CPU devices too, where the register tiles are
+	// memory (kgen/gemm.go) on CPU devices too, where the register tiles are
 	// faster; GPUs use them by default.
 	SharedGemm bool
 	// HostLoops runs every while loop from the host, reading its
@@ -39,11 +39,11 @@ type Options struct {
 	HostLoops bool
 	// Vec4Access makes tiled GEMMs on CPU devices load their operands'
 	// octets of 8 elements as two vec4s instead of one u64vec4
-	// (vector.go, wideLoad), to compare against.
+	// (kgen/vector.go, wideLoad), to compare against.
 	Vec4Access bool
 	// StorageLoads makes kernels on CPU devices read their inputs from
 	// the storage buffers only, not through texel buffer views of them
-	// (vector.go, texelVar), to compare against.
+	// (kgen/vector.go, texelVar), to compare against.
 	StorageLoads bool
 	sub          bool // compiling a while or conditional's computation
 }
@@ -52,7 +52,7 @@ type Options struct {
 type state struct {
 	verified bool // the module was verified by the Compile that started this one
 	mod      *hlo.Module
-	tg       Target
+	tg       kgen.Target
 	opts     Options
 	prog     *Program
 	plan     *plan                      // the kernel plan: what the fusion passes decide and emission follows (plan.go)
@@ -107,7 +107,7 @@ func init() {
 }
 
 // Compile lowers the module's entry computation to a Program for target tg.
-func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) {
+func Compile(m *hlo.Module, tg kgen.Target, opts Options) (prog *Program, err error) {
 	if opts.MemoryBudget > 0 {
 		return compileUnderBudget(m, tg, opts)
 	}
@@ -116,9 +116,9 @@ func Compile(m *hlo.Module, tg Target, opts Options) (prog *Program, err error) 
 
 // compile runs the pipeline; verified skips verification for the called
 // computations of while and conditional, whose module is verified once.
-func compile(m *hlo.Module, tg Target, opts Options, verified bool) (*Program, error) {
-	tg.wide = tg.CPU && tg.Int64 && !opts.Vec4Access
-	tg.texel = tg.CPU && tg.TexelLoads && !opts.StorageLoads
+func compile(m *hlo.Module, tg kgen.Target, opts Options, verified bool) (*Program, error) {
+	tg.WideLoads = tg.CPU && tg.Int64 && !opts.Vec4Access
+	tg.TexelReads = tg.CPU && tg.TexelLoads && !opts.StorageLoads
 	s := &state{
 		verified: verified,
 		mod:      m,
@@ -198,7 +198,7 @@ func checkSupport(s *state) error {
 			}
 		case hlo.OpSelectAndScatter:
 			for _, c := range in.Called {
-				if !reducerSupported(c) {
+				if !c.IsScalarElementwise() {
 					return in.Errorf("select-and-scatter's computation %s is not made of scalar elementwise ops; not supported on the device yet", c.Name)
 				}
 			}
@@ -215,14 +215,14 @@ func checkSupport(s *state) error {
 				}
 			}
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:
-			if !reducerSupported(in.Called[0]) {
+			if !in.Called[0].IsScalarElementwise() {
 				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)
 			}
-			if i, want := reducerMismatch(in); i >= 0 {
+			if i, want := kgen.ReducerMismatch(in); i >= 0 {
 				return in.Errorf("%s's computation %s takes %s as parameter %d where the operand is %s (XLA allows floats of another width there); not supported on the device yet: convert the operand first", in.Op, in.Called[0].Name, in.Called[0].Params[i].Shape.Elem, i, want)
 			}
 		default:
-			if !in.Op.IsElementwise() && !remapOps[in.Op] {
+			if !in.Op.IsElementwise() && !kgen.RemapOps[in.Op] {
 				return in.Errorf("op %s is not supported on the device yet", in.Op)
 			}
 		}
@@ -230,7 +230,7 @@ func checkSupport(s *state) error {
 			if !leaf.IsArray() {
 				return in.Errorf("shape %s is not supported on the device", leaf)
 			}
-			if _, err := StorageType(leaf.Elem, s.tg); err != nil {
+			if _, err := kgen.StorageType(leaf.Elem, s.tg); err != nil {
 				return in.Errorf("%v", err)
 			}
 		}
@@ -240,7 +240,7 @@ func checkSupport(s *state) error {
 
 func (s *state) newBuffer(b Buffer) (int, error) {
 	var err error
-	if b.Size, err = StorageBytes(b.Shape, s.tg); err != nil {
+	if b.Size, err = kgen.StorageBytes(b.Shape, s.tg); err != nil {
 		return 0, err
 	}
 	s.prog.Buffers = append(s.prog.Buffers, b)
@@ -301,8 +301,8 @@ func assignBuffers(s *state) error {
 			off := in.Operands[0].Shape.LeafOffset(int(in.A.Index))
 			s.values[in] = s.values[in.Operands[0]][off : off+len(in.Shape.Leaves())]
 		case hlo.OpWhile:
-			if kp := s.plan.kernels[in]; kp != nil && kp.loop != nil {
-				if err := s.loopBuffers(in, kp.loop); err != nil {
+			if kp := s.plan.kernels[in]; kp != nil && kp.Loop != nil {
+				if err := s.loopBuffers(in, kp.Loop); err != nil {
 					return err
 				}
 				continue
@@ -339,52 +339,9 @@ func assignBuffers(s *state) error {
 	return nil
 }
 
-// elementwiseLocalSize is the workgroup size of elementwise kernels: a
-// multiple of the subgroup size, within the device's limit.
-func elementwiseLocalSize(tg Target) uint32 {
-	l := uint32(64)
-	if tg.SubgroupSize > l {
-		l = tg.SubgroupSize
-	}
-	if tg.MaxWorkgroupSize != 0 && l > tg.MaxWorkgroupSize {
-		l = tg.MaxWorkgroupSize
-	}
-	return l
-}
-
-// lightKernel is the most loop iterations per invocation for which a CPU
-// device gets large workgroups: heavier invocations (reductions, tiled
-// dots) amortize the per-workgroup cost and balance better in more,
-// smaller workgroups (measured: the dense layer and the MLP ran slower
-// with large ones).
-const lightKernel = 16
-
-// localSize is the workgroup size for a dispatch of n invocations. A GPU
-// takes elementwiseLocalSize. A CPU device (lavapipe) runs each workgroup
-// as one task on one of its threads, with a fixed cost per workgroup
-// that small workgroups pay many times over: a 16M-element negate took
-// 66-97 ms with workgroups of 64 and 44 ms with 1024. So on a CPU the
-// workgroups grow as large as the device allows while there are still
-// four per core to balance.
-func localSize(tg Target, n int64) uint32 {
-	l := elementwiseLocalSize(tg)
-	if !tg.CPU {
-		return l
-	}
-	limit := uint32(1024)
-	if tg.MaxWorkgroupSize != 0 && tg.MaxWorkgroupSize < limit {
-		limit = tg.MaxWorkgroupSize
-	}
-	cores := int64(max(tg.Cores, 1))
-	for l*2 <= limit && n/(int64(l)*2) >= 4*cores {
-		l *= 2
-	}
-	return l
-}
-
 // grid spreads n invocations over workgroups of size local, using a second
 // grid dimension when the first would exceed the device's limit.
-func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
+func grid(n int64, local uint32, tg kgen.Target) ([3]uint32, error) {
 	groups := (n + int64(local) - 1) / int64(local)
 	maxX := int64(tg.MaxWorkgroupCount[0])
 	if groups <= maxX {
@@ -400,17 +357,17 @@ func grid(n int64, local uint32, tg Target) ([3]uint32, error) {
 // emitKernels generates the plan's kernels and control steps in run
 // order, each from its kernel plan by its kind's generator.
 func emitKernels(s *state) error {
-	env := kernelEnv{tg: s.tg, fused: s.plan.fused,
-		subgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
-		workgroupLanes: workgroupLanes(s.tg, s.opts)}
+	env := kgen.Env{Target: s.tg, Fused: s.plan.fused,
+		SubgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
+		WorkgroupLanes: kgen.WorkgroupLanes(s.tg, s.opts.WorkgroupReduce)}
 	for _, kp := range s.plan.order {
-		env.kp, env.local = kp, elementwiseLocalSize(s.tg)
+		env.Plan, env.Local = kp, kgen.ElementwiseLocalSize(s.tg)
 		var err error
-		switch kp.kind {
-		case kindDeviceLoop:
-			err = s.deviceLoop(kp.root, kp.loop, env)
-		case kindHost:
-			err = s.controlStep(kp.root)
+		switch kp.Kind {
+		case kgen.KindDeviceLoop:
+			err = s.deviceLoop(kp.Root, kp.Loop, env)
+		case kgen.KindHost:
+			err = s.controlStep(kp.Root)
 		default:
 			err = s.emitKernel(kp, env)
 		}
@@ -423,53 +380,53 @@ func emitKernels(s *state) error {
 
 // generators makes the kernel of each kind that is one kernel over an
 // invocation per output element (or per row, or a subgroup per output).
-var generators = [...]func(in *hlo.Instruction, env kernelEnv) (*Kernel, error){
-	kindElementwise:      elementwiseKernel,
-	kindRemap:            remapKernel,
-	kindReduce:           reduceKernel,
-	kindDot:              dotKernel,
-	kindConv:             convKernel,
-	kindReduceWindow:     reduceWindowKernel,
-	kindSelectAndScatter: selectAndScatterKernel,
-	kindScatter:          scatterKernel,
+var generators = [...]func(in *hlo.Instruction, env kgen.Env) (*kgen.Kernel, error){
+	kgen.KindElementwise:      kgen.ElementwiseKernel,
+	kgen.KindRemap:            kgen.RemapKernel,
+	kgen.KindReduce:           kgen.ReduceKernel,
+	kgen.KindDot:              kgen.DotKernel,
+	kgen.KindConv:             kgen.ConvKernel,
+	kgen.KindReduceWindow:     kgen.ReduceWindowKernel,
+	kgen.KindSelectAndScatter: kgen.SelectAndScatterKernel,
+	kgen.KindScatter:          kgen.ScatterKernel,
 }
 
 // emitKernel generates a planned kernel and the steps that run it.
-func (s *state) emitKernel(kp *kernelPlan, env kernelEnv) error {
-	in := kp.root
+func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
+	in := kp.Root
 	n := in.Shape.Leaves()[0].NumElements()
 	if n > 1<<32-1 {
 		return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
 	}
-	if s.kernelIters(in) <= lightKernel {
-		env.local = localSize(s.tg, n)
+	if s.kernelIters(in) <= kgen.LightKernel {
+		env.Local = kgen.LocalSize(s.tg, n)
 	}
-	var k *Kernel
+	var k *kgen.Kernel
 	var err error
 	invocations := n
-	switch kp.kind {
-	case kindSort:
+	switch kp.Kind {
+	case kgen.KindSort:
 		return s.emitSort(in, env, n)
-	case kindGemm:
-		if kp.gemm.shared {
-			env.local = sharedThreads
+	case kgen.KindGemm:
+		if kp.Gemm.Shared {
+			env.Local = kgen.SharedThreads
 		}
-		if k, err = gemmKernel(in, kp.gemm, env); err != nil {
+		if k, err = kgen.GemmKernel(in, kp.Gemm, env); err != nil {
 			return err
 		}
-		return s.dispatch(in, k, kp.gemm.invocations, nil, s.values[in], nil)
-	case kindRow: // an invocation per row
+		return s.dispatch(in, k, kp.Gemm.Invocations, nil, s.values[in], nil)
+	case kgen.KindRow: // an invocation per row
 		var cols int64
-		invocations, cols = rowSplit(in, kp.rowDims)
-		k, err = rowKernel(in, env, invocations, cols)
+		invocations, cols = rowSplit(in, kp.RowDims)
+		k, err = kgen.RowKernel(in, env, invocations, cols)
 	default:
-		k, err = generators[kp.kind](in, env)
+		k, err = generators[kp.Kind](in, env)
 	}
 	if err != nil {
 		return err
 	}
 	outs := s.values[in]
-	for _, p := range kp.prologue {
+	for _, p := range kp.Prologue {
 		outs = append(outs, s.values[p]...)
 	}
 	return s.dispatch(in, k, invocations, nil, outs, nil)
@@ -479,7 +436,7 @@ func (s *state) emitKernel(kp *kernelPlan, env kernelEnv) error {
 // already generated) over n invocations: its inputs' buffers, then the
 // extra buffers it reads, then outs (the buffers it writes); push
 // constants n and then push.
-func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []int, push []uint32) error {
+func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, outs []int, push []uint32) error {
 	key := string(wordsKey(k.Words))
 	ki, ok := s.kernel[key]
 	if !ok {
@@ -495,15 +452,15 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 		return in.Errorf("%v", err)
 	}
 	var bufs, inPlace []int
-	for i, o := range k.inputs {
+	for i, o := range k.Inputs {
 		bufs = append(bufs, s.values[o][0])
-		if k.inPlace[i] {
+		if k.InPlace[i] {
 			inPlace = append(inPlace, s.values[o][0])
 		}
 	}
 	bufs = append(append(bufs, reads...), outs...)
 	var fused []string
-	for _, f := range k.fused {
+	for _, f := range k.Fused {
 		fused = append(fused, f.Name)
 	}
 	s.prog.Steps = append(s.prog.Steps, Step{
@@ -521,8 +478,8 @@ func (s *state) dispatch(in *hlo.Instruction, k *Kernel, n int64, reads, outs []
 
 // emitSort plans a sort: one kernel with an invocation per slice for
 // short slices, or, from longSort, a merge pass per doubling of the run
-// width over every element and a final gather (sort.go).
-func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
+// width over every element and a final gather (kgen/sort.go).
+func (s *state) emitSort(in *hlo.Instruction, env kgen.Env, n int64) error {
 	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 	count := in.Operands[0].Shape.NumElements()
 	var scratch [2]int
@@ -533,18 +490,18 @@ func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
 		}
 		scratch[j] = b
 	}
-	if length < longSort {
-		k, err := sortKernel(in, env)
+	if length < kgen.LongSort {
+		k, err := kgen.SortKernel(in, env)
 		if err != nil {
 			return err
 		}
 		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch[:]...), nil)
 	}
-	first, err := sortPassKernel(in, env, true)
+	first, err := kgen.SortPassKernel(in, env, true)
 	if err != nil {
 		return err
 	}
-	pass, err := sortPassKernel(in, env, false)
+	pass, err := kgen.SortPassKernel(in, env, false)
 	if err != nil {
 		return err
 	}
@@ -559,7 +516,7 @@ func (s *state) emitSort(in *hlo.Instruction, env kernelEnv, n int64) error {
 		}
 		cur = 1 - cur
 	}
-	gather, err := sortGatherKernel(in, env)
+	gather, err := kgen.SortGatherKernel(in, env)
 	if err != nil {
 		return err
 	}
@@ -629,32 +586,6 @@ func whileIndices(in *hlo.Instruction) (cond, body int) {
 		return 1, 0
 	}
 	return 0, 1
-}
-
-// elementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
-func elementwiseKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
-	name := in.Op.String()
-	if len(in.Operands) > 0 {
-		name += "_" + in.Operands[0].Shape.Elem.String()
-	}
-	return outputKernel(in, env, name, one(func(k *kernelBuilder, ins []int, idx spirv.ID) (val, error) {
-		return k.elementwiseValue(in, ins, idx)
-	}))
-}
-
-// elementwiseValue computes element idx of an elementwise instruction
-// whose operands are read through binds; an operand of rank 0 in an op of
-// higher rank (select's predicate, clamp's bounds) is read at index 0.
-func (k *kernelBuilder) elementwiseValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
-	args := make([]val, len(in.Operands))
-	for i, o := range in.Operands {
-		at := idx
-		if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
-			at = k.cu32(0)
-		}
-		args[i] = k.load(binds[i], at, o.Shape.Elem)
-	}
-	return k.emitScalar(in, args)
 }
 
 // donated returns the entry parameter leaves whose memory the program

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // A compact binary form of a Program, for the compile cache: varints and
@@ -261,13 +262,13 @@ func (d *decoder) shape() hlo.Shape {
 func (d *decoder) program() *Program {
 	p := &Program{Module: d.string()}
 	for n := d.count(); n > 0; n-- {
-		k := &Kernel{Name: d.string(), Words: d.u32s(), Bindings: int(d.int()), PushSize: int(d.int())}
+		k := &kgen.Kernel{Name: d.string(), Words: d.u32s(), Bindings: int(d.int()), PushSize: int(d.int())}
 		ls := d.u32s()
 		if len(ls) != 3 {
 			panic("local size")
 		}
 		copy(k.LocalSize[:], ls)
-		k.Texel = list(d, func() TexelView { return TexelView{Binding: int(d.int()), Bytes: int(d.int())} })
+		k.Texel = list(d, func() kgen.TexelView { return kgen.TexelView{Binding: int(d.int()), Bytes: int(d.int())} })
 		p.Kernels = append(p.Kernels, k)
 	}
 	for n := d.count(); n > 0; n-- {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // expandTopK rewrites topk into the ops it is made of, as XLA's
@@ -99,10 +100,10 @@ func expandTopK(s *state) error {
 // passes, 4.3-4.4 as 50 chunks of 1000 and 500 candidates (vkjit bench,
 // median of 15, three alternating rounds).
 func topKChunk(n, k int64) int64 {
-	if n < 2*longSort {
+	if n < 2*kgen.LongSort {
 		return 0
 	}
-	for c := int64(longSort - 1); c >= 16*k && c > 1; c-- {
+	for c := int64(kgen.LongSort - 1); c >= 16*k && c > 1; c-- {
 		if n%c == 0 {
 			return c
 		}

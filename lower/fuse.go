@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Fusion: an elementwise or data-movement instruction whose every user
@@ -52,7 +53,7 @@ func consumerReads(in *hlo.Instruction) readCount {
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
 		in.Op == hlo.OpSelectAndScatter:
 		return readsMany
-	case in.Op.IsElementwise(), remapOps[in.Op], ownKernel(in.Op):
+	case in.Op.IsElementwise(), kgen.RemapOps[in.Op], ownKernel(in.Op):
 		return readsOnce
 	}
 	return readsNone
@@ -80,7 +81,7 @@ func fusible(in *hlo.Instruction) bool {
 		return indexOnly(in)
 	case in.Op == hlo.OpConcatenate, in.Op == hlo.OpDynamicUpdateSlice, in.Op == hlo.OpGather:
 		return false // their kernels write whole regions; keep them materialized
-	case in.Op.IsElementwise() && in.Op != hlo.OpRngBitGenerator, remapOps[in.Op]:
+	case in.Op.IsElementwise() && in.Op != hlo.OpRngBitGenerator, kgen.RemapOps[in.Op]:
 		return true
 	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
 		// Output fusion: one invocation computes one output element, so
@@ -127,7 +128,7 @@ func work(in *hlo.Instruction) int64 {
 			n *= d.Size
 		}
 	case hlo.OpSelectAndScatter:
-		c, s := selectWindows(in)
+		c, s := kgen.SelectWindows(in)
 		n *= c * (s + 1)
 	}
 	return n
@@ -209,7 +210,7 @@ func fuseLoops(s *state) error {
 	}
 	defer func() {
 		for in := range s.plan.fused {
-			if n, err := StorageBytes(in.Shape, s.tg); err == nil {
+			if n, err := kgen.StorageBytes(in.Shape, s.tg); err == nil {
 				s.prog.FusedBytes += alignUp(PaddedSize(n), int64(s.tg.StorageAlign))
 			}
 		}
@@ -232,7 +233,7 @@ func fuseLoops(s *state) error {
 			}
 			inputs, cluster := s.clusterInputs(in)
 			for _, p := range cluster {
-				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && gemmOf(p) != nil && s.planGemm(in) == nil {
+				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && kgen.GemmOf(p) != nil && s.planGemm(in) == nil {
 					delete(s.plan.fused, p)
 					changed = true
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -162,7 +163,7 @@ func TestGemmForms(t *testing.T) {
 		require.Equal(t, c.want, k.Name)
 		require.NoError(t, spirv.Validate(k.Words), k.Name)
 		if c.want[4] == '4' {
-			require.Equal(t, uint32(sharedThreads), k.LocalSize[0])
+			require.Equal(t, uint32(kgen.SharedThreads), k.LocalSize[0])
 			require.Equal(t, [3]uint32{2 * 4 * 3, 1, 1}, p.Steps[0].Groups, "a workgroup per 64x64 block")
 		}
 	}
@@ -193,7 +194,7 @@ func TestGemmForms(t *testing.T) {
 		require.Len(t, k.Texel, c.texel, "%s %+v", k.Name, c.opts)
 		require.Equal(t, c.texel > 0, hasCapability(k.Words, spirv.CapabilitySampledBuffer), "%s %+v", k.Name, c.opts)
 		if c.texel > 0 {
-			require.Equal(t, []TexelView{{0, 16}, {1, 16}}, k.Texel, "vec4 views of the lhs and rhs bindings")
+			require.Equal(t, []TexelView{{Binding: 0, Bytes: 16}, {Binding: 1, Bytes: 16}}, k.Texel, "vec4 views of the lhs and rhs bindings")
 		}
 	}
 }
@@ -233,11 +234,11 @@ func TestBelowRowMax(t *testing.T) {
 		text := fmt.Sprintf(head, c.reducer, c.init) + "  " + c.body + "\n  d = f32[8,8,8] subtract(x, b)\n  ROOT e = f32[8,8,8] exponential(d)\n}"
 		m, err := hlo.Parse(c.name, text)
 		require.NoError(t, err, c.name)
-		require.Equal(t, c.want, belowRowMax(m.Entry.Root.Operands[0]), c.name)
+		require.Equal(t, c.want, kgen.BelowRowMax(m.Entry.Root.Operands[0]), c.name)
 		rev := strings.Replace(text, "subtract(x, b)", "subtract(b, x)", 1)
 		m, err = hlo.Parse(c.name, rev)
 		require.NoError(t, err, c.name)
-		require.False(t, belowRowMax(m.Entry.Root.Operands[0]), "%s: max - v", c.name)
+		require.False(t, kgen.BelowRowMax(m.Entry.Root.Operands[0]), "%s: max - v", c.name)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Loop-invariant code motion (XLA's WhileLoopInvariantCodeMotion): a
@@ -63,7 +64,7 @@ func pureOp(in *hlo.Instruction) bool {
 	switch {
 	case in.Op == hlo.OpRngBitGenerator:
 		return false
-	case in.Op.IsElementwise(), remapOps[in.Op], ownKernel(in.Op):
+	case in.Op.IsElementwise(), kgen.RemapOps[in.Op], ownKernel(in.Op):
 		return true
 	case in.Op == hlo.OpConstant, in.Op == hlo.OpTuple, in.Op == hlo.OpGetTupleElement:
 		return true
@@ -76,7 +77,7 @@ func pureOp(in *hlo.Instruction) bool {
 // stands for w's result.
 func hoistFrom(w *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction) {
 	ci, bi := whileIndices(w)
-	body := flatten(w.Called[bi], w.Called[bi].Name)
+	body := w.Called[bi].Flatten(w.Called[bi].Name)
 	if len(body.Params) != 1 || !body.Params[0].Shape.IsTuple() || !w.Shape.IsTuple() {
 		return []*hlo.Instruction{w}, w
 	}
@@ -149,7 +150,7 @@ func hoistFrom(w *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction) {
 	// The body reads the carried values from its parameter and passes
 	// them on; the condition only gets the wider parameter.
 	nb := rebuild(body, w.Called[bi].Name+".hoisted", state, n, roots)
-	nc := rebuild(flatten(w.Called[ci], w.Called[ci].Name), w.Called[ci].Name+".hoisted", state, n, nil)
+	nc := rebuild(w.Called[ci].Flatten(w.Called[ci].Name), w.Called[ci].Name+".hoisted", state, n, nil)
 
 	nw := *w
 	nw.Operands = []*hlo.Instruction{newInit}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower/kgen"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -125,19 +126,19 @@ ENTRY e {
   s = f32[64,64] add(t, f)
   p = pred[64,64] compare(s, x), direction=LT
   ROOT r = (f32[64,64], pred[64,64]) tuple(s, p)
-}`, vectorWidth},
+}`, kgen.VectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[64,64] parameter(0)
   v = f32[64] parameter(1)
   b = f32[64,64] broadcast(v), dimensions={1}
   ROOT s = f32[64,64] add(x, b)
-}`, vectorWidth},
+}`, kgen.VectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[64,64] parameter(0)
   ROOT t = f32[64,64] transpose(x), dimensions={1,0}
-}`, vectorWidth},
+}`, kgen.VectorWidth},
 		{`HloModule m
 ENTRY e {
   x = f32[1025] parameter(0)
@@ -197,7 +198,7 @@ func TestNarrowStorage(t *testing.T) {
 		require.NoError(t, err)
 		prog, err := Compile(m, tg, Options{})
 		require.NoError(t, err)
-		require.Equal(t, vectorWidth, prog.Kernels[0].Vector, ty)
+		require.Equal(t, kgen.VectorWidth, prog.Kernels[0].Vector, ty)
 		require.NoError(t, spirv.Validate(prog.Kernels[0].Words), ty)
 	}
 	host := []byte{1, 0x80, 0xff, 0x7f}

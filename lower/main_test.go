@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // TestMain checks every pass's result before the next runs, in every
@@ -64,12 +65,12 @@ ENTRY e {
 		{"moved nowhere", "moved into no kernel", func(s *state) { s.plan.moved[byName(s, "x")] = true }},
 		{"prologue not moved", "not marked moved", func(s *state) { delete(s.plan.moved, byName(s, "sum")) }},
 		{"two prologues", "prologues of both", func(s *state) {
-			s.plan.kernel(byName(s, "x")).prologue = []*hlo.Instruction{byName(s, "sum")}
+			s.plan.kernel(byName(s, "x")).Prologue = []*hlo.Instruction{byName(s, "sum")}
 		}},
-		{"bad rows", "indexes rows by 2", func(s *state) { s.plan.kernel(s.mod.Entry.Root).rowDims = 2 }},
-		{"row kind without rows", "row kernel without rows", func(s *state) { s.plan.kernel(s.mod.Entry.Root).row = false }},
+		{"bad rows", "indexes rows by 2", func(s *state) { s.plan.kernel(s.mod.Entry.Root).RowDims = 2 }},
+		{"row kind without rows", "row kernel without rows", func(s *state) { s.plan.kernel(s.mod.Entry.Root).Row = false }},
 		{"planned twice", "planned twice", func(s *state) { s.plan.order = append(s.plan.order, s.plan.order...) }},
-		{"gemm without tiles", "gemm kernel with tiles false", func(s *state) { s.plan.order[0].kind = kindGemm }},
+		{"gemm without tiles", "gemm kernel with tiles false", func(s *state) { s.plan.order[0].Kind = kgen.KindGemm }},
 	} {
 		s := planned()
 		c.breakIt(s)

@@ -3,6 +3,8 @@ package lower
 import (
 	"fmt"
 	"sort"
+
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Memory planning: the temporaries of a program share one arena, placed
@@ -198,7 +200,7 @@ func planMemory(s *state) error {
 		off, end int64
 	}
 	elemBytes := func(b int) int {
-		st, _ := StorageType(p.Buffers[b].Shape.Elem, s.tg)
+		st, _ := kgen.StorageType(p.Buffers[b].Shape.Elem, s.tg)
 		return st.Bytes()
 	}
 	// share reports whether x and placed y may overlap: only exactly,

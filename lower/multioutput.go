@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // space says where in a kernel's index space (a reduce's: output and
@@ -50,7 +51,7 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 				}
 			case x.Op.IsElementwise():
 				next = sp
-			case x.Op == hlo.OpBroadcast && sp == inputSpace && equalDims(x.A.Dimensions, kept):
+			case x.Op == hlo.OpBroadcast && sp == inputSpace && kgen.EqualDims(x.A.Dimensions, kept):
 				next = outputSpace
 			}
 			walk(o, next, kept)
@@ -102,18 +103,6 @@ func walkReduce(r *hlo.Instruction, kept []int64, walk func(*hlo.Instruction, sp
 	}
 }
 
-func equalDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // perElement reports a materialized instruction whose kernel computes
 // each element of its one array result in its own invocation and writes
 // it there: such kernels can compute others of the same shape alongside.
@@ -122,7 +111,7 @@ func (s *state) perElement(in *hlo.Instruction) bool {
 		return false
 	}
 	switch {
-	case in.Op.IsElementwise(), remapOps[in.Op]:
+	case in.Op.IsElementwise(), kgen.RemapOps[in.Op]:
 		return true
 	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
 		return true
@@ -252,7 +241,7 @@ func fuseSiblings(s *state) error {
 			continue
 		}
 		for _, k1 := range c.Instructions[:pos[k2]] {
-			if !s.perElement(k1) || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !equalDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
+			if !s.perElement(k1) || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
 				continue
 			}
 			in2 := inputsOf(k2)
@@ -286,7 +275,7 @@ func fuseSiblings(s *state) error {
 				continue
 			}
 			kp := s.plan.kernel(k2)
-			kp.prologue = append(kp.prologue, k1)
+			kp.Prologue = append(kp.Prologue, k1)
 			s.plan.moved[k1] = true
 			owner[k1] = k2
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // BufferKind says where a buffer's contents come from.
@@ -88,7 +89,7 @@ func (s Step) PushBytes() []byte {
 // it was generated for.
 type Program struct {
 	Module       string
-	Kernels      []*Kernel
+	Kernels      []*kgen.Kernel
 	Buffers      []Buffer
 	Steps        []Step
 	Params       []int       // buffer of each entry parameter leaf (tuple parameters flattened depth-first)
@@ -151,9 +152,9 @@ func PaddedSize(n int64) int64 {
 // ToStorage converts host bytes of type t (row-major, as in .npy) to the
 // device representation on tg (see StorageType): the same bytes where
 // the device stores t as it is.
-func ToStorage(t hlo.ElementType, host []byte, tg Target) []byte {
+func ToStorage(t hlo.ElementType, host []byte, tg kgen.Target) []byte {
 	n := len(host) / t.Bytes()
-	if st, err := StorageType(t, tg); err != nil || st == t {
+	if st, err := kgen.StorageType(t, tg); err != nil || st == t {
 		return host
 	}
 	out := make([]byte, 4*n)
@@ -182,8 +183,8 @@ func ToStorage(t hlo.ElementType, host []byte, tg Target) []byte {
 
 // FromStorage converts device bytes on tg back to the host
 // representation of n elements of type t.
-func FromStorage(t hlo.ElementType, dev []byte, n int64, tg Target) ([]byte, error) {
-	if st, err := StorageType(t, tg); err != nil || st == t {
+func FromStorage(t hlo.ElementType, dev []byte, n int64, tg kgen.Target) ([]byte, error) {
+	if st, err := kgen.StorageType(t, tg); err != nil || st == t {
 		want := n * int64(t.Bytes())
 		if int64(len(dev)) < want {
 			return nil, fmt.Errorf("lower: %d device bytes for %d %s elements", len(dev), n, t)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Rematerialization under a memory budget (Options.MemoryBudget), as
@@ -20,7 +21,7 @@ var ErrMemoryBudget = errors.New("memory budget is below the smallest peak vkjit
 // maxRematTries bounds the compilations one budget search may take.
 const maxRematTries = 64
 
-func compileUnderBudget(m *hlo.Module, tg Target, opts Options) (*Program, error) {
+func compileUnderBudget(m *hlo.Module, tg kgen.Target, opts Options) (*Program, error) {
 	// A flat copy of the entry to rewrite (verified, calls inlined).
 	s := &state{mod: m, tg: tg, opts: opts, prog: &Program{}, plan: newPlan(), values: map[*hlo.Instruction][]int{}}
 	for _, p := range passes[:2] { // verify, inline calls
@@ -117,7 +118,7 @@ func rematerializable(in *hlo.Instruction) bool {
 	if !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || in.Op == hlo.OpRng {
 		return false
 	}
-	return in.Op.IsElementwise() || remapOps[in.Op] || ownKernel(in.Op) && in.Op != hlo.OpSort && in.Op != hlo.OpScatter
+	return in.Op.IsElementwise() || kgen.RemapOps[in.Op] || ownKernel(in.Op) && in.Op != hlo.OpSort && in.Op != hlo.OpScatter
 }
 
 // maxRematTree bounds the instructions one rematerialization recomputes.

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // The loop bound and the schedule: how many loop iterations one
@@ -33,7 +34,7 @@ func ownLoop(in *hlo.Instruction) int64 {
 	case hlo.OpReduce:
 		return reducedCount(in)
 	case hlo.OpSelectAndScatter:
-		c, s := selectWindows(in)
+		c, s := kgen.SelectWindows(in)
 		return c * (s + 1)
 	case hlo.OpDot, hlo.OpConvolution, hlo.OpReduceWindow:
 		if in.Shape.IsArray() && in.Shape.NumElements() > 0 {
@@ -66,7 +67,7 @@ func ownLoop(in *hlo.Instruction) int64 {
 		for w := int64(1); w < length; w *= 2 {
 			passes++
 		}
-		if length < longSort {
+		if length < kgen.LongSort {
 			return length * (passes + 2)
 		}
 		return passes // a binary search per merge pass
@@ -106,7 +107,7 @@ func (s *state) kernelIters(in *hlo.Instruction) int64 {
 
 // loopBudget is the iterations a kernel may plan for: the device's bound
 // with room for the short loops of the math library (fmod, integer power).
-func loopBudget(tg Target) int64 {
+func loopBudget(tg kgen.Target) int64 {
 	if tg.MaxLoopIterations == 0 {
 		return 1 << 62
 	}
@@ -123,7 +124,7 @@ func schedule(s *state) error {
 	c := s.mod.Entry
 	stepOf := map[*hlo.Instruction]*hlo.Instruction{}
 	for r2, kp := range s.plan.kernels {
-		for _, p := range kp.prologue {
+		for _, p := range kp.Prologue {
 			stepOf[p] = r2
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/internal/shared"
+	"github.com/vkjit/vkjit/lower/kgen"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -133,7 +134,7 @@ ENTRY main {
 		require.NoError(t, err)
 		w := m.Entry.Root
 		cond, body := w.WhileComputations()
-		n, ok := tripCount(w, cond, body)
+		n, ok := kgen.TripCount(w, cond, body)
 		require.Equal(t, c.ok, ok, "%+v", c)
 		require.Equal(t, c.n, n, "%+v", c)
 	}

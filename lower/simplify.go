@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Simplification: rewrites of the entry that leave every value as it was
@@ -71,7 +72,7 @@ var simplifications = []struct {
 			inf = math.Inf(1)
 		}
 		for i, c := range in.Operands {
-			if c.Op == hlo.OpBroadcast && floatConst(c.Operands[0], inf) {
+			if c.Op == hlo.OpBroadcast && kgen.FloatConst(c.Operands[0], inf) {
 				return in.Operands[1-i]
 			}
 		}
@@ -186,30 +187,6 @@ func simplify(s *state) error {
 	}
 	entry.Instructions = sp.out
 	entry.Root = resolve(entry.Root)
-	entry.Instructions = reachable(entry)
+	entry.Instructions = entry.Reachable()
 	return nil
-}
-
-// reachable lists c's instructions that its root depends on, and its
-// parameters, in c's order.
-func reachable(c *hlo.Computation) []*hlo.Instruction {
-	keep := map[*hlo.Instruction]bool{}
-	var visit func(x *hlo.Instruction)
-	visit = func(x *hlo.Instruction) {
-		if keep[x] {
-			return
-		}
-		keep[x] = true
-		for _, o := range x.Operands {
-			visit(o)
-		}
-	}
-	visit(c.Root)
-	var out []*hlo.Instruction
-	for _, in := range c.Instructions {
-		if keep[in] || in.Op == hlo.OpParameter {
-			out = append(out, in)
-		}
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // simplified parses text and returns its entry after inlineCalls and
@@ -76,7 +77,7 @@ func TestJaxSoftmax(t *testing.T) {
 			sub = in
 		}
 	}
-	require.True(t, belowRowMax(sub), "exp(x - max) seen as such")
+	require.True(t, kgen.BelowRowMax(sub), "exp(x - max) seen as such")
 	cpu := desktop
 	cpu.CPU = true
 	m, err := hlo.Parse("jax_softmax", text)

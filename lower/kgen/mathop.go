@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"

@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
@@ -13,38 +13,12 @@ import (
 // memory and subgroup trees come with the reduction work of the kernel
 // issue.
 
-// reducerSupported reports whether computation c is made only of scalar
-// elementwise ops, constants and a tuple root: what emitReducer can
-// inline into a kernel.
-func reducerSupported(c *hlo.Computation) bool {
-	for _, in := range c.Instructions {
-		switch {
-		case in.Op == hlo.OpParameter || in.Op == hlo.OpConstant:
-		case in.Op == hlo.OpTuple && in == c.Root:
-			continue
-		case in.Op == hlo.OpCall:
-			// JAX calls a function of its own from a reducer
-			// (jnp.logaddexp in a cumulative reduction): inlined.
-			if !reducerSupported(in.Called[0]) || in.Called[0].Root.Op == hlo.OpTuple {
-				return false
-			}
-		case in.Op.IsElementwise():
-		default:
-			return false
-		}
-		if !in.Shape.IsArray() || in.Shape.Rank() != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// reducerMismatch finds a parameter of a reduce's, reduce-window's,
+// ReducerMismatch finds a parameter of a reduce's, reduce-window's,
 // scatter's or sort's computation whose type is not the operand's it
 // receives (the verifier accepts floats of another width, as XLA does;
 // the kernels pass the operand's registers as they are): its index and
 // the operand's type, or -1.
-func reducerMismatch(in *hlo.Instruction) (int, hlo.ElementType) {
+func ReducerMismatch(in *hlo.Instruction) (int, hlo.ElementType) {
 	c := in.Called[0]
 	var want []hlo.ElementType
 	ops := in.Operands
@@ -214,9 +188,9 @@ func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
 	}
 }
 
-// reduceKernel generates a (variadic) reduce: bindings are the N inputs,
+// ReduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
-func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func ReduceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	name := "reduce_" + in.Operands[0].Shape.Elem.String()
 	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		return k.reduceValues(in, binds, idx)
@@ -225,11 +199,11 @@ func reduceKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	switch {
 	case err != nil:
 		return nil, err
-	case env.workgroupLanes > 0 && lanesReducible(in, env, k, env.workgroupLanes):
-		env.lanes, env.local, env.workgroup = env.workgroupLanes, env.workgroupLanes, true
+	case env.WorkgroupLanes > 0 && lanesReducible(in, env, k, env.WorkgroupLanes):
+		env.lanes, env.Local, env.workgroup = env.WorkgroupLanes, env.WorkgroupLanes, true
 		return outputKernelMode(in, env, name+"_workgroup", values, nil)
-	case env.subgroupReduce && lanesReducible(in, env, k, env.tg.SubgroupSize):
-		env.lanes, env.local = env.tg.SubgroupSize, env.tg.SubgroupSize
+	case env.SubgroupReduce && lanesReducible(in, env, k, env.Target.SubgroupSize):
+		env.lanes, env.Local = env.Target.SubgroupSize, env.Target.SubgroupSize
 		return outputKernelMode(in, env, name+"_subgroup", values, nil)
 	}
 	return vectorized(in, env, name, values, k)
@@ -296,10 +270,10 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		if k.lanes > 0 {
 			return k.subgroupFold(in.Called[0], inits, redCount, elem)
 		}
-		if s, ok := k.sums[in]; ok { // folded with its max (online.go)
+		if s, ok := k.sums[in]; ok { // folded with its max (onlineemit.go)
 			return []val{s}, nil
 		}
-		if pair, ok := k.online[in]; ok && trailing(redAxes, src.Rank()) && redCount%onlineChunk == 0 {
+		if pair, ok := k.online[in]; ok && trailing(redAxes, src.Rank()) && redCount%OnlineChunk == 0 {
 			m, s, err := k.onlineFold(in, pair, inits[0], base, redCount, func(p spirv.ID) val {
 				return k.load(binds[0], p, in.Operands[0].Shape.Elem)
 			})
@@ -309,10 +283,10 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			if k.sums == nil {
 				k.sums = map[*hlo.Instruction]val{}
 			}
-			k.sums[pair.sum] = s
+			k.sums[pair.Sum] = s
 			return []val{m}, nil
 		}
-		if k.rowShape != nil && redCount%vectorWidth == 0 && trailing(redAxes, src.Rank()) && equalDims(src.Dims, k.rowShape) {
+		if k.rowShape != nil && redCount%VectorWidth == 0 && trailing(redAxes, src.Rank()) && EqualDims(src.Dims, k.rowShape) {
 			// The reduced elements are consecutive from base, in a
 			// value of the kernel's shape (so the vec4s of the chunk
 			// are in every vector binding's bounds).
@@ -327,4 +301,16 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		}
 		return k.fold(in.Called[0], inits, redCount, func(r spirv.ID) (spirv.ID, []val) { return 0, elem(r) })
 	}
+}
+
+func EqualDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

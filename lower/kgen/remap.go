@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
@@ -11,8 +11,8 @@ import (
 // or made from its index alone (iota). Shapes are compile-time constants,
 // so index arithmetic divides and multiplies by constants.
 
-// remapOps are the ops this family lowers.
-var remapOps = map[hlo.Opcode]bool{
+// RemapOps are the ops this family lowers.
+var RemapOps = map[hlo.Opcode]bool{
 	hlo.OpBroadcast: true, hlo.OpTranspose: true, hlo.OpReshape: true, hlo.OpBitcast: true,
 	hlo.OpSlice: true, hlo.OpReverse: true, hlo.OpPad: true, hlo.OpConcatenate: true, hlo.OpIota: true,
 	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true, hlo.OpGather: true,
@@ -84,8 +84,8 @@ func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	return v.id
 }
 
-// remapKernel generates the kernel of one data-movement instruction.
-func remapKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+// RemapKernel generates the kernel of one data-movement instruction.
+func RemapKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	return outputKernel(in, env, in.Op.String()+"_"+in.Shape.Elem.String(), one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
 		return k.remapValue(in, binds, idx)
 	}))

@@ -1,11 +1,11 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// scatterKernel generates a deterministic (variadic) scatter: one
+// ScatterKernel generates a deterministic (variadic) scatter: one
 // invocation per operand element walks the scatter positions in row-major
 // order and applies, through the inlined to_apply computation, every
 // update whose window covers the element. A window that does not fit in
@@ -14,7 +14,7 @@ import (
 // window dimensions follow the scatter dimensions, as JAX emits them;
 // otherwise only the rounding of non-associative combiners can differ.
 // Bindings: N operands, the indices, N updates, N outputs.
-func scatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	n := (len(in.Operands) - 1) / 2
 	sd := in.A.Scatter
 	k := env.builder(1)

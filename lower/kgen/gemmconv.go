@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
@@ -18,7 +18,7 @@ type convGeom struct {
 }
 
 // convGemmOf plans conv as an implicit GEMM, or returns nil.
-func convGemmOf(conv *hlo.Instruction) *gemmPlan {
+func convGemmOf(conv *hlo.Instruction) *GemmPlan {
 	c := conv.A.ConvDims
 	l, kr := conv.Operands[0].Shape, conv.Operands[1].Shape
 	w := conv.A.Window
@@ -41,7 +41,7 @@ func convGemmOf(conv *hlo.Instruction) *gemmPlan {
 		sh: w.Dims[0].Stride, sw: w.Dims[1].Stride, ph: w.Dims[0].PadLo, pw: w.Dims[1].PadLo,
 		dh: max(w.Dims[0].RhsDilate, 1), dw: max(w.Dims[1].RhsDilate, 1)}
 	co := kr.Dims[3]
-	p := &gemmPlan{dot: conv, conv: g, in: hlo.F32, out: hlo.F32, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
+	p := &GemmPlan{dot: conv, conv: g, in: hlo.F32, out: hlo.F32, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
 		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross}
 	if g.ci%4 != 0 || co%4 != 0 || !p.tile() {
 		return nil // the direct kernel: vec4 reads need whole feature quads
@@ -53,7 +53,7 @@ func convGemmOf(conv *hlo.Instruction) *gemmPlan {
 // rows: each row is an output pixel (b, oy, ox); at step k4 (4 features
 // ci of window position ky, kx) it reads the input's vec4 at (b, oy*sh -
 // ph + ky*dh, ox*sw - pw + kx*dw, ci), or zeros in the padding.
-func (k *kernelBuilder) convRows(p *gemmPlan, rows []spirv.ID) func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID {
+func (k *kernelBuilder) convRows(p *GemmPlan, rows []spirv.ID) func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID {
 	g := p.conv
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }

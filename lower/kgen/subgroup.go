@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
@@ -33,17 +33,17 @@ const minSubgroupReduce = 4
 // innermost dimension over at least minSubgroupReduce elements per lane,
 // and no other loop (dot, convolution, window, another reduce) is fused
 // into it.
-func lanesReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes uint32) bool {
-	tg := env.tg
+func lanesReducible(in *hlo.Instruction, env Env, scalar *Kernel, lanes uint32) bool {
+	tg := env.Target
 	s := int64(lanes)
 	if s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
 		return false
 	}
 	reduces := map[*hlo.Instruction]bool{in: true}
-	for _, p := range env.plan(in).prologue {
+	for _, p := range env.plan(in).Prologue {
 		reduces[p] = p.Op == hlo.OpReduce
 	}
-	for _, f := range scalar.fused {
+	for _, f := range scalar.Fused {
 		switch f.Op {
 		case hlo.OpReduce:
 			if !reduces[f] {
@@ -82,10 +82,11 @@ func lanesReducible(in *hlo.Instruction, env kernelEnv, scalar *Kernel, lanes ui
 // minSubgroupReduce elements per lane (no GPU was at hand to measure a
 // better threshold); CPU devices only with Options.WorkgroupReduce.
 
-// workgroupLanes is the lanes of a workgroup reduction on tg: four
-// subgroups, within the device's workgroup size, or 0 for none.
-func workgroupLanes(tg Target, opts Options) uint32 {
-	if tg.CPU && !opts.WorkgroupReduce || !tg.SubgroupShuffle {
+// WorkgroupLanes is the lanes of a workgroup reduction on tg: four
+// subgroups, within the device's workgroup size, or 0 for none. CPU
+// devices have them only when asked (onCPU: Options.WorkgroupReduce).
+func WorkgroupLanes(tg Target, onCPU bool) uint32 {
+	if tg.CPU && !onCPU || !tg.SubgroupShuffle {
 		return 0
 	}
 	w := 4 * tg.SubgroupSize

@@ -1,11 +1,11 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// Shared-memory tiles, for GPUs: a workgroup of sharedThreads
+// Shared-memory tiles, for GPUs: a workgroup of SharedThreads
 // invocations computes a sharedBM x sharedBN block of results, sharedTM
 // x sharedTN per invocation, staging sharedBK values of k of both
 // operands' block in shared memory per step (each invocation loads 4 of
@@ -20,24 +20,24 @@ import (
 const (
 	sharedBM, sharedBN, sharedBK = 64, 64, 16
 	sharedTM, sharedTN           = 4, 4
-	sharedThreads                = (sharedBM / sharedTM) * (sharedBN / sharedTN)
+	SharedThreads                = (sharedBM / sharedTM) * (sharedBN / sharedTN)
 )
 
-// toShared makes p a shared-memory plan when tg can run one (a workgroup
+// ToShared makes p a shared-memory plan when tg can run one (a workgroup
 // of sharedThreads) and p is a plain dot (an implicit GEMM keeps its
 // register tiles); it reports whether it did.
-func (p *gemmPlan) toShared(tg Target) bool {
-	if p.conv != nil || tg.MaxWorkgroupSize < sharedThreads || p.in != hlo.F32 {
+func (p *GemmPlan) ToShared(tg Target) bool {
+	if p.conv != nil || tg.MaxWorkgroupSize < SharedThreads || p.in != hlo.F32 {
 		return false
 	}
-	p.shared = true
+	p.Shared = true
 	p.lVec, p.rVec = vecNone, vecNone
-	p.rows, p.cols = sharedTM, sharedTN
+	p.Rows, p.Cols = sharedTM, sharedTN
 	p.tilesM = (p.m + sharedBM - 1) / sharedBM // blocks
 	p.tilesN = (p.n + sharedBN - 1) / sharedBN
-	p.invocations = p.tilesM * p.tilesN * sharedThreads
+	p.Invocations = p.tilesM * p.tilesN * SharedThreads
 	for _, b := range p.batch {
-		p.invocations *= b
+		p.Invocations *= b
 	}
 	return true
 }
@@ -45,7 +45,7 @@ func (p *gemmPlan) toShared(tg Target) bool {
 // gemmLoopShared is gemmLoop for a shared-memory block (toShared): the
 // block's first row and column, and the invocation's place in the
 // workgroup (l) and in the block's grid of tiles (tr, tc).
-func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase, bRow, bCol, l, tr, tc spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopShared(p *GemmPlan, dotBinds []int, lBase, rBase, bRow, bCol, l, tr, tc spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32, bt := k.u32(), k.b.TypeFloat(32), k.boolT()
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -57,7 +57,7 @@ func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase
 	at := func(v, i spirv.ID) spirv.ID { return k.f.AccessChain(ptr, v, i) }
 	zero := k.b.ConstF32(0)
 	acc := k.gemmAccumulators(p)
-	const per = sharedBK * sharedBM / sharedThreads // elements of each operand an invocation stages
+	const per = sharedBK * sharedBM / SharedThreads // elements of each operand an invocation stages
 	err := k.loop(cu((p.k+sharedBK-1)/sharedBK), func(kb spirv.ID) error {
 		k0 := op(spirv.OpIMul, kb, cu(sharedBK))
 		for q := int64(0); q < per; q++ {
@@ -79,7 +79,7 @@ func (k *kernelBuilder) gemmLoopShared(p *gemmPlan, dotBinds []int, lBase, rBase
 		k.barrier()
 		r0, c0 := op(spirv.OpIMul, tr, cu(sharedTM)), op(spirv.OpIMul, tc, cu(sharedTN))
 		for kk := int64(0); kk < sharedBK; kk++ {
-			a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
+			a, b := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Cols)
 			for i := range a {
 				a[i] = k.f.Load(f32, at(tileA, op(spirv.OpIAdd, cu(kk*sharedBM+int64(i)), r0)))
 			}

@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"errors"
@@ -46,7 +46,7 @@ import (
 const (
 	vec4         = 4
 	vectorChunks = 2
-	vectorWidth  = vec4 * vectorChunks // elements per invocation
+	VectorWidth  = vec4 * vectorChunks // elements per invocation
 )
 
 // minVectorElements is the smallest output worth a vector kernel.
@@ -74,7 +74,7 @@ type vectorState struct {
 // generated again as a vector kernel: every result is written only at
 // its own element, with 32-bit elements.
 func vectorizable(k *Kernel, n int64, tg Target) bool {
-	if n%vectorWidth != 0 || n < minVectorElements || tg.StorageAlign%16 != 0 || tg.StorageAlign == 0 {
+	if n%VectorWidth != 0 || n < minVectorElements || tg.StorageAlign%16 != 0 || tg.StorageAlign == 0 {
 		return false
 	}
 	for _, b := range k.results {
@@ -118,8 +118,8 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
-	base := k.f.IMul(u32, idx4, k.cu32(vectorWidth))
-	for lane := range vectorWidth {
+	base := k.f.IMul(u32, idx4, k.cu32(VectorWidth))
+	for lane := range VectorWidth {
 		idx := k.f.IAdd(u32, base, k.cu32(uint32(lane)))
 		vs.lanes[idx] = lane
 		if err := body(idx); err != nil {
@@ -164,7 +164,7 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 	}
 	st := k.bindings[bind].st
 	if isNarrow(st) {
-		per := vectorWidth / narrowWords(st) // elements per word
+		per := VectorWidth / narrowWords(st) // elements per word
 		w := k.f.Extract(k.u32(), v4[0], uint32(lane/per))
 		bits := k.uop(spirv.OpShiftRightLogical, w, k.cu32(uint32(st.Bits()*(lane%per))))
 		if lane%per != per-1 {
@@ -177,13 +177,13 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 
 // narrowWords is how many u32 words hold a vector kernel's 8 elements
 // of narrow storage type st: 4 for 16-bit, 2 for 8-bit.
-func narrowWords(st hlo.ElementType) int { return vectorWidth * st.Bits() / 32 }
+func narrowWords(st hlo.ElementType) int { return VectorWidth * st.Bits() / 32 }
 
 // storeNarrowLanes packs the 8 lanes' values of a narrow binding into
 // words and stores them at vector index idx8.
 func (k *kernelBuilder) storeNarrowLanes(bd binding, idx8 spirv.ID, lanes []spirv.ID) {
 	words := narrowWords(bd.st)
-	per := vectorWidth / words
+	per := VectorWidth / words
 	ws := make([]uint32, words)
 	for w := range ws {
 		var acc spirv.ID
@@ -213,7 +213,7 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 		return
 	}
 	if k.vector.pending[bind] == nil {
-		k.vector.pending[bind] = make([]spirv.ID, vectorWidth)
+		k.vector.pending[bind] = make([]spirv.ID, VectorWidth)
 	}
 	k.vector.pending[bind][lane] = id
 }
@@ -248,7 +248,7 @@ func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumEl
 // wideAccess reports whether binding b may be loaded as u64vec4s:
 // 32-bit elements on a target with wide loads.
 func (k *kernelBuilder) wideAccess(b int) bool {
-	return k.tg.wide && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
+	return k.tg.WideLoads && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
 }
 
 // wideVar is binding b as an array of u64vec4s (8 of its 32-bit
@@ -277,7 +277,7 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 	st := k.scalarType(k.bindings[b].st)
 	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
 	w := k.f.Load(u4, p)
-	var xs [vectorWidth]spirv.ID
+	var xs [VectorWidth]spirv.ID
 	for c := range 4 {
 		pair := k.f.Bitcast(k.b.TypeVector(st, 2), k.f.Extract(k.b.TypeInt(64, false), w, uint32(c)))
 		for h := range 2 {
@@ -294,7 +294,7 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 // texelAccess reports whether binding b is read through texel buffer
 // views: a read-only binding on a target with texel loads.
 func (k *kernelBuilder) texelAccess(b int) bool {
-	return k.tg.texel && b < len(k.bindings) && k.bindings[b].ro
+	return k.tg.TexelReads && b < len(k.bindings) && k.bindings[b].ro
 }
 
 // texelVar is binding b's view as a uniform texel buffer of texels of

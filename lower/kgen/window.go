@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
@@ -23,11 +23,11 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 	return q, valid
 }
 
-// reduceWindowKernel generates a (variadic) reduce-window: one invocation
+// ReduceWindowKernel generates a (variadic) reduce-window: one invocation
 // per output element folds its window in row-major window order, skipping
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
-func reduceWindowKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func ReduceWindowKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	return outputKernel(in, env, "reduce_window_"+in.Operands[0].Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		return k.reduceWindowValues(in, binds, idx)
 	})

@@ -1,11 +1,11 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// selectAndScatterKernel generates select-and-scatter (the gradient of a
+// SelectAndScatterKernel generates select-and-scatter (the gradient of a
 // max pool) as a gather: one invocation per operand element p starts
 // from the init value and, for every window that holds p, in the source's
 // row-major order, picks the window's element with the select
@@ -15,7 +15,7 @@ import (
 // window's source element. The order is the evaluator's, so the sums are
 // its sums bit for bit, and no two invocations write one element.
 // Bindings: operand, source, init value, result.
-func selectAndScatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func SelectAndScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	sel, scat := in.SelectAndScatterComputations()
 	return outputKernelMode(in, env, "select_and_scatter_"+in.Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		v, err := k.selectAndScatterValue(in, sel, scat, binds, idx)
@@ -23,9 +23,9 @@ func selectAndScatterKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error)
 	}, nil)
 }
 
-// selectWindows is how many windows of a select-and-scatter may hold one
+// SelectWindows is how many windows of a select-and-scatter may hold one
 // operand element, and the window's size: the kernel's two loops.
-func selectWindows(in *hlo.Instruction) (candidates, size int64) {
+func SelectWindows(in *hlo.Instruction) (candidates, size int64) {
 	candidates, size = 1, 1
 	for _, d := range in.A.Window.Dims {
 		candidates *= (d.Size + d.Stride - 1) / d.Stride
@@ -42,7 +42,7 @@ func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hl
 	t := operand.Elem
 	dims := in.A.Window.Dims
 	rank := len(dims)
-	candidates, size := selectWindows(in)
+	candidates, size := SelectWindows(in)
 	boxDims, sizeDims := make([]int64, rank), make([]int64, rank)
 	for d, wd := range dims {
 		boxDims[d], sizeDims[d] = (wd.Size+wd.Stride-1)/wd.Stride, wd.Size

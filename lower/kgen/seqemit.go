@@ -1,11 +1,11 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// The device loop emitter (seqloop.go has the plan and the kernel's
+// The device loop emitter (seqkernel.go has the kernel's
 // frame): HLO values as register elements or big state leaves, each op
 // of a loop's condition and body emitted on them.
 
@@ -112,7 +112,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				return nil, err
 			}
 			leaf = x
-		case remapOps[in.Op]:
+		case RemapOps[in.Op]:
 			if n > seqElems {
 				return nil, notSeqf("%s has %d elements", in.Name, n)
 			}
@@ -400,7 +400,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	}
 	condC, bodyC := w.WhileComputations()
 	cond, body := e.flat(condC), e.flat(bodyC)
-	if n, ok := tripCount(w, cond, body); ok && n <= seqUnroll {
+	if n, ok := TripCount(w, cond, body); ok && n <= seqUnroll {
 		cur := init
 		for t := int64(0); t < n; t++ {
 			next, err := e.emit(body, []seqValue{cur})
@@ -455,11 +455,11 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	return state(), nil
 }
 
-// tripCount recognizes the counted loop JAX's fori_loop writes: a state
+// TripCount recognizes the counted loop JAX's fori_loop writes: a state
 // leaf that starts at a constant, the body adds the constant 1 to, and
 // the condition compares as less than a constant. It returns the number
 // of iterations.
-func tripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
+func TripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
 	init := w.Operands[0]
 	c := cond.Root
 	if c.Op != hlo.OpCompare || c.A.Direction != "LT" || body.Root.Op != hlo.OpTuple || init.Op != hlo.OpTuple {

@@ -1,17 +1,17 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// convKernel generates a direct convolution for any dimension labels,
+// ConvKernel generates a direct convolution for any dimension labels,
 // strides, padding, lhs and rhs dilation, window reversal and feature and
 // batch group counts: one invocation per output element accumulates over
 // the kernel's spatial positions and input features (in the evaluator's
 // order) in the result type. The implicit-GEMM form of the kernel issue
 // replaces it where it pays.
-func convKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func ConvKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	name := "convolution_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
 	return outputKernel(in, env, name, one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
 		return k.convValue(in, binds, idx)

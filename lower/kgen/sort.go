@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// sortKernel generates a stable sort of every 1-D slice along the sort
+// SortKernel generates a stable sort of every 1-D slice along the sort
 // dimension: one invocation per slice runs a bottom-up merge sort of the
 // slice's positions (ping-ponging between two u32 scratch buffers, the
 // comparator inlined, the left element kept on ties), then gathers every
 // operand through the sorted positions. Bindings: N operands, N outputs,
 // scratch A, scratch B.
-func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	n := len(in.Operands)
 	cmp := in.Called[0]
 	k := env.builder(1)
@@ -114,14 +114,14 @@ func sortKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
 	})
 }
 
-// longSort is the slice length from which a sort is split over
+// LongSort is the slice length from which a sort is split over
 // dispatches (sortPassKernel): one invocation per slice is fast for many
 // short slices, but a single invocation walking a long slice is serial
 // and, on lavapipe (Mesa 22.3.6), lengths past 4096 came back with all
 // but the first elements unwritten.
-const longSort = 1024
+const LongSort = 1024
 
-// sortPassKernel generates one merge pass of a stable sort split over
+// SortPassKernel generates one merge pass of a stable sort split over
 // dispatches: push constant 1 is the run width w, push constant 2 the
 // binary search's steps (floor(log2 w) + 1: the other run has at most w
 // elements; 4096-element slices: 78 steps over the 12 passes, not 156);
@@ -132,7 +132,7 @@ const longSort = 1024
 // invocation per element. Positions ping-pong between two u32 buffers;
 // the first pass (w = 1, its own kernel) starts from the identity.
 // Bindings: the operands, then src (not in the first pass) and dst.
-func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, error) {
+func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 	cmp := in.Called[0]
 	k := env.builder(3)
 	binds, err := k.bindOperands(in)
@@ -223,10 +223,10 @@ func sortPassKernel(in *hlo.Instruction, env kernelEnv, first bool) (*Kernel, er
 	})
 }
 
-// sortGatherKernel writes every operand through the final positions of
+// SortGatherKernel writes every operand through the final positions of
 // a split sort: out[j] = operand[pos[j]] within each slice. Bindings:
 // the operands, the positions, the outputs.
-func sortGatherKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func SortGatherKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	k := env.builder(1)
 	binds, err := k.bindOperands(in)
 	if err != nil {

@@ -1,8 +1,4 @@
-// Package lower compiles a verified HLO module into a Program: SPIR-V
-// kernels and the plan that runs them (buffers, dispatch steps, where
-// parameters go in and results come out). It knows the device only
-// through Target, so it compiles and tests without one.
-package lower
+package kgen
 
 import (
 	"fmt"
@@ -61,14 +57,14 @@ type Target struct {
 	// Cores of them: workgroup sizes follow (localSize).
 	CPU   bool
 	Cores int
-	// wide: 8 consecutive 32-bit elements may be loaded as one u64vec4
+	// WideLoads: 8 consecutive 32-bit elements may be loaded as one u64vec4
 	// (vector.go, wideLoad); set by compile for CPU devices with
 	// shaderInt64 unless Options.Vec4Access.
-	wide bool
-	// texel: read-only inputs are fetched through texel buffer views
+	WideLoads bool
+	// TexelReads: read-only inputs are fetched through TexelReads buffer views
 	// (vector.go, texelVar); set by compile for CPU devices with
 	// TexelLoads unless Options.StorageLoads.
-	texel bool
+	TexelReads bool
 }
 
 // LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.

@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"errors"
@@ -12,35 +12,35 @@ import (
 // and a value computed earlier in the same invocation (a prologue
 // kernel, a tiled dot) is read from a register.
 
-// kernelEnv is what kernel generators need from the compilation.
-type kernelEnv struct {
-	tg    Target
-	local uint32
-	lanes uint32 // invocations per output element (subgroup.go); 0: one
+// Env is what kernel generators need from the compilation.
+type Env struct {
+	Target Target
+	Local  uint32
+	lanes  uint32 // invocations per output element (subgroup.go); 0: one
 	// workgroup: the lanes are a whole workgroup, combined through shared
 	// memory (subgroup.go); else they are one subgroup.
 	workgroup bool
 
-	subgroupReduce bool                      // row reductions may take a subgroup per output
-	workgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
-	fused          map[*hlo.Instruction]bool // computed inline by their readers (plan.fused)
-	kp             *kernelPlan               // the kernel being generated
+	SubgroupReduce bool                      // row reductions may take a subgroup per output
+	WorkgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
+	Fused          map[*hlo.Instruction]bool // computed inline by their readers (plan.fused)
+	Plan           *Plan                     // the kernel being generated
 }
 
 // plan returns in's kernel plan: the one being generated, or an empty
 // one for a kernel of another instruction.
-func (e kernelEnv) plan(in *hlo.Instruction) *kernelPlan {
-	if e.kp != nil && e.kp.root == in {
-		return e.kp
+func (e Env) plan(in *hlo.Instruction) *Plan {
+	if e.Plan != nil && e.Plan.Root == in {
+		return e.Plan
 	}
-	return &kernelPlan{root: in}
+	return &Plan{Root: in}
 }
 
-func (e kernelEnv) builder(pushFields int) *kernelBuilder {
-	k := newKernelBuilder(e.tg, e.local, pushFields)
-	k.fused = e.fused
-	if e.kp != nil {
-		k.online = e.kp.online
+func (e Env) builder(pushFields int) *kernelBuilder {
+	k := newKernelBuilder(e.Target, e.Local, pushFields)
+	k.fused = e.Fused
+	if e.Plan != nil {
+		k.online = e.Plan.Online
 	}
 	k.bound = map[*hlo.Instruction]int{}
 	return k
@@ -59,8 +59,8 @@ type prologue struct {
 // bindPrologue binds the operands of the kernels fused ahead of in and
 // makes in's reads of them come from registers. Call it before binding
 // in's own operands.
-func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prologue, error) {
-	ps := &prologue{pro: env.plan(in).prologue}
+func (k *kernelBuilder) bindPrologue(env Env, in *hlo.Instruction) (*prologue, error) {
+	ps := &prologue{pro: env.plan(in).Prologue}
 	for _, p := range ps.pro {
 		b, err := k.bindOperands(p)
 		if err != nil {
@@ -75,7 +75,7 @@ func (k *kernelBuilder) bindPrologue(env kernelEnv, in *hlo.Instruction) (*prolo
 // bindWithPrologue binds the operands of in's prologue and of in, then
 // in's results and the prologue's: a kernel that computes reductions
 // ahead of its own elements.
-func (k *kernelBuilder) bindWithPrologue(env kernelEnv, in *hlo.Instruction) (ps *prologue, binds, outs []int, err error) {
+func (k *kernelBuilder) bindWithPrologue(env Env, in *hlo.Instruction) (ps *prologue, binds, outs []int, err error) {
 	if ps, err = k.bindPrologue(env, in); err != nil {
 		return nil, nil, nil, err
 	}
@@ -179,14 +179,14 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 		return *f.reg
 	}
 	if k.spill != nil && in == k.spill.in && k.spill.ready {
-		return k.load(k.spill.bind, idx, in.Shape.Elem) // stored by a row reduction (rowfuse.go)
+		return k.load(k.spill.bind, idx, in.Shape.Elem) // stored by a row reduction (rowemit.go)
 	}
 	var v val
 	var err error
 	switch {
 	case in.Op == hlo.OpConstant:
 		v = k.scalarConst(in.Literal)
-	case remapOps[in.Op]:
+	case RemapOps[in.Op]:
 		v, err = k.remapValue(in, f.binds, idx)
 	case in.Op == hlo.OpDot:
 		v, err = k.dotValue(in, f.binds, idx)
@@ -219,7 +219,7 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 // those of any kernel fused ahead of it), then the results, and for each
 // output index computes the prologue's values, then in's (values), and
 // stores them all after every read, as in-place updates require.
-func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
+func outputKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
 	k, err := outputKernelMode(in, env, name, values, nil)
 	if err != nil {
 		return nil, err
@@ -229,11 +229,11 @@ func outputKernel(in *hlo.Instruction, env kernelEnv, name string, values func(k
 
 // vectorized returns the vector form of scalar output kernel k where it
 // has one (vector.go), else k.
-func vectorized(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), k *Kernel) (*Kernel, error) {
-	if !vectorizable(k, elementCount(in), env.tg) {
+func vectorized(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), k *Kernel) (*Kernel, error) {
+	if !vectorizable(k, elementCount(in), env.Target) {
 		return k, nil
 	}
-	env.local = localSize(env.tg, elementCount(in)/vectorWidth)
+	env.Local = LocalSize(env.Target, elementCount(in)/VectorWidth)
 	if vk, err := outputKernelMode(in, env, name+"_vec4", values, k.vectorBind); err == nil {
 		return vk, nil
 	} else if !errors.Is(err, errNotVector) {
@@ -244,7 +244,7 @@ func vectorized(in *hlo.Instruction, env kernelEnv, name string, values func(k *
 
 // outputKernelMode is outputKernel, scalar or (vecBinds non-nil) a vector
 // kernel with those bindings held as vec4 arrays (vector.go).
-func outputKernelMode(in *hlo.Instruction, env kernelEnv, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
+func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
 	k.lanes, k.wg = env.lanes, env.workgroup
@@ -272,4 +272,73 @@ func one(f func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error)) func(
 		v, err := f(k, binds, idx)
 		return []val{v}, err
 	}
+}
+
+// ElementwiseLocalSize is the workgroup size of elementwise kernels: a
+// multiple of the subgroup size, within the device's limit.
+func ElementwiseLocalSize(tg Target) uint32 {
+	l := uint32(64)
+	if tg.SubgroupSize > l {
+		l = tg.SubgroupSize
+	}
+	if tg.MaxWorkgroupSize != 0 && l > tg.MaxWorkgroupSize {
+		l = tg.MaxWorkgroupSize
+	}
+	return l
+}
+
+// LightKernel is the most loop iterations per invocation for which a CPU
+// device gets large workgroups: heavier invocations (reductions, tiled
+// dots) amortize the per-workgroup cost and balance better in more,
+// smaller workgroups (measured: the dense layer and the MLP ran slower
+// with large ones).
+const LightKernel = 16
+
+// LocalSize is the workgroup size for a dispatch of n invocations. A GPU
+// takes elementwiseLocalSize. A CPU device (lavapipe) runs each workgroup
+// as one task on one of its threads, with a fixed cost per workgroup
+// that small workgroups pay many times over: a 16M-element negate took
+// 66-97 ms with workgroups of 64 and 44 ms with 1024. So on a CPU the
+// workgroups grow as large as the device allows while there are still
+// four per core to balance.
+func LocalSize(tg Target, n int64) uint32 {
+	l := ElementwiseLocalSize(tg)
+	if !tg.CPU {
+		return l
+	}
+	limit := uint32(1024)
+	if tg.MaxWorkgroupSize != 0 && tg.MaxWorkgroupSize < limit {
+		limit = tg.MaxWorkgroupSize
+	}
+	cores := int64(max(tg.Cores, 1))
+	for l*2 <= limit && n/(int64(l)*2) >= 4*cores {
+		l *= 2
+	}
+	return l
+}
+
+// ElementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
+func ElementwiseKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
+	name := in.Op.String()
+	if len(in.Operands) > 0 {
+		name += "_" + in.Operands[0].Shape.Elem.String()
+	}
+	return outputKernel(in, env, name, one(func(k *kernelBuilder, ins []int, idx spirv.ID) (val, error) {
+		return k.elementwiseValue(in, ins, idx)
+	}))
+}
+
+// elementwiseValue computes element idx of an elementwise instruction
+// whose operands are read through binds; an operand of rank 0 in an op of
+// higher rank (select's predicate, clamp's bounds) is read at index 0.
+func (k *kernelBuilder) elementwiseValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	args := make([]val, len(in.Operands))
+	for i, o := range in.Operands {
+		at := idx
+		if o.Shape.Rank() == 0 && in.Shape.Rank() > 0 {
+			at = k.cu32(0)
+		}
+		args[i] = k.load(binds[i], at, o.Shape.Elem)
+	}
+	return k.emitScalar(in, args)
 }

@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"fmt"
@@ -38,10 +38,10 @@ const gemmGroup = 8
 // tiled kernel at first use in 0.2-0.4 s; Mesa's shader cache keeps it.)
 const minGemmWork = 1 << 20
 
-// gemmPlan is a dot that the tiled kernel handles: batch dimensions in
+// GemmPlan is a dot that the tiled kernel handles: batch dimensions in
 // any number, one free dimension on each side, one contracting
 // dimension, f32 results (other types take the general kernel).
-type gemmPlan struct {
+type GemmPlan struct {
 	dot         *hlo.Instruction
 	batch       []int64 // batch dimension sizes
 	m, n, k     int64
@@ -51,11 +51,11 @@ type gemmPlan struct {
 	rBatchSt    []int64
 	tilesM      int64
 	tilesN      int64
-	invocations int64
+	Invocations int64
 	conv        *convGeom // an implicit GEMM: the lhs is a convolution's input (convGemmOf)
 	lVec, rVec  vecLayout
-	rows, cols  int64 // results per invocation
-	shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
+	Rows, Cols  int64 // results per invocation
+	Shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
 	// in and out are the operands' and the result's element types: f32,
 	// or bf16 or f16 operands with a result of theirs or f32, widened to
 	// f32 as loaded and accumulated in f32 as the general kernel does,
@@ -80,7 +80,7 @@ const (
 // layout is read by scalar loads. Lavapipe's scalar loads are per-lane
 // gathers, a quarter as many with vec4s. It reports whether either
 // operand has a layout (k must be a multiple of 4).
-func (p *gemmPlan) gemmVec4() bool {
+func (p *GemmPlan) gemmVec4() bool {
 	if p.k%4 != 0 {
 		return false
 	}
@@ -110,62 +110,23 @@ func (p *gemmPlan) gemmVec4() bool {
 }
 
 // vec4 reports whether an operand of p is read as vec4s.
-func (p *gemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
+func (p *GemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
 
 // tile sets p's tile (8x16 with vec4 operands, else 8x8) and counts, and
 // reports whether p has the work the tiled kernel pays for
 // (minGemmWork).
-func (p *gemmPlan) tile() bool {
-	p.rows, p.cols = gemmTile, gemmTile
+func (p *GemmPlan) tile() bool {
+	p.Rows, p.Cols = gemmTile, gemmTile
 	if p.vec4() {
-		p.rows, p.cols = vecTileRows, vecTileCols
+		p.Rows, p.Cols = vecTileRows, vecTileCols
 	}
-	p.tilesM = (p.m + p.rows - 1) / p.rows
-	p.tilesN = (p.n + p.cols - 1) / p.cols
-	p.invocations = p.tilesM * p.tilesN
+	p.tilesM = (p.m + p.Rows - 1) / p.Rows
+	p.tilesN = (p.n + p.Cols - 1) / p.Cols
+	p.Invocations = p.tilesM * p.tilesN
 	for _, b := range p.batch {
-		p.invocations *= b
+		p.Invocations *= b
 	}
-	return p.m*p.n != 0 && p.k != 0 && p.invocations*p.rows*p.cols*p.k >= minGemmWork
-}
-
-// planGemm says whether root's kernel can be a tiled GEMM: root is a dot
-// of the supported form, or reads one such dot, fused into it, only at
-// its own output index (an epilogue), or is a reshape of one (JAX writes
-// a batched dot's result to its shape so: the results go to the same
-// row-major positions).
-func (s *state) planGemm(root *hlo.Instruction) *gemmPlan {
-	if len(s.plan.prologue(root)) > 0 || !root.Shape.IsArray() {
-		return nil
-	}
-	if root.Op == hlo.OpReshape && root.Operands[0].Op == hlo.OpDot && s.plan.fused[root.Operands[0]] {
-		return gemmOf(root.Operands[0])
-	}
-	dot := root
-	if root.Op != hlo.OpDot && root.Op != hlo.OpConvolution {
-		if !root.Op.IsElementwise() {
-			return nil
-		}
-		dot = nil
-		_, cluster := s.clusterInputs(root)
-		for _, x := range cluster {
-			if x.Op == hlo.OpDot || x.Op == hlo.OpConvolution {
-				if dot != nil {
-					return nil
-				}
-				dot = x
-			} else if expensive(x) {
-				return nil
-			}
-		}
-		if dot == nil || !equalDims(dot.Shape.Dims, root.Shape.Dims) || !s.readsOnlyAtOutput(root, dot) {
-			return nil
-		}
-	}
-	if dot.Op == hlo.OpConvolution && (s.plan.fused[dot.Operands[0]] || s.plan.fused[dot.Operands[1]]) {
-		return nil // the implicit GEMM reads its operands from buffers
-	}
-	return gemmOf(dot)
+	return p.m*p.n != 0 && p.k != 0 && p.Invocations*p.Rows*p.Cols*p.k >= minGemmWork
 }
 
 // gemmTypes reports whether the tiled kernel takes a dot of operands of
@@ -186,9 +147,9 @@ func gemmTypes(l, r, out hlo.ElementType) bool {
 	return false
 }
 
-// gemmOf plans the tiled kernel of dot, or returns nil when dot is not
+// GemmOf plans the tiled kernel of dot, or returns nil when dot is not
 // of the supported form or too small to pay.
-func gemmOf(dot *hlo.Instruction) *gemmPlan {
+func GemmOf(dot *hlo.Instruction) *GemmPlan {
 	if dot.Op == hlo.OpConvolution {
 		return convGemmOf(dot)
 	}
@@ -198,7 +159,7 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 		l.Rank() != len(d.LhsBatch)+2 || r.Rank() != len(d.RhsBatch)+2 {
 		return nil
 	}
-	p := &gemmPlan{dot: dot, in: l.Elem, out: dot.Shape.Elem}
+	p := &GemmPlan{dot: dot, in: l.Elem, out: dot.Shape.Elem}
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	used := func(list []int64, x int64) bool {
 		for _, y := range list {
@@ -234,9 +195,9 @@ func gemmOf(dot *hlo.Instruction) *gemmPlan {
 	return p
 }
 
-// gemmKernel generates the tiled kernel for root (the dot itself, or its
+// GemmKernel generates the tiled kernel for root (the dot itself, or its
 // epilogue with the dot fused in). Push constant 0 is the tile count.
-func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, error) {
+func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 	k, dotBinds, err := gemmKernelMode(root, p, env, nil)
 	if err != nil || !p.vec4() {
 		return k, err
@@ -267,7 +228,7 @@ func gemmKernel(root *hlo.Instruction, p *gemmPlan, env kernelEnv) (*Kernel, err
 // gemmKernelMode generates the tiled kernel, with the bindings vecBinds
 // marks (nil: none) held as vec4 arrays; it also returns the bindings of
 // the dot's operands.
-func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds []bool) (*Kernel, []int, error) {
+func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool) (*Kernel, []int, error) {
 	k := env.builder(1)
 	k.vecBinds = vecBinds
 	dot := p.dot
@@ -291,12 +252,12 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 	if err != nil {
 		return nil, nil, err
 	}
-	name := fmt.Sprintf("gemm%dx%d_%s", p.rows, p.cols, p.out)
+	name := fmt.Sprintf("gemm%dx%d_%s", p.Rows, p.Cols, p.out)
 	if p.in != p.out {
-		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.rows, p.cols, p.in, p.out)
+		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in, p.out)
 	}
-	if p.shared {
-		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.rows, p.cols, sharedBM, sharedBN)
+	if p.Shared {
+		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.Rows, p.Cols, sharedBM, sharedBN)
 	}
 	if vec4 {
 		name += "_vec4"
@@ -316,10 +277,10 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 		nb := len(p.batch)
 		var l, tr, tc spirv.ID // shared: the invocation's place in its workgroup and block
 		var ix []spirv.ID
-		if p.shared {
-			l = op(spirv.OpUMod, t, cu(sharedThreads))
+		if p.Shared {
+			l = op(spirv.OpUMod, t, cu(SharedThreads))
 			tr, tc = op(spirv.OpUDiv, l, cu(sharedBN/sharedTN)), op(spirv.OpUMod, l, cu(sharedBN/sharedTN))
-			ix = k.unravel(op(spirv.OpUDiv, t, cu(sharedThreads)), dims)
+			ix = k.unravel(op(spirv.OpUDiv, t, cu(SharedThreads)), dims)
 			ix = append(ix[:nb], op(spirv.OpUDiv, ix[nb], cu(p.tilesN)), op(spirv.OpUMod, ix[nb], cu(p.tilesN)))
 		} else {
 			ix = k.unravel(t, dims)
@@ -330,18 +291,18 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			lBase = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, ix[i], cu(p.lBatchSt[i])))
 			rBase = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, ix[i], cu(p.rBatchSt[i])))
 		}
-		row0 := op(spirv.OpIMul, ix[nb], cu(p.rows))
-		col0 := op(spirv.OpIMul, ix[nb+1], cu(p.cols))
+		row0 := op(spirv.OpIMul, ix[nb], cu(p.Rows))
+		col0 := op(spirv.OpIMul, ix[nb+1], cu(p.Cols))
 		var bRow, bCol spirv.ID
-		if p.shared {
+		if p.Shared {
 			bRow, bCol = op(spirv.OpIMul, ix[nb], cu(sharedBM)), op(spirv.OpIMul, ix[nb+1], cu(sharedBN))
 			row0 = op(spirv.OpIAdd, bRow, op(spirv.OpIMul, tr, cu(sharedTM)))
 			col0 = op(spirv.OpIAdd, bCol, op(spirv.OpIMul, tc, cu(sharedTN)))
 		}
 		// Rows and columns past the edge read the last one (in bounds)
 		// and are not stored.
-		rows, lRow := make([]spirv.ID, p.rows), make([]spirv.ID, p.rows)
-		cols, rCol := make([]spirv.ID, p.cols), make([]spirv.ID, p.cols)
+		rows, lRow := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Rows)
+		cols, rCol := make([]spirv.ID, p.Cols), make([]spirv.ID, p.Cols)
 		for i := range rows {
 			rows[i] = op(spirv.OpIAdd, row0, cu(int64(i)))
 			lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
@@ -351,7 +312,7 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			rCol[j] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[j], cu(p.n-1)), cu(p.rStride[1])))
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
-		if p.shared {
+		if p.Shared {
 			accAt, err = k.gemmLoopShared(p, dotBinds, lBase, rBase, bRow, bCol, l, tr, tc)
 		} else if p.conv != nil && vec4 {
 			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, k.convRows(p, rows))
@@ -390,18 +351,18 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 			}
 			return nil
 		}
-		arrT := k.b.TypeArray(f32, cu(p.rows*p.cols), 0)
+		arrT := k.b.TypeArray(f32, cu(p.Rows*p.Cols), 0)
 		arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
 		for i := range rows {
 			for j := range cols {
-				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*p.cols+int64(j)))
+				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*p.Cols+int64(j)))
 				k.f.Store(pe, accAt(i, j))
 			}
 		}
-		return k.loop(cu(p.rows*p.cols), func(e spirv.ID) error {
-			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(p.cols)))
-			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(p.cols)))
+		return k.loop(cu(p.Rows*p.Cols), func(e spirv.ID) error {
+			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(p.Cols)))
+			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(p.Cols)))
 			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
 			return k.f.If(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
@@ -425,14 +386,14 @@ func gemmKernelMode(root *hlo.Instruction, p *gemmPlan, env kernelEnv, vecBinds 
 
 // gemmLoop emits the k loop of the scalar tiled kernel: per k, a load
 // per tile row and column and a multiply-add per result. It returns the tile's results.
-func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoop(p *GemmPlan, dotBinds []int, lRow, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	acc := k.gemmAccumulators(p)
 	err := k.loop(cu(p.k), func(kk spirv.ID) error {
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
-		a, b := make([]spirv.ID, p.rows), make([]spirv.ID, p.cols)
+		a, b := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Cols)
 		for i := range a {
 			a[i] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), p.in).id, 1)
 		}
@@ -451,7 +412,7 @@ func (k *kernelBuilder) gemmLoop(p *gemmPlan, dotBinds []int, lRow, rCol []spirv
 // with columns; an operand without a vec4 layout (or a fused one) loads
 // scalars. Each result still sums its products in the order of k, as
 // gemmLoop does.
-func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopVec4(p *GemmPlan, dotBinds []int, lBase, rBase, row0, col0 spirv.ID, lRow, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -487,8 +448,8 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		}
 		return along, quads
 	}
-	lRow4, rowQ := vecIndex(lVec, lRow, row0, p.rows, p.m)
-	rCol4, colQ := vecIndex(rVec, rCol, col0, p.cols, p.n)
+	lRow4, rowQ := vecIndex(lVec, lRow, row0, p.Rows, p.m)
+	rCol4, colQ := vecIndex(rVec, rCol, col0, p.Cols, p.n)
 	// An operand read across is read as 32-byte octets (wideLoad) where
 	// the device has wide access (and no texel loads, which are cheaper
 	// still) and every octet starts at a multiple of 8 elements: 1024^3
@@ -509,8 +470,8 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		}
 		return octs
 	}
-	lOcts := wideOcts(dotBinds[0], lVec, row0, p.rows, p.m, p.lStride[1], p.lBatchSt)
-	rOcts := wideOcts(dotBinds[1], rVec, col0, p.cols, p.n, p.rStride[0], p.rBatchSt)
+	lOcts := wideOcts(dotBinds[0], lVec, row0, p.Rows, p.m, p.lStride[1], p.lBatchSt)
+	rOcts := wideOcts(dotBinds[1], rVec, col0, p.Cols, p.n, p.rStride[0], p.rBatchSt)
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
 		// a[i][c], b[j][c]: the operands at row i, column j and k = 4*k4+c.
 		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
@@ -569,9 +530,9 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		if lVec == vecConv {
 			a = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })
 		} else {
-			a = operand(lVec, dotBinds[0], p.rows, lRow4, rowQ, lOcts, lBase, p.lStride[1], lRow)
+			a = operand(lVec, dotBinds[0], p.Rows, lRow4, rowQ, lOcts, lBase, p.lStride[1], lRow)
 		}
-		b := operand(rVec, dotBinds[1], p.cols, rCol4, colQ, rOcts, rBase, p.rStride[0], rCol)
+		b := operand(rVec, dotBinds[1], p.Cols, rCol4, colQ, rOcts, rBase, p.rStride[0], rCol)
 		for c := range 4 {
 			ac, bc := make([]spirv.ID, len(a)), make([]spirv.ID, len(b))
 			for i := range a {
@@ -585,22 +546,6 @@ func (k *kernelBuilder) gemmLoopVec4(p *gemmPlan, dotBinds []int, lBase, rBase, 
 		return nil
 	})
 	return func(i, j int) spirv.ID { return k.f.Load(f32, acc[i][j]) }, err
-}
-
-// hasTiledDot reports whether root's kernel computes a dot that takes the
-// tiled kernel (root itself, or a dot fused into it): multi-output fusion
-// leaves such kernels alone, since the tiled kernel computes no siblings.
-func (s *state) hasTiledDot(root *hlo.Instruction) bool {
-	if (root.Op == hlo.OpDot || root.Op == hlo.OpConvolution) && gemmOf(root) != nil {
-		return true
-	}
-	_, cluster := s.clusterInputs(root)
-	for _, x := range cluster {
-		if (x.Op == hlo.OpDot || x.Op == hlo.OpConvolution) && gemmOf(x) != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // Convolutions as GEMMs (implicit GEMM): a 2-D convolution of an NHWC
@@ -658,12 +603,12 @@ func (k *kernelBuilder) flushSubnormal(x spirv.ID, n int) spirv.ID {
 }
 
 // gemmAccumulators makes the tile's accumulators, zeroed.
-func (k *kernelBuilder) gemmAccumulators(p *gemmPlan) [][]spirv.ID {
+func (k *kernelBuilder) gemmAccumulators(p *GemmPlan) [][]spirv.ID {
 	f32 := k.b.TypeFloat(32)
-	acc := make([][]spirv.ID, p.rows)
+	acc := make([][]spirv.ID, p.Rows)
 	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
 	for i := range acc {
-		acc[i] = make([]spirv.ID, p.cols)
+		acc[i] = make([]spirv.ID, p.Cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
 			k.f.Store(acc[i][j], k.constFloat(hlo.F32, 0))

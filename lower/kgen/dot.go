@@ -1,17 +1,17 @@
-package lower
+package kgen
 
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// dotKernel generates a general dot (batch and contracting dimensions in
+// DotKernel generates a general dot (batch and contracting dimensions in
 // any positions): one invocation per output element accumulates over the
 // contraction in the result type, the operands converted to it first, as
 // XLA's preferred_element_type semantics say. This is the correct,
 // simple form; the tiled, register-blocked GEMM of the kernel issue
 // replaces it where it pays.
-func dotKernel(in *hlo.Instruction, env kernelEnv) (*Kernel, error) {
+func DotKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	name := "dot_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
 	return outputKernel(in, env, name, one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
 		return k.dotValue(in, binds, idx)

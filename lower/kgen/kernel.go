@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ type Kernel struct {
 	Lanes  int         // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
 	Texel  []TexelView // uniform texel buffers at bindings Bindings.., each a view of a storage binding's buffer
 
-	inputs     []*hlo.Instruction // what the bindings before the results hold
-	inPlace    []bool             // inputs read only where the results are written (memory.go)
-	fused      []*hlo.Instruction // computed inline or alongside (prologue reduces)
+	Inputs     []*hlo.Instruction // what the bindings before the results hold
+	InPlace    []bool             // inputs read only where the results are written (lower/memory.go)
+	Fused      []*hlo.Instruction // computed inline or alongside (prologue reduces)
 	vectorBind []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
 	results    []int              // the result bindings
 	bindBytes  []int              // per binding: bytes of a stored element (row kernels)
@@ -64,7 +64,7 @@ type kernelBuilder struct {
 	// 0 (no ID) where it needs none.
 	zeroU32 spirv.ID
 
-	// Loop fusion (fuse.go): producers computed inline, the instructions
+	// Loop fusion (lower/fuse.go): producers computed inline, the instructions
 	// bound as storage buffers in binding order, and the bindings made.
 	fused      map[*hlo.Instruction]bool
 	inputs     []*hlo.Instruction
@@ -73,7 +73,7 @@ type kernelBuilder struct {
 	bound      map[*hlo.Instruction]int
 	err        error // the first error while computing a fused operand
 
-	// In-place updates (memory.go): the invocation's own index, and the
+	// In-place updates (lower/memory.go): the invocation's own index, and the
 	// bindings accessed anywhere else.
 	linear   spirv.ID
 	offIndex map[int]bool
@@ -86,15 +86,15 @@ type kernelBuilder struct {
 	wg    bool // the lanes are the workgroup (its local invocation index)
 
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
-	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowfuse.go)
-	online   map[*hlo.Instruction]onlinePair // max reduces folded with a sum (online.go)
+	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowemit.go)
+	online   map[*hlo.Instruction]OnlinePair // max reduces folded with a sum (onlineemit.go)
 	texel    []TexelView
 	sums     map[*hlo.Instruction]val // online sums already folded, by their reduce
 	spill    *rowSpill                // a row kernel's value stored by its reduction, read back by its elements
 	vecBinds []bool                   // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState             // its state inside main()
 
-	regArrays []regArray // device loops: small values read at computed indices (seqloop.go)
+	regArrays []regArray // device loops: small values read at computed indices (seqkernel.go)
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -236,12 +236,12 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	}
 	vector := 1
 	if k.vecMode {
-		vector = vectorWidth
+		vector = VectorWidth
 	}
 	return &Kernel{
-		inputs:     k.inputs,
-		inPlace:    inPlace,
-		fused:      fused,
+		Inputs:     k.inputs,
+		InPlace:    inPlace,
+		Fused:      fused,
 		vectorBind: k.vectorBinds(),
 		results:    k.resultBinds(),
 		Vector:     vector,

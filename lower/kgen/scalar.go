@@ -1,4 +1,4 @@
-package lower
+package kgen
 
 import (
 	"math"
@@ -297,7 +297,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	kind := t.Kind()
 	isF, isS, isU, isB := kind == hlo.KindFloat, kind == hlo.KindSigned, kind == hlo.KindUnsigned, kind == hlo.KindBool
 	if isF { // vkjit's math library (lower/mathlib)
-		if v, ok, err := k.mathOp(in.Op, a, in.Op == hlo.OpExp && len(in.Operands) == 1 && belowRowMax(in.Operands[0])); ok || err != nil {
+		if v, ok, err := k.mathOp(in.Op, a, in.Op == hlo.OpExp && len(in.Operands) == 1 && BelowRowMax(in.Operands[0])); ok || err != nil {
 			return v, err
 		}
 	}

@@ -1,0 +1,137 @@
+package hlo
+
+// Flatten returns a copy of computation c, named name, with its calls
+// and fusions replaced by copies of what they call (recursively),
+// opt-barriers by their operands, and each map of a scalar elementwise
+// computation by that computation's ops over the map's arrays. c is not
+// modified.
+func (c *Computation) Flatten(name string) *Computation {
+	out := &Computation{Name: name, Pos: c.Pos, Params: make([]*Instruction, len(c.Params))}
+	var copyComp func(c *Computation, args []*Instruction, prefix string) *Instruction
+	copyComp = func(c *Computation, args []*Instruction, prefix string) *Instruction {
+		m := map[*Instruction]*Instruction{}
+		for _, in := range c.Instructions {
+			if in.Op == OpParameter && args != nil {
+				m[in] = args[in.ParamNum]
+				continue
+			}
+			ops := make([]*Instruction, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = m[o]
+			}
+			switch in.Op {
+			case OpCall, OpFusion:
+				m[in] = copyComp(in.Called[0], ops, prefix+in.Name+"/")
+				continue
+			case OpOptimizationBarrier:
+				m[in] = ops[0]
+				continue
+			case OpMap:
+				if in.Shape.IsArray() && in.Called[0].IsScalarElementwise() && in.Called[0].Root.Op != OpTuple {
+					m[in] = mapOver(in.Called[0], ops, in.Shape.Dims, prefix+in.Name+"/", in.Pos, func(x *Instruction) {
+						out.Instructions = append(out.Instructions, x)
+					})
+					continue
+				}
+			}
+			cp := *in
+			cp.Name = prefix + in.Name
+			cp.Operands = ops
+			m[in] = &cp
+			out.Instructions = append(out.Instructions, &cp)
+			if in.Op == OpParameter {
+				out.Params[in.ParamNum] = &cp
+			}
+		}
+		return m[c.Root]
+	}
+	out.Root = copyComp(c, nil, "")
+	return out
+}
+
+// mapOver emits scalar computation c's ops over arrays of dimensions
+// dims, its parameters bound to args (a map's operands) and its
+// constants broadcast, calls inlined; add receives each new instruction.
+// It returns the root's array.
+func mapOver(c *Computation, args []*Instruction, dims []int64, prefix string, pos Pos, add func(*Instruction)) *Instruction {
+	m := map[*Instruction]*Instruction{}
+	for _, x := range c.Instructions {
+		ops := make([]*Instruction, len(x.Operands))
+		for i, o := range x.Operands {
+			ops[i] = m[o]
+		}
+		switch x.Op {
+		case OpParameter:
+			m[x] = args[x.ParamNum]
+			continue
+		case OpCall:
+			m[x] = mapOver(x.Called[0], ops, dims, prefix+x.Name+"/", pos, add)
+			continue
+		case OpConstant:
+			k := *x
+			k.Name, k.Pos = prefix+x.Name, pos
+			add(&k)
+			b := &Instruction{Name: prefix + x.Name + "/broadcast", Op: OpBroadcast, Shape: ArrayShape(x.Shape.Elem, dims...), Operands: []*Instruction{&k}, Pos: pos}
+			add(b)
+			m[x] = b
+			continue
+		}
+		cp := *x
+		cp.Name, cp.Pos, cp.Operands = prefix+x.Name, pos, ops
+		cp.Shape = ArrayShape(x.Shape.Elem, dims...)
+		add(&cp)
+		m[x] = &cp
+	}
+	return m[c.Root]
+}
+
+// Reachable lists c's instructions that its root depends on, and its
+// parameters, in c's order.
+func (c *Computation) Reachable() []*Instruction {
+	keep := map[*Instruction]bool{}
+	var visit func(x *Instruction)
+	visit = func(x *Instruction) {
+		if keep[x] {
+			return
+		}
+		keep[x] = true
+		for _, o := range x.Operands {
+			visit(o)
+		}
+	}
+	visit(c.Root)
+	var out []*Instruction
+	for _, in := range c.Instructions {
+		if keep[in] || in.Op == OpParameter {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// IsScalarElementwise reports whether computation c is made only of
+// scalar elementwise ops, constants, calls of such computations and a
+// tuple root: a reducer or comparator a kernel can inline, or a map's
+// computation that Flatten applies over arrays.
+func (c *Computation) IsScalarElementwise() bool {
+	for _, in := range c.Instructions {
+		switch {
+		case in.Op == OpParameter || in.Op == OpConstant:
+		case in.Op == OpTuple && in == c.Root:
+			continue
+		case in.Op == OpCall:
+			// JAX calls a function of its own from a reducer
+			// (jnp.logaddexp in a cumulative reduction): inlined.
+			if !in.Called[0].IsScalarElementwise() || in.Called[0].Root.Op == OpTuple {
+				return false
+			}
+		case in.Op.IsElementwise():
+		default:
+			return false
+		}
+		if !in.Shape.IsArray() || in.Shape.Rank() != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,165 @@
+package kgen
+
+import (
+	"errors"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+// RowKernel generates row kernel in (see fuseRows): rows invocations,
+// each computing its row's prologue reductions and then the row's cols
+// elements, with vec4 access where the row length allows.
+func RowKernel(in *hlo.Instruction, env Env, rows, cols int64) (*Kernel, error) {
+	name := "row_" + in.Op.String() + "_" + in.Shape.Elem.String()
+	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
+		v, err := k.elementwiseValue(in, binds, idx)
+		return []val{v}, err
+	}
+	env.Local = LocalSize(env.Target, rows)
+	scalar, err := rowKernelMode(in, env, name, values, cols, nil)
+	if err != nil || cols%VectorWidth != 0 || env.Target.StorageAlign%16 != 0 || env.Target.StorageAlign == 0 {
+		return scalar, err
+	}
+	// Every 32-bit binding starts as a vec4 array; one read or written
+	// anywhere but at a lane's element (a broadcast row of weights, the
+	// reductions' results) is made scalar and the kernel generated again.
+	vec := make([]bool, len(scalar.bindBytes))
+	for b := range vec {
+		vec[b] = scalar.bindBytes[b] == 4
+	}
+	for range len(vec) + 1 {
+		k, err := rowKernelMode(in, env, name+"_vec4", values, cols, vec)
+		var nv *notVector
+		switch {
+		case err == nil:
+			return k, nil
+		case errors.As(err, &nv) && nv.bind >= 0 && nv.bind < len(vec) && vec[nv.bind]:
+			vec[nv.bind] = false
+		default:
+			return scalar, nil
+		}
+	}
+	return scalar, nil
+}
+
+// rowKernelMode is rowKernel, scalar or with vecBinds held as vec4s.
+func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), cols int64, vecBinds []bool) (*Kernel, error) {
+	k := env.builder(1)
+	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
+	ps, binds, outs, err := k.bindWithPrologue(env, in)
+	if err != nil {
+		return nil, err
+	}
+	if sp := env.plan(in).Spill; sp[0] != nil {
+		k.spill = &rowSpill{in: sp[0], by: sp[1], bind: outs[0]}
+	}
+	k.begin()
+	u32 := k.u32()
+	row := k.linearIndex() // k.linear stays unset: no access counts as in place
+	inRange := k.f.ULessThan(k.boolT(), row, k.push(0))
+	err = k.f.If(inRange, func() error {
+		if vecBinds != nil {
+			k.rowShape = in.Shape.Dims
+		}
+		if err := ps.emit(k, row); err != nil {
+			return err
+		}
+		k.rowShape = nil
+		if k.spill != nil {
+			k.spill.ready = true
+		}
+		elem := func(idx spirv.ID) error {
+			vs, err := values(k, binds, idx)
+			if err != nil {
+				return err
+			}
+			k.storeAll(outs, idx, vs)
+			return k.err
+		}
+		// The row's elements: one per step, or 8 (a vec4 pair) per step.
+		steps, body := uint32(cols), elem
+		if vecBinds != nil {
+			steps = uint32(cols / VectorWidth)
+			body = func(idx8 spirv.ID) error { return k.vectorElems(idx8, elem) }
+		}
+		base := k.f.IMul(u32, row, k.cu32(steps))
+		err := k.loop(k.cu32(steps), func(t spirv.ID) error {
+			return body(k.f.IAdd(u32, base, t))
+		})
+		if err != nil {
+			return err
+		}
+		k.vector = nil
+		ps.store(k, row)
+		return k.err
+	})
+	if err == nil {
+		err = k.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k.sums != nil {
+		name += "_online" // a max and a sum folded in one pass (onlineemit.go)
+	}
+	kern := k.finish(name)
+	kern.Vector = 1 // an invocation per row, whatever its access width
+	kern.bindBytes = make([]int, len(k.bindings))
+	for b, bd := range k.bindings {
+		kern.bindBytes[b] = bd.st.Bytes()
+	}
+	return kern, nil
+}
+
+// rowFold is fold for a row reduction inside a vector row kernel: the
+// reduced elements are the count consecutive ones from base (a multiple
+// of vectorWidth), read 8 at a time as vec4s and folded one by one in
+// order. elem loads the values to fold at an element index.
+func (k *kernelBuilder) rowFold(c *hlo.Computation, inits []val, base spirv.ID, count int64, elem func(p spirv.ID) []val) ([]val, error) {
+	n := len(inits)
+	vars, acc := k.accumulators(inits)
+	u32 := k.u32()
+	base8 := k.f.UDiv(u32, base, k.cu32(VectorWidth))
+	err := k.loop(k.cu32(uint32(count/VectorWidth)), func(t spirv.ID) error {
+		idx8 := k.f.IAdd(u32, base8, t)
+		return k.vectorElems(idx8, func(p spirv.ID) error {
+			args := make([]val, 0, 2*n)
+			for i := 0; i < n; i++ {
+				args = append(args, acc(i))
+			}
+			res, err := k.emitReducer(c, append(args, elem(p)...))
+			if err != nil {
+				return err
+			}
+			for i, r := range res {
+				k.f.Store(vars[i], r.id)
+			}
+			return k.err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return loadAll(acc, n), nil
+}
+
+// rowSpill is a value a row kernel both reduces and reads at its own
+// elements (softmax's exp(x - max): summed, then divided by the sum). Its
+// reduction stores it in the kernel's result buffer as it folds the row,
+// and the elements read it back from there instead of computing it again
+// (an exp per element saved; the row is still in the cache).
+type rowSpill struct {
+	in    *hlo.Instruction // the fused value
+	by    *hlo.Instruction // the prologue reduce that stores it
+	bind  int              // the result binding it goes to
+	ready bool             // stored: reads come from the binding
+}
+
+// spillAt stores the value reduction r folds at element p when it is the
+// kernel's spill.
+func (k *kernelBuilder) spillAt(r *hlo.Instruction, p spirv.ID, xs []val) {
+	if k.spill != nil && !k.spill.ready && r == k.spill.by {
+		k.store(k.spill.bind, p, xs[0])
+	}
+}

@@ -1,0 +1,342 @@
+package kgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
+)
+
+const (
+	seqElems  = 64    // most elements of a value the loop holds in registers
+	seqUnroll = 16    // nested loops of at most this many known iterations are unrolled
+	seqOps    = 16384 // most element operations one device loop kernel may emit
+	// seqWords bounds a device loop kernel's SPIR-V: the driver compiles
+	// it as straight-line code (lavapipe: 25k words in ~50 ms, 279k words
+	// of f32[64] sines in 3.8 s, more than 10,000 host iterations cost).
+	seqWords     = 65536
+	seqGPUBudget = 1 << 16 // iterations per dispatch on devices without a loop bound (a dispatch stays short of a GPU watchdog)
+)
+
+// Loop is a while loop planned to run on the device.
+type Loop struct {
+	Kernel  *Kernel
+	Big     []bool // per state leaf: kept in a buffer, not registers
+	Updated []bool // per state leaf: a big leaf the body writes (copied before the loop)
+	Flag    int    // the buffer the kernel writes its state to: 0 done, 1 not yet, 2 stuck
+}
+
+// loopBinding is one binding of a device loop kernel: state leaf leaf's
+// operand buffer (init) or result buffer, or (leaf -1) the flag.
+type loopBinding struct {
+	Leaf     int
+	Init     bool
+	ReadOnly bool
+}
+
+// Bindings lists the kernel's Bindings in order, the ones read only
+// first: the small leaves' initial values, the big leaves read only,
+// the big leaves updated, the small leaves' results, the flag.
+func (l *Loop) Bindings() []loopBinding {
+	var out []loopBinding
+	add := func(want func(j int) bool, b loopBinding) {
+		for j := range l.Big {
+			if want(j) {
+				b.Leaf = j
+				out = append(out, b)
+			}
+		}
+	}
+	add(func(j int) bool { return !l.Big[j] }, loopBinding{Init: true, ReadOnly: true})
+	add(func(j int) bool { return l.Big[j] && !l.Updated[j] }, loopBinding{ReadOnly: true})
+	add(func(j int) bool { return l.Updated[j] }, loopBinding{})
+	add(func(j int) bool { return !l.Big[j] }, loopBinding{})
+	return append(out, loopBinding{Leaf: -1})
+}
+
+// notSeq says why a loop stays on the host.
+type notSeq struct{ why string }
+
+func (e notSeq) Error() string { return "not a device loop: " + e.why }
+
+func notSeqf(format string, args ...any) error { return notSeq{fmt.Sprintf(format, args...)} }
+
+// leafSource returns the state leaf that leaf i of x passes through
+// unchanged (x built from tuples and get-tuple-elements of parameter p),
+// or -1.
+func leafSource(x, p *hlo.Instruction, i int) int {
+	switch x.Op {
+	case hlo.OpParameter:
+		if x == p {
+			return i
+		}
+	case hlo.OpTuple:
+		for _, o := range x.Operands {
+			n := len(o.Shape.Leaves())
+			if i < n {
+				return leafSource(o, p, i)
+			}
+			i -= n
+		}
+	case hlo.OpGetTupleElement:
+		return leafSource(x.Operands[0], p, x.Operands[0].Shape.LeafOffset(int(x.A.Index))+i)
+	}
+	return -1
+}
+
+// seqLeaf is one array of a value in a device loop kernel: its elements
+// in registers, or (big >= 0) a state leaf kept in its buffer, with the
+// updates the iteration makes to it.
+type seqLeaf struct {
+	shape  hlo.Shape
+	elems  []val
+	big    int
+	writes []func() error
+}
+
+type seqValue []seqLeaf
+
+// seqEmitter generates a device loop kernel.
+type seqEmitter struct {
+	k         *kernelBuilder
+	bigBind   []int    // binding of each big state leaf
+	used      spirv.ID // u32 variable: loop iterations run by this invocation
+	abort     spirv.ID // bool variable: a nested loop reached the bound
+	budget    uint32
+	ops       int
+	flattened map[*hlo.Computation]*hlo.Computation
+}
+
+func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
+	if f, ok := e.flattened[c]; ok {
+		return f
+	}
+	f := c.Flatten(c.Name)
+	// Only what the root reads: a body keeps the instructions loop
+	// invariant code motion hoisted out of it.
+	f.Instructions = f.Reachable()
+	e.flattened[c] = f
+	return f
+}
+
+// DeviceLoopKernel generates the device loop kernel of while loop w, or
+// says why it does not fit one.
+func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
+	leaves := w.Shape.Leaves()
+	condC, bodyC := w.WhileComputations()
+	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}}
+	cond, body := e.flat(condC), e.flat(bodyC)
+	l := &Loop{Big: make([]bool, len(leaves)), Updated: make([]bool, len(leaves))}
+	for i, s := range leaves {
+		if s.NumElements() > seqElems {
+			l.Big[i] = true
+			l.Updated[i] = leafSource(body.Root, body.Params[0], i) != i
+		}
+	}
+	e.budget = seqGPUBudget
+	if tg.MaxLoopIterations > 0 {
+		e.budget = uint32(tg.MaxLoopIterations - tg.MaxLoopIterations/16) // a margin below the driver's count
+	}
+	k := newKernelBuilder(tg, 1, 2)
+	k.bound = map[*hlo.Instruction]int{}
+	e.k = k
+	var ins, outs []int
+	var flag int
+	e.bigBind = make([]int, len(leaves))
+	for _, lb := range l.Bindings() {
+		var b int
+		var err error
+		switch {
+		case lb.Leaf < 0:
+			flag, err = k.addBuffer(hlo.U32, "flag", false)
+		case lb.Init:
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("init%d", lb.Leaf), true)
+			ins = append(ins, b)
+		case l.Big[lb.Leaf]:
+			e.bigBind[lb.Leaf], err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("array%d", lb.Leaf), lb.ReadOnly)
+		default:
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("state%d", lb.Leaf), false)
+			outs = append(outs, b)
+		}
+		if err != nil {
+			return nil, w.Errorf("%v", err)
+		}
+	}
+	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
+		return nil, notSeqf("%d bindings, beyond the device's %d", len(k.bindings), tg.MaxStorageBuffers)
+	}
+
+	k.begin()
+	u32, boolT := k.u32(), k.boolT()
+	first := k.boolOp(spirv.OpINotEqual, k.push(1), k.cu32(0))
+	// The state in function variables: the loop's operand on the first
+	// dispatch, the previous dispatch's results after it.
+	vars := e.stateVars(leaves, l.Big)
+	si := 0
+	for i, s := range leaves {
+		if l.Big[i] {
+			continue
+		}
+		for j, v := range vars[i] {
+			idx := k.cu32(uint32(j))
+			a, b := k.load(ins[si], idx, s.Elem), k.load(outs[si], idx, s.Elem)
+			k.f.Store(v, k.sel(first, a, b).id)
+		}
+		si++
+	}
+	state := func() seqValue { return e.loadState(leaves, vars, l.Big) }
+	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
+		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
+		k.f.Store(v, init)
+		return v
+	}
+	e.used = newVar(u32, k.cu32(0))
+	e.abort = newVar(boolT, k.b.ConstantBool(false))
+	status := newVar(u32, k.cu32(1)) // 1 running, 0 done, 2 stuck, 3 stopped by a nested loop
+	iters := newVar(u32, k.cu32(0))
+	load := func(v, t spirv.ID) spirv.ID { return k.f.Load(t, v) }
+	store := func(v, x spirv.ID) { k.f.Store(v, x) }
+	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
+	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
+	err := e.whileLoop(func() spirv.ID {
+		running := k.boolOp(spirv.OpIEqual, load(status, u32), k.cu32(1))
+		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), k.cu32(e.budget)))
+	}, func() error {
+		store(e.abort, k.b.ConstantBool(false))
+		cur := state()
+		p, err := e.condition(cond, cur)
+		if err != nil {
+			return err
+		}
+		ok := not(load(e.abort, boolT))
+		if err := k.f.If(and(not(p), ok), func() error { store(status, k.cu32(0)); return nil }); err != nil {
+			return err
+		}
+		if err := k.f.If(and(p, ok), func() error {
+			next, err := e.emit(body, []seqValue{cur})
+			if err != nil {
+				return err
+			}
+			return k.f.If(not(load(e.abort, boolT)), func() error {
+				for i, x := range next {
+					if l.Big[i] {
+						if x.big != i || !l.Updated[i] && len(x.writes) > 0 {
+							return notSeqf("state leaf %d is computed, not updated in place", i)
+						}
+						for _, wr := range x.writes {
+							if err := wr(); err != nil {
+								return err
+							}
+						}
+						continue
+					}
+					for j, v := range x.elems {
+						store(vars[i][j], v.id)
+					}
+				}
+				k.increment(iters)
+				return nil
+			})
+		}); err != nil {
+			return err
+		}
+		return k.f.If(load(e.abort, boolT), func() error {
+			none := k.boolOp(spirv.OpIEqual, load(iters, u32), k.cu32(0))
+			store(status, k.f.Select(u32, none, k.cu32(2), k.cu32(3)))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.ops > seqOps {
+		return nil, notSeqf("%d element operations", e.ops)
+	}
+	final := state()
+	si = 0
+	for i := range leaves {
+		if l.Big[i] {
+			continue
+		}
+		for j, v := range final[i].elems {
+			k.store(outs[si], k.cu32(uint32(j)), v)
+		}
+		si++
+	}
+	st := load(status, u32)
+	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
+	k.store(flag, k.cu32(0), val{k.f.Select(u32, stopped, k.cu32(1), st), hlo.U32})
+	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
+	if n := len(l.Kernel.Words); n > seqWords {
+		return nil, notSeqf("a kernel of %d SPIR-V words", n)
+	}
+	return l, nil
+}
+
+// whileLoop emits `for check() { body(); used++ }`: every iteration of
+// every loop of the kernel counts against its budget.
+func (e *seqEmitter) whileLoop(check func() spirv.ID, body func() error) error {
+	return e.k.f.While(check, body, func() { e.k.increment(e.used) })
+}
+
+// stateVars makes a function variable per element of each leaf of a
+// state of these shapes (none for big[i]).
+func (e *seqEmitter) stateVars(shapes []hlo.Shape, big []bool) [][]spirv.ID {
+	k := e.k
+	vars := make([][]spirv.ID, len(shapes))
+	for i, s := range shapes {
+		if big != nil && big[i] {
+			continue
+		}
+		for j := int64(0); j < s.NumElements(); j++ {
+			vars[i] = append(vars[i], k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(s.Elem))))
+		}
+	}
+	return vars
+}
+
+// storeState stores a value held in registers into its variables; a big
+// leaf has none (in, whose value it is, names it in the refusal).
+func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction) error {
+	for i, x := range v {
+		if x.big >= 0 {
+			return notSeqf("%s carries a large array", in.Name)
+		}
+		for j, el := range x.elems {
+			e.k.f.Store(vars[i][j], el.id)
+		}
+	}
+	return nil
+}
+
+// loadState reads a loop state from its function variables: per leaf,
+// its elements' variables, or (big[i]) state leaf i kept in its buffer.
+func (e *seqEmitter) loadState(shapes []hlo.Shape, vars [][]spirv.ID, big []bool) seqValue {
+	k := e.k
+	v := make(seqValue, len(shapes))
+	for i, s := range shapes {
+		v[i] = seqLeaf{shape: s, big: -1}
+		if big != nil && big[i] {
+			v[i].big = i
+			continue
+		}
+		for _, p := range vars[i] {
+			v[i].elems = append(v[i].elems, val{k.f.Load(k.scalarType(s.Elem), p), s.Elem})
+		}
+	}
+	return v
+}
+
+// condition emits a loop's condition on state cur and returns its
+// bool.
+func (e *seqEmitter) condition(cond *hlo.Computation, cur seqValue) (spirv.ID, error) {
+	v, err := e.emit(cond, []seqValue{cur})
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 1 || v[0].big >= 0 || len(v[0].elems) != 1 || v[0].shape.Elem != hlo.PRED {
+		return 0, notSeqf("condition is not a pred scalar")
+	}
+	return v[0].elems[0].id, nil
+}
