@@ -1,0 +1,158 @@
+package lower
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// fft computes a discrete Fourier transform as products with its
+// matrices, one transformed dimension at a time: of any length, not only
+// powers of two, in as many real dots as the parts need (four per
+// dimension of a complex transform), which run as tiled GEMMs. The
+// twiddles are computed in float64 from jk mod n, so that each is the
+// rounded true value. IFFT and IRFFT scale by 1/n in their matrices.
+func (x *cx) fft(in *hlo.Instruction) error {
+	l := in.A.FftLength
+	src := in.Operands[0]
+	rank := src.Shape.Rank()
+	first := rank - len(l)
+	var re, im *hlo.Instruction
+	switch in.A.FftType {
+	case "FFT", "IFFT":
+		p := x.parts(src)
+		re, im = p[0], p[1]
+		for a := first; a < rank; a++ {
+			re, im = x.dftAxis(in, re, im, a, l[a-first], in.A.FftType == "IFFT")
+		}
+	case "RFFT":
+		v := x.memory(src)
+		n := l[len(l)-1]
+		m := n/2 + 1
+		c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
+		re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
+		for a := first; a < rank-1; a++ {
+			re, im = x.dftAxis(in, re, im, a, l[a-first], false)
+		}
+	case "IRFFT":
+		p := x.parts(src)
+		re, im = p[0], p[1]
+		for a := first; a < rank-1; a++ {
+			re, im = x.dftAxis(in, re, im, a, l[a-first], true)
+		}
+		n := l[len(l)-1]
+		m := n/2 + 1
+		// The half spectrum's weights: X_0 once, X_j and its mirror
+		// X_(n-j) (the conjugate) twice, X_(n/2) once for an even n.
+		w := func(j, _ int64) float64 {
+			if j == 0 || 2*j == n {
+				return 1 / float64(n)
+			}
+			return 2 / float64(n)
+		}
+		rt, _ := realPart(src.Shape.Elem)
+		c, s := twiddles(n, m, n, rt, w, -1)
+		g := &rexpr{x: x, in: in, t: rt, dims: in.Shape.Dims}
+		x.whole[in] = g.add(x.along(in, re, c, rank-1), x.along(in, im, s, rank-1))
+		return nil
+	default:
+		return x.unsupported(in)
+	}
+	x.pairs[in] = [2]*hlo.Instruction{re, im}
+	return nil
+}
+
+// dftAxis transforms parts (re, im) along dimension a of length n:
+// (re + i im)(C + i sigma S) = (re C - sigma im S) + i (im C + sigma re S),
+// sigma -1 forward, +1 inverse (with 1/n).
+func (x *cx) dftAxis(in, re, im *hlo.Instruction, a int, n int64, inverse bool) (*hlo.Instruction, *hlo.Instruction) {
+	w := func(_, _ int64) float64 { return 1 }
+	if inverse {
+		w = func(_, _ int64) float64 { return 1 / float64(n) }
+	}
+	c, s := twiddles(n, n, n, re.Shape.Elem, w, 1)
+	rc, rs, ic, is := x.along(in, re, c, a), x.along(in, re, s, a), x.along(in, im, c, a), x.along(in, im, s, a)
+	g := &rexpr{x: x, in: in, t: re.Shape.Elem, dims: re.Shape.Dims}
+	if inverse {
+		return g.sub(rc, is), g.add(ic, rs)
+	}
+	return g.add(rc, is), g.sub(ic, rs)
+}
+
+// twiddles are the constant matrices C[j][k] = w(j, k) cos(2 pi jk/n)
+// and S[j][k] = sign w(j, k) sin(2 pi jk/n), j < rows, k < cols, of type t.
+func twiddles(n, rows, cols int64, t hlo.ElementType, w func(j, k int64) float64, sign float64) (c, s *hlo.Literal) {
+	cb := make([]byte, 0, rows*cols*int64(t.Bytes()))
+	sb := make([]byte, 0, rows*cols*int64(t.Bytes()))
+	put := func(b []byte, v float64) []byte {
+		if t == hlo.F64 {
+			return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+	}
+	for j := int64(0); j < rows; j++ {
+		for k := int64(0); k < cols; k++ {
+			sn, cs := math.Sincos(2 * math.Pi * float64(j*k%n) / float64(n))
+			cb = put(cb, w(j, k)*cs)
+			sb = put(sb, sign*w(j, k)*sn)
+		}
+	}
+	sh := hlo.ArrayShape(t, rows, cols)
+	c, _ = hlo.NewLiteral(sh, cb)
+	s, _ = hlo.NewLiteral(sh, sb)
+	return c, s
+}
+
+// matrix is a constant instruction of m, made once per literal.
+func (x *cx) matrix(in *hlo.Instruction, m *hlo.Literal) *hlo.Instruction {
+	if k := x.consts[m]; k != nil {
+		return k
+	}
+	k := x.inst(in, hlo.OpConstant, m.Shape)
+	k.Literal = m
+	if x.consts == nil {
+		x.consts = map[*hlo.Literal]*hlo.Instruction{}
+	}
+	x.consts[m] = k
+	return k
+}
+
+// along contracts dimension a of v with the rows of matrix m and puts
+// the result's new dimension back in a's place.
+func (x *cx) along(in, v *hlo.Instruction, m *hlo.Literal, a int) *hlo.Instruction {
+	k := x.matrix(in, m)
+	dims := v.Shape.Dims
+	var outDims []int64
+	for i, d := range dims {
+		if i != a {
+			outDims = append(outDims, d)
+		}
+	}
+	outDims = append(outDims, m.Shape.Dims[1])
+	t := v.Shape.Elem
+	d := x.inst(in, hlo.OpDot, hlo.ArrayShape(t, outDims...), v, k)
+	d.A.Dot = &hlo.DotDims{LhsContract: []int64{int64(a)}, RhsContract: []int64{0}}
+	last := len(dims) - 1
+	if a == last {
+		return d
+	}
+	perm := make([]int64, 0, len(dims))
+	final := make([]int64, len(dims))
+	for i := range dims {
+		switch {
+		case i < a:
+			perm = append(perm, int64(i))
+		case i == a:
+			perm = append(perm, int64(last))
+		default:
+			perm = append(perm, int64(i-1))
+		}
+	}
+	for i, p := range perm {
+		final[i] = outDims[p]
+	}
+	tr := x.inst(in, hlo.OpTranspose, hlo.ArrayShape(t, final...), d)
+	tr.A.Dimensions, tr.A.HasDimensions = perm, true
+	return tr
+}
