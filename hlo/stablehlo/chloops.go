@@ -1,0 +1,319 @@
+package stablehlo
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The ops whose translation builds structure, not elementwise math: the
+// bitcasts between i1 and wider types, chlo.ragged_dot, chlo.scan.
+
+// bitsBitcast is bitcast_convert between i1 and a wider type, element k
+// of the i1 array's last dimension being bit k: to the wider type, the
+// bits shifted into place and or-ed along that dimension; from it, the
+// value shifted right by each position and masked.
+func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruction, error) {
+	wide := out
+	if x.Shape.Elem != hlo.PRED {
+		wide = x.Shape
+	}
+	n := wide.Elem.Bits()
+	u := map[int]hlo.ElementType{8: hlo.U8, 16: hlo.U16, 32: hlo.U32, 64: hlo.U64}[n]
+	if u == hlo.Invalid || wide.Elem.Kind() == hlo.KindComplex {
+		return nil, unsupportedf(typesCategory, "bitcast_convert between i1 and %s", wide.Elem)
+	}
+	bitsShape := x.Shape
+	if x.Shape.Elem != hlo.PRED {
+		bitsShape = out
+	}
+	if bitsShape.Rank() == 0 || bitsShape.Dims[bitsShape.Rank()-1] != int64(n) {
+		return nil, fmt.Errorf("bitcast_convert of %s to %s: the i1 side needs a last dimension of %d", x.Shape, out, n)
+	}
+	last := bitsShape.Rank() - 1
+	e := &expr{cb: c.cb, s: hlo.ArrayShape(u, bitsShape.Dims...)}
+	pos := e.cb.Op(hlo.OpIota).WithShape(e.s).Set("iota_dimension", fmt.Sprint(last)).Instruction
+	ws := hlo.ArrayShape(u, wide.Dims...)
+	if x.Shape.Elem == hlo.PRED {
+		v := e.op(hlo.OpShiftLeft, e.convert(x, u), pos)
+		or := c.t.b.Computation(c.t.compName("bits_or"))
+		a, b := or.Parameter(hlo.ArrayShape(u)), or.Parameter(hlo.ArrayShape(u))
+		or.Op(hlo.OpOr, a, b)
+		zero := c.cb.Constant(hlo.ScalarLiteral(u, 0))
+		r := c.cb.Op(hlo.OpReduce, v, zero).WithShape(ws).Set("dimensions", fmt.Sprintf("{%d}", last)).Calls(or.Computation()).Instruction
+		if u == out.Elem {
+			return r, e.err
+		}
+		return c.cb.Op(hlo.OpBitcastConvert, r).WithShape(out).Instruction, e.err
+	}
+	w := x
+	if u != x.Shape.Elem {
+		w = c.cb.Op(hlo.OpBitcastConvert, x).WithShape(ws).Instruction
+	}
+	kept := make([]int64, last)
+	for d := range kept {
+		kept[d] = int64(d)
+	}
+	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", list(kept)).Instruction
+	bit := e.op(hlo.OpAnd, e.op(hlo.OpShiftRightLogical, b, pos), e.bits(1))
+	return e.cmp(bit, "NE", e.bits(0)), e.err
+}
+
+// raggedDotRule expands chlo.ragged_dot whose ragged dimension is one of
+// the lhs's free (non-contracting, non-batch) dimensions, as the CHLO
+// legalization does: a dot of the lhs with each group's rhs, its rows
+// outside the group's [start, start + size) masked to zero, summed over
+// the groups. The ragged contracting and batch forms are refused by name.
+func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
+	if len(c.args) != 3 {
+		return nil, fmt.Errorf("chlo.ragged_dot takes lhs, rhs and group_sizes")
+	}
+	lhs, rhs, sizes := c.args[0], c.args[1], c.args[2]
+	a := c.attr("ragged_dot_dimension_numbers")
+	if a == nil {
+		return nil, fmt.Errorf("needs ragged_dot_dimension_numbers")
+	}
+	f, err := c.t.fields(a)
+	if err != nil {
+		return nil, err
+	}
+	var lb, rb, lc, rc, lr, rg []int64
+	for name, dst := range map[string]*[]int64{"lhs_batching_dimensions": &lb, "rhs_batching_dimensions": &rb, "lhs_contracting_dimensions": &lc,
+		"rhs_contracting_dimensions": &rc, "lhs_ragged_dimensions": &lr, "rhs_group_dimensions": &rg} {
+		if v := f[name]; v != nil {
+			if *dst, err = v.Ints(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(lr) != 1 || len(rg) != 1 {
+		return nil, fmt.Errorf("chlo.ragged_dot needs one lhs ragged dimension and one rhs group dimension")
+	}
+	// The result's dimensions: the batch dimensions, the lhs's free ones,
+	// the rhs's; the ragged one is among the lhs's free dimensions.
+	raggedOut := -1
+	free := len(lb)
+	for d := 0; d < lhs.Shape.Rank(); d++ {
+		if slices.Contains(lb, int64(d)) || slices.Contains(lc, int64(d)) {
+			continue
+		}
+		if int64(d) == lr[0] {
+			raggedOut = free
+		}
+		free++
+	}
+	if raggedOut < 0 || !sizes.Shape.IsArray() || sizes.Shape.Rank() != 1 || !sizes.Shape.Elem.IsInteger() {
+		return nil, unsupportedf(typesCategory, "op chlo.ragged_dot with a ragged contracting or batch dimension")
+	}
+	out, err := c.result(0)
+	if err != nil {
+		return nil, err
+	}
+	group := rg[0]
+	g := rhs.Shape.Dims[group]
+	// The rhs's dimension numbers once its group dimension is sliced away.
+	drop := func(ds []int64) []int64 {
+		out := make([]int64, len(ds))
+		for i, d := range ds {
+			out[i] = d
+			if d > group {
+				out[i]--
+			}
+		}
+		return out
+	}
+	rDims := dropDim(rhs.Shape.Dims, group)
+	cb := c.cb
+	e := &expr{cb: cb, s: out}
+	ie := &expr{cb: cb, s: hlo.ArrayShape(hlo.S64, out.Dims...)}
+	pos := cb.Op(hlo.OpIota).WithShape(ie.s).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
+	s64 := hlo.ArrayShape(hlo.S64)
+	scalarBroadcast := func(x *hlo.Instruction) *hlo.Instruction {
+		return cb.Op(hlo.OpBroadcast, x).WithShape(ie.s).Set("dimensions", "{}").Instruction
+	}
+	start := cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))
+	var acc *hlo.Instruction
+	for j := int64(0); j < g; j++ {
+		parts := make([]string, rhs.Shape.Rank())
+		for d, n := range rhs.Shape.Dims {
+			parts[d] = fmt.Sprintf("[0:%d]", n)
+			if int64(d) == group {
+				parts[d] = fmt.Sprintf("[%d:%d]", j, j+1)
+			}
+		}
+		one := append([]int64{}, rhs.Shape.Dims...)
+		one[group] = 1
+		rj := cb.Op(hlo.OpSlice, rhs).WithShape(hlo.ArrayShape(rhs.Shape.Elem, one...)).Set("slice", "{"+strings.Join(parts, ", ")+"}").Instruction
+		rj = cb.Op(hlo.OpReshape, rj).WithShape(hlo.ArrayShape(rhs.Shape.Elem, rDims...)).Instruction
+		d := cb.Op(hlo.OpDot, lhs, rj).WithShape(out).Set("lhs_batch_dims", list(lb)).Set("rhs_batch_dims", list(drop(rb))).
+			Set("lhs_contracting_dims", list(lc)).Set("rhs_contracting_dims", list(drop(rc))).Instruction
+		size := cb.Op(hlo.OpSlice, sizes).WithShape(hlo.ArrayShape(sizes.Shape.Elem, 1)).Set("slice", fmt.Sprintf("{[%d:%d]}", j, j+1)).Instruction
+		size = cb.Op(hlo.OpReshape, size).WithShape(hlo.ArrayShape(sizes.Shape.Elem)).Instruction
+		if sizes.Shape.Elem != hlo.S64 {
+			size = cb.Op(hlo.OpConvert, size).WithShape(s64).Instruction
+		}
+		limit := cb.Op(hlo.OpAdd, start, size).WithShape(s64).Instruction
+		in := e.op(hlo.OpAnd, ie.cmp(pos, "GE", scalarBroadcast(start)), ie.cmp(pos, "LT", scalarBroadcast(limit)))
+		term := e.sel(in, d, e.k(0))
+		if acc == nil {
+			acc = term
+		} else {
+			acc = e.add(acc, term)
+		}
+		start = limit
+	}
+	if acc == nil {
+		acc = e.k(0) // no groups: nothing is multiplied
+	}
+	return []*hlo.Instruction{acc}, e.err
+}
+
+// scanRule expands chlo.scan into a while loop over the scan dimension,
+// as the CHLO legalization does: each iteration slices the inputs at the
+// step's position, applies the region to them and the carries, and
+// writes the outputs' slices in place; the results are the outputs and
+// the final carries. is_reverse runs the positions from the end.
+func scanRule(c *opContext) ([]*hlo.Instruction, error) {
+	ni, _, err := c.int("num_inputs")
+	if err != nil {
+		return nil, err
+	}
+	dim, ok, err := c.int("dimension")
+	if err != nil || !ok {
+		return nil, fmt.Errorf("chlo.scan needs dimension")
+	}
+	if len(c.op.Regions) != 1 || int(ni) > len(c.args) {
+		return nil, fmt.Errorf("chlo.scan takes inputs, inits and one region")
+	}
+	inputs, inits := c.args[:ni], c.args[ni:]
+	nOut := len(c.op.OutTypes) - len(inits)
+	if nOut < 0 || len(inputs) == 0 {
+		return nil, fmt.Errorf("chlo.scan: %d results for %d inits", len(c.op.OutTypes), len(inits))
+	}
+	n := inputs[0].Shape.Dims[dim]
+	reverse := c.boolean("is_reverse")
+	body, err := c.t.scalarRegion(c.op.Regions[0], "scan_body", c.sc)
+	if err != nil {
+		return nil, err
+	}
+	outShapes := make([]hlo.Shape, nOut)
+	for i := range outShapes {
+		if outShapes[i], err = c.result(i); err != nil {
+			return nil, err
+		}
+	}
+	// The loop's state: the step, the inputs, the outputs so far, the
+	// carries.
+	var leaves []hlo.Shape
+	leaves = append(leaves, hlo.ArrayShape(hlo.S64))
+	for _, x := range inputs {
+		leaves = append(leaves, x.Shape)
+	}
+	leaves = append(leaves, outShapes...)
+	for _, x := range inits {
+		leaves = append(leaves, x.Shape)
+	}
+	state := hlo.TupleShape(leaves...)
+	s64 := hlo.ArrayShape(hlo.S64)
+	k64 := func(cb *hlo.CompBuilder, v int64) *hlo.Instruction {
+		return cb.Constant(hlo.ScalarLiteral(hlo.S64, float64(v)))
+	}
+	gte := func(cb *hlo.CompBuilder, t *hlo.Instruction, i int) *hlo.Instruction {
+		return cb.Op(hlo.OpGetTupleElement, t).WithShape(state.Tuple[i]).Set("index", fmt.Sprint(i)).Instruction
+	}
+
+	cond := c.t.b.Computation(c.t.compName("scan_cond"))
+	p := cond.Parameter(state)
+	cond.Op(hlo.OpCompare, gte(cond, p, 0), k64(cond, n)).WithShape(hlo.ArrayShape(hlo.PRED)).Set("direction", "LT")
+
+	loop := c.t.b.Computation(c.t.compName("scan_step"))
+	q := loop.Parameter(state)
+	i := gte(loop, q, 0)
+	at := i
+	if reverse {
+		at = loop.Op(hlo.OpSubtract, k64(loop, n-1), i).WithShape(s64).Instruction
+	}
+	starts := func(rank int) []*hlo.Instruction {
+		out := make([]*hlo.Instruction, rank)
+		for d := range out {
+			out[d] = k64(loop, 0)
+			if int64(d) == dim {
+				out[d] = at
+			}
+		}
+		return out
+	}
+	var args []*hlo.Instruction
+	for j, x := range inputs {
+		sizes := append([]int64{}, x.Shape.Dims...)
+		sizes[dim] = 1
+		ds := loop.Op(hlo.OpDynamicSlice, append([]*hlo.Instruction{gte(loop, q, 1+j)}, starts(x.Shape.Rank())...)...).
+			WithShape(hlo.ArrayShape(x.Shape.Elem, sizes...)).Set("dynamic_slice_sizes", list(sizes)).Instruction
+		args = append(args, loop.Op(hlo.OpReshape, ds).WithShape(hlo.ArrayShape(x.Shape.Elem, dropDim(x.Shape.Dims, dim)...)).Instruction)
+	}
+	carry0 := 1 + len(inputs) + nOut
+	for j := range inits {
+		args = append(args, gte(loop, q, carry0+j))
+	}
+	// The region returns each output's slice and the new carries.
+	var rets []hlo.Shape
+	for _, sh := range outShapes {
+		rets = append(rets, hlo.ArrayShape(sh.Elem, dropDim(sh.Dims, dim)...))
+	}
+	for _, x := range inits {
+		rets = append(rets, x.Shape)
+	}
+	ret := hlo.TupleShape(rets...)
+	if len(rets) == 1 {
+		ret = rets[0]
+	}
+	call := loop.Op(hlo.OpCall, args...).WithShape(ret).Calls(body).Instruction
+	result := func(j int) *hlo.Instruction {
+		if len(rets) == 1 {
+			return call
+		}
+		return loop.Op(hlo.OpGetTupleElement, call).WithShape(rets[j]).Set("index", fmt.Sprint(j)).Instruction
+	}
+	next := []*hlo.Instruction{loop.Op(hlo.OpAdd, i, k64(loop, 1)).WithShape(s64).Instruction}
+	for j := range inputs {
+		next = append(next, gte(loop, q, 1+j))
+	}
+	for j, s := range outShapes {
+		sizes := append([]int64{}, s.Dims...)
+		sizes[dim] = 1
+		upd := loop.Op(hlo.OpReshape, result(j)).WithShape(hlo.ArrayShape(s.Elem, sizes...)).Instruction
+		next = append(next, loop.Op(hlo.OpDynamicUpdateSlice, append([]*hlo.Instruction{gte(loop, q, 1+len(inputs)+j), upd}, starts(s.Rank())...)...).WithShape(state.Tuple[1+len(inputs)+j]).Instruction)
+	}
+	for j := range inits {
+		next = append(next, result(nOut+j))
+	}
+	loop.Op(hlo.OpTuple, next...).WithShape(state)
+
+	init := []*hlo.Instruction{c.cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))}
+	init = append(init, inputs...)
+	for _, s := range outShapes {
+		z := c.cb.Constant(hlo.ScalarLiteral(s.Elem, 0))
+		init = append(init, c.cb.Op(hlo.OpBroadcast, z).WithShape(s).Set("dimensions", "{}").Instruction)
+	}
+	init = append(init, inits...)
+	tuple := c.cb.Op(hlo.OpTuple, init...).WithShape(state).Instruction
+	w := c.cb.Op(hlo.OpWhile, tuple).WithShape(state).Calls(cond.Computation(), loop.Computation()).Instruction
+	var out []*hlo.Instruction
+	for j := 1 + len(inputs); j < len(leaves); j++ {
+		out = append(out, c.cb.Op(hlo.OpGetTupleElement, w).WithShape(state.Tuple[j]).Set("index", fmt.Sprint(j)).Instruction)
+	}
+	return out, nil
+}
+
+// dropDim is dims without dimension d.
+func dropDim(dims []int64, d int64) []int64 {
+	var out []int64
+	for i, n := range dims {
+		if int64(i) != d {
+			out = append(out, n)
+		}
+	}
+	return out
+}
