@@ -1,6 +1,9 @@
 package lower
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
@@ -146,6 +149,23 @@ func fuseSiblings(s *state) error {
 		inputs[x] = m
 		return m
 	}
+	// Only merge k1 into a kernel the depth-first schedule runs after
+	// it: k1 is then computed later than alone, never earlier, so no
+	// value lives longer (a rematerialized copy stays late).
+	if err := schedule(s); err != nil {
+		return err
+	}
+	// Its order also tells the live kernels: dead code is fused with
+	// nothing (the schedule drops it).
+	sched := map[*hlo.Instruction]int{}
+	for i, in := range s.order {
+		sched[in] = i
+	}
+	s.order, s.live = nil, nil
+	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
+	// ord starts as the schedule, a topological order of the steps while
+	// each is one instruction, and is kept one as merges join steps.
+	ord := &stepOrder{at: maps.Clone(sched)}
 	// The graph the schedule orders is one of steps, not instructions: a
 	// value moved into another's kernel is computed in that step, after
 	// all of that step's inputs. owner is the step computing a value;
@@ -172,11 +192,21 @@ func fuseSiblings(s *state) error {
 		return m
 	}
 	// reaches reports whether any of the values read needs a target: is
-	// one, or is computed in a step that needs one.
+	// one, or is computed in a step that needs one. ord is a topological
+	// order of the steps, so a step no later than every target's step
+	// needs none of them: the search stays among the steps between, not
+	// the whole program.
 	reaches := func(read, targets map[*hlo.Instruction]bool) bool {
+		lo := len(sched)
+		for t := range targets {
+			lo = min(lo, ord.of(stepOf(t)))
+		}
 		needs := map[*hlo.Instruction]bool{} // by step
 		var need func(step *hlo.Instruction) bool
 		need = func(step *hlo.Instruction) bool {
+			if t, ok := ord.at[step]; ok && t <= lo {
+				return false
+			}
 			if v, ok := needs[step]; ok {
 				return v
 			}
@@ -221,30 +251,63 @@ func fuseSiblings(s *state) error {
 		}
 		return false
 	}
-	// Only merge k1 into a kernel the depth-first schedule runs after
-	// it: k1 is then computed later than alone, never earlier, so no
-	// value lives longer (a rematerialized copy stays late).
-	if err := schedule(s); err != nil {
-		return err
+	// Whether a kernel computes its elements one per invocation depends
+	// on the fused set alone, which this pass leaves as it is: decided
+	// once per kernel, not once per pair.
+	elem := map[*hlo.Instruction]bool{}
+	for _, in := range c.Instructions {
+		if live(in) && s.perElement(in) {
+			elem[in] = true
+		}
 	}
-	// Its order also tells the live kernels: dead code is fused with
-	// nothing (the schedule drops it).
-	sched := map[*hlo.Instruction]int{}
-	for i, in := range s.order {
-		sched[in] = i
+	// A pair is considered only where k2 reads k1 or shares an input
+	// with it, so k2's candidates are its inputs and the other readers
+	// of its inputs (readers: by value, in instruction order), not every
+	// kernel before it: linear in the program, not quadratic.
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, x := range c.Instructions {
+		if elem[x] {
+			for o := range inputsOf(x) {
+				readers[o] = append(readers[o], x)
+			}
+		}
 	}
-	s.order, s.live = nil, nil
-	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
+	// allReaders are the steps' members that read each value, for the
+	// rule below that keeps the schedule a topological order of steps.
+	allReaders := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, x := range c.Instructions {
+		if live(x) && !s.plan.fused[x] {
+			for o := range inputsOf(x) {
+				allReaders[o] = append(allReaders[o], x)
+			}
+		}
+	}
+	// needs and deps are a step's edges: the steps it reads from, and
+	// the steps that read from it.
+	needs := func(step *hlo.Instruction, f func(*hlo.Instruction)) {
+		for o := range stepInputs(step) {
+			f(stepOf(o))
+		}
+	}
+	deps := func(step *hlo.Instruction, f func(*hlo.Instruction)) {
+		for _, m := range append([]*hlo.Instruction{step}, s.plan.prologue(step)...) {
+			for _, r := range allReaders[m] {
+				if st := stepOf(r); st != step {
+					f(st)
+				}
+			}
+		}
+	}
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
-		if !s.perElement(k2) || s.plan.moved[k2] || !live(k2) {
+		if !elem[k2] || s.plan.moved[k2] {
 			continue
 		}
-		for _, k1 := range c.Instructions[:pos[k2]] {
-			if !s.perElement(k1) || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || !live(k1) || sched[k1] > sched[k2] {
+		in2 := inputsOf(k2)
+		for _, k1 := range siblingCandidates(k2, in2, elem, readers, pos) {
+			if s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || sched[k1] > sched[k2] {
 				continue
 			}
-			in2 := inputsOf(k2)
 			reads := in2[k1]
 			shares := false
 			for o := range inputsOf(k1) {
@@ -278,7 +341,109 @@ func fuseSiblings(s *state) error {
 			kp.Prologue = append(kp.Prologue, k1)
 			s.plan.moved[k1] = true
 			owner[k1] = k2
+			// k2's step now needs what k1 read, and k1's readers need it.
+			for o := range inputsOf(k1) {
+				ord.before(stepOf(o), k2, needs, deps)
+			}
+			for _, r := range allReaders[k1] {
+				if st := stepOf(r); st != k2 {
+					ord.before(k2, st, needs, deps)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// siblingCandidates are the kernels before k2 (by pos) that k2 reads or
+// that share a non-constant input with it (in2: k2's inputs), in
+// instruction order.
+func siblingCandidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, readers map[*hlo.Instruction][]*hlo.Instruction, pos map[*hlo.Instruction]int) []*hlo.Instruction {
+	seen := map[*hlo.Instruction]bool{}
+	var out []*hlo.Instruction
+	add := func(k1 *hlo.Instruction) {
+		if !seen[k1] {
+			seen[k1] = true
+			out = append(out, k1)
+		}
+	}
+	for o := range in2 {
+		if elem[o] && pos[o] < pos[k2] {
+			add(o)
+		}
+		if o.Op == hlo.OpConstant {
+			continue
+		}
+		for _, k1 := range readers[o] {
+			if pos[k1] >= pos[k2] {
+				break
+			}
+			add(k1)
+		}
+	}
+	slices.SortFunc(out, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+	return out
+}
+
+// stepOrder is a topological order of fuseSiblings' steps (every step
+// after the steps it reads from), kept one as merges add edges, by
+// Pearce and Kelly's algorithm ("A dynamic topological sort algorithm
+// for directed acyclic graphs", 2007): an edge against the order
+// reorders only the steps between its ends.
+type stepOrder struct {
+	at map[*hlo.Instruction]int
+}
+
+// of is step's place; values outside the schedule come first.
+func (o *stepOrder) of(step *hlo.Instruction) int {
+	if i, ok := o.at[step]; ok {
+		return i
+	}
+	return -1
+}
+
+// before makes x come before y, given the graph's edges (needs: the
+// steps one reads from; deps: the steps that read from it). The caller
+// has checked that y does not reach x.
+func (o *stepOrder) before(x, y *hlo.Instruction, needs, deps func(*hlo.Instruction, func(*hlo.Instruction))) {
+	lb, ub := o.of(y), o.of(x)
+	if x == y || ub < lb || lb < 0 {
+		return
+	}
+	// The steps after y that come no later than x, and the steps before
+	// x that come no earlier than y: the second go first.
+	var fwd, back []*hlo.Instruction
+	seen := map[*hlo.Instruction]bool{}
+	var walkF, walkB func(*hlo.Instruction)
+	walkF = func(n *hlo.Instruction) {
+		seen[n] = true
+		fwd = append(fwd, n)
+		deps(n, func(m *hlo.Instruction) {
+			if i := o.of(m); !seen[m] && i >= 0 && i < ub {
+				walkF(m)
+			}
+		})
+	}
+	walkB = func(n *hlo.Instruction) {
+		seen[n] = true
+		back = append(back, n)
+		needs(n, func(m *hlo.Instruction) {
+			if i := o.of(m); !seen[m] && i > lb {
+				walkB(m)
+			}
+		})
+	}
+	walkF(y)
+	walkB(x)
+	byOrder := func(a, b *hlo.Instruction) int { return o.at[a] - o.at[b] }
+	slices.SortFunc(fwd, byOrder)
+	slices.SortFunc(back, byOrder)
+	var places []int
+	for _, n := range append(back, fwd...) {
+		places = append(places, o.at[n])
+	}
+	slices.Sort(places)
+	for i, n := range append(back, fwd...) {
+		o.at[n] = places[i]
+	}
 }
