@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/vkjit/vkjit/lower/kgen"
@@ -210,15 +211,22 @@ func planMemory(s *state) error {
 		return (a.adjacent(b) || b.adjacent(a)) && elemBytes(x) == elemBytes(y.b)
 	}
 	var done []placed
+	end := 2*len(p.Steps) + 2
+	index := newTimeIndex(end + 1) // the placed temporaries, by live range
+	var top int64                  // the end of the highest placed (NoReuse)
 	for _, b := range temps {
 		var off int64
 		if s.opts.NoReuse {
-			for _, d := range done {
-				off = max(off, d.end)
-			}
+			off = top
 		} else {
+			// Only temporaries live at b's times or just around them
+			// (an in-place partner) can keep b from an offset.
+			var near []int
+			index.each(lr[b].first-1, lr[b].last+1, func(i int) { near = append(near, i) })
+			slices.Sort(near) // in placement order: the first partner that fits wins
 			var busy, partners []placed
-			for _, d := range done {
+			for _, i := range near {
+				d := done[i]
 				switch {
 				case lr[d.b].overlaps(lr[b]):
 					busy = append(busy, d)
@@ -269,18 +277,21 @@ func planMemory(s *state) error {
 		}
 		p.Buffers[b].Offset = off
 		p.TempBytes += size(b)
+		index.add(len(done), lr[b].first, lr[b].last)
 		done = append(done, placed{b, off, off + size(b)})
+		top = max(top, off+size(b))
 		p.ArenaSize = max(p.ArenaSize, off+size(b))
 	}
 	// The lower bound no placement can beat: the bytes live at the
-	// busiest step.
-	for at := 0; at <= 2*len(p.Steps)+1; at++ {
-		var live int64
-		for b, r := range lr {
-			if r.first <= at && at <= r.last {
-				live += size(b)
-			}
-		}
+	// busiest step (a sweep over the ranges' ends).
+	delta := make([]int64, end+1)
+	for b, r := range lr {
+		delta[r.first] += size(b)
+		delta[r.last+1] -= size(b)
+	}
+	var live int64
+	for _, d := range delta {
+		live += d
 		p.LiveBound = max(p.LiveBound, live)
 	}
 	return nil
@@ -415,18 +426,26 @@ func checkPlan(s *state) error {
 		bufs = append(bufs, b)
 	}
 	sort.Ints(bufs)
-	for i, a := range bufs {
-		for _, b := range bufs[i+1:] {
-			if !p.span(a).overlaps(p.span(b)) {
-				continue
+	// Two temporaries can conflict only where their lives overlap or
+	// touch, so each is checked against those alone.
+	index := newTimeIndex(2*len(p.Steps) + 3)
+	for i, b := range bufs {
+		var clash error
+		index.each(lr[b].first-1, lr[b].last+1, func(j int) {
+			a := bufs[j]
+			if clash != nil || !p.span(a).overlaps(p.span(b)) {
+				return
 			}
 			if lr[a].overlaps(lr[b]) {
-				return fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[a].Name, p.Buffers[b].Name)
+				clash = fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[a].Name, p.Buffers[b].Name)
+			} else if (lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a])) && p.Buffers[a].Offset != p.Buffers[b].Offset {
+				clash = fmt.Errorf("lower: %s updated in place over %s does not line up", p.Buffers[b].Name, p.Buffers[a].Name)
 			}
-			if (lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a])) && p.Buffers[a].Offset != p.Buffers[b].Offset {
-				return fmt.Errorf("lower: %s updated in place over %s does not line up", p.Buffers[b].Name, p.Buffers[a].Name)
-			}
+		})
+		if clash != nil {
+			return clash
 		}
+		index.add(i, lr[b].first, lr[b].last)
 	}
 	return nil
 }

@@ -17,23 +17,29 @@ import (
 
 // randomDAG is a module of n elementwise ops on f32[256] values, each
 // reading one or two values among the 32 made before it (so values fan
-// out to several readers, as a real program's do), its root the sum of
-// the values nothing else reads.
+// out to several readers, as a real program's do). A value that leaves
+// that window unread is added into a running sum, the root: every value
+// is used, and few are live at once, as in a real program.
 func randomDAG(n int, seed uint64) string {
 	r := rand.New(rand.NewPCG(seed, 1))
 	unary := []string{"negate", "exponential", "tanh", "abs", "sqrt", "log-plus-one"}
 	binary := []string{"add", "multiply", "subtract", "maximum", "minimum", "divide"}
 	var b strings.Builder
 	b.WriteString("HloModule dag\nENTRY main {\n")
-	const params = 4
+	const params, window = 4, 32
 	for i := range params {
 		fmt.Fprintf(&b, "  v%d = f32[256] parameter(%d)\n", i, i)
 	}
 	used := make([]bool, n+params)
 	pick := func(i int) int {
-		j := i - 1 - r.IntN(min(i, 32))
+		j := i - 1 - r.IntN(min(i, window))
 		used[j] = true
 		return j
+	}
+	acc := "v0"
+	sum := func(j int) {
+		fmt.Fprintf(&b, "  acc%d = f32[256] add(%s, v%d)\n", j, acc, j)
+		acc = fmt.Sprintf("acc%d", j)
 	}
 	for i := params; i < n+params; i++ {
 		if r.IntN(3) == 0 {
@@ -41,21 +47,16 @@ func randomDAG(n int, seed uint64) string {
 		} else {
 			fmt.Fprintf(&b, "  v%d = f32[256] %s(v%d, v%d)\n", i, binary[r.IntN(len(binary))], pick(i), pick(i))
 		}
-	}
-	last := -1
-	for i := params; i < n+params; i++ {
-		if used[i] {
-			continue
+		if j := i - window; j >= params && !used[j] {
+			sum(j)
 		}
-		if last < 0 {
-			last = i
-			continue
-		}
-		fmt.Fprintf(&b, "  s%d = f32[256] add(v%d, v%d)\n", i, last, i)
-		fmt.Fprintf(&b, "  v%d = f32[256] copy(s%d)\n", n+params+i, i)
-		last = n + params + i
 	}
-	fmt.Fprintf(&b, "  ROOT out = f32[256] copy(v%d)\n}\n", last)
+	for j := max(params, n+params-window); j < n+params; j++ {
+		if !used[j] {
+			sum(j)
+		}
+	}
+	fmt.Fprintf(&b, "  ROOT out = f32[256] copy(%s)\n}\n", acc)
 	return b.String()
 }
 
