@@ -15,58 +15,74 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// randomDAG is a module of n elementwise ops on f32[256] values, each
-// reading one or two values among the 32 made before it (so values fan
-// out to several readers, as a real program's do). A value that leaves
-// that window unread is added into a running sum, the root: every value
-// is used, and few are live at once, as in a real program.
-func randomDAG(n int, seed uint64) string {
+// randomDAG is a module of about n instructions on f32[256] values, each
+// reading one or two values among the 32 made before it, so values fan
+// out to several readers, as a real program's do. A value about to
+// leave that window unread is read by the op at hand, so that every
+// value is used and few are live at once; the root is the last value.
+// The ops are elementwise, or with mixed, one in eight is a small dot
+// (16x16 by 16x16) or a row sum broadcast back, through reshapes.
+func randomDAG(n int, seed uint64, mixed bool) string {
 	r := rand.New(rand.NewPCG(seed, 1))
 	unary := []string{"negate", "exponential", "tanh", "abs", "sqrt", "log-plus-one"}
 	binary := []string{"add", "multiply", "subtract", "maximum", "minimum", "divide"}
 	var b strings.Builder
-	b.WriteString("HloModule dag\nENTRY main {\n")
+	b.WriteString("HloModule dag\nsum {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\nENTRY main {\n  v0z = f32[] constant(0)\n")
 	const params, window = 4, 32
 	for i := range params {
 		fmt.Fprintf(&b, "  v%d = f32[256] parameter(%d)\n", i, i)
 	}
-	used := make([]bool, n+params)
+	used := make([]bool, params)
 	pick := func(i int) int {
 		j := i - 1 - r.IntN(min(i, window))
 		used[j] = true
 		return j
 	}
-	acc := "v0"
-	sum := func(j int) {
-		fmt.Fprintf(&b, "  acc%d = f32[256] add(%s, v%d)\n", j, acc, j)
-		acc = fmt.Sprintf("acc%d", j)
-	}
-	for i := params; i < n+params; i++ {
-		if r.IntN(3) == 0 {
-			fmt.Fprintf(&b, "  v%d = f32[256] %s(v%d)\n", i, unary[r.IntN(len(unary))], pick(i))
+	count := params
+	for i := params; count < n+params; i++ {
+		root := ""
+		if count >= n+params-1 {
+			root = "ROOT "
+		}
+		used = append(used, false)
+		count++
+		if mixed && r.IntN(8) == 0 {
+			a, c := pick(i), pick(i)
+			fmt.Fprintf(&b, "  a%d = f32[16,16] reshape(v%d)\n", i, a)
+			if r.IntN(2) == 0 {
+				fmt.Fprintf(&b, "  c%d = f32[16,16] reshape(v%d)\n", i, c)
+				fmt.Fprintf(&b, "  d%d = f32[16,16] dot(a%d, c%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", i, i, i)
+			} else {
+				fmt.Fprintf(&b, "  s%d = f32[16] reduce(a%d, v0z), dimensions={1}, to_apply=sum\n", i, i)
+				fmt.Fprintf(&b, "  d%d = f32[16,16] broadcast(s%d), dimensions={0}\n", i, i)
+			}
+			fmt.Fprintf(&b, "  %sv%d = f32[256] reshape(d%d)\n", root, i, i)
+			count += 3
+			continue
+		}
+		if j := i - window; j >= 0 && !used[j] {
+			used[j] = true
+			fmt.Fprintf(&b, "  %sv%d = f32[256] %s(v%d, v%d)\n", root, i, binary[r.IntN(len(binary))], j, pick(i))
+		} else if r.IntN(3) == 0 {
+			fmt.Fprintf(&b, "  %sv%d = f32[256] %s(v%d)\n", root, i, unary[r.IntN(len(unary))], pick(i))
 		} else {
-			fmt.Fprintf(&b, "  v%d = f32[256] %s(v%d, v%d)\n", i, binary[r.IntN(len(binary))], pick(i), pick(i))
-		}
-		if j := i - window; j >= params && !used[j] {
-			sum(j)
+			fmt.Fprintf(&b, "  %sv%d = f32[256] %s(v%d, v%d)\n", root, i, binary[r.IntN(len(binary))], pick(i), pick(i))
 		}
 	}
-	for j := max(params, n+params-window); j < n+params; j++ {
-		if !used[j] {
-			sum(j)
-		}
-	}
-	fmt.Fprintf(&b, "  ROOT out = f32[256] copy(%s)\n}\n", acc)
+	b.WriteString("}\n")
 	return b.String()
 }
 
-var dagSizes = flag.String("dag-sizes", "1000,2000,4000,8000", "instruction counts of BenchmarkCompileScaling's random DAGs")
+var (
+	dagSizes = flag.String("dag-sizes", "1000,2000,4000,8000", "instruction counts of BenchmarkCompileScaling's random DAGs")
+	dagMixed = flag.Bool("dag-mixed", false, "BenchmarkCompileScaling's DAGs have dots and row sums among their ops")
+)
 
 // BenchmarkCompileScaling compiles random DAGs of growing size
 // (-dag-sizes) for lavapipe and prints each one's compile time and the
 // exponent of a power law fitted to them: 1 is linear.
 //
-//	go test -run '^$' -bench CompileScaling -benchtime 1x ./lower -dag-sizes 1000,10000,100000
+//	go test -run '^$' -bench CompileScaling -benchtime 1x ./lower -dag-sizes 1000,10000,100000 [-dag-mixed]
 func BenchmarkCompileScaling(b *testing.B) {
 	defer func(c bool) { checkPasses = c }(checkPasses)
 	checkPasses = false // the compiler as users run it, without the tests' checks between passes
@@ -74,7 +90,7 @@ func BenchmarkCompileScaling(b *testing.B) {
 	for _, f := range strings.Split(*dagSizes, ",") {
 		n, err := strconv.Atoi(f)
 		require.NoError(b, err)
-		m, err := hlo.Parse("dag", randomDAG(n, 1))
+		m, err := hlo.Parse("dag", randomDAG(n, 1, *dagMixed))
 		require.NoError(b, err)
 		best := time.Duration(math.MaxInt64)
 		for range b.N {
