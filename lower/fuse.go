@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
@@ -35,6 +37,16 @@ const maxDuplicates = 3
 // broadcast of a constant read by many fused ops): cheap each, but each
 // is code.
 const maxIndexCopies = 64
+
+// maxKernelCost bounds the code of one fused kernel (kgen.OpCost per
+// fused op, each copy counted): past it, the producer is stored and
+// starts a kernel of its own. Lavapipe compiles a kernel at its first
+// dispatch in time that grows faster than its size: a chain of 10,000
+// adds and multiplies fused whole (388k SPIR-V words) took 2.0 s, a
+// chain of 50,000 (1.9M words) 22 s and 850 MB; about 2,000 cheap ops
+// (80k words) a kernel keeps to the rate of the smaller ones, for one
+// more store and load per element every 2,000 ops.
+const maxKernelCost = 2048
 
 // smallFanOut is the most copies of each operand element a broadcast
 // may make and still count as a few reads (a row of 10 logits): beyond
@@ -159,10 +171,15 @@ func fuseLoops(s *state) error {
 	// kernels compute it (1 for a materialized value).
 	reads := map[*hlo.Instruction]readCount{}
 	copies := map[*hlo.Instruction]int{}
+	// kernels[in]: the materialized kernels that compute in (itself,
+	// when stored); cost: each kernel's code so far (maxKernelCost).
+	kernels := map[*hlo.Instruction][]*hlo.Instruction{}
+	cost := map[*hlo.Instruction]int{}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
 		copies[in] = 1
+		kernels[in] = []*hlo.Instruction{in}
 		us := users[in]
 		if in == c.Root || len(us) == 0 || !fusible(in) {
 			continue
@@ -204,9 +221,27 @@ func fuseLoops(s *state) error {
 		if !ok {
 			continue
 		}
+		// The kernels in would be computed in, and what it adds to each.
+		var ks []*hlo.Instruction
+		add := map[*hlo.Instruction]int{}
+		for _, u := range us {
+			for _, k := range kernels[u] {
+				if add[k] == 0 {
+					ks = append(ks, k)
+				}
+				add[k] += kgen.OpCost(in.Op) * copies[u] / len(kernels[u])
+			}
+		}
+		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
+			continue
+		}
+		for _, k := range ks {
+			cost[k] += add[k]
+		}
 		s.plan.fused[in] = true
 		copies[in] = n
 		reads[in] = max(ctx, reads[in])
+		kernels[in] = ks
 	}
 	defer func() {
 		for in := range s.plan.fused {

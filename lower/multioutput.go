@@ -254,10 +254,18 @@ func fuseSiblings(s *state) error {
 	// Whether a kernel computes its elements one per invocation depends
 	// on the fused set alone, which this pass leaves as it is: decided
 	// once per kernel, not once per pair.
+	// size is each kernel's code (kgen.OpCost of its members and their
+	// clusters), kept under maxKernelCost as fuseLoops keeps it.
 	elem := map[*hlo.Instruction]bool{}
+	size := map[*hlo.Instruction]int{}
 	for _, in := range c.Instructions {
 		if live(in) && s.perElement(in) {
 			elem[in] = true
+			_, cluster := s.clusterInputs(in)
+			size[in] = kgen.OpCost(in.Op)
+			for _, x := range cluster {
+				size[in] += kgen.OpCost(x.Op)
+			}
 		}
 	}
 	// A pair is considered only where k2 reads k1 or shares an input
@@ -318,7 +326,7 @@ func fuseSiblings(s *state) error {
 			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
 				continue
 			}
-			if formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
+			if size[k1]+size[k2] > maxKernelCost || formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) {
 				continue
 			}
 			// Bindings: the union of the inputs, then every result.
@@ -341,6 +349,7 @@ func fuseSiblings(s *state) error {
 			kp.Prologue = append(kp.Prologue, k1)
 			s.plan.moved[k1] = true
 			owner[k1] = k2
+			size[k2] += size[k1]
 			// k2's step now needs what k1 read, and k1's readers need it.
 			for o := range inputsOf(k1) {
 				ord.before(stepOf(o), k2, needs, deps)

@@ -230,7 +230,7 @@ func outputKernel(in *hlo.Instruction, env Env, name string, values func(k *kern
 // vectorized returns the vector form of scalar output kernel k where it
 // has one (vector.go), else k.
 func vectorized(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), k *Kernel) (*Kernel, error) {
-	if !vectorizable(k, elementCount(in), env.Target) {
+	if !vectorizable(k, elementCount(in), env.Target) || len(k.Words) > vectorMaxWords {
 		return k, nil
 	}
 	env.Local = LocalSize(env.Target, elementCount(in)/VectorWidth)

@@ -52,6 +52,18 @@ const (
 // minVectorElements is the smallest output worth a vector kernel.
 const minVectorElements = 1024
 
+// vectorMaxWords is the largest scalar kernel (in SPIR-V words) made a
+// vector kernel. The vector form computes each lane's element with the
+// scalar code, so it is about seven times the size, and the driver's
+// compile grows with it (lavapipe: ~15-20 us a word at the first
+// dispatch), while it is faster only where loads and stores dominate:
+// lavapipe, chains over f32[1048576] of sine/tanh/exp with multiplies
+// (vkjit bench, medians of 10), 4 ops (1,781 scalar words) 5.3 ms
+// vector against 6.1 ms scalar; 12 ops (4,231) 12.2 against 11.9; 24
+// ops 24.3 against 24.2; 60 ops 62.2 against 61.1; and over f32[4096]
+// the scalar kernels were faster (60 ops 0.38 against 0.69 ms).
+const vectorMaxWords = 4096
+
 // errNotVector stops a vector kernel whose accesses turned out not to be
 // at the invocation's own elements; the scalar kernel is used.
 var errNotVector = errors.New("lower: not a vector kernel")
