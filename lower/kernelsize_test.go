@@ -12,7 +12,7 @@ import (
 )
 
 // chain is a module of n elementwise ops on f32[4096], each reading the
-// one before and the parameter, cycling through ops.
+// one before (and the parameter, for binary ops), cycling through ops.
 func chain(n int, ops ...string) string {
 	var b strings.Builder
 	b.WriteString("HloModule chain\nENTRY main {\n  x0 = f32[4096] parameter(0)\n")
@@ -22,7 +22,7 @@ func chain(n int, ops ...string) string {
 			root = "ROOT "
 		}
 		op := ops[i%len(ops)]
-		if op == "sine" || op == "exponential" || op == "tanh" {
+		if o, _ := hlo.LookupOpcode(op); o.Arity() == 1 {
 			fmt.Fprintf(&b, "  %sx%d = f32[4096] %s(x%d)\n", root, i, op, i-1)
 		} else {
 			fmt.Fprintf(&b, "  %sx%d = f32[4096] %s(x%d, x0)\n", root, i, op, i-1)

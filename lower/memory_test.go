@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -234,23 +233,13 @@ func TestProgramEncoding(t *testing.T) {
 }
 
 // TestCompileScalesLinearly: compiling a chain of n negates, fused into
-// kernels of maxKernelCost, allocates in proportion to n. Each fused operand's buffer
-// name was built from the path to it, so a chain's names summed to n^2
+// kernels of maxKernelCost, allocates in proportion to n. Each fused
+// operand's buffer name was built from the path to it, so a chain's names summed to n^2
 // bytes: 50,000 negates took 32 s and 9.3 GB. Allocation, not time, is
 // measured: it does not depend on the machine.
 func TestCompileScalesLinearly(t *testing.T) {
 	alloc := func(n int) uint64 {
-		var b strings.Builder
-		b.WriteString("HloModule chain\nENTRY main {\n  x0 = f32[16] parameter(0)\n")
-		for i := 1; i <= n; i++ {
-			root := ""
-			if i == n {
-				root = "ROOT "
-			}
-			fmt.Fprintf(&b, "  %sx%d = f32[16] negate(x%d)\n", root, i, i-1)
-		}
-		b.WriteString("}\n")
-		m, err := hlo.Parse("chain", b.String())
+		m, err := hlo.Parse("chain", chain(n, "negate"))
 		require.NoError(t, err)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
