@@ -34,7 +34,7 @@ func TestFFTAccuracy(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	require.Len(t, names, 12)
+	require.Len(t, names, 16)
 	for _, name := range names {
 		x, want := data[name+"_x"], data[name+"_y"]
 		parts := strings.Split(name, "_")

@@ -3,6 +3,7 @@ package lower
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -63,10 +64,19 @@ func (x *cx) fft(in *hlo.Instruction) error {
 	return nil
 }
 
+// fourStepMin is the shortest transform split into two shorter ones
+// (fourStep): below it one DFT matrix costs less than the split's
+// twiddles and transposes.
+const fourStepMin = 64
+
 // dftAxis transforms parts (re, im) along dimension a of length n:
 // (re + i im)(C + i sigma S) = (re C - sigma im S) + i (im C + sigma re S),
-// sigma -1 forward, +1 inverse (with 1/n).
+// sigma -1 forward, +1 inverse (with 1/n). Long composite lengths go
+// through fourStep.
 func (x *cx) dftAxis(in, re, im *hlo.Instruction, a int, n int64, inverse bool) (*hlo.Instruction, *hlo.Instruction) {
+	if n1 := splitLength(n); n >= fourStepMin && n1 > 1 {
+		return x.fourStep(in, re, im, a, n1, n/n1, inverse)
+	}
 	w := func(_, _ int64) float64 { return 1 }
 	if inverse {
 		w = func(_, _ int64) float64 { return 1 / float64(n) }
@@ -155,4 +165,62 @@ func (x *cx) along(in, v *hlo.Instruction, m *hlo.Literal, a int) *hlo.Instructi
 	tr := x.inst(in, hlo.OpTranspose, hlo.ArrayShape(t, final...), d)
 	tr.A.Dimensions, tr.A.HasDimensions = perm, true
 	return tr
+}
+
+// splitLength is the largest divisor of n at most its square root (1
+// for a prime).
+func splitLength(n int64) int64 {
+	for d := int64(math.Sqrt(float64(n))); d > 1; d-- {
+		if n%d == 0 {
+			return d
+		}
+	}
+	return 1
+}
+
+// fourStep is the transform of length n = n1 n2 along dimension a by
+// Cooley and Tukey's factorization (the "four-step" FFT): with input
+// index k = n2 k1 + k2 and output index j = j1 + n1 j2,
+//
+//	X[j1 + n1 j2] = sum_k2 W_n2^(k2 j2) W_n^(k2 j1) sum_k1 W_n1^(k1 j1) x[n2 k1 + k2]
+//
+// so a as [n1, n2], transformed along n1, multiplied by the twiddles
+// W_n^(j1 k2), transformed along n2, and transposed to [n2, n1]. It does
+// n1 + n2 multiply-adds per element where one DFT matrix does n1 n2, and
+// each output sums fewer rounded products (error growing with the
+// factors' lengths, not n's). The shorter transforms split again.
+func (x *cx) fourStep(in, re, im *hlo.Instruction, a int, n1, n2 int64, inverse bool) (*hlo.Instruction, *hlo.Instruction) {
+	t := re.Shape.Elem
+	dims := re.Shape.Dims
+	split := slices.Concat(dims[:a], []int64{n1, n2}, dims[a+1:])
+	reshape := func(v *hlo.Instruction, to []int64) *hlo.Instruction {
+		return x.inst(in, hlo.OpReshape, hlo.ArrayShape(t, to...), v)
+	}
+	re, im = x.dftAxis(in, reshape(re, split), reshape(im, split), a, n1, inverse)
+	sign := -1.0
+	if inverse {
+		sign = 1
+	}
+	c, s := twiddles(n1*n2, n1, n2, t, func(_, _ int64) float64 { return 1 }, sign)
+	bc := func(m *hlo.Literal) *hlo.Instruction {
+		b := x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, split...), x.matrix(in, m))
+		b.A.Dimensions, b.A.HasDimensions = []int64{int64(a), int64(a + 1)}, true
+		return b
+	}
+	wc, ws := bc(c), bc(s)
+	g := &rexpr{x: x, in: in, t: t, dims: split}
+	re, im = g.sub(g.mul(re, wc), g.mul(im, ws)), g.add(g.mul(re, ws), g.mul(im, wc))
+	re, im = x.dftAxis(in, re, im, a+1, n2, inverse)
+	perm := make([]int64, len(split))
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	perm[a], perm[a+1] = int64(a+1), int64(a)
+	swapped := slices.Concat(dims[:a], []int64{n2, n1}, dims[a+1:])
+	transpose := func(v *hlo.Instruction) *hlo.Instruction {
+		tr := x.inst(in, hlo.OpTranspose, hlo.ArrayShape(t, swapped...), v)
+		tr.A.Dimensions, tr.A.HasDimensions = perm, true
+		return reshape(tr, dims)
+	}
+	return transpose(re), transpose(im)
 }

@@ -107,7 +107,10 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 				row[j] = v[(o*in+j)*inner+i]
 			}
 			for k := int64(0); k < out; k++ {
-				var acc complex128
+				// Compensated sums (Neumaier's), so that the reference
+				// stays within an ulp or two of the true transform at any
+				// length, f64 included.
+				var re, im compensated
 				for j := int64(0); j < terms; j++ {
 					x := func() complex128 {
 						if full != nil {
@@ -116,8 +119,11 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 						return row[j]
 					}()
 					s, c := math.Sincos(2 * math.Pi * float64(j*k%n) / float64(n))
-					acc += x * complex(c, sign*s)
+					p := x * complex(c, sign*s)
+					re.add(real(p))
+					im.add(imag(p))
 				}
+				acc := complex(re.sum(), im.sum())
 				if inverse {
 					acc /= complex(float64(n), 0)
 				}
@@ -271,3 +277,19 @@ func cmplxSqrt(v complex128) complex128 {
 	}
 	return cmplx.Sqrt(v)
 }
+
+// compensated is a float64 sum that carries its rounding errors
+// (Neumaier's variant of Kahan's summation).
+type compensated struct{ s, c float64 }
+
+func (a *compensated) add(x float64) {
+	t := a.s + x
+	if math.Abs(a.s) >= math.Abs(x) {
+		a.c += (a.s - t) + x
+	} else {
+		a.c += (x - t) + a.s
+	}
+	a.s = t
+}
+
+func (a *compensated) sum() float64 { return a.s + a.c }

@@ -18,6 +18,11 @@ cases = {
     "irfft_c64_2x9_16": ("IRFFT", np.complex64, (2, 9), (16,)),
     "irfft_c128_3x5_9": ("IRFFT", np.complex128, (3, 5), (9,)),
     "irfft_c64_4x6x4_2d_6": ("IRFFT", np.complex64, (4, 6, 4), (6, 6)),
+    # long enough to be split into shorter transforms (lower/fft.go fourStep)
+    "fft_c64_4x256": ("FFT", np.complex64, (4, 256), (256,)),
+    "ifft_c128_2x1000": ("IFFT", np.complex128, (2, 1000), (1000,)),
+    "fft_c64_2x4096": ("FFT", np.complex64, (2, 4096), (4096,)),
+    "rfft_f32_64x48_2d": ("RFFT", np.float32, (64, 48), (64, 48)),
 }
 out = {}
 for name, (kind, dt, shape, length) in cases.items():
