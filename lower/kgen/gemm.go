@@ -2,6 +2,7 @@ package kgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -198,13 +199,18 @@ func GemmOf(dot *hlo.Instruction) *GemmPlan {
 // GemmKernel generates the tiled kernel for root (the dot itself, or its
 // epilogue with the dot fused in). Push constant 0 is the tile count.
 func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
-	k, dotBinds, err := gemmKernelMode(root, p, env, nil)
-	if err != nil || !p.vec4() {
-		return k, err
+	if !p.vec4() {
+		return gemmKernelMode(root, p, env, nil)
 	}
-	// Again with the operands' buffers as vec4 arrays (a fused operand,
-	// computed per element, keeps scalar loads).
-	vb := make([]bool, k.Bindings)
+	// The operands' buffers as vec4 arrays (a fused operand, computed per
+	// element, keeps scalar loads): which bindings they are is known once
+	// the kernel's buffers are bound, before any code.
+	g, err := gemmBind(env.builder(1), root, p)
+	if err != nil {
+		return nil, err
+	}
+	dotBinds := g.dot
+	vb := make([]bool, g.bindings)
 	for i, l := range []vecLayout{p.lVec, p.rVec} {
 		if l != vecNone && dotBinds[i] < virtualBase {
 			vb[dotBinds[i]] = true
@@ -213,45 +219,57 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 	if p.conv != nil && (dotBinds[0] >= virtualBase || dotBinds[1] >= virtualBase || dotBinds[0] == dotBinds[1]) {
 		return nil, fmt.Errorf("lower: the implicit GEMM of %s needs its operands in two buffers", p.dot.Name)
 	}
-	if dotBinds[0] == dotBinds[1] && (p.lVec == vecNone) != (p.rVec == vecNone) {
-		return k, nil // one buffer read both ways: keep the scalar kernel
+	if dotBinds[0] == dotBinds[1] && (p.lVec == vecNone) != (p.rVec == vecNone) || !slices.Contains(vb, true) {
+		vb = nil // one buffer read both ways, or no operand in a buffer: scalar loads
 	}
-	for _, v := range vb {
-		if v {
-			vk, _, err := gemmKernelMode(root, p, env, vb)
-			return vk, err
+	return gemmKernelMode(root, p, env, vb)
+}
+
+// gemmBinds are a GEMM kernel's bindings: the dot's operands', the
+// epilogue's (rootBinds) with the dot's value in a register (reg), the
+// results', and how many there are.
+type gemmBinds struct {
+	dot, root, outs []int
+	reg             *val
+	bindings        int
+}
+
+// gemmBind binds a GEMM kernel's buffers on k: the dot's operands, then
+// unless the tile's results are root's own (root is the dot or a
+// reshape of it) the epilogue's, then the results.
+func gemmBind(k *kernelBuilder, root *hlo.Instruction, p *GemmPlan) (g gemmBinds, err error) {
+	if g.dot, err = k.bindOperands(p.dot); err != nil {
+		return g, err
+	}
+	if root != p.dot && root.Op != hlo.OpReshape {
+		g.reg = k.inRegister(p.dot)
+		if g.root, err = k.bindOperands(root); err != nil {
+			return g, err
 		}
 	}
-	return k, nil
+	if g.outs, err = k.bindResults(root); err != nil {
+		return g, err
+	}
+	g.bindings = len(k.bindings)
+	return g, nil
 }
 
 // gemmKernelMode generates the tiled kernel, with the bindings vecBinds
 // marks (nil: none) held as vec4 arrays; it also returns the bindings of
 // the dot's operands.
-func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool) (*Kernel, []int, error) {
+func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecBinds = vecBinds
 	dot := p.dot
-	var reg *val
-	var rootBinds []int
-	dotBinds, err := k.bindOperands(dot)
+	g, err := gemmBind(k, root, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	dotBinds, rootBinds, outs, reg := g.dot, g.root, g.outs, g.reg
 	vec4 := vecBinds != nil
 	// direct: the tile's results are stored as they are, at the dot's
 	// row-major indices (a reshape of the dot has the same).
 	direct := root == dot || root.Op == hlo.OpReshape
-	if !direct {
-		reg = k.inRegister(dot)
-		if rootBinds, err = k.bindOperands(root); err != nil {
-			return nil, nil, err
-		}
-	}
-	outs, err := k.bindResults(root)
-	if err != nil {
-		return nil, nil, err
-	}
 	name := fmt.Sprintf("gemm%dx%d_%s", p.Rows, p.Cols, p.out)
 	if p.in != p.out {
 		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in, p.out)
@@ -381,7 +399,7 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		})
 
 	})
-	return kern, dotBinds, err
+	return kern, err
 }
 
 // gemmLoop emits the k loop of the scalar tiled kernel: per k, a load
