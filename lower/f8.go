@@ -2,7 +2,6 @@ package lower
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -22,83 +21,49 @@ import (
 func isF8(t hlo.ElementType) bool { return hlo.IsMiniFloat(t) }
 
 func widenF8(s *state) error {
-	w := &f8Widener{done: map[*hlo.Computation]*hlo.Computation{}}
-	return s.retype(func(c *hlo.Computation) bool { return touches(c, isF8, nil) }, w.rewrite)
-}
-
-type f8Widener struct {
-	done map[*hlo.Computation]*hlo.Computation
-	n    int
-}
-
-func (w *f8Widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
-	if d := w.done[c]; d != nil {
-		return d, nil
-	}
-	if !touches(c, isF8, nil) {
-		return c, nil
-	}
-	repl := map[*hlo.Instruction]*hlo.Instruction{}
-	var out []*hlo.Instruction
-	add := func(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-		w.n++
-		in := &hlo.Instruction{Name: fmt.Sprintf("%s.f%d", from.Name, w.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
-		out = append(out, in)
-		return in
-	}
-	for _, in := range c.Instructions {
-		ops := make([]*hlo.Instruction, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = repl[o]
-		}
-		if in.Op == hlo.OpBitcastConvert && (anyLeaf(in.Shape, isF8) || anyLeaf(in.Operands[0].Shape, isF8)) {
-			return nil, in.Errorf("bitcast-convert of f8 types is not supported on the device yet")
-		}
-		nc := *in
-		nc.Shape, nc.Operands = mapLeaves(in.Shape, func(l hlo.Shape) hlo.Shape {
-			if isF8(l.Elem) {
-				l.Elem = hlo.F32
-			}
-			return l
-		}), ops
-		if len(in.Called) > 0 {
-			nc.Called = make([]*hlo.Computation, len(in.Called))
-			for i, cc := range in.Called {
-				r, err := w.rewrite(cc)
-				if err != nil {
-					return nil, err
+	r := &retyper{
+		needs: func(c *hlo.Computation) bool { return touches(c, isF8, nil) },
+		shape: func(sh hlo.Shape) hlo.Shape {
+			return mapLeaves(sh, func(l hlo.Shape) hlo.Shape {
+				if isF8(l.Elem) {
+					l.Elem = hlo.F32
 				}
-				nc.Called[i] = r
-			}
-		}
-		if in.Op == hlo.OpConstant && isF8(in.Shape.Elem) {
-			lit, err := hlo.NewLiteral(nc.Shape, ToBuffer(in.Shape.Elem, in.Literal.Data))
-			if err != nil {
-				return nil, in.Errorf("%v", err)
-			}
-			nc.Literal = lit
-		}
-		v := &nc
-		out = append(out, v)
-		if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
-			(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
-				in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
-			f, _ := hlo.MiniFloatFormatOf(in.Shape.Elem)
-			v = roundF8(in, v, f, add)
-			nc.Name = in.Name + ".wide"
-			v.Name = in.Name
-		}
-		repl[in] = v
+				return l
+			})
+		},
+		rule: widenF8Op,
+		tag:  "f",
 	}
-	nc := *c
-	nc.Params = make([]*hlo.Instruction, len(c.Params))
-	for i, p := range c.Params {
-		nc.Params[i] = repl[p]
+	return r.run(s)
+}
+
+// widenF8Op computes in in f32 and rounds an arithmetic result to its
+// f8 type's grid.
+func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+	if in.Op == hlo.OpBitcastConvert && (anyLeaf(in.Shape, isF8) || anyLeaf(in.Operands[0].Shape, isF8)) {
+		return nil, in.Errorf("bitcast-convert of f8 types is not supported on the device yet")
 	}
-	nc.Root = repl[c.Root]
-	nc.Instructions = out
-	w.done[c] = &nc
-	return &nc, nil
+	nc, err := r.copy(in, ops)
+	if err != nil {
+		return nil, err
+	}
+	if in.Op == hlo.OpConstant && isF8(in.Shape.Elem) {
+		lit, err := hlo.NewLiteral(nc.Shape, ToBuffer(in.Shape.Elem, in.Literal.Data))
+		if err != nil {
+			return nil, in.Errorf("%v", err)
+		}
+		nc.Literal = lit
+	}
+	if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
+		(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
+			in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
+		f, _ := hlo.MiniFloatFormatOf(in.Shape.Elem)
+		v := roundF8(in, nc, f, r.add)
+		nc.Name = in.Name + ".wide"
+		v.Name = in.Name
+		return v, nil
+	}
+	return nc, nil
 }
 
 // roundF8 rounds f32 values x to f8 format f: with e the exponent of |x|

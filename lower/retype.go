@@ -5,6 +5,8 @@ package lower
 // retype, which keeps the API's shapes before the first of them runs.
 
 import (
+	"fmt"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -96,4 +98,92 @@ func (s *state) retype(needs func(*hlo.Computation) bool, rewrite func(*hlo.Comp
 	mod.Entry = c
 	s.mod = &mod
 	return nil
+}
+
+// retyper rewrites the computations a retyping pass needs changed
+// (needs), each once, however many instructions call it: every
+// instruction is copied with its operands replaced, its shape retyped
+// (shape) and the computations it calls rewritten, by the pass's rule
+// (rule), which may add instructions around the copy and says what
+// replaces the instruction. Instructions it adds are named after the one
+// they help compute, with tag and a number.
+type retyper struct {
+	needs func(*hlo.Computation) bool
+	shape func(hlo.Shape) hlo.Shape
+	rule  func(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error)
+	tag   string
+	done  map[*hlo.Computation]*hlo.Computation
+	n     int
+}
+
+// retyping is one computation being rewritten: its new instructions so
+// far.
+type retyping struct {
+	*retyper
+	out []*hlo.Instruction
+}
+
+// add appends a new instruction computing part of from's value.
+func (r *retyping) add(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	r.n++
+	in := &hlo.Instruction{Name: fmt.Sprintf("%s.%s%d", from.Name, r.tag, r.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
+	r.out = append(r.out, in)
+	return in
+}
+
+// copy appends in with operands ops, its shape retyped and the
+// computations it calls rewritten.
+func (r *retyping) copy(in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+	nc := *in
+	nc.Shape, nc.Operands = r.shape(in.Shape), ops
+	if len(in.Called) > 0 {
+		nc.Called = make([]*hlo.Computation, len(in.Called))
+		for i, cc := range in.Called {
+			c, err := r.rewrite(cc)
+			if err != nil {
+				return nil, err
+			}
+			nc.Called[i] = c
+		}
+	}
+	r.out = append(r.out, &nc)
+	return &nc, nil
+}
+
+// rewrite returns c retyped (c itself where it needs nothing).
+func (r *retyper) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
+	if d := r.done[c]; d != nil {
+		return d, nil
+	}
+	if !r.needs(c) {
+		return c, nil
+	}
+	step := &retyping{retyper: r}
+	repl := map[*hlo.Instruction]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		ops := make([]*hlo.Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			ops[i] = repl[o]
+		}
+		v, err := r.rule(step, in, ops)
+		if err != nil {
+			return nil, err
+		}
+		repl[in] = v
+	}
+	nc := *c
+	nc.Params = make([]*hlo.Instruction, len(c.Params))
+	for i, p := range c.Params {
+		nc.Params[i] = repl[p]
+	}
+	nc.Root = repl[c.Root]
+	nc.Instructions = step.out
+	r.done[c] = &nc
+	return &nc, nil
+}
+
+// run retypes the module's entry (state.retype).
+func (r *retyper) run(s *state) error {
+	r.done = map[*hlo.Computation]*hlo.Computation{}
+	return s.retype(r.needs, r.rewrite)
 }

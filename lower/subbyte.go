@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -50,32 +48,19 @@ var keepsRange = map[hlo.Opcode]bool{
 }
 
 func widenSubByte(s *state) error {
-	w := &widener{done: map[*hlo.Computation]*hlo.Computation{}}
-	return s.retype(w.needs, w.rewrite)
+	r := &retyper{
+		needs: func(c *hlo.Computation) bool { return touches(c, isNarrowInt, nil) },
+		shape: widenShape,
+		rule:  widenSubByteOp,
+		tag:   "w",
+	}
+	return r.run(s)
 }
 
-type widener struct {
-	done map[*hlo.Computation]*hlo.Computation
-	n    int
-}
-
-func (w *widener) needs(c *hlo.Computation) bool { return touches(c, isNarrowInt, nil) }
-
-func (w *widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
-	if d := w.done[c]; d != nil {
-		return d, nil
-	}
-	if !w.needs(c) {
-		return c, nil
-	}
-	repl := map[*hlo.Instruction]*hlo.Instruction{}
-	var out []*hlo.Instruction
-	add := func(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-		w.n++
-		in := &hlo.Instruction{Name: fmt.Sprintf("%s.w%d", from.Name, w.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
-		out = append(out, in)
-		return in
-	}
+// widenSubByteOp computes in on 8-bit integers and puts a result of a
+// narrow type back in its range.
+func widenSubByteOp(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+	add := r.add
 	konst := func(from *hlo.Instruction, sh hlo.Shape, v int64) *hlo.Instruction {
 		c := add(from, hlo.OpConstant, hlo.ArrayShape(sh.Elem))
 		c.Literal, _ = hlo.NewLiteral(c.Shape, []byte{byte(v)})
@@ -99,92 +84,67 @@ func (w *widener) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
 	mask := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
 		return add(from, hlo.OpAnd, x.Shape, x, konst(from, x.Shape, 1<<t.Bits()-1))
 	}
-	for _, in := range c.Instructions {
-		ops := make([]*hlo.Instruction, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = repl[o]
+	narrow := func(i int) (hlo.ElementType, bool) {
+		if i >= len(in.Operands) || !in.Operands[i].Shape.IsArray() {
+			return 0, false
 		}
-		narrow := func(i int) (hlo.ElementType, bool) {
-			if i >= len(in.Operands) || !in.Operands[i].Shape.IsArray() {
-				return 0, false
-			}
-			t := in.Operands[i].Shape.Elem
-			_, ok := narrowInt(t)
-			return t, ok
+		t := in.Operands[i].Shape.Elem
+		_, ok := narrowInt(t)
+		return t, ok
+	}
+	if in.Op == hlo.OpBitcastConvert && (hasNarrowInt(in.Shape) || hasNarrowInt(in.Operands[0].Shape)) {
+		return nil, in.Errorf("bitcast-convert of 2- and 4-bit integers is not supported on the device yet")
+	}
+	// Operands whose narrow bits alone count.
+	if t, ok := narrow(0); ok && t.Kind() == hlo.KindSigned {
+		switch in.Op {
+		case hlo.OpShiftRightLogical, hlo.OpPopcnt, hlo.OpClz:
+			ops[0] = mask(in, ops[0], t)
 		}
-		if in.Op == hlo.OpBitcastConvert && (hasNarrowInt(in.Shape) || hasNarrowInt(in.Operands[0].Shape)) {
-			return nil, in.Errorf("bitcast-convert of 2- and 4-bit integers is not supported on the device yet")
-		}
-		// Operands whose narrow bits alone count.
-		if t, ok := narrow(0); ok && t.Kind() == hlo.KindSigned {
-			switch in.Op {
-			case hlo.OpShiftRightLogical, hlo.OpPopcnt, hlo.OpClz:
-				ops[0] = mask(in, ops[0], t)
-			}
-		}
-		if t, ok := narrow(0); ok && t.Kind() == hlo.KindUnsigned && in.Op == hlo.OpShiftRightArithmetic {
-			// XLA shifts an unsigned value arithmetically by its own top
-			// bit: sign-extend the narrow bits as s8, shift, mask.
-			sh := hlo.ArrayShape(hlo.S8, in.Shape.Dims...)
-			k := konst(in, sh, int64(8-t.Bits()))
-			x := add(in, hlo.OpConvert, sh, ops[0])
-			x = add(in, hlo.OpShiftRightArithmetic, sh, add(in, hlo.OpShiftLeft, sh, x, k), k)
-			r := add(in, hlo.OpShiftRightArithmetic, sh, x, add(in, hlo.OpConvert, sh, ops[1]))
-			v := mask(in, add(in, hlo.OpConvert, widenShape(in.Shape), r), t)
-			v.Name = in.Name
-			repl[in] = v
-			continue
-		}
-		nc := *in
-		nc.Shape, nc.Operands = widenShape(in.Shape), ops
-		if len(in.Called) > 0 {
-			nc.Called = make([]*hlo.Computation, len(in.Called))
-			for i, cc := range in.Called {
-				r, err := w.rewrite(cc)
-				if err != nil {
-					return nil, err
-				}
-				nc.Called[i] = r
-			}
-		}
-		if in.Op == hlo.OpConstant && hasNarrowInt(in.Shape) {
-			lit := *in.Literal
-			lit.Shape = nc.Shape
-			nc.Literal = &lit
-		}
-		v := &nc
-		out = append(out, v)
-		t, resultNarrow := in.Shape.Elem, hasNarrowInt(in.Shape) && in.Shape.IsArray()
-		switch {
-		case in.Op == hlo.OpClz:
-			if ot, ok := narrow(0); ok { // leading zeros of the narrow width
-				v = fit(in, add(in, hlo.OpSubtract, v.Shape, v, konst(in, v.Shape, int64(8-ot.Bits()))), ot)
-			}
-		case !resultNarrow:
-		case in.Op == hlo.OpConvert && in.Operands[0].Shape.Elem.IsFloat():
-			lo, hi := int64(0), int64(1)<<t.Bits()-1
-			if t.Kind() == hlo.KindSigned {
-				lo, hi = -(int64(1) << (t.Bits() - 1)), int64(1)<<(t.Bits()-1)-1
-			}
-			v = add(in, hlo.OpClamp, v.Shape, konst(in, v.Shape, lo), v, konst(in, v.Shape, hi))
-		case keepsRange[in.Op]:
-		case in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op == hlo.OpIota ||
-			in.Op == hlo.OpConvert:
-			v = fit(in, v, t)
-		}
+	}
+	if t, ok := narrow(0); ok && t.Kind() == hlo.KindUnsigned && in.Op == hlo.OpShiftRightArithmetic {
+		// XLA shifts an unsigned value arithmetically by its own top
+		// bit: sign-extend the narrow bits as s8, shift, mask.
+		sh := hlo.ArrayShape(hlo.S8, in.Shape.Dims...)
+		k := konst(in, sh, int64(8-t.Bits()))
+		x := add(in, hlo.OpConvert, sh, ops[0])
+		x = add(in, hlo.OpShiftRightArithmetic, sh, add(in, hlo.OpShiftLeft, sh, x, k), k)
+		sr := add(in, hlo.OpShiftRightArithmetic, sh, x, add(in, hlo.OpConvert, sh, ops[1]))
+		v := mask(in, add(in, hlo.OpConvert, widenShape(in.Shape), sr), t)
 		v.Name = in.Name
-		if v != &nc {
-			nc.Name = in.Name + ".wide"
+		return v, nil
+	}
+	nc, err := r.copy(in, ops)
+	if err != nil {
+		return nil, err
+	}
+	if in.Op == hlo.OpConstant && hasNarrowInt(in.Shape) {
+		lit := *in.Literal
+		lit.Shape = nc.Shape
+		nc.Literal = &lit
+	}
+	v := nc
+	t, resultNarrow := in.Shape.Elem, hasNarrowInt(in.Shape) && in.Shape.IsArray()
+	switch {
+	case in.Op == hlo.OpClz:
+		if ot, ok := narrow(0); ok { // leading zeros of the narrow width
+			v = fit(in, add(in, hlo.OpSubtract, v.Shape, v, konst(in, v.Shape, int64(8-ot.Bits()))), ot)
 		}
-		repl[in] = v
+	case !resultNarrow:
+	case in.Op == hlo.OpConvert && in.Operands[0].Shape.Elem.IsFloat():
+		lo, hi := int64(0), int64(1)<<t.Bits()-1
+		if t.Kind() == hlo.KindSigned {
+			lo, hi = -(int64(1) << (t.Bits() - 1)), int64(1)<<(t.Bits()-1)-1
+		}
+		v = add(in, hlo.OpClamp, v.Shape, konst(in, v.Shape, lo), v, konst(in, v.Shape, hi))
+	case keepsRange[in.Op]:
+	case in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op == hlo.OpIota ||
+		in.Op == hlo.OpConvert:
+		v = fit(in, v, t)
 	}
-	nc := *c
-	nc.Params = make([]*hlo.Instruction, len(c.Params))
-	for i, p := range c.Params {
-		nc.Params[i] = repl[p]
+	v.Name = in.Name
+	if v != nc {
+		nc.Name = in.Name + ".wide"
 	}
-	nc.Root = repl[c.Root]
-	nc.Instructions = out
-	w.done[c] = &nc
-	return &nc, nil
+	return v, nil
 }
