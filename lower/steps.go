@@ -1,0 +1,257 @@
+package lower
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// steps is the graph fuseSiblings merges kernels in: one of steps, not
+// instructions. A value moved into another's kernel is computed in that
+// step, after all of that step's inputs; owner is the step computing a
+// moved value, a step's inputs the materialized values its members read
+// but for the members themselves.
+type steps struct {
+	s       *state
+	inputs  map[*hlo.Instruction]map[*hlo.Instruction]bool // each kernel's materialized inputs (visitInputs), made once
+	owner   map[*hlo.Instruction]*hlo.Instruction
+	readers map[*hlo.Instruction][]*hlo.Instruction // the live kernels that read each value, in instruction order
+	ord     *stepOrder
+	n       int // the schedule's length
+}
+
+// newSteps is the steps of s's live kernels, each one instruction, in
+// the schedule's order (sched), a topological order while each step is
+// one instruction and kept one as merges join steps.
+func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instruction) bool) *steps {
+	g := &steps{
+		s:       s,
+		inputs:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
+		owner:   map[*hlo.Instruction]*hlo.Instruction{},
+		readers: map[*hlo.Instruction][]*hlo.Instruction{},
+		ord:     &stepOrder{at: maps.Clone(sched)},
+		n:       len(sched),
+	}
+	for _, x := range s.mod.Entry.Instructions {
+		if live(x) && !s.plan.fused[x] {
+			for o := range g.inputsOf(x) {
+				g.readers[o] = append(g.readers[o], x)
+			}
+		}
+	}
+	return g
+}
+
+// inputsOf is the materialized values x's kernel reads.
+func (g *steps) inputsOf(x *hlo.Instruction) map[*hlo.Instruction]bool {
+	if m, ok := g.inputs[x]; ok {
+		return m
+	}
+	m := map[*hlo.Instruction]bool{}
+	g.s.visitInputs(x, func(o *hlo.Instruction) { m[o] = true })
+	g.inputs[x] = m
+	return m
+}
+
+// of is the step that computes x.
+func (g *steps) of(x *hlo.Instruction) *hlo.Instruction {
+	if o, ok := g.owner[x]; ok {
+		return o
+	}
+	return x
+}
+
+// stepInputs is what step reads, with extra as members too.
+func (g *steps) stepInputs(step *hlo.Instruction, extra ...*hlo.Instruction) map[*hlo.Instruction]bool {
+	members := append(append([]*hlo.Instruction{step}, g.s.plan.prologue(step)...), extra...)
+	m := map[*hlo.Instruction]bool{}
+	for _, x := range members {
+		for o := range g.inputsOf(x) {
+			m[o] = true
+		}
+	}
+	for _, x := range members {
+		delete(m, x)
+	}
+	return m
+}
+
+// needs and deps are a step's edges: the steps it reads from, and the
+// steps that read from it.
+func (g *steps) needs(step *hlo.Instruction, f func(*hlo.Instruction)) {
+	for o := range g.stepInputs(step) {
+		f(g.of(o))
+	}
+}
+
+func (g *steps) deps(step *hlo.Instruction, f func(*hlo.Instruction)) {
+	for _, m := range append([]*hlo.Instruction{step}, g.s.plan.prologue(step)...) {
+		for _, r := range g.readers[m] {
+			if st := g.of(r); st != step {
+				f(st)
+			}
+		}
+	}
+}
+
+// reaches reports whether any of the values read needs a target: is
+// one, or is computed in a step that needs one. ord is a topological
+// order of the steps, so a step no later than every target's step needs
+// none of them: the search stays among the steps between, not the whole
+// program.
+func (g *steps) reaches(read, targets map[*hlo.Instruction]bool) bool {
+	lo := g.n
+	for t := range targets {
+		lo = min(lo, g.ord.of(g.of(t)))
+	}
+	needs := map[*hlo.Instruction]bool{} // by step
+	var need func(step *hlo.Instruction) bool
+	need = func(step *hlo.Instruction) bool {
+		if t, ok := g.ord.at[step]; ok && t <= lo {
+			return false
+		}
+		if v, ok := needs[step]; ok {
+			return v
+		}
+		needs[step] = false
+		r := false
+		for o := range g.stepInputs(step) {
+			if targets[o] || need(g.of(o)) {
+				r = true
+				break
+			}
+		}
+		needs[step] = r
+		return r
+	}
+	for o := range read {
+		if targets[o] || need(g.of(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+// formsCycle reports whether computing k1 in k2's step would make a step
+// need itself, or make k1 and the step's earlier partners need each
+// other (within one step they are computed side by side, each from
+// registers of its own element only): some input of the merged step
+// needs one of its members, through the steps as they are (k1 moved into
+// k2 once read a value whose step needed k2's first result, and the
+// schedule ran a kernel before the one writing its input).
+func (g *steps) formsCycle(k1, k2 *hlo.Instruction) bool {
+	members := map[*hlo.Instruction]bool{k1: true, k2: true}
+	for _, p := range g.s.plan.prologue(k2) {
+		members[p] = true
+	}
+	if g.reaches(g.stepInputs(k2, k1), members) {
+		return true
+	}
+	for _, p := range g.s.plan.prologue(k2) {
+		if g.reaches(g.inputsOf(k1), map[*hlo.Instruction]bool{p: true}) || g.reaches(g.inputsOf(p), map[*hlo.Instruction]bool{k1: true}) {
+			return true
+		}
+	}
+	return false
+}
+
+// bindingsFit reports whether k2's kernel with k1 computed first still
+// binds no more buffers than the device allows: the union of the
+// members' inputs, then every result.
+func (g *steps) bindingsFit(k1, k2 *hlo.Instruction) bool {
+	limit := int(g.s.tg.MaxStorageBuffers)
+	if limit == 0 {
+		return true
+	}
+	union := map[*hlo.Instruction]bool{}
+	outs := len(k2.Shape.Leaves()) + 1
+	for _, x := range append([]*hlo.Instruction{k1, k2}, g.s.plan.prologue(k2)...) {
+		for o := range g.inputsOf(x) {
+			union[o] = true
+		}
+	}
+	delete(union, k1)
+	for _, p := range g.s.plan.prologue(k2) {
+		delete(union, p)
+		outs++
+	}
+	return len(union)+outs <= limit
+}
+
+// merge records k1 computed in k2's step: that step now needs what k1
+// read, and k1's readers need it.
+func (g *steps) merge(k1, k2 *hlo.Instruction) {
+	g.owner[k1] = k2
+	for o := range g.inputsOf(k1) {
+		g.ord.before(g.of(o), k2, g.needs, g.deps)
+	}
+	for _, r := range g.readers[k1] {
+		if st := g.of(r); st != k2 {
+			g.ord.before(k2, st, g.needs, g.deps)
+		}
+	}
+}
+
+// stepOrder is a topological order of fuseSiblings' steps (every step
+// after the steps it reads from), kept one as merges add edges, by
+// Pearce and Kelly's algorithm ("A dynamic topological sort algorithm
+// for directed acyclic graphs", 2007): an edge against the order
+// reorders only the steps between its ends.
+type stepOrder struct {
+	at map[*hlo.Instruction]int
+}
+
+// of is step's place; values outside the schedule come first.
+func (o *stepOrder) of(step *hlo.Instruction) int {
+	if i, ok := o.at[step]; ok {
+		return i
+	}
+	return -1
+}
+
+// before makes x come before y, given the graph's edges (needs: the
+// steps one reads from; deps: the steps that read from it). The caller
+// has checked that y does not reach x.
+func (o *stepOrder) before(x, y *hlo.Instruction, needs, deps func(*hlo.Instruction, func(*hlo.Instruction))) {
+	lb, ub := o.of(y), o.of(x)
+	if x == y || ub < lb || lb < 0 {
+		return
+	}
+	// The steps after y that come no later than x, and the steps before
+	// x that come no earlier than y: the second go first.
+	var fwd, back []*hlo.Instruction
+	seen := map[*hlo.Instruction]bool{}
+	var walkF, walkB func(*hlo.Instruction)
+	walkF = func(n *hlo.Instruction) {
+		seen[n] = true
+		fwd = append(fwd, n)
+		deps(n, func(m *hlo.Instruction) {
+			if i := o.of(m); !seen[m] && i >= 0 && i < ub {
+				walkF(m)
+			}
+		})
+	}
+	walkB = func(n *hlo.Instruction) {
+		seen[n] = true
+		back = append(back, n)
+		needs(n, func(m *hlo.Instruction) {
+			if i := o.of(m); !seen[m] && i > lb {
+				walkB(m)
+			}
+		})
+	}
+	walkF(y)
+	walkB(x)
+	byOrder := func(a, b *hlo.Instruction) int { return o.at[a] - o.at[b] }
+	slices.SortFunc(fwd, byOrder)
+	slices.SortFunc(back, byOrder)
+	var places []int
+	for _, n := range append(back, fwd...) {
+		places = append(places, o.at[n])
+	}
+	slices.Sort(places)
+	for i, n := range append(back, fwd...) {
+		o.at[n] = places[i]
+	}
+}
