@@ -290,7 +290,7 @@ func ReduceCases(t hlo.ElementType) []Case {
 }
 
 // RowReduceCases are reduces over long innermost dimensions, the shapes
-// that take a subgroup per output (lower/subgroup.go): a row length that
+// that take a subgroup per output (lower/kgen/subgroup.go): a row length that
 // is not a multiple of the subgroup size, a power of two, two reduced
 // dimensions, max, and a variadic argmax with ties to the lower index.
 func RowReduceCases(t hlo.ElementType) []Case {
