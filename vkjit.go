@@ -77,8 +77,11 @@ func Open(opts Options) (*Runtime, error) {
 	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target.For(dev.Info), staged: dev.Staged(), exes: map[*Executable]bool{}}
 	r.info = deviceInfo(dev.Info, dev.StorageHeap())
 	r.info.Staged = r.staged
-	if d, err := vk.ChooseDevice(devs, settings.String("", "VKJIT_DEVICE")); err == nil {
-		r.info.DefaultChoice = d == idx
+	// The default choice is this one unless Options.Device named another.
+	r.info.DefaultChoice = true
+	if opts.Device != "" {
+		d, err := vk.ChooseDevice(devs, settings.String("", "VKJIT_DEVICE"))
+		r.info.DefaultChoice = err == nil && d == idx
 	}
 	warn := opts.Warn
 	if warn == nil {
