@@ -10,6 +10,43 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
+// maxDenseBytes bounds a constant made from its text: a splat
+// (dense<1.0> : tensor<100000000000xf32>) is a few characters for any
+// number of elements.
+const maxDenseBytes = 1 << 31
+
+// splatMin is the fewest elements of a splat constant translated as its
+// one value broadcast, not as a literal of every element: fusion then
+// computes it where it is read, and no buffer holds it.
+const splatMin = 1024
+
+// denseSplat returns the one value of a splat dense<...> attribute of
+// tensor type t (dense<v>, or the hex of one element) as a scalar
+// literal, if t has at least splatMin elements.
+func denseSplat(a *Attr, t Type) (*hlo.Literal, bool, error) {
+	shape := t.Shape()
+	if t.Kind != TensorType || t.Dynamic || t.Elem == hlo.Invalid || shape.NumElements() < splatMin {
+		return nil, false, nil
+	}
+	body := strings.TrimSpace(a.Text)
+	if strings.HasPrefix(body, "\"0x") || strings.HasPrefix(body, "\"0X") {
+		raw, err := hex.DecodeString(strings.Trim(body[3:], "\""))
+		if err != nil || len(raw) != t.Elem.Bytes() {
+			return nil, false, nil
+		}
+		return &hlo.Literal{Shape: hlo.ArrayShape(t.Elem), Data: raw}, true, nil
+	}
+	elems, err := denseElements(body)
+	if err != nil || len(elems) != 1 {
+		return nil, false, nil
+	}
+	data, err := appendValue(nil, t.Elem, elems[0])
+	if err != nil {
+		return nil, false, err
+	}
+	return &hlo.Literal{Shape: hlo.ArrayShape(t.Elem), Data: data}, true, nil
+}
+
 // denseLiteral turns a dense<...> attribute of tensor type t into an HLO
 // literal: a hex string of the elements' bytes ("0x..."; one element's
 // bytes make a splat), a splat value, or nested lists of values, each an
@@ -26,6 +63,9 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 	}
 	n := shape.NumElements()
 	size := et.Bytes()
+	if n > maxDenseBytes/int64(max(size, 1)) {
+		return nil, fmt.Errorf("a dense constant of %d elements of %s is more than vkjit holds in memory (%d bytes at most)", n, et, maxDenseBytes)
+	}
 	body := strings.TrimSpace(a.Text)
 	if strings.HasPrefix(body, "\"0x") || strings.HasPrefix(body, "\"0X") {
 		raw, err := hex.DecodeString(strings.Trim(body[3:], "\""))

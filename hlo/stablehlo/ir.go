@@ -143,6 +143,9 @@ func (a *Attr) Ints() ([]int64, error) {
 			for _, d := range a.Type.Dims {
 				n *= d
 			}
+			if n > 1<<20 {
+				return nil, fmt.Errorf("a list of %d integers is more than any attribute takes", n)
+			}
 			for int64(len(out)) < n {
 				out = append(out, out[0])
 			}

@@ -236,7 +236,15 @@ func constantRule(c *opContext) ([]*hlo.Instruction, error) {
 	if len(c.op.OutTypes) != 1 {
 		return nil, fmt.Errorf("needs its type")
 	}
-	lit, err := denseLiteral(v, c.op.OutTypes[0])
+	t := c.op.OutTypes[0]
+	if one, ok, err := denseSplat(v, t); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		k := c.cb.Constant(one)
+		return []*hlo.Instruction{c.cb.Op(hlo.OpBroadcast, k).Set("dimensions", "{}").WithShape(t.Shape()).Instruction}, nil
+	}
+	lit, err := denseLiteral(v, t)
 	if err != nil {
 		return nil, err
 	}

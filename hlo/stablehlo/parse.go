@@ -324,6 +324,12 @@ func (p *parser) operation() (*Op, error) {
 				if err != nil || v < 0 {
 					return nil, s.errorf("bad result count %q", num)
 				}
+				// Each result needs a type later in the text: a count
+				// past what is left of it cannot be right (and would
+				// have the reader make billions of names).
+				if v > len(s.src)-s.pos {
+					return nil, s.errorf("result count %d is more than the text could give types for", v)
+				}
 				n = v
 				for i := 0; i < n; i++ {
 					op.Results = append(op.Results, fmt.Sprintf("%s#%d", name, i))

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,4 +85,42 @@ func shapes(ins []*hlo.Instruction) []string {
 		s[i] = in.Shape.String()
 	}
 	return s
+}
+
+// TestSplatConstants: a splat of many elements is its one value
+// broadcast, so that a few characters of text cannot make the reader
+// hold billions of elements (the fuzzer's dense<...> : tensor<1e11>
+// took 13 GB and did not finish); a constant compared by a check must be
+// held and is refused past maxDenseBytes.
+func TestSplatConstants(t *testing.T) {
+	for _, c := range []struct {
+		dims, value string
+		broadcast   bool
+	}{
+		{"100000000000", "1.0", true},
+		{"64x64", "-2.5", true},
+		{"64x64", `"0x0000C03F"`, true},
+		{"4x4", "1.0", false}, // small: a literal, as before
+	} {
+		src := fmt.Sprintf("func.func @main() -> tensor<%[1]sxf32> {\n  %%0 = stablehlo.constant dense<%[2]s> : tensor<%[1]sxf32>\n  return %%0 : tensor<%[1]sxf32>\n}\n", c.dims, c.value)
+		m, err := ParseModule("splat.mlir", src)
+		require.NoError(t, err, c.dims)
+		root := m.Entry.Root
+		if !c.broadcast {
+			require.Equal(t, hlo.OpConstant, root.Op, c.dims)
+			continue
+		}
+		require.Equal(t, hlo.OpBroadcast, root.Op, c.dims)
+		k := root.Operands[0]
+		require.Equal(t, hlo.OpConstant, k.Op)
+		require.Equal(t, 0, k.Shape.Rank())
+	}
+	src := "func.func @main() {\n  %0 = stablehlo.constant dense<1.0> : tensor<100000000000xf32>\n  check.expect_eq_const %0, dense<1.0> : tensor<100000000000xf32>\n  return\n}\n"
+	_, _, err := Parse("check.mlir", src)
+	if err == nil {
+		ts, errs, _ := Parse("check.mlir", src)
+		require.Len(t, ts, 1)
+		err = errs[0]
+	}
+	require.ErrorContains(t, err, "more than vkjit holds in memory")
 }
