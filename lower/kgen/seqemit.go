@@ -94,6 +94,12 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				}
 				leaf.elems = append(leaf.elems, v)
 			}
+		case in.Op == hlo.OpDot:
+			vs, err := e.dot(in, env)
+			if err != nil {
+				return nil, err
+			}
+			leaf.elems = vs
 		case in.Op == hlo.OpReduce:
 			vs, err := e.reduce(in, env)
 			if err != nil {
@@ -106,7 +112,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				return nil, err
 			}
 			leaf = x
-		case in.Op == hlo.OpScatter && len(in.Operands) == 3 && env[in.Operands[0]][0].big >= 0:
+		case in.Op == hlo.OpScatter && len(in.Operands) == 3:
 			x, err := e.scatter(in, env)
 			if err != nil {
 				return nil, err
@@ -307,57 +313,32 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 	if err != nil {
 		return seqLeaf{}, err
 	}
-	is := in.Operands[1].Shape
-	ivd := int(sd.IndexVectorDim)
-	vecLen := int64(1)
-	if ivd < is.Rank() {
-		vecLen = is.Dims[ivd]
+	if base.big < 0 {
+		// A small operand in registers: each element takes, in the
+		// updates' order, every update aimed at it.
+		out := seqLeaf{shape: in.Shape, big: -1, elems: append([]val{}, base.elems...)}
+		for j, u := range upd {
+			inside, ix := k.scatterTarget(in, idx, j)
+			at := k.ravel(ix, in.Shape.Dims)
+			for i := range out.elems {
+				res, err := k.emitReducer(in.Called[0], []val{out.elems[i], u})
+				if err != nil {
+					return seqLeaf{}, err
+				}
+				hit := k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpIEqual, at, k.cu32(uint32(i))))
+				out.elems[i] = k.sel(hit, res[0], out.elems[i])
+			}
+		}
+		return out, nil
 	}
-	ist := hlo.RowMajorStrides(is.Dims)
-	dims := in.Shape.Dims
 	bind := e.bigBind[base.big]
 	elem := in.Shape.Elem
 	out := base
 	out.writes = append(append([]func() error{}, base.writes...), func() error {
-		// The update's dimensions are the indices' without the index
-		// vector dimension, in order.
-		var scatterDims []int
-		for d := 0; d < is.Rank(); d++ {
-			if d != ivd {
-				scatterDims = append(scatterDims, d)
-			}
-		}
-		ust := hlo.RowMajorStrides(in.Operands[2].Shape.Dims)
 		for j, u := range upd {
-			pos := make([]int64, is.Rank())
-			r := int64(j)
-			for i, d := range scatterDims {
-				pos[d] = r / ust[i]
-				r %= ust[i]
-			}
-			ix := make([]spirv.ID, len(dims))
-			inside := k.b.ConstantBool(true)
-			for c := int64(0); c < vecLen; c++ {
-				if ivd < is.Rank() {
-					pos[ivd] = c
-				}
-				var lin int64
-				for d, p := range pos {
-					lin += p * ist[d]
-				}
-				v := idx[lin]
-				d := sd.ScatterDimsToOperandDims[c]
-				ok, at := k.inBounds(v, dims[d])
-				inside = k.boolOp(spirv.OpLogicalAnd, inside, ok)
-				ix[d] = at
-			}
-			for d := range ix {
-				if ix[d] == 0 {
-					ix[d] = k.cu32(0)
-				}
-			}
+			inside, ix := k.scatterTarget(in, idx, j)
 			if err := k.f.If(inside, func() error {
-				at := k.ravel(ix, dims)
+				at := k.ravel(ix, in.Shape.Dims)
 				old := k.load(bind, at, elem)
 				res, err := k.emitReducer(in.Called[0], []val{old, u})
 				if err != nil {
@@ -372,6 +353,154 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 		return nil
 	})
 	return out, nil
+}
+
+// dot computes a dot of register values: each output element the sum,
+// in row-major order of the contraction, of the operands' products in
+// the result type, from 0 (the arithmetic of dotValue, unrolled).
+func (e *seqEmitter) dot(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) ([]val, error) {
+	k := e.k
+	a, err := small(env[in.Operands[0]], in)
+	if err != nil {
+		return nil, err
+	}
+	b, err := small(env[in.Operands[1]], in)
+	if err != nil {
+		return nil, err
+	}
+	d := in.A.Dot
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
+	free := func(rank int, lists ...[]int64) []int64 {
+		used := map[int64]bool{}
+		for _, xs := range lists {
+			for _, x := range xs {
+				used[x] = true
+			}
+		}
+		var out []int64
+		for i := range int64(rank) {
+			if !used[i] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	lFree, rFree := free(l.Rank(), d.LhsBatch, d.LhsContract), free(r.Rank(), d.RhsBatch, d.RhsContract)
+	contract := make([]int64, len(d.LhsContract))
+	for i, x := range d.LhsContract {
+		contract[i] = l.Dims[x]
+	}
+	t := in.Shape.Elem
+	rt := k.scalarType(t)
+	mul, add := spirv.OpIMul, spirv.OpIAdd
+	if t.IsFloat() {
+		mul, add = spirv.OpFMul, spirv.OpFAdd
+	}
+	n := in.Shape.NumElements()
+	count := hlo.ArrayShape(t, contract...).NumElements()
+	if e.ops += int(n * count); e.ops > seqOps {
+		return nil, notSeqf("more than %d element operations", seqOps)
+	}
+	out := make([]val, 0, n)
+	ost := hlo.RowMajorStrides(in.Shape.Dims)
+	cst := hlo.RowMajorStrides(contract)
+	for j := range n {
+		o := make([]int64, len(in.Shape.Dims))
+		rest := j
+		for i := range o {
+			o[i], rest = rest/ost[i], rest%ost[i]
+		}
+		var lBase, rBase int64
+		p := 0
+		for i := range d.LhsBatch {
+			lBase, rBase = lBase+o[p]*ls[d.LhsBatch[i]], rBase+o[p]*rs[d.RhsBatch[i]]
+			p++
+		}
+		for _, x := range lFree {
+			lBase += o[p] * ls[x]
+			p++
+		}
+		for _, x := range rFree {
+			rBase += o[p] * rs[x]
+			p++
+		}
+		acc := k.zero(t)
+		for c := range count {
+			li, ri, rest := lBase, rBase, c
+			for i := range contract {
+				ci := rest / cst[i]
+				rest %= cst[i]
+				li, ri = li+ci*ls[d.LhsContract[i]], ri+ci*rs[d.RhsContract[i]]
+			}
+			x, err := k.convertWide(a[li], t)
+			if err != nil {
+				return nil, err
+			}
+			y, err := k.convertWide(b[ri], t)
+			if err != nil {
+				return nil, err
+			}
+			if t == hlo.PRED {
+				acc = k.boolOp(spirv.OpLogicalOr, acc, k.boolOp(spirv.OpLogicalAnd, x.id, y.id))
+				continue
+			}
+			acc = k.f.Apply(add, rt, acc, k.f.Apply(mul, rt, x.id, y.id))
+		}
+		out = append(out, k.normalize(val{acc, t}))
+	}
+	return out, nil
+}
+
+// scatterTarget is where update j of a scatter without windows goes:
+// whether its index vector is inside the operand, and the operand's
+// index there. The update's dimensions are the indices' without
+// the index vector dimension, in order.
+func (k *kernelBuilder) scatterTarget(in *hlo.Instruction, idx []val, j int) (inside spirv.ID, ix []spirv.ID) {
+	sd := in.A.Scatter
+	is := in.Operands[1].Shape
+	ivd := int(sd.IndexVectorDim)
+	vecLen := int64(1)
+	if ivd < is.Rank() {
+		vecLen = is.Dims[ivd]
+	}
+	ist := hlo.RowMajorStrides(is.Dims)
+	dims := in.Shape.Dims
+	var scatterDims []int
+	for d := 0; d < is.Rank(); d++ {
+		if d != ivd {
+			scatterDims = append(scatterDims, d)
+		}
+	}
+	ust := hlo.RowMajorStrides(in.Operands[2].Shape.Dims)
+	pos := make([]int64, is.Rank())
+	r := int64(j)
+	for i, d := range scatterDims {
+		pos[d] = r / ust[i]
+		r %= ust[i]
+	}
+	ix = make([]spirv.ID, len(dims))
+	inside = k.b.ConstantBool(true)
+	for c := int64(0); c < vecLen; c++ {
+		if ivd < is.Rank() {
+			pos[ivd] = c
+		}
+		var lin int64
+		for d, p := range pos {
+			lin += p * ist[d]
+		}
+		v := idx[lin]
+		d := sd.ScatterDimsToOperandDims[c]
+		ok, a := k.inBounds(v, dims[d])
+		inside = k.boolOp(spirv.OpLogicalAnd, inside, ok)
+		ix[d] = a
+	}
+	for d := range ix {
+		if ix[d] == 0 {
+			ix[d] = k.cu32(0)
+		}
+	}
+	return inside, ix
 }
 
 // inBounds reports whether integer index v is in [0, n), and v as a u32
