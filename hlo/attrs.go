@@ -75,6 +75,48 @@ type DotDims struct {
 	LhsBatch, RhsBatch, LhsContract, RhsContract []int64
 }
 
+// FreeDims are the dimensions of operands of ranks lRank and rRank that
+// are neither batch nor contracting, in order: a dot's output has the
+// batch dimensions, then lhs's free ones, then rhs's.
+func (d *DotDims) FreeDims(lRank, rRank int) (lFree, rFree []int64) {
+	free := func(rank int, lists ...[]int64) []int64 {
+		used := map[int64]bool{}
+		for _, xs := range lists {
+			for _, x := range xs {
+				used[x] = true
+			}
+		}
+		var out []int64
+		for i := range int64(rank) {
+			if !used[i] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	return free(lRank, d.LhsBatch, d.LhsContract), free(rRank, d.RhsBatch, d.RhsContract)
+}
+
+// Bases are where output multi-index o reads lhs and rhs (row-major
+// strides ls, rs) with the contracting indices at 0.
+func (d *DotDims) Bases(o, lFree, rFree, ls, rs []int64) (lb, rb int64) {
+	k := 0
+	for i := range d.LhsBatch {
+		lb += o[k] * ls[d.LhsBatch[i]]
+		rb += o[k] * rs[d.RhsBatch[i]]
+		k++
+	}
+	for _, x := range lFree {
+		lb += o[k] * ls[x]
+		k++
+	}
+	for _, x := range rFree {
+		rb += o[k] * rs[x]
+		k++
+	}
+	return lb, rb
+}
+
 // GatherDims are a gather's dimension numbers.
 type GatherDims struct {
 	OffsetDims, CollapsedSliceDims, StartIndexMap []int64

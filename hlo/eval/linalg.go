@@ -85,24 +85,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		L, R = decode(l, isF), decode(r, isF)
 	}
 	ls, rs := strides(l.Shape.Dims), strides(r.Shape.Dims)
-	lUsed, rUsed := map[int64]bool{}, map[int64]bool{}
-	for _, x := range append(append([]int64{}, d.LhsBatch...), d.LhsContract...) {
-		lUsed[x] = true
-	}
-	for _, x := range append(append([]int64{}, d.RhsBatch...), d.RhsContract...) {
-		rUsed[x] = true
-	}
-	var lFree, rFree []int64
-	for i := range l.Shape.Dims {
-		if !lUsed[int64(i)] {
-			lFree = append(lFree, int64(i))
-		}
-	}
-	for i := range r.Shape.Dims {
-		if !rUsed[int64(i)] {
-			rFree = append(rFree, int64(i))
-		}
-	}
+	lFree, rFree := d.FreeDims(l.Shape.Rank(), r.Shape.Rank())
 	// Offsets of every contraction position, computed once.
 	contract := make([]int64, len(d.LhsContract))
 	for i, x := range d.LhsContract {
@@ -121,21 +104,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		lOff, rOff = []int64{0}, []int64{0}
 	}
 	parallelEach(in.Shape.Dims, func(o []int64, lin int64) {
-		var lb, rb int64
-		k := 0
-		for i := range d.LhsBatch {
-			lb += o[k] * ls[d.LhsBatch[i]]
-			rb += o[k] * rs[d.RhsBatch[i]]
-			k++
-		}
-		for _, x := range lFree {
-			lb += o[k] * ls[x]
-			k++
-		}
-		for _, x := range rFree {
-			rb += o[k] * rs[x]
-			k++
-		}
+		lb, rb := d.Bases(o, lFree, rFree, ls, rs)
 		if isC {
 			var acc complex128
 			for c := range lOff {

@@ -26,27 +26,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 	out := in.Shape
 	lb, rb := binds[0], binds[1]
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
-	used := func(lists ...[]int64) map[int64]bool {
-		m := map[int64]bool{}
-		for _, ls := range lists {
-			for _, x := range ls {
-				m[x] = true
-			}
-		}
-		return m
-	}
-	lu, ru := used(d.LhsBatch, d.LhsContract), used(d.RhsBatch, d.RhsContract)
-	var lFree, rFree []int64
-	for i := range l.Dims {
-		if !lu[int64(i)] {
-			lFree = append(lFree, int64(i))
-		}
-	}
-	for i := range r.Dims {
-		if !ru[int64(i)] {
-			rFree = append(rFree, int64(i))
-		}
-	}
+	lFree, rFree := d.FreeDims(l.Rank(), r.Rank())
 	contract := make([]int64, len(d.LhsContract))
 	count := int64(1)
 	for i, x := range d.LhsContract {

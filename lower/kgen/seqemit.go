@@ -371,22 +371,7 @@ func (e *seqEmitter) dot(in *hlo.Instruction, env map[*hlo.Instruction]seqValue)
 	d := in.A.Dot
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
-	free := func(rank int, lists ...[]int64) []int64 {
-		used := map[int64]bool{}
-		for _, xs := range lists {
-			for _, x := range xs {
-				used[x] = true
-			}
-		}
-		var out []int64
-		for i := range int64(rank) {
-			if !used[i] {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
-	lFree, rFree := free(l.Rank(), d.LhsBatch, d.LhsContract), free(r.Rank(), d.RhsBatch, d.RhsContract)
+	lFree, rFree := d.FreeDims(l.Rank(), r.Rank())
 	contract := make([]int64, len(d.LhsContract))
 	for i, x := range d.LhsContract {
 		contract[i] = l.Dims[x]
@@ -411,20 +396,7 @@ func (e *seqEmitter) dot(in *hlo.Instruction, env map[*hlo.Instruction]seqValue)
 		for i := range o {
 			o[i], rest = rest/ost[i], rest%ost[i]
 		}
-		var lBase, rBase int64
-		p := 0
-		for i := range d.LhsBatch {
-			lBase, rBase = lBase+o[p]*ls[d.LhsBatch[i]], rBase+o[p]*rs[d.RhsBatch[i]]
-			p++
-		}
-		for _, x := range lFree {
-			lBase += o[p] * ls[x]
-			p++
-		}
-		for _, x := range rFree {
-			rBase += o[p] * rs[x]
-			p++
-		}
+		lBase, rBase := d.Bases(o, lFree, rFree, ls, rs)
 		acc := k.zero(t)
 		for c := range count {
 			li, ri, rest := lBase, rBase, c
