@@ -170,24 +170,12 @@ func fuseSiblings(s *state) error {
 			}
 		}
 	}
-	// A pair is considered only where k2 reads k1 or shares an input
-	// with it, so k2's candidates are its inputs and the other readers
-	// of its inputs (readers: by value, in instruction order), not every
-	// kernel before it: linear in the program, not quadratic.
-	readers := map[*hlo.Instruction][]*hlo.Instruction{}
-	for _, x := range c.Instructions {
-		if elem[x] {
-			for o := range g.inputsOf(x) {
-				readers[o] = append(readers[o], x)
-			}
-		}
-	}
 	for _, k2 := range c.Instructions {
 		if !elem[k2] || s.plan.moved[k2] {
 			continue
 		}
 		in2 := g.inputsOf(k2)
-		for _, k1 := range siblingCandidates(k2, in2, elem, readers, pos) {
+		for _, k1 := range siblingCandidates(k2, in2, elem, g.readers, pos) {
 			if s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || sched[k1] > sched[k2] {
 				continue
 			}
@@ -214,9 +202,11 @@ func fuseSiblings(s *state) error {
 	return nil
 }
 
-// siblingCandidates are the kernels before k2 (by pos) that k2 reads or
-// that share a non-constant input with it (in2: k2's inputs), in
-// instruction order.
+// siblingCandidates are the per-element kernels (elem) before k2 (by
+// pos) that k2 reads or that share a non-constant input with it (in2:
+// k2's inputs; readers: each value's readers in instruction order), in
+// instruction order. A pair is considered only so, not every kernel
+// before k2 against it: linear in the program, not quadratic.
 func siblingCandidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, readers map[*hlo.Instruction][]*hlo.Instruction, pos map[*hlo.Instruction]int) []*hlo.Instruction {
 	seen := map[*hlo.Instruction]bool{}
 	var out []*hlo.Instruction
@@ -237,7 +227,9 @@ func siblingCandidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool,
 			if pos[k1] >= pos[k2] {
 				break
 			}
-			add(k1)
+			if elem[k1] {
+				add(k1)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })

@@ -18,7 +18,6 @@ type steps struct {
 	owner   map[*hlo.Instruction]*hlo.Instruction
 	readers map[*hlo.Instruction][]*hlo.Instruction // the live kernels that read each value, in instruction order
 	ord     *stepOrder
-	n       int // the schedule's length
 }
 
 // newSteps is the steps of s's live kernels, each one instruction, in
@@ -31,7 +30,6 @@ func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instructi
 		owner:   map[*hlo.Instruction]*hlo.Instruction{},
 		readers: map[*hlo.Instruction][]*hlo.Instruction{},
 		ord:     &stepOrder{at: maps.Clone(sched)},
-		n:       len(sched),
 	}
 	for _, x := range s.mod.Entry.Instructions {
 		if live(x) && !s.plan.fused[x] {
@@ -101,7 +99,7 @@ func (g *steps) deps(step *hlo.Instruction, f func(*hlo.Instruction)) {
 // none of them: the search stays among the steps between, not the whole
 // program.
 func (g *steps) reaches(read, targets map[*hlo.Instruction]bool) bool {
-	lo := g.n
+	lo := len(g.ord.at)
 	for t := range targets {
 		lo = min(lo, g.ord.of(g.of(t)))
 	}
