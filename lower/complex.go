@@ -122,6 +122,11 @@ func (x *cx) inst(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hl
 	return x.add(&hlo.Instruction{Name: fmt.Sprintf("%s.c%d", from.Name, x.p.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos})
 }
 
+// reshape is v with dimensions dims, helping compute from.
+func (x *cx) reshape(from, v *hlo.Instruction, dims []int64) *hlo.Instruction {
+	return x.inst(from, hlo.OpReshape, hlo.ArrayShape(v.Shape.Elem, dims...), v)
+}
+
 // memory is in as one instruction: a complex array's parts interleaved
 // into its memory form by a concatenate along a new last dimension.
 func (x *cx) memory(in *hlo.Instruction) *hlo.Instruction {
@@ -147,8 +152,7 @@ func (x *cx) memory(in *hlo.Instruction) *hlo.Instruction {
 	pr := x.pairs[in]
 	dims := in.Shape.Dims
 	col := append(append([]int64{}, dims...), 1)
-	re := x.inst(in, hlo.OpReshape, hlo.ArrayShape(pr[0].Shape.Elem, col...), pr[0])
-	im := x.inst(in, hlo.OpReshape, hlo.ArrayShape(pr[0].Shape.Elem, col...), pr[1])
+	re, im := x.reshape(in, pr[0], col), x.reshape(in, pr[1], col)
 	w := x.inst(in, hlo.OpConcatenate, memoryShape(in.Shape), re, im)
 	w.A.Dimensions, w.A.HasDimensions = []int64{int64(len(dims))}, true
 	x.whole[in] = w
@@ -170,7 +174,7 @@ func (x *cx) parts(in *hlo.Instruction) [2]*hlo.Instruction {
 			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: d, Stride: 1})
 		}
 		sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: int64(k), Limit: int64(k) + 1, Stride: 1})
-		pr[k] = x.inst(in, hlo.OpReshape, hlo.ArrayShape(rt, in.Shape.Dims...), sl)
+		pr[k] = x.reshape(in, sl, in.Shape.Dims)
 	}
 	x.pairs[in] = pr
 	return pr
@@ -187,7 +191,7 @@ func (x *cx) bitcast(in *hlo.Instruction) *hlo.Instruction {
 		if hlo.ArrayShape(v.Shape.Elem, dims...).SameDims(v.Shape) {
 			return v
 		}
-		return x.inst(in, hlo.OpReshape, hlo.ArrayShape(v.Shape.Elem, dims...), v)
+		return x.reshape(in, v, dims)
 	}
 	switch {
 	case from.Bits() > to.Bits():

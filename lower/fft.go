@@ -193,10 +193,7 @@ func (x *cx) fourStep(in, re, im *hlo.Instruction, a int, n1, n2 int64, inverse 
 	t := re.Shape.Elem
 	dims := re.Shape.Dims
 	split := slices.Concat(dims[:a], []int64{n1, n2}, dims[a+1:])
-	reshape := func(v *hlo.Instruction, to []int64) *hlo.Instruction {
-		return x.inst(in, hlo.OpReshape, hlo.ArrayShape(t, to...), v)
-	}
-	re, im = x.dftAxis(in, reshape(re, split), reshape(im, split), a, n1, inverse)
+	re, im = x.dftAxis(in, x.reshape(in, re, split), x.reshape(in, im, split), a, n1, inverse)
 	sign := -1.0
 	if inverse {
 		sign = 1
@@ -220,7 +217,7 @@ func (x *cx) fourStep(in, re, im *hlo.Instruction, a int, n1, n2 int64, inverse 
 	transpose := func(v *hlo.Instruction) *hlo.Instruction {
 		tr := x.inst(in, hlo.OpTranspose, hlo.ArrayShape(t, swapped...), v)
 		tr.A.Dimensions, tr.A.HasDimensions = perm, true
-		return reshape(tr, dims)
+		return x.reshape(in, tr, dims)
 	}
 	return transpose(re), transpose(im)
 }

@@ -213,11 +213,10 @@ func planMemory(s *state) error {
 	var done []placed
 	end := 2*len(p.Steps) + 2
 	index := newTimeIndex(end + 1) // the placed temporaries, by live range
-	var top int64                  // the end of the highest placed (NoReuse)
 	for _, b := range temps {
 		var off int64
 		if s.opts.NoReuse {
-			off = top
+			off = p.ArenaSize // after every temporary placed
 		} else {
 			// Only temporaries live at b's times or just around them
 			// (an in-place partner) can keep b from an offset.
@@ -279,7 +278,6 @@ func planMemory(s *state) error {
 		p.TempBytes += size(b)
 		index.add(len(done), lr[b].first, lr[b].last)
 		done = append(done, placed{b, off, off + size(b)})
-		top = max(top, off+size(b))
 		p.ArenaSize = max(p.ArenaSize, off+size(b))
 	}
 	// The lower bound no placement can beat: the bytes live at the
