@@ -22,29 +22,45 @@ const splatMin = 1024
 
 // denseSplat returns the one value of a splat dense<...> attribute of
 // tensor type t (dense<v>, or the hex of one element) as a scalar
-// literal, if t has at least splatMin elements.
+// literal, if t has at least splatMin elements. Anything else (a
+// malformed body included, which denseLiteral then names) is not one.
 func denseSplat(a *Attr, t Type) (*hlo.Literal, bool, error) {
-	shape := t.Shape()
-	if t.Kind != TensorType || t.Dynamic || t.Elem == hlo.Invalid || shape.NumElements() < splatMin {
+	if t.Kind != TensorType || t.Dynamic || t.Elem == hlo.Invalid || t.Shape().NumElements() < splatMin {
 		return nil, false, nil
 	}
+	raw, isHex, elems, err := denseBody(a)
+	var data []byte
+	switch {
+	case err != nil:
+		return nil, false, nil
+	case isHex:
+		if len(raw) != t.Elem.Bytes() {
+			return nil, false, nil
+		}
+		data = raw
+	case len(elems) == 1:
+		if data, err = appendValue(nil, t.Elem, elems[0]); err != nil {
+			return nil, false, err
+		}
+	default:
+		return nil, false, nil
+	}
+	return &hlo.Literal{Shape: hlo.ArrayShape(t.Elem), Data: data}, true, nil
+}
+
+// denseBody is a dense<...> attribute's contents: the bytes of a hex
+// string ("0x...", isHex), or else the element texts of its values.
+func denseBody(a *Attr) (raw []byte, isHex bool, elems []string, err error) {
 	body := strings.TrimSpace(a.Text)
 	if strings.HasPrefix(body, "\"0x") || strings.HasPrefix(body, "\"0X") {
 		raw, err := hex.DecodeString(strings.Trim(body[3:], "\""))
-		if err != nil || len(raw) != t.Elem.Bytes() {
-			return nil, false, nil
+		if err != nil {
+			return nil, true, nil, fmt.Errorf("dense hex: %v", err)
 		}
-		return &hlo.Literal{Shape: hlo.ArrayShape(t.Elem), Data: raw}, true, nil
+		return raw, true, nil, nil
 	}
-	elems, err := denseElements(body)
-	if err != nil || len(elems) != 1 {
-		return nil, false, nil
-	}
-	data, err := appendValue(nil, t.Elem, elems[0])
-	if err != nil {
-		return nil, false, err
-	}
-	return &hlo.Literal{Shape: hlo.ArrayShape(t.Elem), Data: data}, true, nil
+	elems, err = denseElements(body)
+	return nil, false, elems, err
 }
 
 // denseLiteral turns a dense<...> attribute of tensor type t into an HLO
@@ -66,12 +82,11 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 	if n > maxDenseBytes/int64(max(size, 1)) {
 		return nil, fmt.Errorf("a dense constant of %d elements of %s is more than vkjit holds in memory (%d bytes at most)", n, et, maxDenseBytes)
 	}
-	body := strings.TrimSpace(a.Text)
-	if strings.HasPrefix(body, "\"0x") || strings.HasPrefix(body, "\"0X") {
-		raw, err := hex.DecodeString(strings.Trim(body[3:], "\""))
-		if err != nil {
-			return nil, fmt.Errorf("dense hex: %v", err)
-		}
+	raw, isHex, elems, err := denseBody(a)
+	if err != nil {
+		return nil, err
+	}
+	if isHex {
 		switch {
 		case int64(len(raw)) == n*int64(size):
 		case len(raw) == size:
@@ -80,10 +95,6 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 			return nil, fmt.Errorf("dense hex of %d bytes for %s (%d bytes)", len(raw), t.Text, n*int64(size))
 		}
 		return &hlo.Literal{Shape: shape, Data: raw}, nil
-	}
-	elems, err := denseElements(body)
-	if err != nil {
-		return nil, err
 	}
 	if n == 0 {
 		elems = nil // a splat of nothing
