@@ -483,6 +483,38 @@ ENTRY e {
 	}
 }
 
+// TestWidenedCompare: a signed integer widened to 64 bits inside a
+// kernel, then compared or used as a start index. Mesa 22.3's lavapipe
+// compiled OpSConvert from 32 to 64 bits followed by a signed compare
+// wrongly: compare(convert(x), 0), direction=LT was false for every
+// negative x, so relu-like selects and the clamp of a negative start
+// index (GoMLX mixes s32 and s64 indices this way) went wrong; kernels
+// now widen through the value's two words.
+func TestWidenedCompare(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, from := range []string{"s8", "s16", "s32"} {
+		src := fmt.Sprintf(`HloModule widen_%[1]s
+ENTRY e {
+  i = %[1]s[16] parameter(0)
+  c = s64[16] convert(i)
+  zero = s64[] constant(0)
+  z = s64[16] broadcast(zero), dimensions={}
+  lt = pred[16] compare(c, z), direction=LT
+  relu = s64[16] select(lt, z, c)
+  x = f32[8] parameter(1)
+  j = %[1]s[] parameter(2)
+  k = s64[] convert(j)
+  ds = f32[3] dynamic-slice(x, k), dynamic_slice_sizes={3}
+  u = f32[2] parameter(3)
+  dus = f32[8] dynamic-update-slice(x, u, k)
+  ROOT t = (pred[16], s64[16], f32[3], f32[8]) tuple(lt, relu, ds, dus)
+}`, from)
+		for seed := uint64(1); seed <= 4; seed++ {
+			requireExact(t, "widen_"+from, src, smallInts(seed))
+		}
+	}
+}
+
 // TestControlResultAliases: a conditional whose branch returns its
 // operand hands the operand's buffer on as its result, so the operand
 // must live as long as the result: once a later value (the iota) took

@@ -160,11 +160,26 @@ func (k *kernelBuilder) convertWide(x val, to hlo.ElementType) (val, error) {
 	if tw == 64 {
 		mid = map[bool]hlo.ElementType{true: hlo.S64, false: hlo.U64}[fk == hlo.KindSigned]
 	}
+	if fk == hlo.KindSigned && tw == 64 {
+		return k.retag(k.signExtend64(x), to), nil
+	}
 	cv := spirv.OpSConvert
 	if fk == hlo.KindUnsigned {
 		cv = spirv.OpUConvert
 	}
 	return k.retag(k.op(cv, mid, x.id), to), nil
+}
+
+// signExtend64 widens a signed 32-bit register to s64 as the pair of its
+// words (the value, and its sign shifted through): Mesa 22.3's lavapipe
+// compiled OpSConvert from 32 to 64 bits followed by a signed compare
+// wrongly (ilt(i2i64(x), 0) was false for negative x; TestWidenedCompare).
+func (k *kernelBuilder) signExtend64(x val) val {
+	u32 := k.u32()
+	lo := k.f.Bitcast(u32, x.id)
+	hi := k.f.Bitcast(u32, k.f.ShiftRightArithmetic(k.b.TypeInt(32, true), k.f.Bitcast(k.b.TypeInt(32, true), x.id), k.cu32(31)))
+	pair := k.f.CompositeConstruct(k.b.TypeVector(u32, 2), lo, hi)
+	return val{k.f.Bitcast(k.scalarType(hlo.S64), pair), hlo.S64}
 }
 
 // masked returns a narrow integer's bit pattern (its low t.Bits() bits),
