@@ -58,6 +58,23 @@ func applyComplex(in *hlo.Instruction, a []scalar) (scalar, error) {
 	return v, nil
 }
 
+// finite reports whether both parts of x are finite.
+func finite(x complex128) bool {
+	return !math.IsInf(real(x), 0) && !math.IsNaN(real(x)) && !math.IsInf(imag(x), 0) && !math.IsNaN(imag(x))
+}
+
+// cexp is e^x with the evaluator's exactly reduced sine and cosine:
+// math/cmplx reduces a huge imaginary part through math.Sincos, which
+// is tens of ulps off past 1e20 (cos(1e30)). Non-finite parts take
+// math/cmplx's C99 special cases.
+func cexp(x complex128) complex128 {
+	if !finite(x) {
+		return cmplx.Exp(x)
+	}
+	r := math.Exp(real(x))
+	return complex(r*Cos(imag(x)), r*Sin(imag(x)))
+}
+
 // complexOp is applyComplex for op with result type out (dir: compare's
 // direction; operands, where known, for bitcast-convert's type).
 func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.Instruction, a []scalar) (scalar, error) {
@@ -84,10 +101,13 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpImag:
 		return f(imag(x))
 	case hlo.OpSign:
-		if x == 0 || cmplx.IsNaN(x) {
+		// XLA divides each part by |x| (so -inf+1i is NaN+0i, where
+		// complex division would make NaN+NaNi); zero stays itself.
+		r := cmplx.Abs(x)
+		if r == 0 {
 			return c(x)
 		}
-		return c(x / complex(cmplx.Abs(x), 0))
+		return c(complex(real(x)/r, imag(x)/r))
 	case hlo.OpSqrt:
 		return c(cmplx.Sqrt(x))
 	case hlo.OpRsqrt:
@@ -96,13 +116,13 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		r, t := cmplx.Polar(x)
 		return c(cmplx.Rect(math.Cbrt(r), t/3))
 	case hlo.OpExp:
-		return c(cmplx.Exp(x))
+		return c(cexp(x))
 	case hlo.OpExpm1:
 		// e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2): no cancellation
 		// near 0.
 		re, im := real(x), imag(x)
-		s := math.Sin(im / 2)
-		return c(complex(math.Expm1(re)*math.Cos(im)-2*s*s, math.Exp(re)*math.Sin(im)))
+		s := Sin(im / 2)
+		return c(complex(math.Expm1(re)*Cos(im)-2*s*s, math.Exp(re)*Sin(im)))
 	case hlo.OpLog:
 		return c(cmplx.Log(x))
 	case hlo.OpLog1p:
@@ -112,10 +132,16 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		}
 		return c(cmplx.Log(1 + x))
 	case hlo.OpLogistic:
-		return c(1 / (1 + cmplx.Exp(-x)))
+		return c(1 / (1 + cexp(-x)))
 	case hlo.OpSin:
+		if finite(x) {
+			return c(complex(Sin(real(x))*math.Cosh(imag(x)), Cos(real(x))*math.Sinh(imag(x))))
+		}
 		return c(cmplx.Sin(x))
 	case hlo.OpCos:
+		if finite(x) {
+			return c(complex(Cos(real(x))*math.Cosh(imag(x)), -Sin(real(x))*math.Sinh(imag(x))))
+		}
 		return c(cmplx.Cos(x))
 	case hlo.OpTan:
 		return c(cmplx.Tan(x))

@@ -229,6 +229,37 @@ func TestComplex(t *testing.T) {
 	require.Equal(t, []float64{1, 0}, got[0])
 }
 
+// TestComplexHardCases: XLA's sign divides each part by |x| (an
+// infinite part over an infinite modulus is NaN, a finite one 0), and
+// exp, sin and cos of a huge part reduce it exactly: glibc's
+// cos(1e30) = -0.9999564608959665 and sin(1e30) = 0.009331468931175825,
+// where Go's math.Sincos is 58 ulps off (the GoMLX harness found both).
+func TestComplexHardCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       complex128
+	}{
+		{"sign-inf", "  x = c128[1] constant({(-inf, 0.8)})\n  ROOT r = c128[1] sign(x)", complex(math.NaN(), 0)},
+		{"sign-inf-im", "  x = c128[1] constant({(-0, -inf)})\n  ROOT r = c128[1] sign(x)", complex(math.Copysign(0, -1), math.NaN())},
+		{"exp-huge", "  x = c128[1] constant({(0, 1e30)})\n  ROOT r = c128[1] exponential(x)", complex(-0.9999564608959665, 0.009331468931175825)},
+		{"sin-huge", "  x = c128[1] constant({(1e30, 0)})\n  ROOT r = c128[1] sine(x)", complex(0.009331468931175825, math.Copysign(0, -1))}, // cos(1e30) * +0,
+		{"cos-huge", "  x = c128[1] constant({(1e30, 0)})\n  ROOT r = c128[1] cosine(x)", complex(-0.9999564608959665, math.Copysign(0, -1))}, // -sin(1e30) * +0,
+	} {
+		m, err := hlo.Parse("op.hlo", module(tc.body))
+		require.NoError(t, err, tc.name)
+		v, err := Run(m)
+		require.NoError(t, err, tc.name)
+		got := get(v.Leaves()[0], 0).c
+		for _, p := range [][2]float64{{real(tc.want), real(got)}, {imag(tc.want), imag(got)}} {
+			if math.IsNaN(p[0]) {
+				require.True(t, math.IsNaN(p[1]), "%s = %v, want %v", tc.name, got, tc.want)
+				continue
+			}
+			require.Equal(t, math.Float64bits(p[0]), math.Float64bits(p[1]), "%s = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestSmallFloats: the f8, f6 and f4 types compute and round each result
 // to the type (f4e2m1fn saturates at 6; e8m0fnu keeps powers of two).
 func TestSmallFloats(t *testing.T) {
