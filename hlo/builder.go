@@ -2,6 +2,7 @@ package hlo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -83,7 +84,8 @@ func (cb *CompBuilder) Constant(l *Literal) *Instruction {
 // shape is inferred when it is used or when the module is built.
 type InstBuilder struct {
 	*Instruction
-	cb *CompBuilder
+	cb  *CompBuilder
+	err error // the first attribute that did not parse
 }
 
 // Op adds an instruction; the last one added is the root unless SetRoot
@@ -100,9 +102,42 @@ func (cb *CompBuilder) Op(op Opcode, operands ...*Instruction) *InstBuilder {
 func (ib *InstBuilder) Set(name, value string) *InstBuilder {
 	ib.Attrs = append(ib.Attrs, Attr{Name: name, Value: value})
 	if err := parseTypedAttrs(ib.Instruction); err != nil {
+		if ib.err == nil {
+			ib.err = err
+		}
 		ib.cb.b.fail(err)
 	}
 	return ib
+}
+
+// Check verifies the instruction as built so far (its attributes, its
+// operand count, its shape, inferred now where it was left open), for
+// builders that report each op's error where the op is made, as an ML
+// framework's graph builder does. An instruction that fails is taken
+// out of its computation, so that the module stays buildable; Build
+// verifies everything again.
+func (ib *InstBuilder) Check() error {
+	err := ib.err
+	if err == nil {
+		err = verifyInstruction(ib.Instruction)
+	}
+	if err == nil {
+		return nil
+	}
+	c := ib.cb.c
+	if i := slices.Index(c.Instructions, ib.Instruction); i >= 0 {
+		c.Instructions = slices.Delete(c.Instructions, i, i+1)
+	}
+	if c.Root == ib.Instruction {
+		c.Root = nil
+		if n := len(c.Instructions); n > 0 {
+			c.Root = c.Instructions[n-1]
+		}
+	}
+	if ib.cb.b.err == ib.err {
+		ib.cb.b.err = nil
+	}
+	return err
 }
 
 // WithShape gives the result shape (needed by ops whose shape is not implied

@@ -43,3 +43,26 @@ func TestBuilder(t *testing.T) {
 	_, err = b.Build()
 	require.ErrorContains(t, err, "bad dimensions={x}")
 }
+
+// TestBuilderCheck: Check infers an instruction's shape where it is made,
+// and takes an instruction that fails out of the module, which stays
+// buildable.
+func TestBuilderCheck(t *testing.T) {
+	b := NewBuilder("checked")
+	e := b.Entry("main")
+	p := e.Parameter(ArrayShape(F32, 2, 3))
+	q := e.Parameter(ArrayShape(S32, 2, 3))
+	neg := e.Op(OpNegate, p)
+	require.NoError(t, neg.Check())
+	require.Equal(t, "f32[2,3]", neg.Shape.String(), "inferred at Check")
+
+	bad := e.Op(OpAdd, neg.Instruction, q)
+	require.ErrorContains(t, bad.Check(), "differ")
+	badAttr := e.Op(OpTranspose, p).Set("dimensions", "{0,")
+	require.Error(t, badAttr.Check())
+
+	m, err := b.Build()
+	require.NoError(t, err, "the failed instructions are gone")
+	require.Equal(t, neg.Instruction, m.Entry.Root)
+	require.Len(t, m.Entry.Instructions, 3)
+}
