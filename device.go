@@ -68,6 +68,33 @@ func (d *DeviceTensor) ToHost() (*Tensor, error) {
 	return d.rt.toHost(d.buf, d.shape())
 }
 
+// Mapped returns the tensor's memory as the host sees it, laid out as a
+// Tensor's Data, where the host can read and write it in place: the
+// device's memory is mapped (not staged) and holds this element type at
+// its host width (lower.SameBytes: pred and types stored widened do
+// not). ok is false elsewhere. Runs see what the host wrote before they
+// started; what a run wrote is there when it returns. The bytes are the
+// tensor's until Close: the caller must not keep them past it, nor
+// write them while a run reads the tensor.
+func (d *DeviceTensor) Mapped() (data []byte, ok bool) {
+	if d.done.Load() || d.rt.staged || !lower.SameBytes(d.Type.elem(), d.rt.tg) || !d.buf.Mapped() {
+		return nil, false
+	}
+	n := d.shape().ByteSize()
+	return d.buf.Bytes()[:n:n], true
+}
+
+// Zeros makes a device tensor of zeros: a home for results, or memory
+// the host fills in place through Mapped.
+func (r *Runtime) Zeros(t DType, dims []int64) (*DeviceTensor, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("vkjit: Zeros of element type %s", t)
+	}
+	x := &Tensor{Type: t, Dims: dims}
+	x.Data = make([]byte, x.shape().ByteSize())
+	return r.Upload(x)
+}
+
 // Upload copies a host tensor to the device.
 func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 	if t == nil {

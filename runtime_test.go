@@ -270,3 +270,49 @@ func TestProfile(t *testing.T) {
 		require.GreaterOrEqual(t, d.Time, time.Duration(0))
 	}
 }
+
+// TestMappedTensors: on a device whose memory the host maps, a device
+// tensor of a type stored at its host width is readable and writable in
+// place, and runs see what the host wrote; pred (stored widened) and a
+// staging device (VKJIT_STAGED=1) have no such view.
+func TestMappedTensors(t *testing.T) {
+	defer noValidationMessages(t)
+	exe, err := rt.CompileText("double.hlo", `HloModule double
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] add(x, x)
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	x, err := rt.Zeros(vkjit.F32, []int64{4})
+	require.NoError(t, err)
+	defer x.Close()
+	staged := rt.Device().Staged
+	mem, ok := x.Mapped()
+	require.Equal(t, !staged, ok)
+	if staged {
+		host, err := x.ToHost()
+		require.NoError(t, err)
+		require.Equal(t, make([]byte, 16), host.Data, "Zeros")
+		return
+	}
+	require.Equal(t, make([]byte, 16), mem, "Zeros")
+	src, _ := vkjit.Float32s([]int64{4}, []float32{1, -2, 3.5, 0})
+	copy(mem, src.Data)
+	res, _, err := exe.RunDevice(context.Background(), x)
+	require.NoError(t, err)
+	defer res[0].Close()
+	out, ok := res[0].Mapped()
+	require.True(t, ok)
+	want, _ := vkjit.Float32s([]int64{4}, []float32{2, -4, 7, 0})
+	require.Equal(t, want.Data, out)
+
+	p, err := rt.Zeros(vkjit.PRED, []int64{3})
+	require.NoError(t, err)
+	defer p.Close()
+	_, ok = p.Mapped()
+	require.False(t, ok, "pred is stored as 32-bit words")
+	x.Close()
+	_, ok = x.Mapped()
+	require.False(t, ok, "closed")
+}

@@ -233,6 +233,21 @@ func BufferType(t hlo.ElementType) hlo.ElementType {
 	return t
 }
 
+// SameBytes reports whether a buffer of type t on target tg holds the
+// very bytes a host array of t holds, so that the host may read and
+// write it in place: complex numbers (pairs of their real type) do; f8,
+// f6 and f4 (computed in f32), sub-byte integers (widened to a byte) and
+// what the device stores widened (pred always; 8- and 16-bit types
+// without 8- and 16-bit storage) do not.
+func SameBytes(t hlo.ElementType, tg kgen.Target) bool {
+	bt := BufferType(t)
+	if _, complex := realPart(t); bt != t && !complex {
+		return false
+	}
+	st, err := kgen.StorageType(bt, tg)
+	return err == nil && st == bt
+}
+
 // BufferElems is how many buffer elements n values of type t take (a
 // complex number two).
 func BufferElems(t hlo.ElementType, n int64) int64 {
