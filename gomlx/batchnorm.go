@@ -10,9 +10,10 @@ import (
 )
 
 // Batch normalization is written out in HLO's elementwise ops and
-// reductions, as XLA's BatchNormExpander does before its backends see
-// it, so that vkjit fuses it like any other arithmetic. Half-precision
-// inputs are computed in f32 and rounded once at the end.
+// reductions op for op as XLA's BatchNormExpander writes it before its
+// backends see it (so that results round as XLA's do, which GoMLX's
+// tests hold them to), and vkjit fuses it like any other arithmetic.
+// Half-precision inputs are computed in f32 and rounded once at the end.
 
 // expr chains ops of one expansion, keeping the first error.
 type expr struct {
@@ -133,8 +134,8 @@ func (b *Builder) batchNormArgs(name string, featureAxis int, grad bool, ops ...
 	return ns, work, featureAxis, x.Size() / max(c, 1), nil
 }
 
-// BatchNormForInference implements backends.Builder:
-// (x - mean) * scale / sqrt(variance + epsilon) + offset.
+// BatchNormForInference implements backends.Builder as XLA expands it:
+// with k = scale / sqrt(variance + epsilon), x * k + (offset - mean * k).
 func (b *Builder) BatchNormForInference(operand, scale, offset, mean, variance backends.Op, epsilon float32, featureAxis int) (backends.Op, error) {
 	const name = "BatchNormForInference"
 	ns, work, axis, _, err := b.batchNormArgs(name, featureAxis, false, operand, scale, offset, mean, variance)
@@ -144,16 +145,19 @@ func (b *Builder) BatchNormForInference(operand, scale, offset, mean, variance b
 	e := &expr{b: b, name: name}
 	x := e.convert(ns[0], work)
 	s := shapes.Make(work, ns[0].shape.Dimensions...)
-	inv := e.op(hlo.OpRsqrt, e.op(hlo.OpAdd, e.convert(ns[4], work), e.full(e.scalar(work, float64(epsilon)), shapes.Make(work, ns[4].shape.Dimensions...))))
-	k := e.op(hlo.OpMultiply, inv, e.convert(ns[1], work))
-	y := e.op(hlo.OpMultiply, e.op(hlo.OpSubtract, x, e.along(e.convert(ns[3], work), s, axis)), e.along(k, s, axis))
-	y = e.convert(e.op(hlo.OpAdd, y, e.along(e.convert(ns[2], work), s, axis)), ns[0].shape.DType)
+	fs := shapes.Make(work, ns[1].shape.Dimensions...)
+	k := e.op(hlo.OpMultiply, e.convert(ns[1], work),
+		e.op(hlo.OpRsqrt, e.op(hlo.OpAdd, e.convert(ns[4], work), e.full(e.scalar(work, float64(epsilon)), fs))))
+	shift := e.op(hlo.OpSubtract, e.convert(ns[2], work), e.op(hlo.OpMultiply, e.convert(ns[3], work), k))
+	y := e.op(hlo.OpAdd, e.op(hlo.OpMultiply, x, e.along(k, s, axis)), e.along(shift, s, axis))
+	y = e.convert(y, ns[0].shape.DType)
 	return y, e.err
 }
 
-// BatchNormForTraining implements backends.Builder: the batch's mean and
-// (biased) variance per feature, over every other axis, and x normalized
-// by them.
+// BatchNormForTraining implements backends.Builder as XLA expands it: per
+// feature, over every other axis, mean = E[x] and variance = E[x^2] -
+// E[x]^2 (biased), and (x - mean) / sqrt(variance + epsilon) * scale +
+// offset.
 func (b *Builder) BatchNormForTraining(operand, scale, offset backends.Op, epsilon float32, featureAxis int) (backends.Op, backends.Op, backends.Op, error) {
 	const name = "BatchNormForTraining"
 	ns, work, axis, n, err := b.batchNormArgs(name, featureAxis, false, operand, scale, offset)
@@ -166,11 +170,11 @@ func (b *Builder) BatchNormForTraining(operand, scale, offset backends.Op, epsil
 	fs := shapes.Make(work, ns[1].shape.Dimensions...)
 	count := e.full(e.scalar(work, float64(n)), fs)
 	mean := e.op(hlo.OpDivide, e.sumBut(x, axis), count)
-	xc := e.op(hlo.OpSubtract, x, e.along(mean, s, axis))
-	variance := e.op(hlo.OpDivide, e.sumBut(e.op(hlo.OpMultiply, xc, xc), axis), count)
-	inv := e.op(hlo.OpRsqrt, e.op(hlo.OpAdd, variance, e.full(e.scalar(work, float64(epsilon)), fs)))
-	k := e.op(hlo.OpMultiply, inv, e.convert(ns[1], work))
-	y := e.op(hlo.OpAdd, e.op(hlo.OpMultiply, xc, e.along(k, s, axis)), e.along(e.convert(ns[2], work), s, axis))
+	meanSquare := e.op(hlo.OpDivide, e.sumBut(e.op(hlo.OpMultiply, x, x), axis), count)
+	variance := e.op(hlo.OpSubtract, meanSquare, e.op(hlo.OpMultiply, mean, mean))
+	inv := e.op(hlo.OpRsqrt, e.op(hlo.OpAdd, e.along(variance, s, axis), e.full(e.scalar(work, float64(epsilon)), s)))
+	normalized := e.op(hlo.OpMultiply, e.op(hlo.OpSubtract, x, e.along(mean, s, axis)), inv)
+	y := e.op(hlo.OpAdd, e.op(hlo.OpMultiply, normalized, e.along(e.convert(ns[1], work), s, axis)), e.along(e.convert(ns[2], work), s, axis))
 	dt := ns[0].shape.DType
 	y, mean, variance = e.convert(y, dt), e.convert(mean, dt), e.convert(variance, dt)
 	if e.err != nil {
@@ -179,13 +183,13 @@ func (b *Builder) BatchNormForTraining(operand, scale, offset backends.Op, epsil
 	return y, mean, variance, nil
 }
 
-// BatchNormGradient implements backends.Builder with XLA's expansion:
-// with c = x - mean and r = 1/sqrt(variance + epsilon), per feature over
-// the n values of the other axes,
+// BatchNormGradient implements backends.Builder as XLA expands it: with
+// c = x - mean and v = variance + epsilon, per feature over the n values
+// of the other axes,
 //
 //	gradOffset  = sum(dy)
-//	gradScale   = sum(dy * c) * r
-//	gradOperand = scale * r / n * (n dy - sum(dy) - c * sum(dy * c) * r^2)
+//	gradScale   = sum(dy * c) / sqrt(v)
+//	gradOperand = (scale / sqrt(v)) / n * ((n dy - sum(dy)) - c * sum(dy * c) / v)
 func (b *Builder) BatchNormGradient(operand, scale, mean, variance, gradOutput backends.Op, epsilon float32, featureAxis int) (backends.Op, backends.Op, backends.Op, error) {
 	const name = "BatchNormGradient"
 	ns, work, axis, n, err := b.batchNormArgs(name, featureAxis, true, operand, scale, mean, variance, gradOutput)
@@ -196,17 +200,19 @@ func (b *Builder) BatchNormGradient(operand, scale, mean, variance, gradOutput b
 	x, dy := e.convert(ns[0], work), e.convert(ns[4], work)
 	s := shapes.Make(work, ns[0].shape.Dimensions...)
 	fs := shapes.Make(work, ns[1].shape.Dimensions...)
-	r := e.op(hlo.OpRsqrt, e.op(hlo.OpAdd, e.convert(ns[3], work), e.full(e.scalar(work, float64(epsilon)), fs)))
+	eps := e.scalar(work, float64(epsilon))
+	vFeature := e.op(hlo.OpAdd, e.convert(ns[3], work), e.full(eps, fs))
+	v := e.op(hlo.OpAdd, e.along(e.convert(ns[3], work), s, axis), e.full(eps, s))
 	c := e.op(hlo.OpSubtract, x, e.along(e.convert(ns[2], work), s, axis))
-	sumDy := e.sumBut(dy, axis)
 	sumDyC := e.sumBut(e.op(hlo.OpMultiply, dy, c), axis)
-	gradScale := e.op(hlo.OpMultiply, sumDyC, r)
-	count := e.full(e.scalar(work, float64(n)), fs)
-	k := e.op(hlo.OpDivide, e.op(hlo.OpMultiply, e.convert(ns[1], work), r), count) // scale r / n
-	q := e.op(hlo.OpMultiply, sumDyC, e.op(hlo.OpMultiply, r, r))                   // sum(dy c) r^2
-	nDy := e.op(hlo.OpMultiply, dy, e.full(e.scalar(work, float64(n)), s))
-	inner := e.op(hlo.OpSubtract, e.op(hlo.OpSubtract, nDy, e.along(sumDy, s, axis)), e.op(hlo.OpMultiply, c, e.along(q, s, axis)))
-	gradOperand := e.op(hlo.OpMultiply, e.along(k, s, axis), inner)
+	sumDy := e.sumBut(dy, axis)
+	gradScale := e.op(hlo.OpMultiply, sumDyC, e.op(hlo.OpRsqrt, vFeature))
+	i5 := e.op(hlo.OpDivide, e.op(hlo.OpMultiply, e.along(sumDyC, s, axis), c), v)
+	k := e.op(hlo.OpDivide, e.op(hlo.OpMultiply, e.along(e.convert(ns[1], work), s, axis), e.op(hlo.OpRsqrt, v)),
+		e.full(e.scalar(work, float64(n)), s))
+	i1 := e.op(hlo.OpMultiply, dy, e.full(e.scalar(work, float64(n)), s))
+	i6 := e.op(hlo.OpSubtract, e.op(hlo.OpSubtract, i1, e.along(sumDy, s, axis)), i5)
+	gradOperand := e.op(hlo.OpMultiply, k, i6)
 	dt := ns[0].shape.DType
 	gradOperand, gradScale, sumDy = e.convert(gradOperand, dt), e.convert(gradScale, dt), e.convert(sumDy, dt)
 	if e.err != nil {

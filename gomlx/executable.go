@@ -103,7 +103,10 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, defaultDev
 		if !vb.shape.Equal(e.ins[i]) {
 			return nil, fmt.Errorf("vkjit backend: Execute: input #%d (%q) is %s, the parameter %s", i, e.names[i], vb.shape, e.ins[i])
 		}
-		args[i], bufs[i] = vb.dt, vb
+		if args[i], err = vb.device(); err != nil {
+			return nil, err
+		}
+		bufs[i] = vb
 	}
 	res, _, err := e.exe.RunDevice(context.Background(), args...)
 	if err != nil {
