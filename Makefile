@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/vkjit
 DEMO := tests/testdata/elementwise
 
-.PHONY: all deps build demo test vet shaders clean
+.PHONY: all deps build demo test vet shaders gomlx-example clean
 
 all: build
 
@@ -21,6 +21,7 @@ demo: build
 
 vet: deps
 	$(GO) vet ./...
+	cd gomlx && $(GO) vet ./...
 
 # The tests switch the Khronos validation layer on themselves and fail on
 # any message it reports; every generated kernel goes through spirv-val.
@@ -31,13 +32,26 @@ vet: deps
 # Tests that need the corpora in ../shared skip without them; each skip is
 # logged (VKJIT_SKIP_LOG) and counted at the end, and with CI set they
 # fail instead.
+#
+# gomlx/ is a module of its own (so that vkjit does not depend on
+# GoMLX): its tests run the GoMLX backend against GoMLX's pure-Go
+# backend and the evaluator, and graphtests runs GoMLX's own tests of
+# pkg/core/graph on both backends, failing if one that passes on the
+# pure-Go backend fails on vkjit.
 SKIPS := $(CURDIR)/bin/shared-skips.log
 
 test: vet
 	@mkdir -p bin && rm -f $(SKIPS)
 	VKJIT_SKIP_LOG=$(SKIPS) $(GO) test -count=1 ./...
 	VKJIT_SKIP_LOG=$(SKIPS) VKJIT_STAGED=1 $(GO) test -count=1 .
+	cd gomlx && $(GO) test -count=1 ./...
+	cd gomlx && VKJIT_STAGED=1 $(GO) test -count=1 .
+	cd gomlx && $(GO) run ./graphtests -j 2
 	@./.ci/shared-skips $(SKIPS)
+
+# A small model trained with GoMLX's training loop on vkjit.
+gomlx-example: deps
+	cd gomlx && $(GO) run ./examples/train
 
 # shaders/ keeps the disassembly of representative generated kernels
 # (TestGolden fails when code generation changes them); this writes them

@@ -247,7 +247,11 @@ func report(tests []string, results map[string]map[string]outcome) error {
 		}
 	}
 	show("passed on simplego, not on vkjit", regressions, true)
-	show("passed on vkjit, not on simplego", gains, false)
+	if *verbose {
+		show("passed on vkjit, not on simplego", gains, false)
+	} else if len(gains) > 0 {
+		fmt.Printf("\npassed on vkjit, not on simplego: %d (-v lists them)\n", len(gains))
+	}
 	show("passed on neither", both, true)
 	if len(regressions) > 0 {
 		return errors.New("tests that pass on simplego fail on vkjit")
