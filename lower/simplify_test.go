@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
 
@@ -102,4 +104,70 @@ func TestJaxLayerNorm(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, p.Kernels, 1)
 	require.True(t, strings.HasPrefix(p.Kernels[0].Name, "row_divide_bf16"), p.Kernels[0].Name)
+}
+
+// TestDotOfBroadcasts: a sum of products of broadcasts (GoMLX's gradient
+// of a dot) becomes a dot where every dimension of the product comes
+// from an operand and every summed one from both, with a transpose to
+// the reduce's order; near misses stay. The rewritten entry computes
+// what the original did (the evaluator on both).
+func TestDotOfBroadcasts(t *testing.T) {
+	const sum = "add {\n  a = T[] parameter(0)\n  b = T[] parameter(1)\n  ROOT s = T[] add(a, b)\n}\n"
+	cases := []struct {
+		name, typ, params, body, root string
+	}{
+		{"weight gradient (sum over the batch)", "f32", "x = T[6,5] parameter(0)\n  g = T[6,4] parameter(1)",
+			"bx = T[6,5,4] broadcast(x), dimensions={0,1}\n  bg = T[6,5,4] broadcast(g), dimensions={0,2}\n  m = T[6,5,4] multiply(bx, bg)\n  z = T[] constant(0)\n  r = T[5,4] reduce(m, z), dimensions={0}, to_apply=add",
+			"dot(parameter parameter)"},
+		{"input gradient (sum over the outputs)", "f32", "g = T[6,4] parameter(0)\n  w = T[5,4] parameter(1)",
+			"bg = T[6,5,4] broadcast(g), dimensions={0,2}\n  bw = T[6,5,4] broadcast(w), dimensions={1,2}\n  m = T[6,5,4] multiply(bg, bw)\n  z = T[] constant(0)\n  r = T[6,5] reduce(m, z), dimensions={2}, to_apply=add",
+			"dot(parameter parameter)"},
+		{"b's dimensions first", "f64", "a = T[3,4] parameter(0)\n  b = T[2,4] parameter(1)",
+			"ba = T[2,3,4] broadcast(a), dimensions={1,2}\n  bb = T[2,3,4] broadcast(b), dimensions={0,2}\n  m = T[2,3,4] multiply(ba, bb)\n  z = T[] constant(0)\n  r = T[2,3] reduce(m, z), dimensions={2}, to_apply=add",
+			"transpose(dot(parameter parameter))"},
+		{"batched", "s32", "a = T[2,3,4] parameter(0)\n  b = T[2,4,5] parameter(1)",
+			"ba = T[2,3,4,5] broadcast(a), dimensions={0,1,2}\n  bb = T[2,3,4,5] broadcast(b), dimensions={0,2,3}\n  m = T[2,3,4,5] multiply(ba, bb)\n  z = T[] constant(0)\n  r = T[2,3,5] reduce(m, z), dimensions={2}, to_apply=add",
+			"dot(parameter parameter)"},
+		{"outer product, nothing summed both have", "f32", "a = T[3] parameter(0)\n  b = T[4] parameter(1)",
+			"ba = T[3,4] broadcast(a), dimensions={0}\n  bb = T[3,4] broadcast(b), dimensions={1}\n  m = T[3,4] multiply(ba, bb)\n  z = T[] constant(0)\n  r = T[3] reduce(m, z), dimensions={1}, to_apply=add",
+			"reduce(multiply(broadcast broadcast) constant)"},
+		{"bf16 sums stay reduces", "bf16", "g = T[6,4] parameter(0)\n  w = T[5,4] parameter(1)",
+			"bg = T[6,5,4] broadcast(g), dimensions={0,2}\n  bw = T[6,5,4] broadcast(w), dimensions={1,2}\n  m = T[6,5,4] multiply(bg, bw)\n  z = T[] constant(0)\n  r = T[6,5] reduce(m, z), dimensions={2}, to_apply=add",
+			"reduce(multiply(broadcast broadcast) constant)"},
+		{"an init value other than 0", "f32", "g = T[6,4] parameter(0)\n  w = T[5,4] parameter(1)",
+			"bg = T[6,5,4] broadcast(g), dimensions={0,2}\n  bw = T[6,5,4] broadcast(w), dimensions={1,2}\n  m = T[6,5,4] multiply(bg, bw)\n  z = T[] constant(1)\n  r = T[6,5] reduce(m, z), dimensions={2}, to_apply=add",
+			"reduce(multiply(broadcast broadcast) constant)"},
+		{"a size-1 dimension broadcast wider", "f32", "g = T[6,1] parameter(0)\n  w = T[5,4] parameter(1)",
+			"bg = T[6,5,4] broadcast(g), dimensions={0,2}\n  bw = T[6,5,4] broadcast(w), dimensions={1,2}\n  m = T[6,5,4] multiply(bg, bw)\n  z = T[] constant(0)\n  r = T[6,5] reduce(m, z), dimensions={2}, to_apply=add",
+			"reduce(multiply(broadcast broadcast) constant)"},
+		{"a product no larger than an operand (a row's dot with itself)", "f32", "x = T[6,4] parameter(0)\n  w = T[4] parameter(1)",
+			"bw = T[6,4] broadcast(w), dimensions={1}\n  m = T[6,4] multiply(x, bw)\n  z = T[] constant(0)\n  r = T[6] reduce(m, z), dimensions={1}, to_apply=add",
+			"reduce(multiply(parameter broadcast) constant)"},
+	}
+	for _, c := range cases {
+		// The root is not simplified: the reduce goes into a tuple.
+		shape := c.body[strings.LastIndex(c.body, "r = ")+4 : strings.LastIndex(c.body, " reduce(")]
+		body := c.body + "\n  ROOT t = (" + shape + ") tuple(r)"
+		text := strings.ReplaceAll("HloModule m\n"+sum+"ENTRY e {\n  "+c.params+"\n  "+body+"\n}", "T[", c.typ+"[")
+		entry, user := simplified(t, text)
+		var form func(x *hlo.Instruction, depth int) string
+		form = func(x *hlo.Instruction, depth int) string {
+			if len(x.Operands) == 0 || depth == 0 {
+				return x.Op.String()
+			}
+			var ops []string
+			for _, o := range x.Operands {
+				ops = append(ops, form(o, depth-1))
+			}
+			return x.Op.String() + "(" + strings.Join(ops, " ") + ")"
+		}
+		require.Equal(t, c.root, form(entry.Root.Operands[0], 2), c.name)
+		require.NoError(t, hlo.Verify(&hlo.Module{Name: "m", Computations: append([]*hlo.Computation{}, user.Computations[0], entry), Entry: entry}), c.name)
+		args := hlotest.SmallIntInputs(user, 1)
+		want, err := eval.Run(user, args...)
+		require.NoError(t, err, c.name)
+		got, err := eval.Run(&hlo.Module{Name: "m", Computations: []*hlo.Computation{user.Computations[0], entry}, Entry: entry}, args...)
+		require.NoError(t, err, c.name)
+		require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
+	}
 }
