@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gomlx/gomlx v0.26.0
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/stretchr/testify v1.12.1
 	github.com/vkjit/vkjit v0.0.0-00010101000000-000000000000
 	github.com/x448/float16 v0.8.4
@@ -17,7 +18,6 @@ require (
 	github.com/goki/vulkan v1.0.8 // indirect
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
