@@ -22,6 +22,8 @@ type DeviceTensor struct {
 	buf  *vk.Buffer // the tensor's bytes, in storage form
 	mem  *deviceMem
 	done atomic.Bool
+	// donated: the next RunDevice that takes the tensor gives it back.
+	donated atomic.Bool
 }
 
 // deviceMem is a pool allocation shared by the device tensors that live
@@ -54,6 +56,17 @@ func (d *DeviceTensor) Close() {
 	if d.done.CompareAndSwap(false, true) {
 		d.mem.release()
 	}
+}
+
+// Donate gives the tensor to the next RunDevice that takes it, as
+// jax.jit's donate_argnums gives an argument: that run gives its memory
+// back as soon as it has read it (copied it into the run's arena, where
+// the executable donates the parameter, CompileOptions.Donate, so that
+// the arena reuses that memory once the value is dead), and the tensor
+// is closed after. It returns d, for use in the call.
+func (d *DeviceTensor) Donate() *DeviceTensor {
+	d.donated.Store(true)
+	return d
 }
 
 // ToHost copies the tensor to host memory.

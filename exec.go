@@ -320,10 +320,12 @@ func (e *Executable) enter() (func(), error) {
 }
 
 // source is what a parameter donated to the arena is copied from: host
-// bytes in storage form, or a device buffer.
+// bytes in storage form, or a device buffer; given, when set, gives that
+// buffer back once the copy is done (a DeviceTensor the caller donated).
 type source struct {
-	data []byte
-	buf  *vk.Buffer
+	data  []byte
+	buf   *vk.Buffer
+	given func()
 }
 
 // toHost copies a device buffer holding an array of shape to a tensor.
@@ -406,15 +408,27 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 		case lower.BufConstant:
 			bufs[i] = l.consts[i]
 		case lower.BufTemp:
+			if b.Alias != 0 {
+				continue // in its donated parameter's buffer (below)
+			}
 			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
 				return nil, owned, err
 			}
 		case lower.BufParam:
-			if !b.Donated {
-				continue
+			if !b.Donated || bufs[i] != nil {
+				continue // read where it is (or, donated, written over)
 			}
-			if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
-				return nil, owned, err
+			if b.InArena() {
+				if bufs[i], err = arena.View(b.Offset, b.Size); err != nil {
+					return nil, owned, err
+				}
+			} else {
+				// A result takes this parameter's memory, and the
+				// argument is not the run's to write over: the run's copy.
+				if bufs[i], err = r.alloc(b.Name, b.Size); err != nil {
+					return nil, owned, err
+				}
+				owned = append(owned, bufs[i])
 			}
 			src := uploads[b.Param]
 			if src.buf == nil {
@@ -428,8 +442,28 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 			r.copies = max(r.copies, t)
 		}
 	}
+	for i, b := range p.Buffers {
+		if b.Kind == lower.BufTemp && b.Alias != 0 {
+			bufs[i] = bufs[b.Alias-1] // a result written over its donated parameter
+		}
+	}
 	if err := r.e.rt.pool.Upload(writes...); err != nil {
 		return nil, owned, err
+	}
+	// Donated device tensors are copied into the arena by now (once the
+	// copies finish): their memory goes back before the run computes.
+	waited := false
+	for _, u := range uploads {
+		if u.given == nil {
+			continue
+		}
+		if !waited {
+			if err := r.e.rt.pool.Wait(r.copies); err != nil {
+				return nil, owned, err
+			}
+			waited = true
+		}
+		u.given()
 	}
 	for _, s := range p.Steps {
 		switch s.Kind {

@@ -92,10 +92,20 @@ func (e *Executable) Profile(ctx context.Context, args ...*Tensor) ([]DispatchTi
 // RunDevice is Run on device tensors: the arguments are read where they
 // are (parameters the program donates to its arena are copied there, and
 // the argument is left as it was), and the results stay on the device.
+// An argument marked with Donate is given back by the run: as soon as it
+// is copied into the arena where the program donates its parameter,
+// else once the run is over.
 // A result shares the run's arena when results fill at least half of it;
 // otherwise it is copied into an allocation of its own, so that a large
 // arena is not held for a small result.
 func (e *Executable) RunDevice(ctx context.Context, args ...*DeviceTensor) ([]*DeviceTensor, RunStats, error) {
+	defer func() {
+		for _, a := range args {
+			if a != nil && a.donated.Load() {
+				a.Close() // read in place, or closed already once copied
+			}
+		}
+	}()
 	if err := e.checkDeviceArgs(args); err != nil {
 		return nil, RunStats{}, err
 	}
@@ -104,17 +114,38 @@ func (e *Executable) RunDevice(ctx context.Context, args ...*DeviceTensor) ([]*D
 	bind := func(r *run) ([]*vk.Buffer, []source, []*vk.Buffer, error) {
 		inputs := make([]*vk.Buffer, len(p.Params))
 		uploads := make([]source, len(p.Params))
+		uses := map[*vk.Buffer]int{}
+		for _, a := range args {
+			uses[a.buf]++
+		}
 		for i, bi := range p.Params {
-			if p.Buffers[bi].Donated {
-				uploads[i].buf = args[i].buf
-			} else {
-				inputs[i] = args[i].buf
+			b, a := p.Buffers[bi], args[i]
+			// A tensor the caller gave up (Donate) and passes once is the
+			// run's: written over where a result takes the parameter's
+			// memory, given back once copied where the arena holds it.
+			mine := a.donated.Load() && uses[a.buf] == 1
+			switch {
+			case b.InArena():
+				uploads[i].buf = a.buf
+				if mine {
+					uploads[i].given = a.Close
+				}
+			case b.Alias != 0 && !mine:
+				uploads[i].buf = a.buf // copied for the result to take over
+			default:
+				inputs[i] = a.buf
 			}
 		}
 		return inputs, uploads, nil, nil
 	}
 	deliver := func(r *run, outs, owned []*vk.Buffer) (kept map[*vk.Buffer]bool, err error) {
-		results, kept, err = e.keepOnDevice(r, outs, owned)
+		given := map[*vk.Buffer]*deviceMem{} // donated arguments results may take over
+		for _, a := range args {
+			if a.donated.Load() {
+				given[a.buf.Root()] = a.mem
+			}
+		}
+		results, kept, err = e.keepOnDevice(r, outs, owned, given)
 		return kept, err
 	}
 	st, err := e.execute(ctx, &run{e: e}, bind, deliver)
@@ -139,7 +170,7 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 			b := p.Buffers[bi]
 			api := p.ParamShapes[i].Elem
 			data := lower.ToStorage(lower.BufferType(api), lower.ToBuffer(api, args[i].Data), e.rt.tg)
-			if b.Donated { // uploaded into the arena by exec
+			if b.Donated { // uploaded by exec, into the arena or a buffer a result takes over
 				uploads[i].data = data
 				continue
 			}
@@ -231,9 +262,10 @@ func (e *Executable) execute(ctx context.Context, r *run,
 
 // keepOnDevice makes RunDevice's results: an output in an allocation of
 // the run's that results fill at least half of keeps it (the allocations
-// kept); the others are copied into allocations of their own (constants
-// and arguments belong to others).
-func (e *Executable) keepOnDevice(r *run, outs, owned []*vk.Buffer) ([]*DeviceTensor, map[*vk.Buffer]bool, error) {
+// kept), an output written over a donated argument takes over its memory
+// (given: the arguments' allocations), and the others are copied into
+// allocations of their own (constants and arguments belong to others).
+func (e *Executable) keepOnDevice(r *run, outs, owned []*vk.Buffer, given map[*vk.Buffer]*deviceMem) ([]*DeviceTensor, map[*vk.Buffer]bool, error) {
 	mine := map[*vk.Buffer]int64{} // allocation -> result bytes in it
 	for _, b := range owned {
 		mine[b] = 0
@@ -263,6 +295,11 @@ func (e *Executable) keepOnDevice(r *run, outs, owned []*vk.Buffer) ([]*DeviceTe
 	for i, b := range outs {
 		shape := p.OutputShapes[i]
 		root := b.Root()
+		if m := given[root]; m != nil {
+			m.refs.Add(1) // the argument's reference goes when RunDevice closes it
+			results[i] = &DeviceTensor{Type: DType(shape.Elem), Dims: append([]int64{}, shape.Dims...), rt: e.rt, buf: b, mem: m}
+			continue
+		}
 		if n, ok := mine[root]; ok && 2*n >= root.Size() {
 			m := shared[root]
 			if m == nil {

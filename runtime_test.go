@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -315,4 +316,64 @@ ENTRY e {
 	x.Close()
 	_, ok = x.Mapped()
 	require.False(t, ok, "closed")
+}
+
+// TestDonateDeviceTensor: an executable that donates its parameter
+// writes its result over the argument a caller gives up (Donate): no
+// copy, no second allocation, the result in the argument's memory; an
+// argument not given up is copied and left as it was. An executable that
+// does not donate reads the given-up argument and closes it after.
+func TestDonateDeviceTensor(t *testing.T) {
+	defer noValidationMessages(t)
+	const text = `HloModule inc
+ENTRY e {
+  x = f32[1024] parameter(0)
+  one = f32[] constant(1)
+  b = f32[1024] broadcast(one), dimensions={}
+  ROOT y = f32[1024] add(x, b)
+}`
+	v := make([]float32, 1024)
+	for i := range v {
+		v[i] = float32(i)
+	}
+	host, _ := vkjit.Float32s([]int64{1024}, v)
+	check := func(d *vkjit.DeviceTensor, first, last float32) {
+		t.Helper()
+		out, err := d.ToHost()
+		require.NoError(t, err)
+		got, _ := out.AsFloat32()
+		require.Equal(t, []float32{first, last}, []float32{got[0], got[1023]})
+	}
+	for _, donate := range [][]int{{0}, nil} {
+		exe, err := rt.CompileText("inc.hlo", text, vkjit.CompileOptions{Donate: donate})
+		require.NoError(t, err)
+
+		kept, err := rt.Upload(host)
+		require.NoError(t, err)
+		res, _, err := exe.RunDevice(context.Background(), kept)
+		require.NoError(t, err)
+		check(kept, 0, 1023) // not given up: as it was
+		check(res[0], 1, 1024)
+		res[0].Close()
+		kept.Close()
+
+		x, err := rt.Upload(host)
+		require.NoError(t, err)
+		mem, mapped := x.Mapped()
+		before, err := rt.MemoryStats()
+		require.NoError(t, err)
+		res, _, err = exe.RunDevice(context.Background(), x.Donate())
+		require.NoError(t, err)
+		_, err = x.ToHost()
+		require.Error(t, err, "donated: closed by the run (donate %v)", donate)
+		after, err := rt.MemoryStats()
+		require.NoError(t, err)
+		require.Equal(t, before.InUseBytes, after.InUseBytes, "the result took the argument's place in memory (donate %v)", donate)
+		check(res[0], 1, 1024)
+		if out, ok := res[0].Mapped(); ok && mapped && donate != nil {
+			require.Equal(t, unsafe.SliceData(mem), unsafe.SliceData(out), "written over the argument, not copied")
+		}
+		res[0].Close()
+		exe.Close()
+	}
 }

@@ -31,11 +31,17 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 		switch buf.Kind {
 		case BufParam:
 			where = fmt.Sprintf(" parameter leaf %d", buf.Param)
-			if buf.Donated {
+			switch {
+			case buf.Alias != 0:
+				where += fmt.Sprintf(", donated to b%d", buf.Alias-1)
+			case buf.Donated:
 				where += fmt.Sprintf(", donated @%d", buf.Offset)
 			}
 		case BufTemp:
 			where = fmt.Sprintf(" @%d", buf.Offset)
+			if buf.Alias != 0 {
+				where = fmt.Sprintf(" in b%d's memory", buf.Alias-1)
+			}
 		}
 		line("  b%d %s %s %s, %d B%s", i, buf.Kind, buf.Name, buf.Shape, buf.Size, where)
 	}

@@ -14,7 +14,7 @@ import (
 // length-prefixed lists in field order. It decodes a typical program in
 // tens of microseconds, where encoding/gob took 0.3-0.4 ms (most of a
 // cache hit). programFormat changes whenever the layout does.
-const programFormat = 2
+const programFormat = 3
 
 // MarshalBinary encodes p.
 func (p *Program) MarshalBinary() ([]byte, error) {
@@ -126,6 +126,7 @@ func (e *encoder) program(p *Program) {
 		e.int(b.Size)
 		e.int(b.Offset)
 		e.bool(b.Donated)
+		e.int(int64(b.Alias))
 	}
 	e.uint(uint64(len(p.Steps)))
 	for _, s := range p.Steps {
@@ -273,7 +274,7 @@ func (d *decoder) program() *Program {
 	}
 	for n := d.count(); n > 0; n-- {
 		b := Buffer{Name: d.string(), Kind: BufferKind(d.uint()), Param: int(d.int()), Data: d.bytes()}
-		b.Shape, b.Size, b.Offset, b.Donated = d.shape(), d.int(), d.int(), d.bool()
+		b.Shape, b.Size, b.Offset, b.Donated, b.Alias = d.shape(), d.int(), d.int(), d.bool(), int(d.int())
 		if len(b.Data) == 0 {
 			b.Data = nil
 		}

@@ -385,8 +385,13 @@ func checkMemoryPlan(t *testing.T, name string, p *Program, align int64) {
 	lr := liveRanges(p)
 	for a := range lr {
 		ba := p.Buffers[a]
-		require.Zero(t, ba.Offset%align, "%s: %s offset %d", name, ba.Name, ba.Offset)
-		require.LessOrEqual(t, ba.Offset+PaddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
+		if ba.InArena() {
+			require.Zero(t, ba.Offset%align, "%s: %s offset %d", name, ba.Name, ba.Offset)
+			require.LessOrEqual(t, ba.Offset+PaddedSize(ba.Size), p.ArenaSize, "%s: %s", name, ba.Name)
+		} else {
+			require.NotZero(t, ba.Alias, "%s: %s is neither in the arena nor in a donated parameter's memory", name, ba.Name)
+			require.Equal(t, a+1, p.Buffers[ba.Alias-1].Alias, "%s: %s's alias names it back", name, ba.Name)
+		}
 		for b := range lr {
 			if a >= b || !p.span(a).overlaps(p.span(b)) {
 				continue

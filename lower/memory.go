@@ -34,7 +34,7 @@ func liveRanges(p *Program) map[int]liveRange {
 	end := 2*len(p.Steps) + 1
 	lr := map[int]liveRange{}
 	touch := func(b, at int) {
-		if !p.Buffers[b].InArena() {
+		if !p.Buffers[b].InArena() && p.Buffers[b].Alias == 0 {
 			return
 		}
 		r, ok := lr[b]
@@ -184,9 +184,14 @@ func planMemory(s *state) error {
 	p := s.prog
 	align := int64(s.tg.StorageAlign)
 	lr := liveRanges(p)
+	if !s.opts.NoReuse { // (NoReuse: every value its own memory, to compare against)
+		aliasDonated(p, lr, s.tg)
+	}
 	temps := make([]int, 0, len(lr))
 	for b := range lr {
-		temps = append(temps, b)
+		if p.Buffers[b].InArena() {
+			temps = append(temps, b)
+		}
 	}
 	size := func(b int) int64 { return alignUp(PaddedSize(p.Buffers[b].Size), align) }
 	sort.Slice(temps, func(i, j int) bool {
@@ -283,7 +288,8 @@ func planMemory(s *state) error {
 	// The lower bound no placement can beat: the bytes live at the
 	// busiest step (a sweep over the ranges' ends).
 	delta := make([]int64, end+1)
-	for b, r := range lr {
+	for _, b := range temps {
+		r := lr[b]
 		delta[r.first] += size(b)
 		delta[r.last+1] -= size(b)
 	}
@@ -293,6 +299,45 @@ func planMemory(s *state) error {
 		p.LiveBound = max(p.LiveBound, live)
 	}
 	return nil
+}
+
+// aliasDonated gives each donated parameter's memory to a result of its
+// size and element width that is written no sooner than the parameter's
+// last read (or by that read's step, in place), in order of results: a
+// training step's new weights where the old ones were, with no copy of
+// the old into an arena and no second allocation, as XLA's
+// input_output_alias. Donated parameters no result fits stay in the
+// arena, where temporaries reuse them.
+func aliasDonated(p *Program, lr map[int]liveRange, tg kgen.Target) {
+	width := func(b int) int {
+		st, _ := kgen.StorageType(p.Buffers[b].Shape.Elem, tg)
+		return st.Bytes()
+	}
+	var donated []int
+	for b, buf := range p.Buffers {
+		if buf.Kind == BufParam && buf.Donated {
+			donated = append(donated, b)
+		}
+	}
+	outputs := map[int]int{}
+	for _, b := range p.Outputs {
+		outputs[b]++
+	}
+	for _, out := range p.Outputs {
+		ob := &p.Buffers[out]
+		if ob.Kind != BufTemp || ob.Alias != 0 || outputs[out] != 1 {
+			continue
+		}
+		for _, d := range donated {
+			db := &p.Buffers[d]
+			pr, or := lr[d], lr[out]
+			if db.Alias != 0 || db.Size != ob.Size || width(d) != width(out) || !(pr.last < or.first || pr.adjacent(or)) {
+				continue
+			}
+			db.Alias, ob.Alias = out+1, d+1
+			break
+		}
+	}
 }
 
 // span is the memory a buffer occupies: a range of the arena for a
@@ -308,6 +353,9 @@ func (p *Program) span(b int) span {
 	buf := p.Buffers[b]
 	if buf.InArena() {
 		return span{-1, buf.Offset, buf.Offset + PaddedSize(buf.Size)}
+	}
+	if buf.Kind == BufTemp && buf.Alias != 0 { // in its donated parameter's memory
+		return span{buf.Alias - 1, 0, PaddedSize(buf.Size)}
 	}
 	return span{b, 0, PaddedSize(buf.Size)}
 }
@@ -367,8 +415,8 @@ func (p *Program) LiveAtPeak() []int {
 			if r, ok := lr[b]; !ok || r.first > at || r.last < at {
 				continue
 			}
-		} else if buf.Kind == BufBound {
-			continue
+		} else if buf.Kind == BufBound || buf.Kind == BufTemp && buf.Alias != 0 {
+			continue // a loop's result, or a result in a parameter's memory
 		}
 		out = append(out, b)
 	}

@@ -148,9 +148,10 @@ func TestMemoryBudget(t *testing.T) {
 	require.Contains(t, err.Error(), fmt.Sprintf("smallest peak %d bytes", p.PeakBytes()))
 }
 
-// TestDonation: donated parameters join the arena, so their memory is
-// reused once they are dead and the peak drops; input_output_alias
-// donates the parameters it names.
+// TestDonation: donated parameters give their memory to a result of
+// their size written after their last read (as input_output_alias), or
+// join the arena, where it is reused once they are dead: the peak drops;
+// input_output_alias donates the parameters it names.
 func TestDonation(t *testing.T) {
 	mods, err := hlo.ParseFile("../tests/testdata/mlp_train/graph.hlo")
 	require.NoError(t, err)
@@ -167,8 +168,28 @@ func TestDonation(t *testing.T) {
 	require.NoError(t, err)
 	p, err := Compile(m, desktop, Options{})
 	require.NoError(t, err)
-	require.True(t, p.Buffers[p.Params[0]].Donated)
-	require.Equal(t, int64(4032), p.PeakBytes(), "the result is written over the parameter")
+	a := p.Buffers[p.Params[0]]
+	require.True(t, a.Donated)
+	require.Equal(t, p.Outputs[0]+1, a.Alias, "the result takes over the parameter's memory")
+	require.Equal(t, p.Params[0]+1, p.Buffers[p.Outputs[0]].Alias)
+	require.Equal(t, int64(4000), p.PeakBytes(), "no arena: the result is written over the parameter")
+
+	// A result of the parameter's size but written before its last read
+	// cannot take its memory: the parameter stays in the arena.
+	m, err = hlo.Parse("early.hlo", `HloModule f
+ENTRY f {
+  a = s32[1000] parameter(0)
+  n = s32[1000] negate(a)
+  r = s32[1000] reverse(a), dimensions={0}
+  s = s32[1000] add(n, r)
+  ROOT t = (s32[1000], s32[1000]) tuple(n, s)
+}`)
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{Donate: []int{0}, NoFuse: true})
+	require.NoError(t, err)
+	n := p.Buffers[p.Outputs[0]]
+	require.Zero(t, n.Alias, "n is written while reverse has yet to read a")
+	checkMemoryPlan(t, "early", p, int64(desktop.StorageAlign))
 }
 
 // TestConvertNotInPlace: a convert between element widths reads its

@@ -32,11 +32,19 @@ type Buffer struct {
 	Shape   hlo.Shape // logical array shape (HLO element type)
 	Size    int64     // device bytes
 	Offset  int64     // BufTemp, or a donated BufParam: where it lives in the program's arena
-	Donated bool      // BufParam: uploaded into the arena, its memory reused once it is dead
+	Donated bool      // BufParam: its memory the program's to reuse once it is dead (in the arena, or Alias's)
+	// Alias pairs a donated parameter with the result that takes over
+	// its memory once it is dead, as XLA's input_output_alias: each holds
+	// the other's index plus one (0: none). Neither lives in the arena:
+	// the parameter keeps its own buffer (a device argument given to the
+	// run is used as it is, not copied), and the result is written there.
+	Alias int
 }
 
 // InArena reports the buffers that live in the program's arena.
-func (b Buffer) InArena() bool { return b.Kind == BufTemp || b.Kind == BufParam && b.Donated }
+func (b Buffer) InArena() bool {
+	return (b.Kind == BufTemp || b.Kind == BufParam && b.Donated) && b.Alias == 0
+}
 
 // StepKind says what a step does.
 type StepKind uint8
@@ -132,7 +140,7 @@ func (p *Program) Memory() Memory {
 func (p *Program) PeakBytes() int64 {
 	n := p.ArenaSize
 	for _, b := range p.Buffers {
-		if !b.InArena() && b.Kind != BufBound {
+		if !b.InArena() && b.Kind != BufBound && !(b.Kind == BufTemp && b.Alias != 0) {
 			n += PaddedSize(b.Size)
 		}
 	}
