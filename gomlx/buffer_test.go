@@ -67,3 +67,46 @@ func TestSharedBuffers(t *testing.T) {
 	_, err = vkb.BufferData(xb)
 	require.ErrorContains(t, err, "finalized")
 }
+
+// TestDonation: a donated input is vkjit's donation (the executable that
+// donates it is compiled on first use): the run gives its memory back,
+// so a step that updates a parameter of the same size leaves the pool's
+// use as it was; the buffer is invalid after.
+func TestDonation(t *testing.T) {
+	f := vkb.Builder("donation")
+	w, err := f.Parameter("w", shapes.Make(dtypes.Float32, 4096), nil)
+	require.NoError(t, err)
+	g, err := f.Parameter("g", shapes.Make(dtypes.Float32, 4096), nil)
+	require.NoError(t, err)
+	w2, err := f.Sub(w, g)
+	require.NoError(t, err)
+	exe, err := f.Compile([]backends.Op{w2}, nil)
+	require.NoError(t, err)
+	defer exe.Finalize()
+	ones := make([]float32, 4096)
+	for i := range ones {
+		ones[i] = 1
+	}
+	wb, err := vkb.BufferFromFlatData(0, make([]float32, 4096), shapes.Make(dtypes.Float32, 4096))
+	require.NoError(t, err)
+	gb, err := vkb.BufferFromFlatData(0, ones, shapes.Make(dtypes.Float32, 4096))
+	require.NoError(t, err)
+	defer vkb.BufferFinalize(gb)
+	for step := 1; step <= 3; step++ {
+		before, err := vkb.Runtime().MemoryStats()
+		require.NoError(t, err)
+		outs, err := exe.Execute([]backends.Buffer{wb, gb}, []bool{true, false}, 0)
+		require.NoError(t, err)
+		after, err := vkb.Runtime().MemoryStats()
+		require.NoError(t, err)
+		require.Equal(t, before.InUseBytes, after.InUseBytes, "step %d: the new w where the old was", step)
+		_, err = vkb.BufferShape(wb)
+		require.ErrorContains(t, err, "finalized", "the donated buffer")
+		wb = outs[0]
+		got := make([]float32, 4096)
+		require.NoError(t, vkb.BufferToFlatData(wb, got))
+		require.Equal(t, float32(-step), got[4095])
+	}
+	require.NoError(t, vkb.BufferFinalize(wb))
+	require.Len(t, exe.(*Executable).donated, 1, "one executable donating w")
+}

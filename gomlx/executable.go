@@ -12,7 +12,10 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// Executable is a compiled GoMLX graph: a vkjit Executable.
+// Executable is a compiled GoMLX graph: a vkjit Executable, and one
+// more for each set of inputs Execute was asked to donate (vkjit's
+// CompileOptions.Donate: the donated parameters live in the run's arena,
+// whose memory later values reuse).
 type Executable struct {
 	b     *Backend
 	m     *hlo.Module
@@ -21,8 +24,9 @@ type Executable struct {
 	ins   []shapes.Shape
 	outs  []shapes.Shape
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	donated map[string]*vkjit.Executable // by the donated inputs' numbers
 }
 
 var _ backends.Executable = (*Executable)(nil)
@@ -50,7 +54,44 @@ func (e *Executable) Finalize() {
 	if !e.closed {
 		e.closed = true
 		e.exe.Close()
+		for _, x := range e.donated {
+			x.Close()
+		}
 	}
+}
+
+// forDonation is the executable that donates the inputs donate marks,
+// compiled on first use.
+func (e *Executable) forDonation(donate []bool) (*vkjit.Executable, error) {
+	var list []int
+	for i, d := range donate {
+		if d {
+			list = append(list, i)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("vkjit backend: Execute of a finalized executable: %w", vkjit.ErrClosed)
+	}
+	if len(list) == 0 {
+		return e.exe, nil
+	}
+	key := fmt.Sprint(list)
+	if x := e.donated[key]; x != nil {
+		return x, nil
+	}
+	opts := e.b.opts
+	opts.Donate = list
+	x, err := e.b.rt.Compile(e.m, opts)
+	if err != nil {
+		return nil, fmt.Errorf("vkjit backend: compiling %s to donate inputs %v: %w", e.m.Name, list, err)
+	}
+	if e.donated == nil {
+		e.donated = map[string]*vkjit.Executable{}
+	}
+	e.donated[key] = x
+	return x, nil
 }
 
 // Inputs implements backends.Executable.
@@ -71,18 +112,14 @@ func cloneShapes(ss []shapes.Shape) []shapes.Shape {
 
 // Execute implements backends.Executable: it runs the program on the
 // device tensors behind inputs and returns its outputs as new buffers,
-// on the device. Donated inputs are finalized after the run: their
-// memory goes back to the pool at once instead of at the caller's next
-// collection.
+// on the device. Donated inputs are vkjit's donation: the executable
+// donating them copies each into its arena and gives its memory back
+// before it computes, so that the arena reuses the space once the
+// value is dead (a training step's new parameters where the old ones
+// were); the buffers are finalized.
 func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, defaultDevice backends.DeviceNum) ([]backends.Buffer, error) {
 	if err := e.b.check(); err != nil {
 		return nil, err
-	}
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("vkjit backend: Execute of a finalized executable: %w", vkjit.ErrClosed)
 	}
 	if defaultDevice != 0 {
 		return nil, fmt.Errorf("vkjit backend: no device #%d (the backend drives one)", defaultDevice)
@@ -108,14 +145,23 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, defaultDev
 		}
 		bufs[i] = vb
 	}
-	res, _, err := e.exe.RunDevice(context.Background(), args...)
+	exe, err := e.forDonation(donate)
 	if err != nil {
-		return nil, fmt.Errorf("vkjit backend: %w", err)
+		return nil, err
 	}
 	for i, d := range donate {
 		if d {
-			e.b.BufferFinalize(bufs[i])
+			args[i].Donate() // RunDevice gives it back
 		}
+	}
+	res, _, err := exe.RunDevice(context.Background(), args...)
+	for i, d := range donate {
+		if d {
+			e.b.BufferFinalize(bufs[i]) // its host copy, if shared
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vkjit backend: %w", err)
 	}
 	outs := make([]backends.Buffer, len(res))
 	for i, dt := range res {
