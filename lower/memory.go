@@ -184,6 +184,11 @@ func planMemory(s *state) error {
 	p := s.prog
 	align := int64(s.tg.StorageAlign)
 	lr := liveRanges(p)
+	for b, buf := range p.Buffers {
+		if _, read := lr[b]; buf.Kind == BufParam && buf.Donated && !read {
+			p.Buffers[b].Donated = false // no step reads it: nothing to copy, nothing to reuse
+		}
+	}
 	if !s.opts.NoReuse { // (NoReuse: every value its own memory, to compare against)
 		aliasDonated(p, lr, s.tg)
 	}

@@ -190,6 +190,16 @@ ENTRY f {
 	n := p.Buffers[p.Outputs[0]]
 	require.Zero(t, n.Alias, "n is written while reverse has yet to read a")
 	checkMemoryPlan(t, "early", p, int64(desktop.StorageAlign))
+
+	// A donated parameter no step reads is left alone (it had no place
+	// in the arena, and the run bound it there: GoMLX donates unused
+	// inputs).
+	m, err = hlo.Parse("unused.hlo", "HloModule f\nENTRY f {\n  a = s32[10] parameter(0)\n  b = s32[10] parameter(1)\n  ROOT n = s32[10] negate(b)\n}")
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{Donate: []int{0}})
+	require.NoError(t, err)
+	require.False(t, p.Buffers[p.Params[0]].InArena())
+	checkMemoryPlan(t, "unused", p, int64(desktop.StorageAlign))
 }
 
 // TestConvertNotInPlace: a convert between element widths reads its
