@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/gomlx/internal/vktest"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
@@ -41,33 +41,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	cacheDir, err := os.MkdirTemp("", "vkjit-gomlx-cache")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(cacheDir)
-	// A cache of its own: the tests must not fill the user's cache.
-	vkb, err = Open(vkjit.Options{Validate: vkjit.On, CacheDir: cacheDir}, vkjit.CompileOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "the vkjit backend's tests need a Vulkan device:", err)
-		os.Exit(1)
-	}
-	// Sequentially, so that an op simplego lacks panics in the caller's
-	// goroutine, where run recovers it, not in a worker's.
-	goBack, err = simplego.New("ops_sequential")
-	if err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	vkb.Finalize()
-	if msgs := vkjit.ValidationMessages(); len(msgs) > 0 {
-		for _, msg := range msgs {
-			fmt.Fprintln(os.Stderr, "validation:", msg)
+	vktest.Main(m, func(opts vkjit.Options) (err error) {
+		if vkb, err = Open(opts, vkjit.CompileOptions{}); err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "FAIL: the validation layer reported %d message(s)\n", len(msgs))
-		code = 1
-	}
-	os.Exit(code)
+		// Sequentially, so that an op simplego lacks panics in the
+		// caller's goroutine, where run recovers it, not in a worker's.
+		goBack, err = simplego.New("ops_sequential")
+		return err
+	}, func() { vkb.Finalize() })
 }
 
 // arg is one input of a case: its shape for the case's dtype, and how its
@@ -285,14 +267,7 @@ func compareAt(s shapes.Shape, got, want []byte, ulps int64, rel float64) ([]int
 	if len(got) != len(want) {
 		return nil, fmt.Errorf("%d bytes, want %d", len(got), len(want))
 	}
-	t, _ := elemOf(s.DType)
-	part := t
-	switch t {
-	case hlo.C64:
-		part = hlo.F32
-	case hlo.C128:
-		part = hlo.F64
-	}
+	t, part := partOf(s.DType)
 	if !part.IsFloat() {
 		for i := range got {
 			if got[i] != want[i] {
@@ -304,13 +279,7 @@ func compareAt(s shapes.Shape, got, want []byte, ulps int64, rel float64) ([]int
 	}
 	w := part.Bytes()
 	n := len(got) / w
-	dec := func(b []byte, i int) float64 {
-		var bits uint64
-		for j := w - 1; j >= 0; j-- {
-			bits = bits<<8 | uint64(b[i*w+j])
-		}
-		return hlo.DecodeFloat(part, bits)
-	}
+	dec := func(b []byte, i int) float64 { return decode(part, b[i*w:]) }
 	largest := 0.0
 	for i := 0; i < n; i++ {
 		if v := math.Abs(dec(want, i)); !math.IsInf(v, 0) && !math.IsNaN(v) {
@@ -378,27 +347,37 @@ func inputsAt(in []shapes.Shape, data [][]byte, out shapes.Shape, at []int) stri
 
 // element prints one element's bytes as its value.
 func element(dt dtypes.DType, b []byte) string {
-	t, _ := elemOf(dt)
-	part := t
-	switch t {
-	case hlo.C64:
-		part = hlo.F32
-	case hlo.C128:
-		part = hlo.F64
-	}
+	_, part := partOf(dt)
 	if !part.IsFloat() {
 		return fmt.Sprintf("%x", b)
 	}
-	w := part.Bytes()
 	var parts []string
-	for o := 0; o < len(b); o += w {
-		var bits uint64
-		for j := w - 1; j >= 0; j-- {
-			bits = bits<<8 | uint64(b[o+j])
-		}
-		parts = append(parts, fmt.Sprint(hlo.DecodeFloat(part, bits)))
+	for o := 0; o < len(b); o += part.Bytes() {
+		parts = append(parts, fmt.Sprint(decode(part, b[o:])))
 	}
 	return strings.Join(parts, ",")
+}
+
+// partOf is dt's element type and the type of its parts: a complex
+// number's float type, else the element type itself.
+func partOf(dt dtypes.DType) (t, part hlo.ElementType) {
+	t, _ = elemOf(dt)
+	switch t {
+	case hlo.C64:
+		return t, hlo.F32
+	case hlo.C128:
+		return t, hlo.F64
+	}
+	return t, t
+}
+
+// decode is the float of type t at the start of b (little-endian).
+func decode(t hlo.ElementType, b []byte) float64 {
+	var bits uint64
+	for j := t.Bytes() - 1; j >= 0; j-- {
+		bits = bits<<8 | uint64(b[j])
+	}
+	return hlo.DecodeFloat(t, bits)
 }
 
 // Value makers for args.
@@ -407,9 +386,7 @@ func element(dt dtypes.DType, b []byte) string {
 // numbers made of its float parts: an edge case in either part.
 func random(rng *rand.Rand, s shapes.Shape) []byte {
 	hs, _ := hloShape(s)
-	switch hs.Elem {
-	case hlo.C64, hlo.C128:
-		part := map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[hs.Elem]
+	if t, part := partOf(s.DType); part != t {
 		return hlotest.Random(hlo.ArrayShape(part, append(hs.Dims, 2)...), rng).Data
 	}
 	return hlotest.Random(hs, rng).Data
@@ -455,11 +432,10 @@ func nonZero(rng *rand.Rand, s shapes.Shape) []byte {
 // either sign unless positive.
 func floats(lo, hi float64, positive bool) func(rng *rand.Rand, s shapes.Shape) []byte {
 	return func(rng *rand.Rand, s shapes.Shape) []byte {
-		t, _ := elemOf(s.DType)
-		part := t
+		t, part := partOf(s.DType)
 		n := s.Size()
-		if t == hlo.C64 || t == hlo.C128 {
-			part, n = map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[t], 2*n
+		if part != t {
+			n *= 2
 		}
 		w := part.Bytes()
 		out := make([]byte, n*w)

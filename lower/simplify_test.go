@@ -25,6 +25,18 @@ func simplified(t *testing.T, text string) (*hlo.Computation, *hlo.Module) {
 	return s.mod.Entry, m
 }
 
+// form prints x as op(operand ops), depth levels down.
+func form(x *hlo.Instruction, depth int) string {
+	if len(x.Operands) == 0 || depth == 0 {
+		return x.Op.String()
+	}
+	var ops []string
+	for _, o := range x.Operands {
+		ops = append(ops, form(o, depth-1))
+	}
+	return x.Op.String() + "(" + strings.Join(ops, " ") + ")"
+}
+
 // TestSimplifications: each rule, and a near miss that must stay.
 func TestSimplifications(t *testing.T) {
 	cases := []struct {
@@ -47,17 +59,6 @@ func TestSimplifications(t *testing.T) {
 	for _, c := range cases {
 		text := "HloModule m\nENTRY e {\n  x = f32[4,4] parameter(0)\n  " + c.body + "\n}"
 		entry, user := simplified(t, text)
-		var form func(x *hlo.Instruction, depth int) string
-		form = func(x *hlo.Instruction, depth int) string {
-			if len(x.Operands) == 0 || depth == 0 {
-				return x.Op.String()
-			}
-			var ops []string
-			for _, o := range x.Operands {
-				ops = append(ops, form(o, depth-1))
-			}
-			return x.Op.String() + "(" + strings.Join(ops, " ") + ")"
-		}
 		require.Equal(t, c.root, form(entry.Root.Operands[0], 3), c.name)
 		require.Equal(t, strings.Count(text, " = "), len(user.Entry.Instructions), "%s: the user's module is left as it was", c.name)
 	}
@@ -150,23 +151,13 @@ func TestDotOfBroadcasts(t *testing.T) {
 		body := c.body + "\n  ROOT t = (" + shape + ") tuple(r)"
 		text := strings.ReplaceAll("HloModule m\n"+sum+"ENTRY e {\n  "+c.params+"\n  "+body+"\n}", "T[", c.typ+"[")
 		entry, user := simplified(t, text)
-		var form func(x *hlo.Instruction, depth int) string
-		form = func(x *hlo.Instruction, depth int) string {
-			if len(x.Operands) == 0 || depth == 0 {
-				return x.Op.String()
-			}
-			var ops []string
-			for _, o := range x.Operands {
-				ops = append(ops, form(o, depth-1))
-			}
-			return x.Op.String() + "(" + strings.Join(ops, " ") + ")"
-		}
 		require.Equal(t, c.root, form(entry.Root.Operands[0], 2), c.name)
-		require.NoError(t, hlo.Verify(&hlo.Module{Name: "m", Computations: append([]*hlo.Computation{}, user.Computations[0], entry), Entry: entry}), c.name)
+		rewritten := &hlo.Module{Name: "m", Computations: []*hlo.Computation{user.Computations[0], entry}, Entry: entry}
+		require.NoError(t, hlo.Verify(rewritten), c.name)
 		args := hlotest.SmallIntInputs(user, 1)
 		want, err := eval.Run(user, args...)
 		require.NoError(t, err, c.name)
-		got, err := eval.Run(&hlo.Module{Name: "m", Computations: []*hlo.Computation{user.Computations[0], entry}, Entry: entry}, args...)
+		got, err := eval.Run(rewritten, args...)
 		require.NoError(t, err, c.name)
 		require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
 	}

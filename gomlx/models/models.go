@@ -215,7 +215,7 @@ func Steps(tr *train.Trainer, d Data, batch, steps int) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		losses[s] = scalar(m[0])
+		losses[s] = Value(m[0])
 		for _, t := range m {
 			t.FinalizeAll()
 		}
@@ -223,7 +223,8 @@ func Steps(tr *train.Trainer, d Data, batch, steps int) ([]float64, error) {
 	return losses, nil
 }
 
-func scalar(t *tensors.Tensor) float64 {
+// Value is a float scalar tensor's value (a loss, a metric).
+func Value(t *tensors.Tensor) float64 {
 	switch v := t.Value().(type) {
 	case float32:
 		return float64(v)

@@ -1,9 +1,7 @@
 package models
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -12,35 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vkjit/vkjit"
 	vkgomlx "github.com/vkjit/vkjit/gomlx"
+	"github.com/vkjit/vkjit/gomlx/internal/vktest"
 )
 
 var vkb, goBack backends.Backend
 
 func TestMain(m *testing.M) {
-	cacheDir, err := os.MkdirTemp("", "vkjit-models-cache")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(cacheDir)
-	b, err := vkgomlx.Open(vkjit.Options{Validate: vkjit.On, CacheDir: cacheDir}, vkjit.CompileOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "the models' tests need a Vulkan device:", err)
-		os.Exit(1)
-	}
-	vkb = b
-	if goBack, err = simplego.New(""); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	vkb.Finalize()
-	if msgs := vkjit.ValidationMessages(); len(msgs) > 0 {
-		for _, msg := range msgs {
-			fmt.Fprintln(os.Stderr, "validation:", msg)
+	vktest.Main(m, func(opts vkjit.Options) (err error) {
+		if vkb, err = vkgomlx.Open(opts, vkjit.CompileOptions{}); err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "FAIL: the validation layer reported %d message(s)\n", len(msgs))
-		code = 1
-	}
-	os.Exit(code)
+		goBack, err = simplego.New("")
+		return err
+	}, func() { vkb.Finalize() })
 }
 
 // lossTolerance is how far vkjit's loss may be from simplego's at each

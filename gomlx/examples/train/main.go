@@ -19,7 +19,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/datasets"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	_ "github.com/vkjit/vkjit/gomlx"
@@ -88,7 +87,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("epoch %2d: loss %.4f  (%d steps, median step %v)\n", epoch, value(metrics[0]),
+		fmt.Printf("epoch %2d: loss %.4f  (%d steps, median step %v)\n", epoch, models.Value(metrics[0]),
 			loop.LoopStep, loop.MedianTrainStepDuration().Round(10*time.Microsecond))
 	}
 	acc, err := models.Accuracy(backend, trainer, model, heldOutData)
@@ -97,14 +96,4 @@ func run() error {
 	}
 	fmt.Printf("held-out accuracy %.1f%% after %v\n", 100*acc, time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-func value(t *tensors.Tensor) float64 {
-	switch v := t.Value().(type) {
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return 0
 }
