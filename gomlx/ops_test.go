@@ -398,10 +398,11 @@ var moderate = func(rng *rand.Rand, s shapes.Shape) []byte {
 	return ints(-20, 20)(rng, s)
 }
 
-// convTypes are the real numbers: the evaluator does not convolve complex
-// numbers yet (the device does, as four real convolutions).
+// convTypes are the numbers (the device convolves complex numbers as
+// four real convolutions).
 var convTypes = []dtypes.DType{dtypes.Int8, dtypes.Int16, dtypes.Int32, dtypes.Int64, dtypes.Uint8, dtypes.Uint16,
-	dtypes.Uint32, dtypes.Uint64, dtypes.Float16, dtypes.BFloat16, dtypes.Float32, dtypes.Float64}
+	dtypes.Uint32, dtypes.Uint64, dtypes.Float16, dtypes.BFloat16, dtypes.Float32, dtypes.Float64,
+	dtypes.Complex64, dtypes.Complex128}
 
 func TestDotConv(t *testing.T) {
 	m := func(dims ...int) arg { return of(dims...).with(moderate) }

@@ -134,17 +134,21 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 // window strides, padding, lhs (input) and rhs (kernel) dilation, window
 // reversal, and feature and batch group counts.
 func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
-	if isComplex(in.Shape.Elem) {
-		return nil, in.Errorf("%w", &Unsupported{"convolution of complex numbers"})
-	}
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {
 		w = &hlo.Window{}
 	}
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
+	isC := isComplex(in.Shape.Elem)
 	isF := in.Shape.Elem.IsFloat()
-	L, K := decode(l, isF), decode(k, isF)
+	var L, K decoded
+	var LC, KC []complex128
+	if isC {
+		LC, KC = dotComplex(l, k)
+	} else {
+		L, K = decode(l, isF), decode(k, isF)
+	}
 	ls, ks := strides(l.Shape.Dims), strides(k.Shape.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
@@ -165,6 +169,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 		f0 := (of / (outF / fg)) * kIn
 		var accF float64
 		var accI int64
+		var accC complex128
 		forEach(kSpatial, func(kp []int64, _ int64) {
 			lb := ib*ls[c.InBatch] + f0*lsF
 			kb := of * ks[c.KOut]
@@ -185,16 +190,25 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 				}
 				kb += kk * ks[c.KSpatial[i]]
 			}
-			if isF {
+			switch {
+			case isC:
+				for f := int64(0); f < kIn; f++ {
+					accC += LC[lb+f*lsF] * KC[kb+f*ksIn]
+				}
+			case isF:
 				for f := int64(0); f < kIn; f++ {
 					accF += L.f[lb+f*lsF] * K.f[kb+f*ksIn]
 				}
-				return
-			}
-			for f := int64(0); f < kIn; f++ {
-				accI += L.i[lb+f*lsF] * K.i[kb+f*ksIn]
+			default:
+				for f := int64(0); f < kIn; f++ {
+					accI += L.i[lb+f*lsF] * K.i[kb+f*ksIn]
+				}
 			}
 		})
+		if isC {
+			put(out.Data, out.Shape.Elem, lin, scalar{c: roundC(out.Shape.Elem, accC)})
+			return
+		}
 		store(out, lin, accF, accI)
 	})
 	return out, nil

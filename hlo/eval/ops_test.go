@@ -211,6 +211,8 @@ func TestComplex(t *testing.T) {
 		{"dot", x + "  ROOT r = c64[] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}", []complex128{-5 + 10i - 4 + 3i}},
 		{"reduce", x + "  one = c64[] constant((1, 0))\n  ROOT r = c64[] reduce(x, one), dimensions={0}, to_apply=mul", []complex128{-5 + 10i}},
 		{"transpose", "  x = c64[2,1] constant({{(1, 2)}, {(3, 4)}})\n  ROOT r = c64[1,2] transpose(x), dimensions={1,0}", []complex128{1 + 2i, 3 + 4i}},
+		{"convolution", "  x = c64[1,3,1] constant({{{(1, 1)}, {(2, 0)}, {(0, 1)}}})\n  k = c64[2,1,1] constant({{{(1, 0)}}, {{(0, 1)}}})\n  ROOT r = c64[1,2,1] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f",
+			[]complex128{1 + 3i, 1}}, // (1+i)*1 + 2*i, 2*1 + i*i
 	} {
 		m, err := hlo.Parse("op.hlo", module(tc.body, mulComp))
 		require.NoError(t, err, tc.name)
