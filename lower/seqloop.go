@@ -75,16 +75,19 @@ func (s *state) loopBuffers(w *hlo.Instruction, l *kgen.Loop) error {
 }
 
 // deviceLoop appends a device loop's steps: a copy of each big leaf the
-// body updates into the result's buffer (the operand stays as it was),
-// then the loop.
+// body updates (and under CopyInit each small leaf) into the result's
+// buffer (the operand stays as it was), then the loop.
 func (s *state) deviceLoop(w *hlo.Instruction, l *kgen.Loop, env kgen.Env) error {
 	init, res := s.values[w.Operands[0]], s.values[w]
 	leaves := w.Shape.Leaves()
 	for j, leaf := range leaves {
-		if !l.Updated[j] {
+		if !l.Copied(j) {
 			continue
 		}
-		src := &hlo.Instruction{Name: fmt.Sprintf("%s.init%d", w.Name, j), Op: hlo.OpParameter, Shape: leaf}
+		// Named alike, so that the copies of leaves of one type share a
+		// kernel (its words name its bindings): each is a pipeline to
+		// create and, on lavapipe, to compile at its first dispatch.
+		src := &hlo.Instruction{Name: "init", Op: hlo.OpParameter, Shape: leaf}
 		cp := &hlo.Instruction{Name: fmt.Sprintf("%s.copy%d", w.Name, j), Op: hlo.OpCopy, Shape: leaf, Operands: []*hlo.Instruction{src}}
 		s.values[src], s.values[cp] = []int{init[j]}, []int{res[j]}
 		env.Local = kgen.ElementwiseLocalSize(s.tg)

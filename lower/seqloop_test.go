@@ -3,6 +3,8 @@ package lower
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,9 @@ func TestDeviceLoopPlans(t *testing.T) {
 	files, err := filepath.Glob("testdata/loops/*.hlo")
 	require.NoError(t, err)
 	files = append(files, "testdata/long_inner_loop.hlo")
+	// many_leaves needs more bindings than this target's 16 even with
+	// CopyInit; TestCopyInit compiles it for lavapipe.
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "many_leaves.hlo") })
 	requireDeviceLoops(t, files)
 	t.Run("corpus", func(t *testing.T) {
 		corpus := shared.Dir(t, "hlo-corpus")
@@ -81,17 +86,24 @@ ENTRY main {
 	require.NoError(t, err)
 	require.Zero(t, stepKinds(p)[StepLoop], "a kernel too large to compile quickly")
 
-	text, err = os.ReadFile("testdata/loops/narrow_state.hlo") // 9 bindings
+	// 9 bindings, 5 with its 4 small leaves copied into their results
+	// first (CopyInit): a device loop where 8 are allowed, not where 4.
+	text, err = os.ReadFile("testdata/loops/narrow_state.hlo")
 	require.NoError(t, err)
-	m, err = hlo.Parse("narrow_state", string(text))
-	require.NoError(t, err)
-	tg := desktop
-	tg.MaxStorageBuffers = 8
-	p, err = Compile(m, tg, Options{})
-	require.NoError(t, err)
-	kinds = stepKinds(p)
-	require.Equal(t, 1, kinds[StepWhile])
-	require.Zero(t, kinds[StepLoop])
+	for _, c := range []struct {
+		max        uint32
+		loop, host int
+	}{{8, 1, 0}, {4, 0, 1}} {
+		m, err = hlo.Parse("narrow_state", string(text))
+		require.NoError(t, err)
+		tg := desktop
+		tg.MaxStorageBuffers = c.max
+		p, err = Compile(m, tg, Options{})
+		require.NoError(t, err)
+		kinds = stepKinds(p)
+		require.Equal(t, c.host, kinds[StepWhile], "%d bindings allowed", c.max)
+		require.Equal(t, c.loop, kinds[StepLoop], "%d bindings allowed", c.max)
+	}
 }
 
 // TestTripCount recognizes fori_loop's counted loops and nothing else.
@@ -138,6 +150,41 @@ ENTRY main {
 		require.Equal(t, c.ok, ok, "%+v", c)
 		require.Equal(t, c.n, n, "%+v", c)
 	}
+}
+
+// TestCopyInit: a loop whose state has more small leaves than lavapipe
+// has bindings for an initial value and a result each (38 of 32) copies
+// the small leaves into their results before the loop and binds them
+// once (20); with fewer bindings than that (16) it stays a host loop,
+// saying why.
+func TestCopyInit(t *testing.T) {
+	text, err := os.ReadFile("testdata/loops/many_leaves.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("many_leaves.hlo", string(text))
+	require.NoError(t, err)
+	p, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepKinds(p)[StepLoop])
+	var copies int
+	for _, s := range p.Steps {
+		switch {
+		case s.Kind == StepLoop:
+			require.Len(t, s.Buffers, 20, "18 small leaves once, the big one, the flag")
+			require.NoError(t, spirv.Validate(p.Kernels[s.Kernel].Words))
+		case s.Kind == StepDispatch:
+			copies++
+		}
+	}
+	require.Equal(t, 19, copies, "each small leaf and the updated big one copied into its result")
+	require.Len(t, p.Kernels, 3, "the copies of one type share a kernel: s32, f32, and the loop")
+	m, err = hlo.Parse("many_leaves.hlo", string(text))
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepKinds(p)[StepWhile])
+	var plan strings.Builder
+	p.Describe(&plan)
+	require.Contains(t, plan.String(), "20 bindings, beyond the device's 16")
 }
 
 // requireDeviceLoops: each file's while loop is one device loop step

@@ -25,7 +25,18 @@ type Loop struct {
 	Big     []bool // per state leaf: kept in a buffer, not registers
 	Updated []bool // per state leaf: a big leaf the body writes (copied before the loop)
 	Flag    int    // the buffer the kernel writes its state to: 0 done, 1 not yet, 2 stuck
+	// CopyInit: the small leaves' initial values are copied into their
+	// result buffers before the loop too, and the kernel reads them
+	// there from the first dispatch on: one binding a small leaf instead
+	// of two, for loops whose state has more leaves than the device
+	// has bindings for both (diffrax's outer loop: 40 of lavapipe's 32).
+	CopyInit bool
 }
+
+// Copied reports the state leaves copied into their result buffers
+// before the loop: the big ones the body updates, and every small one
+// under CopyInit.
+func (l *Loop) Copied(j int) bool { return l.Updated[j] || l.CopyInit && !l.Big[j] }
 
 // loopBinding is one binding of a device loop kernel: state leaf leaf's
 // operand buffer (init) or result buffer, or (leaf -1) the flag.
@@ -48,7 +59,9 @@ func (l *Loop) Bindings() []loopBinding {
 			}
 		}
 	}
-	add(func(j int) bool { return !l.Big[j] }, loopBinding{Init: true, ReadOnly: true})
+	if !l.CopyInit {
+		add(func(j int) bool { return !l.Big[j] }, loopBinding{Init: true, ReadOnly: true})
+	}
 	add(func(j int) bool { return l.Big[j] && !l.Updated[j] }, loopBinding{ReadOnly: true})
 	add(func(j int) bool { return l.Updated[j] }, loopBinding{})
 	add(func(j int) bool { return !l.Big[j] }, loopBinding{})
@@ -138,6 +151,9 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	if tg.MaxLoopIterations > 0 {
 		e.budget = uint32(tg.MaxLoopIterations - tg.MaxLoopIterations/16) // a margin below the driver's count
 	}
+	if n := len(l.Bindings()); tg.MaxStorageBuffers > 0 && n > int(tg.MaxStorageBuffers) {
+		l.CopyInit = true
+	}
 	k := newKernelBuilder(tg, 1, 2)
 	k.bound = map[*hlo.Instruction]int{}
 	e.k = k
@@ -171,7 +187,8 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	u32, boolT := k.u32(), k.boolT()
 	first := k.boolOp(spirv.OpINotEqual, k.push(1), k.cu32(0))
 	// The state in function variables: the loop's operand on the first
-	// dispatch, the previous dispatch's results after it.
+	// dispatch, the previous dispatch's results after it (under CopyInit
+	// the operand is in the results before the first).
 	vars := e.stateVars(leaves, l.Big)
 	si := 0
 	for i, s := range leaves {
@@ -180,8 +197,11 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		}
 		for j, v := range vars[i] {
 			idx := k.cu32(uint32(j))
-			a, b := k.load(ins[si], idx, s.Elem), k.load(outs[si], idx, s.Elem)
-			k.f.Store(v, k.sel(first, a, b).id)
+			b := k.load(outs[si], idx, s.Elem)
+			if !l.CopyInit {
+				b = k.sel(first, k.load(ins[si], idx, s.Elem), b)
+			}
+			k.f.Store(v, b.id)
 		}
 		si++
 	}
