@@ -98,6 +98,15 @@ func (cb *CompBuilder) Op(op Opcode, operands ...*Instruction) *InstBuilder {
 	return &InstBuilder{Instruction: in, cb: cb}
 }
 
+// Add adds an instruction made elsewhere (its op, operands, shape and
+// attributes set), named as Op names them, and returns it.
+func (cb *CompBuilder) Add(in *Instruction) *Instruction {
+	in.Name = cb.b.name(in.Op)
+	cb.c.Instructions = append(cb.c.Instructions, in)
+	cb.c.Root = in
+	return in
+}
+
 // Set sets an attribute from its HLO text ("dimensions", "{0}").
 func (ib *InstBuilder) Set(name, value string) *InstBuilder {
 	ib.Attrs = append(ib.Attrs, Attr{Name: name, Value: value})

@@ -110,6 +110,18 @@ func (in *Instruction) AttrValue(name string) (string, bool) {
 	return "", false
 }
 
+// SetAttr sets attribute name from its HLO text, replacing any value it
+// had, and the typed attribute it implies (in.A), for code that makes
+// instructions itself; a value that does not parse is the error.
+func (in *Instruction) SetAttr(name, value string) error {
+	if a := in.Attr(name); a != nil {
+		a.Value = value
+	} else {
+		in.Attrs = append(in.Attrs, Attr{Name: name, Value: value})
+	}
+	return parseTypedAttrs(in)
+}
+
 // SelectAndScatterComputations tells a select-and-scatter's select
 // computation from its scatter one by its attributes (called in that
 // order where they do not say).

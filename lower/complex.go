@@ -80,6 +80,9 @@ func (p *complexPass) rewrite(c *hlo.Computation) (*hlo.Computation, error) {
 		if err := x.visit(in); err != nil {
 			return nil, err
 		}
+		if x.err != nil {
+			return nil, in.Errorf("rewriting complex arithmetic: %v", x.err)
+		}
 	}
 	nc := *c
 	nc.Params = make([]*hlo.Instruction, len(c.Params))
@@ -104,6 +107,7 @@ type cx struct {
 	split map[*hlo.Instruction][][]*hlo.Instruction
 	// consts are the DFT matrices made so far, one instruction each.
 	consts map[*hlo.Literal]*hlo.Instruction
+	err    error // the first error of the builders expr made
 }
 
 func newCx(p *complexPass) *cx {
@@ -118,8 +122,15 @@ func (x *cx) add(in *hlo.Instruction) *hlo.Instruction {
 
 // inst adds an instruction named after the one it helps compute.
 func (x *cx) inst(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	return x.place(from, &hlo.Instruction{Op: op, Shape: sh, Operands: ops})
+}
+
+// place adds in, named after the instruction from that it helps compute
+// and placed where from is in the source.
+func (x *cx) place(from, in *hlo.Instruction) *hlo.Instruction {
 	x.p.n++
-	return x.add(&hlo.Instruction{Name: fmt.Sprintf("%s.c%d", from.Name, x.p.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos})
+	in.Name, in.Pos = fmt.Sprintf("%s.c%d", from.Name, x.p.n), from.Pos
+	return x.add(in)
 }
 
 // reshape is v with dimensions dims, helping compute from.
@@ -243,8 +254,8 @@ func (x *cx) visit(in *hlo.Instruction) error {
 		if in.Op == hlo.OpReal {
 			x.whole[in] = x.memory(in.Operands[0])
 		} else {
-			f := &rexpr{x: x, in: in, t: in.Shape.Elem, dims: in.Shape.Dims}
-			x.whole[in] = f.k(0)
+			f := x.expr(in, in.Shape.Elem, in.Shape.Dims)
+			x.whole[in] = f.K(0)
 		}
 		return nil
 	case in.Op == hlo.OpBitcastConvert && (complexResult || complexOperand) &&
@@ -329,94 +340,94 @@ func (x *cx) arith(in *hlo.Instruction) error {
 	if ot == hlo.Invalid {
 		ot = rt
 	}
-	f := &rexpr{x: x, in: in, t: ot, dims: in.Shape.Dims}
+	f := x.expr(in, ot, in.Shape.Dims)
 	op := func(i int) [2]*hlo.Instruction { return x.parts(in.Operands[i]) }
 	set := func(re, im *hlo.Instruction) error { x.pairs[in] = [2]*hlo.Instruction{re, im}; return nil }
 	asReal := func(v *hlo.Instruction) error { x.whole[in] = v; return nil }
 	switch in.Op {
 	case hlo.OpAdd:
 		a, b := op(0), op(1)
-		return set(f.add(a[0], b[0]), f.add(a[1], b[1]))
+		return set(f.Add(a[0], b[0]), f.Add(a[1], b[1]))
 	case hlo.OpSubtract:
 		a, b := op(0), op(1)
-		return set(f.sub(a[0], b[0]), f.sub(a[1], b[1]))
+		return set(f.Sub(a[0], b[0]), f.Sub(a[1], b[1]))
 	case hlo.OpNegate:
 		a := op(0)
-		return set(f.neg(a[0]), f.neg(a[1]))
+		return set(f.Neg(a[0]), f.Neg(a[1]))
 	case hlo.OpMultiply:
 		return set(f.cmul(op(0), op(1)))
 	case hlo.OpDivide:
 		return set(f.cdiv(op(0), op(1)))
 	case hlo.OpAbs:
 		a := op(0)
-		return asReal(f.hypot(a[0], a[1]))
+		return asReal(f.Hypot(a[0], a[1]))
 	case hlo.OpSign:
 		a := op(0)
-		r := f.hypot(a[0], a[1])
-		zero := f.cmp(r, "EQ", f.k(0))
-		return set(f.sel(zero, a[0], f.div(a[0], r)), f.sel(zero, a[1], f.div(a[1], r)))
+		r := f.Hypot(a[0], a[1])
+		zero := f.Cmp(r, "EQ", f.K(0))
+		return set(f.Sel(zero, a[0], f.Div(a[0], r)), f.Sel(zero, a[1], f.Div(a[1], r)))
 	case hlo.OpSqrt:
 		return set(f.csqrt(op(0)))
 	case hlo.OpRsqrt:
 		re, im := f.csqrt(op(0))
-		return set(f.cdiv([2]*hlo.Instruction{f.k(1), f.k(0)}, [2]*hlo.Instruction{re, im}))
+		return set(f.cdiv([2]*hlo.Instruction{f.K(1), f.K(0)}, [2]*hlo.Instruction{re, im}))
 	case hlo.OpExp:
 		return set(f.cexp(op(0)))
 	case hlo.OpExpm1:
 		a := op(0)
-		s := f.op(hlo.OpSin, f.mul(f.k(0.5), a[1]))
-		re := f.sub(f.mul(f.op(hlo.OpExpm1, a[0]), f.op(hlo.OpCos, a[1])), f.mul(f.k(2), f.mul(s, s)))
-		im := f.mul(f.op(hlo.OpExp, a[0]), f.op(hlo.OpSin, a[1]))
-		noIm := f.cmp(a[1], "EQ", f.k(0))
-		return set(f.sel(noIm, f.op(hlo.OpExpm1, a[0]), re), f.sel(noIm, a[1], im))
+		s := f.Op(hlo.OpSin, f.Mul(f.K(0.5), a[1]))
+		re := f.Sub(f.Mul(f.Op(hlo.OpExpm1, a[0]), f.Op(hlo.OpCos, a[1])), f.Mul(f.K(2), f.Mul(s, s)))
+		im := f.Mul(f.Op(hlo.OpExp, a[0]), f.Op(hlo.OpSin, a[1]))
+		noIm := f.Cmp(a[1], "EQ", f.K(0))
+		return set(f.Sel(noIm, f.Op(hlo.OpExpm1, a[0]), re), f.Sel(noIm, a[1], im))
 	case hlo.OpLog:
 		return set(f.clog(op(0)))
 	case hlo.OpLog1p:
 		a := op(0)
-		small := f.and(f.cmp(f.abs(a[0]), "LT", f.k(0.5)), f.cmp(f.abs(a[1]), "LT", f.k(0.5)))
-		a1 := f.add(a[0], f.k(1))
-		near := f.mul(f.k(0.5), f.op(hlo.OpLog1p, f.add(f.mul(a[0], f.add(a[0], f.k(2))), f.mul(a[1], a[1]))))
-		far := f.op(hlo.OpLog, f.hypot(a1, a[1]))
-		return set(f.sel(small, near, far), f.op(hlo.OpAtan2, a[1], a1))
+		small := f.And(f.Cmp(f.Abs(a[0]), "LT", f.K(0.5)), f.Cmp(f.Abs(a[1]), "LT", f.K(0.5)))
+		a1 := f.Add(a[0], f.K(1))
+		near := f.Mul(f.K(0.5), f.Op(hlo.OpLog1p, f.Add(f.Mul(a[0], f.Add(a[0], f.K(2))), f.Mul(a[1], a[1]))))
+		far := f.Op(hlo.OpLog, f.Hypot(a1, a[1]))
+		return set(f.Sel(small, near, far), f.Op(hlo.OpAtan2, a[1], a1))
 	case hlo.OpSin:
 		a := op(0)
 		ch, sh := f.coshSinh(a[1])
-		return set(f.mul(f.op(hlo.OpSin, a[0]), ch), f.mul(f.op(hlo.OpCos, a[0]), sh))
+		return set(f.Mul(f.Op(hlo.OpSin, a[0]), ch), f.Mul(f.Op(hlo.OpCos, a[0]), sh))
 	case hlo.OpCos:
 		a := op(0)
 		ch, sh := f.coshSinh(a[1])
-		return set(f.mul(f.op(hlo.OpCos, a[0]), ch), f.neg(f.mul(f.op(hlo.OpSin, a[0]), sh)))
+		return set(f.Mul(f.Op(hlo.OpCos, a[0]), ch), f.Neg(f.Mul(f.Op(hlo.OpSin, a[0]), sh)))
 	case hlo.OpTan:
 		a := op(0)
 		return set(f.ctan(a[0], a[1]))
 	case hlo.OpTanh:
 		// tanh(z) = -i tan(iz), iz = -b + ai.
 		a := op(0)
-		p, q := f.ctan(f.neg(a[1]), a[0])
-		return set(q, f.neg(p))
+		p, q := f.ctan(f.Neg(a[1]), a[0])
+		return set(q, f.Neg(p))
 	case hlo.OpPower:
 		return set(f.cpow(op(0), op(1)))
 	case hlo.OpCbrt:
 		// The principal cube root: cbrt|z| at a third of the argument.
 		a := op(0)
-		r := f.op(hlo.OpCbrt, f.hypot(a[0], a[1]))
-		t := f.div(f.op(hlo.OpAtan2, a[1], a[0]), f.k(3))
-		return set(f.mul(r, f.op(hlo.OpCos, t)), f.mul(r, f.op(hlo.OpSin, t)))
+		r := f.Op(hlo.OpCbrt, f.Hypot(a[0], a[1]))
+		t := f.Div(f.Op(hlo.OpAtan2, a[1], a[0]), f.K(3))
+		return set(f.Mul(r, f.Op(hlo.OpCos, t)), f.Mul(r, f.Op(hlo.OpSin, t)))
 	case hlo.OpLogistic:
 		a := op(0)
-		er, ei := f.cexp([2]*hlo.Instruction{f.neg(a[0]), f.neg(a[1])})
-		return set(f.cdiv([2]*hlo.Instruction{f.k(1), f.k(0)}, [2]*hlo.Instruction{f.add(f.k(1), er), ei}))
+		er, ei := f.cexp([2]*hlo.Instruction{f.Neg(a[0]), f.Neg(a[1])})
+		return set(f.cdiv([2]*hlo.Instruction{f.K(1), f.K(0)}, [2]*hlo.Instruction{f.Add(f.K(1), er), ei}))
 	case hlo.OpAtan2:
 		// atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), as StableHLO
 		// defines it for complex numbers.
 		y, xx := op(0), op(1)
-		num := [2]*hlo.Instruction{f.sub(xx[0], y[1]), f.add(xx[1], y[0])}
+		num := [2]*hlo.Instruction{f.Sub(xx[0], y[1]), f.Add(xx[1], y[0])}
 		x2r, x2i := f.cmul(xx, xx)
 		y2r, y2i := f.cmul(y, y)
-		sr, si := f.csqrt([2]*hlo.Instruction{f.add(x2r, y2r), f.add(x2i, y2i)})
+		sr, si := f.csqrt([2]*hlo.Instruction{f.Add(x2r, y2r), f.Add(x2i, y2i)})
 		qr, qi := f.cdiv(num, [2]*hlo.Instruction{sr, si})
 		lr, li := f.clog([2]*hlo.Instruction{qr, qi})
-		return set(li, f.neg(lr))
+		return set(li, f.Neg(lr))
 	case hlo.OpBitcastConvert:
 		if in.Shape.Elem != in.Operands[0].Shape.Elem || !in.Shape.SameDims(in.Operands[0].Shape) {
 			return x.unsupported(in)
@@ -433,26 +444,26 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		a, b := op(0), op(1)
 		switch in.A.Direction {
 		case "EQ":
-			return asReal(f.and(f.cmp(a[0], "EQ", b[0]), f.cmp(a[1], "EQ", b[1])))
+			return asReal(f.And(f.Cmp(a[0], "EQ", b[0]), f.Cmp(a[1], "EQ", b[1])))
 		case "NE":
-			return asReal(f.or(f.cmp(a[0], "NE", b[0]), f.cmp(a[1], "NE", b[1])))
+			return asReal(f.Or(f.Cmp(a[0], "NE", b[0]), f.Cmp(a[1], "NE", b[1])))
 		}
 		return in.Errorf("compare %s of complex numbers is not defined", in.A.Direction)
 	case hlo.OpSelect:
 		p := x.memory(in.Operands[0])
 		a, b := op(1), op(2)
-		return set(f.sel(p, a[0], b[0]), f.sel(p, a[1], b[1]))
+		return set(f.Sel(p, a[0], b[0]), f.Sel(p, a[1], b[1]))
 	case hlo.OpConvert:
 		from := in.Operands[0]
 		if _, ok := realPart(from.Shape.Elem); ok {
 			a := op(0)
 			if !hasComplex(in.Shape) { // the real part, as XLA converts
-				return asReal(f.convert(a[0], in.Shape.Elem))
+				return asReal(f.Convert(a[0], in.Shape.Elem))
 			}
-			return set(f.convert(a[0], rt), f.convert(a[1], rt))
+			return set(f.Convert(a[0], rt), f.Convert(a[1], rt))
 		}
-		g := &rexpr{x: x, in: in, t: rt, dims: in.Shape.Dims}
-		return set(g.convert(x.memory(from), rt), g.k(0))
+		g := x.expr(in, rt, in.Shape.Dims)
+		return set(g.Convert(x.memory(from), rt), g.K(0))
 	case hlo.OpBroadcast, hlo.OpReshape, hlo.OpTranspose, hlo.OpSlice, hlo.OpReverse, hlo.OpCopy,
 		hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice, hlo.OpPad, hlo.OpConcatenate, hlo.OpGather:
 		return x.movement(in, rt)
@@ -460,14 +471,14 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		a, b := op(0), op(1)
 		sh := hlo.ArrayShape(rt, in.Shape.Dims...)
 		prod := func(p, q *hlo.Instruction) *hlo.Instruction { return x.clone(in, sh, p, q) }
-		g := &rexpr{x: x, in: in, t: rt, dims: in.Shape.Dims}
-		return set(g.sub(prod(a[0], b[0]), prod(a[1], b[1])), g.add(prod(a[0], b[1]), prod(a[1], b[0])))
+		g := x.expr(in, rt, in.Shape.Dims)
+		return set(g.Sub(prod(a[0], b[0]), prod(a[1], b[1])), g.Add(prod(a[0], b[1]), prod(a[1], b[0])))
 	case hlo.OpFft:
 		return x.fft(in)
 	case hlo.OpIota:
-		g := &rexpr{x: x, in: in, t: rt, dims: in.Shape.Dims}
-		re := x.clone(in, g.sh())
-		return set(re, g.k(0))
+		g := x.expr(in, rt, in.Shape.Dims)
+		re := x.clone(in, g.Shape())
+		return set(re, g.K(0))
 	case hlo.OpMaximum, hlo.OpMinimum:
 		// XLA orders complex numbers lexicographically: real part first.
 		a, b := op(0), op(1)
@@ -475,9 +486,9 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		if in.Op == hlo.OpMinimum {
 			dir = "LT"
 		}
-		first := f.or(f.cmp(a[0], dir, b[0]), f.and(f.cmp(a[0], "EQ", b[0]), f.cmp(a[1], dir, b[1])))
-		nan := f.or(f.or(f.isNaN(a[0]), f.isNaN(a[1])), f.not(f.or(f.or(f.isNaN(b[0]), f.isNaN(b[1])), f.not(first))))
-		return set(f.sel(nan, a[0], b[0]), f.sel(nan, a[1], b[1]))
+		first := f.Or(f.Cmp(a[0], dir, b[0]), f.And(f.Cmp(a[0], "EQ", b[0]), f.Cmp(a[1], dir, b[1])))
+		nan := f.Or(f.Or(f.IsNaN(a[0]), f.IsNaN(a[1])), f.Not(f.Or(f.Or(f.IsNaN(b[0]), f.IsNaN(b[1])), f.Not(first))))
+		return set(f.Sel(nan, a[0], b[0]), f.Sel(nan, a[1], b[1]))
 	}
 	return x.unsupported(in)
 }
@@ -607,6 +618,9 @@ func (p *complexPass) splitComp(c *hlo.Computation, pairwise bool) (*hlo.Computa
 		}
 		if err := x.visit(in); err != nil {
 			return nil, err
+		}
+		if x.err != nil {
+			return nil, in.Errorf("rewriting complex arithmetic: %v", x.err)
 		}
 	}
 	results := []*hlo.Instruction{c.Root}

@@ -54,8 +54,8 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		}
 		rt, _ := realPart(src.Shape.Elem)
 		c, s := twiddles(n, m, n, rt, w, -1)
-		g := &rexpr{x: x, in: in, t: rt, dims: in.Shape.Dims}
-		x.whole[in] = g.add(x.along(in, re, c, rank-1), x.along(in, im, s, rank-1))
+		g := x.expr(in, rt, in.Shape.Dims)
+		x.whole[in] = g.Add(x.along(in, re, c, rank-1), x.along(in, im, s, rank-1))
 		return nil
 	default:
 		return x.unsupported(in)
@@ -83,11 +83,11 @@ func (x *cx) dftAxis(in, re, im *hlo.Instruction, a int, n int64, inverse bool) 
 	}
 	c, s := twiddles(n, n, n, re.Shape.Elem, w, 1)
 	rc, rs, ic, is := x.along(in, re, c, a), x.along(in, re, s, a), x.along(in, im, c, a), x.along(in, im, s, a)
-	g := &rexpr{x: x, in: in, t: re.Shape.Elem, dims: re.Shape.Dims}
+	g := x.expr(in, re.Shape.Elem, re.Shape.Dims)
 	if inverse {
-		return g.sub(rc, is), g.add(ic, rs)
+		return g.Sub(rc, is), g.Add(ic, rs)
 	}
-	return g.add(rc, is), g.sub(ic, rs)
+	return g.Add(rc, is), g.Sub(ic, rs)
 }
 
 // twiddles are the constant matrices C[j][k] = w(j, k) cos(2 pi jk/n)
@@ -205,8 +205,8 @@ func (x *cx) fourStep(in, re, im *hlo.Instruction, a int, n1, n2 int64, inverse 
 		return b
 	}
 	wc, ws := bc(c), bc(s)
-	g := &rexpr{x: x, in: in, t: t, dims: split}
-	re, im = g.sub(g.mul(re, wc), g.mul(im, ws)), g.add(g.mul(re, ws), g.mul(im, wc))
+	g := x.expr(in, t, split)
+	re, im = g.Sub(g.Mul(re, wc), g.Mul(im, ws)), g.Add(g.Mul(re, ws), g.Mul(im, wc))
 	re, im = x.dftAxis(in, re, im, a+1, n2, inverse)
 	perm := make([]int64, len(split))
 	for i := range perm {

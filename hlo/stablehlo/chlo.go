@@ -1,11 +1,11 @@
 package stablehlo
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/hloexpr"
 )
 
 // CHLO's special functions, each expanded into HLO's elementwise ops as
@@ -55,7 +55,7 @@ func chloRule(expand func(e *expr, args []*hlo.Instruction) *hlo.Instruction) ru
 				return nil, fmt.Errorf("%s's operands differ in shape: %s and %s (broadcast them first)", c.op.Name, s, a.Shape)
 			}
 		}
-		e := &expr{cb: c.cb, s: s}
+		e := newExpr(c.cb, s)
 		var r *hlo.Instruction
 		if s.Elem.Kind() == hlo.KindComplex {
 			f := complexRules[c.op.Name]
@@ -66,8 +66,8 @@ func chloRule(expand func(e *expr, args []*hlo.Instruction) *hlo.Instruction) ru
 		} else {
 			r = expand(e, c.args)
 		}
-		if e.err != nil {
-			return nil, e.err
+		if err := e.Err(); err != nil {
+			return nil, err
 		}
 		return []*hlo.Instruction{r}, nil
 	}
@@ -77,116 +77,29 @@ func chloRule(expand func(e *expr, args []*hlo.Instruction) *hlo.Instruction) ru
 // f16 and bf16 in f32 (materializeWithUpcast in the legalization).
 func floatRule(f func(e *expr, x *hlo.Instruction) *hlo.Instruction) func(*expr, []*hlo.Instruction) *hlo.Instruction {
 	return func(e *expr, args []*hlo.Instruction) *hlo.Instruction {
-		t := e.s.Elem
+		t := e.Elem
 		if !t.IsFloat() || t.Bits() < 16 {
-			e.fail(fmt.Errorf("element type %s is not a float of 16 bits or more", t))
+			e.Fail(fmt.Errorf("element type %s is not a float of 16 bits or more", t))
 			return args[0]
 		}
 		if t.Bits() == 16 {
 			wide := e.with(hlo.F32)
-			return e.convert(f(wide, wide.convert(args[0], hlo.F32)), t)
+			return e.Convert(f(wide, wide.Convert(args[0], hlo.F32)), t)
 		}
 		return f(e, args[0])
 	}
 }
 
-// expr builds elementwise HLO over values of one shape.
-type expr struct {
-	cb  *hlo.CompBuilder
-	s   hlo.Shape
-	err error
-}
+// expr builds elementwise HLO over values of one shape in the module
+// being translated; the parts of complex values are in chlocomplex.go.
+type expr struct{ *hloexpr.Builder }
 
-func (e *expr) fail(err error) {
-	if e.err == nil {
-		e.err = err
-	}
+func newExpr(cb *hlo.CompBuilder, s hlo.Shape) *expr {
+	return &expr{hloexpr.New(cb.Add, s, new(error))}
 }
 
 // with is a builder over the same dimensions in element type t.
-func (e *expr) with(t hlo.ElementType) *expr {
-	return &expr{cb: e.cb, s: hlo.ArrayShape(t, e.s.Dims...)}
-}
-
-// op adds an elementwise instruction, its shape inferred at once (the
-// translation checks a use's spelled type against it).
-func (e *expr) op(op hlo.Opcode, xs ...*hlo.Instruction) *hlo.Instruction {
-	in := e.cb.Op(op, xs...).Instruction
-	s, err := hlo.InferShape(in)
-	if err != nil {
-		e.fail(err)
-		return in
-	}
-	in.Shape = *s
-	return in
-}
-
-// broadcast makes a scalar constant a value of e's shape.
-func (e *expr) broadcast(c *hlo.Instruction) *hlo.Instruction {
-	if e.s.Rank() == 0 {
-		return c
-	}
-	return e.cb.Op(hlo.OpBroadcast, c).WithShape(e.s).Set("dimensions", "{}").Instruction
-}
-
-// k is the float constant v.
-func (e *expr) k(v float64) *hlo.Instruction {
-	return e.broadcast(e.cb.Constant(hlo.ScalarLiteral(e.s.Elem, v)))
-}
-
-// bits is the integer constant of e's type with these bits.
-func (e *expr) bits(v uint64) *hlo.Instruction {
-	t := e.s.Elem
-	b := binary.LittleEndian.AppendUint64(nil, v)[:t.Bytes()]
-	l, err := hlo.NewLiteral(hlo.ArrayShape(t), b)
-	if err != nil {
-		e.fail(err)
-	}
-	return e.broadcast(e.cb.Constant(l))
-}
-
-func (e *expr) add(a, b *hlo.Instruction) *hlo.Instruction { return e.op(hlo.OpAdd, a, b) }
-func (e *expr) sub(a, b *hlo.Instruction) *hlo.Instruction { return e.op(hlo.OpSubtract, a, b) }
-func (e *expr) mul(a, b *hlo.Instruction) *hlo.Instruction { return e.op(hlo.OpMultiply, a, b) }
-func (e *expr) div(a, b *hlo.Instruction) *hlo.Instruction { return e.op(hlo.OpDivide, a, b) }
-func (e *expr) neg(a *hlo.Instruction) *hlo.Instruction    { return e.op(hlo.OpNegate, a) }
-func (e *expr) abs(a *hlo.Instruction) *hlo.Instruction    { return e.op(hlo.OpAbs, a) }
-func (e *expr) exp(a *hlo.Instruction) *hlo.Instruction    { return e.op(hlo.OpExp, a) }
-func (e *expr) log(a *hlo.Instruction) *hlo.Instruction    { return e.op(hlo.OpLog, a) }
-func (e *expr) log1p(a *hlo.Instruction) *hlo.Instruction  { return e.op(hlo.OpLog1p, a) }
-func (e *expr) sqrt(a *hlo.Instruction) *hlo.Instruction   { return e.op(hlo.OpSqrt, a) }
-func (e *expr) floor(a *hlo.Instruction) *hlo.Instruction  { return e.op(hlo.OpFloor, a) }
-
-// sel is p ? a : b.
-func (e *expr) sel(p, a, b *hlo.Instruction) *hlo.Instruction { return e.op(hlo.OpSelect, p, a, b) }
-
-// cmp compares a and b elementwise (dir: EQ, NE, LT, LE, GT, GE).
-func (e *expr) cmp(a *hlo.Instruction, dir string, b *hlo.Instruction) *hlo.Instruction {
-	return e.cb.Op(hlo.OpCompare, a, b).WithShape(hlo.ArrayShape(hlo.PRED, e.s.Dims...)).Set("direction", dir).Instruction
-}
-
-// convert converts x to element type t.
-func (e *expr) convert(x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
-	return e.cb.Op(hlo.OpConvert, x).WithShape(hlo.ArrayShape(t, e.s.Dims...)).Instruction
-}
-
-// poly evaluates the polynomial with coefficients cs, highest degree
-// first, at x by Horner's rule.
-func (e *expr) poly(x *hlo.Instruction, cs []float64) *hlo.Instruction {
-	p := e.k(cs[0])
-	for _, c := range cs[1:] {
-		p = e.add(e.mul(p, x), e.k(c))
-	}
-	return p
-}
-
-// maxFloat is the largest finite value of e's float type.
-func (e *expr) maxFloat() float64 {
-	if e.s.Elem == hlo.F32 {
-		return math.MaxFloat32
-	}
-	return math.MaxFloat64
-}
+func (e *expr) with(t hlo.ElementType) *expr { return &expr{e.With(t)} }
 
 // sinhExpr: (expm1(x) + expm1(x) / (expm1(x) + 1)) / 2 for |x| < 1, where
 // e^x - e^-x cancels, else e^(x + log(1/2)) - e^(-x + log(1/2)), which
@@ -197,93 +110,93 @@ func (e *expr) maxFloat() float64 {
 // from the true -3136.5986, and the check allows 0.001), so vkjit
 // computes what XLA computes (docs/ACCURACY.md).
 func sinhExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	m := e.op(hlo.OpExpm1, x)
-	small := e.mul(e.k(0.5), e.add(m, e.div(m, e.add(m, e.k(1)))))
-	lh := e.k(math.Log(0.5))
-	large := e.sub(e.exp(e.add(x, lh)), e.exp(e.sub(lh, x)))
-	return e.sel(e.cmp(e.abs(x), "LT", e.k(1)), small, large)
+	m := e.Op(hlo.OpExpm1, x)
+	small := e.Mul(e.K(0.5), e.Add(m, e.Div(m, e.Add(m, e.K(1)))))
+	lh := e.K(math.Log(0.5))
+	large := e.Sub(e.Exp(e.Add(x, lh)), e.Exp(e.Sub(lh, x)))
+	return e.Sel(e.Cmp(e.Abs(x), "LT", e.K(1)), small, large)
 }
 
 // coshExpr: e^(x + log(1/2)) + e^(-x + log(1/2)), as XLA (see sinhExpr).
 func coshExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	lh := e.k(math.Log(0.5))
-	return e.add(e.exp(e.add(x, lh)), e.exp(e.sub(lh, x)))
+	lh := e.K(math.Log(0.5))
+	return e.Add(e.Exp(e.Add(x, lh)), e.Exp(e.Sub(lh, x)))
 }
 
 // asinExpr: 2 atan2(x, 1 + sqrt(1 - x^2)), NaN beyond [-1, 1].
 func asinExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	one := e.k(1)
-	r := e.sqrt(e.mul(e.sub(one, x), e.add(one, x)))
-	return e.mul(e.k(2), e.op(hlo.OpAtan2, x, e.add(one, r)))
+	one := e.K(1)
+	r := e.Sqrt(e.Mul(e.Sub(one, x), e.Add(one, x)))
+	return e.Mul(e.K(2), e.Op(hlo.OpAtan2, x, e.Add(one, r)))
 }
 
 // acosExpr: 2 atan2(sqrt(1 - x^2), 1 + x), and pi at -1 (where that is
 // atan2(0, 0)).
 func acosExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	one := e.k(1)
-	r := e.sqrt(e.mul(e.sub(one, x), e.add(one, x)))
-	v := e.mul(e.k(2), e.op(hlo.OpAtan2, r, e.add(one, x)))
-	return e.sel(e.cmp(x, "EQ", e.k(-1)), e.k(math.Pi), v)
+	one := e.K(1)
+	r := e.Sqrt(e.Mul(e.Sub(one, x), e.Add(one, x)))
+	v := e.Mul(e.K(2), e.Op(hlo.OpAtan2, r, e.Add(one, x)))
+	return e.Sel(e.Cmp(x, "EQ", e.K(-1)), e.K(math.Pi), v)
 }
 
 // atanExpr: atan2(x, 1).
 func atanExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	return e.op(hlo.OpAtan2, x, e.k(1))
+	return e.Op(hlo.OpAtan2, x, e.K(1))
 }
 
 // asinhExpr: sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), which keeps
 // the small arguments' digits, and sign(x) (log|x| + log 2) where x^2
 // would overflow; the sign's product keeps -0.
 func asinhExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	a := e.abs(x)
-	a2 := e.mul(a, a)
-	mid := e.log1p(e.add(a, e.div(a2, e.add(e.k(1), e.sqrt(e.add(e.k(1), a2))))))
-	large := e.add(e.log(a), e.k(math.Ln2))
-	r := e.sel(e.cmp(a, "GE", e.k(math.Sqrt(e.maxFloat()))), large, mid)
-	return e.mul(e.op(hlo.OpSign, x), r)
+	a := e.Abs(x)
+	a2 := e.Mul(a, a)
+	mid := e.Log1p(e.Add(a, e.Div(a2, e.Add(e.K(1), e.Sqrt(e.Add(e.K(1), a2))))))
+	large := e.Add(e.Log(a), e.K(math.Ln2))
+	r := e.Sel(e.Cmp(a, "GE", e.K(math.Sqrt(e.MaxFloat()))), large, mid)
+	return e.Mul(e.Op(hlo.OpSign, x), r)
 }
 
 // acoshExpr: log1p(y + sqrt(y (x + 1))) with y = x - 1 (exact near 1),
 // log x + log 2 where the product would overflow; NaN below 1.
 func acoshExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	y := e.sub(x, e.k(1))
-	mid := e.log1p(e.add(y, e.sqrt(e.mul(y, e.add(x, e.k(1))))))
-	large := e.add(e.log(x), e.k(math.Ln2))
-	return e.sel(e.cmp(x, "GE", e.k(math.Sqrt(e.maxFloat()))), large, mid)
+	y := e.Sub(x, e.K(1))
+	mid := e.Log1p(e.Add(y, e.Sqrt(e.Mul(y, e.Add(x, e.K(1))))))
+	large := e.Add(e.Log(x), e.K(math.Ln2))
+	return e.Sel(e.Cmp(x, "GE", e.K(math.Sqrt(e.MaxFloat()))), large, mid)
 }
 
 // atanhExpr: (log1p(x) - log1p(-x)) / 2: ±inf at ±1, NaN beyond.
 func atanhExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	return e.mul(e.k(0.5), e.sub(e.log1p(x), e.log1p(e.neg(x))))
+	return e.Mul(e.K(0.5), e.Sub(e.Log1p(x), e.Log1p(e.Neg(x))))
 }
 
 // erfcExpr: 1 - erf(x) for |x| < 1; beyond, Cephes' rational
 // approximations times exp(-x^2) (0 where that underflows), and
 // 2 - erfc(-x) for negative x.
 func erfcExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	a := e.abs(x)
-	z := e.neg(e.mul(x, x))
+	a := e.Abs(x)
+	z := e.Neg(e.Mul(x, x))
 	ez := expMinusSquare(e, a)
 	var small, far *hlo.Instruction
 	maxLog := 88.72283905206835
-	if e.s.Elem == hlo.F64 {
+	if e.Elem == hlo.F64 {
 		maxLog = 7.09782712893383996843e2
-		x2 := e.mul(x, x)
-		erf := e.div(e.mul(x, e.poly(x2, erfT64)), e.poly(x2, erfU64))
-		small = e.sub(e.k(1), erf)
-		near := e.div(e.mul(ez, e.poly(a, erfcP64)), e.poly(a, erfcQ64))
-		tail := e.div(e.mul(ez, e.poly(a, erfcR64)), e.poly(a, erfcS64))
-		far = e.sel(e.cmp(a, "LT", e.k(8)), near, tail)
+		x2 := e.Mul(x, x)
+		erf := e.Div(e.Mul(x, e.Poly(x2, erfT64)), e.Poly(x2, erfU64))
+		small = e.Sub(e.K(1), erf)
+		near := e.Div(e.Mul(ez, e.Poly(a, erfcP64)), e.Poly(a, erfcQ64))
+		tail := e.Div(e.Mul(ez, e.Poly(a, erfcR64)), e.Poly(a, erfcS64))
+		far = e.Sel(e.Cmp(a, "LT", e.K(8)), near, tail)
 	} else {
-		erf := e.mul(x, e.poly(e.mul(x, x), erfT32))
-		small = e.sub(e.k(1), erf)
-		r2 := e.div(e.k(1), e.mul(x, x))
-		p := e.sel(e.cmp(a, "LT", e.k(2)), e.poly(r2, erfcP32), e.poly(r2, erfcR32))
-		far = e.mul(e.mul(ez, e.div(e.k(1), a)), p)
+		erf := e.Mul(x, e.Poly(e.Mul(x, x), erfT32))
+		small = e.Sub(e.K(1), erf)
+		r2 := e.Div(e.K(1), e.Mul(x, x))
+		p := e.Sel(e.Cmp(a, "LT", e.K(2)), e.Poly(r2, erfcP32), e.Poly(r2, erfcR32))
+		far = e.Mul(e.Mul(ez, e.Div(e.K(1), a)), p)
 	}
-	far = e.sel(e.cmp(z, "LT", e.k(-maxLog)), e.k(0), far)
-	far = e.sel(e.cmp(x, "LT", e.k(0)), e.sub(e.k(2), far), far)
-	return e.sel(e.cmp(a, "LT", e.k(1)), small, far)
+	far = e.Sel(e.Cmp(z, "LT", e.K(-maxLog)), e.K(0), far)
+	far = e.Sel(e.Cmp(x, "LT", e.K(0)), e.Sub(e.K(2), far), far)
+	return e.Sel(e.Cmp(a, "LT", e.K(1)), small, far)
 }
 
 // expMinusSquare is e^(-a^2) for a >= 0 without the rounding of a^2
@@ -292,12 +205,12 @@ func erfcExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 // at a = 8.9.
 func expMinusSquare(e *expr, a *hlo.Instruction) *hlo.Instruction {
 	scale := 64.0 // 10 bits of m below 16: m^2 exact in f32's 24
-	if e.s.Elem == hlo.F64 {
+	if e.Elem == hlo.F64 {
 		scale = 1 << 20 // 25 bits below 32: m^2 exact in f64's 53
 	}
-	m := e.div(e.floor(e.add(e.mul(a, e.k(scale)), e.k(0.5))), e.k(scale))
-	f := e.sub(a, m)
-	return e.mul(e.exp(e.neg(e.mul(m, m))), e.exp(e.neg(e.mul(e.add(e.add(m, m), f), f))))
+	m := e.Div(e.Floor(e.Add(e.Mul(a, e.K(scale)), e.K(0.5))), e.K(scale))
+	f := e.Sub(a, m)
+	return e.Mul(e.Exp(e.Neg(e.Mul(m, m))), e.Exp(e.Neg(e.Mul(e.Add(e.Add(m, m), f), f))))
 }
 
 // Cephes' erf and erfc coefficients (ndtr.c), highest degree first.
@@ -319,21 +232,21 @@ var (
 func erfInvExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 	// w = -log((1 - x)(1 + x)): log1p(-x^2) would round x^2 first and
 	// lose 1 - x^2's digits near ±1 (64898 ulp in f64 at 1 - 7e-8).
-	w := e.neg(e.add(e.log1p(x), e.log1p(e.neg(x))))
+	w := e.Neg(e.Add(e.Log1p(x), e.Log1p(e.Neg(x))))
 	var p *hlo.Instruction
-	if e.s.Elem == hlo.F64 {
-		lt625, lt16 := e.cmp(w, "LT", e.k(6.25)), e.cmp(w, "LT", e.k(16))
-		sw := e.sqrt(w)
-		w = e.sel(lt625, e.sub(w, e.k(3.125)), e.sub(sw, e.sel(lt16, e.k(3.25), e.k(5))))
+	if e.Elem == hlo.F64 {
+		lt625, lt16 := e.Cmp(w, "LT", e.K(6.25)), e.Cmp(w, "LT", e.K(16))
+		sw := e.Sqrt(w)
+		w = e.Sel(lt625, e.Sub(w, e.K(3.125)), e.Sub(sw, e.Sel(lt16, e.K(3.25), e.K(5))))
 		// The three polynomials have 23, 19 and 17 terms: the higher
 		// degrees apply only in their ranges.
 		coef := func(i int) *hlo.Instruction {
-			c := e.k(erfInvA64[i])
+			c := e.K(erfInvA64[i])
 			if i < len(erfInvB64) {
-				c = e.sel(lt625, c, e.k(erfInvB64[i]))
+				c = e.Sel(lt625, c, e.K(erfInvB64[i]))
 			}
 			if i < len(erfInvC64) {
-				c = e.sel(lt16, c, e.k(erfInvC64[i]))
+				c = e.Sel(lt16, c, e.K(erfInvC64[i]))
 			}
 			return c
 		}
@@ -341,24 +254,24 @@ func erfInvExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 		// shorter polynomials' last terms line up with the longest's.
 		p = coef(0)
 		for i := 1; i < len(erfInvC64); i++ {
-			p = e.add(coef(i), e.mul(p, w))
+			p = e.Add(coef(i), e.Mul(p, w))
 		}
 		for i := len(erfInvC64); i < len(erfInvB64); i++ {
-			p = e.sel(lt16, e.add(coef(i), e.mul(p, w)), p)
+			p = e.Sel(lt16, e.Add(coef(i), e.Mul(p, w)), p)
 		}
 		for i := len(erfInvB64); i < len(erfInvA64); i++ {
-			p = e.sel(lt625, e.add(coef(i), e.mul(p, w)), p)
+			p = e.Sel(lt625, e.Add(coef(i), e.Mul(p, w)), p)
 		}
 	} else {
-		lt5 := e.cmp(w, "LT", e.k(5))
-		w = e.sel(lt5, e.sub(w, e.k(2.5)), e.sub(e.sqrt(w), e.k(3)))
-		p = e.sel(lt5, e.k(erfInvA32[0]), e.k(erfInvB32[0]))
+		lt5 := e.Cmp(w, "LT", e.K(5))
+		w = e.Sel(lt5, e.Sub(w, e.K(2.5)), e.Sub(e.Sqrt(w), e.K(3)))
+		p = e.Sel(lt5, e.K(erfInvA32[0]), e.K(erfInvB32[0]))
 		for i := 1; i < len(erfInvA32); i++ {
-			p = e.add(e.sel(lt5, e.k(erfInvA32[i]), e.k(erfInvB32[i])), e.mul(p, w))
+			p = e.Add(e.Sel(lt5, e.K(erfInvA32[i]), e.K(erfInvB32[i])), e.Mul(p, w))
 		}
 	}
-	r := e.mul(p, x)
-	return e.sel(e.cmp(e.abs(x), "EQ", e.k(1)), e.mul(x, e.k(math.Inf(1))), r)
+	r := e.Mul(p, x)
+	return e.Sel(e.Cmp(e.Abs(x), "EQ", e.K(1)), e.Mul(x, e.K(math.Inf(1))), r)
 }
 
 var (
@@ -383,23 +296,23 @@ var (
 // a(z) = base + sum c_k / (z + k), its derivative a'(z) and
 // log(t) for t = z + g + 1/2 computed as log(g + 1/2) + log1p(z / (g + 1/2)).
 func lanczos(e *expr, z *hlo.Instruction) (a, da, t, logT *hlo.Instruction) {
-	a, da = e.k(lanczosBase), e.k(0)
+	a, da = e.K(lanczosBase), e.K(0)
 	for i, c := range lanczosCoeff {
-		zk := e.add(z, e.k(float64(i+1)))
-		a = e.add(a, e.div(e.k(c), zk))
-		da = e.sub(da, e.div(e.k(c), e.mul(zk, zk)))
+		zk := e.Add(z, e.K(float64(i+1)))
+		a = e.Add(a, e.Div(e.K(c), zk))
+		da = e.Sub(da, e.Div(e.K(c), e.Mul(zk, zk)))
 	}
-	gh := e.k(lanczosG + 0.5)
-	t = e.add(gh, z)
-	logT = e.add(e.k(math.Log(lanczosG+0.5)), e.log1p(e.div(z, gh)))
+	gh := e.K(lanczosG + 0.5)
+	t = e.Add(gh, z)
+	logT = e.Add(e.K(math.Log(lanczosG+0.5)), e.Log1p(e.Div(z, gh)))
 	return a, da, t, logT
 }
 
 // reflect reports x < 1/2 (Euler's reflection applies) and z: -x there,
 // x - 1 elsewhere.
 func reflect(e *expr, x *hlo.Instruction) (need, z *hlo.Instruction) {
-	need = e.cmp(x, "LT", e.k(0.5))
-	return need, e.sel(need, e.neg(x), e.sub(x, e.k(1)))
+	need = e.Cmp(x, "LT", e.K(0.5))
+	return need, e.Sel(need, e.Neg(x), e.Sub(x, e.K(1)))
 }
 
 // lgammaExpr: lgamma(z + 1) = log(2 pi) / 2 + (z + 1/2 - t / log t) log t
@@ -409,18 +322,18 @@ func reflect(e *expr, x *hlo.Instruction) (need, z *hlo.Instruction) {
 func lgammaExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 	need, z := reflect(e, x)
 	a, _, t, logT := lanczos(e, z)
-	r := e.mul(e.sub(e.add(z, e.k(0.5)), e.div(t, logT)), logT)
-	lg := e.add(e.add(e.k((math.Ln2+math.Log(math.Pi))/2), r), e.log(a))
-	ax := e.abs(x)
-	frac := e.sub(ax, e.floor(ax))
-	frac = e.sel(e.cmp(e.k(0.5), "LT", frac), e.sub(e.k(1), frac), frac)
-	den := e.log(e.op(hlo.OpSin, e.mul(e.k(math.Pi), frac)))
-	refl := e.sub(e.sub(e.k(math.Log(math.Pi)), den), lg)
+	r := e.Mul(e.Sub(e.Add(z, e.K(0.5)), e.Div(t, logT)), logT)
+	lg := e.Add(e.Add(e.K((math.Ln2+math.Log(math.Pi))/2), r), e.Log(a))
+	ax := e.Abs(x)
+	frac := e.Sub(ax, e.Floor(ax))
+	frac = e.Sel(e.Cmp(e.K(0.5), "LT", frac), e.Sub(e.K(1), frac), frac)
+	den := e.Log(e.Op(hlo.OpSin, e.Mul(e.K(math.Pi), frac)))
+	refl := e.Sub(e.Sub(e.K(math.Log(math.Pi)), den), lg)
 	// Where den is infinite (x an integer), it decides: +inf, not inf - inf.
-	refl = e.sel(e.op(hlo.OpIsFinite, den), refl, e.neg(den))
-	lg = e.sel(need, refl, lg)
-	isInf := e.cmp(ax, "EQ", e.k(math.Inf(1)))
-	return e.sel(isInf, e.k(math.Inf(1)), lg)
+	refl = e.Sel(e.Op(hlo.OpIsFinite, den), refl, e.Neg(den))
+	lg = e.Sel(need, refl, lg)
+	isInf := e.Cmp(ax, "EQ", e.K(math.Inf(1)))
+	return e.Sel(isInf, e.K(math.Inf(1)), lg)
 }
 
 // digammaExpr: digamma(z + 1) = log t + a'(z)/a(z) - g/t, and for
@@ -429,15 +342,15 @@ func lgammaExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 func digammaExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 	need, z := reflect(e, x)
 	a, da, t, logT := lanczos(e, z)
-	dg := e.sub(e.add(logT, e.div(da, a)), e.div(e.k(lanczosG), t))
-	rx := e.add(x, e.abs(e.floor(e.add(x, e.k(0.5)))))
-	px := e.mul(e.k(math.Pi), rx)
-	refl := e.sub(dg, e.div(e.mul(e.k(math.Pi), e.op(hlo.OpCos, px)), e.op(hlo.OpSin, px)))
-	dg = e.sel(need, refl, dg)
-	zero := e.k(0)
-	negInt := e.op(hlo.OpAnd, e.cmp(x, "LT", zero), e.cmp(x, "EQ", e.floor(x)))
-	dg = e.sel(negInt, e.k(math.NaN()), dg)
-	return e.sel(e.cmp(x, "EQ", zero), e.k(math.Inf(-1)), dg)
+	dg := e.Sub(e.Add(logT, e.Div(da, a)), e.Div(e.K(lanczosG), t))
+	rx := e.Add(x, e.Abs(e.Floor(e.Add(x, e.K(0.5)))))
+	px := e.Mul(e.K(math.Pi), rx)
+	refl := e.Sub(dg, e.Div(e.Mul(e.K(math.Pi), e.Op(hlo.OpCos, px)), e.Op(hlo.OpSin, px)))
+	dg = e.Sel(need, refl, dg)
+	zero := e.K(0)
+	negInt := e.Op(hlo.OpAnd, e.Cmp(x, "LT", zero), e.Cmp(x, "EQ", e.Floor(x)))
+	dg = e.Sel(negInt, e.K(math.NaN()), dg)
+	return e.Sel(e.Cmp(x, "EQ", zero), e.K(math.Inf(-1)), dg)
 }
 
 // besselI1eExpr: the exponentially scaled modified Bessel function of
@@ -446,24 +359,24 @@ func digammaExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 // x's sign.
 func besselI1eExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 	a, b := besselI1eA32, besselI1eB32
-	if e.s.Elem == hlo.F64 {
+	if e.Elem == hlo.F64 {
 		a, b = besselI1eA64, besselI1eB64
 	}
-	z := e.abs(x)
-	near := e.mul(z, chebyshev(e, e.sub(e.mul(e.k(0.5), z), e.k(2)), a))
-	far := e.div(chebyshev(e, e.sub(e.div(e.k(32), z), e.k(2)), b), e.sqrt(z))
-	return e.mul(e.op(hlo.OpSign, x), e.sel(e.cmp(z, "LE", e.k(8)), near, far))
+	z := e.Abs(x)
+	near := e.Mul(z, chebyshev(e, e.Sub(e.Mul(e.K(0.5), z), e.K(2)), a))
+	far := e.Div(chebyshev(e, e.Sub(e.Div(e.K(32), z), e.K(2)), b), e.Sqrt(z))
+	return e.Mul(e.Op(hlo.OpSign, x), e.Sel(e.Cmp(z, "LE", e.K(8)), near, far))
 }
 
 // chebyshev evaluates a Chebyshev series (Cephes' chbevl: coefficients
 // highest order first, the constant term halved) at x.
 func chebyshev(e *expr, x *hlo.Instruction, cs []float64) *hlo.Instruction {
-	b0, b1, b2 := e.k(0), e.k(0), e.k(0)
+	b0, b1, b2 := e.K(0), e.K(0), e.K(0)
 	for _, c := range cs {
 		b2, b1 = b1, b0
-		b0 = e.add(e.sub(e.mul(x, b1), b2), e.k(c))
+		b0 = e.Add(e.Sub(e.Mul(x, b1), b2), e.K(c))
 	}
-	return e.mul(e.k(0.5), e.sub(b0, b2))
+	return e.Mul(e.K(0.5), e.Sub(b0, b2))
 }
 
 var (
@@ -477,39 +390,39 @@ var (
 // (zeros of either sign included), the smallest subnormal of y's sign
 // from a zero, NaN if either is.
 func nextAfterExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
-	t := e.s.Elem
+	t := e.Elem
 	if len(args) != 2 || !t.IsFloat() || t.Bits() < 16 {
-		e.fail(fmt.Errorf("next_after takes two floats of 16 bits or more"))
+		e.Fail(fmt.Errorf("next_after takes two floats of 16 bits or more"))
 		return args[0]
 	}
 	it := map[int]hlo.ElementType{16: hlo.S16, 32: hlo.S32, 64: hlo.S64}[t.Bits()]
 	ie := e.with(it)
 	x, y := args[0], args[1]
 	asInt := func(v *hlo.Instruction) *hlo.Instruction {
-		return e.cb.Op(hlo.OpBitcastConvert, v).WithShape(ie.s).Instruction
+		return e.Make(hlo.OpBitcastConvert, ie.Shape(), v)
 	}
 	xi, yi := asInt(x), asInt(y)
 	sign := uint64(1) << (t.Bits() - 1)
-	xAbs, yAbs := ie.op(hlo.OpAnd, xi, ie.bits(sign-1)), ie.op(hlo.OpAnd, yi, ie.bits(sign-1))
-	xSign, ySign := ie.op(hlo.OpAnd, xi, ie.bits(sign)), ie.op(hlo.OpAnd, yi, ie.bits(sign))
-	zero, one := ie.bits(0), ie.bits(1)
-	smaller := e.op(hlo.OpOr, ie.cmp(xAbs, "GT", yAbs), ie.cmp(xSign, "NE", ySign))
-	r := ie.add(xi, ie.sel(smaller, ie.bits(^uint64(0)), one))
-	fromZero := ie.sel(ie.cmp(yAbs, "EQ", zero), yi, ie.op(hlo.OpOr, ySign, one))
-	r = ie.sel(ie.cmp(xAbs, "EQ", zero), fromZero, r)
-	r = ie.sel(e.cmp(x, "EQ", y), yi, r)
-	nan := asInt(e.k(math.NaN()))
-	r = ie.sel(e.op(hlo.OpOr, e.cmp(x, "NE", x), e.cmp(y, "NE", y)), nan, r)
-	return e.cb.Op(hlo.OpBitcastConvert, r).WithShape(e.s).Instruction
+	xAbs, yAbs := ie.Op(hlo.OpAnd, xi, ie.Bits(sign-1)), ie.Op(hlo.OpAnd, yi, ie.Bits(sign-1))
+	xSign, ySign := ie.Op(hlo.OpAnd, xi, ie.Bits(sign)), ie.Op(hlo.OpAnd, yi, ie.Bits(sign))
+	zero, one := ie.Bits(0), ie.Bits(1)
+	smaller := e.Op(hlo.OpOr, ie.Cmp(xAbs, "GT", yAbs), ie.Cmp(xSign, "NE", ySign))
+	r := ie.Add(xi, ie.Sel(smaller, ie.Bits(^uint64(0)), one))
+	fromZero := ie.Sel(ie.Cmp(yAbs, "EQ", zero), yi, ie.Op(hlo.OpOr, ySign, one))
+	r = ie.Sel(ie.Cmp(xAbs, "EQ", zero), fromZero, r)
+	r = ie.Sel(e.Cmp(x, "EQ", y), yi, r)
+	nan := asInt(e.K(math.NaN()))
+	r = ie.Sel(e.Op(hlo.OpOr, e.Cmp(x, "NE", x), e.Cmp(y, "NE", y)), nan, r)
+	return e.Make(hlo.OpBitcastConvert, e.Shape(), r)
 }
 
 // mulhiExpr is the high half of the integers' full product: through the
 // doubled width for 8 to 32 bits; for 64, from the 32-bit halves'
 // products, the signed result corrected from the unsigned one.
 func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
-	t := e.s.Elem
+	t := e.Elem
 	if len(args) != 2 || !t.IsInteger() {
-		e.fail(fmt.Errorf("mulhi takes two integers"))
+		e.Fail(fmt.Errorf("mulhi takes two integers"))
 		return args[0]
 	}
 	signed := t.Kind() == hlo.KindSigned
@@ -517,31 +430,31 @@ func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 	if w < 64 {
 		wide := map[bool]map[int]hlo.ElementType{true: {8: hlo.S16, 16: hlo.S32, 32: hlo.S64}, false: {8: hlo.U16, 16: hlo.U32, 32: hlo.U64}}[signed][w]
 		we := e.with(wide)
-		p := we.mul(e.convert(args[0], wide), e.convert(args[1], wide))
+		p := we.Mul(e.Convert(args[0], wide), e.Convert(args[1], wide))
 		shift := hlo.OpShiftRightLogical
 		if signed {
 			shift = hlo.OpShiftRightArithmetic
 		}
-		return we.convert(we.op(shift, p, we.bits(uint64(w))), t)
+		return we.Convert(we.Op(shift, p, we.Bits(uint64(w))), t)
 	}
 	ue := e.with(hlo.U64)
 	a, b := args[0], args[1]
 	if signed {
-		a, b = e.convert(a, hlo.U64), e.convert(b, hlo.U64)
+		a, b = e.Convert(a, hlo.U64), e.Convert(b, hlo.U64)
 	}
-	lo := func(v *hlo.Instruction) *hlo.Instruction { return ue.op(hlo.OpAnd, v, ue.bits(0xffffffff)) }
-	hi := func(v *hlo.Instruction) *hlo.Instruction { return ue.op(hlo.OpShiftRightLogical, v, ue.bits(32)) }
+	lo := func(v *hlo.Instruction) *hlo.Instruction { return ue.Op(hlo.OpAnd, v, ue.Bits(0xffffffff)) }
+	hi := func(v *hlo.Instruction) *hlo.Instruction { return ue.Op(hlo.OpShiftRightLogical, v, ue.Bits(32)) }
 	al, ah, bl, bh := lo(a), hi(a), lo(b), hi(b)
-	ll, lh, hl, hh := ue.mul(al, bl), ue.mul(al, bh), ue.mul(ah, bl), ue.mul(ah, bh)
-	mid := ue.add(ue.add(hi(ll), lo(lh)), lo(hl))
-	r := ue.add(ue.add(ue.add(hh, hi(lh)), hi(hl)), hi(mid))
+	ll, lh, hl, hh := ue.Mul(al, bl), ue.Mul(al, bh), ue.Mul(ah, bl), ue.Mul(ah, bh)
+	mid := ue.Add(ue.Add(hi(ll), lo(lh)), lo(hl))
+	r := ue.Add(ue.Add(ue.Add(hh, hi(lh)), hi(hl)), hi(mid))
 	if !signed {
 		return r
 	}
 	// The signed product's high half: subtract b where a < 0 and a where
 	// b < 0 (mod 2^64).
-	zero := e.bits(0)
-	r = ue.sub(r, ue.sel(e.cmp(args[0], "LT", zero), b, ue.bits(0)))
-	r = ue.sub(r, ue.sel(e.cmp(args[1], "LT", zero), a, ue.bits(0)))
-	return ue.convert(r, t)
+	zero := e.Bits(0)
+	r = ue.Sub(r, ue.Sel(e.Cmp(args[0], "LT", zero), b, ue.Bits(0)))
+	r = ue.Sub(r, ue.Sel(e.Cmp(args[1], "LT", zero), a, ue.Bits(0)))
+	return ue.Convert(r, t)
 }

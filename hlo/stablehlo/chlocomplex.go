@@ -18,32 +18,32 @@ import (
 // identities asinh z = -i asin(iz) and acosh z = +-i acos z.
 var complexRules = map[string]func(e *expr, z *hlo.Instruction) *hlo.Instruction{
 	"chlo.sinh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
-		small := e.mul(e.kc(0.5), e.sub(e.op(hlo.OpExpm1, z), e.op(hlo.OpExpm1, e.neg(z))))
+		small := e.Mul(e.kc(0.5), e.Sub(e.Op(hlo.OpExpm1, z), e.Op(hlo.OpExpm1, e.Neg(z))))
 		lh := e.kc(math.Log(0.5))
-		large := e.sub(e.exp(e.add(z, lh)), e.exp(e.sub(lh, z)))
-		return e.sel(e.part().cmp(e.cabs(z), "LT", e.part().k(1)), small, large)
+		large := e.Sub(e.Exp(e.Add(z, lh)), e.Exp(e.Sub(lh, z)))
+		return e.Sel(e.part().Cmp(e.cabs(z), "LT", e.part().K(1)), small, large)
 	},
 	"chlo.cosh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
 		lh := e.kc(math.Log(0.5))
-		return e.add(e.exp(e.add(z, lh)), e.exp(e.sub(lh, z)))
+		return e.Add(e.Exp(e.Add(z, lh)), e.Exp(e.Sub(lh, z)))
 	},
 	"chlo.atan": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
-		return e.op(hlo.OpAtan2, z, e.kc(1))
+		return e.Op(hlo.OpAtan2, z, e.kc(1))
 	},
 	"chlo.atanh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
-		return e.mul(e.kc(0.5), e.sub(e.log1p(z), e.log1p(e.neg(z))))
+		return e.Mul(e.kc(0.5), e.Sub(e.Log1p(z), e.Log1p(e.Neg(z))))
 	},
 	"chlo.asinh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
 		// asinh z = -i asin(iz).
 		w := casin(e, e.timesI(z))
-		return e.timesI(e.neg(w))
+		return e.timesI(e.Neg(w))
 	},
 	"chlo.acosh": func(e *expr, z *hlo.Instruction) *hlo.Instruction {
 		// acosh z = +-i acos z, the sign that makes the real part >= 0:
 		// (|im w|, re w with the sign of im z), w = acos z.
 		w := cacos(e, z)
 		p := e.part()
-		return e.cplx(p.abs(e.im(w)), p.copySign(e.re(w), e.im(z)))
+		return e.cplx(p.Abs(e.im(w)), p.CopySign(e.re(w), e.im(z)))
 	},
 	"chlo.asin": casin,
 	"chlo.acos": cacos,
@@ -54,8 +54,8 @@ var complexRules = map[string]func(e *expr, z *hlo.Instruction) *hlo.Instruction
 func casin(e *expr, z *hlo.Instruction) *hlo.Instruction {
 	p := e.part()
 	re, im := e.re(z), e.im(z)
-	ar, _, ai := hullAsin(p, p.abs(re), p.abs(im))
-	return e.cplx(p.copySign(ar, re), p.copySign(ai, im))
+	ar, _, ai := hullAsin(p, p.Abs(re), p.Abs(im))
+	return e.cplx(p.CopySign(ar, re), p.CopySign(ai, im))
 }
 
 // cacos is acos z by Hull et al.'s algorithm: pi minus the first
@@ -64,9 +64,9 @@ func casin(e *expr, z *hlo.Instruction) *hlo.Instruction {
 func cacos(e *expr, z *hlo.Instruction) *hlo.Instruction {
 	p := e.part()
 	re, im := e.re(z), e.im(z)
-	_, cr, ai := hullAsin(p, p.abs(re), p.abs(im))
-	cr = p.sel(p.cmp(re, "LT", p.k(0)), p.sub(p.k(math.Pi), cr), cr)
-	return e.cplx(cr, p.neg(p.copySign(ai, im)))
+	_, cr, ai := hullAsin(p, p.Abs(re), p.Abs(im))
+	cr = p.Sel(p.Cmp(re, "LT", p.K(0)), p.Sub(p.K(math.Pi), cr), cr)
+	return e.cplx(cr, p.Neg(p.CopySign(ai, im)))
 }
 
 // hullAsin is the core of Hull, Fairgrieve and Tang's complex arcsine
@@ -82,85 +82,71 @@ func cacos(e *expr, z *hlo.Instruction) *hlo.Instruction {
 func hullAsin(p *expr, x, y *hlo.Instruction) (asinRe, acosRe, im *hlo.Instruction) {
 	asinOf := func(p *expr, v *hlo.Instruction) *hlo.Instruction { return asinExpr(p, v) }
 	acosOf := func(p *expr, v *hlo.Instruction) *hlo.Instruction { return acosExpr(p, v) }
-	one, half := p.k(1), p.k(0.5)
-	xp1, xm1 := p.add(x, one), p.sub(x, one)
-	r := p.hypot(xp1, y)
-	s := p.hypot(xm1, y)
-	a := p.mul(half, p.add(r, s))
-	b := p.div(x, a)
-	y2 := p.mul(y, y)
-	rp := p.add(r, xp1) // r + (x + 1)
-	below := p.cmp(x, "LE", one)
+	one, half := p.K(1), p.K(0.5)
+	xp1, xm1 := p.Add(x, one), p.Sub(x, one)
+	r := p.Hypot(xp1, y)
+	s := p.Hypot(xm1, y)
+	a := p.Mul(half, p.Add(r, s))
+	b := p.Div(x, a)
+	y2 := p.Mul(y, y)
+	rp := p.Add(r, xp1) // r + (x + 1)
+	below := p.Cmp(x, "LE", one)
 	// Where B > 0.6417 the sides of the triangle whose angle the real
 	// part is: sqrt((A + x)/2 * (y^2/(r + x + 1) + (s + 1 - x))) for x <= 1,
 	// y sqrt((A + x)/2 * (1/(r + x + 1) + 1/(s + x - 1))) above.
-	apx := p.add(a, x)
-	sideLo := p.sqrt(p.mul(p.mul(half, apx), p.add(p.div(y2, rp), p.sub(s, xm1))))
-	sideHi := p.mul(y, p.sqrt(p.mul(half, p.add(p.div(apx, rp), p.div(apx, p.add(s, xm1))))))
-	side := p.sel(below, sideLo, sideHi)
-	near := p.cmp(b, "GT", p.k(0.6417))
-	asinRe = p.sel(near, p.op(hlo.OpAtan2, x, side), asinOf(p, b))
-	acosRe = p.sel(near, p.op(hlo.OpAtan2, side, x), acosOf(p, b))
+	apx := p.Add(a, x)
+	sideLo := p.Sqrt(p.Mul(p.Mul(half, apx), p.Add(p.Div(y2, rp), p.Sub(s, xm1))))
+	sideHi := p.Mul(y, p.Sqrt(p.Mul(half, p.Add(p.Div(apx, rp), p.Div(apx, p.Add(s, xm1))))))
+	side := p.Sel(below, sideLo, sideHi)
+	near := p.Cmp(b, "GT", p.K(0.6417))
+	asinRe = p.Sel(near, p.Op(hlo.OpAtan2, x, side), asinOf(p, b))
+	acosRe = p.Sel(near, p.Op(hlo.OpAtan2, side, x), acosOf(p, b))
 	// A - 1 = (y^2/(r + x + 1) + y^2/(s + 1 - x))/2 for x < 1, and
 	// (y^2/(r + x + 1) + (s + x - 1))/2 above.
-	sm := p.sub(s, xm1) // s + 1 - x
-	am1 := p.sel(p.cmp(x, "LT", one),
-		p.mul(half, p.add(p.div(y2, rp), p.div(y2, sm))),
-		p.mul(half, p.add(p.div(y2, rp), p.add(s, xm1))))
-	small := p.log1p(p.add(am1, p.sqrt(p.mul(am1, p.add(a, one)))))
-	mid := p.log(p.add(a, p.sqrt(p.sub(p.mul(a, a), one))))
-	big := p.add(p.k(math.Ln2), p.log(a))
-	im = p.sel(p.cmp(a, "LE", p.k(1.5)), small, p.sel(p.cmp(a, "GT", p.k(math.Sqrt(p.maxFloat())/8)), big, mid))
+	sm := p.Sub(s, xm1) // s + 1 - x
+	am1 := p.Sel(p.Cmp(x, "LT", one),
+		p.Mul(half, p.Add(p.Div(y2, rp), p.Div(y2, sm))),
+		p.Mul(half, p.Add(p.Div(y2, rp), p.Add(s, xm1))))
+	small := p.Log1p(p.Add(am1, p.Sqrt(p.Mul(am1, p.Add(a, one)))))
+	mid := p.Log(p.Add(a, p.Sqrt(p.Sub(p.Mul(a, a), one))))
+	big := p.Add(p.K(math.Ln2), p.Log(a))
+	im = p.Sel(p.Cmp(a, "LE", p.K(1.5)), small, p.Sel(p.Cmp(a, "GT", p.K(math.Sqrt(p.MaxFloat())/8)), big, mid))
 	return asinRe, acosRe, im
-}
-
-// hypot is sqrt(a^2 + b^2) of non-negative a and b without overflow.
-func (e *expr) hypot(a, b *hlo.Instruction) *hlo.Instruction {
-	hi, lo := e.op(hlo.OpMaximum, a, b), e.op(hlo.OpMinimum, a, b)
-	q := e.div(lo, hi)
-	r := e.mul(hi, e.sqrt(e.add(e.k(1), e.mul(q, q))))
-	return e.sel(e.cmp(hi, "EQ", e.k(0)), e.k(0), r)
-}
-
-// copySign is |m| with the sign of s (a negative zero counts as
-// positive).
-func (e *expr) copySign(m, s *hlo.Instruction) *hlo.Instruction {
-	return e.sel(e.cmp(s, "LT", e.k(0)), e.neg(e.abs(m)), e.abs(m))
 }
 
 // part is a builder over e's dimensions in its complex type's part type.
 func (e *expr) part() *expr {
 	t := hlo.F32
-	if e.s.Elem == hlo.C128 {
+	if e.Elem == hlo.C128 {
 		t = hlo.F64
 	}
 	return e.with(t)
 }
 
 func (e *expr) re(z *hlo.Instruction) *hlo.Instruction {
-	return e.cb.Op(hlo.OpReal, z).WithShape(e.part().s).Instruction
+	return e.Make(hlo.OpReal, e.part().Shape(), z)
 }
 
 func (e *expr) im(z *hlo.Instruction) *hlo.Instruction {
-	return e.cb.Op(hlo.OpImag, z).WithShape(e.part().s).Instruction
+	return e.Make(hlo.OpImag, e.part().Shape(), z)
 }
 
 func (e *expr) cabs(z *hlo.Instruction) *hlo.Instruction {
-	return e.cb.Op(hlo.OpAbs, z).WithShape(e.part().s).Instruction
+	return e.Make(hlo.OpAbs, e.part().Shape(), z)
 }
 
 func (e *expr) cplx(re, im *hlo.Instruction) *hlo.Instruction {
-	return e.cb.Op(hlo.OpComplex, re, im).WithShape(e.s).Instruction
+	return e.Make(hlo.OpComplex, e.Shape(), re, im)
 }
 
 // kc is the complex constant v + 0i.
 func (e *expr) kc(v float64) *hlo.Instruction {
 	p := e.part()
-	return e.cplx(p.k(v), p.k(0))
+	return e.cplx(p.K(v), p.K(0))
 }
 
 // timesI is i z = -im z + i re z.
 func (e *expr) timesI(z *hlo.Instruction) *hlo.Instruction {
 	p := e.part()
-	return e.cplx(p.neg(e.im(z)), e.re(z))
+	return e.cplx(p.Neg(e.im(z)), e.re(z))
 }

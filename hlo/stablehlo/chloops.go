@@ -33,20 +33,20 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 		return nil, fmt.Errorf("bitcast_convert of %s to %s: the i1 side needs a last dimension of %d", x.Shape, out, n)
 	}
 	last := bitsShape.Rank() - 1
-	e := &expr{cb: c.cb, s: hlo.ArrayShape(u, bitsShape.Dims...)}
-	pos := e.cb.Op(hlo.OpIota).WithShape(e.s).Set("iota_dimension", fmt.Sprint(last)).Instruction
+	e := newExpr(c.cb, hlo.ArrayShape(u, bitsShape.Dims...))
+	pos := c.cb.Op(hlo.OpIota).WithShape(e.Shape()).Set("iota_dimension", fmt.Sprint(last)).Instruction
 	ws := hlo.ArrayShape(u, wide.Dims...)
 	if x.Shape.Elem == hlo.PRED {
-		v := e.op(hlo.OpShiftLeft, e.convert(x, u), pos)
+		v := e.Op(hlo.OpShiftLeft, e.Convert(x, u), pos)
 		or := c.t.b.Computation(c.t.compName("bits_or"))
 		a, b := or.Parameter(hlo.ArrayShape(u)), or.Parameter(hlo.ArrayShape(u))
 		or.Op(hlo.OpOr, a, b)
 		zero := c.cb.Constant(hlo.ScalarLiteral(u, 0))
 		r := c.cb.Op(hlo.OpReduce, v, zero).WithShape(ws).Set("dimensions", fmt.Sprintf("{%d}", last)).Calls(or.Computation()).Instruction
 		if u == out.Elem {
-			return r, e.err
+			return r, e.Err()
 		}
-		return c.cb.Op(hlo.OpBitcastConvert, r).WithShape(out).Instruction, e.err
+		return c.cb.Op(hlo.OpBitcastConvert, r).WithShape(out).Instruction, e.Err()
 	}
 	w := x
 	if u != x.Shape.Elem {
@@ -56,9 +56,9 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 	for d := range kept {
 		kept[d] = int64(d)
 	}
-	b := e.cb.Op(hlo.OpBroadcast, w).WithShape(e.s).Set("dimensions", list(kept)).Instruction
-	bit := e.op(hlo.OpAnd, e.op(hlo.OpShiftRightLogical, b, pos), e.bits(1))
-	return e.cmp(bit, "NE", e.bits(0)), e.err
+	b := c.cb.Op(hlo.OpBroadcast, w).WithShape(e.Shape()).Set("dimensions", list(kept)).Instruction
+	bit := e.Op(hlo.OpAnd, e.Op(hlo.OpShiftRightLogical, b, pos), e.Bits(1))
+	return e.Cmp(bit, "NE", e.Bits(0)), e.Err()
 }
 
 // raggedDotRule expands chlo.ragged_dot whose ragged dimension is one of
@@ -126,12 +126,12 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 	}
 	rDims := dropDim(rhs.Shape.Dims, group)
 	cb := c.cb
-	e := &expr{cb: cb, s: out}
-	ie := &expr{cb: cb, s: hlo.ArrayShape(hlo.S64, out.Dims...)}
-	pos := cb.Op(hlo.OpIota).WithShape(ie.s).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
+	e := newExpr(cb, out)
+	ie := e.with(hlo.S64)
+	pos := cb.Op(hlo.OpIota).WithShape(ie.Shape()).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
 	s64 := hlo.ArrayShape(hlo.S64)
 	scalarBroadcast := func(x *hlo.Instruction) *hlo.Instruction {
-		return cb.Op(hlo.OpBroadcast, x).WithShape(ie.s).Set("dimensions", "{}").Instruction
+		return ie.Broadcast(x)
 	}
 	start := cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))
 	var acc *hlo.Instruction
@@ -155,19 +155,19 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 			size = cb.Op(hlo.OpConvert, size).WithShape(s64).Instruction
 		}
 		limit := cb.Op(hlo.OpAdd, start, size).WithShape(s64).Instruction
-		in := e.op(hlo.OpAnd, ie.cmp(pos, "GE", scalarBroadcast(start)), ie.cmp(pos, "LT", scalarBroadcast(limit)))
-		term := e.sel(in, d, e.k(0))
+		in := e.Op(hlo.OpAnd, ie.Cmp(pos, "GE", scalarBroadcast(start)), ie.Cmp(pos, "LT", scalarBroadcast(limit)))
+		term := e.Sel(in, d, e.K(0))
 		if acc == nil {
 			acc = term
 		} else {
-			acc = e.add(acc, term)
+			acc = e.Add(acc, term)
 		}
 		start = limit
 	}
 	if acc == nil {
-		acc = e.k(0) // no groups: nothing is multiplied
+		acc = e.K(0) // no groups: nothing is multiplied
 	}
-	return []*hlo.Instruction{acc}, e.err
+	return []*hlo.Instruction{acc}, e.Err()
 }
 
 // scanRule expands chlo.scan into a while loop over the scan dimension,
