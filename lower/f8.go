@@ -1,10 +1,10 @@
 package lower
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/hloexpr"
 )
 
 // The f8 types compute in f32, as XLA computes them: widenF8 retypes
@@ -58,7 +58,11 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 		(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
 			in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
 		f, _ := hlo.MiniFloatFormatOf(in.Shape.Elem)
-		v := roundF8(in, nc, f, r.add)
+		var err error
+		v := roundF8(r.expr(in, nc.Shape, &err), nc, f)
+		if err != nil {
+			return nil, in.Errorf("rounding to %s: %v", in.Shape.Elem, err)
+		}
 		nc.Name = in.Name + ".wide"
 		v.Name = in.Name
 		return v, nil
@@ -70,90 +74,64 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 // (at least the smallest normal one), |x| / 2^(e - man) rounded to an
 // integer, ties to even, and scaled back; beyond the largest finite value
 // infinity or NaN; the sign kept, except on the zero of the fnuz types.
-func roundF8(from, x *hlo.Instruction, f hlo.MiniFloatFormat, add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
-	sh := x.Shape
-	ish := hlo.ArrayShape(hlo.S32, sh.Dims...)
-	pred := hlo.ArrayShape(hlo.PRED, sh.Dims...)
-	kf := func(v float64) *hlo.Instruction {
-		c := add(from, hlo.OpConstant, hlo.ArrayShape(hlo.F32))
-		c.Literal, _ = hlo.NewLiteral(c.Shape, binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(v))))
-		b := add(from, hlo.OpBroadcast, sh, c)
-		b.A.HasDimensions = true
-		return b
-	}
-	ki := func(v int64) *hlo.Instruction {
-		c := add(from, hlo.OpConstant, hlo.ArrayShape(hlo.S32))
-		c.Literal = hlo.ScalarLiteral(hlo.S32, float64(v))
-		b := add(from, hlo.OpBroadcast, ish, c)
-		b.A.HasDimensions = true
-		return b
-	}
-	cmp := func(a *hlo.Instruction, dir string, b *hlo.Instruction) *hlo.Instruction {
-		c := add(from, hlo.OpCompare, pred, a, b)
-		c.A.Direction = dir
-		return c
-	}
+func roundF8(e *hloexpr.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
 	if f.PowersOfTwo {
-		return roundPowerOfTwo(from, x, kf, ki, cmp, add)
+		return roundPowerOfTwo(e, x)
 	}
-	a := add(from, hlo.OpAbs, sh, x)
-	bits := add(from, hlo.OpBitcastConvert, ish, a)
-	e := add(from, hlo.OpSubtract, ish, add(from, hlo.OpShiftRightLogical, ish, bits, ki(23)), ki(127))
-	e = add(from, hlo.OpMaximum, ish, e, ki(int64(f.Emin)))
+	ie := e.With(hlo.S32)
+	a := e.Abs(x)
+	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), a)
+	ex := ie.Sub(ie.Op(hlo.OpShiftRightLogical, bits, ie.K(23)), ie.K(127))
+	ex = ie.Max(ex, ie.K(float64(f.Emin)))
 	// scale = 2^(e - man), made from its exponent field.
-	field := add(from, hlo.OpShiftLeft, ish, add(from, hlo.OpAdd, ish, e, ki(int64(127-f.Man))), ki(23))
-	scale := add(from, hlo.OpBitcastConvert, sh, field)
-	r := add(from, hlo.OpMultiply, sh, add(from, hlo.OpRoundNearestEven, sh, add(from, hlo.OpDivide, sh, a, scale)), scale)
-	over := kf(math.NaN())
+	field := ie.Op(hlo.OpShiftLeft, ie.Add(ex, ie.K(float64(127-f.Man))), ie.K(23))
+	scale := e.Make(hlo.OpBitcastConvert, e.Shape(), field)
+	r := e.Mul(e.Op(hlo.OpRoundNearestEven, e.Div(a, scale)), scale)
+	over := e.K(math.NaN())
 	switch {
 	case f.Inf:
-		over = kf(math.Inf(1))
+		over = e.K(math.Inf(1))
 	case f.Saturate:
-		over = kf(f.Max)
+		over = e.K(f.Max)
 	}
-	r = add(from, hlo.OpSelect, sh, cmp(r, "GT", kf(f.Max)), over, r)
-	// The sign back: -r where x is negative (a negative zero stays one,
-	// except in the fnuz types), NaN where x is.
-	neg := cmp(x, "LT", kf(0))
+	r = e.Sel(e.Cmp(r, "GT", e.K(f.Max)), over, r)
+	// The sign back: x's, a negative zero's included, except in the
+	// fnuz types, whose zero has none.
 	if f.NegZero {
-		negZero := add(from, hlo.OpAnd, pred, cmp(x, "EQ", kf(0)), cmp(add(from, hlo.OpDivide, sh, kf(1), x), "LT", kf(0)))
-		neg = add(from, hlo.OpOr, pred, neg, negZero)
+		r = e.CopySign(r, x)
+	} else {
+		r = e.Sel(e.Cmp(x, "LT", e.K(0)), e.Neg(r), r)
+		r = e.Sel(e.Cmp(r, "EQ", e.K(0)), e.K(0), r)
 	}
-	r = add(from, hlo.OpSelect, sh, neg, add(from, hlo.OpNegate, sh, r), r)
-	if !f.NegZero {
-		r = add(from, hlo.OpSelect, sh, cmp(r, "EQ", kf(0)), kf(0), r)
-	}
-	nan := kf(math.NaN())
+	nan := e.K(math.NaN())
 	if f.Saturate {
-		nan = kf(0) // no NaN to keep
+		nan = e.K(0) // no NaN to keep
 	}
-	return add(from, hlo.OpSelect, sh, cmp(x, "NE", x), nan, r)
+	return e.Sel(e.IsNaN(x), nan, r)
 }
 
 // roundPowerOfTwo rounds f32 values to e8m0fnu's powers of two as its
 // conversion does, to nearest, ties to the even exponent: the f32 bits
 // plus half an exponent step, less one unless the exponent is odd, with
-// the mantissa cleared (subnormal f32 inputs compared with the midpoint). A negative number or NaN becomes NaN, as does
-// what rounds beyond 2^127; zero and what rounds below 2^-127 become
-// 2^-127, the smallest value (an f32 subnormal: a device that flushes
-// subnormals reads it as zero).
-func roundPowerOfTwo(from, x *hlo.Instruction, kf func(float64) *hlo.Instruction, ki func(int64) *hlo.Instruction,
-	cmp func(a *hlo.Instruction, dir string, b *hlo.Instruction) *hlo.Instruction,
-	add func(*hlo.Instruction, hlo.Opcode, hlo.Shape, ...*hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
-	sh := x.Shape
-	ish := hlo.ArrayShape(hlo.S32, sh.Dims...)
-	bits := add(from, hlo.OpBitcastConvert, ish, add(from, hlo.OpAbs, sh, x))
-	odd := add(from, hlo.OpAnd, ish, add(from, hlo.OpShiftRightLogical, ish, bits, ki(23)), ki(1))
-	up := add(from, hlo.OpAdd, ish, add(from, hlo.OpAdd, ish, bits, ki(0x3fffff)), odd)
-	field := add(from, hlo.OpShiftRightLogical, ish, up, ki(23))
+// the mantissa cleared (subnormal f32 inputs compared with the midpoint).
+// A negative number or NaN becomes NaN, as does what rounds beyond
+// 2^127; zero and what rounds below 2^-127 become 2^-127, the smallest
+// value (an f32 subnormal: a device that flushes subnormals reads it as
+// zero).
+func roundPowerOfTwo(e *hloexpr.Builder, x *hlo.Instruction) *hlo.Instruction {
+	ie := e.With(hlo.S32)
+	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), e.Abs(x))
+	odd := ie.And(ie.Op(hlo.OpShiftRightLogical, bits, ie.K(23)), ie.K(1))
+	up := ie.Add(ie.Add(bits, ie.K(0x3fffff)), odd)
+	field := ie.Op(hlo.OpShiftRightLogical, up, ie.K(23))
 	// Below 2^-126 the f32 is subnormal and its bits are not its log:
 	// 2^-126 (field 1) above the midpoint 1.5 * 2^-127, else 2^-127 (a
 	// tie goes to the even field, 0).
-	sub := add(from, hlo.OpSelect, ish, cmp(bits, "GT", ki(0x600000)), ki(1), ki(0))
-	field = add(from, hlo.OpSelect, ish, cmp(bits, "LT", ki(0x800000)), sub, field)
-	r := add(from, hlo.OpBitcastConvert, sh, add(from, hlo.OpShiftLeft, ish, field, ki(23)))
-	r = add(from, hlo.OpSelect, sh, cmp(field, "EQ", ki(0)), kf(0x1p-127), r)
-	bad := add(from, hlo.OpOr, hlo.ArrayShape(hlo.PRED, sh.Dims...), cmp(x, "LT", kf(0)), cmp(field, "GE", ki(255)))
-	bad = add(from, hlo.OpOr, bad.Shape, bad, cmp(x, "NE", x))
-	return add(from, hlo.OpSelect, sh, bad, kf(math.NaN()), r)
+	sub := ie.Sel(ie.Cmp(bits, "GT", ie.K(0x600000)), ie.K(1), ie.K(0))
+	field = ie.Sel(ie.Cmp(bits, "LT", ie.K(0x800000)), sub, field)
+	r := e.Make(hlo.OpBitcastConvert, e.Shape(), ie.Op(hlo.OpShiftLeft, field, ie.K(23)))
+	r = e.Sel(ie.Cmp(field, "EQ", ie.K(0)), e.K(0x1p-127), r)
+	bad := e.Or(e.Cmp(x, "LT", e.K(0)), ie.Cmp(field, "GE", ie.K(255)))
+	bad = e.Or(bad, e.IsNaN(x))
+	return e.Sel(bad, e.K(math.NaN()), r)
 }

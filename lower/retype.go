@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/hloexpr"
 )
 
 // anyLeaf reports whether an array leaf of s has an element type p
@@ -125,10 +126,21 @@ type retyping struct {
 
 // add appends a new instruction computing part of from's value.
 func (r *retyping) add(from *hlo.Instruction, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	return r.place(from, &hlo.Instruction{Op: op, Shape: sh, Operands: ops})
+}
+
+// place appends in, named after from, which it helps compute.
+func (r *retyping) place(from, in *hlo.Instruction) *hlo.Instruction {
 	r.n++
-	in := &hlo.Instruction{Name: fmt.Sprintf("%s.%s%d", from.Name, r.tag, r.n), Op: op, Shape: sh, Operands: ops, Pos: from.Pos}
+	in.Name, in.Pos = fmt.Sprintf("%s.%s%d", from.Name, r.tag, r.n), from.Pos
 	r.out = append(r.out, in)
 	return in
+}
+
+// expr is a builder of elementwise ops of shape s that help compute
+// from, its errors recorded in *err.
+func (r *retyping) expr(from *hlo.Instruction, s hlo.Shape, err *error) *hloexpr.Builder {
+	return hloexpr.New(func(in *hlo.Instruction) *hlo.Instruction { return r.place(from, in) }, s, err)
 }
 
 // copy appends in with operands ops, its shape retyped and the
