@@ -132,10 +132,11 @@ func (r *Runtime) finish(prog *lower.Program, hit bool, codegen time.Duration, s
 	if e.root, err = r.load(prog); err != nil {
 		return nil, err
 	}
+	warmed := r.warm(e.root)
 	r.mu.Lock()
 	r.exes[e] = true
 	r.mu.Unlock()
-	e.Stats = CompileStats{Compile: time.Since(start), Codegen: codegen, Pipeline: time.Since(t1)}
+	e.Stats = CompileStats{Compile: time.Since(start), Codegen: codegen, Pipeline: time.Since(t1), Warmed: warmed}
 	var count func(l *loaded)
 	count = func(l *loaded) {
 		e.Stats.Kernels += len(l.kernels)

@@ -9,3 +9,8 @@ func ProgramOf(e *Executable) *lower.Program { return e.prog }
 
 // TargetOf is what the code generator knows of a runtime's device.
 func TargetOf(r *Runtime) lower.Target { return r.tg }
+
+// CompilesAtDispatch reports whether r's device compiles kernels at their
+// first dispatch and Mesa's disk cache can carry code between devices:
+// where WarmPipelines warms.
+func CompilesAtDispatch(r *Runtime) bool { return r.compilesAtDispatch() }

@@ -60,6 +60,13 @@ type Options struct {
 	// and nowhere else; On stages wherever the device can (on lavapipe,
 	// to test a discrete GPU's path).
 	Staged Toggle
+	// WarmPipelines compiles a program's kernels on several threads
+	// before its first run, where the device compiles them at their first
+	// dispatch on one (lavapipe) and Mesa's shader disk cache is on
+	// (VKJIT_WARM_PIPELINES). Auto warms programs of 16 kernels or more
+	// once (the compile cache remembers it); On warms every program it
+	// can; Off never.
+	WarmPipelines Toggle
 }
 
 // MemoryOptions set the device memory pool's size policy.
@@ -123,6 +130,7 @@ type resolved struct {
 	cacheErr   error // why there is no cache directory (Open warns)
 	staging    vk.Staging
 	pool       pool.Config
+	warm       *bool // nil: Auto
 }
 
 // resolve applies the environment to o's unset fields. It runs before any
@@ -152,6 +160,9 @@ func (o Options) resolve() (resolved, error) {
 		r.staging = vk.StagingOn
 	default:
 		r.staging = vk.StagingOff
+	}
+	if r.warm, err = settings.Bool(o.WarmPipelines.explicit(), "VKJIT_WARM_PIPELINES"); err != nil {
+		return r, err
 	}
 	m, c := o.Memory, &r.pool
 	if c.BlockBytes, err = settings.Bytes(m.BlockBytes, "VKJIT_BLOCK_BYTES", 1); err != nil {

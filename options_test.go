@@ -12,7 +12,7 @@ import (
 // environment variable, which wins over the default.
 func TestOptionsPrecedence(t *testing.T) {
 	for _, v := range []string{"VKJIT_DEVICE", "VKJIT_VALIDATE", "VKJIT_STAGED", "VKJIT_MEM_FRACTION",
-		"VKJIT_MEM_LIMIT_BYTES", "VKJIT_BLOCK_BYTES", "VKJIT_PREALLOCATE", "VKJIT_STAGING_BYTES", "VKJIT_CACHE_MAX_BYTES"} {
+		"VKJIT_MEM_LIMIT_BYTES", "VKJIT_BLOCK_BYTES", "VKJIT_PREALLOCATE", "VKJIT_STAGING_BYTES", "VKJIT_CACHE_MAX_BYTES", "VKJIT_WARM_PIPELINES"} {
 		t.Setenv(v, "")
 	}
 	r, err := Options{}.resolve()
@@ -22,8 +22,10 @@ func TestOptionsPrecedence(t *testing.T) {
 	require.Equal(t, vk.StagingAuto, r.staging)
 	require.Zero(t, r.pool.Fraction, "the pool's own default")
 	require.False(t, r.pool.Preallocate)
+	require.Nil(t, r.warm, "warming left to the runtime")
 
 	t.Setenv("VKJIT_DEVICE", "intel")
+	t.Setenv("VKJIT_WARM_PIPELINES", "0")
 	t.Setenv("VKJIT_VALIDATE", "1")
 	t.Setenv("VKJIT_STAGED", "1")
 	t.Setenv("VKJIT_MEM_FRACTION", "0.5")
@@ -37,8 +39,9 @@ func TestOptionsPrecedence(t *testing.T) {
 	require.Equal(t, 0.5, r.pool.Fraction)
 	require.True(t, r.pool.Preallocate)
 	require.Equal(t, int64(8192), r.pool.StagingBytes)
+	require.False(t, *r.warm)
 
-	r, err = Options{Device: "llvm", Validate: Off, Staged: Off,
+	r, err = Options{Device: "llvm", Validate: Off, Staged: Off, WarmPipelines: On,
 		Memory: MemoryOptions{Fraction: 0.25, Preallocate: Off, StagingBytes: 1 << 20}}.resolve()
 	require.NoError(t, err)
 	require.Equal(t, "llvm", r.device)
@@ -47,6 +50,7 @@ func TestOptionsPrecedence(t *testing.T) {
 	require.Equal(t, 0.25, r.pool.Fraction)
 	require.False(t, r.pool.Preallocate)
 	require.Equal(t, int64(1<<20), r.pool.StagingBytes)
+	require.True(t, *r.warm)
 
 	t.Setenv("VKJIT_STAGED", "0")
 	r, err = Options{}.resolve()

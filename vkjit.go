@@ -36,7 +36,9 @@ type Runtime struct {
 	info   DeviceInfo
 	staged bool
 
-	pipelineData int // bytes of saved pipeline cache data loaded at Open
+	pipelineData int   // bytes of saved pipeline cache data loaded at Open
+	devIndex     int   // the device's index, for warming's worker devices
+	warmMode     *bool // Options.WarmPipelines resolved: nil Auto
 
 	life life // calls in flight; Close waits for them
 	mu   sync.Mutex
@@ -74,7 +76,8 @@ func Open(opts Options) (*Runtime, error) {
 		inst.Destroy()
 		return nil, err
 	}
-	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target.For(dev.Info), staged: dev.Staged(), exes: map[*Executable]bool{}}
+	r := &Runtime{inst: inst, dev: dev, pool: mem, tg: target.For(dev.Info), staged: dev.Staged(), exes: map[*Executable]bool{},
+		devIndex: idx, warmMode: set.warm}
 	r.info = deviceInfo(dev.Info, dev.StorageHeap())
 	r.info.Staged = r.staged
 	// The default choice is this one unless Options.Device named another.
@@ -153,10 +156,11 @@ func (r *Runtime) Device() DeviceInfo { return r.info }
 type CompileStats struct {
 	Compile     time.Duration // Compile's call to executable ready
 	Codegen     time.Duration // vkjit's own work: the module to SPIR-V and plan (a cache lookup on a hit)
-	Pipeline    time.Duration // the driver's pipeline creation and constant uploads
+	Pipeline    time.Duration // the driver's pipeline creation, constant uploads and warming
 	Kernels     int           // distinct compiled kernels
 	CacheHits   int           // kernels whose SPIR-V and plan came from the persistent cache
 	CacheMisses int           // kernels generated because the cache lacked them
+	Warmed      int           // dispatches compiled ahead of the first run (Options.WarmPipelines)
 }
 
 // CompileFile reads, parses and compiles a file holding one module:

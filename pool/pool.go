@@ -221,6 +221,18 @@ func (p *Pool) alloc(size int64) (*vk.Buffer, error) {
 	return buf, nil
 }
 
+// BlockBytesFor is the size of the block that a new allocation of size
+// bytes is carved from: the pool's block size, or its own (rounded) size
+// past half of it. Lavapipe specializes a kernel's code on the size of
+// the buffers bound to it, so warming (the root package) binds views of
+// blocks of these sizes.
+func (p *Pool) BlockBytesFor(size int64) int64 {
+	if need := p.round(size); need > p.cfg.BlockBytes/2 {
+		return need
+	}
+	return p.cfg.BlockBytes
+}
+
 func (p *Pool) round(size int64) int64 {
 	return max((size+p.granule-1)/p.granule, 1) * p.granule
 }

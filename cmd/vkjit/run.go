@@ -26,7 +26,8 @@ import (
 type runStats struct {
 	CompileMs       float64 `json:"compile_ms"`
 	CodegenMs       float64 `json:"codegen_ms"`  // reading the file to SPIR-V and plan (a cache lookup on a hit)
-	PipelineMs      float64 `json:"pipeline_ms"` // the driver's pipeline creation
+	PipelineMs      float64 `json:"pipeline_ms"` // the driver's pipeline creation, and warming
+	Warmed          int     `json:"warmed"`      // dispatches compiled ahead of the first run (lavapipe)
 	RunMs           float64 `json:"run_ms"`
 	Kernels         int     `json:"kernels"`
 	Dispatches      int     `json:"dispatches"`
@@ -161,6 +162,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		CompileMs:       compileMs,
 		CodegenMs:       parseMs + ms(exe.Stats.Codegen),
 		PipelineMs:      ms(exe.Stats.Pipeline),
+		Warmed:          exe.Stats.Warmed,
 		RunMs:           ms(st.Wall),
 		Kernels:         exe.Stats.Kernels,
 		Dispatches:      st.Dispatches,
@@ -291,6 +293,9 @@ func printStats(w io.Writer, s runStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, v any, note string) { fmt.Fprintf(tw, "%s\t%v\t %s\n", name, v, note) }
 	row("kernels", s.Kernels, "")
+	if s.Warmed > 0 {
+		row("warmed", s.Warmed, "dispatches compiled ahead of the first run, on several threads")
+	}
 	row("dispatches", s.Dispatches, "loop iterations included")
 	row("peak device memory", s.PeakDeviceBytes, "bytes")
 	row("arena", s.ArenaBytes, fmt.Sprintf("bytes of temporaries; liveness lower bound %d", s.LiveBoundBytes))

@@ -33,6 +33,7 @@ var Vars = []Var{
 	{"VKJIT_MEM_LIMIT_BYTES", "the pool's budget in bytes (Fraction is then ignored)"},
 	{"VKJIT_BLOCK_BYTES", "the size of the pool's blocks (default 64 MiB)"},
 	{"VKJIT_PREALLOCATE", "1 reserves the whole budget when the runtime opens"},
+	{"VKJIT_WARM_PIPELINES", "1 compiles every program's kernels on several threads before its first run (lavapipe), 0 never; unset: programs of 16 kernels or more, once"},
 }
 
 // DefaultCacheLimit bounds the compile cache when nothing else does.

@@ -1,0 +1,264 @@
+package vkjit
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vkjit/vkjit/cache"
+	"github.com/vkjit/vkjit/lower"
+	"github.com/vkjit/vkjit/vk"
+)
+
+// Warming pipelines. Lavapipe translates a kernel to machine code at its
+// first dispatch, not when its pipeline is made, and on the one thread
+// that runs the queue: the first run of the DLRM training step (131
+// kernels) spent 5.9 of its 6.4 s there, one kernel after another. warm
+// compiles them before that run on several threads: this runtime's device
+// and worker devices of their own each dispatch their share of the
+// kernels with no workgroups, and Mesa's shader disk cache carries the
+// workers' machine code to this device, whose first dispatch of each
+// kernel then loads it. The code lavapipe makes for a dispatch depends on
+// more than the kernel: a dispatch with the same push constants but other
+// buffer sizes compiled again (measured: views of a 4 KiB scratch buffer
+// left 2.5 s of compiling to the first run, views of 64 MiB all 6.3 s,
+// views of each step's own buffer sizes none), so each warming dispatch
+// binds views of a scratch buffer sized as its step's buffers and pushes
+// its step's constants.
+
+// minWarmKernels is the fewest kernels Auto warms: each worker device
+// costs a device and a second translation of its share's SPIR-V, which
+// a handful of kernels' compiles (20-60 ms each) do not repay.
+const minWarmKernels = 16
+
+// maxWarmScratch bounds the scratch blocks that warming views are cut
+// from; a binding beyond it is bound at this size (its kernel may then
+// compile again at its first dispatch).
+const maxWarmScratch = 1 << 30
+
+// warmJob is one distinct dispatch to warm: a kernel, its buffers' sizes
+// and its push constants.
+type warmJob struct {
+	kernel int // index into the program's kernels (and loaded.kernels)
+	prog   *lower.Program
+	l      *loaded
+	sizes  []int64
+	push   []byte
+}
+
+// warmJobs lists the distinct dispatches of p and its sub-programs.
+func warmJobs(p *lower.Program, l *loaded) []warmJob {
+	var jobs []warmJob
+	seen := map[string]bool{}
+	var walk func(p *lower.Program, l *loaded)
+	walk = func(p *lower.Program, l *loaded) {
+		for _, st := range p.Steps {
+			if !st.Kind.IsDispatch() {
+				continue
+			}
+			j := warmJob{kernel: st.Kernel, prog: p, l: l, push: st.PushBytes()}
+			for _, b := range st.Buffers {
+				j.sizes = append(j.sizes, p.Buffers[b].Size)
+			}
+			key := fmt.Sprintf("%p|%d|%v|%x", p, st.Kernel, j.sizes, j.push)
+			if !seen[key] {
+				seen[key] = true
+				jobs = append(jobs, j)
+			}
+		}
+		for i, sp := range p.Subs {
+			walk(sp, l.subs[i])
+		}
+	}
+	walk(p, l)
+	return jobs
+}
+
+// warm compiles the kernels of l's program ahead of its first run where
+// the device compiles at first dispatch (a CPU device: lavapipe) and
+// Mesa's disk cache can carry code between devices; it returns how many
+// dispatches it warmed. Failures only cost the time: the first run
+// compiles what warming did not.
+func (r *Runtime) warm(l *loaded) int {
+	if r.warmMode != nil && !*r.warmMode || !r.compilesAtDispatch() {
+		return 0
+	}
+	jobs := warmJobs(l.prog, l)
+	workers := min(runtime.GOMAXPROCS(0), (len(jobs)+3)/4)
+	auto := r.warmMode == nil
+	if workers < 2 || auto && len(jobs) < minWarmKernels {
+		return 0
+	}
+	key := r.warmKey(jobs)
+	if auto && r.cache != nil {
+		if _, ok := r.cache.Get(key); ok {
+			return 0 // warmed before, and Mesa's cache keeps it
+		}
+	}
+	// The largest kernels first, each to the next free worker: the
+	// GEMMs take 250-680 ms each, most kernels 20-60.
+	sort.SliceStable(jobs, func(a, b int) bool {
+		return len(jobs[a].prog.Kernels[jobs[a].kernel].Words) > len(jobs[b].prog.Kernels[jobs[b].kernel].Words)
+	})
+	next := make(chan warmJob, len(jobs))
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := r.warmOn(w == 0, next)
+			mu.Lock()
+			done += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if done == len(jobs) && r.cache != nil {
+		_ = r.cache.Put(key, []byte{1}) // a marker only: losing it costs one more warming
+	}
+	return done
+}
+
+// compilesAtDispatch reports whether the device compiles kernels at
+// their first dispatch (a CPU device: lavapipe; GPU drivers compile as
+// pipelines are made, which pipelines does on several threads) and
+// Mesa's disk cache is there to carry code between devices.
+func (r *Runtime) compilesAtDispatch() bool {
+	return r.dev.Info.Type == vk.TypeCPU && mesaDiskCache()
+}
+
+// warmOn dispatches jobs with no workgroups, on this runtime's device
+// (own) or on a worker device of its own, and returns how many it did.
+// Each binding is a view of a scratch block of the size the pool would
+// carve its buffer from.
+func (r *Runtime) warmOn(own bool, jobs <-chan warmJob) int {
+	d := r.dev
+	if !own {
+		var err error
+		if d, err = r.inst.OpenDevice(r.devIndex, vk.DeviceOptions{}); err != nil {
+			return 0
+		}
+		defer d.Destroy()
+	}
+	blocks := map[int64]*vk.Buffer{}
+	defer func() {
+		for _, b := range blocks {
+			b.Destroy()
+		}
+	}()
+	block := func(size int64) (*vk.Buffer, error) {
+		n := min(r.pool.BlockBytesFor(size), maxWarmScratch)
+		if b := blocks[n]; b != nil {
+			return b, nil
+		}
+		b, err := d.NewBuffer(n)
+		if err == nil {
+			blocks[n] = b
+		}
+		return b, err
+	}
+	done := 0
+	for j := range jobs {
+		if r.warmOne(d, own, j, block) == nil {
+			done++
+		}
+	}
+	return done
+}
+
+func (r *Runtime) warmOne(d *vk.Device, own bool, j warmJob, block func(int64) (*vk.Buffer, error)) error {
+	k := j.l.kernels[j.kernel]
+	if !own {
+		lk := j.prog.Kernels[j.kernel]
+		texel := make([]vk.TexelView, len(lk.Texel))
+		for i, t := range lk.Texel {
+			texel[i] = vk.TexelView{Binding: t.Binding, Bytes: t.Bytes}
+		}
+		var err error
+		if k, err = d.NewKernel(lk.Name, lk.Words, lk.Bindings, uint32(lk.PushSize), texel...); err != nil {
+			return err
+		}
+		defer k.Destroy()
+	}
+	bufs := make([]*vk.Buffer, len(j.sizes))
+	for i, s := range j.sizes {
+		b, err := block(s)
+		if err != nil {
+			return err
+		}
+		if bufs[i], err = b.View(0, min(s, b.Size())); err != nil {
+			return err
+		}
+	}
+	cl, err := d.Record([]vk.Dispatch{{Kernel: k, Buffers: bufs, Push: j.push}})
+	if err != nil {
+		return err
+	}
+	defer cl.Destroy()
+	return cl.Submit(0)
+}
+
+// warmKey names the marker that says jobs were warmed on this device
+// and driver.
+func (r *Runtime) warmKey(jobs []warmJob) string {
+	h := sha256.New()
+	for _, j := range jobs {
+		k := j.prog.Kernels[j.kernel]
+		binary.Write(h, binary.LittleEndian, k.Words)
+		binary.Write(h, binary.LittleEndian, j.sizes)
+		h.Write(j.push)
+	}
+	d := r.dev.Info
+	return cache.Key([]byte("vkjit warmed"), []byte(fmt.Sprintf("%s|%x|%x|%x", d.Name, d.VendorID, d.DeviceID, d.DriverVersion)), h.Sum(nil))
+}
+
+// mesaDiskCache reports whether Mesa's shader disk cache is on and its
+// directory writable, as Mesa finds it: MESA_SHADER_CACHE_DISABLE (or
+// the older MESA_GLSL_CACHE_DISABLE) turns it off; MESA_SHADER_CACHE_DIR
+// (MESA_GLSL_CACHE_DIR), else $XDG_CACHE_HOME/mesa_shader_cache, else
+// $HOME/.cache/mesa_shader_cache holds it.
+func mesaDiskCache() bool {
+	for _, v := range []string{"MESA_SHADER_CACHE_DISABLE", "MESA_GLSL_CACHE_DISABLE"} {
+		switch strings.ToLower(os.Getenv(v)) {
+		case "1", "true", "yes", "y":
+			return false
+		}
+	}
+	dir := os.Getenv("MESA_SHADER_CACHE_DIR")
+	if dir == "" {
+		dir = os.Getenv("MESA_GLSL_CACHE_DIR")
+	}
+	if dir == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home := os.Getenv("HOME")
+			if home == "" {
+				return false
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(base, "mesa_shader_cache")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false
+	}
+	f, err := os.CreateTemp(dir, ".vkjit-probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
