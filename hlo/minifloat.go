@@ -181,6 +181,10 @@ func IsMiniFloat(t ElementType) bool { _, ok := miniFloats[t]; return ok }
 // float type: its fields, its range, and what overflow, NaN and zero
 // become.
 type MiniFloatFormat struct {
+	Bits        int     // width
+	Exp, Bias   int     // exponent bits and bias
+	SignBit     uint32  // the sign's bit; 0 for e8m0fnu, which has none
+	NaN         uint32  // the code a NaN takes (formats with no NaN: 0)
 	Man         int     // mantissa bits
 	Emin        int     // exponent of the smallest normal value
 	Max         float64 // the largest finite value
@@ -196,7 +200,12 @@ func MiniFloatFormatOf(t ElementType) (MiniFloatFormat, bool) {
 	if !ok {
 		return MiniFloatFormat{}, false
 	}
+	nan := f.nan()
+	if f.noNaN {
+		nan = 0
+	}
 	return MiniFloatFormat{
+		Bits: f.exp + f.man + int(f.signBit()>>uint(f.exp+f.man)), Exp: f.exp, Bias: f.bias, SignBit: f.signBit(), NaN: nan,
 		Man: f.man, Emin: 1 - f.bias, Max: f.decode(f.maxField()),
 		Inf: f.ieee, Saturate: f.noNaN, NegZero: !f.uz && !f.unsigned, PowersOfTwo: f.unsigned,
 	}, true

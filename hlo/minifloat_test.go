@@ -82,6 +82,11 @@ func TestMiniFloatFormat(t *testing.T) {
 		f, ok := MiniFloatFormatOf(c.t)
 		require.True(t, ok)
 		require.Equal(t, c.max, f.Max, "%s", c.t)
+		require.Equal(t, c.t.Bits(), f.Bits, "%s", c.t)
+		require.Equal(t, f.Bits, f.Exp+f.Man+map[bool]int{true: 1, false: 0}[f.SignBit != 0], "%s", c.t)
+		if !f.Saturate {
+			require.True(t, math.IsNaN(MiniFloatToFloat64(c.t, f.NaN)), "%s: NaN code %#x", c.t, f.NaN)
+		}
 	}
 	require.True(t, math.IsNaN(MiniFloatToFloat64(F8E8M0FNU, MiniFloatFromFloat64(F8E8M0FNU, -2))))
 }

@@ -74,3 +74,113 @@ func unsignedOfWidth(bits int) hlo.ElementType {
 	}
 	return hlo.U64
 }
+
+// expandSubByteBitcasts rewrites each bitcast-convert from or to a type
+// narrower than a byte (s2-u4, f4, f6) into operations on the values,
+// before widen sub-byte integers and widen f8 give those types wider
+// ones and the bits a narrow element stands for would be lost. The
+// operand's elements become codes of its width in an unsigned carrier
+// (u32, or u64 beside a 64-bit side), the codes are packed or unpacked
+// to the result's width as a little-endian stream (XLA's bitcast: the
+// narrow side's last dimension is the width ratio, element 0 lowest),
+// and the result's elements are made from theirs: a narrow integer by
+// a conversion (it wraps), f4 and f6 from their value (decodeMini and a
+// conversion, exact), anything of a byte or more by a bitcast of its
+// width, which later passes take on as any other.
+func expandSubByteBitcasts(s *state) error {
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpBitcastConvert: (*expander).subByteBitcast})
+}
+
+func (b *expander) subByteBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if !in.Shape.IsArray() {
+		return in, nil
+	}
+	x := in.Operands[0]
+	from, to := x.Shape.Elem, in.Shape.Elem
+	if from.Bits() >= 8 && to.Bits() >= 8 {
+		return in, nil
+	}
+	if from == hlo.PRED || to == hlo.PRED || from.Kind() == hlo.KindComplex || to.Kind() == hlo.KindComplex {
+		return nil, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet", from, to)
+	}
+	carrier := hlo.U32
+	if from.Bits() == 64 || to.Bits() == 64 {
+		carrier = hlo.U64
+	}
+	var err error
+	codes := b.codesOf(x, carrier, &err)
+	codes = b.repack(codes, from.Bits(), to.Bits(), in.Shape.Dims)
+	v := b.fromCodes(codes, in.Shape, &err)
+	if err != nil {
+		return nil, in.Errorf("bitcast-convert from %s to %s: %v", from, to, err)
+	}
+	return v, nil
+}
+
+// codesOf is x's elements' bits, each in the low bits of type carrier.
+func (b *expander) codesOf(x *hlo.Instruction, carrier hlo.ElementType, err *error) *hlo.Instruction {
+	t, dims := x.Shape.Elem, x.Shape.Dims
+	e := b.expr(hlo.ArrayShape(carrier, dims...), err)
+	switch {
+	case isNarrowInt(t): // a conversion sign-extends; the mask keeps the narrow bits
+		return e.And(e.Convert(x, carrier), e.Bits(1<<t.Bits()-1))
+	case hlo.IsMiniFloat(t) && t.Bits() < 8: // f4, f6: from the value, exact in f32
+		f, _ := hlo.MiniFloatFormatOf(t)
+		fe := b.expr(hlo.ArrayShape(hlo.F32, dims...), err)
+		return e.Convert(encodeMini(fe, fe.Convert(x, hlo.F32), f), carrier)
+	}
+	u := unsignedOfWidth(t.Bits())
+	if t != u { // bits of a byte or more: a bitcast of their own width (widen f8 decodes an f8's)
+		x = e.Make(hlo.OpBitcastConvert, hlo.ArrayShape(u, dims...), x)
+	}
+	return e.Convert(x, carrier)
+}
+
+// repack turns codes of width wf into codes of width wt of dimensions
+// dims: pieces of wf bits or-ed together, element k of the last
+// dimension shifted by k*wf; or each code's k-th piece of wt bits.
+func (b *expander) repack(codes *hlo.Instruction, wf, wt int, dims []int64) *hlo.Instruction {
+	if wf == wt {
+		return codes
+	}
+	u := codes.Shape.Elem
+	shifts := func(dims []int64, w int) *hlo.Instruction {
+		return b.binary(hlo.OpMultiply, b.iota(u, len(dims)-1, dims...), b.constant(u, int64(w)))
+	}
+	if wf < wt {
+		sh := b.binary(hlo.OpShiftLeft, codes, shifts(codes.Shape.Dims, wf))
+		last := sh.Shape.Rank() - 1
+		var v *hlo.Instruction
+		for k := int64(0); k < sh.Shape.Dims[last]; k++ {
+			part := b.reshape(b.slice(sh, last, k, k+1), dims...)
+			if v == nil {
+				v = part
+			} else {
+				v = b.binary(hlo.OpOr, v, part)
+			}
+		}
+		return v
+	}
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(u, dims...), codes)
+	bc.A.Dimensions, bc.A.HasDimensions = iotaDims(len(dims)-1), true
+	pieces := b.binary(hlo.OpShiftRightLogical, bc, shifts(dims, wt))
+	return b.binary(hlo.OpAnd, pieces, b.constant(u, 1<<wt-1))
+}
+
+// fromCodes makes values of shape s from their codes.
+func (b *expander) fromCodes(codes *hlo.Instruction, s hlo.Shape, err *error) *hlo.Instruction {
+	t := s.Elem
+	switch {
+	case isNarrowInt(t):
+		return b.convert(codes, t) // wraps: the narrow bits, sign-extended for the signed types
+	case hlo.IsMiniFloat(t) && t.Bits() < 8:
+		f, _ := hlo.MiniFloatFormatOf(t)
+		ue := b.expr(hlo.ArrayShape(hlo.U32, s.Dims...), err)
+		return b.convert(decodeMini(ue, b.convert(codes, hlo.U32), f), t)
+	}
+	v := b.convert(codes, unsignedOfWidth(t.Bits()))
+	if v.Shape.Elem != t {
+		v = b.inst(hlo.OpBitcastConvert, s, v)
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/internal/hloexpr"
 )
 
 // An expansion builds what instruction in stands for with b and returns
@@ -52,10 +53,20 @@ type expander struct {
 }
 
 func (b *expander) inst(op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	return b.place(&hlo.Instruction{Op: op, Shape: sh, Operands: ops})
+}
+
+// place adds in, named after the instruction it expands.
+func (b *expander) place(in *hlo.Instruction) *hlo.Instruction {
 	*b.n++
-	in := &hlo.Instruction{Name: fmt.Sprintf("%s.ts%d", b.from.Name, *b.n), Op: op, Shape: sh, Operands: ops, Pos: b.from.Pos}
+	in.Name, in.Pos = fmt.Sprintf("%s.ts%d", b.from.Name, *b.n), b.from.Pos
 	b.out = append(b.out, in)
 	return in
+}
+
+// expr is a builder of elementwise ops of shape s, its errors in *err.
+func (b *expander) expr(s hlo.Shape, err *error) *hloexpr.Builder {
+	return hloexpr.New(b.place, s, err)
 }
 
 func (b *expander) constant(t hlo.ElementType, v int64) *hlo.Instruction {

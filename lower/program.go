@@ -266,14 +266,21 @@ func BufferElems(t hlo.ElementType, n int64) int64 {
 }
 
 // ToBuffer converts host values of type t into its buffer type's bytes:
-// f8 values decoded to f32; the others' bytes are the same.
+// f8 values decoded to f32 (a NaN keeping its code: markedNaN); the
+// others' bytes are the same.
 func ToBuffer(t hlo.ElementType, host []byte) []byte {
 	if !isF8(t) {
 		return host
 	}
+	f, _ := hlo.MiniFloatFormatOf(t)
 	out := make([]byte, 4*len(host))
 	for i, b := range host {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(hlo.MiniFloatToFloat64(t, uint32(b)))))
+		v := hlo.MiniFloatToFloat64(t, uint32(b))
+		bits := math.Float32bits(float32(v))
+		if math.IsNaN(v) {
+			bits = markedNaN(f, uint32(b))
+		}
+		binary.LittleEndian.PutUint32(out[4*i:], bits)
 	}
 	return out
 }
@@ -286,7 +293,13 @@ func FromBuffer(t hlo.ElementType, buf []byte) []byte {
 	}
 	out := make([]byte, len(buf)/4)
 	for i := range out {
-		out[i] = byte(hlo.MiniFloatFromFloat64(t, float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))))
+		bits := binary.LittleEndian.Uint32(buf[4*i:])
+		v := float64(math.Float32frombits(bits))
+		if c := bits & 0xff; math.IsNaN(v) && bits&nanMarkMask == nanMark&nanMarkMask && math.IsNaN(hlo.MiniFloatToFloat64(t, c)) {
+			out[i] = byte(c) // a NaN code carried from an argument or a bitcast
+			continue
+		}
+		out[i] = byte(hlo.MiniFloatFromFloat64(t, v))
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func widenSubByteOp(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		return t, ok
 	}
 	if in.Op == hlo.OpBitcastConvert && (hasNarrowInt(in.Shape) || hasNarrowInt(in.Operands[0].Shape)) {
-		return nil, in.Errorf("bitcast-convert of 2- and 4-bit integers is not supported on the device yet")
+		return nil, in.Errorf("internal: a bitcast-convert of a sub-byte integer reached widen sub-byte integers (expand sub-byte bitcasts takes them apart)")
 	}
 	// Operands whose narrow bits alone count.
 	if t, ok := narrow(0); ok && t.Kind() == hlo.KindSigned {

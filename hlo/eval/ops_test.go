@@ -59,6 +59,14 @@ func TestDataMovement(t *testing.T) {
 		{"dynamic-slice clamp", x + "  i = s32[] constant(5)\n  j = s32[] constant(-3)\n  ROOT r = f32[1,2] dynamic-slice(x, i, j), dynamic_slice_sizes={1,2}", []float64{4, 5}},
 		{"dynamic-update-slice clamp", x + "  u = f32[1,2] constant({{9, 9}})\n  i = s32[] constant(7)\n  j = s32[] constant(2)\n  ROOT r = f32[2,3] dynamic-update-slice(x, u, i, j)", []float64{1, 2, 3, 4, 9, 9}},
 		{"bitcast-convert", "  x = f32[1] constant({1})\n  ROOT r = u32[1] bitcast-convert(x)", []float64{0x3f800000}},
+		// Sub-byte types' bits as one little-endian stream: element 0 low.
+		{"bitcast s4 pairs to s8", "  x = s4[3,2] constant({{1, -1}, {7, -8}, {0, 3}})\n  ROOT r = s8[3] bitcast-convert(x)", []float64{-15, -121, 48}},
+		{"bitcast u8 to s4 pairs", "  x = u8[2] constant({171, 18})\n  ROOT r = s4[2,2] bitcast-convert(x)", []float64{-5, -6, 2, 1}},
+		{"bitcast u2 quads to u8", "  x = u2[1,4] constant({{3, 0, 1, 2}})\n  ROOT r = u8[1] bitcast-convert(x)", []float64{0x93}},
+		{"bitcast s4 to u4", "  x = s4[3] constant({-1, 7, -8})\n  ROOT r = u4[3] bitcast-convert(x)", []float64{15, 7, 8}},
+		{"bitcast f4 to u4", "  x = f4e2m1fn[4] constant({-6, 0.5, -0, 3})\n  ROOT r = u4[4] bitcast-convert(x)", []float64{15, 1, 8, 5}},
+		{"bitcast u4 octets to f32", "  x = u4[1,8] constant({{0, 0, 0, 0, 0, 8, 15, 3}})\n  ROOT r = f32[1] bitcast-convert(x)", []float64{1}},
+		{"bitcast f6 formats", "  x = f6e2m3fn[2] constant({1, -7.5})\n  ROOT r = f6e3m2fn[2] bitcast-convert(x)", []float64{0.5, -28}},
 		{"reduce-precision", "  x = f32[3] constant({1.00390625, 1e10, 1e-10})\n  ROOT r = f32[3] reduce-precision(x), exponent_bits=5, mantissa_bits=7", []float64{1, math.Inf(1), 0}},
 		// With no mantissa bit, NaN is +inf (XLA); the rounding carried
 		// 0x7fffffff's mantissa into the sign, which gave -0.

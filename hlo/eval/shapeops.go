@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/binary"
 	"runtime"
 	"sync"
 
@@ -282,9 +283,42 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 	return out, nil
 }
 
+// bitcastConvert reinterprets x's bits as in's type. Types of whole bytes
+// keep their bytes (the width ratio is the last dimension, little-endian
+// as XLA lays them out). A type narrower than a byte (s2-u4, f4, f6)
+// holds its bits in the low bits of a byte each (sign-extended for the
+// signed integers), and its elements' bits are taken as one little-endian
+// stream of that width: s4[..., 2] packs into s8[...] element 0 low.
 func bitcastConvert(in *hlo.Instruction, x *hlo.Literal) (*hlo.Literal, error) {
-	if x.Shape.Elem.Bits() < 8 || in.Shape.Elem.Bits() < 8 {
-		return nil, in.Errorf("%w", &Unsupported{"bitcast-convert of sub-byte types"})
+	from, to := x.Shape.Elem, in.Shape.Elem
+	out := hlo.ArrayShape(to, in.Shape.Dims...)
+	if from.Bits()%8 == 0 && to.Bits()%8 == 0 {
+		return &hlo.Literal{Shape: out, Data: x.Data}, nil
 	}
-	return &hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem, in.Shape.Dims...), Data: x.Data}, nil
+	wf, wt := from.Bits(), to.Bits()
+	n := out.NumElements()
+	data := make([]byte, 0, out.ByteSize())
+	// bit reads the stream's bit i.
+	bit := func(i int) uint64 {
+		e, b := i/wf, i%wf
+		if wf%8 == 0 {
+			return uint64(x.Data[e*wf/8+b/8]>>(b%8)) & 1
+		}
+		return uint64(x.Data[e]>>b) & 1
+	}
+	for j := int64(0); j < n; j++ {
+		var v uint64
+		for b := 0; b < wt; b++ {
+			v |= bit(int(j)*wt+b) << b
+		}
+		if wt%8 == 0 {
+			data = binary.LittleEndian.AppendUint64(data, v)[:len(data)+wt/8]
+			continue
+		}
+		if to.Kind() == hlo.KindSigned && v>>(wt-1) != 0 {
+			v |= ^uint64(0) << wt // sign-extended in its byte
+		}
+		data = append(data, byte(v))
+	}
+	return &hlo.Literal{Shape: out, Data: data}, nil
 }
