@@ -4,18 +4,18 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // rexpr builds real elementwise ops of one shape for a complex op: the
-// parts' arithmetic below over hloexpr's elementwise ops.
-type rexpr struct{ *hloexpr.Builder }
+// parts' arithmetic below over formula's elementwise ops.
+type rexpr struct{ *formula.Builder }
 
 // expr is a builder of real ops of type t and dimensions dims that help
 // compute in; their errors are the pass's.
 func (x *cx) expr(in *hlo.Instruction, t hlo.ElementType, dims []int64) *rexpr {
 	place := func(n *hlo.Instruction) *hlo.Instruction { return x.place(in, n) }
-	return &rexpr{hloexpr.New(place, hlo.ArrayShape(t, dims...), &x.err)}
+	return &rexpr{formula.New(place, hlo.ArrayShape(t, dims...), &x.err)}
 }
 
 // cmul is (a + bi)(c + di).

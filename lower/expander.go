@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // An expansion builds what instruction in stands for with b and returns
@@ -65,8 +65,8 @@ func (b *expander) place(in *hlo.Instruction) *hlo.Instruction {
 }
 
 // expr is a builder of elementwise ops of shape s, its errors in *err.
-func (b *expander) expr(s hlo.Shape, err *error) *hloexpr.Builder {
-	return hloexpr.New(b.place, s, err)
+func (b *expander) expr(s hlo.Shape, err *error) *formula.Builder {
+	return formula.New(b.place, s, err)
 }
 
 func (b *expander) constant(t hlo.ElementType, v int64) *hlo.Instruction {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // The f8 types compute in f32, as XLA computes them: widenF8 retypes
@@ -77,7 +77,7 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 // (at least the smallest normal one), |x| / 2^(e - man) rounded to an
 // integer, ties to even, and scaled back; beyond the largest finite value
 // infinity or NaN; the sign kept, except on the zero of the fnuz types.
-func roundF8(e *hloexpr.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
+func roundF8(e *formula.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
 	if f.PowersOfTwo {
 		return roundPowerOfTwo(e, x)
 	}
@@ -121,7 +121,7 @@ func roundF8(e *hloexpr.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo
 // 2^127; zero and what rounds below 2^-127 become 2^-127, the smallest
 // value (an f32 subnormal: a device that flushes subnormals reads it as
 // zero).
-func roundPowerOfTwo(e *hloexpr.Builder, x *hlo.Instruction) *hlo.Instruction {
+func roundPowerOfTwo(e *formula.Builder, x *hlo.Instruction) *hlo.Instruction {
 	ie := e.With(hlo.S32)
 	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), e.Abs(x))
 	odd := ie.And(ie.Op(hlo.OpShiftRightLogical, bits, ie.K(23)), ie.K(1))
@@ -162,7 +162,7 @@ func markedNaN(f hlo.MiniFloatFormat, c uint32) uint32 {
 
 // encodeMini is the code (u32, in the low f.Bits bits) of f32 values x,
 // each on format f's grid.
-func encodeMini(e *hloexpr.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
+func encodeMini(e *formula.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
 	ue := e.With(hlo.U32)
 	bits := ue.Make(hlo.OpBitcastConvert, ue.Shape(), x)
 	a := ue.And(bits, ue.Bits(0x7fffffff))
@@ -195,7 +195,7 @@ func encodeMini(e *hloexpr.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *
 
 // decodeMini is the f32 value of codes c (u32) of format f, a NaN code
 // marked as markedNaN says.
-func decodeMini(ue *hloexpr.Builder, c *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
+func decodeMini(ue *formula.Builder, c *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
 	e := ue.With(hlo.F32)
 	c = ue.And(c, ue.Bits(1<<f.Bits-1))
 	var bits, nan *hlo.Instruction

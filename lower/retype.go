@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // anyLeaf reports whether an array leaf of s has an element type p
@@ -139,8 +139,8 @@ func (r *retyping) place(from, in *hlo.Instruction) *hlo.Instruction {
 
 // expr is a builder of elementwise ops of shape s that help compute
 // from, its errors recorded in *err.
-func (r *retyping) expr(from *hlo.Instruction, s hlo.Shape, err *error) *hloexpr.Builder {
-	return hloexpr.New(func(in *hlo.Instruction) *hlo.Instruction { return r.place(from, in) }, s, err)
+func (r *retyping) expr(from *hlo.Instruction, s hlo.Shape, err *error) *formula.Builder {
+	return formula.New(func(in *hlo.Instruction) *hlo.Instruction { return r.place(from, in) }, s, err)
 }
 
 // copy appends in with operands ops, its shape retyped and the

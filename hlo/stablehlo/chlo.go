@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // CHLO's special functions, each expanded into HLO's elementwise ops as
@@ -92,10 +92,10 @@ func floatRule(f func(e *expr, x *hlo.Instruction) *hlo.Instruction) func(*expr,
 
 // expr builds elementwise HLO over values of one shape in the module
 // being translated; the parts of complex values are in chlocomplex.go.
-type expr struct{ *hloexpr.Builder }
+type expr struct{ *formula.Builder }
 
 func newExpr(cb *hlo.CompBuilder, s hlo.Shape) *expr {
-	return &expr{hloexpr.New(cb.Add, s, new(error))}
+	return &expr{formula.New(cb.Add, s, new(error))}
 }
 
 // with is a builder over the same dimensions in element type t.

@@ -1,4 +1,4 @@
-package hloexpr_test
+package formula_test
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
-	"github.com/vkjit/vkjit/internal/hloexpr"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
 // edge are values where sign, zero, infinity and NaN decide the answer.
@@ -18,7 +18,7 @@ var edge = []float64{0, math.Copysign(0, -1), 1, -1, 2.5, -3e-300, 1e300, -1e300
 
 // run builds f over two f64 parameters of len(xs) elements, evaluates it
 // with the reference evaluator and returns its result.
-func run(t *testing.T, xs, ys []float64, f func(e *hloexpr.Builder, x, y *hlo.Instruction) *hlo.Instruction) []float64 {
+func run(t *testing.T, xs, ys []float64, f func(e *formula.Builder, x, y *hlo.Instruction) *hlo.Instruction) []float64 {
 	t.Helper()
 	n := int64(len(xs))
 	s := hlo.ArrayShape(hlo.F64, n)
@@ -26,7 +26,7 @@ func run(t *testing.T, xs, ys []float64, f func(e *hloexpr.Builder, x, y *hlo.In
 	cb := b.Entry("main")
 	x, y := cb.Parameter(s), cb.Parameter(s)
 	var err error
-	e := hloexpr.New(cb.Add, s, &err)
+	e := formula.New(cb.Add, s, &err)
 	cb.SetRoot(f(e, x, y))
 	require.NoError(t, err)
 	m, err := b.Build()
@@ -68,8 +68,8 @@ func same(want, got float64) bool {
 
 func TestCopySignAndHypot(t *testing.T) {
 	xs, ys := pairs()
-	cs := run(t, xs, ys, func(e *hloexpr.Builder, x, y *hlo.Instruction) *hlo.Instruction { return e.CopySign(x, y) })
-	hs := run(t, xs, ys, func(e *hloexpr.Builder, x, y *hlo.Instruction) *hlo.Instruction { return e.Hypot(x, y) })
+	cs := run(t, xs, ys, func(e *formula.Builder, x, y *hlo.Instruction) *hlo.Instruction { return e.CopySign(x, y) })
+	hs := run(t, xs, ys, func(e *formula.Builder, x, y *hlo.Instruction) *hlo.Instruction { return e.Hypot(x, y) })
 	for i := range xs {
 		x, y := xs[i], ys[i]
 		require.True(t, same(math.Copysign(x, y), cs[i]), "copysign(%g, %g) = %g", x, y, cs[i])
@@ -86,7 +86,7 @@ func TestPolyAndPredicates(t *testing.T) {
 	xs, ys := pairs()
 	// 2x^2 - 3x + 0.1 where x is finite, 2 where it is infinite (both by
 	// IsInf and by neither finite nor NaN), 3 where NaN, -1 otherwise.
-	got := run(t, xs, ys, func(e *hloexpr.Builder, x, _ *hlo.Instruction) *hlo.Instruction {
+	got := run(t, xs, ys, func(e *formula.Builder, x, _ *hlo.Instruction) *hlo.Instruction {
 		infinite := e.And(e.IsInf(x), e.And(e.Not(e.Finite(x)), e.Not(e.IsNaN(x))))
 		nan := e.Or(e.IsNaN(x), e.Cmp(x, "GT", e.K(math.Inf(1))))
 		return e.Sel(e.Finite(x), e.Poly(x, []float64{2, -3, 0.1}), e.Sel(infinite, e.K(2), e.Sel(nan, e.K(3), e.K(-1))))
@@ -108,7 +108,7 @@ func TestErrorsShared(t *testing.T) {
 	cb := b.Entry("main")
 	x := cb.Parameter(hlo.ArrayShape(hlo.F32, 3))
 	var err error
-	e := hloexpr.New(cb.Add, x.Shape, &err)
+	e := formula.New(cb.Add, x.Shape, &err)
 	w := e.With(hlo.F64)
 	w.Add(x, w.K(1)) // f32 plus f64: no shape
 	require.Error(t, err)

@@ -1,11 +1,11 @@
-// Package hloexpr builds elementwise HLO over arrays of one shape, for the
+// Package formula builds elementwise HLO over arrays of one shape, for the
 // rewrites that expand one op into many: CHLO's special functions in the
 // StableHLO translation, and complex arithmetic on real parts and the FFT
 // in lower. Both read as the formulas they compute (e.Mul(x, e.K(0.5)));
 // what differs between them is only where an instruction goes, which the
 // caller's emit function decides (it names the instruction, records where
 // it came from and adds it to its computation).
-package hloexpr
+package formula
 
 import (
 	"encoding/binary"
