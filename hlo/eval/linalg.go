@@ -15,6 +15,17 @@ import (
 type decoded struct {
 	f []float64
 	i []int64
+	c []complex128
+}
+
+// operands decodes a dot's or a convolution's operands as its result
+// type computes: complex, float or integer values.
+func operands(out hlo.ElementType, a, b *hlo.Literal) (A, B decoded) {
+	if isComplex(out) {
+		A.c, B.c = dotComplex(a, b)
+		return A, B
+	}
+	return decode(a, out.IsFloat()), decode(b, out.IsFloat())
 }
 
 func decode(l *hlo.Literal, asFloat bool) decoded {
@@ -77,13 +88,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
 	isC := isComplex(in.Shape.Elem)
 	isF := in.Shape.Elem.IsFloat()
-	var L, R decoded
-	var LC, RC []complex128
-	if isC {
-		LC, RC = dotComplex(l, r)
-	} else {
-		L, R = decode(l, isF), decode(r, isF)
-	}
+	L, R := operands(in.Shape.Elem, l, r)
 	ls, rs := strides(l.Shape.Dims), strides(r.Shape.Dims)
 	lFree, rFree := d.FreeDims(l.Shape.Rank(), r.Shape.Rank())
 	// Offsets of every contraction position, computed once.
@@ -108,7 +113,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		if isC {
 			var acc complex128
 			for c := range lOff {
-				acc += LC[lb+lOff[c]] * RC[rb+rOff[c]]
+				acc += L.c[lb+lOff[c]] * R.c[rb+rOff[c]]
 			}
 			put(out.Data, out.Shape.Elem, lin, scalar{c: roundC(out.Shape.Elem, acc)})
 			return
@@ -142,13 +147,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
 	isC := isComplex(in.Shape.Elem)
 	isF := in.Shape.Elem.IsFloat()
-	var L, K decoded
-	var LC, KC []complex128
-	if isC {
-		LC, KC = dotComplex(l, k)
-	} else {
-		L, K = decode(l, isF), decode(k, isF)
-	}
+	L, K := operands(in.Shape.Elem, l, k)
 	ls, ks := strides(l.Shape.Dims), strides(k.Shape.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
@@ -193,7 +192,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 			switch {
 			case isC:
 				for f := int64(0); f < kIn; f++ {
-					accC += LC[lb+f*lsF] * KC[kb+f*ksIn]
+					accC += L.c[lb+f*lsF] * K.c[kb+f*ksIn]
 				}
 			case isF:
 				for f := int64(0); f < kIn; f++ {
