@@ -91,6 +91,8 @@ ENTRY e {
 // TestTiledGemm runs dots big enough for the register-tiled kernel, with
 // edges that are not multiples of the tile, batch dimensions, a
 // contracting dimension in either position and a bias-and-ReLU epilogue,
+// in each of its forms (a tile per subgroup, per invocation, per
+// workgroup through shared memory),
 // against the reference evaluator (which sums in float64: the device's
 // f32 sums agree to a few units of rounding of the largest partial sum).
 func TestTiledGemm(t *testing.T) {
@@ -124,6 +126,11 @@ func TestTiledGemm(t *testing.T) {
 		require.Contains(t, name, "gemm8x", "the tiled kernel")
 		vec := !strings.Contains(src, "301") // k a multiple of 4
 		require.Equal(t, vec, strings.Contains(name, "_vec4"), "%s: %s", name, src)
+		// A subgroup per tile where the rhs is read as vec4s: along k, or
+		// across columns when n is a multiple of 4 (all but n = 257 and
+		// n = 10).
+		lanes := vec && !strings.Contains(src, ",257]") && !strings.Contains(src, ",10]")
+		require.Equal(t, lanes, strings.Contains(name, "_lanes8"), "%s: %s", name, src)
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm")
 		w := want.Leaves()[0]
@@ -139,8 +146,9 @@ func TestTiledGemm(t *testing.T) {
 		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
 		require.Equal(t, outs[0].Data, shared[0].Data, src)
 		// The other ways to read the operands on lavapipe, storage loads
-		// of octets or of vec4s instead of texel fetches: the same values.
-		for _, opts := range []vkjit.CompileOptions{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}} {
+		// of octets or of vec4s instead of texel fetches, and a tile per
+		// invocation instead of per subgroup: the same values.
+		for _, opts := range []vkjit.CompileOptions{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}, {InvocationTiles: true}, {InvocationTiles: true, StorageLoads: true}} {
 			exe, err = rt.Compile(m, opts)
 			require.NoError(t, err)
 			_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")

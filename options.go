@@ -108,8 +108,9 @@ type CompileOptions struct {
 	HostLoops bool // every while loop run from the host, none as a device loop
 	// CPU devices' code generation choices, made the GPU way (subgroup
 	// and workgroup row reductions, GEMM tiles through shared memory) or
-	// the older way (vec4 loads, no texel buffer views).
-	SubgroupReduce, WorkgroupReduce, SharedGemm, Vec4Access, StorageLoads bool
+	// the older way (vec4 loads, no texel buffer views, a GEMM tile per
+	// invocation rather than per subgroup).
+	SubgroupReduce, WorkgroupReduce, SharedGemm, Vec4Access, StorageLoads, InvocationTiles bool
 }
 
 // lower is the options as the code generator takes them.
@@ -118,6 +119,7 @@ func (o CompileOptions) lower() lower.Options {
 		NoFuse: o.NoFuse, NoReuse: o.NoReuse, MemoryBudget: o.MemoryBudget, Donate: o.Donate,
 		SubgroupReduce: o.SubgroupReduce, WorkgroupReduce: o.WorkgroupReduce, SharedGemm: o.SharedGemm,
 		HostLoops: o.HostLoops, Vec4Access: o.Vec4Access, StorageLoads: o.StorageLoads,
+		InvocationTiles: o.InvocationTiles,
 	}
 }
 

@@ -33,6 +33,10 @@ type Options struct {
 	// memory (kgen/gemm.go) on CPU devices too, where the register tiles are
 	// faster; GPUs use them by default.
 	SharedGemm bool
+	// InvocationTiles makes tiled dots on CPU devices compute a tile per
+	// invocation instead of a subgroup's (kgen/gemmlanes.go), to compare
+	// against.
+	InvocationTiles bool
 	// HostLoops runs every while loop from the host, reading its
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
@@ -411,6 +415,9 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	case kgen.KindGemm:
 		if kp.Gemm.Shared {
 			env.Local = kgen.SharedThreads
+		}
+		if kp.Gemm.Lanes > 0 {
+			env.Local = uint32(kp.Gemm.Lanes)
 		}
 		if k, err = kgen.GemmKernel(in, kp.Gemm, env); err != nil {
 			return err

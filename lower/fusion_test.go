@@ -156,7 +156,8 @@ func TestGemmForms(t *testing.T) {
 		tg   Target
 		opts Options
 		want string
-	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm8x16_f32_vec4"}, {cpu, Options{SharedGemm: true}, "gemm4x4_shared64x64_f32"}, {small, Options{}, "gemm8x16_f32_vec4"}} {
+	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm8x32_f32_lanes8_vec4"}, {cpu, Options{InvocationTiles: true}, "gemm8x16_f32_vec4"},
+		{cpu, Options{SharedGemm: true}, "gemm4x4_shared64x64_f32"}, {small, Options{}, "gemm8x16_f32_vec4"}} {
 		p, err := Compile(m, c.tg, c.opts)
 		require.NoError(t, err)
 		k := p.Kernels[0]
@@ -166,10 +167,15 @@ func TestGemmForms(t *testing.T) {
 			require.Equal(t, uint32(kgen.SharedThreads), k.LocalSize[0])
 			require.Equal(t, [3]uint32{2 * 4 * 3, 1, 1}, p.Steps[0].Groups, "a workgroup per 64x64 block")
 		}
+		if strings.Contains(c.want, "lanes") {
+			require.Equal(t, cpu.SubgroupSize, k.LocalSize[0], "a workgroup is the subgroup")
+			require.Equal(t, [3]uint32{2 * 25 * 5, 1, 1}, p.Steps[0].Groups, "a subgroup per 8x32 tile")
+		}
 	}
 	// On a CPU device with shaderInt64 the rhs read across columns (a
-	// multiple of 8 of them) loads octets as u64vec4s; not with
-	// Vec4Access, nor without shaderInt64.
+	// multiple of 8 of them) loads octets as u64vec4s in a tile per
+	// invocation; not with Vec4Access, nor without shaderInt64, nor in a
+	// subgroup's tile (a lane reads 4 columns).
 	m, err = hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[256,128] parameter(0)\n  b = f32[128,136] parameter(1)\n  ROOT c = f32[256,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}")
 	require.NoError(t, err)
 	noInt64, texel := cpu, cpu
@@ -183,8 +189,10 @@ func TestGemmForms(t *testing.T) {
 		wide  bool
 		texel int
 	}{
-		{cpu, Options{}, true, 0}, {cpu, Options{Vec4Access: true}, false, 0}, {noInt64, Options{}, false, 0},
-		{desktop, Options{}, false, 0}, {texel, Options{}, false, 2}, {texel, Options{StorageLoads: true}, true, 0},
+		{cpu, Options{InvocationTiles: true}, true, 0}, {cpu, Options{InvocationTiles: true, Vec4Access: true}, false, 0},
+		{noInt64, Options{InvocationTiles: true}, false, 0}, {cpu, Options{}, false, 0},
+		{desktop, Options{}, false, 0}, {texel, Options{}, false, 2}, {texel, Options{InvocationTiles: true}, false, 2},
+		{texel, Options{StorageLoads: true, InvocationTiles: true}, true, 0},
 	} {
 		p, err := Compile(m, c.tg, c.opts)
 		require.NoError(t, err)

@@ -81,6 +81,8 @@ func planKernels(s *state) error {
 		kp.Kind, kp.Gemm = kind, g
 		if g != nil && (!s.tg.CPU || s.opts.SharedGemm) {
 			g.ToShared(s.tg) // GPUs stage blocks through shared memory where the dot allows
+		} else if g != nil && !s.opts.InvocationTiles {
+			g.ToLanes(s.tg) // CPUs: a subgroup per tile, lanes over its columns, where the dot allows
 		}
 		// A set, not a search of the list: a fused chain's cluster is the
 		// whole chain (50,000 negates spent 0.8 s in that search).

@@ -123,6 +123,12 @@ func (f *Function) GroupNonUniformShuffleXor(typ, scope, value, mask ID) ID {
 	return f.Apply(OpGroupNonUniformShuffleXor, typ, scope, value, mask)
 }
 
+// GroupNonUniformShuffle emits OpGroupNonUniformShuffle: value from
+// invocation id of the group in scope.
+func (f *Function) GroupNonUniformShuffle(typ, scope, value, id ID) ID {
+	return f.Apply(OpGroupNonUniformShuffle, typ, scope, value, id)
+}
+
 // Store emits OpStore of v through ptr.
 func (f *Function) Store(ptr, v ID) { f.Do(OpStore, ptr, v) }
 

@@ -73,6 +73,7 @@ const (
 	OpFMod                      Op = 141
 	OpVectorTimesScalar         Op = 142
 	OpGroupNonUniformShuffleXor Op = 346
+	OpGroupNonUniformShuffle    Op = 345
 	OpTypeImage                 Op = 25
 	OpImageFetch                Op = 95
 	OpIsNan                     Op = 156

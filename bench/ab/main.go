@@ -8,7 +8,7 @@
 //	go run ./bench/ab [-rounds N] GRAPH.hlo VARIANT...
 //
 // A variant is "base" or a comma-separated list of no-fuse,
-// storage-loads, vec4-access and env:NAME=VALUE (set while that variant
+// storage-loads, vec4-access, invocation-tiles and env:NAME=VALUE (set while that variant
 // compiles, for an experiment's edited code to read). Arguments are
 // random (hlotest.UniformInputs); the compile cache is off.
 package main
@@ -106,6 +106,8 @@ func compile(rt *vkjit.Runtime, mod *hlo.Module, v string) (*vkjit.Executable, e
 			opts.StorageLoads = true
 		case part == "vec4-access":
 			opts.Vec4Access = true
+		case part == "invocation-tiles":
+			opts.InvocationTiles = true
 		case strings.HasPrefix(part, "env:"):
 			name, val, ok := strings.Cut(strings.TrimPrefix(part, "env:"), "=")
 			if !ok {

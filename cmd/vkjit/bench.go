@@ -32,6 +32,7 @@ type benchResult struct {
 	NoFuse           bool    `json:"no_fuse"`
 	HostLoops        bool    `json:"host_loops"`
 	Vec4Access       bool    `json:"vec4_access"`
+	InvocationTiles  bool    `json:"invocation_tiles"`
 	StorageLoads     bool    `json:"storage_loads"`
 	HostCPU          string  `json:"host_cpu"`
 	HostCores        int     `json:"host_cores"`
@@ -73,6 +74,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
+	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")
 	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
@@ -97,7 +99,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, InvocationTiles: *invocationTiles})
 	if err != nil {
 		return err
 	}
@@ -148,7 +150,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
-		Vec4Access: *vec4Access, StorageLoads: *storageLoads,
+		Vec4Access: *vec4Access, StorageLoads: *storageLoads, InvocationTiles: *invocationTiles,
 		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {
 		seq, str, err := streamBench(exe, tensors, *stream)

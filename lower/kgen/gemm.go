@@ -57,6 +57,7 @@ type GemmPlan struct {
 	lVec, rVec  vecLayout
 	Rows, Cols  int64 // results per invocation
 	Shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
+	Lanes       int64 // a subgroup of Lanes invocations per tile, lanes over its columns (ToLanes); 0: an invocation per tile
 	// in and out are the operands' and the result's element types: f32,
 	// or bf16 or f16 operands with a result of theirs or f32, widened to
 	// f32 as loaded and accumulated in f32 as the general kernel does,
@@ -277,6 +278,9 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 	if p.Shared {
 		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.Rows, p.Cols, sharedBM, sharedBN)
 	}
+	if p.Lanes > 0 {
+		name += fmt.Sprintf("_lanes%d", p.Lanes)
+	}
 	if vec4 {
 		name += "_vec4"
 	}
@@ -295,7 +299,14 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		nb := len(p.batch)
 		var l, tr, tc spirv.ID // shared: the invocation's place in its workgroup and block
 		var ix []spirv.ID
-		if p.Shared {
+		nc := p.Cols // the invocation's columns
+		var lane spirv.ID
+		if p.Lanes > 0 {
+			nc = p.Cols / p.Lanes
+			lane = k.laneID()
+			ix = k.unravel(op(spirv.OpUDiv, t, cu(p.Lanes)), dims)
+			ix = append(ix[:nb], k.groupedTile(ix[nb], p.tilesM, p.tilesN)...)
+		} else if p.Shared {
 			l = op(spirv.OpUMod, t, cu(SharedThreads))
 			tr, tc = op(spirv.OpUDiv, l, cu(sharedBN/sharedTN)), op(spirv.OpUMod, l, cu(sharedBN/sharedTN))
 			ix = k.unravel(op(spirv.OpUDiv, t, cu(SharedThreads)), dims)
@@ -311,6 +322,9 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		}
 		row0 := op(spirv.OpIMul, ix[nb], cu(p.Rows))
 		col0 := op(spirv.OpIMul, ix[nb+1], cu(p.Cols))
+		if p.Lanes > 0 {
+			col0 = op(spirv.OpIAdd, col0, op(spirv.OpIMul, lane, cu(nc)))
+		}
 		var bRow, bCol spirv.ID
 		if p.Shared {
 			bRow, bCol = op(spirv.OpIMul, ix[nb], cu(sharedBM)), op(spirv.OpIMul, ix[nb+1], cu(sharedBN))
@@ -320,7 +334,7 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		// Rows and columns past the edge read the last one (in bounds)
 		// and are not stored.
 		rows, lRow := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Rows)
-		cols, rCol := make([]spirv.ID, p.Cols), make([]spirv.ID, p.Cols)
+		cols, rCol := make([]spirv.ID, nc), make([]spirv.ID, nc)
 		for i := range rows {
 			rows[i] = op(spirv.OpIAdd, row0, cu(int64(i)))
 			lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
@@ -330,7 +344,11 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 			rCol[j] = op(spirv.OpIAdd, rBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, cols[j], cu(p.n-1)), cu(p.rStride[1])))
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
-		if p.Shared {
+		if p.Lanes > 0 {
+			mine := op(spirv.OpIAdd, row0, k.f.Ext(u32, spirv.GLSLUMin, lane, cu(p.Rows-1)))
+			myRow := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, mine, cu(p.m-1)), cu(p.lStride[0])))
+			accAt, err = k.gemmLoopLanes(p, dotBinds, lBase, rBase, lane, row0, myRow, col0, rCol)
+		} else if p.Shared {
 			accAt, err = k.gemmLoopShared(p, dotBinds, lBase, rBase, bRow, bCol, l, tr, tc)
 		} else if p.conv != nil && vec4 {
 			accAt, err = k.gemmLoopVec4(p, dotBinds, lBase, rBase, row0, col0, lRow, rCol, k.convRows(p, rows))
@@ -369,18 +387,18 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 			}
 			return nil
 		}
-		arrT := k.b.TypeArray(f32, cu(p.Rows*p.Cols), 0)
+		arrT := k.b.TypeArray(f32, cu(p.Rows*nc), 0)
 		arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
 		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
 		for i := range rows {
 			for j := range cols {
-				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*p.Cols+int64(j)))
+				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*nc+int64(j)))
 				k.f.Store(pe, accAt(i, j))
 			}
 		}
-		return k.loop(cu(p.Rows*p.Cols), func(e spirv.ID) error {
-			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(p.Cols)))
-			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(p.Cols)))
+		return k.loop(cu(p.Rows*nc), func(e spirv.ID) error {
+			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(nc)))
+			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(nc)))
 			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
 			return k.f.If(inside, func() error {
 				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
@@ -408,7 +426,7 @@ func (k *kernelBuilder) gemmLoop(p *GemmPlan, dotBinds []int, lRow, rCol []spirv
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-	acc := k.gemmAccumulators(p)
+	acc := k.gemmAccumulators(p.Rows, p.Cols)
 	err := k.loop(cu(p.k), func(kk spirv.ID) error {
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
 		a, b := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Cols)
@@ -446,7 +464,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *GemmPlan, dotBinds []int, lBase, rBase, 
 	if !k.isVec(dotBinds[1]) {
 		rVec = vecNone
 	}
-	acc := k.gemmAccumulators(p)
+	acc := k.gemmAccumulators(p.Rows, p.Cols)
 	load4 := func(bind int, idx4 spirv.ID) spirv.ID { return k.flushSubnormal(k.loadVec4(bind, idx4), 4) }
 	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Extract(f32, v, uint32(c)) }
 	// Loop-invariant vec4 indices of one operand: along k, each row's
@@ -620,13 +638,13 @@ func (k *kernelBuilder) flushSubnormal(x spirv.ID, n int) spirv.ID {
 	return k.f.Bitcast(ft, flushed)
 }
 
-// gemmAccumulators makes the tile's accumulators, zeroed.
-func (k *kernelBuilder) gemmAccumulators(p *GemmPlan) [][]spirv.ID {
+// gemmAccumulators makes an invocation's rows x cols accumulators, zeroed.
+func (k *kernelBuilder) gemmAccumulators(rows, cols int64) [][]spirv.ID {
 	f32 := k.b.TypeFloat(32)
-	acc := make([][]spirv.ID, p.Rows)
+	acc := make([][]spirv.ID, rows)
 	ptr := k.b.TypePointer(spirv.StorageFunction, f32)
 	for i := range acc {
-		acc[i] = make([]spirv.ID, p.Cols)
+		acc[i] = make([]spirv.ID, cols)
 		for j := range acc[i] {
 			acc[i][j] = k.f.LocalVariable(ptr)
 			k.f.Store(acc[i][j], k.constFloat(hlo.F32, 0))

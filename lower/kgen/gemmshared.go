@@ -56,7 +56,7 @@ func (k *kernelBuilder) gemmLoopShared(p *GemmPlan, dotBinds []int, lBase, rBase
 	tileB := k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(f32, cu(sharedBK*sharedBN), 0)), spirv.StorageWorkgroup)
 	at := func(v, i spirv.ID) spirv.ID { return k.f.AccessChain(ptr, v, i) }
 	zero := k.b.ConstF32(0)
-	acc := k.gemmAccumulators(p)
+	acc := k.gemmAccumulators(p.Rows, p.Cols)
 	const per = sharedBK * sharedBM / SharedThreads // elements of each operand an invocation stages
 	err := k.loop(cu((p.k+sharedBK-1)/sharedBK), func(kb spirv.ID) error {
 		k0 := op(spirv.OpIMul, kb, cu(sharedBK))
