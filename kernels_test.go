@@ -314,7 +314,8 @@ func TestWorkgroupReductions(t *testing.T) {
 
 // TestConvGemm runs 2-D NHWC convolutions as implicit GEMMs (strides,
 // asymmetric padding, kernel dilation, a partial column tile, a bias and
-// ReLU epilogue) against the reference; 3 input features take the direct
+// ReLU epilogue) against the reference, in both of lavapipe's forms (a
+// tile per subgroup or per invocation); 3 input features take the direct
 // kernel.
 func TestConvGemm(t *testing.T) {
 	defer noValidationMessages(t)
@@ -350,6 +351,17 @@ ENTRY e {
 		for i := int64(0); i < w.Shape.NumElements(); i++ {
 			require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.window, i)
 		}
+		if !c.tiled {
+			continue
+		}
+		// A subgroup per tile on lavapipe; a tile per invocation gives
+		// the same bits.
+		require.Contains(t, name, "_lanes8", c.window)
+		exe, err = rt.Compile(m, vkjit.CompileOptions{InvocationTiles: true})
+		require.NoError(t, err, src)
+		require.NotContains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_lanes", c.window)
+		_, _, other := runBothOn(t, exe, m, hlotest.UniformInputs(m, 9), "conv invocation tiles")
+		require.Equal(t, outs[0].Data, other[0].Data, c.window)
 	}
 }
 

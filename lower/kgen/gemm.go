@@ -347,7 +347,11 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		if p.Lanes > 0 {
 			mine := op(spirv.OpIAdd, row0, k.f.Ext(u32, spirv.GLSLUMin, lane, cu(p.Rows-1)))
 			myRow := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, mine, cu(p.m-1)), cu(p.lStride[0])))
-			accAt, err = k.gemmLoopLanes(p, dotBinds, lBase, rBase, lane, row0, myRow, col0, rCol)
+			var convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID
+			if p.conv != nil {
+				convA = k.convRows(p, []spirv.ID{mine})
+			}
+			accAt, err = k.gemmLoopLanes(p, dotBinds, lBase, rBase, lane, row0, myRow, col0, rCol, convA)
 		} else if p.Shared {
 			accAt, err = k.gemmLoopShared(p, dotBinds, lBase, rBase, bRow, bCol, l, tr, tc)
 		} else if p.conv != nil && vec4 {

@@ -32,11 +32,12 @@ import (
 const lanesRows = 8
 
 // ToLanes makes p a subgroup-tile plan when tg can run one (a CPU device
-// whose subgroups of at least lanesRows lanes shuffle) and p is a plain
-// f32 dot whose rhs is read as vec4s; it reports whether it did.
+// whose subgroups of at least lanesRows lanes shuffle) and p is an f32
+// dot or implicit GEMM whose rhs is read as vec4s; it reports whether it
+// did.
 func (p *GemmPlan) ToLanes(tg Target) bool {
 	s := int64(tg.SubgroupSize)
-	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.conv != nil || p.in != hlo.F32 ||
+	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.in != hlo.F32 ||
 		p.k%4 != 0 || p.rVec == vecNone || lanesRows > s {
 		return false
 	}
@@ -56,7 +57,8 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 // row0 the tile's first row, myRow the start of the lhs row the lane
 // reads for the others when the lhs is read along k (row lane of the
 // tile, clamped), myCol the lane's first column and rCol its columns'
-// starts in the rhs. Each step covers 4 values of k.
+// starts in the rhs; convA reads an implicit GEMM's lhs row (convRows of
+// the lane's row). Each step covers 4 values of k.
 //
 // A lane's row reaches the others by shuffles with a constant lane:
 // llvmpipe turns each into a permute of one register, where a broadcast
@@ -64,7 +66,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 // active one, and every lane reading the row itself a gather of the same
 // texel 8 times. 1024^3: broadcasts 88 ms, each lane reading every row
 // 54-59 ms, shuffles 38 ms (the tile per invocation: 55 ms).
-func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase, lane, row0, myRow, myCol spirv.ID, rCol []spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase, lane, row0, myRow, myCol spirv.ID, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -80,6 +82,9 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	}
 	if !k.isVec(dotBinds[1]) {
 		rVec = vecNone
+	}
+	if convA != nil {
+		lVec = vecConv
 	}
 	nc := p.Cols / p.Lanes
 	acc := k.gemmAccumulators(p.Rows, nc)
@@ -115,10 +120,16 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		}
 		ahead := make([][4]at, p.Rows)
 		switch {
-		case lVec == vecAlong:
-			v := load4(dotBinds[0], op(spirv.OpIAdd, myRow4, k4))
+		case lVec == vecAlong || lVec == vecConv:
+			if lVec == vecConv {
+				mine = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })[0]
+			} else {
+				v := load4(dotBinds[0], op(spirv.OpIAdd, myRow4, k4))
+				for c := range 4 {
+					mine[c] = part(v, c)
+				}
+			}
 			for c := range 4 {
-				mine[c] = part(v, c)
 				for i := range ahead {
 					ahead[i][c] = at{int64(i), c}
 				}
