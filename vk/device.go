@@ -387,6 +387,13 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	if info.ShaderInt16 {
 		features.ShaderInt16 = vk.True
 	}
+	in.devMu.Lock() // until the device is made
+	locked := true
+	defer func() {
+		if locked {
+			in.devMu.Unlock()
+		}
+	}()
 	var exts []string
 	if deviceExtensions(pd)[extMemoryBudget] {
 		exts = append(exts, extMemoryBudget+"\x00")
@@ -439,6 +446,8 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	if err := check("vkCreateDevice", vk.CreateDevice(pd, dci, nil, &dev)); err != nil {
 		return nil, err
 	}
+	in.devMu.Unlock()
+	locked = false
 	d.dev = dev
 	var q vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
@@ -475,7 +484,9 @@ func (d *Device) Destroy() {
 		vk.DestroyPipelineCache(d.dev, d.pipelineCache, nil)
 		d.pipelineCache = vk.NullPipelineCache
 	}
+	d.inst.devMu.Lock()
 	vk.DestroyDevice(d.dev, nil)
+	d.inst.devMu.Unlock()
 	d.dev = nil
 }
 

@@ -31,6 +31,13 @@ type Instance struct {
 	inst      vk.Instance
 	debug     vk.DebugReportCallback
 	validated bool
+	// devMu makes and destroys devices one at a time. Vulkan allows it
+	// concurrently, but with the validation layer on, two warming
+	// threads in vkEnumerateDeviceExtensionProperties and vkCreateDevice
+	// at once corrupted the heap (glibc's abort, once in five `vkjit test
+	// --validate` runs over the StableHLO suite, 2 jobs; none in three
+	// since).
+	devMu sync.Mutex
 }
 
 var loadOnce struct {
