@@ -32,13 +32,15 @@ import (
 const lanesRows = 8
 
 // ToLanes makes p a subgroup-tile plan when tg can run one (a CPU device
-// whose subgroups of at least lanesRows lanes shuffle) and p is an f32
-// dot or implicit GEMM whose rhs is read as vec4s; it reports whether it
-// did.
+// whose subgroups of at least lanesRows lanes shuffle) and p is a dot or
+// implicit GEMM whose rhs is read as vec4s (f32) or has whole quads of
+// columns (bf16, f16); it reports whether it did.
 func (p *GemmPlan) ToLanes(tg Target) bool {
 	s := int64(tg.SubgroupSize)
-	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.in != hlo.F32 ||
-		p.k%4 != 0 || p.rVec == vecNone || lanesRows > s {
+	// f32 operands: the rhs read as vec4s; narrow ones (read one by one,
+	// widened): whole quads of columns, as if they were.
+	rhs := p.rVec != vecNone || p.in != hlo.F32 && p.n%4 == 0
+	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.k%4 != 0 || !rhs || lanesRows > s {
 		return false
 	}
 	p.Lanes = s
@@ -148,7 +150,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 			}
 		default:
 			for c := range 4 {
-				mine[c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRow, op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), hlo.F32).id, 1)
+				mine[c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRow, op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in).id, 1)
 				for i := range ahead {
 					ahead[i][c] = at{int64(i), c}
 				}
@@ -176,7 +178,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		default:
 			for j := range b {
 				for c := range 4 {
-					b[j][c] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], op(spirv.OpIMul, kk(c), cu(p.rStride[0]))), hlo.F32).id, 1)
+					b[j][c] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], op(spirv.OpIMul, kk(c), cu(p.rStride[0]))), p.in).id, 1)
 				}
 			}
 		}
