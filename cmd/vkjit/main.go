@@ -43,7 +43,8 @@ Usage:
   vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --no-fuse,
-                                             --host-loops, --vec4-access, --storage-loads
+                                             --host-loops, --vec4-access, --storage-loads,
+                                             --invocation-tiles
   vkjit test [flags] FILE.mlir|DIR ...       run StableHLO conformance files: every module's
                                              check ops compared on the host; prints each
                                              failure and "N passed, M failed, K skipped":

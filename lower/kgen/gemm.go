@@ -114,14 +114,20 @@ func (p *GemmPlan) gemmVec4() bool {
 // vec4 reports whether an operand of p is read as vec4s.
 func (p *GemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
 
-// tile sets p's tile (8x16 with vec4 operands, else 8x8) and counts, and
-// reports whether p has the work the tiled kernel pays for
-// (minGemmWork).
+// tile sets p's tile (8x16 with vec4 operands, else 8x8; no larger than
+// the product, rounded up to quads with vec4s) and counts, and reports
+// whether p has the work the tiled kernel pays for (minGemmWork). The
+// part of a tile past the product is computed and dropped, and the
+// kernel's code grows with the tile: the DLRM step's batched 6x6 dots
+// had 8x16 tiles of 25,000 SPIR-V words.
 func (p *GemmPlan) tile() bool {
 	p.Rows, p.Cols = gemmTile, gemmTile
+	fit := func(x int64) int64 { return x }
 	if p.vec4() {
 		p.Rows, p.Cols = vecTileRows, vecTileCols
+		fit = func(x int64) int64 { return (x + 3) / 4 * 4 }
 	}
+	p.Rows, p.Cols = min(p.Rows, fit(p.m)), min(p.Cols, fit(p.n))
 	p.tilesM = (p.m + p.Rows - 1) / p.Rows
 	p.tilesN = (p.n + p.Cols - 1) / p.Cols
 	p.Invocations = p.tilesM * p.tilesN
