@@ -126,10 +126,10 @@ func TestTiledGemm(t *testing.T) {
 		require.Contains(t, name, "gemm8x", "the tiled kernel")
 		vec := !strings.Contains(src, "301") // k a multiple of 4
 		require.Equal(t, vec, strings.Contains(name, "_vec4"), "%s: %s", name, src)
-		// A subgroup per tile where the rhs is read as vec4s: along k, or
-		// across columns when n is a multiple of 4 (all but n = 257 and
-		// n = 10).
-		lanes := vec && !strings.Contains(src, ",257]") && !strings.Contains(src, ",10]")
+		// A subgroup per tile where the rhs is read as vec4s (along k, or
+		// across columns when n is a multiple of 4) or has at least 32
+		// columns: all but n = 10.
+		lanes := vec && !strings.Contains(src, ",10]")
 		require.Equal(t, lanes, strings.Contains(name, "_lanes8"), "%s: %s", name, src)
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm")
@@ -158,8 +158,7 @@ func TestTiledGemm(t *testing.T) {
 }
 
 // TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (a
-// subgroup's 8x32 tile where n is a multiple of 4, else 8x8 per
-// invocation; operands widened as loaded, sums in f32 as the general
+// subgroup's 8x32 tile; operands widened as loaded, sums in f32 as the general
 // kernel makes them, the result rounded once), with an epilogue, and
 // with a reshape of the result as JAX writes a batched dot's (stored at
 // the same row-major positions); narrow results within an ulp of the
@@ -168,7 +167,7 @@ func TestTiledGemm(t *testing.T) {
 func TestTiledGemmNarrow(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ src, kernel string }{
-		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm8x8_bf16"},
+		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm8x32_bf16_lanes8"},
 		{"HloModule m\nENTRY e {\n  a = f16[3,64,100] parameter(0)\n  b = f16[3,100,72] parameter(1)\n  ROOT c = f32[3,64,72] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", "gemm8x32_f16_f32_lanes8"},
 		{"HloModule m\nENTRY e {\n  x = bf16[128,96] parameter(0)\n  w = bf16[96,100] parameter(1)\n  b = bf16[100] parameter(2)\n  h = bf16[128,100] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = bf16[128,100] broadcast(b), dimensions={1}\n  ROOT y = bf16[128,100] add(h, bb)\n}", "gemm8x32_bf16_lanes8_add"},
 		{"HloModule m\nENTRY e {\n  a = bf16[12,128,64] parameter(0)\n  b = bf16[12,64,96] parameter(1)\n  d = bf16[12,128,96] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  ROOT r = bf16[1,12,128,96] reshape(d)\n}", "gemm8x32_bf16_lanes8_reshape"},
