@@ -43,11 +43,7 @@ static int vkjit_budget(void* instance, void* physicalDevice, uint64_t* budget, 
 */
 import "C"
 
-import (
-	"unsafe"
-
-	vk "github.com/goki/vulkan"
-)
+import "unsafe"
 
 // extMemoryBudget is VK_EXT_memory_budget: how much of each heap this
 // process may use now, and uses.
@@ -72,22 +68,4 @@ func (d *Device) MemoryBudget() (heaps []HeapBudget, ok bool) {
 		heaps = append(heaps, HeapBudget{Budget: uint64(budget[i]), Usage: uint64(usage[i])})
 	}
 	return heaps, true
-}
-
-// deviceExtensions lists the extensions a physical device offers.
-func deviceExtensions(pd vk.PhysicalDevice) map[string]bool {
-	var n uint32
-	if vk.EnumerateDeviceExtensionProperties(pd, "", &n, nil) != vk.Success || n == 0 {
-		return nil
-	}
-	props := make([]vk.ExtensionProperties, n)
-	if vk.EnumerateDeviceExtensionProperties(pd, "", &n, props) != vk.Success {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, p := range props[:n] {
-		p.Deref()
-		out[vk.ToString(p.ExtensionName[:])] = true
-	}
-	return out
 }

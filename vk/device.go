@@ -352,14 +352,10 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nq uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
-	qf := make([]vk.QueueFamilyProperties, nq)
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf)
+	qf := queueFlags(in, pd)
 	family := -1
 	for i := range qf {
-		qf[i].Deref()
-		if qf[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) != 0 {
+		if qf[i]&vk.QueueFlags(vk.QueueComputeBit) != 0 {
 			family = i
 			break
 		}
@@ -372,31 +368,14 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	xferFamily := family
 	for i := range qf {
 		const gc = vk.QueueGraphicsBit | vk.QueueComputeBit
-		if qf[i].QueueFlags&vk.QueueFlags(vk.QueueTransferBit) != 0 && qf[i].QueueFlags&vk.QueueFlags(gc) == 0 {
+		if qf[i]&vk.QueueFlags(vk.QueueTransferBit) != 0 && qf[i]&vk.QueueFlags(gc) == 0 {
 			xferFamily = i
 			break
 		}
 	}
-	features := vk.PhysicalDeviceFeatures{}
-	if info.ShaderFloat64 {
-		features.ShaderFloat64 = vk.True
-	}
-	if info.ShaderInt64 {
-		features.ShaderInt64 = vk.True
-	}
-	if info.ShaderInt16 {
-		features.ShaderInt16 = vk.True
-	}
-	in.devMu.Lock() // until the device is made
-	locked := true
-	defer func() {
-		if locked {
-			in.devMu.Unlock()
-		}
-	}()
 	var exts []string
-	if deviceExtensions(pd)[extMemoryBudget] {
-		exts = append(exts, extMemoryBudget+"\x00")
+	if names(in, pd)[extMemoryBudget] {
+		exts = append(exts, extMemoryBudget)
 	}
 	d := &Device{Info: info, inst: in, phys: pd, family: uint32(family), memoryBudget: len(exts) > 0}
 	// Stage when told to, or when the main heap is not host-visible; it
@@ -405,27 +384,9 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	if stage && !(info.atLeast(2) && hasFeature(in, pd, featTimeline)) {
 		stage = false // mapped system memory: correct, slower
 	}
-	queues := []vk.DeviceQueueCreateInfo{{
-		SType:            vk.StructureTypeDeviceQueueCreateInfo,
-		QueueFamilyIndex: uint32(family),
-		QueueCount:       1,
-		PQueuePriorities: []float32{1},
-	}}
+	families := []uint32{uint32(family)} // a queue of each
 	if stage && xferFamily != family {
-		queues = append(queues, vk.DeviceQueueCreateInfo{
-			SType:            vk.StructureTypeDeviceQueueCreateInfo,
-			QueueFamilyIndex: uint32(xferFamily),
-			QueueCount:       1,
-			PQueuePriorities: []float32{1},
-		})
-	}
-	dci := &vk.DeviceCreateInfo{
-		SType:                   vk.StructureTypeDeviceCreateInfo,
-		QueueCreateInfoCount:    uint32(len(queues)),
-		PQueueCreateInfos:       queues,
-		PEnabledFeatures:        []vk.PhysicalDeviceFeatures{features},
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: exts,
+		families = append(families, uint32(xferFamily))
 	}
 	var chain featureChain
 	defer chain.free()
@@ -439,15 +400,10 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 			}
 		}
 	}
-	dci.PNext = chain.head()
-	// Out-parameters are locals: cgo rejects pointers into Go structs
-	// that hold Go pointers.
-	var dev vk.Device
-	if err := check("vkCreateDevice", vk.CreateDevice(pd, dci, nil, &dev)); err != nil {
+	dev, rc := createDevice(in, pd, families, exts, chain.head(), info.ShaderFloat64, info.ShaderInt64, info.ShaderInt16)
+	if err := check("vkCreateDevice", rc); err != nil {
 		return nil, err
 	}
-	in.devMu.Unlock()
-	locked = false
 	d.dev = dev
 	var q vk.Queue
 	vk.GetDeviceQueue(d.dev, d.family, 0, &q)
@@ -484,9 +440,7 @@ func (d *Device) Destroy() {
 		vk.DestroyPipelineCache(d.dev, d.pipelineCache, nil)
 		d.pipelineCache = vk.NullPipelineCache
 	}
-	d.inst.devMu.Lock()
 	vk.DestroyDevice(d.dev, nil)
-	d.inst.devMu.Unlock()
 	d.dev = nil
 }
 

@@ -31,13 +31,6 @@ type Instance struct {
 	inst      vk.Instance
 	debug     vk.DebugReportCallback
 	validated bool
-	// devMu makes and destroys devices one at a time. Vulkan allows it
-	// concurrently, but with the validation layer on, two warming
-	// threads in vkEnumerateDeviceExtensionProperties and vkCreateDevice
-	// at once corrupted the heap (glibc's abort, once in five `vkjit test
-	// --validate` runs over the StableHLO suite, 2 jobs; none in three
-	// since).
-	devMu sync.Mutex
 }
 
 var loadOnce struct {
@@ -128,23 +121,7 @@ func (in *Instance) Destroy() {
 	in.inst = nil
 }
 
-func layerPresent(name string) bool {
-	var n uint32
-	if vk.EnumerateInstanceLayerProperties(&n, nil) != vk.Success || n == 0 {
-		return false
-	}
-	props := make([]vk.LayerProperties, n)
-	if vk.EnumerateInstanceLayerProperties(&n, props) != vk.Success {
-		return false
-	}
-	for i := range props {
-		props[i].Deref()
-		if vk.ToString(props[i].LayerName[:]) == name {
-			return true
-		}
-	}
-	return false
-}
+func layerPresent(name string) bool { return names(nil, nil)[name] }
 
 // The validation layer's messages, process-wide: the bindings route every
 // debug-report callback through one Go function.

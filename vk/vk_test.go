@@ -3,6 +3,7 @@ package vk_test
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -180,4 +181,51 @@ func TestPipelineCacheData(t *testing.T) {
 	require.NoError(t, err, "a refused data set still leaves a working cache")
 	k.Destroy()
 	require.Empty(t, vk.ValidationMessages())
+}
+
+// TestOpenDevicesUnderGC opens and closes devices on two goroutines
+// while a third collects garbage without pause, as warming does beside
+// a running program: the calls that pass arrays of structures to the
+// driver must not lose their memory to a collection during the call
+// (the bindings' own conversions did, and the heap was corrupted).
+func TestOpenDevicesUnderGC(t *testing.T) {
+	inst, err := vk.NewInstance(true)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	devs, err := inst.Devices()
+	require.NoError(t, err)
+	idx, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			for range 40 {
+				d, err := inst.OpenDevice(idx, vk.DeviceOptions{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				d.Destroy()
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	close(stop)
+	<-gcDone
 }
