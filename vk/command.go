@@ -3,6 +3,7 @@ package vk
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -82,6 +83,9 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		}
 		var set vk.DescriptorSet
 		err := check("vkAllocateDescriptorSets", vk.AllocateDescriptorSets(d.dev, dsai, &set))
+		// The bindings' C copy of dsai points at its layouts' Go array:
+		// keep it from a collection until the call is over.
+		runtime.KeepAlive(dsai)
 		sets[i] = set
 		if err != nil {
 			cl.Destroy()
