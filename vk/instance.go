@@ -56,30 +56,17 @@ func NewInstance(validate bool) (*Instance, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
-	var layers, exts []string
+	var layer, ext string
 	if validate {
 		if !layerPresent(ValidationLayer) {
 			return nil, fmt.Errorf("vk: validation requested but %s is not installed; install it with: apt-get install vulkan-validationlayers", ValidationLayer)
 		}
-		layers = append(layers, ValidationLayer+"\x00")
-		exts = append(exts, "VK_EXT_debug_report\x00")
+		layer, ext = ValidationLayer, "VK_EXT_debug_report"
 	}
-	app := &vk.ApplicationInfo{
-		SType:            vk.StructureTypeApplicationInfo,
-		PApplicationName: "vkjit\x00",
-		PEngineName:      "vkjit\x00",
-		ApiVersion:       vk.MakeVersion(1, 2, 0),
-	}
-	info := &vk.InstanceCreateInfo{
-		SType:                   vk.StructureTypeInstanceCreateInfo,
-		PApplicationInfo:        app,
-		EnabledLayerCount:       uint32(len(layers)),
-		PpEnabledLayerNames:     layers,
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: exts,
-	}
-	var inst vk.Instance
-	if r := vk.CreateInstance(info, nil, &inst); r != vk.Success {
+	// Through instcalls.go: the bindings' conversion of the name lists
+	// can be freed by a collection during the call.
+	inst, r := createInstance(uint32(vk.MakeVersion(1, 2, 0)), layer, ext)
+	if r != vk.Success {
 		if r == vk.ErrorIncompatibleDriver {
 			return nil, fmt.Errorf("%w: the loader found no Vulkan 1.2 driver; %s", ErrNoDevice, InstallHint)
 		}

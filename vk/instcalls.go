@@ -24,6 +24,17 @@ typedef int32_t (*vkjit_enum_layers_fn)(uint32_t* count, void* props);
 typedef void (*vkjit_queue_props_fn)(void* pd, uint32_t* count, void* props);
 typedef int32_t (*vkjit_create_device_fn)(void* pd, const void* info, const void* alloc, void** device);
 
+typedef int32_t (*vkjit_create_instance_fn)(const void* info, const void* alloc, void** instance);
+
+typedef struct {
+	uint32_t sType; const void* pNext; const char* pApplicationName; uint32_t applicationVersion;
+	const char* pEngineName; uint32_t engineVersion, apiVersion;
+} vkjit_app_info;
+typedef struct {
+	uint32_t sType; const void* pNext; uint32_t flags; const vkjit_app_info* pApplicationInfo;
+	uint32_t enabledLayerCount; const char* const* ppEnabledLayerNames;
+	uint32_t enabledExtensionCount; const char* const* ppEnabledExtensionNames;
+} vkjit_instance_info;
 typedef struct {
 	uint32_t sType; const void* pNext; uint32_t flags, queueFamilyIndex, queueCount; const float* pQueuePriorities;
 } vkjit_queue_info;
@@ -40,6 +51,28 @@ static void* vkjit_instance_fn(void* instance, const char* name) {
 	vkjit_gipa_i gipa = (vkjit_gipa_i)dlsym(lib, "vkGetInstanceProcAddr");
 	dlclose(lib); // the loader stays resident: vkinit opened it first
 	return gipa ? gipa(instance, name) : 0;
+}
+
+// vkjit_create_instance calls vkCreateInstance for API version api, with
+// the layer and the extension named (each may be 0).
+static int32_t vkjit_create_instance(uint32_t api, const char* layer, const char* ext, void** instance) {
+	vkjit_create_instance_fn f = (vkjit_create_instance_fn)vkjit_instance_fn(0, "vkCreateInstance");
+	if (!f) return -3; // VK_ERROR_INITIALIZATION_FAILED
+	vkjit_app_info app;
+	memset(&app, 0, sizeof app);
+	app.sType = 0; // VK_STRUCTURE_TYPE_APPLICATION_INFO
+	app.pApplicationName = "vkjit";
+	app.pEngineName = "vkjit";
+	app.apiVersion = api;
+	vkjit_instance_info info;
+	memset(&info, 0, sizeof info);
+	info.sType = 1; // VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO
+	info.pApplicationInfo = &app;
+	info.enabledLayerCount = layer ? 1 : 0;
+	info.ppEnabledLayerNames = &layer;
+	info.enabledExtensionCount = ext ? 1 : 0;
+	info.ppEnabledExtensionNames = &ext;
+	return f(&info, 0, instance);
 }
 
 // vkjit_names returns the names of pd's device extensions (instance: the
@@ -128,6 +161,23 @@ import (
 
 	vk "github.com/goki/vulkan"
 )
+
+// createInstance calls vkCreateInstance (vkjit_create_instance) for API
+// version api, with the layer and extension named ("": none).
+func createInstance(api uint32, layer, ext string) (vk.Instance, vk.Result) {
+	cstr := func(s string) *C.char {
+		if s == "" {
+			return nil
+		}
+		return C.CString(s)
+	}
+	cl, ce := cstr(layer), cstr(ext)
+	defer C.free(unsafe.Pointer(cl))
+	defer C.free(unsafe.Pointer(ce))
+	var inst unsafe.Pointer
+	rc := C.vkjit_create_instance(C.uint32_t(api), cl, ce, &inst)
+	return *(*vk.Instance)(unsafe.Pointer(&inst)), vk.Result(rc)
+}
 
 // names lists pd's device extensions, or with pd nil the instance layers.
 func names(in *Instance, pd vk.PhysicalDevice) map[string]bool {
