@@ -131,13 +131,7 @@ func TestChooseDevice(t *testing.T) {
 // push-constant range whose size is not a multiple of 4 is invalid
 // (VUID-VkPushConstantRange-size-00297), and the layer must say so.
 func TestValidationCatchesMisuse(t *testing.T) {
-	inst, err := vk.NewInstance(true)
-	require.NoError(t, err)
-	defer inst.Destroy()
-	devs, err := inst.Devices()
-	require.NoError(t, err)
-	idx, err := vk.ChooseDevice(devs, "")
-	require.NoError(t, err)
+	inst, idx := validated(t)
 	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{})
 	require.NoError(t, err)
 	defer dev.Destroy()
@@ -189,13 +183,7 @@ func TestPipelineCacheData(t *testing.T) {
 // driver must not lose their memory to a collection during the call
 // (the bindings' own conversions did, and the heap was corrupted).
 func TestOpenDevicesUnderGC(t *testing.T) {
-	inst, err := vk.NewInstance(true)
-	require.NoError(t, err)
-	defer inst.Destroy()
-	devs, err := inst.Devices()
-	require.NoError(t, err)
-	idx, err := vk.ChooseDevice(devs, "")
-	require.NoError(t, err)
+	inst, idx := validated(t)
 	stop := make(chan struct{})
 	gcDone := make(chan struct{})
 	go func() {
@@ -228,4 +216,17 @@ func TestOpenDevicesUnderGC(t *testing.T) {
 	}
 	close(stop)
 	<-gcDone
+}
+
+// validated opens an instance with the validation layer, destroyed when
+// the test ends, and chooses the default device.
+func validated(t *testing.T) (*vk.Instance, int) {
+	inst, err := vk.NewInstance(true)
+	require.NoError(t, err)
+	t.Cleanup(inst.Destroy)
+	devs, err := inst.Devices()
+	require.NoError(t, err)
+	idx, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	return inst, idx
 }
