@@ -1,12 +1,13 @@
 package vk
 
 /*
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef void* (*vkjit_gipa2)(void* instance, const char* name);
+// vkjit_instance_proc is vkGetInstanceProcAddr(instance, name), or 0
+// (instcalls.go).
+void* vkjit_instance_proc(void* instance, const char* name);
 typedef void (*vkjit_memprops2_fn)(void* physicalDevice, void* props2);
 
 // VkPhysicalDeviceMemoryBudgetPropertiesEXT (VK_MAX_MEMORY_HEAPS = 16).
@@ -18,12 +19,7 @@ typedef struct {
 } vkjit_budget_props;
 
 static int vkjit_budget(void* instance, void* physicalDevice, uint64_t* budget, uint64_t* usage) {
-	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
-	if (!lib) return -1;
-	vkjit_gipa2 gipa = (vkjit_gipa2)dlsym(lib, "vkGetInstanceProcAddr");
-	if (!gipa) { dlclose(lib); return -2; }
-	vkjit_memprops2_fn f = (vkjit_memprops2_fn)gipa(instance, "vkGetPhysicalDeviceMemoryProperties2");
-	dlclose(lib);
+	vkjit_memprops2_fn f = (vkjit_memprops2_fn)vkjit_instance_proc(instance, "vkGetPhysicalDeviceMemoryProperties2");
 	if (!f) return -3;
 	vkjit_budget_props b;
 	memset(&b, 0, sizeof b);

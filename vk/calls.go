@@ -1,7 +1,6 @@
 package vk
 
 /*
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -16,7 +15,9 @@ package vk
 // call. Layouts follow vulkan_core.h (LP64); non-dispatchable handles
 // are 8 bytes, passed as uint64_t.
 
-typedef void* (*vkjit_gipa_c)(void* instance, const char* name);
+// vkjit_instance_proc is vkGetInstanceProcAddr(instance, name), or 0
+// (instcalls.go).
+void* vkjit_instance_proc(void* instance, const char* name);
 typedef void* (*vkjit_gdpa_c)(void* device, const char* name);
 
 typedef struct { uint64_t buffer, offset, range; } vkjit_buffer_info;
@@ -70,12 +71,7 @@ typedef struct {
 } vkjit_calls;
 
 static int vkjit_calls_load(void* instance, void* device, vkjit_calls* c) {
-	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
-	if (!lib) return -1;
-	vkjit_gipa_c gipa = (vkjit_gipa_c)dlsym(lib, "vkGetInstanceProcAddr");
-	dlclose(lib); // the loader stays resident: vkinit opened it first
-	if (!gipa) return -1;
-	vkjit_gdpa_c gdpa = (vkjit_gdpa_c)gipa(instance, "vkGetDeviceProcAddr");
+	vkjit_gdpa_c gdpa = (vkjit_gdpa_c)vkjit_instance_proc(instance, "vkGetDeviceProcAddr");
 	if (!gdpa) return -2;
 	c->update = (vkjit_update_fn)gdpa(device, "vkUpdateDescriptorSets");
 	c->submit = (vkjit_queue_submit_fn)gdpa(device, "vkQueueSubmit");

@@ -45,7 +45,10 @@ typedef struct {
 	const uint32_t* pEnabledFeatures;
 } vkjit_device_info;
 
-static void* vkjit_instance_fn(void* instance, const char* name) {
+// vkjit_instance_proc is vkGetInstanceProcAddr(instance, name), or 0;
+// the one lookup of the package's shims (budget.go, calls.go, props2.go
+// and timeline.go declare it).
+void* vkjit_instance_proc(void* instance, const char* name) {
 	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
 	if (!lib) return 0;
 	vkjit_gipa_i gipa = (vkjit_gipa_i)dlsym(lib, "vkGetInstanceProcAddr");
@@ -56,7 +59,7 @@ static void* vkjit_instance_fn(void* instance, const char* name) {
 // vkjit_create_instance calls vkCreateInstance for API version api, with
 // the layer and the extension named (each may be 0).
 static int32_t vkjit_create_instance(uint32_t api, const char* layer, const char* ext, void** instance) {
-	vkjit_create_instance_fn f = (vkjit_create_instance_fn)vkjit_instance_fn(0, "vkCreateInstance");
+	vkjit_create_instance_fn f = (vkjit_create_instance_fn)vkjit_instance_proc(0, "vkCreateInstance");
 	if (!f) return -3; // VK_ERROR_INITIALIZATION_FAILED
 	vkjit_app_info app;
 	memset(&app, 0, sizeof app);
@@ -84,10 +87,10 @@ static char* vkjit_names(void* instance, void* pd, uint32_t size, uint32_t* coun
 	vkjit_enum_fn ext = 0;
 	vkjit_enum_layers_fn layers = 0;
 	if (pd) {
-		ext = (vkjit_enum_fn)vkjit_instance_fn(instance, "vkEnumerateDeviceExtensionProperties");
+		ext = (vkjit_enum_fn)vkjit_instance_proc(instance, "vkEnumerateDeviceExtensionProperties");
 		if (!ext || ext(pd, 0, &n, 0) != 0) return 0;
 	} else {
-		layers = (vkjit_enum_layers_fn)vkjit_instance_fn(0, "vkEnumerateInstanceLayerProperties");
+		layers = (vkjit_enum_layers_fn)vkjit_instance_proc(0, "vkEnumerateInstanceLayerProperties");
 		if (!layers || layers(&n, 0) != 0) return 0;
 	}
 	if (n == 0) return 0;
@@ -105,7 +108,7 @@ static char* vkjit_names(void* instance, void* pd, uint32_t size, uint32_t* coun
 // vkjit_queue_flags writes the queueFlags of pd's first (at most) max
 // queue families to flags and returns how many there are.
 static uint32_t vkjit_queue_flags(void* instance, void* pd, uint32_t* flags, uint32_t max) {
-	vkjit_queue_props_fn f = (vkjit_queue_props_fn)vkjit_instance_fn(instance, "vkGetPhysicalDeviceQueueFamilyProperties");
+	vkjit_queue_props_fn f = (vkjit_queue_props_fn)vkjit_instance_proc(instance, "vkGetPhysicalDeviceQueueFamilyProperties");
 	if (!f) return 0;
 	uint32_t n = 0;
 	f(pd, &n, 0);
@@ -126,7 +129,7 @@ static uint32_t vkjit_queue_flags(void* instance, void* pd, uint32_t* flags, uin
 // (its VkBool32s 39, 40 and 41) as given.
 static int32_t vkjit_create_device(void* instance, void* pd, uint32_t nq, const uint32_t* families,
 		uint32_t next, const char* const* exts, const void* chain, uint32_t f64, uint32_t i64, uint32_t i16, void** device) {
-	vkjit_create_device_fn f = (vkjit_create_device_fn)vkjit_instance_fn(instance, "vkCreateDevice");
+	vkjit_create_device_fn f = (vkjit_create_device_fn)vkjit_instance_proc(instance, "vkCreateDevice");
 	if (!f || nq > 2) return -3; // VK_ERROR_INITIALIZATION_FAILED
 	float one = 1.0f;
 	vkjit_queue_info q[2];
@@ -214,18 +217,13 @@ func queueFlags(in *Instance, pd vk.PhysicalDevice) []vk.QueueFlags {
 
 // createDevice calls vkCreateDevice (vkjit_create_device) with the
 // queue families (one queue each), extensions, pNext chain and features.
+// The arrays are Go memory holding no Go pointers, which cgo lets the
+// call read while it runs.
 func createDevice(in *Instance, pd vk.PhysicalDevice, families []uint32, exts []string, chain unsafe.Pointer, f64, i64, i16 bool) (vk.Device, vk.Result) {
-	cfam := (*C.uint32_t)(C.calloc(C.size_t(max(len(families), 1)), 4))
-	defer C.free(unsafe.Pointer(cfam))
-	for i, f := range families {
-		*(*C.uint32_t)(unsafe.Add(unsafe.Pointer(cfam), 4*i)) = C.uint32_t(f)
-	}
-	cexts := (**C.char)(C.calloc(C.size_t(max(len(exts), 1)), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(cexts))
+	cexts := make([]*C.char, len(exts)+1) // one more: &cexts[0] with none
 	for i, e := range exts {
-		s := C.CString(e)
-		defer C.free(unsafe.Pointer(s))
-		*(**C.char)(unsafe.Add(unsafe.Pointer(cexts), i*int(unsafe.Sizeof(uintptr(0))))) = s
+		cexts[i] = C.CString(e)
+		defer C.free(unsafe.Pointer(cexts[i]))
 	}
 	b := func(x bool) C.uint32_t {
 		if x {
@@ -234,7 +232,7 @@ func createDevice(in *Instance, pd vk.PhysicalDevice, families []uint32, exts []
 		return 0
 	}
 	var dev unsafe.Pointer
-	rc := C.vkjit_create_device(unsafe.Pointer(in.inst), unsafe.Pointer(pd), C.uint32_t(len(families)), cfam,
-		C.uint32_t(len(exts)), cexts, chain, b(f64), b(i64), b(i16), &dev)
+	rc := C.vkjit_create_device(unsafe.Pointer(in.inst), unsafe.Pointer(pd), C.uint32_t(len(families)), (*C.uint32_t)(unsafe.Pointer(&families[0])),
+		C.uint32_t(len(exts)), &cexts[0], chain, b(f64), b(i64), b(i16), &dev)
 	return *(*vk.Device)(unsafe.Pointer(&dev)), vk.Result(rc)
 }

@@ -2,14 +2,15 @@ package vk
 
 /*
 #cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 // Minimal declarations of the Vulkan 1.1/1.2 structures vkjit reads; the
 // layouts follow vulkan_core.h (sType, then pNext at offset 8 on LP64).
-typedef void* (*vkjit_gipa)(void* instance, const char* name);
+// vkjit_instance_proc is vkGetInstanceProcAddr(instance, name), or 0
+// (instcalls.go).
+void* vkjit_instance_proc(void* instance, const char* name);
 typedef void (*vkjit_props2_fn)(void* physicalDevice, void* props2);
 
 typedef struct {
@@ -38,12 +39,7 @@ typedef struct {
 } vkjit_props_out;
 
 static int vkjit_props2(void* instance, void* physicalDevice, vkjit_props_out* out) {
-	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
-	if (!lib) return -1;
-	vkjit_gipa gipa = (vkjit_gipa)dlsym(lib, "vkGetInstanceProcAddr");
-	if (!gipa) { dlclose(lib); return -2; }
-	vkjit_props2_fn f = (vkjit_props2_fn)gipa(instance, "vkGetPhysicalDeviceProperties2");
-	dlclose(lib); // the loader stays resident: vkinit opened it first
+	vkjit_props2_fn f = (vkjit_props2_fn)vkjit_instance_proc(instance, "vkGetPhysicalDeviceProperties2");
 	if (!f) return -3;
 	vkjit_subgroup_props sg;
 	memset(&sg, 0, sizeof sg);

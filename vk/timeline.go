@@ -1,7 +1,6 @@
 package vk
 
 /*
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,6 @@ package vk
 // and a pNext chain must live in C memory. Layouts follow vulkan_core.h
 // on LP64: sType (4 bytes), then pNext at offset 8; handles are 8 bytes.
 
-typedef void* (*vkjit_gipa3)(void* instance, const char* name);
 typedef void* (*vkjit_gdpa)(void* device, const char* name);
 typedef void (*vkjit_features2_fn)(void* physicalDevice, void* features2);
 typedef int32_t (*vkjit_create_sem_fn)(void* device, const void* info, const void* alloc, void** sem);
@@ -28,22 +26,17 @@ typedef struct {
 	vkjit_counter_fn counter;
 } vkjit_timeline_fns;
 
-static vkjit_gipa3 vkjit_get_gipa(void) {
-	void* lib = dlopen("libvulkan.so.1", RTLD_LAZY);
-	if (!lib) return 0;
-	vkjit_gipa3 gipa = (vkjit_gipa3)dlsym(lib, "vkGetInstanceProcAddr");
-	dlclose(lib); // the loader stays resident: vkinit opened it first
-	return gipa;
-}
+// vkjit_instance_proc is vkGetInstanceProcAddr(instance, name), or 0
+// (instcalls.go).
+void* vkjit_instance_proc(void* instance, const char* name);
 
 // vkjit_chained_bool calls fn (vkGetPhysicalDeviceFeatures2 or
 // vkGetPhysicalDeviceProperties2) with a root structure of rootSType
 // chained to one of sType, and reads the VkBool32 at offset in the
 // latter (both layouts: sType, then pNext at offset 8).
 static int vkjit_chained_bool(void* instance, void* physicalDevice, const char* fn, uint32_t rootSType, uint32_t sType, uint32_t offset) {
-	vkjit_gipa3 gipa = vkjit_get_gipa();
-	if (!gipa || offset + 4 > 256) return 0;
-	vkjit_features2_fn f = (vkjit_features2_fn)gipa(instance, fn);
+	if (offset + 4 > 256) return 0;
+	vkjit_features2_fn f = (vkjit_features2_fn)vkjit_instance_proc(instance, fn);
 	if (!f) return 0;
 	unsigned char chained[256];
 	memset(chained, 0, sizeof chained);
@@ -84,9 +77,7 @@ static void* vkjit_feature_link(uint32_t sType, void* next) {
 }
 
 static int vkjit_timeline_load(void* instance, void* device, vkjit_timeline_fns* out) {
-	vkjit_gipa3 gipa = vkjit_get_gipa();
-	if (!gipa) return -1;
-	vkjit_gdpa gdpa = (vkjit_gdpa)gipa(instance, "vkGetDeviceProcAddr");
+	vkjit_gdpa gdpa = (vkjit_gdpa)vkjit_instance_proc(instance, "vkGetDeviceProcAddr");
 	if (!gdpa) return -2;
 	out->create = (vkjit_create_sem_fn)gdpa(device, "vkCreateSemaphore");
 	out->destroy = (vkjit_destroy_sem_fn)gdpa(device, "vkDestroySemaphore");
