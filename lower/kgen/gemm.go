@@ -128,13 +128,19 @@ func (p *GemmPlan) tile() bool {
 		fit = func(x int64) int64 { return (x + 3) / 4 * 4 }
 	}
 	p.Rows, p.Cols = min(p.Rows, fit(p.m)), min(p.Cols, fit(p.n))
-	p.tilesM = (p.m + p.Rows - 1) / p.Rows
-	p.tilesN = (p.n + p.Cols - 1) / p.Cols
-	p.Invocations = p.tilesM * p.tilesN
+	p.grid(p.Rows, p.Cols, 1)
+	return p.m*p.n != 0 && p.k != 0 && p.Invocations*p.Rows*p.Cols*p.k >= minGemmWork
+}
+
+// grid sets p's counts of tiles of rows x cols results and of
+// invocations, per of them to a tile.
+func (p *GemmPlan) grid(rows, cols, per int64) {
+	p.tilesM = (p.m + rows - 1) / rows
+	p.tilesN = (p.n + cols - 1) / cols
+	p.Invocations = p.tilesM * p.tilesN * per
 	for _, b := range p.batch {
 		p.Invocations *= b
 	}
-	return p.m*p.n != 0 && p.k != 0 && p.Invocations*p.Rows*p.Cols*p.k >= minGemmWork
 }
 
 // gemmTypes reports whether the tiled kernel takes a dot of operands of

@@ -46,12 +46,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	}
 	p.Lanes = s
 	p.Rows, p.Cols = lanesRows, 4*s
-	p.tilesM = (p.m + p.Rows - 1) / p.Rows
-	p.tilesN = (p.n + p.Cols - 1) / p.Cols
-	p.Invocations = p.tilesM * p.tilesN * s
-	for _, b := range p.batch {
-		p.Invocations *= b
-	}
+	p.grid(p.Rows, p.Cols, s)
 	return true
 }
 
@@ -110,18 +105,28 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	// columns start at a multiple of 4, the last quad in bounds for
 	// those past the edge.
 	myQuad := k.f.Ext(u32, spirv.GLSLUMin, div4(myCol), cu(p.n/4-1))
+	rBase4 := div4(rBase)
+	// ahead[i][c]: where the lhs at row i and k = 4*k4+c is (a lane and
+	// the part of what it read). Lane i reads row i's 4 values of k;
+	// across, lane l reads 4 rows at one k: quad l%q at k = 4*k4 + l/q,
+	// for q = Rows/4 quads.
+	type at struct {
+		lane int64
+		part int
+	}
+	ahead := make([][4]at, p.Rows)
+	for i := range ahead {
+		for c := range 4 {
+			ahead[i][c] = at{int64(i), c}
+			if acrossA {
+				ahead[i][c] = at{int64(c)*(p.Rows/4) + int64(i)/4, i % 4}
+			}
+		}
+	}
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
 		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
-		// ahead[i][c]: where the lhs at row i and k = 4*k4+c is (a lane
-		// and the part of what it read). Along k, lane i reads row i's
-		// vec4; across, lane l reads 4 rows at one k: quad l%q at k =
-		// 4*k4 + l/q, for q = Rows/4 quads.
+		// mine[c]: what this lane read of the lhs (ahead says whose).
 		var mine [4]spirv.ID
-		type at struct {
-			lane int64
-			part int
-		}
-		ahead := make([][4]at, p.Rows)
 		switch {
 		case lVec == vecAlong || lVec == vecConv:
 			if lVec == vecConv {
@@ -132,11 +137,6 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 					mine[c] = part(v, c)
 				}
 			}
-			for c := range 4 {
-				for i := range ahead {
-					ahead[i][c] = at{int64(i), c}
-				}
-			}
 		case acrossA:
 			q := p.Rows / 4
 			c := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), op(spirv.OpUDiv, laneA, cu(q)))
@@ -144,17 +144,9 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 			for r := range 4 {
 				mine[r] = part(v, r)
 			}
-			for i := range ahead {
-				for c := range 4 {
-					ahead[i][c] = at{int64(c)*q + int64(i)/4, i % 4}
-				}
-			}
 		default:
 			for c := range 4 {
 				mine[c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRow, op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in).id, 1)
-				for i := range ahead {
-					ahead[i][c] = at{int64(i), c}
-				}
 			}
 		}
 		// b[j][c]: the rhs at the lane's column j and k = 4*k4+c, all
@@ -164,7 +156,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		switch rVec {
 		case vecAcross:
 			for c := range 4 {
-				v := load4(dotBinds[1], op(spirv.OpIAdd, op(spirv.OpIAdd, div4(rBase), op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), myQuad))
+				v := load4(dotBinds[1], op(spirv.OpIAdd, op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), myQuad))
 				for j := range b {
 					b[j][c] = part(v, int(j))
 				}

@@ -33,12 +33,7 @@ func (p *GemmPlan) ToShared(tg Target) bool {
 	p.Shared = true
 	p.lVec, p.rVec = vecNone, vecNone
 	p.Rows, p.Cols = sharedTM, sharedTN
-	p.tilesM = (p.m + sharedBM - 1) / sharedBM // blocks
-	p.tilesN = (p.n + sharedBN - 1) / sharedBN
-	p.Invocations = p.tilesM * p.tilesN * SharedThreads
-	for _, b := range p.batch {
-		p.Invocations *= b
-	}
+	p.grid(sharedBM, sharedBN, SharedThreads) // tiles are blocks
 	return true
 }
 
