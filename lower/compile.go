@@ -383,19 +383,6 @@ func emitKernels(s *state) error {
 	return nil
 }
 
-// generators makes the kernel of each kind that is one kernel over an
-// invocation per output element (or per row, or a subgroup per output).
-var generators = [...]func(in *hlo.Instruction, env kgen.Env) (*kgen.Kernel, error){
-	kgen.KindElementwise:      kgen.ElementwiseKernel,
-	kgen.KindRemap:            kgen.RemapKernel,
-	kgen.KindReduce:           kgen.ReduceKernel,
-	kgen.KindDot:              kgen.DotKernel,
-	kgen.KindConv:             kgen.ConvKernel,
-	kgen.KindReduceWindow:     kgen.ReduceWindowKernel,
-	kgen.KindSelectAndScatter: kgen.SelectAndScatterKernel,
-	kgen.KindScatter:          kgen.ScatterKernel,
-}
-
 // emitKernel generates a planned kernel and the steps that run it.
 func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	in := kp.Root
@@ -428,7 +415,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 		invocations, cols = rowSplit(in, kp.RowDims)
 		k, err = kgen.RowKernel(in, env, invocations, cols)
 	default:
-		k, err = generators[kp.Kind](in, env)
+		k, err = kgen.Generate(kp.Kind, in, env)
 	}
 	if err != nil {
 		return err

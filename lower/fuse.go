@@ -65,7 +65,7 @@ func consumerReads(in *hlo.Instruction) readCount {
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
 		in.Op == hlo.OpSelectAndScatter:
 		return readsMany
-	case in.Op.IsElementwise(), kgen.RemapOps[in.Op], ownKernel(in.Op):
+	case kgen.OpKind(in.Op) != kgen.KindNone:
 		return readsOnce
 	}
 	return readsNone

@@ -64,7 +64,7 @@ func pureOp(in *hlo.Instruction) bool {
 	switch {
 	case in.Op == hlo.OpRngBitGenerator:
 		return false
-	case in.Op.IsElementwise(), kgen.RemapOps[in.Op], ownKernel(in.Op):
+	case kgen.OpKind(in.Op) != kgen.KindNone:
 		return true
 	case in.Op == hlo.OpConstant, in.Op == hlo.OpTuple, in.Op == hlo.OpGetTupleElement:
 		return true

@@ -112,7 +112,7 @@ func kindOf(s *state, in *hlo.Instruction) (kgen.Kind, *kgen.GemmPlan) {
 	switch {
 	case in.Op == hlo.OpWhile || in.Op == hlo.OpConditional:
 		return kgen.KindHost, nil
-	case !in.Op.IsElementwise() && !kgen.RemapOps[in.Op] && !ownKernel(in.Op):
+	case kgen.OpKind(in.Op) == kgen.KindNone:
 		return kgen.KindNone, nil // parameters, constants, tuples: no kernel
 	case in.Shape.Leaves()[0].NumElements() == 0:
 		return kgen.KindNone, nil // the empty buffer is the result
@@ -125,27 +125,7 @@ func kindOf(s *state, in *hlo.Instruction) (kgen.Kind, *kgen.GemmPlan) {
 	if _, row := s.plan.rowDims(in); row {
 		return kgen.KindRow, nil
 	}
-	if k, ok := opKinds[in.Op]; ok {
-		return k, nil
-	}
-	if kgen.RemapOps[in.Op] {
-		return kgen.KindRemap, nil
-	}
-	return kgen.KindElementwise, nil
-}
-
-// ownKernel reports the ops with a kernel generator of their own.
-func ownKernel(op hlo.Opcode) bool { _, ok := opKinds[op]; return ok }
-
-// opKinds are the ops with a kernel generator of their own, by its kind.
-var opKinds = map[hlo.Opcode]kgen.Kind{
-	hlo.OpReduce:           kgen.KindReduce,
-	hlo.OpDot:              kgen.KindDot,
-	hlo.OpReduceWindow:     kgen.KindReduceWindow,
-	hlo.OpSelectAndScatter: kgen.KindSelectAndScatter,
-	hlo.OpScatter:          kgen.KindScatter,
-	hlo.OpConvolution:      kgen.KindConv,
-	hlo.OpSort:             kgen.KindSort,
+	return kgen.OpKind(in.Op), nil
 }
 
 // check reports where the plan breaks its own rules (a compiler bug):

@@ -118,7 +118,8 @@ func rematerializable(in *hlo.Instruction) bool {
 	if !in.Shape.IsArray() || in.Op == hlo.OpRngBitGenerator || in.Op == hlo.OpRng {
 		return false
 	}
-	return in.Op.IsElementwise() || kgen.RemapOps[in.Op] || ownKernel(in.Op) && in.Op != hlo.OpSort && in.Op != hlo.OpScatter
+	kind := kgen.OpKind(in.Op)
+	return kind != kgen.KindNone && kind != kgen.KindSort && kind != kgen.KindScatter
 }
 
 // maxRematTree bounds the instructions one rematerialization recomputes.

@@ -91,7 +91,7 @@ func (s *state) deviceLoop(w *hlo.Instruction, l *kgen.Loop, env kgen.Env) error
 		cp := &hlo.Instruction{Name: fmt.Sprintf("%s.copy%d", w.Name, j), Op: hlo.OpCopy, Shape: leaf, Operands: []*hlo.Instruction{src}}
 		s.values[src], s.values[cp] = []int{init[j]}, []int{res[j]}
 		env.Local = kgen.ElementwiseLocalSize(s.tg)
-		k, err := kgen.ElementwiseKernel(cp, env)
+		k, err := kgen.Generate(kgen.KindElementwise, cp, env)
 		if err != nil {
 			return err
 		}

@@ -5,21 +5,12 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// ConvKernel generates a direct convolution for any dimension labels,
-// strides, padding, lhs and rhs dilation, window reversal and feature and
-// batch group counts: one invocation per output element accumulates over
-// the kernel's spatial positions and input features (in the evaluator's
-// order) in the result type. The implicit-GEMM form of the kernel issue
-// replaces it where it pays.
-func ConvKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	name := "convolution_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
-	return outputKernel(in, env, name, one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
-		return k.convValue(in, binds, idx)
-	}))
-}
-
 // convValue computes output element idx of a convolution whose operands
-// are read through binds.
+// are read through binds: a direct convolution for any dimension labels,
+// strides, padding, lhs and rhs dilation, window reversal and feature and
+// batch group counts, accumulating over the kernel's spatial positions
+// and input features (in the evaluator's order) in the result type. The
+// implicit GEMM (gemmconv.go) replaces it where it pays.
 func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
 	c := in.A.ConvDims
 	w := in.A.Window

@@ -5,21 +5,11 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// DotKernel generates a general dot (batch and contracting dimensions in
-// any positions): one invocation per output element accumulates over the
-// contraction in the result type, the operands converted to it first, as
-// XLA's preferred_element_type semantics say. This is the correct,
-// simple form; the tiled, register-blocked GEMM of the kernel issue
-// replaces it where it pays.
-func DotKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	name := "dot_" + in.Operands[0].Shape.Elem.String() + "_" + in.Shape.Elem.String()
-	return outputKernel(in, env, name, one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
-		return k.dotValue(in, binds, idx)
-	}))
-}
-
-// dotValue computes output element idx of a dot whose operands are read
-// through binds (also where the dot is fused into its consumer).
+// dotValue computes output element idx of a general dot (batch and
+// contracting dimensions in any positions) whose operands are read
+// through binds: it accumulates over the contraction in the result type,
+// the operands converted to it first, as XLA's preferred_element_type
+// semantics say. The tiled GEMM (gemm.go) replaces it where it pays.
 func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
 	d := in.A.Dot
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape

@@ -181,50 +181,21 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	if k.spill != nil && in == k.spill.in && k.spill.ready {
 		return k.load(k.spill.bind, idx, in.Shape.Elem) // stored by a row reduction (rowemit.go)
 	}
-	var v val
-	var err error
-	switch {
-	case in.Op == hlo.OpConstant:
-		v = k.scalarConst(in.Literal)
-	case RemapOps[in.Op]:
-		v, err = k.remapValue(in, f.binds, idx)
-	case in.Op == hlo.OpDot:
-		v, err = k.dotValue(in, f.binds, idx)
-	case in.Op == hlo.OpConvolution:
-		v, err = k.convValue(in, f.binds, idx)
-	case in.Op == hlo.OpReduce, in.Op == hlo.OpReduceWindow:
-		var vs []val
-		if in.Op == hlo.OpReduce {
-			vs, err = k.reduceValues(in, f.binds, idx)
-		} else {
-			vs, err = k.reduceWindowValues(in, f.binds, idx)
-		}
-		if err == nil {
-			v = vs[0]
-		}
-	default:
-		v, err = k.elementwiseValue(in, f.binds, idx)
+	if in.Op == hlo.OpConstant {
+		return k.scalarConst(in.Literal)
 	}
+	form, ok := formOf(OpKind(in.Op))
+	if !ok {
+		form, _ = formOf(KindElementwise) // which names the op it cannot compute
+	}
+	vs, err := form.value(k, in, f.binds, idx)
 	if err != nil {
 		if k.err == nil {
 			k.err = err
 		}
 		return val{k.zero(in.Shape.Elem), in.Shape.Elem}
 	}
-	return v
-}
-
-// outputKernel generates the kernel of an instruction that computes each
-// element of its results in one invocation: it binds the operands (and
-// those of any kernel fused ahead of it), then the results, and for each
-// output index computes the prologue's values, then in's (values), and
-// stores them all after every read, as in-place updates require.
-func outputKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error)) (*Kernel, error) {
-	k, err := outputKernelMode(in, env, name, values, nil)
-	if err != nil {
-		return nil, err
-	}
-	return vectorized(in, env, name, values, k)
+	return vs[0]
 }
 
 // vectorized returns the vector form of scalar output kernel k where it
@@ -242,8 +213,13 @@ func vectorized(in *hlo.Instruction, env Env, name string, values func(k *kernel
 	return k, nil
 }
 
-// outputKernelMode is outputKernel, scalar or (vecBinds non-nil) a vector
-// kernel with those bindings held as vec4 arrays (vector.go).
+// outputKernelMode generates the kernel of an instruction that computes
+// each element of its results in one invocation: it binds the operands
+// (and those of any kernel fused ahead of it), then the results, and for
+// each output index computes the prologue's values, then in's (values),
+// and stores them all after every read, as in-place updates require.
+// With vecBinds it is a vector kernel with those bindings held as vec4
+// arrays (vector.go).
 func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
 	k := env.builder(1)
 	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
@@ -264,14 +240,6 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 		ps.store(k, idx)
 		return nil
 	})
-}
-
-// one wraps a single-result value function for outputKernel.
-func one(f func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error)) func(*kernelBuilder, []int, spirv.ID) ([]val, error) {
-	return func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
-		v, err := f(k, binds, idx)
-		return []val{v}, err
-	}
 }
 
 // ElementwiseLocalSize is the workgroup size of elementwise kernels: a
@@ -315,17 +283,6 @@ func LocalSize(tg Target, n int64) uint32 {
 		l *= 2
 	}
 	return l
-}
-
-// ElementwiseKernel generates out[i] = op(in0[i], in1[i], ...) for i < n.
-func ElementwiseKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	name := in.Op.String()
-	if len(in.Operands) > 0 {
-		name += "_" + in.Operands[0].Shape.Elem.String()
-	}
-	return outputKernel(in, env, name, one(func(k *kernelBuilder, ins []int, idx spirv.ID) (val, error) {
-		return k.elementwiseValue(in, ins, idx)
-	}))
 }
 
 // elementwiseValue computes element idx of an elementwise instruction

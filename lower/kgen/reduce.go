@@ -191,9 +191,10 @@ func (k *kernelBuilder) storeAll(outs []int, idx spirv.ID, vs []val) {
 // ReduceKernel generates a (variadic) reduce: bindings are the N inputs,
 // the N init values, then the N outputs.
 func ReduceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	name := "reduce_" + in.Operands[0].Shape.Elem.String()
+	f, _ := formOf(KindReduce)
+	name := f.name(in)
 	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
-		return k.reduceValues(in, binds, idx)
+		return f.value(k, in, binds, idx)
 	}
 	k, err := outputKernelMode(in, env, name, values, nil)
 	switch {

@@ -84,13 +84,6 @@ func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	return v.id
 }
 
-// RemapKernel generates the kernel of one data-movement instruction.
-func RemapKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	return outputKernel(in, env, in.Op.String()+"_"+in.Shape.Elem.String(), one(func(k *kernelBuilder, binds []int, idx spirv.ID) (val, error) {
-		return k.remapValue(in, binds, idx)
-	}))
-}
-
 // remapValue computes output element idx of a data-movement op.
 func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
 	u32 := k.u32()

@@ -5,24 +5,6 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// SelectAndScatterKernel generates select-and-scatter (the gradient of a
-// max pool) as a gather: one invocation per operand element p starts
-// from the init value and, for every window that holds p, in the source's
-// row-major order, picks the window's element with the select
-// computation (the first in row-major window order, replaced by each
-// later one select does not prefer it to, padding skipped) and, where
-// that is p, applies the scatter computation to its value and the
-// window's source element. The order is the evaluator's, so the sums are
-// its sums bit for bit, and no two invocations write one element.
-// Bindings: operand, source, init value, result.
-func SelectAndScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	sel, scat := in.SelectAndScatterComputations()
-	return outputKernelMode(in, env, "select_and_scatter_"+in.Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
-		v, err := k.selectAndScatterValue(in, sel, scat, binds, idx)
-		return []val{v}, err
-	}, nil)
-}
-
 // SelectWindows is how many windows of a select-and-scatter may hold one
 // operand element, and the window's size: the kernel's two loops.
 func SelectWindows(in *hlo.Instruction) (candidates, size int64) {
@@ -34,7 +16,18 @@ func SelectWindows(in *hlo.Instruction) (candidates, size int64) {
 	return candidates, size
 }
 
-func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, sel, scat *hlo.Computation, binds []int, idx spirv.ID) (val, error) {
+// selectAndScatterValue computes element p (idx) of a select-and-scatter (the
+// gradient of a max pool) as a gather: it starts from the init value
+// and, for every window that holds p, in the source's row-major order,
+// picks the window's element with the select computation (the first in
+// row-major window order, replaced by each later one select does not
+// prefer it to, padding skipped) and, where that is p, applies the
+// scatter computation to its value and the window's source element. The
+// order is the evaluator's, so the sums are its sums bit for bit, and no
+// two invocations write one element. Bindings: operand, source, init
+// value, result.
+func (k *kernelBuilder) selectAndScatterValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	sel, scat := in.SelectAndScatterComputations()
 	u32, b := k.u32(), k.boolT()
 	op := func(o spirv.Op, x, y spirv.ID) spirv.ID { return k.f.Apply(o, u32, x, y) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }

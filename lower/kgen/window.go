@@ -23,18 +23,11 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 	return q, valid
 }
 
-// ReduceWindowKernel generates a (variadic) reduce-window: one invocation
-// per output element folds its window in row-major window order, skipping
+// reduceWindowValues computes output element idx of every result of a
+// (variadic) reduce-window whose operands are read through binds: it
+// folds the element's window in row-major window order, skipping
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
-func ReduceWindowKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	return outputKernel(in, env, "reduce_window_"+in.Operands[0].Shape.Elem.String(), func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
-		return k.reduceWindowValues(in, binds, idx)
-	})
-}
-
-// reduceWindowValues computes output element idx of every result of a
-// (variadic) reduce-window whose operands are read through binds.
 func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx spirv.ID) ([]val, error) {
 	n := len(in.Operands) / 2
 	outShapes := in.Shape.Leaves()
