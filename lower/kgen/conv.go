@@ -41,13 +41,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 		f0 := op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/fg)), cu(kIn))
 		lBase := op(spirv.OpIAdd, op(spirv.OpIMul, ib, cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
 		kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
-		rt := k.scalarType(t)
-		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-		k.f.Store(acc, k.zero(t))
-		mul, add := spirv.OpIMul, spirv.OpIAdd
-		if t.IsFloat() {
-			mul, add = spirv.OpFMul, spirv.OpFAdd
-		}
+		rt, acc, mul, add := k.sumOfProducts(t)
 		err := k.loop(cu(count), func(ci spirv.ID) error {
 			p := k.unravel(ci, loopDims)
 			f := p[ns]
@@ -66,11 +60,7 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 				ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
 			}
 			li = k.f.Select(u32, ok, li, cu(0))
-			x, err := k.convertWide(k.load(lb, li, l.Elem), t)
-			if err != nil {
-				return err
-			}
-			y, err := k.convertWide(k.load(kb, ki, kr.Elem), t)
+			x, y, err := k.factors(lb, li, l.Elem, kb, ki, kr.Elem, t)
 			if err != nil {
 				return err
 			}

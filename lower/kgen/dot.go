@@ -44,24 +44,14 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			rBase = mad(rBase, o[j], rs[x])
 			j++
 		}
-		rt := k.scalarType(t)
-		acc := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
-		k.f.Store(acc, k.zero(t))
-		mul, add := spirv.OpIMul, spirv.OpIAdd
-		if t.IsFloat() {
-			mul, add = spirv.OpFMul, spirv.OpFAdd
-		}
+		rt, acc, mul, add := k.sumOfProducts(t)
 		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
 			ci := k.unravel(c, contract)
 			lp, rp := lBase, rBase
 			for i := range ci {
 				lp, rp = mad(lp, ci[i], ls[d.LhsContract[i]]), mad(rp, ci[i], rs[d.RhsContract[i]])
 			}
-			x, err := k.convertWide(k.load(lb, lp, l.Elem), t)
-			if err != nil {
-				return err
-			}
-			y, err := k.convertWide(k.load(rb, rp, r.Elem), t)
+			x, y, err := k.factors(lb, lp, l.Elem, rb, rp, r.Elem, t)
 			if err != nil {
 				return err
 			}
@@ -81,4 +71,29 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 		}
 		return k.normalize(val{k.f.Load(rt, acc), t}), nil
 	}
+}
+
+// factors loads element li of binding lb (type lt) and element ri of rb
+// (type rt), each converted to the accumulator type t: a product's two
+// factors in a dot or convolution.
+func (k *kernelBuilder) factors(lb int, li spirv.ID, lt hlo.ElementType, rb int, ri spirv.ID, rt, t hlo.ElementType) (x, y val, err error) {
+	if x, err = k.convertWide(k.load(lb, li, lt), t); err != nil {
+		return val{}, val{}, err
+	}
+	y, err = k.convertWide(k.load(rb, ri, rt), t)
+	return x, y, err
+}
+
+// sumOfProducts starts a dot's or convolution's accumulator of type t: its
+// SPIR-V type, a function variable holding zero, and the multiply and add
+// of t.
+func (k *kernelBuilder) sumOfProducts(t hlo.ElementType) (rt, acc spirv.ID, mul, add spirv.Op) {
+	rt = k.scalarType(t)
+	acc = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, rt))
+	k.f.Store(acc, k.zero(t))
+	mul, add = spirv.OpIMul, spirv.OpIAdd
+	if t.IsFloat() {
+		mul, add = spirv.OpFMul, spirv.OpFAdd
+	}
+	return rt, acc, mul, add
 }

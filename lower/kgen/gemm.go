@@ -344,12 +344,16 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 			col0 = op(spirv.OpIAdd, bCol, op(spirv.OpIMul, tc, cu(sharedTN)))
 		}
 		// Rows and columns past the edge read the last one (in bounds)
-		// and are not stored.
+		// and are not stored. The lhs rows' starts are the register
+		// tiles' (the subgroup tile reads one row a lane, the shared
+		// blocks theirs).
 		rows, lRow := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Rows)
 		cols, rCol := make([]spirv.ID, nc), make([]spirv.ID, nc)
 		for i := range rows {
 			rows[i] = op(spirv.OpIAdd, row0, cu(int64(i)))
-			lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
+			if p.Lanes == 0 && !p.Shared {
+				lRow[i] = op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, rows[i], cu(p.m-1)), cu(p.lStride[0])))
+			}
 		}
 		for j := range cols {
 			cols[j] = op(spirv.OpIAdd, col0, cu(int64(j)))

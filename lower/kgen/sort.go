@@ -14,8 +14,6 @@ import (
 // operand through the sorted positions. Bindings: N operands, N outputs,
 // scratch A, scratch B.
 func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	n := len(in.Operands)
-	cmp := in.Called[0]
 	k := env.builder(1)
 	binds, outs, err := k.bind(in)
 	if err != nil {
@@ -54,19 +52,7 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		}); err != nil {
 			return err
 		}
-		// less(x, y): the comparator on positions x and y of the slice.
-		less := func(x, y spirv.ID) (spirv.ID, error) {
-			args := make([]val, 2*n)
-			for i, o := range in.Operands {
-				args[2*i] = k.load(binds[i], elem(x), o.Shape.Elem)
-				args[2*i+1] = k.load(binds[i], elem(y), o.Shape.Elem)
-			}
-			r, err := k.emitReducer(cmp, args)
-			if err != nil {
-				return 0, err
-			}
-			return r[0].id, nil
-		}
+		less := k.sortLess(in, binds, elem)
 		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		for p := 0; p < passes; p++ {
@@ -114,6 +100,24 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	})
 }
 
+// sortLess is sort in's comparator on two positions of a slice, whose
+// elements elem locates: true where the element at x goes before the one
+// at y.
+func (k *kernelBuilder) sortLess(in *hlo.Instruction, binds []int, elem func(pos spirv.ID) spirv.ID) func(x, y spirv.ID) (spirv.ID, error) {
+	return func(x, y spirv.ID) (spirv.ID, error) {
+		args := make([]val, 2*len(in.Operands))
+		for i, o := range in.Operands {
+			args[2*i] = k.load(binds[i], elem(x), o.Shape.Elem)
+			args[2*i+1] = k.load(binds[i], elem(y), o.Shape.Elem)
+		}
+		r, err := k.emitReducer(in.Called[0], args)
+		if err != nil {
+			return 0, err
+		}
+		return r[0].id, nil
+	}
+}
+
 // LongSort is the slice length from which a sort is split over
 // dispatches (sortPassKernel): one invocation per slice is fast for many
 // short slices, but a single invocation walking a long slice is serial
@@ -133,7 +137,6 @@ const LongSort = 1024
 // the first pass (w = 1, its own kernel) starts from the identity.
 // Bindings: the operands, then src (not in the first pass) and dst.
 func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
-	cmp := in.Called[0]
 	k := env.builder(3)
 	binds, err := k.bindOperands(in)
 	if err != nil {
@@ -167,18 +170,7 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 			}
 			return k.load(src, op(spirv.OpIAdd, sbase, i), hlo.U32).id
 		}
-		less := func(x, y spirv.ID) (spirv.ID, error) {
-			args := make([]val, 2*len(in.Operands))
-			for i, o := range in.Operands {
-				args[2*i] = k.load(binds[i], elem(x), o.Shape.Elem)
-				args[2*i+1] = k.load(binds[i], elem(y), o.Shape.Elem)
-			}
-			r, err := k.emitReducer(cmp, args)
-			if err != nil {
-				return 0, err
-			}
-			return r[0].id, nil
-		}
+		less := k.sortLess(in, binds, elem)
 		w2 := op(spirv.OpIAdd, w, w)
 		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
 		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
