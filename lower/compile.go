@@ -364,7 +364,8 @@ func grid(n int64, local uint32, tg kgen.Target) ([3]uint32, error) {
 func emitKernels(s *state) error {
 	env := kgen.Env{Target: s.tg, Fused: s.plan.fused,
 		SubgroupReduce: s.tg.SubgroupShuffle && (!s.tg.CPU || s.opts.SubgroupReduce),
-		WorkgroupLanes: kgen.WorkgroupLanes(s.tg, s.opts.WorkgroupReduce)}
+		WorkgroupLanes: kgen.WorkgroupLanes(s.tg, s.opts.WorkgroupReduce),
+		Check:          checkPasses}
 	for _, kp := range s.plan.order {
 		env.Plan, env.Local = kp, kgen.ElementwiseLocalSize(s.tg)
 		var err error

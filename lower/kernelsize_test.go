@@ -73,9 +73,9 @@ func opOf(m *hlo.Module, name string) hlo.Opcode {
 	return hlo.OpParameter
 }
 
-// TestLargeKernelsStayScalar: a kernel whose scalar form is past
-// vectorMaxWords is not made a vector kernel (eight lanes of the same
-// code); a short one is.
+// TestLargeKernelsStayScalar: a kernel whose element takes more than
+// vectorMaxLaneWords is not made a vector kernel (eight lanes of the
+// same code); a short one is.
 func TestLargeKernelsStayScalar(t *testing.T) {
 	for _, c := range []struct {
 		n      int

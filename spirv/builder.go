@@ -520,3 +520,7 @@ func appendInst(w []uint32, op Op, operands ...uint32) []uint32 {
 	w = append(w, uint32(n)<<16|uint32(op))
 	return append(w, operands...)
 }
+
+// Len is the words of the function's blocks so far (its variables and
+// first label apart): how much code a part of it took.
+func (f *Function) Len() int { return len(f.body) }

@@ -112,9 +112,5 @@ func Generate(kind Kind, in *hlo.Instruction, env Env) (*Kernel, error) {
 		return nil, in.Errorf("no kernel generator for a %s kernel", kind)
 	}
 	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) { return f.value(k, in, binds, idx) }
-	k, err := outputKernelMode(in, env, f.name(in), values, nil)
-	if err != nil || !f.vector {
-		return k, err
-	}
-	return vectorized(in, env, f.name(in), values, k)
+	return elementKernel(in, env, f.name(in), values, f.vector)
 }

@@ -25,6 +25,10 @@ type Env struct {
 	WorkgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
 	Fused          map[*hlo.Instruction]bool // computed inline by their readers (plan.fused)
 	Plan           *Plan                     // the kernel being generated
+	// Check makes generators check their analyses against the code they
+	// emit (vector kernels' bindings: checkVectorBinds), as the compiler's
+	// tests do.
+	Check bool
 }
 
 // plan returns in's kernel plan: the one being generated, or an empty
@@ -39,6 +43,7 @@ func (e Env) plan(in *hlo.Instruction) *Plan {
 func (e Env) builder(pushFields int) *kernelBuilder {
 	k := newKernelBuilder(e.Target, e.Local, pushFields)
 	k.fused = e.Fused
+	k.check = e.Check
 	if e.Plan != nil {
 		k.online = e.Plan.Online
 	}
@@ -198,19 +203,19 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	return vs[0]
 }
 
-// vectorized returns the vector form of scalar output kernel k where it
-// has one (vector.go), else k.
-func vectorized(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), k *Kernel) (*Kernel, error) {
-	if !vectorizable(k, elementCount(in), env.Target) || len(k.Words) > vectorMaxWords {
-		return k, nil
+// elementKernel generates the kernel of in, computing each output
+// element with values: its vector form (vector.go) where vector allows
+// and its accesses and size do, else the scalar form.
+func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vector bool) (*Kernel, error) {
+	if n := elementCount(in); vector && vectorShape(n, env.Target) {
+		venv := env
+		venv.Local = LocalSize(env.Target, n/VectorWidth)
+		vk, err := outputKernelMode(in, venv, name+"_vec4", values, true)
+		if !errors.Is(err, errNotVector) {
+			return vk, err
+		}
 	}
-	env.Local = LocalSize(env.Target, elementCount(in)/VectorWidth)
-	if vk, err := outputKernelMode(in, env, name+"_vec4", values, k.vectorBind); err == nil {
-		return vk, nil
-	} else if !errors.Is(err, errNotVector) {
-		return nil, err
-	}
-	return k, nil
+	return outputKernelMode(in, env, name, values, false)
 }
 
 // outputKernelMode generates the kernel of an instruction that computes
@@ -218,17 +223,31 @@ func vectorized(in *hlo.Instruction, env Env, name string, values func(k *kernel
 // (and those of any kernel fused ahead of it), then the results, and for
 // each output index computes the prologue's values, then in's (values),
 // and stores them all after every read, as in-place updates require.
-// With vecBinds it is a vector kernel with those bindings held as vec4
-// arrays (vector.go).
-func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vecBinds []bool) (*Kernel, error) {
+// A vector kernel holds the bindings accessed only at the own element as
+// vec4 arrays (vector.go); errNotVector says it has no vector form.
+func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vector bool) (*Kernel, error) {
 	k := env.builder(1)
-	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
+	if vector {
+		// The bindings' types depend on which are vec4s, which is known
+		// once the kernel is bound: bound first on a scratch builder.
+		kb := env.builder(1)
+		ps, binds, _, err := kb.bindWithPrologue(env, in)
+		if err != nil {
+			return nil, err
+		}
+		if k.vecBinds = kb.vectorBinds(in, binds, ps); k.vecBinds == nil {
+			return nil, errNotVector
+		}
+		k.vecMode = true
+	}
 	k.lanes, k.wg = env.lanes, env.workgroup
 	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
 		return nil, err
 	}
-	return k.perElement(name, func(idx spirv.ID) error {
+	lanes := 0
+	kern, err := k.perElement(name, func(idx spirv.ID) error {
+		start := k.f.Len()
 		if err := ps.emit(k, idx); err != nil {
 			return err
 		}
@@ -236,10 +255,20 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 		if err != nil {
 			return err
 		}
+		if lanes++; vector && lanes == 1 && k.f.Len()-start > vectorMaxLaneWords {
+			return &notVector{-1} // too large to repeat per lane
+		}
 		k.storeAll(outs, idx, vs)
 		ps.store(k, idx)
 		return nil
 	})
+	if vector {
+		err = k.checkVectorBinds(name, err, vectorElement)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kern, nil
 }
 
 // ElementwiseLocalSize is the workgroup size of elementwise kernels: a

@@ -19,12 +19,9 @@ type Kernel struct {
 	Lanes  int         // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
 	Texel  []TexelView // uniform texel buffers at bindings Bindings.., each a view of a storage binding's buffer
 
-	Inputs     []*hlo.Instruction // what the bindings before the results hold
-	InPlace    []bool             // inputs read only where the results are written (lower/memory.go)
-	Fused      []*hlo.Instruction // computed inline or alongside (prologue reduces)
-	vectorBind []bool             // per binding: accessed only at the own element, 32-bit: vec4 in a vector kernel
-	results    []int              // the result bindings
-	bindBytes  []int              // per binding: bytes of a stored element (row kernels)
+	Inputs  []*hlo.Instruction // what the bindings before the results hold
+	InPlace []bool             // inputs read only where the results are written (lower/memory.go)
+	Fused   []*hlo.Instruction // computed inline or alongside (prologue reduces)
 }
 
 // TexelView is a uniform texel buffer binding of a kernel: a view of the
@@ -77,6 +74,10 @@ type kernelBuilder struct {
 	// bindings accessed anywhere else.
 	linear   spirv.ID
 	offIndex map[int]bool
+	// check (Env.Check): offLane records the bindings a vector kernel's
+	// lane accessed anywhere but at its element (checkVectorBinds).
+	check   bool
+	offLane map[int]bool
 
 	// Subgroup reductions (subgroup.go): invocations per output element
 	// (0: one), the invocation's lane, and extra entry point inputs.
@@ -218,10 +219,7 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 			k.b.SignedZeroInfNanPreserve(k.f.ID, w.width) // inf*0 is NaN, -0+0 is +0 (Target)
 		}
 	}
-	var fused []*hlo.Instruction
-	for _, v := range k.virtual {
-		fused = append(fused, v.in) // a prologue reduce is read from its register
-	}
+	fused := k.fusedInstructions()
 	// An input may share memory with the results when every access to
 	// it and to every result is at the invocation's own index.
 	inPlace := make([]bool, len(k.inputs))
@@ -239,19 +237,17 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		vector = VectorWidth
 	}
 	return &Kernel{
-		Inputs:     k.inputs,
-		InPlace:    inPlace,
-		Fused:      fused,
-		vectorBind: k.vectorBinds(),
-		results:    k.resultBinds(),
-		Vector:     vector,
-		Lanes:      max(int(k.lanes), 1),
-		Texel:      k.texel,
-		Name:       name,
-		Words:      k.b.Words(),
-		Bindings:   len(k.bindings),
-		PushSize:   4 * len(k.pcFields),
-		LocalSize:  [3]uint32{k.local, 1, 1},
+		Inputs:    k.inputs,
+		InPlace:   inPlace,
+		Fused:     fused,
+		Vector:    vector,
+		Lanes:     max(int(k.lanes), 1),
+		Texel:     k.texel,
+		Name:      name,
+		Words:     k.b.Words(),
+		Bindings:  len(k.bindings),
+		PushSize:  4 * len(k.pcFields),
+		LocalSize: [3]uint32{k.local, 1, 1},
 	}
 }
 
@@ -293,6 +289,14 @@ func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 // noteIndex records an access of binding bind at idx: one not at the
 // invocation's own element keeps the binding from in-place updates.
 func (k *kernelBuilder) noteIndex(bind int, idx spirv.ID) {
+	if k.check && k.vector != nil {
+		if _, lane := k.vector.lanes[idx]; !lane {
+			if k.offLane == nil {
+				k.offLane = map[int]bool{}
+			}
+			k.offLane[bind] = true
+		}
+	}
 	if idx != k.linear {
 		if k.offIndex == nil {
 			k.offIndex = map[int]bool{}
@@ -427,4 +431,14 @@ func (k *kernelBuilder) isInput(b int) bool {
 		}
 	}
 	return false
+}
+
+// fusedInstructions lists what the kernel computes inline (a prologue
+// reduce too, read from its register), in the order bound.
+func (k *kernelBuilder) fusedInstructions() []*hlo.Instruction {
+	var fused []*hlo.Instruction
+	for _, v := range k.virtual {
+		fused = append(fused, v.in)
+	}
+	return fused
 }

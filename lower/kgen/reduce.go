@@ -196,18 +196,23 @@ func ReduceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	values := func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error) {
 		return f.value(k, in, binds, idx)
 	}
-	k, err := outputKernelMode(in, env, name, values, nil)
-	switch {
-	case err != nil:
-		return nil, err
-	case env.WorkgroupLanes > 0 && lanesReducible(in, env, k, env.WorkgroupLanes):
-		env.lanes, env.Local, env.workgroup = env.WorkgroupLanes, env.WorkgroupLanes, true
-		return outputKernelMode(in, env, name+"_workgroup", values, nil)
-	case env.SubgroupReduce && lanesReducible(in, env, k, env.Target.SubgroupSize):
-		env.lanes, env.Local = env.Target.SubgroupSize, env.Target.SubgroupSize
-		return outputKernelMode(in, env, name+"_subgroup", values, nil)
+	if env.WorkgroupLanes > 0 || env.SubgroupReduce {
+		// What the kernel computes inline is known once it is bound.
+		kb := env.builder(1)
+		if _, _, _, err := kb.bindWithPrologue(env, in); err != nil {
+			return nil, err
+		}
+		fused := kb.fusedInstructions()
+		switch {
+		case env.WorkgroupLanes > 0 && lanesReducible(in, env, fused, env.WorkgroupLanes):
+			env.lanes, env.Local, env.workgroup = env.WorkgroupLanes, env.WorkgroupLanes, true
+			return outputKernelMode(in, env, name+"_workgroup", values, false)
+		case env.SubgroupReduce && lanesReducible(in, env, fused, env.Target.SubgroupSize):
+			env.lanes, env.Local = env.Target.SubgroupSize, env.Target.SubgroupSize
+			return outputKernelMode(in, env, name+"_subgroup", values, false)
+		}
 	}
-	return vectorized(in, env, name, values, k)
+	return elementKernel(in, env, name, values, f.vector)
 }
 
 // trailing reports whether axes are the last len(axes) of rank, in order.

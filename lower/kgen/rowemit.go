@@ -2,6 +2,7 @@ package kgen
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -17,36 +18,34 @@ func RowKernel(in *hlo.Instruction, env Env, rows, cols int64) (*Kernel, error) 
 		return []val{v}, err
 	}
 	env.Local = LocalSize(env.Target, rows)
-	scalar, err := rowKernelMode(in, env, name, values, cols, nil)
-	if err != nil || cols%VectorWidth != 0 || env.Target.StorageAlign%16 != 0 || env.Target.StorageAlign == 0 {
-		return scalar, err
-	}
-	// Every 32-bit binding starts as a vec4 array; one read or written
-	// anywhere but at a lane's element (a broadcast row of weights, the
-	// reductions' results) is made scalar and the kernel generated again.
-	vec := make([]bool, len(scalar.bindBytes))
-	for b := range vec {
-		vec[b] = scalar.bindBytes[b] == 4
-	}
-	for range len(vec) + 1 {
-		k, err := rowKernelMode(in, env, name+"_vec4", values, cols, vec)
-		var nv *notVector
-		switch {
-		case err == nil:
-			return k, nil
-		case errors.As(err, &nv) && nv.bind >= 0 && nv.bind < len(vec) && vec[nv.bind]:
-			vec[nv.bind] = false
-		default:
-			return scalar, nil
+	if cols%VectorWidth == 0 && env.Target.StorageAlign%16 == 0 && env.Target.StorageAlign != 0 {
+		k, err := rowKernelMode(in, env, name+"_vec4", values, cols, true)
+		if !errors.Is(err, errNotVector) {
+			return k, err
 		}
 	}
-	return scalar, nil
+	return rowKernelMode(in, env, name, values, cols, false)
 }
 
-// rowKernelMode is rowKernel, scalar or with vecBinds held as vec4s.
-func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), cols int64, vecBinds []bool) (*Kernel, error) {
+// rowKernelMode is RowKernel, scalar or vector (8 elements of the row a
+// step, through vec4s).
+func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), cols int64, vector bool) (*Kernel, error) {
 	k := env.builder(1)
-	k.vecMode, k.vecBinds = vecBinds != nil, vecBinds
+	if vector {
+		// Every 32-bit binding is a vec4 array but those a lane reads
+		// elsewhere than at its element (a broadcast row of weights):
+		// known once the kernel is bound, on a scratch builder.
+		kb := env.builder(1)
+		ps, binds, _, err := kb.bindWithPrologue(env, in)
+		if err != nil {
+			return nil, err
+		}
+		off := kb.rowOffElement(in, binds, ps)
+		k.vecMode, k.vecBinds = true, make([]bool, len(kb.bindings))
+		for b, bd := range kb.bindings {
+			k.vecBinds[b] = bd.st.Bytes() == 4 && !off[b]
+		}
+	}
 	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
 		return nil, err
@@ -59,7 +58,7 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 	row := k.linearIndex() // k.linear stays unset: no access counts as in place
 	inRange := k.f.ULessThan(k.boolT(), row, k.push(0))
 	err = k.f.If(inRange, func() error {
-		if vecBinds != nil {
+		if vector {
 			k.rowShape = in.Shape.Dims
 		}
 		if err := ps.emit(k, row); err != nil {
@@ -79,7 +78,7 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 		}
 		// The row's elements: one per step, or 8 (a vec4 pair) per step.
 		steps, body := uint32(cols), elem
-		if vecBinds != nil {
+		if vector {
 			steps = uint32(cols / VectorWidth)
 			body = func(idx8 spirv.ID) error { return k.vectorElems(idx8, elem) }
 		}
@@ -97,6 +96,9 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 	if err == nil {
 		err = k.err
 	}
+	if vector {
+		err = k.checkVectorBinds(name, err, func(st hlo.ElementType) bool { return st.Bytes() == 4 })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +107,6 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 	}
 	kern := k.finish(name)
 	kern.Vector = 1 // an invocation per row, whatever its access width
-	kern.bindBytes = make([]int, len(k.bindings))
-	for b, bd := range k.bindings {
-		kern.bindBytes[b] = bd.st.Bytes()
-	}
 	return kern, nil
 }
 
@@ -162,4 +160,50 @@ func (k *kernelBuilder) spillAt(r *hlo.Instruction, p spirv.ID, xs []val) {
 	if k.spill != nil && !k.spill.ready && r == k.spill.by {
 		k.store(k.spill.bind, p, xs[0])
 	}
+}
+
+// rowOffElement is offElement for row kernel k (vector.go), counting
+// only the accesses made for a lane (in vectorElems): in's elements, and
+// the prologue's row reductions that fold vec4s (reduceValues: the rows
+// of a value of the kernel's shape, or a max folded online with its sum,
+// whose sum then reads nothing). The rest of the prologue runs once per
+// row, outside the lanes, and addresses a vec4 binding's components.
+func (k *kernelBuilder) rowOffElement(in *hlo.Instruction, binds []int, ps *prologue) map[int]bool {
+	w := &readWalk{k: k, off: map[int]bool{}, seen: map[[2]int]bool{}}
+	folded := map[*hlo.Instruction]bool{} // sums folded with their max
+	for i, p := range ps.pro {
+		if p.Op != hlo.OpReduce || folded[p] || !k.rowFoldsVectors(p, in.Shape.Dims) {
+			continue
+		}
+		if pair, online := k.online[p]; online {
+			folded[pair.Sum] = true
+		}
+		for j, b := range ps.binds[i][:len(p.Operands)/2] {
+			if read, _ := ownRead(p, j); read {
+				w.binding(b, true)
+			}
+		}
+	}
+	w.instruction(in, binds, true)
+	return w.off
+}
+
+// rowFoldsVectors reports whether row reduction r of a vector row
+// kernel of shape dims folds its operands 8 lanes at a time: the rows of
+// a value of the kernel's shape, or a max folded online with its sum (as
+// reduceValues chooses).
+func (k *kernelBuilder) rowFoldsVectors(r *hlo.Instruction, dims []int64) bool {
+	src := r.Operands[0].Shape
+	axes := slices.Sorted(slices.Values(r.A.Dimensions))
+	count := int64(1)
+	for _, d := range axes {
+		count *= src.Dims[d]
+	}
+	if !trailing(axes, src.Rank()) {
+		return false
+	}
+	if _, online := k.online[r]; online && count%OnlineChunk == 0 {
+		return true
+	}
+	return count%VectorWidth == 0 && EqualDims(src.Dims, dims)
 }

@@ -26,14 +26,14 @@ import (
 // fast (a 4096x1024 row max in 7.1-8.3 ms either way).
 const minSubgroupReduce = 4
 
-// lanesReducible reports whether reduce kernel in, whose scalar kernel
-// is scalar, may run with lanes invocations (a subgroup, or a workgroup)
+// lanesReducible reports whether reduce kernel in, computing fused
+// inline, may run with lanes invocations (a subgroup, or a workgroup)
 // per output element: every
 // reduce the kernel computes (in and its prologue) reduces its operand's
 // innermost dimension over at least minSubgroupReduce elements per lane,
 // and no other loop (dot, convolution, window, another reduce) is fused
 // into it.
-func lanesReducible(in *hlo.Instruction, env Env, scalar *Kernel, lanes uint32) bool {
+func lanesReducible(in *hlo.Instruction, env Env, fused []*hlo.Instruction, lanes uint32) bool {
 	tg := env.Target
 	s := int64(lanes)
 	if s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
@@ -43,7 +43,7 @@ func lanesReducible(in *hlo.Instruction, env Env, scalar *Kernel, lanes uint32) 
 	for _, p := range env.plan(in).Prologue {
 		reduces[p] = p.Op == hlo.OpReduce
 	}
-	for _, f := range scalar.Fused {
+	for _, f := range fused {
 		switch f.Op {
 		case hlo.OpReduce:
 			if !reduces[f] {

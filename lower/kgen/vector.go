@@ -2,6 +2,7 @@ package kgen
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -52,20 +53,26 @@ const (
 // minVectorElements is the smallest output worth a vector kernel.
 const minVectorElements = 1024
 
-// vectorMaxWords is the largest scalar kernel (in SPIR-V words) made a
-// vector kernel. The vector form computes each lane's element with the
-// scalar code, so it is about seven times the size, and the driver's
-// compile grows with it (lavapipe: ~15-20 us a word at the first
-// dispatch), while it is faster only where loads and stores dominate:
-// lavapipe, chains over f32[1048576] of sine/tanh/exp with multiplies
-// (vkjit bench, medians of 10), 4 ops (1,781 scalar words) 5.3 ms
-// vector against 6.1 ms scalar; 12 ops (4,231) 12.2 against 11.9; 24
-// ops 24.3 against 24.2; 60 ops 62.2 against 61.1; and over f32[4096]
-// the scalar kernels were faster (60 ops 0.38 against 0.69 ms).
-const vectorMaxWords = 4096
+// vectorMaxLaneWords is the most SPIR-V words one lane's element may take
+// in a vector kernel; past it the kernel is generated scalar instead.
+// The vector form computes each lane's element with the scalar code, so
+// it is about seven times the size, and the driver's compile grows with
+// it (lavapipe: ~15-20 us a word at the first dispatch), while it is
+// faster only where loads and stores dominate: lavapipe, chains over
+// f32[1048576] of sine/tanh/exp with multiplies (vkjit bench, medians of
+// 10), 4 ops (1,781 scalar words) 5.3 ms vector against 6.1 ms scalar; 12
+// ops (4,231) 12.2 against 11.9; 24 ops 24.3 against 24.2; 60 ops 62.2
+// against 61.1; and over f32[4096] the scalar kernels were faster (60
+// ops 0.38 against 0.69 ms). The bound was a scalar kernel of 4096 words;
+// a lane's element takes 226-1,456 words less than the scalar kernel
+// (the module's header, bindings and bounds check: the vectorizable
+// kernels of ../shared), and the lane is what the vector kernel knows
+// while it generates, so it stops after the first lane past the bound.
+const vectorMaxLaneWords = 4096 - 512
 
 // errNotVector stops a vector kernel whose accesses turned out not to be
-// at the invocation's own elements; the scalar kernel is used.
+// at the invocation's own elements, or whose code is too large; the
+// scalar kernel is used.
 var errNotVector = errors.New("lower: not a vector kernel")
 
 // notVector is errNotVector naming the binding accessed elsewhere (-1:
@@ -82,19 +89,11 @@ type vectorState struct {
 	pending map[int][]spirv.ID // result binding -> lane values to store
 }
 
-// vectorizable reports whether scalar kernel k, over n elements, may be
-// generated again as a vector kernel: every result is written only at
-// its own element, with 32-bit elements.
-func vectorizable(k *Kernel, n int64, tg Target) bool {
-	if n%VectorWidth != 0 || n < minVectorElements || tg.StorageAlign%16 != 0 || tg.StorageAlign == 0 {
-		return false
-	}
-	for _, b := range k.results {
-		if !k.vectorBind[b] {
-			return false
-		}
-	}
-	return true
+// vectorShape reports whether an output of n elements may be computed
+// by a vector kernel on tg: whole octets, enough of them, and buffers
+// aligned for vec4s.
+func vectorShape(n int64, tg Target) bool {
+	return n%VectorWidth == 0 && n >= minVectorElements && tg.StorageAlign%16 == 0 && tg.StorageAlign != 0
 }
 
 // vectorElems runs body for each lane of this invocation's vec4: it
@@ -230,29 +229,30 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 	k.vector.pending[bind][lane] = id
 }
 
-// vectorBinds says, per binding, whether a vector kernel holds it as a
-// vec4 array: accessed only at the invocation's own element, 32 bits.
-func (k *kernelBuilder) vectorBinds() []bool {
+// vectorElement reports whether elements of storage type st may be
+// accessed 8 at a time by a vector kernel: 32-bit ones as two vec4s,
+// narrower ones as words.
+func vectorElement(st hlo.ElementType) bool { return st.Bytes() == 4 || isNarrow(st) }
+
+// vectorBinds says, per binding of bound kernel k (in, its operands
+// bound as binds, and prologue ps), whether a vector kernel holds it as
+// a vec4 array: accessed only at the invocation's own element, with
+// 32-bit or narrower elements. It returns nil where a result is not one
+// of those: the kernel has no vector form.
+func (k *kernelBuilder) vectorBinds(in *hlo.Instruction, binds []int, ps *prologue) []bool {
+	off := k.offElement(in, binds, ps)
 	vb := make([]bool, len(k.bindings))
 	for b, bd := range k.bindings {
-		vb[b] = !k.offIndex[b] && (bd.st.Bytes() == 4 || isNarrow(bd.st))
+		vb[b] = !off[b] && vectorElement(bd.st)
+		if !vb[b] && !k.isInput(b) {
+			return nil
+		}
 	}
 	return vb
 }
 
 // isVec reports whether binding b is a vec4 array in this vector kernel.
 func (k *kernelBuilder) isVec(b int) bool { return b < len(k.vecBinds) && k.vecBinds[b] }
-
-// resultBinds lists the bindings that are not inputs: the results.
-func (k *kernelBuilder) resultBinds() []int {
-	var rs []int
-	for b := range k.bindings {
-		if !k.isInput(b) {
-			rs = append(rs, b)
-		}
-	}
-	return rs
-}
 
 // elementCount is the number of elements of in's (first) result.
 func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumElements() }
@@ -380,4 +380,109 @@ func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
 		return t
 	}
 	return k.f.Bitcast(k.scalarType(st), t)
+}
+
+// Which bindings a vector kernel holds as vec4s is decided from the
+// bound kernel before any code: a binding is read at the invocation's
+// own element only when every path from the kernel's outputs to it goes
+// through operands read at the reader's own element (ownRead). The rule
+// is the emitters' own: they pass the element index on unchanged to
+// exactly those operands, and every other read is at a computed index,
+// so the analysis and the emitted accesses agree (were they ever to
+// differ, the vector kernel fails with errNotVector and the scalar one
+// is used).
+
+// offElement returns the bindings kernel k reads anywhere but at its
+// own element, with in (its operands bound as binds) and prologue ps
+// computed at the own element.
+func (k *kernelBuilder) offElement(in *hlo.Instruction, binds []int, ps *prologue) map[int]bool {
+	w := &readWalk{k: k, off: map[int]bool{}, seen: map[[2]int]bool{}}
+	for i, p := range ps.pro {
+		w.instruction(p, ps.binds[i], true)
+	}
+	w.instruction(in, binds, true)
+	return w.off
+}
+
+// readWalk follows a kernel's reads through its fused operands.
+type readWalk struct {
+	k    *kernelBuilder
+	off  map[int]bool
+	seen map[[2]int]bool // virtual binding, own (0 or 1)
+}
+
+// instruction walks the reads of in's element, own saying whether it
+// is computed at the invocation's own element.
+func (w *readWalk) instruction(in *hlo.Instruction, binds []int, own bool) {
+	for i, b := range binds {
+		read, at := ownRead(in, i)
+		if read {
+			w.binding(b, own && at)
+		}
+	}
+}
+
+func (w *readWalk) binding(b int, own bool) {
+	if b < virtualBase {
+		if !own {
+			w.off[b] = true
+		}
+		return
+	}
+	key := [2]int{b, 0}
+	if own {
+		key[1] = 1
+	}
+	if w.seen[key] {
+		return
+	}
+	w.seen[key] = true
+	if f := w.k.virtual[b-virtualBase]; f.reg == nil {
+		w.instruction(f.in, f.binds, own)
+	}
+}
+
+// ownRead says whether in's element reads operand i, and whether it
+// reads it at the same element index: elementwise ops their operands of
+// in's rank, reshapes and bitcasts their operand (the same row-major
+// position), dynamic-update-slice the array it updates (its update is
+// not read when empty).
+func ownRead(in *hlo.Instruction, i int) (read, own bool) {
+	switch {
+	case in.Op == hlo.OpReshape || in.Op == hlo.OpBitcast:
+		return true, i == 0
+	case in.Op == hlo.OpDynamicUpdateSlice:
+		if i == 1 && in.Operands[1].Shape.NumElements() == 0 {
+			return false, false
+		}
+		return true, i == 0
+	case OpKind(in.Op) == KindElementwise:
+		return true, in.Operands[i].Shape.Rank() > 0 || in.Shape.Rank() == 0
+	}
+	return true, false
+}
+
+// checkVectorBinds checks the vector kernel k just made against its
+// bindings' analysis (offElement, rowOffElement): err, the generation's
+// outcome, is not a vec4 binding read elsewhere than at a lane's element,
+// and no binding that could have been a vec4 one (eligible) was read by
+// the lanes only at their elements. The vector kernels are the same as
+// when each binding was found by generating the kernel and retrying.
+func (k *kernelBuilder) checkVectorBinds(name string, err error, eligible func(hlo.ElementType) bool) error {
+	if !k.check {
+		return err
+	}
+	var nv *notVector
+	if errors.As(err, &nv) && nv.bind >= 0 {
+		return fmt.Errorf("kgen: internal error: %s reads vec4 binding %d elsewhere than at a lane's element", name, nv.bind)
+	}
+	if err != nil {
+		return err
+	}
+	for b, bd := range k.bindings {
+		if !k.vecBinds[b] && eligible(bd.st) && !k.offLane[b] {
+			return fmt.Errorf("kgen: internal error: %s reads binding %d only at a lane's element, but not as vec4s", name, b)
+		}
+	}
+	return nil
 }
