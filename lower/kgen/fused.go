@@ -51,6 +51,15 @@ func (e Env) builder(pushFields int) *kernelBuilder {
 	return k
 }
 
+// bound binds in's kernel (its prologue's operands, its own, then the
+// results) on a scratch builder: what a generator learns from the
+// bindings before it emits any code, its kernel bound the same way.
+func (e Env) bound(in *hlo.Instruction) (kb *kernelBuilder, ps *prologue, binds []int, err error) {
+	kb = e.builder(1)
+	ps, binds, _, err = kb.bindWithPrologue(e, in)
+	return kb, ps, binds, err
+}
+
 // prologue is what a kernel computes first for the kernels fused into it
 // (fuseSiblings): their operands' bindings, the registers their values
 // are read from, and their result bindings.
@@ -229,9 +238,8 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 	k := env.builder(1)
 	if vector {
 		// The bindings' types depend on which are vec4s, which is known
-		// once the kernel is bound: bound first on a scratch builder.
-		kb := env.builder(1)
-		ps, binds, _, err := kb.bindWithPrologue(env, in)
+		// once the kernel is bound.
+		kb, ps, binds, err := env.bound(in)
 		if err != nil {
 			return nil, err
 		}

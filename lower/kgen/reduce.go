@@ -198,8 +198,8 @@ func ReduceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	}
 	if env.WorkgroupLanes > 0 || env.SubgroupReduce {
 		// What the kernel computes inline is known once it is bound.
-		kb := env.builder(1)
-		if _, _, _, err := kb.bindWithPrologue(env, in); err != nil {
+		kb, _, _, err := env.bound(in)
+		if err != nil {
 			return nil, err
 		}
 		fused := kb.fusedInstructions()

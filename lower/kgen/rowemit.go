@@ -34,9 +34,8 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 	if vector {
 		// Every 32-bit binding is a vec4 array but those a lane reads
 		// elsewhere than at its element (a broadcast row of weights):
-		// known once the kernel is bound, on a scratch builder.
-		kb := env.builder(1)
-		ps, binds, _, err := kb.bindWithPrologue(env, in)
+		// known once the kernel is bound.
+		kb, ps, binds, err := env.bound(in)
 		if err != nil {
 			return nil, err
 		}
