@@ -278,29 +278,10 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 	if err != nil {
 		return nil, err
 	}
-	dotBinds, rootBinds, outs, reg := g.dot, g.root, g.outs, g.reg
+	dotBinds := g.dot
 	vec4 := vecBinds != nil
-	// direct: the tile's results are stored as they are, at the dot's
-	// row-major indices (a reshape of the dot has the same).
-	direct := root == dot || root.Op == hlo.OpReshape
-	name := fmt.Sprintf("gemm%dx%d_%s", p.Rows, p.Cols, p.out)
-	if p.in != p.out {
-		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in, p.out)
-	}
-	if p.Shared {
-		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.Rows, p.Cols, sharedBM, sharedBN)
-	}
-	if p.Lanes > 0 {
-		name += fmt.Sprintf("_lanes%d", p.Lanes)
-	}
-	if vec4 {
-		name += "_vec4"
-	}
-	if root != dot {
-		name += "_" + root.Op.String()
-	}
-	kern, err := k.perElement(name, func(t spirv.ID) error {
-		u32, f32 := k.u32(), k.b.TypeFloat(32)
+	kern, err := k.perElement(gemmName(root, p, vec4), func(t spirv.ID) error {
+		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		// t -> (batch..., tile row, tile col), the tiles in groups of
@@ -380,61 +361,12 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		if err != nil {
 			return err
 		}
-		// Results: the output index of (batch, row, col), then the
-		// epilogue at that index with the dot's value in a register. The
-		// epilogue is emitted once, in a loop over the tile (the
-		// accumulators copied to an array first): 64 inlined copies made
-		// lavapipe's first-use compile take seconds.
 		outBase := cu(0)
 		outSt := hlo.RowMajorStrides(dot.Shape.Dims)
 		for i := 0; i < nb; i++ {
 			outBase = op(spirv.OpIAdd, outBase, op(spirv.OpIMul, ix[i], cu(outSt[i])))
 		}
-		if direct { // no epilogue: store the registers directly
-			for i := range rows {
-				for j := range cols {
-					inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
-					i, j := i, j
-					err := k.f.If(inside, func() error {
-						idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
-						k.store(outs[0], idx, k.normalize(val{accAt(i, j), p.out}))
-						return nil
-					})
-					if err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		}
-		arrT := k.b.TypeArray(f32, cu(p.Rows*nc), 0)
-		arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
-		elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
-		for i := range rows {
-			for j := range cols {
-				pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*nc+int64(j)))
-				k.f.Store(pe, accAt(i, j))
-			}
-		}
-		return k.loop(cu(p.Rows*nc), func(e spirv.ID) error {
-			row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(nc)))
-			col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(nc)))
-			inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
-			return k.f.If(inside, func() error {
-				idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
-				pv := k.f.AccessChain(elemPtr, arr, e)
-				v := k.normalize(val{k.f.Load(f32, pv), p.out})
-				if root != dot {
-					*reg = v
-					v = k.compute(fusedOperand{in: root, binds: rootBinds}, idx)
-					if k.err != nil {
-						return k.err
-					}
-				}
-				k.store(outs[0], idx, v)
-				return nil
-			})
-		})
+		return k.gemmStore(root, p, g, outBase, rows, cols, row0, col0, accAt)
 
 	})
 	return kern, err
@@ -683,4 +615,94 @@ func (k *kernelBuilder) gemmStep(acc [][]spirv.ID, a, b []spirv.ID) {
 			k.f.Store(acc[i][j], y)
 		}
 	}
+}
+
+// gemmName names a tiled kernel by its tile, types, form and epilogue.
+func gemmName(root *hlo.Instruction, p *GemmPlan, vec4 bool) string {
+	name := fmt.Sprintf("gemm%dx%d_%s", p.Rows, p.Cols, p.out)
+	if p.in != p.out {
+		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in, p.out)
+	}
+	if p.Shared {
+		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.Rows, p.Cols, sharedBM, sharedBN)
+	}
+	if p.Lanes > 0 {
+		name += fmt.Sprintf("_lanes%d", p.Lanes)
+	}
+	if vec4 {
+		name += "_vec4"
+	}
+	if root != p.dot {
+		name += "_" + root.Op.String()
+	}
+	return name
+}
+
+// gemmStore stores a tile's results (accAt: row i, column j of the tile,
+// rows and cols its output rows and columns from row0 and col0, outBase
+// its batch's first output element): straight from the registers where
+// the results are root's own (g.reg nil), else through root's epilogue
+// at each output index with the dot's value in a register. The epilogue
+// is emitted once, in a loop over the tile (the accumulators copied to
+// an array first): 64 inlined copies made lavapipe's first-use compile
+// take seconds.
+func (k *kernelBuilder) gemmStore(root *hlo.Instruction, p *GemmPlan, g gemmBinds, outBase spirv.ID, rows, cols []spirv.ID, row0, col0 spirv.ID, accAt func(i, j int) spirv.ID) error {
+	u32, f32 := k.u32(), k.b.TypeFloat(32)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	nc := int64(len(cols))
+	dot, outs := p.dot, g.outs
+	// direct: the tile's results are stored as they are, at the dot's
+	// row-major indices (a reshape of the dot has the same).
+	direct := root == dot || root.Op == hlo.OpReshape
+	// Results: the output index of (batch, row, col), then the
+	// epilogue at that index with the dot's value in a register. The
+	// epilogue is emitted once, in a loop over the tile (the
+	// accumulators copied to an array first): 64 inlined copies made
+	// lavapipe's first-use compile take seconds.
+	if direct { // no epilogue: store the registers directly
+		for i := range rows {
+			for j := range cols {
+				inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
+				i, j := i, j
+				err := k.f.If(inside, func() error {
+					idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
+					k.store(outs[0], idx, k.normalize(val{accAt(i, j), p.out}))
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	arrT := k.b.TypeArray(f32, cu(p.Rows*nc), 0)
+	arr := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arrT))
+	elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
+	for i := range rows {
+		for j := range cols {
+			pe := k.f.AccessChain(elemPtr, arr, cu(int64(i)*nc+int64(j)))
+			k.f.Store(pe, accAt(i, j))
+		}
+	}
+	return k.loop(cu(p.Rows*nc), func(e spirv.ID) error {
+		row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(nc)))
+		col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(nc)))
+		inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
+		return k.f.If(inside, func() error {
+			idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
+			pv := k.f.AccessChain(elemPtr, arr, e)
+			v := k.normalize(val{k.f.Load(f32, pv), p.out})
+			if root != dot {
+				*g.reg = v
+				v = k.compute(fusedOperand{in: root, binds: g.root}, idx)
+				if k.err != nil {
+					return k.err
+				}
+			}
+			k.store(outs[0], idx, v)
+			return nil
+		})
+	})
 }
