@@ -154,35 +154,11 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	if n := len(l.Bindings()); tg.MaxStorageBuffers > 0 && n > int(tg.MaxStorageBuffers) {
 		l.CopyInit = true
 	}
-	k := newKernelBuilder(tg, 1, 2)
-	k.bound = map[*hlo.Instruction]int{}
-	e.k = k
-	var ins, outs []int
-	var flag int
-	e.bigBind = make([]int, len(leaves))
-	for _, lb := range l.Bindings() {
-		var b int
-		var err error
-		switch {
-		case lb.Leaf < 0:
-			flag, err = k.addBuffer(hlo.U32, "flag", false)
-		case lb.Init:
-			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("init%d", lb.Leaf), true)
-			ins = append(ins, b)
-		case l.Big[lb.Leaf]:
-			e.bigBind[lb.Leaf], err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("array%d", lb.Leaf), lb.ReadOnly)
-		default:
-			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("state%d", lb.Leaf), false)
-			outs = append(outs, b)
-		}
-		if err != nil {
-			return nil, w.Errorf("%v", err)
-		}
+	ins, outs, flag, err := e.bindLoop(w, l, tg)
+	if err != nil {
+		return nil, err
 	}
-	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
-		return nil, notSeqf("%d bindings, beyond the device's %d", len(k.bindings), tg.MaxStorageBuffers)
-	}
-
+	k := e.k
 	k.begin()
 	u32, boolT := k.u32(), k.boolT()
 	first := k.boolOp(spirv.OpINotEqual, k.push(1), k.cu32(0))
@@ -219,7 +195,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	store := func(v, x spirv.ID) { k.f.Store(v, x) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
-	err := e.whileLoop(func() spirv.ID {
+	err = e.whileLoop(func() spirv.ID {
 		running := k.boolOp(spirv.OpIEqual, load(status, u32), k.cu32(1))
 		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), k.cu32(e.budget)))
 	}, func() error {
@@ -292,6 +268,39 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		return nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}
 	return l, nil
+}
+
+// bindLoop makes the device loop kernel's builder and binds its buffers
+// in Loop.Bindings' order: the state's initial values (ins) and results
+// (outs), its big leaves (bigBind) and the status flag.
+func (e *seqEmitter) bindLoop(w *hlo.Instruction, l *Loop, tg Target) (ins, outs []int, flag int, err error) {
+	leaves := w.Shape.Leaves()
+	k := newKernelBuilder(tg, 1, 2)
+	k.bound = map[*hlo.Instruction]int{}
+	e.k = k
+	e.bigBind = make([]int, len(leaves))
+	for _, lb := range l.Bindings() {
+		var b int
+		switch {
+		case lb.Leaf < 0:
+			flag, err = k.addBuffer(hlo.U32, "flag", false)
+		case lb.Init:
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("init%d", lb.Leaf), true)
+			ins = append(ins, b)
+		case l.Big[lb.Leaf]:
+			e.bigBind[lb.Leaf], err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("array%d", lb.Leaf), lb.ReadOnly)
+		default:
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("state%d", lb.Leaf), false)
+			outs = append(outs, b)
+		}
+		if err != nil {
+			return nil, nil, 0, w.Errorf("%v", err)
+		}
+	}
+	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
+		return nil, nil, 0, notSeqf("%d bindings, beyond the device's %d", len(k.bindings), tg.MaxStorageBuffers)
+	}
+	return ins, outs, flag, nil
 }
 
 // whileLoop emits `for check() { body(); used++ }`: every iteration of
