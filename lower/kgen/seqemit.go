@@ -18,6 +18,11 @@ func small(x seqValue, in *hlo.Instruction) ([]val, error) {
 }
 
 // emit computes computation c (flattened) on args and returns its root.
+// Ops are classified by the opcode table (OpKind); data movement is the
+// element form every kernel uses (formOf), over register arrays, and the
+// rest have register forms of their own: a loop keeps small values in
+// registers, element by element, which the element forms, computing one
+// element from buffers, do not.
 func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error) {
 	k := e.k
 	env := map[*hlo.Instruction]seqValue{}
@@ -60,6 +65,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 			return nil, notSeqf("%s has %d elements", in.Name, n)
 		}
 		leaf := seqLeaf{shape: in.Shape, big: -1}
+		kind := OpKind(in.Op)
 		switch {
 		case in.Op == hlo.OpConstant:
 			if in.Literal == nil || in.Literal.Elided {
@@ -70,7 +76,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				l := hlo.Literal{Shape: hlo.ArrayShape(in.Shape.Elem), Data: in.Literal.Data[j*int64(b) : (j+1)*int64(b)]}
 				leaf.elems = append(leaf.elems, k.scalarConst(&l))
 			}
-		case in.Op.IsElementwise():
+		case kind == KindElementwise: // unrolled over the elements in registers
 			ops := make([][]val, len(in.Operands))
 			for i, o := range in.Operands {
 				x, err := small(env[o], in)
@@ -94,13 +100,13 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				}
 				leaf.elems = append(leaf.elems, v)
 			}
-		case in.Op == hlo.OpDot:
+		case kind == KindDot:
 			vs, err := e.dot(in, env)
 			if err != nil {
 				return nil, err
 			}
 			leaf.elems = vs
-		case in.Op == hlo.OpReduce:
+		case kind == KindReduce:
 			vs, err := e.reduce(in, env)
 			if err != nil {
 				return nil, err
@@ -112,13 +118,13 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				return nil, err
 			}
 			leaf = x
-		case in.Op == hlo.OpScatter && len(in.Operands) == 3:
+		case kind == KindScatter && len(in.Operands) == 3:
 			x, err := e.scatter(in, env)
 			if err != nil {
 				return nil, err
 			}
 			leaf = x
-		case RemapOps[in.Op]:
+		case kind == KindRemap: // the element form, over register arrays
 			if n > seqElems {
 				return nil, notSeqf("%s has %d elements", in.Name, n)
 			}
@@ -140,12 +146,13 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				}
 				binds[i] = e.array(x[0].elems)
 			}
+			form, _ := formOf(kind)
 			for j := int64(0); j < n; j++ {
-				v, err := k.remapValue(in, binds, k.cu32(uint32(j)))
+				vs, err := form.value(k, in, binds, k.cu32(uint32(j)))
 				if err != nil {
 					return nil, err
 				}
-				leaf.elems = append(leaf.elems, v)
+				leaf.elems = append(leaf.elems, vs[0])
 			}
 		default:
 			return nil, notSeqf("%s is %s", in.Name, in.Op)
