@@ -75,8 +75,10 @@ const vectorMaxLaneWords = 4096 - 512
 // scalar kernel is used.
 var errNotVector = errors.New("lower: not a vector kernel")
 
-// notVector is errNotVector naming the binding accessed elsewhere (-1:
-// unknown), for kernels that retry with it scalar (row kernels).
+// notVector is errNotVector naming the vec4 binding a lane accessed
+// elsewhere than at its element (-1: the kernel is too large, or a lane
+// did not write a result), which checkVectorBinds reports as the
+// analysis's error.
 type notVector struct{ bind int }
 
 func (e *notVector) Error() string        { return errNotVector.Error() }
