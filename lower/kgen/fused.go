@@ -141,9 +141,16 @@ func (k *kernelBuilder) inRegister(o *hlo.Instruction) *val {
 	return r
 }
 
-// virtualBase numbers the bindings of fused operands: load computes
-// them instead of reading a buffer.
+// What a kernel reads an operand through (the ints of binds) is one of
+// three things, told apart by range so that every emitter reads any of
+// them with load: a storage buffer's binding (below virtualBase); a
+// fused operand, computed where it is read (virtualBase plus its index
+// in kernelBuilder.virtual); a device loop's register array (regBase
+// plus its index in kernelBuilder.regArrays, seqemit.go).
 const virtualBase = 1 << 20
+
+// isBuffer reports whether operand binding b is a storage buffer's.
+func isBuffer(b int) bool { return b < virtualBase }
 
 // fusedOperand is a fused producer as a kernel sees it: the instruction
 // and the bindings (real or virtual) of its own operands.

@@ -225,11 +225,11 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 	dotBinds := g.dot
 	vb := make([]bool, g.bindings)
 	for i, l := range []vecLayout{p.lVec, p.rVec} {
-		if l != vecNone && dotBinds[i] < virtualBase {
+		if l != vecNone && isBuffer(dotBinds[i]) {
 			vb[dotBinds[i]] = true
 		}
 	}
-	if p.conv != nil && (dotBinds[0] >= virtualBase || dotBinds[1] >= virtualBase || dotBinds[0] == dotBinds[1]) {
+	if p.conv != nil && (!isBuffer(dotBinds[0]) || !isBuffer(dotBinds[1]) || dotBinds[0] == dotBinds[1]) {
 		return nil, fmt.Errorf("lower: the implicit GEMM of %s needs its operands in two buffers", p.dot.Name)
 	}
 	if dotBinds[0] == dotBinds[1] && (p.lVec == vecNone) != (p.rVec == vecNone) || !slices.Contains(vb, true) {

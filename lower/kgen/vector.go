@@ -425,7 +425,7 @@ func (w *readWalk) instruction(in *hlo.Instruction, binds []int, own bool) {
 }
 
 func (w *readWalk) binding(b int, own bool) {
-	if b < virtualBase {
+	if isBuffer(b) {
 		if !own {
 			w.off[b] = true
 		}
