@@ -424,6 +424,9 @@ func (w *readWalk) instruction(in *hlo.Instruction, binds []int, own bool) {
 	}
 }
 
+// binding records a read through binding b, at the own element or not:
+// a buffer's, or a fused operand's, whose own reads are walked once for
+// each of the two.
 func (w *readWalk) binding(b int, own bool) {
 	if isBuffer(b) {
 		if !own {
