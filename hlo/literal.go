@@ -236,3 +236,33 @@ func DecodeFloat(t ElementType, bits uint64) float64 {
 // ParseLiteral reads a literal's text ("1.5", "{1, 2}", "-inf") as an
 // array of shape s.
 func ParseLiteral(text string, s Shape) (*Literal, error) { return parseLiteral(text, s) }
+
+// Ints returns the elements of a literal of 8- to 64-bit integers as
+// int64s: signed types sign-extended, unsigned ones as they are (a u64
+// past MaxInt64 is an error).
+func (l *Literal) Ints() ([]int64, error) {
+	t := l.Shape.Elem
+	k := t.Kind()
+	if l.Elided || k != KindSigned && k != KindUnsigned || t.Bits() < 8 {
+		return nil, fmt.Errorf("%s literal is not integers", t)
+	}
+	n := int64(t.Bytes())
+	out := make([]int64, int64(len(l.Data))/n)
+	for i := range out {
+		raw := l.Data[int64(i)*n : int64(i+1)*n]
+		var bits uint64
+		for j := len(raw) - 1; j >= 0; j-- {
+			bits = bits<<8 | uint64(raw[j])
+		}
+		switch {
+		case k == KindSigned:
+			shift := 64 - uint(8*n)
+			out[i] = int64(bits<<shift) >> shift
+		case bits > math.MaxInt64:
+			return nil, fmt.Errorf("%d does not fit an int64", bits)
+		default:
+			out[i] = int64(bits)
+		}
+	}
+	return out, nil
+}

@@ -92,6 +92,14 @@ func init() {
 	for name, expand := range chloRules {
 		ops[name] = chloRule(expand)
 	}
+	ops["stablehlo.dynamic_broadcast_in_dim"] = staticRule(broadcastInDimRule, shapeOperand{1, ""})
+	ops["stablehlo.dynamic_iota"] = staticRule(iotaRule, shapeOperand{0, ""})
+	ops["stablehlo.dynamic_reshape"] = staticRule(renameRule(hlo.OpReshape), shapeOperand{1, ""})
+	ops["stablehlo.dynamic_pad"] = staticRule(padRule, shapeOperand{2, "edge_padding_low"}, shapeOperand{3, "edge_padding_high"}, shapeOperand{4, "interior_padding"})
+	ops["stablehlo.dynamic_gather"] = staticRule(gatherRule, shapeOperand{2, "slice_sizes"})
+	ops["stablehlo.dynamic_conv"] = staticRule(convolutionRule, shapeOperand{2, "padding"})
+	ops["stablehlo.real_dynamic_slice"] = staticRule(sliceRule, shapeOperand{1, "start_indices"}, shapeOperand{2, "limit_indices"}, shapeOperand{3, "strides"})
+	ops["stablehlo.get_dimension_size"] = getDimensionSizeRule
 	ops["chlo.ragged_dot"] = raggedDotRule
 	ops["chlo.scan"] = scanRule
 	for _, name := range []string{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute", "collective_broadcast"} {

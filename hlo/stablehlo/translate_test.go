@@ -124,3 +124,31 @@ func TestSplatConstants(t *testing.T) {
 	}
 	require.ErrorContains(t, err, "more than vkjit holds in memory")
 }
+
+// TestStaticDynamism: a dynamic-shape op whose shape operands are
+// constants is its static form; one whose shape operand is computed is
+// refused as a dynamic shape.
+func TestStaticDynamism(t *testing.T) {
+	for _, c := range []struct{ name, body, op string }{
+		{"iota", "  %s = stablehlo.constant dense<[2, 3]> : tensor<2xi64>\n  %0 = stablehlo.dynamic_iota %s, dim = 1 : (tensor<2xi64>) -> tensor<2x3xf32>\n", "iota"},
+		{"reshape", "  %s = stablehlo.constant dense<[2, 3]> : tensor<2xi64>\n  %x = stablehlo.constant dense<1.0> : tensor<6xf32>\n  %0 = stablehlo.dynamic_reshape %x, %s : (tensor<6xf32>, tensor<2xi64>) -> tensor<2x3xf32>\n", "reshape"},
+		{"pad", "  %x = stablehlo.constant dense<1.0> : tensor<2x2xf32>\n  %v = stablehlo.constant dense<0.0> : tensor<f32>\n  %l = stablehlo.constant dense<[0, 1]> : tensor<2xi64>\n  %h = stablehlo.constant dense<[0, 0]> : tensor<2xi64>\n  %i = stablehlo.constant dense<[0, 0]> : tensor<2xi64>\n  %0 = stablehlo.dynamic_pad %x, %v, %l, %h, %i : (tensor<2x2xf32>, tensor<f32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x3xf32>\n", "pad"},
+		{"slice", "  %x = stablehlo.constant dense<1.0> : tensor<4x3xf32>\n  %a = stablehlo.constant dense<[1, 0]> : tensor<2xi64>\n  %b = stablehlo.constant dense<[3, 3]> : tensor<2xi64>\n  %c = stablehlo.constant dense<[1, 1]> : tensor<2xi64>\n  %0 = stablehlo.real_dynamic_slice %x, %a, %b, %c : (tensor<4x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x3xf32>\n", "slice"},
+	} {
+		src := "func.func @main() -> tensor<2x3xf32> {\n" + c.body + "  return %0 : tensor<2x3xf32>\n}\n"
+		m, err := ParseModule(c.name+".mlir", src)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.op, m.Entry.Root.Op.String(), c.name)
+		require.Equal(t, "f32[2,3]", m.Entry.Root.Shape.String()[:len("f32[2,3]")], c.name)
+	}
+	// The result type and a constant shape operand disagree: an error.
+	bad := "func.func @main() -> tensor<2x3xf32> {\n  %s = stablehlo.constant dense<[3, 2]> : tensor<2xi64>\n  %0 = stablehlo.dynamic_iota %s, dim = 1 : (tensor<2xi64>) -> tensor<2x3xf32>\n  return %0 : tensor<2x3xf32>\n}\n"
+	_, err := ParseModule("bad.mlir", bad)
+	require.ErrorContains(t, err, "bad.mlir:3:")
+	// A shape computed at run time: refused as a dynamic shape.
+	computed := "func.func @main(%n: tensor<2xi64>) -> tensor<2x3xf32> {\n  %0 = stablehlo.dynamic_iota %n, dim = 1 : (tensor<2xi64>) -> tensor<2x3xf32>\n  return %0 : tensor<2x3xf32>\n}\n"
+	_, err = ParseModule("computed.mlir", computed)
+	var u *Unsupported
+	require.ErrorAs(t, err, &u)
+	require.Equal(t, dynamicCategory, u.Category)
+}
