@@ -178,6 +178,9 @@ type translator struct {
 	comps  map[string]*hlo.Computation // translated functions by name
 	checks []Check
 	outs   []*hlo.Instruction // the check operands the entry returns
+	// probes: each interpreter.probe's value by its probe_id, one per
+	// execution (a probe runs once: only the entry's own ops may probe).
+	probes map[string][]*hlo.Instruction
 	entry  *Func
 	names  map[string]int // computation names in use
 }
@@ -553,6 +556,9 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	if err != nil {
 		return err
 	}
+	if op.Name == "interpreter.probe" || op.Name == "interpreter.print" {
+		return errAt(op, t.probe(op, sc, operands, entry))
+	}
 	if strings.HasPrefix(op.Name, "check.") || op.Name == "stablehlo.custom_call" && strings.HasPrefix(op.Callee, "check.") {
 		if !entry {
 			return errAt(op, fmt.Errorf("a check outside the module's entry function"))
@@ -590,12 +596,75 @@ func unknownOp(op *Op) error {
 		return unsupportedf(dynamicCategory, "op %s", op.Name)
 	case strings.HasPrefix(op.Name, "stablehlo.uniform_"):
 		return unsupportedf(quantizedCategory, "op %s", op.Name)
-	case op.Name == "interpreter.probe" || op.Name == "interpreter.print":
-		return unsupportedf(probeCategory, "op %s", op.Name)
 	case op.Name == "interpreter.run_parallel":
 		return unsupportedf(collectivesCategory, "op %s", op.Name)
 	}
 	return unsupportedf("", "op %s", op.Name)
+}
+
+// probe translates the interpreter's probe and print, which pass their
+// operand on: a probe also keeps it under its probe_id, for
+// check.expect_serialized_eq to compare (the interpreter writes it to a
+// file and reads it back). A probe runs once only among the entry's own
+// ops; one in a region or a called function, which may run many times,
+// is refused.
+func (t *translator) probe(op *Op, sc *scope, args []*hlo.Instruction, entry bool) error {
+	if len(args) != 1 || len(op.Results) != 1 {
+		return fmt.Errorf("takes one operand and makes one value")
+	}
+	if op.Name == "interpreter.probe" {
+		if !entry {
+			return unsupportedf(probeCategory, "a probe outside the entry function's own ops")
+		}
+		id := op.Attr("probe_id")
+		if id == nil || id.Kind != StringAttr {
+			return fmt.Errorf("needs a probe_id")
+		}
+		if t.probes == nil {
+			t.probes = map[string][]*hlo.Instruction{}
+		}
+		t.probes[id.Text] = append(t.probes[id.Text], args[0])
+	}
+	sc.vals[op.Results[0]] = args[0]
+	sc.vals[op.Results[0]+"#0"] = args[0]
+	return nil
+}
+
+// firstAttr is the first of the named attributes op has, or nil.
+func firstAttr(op *Op, names ...string) *Attr {
+	for _, n := range names {
+		if a := op.Attr(n); a != nil {
+			return a
+		}
+	}
+	return nil
+}
+
+// serializedCheck makes check.expect_serialized_eq an exact comparison
+// of its operand with what probe_id probed (at iteration, 0 unless given).
+func (t *translator) serializedCheck(op *Op, c Check, args []*hlo.Instruction) error {
+	id := op.Attr("probe_id")
+	if id == nil || id.Kind != StringAttr || len(args) != 1 {
+		return fmt.Errorf("needs one operand and a probe_id")
+	}
+	iter := int64(0)
+	if a := firstAttr(op, "iteration", "iter"); a != nil {
+		v, err := a.Int()
+		if err != nil {
+			return fmt.Errorf("iteration: %v", err)
+		}
+		iter = v
+	}
+	probed := t.probes[id.Text]
+	if iter < 0 || iter >= int64(len(probed)) {
+		return fmt.Errorf("probe %q made no value at iteration %d before it", id.Text, iter)
+	}
+	c.Kind = CheckEq
+	c.Actual = len(t.outs)
+	c.Expected = len(t.outs) + 1
+	t.outs = append(t.outs, args[0], probed[iter])
+	t.checks = append(t.checks, c)
+	return nil
 }
 
 // check records a check op: its operands become entry outputs.
@@ -614,7 +683,7 @@ func (t *translator) check(op *Op, args []*hlo.Instruction) error {
 	case "expect_close":
 		c.Kind = CheckClose
 	case "expect_serialized_eq":
-		return unsupportedf(probeCategory, "check.%s", name)
+		return t.serializedCheck(op, c, args)
 	default:
 		return unsupportedf("", "check.%s", name)
 	}

@@ -152,3 +152,54 @@ func TestStaticDynamism(t *testing.T) {
 	require.ErrorAs(t, err, &u)
 	require.Equal(t, dynamicCategory, u.Category)
 }
+
+// TestProbes: a probe passes its operand on and keeps it for
+// check.expect_serialized_eq, which compares exactly; a check of a probe
+// that made no value is an error, and a probe in a region (which may run
+// many times) is refused by category.
+func TestProbes(t *testing.T) {
+	src := `func.func @main() {
+  %0 = stablehlo.constant dense<[1.5, 2.5]> : tensor<2xf32>
+  %1 = interpreter.probe %0, probe_id = "p" : tensor<2xf32>
+  %2 = stablehlo.add %1, %1 : tensor<2xf32>
+  check.expect_serialized_eq %1, probe_id = "p" : tensor<2xf32>
+  check.expect_eq_const %2, dense<[3.0, 5.0]> : tensor<2xf32>
+  return
+}
+`
+	ts, errs, err := Parse("probe.mlir", src)
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	require.Len(t, ts[0].Checks, 2)
+	c := ts[0].Checks[0]
+	require.Equal(t, CheckEq, c.Kind)
+	outs := ts[0].HLO.Entry.Root.Operands
+	require.Same(t, outs[c.Actual], outs[c.Expected], "the probed value itself")
+
+	missing := strings.Replace(src, `probe_id = "p" : tensor<2xf32>
+  %2`, `probe_id = "q" : tensor<2xf32>
+  %2`, 1)
+	_, errs, err = Parse("missing.mlir", missing)
+	require.NoError(t, err)
+	require.ErrorContains(t, errs[0], `probe "p" made no value`)
+
+	inLoop := `func.func @main() {
+  %0 = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%a = %0) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %a, %0 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %p = interpreter.probe %a, probe_id = "p" : tensor<i64>
+    stablehlo.return %p : tensor<i64>
+  }
+  check.expect_eq_const %r, dense<0> : tensor<i64>
+  return
+}
+`
+	_, errs, err = Parse("loop.mlir", inLoop)
+	require.NoError(t, err)
+	var u *Unsupported
+	require.ErrorAs(t, errs[0], &u)
+	require.Equal(t, probeCategory, u.Category)
+}
