@@ -18,8 +18,9 @@ import (
 // wrote with the values XLA computed, and the spec authors' interpreter
 // tests) through `vkjit test` with the validation layer on, fused and
 // with fusion and buffer reuse off. Every module must pass its checks,
-// be skipped for a stated reason (dynamic shapes, quantized types,
-// collectives, host transfers, probes), or be listed in
+// be skipped for a stated reason (shapes computed at run time,
+// quantized values in regions, collectives, host transfers, probes that
+// run more than once, modules with no checks), or be listed in
 // testdata/stablehlo_failures.txt with the failure it gives; a listed
 // module that passes fails the run, so the list only shrinks.
 func TestStableHLOSuite(t *testing.T) {

@@ -30,6 +30,7 @@ type Type struct {
 	Tuple   []Type          // TupleType
 	Text    string          // the type as written: for messages, and OtherType
 	Quant   bool            // a quantized element type (!quant.uniform<...>)
+	Q       *QuantType      // its parameters, where vkjit reads them (Elem is then the storage type)
 	Dynamic bool            // some dimension is ?
 	Bounded bool            // a bounded dynamic encoding
 }

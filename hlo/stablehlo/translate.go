@@ -178,6 +178,8 @@ type translator struct {
 	comps  map[string]*hlo.Computation // translated functions by name
 	checks []Check
 	outs   []*hlo.Instruction // the check operands the entry returns
+	// quantOf: the quantized type of each value of one (quant.go).
+	quantOf map[*hlo.Instruction]*QuantType
 	// probes: each interpreter.probe's value by its probe_id, one per
 	// execution (a probe runs once: only the entry's own ops may probe).
 	probes map[string][]*hlo.Instruction
@@ -308,6 +310,11 @@ func (t *translator) scalarRegion(r *Region, name string, sc *scope) (*hlo.Compu
 		if err := t.checkType(a.Type, a.Pos); err != nil {
 			return nil, err
 		}
+		if a.Type.Q != nil {
+			// A region's computation would need its own quantized
+			// arithmetic (a reducer over quantized values): not done.
+			return nil, &Error{Pos: a.Pos, Msg: fmt.Sprintf("region argument of type %s: %v", a.Type.Text, unsupportedf(quantizedCategory, "a region over quantized values")), Err: &Unsupported{quantizedCategory, "a region over quantized values"}}
+		}
 		inner.vals[a.Name] = cb.Parameter(a.Type.Shape())
 	}
 	bindConsts(inner, consts)
@@ -336,7 +343,7 @@ func Translate(m *Module) (*Translated, error) {
 
 // TranslateEntry turns one parsed module into HLO, run from entry.
 func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
-	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}}
+	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}}
 	name := m.Name
 	if name == "" {
 		name = "module"
@@ -435,6 +442,9 @@ func (t *translator) function(f *Func, entry bool) (int, error) {
 			return 0, err
 		}
 		sc.vals[a.Name] = cb.Parameter(a.Type.Shape())
+		if a.Type.Q != nil {
+			t.quantOf[sc.vals[a.Name]] = a.Type.Q
+		}
 	}
 	results, err := t.block(f.Body, sc, entry)
 	if err != nil {
@@ -511,7 +521,7 @@ func (t *translator) operands(op *Op, sc *scope) ([]*hlo.Instruction, error) {
 // checkType names what vkjit lacks in a type.
 func (t *translator) checkType(ty Type, pos hlo.Pos) error {
 	switch {
-	case ty.Quant:
+	case ty.Quant && ty.Q == nil:
 		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(quantizedCategory, "a quantized type")), Err: &Unsupported{quantizedCategory, "quantized type " + ty.Text}}
 	case ty.Dynamic || ty.Bounded:
 		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(dynamicCategory, "a dynamic shape")), Err: &Unsupported{dynamicCategory, "dynamic shape " + ty.Text}}
@@ -565,14 +575,20 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 		}
 		return errAt(op, t.check(op, operands))
 	}
-	rule, ok := ops[op.Name]
-	if !ok {
-		return errAt(op, unknownOp(op))
-	}
 	before := len(sc.cb.Computation().Instructions)
-	results, err := rule(&opContext{t: t, op: op, sc: sc, cb: sc.cb, args: operands})
+	var results []*hlo.Instruction
+	if t.quantized(op, operands) {
+		results, err = t.quantOp(op, sc, operands)
+	} else {
+		results, err = t.apply(op, sc, operands)
+	}
 	if err != nil {
 		return errAt(op, err)
+	}
+	for i, r := range results {
+		if i < len(op.OutTypes) && op.OutTypes[i].Q != nil {
+			t.quantOf[r] = op.OutTypes[i].Q
+		}
 	}
 	for _, in := range sc.cb.Computation().Instructions[before:] {
 		in.Pos = op.Pos // the verifier's errors name the op's line
@@ -588,6 +604,15 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 		sc.vals[op.Results[0]+"#0"] = results[0]
 	}
 	return nil
+}
+
+// apply translates op by its rule.
+func (t *translator) apply(op *Op, sc *scope, operands []*hlo.Instruction) ([]*hlo.Instruction, error) {
+	rule, ok := ops[op.Name]
+	if !ok {
+		return nil, unknownOp(op)
+	}
+	return rule(&opContext{t: t, op: op, sc: sc, cb: sc.cb, args: operands})
 }
 
 func unknownOp(op *Op) error {

@@ -83,16 +83,25 @@ func (p *parser) typeBody() (Type, error) {
 	case s.accept("!stablehlo.token"), s.accept("!mhlo.token"):
 		return Type{Kind: TokenType}, nil
 	case s.peek() == '!':
-		// Another dialect's type (!quant.uniform<...>): kept as text.
+		// Another dialect's type: !quant.uniform<...> read (quant.go),
+		// others kept as text.
 		s.advance(1)
-		s.suffixID()
+		name := s.suffixID()
+		body := ""
 		if s.peek() == '<' {
 			s.advance(1)
-			if _, err := s.balanced('<', '>'); err != nil {
+			var err error
+			if body, err = s.balanced('<', '>'); err != nil {
 				return Type{}, err
 			}
 		}
-		return Type{Kind: OtherType, Quant: true}, nil
+		t := Type{Kind: OtherType, Quant: true}
+		if name == "quant.uniform" {
+			if q, err := parseQuant(body); err == nil {
+				t.Q, t.Elem = q, q.Storage
+			}
+		}
+		return t, nil
 	}
 	e, err := p.elementType()
 	if err != nil {
@@ -184,7 +193,7 @@ func (p *parser) tensorType() (Type, error) {
 		if err != nil {
 			return Type{}, err
 		}
-		t.Quant = q.Quant
+		t.Quant, t.Q, t.Elem = q.Quant, q.Q, q.Elem
 	} else {
 		e, err := p.elementType()
 		if err != nil {
