@@ -229,8 +229,10 @@ func (t *translator) quantOp(op *Op, sc *scope, operands []*hlo.Instruction) ([]
 		outQ = op.OutTypes[0].Q
 	}
 	switch op.Name {
-	case "stablehlo.constant":
-		// Its text holds the storage integers.
+	case "stablehlo.constant", "func.call":
+		// A constant's text holds the storage integers; a called
+		// function takes and returns them (its parameters and results
+		// have the quantized types).
 		return t.apply(op, sc, operands)
 	case "stablehlo.bitcast_convert":
 		// To or from the storage type: the integers themselves.

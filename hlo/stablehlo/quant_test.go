@@ -55,3 +55,26 @@ func TestQuantizedOps(t *testing.T) {
 	require.Equal(t, []byte{byte(0x100 - 20), 20}, l[1].Data)
 	require.Equal(t, "{0, 10}", l[2].String())
 }
+
+// TestQuantizedCall: a function of quantized values takes and returns
+// their storage integers.
+func TestQuantizedCall(t *testing.T) {
+	src := `func.func @main() -> tensor<2xi8> {
+  %x = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+  %r = func.call @twice(%q) : (tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+  %b = stablehlo.bitcast_convert %r : (tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2xi8>
+  return %b : tensor<2xi8>
+}
+func.func private @twice(%a: tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>> {
+  %s = stablehlo.add %a, %a : (tensor<2x!quant.uniform<i8:f32, 0.5:-20>>, tensor<2x!quant.uniform<i8:f32, 0.5:-20>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+  return %s : tensor<2x!quant.uniform<i8:f32, 0.5:-20>>
+}
+`
+	m, err := ParseModule("call.mlir", src)
+	require.NoError(t, err)
+	out, err := eval.Run(m)
+	require.NoError(t, err)
+	// 1 and 2 quantize to -18 and -16; twice: 2 and 4 -> -16 and -12.
+	require.Equal(t, []byte{byte(0x100 - 16), byte(0x100 - 12)}, out.Leaves()[0].Data)
+}
