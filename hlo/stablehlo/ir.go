@@ -209,6 +209,17 @@ func (op *Op) Attr(name string) *Attr {
 	return nil
 }
 
+// FirstAttr returns the first of the named attributes op has (the
+// spellings one attribute goes by), or nil.
+func (op *Op) FirstAttr(names ...string) *Attr {
+	for _, n := range names {
+		if a := op.Attr(n); a != nil {
+			return a
+		}
+	}
+	return nil
+}
+
 func (op *Op) setAttr(name string, a *Attr) { op.Attrs = append(op.Attrs, NamedAttr{name, a}) }
 
 // Region is a list of blocks; StableHLO's have one.

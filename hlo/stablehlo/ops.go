@@ -173,14 +173,7 @@ func plainRule(op hlo.Opcode) rule { return renameRule(op) }
 
 // attr returns the first of the named attributes present (the generic
 // and the custom forms name some differently).
-func (c *opContext) attr(names ...string) *Attr {
-	for _, n := range names {
-		if a := c.op.Attr(n); a != nil {
-			return a
-		}
-	}
-	return nil
-}
+func (c *opContext) attr(names ...string) *Attr { return c.op.FirstAttr(names...) }
 
 // ints reads the first of the named attributes present as integers.
 func (c *opContext) ints(names ...string) ([]int64, bool, error) {

@@ -113,40 +113,32 @@ func intRange(t hlo.ElementType) (lo, hi int64) {
 	return 0, 1<<b - 1
 }
 
-// quantParams are q's scales (in the expressed type) and zero points (in
-// zpType), as arrays of shape s's (per tensor: broadcast scalars; per
-// axis: along the quantization dimension).
-func (c *opContext) quantParams(q *QuantType, s hlo.Shape, zpType hlo.ElementType) (scale, zp *hlo.Instruction, err error) {
-	if q.Axis >= s.Rank() || q.Axis >= 0 && int64(len(q.Scales)) != s.Dims[q.Axis] {
-		return nil, nil, fmt.Errorf("%d scales along dimension %d of %v", len(q.Scales), q.Axis, s.Dims)
+// param is values (one, or one per slice of dimension axis) of type t
+// broadcast to shape s: a quantized type's scales, zero points or
+// storage bounds as operands of its arithmetic.
+func (c *opContext) param(vals []string, t hlo.ElementType, axis int, s hlo.Shape) (*hlo.Instruction, error) {
+	dims, bd, text := []int64{}, []int64{}, vals[0]
+	if axis >= 0 {
+		if axis >= s.Rank() || int64(len(vals)) != s.Dims[axis] {
+			return nil, fmt.Errorf("%d quantization parameters along dimension %d of %v", len(vals), axis, s.Dims)
+		}
+		dims, bd = []int64{int64(len(vals))}, []int64{int64(axis)}
+		text = "{" + strings.Join(vals, ",") + "}"
 	}
-	lit := func(vals []string, t hlo.ElementType) (*hlo.Instruction, error) {
-		dims := []int64{}
-		text := vals[0]
-		if q.Axis >= 0 {
-			dims = []int64{int64(len(vals))}
-			text = "{" + strings.Join(vals, ",") + "}"
-		}
-		l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t, dims...))
-		if err != nil {
-			return nil, err
-		}
-		k := c.cb.Constant(l)
-		bd := []int64{}
-		if q.Axis >= 0 {
-			bd = []int64{int64(q.Axis)}
-		}
-		return c.cb.Op(hlo.OpBroadcast, k).Set("dimensions", list(bd)).WithShape(hlo.ArrayShape(t, s.Dims...)).Instruction, nil
+	l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t, dims...))
+	if err != nil {
+		return nil, err
 	}
+	return c.cb.Op(hlo.OpBroadcast, c.cb.Constant(l)).Set("dimensions", list(bd)).WithShape(hlo.ArrayShape(t, s.Dims...)).Instruction, nil
+}
+
+// zeroPoints is q's zero points in type t, broadcast to shape s.
+func (c *opContext) zeroPoints(q *QuantType, t hlo.ElementType, s hlo.Shape) (*hlo.Instruction, error) {
 	zps := make([]string, len(q.ZeroPoints))
 	for i, z := range q.ZeroPoints {
 		zps[i] = strconv.FormatInt(z, 10)
 	}
-	if scale, err = lit(q.Scales, q.Expressed); err != nil {
-		return nil, nil, err
-	}
-	zp, err = lit(zps, zpType)
-	return scale, zp, err
+	return c.param(zps, t, q.Axis, s)
 }
 
 // dequantize is x's values (storage integers of type q) in q's expressed
@@ -157,11 +149,11 @@ func (c *opContext) dequantize(x *hlo.Instruction, q *QuantType) (*hlo.Instructi
 	if q.Storage.Bits() > 16 {
 		wide = hlo.S64
 	}
-	scale, _, err := c.quantParams(q, x.Shape, q.Expressed)
+	scale, err := c.param(q.Scales, q.Expressed, q.Axis, x.Shape)
 	if err != nil {
 		return nil, err
 	}
-	_, zp, err := c.quantParams(q, x.Shape, wide)
+	zp, err := c.zeroPoints(q, wide, x.Shape)
 	if err != nil {
 		return nil, err
 	}
@@ -179,18 +171,26 @@ func (c *opContext) quantize(x *hlo.Instruction, q *QuantType) (*hlo.Instruction
 	if x.Shape.Elem != q.Expressed {
 		return nil, fmt.Errorf("quantizes %s to a type expressed in %s", x.Shape.Elem, q.Expressed)
 	}
-	scale, zp, err := c.quantParams(q, x.Shape, q.Expressed)
+	f := x.Shape
+	scale, err := c.param(q.Scales, q.Expressed, q.Axis, f)
 	if err != nil {
 		return nil, err
 	}
-	f := x.Shape
-	bound := func(v int64) *hlo.Instruction {
-		l, _ := hlo.ParseLiteral(strconv.FormatInt(v, 10), hlo.ArrayShape(q.Expressed))
-		return c.cb.Op(hlo.OpBroadcast, c.cb.Constant(l)).Set("dimensions", "{}").WithShape(f).Instruction
+	zp, err := c.zeroPoints(q, q.Expressed, f)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := c.param([]string{strconv.FormatInt(q.Min, 10)}, q.Expressed, -1, f)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.param([]string{strconv.FormatInt(q.Max, 10)}, q.Expressed, -1, f)
+	if err != nil {
+		return nil, err
 	}
 	v := c.cb.Op(hlo.OpDivide, x, scale).WithShape(f).Instruction
 	v = c.cb.Op(hlo.OpAdd, v, zp).WithShape(f).Instruction
-	v = c.cb.Op(hlo.OpClamp, bound(q.Min), v, bound(q.Max)).WithShape(f).Instruction
+	v = c.cb.Op(hlo.OpClamp, lo, v, hi).WithShape(f).Instruction
 	v = c.cb.Op(hlo.OpRoundNearestEven, v).WithShape(f).Instruction
 	return c.cb.Op(hlo.OpConvert, v).WithShape(hlo.ArrayShape(q.Storage, f.Dims...)).Instruction, nil
 }

@@ -343,7 +343,7 @@ func Translate(m *Module) (*Translated, error) {
 
 // TranslateEntry turns one parsed module into HLO, run from entry.
 func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
-	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}}
+	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}, probes: map[string][]*hlo.Instruction{}}
 	name := m.Name
 	if name == "" {
 		name = "module"
@@ -566,9 +566,6 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	if err != nil {
 		return err
 	}
-	if op.Name == "interpreter.probe" || op.Name == "interpreter.print" {
-		return errAt(op, t.probe(op, sc, operands, entry))
-	}
 	if strings.HasPrefix(op.Name, "check.") || op.Name == "stablehlo.custom_call" && strings.HasPrefix(op.Callee, "check.") {
 		if !entry {
 			return errAt(op, fmt.Errorf("a check outside the module's entry function"))
@@ -577,9 +574,12 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	}
 	before := len(sc.cb.Computation().Instructions)
 	var results []*hlo.Instruction
-	if t.quantized(op, operands) {
+	switch {
+	case op.Name == "interpreter.probe" || op.Name == "interpreter.print":
+		results, err = t.probe(op, operands, entry)
+	case t.quantized(op, operands):
 		results, err = t.quantOp(op, sc, operands)
-	} else {
+	default:
 		results, err = t.apply(op, sc, operands)
 	}
 	if err != nil {
@@ -633,36 +633,21 @@ func unknownOp(op *Op) error {
 // file and reads it back). A probe runs once only among the entry's own
 // ops; one in a region or a called function, which may run many times,
 // is refused.
-func (t *translator) probe(op *Op, sc *scope, args []*hlo.Instruction, entry bool) error {
-	if len(args) != 1 || len(op.Results) != 1 {
-		return fmt.Errorf("takes one operand and makes one value")
+func (t *translator) probe(op *Op, args []*hlo.Instruction, entry bool) ([]*hlo.Instruction, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("takes one operand")
 	}
 	if op.Name == "interpreter.probe" {
 		if !entry {
-			return unsupportedf(probeCategory, "a probe outside the entry function's own ops")
+			return nil, unsupportedf(probeCategory, "a probe outside the entry function's own ops")
 		}
 		id := op.Attr("probe_id")
 		if id == nil || id.Kind != StringAttr {
-			return fmt.Errorf("needs a probe_id")
-		}
-		if t.probes == nil {
-			t.probes = map[string][]*hlo.Instruction{}
+			return nil, fmt.Errorf("needs a probe_id")
 		}
 		t.probes[id.Text] = append(t.probes[id.Text], args[0])
 	}
-	sc.vals[op.Results[0]] = args[0]
-	sc.vals[op.Results[0]+"#0"] = args[0]
-	return nil
-}
-
-// firstAttr is the first of the named attributes op has, or nil.
-func firstAttr(op *Op, names ...string) *Attr {
-	for _, n := range names {
-		if a := op.Attr(n); a != nil {
-			return a
-		}
-	}
-	return nil
+	return args, nil
 }
 
 // serializedCheck makes check.expect_serialized_eq an exact comparison
@@ -673,7 +658,7 @@ func (t *translator) serializedCheck(op *Op, c Check, args []*hlo.Instruction) e
 		return fmt.Errorf("needs one operand and a probe_id")
 	}
 	iter := int64(0)
-	if a := firstAttr(op, "iteration", "iter"); a != nil {
+	if a := op.FirstAttr("iteration", "iter"); a != nil {
 		v, err := a.Int()
 		if err != nil {
 			return fmt.Errorf("iteration: %v", err)
