@@ -279,7 +279,7 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		if s, ok := k.sums[in]; ok { // folded with its max (onlineemit.go)
 			return []val{s}, nil
 		}
-		if pair, ok := k.online[in]; ok && trailing(redAxes, src.Rank()) && redCount%OnlineChunk == 0 {
+		if pair, ok := k.online[in]; ok && k.foldsOnline(in, redAxes, redCount) {
 			m, s, err := k.onlineFold(in, pair, inits[0], base, redCount, func(p spirv.ID) val {
 				return k.load(binds[0], p, in.Operands[0].Shape.Elem)
 			})
@@ -292,7 +292,7 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.sums[pair.Sum] = s
 			return []val{m}, nil
 		}
-		if k.rowShape != nil && redCount%VectorWidth == 0 && trailing(redAxes, src.Rank()) && EqualDims(src.Dims, k.rowShape) {
+		if k.rowShape != nil && foldsRowVectors(in, redAxes, redCount, k.rowShape) {
 			// The reduced elements are consecutive from base, in a
 			// value of the kernel's shape (so the vec4s of the chunk
 			// are in every vector binding's bounds).

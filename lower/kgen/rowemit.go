@@ -188,9 +188,9 @@ func (k *kernelBuilder) rowOffElement(in *hlo.Instruction, binds []int, ps *prol
 }
 
 // rowFoldsVectors reports whether row reduction r of a vector row
-// kernel of shape dims folds its operands 8 lanes at a time: the rows of
-// a value of the kernel's shape, or a max folded online with its sum (as
-// reduceValues chooses).
+// kernel of shape dims folds its operands 8 lanes at a time: a max
+// folded online with its sum, or the rows of a value of the kernel's
+// shape (reduceValues' choices, by the same predicates).
 func (k *kernelBuilder) rowFoldsVectors(r *hlo.Instruction, dims []int64) bool {
 	src := r.Operands[0].Shape
 	axes := slices.Sorted(slices.Values(r.A.Dimensions))
@@ -198,11 +198,23 @@ func (k *kernelBuilder) rowFoldsVectors(r *hlo.Instruction, dims []int64) bool {
 	for _, d := range axes {
 		count *= src.Dims[d]
 	}
-	if !trailing(axes, src.Rank()) {
-		return false
-	}
-	if _, online := k.online[r]; online && count%OnlineChunk == 0 {
-		return true
-	}
-	return count%VectorWidth == 0 && EqualDims(src.Dims, dims)
+	_, online := k.online[r]
+	return online && k.foldsOnline(r, axes, count) || foldsRowVectors(r, axes, count, dims)
+}
+
+// foldsOnline reports whether reduce r, over count elements of its
+// dimensions axes (in order), can fold online with its sum: its rows'
+// trailing elements, a whole number of chunks.
+func (k *kernelBuilder) foldsOnline(r *hlo.Instruction, axes []int64, count int64) bool {
+	return trailing(axes, r.Operands[0].Shape.Rank()) && count%OnlineChunk == 0
+}
+
+// foldsRowVectors reports whether reduce r, over count elements of its
+// dimensions axes, reads its rows 8 elements at a time in a vector row
+// kernel of shape dims: trailing rows of a value of that shape, a whole
+// number of octets long (so the vec4s are in every vector binding's
+// bounds).
+func foldsRowVectors(r *hlo.Instruction, axes []int64, count int64, dims []int64) bool {
+	src := r.Operands[0].Shape
+	return count%VectorWidth == 0 && trailing(axes, src.Rank()) && EqualDims(src.Dims, dims)
 }
