@@ -38,7 +38,7 @@ var elementwise = map[string]hlo.Opcode{
 	"shift_right_arithmetic": hlo.OpShiftRightArithmetic, "shift_right_logical": hlo.OpShiftRightLogical,
 	"sign": hlo.OpSign, "sine": hlo.OpSin, "sqrt": hlo.OpSqrt, "subtract": hlo.OpSubtract,
 	"tan": hlo.OpTan, "tanh": hlo.OpTanh, "xor": hlo.OpXor,
-	"reshape": hlo.OpReshape, "replica_id": hlo.OpReplicaID, "partition_id": hlo.OpPartitionID,
+	"reshape":   hlo.OpReshape,
 	"after_all": hlo.OpAfterAll, "create_token": hlo.OpAfterAll, "cholesky": hlo.OpCholesky,
 	"acos": hlo.OpAcos, "acosh": hlo.OpAcosh, "asin": hlo.OpAsin, "asinh": hlo.OpAsinh,
 	"atanh": hlo.OpAtanh, "cosh": hlo.OpCosh, "sinh": hlo.OpSinh, "erf": hlo.OpErf,
@@ -102,12 +102,16 @@ func init() {
 	ops["stablehlo.get_dimension_size"] = getDimensionSizeRule
 	ops["chlo.ragged_dot"] = raggedDotRule
 	ops["chlo.scan"] = scanRule
-	for _, name := range []string{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute", "collective_broadcast"} {
-		ops["stablehlo."+name] = refuseRule(collectivesCategory)
+	for name := range collectives {
+		ops[name] = collectiveRule
 	}
-	for _, name := range []string{"infeed", "outfeed", "send", "recv"} {
-		ops["stablehlo."+name] = refuseRule(hostCategory)
-	}
+	ops["stablehlo.replica_id"] = processIDRule(hlo.OpReplicaID)
+	ops["stablehlo.partition_id"] = processIDRule(hlo.OpPartitionID)
+	ops["interpreter.run_parallel"] = runParallelRule
+	ops["stablehlo.send"] = sendRule
+	ops["stablehlo.recv"] = recvRule
+	ops["stablehlo.infeed"] = infeedRule
+	ops["stablehlo.outfeed"] = refuseRule(hostCategory)
 }
 
 func refuseRule(category string) rule {

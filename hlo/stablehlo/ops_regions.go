@@ -731,22 +731,38 @@ func compositeRule(c *opContext) ([]*hlo.Instruction, error) {
 
 func callRule(c *opContext) ([]*hlo.Instruction, error) { return c.call(c.op.Callee) }
 
-// call calls function name, translated once.
+// callee is function name's computation, translated once (once per
+// process of a run_parallel, whose replica_id and partition_id differ).
+func (t *translator) callee(name string) (*hlo.Computation, error) {
+	if comp, ok := t.comps[t.compKey(name)]; ok {
+		return comp, nil
+	}
+	f := t.funcs[name]
+	if f == nil {
+		return nil, fmt.Errorf("calls @%s, which the module does not define", name)
+	}
+	if f == t.entry {
+		return nil, fmt.Errorf("calls the entry function @%s", name)
+	}
+	if _, err := t.function(f, false); err != nil {
+		return nil, err
+	}
+	return t.comps[t.compKey(name)], nil
+}
+
+// compKey is the key of function name's computation in t.comps.
+func (t *translator) compKey(name string) string {
+	if g, x := t.where(); g.size() > 1 {
+		return fmt.Sprintf("%s@%d", name, x)
+	}
+	return name
+}
+
+// call calls function name.
 func (c *opContext) call(name string) ([]*hlo.Instruction, error) {
-	t := c.t
-	comp, ok := t.comps[name]
-	if !ok {
-		f := t.funcs[name]
-		if f == nil {
-			return nil, fmt.Errorf("calls @%s, which the module does not define", name)
-		}
-		if f == t.entry {
-			return nil, fmt.Errorf("calls the entry function @%s", name)
-		}
-		if _, err := t.function(f, false); err != nil {
-			return nil, err
-		}
-		comp = t.comps[name]
+	comp, err := c.t.callee(name)
+	if err != nil {
+		return nil, err
 	}
 	ib, err := c.emit(hlo.OpCall, c.args...)
 	if err != nil {

@@ -185,6 +185,10 @@ type translator struct {
 	probes map[string][]*hlo.Instruction
 	entry  *Func
 	names  map[string]int // computation names in use
+	// par is the run_parallel being translated, proc the process whose
+	// op is (parallel.go); nil elsewhere.
+	par  *parallel
+	proc *process
 }
 
 // scope maps SSA names to the instructions of one computation: a
@@ -434,7 +438,7 @@ func (t *translator) function(f *Func, entry bool) (int, error) {
 		cb = t.b.Computation(t.compName(f.Name))
 	}
 	if !entry {
-		t.comps[f.Name] = cb.Computation()
+		t.comps[t.compKey(f.Name)] = cb.Computation()
 	}
 	sc := newScope(cb)
 	for _, a := range f.Args {
@@ -585,6 +589,12 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	if err != nil {
 		return errAt(op, err)
 	}
+	return t.bind(op, sc, before, results)
+}
+
+// bind names op's results in sc, and gives the instructions its
+// translation added to sc's computation (from index before) its line.
+func (t *translator) bind(op *Op, sc *scope, before int, results []*hlo.Instruction) error {
 	for i, r := range results {
 		if i < len(op.OutTypes) && op.OutTypes[i].Q != nil {
 			t.quantOf[r] = op.OutTypes[i].Q
@@ -621,8 +631,6 @@ func unknownOp(op *Op) error {
 		return unsupportedf(dynamicCategory, "op %s", op.Name)
 	case strings.HasPrefix(op.Name, "stablehlo.uniform_"):
 		return unsupportedf(quantizedCategory, "op %s", op.Name)
-	case op.Name == "interpreter.run_parallel":
-		return unsupportedf(collectivesCategory, "op %s", op.Name)
 	}
 	return unsupportedf("", "op %s", op.Name)
 }
@@ -646,6 +654,9 @@ func (t *translator) probe(op *Op, args []*hlo.Instruction, entry bool) ([]*hlo.
 			return nil, fmt.Errorf("needs a probe_id")
 		}
 		t.probes[id.Text] = append(t.probes[id.Text], args[0])
+	}
+	if len(op.Results) == 0 {
+		return nil, nil // a print that names no result
 	}
 	return args, nil
 }
