@@ -654,6 +654,61 @@ ENTRY e {
 }`, smallInts(2))
 }
 
+// TestOneProcessCollectives: a program of collectives (JAX prints them
+// for a mesh of one device) runs as the one process vkjit is: all-reduce
+// (variadic too), all-gather, reduce-scatter, all-to-all and
+// collective-broadcast pass their operands on, collective-permute copies
+// with a {0,0} pair and gives zeros with none, replica-id and
+// partition-id are 0, in the entry and in a while body; the evaluator
+// computes them by XLA's definitions independently.
+func TestOneProcessCollectives(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "one_process", `HloModule one
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8] get-tuple-element(s), index=1
+  r = f32[8] all-reduce(v), replica_groups={{0}}, to_apply=add
+  p = u32[] partition-id()
+  pf = f32[] convert(p)
+  pb = f32[8] broadcast(pf), dimensions={}
+  w = f32[8] add(r, pb)
+  w2 = f32[8] add(w, v)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w2)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  y = f32[8] parameter(1)
+  ar = (f32[4,8], f32[8]) all-reduce(x, y), replica_groups={}, to_apply=add
+  a0 = f32[4,8] get-tuple-element(ar), index=0
+  a1 = f32[8] get-tuple-element(ar), index=1
+  ag = f32[4,8] all-gather(a0), dimensions={0}, replica_groups={{0}}
+  rs = f32[4,8] reduce-scatter(ag), dimensions={1}, replica_groups={}, to_apply=add
+  aa = f32[4,8] all-to-all(rs), dimensions={0}
+  cp = f32[8] collective-permute(a1), source_target_pairs={{0,0}}
+  cz = f32[8] collective-permute(a1), source_target_pairs={}
+  rid = u32[] replica-id()
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, cp)
+  loop = (s32[], f32[8]) while(init), condition=cond, body=body
+  l = f32[8] get-tuple-element(loop), index=1
+  ROOT out = (f32[4,8], f32[8], f32[8], u32[], f32[8]) tuple(aa, cp, cz, rid, l)
+}`, smallInts(3))
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

@@ -83,6 +83,7 @@ func init() {
 	passes = []pass{
 		{"verify", verifyModule, false},                           // shapes and attributes as XLA defines them (once per module)
 		{"inline calls", inlineCalls, true},                       // call, fusion and opt-barrier become what they stand for
+		{"one process's collectives", oneProcess, true},           // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
 		{"expand linear algebra", expandLinalg, true},             // triangular-solve becomes forward substitution in a while loop (linalg.go)
 		{"expand rng-bit-generator", expandRng, true},             // rng-bit-generator becomes ThreeFry's or Philox's rounds of u32 ops over an iota of counters (rng.go)
 		{"lower complex", lowerComplex, true},                     // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
@@ -219,6 +220,9 @@ func checkSupport(s *state) error {
 					return in.Errorf("select-and-scatter with dilated or negatively padded windows is not supported on the device")
 				}
 			}
+		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute:
+			// oneProcess took every collective of a group of one.
+			return in.Errorf("%s joins processes other than this one; vkjit runs a module as one process (one replica, one partition)", in.Op)
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:
 			if !in.Called[0].IsScalarElementwise() {
 				return in.Errorf("%s's computation %s is not made of scalar elementwise ops; not supported on the device yet", in.Op, in.Called[0].Name)

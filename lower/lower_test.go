@@ -62,6 +62,7 @@ func TestErrorsNameTheProblem(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[3] parameter(1)\n  ROOT c = f32[4] add(a, b)\n}", "test.hlo:5:3: c (add): operands a and b differ"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = f32[4] exponential(a, a)\n}", "takes 1 operands, has 2"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = pred[4] compare(a, a), direction=XX\n}", "direction"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT g = f32[8] all-gather(a), dimensions={0}, replica_groups={{0,1}}\n}", "test.hlo:4:3: g (all-gather): all-gather joins processes other than this one"},
 	} {
 		_, err := compileText(t, tc.text)
 		require.Error(t, err)
