@@ -217,3 +217,133 @@ func TestCholesky(t *testing.T) {
 		}
 	}
 }
+
+// TestLapackCalls runs the LAPACK calls JAX's CPU lowering makes for
+// jnp.linalg (geqrf and orgqr/ungqr for QR, trsm, potrf) on the device
+// in f32, f64 and c64, against the evaluator's unblocked LAPACK
+// (checked against LAPACK itself in hlo/eval), and checks that Q has
+// orthonormal columns and Q R gives a back. potrf's second matrix is
+// not positive definite: info names the failing minor.
+func TestLapackCalls(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	const m, n = 6, 4
+	for _, ty := range []string{"f32", "f64", "c64"} {
+		letter, orgqr, tol := map[string]string{"f32": "s", "f64": "d", "c64": "c"}[ty], "orgqr", 2e-5
+		if ty == "c64" {
+			orgqr = "ungqr"
+		}
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		a := randomArray(rng, ty, []int64{2, m, n})
+		spd := make([]complex128, 2*n*n) // batch 0 positive definite, batch 1 not
+		for b := range 2 {
+			for i := range n {
+				for j := range n {
+					v := complex(0.1*float64(i+j), 0)
+					if i == j {
+						v = complex(float64(n)*float64(1-2*b*(j/2)), 0)
+					}
+					spd[(b*n+i)*n+j] = v
+				}
+			}
+		}
+		p := tensorOf(ty, []int64{2, n, n}, spd)
+		tri := randomMatrix(rng, ty, 2, n, false)
+		rhs := randomArray(rng, ty, []int64{2, n, 3})
+		src := fmt.Sprintf(`HloModule lapack
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[3]d] parameter(0)
+  p = %[1]s[2,%[3]d,%[3]d] parameter(1)
+  u = %[1]s[2,%[3]d,%[3]d] parameter(2)
+  b = %[1]s[2,%[3]d,3] parameter(3)
+  qr = (%[1]s[2,%[2]d,%[3]d], %[1]s[2,%[3]d]) custom-call(a), custom_call_target="lapack_%[4]sgeqrf_ffi"
+  h = %[1]s[2,%[2]d,%[3]d] get-tuple-element(qr), index=0
+  tau = %[1]s[2,%[3]d] get-tuple-element(qr), index=1
+  q = %[1]s[2,%[2]d,%[3]d] custom-call(h, tau), custom_call_target="lapack_%[4]s%[5]s_ffi"
+  ch = (%[1]s[2,%[3]d,%[3]d], s32[2]) custom-call(p), custom_call_target="lapack_%[4]spotrf_ffi", backend_config={uplo = 76 : ui8}
+  l = %[1]s[2,%[3]d,%[3]d] get-tuple-element(ch), index=0
+  info = s32[2] get-tuple-element(ch), index=1
+  x = %[1]s[2,%[3]d,3] custom-call(u, b), custom_call_target="lapack_%[4]strsm_ffi", backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8}
+  ROOT out = (%[1]s[2,%[2]d,%[3]d], %[1]s[2,%[3]d], %[1]s[2,%[2]d,%[3]d], %[1]s[2,%[3]d,%[3]d], s32[2], %[1]s[2,%[3]d,3]) tuple(h, tau, q, l, info, x)
+}`, ty, m, n, letter, orgqr)
+		exe, err := rt.CompileText("lapack", src, vkjit.CompileOptions{})
+		require.NoError(t, err, ty)
+		res, _, err := exe.Run(context.Background(), a, p, tri, rhs)
+		require.NoError(t, err, ty)
+		exe.Close()
+		mod, err := hlo.Parse("lapack", src)
+		require.NoError(t, err)
+		want, err := eval.Run(mod, literalOf(a), literalOf(p), literalOf(tri), literalOf(rhs))
+		require.NoError(t, err, ty)
+		for o, w := range want.Leaves() {
+			wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+			for i := range wt.NumElements() {
+				g, e := valueAt(res[o], i), valueAt(wt, i)
+				if o == 3 && cmplx.IsNaN(e) {
+					require.True(t, cmplx.IsNaN(g), "%s potrf element %d: %v, want NaN", ty, i, g)
+					continue
+				}
+				require.LessOrEqual(t, cmplx.Abs(g-e), tol*math.Max(1, cmplx.Abs(e)), "%s output %d element %d: %v, want %v", ty, o, i, g, e)
+			}
+		}
+		require.Equal(t, []complex128{0, 3}, []complex128{valueAt(res[4], 0), valueAt(res[4], 1)}, "%s potrf info", ty)
+		// Q^H Q = I and Q R = a, R the upper triangle of h.
+		at := func(x *vkjit.Tensor, b, i, j, cols int) complex128 { return valueAt(x, int64((b*m+i)*cols+j)) }
+		for b := range 2 {
+			for i := range n {
+				for j := range n {
+					var s complex128
+					for k := range m {
+						s += cmplx.Conj(at(res[2], b, k, i, n)) * at(res[2], b, k, j, n)
+					}
+					if i == j {
+						s--
+					}
+					require.LessOrEqual(t, cmplx.Abs(s), 10*tol, "%s Q^H Q at [%d,%d,%d]", ty, b, i, j)
+				}
+			}
+			for i := range m {
+				for j := range n {
+					var s complex128
+					for k := 0; k <= j; k++ {
+						s += at(res[2], b, i, k, n) * at(res[0], b, k, j, n)
+					}
+					require.LessOrEqual(t, cmplx.Abs(s-at(a, b, i, j, n)), 10*tol, "%s Q R at [%d,%d,%d]", ty, b, i, j)
+				}
+			}
+		}
+	}
+}
+
+// TestCholeskyNotPositiveDefinite: as XLA's cholesky_expander defines
+// it, a matrix with a negative pivot is NaN throughout (NaN + 0i for
+// complex types, whose pivots are square roots of real parts) and the
+// other matrices of the batch are factored as usual; the evaluator
+// agrees.
+func TestCholeskyNotPositiveDefinite(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f32", "c64"} {
+		// batch 0: diag(4, 9); batch 1: [[1, 2], [2, 1]], pivot 1 - 4 < 0.
+		a := tensorOf(ty, []int64{2, 2, 2}, []complex128{4, 0, 0, 9, 1, 2, 2, 1})
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = %s[2,2,2] parameter(0)\n  ROOT l = %s[2,2,2] cholesky(a), lower=true\n}", ty, ty)
+		exe, err := rt.CompileText("chol", src, vkjit.CompileOptions{})
+		require.NoError(t, err, ty)
+		res, _, err := exe.Run(context.Background(), a)
+		require.NoError(t, err, ty)
+		exe.Close()
+		mod, err := hlo.Parse("chol", src)
+		require.NoError(t, err)
+		want, err := eval.Run(mod, literalOf(a))
+		require.NoError(t, err, ty)
+		w := want.Leaves()[0]
+		wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+		require.Equal(t, []complex128{2, 0, 0, 3}, []complex128{valueAt(res[0], 0), valueAt(res[0], 1), valueAt(res[0], 2), valueAt(res[0], 3)}, ty)
+		for i := int64(4); i < 8; i++ {
+			g, e := valueAt(res[0], i), valueAt(wt, i)
+			require.True(t, math.IsNaN(real(g)) && imag(g) == 0, "%s element %d: %v, want NaN", ty, i, g)
+			require.True(t, math.IsNaN(real(e)) && imag(e) == 0, "%s evaluator element %d: %v, want NaN", ty, i, e)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"math"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -20,6 +22,7 @@ func expandLinalg(s *state) error {
 	return expandEach(s, map[hlo.Opcode]expansion{
 		hlo.OpTriangularSolve: (*expander).triangularSolve,
 		hlo.OpCholesky:        func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) { return b.cholesky(in), nil },
+		hlo.OpCustomCall:      (*expander).customCall, // LAPACK's calls and sharding annotations (lapack.go)
 	})
 }
 
@@ -234,39 +237,77 @@ func (b *expander) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 	})
 }
 
-// cholesky is XLA's cholesky: l lower triangular with a = l l^H
-// (lower=true), or u upper with a = u^H u, reading only that triangle of
-// a; the other triangle of the result is zero, and a matrix that is not
-// positive definite gives NaN from its first failing column on. The
-// upper form is the lower one of a^H, conjugate-transposed back. Column
-// j of l, in the j-th iteration of a while loop, is (a_:,j - l l_j,:^H) /
-// sqrt of its j-th element, zero above the diagonal: l is zero in the
-// columns not computed yet, so one dot makes the sum over k < j.
+// cholesky is XLA's cholesky (its cholesky_expander): l lower triangular
+// with a = l l^H (lower=true), or u upper with a = u^H u, reading only
+// that triangle of a; the other triangle of the result is zero, and a
+// matrix with a pivot whose square root is NaN (negative, or NaN) is NaN
+// throughout. The upper form is the lower one of a^H,
+// conjugate-transposed back.
 func (b *expander) cholesky(in *hlo.Instruction) *hlo.Instruction {
+	l, failed := b.choleskyColumns(in)
+	nan := b.nanLike(l.Shape)
+	l = b.sel(b.spreadBatch(failed, l.Shape), nan, l)
+	if !in.A.Lower {
+		l = b.conjT(l)
+	}
+	return l
+}
+
+// choleskyColumns is the column algorithm of cholesky's lower form,
+// before a failed matrix is made NaN: column j of l, in the j-th
+// iteration of a while loop, is (a_:,j - l l_j,:^H) / d, zero above the
+// diagonal, d the square root of its j-th element (of its real part, for
+// complex types, as XLA takes it): l is zero in the columns not computed
+// yet, so one dot makes the sum over k < j. failed ([batch...] pred)
+// holds where a pivot's square root was NaN.
+func (b *expander) choleskyColumns(in *hlo.Instruction) (l, failed *hlo.Instruction) {
 	a := in.Operands[0]
 	if !in.A.Lower {
 		a = b.conjT(a)
 	}
 	t := a.Shape.Elem
+	rt, isComplex := realPart(t)
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	batch := a.Shape.Dims[:r-2]
+	errSh := hlo.ArrayShape(hlo.PRED, batch...)
 	am := b.triangle(a, "GE", nil, true)
-	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), a.Shape, a.Shape)
-	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(a.Shape), am)
-	l := b.countedLoop(in, in.Name+".cholesky", state, n, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
-		j, l, aa := e[0], e[1], e[2]
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), a.Shape, a.Shape, errSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.zeros(a.Shape), am, b.zeros(errSh))
+	l = b.countedLoop(in, in.Name+".cholesky", state, n, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		j, l, aa, seen := e[0], e[1], e[2], e[3]
 		x := lb.batched(t, batch)
 		lj := lb.conj(x.slice(l, x.sizes(1, n), j, x.zero)) // row j of l, conjugated
 		col := hlo.ArrayShape(t, x.sizes(n, 1)...)
 		w := lb.inst(hlo.OpSubtract, col, x.slice(aa, x.sizes(n, 1), x.zero, j), x.dot(col, l, lj, int64(r-1), int64(r-1)))
-		d := lb.inst(hlo.OpSqrt, hlo.ArrayShape(t, x.sizes(1, 1)...), x.slice(w, x.sizes(1, 1), j, x.zero))
+		piv := x.slice(w, x.sizes(1, 1), j, x.zero)
+		root := lb.inst(hlo.OpSqrt, hlo.ArrayShape(rt, x.sizes(1, 1)...), lb.realOf(piv))
+		d := root
+		if isComplex {
+			d = lb.convert(root, t)
+		}
+		nan := lb.compare(root, root, "NE")
+		seen = lb.inst(hlo.OpOr, errSh, seen, lb.reshape(nan, batch...))
 		c := lb.triangle(lb.inst(hlo.OpDivide, col, w, x.spread(d, col)), "GE", j, false)
 		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
-		return []*hlo.Instruction{j1, x.update(l, c, x.zero, j), aa}
+		return []*hlo.Instruction{j1, x.update(l, c, x.zero, j), aa, seen}
 	})
-	if !in.A.Lower {
-		l = b.conjT(l)
-	}
-	return l
+	failed = b.inst(hlo.OpGetTupleElement, errSh, l.Operands[0])
+	failed.A.Index = 3
+	return l, failed
+}
+
+// spreadBatch broadcasts a [batch...] value over the matrices of sh.
+func (b *expander) spreadBatch(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, sh.Dims...), x)
+	bc.A.Dimensions, bc.A.HasDimensions = iotaDims(x.Shape.Rank()), true
+	return bc
+}
+
+// nanLike is NaN of sh (NaN + 0i for complex types, as XLA's FullLike).
+func (b *expander) nanLike(sh hlo.Shape) *hlo.Instruction {
+	rt, _ := realPart(sh.Elem)
+	c := b.inst(hlo.OpConstant, hlo.ArrayShape(rt))
+	c.Literal = hlo.ScalarLiteral(rt, math.NaN())
+	return b.full(b.convert(c, sh.Elem), sh)
 }

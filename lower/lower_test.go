@@ -57,7 +57,7 @@ func TestGrid(t *testing.T) {
 
 func TestErrorsNameTheProblem(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] custom-call(a), custom_call_target=\"x\"\n}", "test.hlo:4:3: b (custom-call): op custom-call is not supported"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] custom-call(a), custom_call_target=\"x\"\n}", "test.hlo:4:3: b (custom-call): custom-call target \"x\" is not supported"},
 		{"HloModule m\nENTRY e {\n  a = pred[1,4,4,1] parameter(0)\n  k = pred[3,3,1,1] parameter(1)\n  ROOT c = pred[1,2,2,1] convolution(a, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n}", "test.hlo:5:3: c (convolution): pred convolutions are not supported"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[3] parameter(1)\n  ROOT c = f32[4] add(a, b)\n}", "test.hlo:5:3: c (add): operands a and b differ"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = f32[4] exponential(a, a)\n}", "takes 1 operands, has 2"},

@@ -7,7 +7,7 @@ import (
 // notRun lists the ops outside vkjit's op set: they parse and verify,
 // and running them is an error that names them.
 var notRun = map[hlo.Opcode]bool{
-	hlo.OpCustomCall: true, hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
+	hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
 	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpAsyncStart: true, hlo.OpAsyncUpdate: true, hlo.OpAsyncDone: true,
 	hlo.OpCopyStart: true, hlo.OpCopyDone: true, hlo.OpAllGatherStart: true, hlo.OpAllGatherDone: true,
 	hlo.OpAllReduceStart: true, hlo.OpAllReduceDone: true, hlo.OpCollectivePermuteStart: true,
@@ -26,6 +26,15 @@ func Check(m *hlo.Module) error {
 		for _, in := range c.Instructions {
 			if notRun[in.Op] {
 				return in.Errorf("%w", &Unsupported{in.Op.String()})
+			}
+			if in.Op == hlo.OpCustomCall {
+				c, err := hlo.KnownCustomCall(in)
+				if err != nil {
+					return in.Errorf("%w", err)
+				}
+				if c == nil {
+					return in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
+				}
 			}
 			for _, leaf := range in.Shape.Leaves() {
 				if leaf.Elem != hlo.Token && !InTypeSet(leaf.Elem) {

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"math/cmplx"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -209,53 +208,30 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 	return out
 }
 
-// cholesky is XLA's cholesky by the column algorithm in float64 or
-// complex128: l_jj = sqrt(a_jj - sum_k<j l_jk conj(l_jk)), l_ij = (a_ij -
+// cholesky is XLA's cholesky (its cholesky_expander) by the column
+// algorithm in float64 or complex128: l_jj = sqrt(a_jj - sum_k<j l_jk
+// conj(l_jk)) (of its real part, for complex types), l_ij = (a_ij -
 // sum_k<j l_ik conj(l_jk)) / l_jj below it, reading only a's lower
 // triangle (lower=true) or, for u with a = u^H u, its upper one (the
-// lower one of a^H, transposed back); the other triangle is zero.
+// lower one of a^H, transposed back); the other triangle is zero. A
+// matrix with a pivot whose square root is NaN is NaN throughout (NaN +
+// 0i for complex types).
 func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	batch := a.Shape.NumElements() / (n * n)
 	t := in.Shape.Elem
 	out := newLit(t, in.Shape.Dims)
-	conj := func(v complex128) complex128 { return complex(real(v), -imag(v)) }
 	for bt := int64(0); bt < batch; bt++ {
-		at := func(i, j int64) complex128 {
-			if !in.A.Lower { // a^H's lower triangle
-				i, j = j, i
-				s := get(a, bt*n*n+i*n+j)
-				if isComplex(t) {
-					return conj(s.c)
-				}
-				return complex(s.f, 0)
-			}
-			s := get(a, bt*n*n+i*n+j)
-			if isComplex(t) {
-				return s.c
-			}
-			return complex(s.f, 0)
-		}
-		l := make([]complex128, n*n)
-		for j := int64(0); j < n; j++ {
-			w := make([]complex128, n)
-			for i := j; i < n; i++ {
-				w[i] = at(i, j)
-				for k := int64(0); k < j; k++ {
-					w[i] -= l[i*n+k] * conj(l[j*n+k])
-				}
-			}
-			d := cmplxSqrt(w[j])
-			for i := j; i < n; i++ {
-				l[i*n+j] = w[i] / d
-			}
-		}
+		l, failed := choleskyColumns(a, bt, n, in.A.Lower)
 		for i := int64(0); i < n; i++ {
 			for j := int64(0); j < n; j++ {
 				v := l[i*n+j]
 				if !in.A.Lower {
 					v = conj(l[j*n+i])
+				}
+				if failed {
+					v = complex(math.NaN(), 0)
 				}
 				idx := bt*n*n + i*n + j
 				if isComplex(t) {
@@ -269,13 +245,44 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 	return out
 }
 
-// cmplxSqrt is the square root, real for a real non-negative argument
-// and NaN for a negative one (as the real sqrt a real matrix takes).
-func cmplxSqrt(v complex128) complex128 {
-	if imag(v) == 0 {
-		return complex(math.Sqrt(real(v)), 0)
+// choleskyColumns is cholesky's column algorithm on matrix bt of a in
+// its lower form (a^H's lower triangle when !lower), before a failure
+// makes the matrix NaN: l (n x n, zero above the diagonal) and whether
+// a pivot's square root was NaN. LAPACK's potrf (lapack.go) reads its
+// info from where l's diagonal turns NaN.
+func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) ([]complex128, bool) {
+	t := a.Shape.Elem
+	at := func(i, j int64) complex128 {
+		if !lower { // a^H's lower triangle
+			i, j = j, i
+		}
+		s := get(a, bt*n*n+i*n+j)
+		v := complex(s.f, 0)
+		if isComplex(t) {
+			v = s.c
+		}
+		if !lower {
+			v = conj(v)
+		}
+		return v
 	}
-	return cmplx.Sqrt(v)
+	l := make([]complex128, n*n)
+	failed := false
+	for j := int64(0); j < n; j++ {
+		w := make([]complex128, n)
+		for i := j; i < n; i++ {
+			w[i] = at(i, j)
+			for k := int64(0); k < j; k++ {
+				w[i] -= l[i*n+k] * conj(l[j*n+k])
+			}
+		}
+		d := math.Sqrt(real(w[j]))
+		failed = failed || math.IsNaN(d)
+		for i := j; i < n; i++ {
+			l[i*n+j] = w[i] / complex(d, 0)
+		}
+	}
+	return l, failed
 }
 
 // compensated is a float64 sum that carries its rounding errors

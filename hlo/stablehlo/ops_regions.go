@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -772,8 +773,31 @@ func (c *opContext) call(name string) ([]*hlo.Instruction, error) {
 	return c.results(ib.Instruction), nil
 }
 
+// customCallRule translates the custom calls vkjit runs
+// (hlo.KnownCustomCall: JAX's LAPACK calls on CPU, one device's sharding
+// annotations) to HLO's custom-call, their mhlo.backend_config as HLO
+// text prints it; any other target is refused by name.
 func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
-	return nil, unsupportedf("", "custom_call @%s", c.op.Callee)
+	ib, err := c.emit(hlo.OpCustomCall, c.args...)
+	if err != nil {
+		return nil, err
+	}
+	ib.Set("custom_call_target", strconv.Quote(c.op.Callee))
+	if cfg := c.attr("mhlo.backend_config", "backend_config"); cfg != nil && cfg.Kind == DictAttr {
+		var fields []string
+		for _, f := range cfg.Dict {
+			fields = append(fields, f.Name+" = "+f.Attr.Text)
+		}
+		ib.Set("backend_config", "{"+strings.Join(fields, ", ")+"}")
+	}
+	known, err := hlo.KnownCustomCall(ib.Instruction)
+	if err != nil {
+		return nil, err
+	}
+	if known == nil {
+		return nil, unsupportedf("", "custom_call @%s", c.op.Callee)
+	}
+	return c.results(ib.Instruction), nil
 }
 
 func fftRule(c *opContext) ([]*hlo.Instruction, error) {

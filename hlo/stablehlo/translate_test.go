@@ -203,3 +203,39 @@ func TestProbes(t *testing.T) {
 	require.ErrorAs(t, errs[0], &u)
 	require.Equal(t, probeCategory, u.Category)
 }
+
+// TestKnownCustomCalls: JAX's LAPACK calls (as jax.jit(...).lower prints
+// them on CPU) become HLO custom-calls vkjit runs, mhlo.backend_config
+// read (trsm's side, uplo, trans_x and diag); an unknown target is
+// refused by name.
+func TestKnownCustomCalls(t *testing.T) {
+	src := `module @jit_qr {
+  func.func public @main(%arg0: tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<3x3xf32>) {
+    %0:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%arg0) {mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<3xf32>)
+    %1 = stablehlo.custom_call @lapack_sorgqr_ffi(%0#0, %0#1) {mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>]} : (tensor<5x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+    %2 = stablehlo.slice %0#0 [0:3, 0:3] : (tensor<5x3xf32>) -> tensor<3x3xf32>
+    %3 = stablehlo.custom_call @lapack_strsm_ffi(%2, %2) {mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>]} : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+    return %1, %3 : tensor<5x3xf32>, tensor<3x3xf32>
+  }
+}
+`
+	ts, errs, err := Parse("qr.mlir", src)
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	var calls []*hlo.CustomCall
+	for _, in := range ts[0].HLO.Entry.Instructions {
+		if in.Op == hlo.OpCustomCall {
+			c, err := hlo.KnownCustomCall(in)
+			require.NoError(t, err)
+			require.NotNil(t, c, in.A.Target)
+			calls = append(calls, c)
+		}
+	}
+	require.Equal(t, []hlo.CallKind{hlo.CallGeqrf, hlo.CallOrgqr, hlo.CallTrsm}, []hlo.CallKind{calls[0].Kind, calls[1].Kind, calls[2].Kind})
+	require.Equal(t, hlo.CustomCall{Kind: hlo.CallTrsm, LeftSide: true, Transpose: "NO_TRANSPOSE"}, *calls[2])
+	_, errs, err = Parse("x.mlir", strings.Replace(src, "@lapack_strsm_ffi", "@mystery", 1))
+	require.NoError(t, err)
+	var u *Unsupported
+	require.ErrorAs(t, errs[0], &u)
+	require.ErrorContains(t, errs[0], "custom_call @mystery")
+}

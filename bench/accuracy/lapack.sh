@@ -1,0 +1,46 @@
+#!/bin/sh
+# Measures vkjit's LAPACK calls (geqrf, orgqr/ungqr, potrf, trsm: what
+# JAX's CPU lowering emits for jnp.linalg) against LAPACK in float64
+# through NumPy, in f32 ulps; docs/ACCURACY.md records the output.
+# Usage: bench/accuracy/lapack.sh (from the repository root, after make).
+set -e
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+python3 - <<'PY'
+import numpy as np
+rng = np.random.default_rng(7)
+a = rng.uniform(-1, 1, (8, 64, 32)).astype(np.float32)
+ac = (rng.uniform(-1, 1, (8, 48, 24)) + 1j * rng.uniform(-1, 1, (8, 48, 24))).astype(np.complex64)
+spd = (np.einsum('bij,bkj->bik', a[:, :32, :], a[:, :32, :]) + 32 * np.eye(32)).astype(np.float32)
+np.save('a.npy', a); np.save('ac.npy', ac); np.save('spd.npy', spd)
+PY
+cd - >/dev/null
+bin/vkjit run bench/accuracy/lapack.hlo "$dir/a.npy" "$dir/ac.npy" "$dir/spd.npy" --out "$dir/out.npz" >/dev/null
+cd "$dir"
+python3 - <<'PY'
+import numpy as np
+o = np.load('out.npz')
+a = np.load('a.npy').astype(np.float64); ac = np.load('ac.npy').astype(np.complex128); p = np.load('spd.npy').astype(np.float64)
+eps = np.finfo(np.float32).eps
+def err(got, want, scale):
+    return np.abs(got - want).max() / scale / eps
+for name, x, off in (('f32 8x64x32', a, 0), ('c64 8x48x24', ac, 3)):
+    hs, ts, qs = [], [], []
+    for b in range(x.shape[0]):
+        h, tau = np.linalg.qr(x[b], mode='raw')
+        h = h.T
+        q = np.linalg.qr(x[b], mode='reduced')[0]
+        hs.append(err(o['out%d' % off][b], h, np.abs(h).max()))
+        ts.append(err(o['out%d' % (off + 1)][b], tau, 1))
+        qs.append(err(o['out%d' % (off + 2)][b], q, 1))
+    print('geqrf/orgqr %s: h %.1f ulp of max|h|, tau %.1f ulp, Q %.1f ulp' % (name, max(hs), max(ts), max(qs)))
+ls = [err(o['out6'][b], np.tril(np.linalg.cholesky(p[b])) + np.triu(p[b], 1), np.abs(p[b]).max() ** 0.5) for b in range(8)]
+print('potrf f32 8x32x32: %.1f ulp of sqrt(max|a|)' % max(ls))
+xs = []
+for b in range(8):
+    r = np.triu(o['out0'][b][:32, :32].astype(np.float64))
+    x = np.linalg.solve(r, p[b])
+    xs.append(np.abs(o['out7'][b] - x).max() / np.abs(x).max() / eps)
+print('trsm f32 8x32x32: %.1f ulp of max|x|' % max(xs))
+PY

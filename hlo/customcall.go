@@ -1,0 +1,143 @@
+package hlo
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+// CustomCall is what a custom-call computes, for the targets vkjit runs
+// (KnownCustomCall): XLA's sharding annotations, which on one device pass
+// their operand on, and the LAPACK calls JAX's CPU lowering makes for
+// jnp.linalg (lapack_<t><op>_ffi, t one of s d c z, the element type).
+// The evaluator and the lowering both read this table.
+type CustomCall struct {
+	Kind CallKind
+	// trsm and potrf, from backend_config: side 'L' or 'R', uplo 'L' or
+	// 'U', trans_x 'N', 'T' or 'C', diag 'N' or 'U' (LAPACK's letters,
+	// as their ASCII codes).
+	LeftSide, Lower, UnitDiagonal bool
+	Transpose                     string // NO_TRANSPOSE, TRANSPOSE or ADJOINT, as triangular-solve's transpose_a
+}
+
+// CallKind names a known custom-call's computation.
+type CallKind int
+
+const (
+	// CallIdentity: Sharding, SPMDFullToShardShape, SPMDShardToFullShape
+	// of one device: the operand itself.
+	CallIdentity CallKind = iota + 1
+	// CallTrsm: op(a) x = b (left side) or x op(a) = b, a triangular:
+	// triangular-solve.
+	CallTrsm
+	// CallPotrf: (a with its uplo triangle replaced by the Cholesky
+	// factor, info): info is 0, or k when the leading minor of order k is
+	// not positive definite (the factor is then NaN from column k-1 on).
+	CallPotrf
+	// CallGeqrf: Householder QR of a [..., m, n], as LAPACK's geqrf: (r in
+	// the upper triangle and the reflectors' vectors below it, tau
+	// [..., min(m, n)]).
+	CallGeqrf
+	// CallOrgqr: the first n columns of Q = H(0) H(1) ... H(k-1) from
+	// geqrf's (a [..., m, n], tau [..., k]): LAPACK's orgqr (ungqr for
+	// complex types).
+	CallOrgqr
+)
+
+var (
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr)_ffi$`)
+	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
+	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
+)
+
+// KnownCustomCall returns what custom-call in computes, nil for a target
+// vkjit does not know, and an error for a known target whose operands,
+// result or configuration are not what it defines.
+func KnownCustomCall(in *Instruction) (*CustomCall, error) {
+	if in.Op != OpCustomCall {
+		return nil, nil
+	}
+	switch in.A.Target {
+	case "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape":
+		if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
+			return nil, fmt.Errorf("custom-call %s of one device takes one array and returns it, of its shape", in.A.Target)
+		}
+		return &CustomCall{Kind: CallIdentity}, nil
+	}
+	m := lapackTarget.FindStringSubmatch(in.A.Target)
+	if m == nil {
+		return nil, nil
+	}
+	t := lapackTypes[m[1]]
+	cfg := map[string]int64{}
+	if v, ok := in.AttrValue("backend_config"); ok {
+		for _, f := range configField.FindAllStringSubmatch(v, -1) {
+			cfg[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
+		}
+	}
+	bad := func(want string) error {
+		return fmt.Errorf("custom-call %s takes %s", in.A.Target, want)
+	}
+	for _, o := range in.Operands {
+		if !o.Shape.IsArray() || o.Shape.Elem != t {
+			return nil, bad(fmt.Sprintf("%s arrays", t))
+		}
+	}
+	matrix := func(o *Instruction) bool { return o.Shape.Rank() >= 2 && o.Shape.Elem == t }
+	batch := func(o *Instruction) []int64 { return slices.Clone(o.Shape.Dims[:o.Shape.Rank()-2]) }
+	c := &CustomCall{}
+	switch m[2] {
+	case "trsm":
+		c.Kind = CallTrsm
+		if len(in.Operands) != 2 || !matrix(in.Operands[0]) || !matrix(in.Operands[1]) || !in.Shape.Equal(in.Operands[1].Shape) {
+			return nil, bad("a triangular matrix and a right-hand side, and returns x of the right-hand side's shape")
+		}
+		c.LeftSide = cfg["side"] != 'R'
+		c.Lower = cfg["uplo"] == 'L'
+		c.UnitDiagonal = cfg["diag"] == 'U'
+		c.Transpose = map[int64]string{'T': "TRANSPOSE", 'C': "ADJOINT"}[cfg["trans_x"]]
+		if c.Transpose == "" {
+			c.Transpose = "NO_TRANSPOSE"
+		}
+		a, b := in.Operands[0].Shape.Dims, in.Operands[1].Shape.Dims
+		r := len(a)
+		side := b[r-2]
+		if !c.LeftSide {
+			side = b[r-1]
+		}
+		if len(b) != r || a[r-1] != a[r-2] || side != a[r-1] {
+			return nil, bad("a square a whose order is b's along the side it multiplies")
+		}
+	case "potrf":
+		c.Kind, c.Lower = CallPotrf, cfg["uplo"] == 'L'
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] ||
+			!in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(S32, batch(a[0])...))) {
+			return nil, bad("a square matrix and returns (the factor in its shape, s32 info per matrix)")
+		}
+	case "geqrf":
+		c.Kind = CallGeqrf
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) {
+			return nil, bad("one matrix")
+		}
+		d := a[0].Shape.Dims
+		k := min(d[len(d)-1], d[len(d)-2])
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(batch(a[0]), k)...))) {
+			return nil, bad("a matrix and returns (its shape, tau of min(m, n) per matrix)")
+		}
+	case "orgqr", "ungqr":
+		c.Kind = CallOrgqr
+		a := in.Operands
+		if len(a) != 2 || !matrix(a[0]) || a[1].Shape.Elem != t || !in.Shape.Equal(a[0].Shape) {
+			return nil, bad("geqrf's matrix and tau, and returns Q of the matrix's shape")
+		}
+		d, td := a[0].Shape.Dims, a[1].Shape.Dims
+		r := len(d)
+		if len(td) != r-1 || td[r-2] > d[r-1] || d[r-1] > d[r-2] || !slices.Equal(td[:r-2], d[:r-2]) {
+			return nil, bad("an m x n matrix, n <= m, and at most n taus per matrix")
+		}
+	}
+	return c, nil
+}

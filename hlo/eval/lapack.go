@@ -1,0 +1,206 @@
+package eval
+
+import (
+	"math"
+	"math/cmplx"
+	"slices"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The custom-calls vkjit knows (hlo.KnownCustomCall), computed here as
+// LAPACK defines them (geqr2, org2r/ung2r, potf2: the unblocked forms),
+// in float64 or complex128 and rounded once: an oracle written apart
+// from the lowering's loops of HLO ops (lower/lapack.go).
+
+func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error) {
+	c, err := hlo.KnownCustomCall(in)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	if c == nil {
+		return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
+	}
+	switch c.Kind {
+	case hlo.CallIdentity:
+		return ops[0], nil
+	case hlo.CallTrsm:
+		ts := *in
+		ts.A.LeftSide, ts.A.Lower, ts.A.UnitDiagonal, ts.A.TransposeA = c.LeftSide, c.Lower, c.UnitDiagonal, c.Transpose
+		return &Value{Lit: triangularSolve(&ts, ops[0].Lit, ops[1].Lit)}, nil
+	case hlo.CallPotrf:
+		f, info := potrf(ops[0].Lit, c.Lower)
+		return &Value{Tuple: []*Value{{Lit: f}, {Lit: info}}}, nil
+	case hlo.CallGeqrf:
+		a, tau := geqrf(ops[0].Lit, in.Shape.Tuple[1])
+		return &Value{Tuple: []*Value{{Lit: a}, {Lit: tau}}}, nil
+	case hlo.CallOrgqr:
+		return &Value{Lit: orgqr(ops[0].Lit, ops[1].Lit)}, nil
+	}
+	return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
+}
+
+// matrices reads a literal's last two dimensions as a batch of m x n
+// complex128 matrices (real types with zero imaginary parts).
+func matrices(l *hlo.Literal) (batch, m, n int64, a []complex128) {
+	r := l.Shape.Rank()
+	m, n = l.Shape.Dims[r-2], l.Shape.Dims[r-1]
+	a = make([]complex128, l.Shape.NumElements())
+	for i := range a {
+		s := get(l, int64(i))
+		if isComplex(l.Shape.Elem) {
+			a[i] = s.c
+		} else {
+			a[i] = complex(s.f, 0)
+		}
+	}
+	if m*n == 0 {
+		return 0, m, n, a
+	}
+	return int64(len(a)) / (m * n), m, n, a
+}
+
+// literal writes values of type t (a float, complex or signed type) and
+// dimensions dims.
+func literal(t hlo.ElementType, dims []int64, v []complex128) *hlo.Literal {
+	out := newLit(t, dims)
+	for i, x := range v {
+		switch {
+		case isComplex(t):
+			put(out.Data, t, int64(i), scalar{c: roundC(t, x)})
+		case t.Kind() == hlo.KindSigned:
+			put(out.Data, t, int64(i), scalar{i: int64(real(x))})
+		default:
+			put(out.Data, t, int64(i), scalar{f: round(t, real(x))})
+		}
+	}
+	return out
+}
+
+func conj(v complex128) complex128 { return complex(real(v), -imag(v)) }
+
+// geqrf is LAPACK's geqr2: for each column j, the reflector H(j) = I -
+// tau v v^H with v(j) = 1 that takes a(j:, j) to (beta, 0, ...) (larfg:
+// beta = -sign(re alpha) |(alpha, x)|, tau = (beta - alpha) / beta, v =
+// x / (alpha - beta); tau = 0 and no change when x is zero and alpha
+// real), applied as H(j)^H to the columns after j.
+func geqrf(l *hlo.Literal, tauShape hlo.Shape) (*hlo.Literal, *hlo.Literal) {
+	batch, m, n, a := matrices(l)
+	k := min(m, n)
+	taus := make([]complex128, batch*k)
+	for b := int64(0); b < batch; b++ {
+		at := func(i, j int64) *complex128 { return &a[b*m*n+i*n+j] }
+		for j := int64(0); j < k; j++ {
+			alpha := *at(j, j)
+			var xnorm float64
+			for i := j + 1; i < m; i++ {
+				xnorm = math.Hypot(xnorm, cmplx.Abs(*at(i, j)))
+			}
+			var tau complex128
+			if xnorm != 0 || imag(alpha) != 0 {
+				beta := -math.Copysign(math.Hypot(cmplx.Abs(alpha), xnorm), real(alpha))
+				tau = complex((beta-real(alpha))/beta, -imag(alpha)/beta)
+				s := 1 / (alpha - complex(beta, 0))
+				for i := j + 1; i < m; i++ {
+					*at(i, j) *= s
+				}
+				*at(j, j) = complex(beta, 0)
+			}
+			taus[b*k+j] = tau
+			// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
+			v := func(i int64) complex128 {
+				if i == j {
+					return 1
+				}
+				return *at(i, j)
+			}
+			for c := j + 1; c < n; c++ {
+				var w complex128
+				for i := j; i < m; i++ {
+					w += conj(v(i)) * *at(i, c)
+				}
+				w *= conj(tau)
+				for i := j; i < m; i++ {
+					*at(i, c) -= v(i) * w
+				}
+			}
+		}
+	}
+	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(tauShape.Elem, tauShape.Dims, taus)
+}
+
+// orgqr is LAPACK's org2r (ung2r): Q's first n columns, Q = H(0) ...
+// H(k-1) from geqrf's reflectors, made from the last reflector back: the
+// columns from k on start as the identity's, and column i is H(i) e_i
+// once H(i) has been applied to the columns after it.
+func orgqr(l, tl *hlo.Literal) *hlo.Literal {
+	batch, m, n, a := matrices(l)
+	r := tl.Shape.Rank()
+	k := tl.Shape.Dims[r-1]
+	_, _, _, tau := matrices(&hlo.Literal{Shape: hlo.ArrayShape(tl.Shape.Elem, append(append([]int64{}, tl.Shape.Dims...), 1)...), Data: tl.Data})
+	for b := int64(0); b < batch; b++ {
+		at := func(i, j int64) *complex128 { return &a[b*m*n+i*n+j] }
+		for j := k; j < n; j++ {
+			for i := int64(0); i < m; i++ {
+				*at(i, j) = 0
+			}
+			*at(j, j) = 1
+		}
+		for i := k - 1; i >= 0; i-- {
+			t := tau[b*k+i]
+			*at(i, i) = 1
+			for c := i + 1; c < n; c++ { // a(i:, i+1:) -= tau v (v^H a(i:, i+1:))
+				var w complex128
+				for p := i; p < m; p++ {
+					w += conj(*at(p, i)) * *at(p, c)
+				}
+				w *= t
+				for p := i; p < m; p++ {
+					*at(p, c) -= *at(p, i) * w
+				}
+			}
+			for p := i + 1; p < m; p++ {
+				*at(p, i) *= -t
+			}
+			*at(i, i) = 1 - t
+			for p := int64(0); p < i; p++ {
+				*at(p, i) = 0
+			}
+		}
+	}
+	return literal(l.Shape.Elem, l.Shape.Dims, a)
+}
+
+// potrf is LAPACK's potrf by cholesky's column algorithm: the factor in
+// the uplo triangle (lower: a = l l^H; upper: a = u^H u), NaN throughout
+// it for a matrix that is not positive definite, a's own elements in the
+// other triangle; info is 0, or k when the leading minor of order k is
+// not positive definite (its pivot not positive, or NaN: where the
+// column algorithm's diagonal first turns NaN), where LAPACK stops.
+func potrf(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
+	batch, n, _, a := matrices(l)
+	info := make([]complex128, batch)
+	for b := int64(0); b < batch; b++ {
+		f, _ := choleskyColumns(l, b, n, lower)
+		for j := int64(0); j < n; j++ {
+			if p := f[j*n+j]; cmplx.IsNaN(p) {
+				info[b] = complex(float64(j+1), 0)
+				break
+			}
+		}
+		for i := int64(0); i < n; i++ {
+			for j := int64(0); j <= i; j++ {
+				v := f[i*n+j]
+				if info[b] != 0 {
+					v = complex(math.NaN(), 0)
+				}
+				if lower {
+					a[b*n*n+i*n+j] = v
+				} else {
+					a[b*n*n+j*n+i] = conj(v)
+				}
+			}
+		}
+	}
+	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(hlo.S32, slices.Clone(l.Shape.Dims[:l.Shape.Rank()-2]), info)
+}

@@ -1,0 +1,147 @@
+package eval
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// lapackCase is one matrix of testdata/lapack.json: LAPACK's own geqrf
+// (h, tau) and Q (orgqr, ungqr), as NumPy returned them (lapack.py).
+type lapackCase struct {
+	M, N    int64
+	Complex bool
+	A, H    json.RawMessage
+	Tau, Q  json.RawMessage
+}
+
+// values reads a list of numbers, or of [re, im] pairs.
+func values(t *testing.T, raw json.RawMessage, isComplex bool) []complex128 {
+	if len(raw) == 0 {
+		return nil
+	}
+	if isComplex {
+		var ps [][2]float64
+		require.NoError(t, json.Unmarshal(raw, &ps))
+		out := make([]complex128, len(ps))
+		for i, p := range ps {
+			out[i] = complex(p[0], p[1])
+		}
+		return out
+	}
+	var fs []float64
+	require.NoError(t, json.Unmarshal(raw, &fs))
+	out := make([]complex128, len(fs))
+	for i, f := range fs {
+		out[i] = complex(f, 0)
+	}
+	return out
+}
+
+func lit64(t hlo.ElementType, dims []int64, v []complex128) *hlo.Literal {
+	l := &hlo.Literal{Shape: hlo.ArrayShape(t, dims...), Data: make([]byte, int64(len(v))*int64(t.Bytes()))}
+	for i, x := range v {
+		if t == hlo.C128 {
+			binary.LittleEndian.PutUint64(l.Data[16*i:], math.Float64bits(real(x)))
+			binary.LittleEndian.PutUint64(l.Data[16*i+8:], math.Float64bits(imag(x)))
+		} else {
+			binary.LittleEndian.PutUint64(l.Data[8*i:], math.Float64bits(real(x)))
+		}
+	}
+	return l
+}
+
+// TestLapackAgainstNumPy: the evaluator's geqrf and orgqr (ungqr) give
+// LAPACK's own reflectors, taus and Q (computed by NumPy's LAPACK, not
+// here) to within rounding, for tall, wide and square matrices, real and
+// complex, one with a zero below a pivot.
+func TestLapackAgainstNumPy(t *testing.T) {
+	raw, err := os.ReadFile("testdata/lapack.json")
+	require.NoError(t, err)
+	var cases []lapackCase
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 5)
+	for _, c := range cases {
+		ty, letter, orgqr := "f64", "d", "orgqr"
+		et := hlo.F64
+		if c.Complex {
+			ty, letter, orgqr, et = "c128", "z", "ungqr", hlo.C128
+		}
+		k := min(c.M, c.N)
+		name := fmt.Sprintf("%s[%d,%d]", ty, c.M, c.N)
+		src := fmt.Sprintf(`HloModule qr
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d] parameter(0)
+  qr = (%[1]s[%[2]d,%[3]d], %[1]s[%[4]d]) custom-call(a), custom_call_target="lapack_%[5]sgeqrf_ffi"
+  h = %[1]s[%[2]d,%[3]d] get-tuple-element(qr), index=0
+  tau = %[1]s[%[4]d] get-tuple-element(qr), index=1
+  ROOT out = (%[1]s[%[2]d,%[3]d], %[1]s[%[4]d]) tuple(h, tau)
+}`, ty, c.M, c.N, k, letter)
+		if c.M >= c.N {
+			src = fmt.Sprintf(`HloModule qr
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d] parameter(0)
+  qr = (%[1]s[%[2]d,%[3]d], %[1]s[%[4]d]) custom-call(a), custom_call_target="lapack_%[5]sgeqrf_ffi"
+  h = %[1]s[%[2]d,%[3]d] get-tuple-element(qr), index=0
+  tau = %[1]s[%[4]d] get-tuple-element(qr), index=1
+  q = %[1]s[%[2]d,%[3]d] custom-call(h, tau), custom_call_target="lapack_%[5]s%[6]s_ffi"
+  ROOT out = (%[1]s[%[2]d,%[3]d], %[1]s[%[4]d], %[1]s[%[2]d,%[3]d]) tuple(h, tau, q)
+}`, ty, c.M, c.N, k, letter, orgqr)
+		}
+		m, err := hlo.Parse(name, src)
+		require.NoError(t, err, name)
+		require.NoError(t, hlo.Verify(m), name)
+		require.NoError(t, Check(m), name)
+		out, err := Run(m, lit64(et, []int64{c.M, c.N}, values(t, c.A, c.Complex)))
+		require.NoError(t, err, name)
+		got := out.Leaves()
+		wants := [][]complex128{values(t, c.H, c.Complex), values(t, c.Tau, c.Complex), values(t, c.Q, c.Complex)}
+		for o, l := range got {
+			for i, w := range wants[o] {
+				s := get(l, int64(i))
+				g := complex(s.f, 0)
+				if c.Complex {
+					g = s.c
+				}
+				require.LessOrEqual(t, cmplx.Abs(g-w), 1e-13*math.Max(1, cmplx.Abs(w)), "%s output %d element %d: %v, LAPACK's %v", name, o, i, g, w)
+			}
+		}
+	}
+}
+
+// TestKnownCustomCalls: a target vkjit does not know, and a known one
+// used against its definition, are refused before any work, by name.
+func TestKnownCustomCalls(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT b = f32[4] custom-call(a), custom_call_target="mystery"
+}`, "custom-call mystery"},
+		{`HloModule m
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  ROOT b = (f32[3,3], f32[2]) custom-call(a), custom_call_target="lapack_sgeqrf_ffi"
+}`, "returns (its shape, tau of min(m, n) per matrix)"},
+		{`HloModule m
+ENTRY e {
+  a = f64[3,3] parameter(0)
+  b = f64[3,2] parameter(1)
+  ROOT x = f64[3,2] custom-call(a, b), custom_call_target="lapack_strsm_ffi"
+}`, "takes f32 arrays"},
+	} {
+		m, err := hlo.Parse("t.hlo", c.src)
+		require.NoError(t, err)
+		err = Check(m)
+		require.Error(t, err)
+		require.ErrorContains(t, err, c.want)
+	}
+}

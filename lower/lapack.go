@@ -1,0 +1,239 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The custom-calls vkjit knows (hlo.KnownCustomCall) as the ops they are
+// made of, expanded with triangular-solve and cholesky (expandLinalg):
+// one device's sharding annotations pass their operand on; LAPACK's trsm
+// and potrf, which JAX's CPU lowering calls for jnp.linalg's solves and
+// Cholesky factors, are triangular-solve and cholesky with LAPACK's
+// letters read; geqrf and orgqr (QR) are while loops of a Householder
+// reflector per iteration, as LAPACK's unblocked geqr2 and org2r compute
+// them, each step over the whole matrix with masks (the rows and columns
+// a step does not touch selected back), so that a step is two dots. The
+// evaluator computes the same calls apart (hlo/eval/lapack.go).
+
+func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
+	c, err := hlo.KnownCustomCall(in)
+	if err != nil {
+		return nil, in.Errorf("%w", err)
+	}
+	if c == nil {
+		return in, nil // checkSupport names it
+	}
+	as := func(op hlo.Opcode, sh hlo.Shape) *hlo.Instruction {
+		x := &hlo.Instruction{Name: in.Name, Op: op, Shape: sh, Operands: in.Operands, Pos: in.Pos}
+		x.A.LeftSide, x.A.Lower, x.A.UnitDiagonal, x.A.TransposeA = c.LeftSide, c.Lower, c.UnitDiagonal, c.Transpose
+		return x
+	}
+	switch c.Kind {
+	case hlo.CallIdentity:
+		return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
+	case hlo.CallTrsm:
+		return b.triangularSolve(as(hlo.OpTriangularSolve, in.Shape))
+	case hlo.CallPotrf:
+		return b.potrf(in, as(hlo.OpCholesky, in.Operands[0].Shape)), nil
+	case hlo.CallGeqrf:
+		return b.geqrf(in), nil
+	case hlo.CallOrgqr:
+		return b.orgqr(in), nil
+	}
+	return in, nil
+}
+
+// compare is x dir y, elementwise.
+func (b *expander) compare(x, y *hlo.Instruction, dir string) *hlo.Instruction {
+	c := b.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED, x.Shape.Dims...), x, y)
+	c.A.Direction = dir
+	return c
+}
+
+func (b *expander) sel(p, x, y *hlo.Instruction) *hlo.Instruction {
+	return b.inst(hlo.OpSelect, x.Shape, p, x, y)
+}
+
+// full is scalar x broadcast to sh's dimensions.
+func (b *expander) full(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	return b.bcast(x, sh.Dims...)
+}
+
+// one is 1 of type t (complex: 1 + 0i).
+func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
+	rt, _ := realPart(t)
+	return b.convert(b.constant(rt, 1), t)
+}
+
+// reduceDim reduces dimension d of x by op from init.
+func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo.Instruction) *hlo.Instruction {
+	t := x.Shape.Elem
+	name := b.from.Name + "/reducer"
+	c := &hlo.Computation{Name: name, Pos: b.from.Pos}
+	for i := range 2 {
+		p := &hlo.Instruction{Name: name + "/p" + string(rune('0'+i)), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
+		c.Params = append(c.Params, p)
+		c.Instructions = append(c.Instructions, p)
+	}
+	c.Root = &hlo.Instruction{Name: name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
+	c.Instructions = append(c.Instructions, c.Root)
+	dims := append(append([]int64{}, x.Shape.Dims[:d]...), x.Shape.Dims[d+1:]...)
+	r := b.inst(hlo.OpReduce, hlo.ArrayShape(t, dims...), x, init)
+	r.A.Dimensions, r.A.HasDimensions = []int64{int64(d)}, true
+	r.Called = []*hlo.Computation{c}
+	return r
+}
+
+// realOf is x's real part (x itself for real types).
+func (b *expander) realOf(x *hlo.Instruction) *hlo.Instruction {
+	rt, isComplex := realPart(x.Shape.Elem)
+	if !isComplex {
+		return x
+	}
+	return b.inst(hlo.OpReal, hlo.ArrayShape(rt, x.Shape.Dims...), x)
+}
+
+// potrf is LAPACK's potrf by cholesky's column algorithm (ch, the
+// cholesky it stands for): the factor in the uplo triangle, NaN
+// throughout it for a matrix that is not positive definite, a's own
+// elements in the other triangle, and info: 0, or one more than the
+// first column whose pivot is not positive (or NaN), where LAPACK stops.
+// The column algorithm's diagonal is NaN from that column on (0/0 for a
+// zero pivot).
+func (b *expander) potrf(in, ch *hlo.Instruction) *hlo.Instruction {
+	a := in.Operands[0]
+	sh := a.Shape
+	r := sh.Rank()
+	n := sh.Dims[r-1]
+	l, _ := b.choleskyColumns(ch)
+	rows, cols := b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...)
+	d := b.realOf(b.sel(b.compare(rows, cols, "EQ"), l, b.zeros(sh)))
+	piv := b.reduceDim(d, r-1, hlo.OpAdd, b.constant(d.Shape.Elem, 0)) // [batch..., n]: the diagonal
+	ps := hlo.ArrayShape(hlo.S32, piv.Shape.Dims...)
+	idx := b.binary(hlo.OpAdd, b.iota(hlo.S32, r-2, ps.Dims...), b.constant(hlo.S32, 1))
+	none := b.constant(hlo.S32, n+1)
+	first := b.reduceDim(b.sel(b.compare(piv, piv, "NE"), idx, b.full(none, ps)), r-2, hlo.OpMinimum, none)
+	is := first.Shape
+	failed := b.compare(first, b.full(none, is), "NE")
+	info := b.sel(failed, first, b.zeros(is))
+	l = b.sel(b.spreadBatch(failed, sh), b.nanLike(sh), l)
+	dir := "GE"
+	if !ch.A.Lower {
+		l, dir = b.conjT(l), "LE"
+	}
+	f := b.sel(b.compare(rows, cols, dir), l, a)
+	return b.inst(hlo.OpTuple, in.Shape, f, info)
+}
+
+// geqrf is LAPACK's geqr2 over a batch of m x n matrices: for column j
+// (a while loop's iteration), larfg's reflector H(j) = I - tau v v^H,
+// v(j) = 1, takes a(j:, j) to (beta, 0, ...) with beta = -sign(re
+// alpha) |(alpha, x)| (norms scaled by their largest element, as nrm2
+// and lapy3 avoid overflow), tau = (beta - alpha) / beta and v's tail x /
+// (alpha - beta), or tau = 0 when x is zero and alpha real; H(j)^H is
+// applied to the columns after j (a -= conj(tau) v (v^H a)), and column
+// j becomes (r above it, beta, v's tail).
+func (b *expander) geqrf(in *hlo.Instruction) *hlo.Instruction {
+	a := in.Operands[0]
+	sh, tauSh := a.Shape, in.Shape.Tuple[1]
+	t := sh.Elem
+	rt, isComplex := realPart(t)
+	r := sh.Rank()
+	m, n := sh.Dims[r-2], sh.Dims[r-1]
+	k := tauSh.Dims[r-2]
+	batch := sh.Dims[:r-2]
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, tauSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a, b.zeros(tauSh))
+	out := b.countedLoop(in, in.Name+".geqrf", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		j, am, taus := e[0], e[1], e[2]
+		x, xr := lb.batched(t, batch), lb.batched(rt, batch)
+		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
+		one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+		oneR := hlo.ArrayShape(rt, x.sizes(1, 1)...)
+		col := x.slice(am, x.sizes(m, 1), x.zero, j)
+		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
+		jc := lb.full(j, ri.Shape)
+		below, at := lb.compare(ri, jc, "GT"), lb.compare(ri, jc, "EQ")
+		xs := lb.sel(below, col, lb.zeros(colSh))
+		alpha := x.slice(am, x.sizes(1, 1), j, j)
+		// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
+		absx := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
+		s := lb.reshape(lb.reduceDim(absx, r-2, hlo.OpMaximum, lb.constant(rt, 0)), oneR.Dims...)
+		zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
+		safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
+		q := lb.inst(hlo.OpDivide, absx.Shape, absx, xr.spread(safe, absx.Shape))
+		ss := lb.reshape(lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0)), oneR.Dims...)
+		xnorm := lb.inst(hlo.OpMultiply, oneR, s, lb.inst(hlo.OpSqrt, oneR, ss))
+		// |(alpha, x)| = hi sqrt(1 + (lo/hi)^2).
+		aabs := lb.inst(hlo.OpAbs, oneR, alpha)
+		hi, lo := lb.inst(hlo.OpMaximum, oneR, aabs, xnorm), lb.inst(hlo.OpMinimum, oneR, aabs, xnorm)
+		ratio := lb.inst(hlo.OpDivide, oneR, lo, lb.sel(lb.compare(hi, zeroR, "EQ"), oneRc, hi))
+		norm := lb.inst(hlo.OpMultiply, oneR, hi, lb.inst(hlo.OpSqrt, oneR, lb.inst(hlo.OpAdd, oneR, oneRc, lb.inst(hlo.OpMultiply, oneR, ratio, ratio))))
+		// beta = -copysign(norm, re alpha): the sign bit read as an integer's.
+		bits := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.S32, hlo.F64: hlo.S64, hlo.F16: hlo.S16, hlo.BF16: hlo.S16}[rt]
+		signBits := lb.inst(hlo.OpBitcastConvert, hlo.ArrayShape(bits, oneR.Dims...), lb.realOf(alpha))
+		negative := lb.compare(signBits, lb.zeros(signBits.Shape), "LT")
+		beta := lb.convert(lb.sel(negative, norm, lb.inst(hlo.OpNegate, oneR, norm)), t)
+		skip := lb.compare(xnorm, zeroR, "EQ")
+		if isComplex {
+			im := lb.inst(hlo.OpImag, oneR, alpha)
+			skip = lb.inst(hlo.OpAnd, skip.Shape, skip, lb.compare(im, zeroR, "EQ"))
+		}
+		tau := lb.sel(skip, lb.zeros(one), lb.inst(hlo.OpDivide, one, lb.inst(hlo.OpSubtract, one, beta, alpha), beta))
+		scale := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), lb.inst(hlo.OpSubtract, one, alpha, beta))
+		skipC := lb.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.PRED, colSh.Dims...), lb.reshape(skip, x.batch...))
+		skipC.A.Dimensions, skipC.A.HasDimensions = x.dims(), true
+		v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
+		vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
+		diag := lb.sel(skipC, col, x.spread(beta, colSh))
+		newCol := lb.sel(at, diag, lb.sel(below, v, col))
+		// a(:, j+1:) -= conj(tau) v (v^H a).
+		w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(vfull), am, int64(r-2), int64(r-2))
+		w = lb.inst(hlo.OpMultiply, w.Shape, w, x.spread(lb.conj(tau), w.Shape))
+		upd := lb.inst(hlo.OpSubtract, sh, am, x.dot(sh, vfull, w, int64(r-1), int64(r-2)))
+		after := lb.compare(lb.iota(hlo.S32, r-1, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "GT")
+		next := x.update(lb.sel(after, upd, am), newCol, x.zero, j)
+		tauAt := lb.inst(hlo.OpDynamicUpdateSlice, tauSh, append([]*hlo.Instruction{taus, lb.reshape(tau, x.sizes(1)...)}, x.starts(j)...)...)
+		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{j1, next, tauAt}
+	})
+	w := out.Operands[0]
+	taus := b.inst(hlo.OpGetTupleElement, tauSh, w)
+	taus.A.Index = 2
+	return b.inst(hlo.OpTuple, in.Shape, out, taus)
+}
+
+// orgqr is LAPACK's org2r (ung2r): Q = H(0) ... H(k-1) applied to the
+// m x n identity, the last reflector first (Q -= tau v (v^H Q)), v read
+// from geqrf's column below the diagonal with v(i) = 1. Each reflector
+// leaves the columns before its own as the identity's, so the product
+// applied to whole columns is org2r's column by column.
+func (b *expander) orgqr(in *hlo.Instruction) *hlo.Instruction {
+	a, tau := in.Operands[0], in.Operands[1]
+	sh := a.Shape
+	t := sh.Elem
+	r := sh.Rank()
+	m, n := sh.Dims[r-2], sh.Dims[r-1]
+	k := tau.Shape.Dims[r-2]
+	batch := sh.Dims[:r-2]
+	eye := b.sel(b.compare(b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...), "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh, tau.Shape)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), eye, a, tau)
+	return b.countedLoop(in, in.Name+".orgqr", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		j, q, am, taus := e[0], e[1], e[2], e[3]
+		x := lb.batched(t, batch)
+		i := lb.inst(hlo.OpSubtract, j.Shape, lb.constant(hlo.S32, k-1), j)
+		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
+		col := x.slice(am, x.sizes(m, 1), x.zero, i)
+		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
+		ic := lb.full(i, ri.Shape)
+		v := lb.sel(lb.compare(ri, ic, "EQ"), lb.full(lb.one(t), colSh), lb.sel(lb.compare(ri, ic, "GT"), col, lb.zeros(colSh)))
+		ti := lb.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, x.sizes(1)...), append([]*hlo.Instruction{taus}, x.starts(i)...)...)
+		ti.A.DynSliceSizes = x.sizes(1)
+		w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(v), q, int64(r-2), int64(r-2))
+		w = lb.inst(hlo.OpMultiply, w.Shape, w, x.spread(lb.reshape(ti, x.sizes(1, 1)...), w.Shape))
+		next := lb.inst(hlo.OpSubtract, sh, q, x.dot(sh, v, w, int64(r-1), int64(r-2)))
+		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{j1, next, am, taus}
+	})
+}
