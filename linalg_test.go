@@ -347,3 +347,62 @@ func TestCholeskyNotPositiveDefinite(t *testing.T) {
 		}
 	}
 }
+
+// TestGetrf runs LAPACK's getrf as JAX's CPU lowering calls it (for
+// jnp.linalg.solve, det, inv) on the device, square, tall and wide, in
+// f32, f64 and c64, one matrix of each batch singular (a zero column:
+// info 3), against the evaluator's getf2 (checked against LAPACK itself
+// in hlo/eval): the same pivots and info, the factors within rounding.
+// The older jaxlib's trsm with an alpha operand scales b.
+func TestGetrf(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, ty := range []string{"f32", "f64", "c64"} {
+		letter, tol := map[string]string{"f32": "s", "f64": "d", "c64": "c"}[ty], 2e-5
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		for _, d := range [][2]int64{{5, 5}, {6, 4}, {4, 6}} {
+			m, n := d[0], d[1]
+			k := min(m, n)
+			name := fmt.Sprintf("%s[2,%d,%d]", ty, m, n)
+			a := randomArray(rng, ty, []int64{2, m, n})
+			for i := range m { // matrix 1's column 2 zero
+				copy(a.Data[int((m*n+i*n+2)*int64(a.Type.Bytes())):], make([]byte, a.Type.Bytes()))
+			}
+			src := fmt.Sprintf(`HloModule lu
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[3]d] parameter(0)
+  lu = (%[1]s[2,%[2]d,%[3]d], s32[2,%[4]d], s32[2]) custom-call(a), custom_call_target="lapack_%[5]sgetrf_ffi"
+  f = %[1]s[2,%[2]d,%[3]d] get-tuple-element(lu), index=0
+  p = s32[2,%[4]d] get-tuple-element(lu), index=1
+  i = s32[2] get-tuple-element(lu), index=2
+  u = %[1]s[2,%[4]d,%[4]d] slice(f), slice={[0:2], [0:%[4]d], [0:%[4]d]}
+  half = %[1]s[] constant(%[6]s)
+  x = %[1]s[2,%[4]d,%[4]d] custom-call(u, u, half), custom_call_target="lapack_%[5]strsm_ffi", backend_config={diag = 85 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
+  ROOT out = (%[1]s[2,%[2]d,%[3]d], s32[2,%[4]d], s32[2], %[1]s[2,%[4]d,%[4]d]) tuple(f, p, i, x)
+}`, ty, m, n, k, letter, map[bool]string{false: "0.5", true: "(0.5, 0)"}[ty == "c64"])
+			exe, err := rt.CompileText("lu", src, vkjit.CompileOptions{})
+			require.NoError(t, err, name)
+			res, _, err := exe.Run(context.Background(), a)
+			require.NoError(t, err, name)
+			exe.Close()
+			mod, err := hlo.Parse("lu", src)
+			require.NoError(t, err)
+			want, err := eval.Run(mod, literalOf(a))
+			require.NoError(t, err, name)
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					if o == 1 || o == 2 {
+						require.Equal(t, e, g, "%s output %d element %d", name, o, i)
+						continue
+					}
+					require.LessOrEqual(t, cmplx.Abs(g-e), tol*math.Max(1, cmplx.Abs(e)), "%s output %d element %d: %v, want %v", name, o, i, g, e)
+				}
+			}
+			require.Equal(t, complex128(3), valueAt(res[2], 1), "%s: matrix 1's info", name)
+		}
+	}
+}

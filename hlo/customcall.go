@@ -19,6 +19,11 @@ type CustomCall struct {
 	// as their ASCII codes).
 	LeftSide, Lower, UnitDiagonal bool
 	Transpose                     string // NO_TRANSPOSE, TRANSPOSE or ADJOINT, as triangular-solve's transpose_a
+	// Alpha: trsm's third operand, a scalar that scales b (older jaxlib).
+	Alpha bool
+	// Zeros: results after the first ones that hold zeros (older
+	// jaxlib's geqrf and orgqr return info and a work buffer too).
+	Zeros []int
 }
 
 // CallKind names a known custom-call's computation.
@@ -43,10 +48,15 @@ const (
 	// geqrf's (a [..., m, n], tau [..., k]): LAPACK's orgqr (ungqr for
 	// complex types).
 	CallOrgqr
+	// CallGetrf: LU with partial pivoting of a [..., m, n], as LAPACK's
+	// getrf: (l below the diagonal, unit diagonal implied, and u; ipiv
+	// [..., min(m, n)], row i swapped with row ipiv[i]-1; info, the first
+	// zero pivot's column + 1, or 0).
+	CallGetrf
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -90,8 +100,10 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	switch m[2] {
 	case "trsm":
 		c.Kind = CallTrsm
-		if len(in.Operands) != 2 || !matrix(in.Operands[0]) || !matrix(in.Operands[1]) || !in.Shape.Equal(in.Operands[1].Shape) {
-			return nil, bad("a triangular matrix and a right-hand side, and returns x of the right-hand side's shape")
+		ops := in.Operands
+		c.Alpha = len(ops) == 3 && ops[2].Shape.Rank() == 0
+		if len(ops) != 2 && !c.Alpha || !matrix(ops[0]) || !matrix(ops[1]) || !in.Shape.Equal(ops[1].Shape) {
+			return nil, bad("a triangular matrix, a right-hand side (and a scalar alpha), and returns x of the right-hand side's shape")
 		}
 		c.LeftSide = cfg["side"] != 'R'
 		c.Lower = cfg["uplo"] == 'L'
@@ -124,13 +136,24 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 		d := a[0].Shape.Dims
 		k := min(d[len(d)-1], d[len(d)-2])
-		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(batch(a[0]), k)...))) {
+		tau := ArrayShape(t, append(batch(a[0]), k)...)
+		var ok bool
+		if c.Zeros, ok = trailing(in.Shape, 2, ArrayShape(S32, batch(a[0])...)); !ok || !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 ||
+			!in.Shape.Tuple[0].Equal(a[0].Shape) || !in.Shape.Tuple[1].Equal(tau) {
 			return nil, bad("a matrix and returns (its shape, tau of min(m, n) per matrix)")
 		}
 	case "orgqr", "ungqr":
 		c.Kind = CallOrgqr
 		a := in.Operands
-		if len(a) != 2 || !matrix(a[0]) || a[1].Shape.Elem != t || !in.Shape.Equal(a[0].Shape) {
+		q := in.Shape
+		if q.IsTuple() && len(q.Tuple) > 0 {
+			var ok bool
+			if c.Zeros, ok = trailing(q, 1, ArrayShape(S32, batch(a[0])...)); !ok {
+				return nil, bad("geqrf's matrix and tau, and returns Q of the matrix's shape")
+			}
+			q = q.Tuple[0]
+		}
+		if len(a) != 2 || !matrix(a[0]) || a[1].Shape.Elem != t || !q.Equal(a[0].Shape) {
 			return nil, bad("geqrf's matrix and tau, and returns Q of the matrix's shape")
 		}
 		d, td := a[0].Shape.Dims, a[1].Shape.Dims
@@ -138,6 +161,37 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		if len(td) != r-1 || td[r-2] > d[r-1] || d[r-1] > d[r-2] || !slices.Equal(td[:r-2], d[:r-2]) {
 			return nil, bad("an m x n matrix, n <= m, and at most n taus per matrix")
 		}
+	case "getrf":
+		c.Kind = CallGetrf
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) {
+			return nil, bad("one matrix")
+		}
+		d := a[0].Shape.Dims
+		k := min(d[len(d)-1], d[len(d)-2])
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(S32, append(batch(a[0]), k)...), ArrayShape(S32, batch(a[0])...))) {
+			return nil, bad("a matrix and returns (its shape, s32 ipiv of min(m, n) per matrix, s32 info per matrix)")
+		}
 	}
 	return c, nil
+}
+
+// trailing lists the results of tuple s from index from on, where
+// older jaxlib returns (info, work) after a call's results, which vkjit
+// fills with zeros: none, or info (s32, one per matrix) and arrays after
+// it; ok is false for anything else.
+func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
+	if !s.IsTuple() || len(s.Tuple) <= from {
+		return nil, true
+	}
+	if !s.Tuple[from].Equal(info) {
+		return nil, false
+	}
+	for i := from; i < len(s.Tuple); i++ {
+		if !s.Tuple[i].IsArray() {
+			return nil, false
+		}
+		zeros = append(zeros, i)
+	}
+	return zeros, true
 }

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"encoding/binary"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -28,19 +30,36 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		x.A.LeftSide, x.A.Lower, x.A.UnitDiagonal, x.A.TransposeA = c.LeftSide, c.Lower, c.UnitDiagonal, c.Transpose
 		return x
 	}
+	var res []*hlo.Instruction
 	switch c.Kind {
 	case hlo.CallIdentity:
 		return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
 	case hlo.CallTrsm:
-		return b.triangularSolve(as(hlo.OpTriangularSolve, in.Shape))
+		ts := as(hlo.OpTriangularSolve, in.Shape)
+		if c.Alpha { // older jaxlib: x = op(a)^-1 (alpha b)
+			rhs := ts.Operands[1]
+			ts.Operands = []*hlo.Instruction{ts.Operands[0], b.binary(hlo.OpMultiply, rhs, in.Operands[2])}
+		}
+		return b.triangularSolve(ts)
 	case hlo.CallPotrf:
 		return b.potrf(in, as(hlo.OpCholesky, in.Operands[0].Shape)), nil
 	case hlo.CallGeqrf:
-		return b.geqrf(in), nil
+		h, tau := b.geqrf(in)
+		res = []*hlo.Instruction{h, tau}
 	case hlo.CallOrgqr:
-		return b.orgqr(in), nil
+		res = []*hlo.Instruction{b.orgqr(in)}
+	case hlo.CallGetrf:
+		return b.getrf(in), nil
+	default:
+		return in, nil
 	}
-	return in, nil
+	if in.Shape.IsArray() {
+		return res[0], nil
+	}
+	for _, i := range c.Zeros { // older jaxlib's info and work
+		res = append(res, b.zeros(in.Shape.Tuple[i]))
+	}
+	return b.inst(hlo.OpTuple, in.Shape, res...), nil
 }
 
 // compare is x dir y, elementwise.
@@ -133,7 +152,7 @@ func (b *expander) potrf(in, ch *hlo.Instruction) *hlo.Instruction {
 // (alpha - beta), or tau = 0 when x is zero and alpha real; H(j)^H is
 // applied to the columns after j (a -= conj(tau) v (v^H a)), and column
 // j becomes (r above it, beta, v's tail).
-func (b *expander) geqrf(in *hlo.Instruction) *hlo.Instruction {
+func (b *expander) geqrf(in *hlo.Instruction) (h, tau *hlo.Instruction) {
 	a := in.Operands[0]
 	sh, tauSh := a.Shape, in.Shape.Tuple[1]
 	t := sh.Elem
@@ -197,10 +216,9 @@ func (b *expander) geqrf(in *hlo.Instruction) *hlo.Instruction {
 		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{j1, next, tauAt}
 	})
-	w := out.Operands[0]
-	taus := b.inst(hlo.OpGetTupleElement, tauSh, w)
+	taus := b.inst(hlo.OpGetTupleElement, tauSh, out.Operands[0])
 	taus.A.Index = 2
-	return b.inst(hlo.OpTuple, in.Shape, out, taus)
+	return out, taus
 }
 
 // orgqr is LAPACK's org2r (ung2r): Q = H(0) ... H(k-1) applied to the
@@ -210,7 +228,7 @@ func (b *expander) geqrf(in *hlo.Instruction) *hlo.Instruction {
 // applied to whole columns is org2r's column by column.
 func (b *expander) orgqr(in *hlo.Instruction) *hlo.Instruction {
 	a, tau := in.Operands[0], in.Operands[1]
-	sh := a.Shape
+	sh := a.Shape // the result's (its first element, for older jaxlib's tuple)
 	t := sh.Elem
 	r := sh.Rank()
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
@@ -236,4 +254,101 @@ func (b *expander) orgqr(in *hlo.Instruction) *hlo.Instruction {
 		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{j1, next, am, taus}
 	})
+}
+
+// getrf is LAPACK's getf2 over a batch of m x n matrices, a column per
+// iteration of a while loop: the pivot is the first row at or below j
+// of largest |re| + |im| (i?amax), found by a max and a min over masked
+// rows (each matrix its own, so rows are swapped by masks, not by
+// dynamic slices); the column below the pivot is scaled by its
+// reciprocal (divided by it below the smallest normal, where the
+// reciprocal overflows), the trailing block updated by one dot, and a
+// zero pivot leaves the column and records info.
+func (b *expander) getrf(in *hlo.Instruction) *hlo.Instruction {
+	a := in.Operands[0]
+	sh, pivSh, infoSh := a.Shape, in.Shape.Tuple[1], in.Shape.Tuple[2]
+	t := sh.Elem
+	rt, isComplex := realPart(t)
+	r := sh.Rank()
+	m, n := sh.Dims[r-2], sh.Dims[r-1]
+	k := pivSh.Dims[r-2]
+	batch := sh.Dims[:r-2]
+	sfmin := map[hlo.ElementType]uint64{hlo.F32: 0x00800000, hlo.F64: 0x0010000000000000}[rt]
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, pivSh, infoSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a, b.zeros(pivSh), b.zeros(infoSh))
+	out := b.countedLoop(in, in.Name+".getrf", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		j, am, ipiv, info := e[0], e[1], e[2], e[3]
+		x, xs := lb.batched(t, batch), lb.batched(hlo.S32, batch)
+		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
+		one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+		col := x.slice(am, x.sizes(m, 1), x.zero, j)
+		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
+		jc := lb.full(j, ri.Shape)
+		// The pivot row p: the first of largest |re| + |im| at or below j.
+		mag := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), lb.realOf(col))
+		if isComplex {
+			im := lb.inst(hlo.OpImag, mag.Shape, col)
+			mag = lb.inst(hlo.OpAdd, mag.Shape, mag, lb.inst(hlo.OpAbs, mag.Shape, im))
+		}
+		mag = lb.sel(lb.compare(ri, jc, "GE"), mag, lb.full(lb.convert(lb.constant(hlo.S32, -1), rt), mag.Shape))
+		big := lb.reshape(lb.reduceDim(mag, r-2, hlo.OpMaximum, lb.convert(lb.constant(hlo.S32, -1), rt)), x.sizes(1, 1)...)
+		xr := lb.batched(rt, batch)
+		rows := lb.sel(lb.compare(mag, xr.spread(big, mag.Shape), "EQ"), ri, lb.full(lb.constant(hlo.S32, m), ri.Shape))
+		p := lb.reshape(lb.reduceDim(rows, r-2, hlo.OpMinimum, lb.constant(hlo.S32, m)), x.sizes(1, 1)...)
+		p = lb.sel(lb.compare(p, lb.full(lb.constant(hlo.S32, m), p.Shape), "EQ"), lb.full(j, p.Shape), p) // NaNs: no row is largest
+		// Rows j and p swapped: row p summed out of the masked matrix.
+		isP := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), xs.spread(p, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
+		isJ := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
+		rowP := lb.reduceDim(lb.sel(isP, am, lb.zeros(sh)), r-2, hlo.OpAdd, lb.constant(t, 0)) // [batch..., n]
+		rowJ := lb.reshape(x.slice(am, x.sizes(1, n), j, x.zero), rowP.Shape.Dims...)
+		spreadRow := func(v *hlo.Instruction) *hlo.Instruction {
+			bc := lb.inst(hlo.OpBroadcast, sh, v)
+			bc.A.Dimensions, bc.A.HasDimensions = append(x.dims(), int64(r-1)), true
+			return bc
+		}
+		swapped := lb.sel(isJ, spreadRow(rowP), lb.sel(isP, spreadRow(rowJ), am))
+		// The column below the pivot scaled, unless the pivot is zero.
+		col = x.slice(swapped, x.sizes(m, 1), x.zero, j)
+		piv := x.slice(swapped, x.sizes(1, 1), j, j)
+		zero := lb.compare(piv, lb.zeros(one), "EQ")
+		small := lb.compare(lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, one.Dims...), piv), lb.full(lb.floatBits(rt, sfmin), hlo.ArrayShape(rt, one.Dims...)), "LT")
+		recip := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), piv)
+		scaled := lb.sel(xs.spreadPred(small, colSh), lb.inst(hlo.OpDivide, colSh, col, x.spread(piv, colSh)), lb.inst(hlo.OpMultiply, colSh, col, x.spread(recip, colSh)))
+		below := lb.compare(ri, jc, "GT")
+		l := lb.sel(below, lb.sel(xs.spreadPred(zero, colSh), col, scaled), lb.zeros(colSh))
+		withCol := x.update(swapped, lb.sel(below, l, col), x.zero, j)
+		// a(j+1:, j+1:) -= l u, u row j right of the pivot.
+		u := x.slice(withCol, x.sizes(1, n), j, x.zero)
+		cols := lb.iota(hlo.S32, r-1, sh.Dims...)
+		after := lb.compare(cols, lb.full(j, cols.Shape), "GT")
+		upd := lb.inst(hlo.OpSubtract, sh, withCol, x.dot(sh, l, u, int64(r-1), int64(r-2)))
+		next := lb.sel(after, upd, withCol)
+		p1 := lb.inst(hlo.OpAdd, p.Shape, p, lb.full(lb.constant(hlo.S32, 1), p.Shape))
+		ipiv = lb.inst(hlo.OpDynamicUpdateSlice, pivSh, append([]*hlo.Instruction{ipiv, lb.reshape(p1, x.sizes(1)...)}, x.starts(j)...)...)
+		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
+		first := lb.inst(hlo.OpAnd, infoSh, lb.reshape(zero, batch...), lb.compare(info, lb.zeros(infoSh), "EQ"))
+		info = lb.sel(first, lb.full(j1, infoSh), info)
+		return []*hlo.Instruction{j1, next, ipiv, info}
+	})
+	w := out.Operands[0]
+	ipiv := b.inst(hlo.OpGetTupleElement, pivSh, w)
+	ipiv.A.Index = 2
+	info := b.inst(hlo.OpGetTupleElement, infoSh, w)
+	info.A.Index = 3
+	return b.inst(hlo.OpTuple, in.Shape, out, ipiv, info)
+}
+
+// floatBits is the scalar of type t whose bits are bits.
+func (b *expander) floatBits(t hlo.ElementType, bits uint64) *hlo.Instruction {
+	c := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
+	c.Literal, _ = hlo.NewLiteral(c.Shape, binary.LittleEndian.AppendUint64(nil, bits)[:t.Bytes()])
+	return c
+}
+
+// spreadPred broadcasts a [batch..., 1, 1] predicate over sh.
+func (x batched) spreadPred(p *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	pr := x.b.inst(hlo.OpReshape, hlo.ArrayShape(hlo.PRED, x.batch...), p)
+	bc := x.b.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.PRED, sh.Dims...), pr)
+	bc.A.Dimensions, bc.A.HasDimensions = x.dims(), true
+	return bc
 }

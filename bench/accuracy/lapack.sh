@@ -43,4 +43,16 @@ for b in range(8):
     x = np.linalg.solve(r, p[b])
     xs.append(np.abs(o['out7'][b] - x).max() / np.abs(x).max() / eps)
 print('trsm f32 8x32x32: %.1f ulp of max|x|' % max(xs))
+import ctypes, ctypes.util
+lib = ctypes.CDLL(ctypes.util.find_library('openblas') or ctypes.util.find_library('lapack'))
+fs, same = [], True
+for b in range(8):
+    f = np.asfortranarray(a[b].copy())
+    ipiv = np.zeros(32, dtype=np.int32)
+    info = ctypes.c_int(0)
+    mm, nn = ctypes.c_int(64), ctypes.c_int(32)
+    lib.dgetrf_(ctypes.byref(mm), ctypes.byref(nn), f.ctypes.data_as(ctypes.c_void_p), ctypes.byref(mm), ipiv.ctypes.data_as(ctypes.c_void_p), ctypes.byref(info))
+    same = same and (ipiv == o['out9'][b]).all()
+    fs.append(err(o['out8'][b], f, np.abs(f).max()))
+print('getrf f32 8x64x32: %.1f ulp of max|lu|, pivots %s' % (max(fs), 'the same as LAPACK' if same else 'DIFFERENT from LAPACK'))
 PY

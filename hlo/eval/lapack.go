@@ -21,23 +21,58 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	if c == nil {
 		return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
 	}
+	var res []*hlo.Literal
 	switch c.Kind {
 	case hlo.CallIdentity:
 		return ops[0], nil
 	case hlo.CallTrsm:
 		ts := *in
 		ts.A.LeftSide, ts.A.Lower, ts.A.UnitDiagonal, ts.A.TransposeA = c.LeftSide, c.Lower, c.UnitDiagonal, c.Transpose
-		return &Value{Lit: triangularSolve(&ts, ops[0].Lit, ops[1].Lit)}, nil
+		b := ops[1].Lit
+		if c.Alpha {
+			b = scaled(b, ops[2].Lit)
+		}
+		res = []*hlo.Literal{triangularSolve(&ts, ops[0].Lit, b)}
 	case hlo.CallPotrf:
 		f, info := potrf(ops[0].Lit, c.Lower)
-		return &Value{Tuple: []*Value{{Lit: f}, {Lit: info}}}, nil
+		res = []*hlo.Literal{f, info}
 	case hlo.CallGeqrf:
 		a, tau := geqrf(ops[0].Lit, in.Shape.Tuple[1])
-		return &Value{Tuple: []*Value{{Lit: a}, {Lit: tau}}}, nil
+		res = []*hlo.Literal{a, tau}
 	case hlo.CallOrgqr:
-		return &Value{Lit: orgqr(ops[0].Lit, ops[1].Lit)}, nil
+		res = []*hlo.Literal{orgqr(ops[0].Lit, ops[1].Lit)}
+	case hlo.CallGetrf:
+		lu, ipiv, info := getrf(ops[0].Lit)
+		res = []*hlo.Literal{lu, ipiv, info}
+	default:
+		return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
 	}
-	return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
+	if in.Shape.IsArray() {
+		return &Value{Lit: res[0]}, nil
+	}
+	v := &Value{}
+	for i, s := range in.Shape.Tuple {
+		l := zeros(s)
+		if i < len(res) {
+			l = res[i]
+		}
+		v.Tuple = append(v.Tuple, &Value{Lit: l})
+	}
+	return v, nil
+}
+
+// scaled is b times scalar alpha.
+func scaled(b, alpha *hlo.Literal) *hlo.Literal {
+	_, _, _, x := matrices(b)
+	s := get(alpha, 0)
+	k := complex(s.f, 0)
+	if isComplex(alpha.Shape.Elem) {
+		k = s.c
+	}
+	for i := range x {
+		x[i] *= k
+	}
+	return literal(b.Shape.Elem, b.Shape.Dims, x)
 }
 
 // matrices reads a literal's last two dimensions as a batch of m x n
@@ -203,4 +238,63 @@ func potrf(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 		}
 	}
 	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(hlo.S32, slices.Clone(l.Shape.Dims[:l.Shape.Rank()-2]), info)
+}
+
+// getrf is LAPACK's getf2: LU with partial pivoting, for each column j
+// the first row at or below j of largest |re| + |im| (i?amax) swapped
+// into row j (ipiv[j] = that row + 1), the column below the pivot scaled
+// by its reciprocal (divided by it when the reciprocal would overflow,
+// below the smallest normal) and the trailing rows and columns updated;
+// a zero pivot leaves the column and sets info to the first such column
+// + 1.
+func getrf(l *hlo.Literal) (*hlo.Literal, *hlo.Literal, *hlo.Literal) {
+	batch, m, n, a := matrices(l)
+	k := min(m, n)
+	rt := l.Shape.Elem
+	if isComplex(rt) {
+		rt = map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[rt]
+	}
+	sfmin := math.SmallestNonzeroFloat64 * (1 << 52) // the smallest normal f64
+	if rt == hlo.F32 {
+		sfmin = float64(math.Float32frombits(0x00800000))
+	}
+	ipiv := make([]complex128, batch*k)
+	info := make([]complex128, batch)
+	abs1 := func(v complex128) float64 { return math.Abs(real(v)) + math.Abs(imag(v)) }
+	for b := int64(0); b < batch; b++ {
+		at := func(i, j int64) *complex128 { return &a[b*m*n+i*n+j] }
+		for j := int64(0); j < k; j++ {
+			p, best := j, abs1(*at(j, j))
+			for i := j + 1; i < m; i++ {
+				if v := abs1(*at(i, j)); v > best {
+					p, best = i, v
+				}
+			}
+			ipiv[b*k+j] = complex(float64(p+1), 0)
+			if piv := *at(p, j); piv != 0 {
+				for c := int64(0); c < n; c++ {
+					*at(j, c), *at(p, c) = *at(p, c), *at(j, c)
+				}
+				if cmplx.Abs(piv) >= sfmin {
+					r := 1 / piv
+					for i := j + 1; i < m; i++ {
+						*at(i, j) *= r
+					}
+				} else {
+					for i := j + 1; i < m; i++ {
+						*at(i, j) /= piv
+					}
+				}
+			} else if info[b] == 0 {
+				info[b] = complex(float64(j+1), 0)
+			}
+			for i := j + 1; i < m; i++ {
+				for c := j + 1; c < n; c++ {
+					*at(i, c) -= *at(i, j) * *at(j, c)
+				}
+			}
+		}
+	}
+	bd := slices.Clone(l.Shape.Dims[:l.Shape.Rank()-2])
+	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(hlo.S32, append(slices.Clone(bd), k), ipiv), literal(hlo.S32, bd, info)
 }

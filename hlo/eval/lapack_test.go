@@ -145,3 +145,52 @@ ENTRY e {
 		require.ErrorContains(t, err, c.want)
 	}
 }
+
+// TestGetrfAgainstLapack: the evaluator's getrf gives LAPACK's own LU,
+// pivots and info (testdata/getrf.json, from LAPACK's dgetrf and zgetrf
+// through ctypes: getrf.py) for square, tall, wide, singular and
+// complex matrices.
+func TestGetrfAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/getrf.json")
+	require.NoError(t, err)
+	var cases []struct {
+		M, N    int64
+		Complex bool
+		A, LU   json.RawMessage
+		Ipiv    []int32
+		Info    int32
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 5)
+	for _, c := range cases {
+		ty, letter, et := "f64", "d", hlo.F64
+		if c.Complex {
+			ty, letter, et = "c128", "z", hlo.C128
+		}
+		k := min(c.M, c.N)
+		name := fmt.Sprintf("%s[%d,%d]", ty, c.M, c.N)
+		src := fmt.Sprintf(`HloModule lu
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d] parameter(0)
+  ROOT lu = (%[1]s[%[2]d,%[3]d], s32[%[4]d], s32[]) custom-call(a), custom_call_target="lapack_%[5]sgetrf_ffi"
+}`, ty, c.M, c.N, k, letter)
+		m, err := hlo.Parse(name, src)
+		require.NoError(t, err, name)
+		require.NoError(t, Check(m), name)
+		out, err := Run(m, lit64(et, []int64{c.M, c.N}, values(t, c.A, c.Complex)))
+		require.NoError(t, err, name)
+		got := out.Leaves()
+		for i, w := range values(t, c.LU, c.Complex) {
+			s := get(got[0], int64(i))
+			g := complex(s.f, 0)
+			if c.Complex {
+				g = s.c
+			}
+			require.LessOrEqual(t, cmplx.Abs(g-w), 1e-13*math.Max(1, cmplx.Abs(w)), "%s lu element %d: %v, LAPACK's %v", name, i, g, w)
+		}
+		for i, w := range c.Ipiv {
+			require.Equal(t, int64(w), get(got[1], int64(i)).i, "%s ipiv %d", name, i)
+		}
+		require.Equal(t, int64(c.Info), get(got[2], 0).i, "%s info", name)
+	}
+}
