@@ -47,6 +47,33 @@ func TestTopK(t *testing.T) {
 	}
 }
 
+// TestTopKCustomCall: XLA's TopK custom-call (as its TopkRewriter and
+// CPU thunks write it) sorts by its own comparator over (value, index)
+// pairs: descending by TOTALORDER here, and ascending by index on the
+// value's ties through a comparator that reads the indices, on short
+// and chunked rows, bit for bit with the evaluator.
+func TestTopKCustomCall(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, n := range []int{17, 6000} {
+		for _, dir := range []string{"GT", "LT"} {
+			src := fmt.Sprintf(`HloModule topk
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=%s, type=TOTALORDER
+}
+ENTRY e {
+  x = f32[3,%d] parameter(0)
+  ROOT t = (f32[3,5], s32[3,5]) custom-call(x), custom_call_target="TopK", called_computations={cmp}
+}`, dir, n)
+			requireExact(t, fmt.Sprintf("topk_call_%d_%s_edges", n, dir), src, edgeInputs(6))
+			requireExact(t, fmt.Sprintf("topk_call_%d_%s_ties", n, dir), src, smallInts(7))
+		}
+	}
+}
+
 // TestLongReductions: reductions longer than one invocation may loop on
 // llvmpipe (65535 iterations) are split into partial reductions. Integer
 // sums and argmax (ties to the lower index) must be exact; an f32 sum

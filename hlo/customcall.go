@@ -9,7 +9,7 @@ import (
 
 // CustomCall is what a custom-call computes, for the targets vkjit runs
 // (KnownCustomCall): XLA's sharding annotations, which on one device pass
-// their operand on, and the LAPACK calls JAX's CPU lowering makes for
+// their operand on, XLA's TopK, and the LAPACK calls JAX's CPU lowering makes for
 // jnp.linalg (lapack_<t><op>_ffi, t one of s d c z, the element type).
 // The evaluator and the lowering both read this table.
 type CustomCall struct {
@@ -53,6 +53,10 @@ const (
 	// [..., min(m, n)], row i swapped with row ipiv[i]-1; info, the first
 	// zero pivot's column + 1, or 0).
 	CallGetrf
+	// CallTopK: XLA's TopK custom-call (TopkRewriter's): the first k of
+	// each row of a [..., n] by its comparator over (value, index)
+	// pairs, stably, and their indices: (values [..., k], s32 indices).
+	CallTopK
 )
 
 var (
@@ -74,6 +78,19 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, fmt.Errorf("custom-call %s of one device takes one array and returns it, of its shape", in.A.Target)
 		}
 		return &CustomCall{Kind: CallIdentity}, nil
+	}
+	if in.A.Target == "TopK" {
+		ok := len(in.Operands) == 1 && in.Operands[0].Shape.IsArray() && in.Operands[0].Shape.Rank() >= 1 && len(in.Called) == 1 &&
+			len(in.Called[0].Params) == 4 && in.Shape.IsTuple() && len(in.Shape.Tuple) == 2
+		if ok {
+			x, v, i := in.Operands[0].Shape, in.Shape.Tuple[0], in.Shape.Tuple[1]
+			r := x.Rank()
+			ok = v.Elem == x.Elem && i.Elem == S32 && v.Rank() == r && v.SameDims(i) && slices.Equal(v.Dims[:r-1], x.Dims[:r-1]) && v.Dims[r-1] <= x.Dims[r-1]
+		}
+		if !ok {
+			return nil, fmt.Errorf("custom-call TopK takes an array and a comparator of (value, value, index, index), and returns (its first k values along the last dimension, their s32 indices)")
+		}
+		return &CustomCall{Kind: CallTopK}, nil
 	}
 	m := lapackTarget.FindStringSubmatch(in.A.Target)
 	if m == nil {

@@ -37,6 +37,9 @@ func expandTopK(s *state) error {
 		iota.A.IotaDim = int64(last)
 		add(iota)
 		cmp := comparator(in.Name+"/cmp", x.Shape.Elem, in.A.Largest)
+		if len(in.Called) == 1 { // XLA's TopK custom-call: its own comparator of (v, v, i, i)
+			cmp = in.Called[0]
+		}
 		// firstK sorts (v, ix) along their last dimension and slices the
 		// first k of both.
 		firstK := func(tag string, v, ix *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {

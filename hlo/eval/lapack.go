@@ -44,6 +44,8 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallGetrf:
 		lu, ipiv, info := getrf(ops[0].Lit)
 		res = []*hlo.Literal{lu, ipiv, info}
+	case hlo.CallTopK:
+		return e.topKCall(in, ops[0].Lit)
 	default:
 		return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
 	}
@@ -297,4 +299,27 @@ func getrf(l *hlo.Literal) (*hlo.Literal, *hlo.Literal, *hlo.Literal) {
 	}
 	bd := slices.Clone(l.Shape.Dims[:l.Shape.Rank()-2])
 	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(hlo.S32, append(slices.Clone(bd), k), ipiv), literal(hlo.S32, bd, info)
+}
+
+// topKCall is XLA's TopK custom-call: a stable sort of (x, its indices)
+// along the last dimension by the call's comparator, the first k kept.
+func (e *evaluator) topKCall(in *hlo.Instruction, x *hlo.Literal) (*Value, error) {
+	r := x.Shape.Rank()
+	io := &hlo.Instruction{Op: hlo.OpIota, Shape: hlo.ArrayShape(hlo.S32, x.Shape.Dims...)}
+	io.A.IotaDim = int64(r - 1)
+	srt := &hlo.Instruction{Op: hlo.OpSort, Called: in.Called}
+	srt.A.Dimensions, srt.A.IsStable = []int64{int64(r - 1)}, true
+	sorted, err := e.sort(srt, []*hlo.Literal{x, iota(io)})
+	if err != nil {
+		return nil, err
+	}
+	out := &Value{}
+	for i, l := range sorted.Leaves() {
+		sl := &hlo.Instruction{Op: hlo.OpSlice, Shape: in.Shape.Tuple[i]}
+		for d, n := range l.Shape.Dims {
+			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: min(n, in.Shape.Tuple[i].Dims[d]), Stride: 1})
+		}
+		out.Tuple = append(out.Tuple, &Value{Lit: slice(sl, l)})
+	}
+	return out, nil
 }
