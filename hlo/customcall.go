@@ -57,10 +57,14 @@ const (
 	// each row of a [..., n] by its comparator over (value, index)
 	// pairs, stably, and their indices: (values [..., k], s32 indices).
 	CallTopK
+	// CallSyevd: the eigenvalues of a symmetric matrix [..., n, n] (its
+	// uplo triangle read), ascending, and their eigenvectors, LAPACK's
+	// syevd: (vectors as columns, eigenvalues [..., n], info).
+	CallSyevd
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -177,6 +181,19 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		r := len(d)
 		if len(td) != r-1 || td[r-2] > d[r-1] || d[r-1] > d[r-2] || !slices.Equal(td[:r-2], d[:r-2]) {
 			return nil, bad("an m x n matrix, n <= m, and at most n taus per matrix")
+		}
+	case "syevd":
+		c.Kind, c.Lower = CallSyevd, cfg["uplo"] == 'L'
+		if t == C64 || t == C128 {
+			return nil, nil // LAPACK's complex form is heevd
+		}
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+			return nil, bad("one square matrix")
+		}
+		d := a[0].Shape.Dims
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
+			return nil, bad("a symmetric matrix and returns (eigenvectors in its shape, eigenvalues, s32 info per matrix)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

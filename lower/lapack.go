@@ -50,6 +50,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = []*hlo.Instruction{b.orgqr(in)}
 	case hlo.CallGetrf:
 		return b.getrf(in), nil
+	case hlo.CallSyevd:
+		return b.syevd(in, c.Lower), nil
 	case hlo.CallTopK: // topk with its own comparator, which expandTopK expands
 		tk := b.inst(hlo.OpTopK, in.Shape, in.Operands...)
 		tk.Called = in.Called
@@ -356,4 +358,168 @@ func (x batched) spreadPred(p *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 	bc := x.b.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.PRED, sh.Dims...), pr)
 	bc.A.Dimensions, bc.A.HasDimensions = x.dims(), true
 	return bc
+}
+
+// jacobiSweeps bounds syevd's sweeps, as the evaluator's does.
+const jacobiSweeps = 30
+
+// syevd is the eigendecomposition of a batch of symmetric matrices by
+// the cyclic Jacobi method, as the evaluator computes it: the uplo
+// triangle mirrored; sweeps (an outer while loop, until the off-diagonal
+// norm of every matrix is at most n times the type's epsilon times its
+// Frobenius norm, at most jacobiSweeps) of one rotation per pair p < q
+// in row order (an inner while loop over a table of the pairs), each
+// zeroing a_pq: t = sign(tau) / (|tau| + sqrt(1 + tau^2)), tau = (a_qq -
+// a_pp) / (2 a_pq), applied to columns p and q, then rows p and q, of a,
+// and to the columns of v, the 2 x 2 block then set as Rutishauser does
+// (zeros off the diagonal, a_pp - t a_pq and a_qq + t a_pq on it); none,
+// a_pq zeroed, where |a_pq| <= eps sqrt(|a_pp a_qq|), below which a
+// rotation only adds rounding noise; then the diagonal sorted ascending (stably) and v's
+// columns put in its order by a dot with the one-hot permutation.
+func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
+	a := in.Operands[0]
+	sh := a.Shape
+	t := sh.Elem
+	r := sh.Rank()
+	n := sh.Dims[r-1]
+	batch := sh.Dims[:r-2]
+	wSh, infoSh := in.Shape.Tuple[1], in.Shape.Tuple[2]
+	bSh := hlo.ArrayShape(t, batch...)
+	rows, cols := b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...)
+	dir := "GE"
+	if !lower {
+		dir = "LE"
+	}
+	full := b.sel(b.compare(rows, cols, dir), a, b.swapLast(a))
+	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	sumSq := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { // [batch...]
+		sq := lb.inst(hlo.OpMultiply, sh, x, x)
+		return lb.reduceDim(lb.reduceDim(sq, r-1, hlo.OpAdd, lb.constant(t, 0)), r-2, hlo.OpAdd, lb.constant(t, 0))
+	}
+	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[t] // 2^-24, 2^-53
+	epsC := b.floatBits(t, eps)
+	nEps := b.inst(hlo.OpMultiply, epsC.Shape, epsC, b.convert(b.constant(hlo.S32, n), t))
+	tol2 := b.inst(hlo.OpMultiply, bSh, sumSq(b, full), b.full(b.inst(hlo.OpMultiply, epsC.Shape, nEps, nEps), bSh))
+	// The pairs p < q in row order, as two tables.
+	var ps, qs []byte
+	np := n * (n - 1) / 2
+	for p := int64(0); p < n-1; p++ {
+		for q := p + 1; q < n; q++ {
+			ps = binary.LittleEndian.AppendUint32(ps, uint32(p))
+			qs = binary.LittleEndian.AppendUint32(qs, uint32(q))
+		}
+	}
+	table := func(lb *expander, data []byte) *hlo.Instruction {
+		c := lb.inst(hlo.OpConstant, hlo.ArrayShape(hlo.S32, np))
+		c.Literal, _ = hlo.NewLiteral(c.Shape, data)
+		return c
+	}
+	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh, bSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), full, eye, tol2)
+	w := b.whileLoop(in, in.Name+".jacobi", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		offDiag := cb.sel(cb.compare(cb.iota(hlo.S32, r-2, sh.Dims...), cb.iota(hlo.S32, r-1, sh.Dims...), "EQ"), cb.zeros(sh), e[1])
+		open := cb.compare(sumSq(cb, offDiag), e[3], "GT") // [batch...]
+		anyOpen := cb.reduceDim(cb.reshape(open, open.Shape.NumElements()), 0, hlo.OpOr, cb.constant(hlo.PRED, 0))
+		more := cb.compare(e[0], cb.constant(hlo.S32, jacobiSweeps), "LT")
+		return cb.inst(hlo.OpAnd, more.Shape, more, anyOpen)
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		pairState := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh)
+		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), e[1], e[2])
+		av := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 1, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+			k, am, vm := pe[0], pe[1], pe[2]
+			x := pb.batched(t, batch)
+			at := func(tab []byte) *hlo.Instruction {
+				d := pb.inst(hlo.OpDynamicSlice, hlo.ArrayShape(hlo.S32, 1), table(pb, tab), k)
+				d.A.DynSliceSizes = []int64{1}
+				return pb.reshape(d)
+			}
+			p, q := at(ps), at(qs)
+			one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+			app, aqq, apq := x.slice(am, x.sizes(1, 1), p, p), x.slice(am, x.sizes(1, 1), q, q), x.slice(am, x.sizes(1, 1), p, q)
+			two := pb.convert(pb.constant(hlo.S32, 2), t)
+			tau := pb.inst(hlo.OpDivide, one, pb.inst(hlo.OpSubtract, one, aqq, app), pb.inst(hlo.OpMultiply, one, pb.full(two, one), apq))
+			ones := pb.full(pb.one(t), one)
+			mag := pb.inst(hlo.OpAdd, one, pb.inst(hlo.OpAbs, one, tau), pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAdd, one, ones, pb.inst(hlo.OpMultiply, one, tau, tau))))
+			tt := pb.inst(hlo.OpDivide, one, ones, mag)
+			tt = pb.sel(pb.compare(tau, pb.zeros(one), "LT"), pb.inst(hlo.OpNegate, one, tt), tt)
+			// No rotation where a_pq is zero, or below eps sqrt(|a_pp a_qq|).
+			tiny := pb.inst(hlo.OpMultiply, one, pb.full(pb.floatBits(t, eps), one), pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAbs, one, pb.inst(hlo.OpMultiply, one, app, aqq))))
+			skip := pb.inst(hlo.OpOr, hlo.ArrayShape(hlo.PRED, one.Dims...), pb.compare(apq, pb.zeros(one), "EQ"), pb.compare(pb.inst(hlo.OpAbs, one, apq), tiny, "LE"))
+			tt = pb.sel(skip, pb.zeros(one), tt)
+			c := pb.inst(hlo.OpDivide, one, ones, pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAdd, one, ones, pb.inst(hlo.OpMultiply, one, tt, tt))))
+			s := pb.inst(hlo.OpMultiply, one, tt, c)
+			// rot gives (c u - s w, s u + c w) of two rows or two columns.
+			rot := func(u, w *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+				cs, ss := x.spread(c, u.Shape), x.spread(s, u.Shape)
+				mul := func(f, g *hlo.Instruction) *hlo.Instruction { return pb.inst(hlo.OpMultiply, u.Shape, f, g) }
+				return pb.inst(hlo.OpSubtract, u.Shape, mul(cs, u), mul(ss, w)), pb.inst(hlo.OpAdd, u.Shape, mul(ss, u), mul(cs, w))
+			}
+			columns := func(m *hlo.Instruction) *hlo.Instruction {
+				cp, cq := rot(x.slice(m, x.sizes(n, 1), x.zero, p), x.slice(m, x.sizes(n, 1), x.zero, q))
+				return x.update(x.update(m, cp, x.zero, p), cq, x.zero, q)
+			}
+			a1 := columns(am)
+			rp, rq := rot(x.slice(a1, x.sizes(1, n), p, x.zero), x.slice(a1, x.sizes(1, n), q, x.zero))
+			a2 := x.update(x.update(a1, rp, p, x.zero), rq, q, x.zero)
+			// The 2 x 2 block as Rutishauser writes it: exact zeros off the
+			// diagonal, a_pp - t a_pq and a_qq + t a_pq on it (the two-sided
+			// products lose bits to cancellation).
+			ta := pb.inst(hlo.OpMultiply, one, tt, apq)
+			a2 = x.update(x.update(a2, pb.zeros(one), p, q), pb.zeros(one), q, p)
+			a2 = x.update(x.update(a2, pb.inst(hlo.OpSubtract, one, app, ta), p, p), pb.inst(hlo.OpAdd, one, aqq, ta), q, q)
+			k1 := pb.inst(hlo.OpAdd, k.Shape, k, pb.constant(hlo.S32, 1))
+			return []*hlo.Instruction{k1, a2, columns(vm)}
+		})
+		vOut := lb.inst(hlo.OpGetTupleElement, sh, av.Operands[0])
+		vOut.A.Index = 2
+		s1 := lb.inst(hlo.OpAdd, e[0].Shape, e[0], lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{s1, av, vOut, e[3]}
+	})
+	am := b.inst(hlo.OpGetTupleElement, sh, w)
+	am.A.Index = 1
+	vm := b.inst(hlo.OpGetTupleElement, sh, w)
+	vm.A.Index = 2
+	diag := b.reduceDim(b.sel(b.compare(rows, cols, "EQ"), am, b.zeros(sh)), r-1, hlo.OpAdd, b.constant(t, 0)) // [batch..., n]
+	idx := b.iota(hlo.S32, r-2, wSh.Dims...)
+	sorted := b.inst(hlo.OpSort, hlo.TupleShape(wSh, idx.Shape), diag, idx)
+	sorted.Called = []*hlo.Computation{comparator(in.Name+"/ascending", t, false)}
+	sorted.A.Dimensions, sorted.A.HasDimensions, sorted.A.IsStable = []int64{int64(r - 2)}, true, true
+	ws := b.inst(hlo.OpGetTupleElement, wSh, sorted)
+	ws.A.Index = 0
+	perm := b.inst(hlo.OpGetTupleElement, idx.Shape, sorted)
+	perm.A.Index = 1
+	pb := b.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.S32, sh.Dims...), perm)
+	pb.A.Dimensions, pb.A.HasDimensions = append(b.batched(t, batch).dims(), int64(r-1)), true
+	onehot := b.sel(b.compare(rows, pb, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
+	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
+}
+
+// whileLoop builds while (cond(state)) { state = body(state) } over the
+// tuple state and returns the while; cond and body get the state's
+// elements.
+func (b *expander) whileLoop(in *hlo.Instruction, name string, state hlo.Shape, init *hlo.Instruction,
+	cond func(cb *expander, e []*hlo.Instruction) *hlo.Instruction,
+	body func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
+	elems := func(x *expander) (*hlo.Instruction, []*hlo.Instruction) {
+		p := x.param(state)
+		es := make([]*hlo.Instruction, len(state.Tuple))
+		for i := range es {
+			g := x.inst(hlo.OpGetTupleElement, state.Tuple[i], p)
+			g.A.Index = int64(i)
+			es[i] = g
+		}
+		return p, es
+	}
+	cb := &expander{from: in, n: b.n}
+	cp, ce := elems(cb)
+	c := cond(cb, ce)
+	lb := &expander{from: in, n: b.n}
+	bp, be := elems(lb)
+	root := lb.inst(hlo.OpTuple, state, body(lb, be)...)
+	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cb.out, Root: c}
+	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: lb.out, Root: root}
+	w := b.inst(hlo.OpWhile, state, init)
+	w.Called = []*hlo.Computation{cc, bc}
+	return w
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"sort"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -46,6 +47,9 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		res = []*hlo.Literal{lu, ipiv, info}
 	case hlo.CallTopK:
 		return e.topKCall(in, ops[0].Lit)
+	case hlo.CallSyevd:
+		v, w := syevd(ops[0].Lit, c.Lower)
+		res = []*hlo.Literal{v, w, zeros(in.Shape.Tuple[2])}
 	default:
 		return nil, in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
 	}
@@ -322,4 +326,118 @@ func (e *evaluator) topKCall(in *hlo.Instruction, x *hlo.Literal) (*Value, error
 		out.Tuple = append(out.Tuple, &Value{Lit: slice(sl, l)})
 	}
 	return out, nil
+}
+
+// JacobiSweeps bounds the sweeps of syevd's Jacobi method (each sweep
+// rotates every pair of rows once; convergence is quadratic, and 6 to 10
+// sweeps are usual).
+const jacobiSweeps = 30
+
+// syevd is the eigendecomposition of symmetric matrices by the cyclic
+// Jacobi method, as the lowering computes it (lower/lapack.go): the uplo
+// triangle mirrored, then sweeps of one rotation per pair (p, q), p < q
+// in row order, each zeroing a_pq (Golub and Van Loan's sym.schur2: t =
+// sign(tau) / (|tau| + hypot(1, tau)), tau = (a_qq - a_pp) / (2 a_pq)),
+// the 2 x 2 block then set as Rutishauser does (zeros off the diagonal,
+// a_pp - t a_pq and a_qq + t a_pq on it); skipped, a_pq set to zero,
+// where |a_pq| <= eps sqrt(|a_pp a_qq|) (eps the type's: below that a
+// rotation only adds rounding noise, and a sweep once converged changes
+// nothing), until the off-diagonal norm is at most n eps times
+// the Frobenius norm (which the skipped elements' bound guarantees);
+// the eigenvalues (the diagonal) ascending, ties in index order, with
+// the rotations' product's columns in that order.
+func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
+	batch, n, _, raw := matrices(l)
+	eps := 0x1p-24
+	if l.Shape.Elem == hlo.F64 {
+		eps = 0x1p-53
+	}
+	vs := make([]complex128, len(raw))
+	ws := make([]complex128, batch*n)
+	for b := int64(0); b < batch; b++ {
+		a := make([]float64, n*n)
+		v := make([]float64, n*n)
+		for i := int64(0); i < n; i++ {
+			v[i*n+i] = 1
+			for j := int64(0); j < n; j++ {
+				src := raw[b*n*n+i*n+j]
+				if lower && j > i || !lower && j < i {
+					src = raw[b*n*n+j*n+i]
+				}
+				a[i*n+j] = real(src)
+			}
+		}
+		var fro float64
+		for _, x := range a {
+			fro += x * x
+		}
+		tol := float64(n) * eps * math.Sqrt(fro)
+		for sweep := 0; sweep < jacobiSweeps; sweep++ {
+			var off float64
+			for i := int64(0); i < n; i++ {
+				for j := int64(0); j < n; j++ {
+					if i != j {
+						off += a[i*n+j] * a[i*n+j]
+					}
+				}
+			}
+			if math.Sqrt(off) <= tol {
+				break
+			}
+			for p := int64(0); p < n-1; p++ {
+				for q := p + 1; q < n; q++ {
+					app, aqq, apq := a[p*n+p], a[q*n+q], a[p*n+q]
+					if math.Abs(apq) <= eps*math.Sqrt(math.Abs(app*aqq)) {
+						a[p*n+q], a[q*n+p] = 0, 0 // below rounding: rotating adds only noise
+						continue
+					}
+					c, s, t := jacobiRotation(app, aqq, apq)
+					for k := int64(0); k < n; k++ { // columns: a j
+						ap, aq := a[k*n+p], a[k*n+q]
+						a[k*n+p], a[k*n+q] = c*ap-s*aq, s*ap+c*aq
+						vp, vq := v[k*n+p], v[k*n+q]
+						v[k*n+p], v[k*n+q] = c*vp-s*vq, s*vp+c*vq
+					}
+					for k := int64(0); k < n; k++ { // rows: j^T a
+						ap, aq := a[p*n+k], a[q*n+k]
+						a[p*n+k], a[q*n+k] = c*ap-s*aq, s*ap+c*aq
+					}
+					// The 2 x 2 block as Rutishauser writes it: exact zeros
+					// off the diagonal, a_pp - t a_pq and a_qq + t a_pq on it
+					// (the two-sided products lose bits to cancellation).
+					a[p*n+q], a[q*n+p] = 0, 0
+					a[p*n+p], a[q*n+q] = app-t*apq, aqq+t*apq
+				}
+			}
+		}
+		order := make([]int64, n)
+		for i := range order {
+			order[i] = int64(i)
+		}
+		sort.SliceStable(order, func(x, y int) bool { return a[order[x]*n+order[x]] < a[order[y]*n+order[y]] })
+		for j, o := range order {
+			ws[b*n+int64(j)] = complex(a[o*n+o], 0)
+			for i := int64(0); i < n; i++ {
+				vs[b*n*n+i*n+int64(j)] = complex(v[i*n+o], 0)
+			}
+		}
+	}
+	bd := slices.Clone(l.Shape.Dims[:l.Shape.Rank()-1])
+	return literal(l.Shape.Elem, l.Shape.Dims, vs), literal(l.Shape.Elem, bd, ws)
+}
+
+// jacobiRotation is the rotation (c, s) that zeroes a_pq of the
+// symmetric 2 x 2 [[app, apq], [apq, aqq]], and its tangent t: (1, 0, 0)
+// when apq is zero.
+func jacobiRotation(app, aqq, apq float64) (c, s, t float64) {
+	if apq == 0 {
+		return 1, 0, 0
+	}
+	tau := (aqq - app) / (2 * apq)
+	t = 1 / (math.Abs(tau) + math.Hypot(1, tau))
+	if tau < 0 {
+		t = -t
+	}
+	c = 1 / math.Hypot(1, t)
+	return c, t * c, t
 }

@@ -194,3 +194,57 @@ ENTRY e {
 		require.Equal(t, int64(c.Info), get(got[2], 0).i, "%s info", name)
 	}
 }
+
+// TestSyevdAgainstLapack: the evaluator's Jacobi eigendecomposition
+// gives LAPACK's eigenvalues (syevd through NumPy: testdata/eigh.py) to
+// 1e-13, and its eigenvectors up to each column's sign; the lower and
+// upper triangles read give the same.
+func TestSyevdAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/eigh.json")
+	require.NoError(t, err)
+	var cases []struct {
+		N       int64
+		A, W, V []float64
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 4)
+	for _, c := range cases {
+		for _, uplo := range []int{'L', 'U'} {
+			name := fmt.Sprintf("f64[%d,%d] uplo %c", c.N, c.N, uplo)
+			src := fmt.Sprintf(`HloModule eigh
+ENTRY e {
+  a = f64[%[1]d,%[1]d] parameter(0)
+  ROOT r = (f64[%[1]d,%[1]d], f64[%[1]d], s32[]) custom-call(a), custom_call_target="lapack_dsyevd_ffi", backend_config={mode = 86 : ui8, uplo = %[2]d : ui8}
+}`, c.N, uplo)
+			m, err := hlo.Parse(name, src)
+			require.NoError(t, err, name)
+			require.NoError(t, Check(m), name)
+			a := make([]complex128, len(c.A))
+			for i, x := range c.A {
+				a[i] = complex(x, 0)
+				r, col := int64(i)/c.N, int64(i)%c.N
+				if uplo == 'L' && col > r || uplo == 'U' && col < r {
+					a[i] = complex(math.NaN(), 0) // the triangle not read
+				}
+			}
+			out, err := Run(m, lit64(hlo.F64, []int64{c.N, c.N}, a))
+			require.NoError(t, err, name)
+			got := out.Leaves()
+			for j, w := range c.W {
+				require.InDelta(t, w, get(got[1], int64(j)).f, 1e-13*math.Max(1, math.Abs(w)), "%s eigenvalue %d", name, j)
+				// Column j up to its sign: compare where LAPACK's is largest.
+				big := 0
+				for i := range c.N {
+					if math.Abs(c.V[int(i)*int(c.N)+j]) > math.Abs(c.V[big*int(c.N)+j]) {
+						big = int(i)
+					}
+				}
+				sign := math.Copysign(1, get(got[0], int64(big)*c.N+int64(j)).f*c.V[big*int(c.N)+j])
+				for i := range c.N {
+					require.InDelta(t, c.V[int(i)*int(c.N)+j], sign*get(got[0], i*c.N+int64(j)).f, 1e-12, "%s eigenvector %d element %d", name, j, i)
+				}
+			}
+			require.Equal(t, int64(0), get(got[2], 0).i)
+		}
+	}
+}
