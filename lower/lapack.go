@@ -494,32 +494,3 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
 	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
 }
-
-// whileLoop builds while (cond(state)) { state = body(state) } over the
-// tuple state and returns the while; cond and body get the state's
-// elements.
-func (b *expander) whileLoop(in *hlo.Instruction, name string, state hlo.Shape, init *hlo.Instruction,
-	cond func(cb *expander, e []*hlo.Instruction) *hlo.Instruction,
-	body func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
-	elems := func(x *expander) (*hlo.Instruction, []*hlo.Instruction) {
-		p := x.param(state)
-		es := make([]*hlo.Instruction, len(state.Tuple))
-		for i := range es {
-			g := x.inst(hlo.OpGetTupleElement, state.Tuple[i], p)
-			g.A.Index = int64(i)
-			es[i] = g
-		}
-		return p, es
-	}
-	cb := &expander{from: in, n: b.n}
-	cp, ce := elems(cb)
-	c := cond(cb, ce)
-	lb := &expander{from: in, n: b.n}
-	bp, be := elems(lb)
-	root := lb.inst(hlo.OpTuple, state, body(lb, be)...)
-	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cb.out, Root: c}
-	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: lb.out, Root: root}
-	w := b.inst(hlo.OpWhile, state, init)
-	w.Called = []*hlo.Computation{cc, bc}
-	return w
-}

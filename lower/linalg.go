@@ -76,27 +76,42 @@ func (b *expander) param(sh hlo.Shape) *hlo.Instruction {
 // next state's, the counter's increment included.
 func (b *expander) countedLoop(in *hlo.Instruction, name string, state hlo.Shape, n int64, init *hlo.Instruction, keep int,
 	body func(lb *expander, elems []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
-	cond := &expander{from: in, n: b.n}
-	cp := cond.param(state)
-	ci := cond.inst(hlo.OpGetTupleElement, hlo.ArrayShape(hlo.S32), cp)
-	lt := cond.inst(hlo.OpCompare, hlo.ArrayShape(hlo.PRED), ci, cond.constant(hlo.S32, n))
-	lt.A.Direction = "LT"
-	lb := &expander{from: in, n: b.n}
-	bp := lb.param(state)
-	elems := make([]*hlo.Instruction, len(state.Tuple))
-	for i := range elems {
-		g := lb.inst(hlo.OpGetTupleElement, state.Tuple[i], bp)
-		g.A.Index = int64(i)
-		elems[i] = g
-	}
-	root := lb.inst(hlo.OpTuple, state, body(lb, elems)...)
-	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cond.out, Root: lt}
-	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: lb.out, Root: root}
-	w := b.inst(hlo.OpWhile, state, init)
-	w.Called = []*hlo.Computation{cc, bc}
+	w := b.whileLoop(in, name, state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.compare(e[0], cb.constant(hlo.S32, n), "LT")
+	}, body)
 	g := b.inst(hlo.OpGetTupleElement, state.Tuple[keep], w)
 	g.A.Index = int64(keep)
 	return g
+}
+
+// whileLoop builds while (cond(state)) { state = body(state) } over the
+// tuple state and returns the while; cond and body get the state's
+// elements.
+func (b *expander) whileLoop(in *hlo.Instruction, name string, state hlo.Shape, init *hlo.Instruction,
+	cond func(cb *expander, e []*hlo.Instruction) *hlo.Instruction,
+	body func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction) *hlo.Instruction {
+	elems := func(x *expander) (*hlo.Instruction, []*hlo.Instruction) {
+		p := x.param(state)
+		es := make([]*hlo.Instruction, len(state.Tuple))
+		for i := range es {
+			g := x.inst(hlo.OpGetTupleElement, state.Tuple[i], p)
+			g.A.Index = int64(i)
+			es[i] = g
+		}
+		return p, es
+	}
+	cb := &expander{from: in, n: b.n}
+	cp, ce := elems(cb)
+	c := cond(cb, ce)
+	cc := &hlo.Computation{Name: name + ".cond", Pos: in.Pos, Params: []*hlo.Instruction{cp}, Instructions: cb.out, Root: c}
+	cc.Instructions = cc.Reachable() // the state's elements the condition does not read
+	lb := &expander{from: in, n: b.n}
+	bp, be := elems(lb)
+	root := lb.inst(hlo.OpTuple, state, body(lb, be)...)
+	bc := &hlo.Computation{Name: name + ".body", Pos: in.Pos, Params: []*hlo.Instruction{bp}, Instructions: lb.out, Root: root}
+	w := b.inst(hlo.OpWhile, state, init)
+	w.Called = []*hlo.Computation{cc, bc}
+	return w
 }
 
 // batched slices batches of matrices: the batch dimensions whole, a

@@ -18,16 +18,7 @@ func fft(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
 	dims := append([]int64{}, x.Shape.Dims...)
 	rank := len(dims)
 	first := rank - len(l)
-	n := x.Shape.NumElements()
-	v := make([]complex128, n)
-	for i := range v {
-		s := get(x, int64(i))
-		if isComplex(x.Shape.Elem) {
-			v[i] = s.c
-		} else {
-			v[i] = complex(s.f, 0)
-		}
-	}
+	v := complexes(x)
 	switch in.A.FftType {
 	case "FFT", "IFFT":
 		for a := first; a < rank; a++ {

@@ -86,19 +86,26 @@ func scaled(b, alpha *hlo.Literal) *hlo.Literal {
 func matrices(l *hlo.Literal) (batch, m, n int64, a []complex128) {
 	r := l.Shape.Rank()
 	m, n = l.Shape.Dims[r-2], l.Shape.Dims[r-1]
-	a = make([]complex128, l.Shape.NumElements())
-	for i := range a {
-		s := get(l, int64(i))
-		if isComplex(l.Shape.Elem) {
-			a[i] = s.c
-		} else {
-			a[i] = complex(s.f, 0)
-		}
-	}
+	a = complexes(l)
 	if m*n == 0 {
 		return 0, m, n, a
 	}
 	return int64(len(a)) / (m * n), m, n, a
+}
+
+// complexes reads a literal's elements as complex128 (real types with
+// zero imaginary parts).
+func complexes(l *hlo.Literal) []complex128 {
+	v := make([]complex128, l.Shape.NumElements())
+	for i := range v {
+		s := get(l, int64(i))
+		if isComplex(l.Shape.Elem) {
+			v[i] = s.c
+		} else {
+			v[i] = complex(s.f, 0)
+		}
+	}
+	return v
 }
 
 // literal writes values of type t (a float, complex or signed type) and
