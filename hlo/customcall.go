@@ -57,14 +57,15 @@ const (
 	// each row of a [..., n] by its comparator over (value, index)
 	// pairs, stably, and their indices: (values [..., k], s32 indices).
 	CallTopK
-	// CallSyevd: the eigenvalues of a symmetric matrix [..., n, n] (its
-	// uplo triangle read), ascending, and their eigenvectors, LAPACK's
-	// syevd: (vectors as columns, eigenvalues [..., n], info).
+	// CallSyevd: the eigenvalues of a symmetric (heevd: Hermitian)
+	// matrix [..., n, n] (its uplo triangle read), ascending, and their
+	// eigenvectors, LAPACK's syevd and heevd: (vectors as columns, real
+	// eigenvalues [..., n], info).
 	CallSyevd
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -182,18 +183,22 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		if len(td) != r-1 || td[r-2] > d[r-1] || d[r-1] > d[r-2] || !slices.Equal(td[:r-2], d[:r-2]) {
 			return nil, bad("an m x n matrix, n <= m, and at most n taus per matrix")
 		}
-	case "syevd":
+	case "syevd", "heevd":
 		c.Kind, c.Lower = CallSyevd, cfg["uplo"] == 'L'
-		if t == C64 || t == C128 {
-			return nil, nil // LAPACK's complex form is heevd
+		if (t == C64 || t == C128) != (m[2] == "heevd") {
+			return nil, nil // LAPACK has no real heevd nor complex syevd
 		}
 		a := in.Operands
 		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims
-		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
-			return nil, bad("a symmetric matrix and returns (eigenvectors in its shape, eigenvalues, s32 info per matrix)")
+		wt := map[ElementType]ElementType{C64: F32, C128: F64}[t]
+		if wt == Invalid {
+			wt = t
+		}
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(wt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
+			return nil, bad("a symmetric (Hermitian) matrix and returns (eigenvectors in its shape, real eigenvalues, s32 info per matrix)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

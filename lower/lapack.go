@@ -363,8 +363,8 @@ func (x batched) spreadPred(p *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 // jacobiSweeps bounds syevd's sweeps, as the evaluator's does.
 const jacobiSweeps = 30
 
-// syevd is the eigendecomposition of a batch of symmetric matrices by
-// the cyclic Jacobi method, as the evaluator computes it: the uplo
+// syevd is the eigendecomposition of a batch of symmetric (heevd:
+// Hermitian) matrices by the cyclic Jacobi method, as the evaluator computes it: the uplo
 // triangle mirrored; sweeps (an outer while loop, until the off-diagonal
 // norm of every matrix is at most n times the type's epsilon times its
 // Frobenius norm, at most jacobiSweeps) of one rotation per pair p < q
@@ -375,30 +375,35 @@ const jacobiSweeps = 30
 // (zeros off the diagonal, a_pp - t a_pq and a_qq + t a_pq on it); none,
 // a_pq zeroed, where |a_pq| <= eps sqrt(|a_pp a_qq|), below which a
 // rotation only adds rounding noise; then the diagonal sorted ascending (stably) and v's
-// columns put in its order by a dot with the one-hot permutation.
+// columns put in its order by a dot with the one-hot permutation, each
+// turned so that its first largest element is real and positive.
 func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	a := in.Operands[0]
 	sh := a.Shape
 	t := sh.Elem
+	rt, isComplex := realPart(t)
 	r := sh.Rank()
 	n := sh.Dims[r-1]
 	batch := sh.Dims[:r-2]
 	wSh, infoSh := in.Shape.Tuple[1], in.Shape.Tuple[2]
-	bSh := hlo.ArrayShape(t, batch...)
+	bSh := hlo.ArrayShape(rt, batch...)
 	rows, cols := b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...)
 	dir := "GE"
 	if !lower {
 		dir = "LE"
 	}
-	full := b.sel(b.compare(rows, cols, dir), a, b.swapLast(a))
-	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
-	sumSq := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { // [batch...]
-		sq := lb.inst(hlo.OpMultiply, sh, x, x)
-		return lb.reduceDim(lb.reduceDim(sq, r-1, hlo.OpAdd, lb.constant(t, 0)), r-2, hlo.OpAdd, lb.constant(t, 0))
+	full := b.sel(b.compare(rows, cols, dir), a, b.conjT(a))
+	if isComplex { // a Hermitian diagonal is real
+		full = b.sel(b.compare(rows, cols, "EQ"), b.convert(b.realOf(full), t), full)
 	}
-	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[t] // 2^-24, 2^-53
-	epsC := b.floatBits(t, eps)
-	nEps := b.inst(hlo.OpMultiply, epsC.Shape, epsC, b.convert(b.constant(hlo.S32, n), t))
+	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	sumSq := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { // [batch...], of |x|^2
+		sq := lb.realOf(lb.inst(hlo.OpMultiply, sh, x, lb.conj(x)))
+		return lb.reduceDim(lb.reduceDim(sq, r-1, hlo.OpAdd, lb.constant(rt, 0)), r-2, hlo.OpAdd, lb.constant(rt, 0))
+	}
+	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt] // 2^-24, 2^-53
+	epsC := b.floatBits(rt, eps)
+	nEps := b.inst(hlo.OpMultiply, epsC.Shape, epsC, b.convert(b.constant(hlo.S32, n), rt))
 	tol2 := b.inst(hlo.OpMultiply, bSh, sumSq(b, full), b.full(b.inst(hlo.OpMultiply, epsC.Shape, nEps, nEps), bSh))
 	// The pairs p < q in row order, as two tables.
 	var ps, qs []byte
@@ -426,49 +431,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 		pairState := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh)
 		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), e[1], e[2])
 		av := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 1, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
-			k, am, vm := pe[0], pe[1], pe[2]
-			x := pb.batched(t, batch)
-			at := func(tab []byte) *hlo.Instruction {
-				d := pb.inst(hlo.OpDynamicSlice, hlo.ArrayShape(hlo.S32, 1), table(pb, tab), k)
-				d.A.DynSliceSizes = []int64{1}
-				return pb.reshape(d)
-			}
-			p, q := at(ps), at(qs)
-			one := hlo.ArrayShape(t, x.sizes(1, 1)...)
-			app, aqq, apq := x.slice(am, x.sizes(1, 1), p, p), x.slice(am, x.sizes(1, 1), q, q), x.slice(am, x.sizes(1, 1), p, q)
-			two := pb.convert(pb.constant(hlo.S32, 2), t)
-			tau := pb.inst(hlo.OpDivide, one, pb.inst(hlo.OpSubtract, one, aqq, app), pb.inst(hlo.OpMultiply, one, pb.full(two, one), apq))
-			ones := pb.full(pb.one(t), one)
-			mag := pb.inst(hlo.OpAdd, one, pb.inst(hlo.OpAbs, one, tau), pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAdd, one, ones, pb.inst(hlo.OpMultiply, one, tau, tau))))
-			tt := pb.inst(hlo.OpDivide, one, ones, mag)
-			tt = pb.sel(pb.compare(tau, pb.zeros(one), "LT"), pb.inst(hlo.OpNegate, one, tt), tt)
-			// No rotation where a_pq is zero, or below eps sqrt(|a_pp a_qq|).
-			tiny := pb.inst(hlo.OpMultiply, one, pb.full(pb.floatBits(t, eps), one), pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAbs, one, pb.inst(hlo.OpMultiply, one, app, aqq))))
-			skip := pb.inst(hlo.OpOr, hlo.ArrayShape(hlo.PRED, one.Dims...), pb.compare(apq, pb.zeros(one), "EQ"), pb.compare(pb.inst(hlo.OpAbs, one, apq), tiny, "LE"))
-			tt = pb.sel(skip, pb.zeros(one), tt)
-			c := pb.inst(hlo.OpDivide, one, ones, pb.inst(hlo.OpSqrt, one, pb.inst(hlo.OpAdd, one, ones, pb.inst(hlo.OpMultiply, one, tt, tt))))
-			s := pb.inst(hlo.OpMultiply, one, tt, c)
-			// rot gives (c u - s w, s u + c w) of two rows or two columns.
-			rot := func(u, w *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
-				cs, ss := x.spread(c, u.Shape), x.spread(s, u.Shape)
-				mul := func(f, g *hlo.Instruction) *hlo.Instruction { return pb.inst(hlo.OpMultiply, u.Shape, f, g) }
-				return pb.inst(hlo.OpSubtract, u.Shape, mul(cs, u), mul(ss, w)), pb.inst(hlo.OpAdd, u.Shape, mul(ss, u), mul(cs, w))
-			}
-			columns := func(m *hlo.Instruction) *hlo.Instruction {
-				cp, cq := rot(x.slice(m, x.sizes(n, 1), x.zero, p), x.slice(m, x.sizes(n, 1), x.zero, q))
-				return x.update(x.update(m, cp, x.zero, p), cq, x.zero, q)
-			}
-			a1 := columns(am)
-			rp, rq := rot(x.slice(a1, x.sizes(1, n), p, x.zero), x.slice(a1, x.sizes(1, n), q, x.zero))
-			a2 := x.update(x.update(a1, rp, p, x.zero), rq, q, x.zero)
-			// The 2 x 2 block as Rutishauser writes it: exact zeros off the
-			// diagonal, a_pp - t a_pq and a_qq + t a_pq on it (the two-sided
-			// products lose bits to cancellation).
-			ta := pb.inst(hlo.OpMultiply, one, tt, apq)
-			a2 = x.update(x.update(a2, pb.zeros(one), p, q), pb.zeros(one), q, p)
-			a2 = x.update(x.update(a2, pb.inst(hlo.OpSubtract, one, app, ta), p, p), pb.inst(hlo.OpAdd, one, aqq, ta), q, q)
-			k1 := pb.inst(hlo.OpAdd, k.Shape, k, pb.constant(hlo.S32, 1))
-			return []*hlo.Instruction{k1, a2, columns(vm)}
+			return pb.jacobiStep(pe, table(pb, ps), table(pb, qs), batch)
 		})
 		vOut := lb.inst(hlo.OpGetTupleElement, sh, av.Operands[0])
 		vOut.A.Index = 2
@@ -479,10 +442,10 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	am.A.Index = 1
 	vm := b.inst(hlo.OpGetTupleElement, sh, w)
 	vm.A.Index = 2
-	diag := b.reduceDim(b.sel(b.compare(rows, cols, "EQ"), am, b.zeros(sh)), r-1, hlo.OpAdd, b.constant(t, 0)) // [batch..., n]
+	diag := b.reduceDim(b.realOf(b.sel(b.compare(rows, cols, "EQ"), am, b.zeros(sh))), r-1, hlo.OpAdd, b.constant(rt, 0)) // [batch..., n]
 	idx := b.iota(hlo.S32, r-2, wSh.Dims...)
 	sorted := b.inst(hlo.OpSort, hlo.TupleShape(wSh, idx.Shape), diag, idx)
-	sorted.Called = []*hlo.Computation{comparator(in.Name+"/ascending", t, false)}
+	sorted.Called = []*hlo.Computation{comparator(in.Name+"/ascending", rt, false)}
 	sorted.A.Dimensions, sorted.A.HasDimensions, sorted.A.IsStable = []int64{int64(r - 2)}, true, true
 	ws := b.inst(hlo.OpGetTupleElement, wSh, sorted)
 	ws.A.Index = 0
@@ -492,5 +455,88 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	pb.A.Dimensions, pb.A.HasDimensions = append(b.batched(t, batch).dims(), int64(r-1)), true
 	onehot := b.sel(b.compare(rows, pb, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
 	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
+	// Each column turned so that its first largest element is real and
+	// positive, as the evaluator's: the phase does not hang on the
+	// rounding of which pairs rotated.
+	absV := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), vs)
+	colSh := hlo.ArrayShape(rt, wSh.Dims...)
+	big := b.reduceDim(absV, r-2, hlo.OpMaximum, b.constant(rt, 0)) // [batch..., n]
+	spreadCols := func(x *hlo.Instruction, e hlo.ElementType) *hlo.Instruction {
+		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(e, sh.Dims...), x)
+		bc.A.Dimensions, bc.A.HasDimensions = append(b.batched(t, batch).dims(), int64(r-1)), true
+		return bc
+	}
+	none := b.constant(hlo.S32, n)
+	first := b.reduceDim(b.sel(b.compare(absV, spreadCols(big, rt), "EQ"), rows, b.full(none, rows.Shape)), r-2, hlo.OpMinimum, none)
+	lead := b.reduceDim(b.sel(b.compare(rows, spreadCols(first, hlo.S32), "EQ"), vs, b.zeros(sh)), r-2, hlo.OpAdd, b.constant(t, 0)) // [batch..., n]
+	leadAbs := b.inst(hlo.OpAbs, colSh, lead)
+	zeroLead := b.compare(leadAbs, b.zeros(colSh), "EQ")
+	ph := b.sel(zeroLead, b.full(b.one(t), lead.Shape), b.inst(hlo.OpDivide, lead.Shape, b.conj(lead), b.convert(b.sel(zeroLead, b.full(b.one(rt), colSh), leadAbs), t)))
+	vs = b.inst(hlo.OpMultiply, sh, vs, spreadCols(ph, t))
 	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
+}
+
+// jacobiStep is one rotation of syevd's inner loop over the state (k,
+// a, v): the pair (p, q) = (ps[k], qs[k]); w = a_pq / |a_pq| (1 for real
+// types) and the real rotation (c, s, t) of [[a_pp, |a_pq|], [|a_pq|,
+// a_qq]]; J = diag(1, conj(w)) [[c, s], [-s, c]] applied as a J to
+// columns p and q of a and v, then J^H a to rows p and q of a, and the
+// 2 x 2 block set as Rutishauser does. No rotation, a_pq zeroed, where
+// |a_pq| <= eps sqrt(|a_pp a_qq|).
+func (b *expander) jacobiStep(e []*hlo.Instruction, ps, qs *hlo.Instruction, batch []int64) []*hlo.Instruction {
+	k, am, vm := e[0], e[1], e[2]
+	sh := am.Shape
+	t := sh.Elem
+	rt, _ := realPart(t)
+	r := sh.Rank()
+	n := sh.Dims[r-1]
+	x := b.batched(t, batch)
+	at := func(tab *hlo.Instruction) *hlo.Instruction {
+		d := b.inst(hlo.OpDynamicSlice, hlo.ArrayShape(hlo.S32, 1), tab, k)
+		d.A.DynSliceSizes = []int64{1}
+		return b.reshape(d)
+	}
+	p, q := at(ps), at(qs)
+	one, oneR := hlo.ArrayShape(t, x.sizes(1, 1)...), hlo.ArrayShape(rt, x.sizes(1, 1)...)
+	app, aqq := b.realOf(x.slice(am, x.sizes(1, 1), p, p)), b.realOf(x.slice(am, x.sizes(1, 1), q, q))
+	apq := x.slice(am, x.sizes(1, 1), p, q)
+	mag := b.inst(hlo.OpAbs, oneR, apq)
+	zero := b.compare(mag, b.zeros(oneR), "EQ")
+	onesR := b.full(b.one(rt), oneR)
+	two := b.convert(b.constant(hlo.S32, 2), rt)
+	tau := b.inst(hlo.OpDivide, oneR, b.inst(hlo.OpSubtract, oneR, aqq, app), b.inst(hlo.OpMultiply, oneR, b.full(two, oneR), mag))
+	den := b.inst(hlo.OpAdd, oneR, b.inst(hlo.OpAbs, oneR, tau), b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAdd, oneR, onesR, b.inst(hlo.OpMultiply, oneR, tau, tau))))
+	tt := b.inst(hlo.OpDivide, oneR, onesR, den)
+	tt = b.sel(b.compare(tau, b.zeros(oneR), "LT"), b.inst(hlo.OpNegate, oneR, tt), tt)
+	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt]
+	tiny := b.inst(hlo.OpMultiply, oneR, b.full(b.floatBits(rt, eps), oneR), b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAbs, oneR, b.inst(hlo.OpMultiply, oneR, app, aqq))))
+	skip := b.inst(hlo.OpOr, hlo.ArrayShape(hlo.PRED, oneR.Dims...), zero, b.compare(mag, tiny, "LE"))
+	tt = b.sel(skip, b.zeros(oneR), tt)
+	// A skipped pair turns no phase either (the identity, as the evaluator's).
+	phase := b.sel(skip, b.full(b.one(t), one), b.inst(hlo.OpDivide, one, apq, b.convert(b.sel(zero, onesR, mag), t)))
+	c := b.inst(hlo.OpDivide, oneR, onesR, b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAdd, oneR, onesR, b.inst(hlo.OpMultiply, oneR, tt, tt))))
+	s := b.inst(hlo.OpMultiply, oneR, tt, c)
+	ct, st := b.convert(c, t), b.convert(s, t)
+	mul := func(f, g *hlo.Instruction) *hlo.Instruction { return b.inst(hlo.OpMultiply, f.Shape, f, g) }
+	// rot gives (c u - f w, s u + g w) of two rows or two columns.
+	rot := func(u, w, f, g *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+		cs, ss, fs, gs := x.spread(ct, u.Shape), x.spread(st, u.Shape), x.spread(f, u.Shape), x.spread(g, u.Shape)
+		return b.inst(hlo.OpSubtract, u.Shape, mul(cs, u), mul(fs, w)), b.inst(hlo.OpAdd, u.Shape, mul(ss, u), mul(gs, w))
+	}
+	cw := b.conj(phase)
+	columns := func(m *hlo.Instruction) *hlo.Instruction {
+		cp, cq := rot(x.slice(m, x.sizes(n, 1), x.zero, p), x.slice(m, x.sizes(n, 1), x.zero, q), mul(st, cw), mul(ct, cw))
+		return x.update(x.update(m, cp, x.zero, p), cq, x.zero, q)
+	}
+	a1 := columns(am)
+	rp, rq := rot(x.slice(a1, x.sizes(1, n), p, x.zero), x.slice(a1, x.sizes(1, n), q, x.zero), mul(st, phase), mul(ct, phase))
+	a2 := x.update(x.update(a1, rp, p, x.zero), rq, q, x.zero)
+	// The 2 x 2 block as Rutishauser writes it: exact zeros off the
+	// diagonal, a_pp - t |a_pq| and a_qq + t |a_pq| on it (the two-sided
+	// products lose bits to cancellation).
+	ta := b.inst(hlo.OpMultiply, oneR, tt, mag)
+	a2 = x.update(x.update(a2, b.zeros(one), p, q), b.zeros(one), q, p)
+	a2 = x.update(x.update(a2, b.convert(b.inst(hlo.OpSubtract, oneR, app, ta), t), p, p), b.convert(b.inst(hlo.OpAdd, oneR, aqq, ta), t), q, q)
+	k1 := b.inst(hlo.OpAdd, k.Shape, k, b.constant(hlo.S32, 1))
+	return []*hlo.Instruction{k1, a2, columns(vm)}
 }

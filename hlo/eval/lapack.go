@@ -340,8 +340,8 @@ func (e *evaluator) topKCall(in *hlo.Instruction, x *hlo.Literal) (*Value, error
 // sweeps are usual).
 const jacobiSweeps = 30
 
-// syevd is the eigendecomposition of symmetric matrices by the cyclic
-// Jacobi method, as the lowering computes it (lower/lapack.go): the uplo
+// syevd is the eigendecomposition of symmetric (heevd: Hermitian)
+// matrices by the cyclic Jacobi method, as the lowering computes it (lower/lapack.go): the uplo
 // triangle mirrored, then sweeps of one rotation per pair (p, q), p < q
 // in row order, each zeroing a_pq (Golub and Van Loan's sym.schur2: t =
 // sign(tau) / (|tau| + hypot(1, tau)), tau = (a_qq - a_pp) / (2 a_pq)),
@@ -349,42 +349,51 @@ const jacobiSweeps = 30
 // a_pp - t a_pq and a_qq + t a_pq on it); skipped, a_pq set to zero,
 // where |a_pq| <= eps sqrt(|a_pp a_qq|) (eps the type's: below that a
 // rotation only adds rounding noise, and a sweep once converged changes
-// nothing), until the off-diagonal norm is at most n eps times
+// nothing; for complex types the rotation follows a phase that makes
+// a_pq real), until the off-diagonal norm is at most n eps times
 // the Frobenius norm (which the skipped elements' bound guarantees);
 // the eigenvalues (the diagonal) ascending, ties in index order, with
-// the rotations' product's columns in that order.
+// the rotations' product's columns in that order, each turned so that
+// its first largest element is real and positive.
 func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
+	rt := l.Shape.Elem
+	if isComplex(rt) {
+		rt = map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[rt]
+	}
 	eps := 0x1p-24
-	if l.Shape.Elem == hlo.F64 {
+	if rt == hlo.F64 {
 		eps = 0x1p-53
 	}
 	vs := make([]complex128, len(raw))
 	ws := make([]complex128, batch*n)
 	for b := int64(0); b < batch; b++ {
-		a := make([]float64, n*n)
-		v := make([]float64, n*n)
+		a := make([]complex128, n*n)
+		v := make([]complex128, n*n)
 		for i := int64(0); i < n; i++ {
 			v[i*n+i] = 1
 			for j := int64(0); j < n; j++ {
-				src := raw[b*n*n+i*n+j]
+				x := raw[b*n*n+i*n+j]
 				if lower && j > i || !lower && j < i {
-					src = raw[b*n*n+j*n+i]
+					x = conj(raw[b*n*n+j*n+i])
 				}
-				a[i*n+j] = real(src)
+				if i == j {
+					x = complex(real(x), 0) // a Hermitian diagonal is real
+				}
+				a[i*n+j] = x
 			}
 		}
 		var fro float64
 		for _, x := range a {
-			fro += x * x
+			fro += real(x)*real(x) + imag(x)*imag(x)
 		}
 		tol := float64(n) * eps * math.Sqrt(fro)
 		for sweep := 0; sweep < jacobiSweeps; sweep++ {
 			var off float64
 			for i := int64(0); i < n; i++ {
 				for j := int64(0); j < n; j++ {
-					if i != j {
-						off += a[i*n+j] * a[i*n+j]
+					if x := a[i*n+j]; i != j {
+						off += real(x)*real(x) + imag(x)*imag(x)
 					}
 				}
 			}
@@ -393,27 +402,33 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 			}
 			for p := int64(0); p < n-1; p++ {
 				for q := p + 1; q < n; q++ {
-					app, aqq, apq := a[p*n+p], a[q*n+q], a[p*n+q]
-					if math.Abs(apq) <= eps*math.Sqrt(math.Abs(app*aqq)) {
+					app, aqq, apq := real(a[p*n+p]), real(a[q*n+q]), a[p*n+q]
+					mag := cmplx.Abs(apq)
+					if mag <= eps*math.Sqrt(math.Abs(app*aqq)) {
 						a[p*n+q], a[q*n+p] = 0, 0 // below rounding: rotating adds only noise
 						continue
 					}
-					c, s, t := jacobiRotation(app, aqq, apq)
-					for k := int64(0); k < n; k++ { // columns: a j
+					// J = diag(1, conj(w)) R, w = apq / |apq|: the real
+					// rotation R of [[app, |apq|], [|apq|, aqq]] after the
+					// phase that makes apq real.
+					w := apq / complex(mag, 0)
+					c, s, t := jacobiRotation(app, aqq, mag)
+					cc, sc := complex(c, 0), complex(s, 0)
+					for k := int64(0); k < n; k++ { // columns: a J, v J
 						ap, aq := a[k*n+p], a[k*n+q]
-						a[k*n+p], a[k*n+q] = c*ap-s*aq, s*ap+c*aq
+						a[k*n+p], a[k*n+q] = cc*ap-sc*conj(w)*aq, sc*ap+cc*conj(w)*aq
 						vp, vq := v[k*n+p], v[k*n+q]
-						v[k*n+p], v[k*n+q] = c*vp-s*vq, s*vp+c*vq
+						v[k*n+p], v[k*n+q] = cc*vp-sc*conj(w)*vq, sc*vp+cc*conj(w)*vq
 					}
-					for k := int64(0); k < n; k++ { // rows: j^T a
+					for k := int64(0); k < n; k++ { // rows: J^H a
 						ap, aq := a[p*n+k], a[q*n+k]
-						a[p*n+k], a[q*n+k] = c*ap-s*aq, s*ap+c*aq
+						a[p*n+k], a[q*n+k] = cc*ap-sc*w*aq, sc*ap+cc*w*aq
 					}
 					// The 2 x 2 block as Rutishauser writes it: exact zeros
-					// off the diagonal, a_pp - t a_pq and a_qq + t a_pq on it
-					// (the two-sided products lose bits to cancellation).
+					// off the diagonal, a_pp - t |a_pq| and a_qq + t |a_pq| on
+					// it (the two-sided products lose bits to cancellation).
 					a[p*n+q], a[q*n+p] = 0, 0
-					a[p*n+p], a[q*n+q] = app-t*apq, aqq+t*apq
+					a[p*n+p], a[q*n+q] = complex(app-t*mag, 0), complex(aqq+t*mag, 0)
 				}
 			}
 		}
@@ -421,16 +436,29 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 		for i := range order {
 			order[i] = int64(i)
 		}
-		sort.SliceStable(order, func(x, y int) bool { return a[order[x]*n+order[x]] < a[order[y]*n+order[y]] })
+		sort.SliceStable(order, func(x, y int) bool { return real(a[order[x]*n+order[x]]) < real(a[order[y]*n+order[y]]) })
 		for j, o := range order {
-			ws[b*n+int64(j)] = complex(a[o*n+o], 0)
+			ws[b*n+int64(j)] = a[o*n+o]
+			// The phase (sign) that makes the column's first largest
+			// element real and positive: LAPACK's is arbitrary, and this
+			// one does not hang on the rounding of which pairs rotated.
+			big := int64(0)
+			for i := int64(1); i < n; i++ {
+				if cmplx.Abs(v[i*n+o]) > cmplx.Abs(v[big*n+o]) {
+					big = i
+				}
+			}
+			ph := complex(1, 0)
+			if x := v[big*n+o]; x != 0 {
+				ph = conj(x) / complex(cmplx.Abs(x), 0)
+			}
 			for i := int64(0); i < n; i++ {
-				vs[b*n*n+i*n+int64(j)] = complex(v[i*n+o], 0)
+				vs[b*n*n+i*n+int64(j)] = v[i*n+o] * ph
 			}
 		}
 	}
 	bd := slices.Clone(l.Shape.Dims[:l.Shape.Rank()-1])
-	return literal(l.Shape.Elem, l.Shape.Dims, vs), literal(l.Shape.Elem, bd, ws)
+	return literal(l.Shape.Elem, l.Shape.Dims, vs), literal(rt, bd, ws)
 }
 
 // jacobiRotation is the rotation (c, s) that zeroes a_pq of the

@@ -196,52 +196,61 @@ ENTRY e {
 }
 
 // TestSyevdAgainstLapack: the evaluator's Jacobi eigendecomposition
-// gives LAPACK's eigenvalues (syevd through NumPy: testdata/eigh.py) to
-// 1e-13, and its eigenvectors up to each column's sign; the lower and
-// upper triangles read give the same.
+// gives LAPACK's eigenvalues (syevd and heevd through NumPy:
+// testdata/eigh.py) to 1e-13, and its eigenvectors up to each column's
+// sign (phase, for complex types) to 1e-12; the lower and upper
+// triangles read give the same.
 func TestSyevdAgainstLapack(t *testing.T) {
 	raw, err := os.ReadFile("testdata/eigh.json")
 	require.NoError(t, err)
 	var cases []struct {
 		N       int64
-		A, W, V []float64
+		Complex bool
+		A, W, V json.RawMessage
 	}
 	require.NoError(t, json.Unmarshal(raw, &cases))
-	require.Len(t, cases, 4)
+	require.Len(t, cases, 6)
 	for _, c := range cases {
+		ty, wty, target, et := "f64", "f64", "dsyevd", hlo.F64
+		if c.Complex {
+			ty, target, et = "c128", "zheevd", hlo.C128
+		}
+		av, wv, vv := values(t, c.A, c.Complex), values(t, c.W, false), values(t, c.V, c.Complex)
+		n := int(c.N)
 		for _, uplo := range []int{'L', 'U'} {
-			name := fmt.Sprintf("f64[%d,%d] uplo %c", c.N, c.N, uplo)
+			name := fmt.Sprintf("%s[%d,%d] uplo %c", ty, n, n, uplo)
 			src := fmt.Sprintf(`HloModule eigh
 ENTRY e {
-  a = f64[%[1]d,%[1]d] parameter(0)
-  ROOT r = (f64[%[1]d,%[1]d], f64[%[1]d], s32[]) custom-call(a), custom_call_target="lapack_dsyevd_ffi", backend_config={mode = 86 : ui8, uplo = %[2]d : ui8}
-}`, c.N, uplo)
+  a = %[1]s[%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[%[2]d,%[2]d], %[3]s[%[2]d], s32[]) custom-call(a), custom_call_target="lapack_%[4]s_ffi", backend_config={mode = 86 : ui8, uplo = %[5]d : ui8}
+}`, ty, n, wty, target, uplo)
 			m, err := hlo.Parse(name, src)
 			require.NoError(t, err, name)
 			require.NoError(t, Check(m), name)
-			a := make([]complex128, len(c.A))
-			for i, x := range c.A {
-				a[i] = complex(x, 0)
-				r, col := int64(i)/c.N, int64(i)%c.N
-				if uplo == 'L' && col > r || uplo == 'U' && col < r {
-					a[i] = complex(math.NaN(), 0) // the triangle not read
+			a := make([]complex128, len(av))
+			for i, x := range av {
+				a[i] = x
+				if r, col := i/n, i%n; uplo == 'L' && col > r || uplo == 'U' && col < r {
+					a[i] = complex(math.NaN(), math.NaN()) // the triangle not read
 				}
 			}
-			out, err := Run(m, lit64(hlo.F64, []int64{c.N, c.N}, a))
+			out, err := Run(m, lit64(et, []int64{c.N, c.N}, a))
 			require.NoError(t, err, name)
 			got := out.Leaves()
-			for j, w := range c.W {
-				require.InDelta(t, w, get(got[1], int64(j)).f, 1e-13*math.Max(1, math.Abs(w)), "%s eigenvalue %d", name, j)
-				// Column j up to its sign: compare where LAPACK's is largest.
+			vg := complexes(got[0])
+			for j, w := range wv {
+				require.InDelta(t, real(w), get(got[1], int64(j)).f, 1e-13*math.Max(1, cmplx.Abs(w)), "%s eigenvalue %d", name, j)
+				// Column j up to its phase: LAPACK's largest element's.
 				big := 0
-				for i := range c.N {
-					if math.Abs(c.V[int(i)*int(c.N)+j]) > math.Abs(c.V[big*int(c.N)+j]) {
-						big = int(i)
+				for i := range n {
+					if cmplx.Abs(vv[i*n+j]) > cmplx.Abs(vv[big*n+j]) {
+						big = i
 					}
 				}
-				sign := math.Copysign(1, get(got[0], int64(big)*c.N+int64(j)).f*c.V[big*int(c.N)+j])
-				for i := range c.N {
-					require.InDelta(t, c.V[int(i)*int(c.N)+j], sign*get(got[0], i*c.N+int64(j)).f, 1e-12, "%s eigenvector %d element %d", name, j, i)
+				ph := vv[big*n+j] / vg[big*n+j]
+				ph /= complex(cmplx.Abs(ph), 0)
+				for i := range n {
+					require.LessOrEqual(t, cmplx.Abs(vv[i*n+j]-ph*vg[i*n+j]), 1e-12, "%s eigenvector %d element %d", name, j, i)
 				}
 			}
 			require.Equal(t, int64(0), get(got[2], 0).i)
