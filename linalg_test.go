@@ -488,3 +488,99 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGesdd runs LAPACK's gesdd as JAX's CPU lowering calls it for
+// jnp.linalg.svd on the device (one-sided Jacobi sweeps), tall, wide and
+// square, modes 'A' and 'S', f32, f64 and c64, the second matrix of each
+// batch with a zero column or row (a zero singular value, whose vectors the QR
+// completion makes), against the evaluator (which matches LAPACK itself
+// in hlo/eval): s, u and vt within rounding, u diag(s) vt = a, and u and
+// vt unitary.
+func TestGesdd(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, ty := range []string{"f32", "f64", "c64"} {
+		letter, sty, tol := map[string]string{"f32": "s", "f64": "d", "c64": "c"}[ty], map[string]string{"f32": "f32", "f64": "f64", "c64": "f32"}[ty], 2e-5
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		for _, d := range [][2]int{{6, 4}, {3, 7}, {5, 5}} {
+			for _, mode := range []byte{'A', 'S'} {
+				m, n := d[0], d[1]
+				k := min(m, n)
+				ur, vr := m, n
+				if mode == 'S' {
+					ur, vr = k, k
+				}
+				name := fmt.Sprintf("%s[2,%d,%d] mode %c", ty, m, n, mode)
+				a := randomArray(rng, ty, []int64{2, int64(m), int64(n)})
+				for i := range m { // matrix 1's column 1 zero (row 1, when wide): rank k-1
+					for j := range n {
+						if m >= n && j == 1 || m < n && i == 1 {
+							copy(a.Data[(m*n+i*n+j)*a.Type.Bytes():], make([]byte, a.Type.Bytes()))
+						}
+					}
+				}
+				src := fmt.Sprintf(`HloModule svd
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[3]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d,%[3]d], %[4]s[2,%[5]d], %[1]s[2,%[2]d,%[6]d], %[1]s[2,%[7]d,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[8]sgesdd_ffi", backend_config={mode = %[9]d : ui8}
+}`, ty, m, n, sty, k, ur, vr, letter, mode)
+				exe, err := rt.CompileText("svd", src, vkjit.CompileOptions{})
+				require.NoError(t, err, name)
+				res, _, err := exe.Run(context.Background(), a)
+				require.NoError(t, err, name)
+				exe.Close()
+				mod, err := hlo.Parse("svd", src)
+				require.NoError(t, err)
+				want, err := eval.Run(mod, literalOf(a))
+				require.NoError(t, err, name)
+				for o, w := range want.Leaves()[1:4] {
+					wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+					for i := range wt.NumElements() {
+						g, e := valueAt(res[o+1], i), valueAt(wt, i)
+						require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o+1, i, g, e)
+					}
+				}
+				u := func(b, i, j int) complex128 { return valueAt(res[2], int64((b*m+i)*ur+j)) }
+				vt := func(b, i, j int) complex128 { return valueAt(res[3], int64((b*vr+i)*n+j)) }
+				for b := range 2 {
+					require.Equal(t, complex128(0), valueAt(res[1], int64(b*k+k-1))*complex(float64(b), 0), "%s: the zero column's singular value", name)
+					for i := range m {
+						for j := range n {
+							var s complex128
+							for l := range k {
+								s += u(b, i, l) * valueAt(res[1], int64(b*k+l)) * vt(b, l, j)
+							}
+							require.LessOrEqual(t, cmplx.Abs(s-valueAt(a, int64((b*m+i)*n+j))), 20*tol, "%s: u s vt at [%d,%d,%d]", name, b, i, j)
+						}
+					}
+					for p := range ur {
+						for q := range ur {
+							var s complex128
+							for i := range m {
+								s += cmplx.Conj(u(b, i, p)) * u(b, i, q)
+							}
+							if p == q {
+								s--
+							}
+							require.LessOrEqual(t, cmplx.Abs(s), 20*tol, "%s: u^H u at [%d,%d,%d]", name, b, p, q)
+						}
+					}
+					for p := range vr {
+						for q := range vr {
+							var s complex128
+							for j := range n {
+								s += vt(b, p, j) * cmplx.Conj(vt(b, q, j))
+							}
+							if p == q {
+								s--
+							}
+							require.LessOrEqual(t, cmplx.Abs(s), 20*tol, "%s: vt vt^H at [%d,%d,%d]", name, b, p, q)
+						}
+					}
+				}
+			}
+		}
+	}
+}

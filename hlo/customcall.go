@@ -24,6 +24,8 @@ type CustomCall struct {
 	// Zeros: results after the first ones that hold zeros (older
 	// jaxlib's geqrf and orgqr return info and a work buffer too).
 	Zeros []int
+	// Mode: gesdd's mode, 'A', 'S' or 'N'.
+	Mode byte
 }
 
 // CallKind names a known custom-call's computation.
@@ -62,10 +64,15 @@ const (
 	// eigenvectors, LAPACK's syevd and heevd: (vectors as columns, real
 	// eigenvalues [..., n], info).
 	CallSyevd
+	// CallGesdd: the singular value decomposition a = u diag(s) vt of a
+	// [..., m, n], LAPACK's gesdd: (a's shape, overwritten; s [..., k]
+	// real, descending; u; vt; info), u and vt [m, m] and [n, n] (mode
+	// 'A'), [m, k] and [k, n] (mode 'S'), or not computed (mode 'N').
+	CallGesdd
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -199,6 +206,38 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(wt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
 			return nil, bad("a symmetric (Hermitian) matrix and returns (eigenvectors in its shape, real eigenvalues, s32 info per matrix)")
+		}
+	case "gesdd":
+		c.Kind, c.Mode = CallGesdd, byte(cfg["mode"])
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) {
+			return nil, bad("one matrix")
+		}
+		d := a[0].Shape.Dims
+		m, n := d[len(d)-2], d[len(d)-1]
+		k := min(m, n)
+		rt := map[ElementType]ElementType{C64: F32, C128: F64}[t]
+		if rt == Invalid {
+			rt = t
+		}
+		bd := batch(a[0])
+		mat := func(r, c int64) Shape { return ArrayShape(t, append(slices.Clone(bd), r, c)...) }
+		var u, vt Shape
+		switch c.Mode {
+		case 'A':
+			u, vt = mat(m, m), mat(n, n)
+		case 'S':
+			u, vt = mat(m, k), mat(k, n)
+		case 'N':
+		default:
+			return nil, bad("mode 'A', 'S' or 'N'")
+		}
+		res := in.Shape
+		var ok bool
+		if c.Zeros, ok = trailing(res, 4, ArrayShape(S32, bd...)); !ok || !res.IsTuple() || len(res.Tuple) < 5 ||
+			!res.Tuple[0].Equal(a[0].Shape) || !res.Tuple[1].Equal(ArrayShape(rt, append(slices.Clone(bd), k)...)) ||
+			c.Mode != 'N' && (!res.Tuple[2].Equal(u) || !res.Tuple[3].Equal(vt)) || !res.Tuple[2].IsArray() || !res.Tuple[3].IsArray() {
+			return nil, bad("a matrix and returns (its shape, s, u, vt, s32 info per matrix) with u and vt as mode says")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

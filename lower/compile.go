@@ -222,7 +222,7 @@ func checkSupport(s *state) error {
 			}
 		case hlo.OpCustomCall:
 			// expandLinalg took every target vkjit knows (hlo.KnownCustomCall).
-			return in.Errorf("custom-call target %q is not supported (vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr and syevd/heevd, XLA's TopK, and sharding annotations)", in.A.Target)
+			return in.Errorf("custom-call target %q is not supported (vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr, syevd/heevd and gesdd, XLA's TopK, and sharding annotations)", in.A.Target)
 		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute:
 			// oneProcess took every collective of a group of one.
 			return in.Errorf("%s joins processes other than this one; vkjit runs a module as one process (one replica, one partition)", in.Op)

@@ -91,4 +91,12 @@ for b in range(8):
     ph = (g.conj() * v).sum(axis=0)  # each column's phase as LAPACK's
     ve.append(np.abs(g * (ph / np.abs(ph)) - v).max() / eps)
 print('heevd c64 8x24x24 (Jacobi): eigenvalues %.1f ulp of max|w|, eigenvectors %.1f ulp (up to phase)' % (max(we), max(ve)))
+se, ue, ve = [], [], []
+for b in range(8):
+    u, sv, vh = np.linalg.svd(a[b], full_matrices=False)
+    se.append(np.abs(o['out14'][b] - sv).max() / sv.max() / eps)
+    sign = np.sign((o['out16'][b] * vh).sum(axis=1))  # each pair's sign as LAPACK's
+    ve.append(np.abs(o['out16'][b] * sign[:, None] - vh).max() / eps)
+    ue.append(np.abs(o['out15'][b] * sign[None, :] - u).max() / eps)
+print('gesdd f32 8x64x32 (one-sided Jacobi): singular values %.1f ulp of max s, u %.1f ulp, vt %.1f ulp (up to sign)' % (max(se), max(ue), max(ve)))
 PY

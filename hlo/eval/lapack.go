@@ -47,6 +47,9 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		res = []*hlo.Literal{lu, ipiv, info}
 	case hlo.CallTopK:
 		return e.topKCall(in, ops[0].Lit)
+	case hlo.CallGesdd:
+		u, sv, vt := gesdd(ops[0].Lit, c.Mode, in.Shape.Tuple[1], in.Shape.Tuple[2], in.Shape.Tuple[3])
+		res = []*hlo.Literal{zeros(in.Shape.Tuple[0]), sv, u, vt}
 	case hlo.CallSyevd:
 		v, w := syevd(ops[0].Lit, c.Lower)
 		res = []*hlo.Literal{v, w, zeros(in.Shape.Tuple[2])}
@@ -127,96 +130,115 @@ func literal(t hlo.ElementType, dims []int64, v []complex128) *hlo.Literal {
 
 func conj(v complex128) complex128 { return complex(real(v), -imag(v)) }
 
-// geqrf is LAPACK's geqr2: for each column j, the reflector H(j) = I -
-// tau v v^H with v(j) = 1 that takes a(j:, j) to (beta, 0, ...) (larfg:
-// beta = -sign(re alpha) |(alpha, x)|, tau = (beta - alpha) / beta, v =
-// x / (alpha - beta); tau = 0 and no change when x is zero and alpha
-// real), applied as H(j)^H to the columns after j.
+// geqrf is LAPACK's geqr2 on each matrix of l (geqr2).
 func geqrf(l *hlo.Literal, tauShape hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 	batch, m, n, a := matrices(l)
 	k := min(m, n)
-	taus := make([]complex128, batch*k)
+	taus := make([]complex128, 0, batch*k)
 	for b := int64(0); b < batch; b++ {
-		at := func(i, j int64) *complex128 { return &a[b*m*n+i*n+j] }
-		for j := int64(0); j < k; j++ {
-			alpha := *at(j, j)
-			var xnorm float64
-			for i := j + 1; i < m; i++ {
-				xnorm = math.Hypot(xnorm, cmplx.Abs(*at(i, j)))
-			}
-			var tau complex128
-			if xnorm != 0 || imag(alpha) != 0 {
-				beta := -math.Copysign(math.Hypot(cmplx.Abs(alpha), xnorm), real(alpha))
-				tau = complex((beta-real(alpha))/beta, -imag(alpha)/beta)
-				s := 1 / (alpha - complex(beta, 0))
-				for i := j + 1; i < m; i++ {
-					*at(i, j) *= s
-				}
-				*at(j, j) = complex(beta, 0)
-			}
-			taus[b*k+j] = tau
-			// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
-			v := func(i int64) complex128 {
-				if i == j {
-					return 1
-				}
-				return *at(i, j)
-			}
-			for c := j + 1; c < n; c++ {
-				var w complex128
-				for i := j; i < m; i++ {
-					w += conj(v(i)) * *at(i, c)
-				}
-				w *= conj(tau)
-				for i := j; i < m; i++ {
-					*at(i, c) -= v(i) * w
-				}
-			}
-		}
+		taus = append(taus, geqr2(a[b*m*n:(b+1)*m*n], m, n)...)
 	}
 	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(tauShape.Elem, tauShape.Dims, taus)
 }
 
-// orgqr is LAPACK's org2r (ung2r): Q's first n columns, Q = H(0) ...
-// H(k-1) from geqrf's reflectors, made from the last reflector back: the
-// columns from k on start as the identity's, and column i is H(i) e_i
-// once H(i) has been applied to the columns after it.
-func orgqr(l, tl *hlo.Literal) *hlo.Literal {
-	batch, m, n, a := matrices(l)
-	r := tl.Shape.Rank()
-	k := tl.Shape.Dims[r-1]
-	_, _, _, tau := matrices(&hlo.Literal{Shape: hlo.ArrayShape(tl.Shape.Elem, append(append([]int64{}, tl.Shape.Dims...), 1)...), Data: tl.Data})
-	for b := int64(0); b < batch; b++ {
-		at := func(i, j int64) *complex128 { return &a[b*m*n+i*n+j] }
-		for j := k; j < n; j++ {
-			for i := int64(0); i < m; i++ {
-				*at(i, j) = 0
-			}
-			*at(j, j) = 1
+// geqr2 is LAPACK's geqr2 on the m x n matrix a, in place: for each
+// column j, the reflector H(j) = I - tau v v^H with v(j) = 1 that takes
+// a(j:, j) to (beta, 0, ...) (larfg: beta = -sign(re alpha) |(alpha,
+// x)|, a zero of either sign taken as +0 so that the reflector does not
+// hang on the sign of a zero, tau = (beta - alpha) / beta, v = x / (alpha - beta); tau = 0 and
+// no change when x is zero and alpha real), applied as H(j)^H to the
+// columns after j. It returns the taus.
+func geqr2(a []complex128, m, n int64) []complex128 {
+	k := min(m, n)
+	taus := make([]complex128, k)
+	at := func(i, j int64) *complex128 { return &a[i*n+j] }
+	for j := int64(0); j < k; j++ {
+		alpha := *at(j, j)
+		var xnorm float64
+		for i := j + 1; i < m; i++ {
+			xnorm = math.Hypot(xnorm, cmplx.Abs(*at(i, j)))
 		}
-		for i := k - 1; i >= 0; i-- {
-			t := tau[b*k+i]
-			*at(i, i) = 1
-			for c := i + 1; c < n; c++ { // a(i:, i+1:) -= tau v (v^H a(i:, i+1:))
-				var w complex128
-				for p := i; p < m; p++ {
-					w += conj(*at(p, i)) * *at(p, c)
-				}
-				w *= t
-				for p := i; p < m; p++ {
-					*at(p, c) -= *at(p, i) * w
-				}
+		var tau complex128
+		if xnorm != 0 || imag(alpha) != 0 {
+			beta := -math.Hypot(cmplx.Abs(alpha), xnorm) // -sign(re alpha), -0 as +0
+			if real(alpha) < 0 {
+				beta = -beta
 			}
-			for p := i + 1; p < m; p++ {
-				*at(p, i) *= -t
+			tau = complex((beta-real(alpha))/beta, -imag(alpha)/beta)
+			s := 1 / (alpha - complex(beta, 0))
+			for i := j + 1; i < m; i++ {
+				*at(i, j) *= s
 			}
-			*at(i, i) = 1 - t
-			for p := int64(0); p < i; p++ {
-				*at(p, i) = 0
+			*at(j, j) = complex(beta, 0)
+		}
+		taus[j] = tau
+		// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
+		v := func(i int64) complex128 {
+			if i == j {
+				return 1
+			}
+			return *at(i, j)
+		}
+		for c := j + 1; c < n; c++ {
+			var w complex128
+			for i := j; i < m; i++ {
+				w += conj(v(i)) * *at(i, c)
+			}
+			w *= conj(tau)
+			for i := j; i < m; i++ {
+				*at(i, c) -= v(i) * w
 			}
 		}
 	}
+	return taus
+}
+
+// orgqr is LAPACK's org2r (ung2r) on each matrix of l (org2r).
+func orgqr(l, tl *hlo.Literal) *hlo.Literal {
+	batch, m, n, a := matrices(l)
+	k := tl.Shape.Dims[tl.Shape.Rank()-1]
+	tau := complexes(tl)
+	for b := int64(0); b < batch; b++ {
+		org2r(a[b*m*n:(b+1)*m*n], tau[b*k:(b+1)*k], m, n)
+	}
 	return literal(l.Shape.Elem, l.Shape.Dims, a)
+}
+
+// org2r is LAPACK's org2r (ung2r) on the m x n matrix a, in place: Q's
+// first n columns, Q = H(0) ... H(k-1) from geqr2's reflectors and taus,
+// made from the last reflector back: the columns from k on start as the
+// identity's, and column i is H(i) e_i once H(i) has been applied to the
+// columns after it.
+func org2r(a, tau []complex128, m, n int64) {
+	k := int64(len(tau))
+	at := func(i, j int64) *complex128 { return &a[i*n+j] }
+	for j := k; j < n; j++ {
+		for i := int64(0); i < m; i++ {
+			*at(i, j) = 0
+		}
+		*at(j, j) = 1
+	}
+	for i := k - 1; i >= 0; i-- {
+		t := tau[i]
+		*at(i, i) = 1
+		for c := i + 1; c < n; c++ { // a(i:, i+1:) -= tau v (v^H a(i:, i+1:))
+			var w complex128
+			for p := i; p < m; p++ {
+				w += conj(*at(p, i)) * *at(p, c)
+			}
+			w *= t
+			for p := i; p < m; p++ {
+				*at(p, c) -= *at(p, i) * w
+			}
+		}
+		for p := i + 1; p < m; p++ {
+			*at(p, i) *= -t
+		}
+		*at(i, i) = 1 - t
+		for p := int64(0); p < i; p++ {
+			*at(p, i) = 0
+		}
+	}
 }
 
 // potrf is LAPACK's potrf by cholesky's column algorithm: the factor in
@@ -475,4 +497,197 @@ func jacobiRotation(app, aqq, apq float64) (c, s, t float64) {
 	}
 	c = 1 / math.Hypot(1, t)
 	return c, t * c, t
+}
+
+// gesdd is the singular value decomposition by one-sided Jacobi
+// (Hestenes), as the lowering computes it (lower/lapack.go): on x = a,
+// or a^H when a is wide (m < n), of M >= N; sweeps of one rotation per
+// pair of columns p < q, the rotation of the pair's Gram matrix [[alpha,
+// gamma], [conj(gamma), beta]] that makes them orthogonal (as syevd's on
+// a_pq = gamma: J = diag(1, conj(w)) R, w = gamma / |gamma|), applied to
+// the columns of x and of v (from the identity), skipped where |gamma|
+// <= eps sqrt(alpha beta), until a sweep's check finds every pair
+// below that, at most jacobiSweeps; v's columns then normalized and x
+// made again as a v; the singular values are the columns' norms, descending (ties in index order), with the columns of
+// x and v in that order, each pair turned so that v's column's first
+// largest element is real and positive; x's columns normalized, and
+// where a singular value is zero, or for u's columns past N (mode 'A'),
+// the columns of Q from the QR (geqr2, org2r) of the normalized columns,
+// which completes them to an orthonormal basis. Then u = x's, vt = v^H
+// (for a wide a, u = v and vt = x's^H).
+func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *hlo.Literal, *hlo.Literal) {
+	batch, m, n, all := matrices(l)
+	M, N := max(m, n), min(m, n)
+	wide := m < n
+	eps := 0x1p-24
+	if sSh.Elem == hlo.F64 {
+		eps = 0x1p-53
+	}
+	var us, ss, vts []complex128
+	for b := int64(0); b < batch; b++ {
+		a := all[b*m*n : (b+1)*m*n]
+		x := make([]complex128, M*N)
+		for i := int64(0); i < M; i++ {
+			for j := int64(0); j < N; j++ {
+				if wide {
+					x[i*N+j] = conj(a[j*n+i])
+				} else {
+					x[i*N+j] = a[i*N+j]
+				}
+			}
+		}
+		v := make([]complex128, N*N)
+		for i := int64(0); i < N; i++ {
+			v[i*N+i] = 1
+		}
+		gram := func(p, q int64) (alpha, beta float64, gamma complex128) {
+			for i := int64(0); i < M; i++ {
+				xp, xq := x[i*N+p], x[i*N+q]
+				alpha += real(xp)*real(xp) + imag(xp)*imag(xp)
+				beta += real(xq)*real(xq) + imag(xq)*imag(xq)
+				gamma += conj(xp) * xq
+			}
+			return alpha, beta, gamma
+		}
+		for sweep := 0; sweep < jacobiSweeps; sweep++ {
+			open := false
+			for p := int64(0); p < N-1 && !open; p++ {
+				for q := p + 1; q < N; q++ {
+					alpha, beta, gamma := gram(p, q)
+					if cmplx.Abs(gamma) > eps*math.Sqrt(alpha*beta) {
+						open = true
+						break
+					}
+				}
+			}
+			if !open {
+				break
+			}
+			for p := int64(0); p < N-1; p++ {
+				for q := p + 1; q < N; q++ {
+					alpha, beta, gamma := gram(p, q)
+					mag := cmplx.Abs(gamma)
+					if mag == 0 || mag <= eps*math.Sqrt(alpha*beta) {
+						continue
+					}
+					w := gamma / complex(mag, 0)
+					c, s, _ := jacobiRotation(alpha, beta, mag)
+					cc, sc := complex(c, 0), complex(s, 0)
+					for i := int64(0); i < M; i++ {
+						xp, xq := x[i*N+p], x[i*N+q]
+						x[i*N+p], x[i*N+q] = cc*xp-sc*conj(w)*xq, sc*xp+cc*conj(w)*xq
+					}
+					for i := int64(0); i < N; i++ {
+						vp, vq := v[i*N+p], v[i*N+q]
+						v[i*N+p], v[i*N+q] = cc*vp-sc*conj(w)*vq, sc*vp+cc*conj(w)*vq
+					}
+				}
+			}
+		}
+		// v's columns normalized (the rotations' product drifts from unit
+		// norm by their rounding, and every singular value with it), and
+		// x made again as x0 v.
+		for j := int64(0); j < N; j++ {
+			var s2 float64
+			for i := int64(0); i < N; i++ {
+				s2 += real(v[i*N+j])*real(v[i*N+j]) + imag(v[i*N+j])*imag(v[i*N+j])
+			}
+			for i := int64(0); i < N; i++ {
+				v[i*N+j] /= complex(math.Sqrt(s2), 0)
+			}
+		}
+		for i := int64(0); i < M; i++ {
+			for j := int64(0); j < N; j++ {
+				var acc complex128
+				for l := int64(0); l < N; l++ {
+					var x0 complex128
+					if wide {
+						x0 = conj(a[l*n+i])
+					} else {
+						x0 = a[i*N+l]
+					}
+					acc += x0 * v[l*N+j]
+				}
+				x[i*N+j] = acc
+			}
+		}
+		sig := make([]float64, N)
+		for j := int64(0); j < N; j++ {
+			var s2 float64
+			for i := int64(0); i < M; i++ {
+				s2 += real(x[i*N+j])*real(x[i*N+j]) + imag(x[i*N+j])*imag(x[i*N+j])
+			}
+			sig[j] = math.Sqrt(s2)
+		}
+		order := make([]int64, N)
+		for i := range order {
+			order[i] = int64(i)
+		}
+		sort.SliceStable(order, func(p, q int) bool { return sig[order[p]] > sig[order[q]] })
+		xs, vs := make([]complex128, M*N), make([]complex128, N*N)
+		for j, o := range order {
+			big := int64(0)
+			for i := int64(1); i < N; i++ {
+				if cmplx.Abs(v[i*N+o]) > cmplx.Abs(v[big*N+o]) {
+					big = i
+				}
+			}
+			ph := complex(1, 0)
+			if z := v[big*N+o]; z != 0 {
+				ph = conj(z) / complex(cmplx.Abs(z), 0)
+			}
+			for i := int64(0); i < N; i++ {
+				vs[i*N+int64(j)] = v[i*N+o] * ph
+			}
+			for i := int64(0); i < M; i++ {
+				if sig[o] != 0 {
+					xs[i*N+int64(j)] = x[i*N+o] * ph / complex(sig[o], 0)
+				}
+			}
+			ss = append(ss, complex(sig[o], 0))
+		}
+		// Complete x's columns: zero singular values' and, for mode 'A',
+		// those past N.
+		cols := N
+		if mode == 'A' {
+			cols = M
+		}
+		qm := make([]complex128, M*cols)
+		for i := int64(0); i < M; i++ {
+			copy(qm[i*cols:i*cols+N], xs[i*N:(i+1)*N])
+		}
+		taus := geqr2(qm, M, cols)
+		org2r(qm, taus, M, cols)
+		uc := make([]complex128, M*cols)
+		for i := int64(0); i < M; i++ {
+			for j := int64(0); j < cols; j++ {
+				if j < N && ss[b*N+j] != 0 {
+					uc[i*cols+j] = xs[i*N+j]
+				} else {
+					uc[i*cols+j] = qm[i*cols+j]
+				}
+			}
+		}
+		// u and vt: x's (completed) and v^H, or for a wide a, v and
+		// x's^H.
+		if !wide {
+			us = append(us, uc...)
+			for i := int64(0); i < N; i++ {
+				for j := int64(0); j < N; j++ {
+					vts = append(vts, conj(vs[j*N+i]))
+				}
+			}
+		} else {
+			us = append(us, vs...)
+			for i := int64(0); i < cols; i++ {
+				for j := int64(0); j < M; j++ {
+					vts = append(vts, conj(uc[j*cols+i]))
+				}
+			}
+		}
+	}
+	if mode == 'N' {
+		return zeros(uSh), literal(sSh.Elem, sSh.Dims, ss), zeros(vtSh)
+	}
+	return literal(uSh.Elem, uSh.Dims, us), literal(sSh.Elem, sSh.Dims, ss), literal(vtSh.Elem, vtSh.Dims, vts)
 }

@@ -257,3 +257,92 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGesddAgainstLapack: the evaluator's one-sided Jacobi SVD gives
+// LAPACK's singular values (gesdd through NumPy: testdata/svd.py) to
+// 1e-13 and its singular vectors up to each pair's phase to 1e-12, in
+// modes 'A' (u and vt square and unitary, their completions included)
+// and 'S', tall, wide, square and complex.
+func TestGesddAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/svd.json")
+	require.NoError(t, err)
+	var cases []struct {
+		M, N        int64
+		Complex     bool
+		A, U, S, Vh json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 5)
+	for _, c := range cases {
+		ty, letter, et := "f64", "d", hlo.F64
+		if c.Complex {
+			ty, letter, et = "c128", "z", hlo.C128
+		}
+		m, n := c.M, c.N
+		k := min(m, n)
+		av, uw, sw, vw := values(t, c.A, c.Complex), values(t, c.U, c.Complex), values(t, c.S, false), values(t, c.Vh, c.Complex)
+		for _, mode := range []byte{'A', 'S'} {
+			ur, vr := m, n // u [m, ur], vt [vr, n]
+			if mode == 'S' {
+				ur, vr = k, k
+			}
+			name := fmt.Sprintf("%s[%d,%d] mode %c", ty, m, n, mode)
+			src := fmt.Sprintf(`HloModule svd
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d] parameter(0)
+  ROOT r = (%[1]s[%[2]d,%[3]d], f64[%[4]d], %[1]s[%[2]d,%[5]d], %[1]s[%[6]d,%[3]d], s32[]) custom-call(a), custom_call_target="lapack_%[7]sgesdd_ffi", backend_config={mode = %[8]d : ui8}
+}`, ty, m, n, k, ur, vr, letter, mode)
+			mod, err := hlo.Parse(name, src)
+			require.NoError(t, err, name)
+			require.NoError(t, Check(mod), name)
+			out, err := Run(mod, lit64(et, []int64{m, n}, av))
+			require.NoError(t, err, name)
+			got := out.Leaves()
+			u, vt := complexes(got[2]), complexes(got[3])
+			for j := int64(0); j < k; j++ {
+				require.InDelta(t, real(sw[j]), get(got[1], j).f, 1e-13, "%s s[%d]", name, j)
+				// The pair's phase from vt's row j against LAPACK's.
+				var dot complex128
+				for i := int64(0); i < n; i++ {
+					dot += vt[j*n+i] * conj(vw[j*n+i])
+				}
+				ph := dot / complex(cmplx.Abs(dot), 0)
+				for i := int64(0); i < n; i++ {
+					require.LessOrEqual(t, cmplx.Abs(vt[j*n+i]-ph*vw[j*n+i]), 1e-12, "%s vt[%d,%d]", name, j, i)
+				}
+				for i := int64(0); i < m; i++ {
+					require.LessOrEqual(t, cmplx.Abs(u[i*ur+j]-conj(ph)*uw[i*m+j]), 1e-12, "%s u[%d,%d]", name, i, j)
+				}
+			}
+			// u^H u = I and vt vt^H = I, completions included.
+			for _, q := range []struct {
+				x          []complex128
+				rows, cols int64
+				byCols     bool
+			}{{u, m, ur, true}, {vt, vr, n, false}} {
+				size := q.cols
+				if !q.byCols {
+					size = q.rows
+				}
+				for p := int64(0); p < size; p++ {
+					for r := int64(0); r < size; r++ {
+						var s complex128
+						if q.byCols {
+							for i := int64(0); i < q.rows; i++ {
+								s += conj(q.x[i*q.cols+p]) * q.x[i*q.cols+r]
+							}
+						} else {
+							for i := int64(0); i < q.cols; i++ {
+								s += q.x[p*q.cols+i] * conj(q.x[r*q.cols+i])
+							}
+						}
+						if p == r {
+							s--
+						}
+						require.LessOrEqual(t, cmplx.Abs(s), 1e-12, "%s: not unitary at [%d,%d]", name, p, r)
+					}
+				}
+			}
+		}
+	}
+}
