@@ -384,7 +384,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	r := sh.Rank()
 	n := sh.Dims[r-1]
 	batch := sh.Dims[:r-2]
-	wSh, infoSh := in.Shape.Tuple[1], in.Shape.Tuple[2]
+	infoSh := in.Shape.Tuple[2]
 	bSh := hlo.ArrayShape(rt, batch...)
 	rows, cols := b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...)
 	dir := "GE"
@@ -429,36 +429,9 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	vm := b.inst(hlo.OpGetTupleElement, sh, w)
 	vm.A.Index = 2
 	diag := b.reduceDim(b.realOf(b.sel(b.compare(rows, cols, "EQ"), am, b.zeros(sh))), r-1, hlo.OpAdd, b.constant(rt, 0)) // [batch..., n]
-	idx := b.iota(hlo.S32, r-2, wSh.Dims...)
-	sorted := b.inst(hlo.OpSort, hlo.TupleShape(wSh, idx.Shape), diag, idx)
-	sorted.Called = []*hlo.Computation{comparator(in.Name+"/ascending", rt, false)}
-	sorted.A.Dimensions, sorted.A.HasDimensions, sorted.A.IsStable = []int64{int64(r - 2)}, true, true
-	ws := b.inst(hlo.OpGetTupleElement, wSh, sorted)
-	ws.A.Index = 0
-	perm := b.inst(hlo.OpGetTupleElement, idx.Shape, sorted)
-	perm.A.Index = 1
-	pb := b.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.S32, sh.Dims...), perm)
-	pb.A.Dimensions, pb.A.HasDimensions = append(b.batched(t, batch).dims(), int64(r-1)), true
-	onehot := b.sel(b.compare(rows, pb, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	ws, onehot := b.orderColumns(in, diag, t, batch, false)
 	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
-	// Each column turned so that its first largest element is real and
-	// positive, as the evaluator's: the phase does not hang on the
-	// rounding of which pairs rotated.
-	absV := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), vs)
-	colSh := hlo.ArrayShape(rt, wSh.Dims...)
-	big := b.reduceDim(absV, r-2, hlo.OpMaximum, b.constant(rt, 0)) // [batch..., n]
-	spreadCols := func(x *hlo.Instruction, e hlo.ElementType) *hlo.Instruction {
-		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(e, sh.Dims...), x)
-		bc.A.Dimensions, bc.A.HasDimensions = append(b.batched(t, batch).dims(), int64(r-1)), true
-		return bc
-	}
-	none := b.constant(hlo.S32, n)
-	first := b.reduceDim(b.sel(b.compare(absV, spreadCols(big, rt), "EQ"), rows, b.full(none, rows.Shape)), r-2, hlo.OpMinimum, none)
-	lead := b.reduceDim(b.sel(b.compare(rows, spreadCols(first, hlo.S32), "EQ"), vs, b.zeros(sh)), r-2, hlo.OpAdd, b.constant(t, 0)) // [batch..., n]
-	leadAbs := b.inst(hlo.OpAbs, colSh, lead)
-	zeroLead := b.compare(leadAbs, b.zeros(colSh), "EQ")
-	ph := b.sel(zeroLead, b.full(b.one(t), lead.Shape), b.inst(hlo.OpDivide, lead.Shape, b.conj(lead), b.convert(b.sel(zeroLead, b.full(b.one(rt), colSh), leadAbs), t)))
-	vs = b.inst(hlo.OpMultiply, sh, vs, spreadCols(ph, t))
+	vs = b.inst(hlo.OpMultiply, sh, vs, b.spreadCols(b.leadPhase(vs, batch), sh))
 	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
 }
 
@@ -662,39 +635,17 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	// Singular values descending, x's and v's columns in their order.
 	xr := hlo.ArrayShape(rt, xSh.Dims...)
 	sig := b.inst(hlo.OpSqrt, sSh, b.reduceDim(b.realOf(b.inst(hlo.OpMultiply, xSh, xm, b.conj(xm))), r-2, hlo.OpAdd, b.constant(rt, 0)))
-	idx := b.iota(hlo.S32, r-2, sSh.Dims...)
-	sorted := b.inst(hlo.OpSort, hlo.TupleShape(sSh, idx.Shape), sig, idx)
-	sorted.Called = []*hlo.Computation{comparator(in.Name+"/descending", rt, true)}
-	sorted.A.Dimensions, sorted.A.HasDimensions, sorted.A.IsStable = []int64{int64(r - 2)}, true, true
-	ss := b.inst(hlo.OpGetTupleElement, sSh, sorted)
-	ss.A.Index = 0
-	perm := b.inst(hlo.OpGetTupleElement, idx.Shape, sorted)
-	perm.A.Index = 1
-	spreadCols := func(v *hlo.Instruction, sh hlo.Shape) *hlo.Instruction { // [batch..., c] over sh's columns
-		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(v.Shape.Elem, sh.Dims...), v)
-		bc.A.Dimensions, bc.A.HasDimensions = append(bt.dims(), int64(r-1)), true
-		return bc
-	}
-	vRows := b.iota(hlo.S32, r-2, vSh.Dims...)
-	onehot := b.sel(b.compare(vRows, spreadCols(perm, vSh), "EQ"), b.full(b.one(t), vSh), b.zeros(vSh))
+	ss, onehot := b.orderColumns(in, sig, t, batch, true)
 	xs := bt.dot(xSh, xm, onehot, int64(r-1), int64(r-2))
 	vs := bt.dot(vSh, vm, onehot, int64(r-1), int64(r-2))
 	// Each pair turned so that v's column's first largest element is real
 	// and positive.
-	colR := hlo.ArrayShape(rt, sSh.Dims...)
-	absV := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, vSh.Dims...), vs)
-	big := b.reduceDim(absV, r-2, hlo.OpMaximum, b.constant(rt, 0))
-	none := b.constant(hlo.S32, N)
-	first := b.reduceDim(b.sel(b.compare(absV, spreadCols(big, vSh), "EQ"), vRows, b.full(none, vRows.Shape)), r-2, hlo.OpMinimum, none)
-	lead := b.reduceDim(b.sel(b.compare(vRows, spreadCols(first, vSh), "EQ"), vs, b.zeros(vSh)), r-2, hlo.OpAdd, b.constant(t, 0))
-	leadAbs := b.inst(hlo.OpAbs, colR, lead)
-	zeroLead := b.compare(leadAbs, b.zeros(colR), "EQ")
-	ph := b.sel(zeroLead, b.full(b.one(t), lead.Shape), b.inst(hlo.OpDivide, lead.Shape, b.conj(lead), b.convert(b.sel(zeroLead, b.full(b.one(rt), colR), leadAbs), t)))
-	vs = b.inst(hlo.OpMultiply, vSh, vs, spreadCols(ph, vSh))
-	xs = b.inst(hlo.OpMultiply, xSh, xs, spreadCols(ph, xSh))
+	ph := b.leadPhase(vs, batch)
+	vs = b.inst(hlo.OpMultiply, vSh, vs, b.spreadCols(ph, vSh))
+	xs = b.inst(hlo.OpMultiply, xSh, xs, b.spreadCols(ph, xSh))
 	// x's columns normalized (zero where the singular value is), then
 	// completed by the QR of them.
-	sigCols := spreadCols(ss, xr)
+	sigCols := b.spreadCols(ss, xr)
 	nz := b.compare(sigCols, b.zeros(xr), "NE")
 	xn := b.sel(nz, b.inst(hlo.OpDivide, xSh, xs, b.convert(b.sel(nz, sigCols, b.full(b.one(rt), xr)), t)), b.zeros(xSh))
 	cols := N
@@ -712,7 +663,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	if cols > N {
 		sPad = b.concat(r-2, ss, b.zeros(hlo.ArrayShape(rt, bt.sizes(cols-N)...)))
 	}
-	keep := b.compare(spreadCols(sPad, hlo.ArrayShape(rt, cSh.Dims...)), b.zeros(hlo.ArrayShape(rt, cSh.Dims...)), "NE")
+	keep := b.compare(b.spreadCols(sPad, hlo.ArrayShape(rt, cSh.Dims...)), b.zeros(hlo.ArrayShape(rt, cSh.Dims...)), "NE")
 	uc := b.sel(keep, padded, qm)
 	var u, vt *hlo.Instruction
 	if !wide {
@@ -724,4 +675,61 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		u, vt = b.zeros(uSh), b.zeros(vtSh)
 	}
 	return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), ss, u, vt}
+}
+
+// spreadCols broadcasts x [batch..., c] over the columns of sh's
+// dimensions, as x's type.
+func (b *expander) spreadCols(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	r := sh.Rank()
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, sh.Dims...), x)
+	bc.A.Dimensions, bc.A.HasDimensions = append(iotaDims(r-2), int64(r-1)), true
+	return bc
+}
+
+// orderColumns sorts key [batch..., n] along its last dimension, stably,
+// ascending or descending, and returns the sorted key and the one-hot
+// permutation [batch..., n, n] of type t whose dot from the right puts a
+// matrix's columns in that order.
+func (b *expander) orderColumns(in, key *hlo.Instruction, t hlo.ElementType, batch []int64, descending bool) (sorted, onehot *hlo.Instruction) {
+	r := key.Shape.Rank() + 1
+	n := key.Shape.Dims[r-2]
+	idx := b.iota(hlo.S32, r-2, key.Shape.Dims...)
+	srt := b.inst(hlo.OpSort, hlo.TupleShape(key.Shape, idx.Shape), key, idx)
+	name := "/ascending"
+	if descending {
+		name = "/descending"
+	}
+	srt.Called = []*hlo.Computation{comparator(in.Name+name, key.Shape.Elem, descending)}
+	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{int64(r - 2)}, true, true
+	sorted = b.inst(hlo.OpGetTupleElement, key.Shape, srt)
+	sorted.A.Index = 0
+	perm := b.inst(hlo.OpGetTupleElement, idx.Shape, srt)
+	perm.A.Index = 1
+	sh := hlo.ArrayShape(t, append(append([]int64{}, batch...), n, n)...)
+	rows := b.iota(hlo.S32, r-2, sh.Dims...)
+	onehot = b.sel(b.compare(rows, b.spreadCols(perm, sh), "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	return sorted, onehot
+}
+
+// leadPhase is, for each column of v [batch..., m, n], the phase (sign)
+// that makes its first largest element real and positive (1 for a zero
+// column): LAPACK's is arbitrary, and this one does not hang on the
+// rounding of which pairs a Jacobi sweep rotated. The evaluator's is the
+// same.
+func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction {
+	sh := v.Shape
+	t := sh.Elem
+	rt, _ := realPart(t)
+	r := sh.Rank()
+	m := sh.Dims[r-2]
+	colR := hlo.ArrayShape(rt, append(append([]int64{}, batch...), sh.Dims[r-1])...)
+	rows := b.iota(hlo.S32, r-2, sh.Dims...)
+	absV := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), v)
+	big := b.reduceDim(absV, r-2, hlo.OpMaximum, b.constant(rt, 0))
+	none := b.constant(hlo.S32, m)
+	first := b.reduceDim(b.sel(b.compare(absV, b.spreadCols(big, absV.Shape), "EQ"), rows, b.full(none, rows.Shape)), r-2, hlo.OpMinimum, none)
+	lead := b.reduceDim(b.sel(b.compare(rows, b.spreadCols(first, rows.Shape), "EQ"), v, b.zeros(sh)), r-2, hlo.OpAdd, b.constant(t, 0))
+	leadAbs := b.inst(hlo.OpAbs, colR, lead)
+	zeroLead := b.compare(leadAbs, b.zeros(colR), "EQ")
+	return b.sel(zeroLead, b.full(b.one(t), lead.Shape), b.inst(hlo.OpDivide, lead.Shape, b.conj(lead), b.convert(b.sel(zeroLead, b.full(b.one(rt), colR), leadAbs), t)))
 }

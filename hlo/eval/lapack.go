@@ -461,19 +461,7 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 		sort.SliceStable(order, func(x, y int) bool { return real(a[order[x]*n+order[x]]) < real(a[order[y]*n+order[y]]) })
 		for j, o := range order {
 			ws[b*n+int64(j)] = a[o*n+o]
-			// The phase (sign) that makes the column's first largest
-			// element real and positive: LAPACK's is arbitrary, and this
-			// one does not hang on the rounding of which pairs rotated.
-			big := int64(0)
-			for i := int64(1); i < n; i++ {
-				if cmplx.Abs(v[i*n+o]) > cmplx.Abs(v[big*n+o]) {
-					big = i
-				}
-			}
-			ph := complex(1, 0)
-			if x := v[big*n+o]; x != 0 {
-				ph = conj(x) / complex(cmplx.Abs(x), 0)
-			}
+			ph := leadPhase(v, n, o)
 			for i := int64(0); i < n; i++ {
 				vs[b*n*n+i*n+int64(j)] = v[i*n+o] * ph
 			}
@@ -626,16 +614,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 		sort.SliceStable(order, func(p, q int) bool { return sig[order[p]] > sig[order[q]] })
 		xs, vs := make([]complex128, M*N), make([]complex128, N*N)
 		for j, o := range order {
-			big := int64(0)
-			for i := int64(1); i < N; i++ {
-				if cmplx.Abs(v[i*N+o]) > cmplx.Abs(v[big*N+o]) {
-					big = i
-				}
-			}
-			ph := complex(1, 0)
-			if z := v[big*N+o]; z != 0 {
-				ph = conj(z) / complex(cmplx.Abs(z), 0)
-			}
+			ph := leadPhase(v, N, o)
 			for i := int64(0); i < N; i++ {
 				vs[i*N+int64(j)] = v[i*N+o] * ph
 			}
@@ -690,4 +669,22 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 		return zeros(uSh), literal(sSh.Elem, sSh.Dims, ss), zeros(vtSh)
 	}
 	return literal(uSh.Elem, uSh.Dims, us), literal(sSh.Elem, sSh.Dims, ss), literal(vtSh.Elem, vtSh.Dims, vts)
+}
+
+// leadPhase is the phase (sign) that makes column col of the square
+// matrix v (n x n) have its first largest element real and positive, 1
+// for a zero column: LAPACK's is arbitrary, and this one does not hang
+// on the rounding of which pairs a Jacobi sweep rotated. The lowering's
+// is the same (lower/lapack.go).
+func leadPhase(v []complex128, n, col int64) complex128 {
+	big := int64(0)
+	for i := int64(1); i < n; i++ {
+		if cmplx.Abs(v[i*n+col]) > cmplx.Abs(v[big*n+col]) {
+			big = i
+		}
+	}
+	if x := v[big*n+col]; x != 0 {
+		return conj(x) / complex(cmplx.Abs(x), 0)
+	}
+	return 1
 }
