@@ -56,6 +56,7 @@ Usage:
 Flags of run (before or after the positional arguments):
   --out PATH.npz        write the results to an .npz (keys out0, out1, ...)
   --stats-json PATH     write compile and run statistics as one JSON object
+  --module N|NAME       in a file of several modules (// -----), the one to run
   --device SEL          device index or name substring (default: VKJIT_DEVICE, else best type)
   --validate            enable the Khronos validation layer (also VKJIT_VALIDATE=1)
   --random-args         fill the arguments with random values (no .npy files): floats

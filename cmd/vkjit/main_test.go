@@ -494,3 +494,62 @@ func TestFmtPlan(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "want lavapipe or minimum")
 }
+
+// TestRunModule: in a file of several modules (XLA's lit tests, a
+// StableHLO file of // ----- separated programs), --module picks one by
+// its 1-based index or its name; without it the error says how.
+func TestRunModule(t *testing.T) {
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.hlo")
+	require.NoError(t, os.WriteFile(two, []byte(`HloModule first
+ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT y = f32[2] add(x, x)
+}
+
+// -----
+
+HloModule second
+ENTRY e {
+  x = f32[3] parameter(0)
+  ROOT y = f32[3] multiply(x, x)
+}
+`), 0o644))
+	code, _, errs := vkjitCmd("run", "--random-args", two)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "expected one module, found 2 (--module N or --module NAME picks one)")
+	code, out, errs := vkjitCmd("run", "--random-args", "--compare", "--module", "2", two)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "out0: f32[3] max abs err 0, max rel err 0: ok")
+	code, out, errs = vkjitCmd("run", "--random-args", "--compare", "--module", "first", two)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "out0: f32[2] max abs err 0, max rel err 0: ok")
+	code, _, errs = vkjitCmd("run", "--random-args", "--module", "3", two)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "--module 3: the file holds 2 modules")
+	code, _, errs = vkjitCmd("run", "--random-args", "--module", "third", two)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `--module "third": no module of that name (the file's: first, second)`)
+
+	mlir := filepath.Join(dir, "two.mlir")
+	require.NoError(t, os.WriteFile(mlir, []byte(`module @a {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %y = stablehlo.add %x, %x : tensor<2xf32>
+    return %y : tensor<2xf32>
+  }
+}
+// -----
+module @b {
+  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %y = stablehlo.multiply %x, %x : tensor<3xf32>
+    return %y : tensor<3xf32>
+  }
+}
+`), 0o644))
+	code, _, errs = vkjitCmd("run", "--random-args", mlir)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "--module N or --module NAME picks one")
+	code, out, errs = vkjitCmd("run", "--random-args", "--compare", "--module", "b", mlir)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "out0: f32[3] max abs err 0, max rel err 0: ok")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,6 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noCache := fs.Bool("no-cache", false, "neither read nor write the compile cache")
 	donate := fs.String("donate", "", "parameter leaves whose memory the program may reuse once dead: \"all\" or a list such as 2,3")
 	memProfile := fs.String("memprofile", "", "write the device memory at the planned peak here, in pprof format")
+	module := fs.String("module", "", "in a file of several modules (// -----), the one to run: its 1-based index or its name")
 	rtol := fs.Float64("rtol", -1, "relative tolerance for --compare (default by type)")
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
@@ -91,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var checked *stablehlo.Translated
 	parseMs := 0.0
 	if stablehlo.IsMLIR(string(src)) {
-		if checked, err = stablehlo.ParseOne(graph, string(src)); err != nil {
+		if checked, err = pickProgram(graph, string(src), *module); err != nil {
 			return err
 		}
 		mod = checked.HLO
@@ -99,8 +101,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			checked = nil
 		}
 		parseMs = ms(time.Since(start))
-	} else if *randomArgs || *compare || *donate == "all" {
-		if mod, err = hlo.Parse(graph, string(src)); err != nil {
+	} else if *randomArgs || *compare || *donate == "all" || *module != "" {
+		if mod, err = pickModule(graph, string(src), *module); err != nil {
 			return err
 		}
 		parseMs = ms(time.Since(start))
@@ -374,4 +376,74 @@ func printProfile(w io.Writer, times []vkjit.DispatchTime) {
 		}
 		fmt.Fprintf(w, "%10.3f %6.1f %6d  %-28s %s\n", r.ms, pct, r.calls, r.kernel, inst)
 	}
+}
+
+// pickModule parses the HLO module of src that which names (its 1-based
+// index or its name among the file's // ----- separated modules; the
+// file's only module when empty).
+func pickModule(file, src, which string) (*hlo.Module, error) {
+	if which == "" {
+		m, err := hlo.Parse(file, src)
+		var he *hlo.Error
+		if errors.As(err, &he) && strings.HasPrefix(he.Msg, "expected one module") {
+			return nil, fmt.Errorf("%w (--module N or --module NAME picks one)", err)
+		}
+		return m, err
+	}
+	mods, err := hlo.ParseModules(file, src)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(mods))
+	for i, m := range mods {
+		names[i] = m.Name
+	}
+	i, err := pickIndex(file, which, names)
+	if err != nil {
+		return nil, err
+	}
+	return mods[i], nil
+}
+
+// pickProgram translates the StableHLO program of src that which names,
+// as pickModule does.
+func pickProgram(file, src, which string) (*stablehlo.Translated, error) {
+	if which == "" {
+		t, err := stablehlo.ParseOne(file, src)
+		if err != nil && strings.Contains(err.Error(), "programs, where one is compiled") {
+			return nil, fmt.Errorf("%w; --module N or --module NAME picks one", err)
+		}
+		return t, err
+	}
+	ts, errs, err := stablehlo.Parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		if t.HLO != nil {
+			names[i] = t.HLO.Name
+		}
+	}
+	i, err := pickIndex(file, which, names)
+	if err != nil {
+		return nil, err
+	}
+	return ts[i], errs[i]
+}
+
+// pickIndex finds which (a 1-based index, or one of names) among names.
+func pickIndex(file, which string, names []string) (int, error) {
+	if n, err := strconv.Atoi(which); err == nil {
+		if n < 1 || n > len(names) {
+			return 0, fmt.Errorf("%s: --module %d: the file holds %d modules", file, n, len(names))
+		}
+		return n - 1, nil
+	}
+	for i, name := range names {
+		if name == which {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: --module %q: no module of that name (the file's: %s)", file, which, strings.Join(names, ", "))
 }
