@@ -404,7 +404,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	epsC := b.floatBits(rt, eps)
 	nEps := b.inst(hlo.OpMultiply, epsC.Shape, epsC, b.convert(b.constant(hlo.S32, n), rt))
 	tol2 := b.inst(hlo.OpMultiply, bSh, sumSq(b, full), b.full(b.inst(hlo.OpMultiply, epsC.Shape, nEps, nEps), bSh))
-	ps, qs, np := pairTables(n)
+	np := n * (n - 1) / 2
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh, bSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), full, eye, tol2)
 	w := b.whileLoop(in, in.Name+".jacobi", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
@@ -414,13 +414,14 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 		more := cb.compare(e[0], cb.constant(hlo.S32, jacobiSweeps), "LT")
 		return cb.inst(hlo.OpAnd, more.Shape, more, anyOpen)
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
-		pairState := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh)
-		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), e[1], e[2])
-		av := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 1, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
-			return pb.jacobiStep(pe, pb.s32s(ps), pb.s32s(qs), batch)
+		s32 := hlo.ArrayShape(hlo.S32)
+		pairState := hlo.TupleShape(s32, s32, s32, sh, sh)
+		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), e[1], e[2])
+		av := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 3, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+			return pb.jacobiStep(pe, batch)
 		})
 		vOut := lb.inst(hlo.OpGetTupleElement, sh, av.Operands[0])
-		vOut.A.Index = 2
+		vOut.A.Index = 4
 		s1 := lb.inst(hlo.OpAdd, e[0].Shape, e[0], lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{s1, av, vOut, e[3]}
 	})
@@ -436,38 +437,47 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 }
 
 // jacobiStep is one rotation of syevd's inner loop over the state (k,
-// a, v): the pair (p, q) = (ps[k], qs[k]), rotated by jacobiRotation of
-// [[a_pp, a_pq], [conj(a_pq), a_qq]], applied as a J to columns p and q
-// of a and v, then J^H a to rows p and q of a, and the 2 x 2 block set
-// as Rutishauser does: exact zeros off the diagonal, a_pp - t |a_pq| and
+// p, q, a, v), the pairs p < q in row order: jacobiRotation of [[a_pp,
+// a_pq], [conj(a_pq), a_qq]], applied as a J to columns p and q of a and
+// v and as J^H to rows p and q of a, and the 2 x 2 block set as
+// Rutishauser does: exact zeros off the diagonal, a_pp - t |a_pq| and
 // a_qq + t |a_pq| on it (the two-sided products lose bits to
-// cancellation).
-func (b *expander) jacobiStep(e []*hlo.Instruction, ps, qs *hlo.Instruction, batch []int64) []*hlo.Instruction {
-	k, am, vm := e[0], e[1], e[2]
+// cancellation). Every read of a and v comes before every write (J^H's
+// rows read a's old rows: they differ from a J's only inside the block,
+// which is set last), and the pair is loop state, not a table: a loop of
+// this form runs on the device (lower/seqloop.go) for rows of up to 64
+// elements.
+func (b *expander) jacobiStep(e []*hlo.Instruction, batch []int64) []*hlo.Instruction {
+	k, p, q, am, vm := e[0], e[1], e[2], e[3], e[4]
 	sh := am.Shape
 	t := sh.Elem
 	n := sh.Dims[sh.Rank()-1]
 	x := b.batched(t, batch)
-	p, q := b.pairAt(ps, k), b.pairAt(qs, k)
 	one := hlo.ArrayShape(t, x.sizes(1, 1)...)
 	app, aqq := b.realOf(x.slice(am, x.sizes(1, 1), p, p)), b.realOf(x.slice(am, x.sizes(1, 1), q, q))
 	apq := x.slice(am, x.sizes(1, 1), p, q)
+	colP, colQ := x.slice(am, x.sizes(n, 1), x.zero, p), x.slice(am, x.sizes(n, 1), x.zero, q)
+	rowP, rowQ := x.slice(am, x.sizes(1, n), p, x.zero), x.slice(am, x.sizes(1, n), q, x.zero)
 	rot := b.jacobiRotation(x, app, aqq, apq)
-	a1 := rot.columns(am, p, q)
-	rp, rq := rot.apply(x.slice(a1, x.sizes(1, n), p, x.zero), x.slice(a1, x.sizes(1, n), q, x.zero), rot.phase)
-	a2 := x.update(x.update(a1, rp, p, x.zero), rq, q, x.zero)
+	cp, cq := rot.apply(colP, colQ, rot.cwc)
+	rp, rq := rot.apply(rowP, rowQ, rot.phase)
+	a2 := x.update(x.update(am, cp, x.zero, p), cq, x.zero, q)
+	a2 = x.update(x.update(a2, rp, p, x.zero), rq, q, x.zero)
 	a2 = x.update(x.update(a2, b.zeros(one), p, q), b.zeros(one), q, p)
 	ta := b.inst(hlo.OpMultiply, app.Shape, rot.t, rot.mag)
 	a2 = x.update(x.update(a2, b.convert(b.inst(hlo.OpSubtract, app.Shape, app, ta), t), p, p), b.convert(b.inst(hlo.OpAdd, app.Shape, aqq, ta), t), q, q)
 	k1 := b.inst(hlo.OpAdd, k.Shape, k, b.constant(hlo.S32, 1))
-	return []*hlo.Instruction{k1, a2, rot.columns(vm, p, q)}
+	p1, q1 := b.nextPair(p, q, n)
+	return []*hlo.Instruction{k1, p1, q1, a2, rot.columns(vm, p, q)}
 }
 
-// pairAt is tab[k], a scalar.
-func (b *expander) pairAt(tab, k *hlo.Instruction) *hlo.Instruction {
-	d := b.inst(hlo.OpDynamicSlice, hlo.ArrayShape(hlo.S32, 1), tab, k)
-	d.A.DynSliceSizes = []int64{1}
-	return b.reshape(d)
+// nextPair is the pair after (p, q) among p < q < n in row order.
+func (b *expander) nextPair(p, q *hlo.Instruction, n int64) (*hlo.Instruction, *hlo.Instruction) {
+	one := b.constant(hlo.S32, 1)
+	q1 := b.inst(hlo.OpAdd, q.Shape, q, one)
+	wrap := b.compare(q1, b.constant(hlo.S32, n), "EQ")
+	p1 := b.inst(hlo.OpAdd, p.Shape, p, one)
+	return b.sel(wrap, p1, p), b.sel(wrap, b.inst(hlo.OpAdd, p.Shape, p1, one), q1)
 }
 
 // rotation is a Jacobi rotation of each matrix of a batch ([batch..., 1,
@@ -527,25 +537,6 @@ func (r rotation) columns(m, p, q *hlo.Instruction) *hlo.Instruction {
 	return x.update(x.update(m, cp, x.zero, p), cq, x.zero, q)
 }
 
-// pairTables lists the pairs p < q < n in row order, as two tables of
-// s32 bytes, and their count.
-func pairTables(n int64) (ps, qs []byte, count int64) {
-	for p := int64(0); p < n-1; p++ {
-		for q := p + 1; q < n; q++ {
-			ps = binary.LittleEndian.AppendUint32(ps, uint32(p))
-			qs = binary.LittleEndian.AppendUint32(qs, uint32(q))
-		}
-	}
-	return ps, qs, n * (n - 1) / 2
-}
-
-// s32s is a constant s32 array of the little-endian bytes data.
-func (b *expander) s32s(data []byte) *hlo.Instruction {
-	c := b.inst(hlo.OpConstant, hlo.ArrayShape(hlo.S32, int64(len(data)/4)))
-	c.Literal, _ = hlo.NewLiteral(c.Shape, data)
-	return c
-}
-
 // gesdd is the singular value decomposition by one-sided Jacobi
 // (Hestenes), as the evaluator computes it (hlo/eval/lapack.go): on x =
 // a, or a^H when a is wide, of M >= N rows and columns; sweeps (a while
@@ -583,7 +574,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		return e.sel(e.compare(e.iota(hlo.S32, r-2, sh.Dims...), e.iota(hlo.S32, r-1, sh.Dims...), "EQ"), e.full(e.one(t), sh), e.zeros(sh))
 	}
 	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt]
-	ps, qs, np := pairTables(N)
+	np := N * (N - 1) / 2
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), xSh, vSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), x0, eyeOf(b, vSh))
 	w := b.whileLoop(in, in.Name+".svd", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
@@ -601,11 +592,12 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		more := cb.compare(e[0], cb.constant(hlo.S32, jacobiSweeps), "LT")
 		return cb.inst(hlo.OpAnd, more.Shape, more, anyOpen)
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
-		pinit := lb.inst(hlo.OpTuple, state, lb.constant(hlo.S32, 0), e[1], e[2])
-		xv := lb.countedLoop(in, in.Name+".pairs", state, np, pinit, 1, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
-			k, xm, vm := pe[0], pe[1], pe[2]
+		s32 := hlo.ArrayShape(hlo.S32)
+		pairState := hlo.TupleShape(s32, s32, s32, xSh, vSh)
+		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), e[1], e[2])
+		xv := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 3, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+			k, p, q, xm, vm := pe[0], pe[1], pe[2], pe[3], pe[4]
 			x := pb.batched(t, batch)
-			p, q := pb.pairAt(pb.s32s(ps), k), pb.pairAt(pb.s32s(qs), k)
 			xp, xq := x.slice(xm, x.sizes(M, 1), x.zero, p), x.slice(xm, x.sizes(M, 1), x.zero, q)
 			one := mat(1, 1)
 			alpha := pb.realOf(x.dot(one, pb.conj(xp), xp, int64(r-2), int64(r-2)))
@@ -613,10 +605,11 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 			gamma := x.dot(one, pb.conj(xp), xq, int64(r-2), int64(r-2))
 			rot := pb.jacobiRotation(x, alpha, beta, gamma)
 			k1 := pb.inst(hlo.OpAdd, k.Shape, k, pb.constant(hlo.S32, 1))
-			return []*hlo.Instruction{k1, rot.columns(xm, p, q), rot.columns(vm, p, q)}
+			p1, q1 := pb.nextPair(p, q, N)
+			return []*hlo.Instruction{k1, p1, q1, rot.columns(xm, p, q), rot.columns(vm, p, q)}
 		})
 		vOut := lb.inst(hlo.OpGetTupleElement, vSh, xv.Operands[0])
-		vOut.A.Index = 2
+		vOut.A.Index = 4
 		s1 := lb.inst(hlo.OpAdd, e[0].Shape, e[0], lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{s1, xv, vOut}
 	})
