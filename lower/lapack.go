@@ -415,13 +415,18 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 		return cb.inst(hlo.OpAnd, more.Shape, more, anyOpen)
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		s32 := hlo.ArrayShape(hlo.S32)
-		pairState := hlo.TupleShape(s32, s32, s32, sh, sh)
-		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), e[1], e[2])
-		av := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 3, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+		one := hlo.ArrayShape(t, lb.batched(t, batch).sizes(1, 1)...)
+		oneR := hlo.ArrayShape(rt, one.Dims...)
+		// (k, p, q, chunk, a, v, then the rotation a pair's first chunk
+		// computed: c, s, conj(w), w as a's type, a_pp, a_qq, t |a_pq|).
+		pairState := hlo.TupleShape(s32, s32, s32, s32, sh, sh, one, one, one, one, oneR, oneR, oneR)
+		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), lb.constant(hlo.S32, 0), e[1], e[2],
+			lb.zeros(one), lb.zeros(one), lb.zeros(one), lb.zeros(one), lb.zeros(oneR), lb.zeros(oneR), lb.zeros(oneR))
+		av := lb.countedLoop(in, in.Name+".pairs", pairState, np*(n/jacobiChunk(n)), pinit, 4, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
 			return pb.jacobiStep(pe, batch)
 		})
 		vOut := lb.inst(hlo.OpGetTupleElement, sh, av.Operands[0])
-		vOut.A.Index = 4
+		vOut.A.Index = 5
 		s1 := lb.inst(hlo.OpAdd, e[0].Shape, e[0], lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{s1, av, vOut, e[3]}
 	})
@@ -436,39 +441,69 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
 }
 
-// jacobiStep is one rotation of syevd's inner loop over the state (k,
-// p, q, a, v), the pairs p < q in row order: jacobiRotation of [[a_pp,
-// a_pq], [conj(a_pq), a_qq]], applied as a J to columns p and q of a and
-// v and as J^H to rows p and q of a, and the 2 x 2 block set as
+// jacobiStep is one chunk of one rotation of syevd's inner loop over the
+// pairs p < q in row order and, for each, the chunks of c elements of
+// their rows and columns (c = jacobiChunk(n): all n up to 32, so that a
+// step's kernel fits a device loop's). A pair's first chunk computes
+// jacobiRotation of [[a_pp, a_pq], [conj(a_pq), a_qq]] and carries it to
+// the others; each chunk applies it as a J to columns p and q of a and v
+// and as J^H to rows p and q of a; the last sets the 2 x 2 block as
 // Rutishauser does: exact zeros off the diagonal, a_pp - t |a_pq| and
 // a_qq + t |a_pq| on it (the two-sided products lose bits to
 // cancellation). Every read of a and v comes before every write (J^H's
 // rows read a's old rows: they differ from a J's only inside the block,
-// which is set last), and the pair is loop state, not a table: a loop of
-// this form runs on the device (lower/seqloop.go) for rows of up to 64
-// elements.
+// which the last chunk sets; a chunk may write stale block elements
+// before that, which nothing else reads), and the pair is loop state,
+// not a table: the loop runs on the device (lower/seqloop.go).
 func (b *expander) jacobiStep(e []*hlo.Instruction, batch []int64) []*hlo.Instruction {
-	k, p, q, am, vm := e[0], e[1], e[2], e[3], e[4]
+	k, p, q, i, am, vm := e[0], e[1], e[2], e[3], e[4], e[5]
 	sh := am.Shape
 	t := sh.Elem
 	n := sh.Dims[sh.Rank()-1]
+	c := jacobiChunk(n)
 	x := b.batched(t, batch)
 	one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+	first := b.compare(i, b.constant(hlo.S32, 0), "EQ")
+	last := b.compare(i, b.constant(hlo.S32, n/c-1), "EQ")
 	app, aqq := b.realOf(x.slice(am, x.sizes(1, 1), p, p)), b.realOf(x.slice(am, x.sizes(1, 1), q, q))
-	apq := x.slice(am, x.sizes(1, 1), p, q)
-	colP, colQ := x.slice(am, x.sizes(n, 1), x.zero, p), x.slice(am, x.sizes(n, 1), x.zero, q)
-	rowP, rowQ := x.slice(am, x.sizes(1, n), p, x.zero), x.slice(am, x.sizes(1, n), q, x.zero)
-	rot := b.jacobiRotation(x, app, aqq, apq)
-	cp, cq := rot.apply(colP, colQ, rot.cwc)
-	rp, rq := rot.apply(rowP, rowQ, rot.phase)
-	a2 := x.update(x.update(am, cp, x.zero, p), cq, x.zero, q)
-	a2 = x.update(x.update(a2, rp, p, x.zero), rq, q, x.zero)
-	a2 = x.update(x.update(a2, b.zeros(one), p, q), b.zeros(one), q, p)
-	ta := b.inst(hlo.OpMultiply, app.Shape, rot.t, rot.mag)
-	a2 = x.update(x.update(a2, b.convert(b.inst(hlo.OpSubtract, app.Shape, app, ta), t), p, p), b.convert(b.inst(hlo.OpAdd, app.Shape, aqq, ta), t), q, q)
+	apq, aqp := x.slice(am, x.sizes(1, 1), p, q), x.slice(am, x.sizes(1, 1), q, p)
+	fresh := b.jacobiRotation(x, app, aqq, apq)
+	pick := func(f, carried *hlo.Instruction) *hlo.Instruction {
+		return b.sel(b.full(first, hlo.ArrayShape(hlo.PRED, f.Shape.Dims...)), f, carried)
+	}
+	rot := rotation{b: b, x: x, ct: pick(fresh.ct, e[6]), st: pick(fresh.st, e[7]), cwc: pick(fresh.cwc, e[8]), phase: pick(fresh.phase, e[9])}
+	app0, aqq0 := pick(app, e[10]), pick(aqq, e[11])
+	tm := pick(b.inst(hlo.OpMultiply, app.Shape, fresh.t, fresh.mag), e[12])
+	at := b.inst(hlo.OpMultiply, i.Shape, i, b.constant(hlo.S32, c))
+	cp, cq := rot.apply(x.slice(am, x.sizes(c, 1), at, p), x.slice(am, x.sizes(c, 1), at, q), rot.cwc)
+	rp, rq := rot.apply(x.slice(am, x.sizes(1, c), p, at), x.slice(am, x.sizes(1, c), q, at), rot.phase)
+	vp, vq := rot.apply(x.slice(vm, x.sizes(c, 1), at, p), x.slice(vm, x.sizes(c, 1), at, q), rot.cwc)
+	a2 := x.update(x.update(am, cp, at, p), cq, at, q)
+	a2 = x.update(x.update(a2, rp, p, at), rq, q, at)
+	v2 := x.update(x.update(vm, vp, at, p), vq, at, q)
+	// The block, on the last chunk (before it, the elements as they were).
+	lastOne := b.full(last, hlo.ArrayShape(hlo.PRED, one.Dims...))
+	block := func(fixed, now *hlo.Instruction) *hlo.Instruction { return b.sel(lastOne, fixed, now) }
+	a2 = x.update(x.update(a2, block(b.zeros(one), apq), p, q), block(b.zeros(one), aqp), q, p)
+	a2 = x.update(a2, block(b.convert(b.inst(hlo.OpSubtract, app.Shape, app0, tm), t), x.slice(am, x.sizes(1, 1), p, p)), p, p)
+	a2 = x.update(a2, block(b.convert(b.inst(hlo.OpAdd, app.Shape, aqq0, tm), t), x.slice(am, x.sizes(1, 1), q, q)), q, q)
 	k1 := b.inst(hlo.OpAdd, k.Shape, k, b.constant(hlo.S32, 1))
 	p1, q1 := b.nextPair(p, q, n)
-	return []*hlo.Instruction{k1, p1, q1, a2, rot.columns(vm, p, q)}
+	p1, q1 = b.sel(last, p1, p), b.sel(last, q1, q)
+	i1 := b.sel(last, b.constant(hlo.S32, 0), b.inst(hlo.OpAdd, i.Shape, i, b.constant(hlo.S32, 1)))
+	return []*hlo.Instruction{k1, p1, q1, i1, a2, v2, rot.ct, rot.st, rot.cwc, rot.phase, app0, aqq0, tm}
+}
+
+// jacobiChunk is how many elements of a row or column syevd's step
+// rotates at once: all n up to 32, whose step fits a device loop's
+// kernel; past that the largest divisor of n up to 32.
+func jacobiChunk(n int64) int64 {
+	for c := min(n, 32); c > 1; c-- {
+		if n%c == 0 {
+			return c
+		}
+	}
+	return 1
 }
 
 // nextPair is the pair after (p, q) among p < q < n in row order.
