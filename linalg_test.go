@@ -584,3 +584,56 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGesddTall: columns taller than a device loop holds in registers
+// (80 rows) are rotated in chunks of rows, their Gram sums summed chunk
+// by chunk (svdStep): the singular values agree with the evaluator's,
+// u s vt gives a back and u's columns are orthonormal.
+func TestGesddTall(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	const m, n = 80, 16
+	a := randomArray(rng, "f32", []int64{m, n})
+	src := fmt.Sprintf(`HloModule svd
+ENTRY e {
+  a = f32[%[1]d,%[2]d] parameter(0)
+  ROOT r = (f32[%[1]d,%[2]d], f32[%[2]d], f32[%[1]d,%[2]d], f32[%[2]d,%[2]d], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", backend_config={mode = 83 : ui8}
+}`, m, n)
+	exe, err := rt.CompileText("svd", src, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	res, _, err := exe.Run(context.Background(), a)
+	require.NoError(t, err)
+	exe.Close()
+	mod, err := hlo.Parse("svd", src)
+	require.NoError(t, err)
+	want, err := eval.Run(mod, literalOf(a))
+	require.NoError(t, err)
+	w := want.Leaves()[1]
+	ws := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+	for j := range int64(n) {
+		require.InDelta(t, real(valueAt(ws, j)), real(valueAt(res[1], j)), 2e-5*real(valueAt(ws, 0)), "s[%d]", j)
+	}
+	u := func(i, j int) float64 { return real(valueAt(res[2], int64(i*n+j))) }
+	vt := func(i, j int) float64 { return real(valueAt(res[3], int64(i*n+j))) }
+	for i := range m {
+		for j := range n {
+			var s float64
+			for l := range n {
+				s += u(i, l) * real(valueAt(res[1], int64(l))) * vt(l, j)
+			}
+			require.InDelta(t, real(valueAt(a, int64(i*n+j))), s, 1e-4, "u s vt at [%d,%d]", i, j)
+		}
+	}
+	for p := range n {
+		for q := range n {
+			var s float64
+			for i := range m {
+				s += u(i, p) * u(i, q)
+			}
+			if p == q {
+				s--
+			}
+			require.InDelta(t, 0, s, 1e-4, "u^T u at [%d,%d]", p, q)
+		}
+	}
+}

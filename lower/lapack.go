@@ -628,23 +628,30 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		return cb.inst(hlo.OpAnd, more.Shape, more, anyOpen)
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		s32 := hlo.ArrayShape(hlo.S32)
-		pairState := hlo.TupleShape(s32, s32, s32, xSh, vSh)
-		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), e[1], e[2])
-		xv := lb.countedLoop(in, in.Name+".pairs", pairState, np, pinit, 3, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
-			k, p, q, xm, vm := pe[0], pe[1], pe[2], pe[3], pe[4]
-			x := pb.batched(t, batch)
-			xp, xq := x.slice(xm, x.sizes(M, 1), x.zero, p), x.slice(xm, x.sizes(M, 1), x.zero, q)
-			one := mat(1, 1)
-			alpha := pb.realOf(x.dot(one, pb.conj(xp), xp, int64(r-2), int64(r-2)))
-			beta := pb.realOf(x.dot(one, pb.conj(xq), xq, int64(r-2), int64(r-2)))
-			gamma := x.dot(one, pb.conj(xp), xq, int64(r-2), int64(r-2))
-			rot := pb.jacobiRotation(x, alpha, beta, gamma)
-			k1 := pb.inst(hlo.OpAdd, k.Shape, k, pb.constant(hlo.S32, 1))
-			p1, q1 := pb.nextPair(p, q, N)
-			return []*hlo.Instruction{k1, p1, q1, rot.columns(xm, p, q), rot.columns(vm, p, q)}
+		one := mat(1, 1)
+		oneR := hlo.ArrayShape(rt, one.Dims...)
+		c := M // columns of up to 64 rows fit a device loop's registers whole
+		if M > 64 {
+			c = jacobiChunk(gcd(M, N))
+		}
+		nc := M / c
+		// (k, p, q, chunk, x, v, the pair's sums alpha, beta, gamma, and
+		// its rotation: c, s, conj(w) as x's type).
+		pairState := hlo.TupleShape(s32, s32, s32, s32, xSh, vSh, oneR, oneR, one, one, one, one)
+		pinit := lb.inst(hlo.OpTuple, pairState, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 1), lb.constant(hlo.S32, 0), e[1], e[2],
+			lb.zeros(oneR), lb.zeros(oneR), lb.zeros(one), lb.zeros(one), lb.zeros(one), lb.zeros(one))
+		steps := np * 2 * nc
+		if c == M {
+			steps = np
+		}
+		xv := lb.countedLoop(in, in.Name+".pairs", pairState, steps, pinit, 4, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+			if c == M {
+				return pb.svdPair(pe, batch, N)
+			}
+			return pb.svdStep(pe, batch, c, N)
 		})
 		vOut := lb.inst(hlo.OpGetTupleElement, vSh, xv.Operands[0])
-		vOut.A.Index = 4
+		vOut.A.Index = 5
 		s1 := lb.inst(hlo.OpAdd, e[0].Shape, e[0], lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{s1, xv, vOut}
 	})
@@ -760,4 +767,85 @@ func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction
 	leadAbs := b.inst(hlo.OpAbs, colR, lead)
 	zeroLead := b.compare(leadAbs, b.zeros(colR), "EQ")
 	return b.sel(zeroLead, b.full(b.one(t), lead.Shape), b.inst(hlo.OpDivide, lead.Shape, b.conj(lead), b.convert(b.sel(zeroLead, b.full(b.one(rt), colR), leadAbs), t)))
+}
+
+// svdStep is one chunk of gesdd's inner loop over the pairs of columns
+// p < q in row order and, for each, 2 M/c chunks of c rows (c divides M
+// and N; up to 32): the first M/c sum the pair's Gram matrix (alpha =
+// |x_p|^2, beta = |x_q|^2, gamma = x_p^H x_q) chunk by chunk, the next
+// compute jacobiRotation of it on their first and rotate a chunk of x's
+// columns p and q each (and of v's while its N rows last). A chunk reads
+// before it writes, the state is scalars and the two arrays: the loop
+// runs on the device (lower/seqloop.go), however tall x is.
+func (b *expander) svdStep(e []*hlo.Instruction, batch []int64, c, N int64) []*hlo.Instruction {
+	k, p, q, i, xm, vm := e[0], e[1], e[2], e[3], e[4], e[5]
+	t := xm.Shape.Elem
+	r := xm.Shape.Rank()
+	M := xm.Shape.Dims[r-2]
+	nc := M / c
+	x := b.batched(t, batch)
+	one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+	sum := b.compare(i, b.constant(hlo.S32, nc), "LT")
+	start := b.compare(i, b.constant(hlo.S32, 0), "EQ")
+	turn := b.compare(i, b.constant(hlo.S32, nc), "EQ")
+	last := b.compare(i, b.constant(hlo.S32, 2*nc-1), "EQ")
+	j := b.sel(sum, i, b.inst(hlo.OpSubtract, i.Shape, i, b.constant(hlo.S32, nc))) // the chunk of rows
+	at := b.inst(hlo.OpMultiply, i.Shape, j, b.constant(hlo.S32, c))
+	xp, xq := x.slice(xm, x.sizes(c, 1), at, p), x.slice(xm, x.sizes(c, 1), at, q)
+	dot := func(u, w *hlo.Instruction) *hlo.Instruction { return x.dot(one, b.conj(u), w, int64(r-2), int64(r-2)) }
+	spread := func(pr *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+		return b.full(pr, hlo.ArrayShape(hlo.PRED, sh.Dims...))
+	}
+	// The sums: restarted on a pair's first chunk, grown while summing.
+	acc := func(carried, d *hlo.Instruction) *hlo.Instruction {
+		base := b.sel(spread(start, carried.Shape), b.zeros(carried.Shape), carried)
+		return b.sel(spread(sum, carried.Shape), b.inst(hlo.OpAdd, carried.Shape, base, d), carried)
+	}
+	alpha, beta := acc(e[6], b.realOf(dot(xp, xp))), acc(e[7], b.realOf(dot(xq, xq)))
+	gamma := acc(e[8], dot(xp, xq))
+	fresh := b.jacobiRotation(x, alpha, beta, gamma)
+	pick := func(f, carried *hlo.Instruction) *hlo.Instruction { return b.sel(spread(turn, f.Shape), f, carried) }
+	rot := rotation{b: b, x: x, ct: pick(fresh.ct, e[9]), st: pick(fresh.st, e[10]), cwc: pick(fresh.cwc, e[11])}
+	// The rotation of a chunk of x's columns, and of v's while its rows
+	// last; the chunk as it was while summing.
+	apply := func(m *hlo.Instruction, rows int64) *hlo.Instruction {
+		atM := b.inst(hlo.OpMultiply, i.Shape, b.sel(b.compare(j, b.constant(hlo.S32, rows/c), "LT"), j, b.constant(hlo.S32, rows/c-1)), b.constant(hlo.S32, c))
+		write := b.inst(hlo.OpAnd, sum.Shape, b.inst(hlo.OpNot, sum.Shape, sum), b.compare(j, b.constant(hlo.S32, rows/c), "LT"))
+		up, uq := x.slice(m, x.sizes(c, 1), atM, p), x.slice(m, x.sizes(c, 1), atM, q)
+		rp, rq := rot.apply(up, uq, rot.cwc)
+		w := spread(write, up.Shape)
+		return x.update(x.update(m, b.sel(w, rp, up), atM, p), b.sel(w, rq, uq), atM, q)
+	}
+	k1 := b.inst(hlo.OpAdd, k.Shape, k, b.constant(hlo.S32, 1))
+	p1, q1 := b.nextPair(p, q, N)
+	p1, q1 = b.sel(last, p1, p), b.sel(last, q1, q)
+	i1 := b.sel(last, b.constant(hlo.S32, 0), b.inst(hlo.OpAdd, i.Shape, i, b.constant(hlo.S32, 1)))
+	return []*hlo.Instruction{k1, p1, q1, i1, apply(xm, M), apply(vm, N), alpha, beta, gamma, rot.ct, rot.st, rot.cwc}
+}
+
+// svdPair is one pair of gesdd's inner loop over the pairs of columns p
+// < q in row order when x's columns fit a device loop's registers whole
+// (up to 64 rows): the Gram matrix's sums by three dots, jacobiRotation
+// of it, applied to x's and v's columns p and q. The state is
+// svdStep's, its chunk and sums unused.
+func (b *expander) svdPair(e []*hlo.Instruction, batch []int64, N int64) []*hlo.Instruction {
+	k, p, q, xm, vm := e[0], e[1], e[2], e[4], e[5]
+	t := xm.Shape.Elem
+	r := xm.Shape.Rank()
+	M := xm.Shape.Dims[r-2]
+	x := b.batched(t, batch)
+	one := hlo.ArrayShape(t, x.sizes(1, 1)...)
+	xp, xq := x.slice(xm, x.sizes(M, 1), x.zero, p), x.slice(xm, x.sizes(M, 1), x.zero, q)
+	dot := func(u, w *hlo.Instruction) *hlo.Instruction { return x.dot(one, b.conj(u), w, int64(r-2), int64(r-2)) }
+	rot := b.jacobiRotation(x, b.realOf(dot(xp, xp)), b.realOf(dot(xq, xq)), dot(xp, xq))
+	k1 := b.inst(hlo.OpAdd, k.Shape, k, b.constant(hlo.S32, 1))
+	p1, q1 := b.nextPair(p, q, N)
+	return []*hlo.Instruction{k1, p1, q1, e[3], rot.columns(xm, p, q), rot.columns(vm, p, q), e[6], e[7], e[8], e[9], e[10], e[11]}
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
