@@ -555,6 +555,18 @@ func whileRule(c *opContext) ([]*hlo.Instruction, error) {
 	for _, x := range init {
 		state.Tuple = append(state.Tuple, x.Shape)
 	}
+	// Probes of the body the entry's checks read (probes.go): each a
+	// buffer in the state, and a counter after them.
+	var probes []loopProbe
+	if c.t.atEntry {
+		probes = c.t.bodyProbes(c.op.Regions[1])
+	}
+	from := len(state.Tuple)
+	state = probeState(state, probes)
+	init = append(init, probeInits(c.cb, state, from)...)
+	saved := c.t.loopProbes
+	c.t.loopProbes = nil // a probe in the condition, or in a loop in the body, runs unrecorded: refused
+	defer func() { c.t.loopProbes = saved }()
 	cond, err := c.stateRegion(c.op.Regions[0], "cond", state, n, order, consts, func(cb *hlo.CompBuilder, _ *scope, _ *hlo.Instruction, res []*hlo.Instruction) error {
 		if len(res) != 1 {
 			return fmt.Errorf("the condition returns %d values", len(res))
@@ -565,6 +577,10 @@ func whileRule(c *opContext) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
+	got := map[string]*hlo.Instruction{}
+	if len(probes) > 0 {
+		c.t.loopProbes = got
+	}
 	body, err := c.stateRegion(c.op.Regions[1], "body", state, n, order, consts, func(cb *hlo.CompBuilder, _ *scope, param *hlo.Instruction, res []*hlo.Instruction) error {
 		if len(res) != n {
 			return fmt.Errorf("the body returns %d values for %d", len(res), n)
@@ -573,14 +589,23 @@ func whileRule(c *opContext) ([]*hlo.Instruction, error) {
 		for j := range order {
 			out = append(out, cb.Op(hlo.OpGetTupleElement, param).Set("index", fmt.Sprint(n+j)).WithShape(state.Tuple[n+j]).Instruction)
 		}
+		if len(probes) > 0 {
+			upd, err := c.t.probeUpdates(cb, param, state, from, probes, got)
+			if err != nil {
+				return err
+			}
+			out = append(out, upd...)
+		}
 		cb.Op(hlo.OpTuple, out...).WithShape(state)
 		return nil
 	})
+	c.t.loopProbes = nil
 	if err != nil {
 		return nil, err
 	}
 	tup := c.cb.Op(hlo.OpTuple, init...).WithShape(state)
 	w := c.cb.Op(hlo.OpWhile, tup.Instruction).Calls(cond, body).WithShape(state)
+	c.t.probeResults(c.cb, w.Instruction, state, from, probes)
 	out := make([]*hlo.Instruction, n)
 	for i := range out {
 		out[i] = c.cb.Op(hlo.OpGetTupleElement, w.Instruction).Set("index", fmt.Sprint(i)).WithShape(state.Tuple[i]).Instruction

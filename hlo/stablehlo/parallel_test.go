@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -179,4 +180,51 @@ func TestRunParallelRefusals(t *testing.T) {
 	require.True(t, errors.As(errs[0], &u), "%v", errs[0])
 	require.Equal(t, collectivesCategory, u.Category)
 	require.ErrorContains(t, errs[0], "stablehlo.all_reduce joining 2 processes inside a region")
+}
+
+// TestProbesInLoops: a probe in a while loop's body keeps the iterations
+// check.expect_serialized_eq names; a check of an iteration the loop did
+// not run fails (it does not compare against zeros).
+func TestProbesInLoops(t *testing.T) {
+	src := `func.func @main() {
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %three = stablehlo.constant dense<3> : tensor<i64>
+  %r = stablehlo.while(%i = %i0) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %i, %three : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %n = stablehlo.add %i, %one : tensor<i64>
+    %p = interpreter.probe %n, probe_id = "n" : tensor<i64>
+    stablehlo.return %p : tensor<i64>
+  }
+  %two = stablehlo.constant dense<2> : tensor<i64>
+  check.expect_serialized_eq %one, probe_id = "n", iter = 0 : tensor<i64>
+  check.expect_serialized_eq %three, probe_id = "n", iter = 2 : tensor<i64>
+  check.expect_serialized_eq %two, probe_id = "n", iter = 1 : tensor<i64>
+  return
+}
+`
+	runChecks(t, src)
+	// Iteration 3 was never run (the loop ran 3 times): its check fails
+	// even against the buffer's zero.
+	never := strings.Replace(src, "check.expect_serialized_eq %two, probe_id = \"n\", iter = 1", "check.expect_serialized_eq %i0, probe_id = \"n\", iter = 3", 1)
+	ts, errs, err := Parse("t.mlir", never)
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	out, err := eval.Run(ts[0].HLO)
+	require.NoError(t, err)
+	leaves := out.Leaves()
+	failed := 0
+	for _, c := range ts[0].Checks {
+		want := c.Const
+		if c.Expected >= 0 {
+			want = leaves[ts[0].Results+c.Expected]
+		}
+		if Compare(c, leaves[ts[0].Results+c.Actual], want) != "" {
+			failed++
+		}
+	}
+	require.Equal(t, 1, failed, "the never-run iteration's check")
 }

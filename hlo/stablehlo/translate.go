@@ -183,8 +183,16 @@ type translator struct {
 	// probes: each interpreter.probe's value by its probe_id, one per
 	// execution (a probe runs once: only the entry's own ops may probe).
 	probes map[string][]*hlo.Instruction
-	entry  *Func
-	names  map[string]int // computation names in use
+	// probeRan: for a probe in a while body (probes.go), whether the loop
+	// ran each iteration kept; probeIters the iterations the checks read
+	// of each probe_id; loopProbes, while a body records them, each
+	// probe's value there; atEntry: the op translated is the entry's own.
+	probeRan   map[string][]*hlo.Instruction
+	probeIters map[string]int64
+	loopProbes map[string]*hlo.Instruction
+	atEntry    bool
+	entry      *Func
+	names      map[string]int // computation names in use
 	// par is the run_parallel being translated, proc the process whose
 	// op is (parallel.go); nil elsewhere.
 	par  *parallel
@@ -347,7 +355,7 @@ func Translate(m *Module) (*Translated, error) {
 
 // TranslateEntry turns one parsed module into HLO, run from entry.
 func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
-	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}, probes: map[string][]*hlo.Instruction{}}
+	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}, probes: map[string][]*hlo.Instruction{}, probeRan: map[string][]*hlo.Instruction{}}
 	name := m.Name
 	if name == "" {
 		name = "module"
@@ -357,6 +365,7 @@ func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
 		t.funcs[f.Name] = f
 	}
 	t.entry = entry
+	t.probeIters = probeChecks(entry)
 	res, err := t.function(t.entry, true)
 	if err != nil {
 		return nil, err
@@ -578,6 +587,9 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	}
 	before := len(sc.cb.Computation().Instructions)
 	var results []*hlo.Instruction
+	prevEntry := t.atEntry
+	t.atEntry = entry
+	defer func() { t.atEntry = prevEntry }()
 	switch {
 	case op.Name == "interpreter.probe" || op.Name == "interpreter.print":
 		results, err = t.probe(op, operands, entry)
@@ -646,14 +658,21 @@ func (t *translator) probe(op *Op, args []*hlo.Instruction, entry bool) ([]*hlo.
 		return nil, fmt.Errorf("takes one operand")
 	}
 	if op.Name == "interpreter.probe" {
-		if !entry {
-			return nil, unsupportedf(probeCategory, "a probe outside the entry function's own ops")
-		}
 		id := op.Attr("probe_id")
 		if id == nil || id.Kind != StringAttr {
 			return nil, fmt.Errorf("needs a probe_id")
 		}
-		t.probes[id.Text] = append(t.probes[id.Text], args[0])
+		switch {
+		case entry:
+			t.probes[id.Text] = append(t.probes[id.Text], args[0])
+		case t.loopProbes != nil && t.probeIters[id.Text] > 0:
+			if t.loopProbes[id.Text] != nil {
+				return nil, unsupportedf(probeCategory, "two probes %q in one loop body", id.Text)
+			}
+			t.loopProbes[id.Text] = args[0] // the loop keeps it (probes.go)
+		default:
+			return nil, unsupportedf(probeCategory, "a probe outside the entry function's own ops and their while loops' bodies")
+		}
 	}
 	if len(op.Results) == 0 {
 		return nil, nil // a print that names no result
@@ -685,6 +704,12 @@ func (t *translator) serializedCheck(op *Op, c Check, args []*hlo.Instruction) e
 	c.Expected = len(t.outs) + 1
 	t.outs = append(t.outs, args[0], probed[iter])
 	t.checks = append(t.checks, c)
+	if ran := t.probeRan[id.Text]; ran != nil { // the loop ran that iteration
+		r := c
+		r.Actual, r.Expected, r.Const = len(t.outs), -1, hlo.ScalarLiteral(hlo.PRED, 1)
+		t.outs = append(t.outs, ran[iter])
+		t.checks = append(t.checks, r)
+	}
 	return nil
 }
 
