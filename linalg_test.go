@@ -637,3 +637,54 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGetrfRows: one matrix of 9 to 32 rows and columns takes getrf's
+// row loop on the device (getrfRows): square, tall and wide, f32 and
+// c64, one with a zero column (info), against the evaluator: the same
+// pivots and info, the factors within rounding.
+func TestGetrfRows(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, ty := range []string{"f32", "c64"} {
+		letter := map[string]string{"f32": "s", "c64": "c"}[ty]
+		for _, d := range [][2]int64{{16, 16}, {20, 12}, {12, 20}, {24, 24}} {
+			m, n := d[0], d[1]
+			k := min(m, n)
+			name := fmt.Sprintf("%s[%d,%d]", ty, m, n)
+			a := randomArray(rng, ty, []int64{m, n})
+			if m == 24 { // column 3 zero: info 4
+				for i := range m {
+					copy(a.Data[(i*n+3)*int64(a.Type.Bytes()):], make([]byte, a.Type.Bytes()))
+				}
+			}
+			src := fmt.Sprintf(`HloModule lu
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d] parameter(0)
+  ROOT lu = (%[1]s[%[2]d,%[3]d], s32[%[4]d], s32[]) custom-call(a), custom_call_target="lapack_%[5]sgetrf_ffi"
+}`, ty, m, n, k, letter)
+			exe, err := rt.CompileText("lu", src, vkjit.CompileOptions{})
+			require.NoError(t, err, name)
+			res, _, err := exe.Run(context.Background(), a)
+			require.NoError(t, err, name)
+			exe.Close()
+			mod, err := hlo.Parse("lu", src)
+			require.NoError(t, err)
+			want, err := eval.Run(mod, literalOf(a))
+			require.NoError(t, err, name)
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					if o > 0 {
+						require.Equal(t, e, g, "%s output %d element %d", name, o, i)
+						continue
+					}
+					require.LessOrEqual(t, cmplx.Abs(g-e), 1e-4*math.Max(1, cmplx.Abs(e)), "%s lu element %d: %v, want %v", name, i, g, e)
+				}
+			}
+			if m == 24 {
+				require.Equal(t, complex128(4), valueAt(res[2], 0), "%s info", name)
+			}
+		}
+	}
+}
