@@ -268,15 +268,7 @@ ENTRY e {
   x = %[1]s[2,%[3]d,3] custom-call(u, b), custom_call_target="lapack_%[4]strsm_ffi", backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8}
   ROOT out = (%[1]s[2,%[2]d,%[3]d], %[1]s[2,%[3]d], %[1]s[2,%[2]d,%[3]d], %[1]s[2,%[3]d,%[3]d], s32[2], %[1]s[2,%[3]d,3]) tuple(h, tau, q, l, info, x)
 }`, ty, m, n, letter, orgqr)
-		exe, err := rt.CompileText("lapack", src, vkjit.CompileOptions{})
-		require.NoError(t, err, ty)
-		res, _, err := exe.Run(context.Background(), a, p, tri, rhs)
-		require.NoError(t, err, ty)
-		exe.Close()
-		mod, err := hlo.Parse("lapack", src)
-		require.NoError(t, err)
-		want, err := eval.Run(mod, literalOf(a), literalOf(p), literalOf(tri), literalOf(rhs))
-		require.NoError(t, err, ty)
+		res, want := deviceAndEval(t, ty, src, a, p, tri, rhs)
 		for o, w := range want.Leaves() {
 			wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 			for i := range wt.NumElements() {
@@ -328,15 +320,7 @@ func TestCholeskyNotPositiveDefinite(t *testing.T) {
 		// batch 0: diag(4, 9); batch 1: [[1, 2], [2, 1]], pivot 1 - 4 < 0.
 		a := tensorOf(ty, []int64{2, 2, 2}, []complex128{4, 0, 0, 9, 1, 2, 2, 1})
 		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = %s[2,2,2] parameter(0)\n  ROOT l = %s[2,2,2] cholesky(a), lower=true\n}", ty, ty)
-		exe, err := rt.CompileText("chol", src, vkjit.CompileOptions{})
-		require.NoError(t, err, ty)
-		res, _, err := exe.Run(context.Background(), a)
-		require.NoError(t, err, ty)
-		exe.Close()
-		mod, err := hlo.Parse("chol", src)
-		require.NoError(t, err)
-		want, err := eval.Run(mod, literalOf(a))
-		require.NoError(t, err, ty)
+		res, want := deviceAndEval(t, ty, src, a)
 		w := want.Leaves()[0]
 		wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 		require.Equal(t, []complex128{2, 0, 0, 3}, []complex128{valueAt(res[0], 0), valueAt(res[0], 1), valueAt(res[0], 2), valueAt(res[0], 3)}, ty)
@@ -382,15 +366,7 @@ ENTRY e {
   x = %[1]s[2,%[4]d,%[4]d] custom-call(u, u, half), custom_call_target="lapack_%[5]strsm_ffi", backend_config={diag = 85 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
   ROOT out = (%[1]s[2,%[2]d,%[3]d], s32[2,%[4]d], s32[2], %[1]s[2,%[4]d,%[4]d]) tuple(f, p, i, x)
 }`, ty, m, n, k, letter, map[bool]string{false: "0.5", true: "(0.5, 0)"}[ty == "c64"])
-			exe, err := rt.CompileText("lu", src, vkjit.CompileOptions{})
-			require.NoError(t, err, name)
-			res, _, err := exe.Run(context.Background(), a)
-			require.NoError(t, err, name)
-			exe.Close()
-			mod, err := hlo.Parse("lu", src)
-			require.NoError(t, err)
-			want, err := eval.Run(mod, literalOf(a))
-			require.NoError(t, err, name)
+			res, want := deviceAndEval(t, name, src, a)
 			for o, w := range want.Leaves() {
 				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 				for i := range wt.NumElements() {
@@ -454,15 +430,7 @@ ENTRY e {
   a = %[1]s[2,%[2]d,%[2]d] parameter(0)
   ROOT r = (%[1]s[2,%[2]d,%[2]d], %[3]s[2,%[2]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]s_ffi", backend_config={mode = 86 : ui8, uplo = %[5]d : ui8}
 }`, ty, n, wty, target, uplo)
-				exe, err := rt.CompileText("eigh", src, vkjit.CompileOptions{})
-				require.NoError(t, err, name)
-				res, _, err := exe.Run(context.Background(), a)
-				require.NoError(t, err, name)
-				exe.Close()
-				mod, err := hlo.Parse("eigh", src)
-				require.NoError(t, err)
-				want, err := eval.Run(mod, literalOf(a))
-				require.NoError(t, err, name)
+				res, want := deviceAndEval(t, name, src, a)
 				wl := want.Leaves()
 				wv := &vkjit.Tensor{Type: vkjit.DType(wl[0].Shape.Elem), Dims: wl[0].Shape.Dims, Data: wl[0].Data}
 				ww := &vkjit.Tensor{Type: vkjit.DType(wl[1].Shape.Elem), Dims: wl[1].Shape.Dims, Data: wl[1].Data}
@@ -526,15 +494,7 @@ ENTRY e {
   a = %[1]s[2,%[2]d,%[3]d] parameter(0)
   ROOT r = (%[1]s[2,%[2]d,%[3]d], %[4]s[2,%[5]d], %[1]s[2,%[2]d,%[6]d], %[1]s[2,%[7]d,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[8]sgesdd_ffi", backend_config={mode = %[9]d : ui8}
 }`, ty, m, n, sty, k, ur, vr, letter, mode)
-				exe, err := rt.CompileText("svd", src, vkjit.CompileOptions{})
-				require.NoError(t, err, name)
-				res, _, err := exe.Run(context.Background(), a)
-				require.NoError(t, err, name)
-				exe.Close()
-				mod, err := hlo.Parse("svd", src)
-				require.NoError(t, err)
-				want, err := eval.Run(mod, literalOf(a))
-				require.NoError(t, err, name)
+				res, want := deviceAndEval(t, name, src, a)
 				for o, w := range want.Leaves()[1:4] {
 					wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 					for i := range wt.NumElements() {
@@ -599,15 +559,7 @@ ENTRY e {
   a = f32[%[1]d,%[2]d] parameter(0)
   ROOT r = (f32[%[1]d,%[2]d], f32[%[2]d], f32[%[1]d,%[2]d], f32[%[2]d,%[2]d], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", backend_config={mode = 83 : ui8}
 }`, m, n)
-	exe, err := rt.CompileText("svd", src, vkjit.CompileOptions{})
-	require.NoError(t, err)
-	res, _, err := exe.Run(context.Background(), a)
-	require.NoError(t, err)
-	exe.Close()
-	mod, err := hlo.Parse("svd", src)
-	require.NoError(t, err)
-	want, err := eval.Run(mod, literalOf(a))
-	require.NoError(t, err)
+	res, want := deviceAndEval(t, "svd", src, a)
 	w := want.Leaves()[1]
 	ws := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 	for j := range int64(n) {
@@ -662,15 +614,7 @@ ENTRY e {
   a = %[1]s[%[2]d,%[3]d] parameter(0)
   ROOT lu = (%[1]s[%[2]d,%[3]d], s32[%[4]d], s32[]) custom-call(a), custom_call_target="lapack_%[5]sgetrf_ffi"
 }`, ty, m, n, k, letter)
-			exe, err := rt.CompileText("lu", src, vkjit.CompileOptions{})
-			require.NoError(t, err, name)
-			res, _, err := exe.Run(context.Background(), a)
-			require.NoError(t, err, name)
-			exe.Close()
-			mod, err := hlo.Parse("lu", src)
-			require.NoError(t, err)
-			want, err := eval.Run(mod, literalOf(a))
-			require.NoError(t, err, name)
+			res, want := deviceAndEval(t, name, src, a)
 			for o, w := range want.Leaves() {
 				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
 				for i := range wt.NumElements() {
@@ -687,4 +631,24 @@ ENTRY e {
 			}
 		}
 	}
+}
+
+// deviceAndEval compiles src, runs it on the device and on the evaluator
+// with args, and returns the device's results and the evaluator's.
+func deviceAndEval(t *testing.T, name, src string, args ...*vkjit.Tensor) ([]*vkjit.Tensor, *eval.Value) {
+	t.Helper()
+	exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
+	require.NoError(t, err, name)
+	res, _, err := exe.Run(context.Background(), args...)
+	require.NoError(t, err, name)
+	exe.Close()
+	mod, err := hlo.Parse(name, src)
+	require.NoError(t, err)
+	lits := make([]*hlo.Literal, len(args))
+	for i, a := range args {
+		lits[i] = literalOf(a)
+	}
+	want, err := eval.Run(mod, lits...)
+	require.NoError(t, err, name)
+	return res, want
 }
