@@ -109,6 +109,10 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		return nil, nil
 	}
 	t := lapackTypes[m[1]]
+	rt := t // the real type of t's parts (eigenvalues, singular values)
+	if t == C64 || t == C128 {
+		rt = map[ElementType]ElementType{C64: F32, C128: F64}[t]
+	}
 	cfg := map[string]int64{}
 	if v, ok := in.AttrValue("backend_config"); ok {
 		for _, f := range configField.FindAllStringSubmatch(v, -1) {
@@ -192,7 +196,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 	case "syevd", "heevd":
 		c.Kind, c.Lower = CallSyevd, cfg["uplo"] == 'L'
-		if (t == C64 || t == C128) != (m[2] == "heevd") {
+		if (rt != t) != (m[2] == "heevd") {
 			return nil, nil // LAPACK has no real heevd nor complex syevd
 		}
 		a := in.Operands
@@ -200,11 +204,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims
-		wt := map[ElementType]ElementType{C64: F32, C128: F64}[t]
-		if wt == Invalid {
-			wt = t
-		}
-		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(wt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(rt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
 			return nil, bad("a symmetric (Hermitian) matrix and returns (eigenvectors in its shape, real eigenvalues, s32 info per matrix)")
 		}
 	case "gesdd":
@@ -216,10 +216,6 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		d := a[0].Shape.Dims
 		m, n := d[len(d)-2], d[len(d)-1]
 		k := min(m, n)
-		rt := map[ElementType]ElementType{C64: F32, C128: F64}[t]
-		if rt == Invalid {
-			rt = t
-		}
 		bd := batch(a[0])
 		mat := func(r, c int64) Shape { return ArrayShape(t, append(slices.Clone(bd), r, c)...) }
 		var u, vt Shape

@@ -285,13 +285,9 @@ func potrf(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 func getrf(l *hlo.Literal) (*hlo.Literal, *hlo.Literal, *hlo.Literal) {
 	batch, m, n, a := matrices(l)
 	k := min(m, n)
-	rt := l.Shape.Elem
-	if isComplex(rt) {
-		rt = map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[rt]
-	}
-	sfmin := math.SmallestNonzeroFloat64 * (1 << 52) // the smallest normal f64
-	if rt == hlo.F32 {
-		sfmin = float64(math.Float32frombits(0x00800000))
+	sfmin := 0x1p-1022 // the smallest normal f64
+	if realType(l.Shape.Elem) == hlo.F32 {
+		sfmin = 0x1p-126
 	}
 	ipiv := make([]complex128, batch*k)
 	info := make([]complex128, batch)
@@ -379,14 +375,8 @@ const jacobiSweeps = 30
 // its first largest element is real and positive.
 func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
-	rt := l.Shape.Elem
-	if isComplex(rt) {
-		rt = map[hlo.ElementType]hlo.ElementType{hlo.C64: hlo.F32, hlo.C128: hlo.F64}[rt]
-	}
-	eps := 0x1p-24
-	if rt == hlo.F64 {
-		eps = 0x1p-53
-	}
+	rt := realType(l.Shape.Elem)
+	eps := epsilon(rt)
 	vs := make([]complex128, len(raw))
 	ws := make([]complex128, batch*n)
 	for b := int64(0); b < batch; b++ {
@@ -507,10 +497,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 	batch, m, n, all := matrices(l)
 	M, N := max(m, n), min(m, n)
 	wide := m < n
-	eps := 0x1p-24
-	if sSh.Elem == hlo.F64 {
-		eps = 0x1p-53
-	}
+	eps := epsilon(sSh.Elem)
 	var us, ss, vts []complex128
 	for b := int64(0); b < batch; b++ {
 		a := all[b*m*n : (b+1)*m*n]
@@ -687,4 +674,21 @@ func leadPhase(v []complex128, n, col int64) complex128 {
 		return conj(x) / complex(cmplx.Abs(x), 0)
 	}
 	return 1
+}
+
+// realType is the type of t's parts: t itself when real.
+func realType(t hlo.ElementType) hlo.ElementType {
+	if isComplex(t) {
+		return partType(t)
+	}
+	return t
+}
+
+// epsilon is the unit roundoff of the real type t (f32 or f64): the
+// Jacobi methods' thresholds, as the lowering's (lower/lapack.go).
+func epsilon(t hlo.ElementType) float64 {
+	if t == hlo.F64 {
+		return 0x1p-53
+	}
+	return 0x1p-24
 }
