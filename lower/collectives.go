@@ -18,46 +18,37 @@ import (
 // collective whose groups or shapes name other processes is left as it
 // is, for checkSupport to name.
 func oneProcess(s *state) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
-	for _, in := range entry.Instructions {
-		switch in.Op {
-		case hlo.OpReplicaID, hlo.OpPartitionID:
-			*in = hlo.Instruction{Name: in.Name, Op: hlo.OpConstant, Shape: in.Shape, Literal: hlo.ScalarLiteral(in.Shape.Elem, 0), Pos: in.Pos}
-		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast:
-			if !onlyProcessZero(in, "replica_groups") || !passesOperands(in) {
-				break
-			}
-			ops := in.Operands
-			if len(ops) == 1 && in.Shape.IsArray() {
-				*in = hlo.Instruction{Name: in.Name, Op: hlo.OpReshape, Shape: in.Shape, Operands: ops, Pos: in.Pos}
-			} else {
-				*in = hlo.Instruction{Name: in.Name, Op: hlo.OpTuple, Shape: in.Shape, Operands: ops, Pos: in.Pos}
-			}
-		case hlo.OpCollectivePermute:
-			pairs, _ := in.AttrValue("source_target_pairs")
-			pairs = strings.ReplaceAll(pairs, " ", "")
-			if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
-				break
-			}
-			switch pairs {
-			case "{{0,0}}":
-				*in = hlo.Instruction{Name: in.Name, Op: hlo.OpReshape, Shape: in.Shape, Operands: in.Operands, Pos: in.Pos}
-			case "", "{}":
-				scalar := hlo.ArrayShape(in.Shape.Elem)
-				lit, err := hlo.NewLiteral(scalar, make([]byte, scalar.ByteSize()))
-				if err != nil {
-					return in.Errorf("%w", err)
-				}
-				zero := &hlo.Instruction{Name: in.Name + "/zero", Op: hlo.OpConstant, Shape: scalar, Literal: lit, Pos: in.Pos}
-				out = append(out, zero)
-				*in = hlo.Instruction{Name: in.Name, Op: hlo.OpBroadcast, Shape: in.Shape, Operands: []*hlo.Instruction{zero}, Pos: in.Pos}
-			}
-		}
-		out = append(out, in)
+	id := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		return b.constant(in.Shape.Elem, 0), nil
 	}
-	entry.Instructions = out
-	return nil
+	collective := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		if !onlyProcessZero(in, "replica_groups") || !passesOperands(in) {
+			return in, nil
+		}
+		if len(in.Operands) == 1 && in.Shape.IsArray() {
+			return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
+		}
+		return b.inst(hlo.OpTuple, in.Shape, in.Operands...), nil
+	}
+	permute := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
+			return in, nil
+		}
+		pairs, _ := in.AttrValue("source_target_pairs")
+		switch strings.ReplaceAll(pairs, " ", "") {
+		case "{{0,0}}":
+			return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
+		case "", "{}":
+			return b.zeros(in.Shape), nil
+		}
+		return in, nil
+	}
+	return expandEach(s, map[hlo.Opcode]expansion{
+		hlo.OpReplicaID: id, hlo.OpPartitionID: id,
+		hlo.OpAllReduce: collective, hlo.OpAllGather: collective, hlo.OpReduceScatter: collective,
+		hlo.OpAllToAll: collective, hlo.OpCollectiveBroadcast: collective,
+		hlo.OpCollectivePermute: permute,
+	})
 }
 
 // onlyProcessZero: the groups attribute, if any, names process 0 alone

@@ -447,14 +447,23 @@ func pick(cb *hlo.CompBuilder, xs []*hlo.Instruction, idx *hlo.Instruction) *hlo
 func (c *opContext) zerosLike(xs []*hlo.Instruction) []*hlo.Instruction {
 	out := make([]*hlo.Instruction, len(xs))
 	for i, x := range xs {
-		scalar := hlo.ArrayShape(x.Shape.Elem)
-		lit, err := hlo.NewLiteral(scalar, make([]byte, scalar.ByteSize()))
-		if err != nil {
-			panic(err) // a scalar's bytes, of its own size
-		}
-		out[i] = c.cb.Op(hlo.OpBroadcast, c.cb.Constant(lit)).WithShape(x.Shape).Set("dimensions", "{}").Instruction
+		out[i] = zeros(c.cb, x.Shape)
 	}
 	return out
+}
+
+// zeros is an array of shape s, all zero: a constant, broadcast.
+func zeros(cb *hlo.CompBuilder, s hlo.Shape) *hlo.Instruction {
+	scalar := hlo.ArrayShape(s.Elem)
+	lit, err := hlo.NewLiteral(scalar, make([]byte, scalar.ByteSize()))
+	if err != nil {
+		panic(err) // a scalar's bytes, of its own size
+	}
+	z := cb.Constant(lit)
+	if s.Rank() == 0 {
+		return z
+	}
+	return cb.Op(hlo.OpBroadcast, z).WithShape(s).Set("dimensions", "{}").Instruction
 }
 
 // sliceDim slices [lo, hi) of x's dimension d.

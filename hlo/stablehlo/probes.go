@@ -91,16 +91,7 @@ func probeState(state hlo.Shape, probes []loopProbe) hlo.Shape {
 func probeInits(cb *hlo.CompBuilder, state hlo.Shape, from int) []*hlo.Instruction {
 	var out []*hlo.Instruction
 	for _, s := range state.Tuple[from:] {
-		scalar := hlo.ArrayShape(s.Elem)
-		z, err := hlo.NewLiteral(scalar, make([]byte, scalar.ByteSize()))
-		if err != nil {
-			panic(err) // a scalar's bytes, of its own size
-		}
-		c := cb.Constant(z)
-		if s.Rank() > 0 {
-			c = cb.Op(hlo.OpBroadcast, c).WithShape(s).Set("dimensions", "{}").Instruction
-		}
-		out = append(out, c)
+		out = append(out, zeros(cb, s))
 	}
 	return out
 }
