@@ -182,7 +182,7 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a, b.zeros(tauSh))
 	out := b.countedLoop(in, in.Name+".geqrf", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, am, taus := e[0], e[1], e[2]
-		x, xr := lb.batched(t, batch), lb.batched(rt, batch)
+		x := lb.batched(t, batch)
 		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
 		one := hlo.ArrayShape(t, x.sizes(1, 1)...)
 		oneR := hlo.ArrayShape(rt, x.sizes(1, 1)...)
@@ -197,7 +197,7 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 		s := lb.reshape(lb.reduceDim(absx, r-2, hlo.OpMaximum, lb.constant(rt, 0)), oneR.Dims...)
 		zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
 		safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
-		q := lb.inst(hlo.OpDivide, absx.Shape, absx, xr.spread(safe, absx.Shape))
+		q := lb.inst(hlo.OpDivide, absx.Shape, absx, x.spread(safe, absx.Shape))
 		ss := lb.reshape(lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0)), oneR.Dims...)
 		xnorm := lb.inst(hlo.OpMultiply, oneR, s, lb.inst(hlo.OpSqrt, oneR, ss))
 		// |(alpha, x)| = hi sqrt(1 + (lo/hi)^2).
@@ -216,8 +216,7 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 		}
 		tau := lb.sel(skip, lb.zeros(one), lb.inst(hlo.OpDivide, one, lb.inst(hlo.OpSubtract, one, beta, alpha), beta))
 		scale := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), lb.inst(hlo.OpSubtract, one, alpha, beta))
-		skipC := lb.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.PRED, colSh.Dims...), lb.reshape(skip, x.batch...))
-		skipC.A.Dimensions, skipC.A.HasDimensions = x.dims(), true
+		skipC := x.spread(skip, colSh)
 		v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
 		vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
 		diag := lb.sel(skipC, col, x.spread(beta, colSh))
@@ -283,36 +282,29 @@ func (b *expander) getrf(in *hlo.Instruction) *hlo.Instruction {
 	a := in.Operands[0]
 	sh, pivSh, infoSh := a.Shape, in.Shape.Tuple[1], in.Shape.Tuple[2]
 	t := sh.Elem
-	rt, isComplex := realPart(t)
+	rt, _ := realPart(t)
 	r := sh.Rank()
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := pivSh.Dims[r-2]
 	batch := sh.Dims[:r-2]
-	sfmin := map[hlo.ElementType]uint64{hlo.F32: 0x00800000, hlo.F64: 0x0010000000000000}[rt]
+	sfmin := smallestNormalBits[rt]
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, pivSh, infoSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a, b.zeros(pivSh), b.zeros(infoSh))
 	out := b.countedLoop(in, in.Name+".getrf", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, am, ipiv, info := e[0], e[1], e[2], e[3]
-		x, xs := lb.batched(t, batch), lb.batched(hlo.S32, batch)
+		x := lb.batched(t, batch)
 		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
 		one := hlo.ArrayShape(t, x.sizes(1, 1)...)
 		col := x.slice(am, x.sizes(m, 1), x.zero, j)
 		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
 		jc := lb.full(j, ri.Shape)
 		// The pivot row p: the first of largest |re| + |im| at or below j.
-		mag := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), lb.realOf(col))
-		if isComplex {
-			im := lb.inst(hlo.OpImag, mag.Shape, col)
-			mag = lb.inst(hlo.OpAdd, mag.Shape, mag, lb.inst(hlo.OpAbs, mag.Shape, im))
-		}
+		mag := lb.abs1(col)
 		mag = lb.sel(lb.compare(ri, jc, "GE"), mag, lb.full(lb.convert(lb.constant(hlo.S32, -1), rt), mag.Shape))
-		big := lb.reshape(lb.reduceDim(mag, r-2, hlo.OpMaximum, lb.convert(lb.constant(hlo.S32, -1), rt)), x.sizes(1, 1)...)
-		xr := lb.batched(rt, batch)
-		rows := lb.sel(lb.compare(mag, xr.spread(big, mag.Shape), "EQ"), ri, lb.full(lb.constant(hlo.S32, m), ri.Shape))
-		p := lb.reshape(lb.reduceDim(rows, r-2, hlo.OpMinimum, lb.constant(hlo.S32, m)), x.sizes(1, 1)...)
+		p := lb.reshape(lb.firstOfMax(mag, r-2), x.sizes(1, 1)...)
 		p = lb.sel(lb.compare(p, lb.full(lb.constant(hlo.S32, m), p.Shape), "EQ"), lb.full(j, p.Shape), p) // NaNs: no row is largest
 		// Rows j and p swapped: row p summed out of the masked matrix.
-		isP := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), xs.spread(p, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
+		isP := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), x.spread(p, sh), "EQ")
 		isJ := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
 		rowP := lb.reduceDim(lb.sel(isP, am, lb.zeros(sh)), r-2, hlo.OpAdd, lb.constant(t, 0)) // [batch..., n]
 		rowJ := lb.reshape(x.slice(am, x.sizes(1, n), j, x.zero), rowP.Shape.Dims...)
@@ -328,9 +320,9 @@ func (b *expander) getrf(in *hlo.Instruction) *hlo.Instruction {
 		zero := lb.compare(piv, lb.zeros(one), "EQ")
 		small := lb.compare(lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, one.Dims...), piv), lb.full(lb.floatBits(rt, sfmin), hlo.ArrayShape(rt, one.Dims...)), "LT")
 		recip := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), piv)
-		scaled := lb.sel(xs.spreadPred(small, colSh), lb.inst(hlo.OpDivide, colSh, col, x.spread(piv, colSh)), lb.inst(hlo.OpMultiply, colSh, col, x.spread(recip, colSh)))
+		scaled := lb.sel(x.spread(small, colSh), lb.inst(hlo.OpDivide, colSh, col, x.spread(piv, colSh)), lb.inst(hlo.OpMultiply, colSh, col, x.spread(recip, colSh)))
 		below := lb.compare(ri, jc, "GT")
-		l := lb.sel(below, lb.sel(xs.spreadPred(zero, colSh), col, scaled), lb.zeros(colSh))
+		l := lb.sel(below, lb.sel(x.spread(zero, colSh), col, scaled), lb.zeros(colSh))
 		withCol := x.update(swapped, lb.sel(below, l, col), x.zero, j)
 		// a(j+1:, j+1:) -= l u, u row j right of the pivot.
 		u := x.slice(withCol, x.sizes(1, n), j, x.zero)
@@ -360,13 +352,41 @@ func (b *expander) floatBits(t hlo.ElementType, bits uint64) *hlo.Instruction {
 	return c
 }
 
-// spreadPred broadcasts a [batch..., 1, 1] predicate over sh.
-func (x batched) spreadPred(p *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
-	pr := x.b.inst(hlo.OpReshape, hlo.ArrayShape(hlo.PRED, x.batch...), p)
-	bc := x.b.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.PRED, sh.Dims...), pr)
-	bc.A.Dimensions, bc.A.HasDimensions = x.dims(), true
-	return bc
+// abs1 is |re| + |im| (|x| for real types): BLAS's i?amax's measure.
+func (b *expander) abs1(x *hlo.Instruction) *hlo.Instruction {
+	rt, isComplex := realPart(x.Shape.Elem)
+	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), b.realOf(x))
+	if isComplex {
+		mag = b.inst(hlo.OpAdd, mag.Shape, mag, b.inst(hlo.OpAbs, mag.Shape, b.inst(hlo.OpImag, mag.Shape, x)))
+	}
+	return mag
 }
+
+// firstOfMax is, along dimension d of the real mag, the first index
+// where mag is largest (the dimension's size where no element equals the
+// largest: NaNs).
+func (b *expander) firstOfMax(mag *hlo.Instruction, d int) *hlo.Instruction {
+	sh := mag.Shape
+	floor := b.convert(b.constant(hlo.S32, -1), sh.Elem)
+	big := b.inst(hlo.OpBroadcast, sh, b.reduceDim(mag, d, hlo.OpMaximum, floor))
+	for i := range sh.Rank() {
+		if i != d {
+			big.A.Dimensions = append(big.A.Dimensions, int64(i))
+		}
+	}
+	big.A.HasDimensions = true
+	idx := b.iota(hlo.S32, d, sh.Dims...)
+	none := b.constant(hlo.S32, sh.Dims[d])
+	return b.reduceDim(b.sel(b.compare(mag, big, "EQ"), idx, b.full(none, idx.Shape)), d, hlo.OpMinimum, none)
+}
+
+// The bits of f32's and f64's unit roundoff (2^-24, 2^-53: the Jacobi
+// methods' thresholds, as the evaluator's) and smallest normal (getrf
+// divides by a pivot below it rather than multiply by its reciprocal).
+var (
+	epsBits            = map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}
+	smallestNormalBits = map[hlo.ElementType]uint64{hlo.F32: 0x00800000, hlo.F64: 0x0010000000000000}
+)
 
 // jacobiSweeps bounds syevd's sweeps, as the evaluator's does.
 const jacobiSweeps = 30
@@ -409,7 +429,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 		sq := lb.realOf(lb.inst(hlo.OpMultiply, sh, x, lb.conj(x)))
 		return lb.reduceDim(lb.reduceDim(sq, r-1, hlo.OpAdd, lb.constant(rt, 0)), r-2, hlo.OpAdd, lb.constant(rt, 0))
 	}
-	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt] // 2^-24, 2^-53
+	eps := epsBits[rt]
 	epsC := b.floatBits(rt, eps)
 	nEps := b.inst(hlo.OpMultiply, epsC.Shape, epsC, b.convert(b.constant(hlo.S32, n), rt))
 	tol2 := b.inst(hlo.OpMultiply, bSh, sumSq(b, full), b.full(b.inst(hlo.OpMultiply, epsC.Shape, nEps, nEps), bSh))
@@ -552,7 +572,7 @@ func (b *expander) jacobiRotation(x batched, app, aqq, apq *hlo.Instruction) rot
 	den := b.inst(hlo.OpAdd, oneR, b.inst(hlo.OpAbs, oneR, tau), b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAdd, oneR, onesR, b.inst(hlo.OpMultiply, oneR, tau, tau))))
 	tt := b.inst(hlo.OpDivide, oneR, onesR, den)
 	tt = b.sel(b.compare(tau, b.zeros(oneR), "LT"), b.inst(hlo.OpNegate, oneR, tt), tt)
-	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt]
+	eps := epsBits[rt]
 	tiny := b.inst(hlo.OpMultiply, oneR, b.full(b.floatBits(rt, eps), oneR), b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAbs, oneR, b.inst(hlo.OpMultiply, oneR, app, aqq))))
 	skip := b.inst(hlo.OpOr, hlo.ArrayShape(hlo.PRED, oneR.Dims...), zero, b.compare(mag, tiny, "LE"))
 	tt = b.sel(skip, b.zeros(oneR), tt)
@@ -617,7 +637,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	eyeOf := func(e *expander, sh hlo.Shape) *hlo.Instruction {
 		return e.sel(e.compare(e.iota(hlo.S32, r-2, sh.Dims...), e.iota(hlo.S32, r-1, sh.Dims...), "EQ"), e.full(e.one(t), sh), e.zeros(sh))
 	}
-	eps := map[hlo.ElementType]uint64{hlo.F32: 0x33800000, hlo.F64: 0x3ca0000000000000}[rt]
+	eps := epsBits[rt]
 	np := N * (N - 1) / 2
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), xSh, vSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), x0, eyeOf(b, vSh))
@@ -765,13 +785,9 @@ func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction
 	t := sh.Elem
 	rt, _ := realPart(t)
 	r := sh.Rank()
-	m := sh.Dims[r-2]
 	colR := hlo.ArrayShape(rt, append(append([]int64{}, batch...), sh.Dims[r-1])...)
 	rows := b.iota(hlo.S32, r-2, sh.Dims...)
-	absV := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), v)
-	big := b.reduceDim(absV, r-2, hlo.OpMaximum, b.constant(rt, 0))
-	none := b.constant(hlo.S32, m)
-	first := b.reduceDim(b.sel(b.compare(absV, b.spreadCols(big, absV.Shape), "EQ"), rows, b.full(none, rows.Shape)), r-2, hlo.OpMinimum, none)
+	first := b.firstOfMax(b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), v), r-2)
 	lead := b.reduceDim(b.sel(b.compare(rows, b.spreadCols(first, rows.Shape), "EQ"), v, b.zeros(sh)), r-2, hlo.OpAdd, b.constant(t, 0))
 	leadAbs := b.inst(hlo.OpAbs, colR, lead)
 	zeroLead := b.compare(leadAbs, b.zeros(colR), "EQ")
@@ -875,11 +891,11 @@ func (b *expander) getrfRows(in *hlo.Instruction) *hlo.Instruction {
 	m, n := a.Shape.Dims[r-2], a.Shape.Dims[r-1]
 	k := min(m, n)
 	t := a.Shape.Elem
-	rt, isComplex := realPart(t)
+	rt, _ := realPart(t)
 	sh := hlo.ArrayShape(t, m, n)
 	pivSh, infoSh := hlo.ArrayShape(hlo.S32, k), hlo.ArrayShape(hlo.S32)
 	s32 := hlo.ArrayShape(hlo.S32)
-	sfmin := map[hlo.ElementType]uint64{hlo.F32: 0x00800000, hlo.F64: 0x0010000000000000}[rt]
+	sfmin := smallestNormalBits[rt]
 	state := hlo.TupleShape(s32, s32, sh, pivSh, infoSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), b.reshape(a, m, n), b.zeros(pivSh), b.zeros(infoSh))
 	w := b.whileLoop(in, in.Name+".getrf", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
@@ -893,16 +909,10 @@ func (b *expander) getrfRows(in *hlo.Instruction) *hlo.Instruction {
 		// The pivot row: the first of largest |re| + |im| at or below j.
 		col := x.slice(am, []int64{m, 1}, x.zero, j)
 		ri := lb.iota(hlo.S32, 0, m, 1)
-		mag := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, m, 1), lb.realOf(col))
-		if isComplex {
-			mag = lb.inst(hlo.OpAdd, mag.Shape, mag, lb.inst(hlo.OpAbs, mag.Shape, lb.inst(hlo.OpImag, mag.Shape, col)))
-		}
-		neg := lb.convert(lb.constant(hlo.S32, -1), rt)
-		mag = lb.sel(lb.compare(ri, lb.full(j, ri.Shape), "GE"), mag, lb.full(neg, mag.Shape))
-		big := lb.reduceDim(lb.reduceDim(mag, 1, hlo.OpMaximum, neg), 0, hlo.OpMaximum, neg)
+		mag := lb.abs1(col)
+		mag = lb.sel(lb.compare(ri, lb.full(j, ri.Shape), "GE"), mag, lb.full(lb.convert(lb.constant(hlo.S32, -1), rt), mag.Shape))
 		none := lb.constant(hlo.S32, m)
-		first := lb.sel(lb.compare(mag, lb.full(big, mag.Shape), "EQ"), ri, lb.full(none, ri.Shape))
-		p := lb.reduceDim(lb.reduceDim(first, 1, hlo.OpMinimum, none), 0, hlo.OpMinimum, none)
+		p := lb.reshape(lb.firstOfMax(mag, 0))
 		p = lb.sel(lb.inst(hlo.OpOr, pivot.Shape, lb.compare(p, none, "EQ"), lb.inst(hlo.OpNot, pivot.Shape, pivot)), j, p) // NaNs: no row is largest
 		rowJ, rowP, rowI := x.slice(am, []int64{1, n}, j, x.zero), x.slice(am, []int64{1, n}, p, x.zero), x.slice(am, []int64{1, n}, i, x.zero)
 		piv := x.slice(am, []int64{1, 1}, p, j)

@@ -167,10 +167,11 @@ func (x batched) dot(sh hlo.Shape, p, q *hlo.Instruction, lc, rc int64) *hlo.Ins
 	return d
 }
 
-// spread broadcasts a [batch..., 1, 1] block over sh ([batch..., k, m]).
+// spread broadcasts a [batch..., 1, 1] block over sh's dimensions
+// ([batch..., k, m]), as the block's type.
 func (x batched) spread(d *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
-	dr := x.b.inst(hlo.OpReshape, hlo.ArrayShape(x.t, x.batch...), d)
-	db := x.b.inst(hlo.OpBroadcast, sh, dr)
+	dr := x.b.inst(hlo.OpReshape, hlo.ArrayShape(d.Shape.Elem, x.batch...), d)
+	db := x.b.inst(hlo.OpBroadcast, hlo.ArrayShape(d.Shape.Elem, sh.Dims...), dr)
 	db.A.Dimensions, db.A.HasDimensions = x.dims(), true
 	return db
 }
