@@ -700,6 +700,9 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	xr := hlo.ArrayShape(rt, xSh.Dims...)
 	sig := b.inst(hlo.OpSqrt, sSh, b.reduceDim(b.realOf(b.inst(hlo.OpMultiply, xSh, xm, b.conj(xm))), r-2, hlo.OpAdd, b.constant(rt, 0)))
 	ss, onehot := b.orderColumns(in, sig, t, batch, true)
+	if mode == 'N' { // singular values only
+		return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), ss, b.zeros(uSh), b.zeros(vtSh)}
+	}
 	xs := bt.dot(xSh, xm, onehot, int64(r-1), int64(r-2))
 	vs := bt.dot(vSh, vm, onehot, int64(r-1), int64(r-2))
 	// Each pair turned so that v's column's first largest element is real
@@ -734,9 +737,6 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		u, vt = uc, b.conjT(vs)
 	} else {
 		u, vt = vs, b.conjT(uc)
-	}
-	if mode == 'N' {
-		u, vt = b.zeros(uSh), b.zeros(vtSh)
 	}
 	return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), ss, u, vt}
 }
