@@ -342,13 +342,19 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		}
 		var accAt func(i, j int) spirv.ID // the result of row i, column j of the tile
 		if p.Lanes > 0 {
-			mine := op(spirv.OpIAdd, row0, k.f.Ext(u32, spirv.GLSLUMin, lane, cu(p.Rows-1)))
-			myRow := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, mine, cu(p.m-1)), cu(p.lStride[0])))
+			// The lhs rows lane l reads for the others: l, l+Lanes, ...
+			// of the tile (clamped).
+			var mine, myRows []spirv.ID
+			for g := int64(0); g < max(1, p.Rows/p.Lanes); g++ {
+				r := op(spirv.OpIAdd, row0, k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lane, cu(g*p.Lanes)), cu(p.Rows-1)))
+				mine = append(mine, r)
+				myRows = append(myRows, op(spirv.OpIAdd, lBase, op(spirv.OpIMul, k.f.Ext(u32, spirv.GLSLUMin, r, cu(p.m-1)), cu(p.lStride[0]))))
+			}
 			var convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID
 			if p.conv != nil {
-				convA = k.convRows(p, []spirv.ID{mine})
+				convA = k.convRows(p, mine)
 			}
-			accAt, err = k.gemmLoopLanes(p, dotBinds, lBase, rBase, lane, row0, myRow, col0, rCol, convA)
+			accAt, err = k.gemmLoopLanes(p, dotBinds, lBase, rBase, lane, row0, myRows, col0, rCol, convA)
 		} else if p.Shared {
 			accAt, err = k.gemmLoopShared(p, dotBinds, lBase, rBase, bRow, bCol, l, tr, tc)
 		} else if p.conv != nil && vec4 {

@@ -8,32 +8,41 @@ import (
 // computes a lanesRows x 4S tile of results, each lane lanesRows x 4 of
 // them, lane l the columns 4l .. 4l+3 of the tile. llvmpipe runs a
 // subgroup as one SIMD vector per value, so this is a BLAS micro-kernel's
-// layout: 32 accumulator vectors, every lhs value read once by one lane
-// and handed to the others by a shuffle, the rhs row the tile needs at
-// one k one vec4 per lane (8 loads and a transpose for llvmpipe).
+// layout: every lhs value read once by one lane and handed to the others
+// by a shuffle, the rhs row the tile needs at one k one vec4 per lane (8
+// loads and a transpose for llvmpipe).
 //
 // What bounds the GEMM there, from llvmpipe's generated code (perf over
-// the JIT code, 1024^3): every read of a vec4 is a gather, one extract,
-// bounds check and load per lane and a transpose, about as many
-// instructions as 10 multiply-adds. A tile per invocation (8 x 16 of
-// them, gemmLoopVec4) reads 24 vec4s per 512 multiply-adds but keeps 128
-// accumulators per lane, which spill; here a lane reads 5 vec4s per 128
-// multiply-adds and its accumulators stay in registers. 1024^3: 55 ->
-// 37-39 ms, 2048^3: 445-492 -> 306 ms (docs/BENCHMARKS.md).
+// the JIT code, 1024^3): every read of a vec4 is a texel fetch, which
+// llvmpipe emits as a call of a function of its own (its formats other
+// than RGBA8 are not inlined), and a call clobbers every vector register:
+// the accumulators live on the stack across the fetches. So each step
+// fetches first (lanesRows/S vec4s of the lhs and 4 of the rhs per 4
+// values of k) and then runs each accumulator's 4 multiply-adds one after
+// another: one load and one store of it per step, and no product waits
+// in memory. Multiply-adds in the order (k, row, column) let LLVM compute
+// the products first and spill them: 24% of the samples on stack traffic
+// against 9% in this order, 1024^3 0.81 of the time (below).
 //
 // The workgroup is the subgroup (S invocations). Each result still sums
 // its products in the order of k, as the other tiled kernels do: the
 // results are theirs bit for bit.
 
-// lanesRows is the tile's rows: 1024^3 took 37-39 ms with 8, 56-57 with
-// 7 and 60-68 with 6 (the lane-vectors a row costs are the same; fewer
-// rows read the rhs as often for fewer results).
-const lanesRows = 8
+// lanesRows is the tile's rows, a multiple of S above it (each lane then
+// reads lanesRows/S lhs rows for the others): more rows amortize the rhs
+// fetches. Time over 8 rows' with the multiply-adds in (k, row, column)
+// order (bench/ab, 8-10 rounds): 16 rows 0.976; in the order of this
+// kernel: 8 rows 0.953, 16 rows 0.814-0.824, 24 0.829, 32 0.818; with 16
+// rows, dense_relu 0.786, mlp_forward 0.886, conv_block 0.908,
+// transformer_block 0.838. Before that, with 8 rows: 7 took 1.5x and 6
+// 1.7x (fewer rows read the rhs as often for fewer results).
+const lanesRows = 16
 
 // ToLanes makes p a subgroup-tile plan when tg can run one (a CPU device
-// whose subgroups of at least lanesRows lanes shuffle) and p is a dot or
-// implicit GEMM whose rhs is read as vec4s or is at least a tile wide; it
-// reports whether it did.
+// whose subgroups shuffle, of a power-of-two size that lanesRows is a
+// multiple of when it is below lanesRows) and p is a dot or implicit GEMM
+// whose rhs is read as vec4s or is at least a tile wide; it reports
+// whether it did.
 func (p *GemmPlan) ToLanes(tg Target) bool {
 	s := int64(tg.SubgroupSize)
 	// The rhs read as vec4s, or at least a tile's width of columns read
@@ -41,7 +50,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	// [1024,1024] x [1024,1023] product took 207.8 ms with a tile per
 	// invocation, 154.0 in subgroup tiles (bench/ab -rounds 8).
 	rhs := p.rVec != vecNone || p.n >= 4*s
-	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.k%4 != 0 || !rhs || lanesRows > s {
+	if !tg.CPU || !tg.SubgroupShuffle || s&(s-1) != 0 || p.k%4 != 0 || !rhs || (lanesRows > s && lanesRows%s != 0) {
 		return false
 	}
 	p.Lanes = s
@@ -52,19 +61,19 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 
 // gemmLoopLanes emits the k loop of a subgroup tile (ToLanes): lane is
 // the invocation's lane, lBase and rBase the operands' batch offsets,
-// row0 the tile's first row, myRow the start of the lhs row the lane
-// reads for the others when the lhs is read along k (row lane of the
-// tile, clamped), myCol the lane's first column and rCol its columns'
-// starts in the rhs; convA reads an implicit GEMM's lhs row (convRows of
-// the lane's row). Each step covers 4 values of k.
+// row0 the tile's first row, myRows the starts of the lhs rows the lane
+// reads for the others when the lhs is read along k (rows lane,
+// lane+S, ... of the tile, clamped), myCol the lane's first column and
+// rCol its columns' starts in the rhs; convA reads an implicit GEMM's
+// lhs rows (convRows of the lane's rows). Each step covers 4 values of k.
 //
-// A lane's row reaches the others by shuffles with a constant lane:
+// A lane's rows reach the others by shuffles with a constant lane:
 // llvmpipe turns each into a permute of one register, where a broadcast
 // (OpGroupNonUniformBroadcast) is a loop over the lanes that look for an
 // active one, and every lane reading the row itself a gather of the same
 // texel 8 times. 1024^3: broadcasts 88 ms, each lane reading every row
 // 54-59 ms, shuffles 38 ms (the tile per invocation: 55 ms).
-func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase, lane, row0, myRow, myCol spirv.ID, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
+func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase, lane, row0 spirv.ID, myRows []spirv.ID, myCol spirv.ID, rCol []spirv.ID, convA func(k4 spirv.ID, load4 func(int, spirv.ID) spirv.ID) [][4]spirv.ID) (func(i, j int) spirv.ID, error) {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
@@ -86,15 +95,25 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	}
 	nc := p.Cols / p.Lanes
 	acc := k.gemmAccumulators(p.Rows, nc)
-	myRow4 := div4(myRow)
-	// Across, the lhs quads a lane reads (acrossA): its lane within the
-	// tile's 4 x Rows/4 (k, quad) grid, its quad of rows (clamped).
-	acrossA := lVec == vecAcross && p.Rows%4 == 0 && p.Rows <= p.Lanes
-	var laneA, quadA, lBase4 spirv.ID
+	groups := len(myRows) // lhs reads per lane and step
+	myRow4 := make([]spirv.ID, groups)
+	for g, r := range myRows {
+		myRow4[g] = div4(r)
+	}
+	// Across, the lhs quads a lane reads (acrossA): the tile's 4 x q
+	// grid of (k, quad of rows), q = Rows/4, has Rows cells, cell
+	// l + g*S the lane's g-th (clamped): quad cell%q at k = 4*k4 +
+	// cell/q.
+	acrossA := lVec == vecAcross && p.Rows%4 == 0
+	var quadA, kA []spirv.ID
+	var lBase4 spirv.ID
 	if acrossA {
 		q := p.Rows / 4
-		laneA = k.f.Ext(u32, spirv.GLSLUMin, lane, cu(p.Rows-1))
-		quadA = k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, div4(row0), op(spirv.OpUMod, laneA, cu(q))), cu(p.m/4-1))
+		for g := range groups {
+			cell := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lane, cu(int64(g)*p.Lanes)), cu(p.Rows-1))
+			quadA = append(quadA, k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, div4(row0), op(spirv.OpUMod, cell, cu(q))), cu(p.m/4-1)))
+			kA = append(kA, op(spirv.OpUDiv, cell, cu(q)))
+		}
 		lBase4 = div4(lBase)
 	}
 	var rCol4 []spirv.ID
@@ -106,47 +125,52 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	// those past the edge.
 	myQuad := k.f.Ext(u32, spirv.GLSLUMin, div4(myCol), cu(p.n/4-1))
 	rBase4 := div4(rBase)
-	// ahead[i][c]: where the lhs at row i and k = 4*k4+c is (a lane and
-	// the part of what it read). Lane i reads row i's 4 values of k;
-	// across, lane l reads 4 rows at one k: quad l%q at k = 4*k4 + l/q,
-	// for q = Rows/4 quads.
+	// ahead[i][c]: where the lhs at row i and k = 4*k4+c is (a lane, its
+	// read and the part of it). Row i is lane i%S's read i/S along k;
+	// across, cell c*q + i/4 of the grid holds it.
 	type at struct {
 		lane int64
+		read int
 		part int
 	}
 	ahead := make([][4]at, p.Rows)
 	for i := range ahead {
 		for c := range 4 {
-			ahead[i][c] = at{int64(i), c}
+			ahead[i][c] = at{int64(i) % p.Lanes, i / int(p.Lanes), c}
 			if acrossA {
-				ahead[i][c] = at{int64(c)*(p.Rows/4) + int64(i)/4, i % 4}
+				cell := int64(c)*(p.Rows/4) + int64(i)/4
+				ahead[i][c] = at{cell % p.Lanes, int(cell / p.Lanes), i % 4}
 			}
 		}
 	}
 	err := k.loop(cu(p.k/4), func(k4 spirv.ID) error {
 		kk := func(c int) spirv.ID { return op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), cu(int64(c))) }
 		// mine[c]: what this lane read of the lhs (ahead says whose).
-		var mine [4]spirv.ID
+		// mine[g][c]: what this lane read of the lhs (ahead says whose).
+		mine := make([][4]spirv.ID, groups)
 		switch {
-		case lVec == vecAlong || lVec == vecConv:
-			if lVec == vecConv {
-				mine = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })[0]
-			} else {
-				v := load4(dotBinds[0], op(spirv.OpIAdd, myRow4, k4))
+		case lVec == vecConv:
+			mine = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })
+		case lVec == vecAlong:
+			for g := range mine {
+				v := load4(dotBinds[0], op(spirv.OpIAdd, myRow4[g], k4))
 				for c := range 4 {
-					mine[c] = part(v, c)
+					mine[g][c] = part(v, c)
 				}
 			}
 		case acrossA:
-			q := p.Rows / 4
-			c := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), op(spirv.OpUDiv, laneA, cu(q)))
-			v := load4(dotBinds[0], op(spirv.OpIAdd, op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, c, cu(p.lStride[1]/4))), quadA))
-			for r := range 4 {
-				mine[r] = part(v, r)
+			for g := range mine {
+				c := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), kA[g])
+				v := load4(dotBinds[0], op(spirv.OpIAdd, op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, c, cu(p.lStride[1]/4))), quadA[g]))
+				for r := range 4 {
+					mine[g][r] = part(v, r)
+				}
 			}
 		default:
-			for c := range 4 {
-				mine[c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRow, op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in).id, 1)
+			for g := range mine {
+				for c := range 4 {
+					mine[g][c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRows[g], op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in).id, 1)
+				}
 			}
 		}
 		// b[j][c]: the rhs at the lane's column j and k = 4*k4+c, all
@@ -175,16 +199,22 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 				}
 			}
 		}
-		for c := range 4 {
-			bc := make([]spirv.ID, nc)
-			for j := range bc {
-				bc[j] = b[j][c]
+		// Each accumulator's 4 multiply-adds one after another (see
+		// the top of this file), its row's 4 lhs values shared by its
+		// columns.
+		for i := range acc {
+			var a [4]spirv.ID
+			for c := range 4 {
+				at := ahead[i][c]
+				a[c] = from(mine[at.read][at.part], at.lane)
 			}
-			a := make([]spirv.ID, p.Rows)
-			for i := range a {
-				a[i] = from(mine[ahead[i][c].part], ahead[i][c].lane)
+			for j := range acc[i] {
+				x := k.f.Load(f32, acc[i][j])
+				for c := range 4 {
+					x = k.f.FAdd(f32, x, k.f.FMul(f32, a[c], b[j][c]))
+				}
+				k.f.Store(acc[i][j], x)
 			}
-			k.gemmStep(acc, a, bc)
 		}
 		return nil
 	})
