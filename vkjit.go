@@ -51,24 +51,17 @@ func Open(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vkjit: %w", err)
 	}
-	inst, err := vk.NewInstance(set.validate)
+	inst, devs, idx, restricted, err := openInstance(opts, set)
 	if err != nil {
-		return nil, err
-	}
-	devs, err := inst.Devices()
-	if err != nil {
-		inst.Destroy()
-		return nil, err
-	}
-	idx, err := vk.ChooseDevice(devs, set.device)
-	if err != nil {
-		inst.Destroy()
 		return nil, err
 	}
 	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{Staging: set.staging})
 	if err != nil {
 		inst.Destroy()
 		return nil, err
+	}
+	if !restricted {
+		recordDriver(opts, set, dev)
 	}
 	mem, err := pool.New(dev, set.pool)
 	if err != nil {

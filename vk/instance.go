@@ -11,6 +11,7 @@ package vk
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -49,10 +50,37 @@ func load() error {
 	return loadOnce.err
 }
 
+// instanceMu serializes instance creation: NewDriverInstance names its
+// driver to the loader through the process's environment.
+var instanceMu sync.Mutex
+
 // NewInstance creates a Vulkan instance. With validate, the Khronos
 // validation layer and a debug-report callback are enabled; every message
 // the layer reports is recorded (see ValidationMessages).
 func NewInstance(validate bool) (*Instance, error) {
+	instanceMu.Lock()
+	defer instanceMu.Unlock()
+	return newInstance(validate)
+}
+
+// NewDriverInstance is NewInstance with the loader reading only the
+// driver manifest at path (see DriverManifests): it lists only that
+// driver's devices.
+func NewDriverInstance(validate bool, manifest string) (*Instance, error) {
+	instanceMu.Lock()
+	defer instanceMu.Unlock()
+	// VK_DRIVER_FILES for loaders since 1.3.207, VK_ICD_FILENAMES for
+	// older ones; both read at vkCreateInstance, and set only for it.
+	for _, v := range DriverEnv[:2] {
+		if err := os.Setenv(v, manifest); err != nil {
+			return nil, fmt.Errorf("vk: %w", err)
+		}
+		defer os.Unsetenv(v)
+	}
+	return newInstance(validate)
+}
+
+func newInstance(validate bool) (*Instance, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
