@@ -95,6 +95,7 @@ func init() {
 		{"hoist loop invariants", hoistInvariants, true},          // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},                    // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK, true},                         // topk becomes a stable sort of (x, iota) and two slices
+		{"sort scatter indices", sortScatters, true},              // a large scatter of one index per position applies its updates sorted by index, found by binary search (sortscatter.go)
 		{"split long reductions", splitLongReductions, true},      // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
 		{"check support", checkSupport, false},                    // name what the device cannot run before any work
 		{"fuse loops", fuseLoops, false},                          // elementwise and data-movement producers computed inside their consumers

@@ -133,9 +133,14 @@ func (k *kernelBuilder) increment(v spirv.ID) {
 // step applies (0: always; where it does not, the accumulators keep their
 // values). It returns the final accumulators.
 func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
+	return k.foldN(c, inits, k.cu32(uint32(count)), step)
+}
+
+// foldN is fold over a count computed in the kernel (a u32).
+func (k *kernelBuilder) foldN(c *hlo.Computation, inits []val, count spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
 	n := len(inits)
 	vars, acc := k.accumulators(inits)
-	err := k.loop(k.cu32(uint32(count)), func(j spirv.ID) error {
+	err := k.loop(count, func(j spirv.ID) error {
 		apply, xs := step(j)
 		args := make([]val, 0, 2*n)
 		for i := 0; i < n; i++ {

@@ -1,6 +1,10 @@
 package kgen
 
 import (
+	"math"
+	"math/bits"
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -41,6 +45,9 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	count := int64(1)
 	for _, s := range scatterSizes {
 		count *= s
+	}
+	if od, ok := SortedRows(in); ok {
+		return k.sortedScatter(in, binds, outs, geo, od, scatterSizes, windowSize, updDimOf, count)
 	}
 	return k.perElement("scatter_"+xs.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
@@ -104,6 +111,130 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 				upd[i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)
 			}
 			return apply, upd
+		})
+		if err != nil {
+			return err
+		}
+		k.storeAll(outs, idx, res)
+		return nil
+	})
+}
+
+// SortedRows reports whether scatter in takes the sorted form of
+// ScatterKernel, and the operand dimension its indices select: its
+// indices are sorted (indices_are_sorted, which the lowering sets where
+// it sorts them itself) and each is one integer, the start along one
+// operand dimension that is not a window dimension, with no batching
+// dimensions: each update then lands on the elements of one index along
+// that dimension.
+func SortedRows(in *hlo.Instruction) (int64, bool) {
+	sd := in.A.Scatter
+	n := (len(in.Operands) - 1) / 2
+	if in.Op != hlo.OpScatter || !sd.IndicesAreSorted || len(sd.ScatterDimsToOperandDims) != 1 || len(sd.InputBatchingDims) > 0 {
+		return 0, false
+	}
+	ix := in.Operands[n].Shape
+	if !ix.Elem.IsInteger() || (sd.IndexVectorDim < int64(ix.Rank()) && ix.Dims[sd.IndexVectorDim] != 1) {
+		return 0, false
+	}
+	od := sd.ScatterDimsToOperandDims[0]
+	if !slices.Contains(sd.InsertedWindowDims, od) || in.Operands[0].Shape.Dims[od] >= math.MaxUint32-1 {
+		return 0, false
+	}
+	return od, true
+}
+
+// sortedScatter is ScatterKernel over sorted indices (SortedRows): an
+// invocation per operand element finds, by two binary searches, the
+// positions whose index is its own along dimension od, and applies
+// those updates in order: log2(count) + its updates' steps where the
+// general form walks every position (the lowering sorts a large
+// scatter's indices for this: lower/sortscatter.go). An index maps to
+// a key that grows with it, 0 below the dimension, index+1 inside,
+// dim+1 beyond, so the search works on sorted indices of any integer
+// type, and an element's own key is its index + 1.
+func (k *kernelBuilder) sortedScatter(in *hlo.Instruction, binds, outs []int, geo hlo.Indexing, od int64, scatterSizes, windowSize, updDimOf []int64, count int64) (*Kernel, error) {
+	n := (len(in.Operands) - 1) / 2
+	sd := in.A.Scatter
+	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
+	return k.perElement("scatter_sorted_"+xs.Elem.String(), func(idx spirv.ID) error {
+		u32, bt := k.u32(), k.boolT()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+		o := k.unravel(idx, xs.Dims)
+		inits := make([]val, n)
+		for i := range inits {
+			inits[i] = k.load(binds[i], idx, in.Operands[i].Shape.Elem)
+		}
+		key := func(t spirv.ID) spirv.ID {
+			sp := k.unravel(t, scatterSizes)
+			ii := make([]spirv.ID, ix.Rank())
+			for j, d := range geo.IndexDims {
+				ii[d] = sp[j]
+			}
+			if sd.IndexVectorDim < int64(ix.Rank()) {
+				ii[sd.IndexVectorDim] = k.cu32(0)
+			}
+			v := k.load(binds[n], k.ravel(ii, ix.Dims), ix.Elem)
+			key := op(spirv.OpIAdd, k.clampIndex(v, xs.Dims[od]), k.cu32(1))
+			if ix.Elem.Kind() == hlo.KindSigned {
+				key = k.f.Select(u32, k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem)), k.cu32(0), key)
+			}
+			return key
+		}
+		own := op(spirv.OpIAdd, o[od], k.cu32(1))
+		// bound is the first position whose key is at least own (or,
+		// with past, above it).
+		bound := func(past bool) (spirv.ID, error) {
+			ptr := k.b.TypePointer(spirv.StorageFunction, u32)
+			lo, hi := k.f.LocalVariable(ptr), k.f.LocalVariable(ptr)
+			k.f.Store(lo, k.cu32(0))
+			k.f.Store(hi, k.cu32(uint32(count)))
+			err := k.loop(k.cu32(uint32(bits.Len64(uint64(count)))), func(spirv.ID) error {
+				l, h := k.f.Load(u32, lo), k.f.Load(u32, hi)
+				open := k.boolOp(spirv.OpULessThan, l, h)
+				mid := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, l, h), k.cu32(1))
+				kv := key(k.f.Ext(u32, spirv.GLSLUMin, mid, k.cu32(uint32(count-1))))
+				cmp := spirv.OpULessThan
+				if past {
+					cmp = spirv.OpULessThanEqual
+				}
+				right := k.boolOp(cmp, kv, own)
+				k.f.Store(lo, k.f.Select(u32, k.boolOp(spirv.OpLogicalAnd, open, right), op(spirv.OpIAdd, mid, k.cu32(1)), l))
+				k.f.Store(hi, k.f.Select(u32, k.boolOp(spirv.OpLogicalAnd, open, k.f.Apply(spirv.OpLogicalNot, bt, right)), mid, h))
+				return nil
+			})
+			return k.f.Load(u32, lo), err
+		}
+		first, err := bound(false)
+		if err != nil {
+			return err
+		}
+		end, err := bound(true)
+		if err != nil {
+			return err
+		}
+		// Elements past the window along the other dimensions (whose
+		// starts are 0) take no update.
+		inside := k.b.ConstantBool(true)
+		for _, d := range geo.WindowDims {
+			inside = k.boolOp(spirv.OpLogicalAnd, inside, k.boolOp(spirv.OpULessThan, o[d], k.cu32(uint32(windowSize[d]))))
+		}
+		steps := k.f.Select(u32, inside, op(spirv.OpISub, end, first), k.cu32(0))
+		res, err := k.foldN(in.Called[0], inits, steps, func(j spirv.ID) (spirv.ID, []val) {
+			sp := k.unravel(op(spirv.OpIAdd, first, j), scatterSizes)
+			ui := make([]spirv.ID, us.Rank())
+			for j, d := range geo.BatchDims {
+				ui[d] = sp[j]
+			}
+			for _, d := range geo.WindowDims {
+				ui[updDimOf[d]] = o[d]
+			}
+			at := k.ravel(ui, us.Dims)
+			upd := make([]val, n)
+			for i := range upd {
+				upd[i] = k.load(binds[n+1+i], at, in.Operands[n+1+i].Shape.Elem)
+			}
+			return 0, upd
 		})
 		if err != nil {
 			return err

@@ -1,0 +1,76 @@
+package vkjit_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+)
+
+// indexInputs are uniform inputs (hlotest.UniformInputs) with every
+// integer array in [-3, limit+3) (unsigned: [0, limit+3)): indices
+// inside the operand and outside it on both sides, and many repeated.
+func indexInputs(seed uint64, limit int64) func(*hlo.Module) []*hlo.Literal {
+	return func(m *hlo.Module) []*hlo.Literal {
+		lits := hlotest.UniformInputs(m, seed)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		for _, l := range lits {
+			if !l.Shape.Elem.IsInteger() {
+				continue
+			}
+			w := l.Shape.Elem.Bytes()
+			for i := int64(0); i < l.Shape.NumElements(); i++ {
+				v := rng.Int64N(limit+6) - 3
+				if l.Shape.Elem.Kind() == hlo.KindUnsigned {
+					v = rng.Int64N(limit + 3)
+				}
+				for j := range w {
+					l.Data[int(i)*w+j] = byte(uint64(v) >> (8 * j))
+				}
+			}
+		}
+		return lits
+	}
+}
+
+// TestSortedScatter: a large scatter of one index per position is
+// sorted by index and its kernel finds each element's updates by binary
+// search (lower/sortscatter.go); the results are the evaluator's bit
+// for bit, fused and unfused, for indices of several types and shapes
+// (outside the operand on both sides, repeated), a window narrower than
+// the operand, a combiner whose rounding shows the order (multiply),
+// variadic scatters, and indices the program sorted itself and says so.
+func TestSortedScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	mul := "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] multiply(a, b)\n}\n"
+	add := "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+	pair := "pair {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n  s = f32[] add(a, c)\n  m = s32[] maximum(b, d)\n  ROOT r = (f32[], s32[]) tuple(s, m)\n}\n"
+	ints := "lt {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+	for _, c := range []struct {
+		name, comps, body string
+		limit             int64
+	}{
+		{"add_s32", add, "  x = f32[600,8] parameter(0)\n  i = s32[1200] parameter(1)\n  u = f32[1200,8] parameter(2)\n  ROOT r = f32[600,8] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", 600},
+		{"mul_s64_2d", mul, "  x = f32[600,8] parameter(0)\n  i = s64[40,30] parameter(1)\n  u = f32[40,30,8] parameter(2)\n  ROOT r = f32[600,8] scatter(x, i, u), update_window_dims={2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=2, to_apply=mul", 600},
+		{"u8_narrow_window", add, "  x = f32[200,5,6] parameter(0)\n  i = u8[1200,1] parameter(1)\n  u = f32[1200,4,6] parameter(2)\n  ROOT r = f32[200,5,6] scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", 200},
+		{"middle_dim", add, "  x = f32[8,700] parameter(0)\n  i = s32[1000] parameter(1)\n  u = f32[1000,8] parameter(2)\n  ROOT r = f32[8,700] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add", 700},
+		{"variadic", pair, "  x = f32[600,8] parameter(0)\n  y = s32[600,8] parameter(1)\n  i = s32[1200] parameter(2)\n  u = f32[1200,8] parameter(3)\n  v = s32[1200,8] parameter(4)\n  ROOT r = (f32[600,8], s32[600,8]) scatter(x, y, i, u, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair", 600},
+		{"sorted_by_program", add + ints, "  x = f32[50,4] parameter(0)\n  p = s32[64] parameter(1)\n  i = s32[64] sort(p), dimensions={0}, to_apply=lt\n  u = f32[64,4] parameter(2)\n  ROOT r = f32[50,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, indices_are_sorted=true, to_apply=add", 50},
+	} {
+		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
+		requireExact(t, c.name, src, indexInputs(3, c.limit))
+		exe, err := rt.CompileText(c.name, src, vkjit.CompileOptions{})
+		require.NoError(t, err, c.name)
+		var names []string
+		for _, k := range vkjit.ProgramOf(exe).Kernels {
+			names = append(names, k.Name)
+		}
+		exe.Close()
+		require.True(t, strings.Contains(fmt.Sprint(names), "scatter_sorted"), "%s: %v", c.name, names)
+	}
+}
