@@ -133,13 +133,19 @@ func (k *kernelBuilder) increment(v spirv.ID) {
 // step applies (0: always; where it does not, the accumulators keep their
 // values). It returns the final accumulators.
 func (k *kernelBuilder) fold(c *hlo.Computation, inits []val, count int64, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
-	return k.foldN(c, inits, k.cu32(uint32(count)), step)
+	vars, acc := k.accumulators(inits)
+	return k.foldVars(c, vars, acc, k.cu32(uint32(count)), step)
 }
 
 // foldN is fold over a count computed in the kernel (a u32).
 func (k *kernelBuilder) foldN(c *hlo.Computation, inits []val, count spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
-	n := len(inits)
 	vars, acc := k.accumulators(inits)
+	return k.foldVars(c, vars, acc, count, step)
+}
+
+// foldVars is fold's loop over accumulators vars (acc loads them).
+func (k *kernelBuilder) foldVars(c *hlo.Computation, vars []spirv.ID, acc func(i int) val, count spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
+	n := len(vars)
 	err := k.loop(count, func(j spirv.ID) error {
 		apply, xs := step(j)
 		args := make([]val, 0, 2*n)
