@@ -5,12 +5,17 @@ import (
 )
 
 // Subgroup tiles, for CPU devices (lavapipe): a subgroup of S invocations
-// computes a lanesRows x 4S tile of results, each lane lanesRows x 4 of
-// them, lane l the columns 4l .. 4l+3 of the tile. llvmpipe runs a
-// subgroup as one SIMD vector per value, so this is a BLAS micro-kernel's
-// layout: every lhs value read once by one lane and handed to the others
-// by a shuffle, the rhs row the tile needs at one k one vec4 per lane (8
-// loads and a transpose for llvmpipe).
+// computes a lanesRows x 4S tile of results (8S where the rhs is read
+// across as vec4s and is that wide), each lane lanesRows x 4 (or 8) of
+// them, lane l the columns 4l .. 4l+3 (8l .. 8l+7) of the tile. llvmpipe
+// runs a subgroup as one SIMD vector per value, so this is a BLAS
+// micro-kernel's layout: every lhs value read once by one lane and
+// handed to the others by a shuffle, the rhs row the tile needs at one k
+// one or two vec4s per lane (8 loads and a transpose each for llvmpipe).
+// Two quads a lane: 10 fetches per 512 multiply-adds instead of 12, and
+// each shuffled lhs value feeds 8 columns; time over one quad's
+// (bench/ab -rounds 40): gemm1024 0.896, dense_relu 0.899, mlp_forward
+// 0.926, transformer_block 0.936.
 //
 // What bounds the GEMM there, from llvmpipe's generated code (perf over
 // the JIT code, 1024^3): every read of a vec4 is a texel fetch, which
@@ -55,6 +60,9 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	}
 	p.Lanes = s
 	p.Rows, p.Cols = lanesRows, 4*s
+	if p.rVec == vecAcross && p.n >= 2*4*s {
+		p.Cols = 2 * 4 * s // two quads a lane
+	}
 	p.grid(p.Rows, p.Cols, s)
 	return true
 }
@@ -123,7 +131,10 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	// The lane's quad of the rhs row at one k (across): the tile's
 	// columns start at a multiple of 4, the last quad in bounds for
 	// those past the edge.
-	myQuad := k.f.Ext(u32, spirv.GLSLUMin, div4(myCol), cu(p.n/4-1))
+	var myQuad []spirv.ID
+	for q := range (nc + 3) / 4 {
+		myQuad = append(myQuad, k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, div4(myCol), cu(q)), cu(p.n/4-1)))
+	}
 	rBase4 := div4(rBase)
 	// ahead[i][c]: where the lhs at row i and k = 4*k4+c is (a lane, its
 	// read and the part of it). Row i is lane i%S's read i/S along k;
@@ -180,9 +191,11 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		switch rVec {
 		case vecAcross:
 			for c := range 4 {
-				v := load4(dotBinds[1], op(spirv.OpIAdd, op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), myQuad))
-				for j := range b {
-					b[j][c] = part(v, int(j))
+				for q, quad := range myQuad {
+					v := load4(dotBinds[1], op(spirv.OpIAdd, op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), quad))
+					for j := 4 * q; j < min(4*q+4, int(nc)); j++ {
+						b[j][c] = part(v, j-4*q)
+					}
 				}
 			}
 		case vecAlong:
