@@ -22,7 +22,7 @@ import (
 // llvmpipe emits as a call of a function of its own (its formats other
 // than RGBA8 are not inlined), and a call clobbers every vector register:
 // the accumulators live on the stack across the fetches. So each step
-// fetches first (lanesRows/S vec4s of the lhs and 4 of the rhs per 4
+// fetches first (lanesRows/S vec4s of the lhs and 4 or 8 of the rhs per 4
 // values of k) and then runs each accumulator's 4 multiply-adds one after
 // another: one load and one store of it per step, and no product waits
 // in memory. Multiply-adds in the order (k, row, column) let LLVM compute
