@@ -36,9 +36,10 @@ type Runtime struct {
 	info   DeviceInfo
 	staged bool
 
-	pipelineData int   // bytes of saved pipeline cache data loaded at Open
-	devIndex     int   // the device's index, for warming's worker devices
-	warmMode     *bool // Options.WarmPipelines resolved: nil Auto
+	pipelineData int        // bytes of saved pipeline cache data loaded at Open
+	devIndex     int        // the device's index, for warming's worker devices
+	warmMode     *bool      // Options.WarmPipelines resolved: nil Auto
+	warmMu       sync.Mutex // one program warms at a time (warm.go)
 
 	life life // calls in flight; Close waits for them
 	mu   sync.Mutex

@@ -111,6 +111,14 @@ func (r *Runtime) warm(l *loaded) int {
 		next <- j
 	}
 	close(next)
+	// One program's workers at a time: programs compiled concurrently
+	// (vkjit test runs modules in parallel) each opened worker devices,
+	// and one run of the StableHLO suite crashed in lavapipe's
+	// vkWaitForFences on one worker while another program's worker was
+	// in vkCreateDevice (SIGSEGV, once in many runs). The workers
+	// already fill the cores.
+	r.warmMu.Lock()
+	defer r.warmMu.Unlock()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
