@@ -184,6 +184,35 @@ func TestTiledGemm(t *testing.T) {
 	}
 }
 
+// TestTiledGemmTwoQuads: a product of at least 2^28 multiply-adds takes
+// two rhs quads a lane on lavapipe (a 16x64 tile), with a partial last
+// row and column tile; its values are the evaluator's within rounding
+// and a tile per invocation's bit for bit.
+func TestTiledGemmTwoQuads(t *testing.T) {
+	defer noValidationMessages(t)
+	src := "HloModule m\nENTRY e {\n  a = f32[1030,1004] parameter(0)\n  b = f32[1004,260] parameter(1)\n  ROOT c = f32[1030,260] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
+	m, err := hlo.Parse("gemm", src)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	name := vkjit.ProgramOf(exe).Kernels[0].Name
+	if rt.Device().Type != "cpu" {
+		t.Skipf("the subgroup tiles are lavapipe's form (here %s)", name)
+	}
+	require.Contains(t, name, "gemm16x64_f32_lanes", "two quads a lane")
+	args := hlotest.UniformInputs(m, 9)
+	_, want, outs := runBothOn(t, exe, m, args, "gemm two quads")
+	w := want.Leaves()[0]
+	for i := int64(0); i < w.Shape.NumElements(); i++ {
+		wv := (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i)
+		require.InDelta(t, wv, outs[0].Float64At(i), 1e-3, "element %d", i)
+	}
+	exe, err = rt.Compile(m, vkjit.CompileOptions{InvocationTiles: true})
+	require.NoError(t, err)
+	_, _, other := runBothOn(t, exe, m, args, "gemm per invocation")
+	require.Equal(t, outs[0].Data, other[0].Data)
+}
+
 // TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (a
 // subgroup's 16x32 tile; operands widened as loaded, sums in f32 as the general
 // kernel makes them, the result rounded once), with an epilogue, and

@@ -156,7 +156,7 @@ func TestGemmForms(t *testing.T) {
 		tg   Target
 		opts Options
 		want string
-	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm16x64_f32_lanes8_vec4"}, {cpu, Options{InvocationTiles: true}, "gemm8x16_f32_vec4"},
+	}{{desktop, Options{}, "gemm4x4_shared64x64_f32"}, {cpu, Options{}, "gemm16x32_f32_lanes8_vec4"}, {cpu, Options{InvocationTiles: true}, "gemm8x16_f32_vec4"},
 		{cpu, Options{SharedGemm: true}, "gemm4x4_shared64x64_f32"}, {small, Options{}, "gemm8x16_f32_vec4"}} {
 		p, err := Compile(m, c.tg, c.opts)
 		require.NoError(t, err)
@@ -169,7 +169,7 @@ func TestGemmForms(t *testing.T) {
 		}
 		if strings.Contains(c.want, "lanes") {
 			require.Equal(t, cpu.SubgroupSize, k.LocalSize[0], "a workgroup is the subgroup")
-			require.Equal(t, [3]uint32{2 * 13 * 3, 1, 1}, p.Steps[0].Groups, "a subgroup per 16x64 tile")
+			require.Equal(t, [3]uint32{2 * 13 * 5, 1, 1}, p.Steps[0].Groups, "a subgroup per 16x32 tile")
 		}
 	}
 	// On a CPU device with shaderInt64 the rhs read across columns (a

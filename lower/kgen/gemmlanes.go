@@ -6,7 +6,8 @@ import (
 
 // Subgroup tiles, for CPU devices (lavapipe): a subgroup of S invocations
 // computes a lanesRows x 4S tile of results (8S where the rhs is read
-// across as vec4s and is that wide), each lane lanesRows x 4 (or 8) of
+// across as vec4s and is that wide, in products of at least twoQuadMACs
+// multiply-adds), each lane lanesRows x 4 (or 8) of
 // them, lane l the columns 4l .. 4l+3 (8l .. 8l+7) of the tile. llvmpipe
 // runs a subgroup as one SIMD vector per value, so this is a BLAS
 // micro-kernel's layout: every lhs value read once by one lane and
@@ -60,11 +61,29 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	}
 	p.Lanes = s
 	p.Rows, p.Cols = lanesRows, 4*s
-	if p.rVec == vecAcross && p.n >= 2*4*s {
+	if p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs {
 		p.Cols = 2 * 4 * s // two quads a lane
 	}
 	p.grid(p.Rows, p.Cols, s)
 	return true
+}
+
+// twoQuadMACs is the size (multiply-adds) from which a lane takes two
+// rhs quads: the kernel is about twice the SPIR-V (a 16x64 tile 17,000
+// words against 9,000), and lavapipe compiles it at first use in time
+// that grows faster than that. The corpus's DLRM training step, five
+// GEMMs of 231M multiply-adds each, took 2.72 -> 3.65 s cold with two
+// quads everywhere (farm-bench -n 5, fresh caches) for about 1 ms a step;
+// 1024^3 gains 3-4 ms a run.
+const twoQuadMACs = 1 << 28
+
+// macs is the product's multiply-adds.
+func (p *GemmPlan) macs() int64 {
+	n := p.m * p.n * p.k
+	for _, b := range p.batch {
+		n *= b
+	}
+	return n
 }
 
 // gemmLoopLanes emits the k loop of a subgroup tile (ToLanes): lane is
