@@ -160,11 +160,7 @@ func TestTiledGemm(t *testing.T) {
 		require.Equal(t, lanes, strings.Contains(name, "_lanes"), "%s: %s", name, src)
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm")
-		w := want.Leaves()[0]
-		for i := int64(0); i < w.Shape.NumElements(); i++ {
-			wv := (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i)
-			require.InDelta(t, wv, outs[0].Float64At(i), 1e-4, "element %d", i)
-		}
+		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
 		// The GPUs' form, blocks staged through shared memory (forced on
 		// lavapipe): the same sums in the same order, bit for bit.
 		exe, err = rt.Compile(m, vkjit.CompileOptions{SharedGemm: true})
@@ -202,15 +198,21 @@ func TestTiledGemmTwoQuads(t *testing.T) {
 	require.Contains(t, name, "gemm16x64_f32_lanes", "two quads a lane")
 	args := hlotest.UniformInputs(m, 9)
 	_, want, outs := runBothOn(t, exe, m, args, "gemm two quads")
-	w := want.Leaves()[0]
-	for i := int64(0); i < w.Shape.NumElements(); i++ {
-		wv := (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i)
-		require.InDelta(t, wv, outs[0].Float64At(i), 1e-3, "element %d", i)
-	}
+	requireNearF32(t, want.Leaves()[0], outs[0], 1e-3)
 	exe, err = rt.Compile(m, vkjit.CompileOptions{InvocationTiles: true})
 	require.NoError(t, err)
 	_, _, other := runBothOn(t, exe, m, args, "gemm per invocation")
 	require.Equal(t, outs[0].Data, other[0].Data)
+}
+
+// requireNearF32 holds every element of the device's f32 result got
+// within delta of the evaluator's want.
+func requireNearF32(t *testing.T, want *hlo.Literal, got *vkjit.Tensor, delta float64) {
+	t.Helper()
+	w := &vkjit.Tensor{Type: vkjit.F32, Data: want.Data}
+	for i := int64(0); i < want.Shape.NumElements(); i++ {
+		require.InDelta(t, w.Float64At(i), got.Float64At(i), delta, "element %d", i)
+	}
 }
 
 // TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (a
