@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"slices"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
@@ -41,14 +39,11 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 	sd := in.A.Scatter
 	n := (len(in.Operands) - 1) / 2
 	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
-	if sd.IndicesAreSorted || len(sd.ScatterDimsToOperandDims) != 1 || len(sd.InputBatchingDims) > 0 || !ix.Elem.IsInteger() {
+	od, ok := kgen.OneIndexRows(in)
+	if sd.IndicesAreSorted || !ok || xs.Dims[od] >= 1<<31-1 { // keys are s32
 		return in, nil
 	}
-	od := sd.ScatterDimsToOperandDims[0]
 	dim := xs.Dims[od]
-	if !slices.Contains(sd.InsertedWindowDims, od) || dim >= 1<<31-1 {
-		return in, nil
-	}
 	// The index vector is the last dimension (of size 1) or implicit,
 	// and the updates' window dimensions trail their scatter
 	// dimensions: then both, flattened, list the positions in order.
@@ -109,9 +104,6 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 	sc.A.Scatter = &hlo.ScatterDims{
 		UpdateWindowDims: iotaDims(w + 1)[1:], InsertedWindowDims: sd.InsertedWindowDims,
 		ScatterDimsToOperandDims: sd.ScatterDimsToOperandDims, IndexVectorDim: 1, IndicesAreSorted: true,
-	}
-	if _, ok := kgen.SortedRows(sc); !ok {
-		return in, nil // (not reached: the conditions above are SortedRows')
 	}
 	return sc, nil
 }

@@ -59,21 +59,12 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		}
 		res, err := k.fold(in.Called[0], inits, count, func(c spirv.ID) (spirv.ID, []val) {
 			sp := k.unravel(c, scatterSizes) // position among the scatter dims
-			// Indices element position: scatter positions spread over the
-			// indices dims other than index_vector_dim.
-			ii := make([]spirv.ID, ix.Rank())
-			for j, d := range geo.IndexDims {
-				ii[d] = sp[j]
-			}
 			start := make([]spirv.ID, xs.Rank())
 			for d := range start {
 				start[d] = k.cu32(0)
 			}
 			for j := int64(0); j < geo.IndexCount; j++ {
-				if sd.IndexVectorDim < int64(ix.Rank()) {
-					ii[sd.IndexVectorDim] = k.cu32(uint32(j))
-				}
-				v := k.load(binds[n], k.ravel(ii, ix.Dims), ix.Elem)
+				v := k.scatterIndex(binds[n], ix, geo, sd.IndexVectorDim, sp, j)
 				od := sd.ScatterDimsToOperandDims[j]
 				// Keep the index signed in 32 bits; out-of-range starts are
 				// rejected below (clamped first so 64-bit values stay exact
@@ -120,17 +111,40 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	})
 }
 
+// scatterIndex loads component j of the index vector at scatter
+// position sp (its place among the scatter dimensions) from the indices
+// of shape ix at binding bind: the positions spread over the indices'
+// dimensions other than index_vector_dim ivd.
+func (k *kernelBuilder) scatterIndex(bind int, ix hlo.Shape, geo hlo.Indexing, ivd int64, sp []spirv.ID, j int64) val {
+	ii := make([]spirv.ID, ix.Rank())
+	for p, d := range geo.IndexDims {
+		ii[d] = sp[p]
+	}
+	if ivd < int64(ix.Rank()) {
+		ii[ivd] = k.cu32(uint32(j))
+	}
+	return k.load(bind, k.ravel(ii, ix.Dims), ix.Elem)
+}
+
 // SortedRows reports whether scatter in takes the sorted form of
-// ScatterKernel, and the operand dimension its indices select: its
-// indices are sorted (indices_are_sorted, which the lowering sets where
-// it sorts them itself) and each is one integer, the start along one
-// operand dimension that is not a window dimension, with no batching
-// dimensions: each update then lands on the elements of one index along
-// that dimension.
+// ScatterKernel, and the operand dimension its indices select: it is of
+// OneIndexRows' form and its indices are sorted (indices_are_sorted,
+// which the lowering sets where it sorts them itself).
 func SortedRows(in *hlo.Instruction) (int64, bool) {
+	if in.Op != hlo.OpScatter || !in.A.Scatter.IndicesAreSorted {
+		return 0, false
+	}
+	return OneIndexRows(in)
+}
+
+// OneIndexRows reports whether each index of scatter in is one integer,
+// the start along one operand dimension that is not a window dimension,
+// with no batching dimensions (each update then lands on the elements of
+// one index along that dimension), and returns that dimension.
+func OneIndexRows(in *hlo.Instruction) (int64, bool) {
 	sd := in.A.Scatter
 	n := (len(in.Operands) - 1) / 2
-	if in.Op != hlo.OpScatter || !sd.IndicesAreSorted || len(sd.ScatterDimsToOperandDims) != 1 || len(sd.InputBatchingDims) > 0 {
+	if len(sd.ScatterDimsToOperandDims) != 1 || len(sd.InputBatchingDims) > 0 {
 		return 0, false
 	}
 	ix := in.Operands[n].Shape
@@ -166,15 +180,7 @@ func (k *kernelBuilder) sortedScatter(in *hlo.Instruction, binds, outs []int, ge
 			inits[i] = k.load(binds[i], idx, in.Operands[i].Shape.Elem)
 		}
 		key := func(t spirv.ID) spirv.ID {
-			sp := k.unravel(t, scatterSizes)
-			ii := make([]spirv.ID, ix.Rank())
-			for j, d := range geo.IndexDims {
-				ii[d] = sp[j]
-			}
-			if sd.IndexVectorDim < int64(ix.Rank()) {
-				ii[sd.IndexVectorDim] = k.cu32(0)
-			}
-			v := k.load(binds[n], k.ravel(ii, ix.Dims), ix.Elem)
+			v := k.scatterIndex(binds[n], ix, geo, sd.IndexVectorDim, k.unravel(t, scatterSizes), 0)
 			key := op(spirv.OpIAdd, k.clampIndex(v, xs.Dims[od]), k.cu32(1))
 			if ix.Elem.Kind() == hlo.KindSigned {
 				key = k.f.Select(u32, k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem)), k.cu32(0), key)
