@@ -205,6 +205,51 @@ func TestTiledGemmTwoQuads(t *testing.T) {
 	require.Equal(t, outs[0].Data, other[0].Data)
 }
 
+// TestGemmQuadEpilogue: an epilogue that reads buffers at the dot's own
+// elements (the DLRM step's backward ReLU: a bias added to the forward
+// pre-activation, compared with 0, selecting the dot or 0) reads them
+// and writes its result as vec4s, four columns a step, on lavapipe's
+// subgroup tiles; with partial row and column tiles and batches, its
+// values are the evaluator's within rounding and bit for bit those of
+// the scalar epilogues (shared-memory blocks) and of a tile per
+// invocation.
+func TestGemmQuadEpilogue(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		src   string
+		quads int // vec4 texel views: the dot's operands and the epilogue's own-element buffers
+	}{
+		{"HloModule m\nENTRY e {\n  g = f32[203,300] parameter(0)\n  w = f32[148,300] parameter(1)\n  pre = f32[203,148] parameter(2)\n  bias = f32[148] parameter(3)\n  d = f32[203,148] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  bb = f32[203,148] broadcast(bias), dimensions={1}\n  a = f32[203,148] add(pre, bb)\n  z = f32[] constant(0)\n  zb = f32[203,148] broadcast(z), dimensions={}\n  gt = pred[203,148] compare(a, zb), direction=GT\n  ROOT s = f32[203,148] select(gt, d, zb)\n}", 3},
+		{"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  p = f32[2,203,148] parameter(2)\n  q = f32[2,203,148] parameter(3)\n  c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  m = f32[2,203,148] multiply(c, p)\n  ROOT y = f32[2,203,148] subtract(m, q)\n}", 4},
+	} {
+		src := c.src
+		m, err := hlo.Parse("gemm", src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		k := vkjit.ProgramOf(exe).Kernels[0]
+		if rt.Device().Type == "cpu" {
+			require.Contains(t, k.Name, "_lanes", src)
+			quads := 0
+			for _, v := range k.Texel {
+				if v.Bytes == 16 {
+					quads++
+				}
+			}
+			require.Equal(t, c.quads, quads, "%s: vec4 views %+v", k.Name, k.Texel)
+		}
+		args := hlotest.UniformInputs(m, 11)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm quads")
+		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
+		for _, opts := range []vkjit.CompileOptions{{SharedGemm: true}, {InvocationTiles: true}, {StorageLoads: true}} {
+			exe, err = rt.Compile(m, opts)
+			require.NoError(t, err)
+			_, _, other := runBothOn(t, exe, m, args, "gemm other form")
+			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
+		}
+	}
+}
+
 // requireNearF32 holds every element of the device's f32 result got
 // within delta of the evaluator's want.
 func requireNearF32(t *testing.T, want *hlo.Literal, got *vkjit.Tensor, delta float64) {

@@ -89,6 +89,7 @@ type vectorState struct {
 	lanes   map[spirv.ID]int   // lane element index -> lane
 	loaded  map[int][]spirv.ID // input binding -> its vec4s at the invocation
 	pending map[int][]spirv.ID // result binding -> lane values to store
+	width   int                // lanes
 }
 
 // vectorShape reports whether an output of n elements may be computed
@@ -102,15 +103,26 @@ func vectorShape(n int64, tg Target) bool {
 // loads every input binding's vec4 first, calls body with each lane's
 // element index, then stores each result binding's vec4.
 func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error) error {
-	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}}
-	k.vector = vs
-	u32 := k.u32()
-	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
-		return k.f.IAdd(u32, k.f.IMul(u32, idx4, k.cu32(vectorChunks)), k.cu32(uint32(c)))
-	}
 	preload := k.inputBinds
 	if k.spill != nil && k.spill.ready {
 		preload = append(slices.Clone(preload), k.spill.bind)
+	}
+	return k.vectorLanes(idx4, vectorChunks, preload, func(_ int, idx spirv.ID) error { return body(idx) })
+}
+
+// vectorLanes is vectorElems over chunks vec4s (4*chunks lanes) at vec4
+// index idx4*chunks, preloading the vec4 bindings among preload; body
+// gets each lane's number and element index.
+func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, body func(lane int, idx spirv.ID) error) error {
+	width := vec4 * chunks
+	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}, width: width}
+	k.vector = vs
+	u32 := k.u32()
+	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
+		if chunks == 1 {
+			return idx4
+		}
+		return k.f.IAdd(u32, k.f.IMul(u32, idx4, k.cu32(uint32(chunks))), k.cu32(uint32(c)))
 	}
 	for _, b := range preload {
 		if !k.isVec(b) {
@@ -118,6 +130,9 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 		}
 		bd := k.bindings[b]
 		if isNarrow(bd.st) { // the 8 elements are one vector of words
+			if chunks != vectorChunks {
+				return fmt.Errorf("kgen: internal error: narrow binding %d in a vector of %d lanes", b, width)
+			}
 			if k.texelAccess(b) {
 				vs.loaded[b] = []spirv.ID{k.texelFetch(b, idx4, 4*narrowWords(bd.st))}
 				continue
@@ -127,15 +142,15 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			vs.loaded[b] = []spirv.ID{k.f.Load(vw, p)}
 			continue
 		}
-		for c := range vectorChunks {
+		for c := range chunks {
 			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
-	base := k.f.IMul(u32, idx4, k.cu32(VectorWidth))
-	for lane := range VectorWidth {
+	base := k.f.IMul(u32, idx4, k.cu32(uint32(width)))
+	for lane := range width {
 		idx := k.f.IAdd(u32, base, k.cu32(uint32(lane)))
 		vs.lanes[idx] = lane
-		if err := body(idx); err != nil {
+		if err := body(lane, idx); err != nil {
 			return err
 		}
 	}
@@ -155,7 +170,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 			continue
 		}
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
-		for c := range vectorChunks {
+		for c := range chunks {
 			q := parts[vec4*c:]
 			v := k.f.CompositeConstruct(v4, q[0], q[1], q[2], q[3])
 			p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), chunk(c))
@@ -226,7 +241,7 @@ func (k *kernelBuilder) vectorStore(bind int, idx, id spirv.ID) {
 		return
 	}
 	if k.vector.pending[bind] == nil {
-		k.vector.pending[bind] = make([]spirv.ID, VectorWidth)
+		k.vector.pending[bind] = make([]spirv.ID, k.vector.width)
 	}
 	k.vector.pending[bind][lane] = id
 }
@@ -410,6 +425,7 @@ func (k *kernelBuilder) offElement(in *hlo.Instruction, binds []int, ps *prologu
 type readWalk struct {
 	k    *kernelBuilder
 	off  map[int]bool
+	read map[int]bool    // every buffer read (when not nil)
 	seen map[[2]int]bool // virtual binding, own (0 or 1)
 }
 
@@ -431,6 +447,9 @@ func (w *readWalk) binding(b int, own bool) {
 	if isBuffer(b) {
 		if !own {
 			w.off[b] = true
+		}
+		if w.read != nil {
+			w.read[b] = true
 		}
 		return
 	}
