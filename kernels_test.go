@@ -209,7 +209,8 @@ func TestTiledGemmTwoQuads(t *testing.T) {
 // elements (the DLRM step's backward ReLU: a bias added to the forward
 // pre-activation, compared with 0, selecting the dot or 0) reads them
 // and writes its result as vec4s, four columns a step, on lavapipe's
-// subgroup tiles; with partial row and column tiles and batches, its
+// subgroup tiles, and the bias row too (vectorRow); with partial row
+// and column tiles and batches, its
 // values are the evaluator's within rounding and bit for bit those of
 // the scalar epilogues (shared-memory blocks) and of a tile per
 // invocation.
@@ -217,9 +218,9 @@ func TestGemmQuadEpilogue(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct {
 		src   string
-		quads int // vec4 texel views: the dot's operands and the epilogue's own-element buffers
+		quads int // vec4 texel views: the dot's operands, the epilogue's own-element buffers and its row broadcasts
 	}{
-		{"HloModule m\nENTRY e {\n  g = f32[203,300] parameter(0)\n  w = f32[148,300] parameter(1)\n  pre = f32[203,148] parameter(2)\n  bias = f32[148] parameter(3)\n  d = f32[203,148] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  bb = f32[203,148] broadcast(bias), dimensions={1}\n  a = f32[203,148] add(pre, bb)\n  z = f32[] constant(0)\n  zb = f32[203,148] broadcast(z), dimensions={}\n  gt = pred[203,148] compare(a, zb), direction=GT\n  ROOT s = f32[203,148] select(gt, d, zb)\n}", 3},
+		{"HloModule m\nENTRY e {\n  g = f32[203,300] parameter(0)\n  w = f32[148,300] parameter(1)\n  pre = f32[203,148] parameter(2)\n  bias = f32[148] parameter(3)\n  d = f32[203,148] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  bb = f32[203,148] broadcast(bias), dimensions={1}\n  a = f32[203,148] add(pre, bb)\n  z = f32[] constant(0)\n  zb = f32[203,148] broadcast(z), dimensions={}\n  gt = pred[203,148] compare(a, zb), direction=GT\n  ROOT s = f32[203,148] select(gt, d, zb)\n}", 4},
 		{"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  p = f32[2,203,148] parameter(2)\n  q = f32[2,203,148] parameter(3)\n  c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  m = f32[2,203,148] multiply(c, p)\n  ROOT y = f32[2,203,148] subtract(m, q)\n}", 4},
 	} {
 		src := c.src
@@ -247,6 +248,45 @@ func TestGemmQuadEpilogue(t *testing.T) {
 			_, _, other := runBothOn(t, exe, m, args, "gemm other form")
 			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
 		}
+	}
+}
+
+// TestVectorRowBroadcast: a vector kernel's lanes read a broadcast
+// operand's row as vec4s fetched once for all of them where the
+// broadcast keeps its operand's minor dimension (rows a multiple of the
+// lanes: 8 columns or more), otherwise an element each; the values are
+// the evaluator's, bit for bit.
+func TestVectorRowBroadcast(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		src  string
+		rows int // 16-byte texel views of broadcast operands expected on lavapipe
+	}{
+		// The same row twice (one fetch), and a second row.
+		{"HloModule m\nENTRY e {\n  x = f32[64,24] parameter(0)\n  b = f32[24] parameter(1)\n  c = f32[24] parameter(2)\n  bb = f32[64,24] broadcast(b), dimensions={1}\n  cb = f32[64,24] broadcast(c), dimensions={1}\n  y = f32[64,24] add(x, bb)\n  z = f32[64,24] multiply(y, bb)\n  ROOT w = f32[64,24] subtract(z, cb)\n}", 2},
+		// Integers, a rank-2 operand kept whole, a leading dimension of 1.
+		{"HloModule m\nENTRY e {\n  x = s32[16,4,16] parameter(0)\n  b = s32[4,16] parameter(1)\n  o = s32[1,16] parameter(2)\n  bb = s32[16,4,16] broadcast(b), dimensions={1,2}\n  ob = s32[16,4,16] broadcast(o), dimensions={1,2}\n  y = s32[16,4,16] add(x, bb)\n  ROOT z = s32[16,4,16] subtract(y, ob)\n}", 2},
+		// Rows of 12 (lanes cross rows) and a broadcast along rows: scalar.
+		{"HloModule m\nENTRY e {\n  x = f32[128,12] parameter(0)\n  b = f32[12] parameter(1)\n  r = f32[128] parameter(2)\n  bb = f32[128,12] broadcast(b), dimensions={1}\n  rb = f32[128,12] broadcast(r), dimensions={0}\n  y = f32[128,12] add(x, bb)\n  ROOT z = f32[128,12] add(y, rb)\n}", 0},
+	} {
+		m, err := hlo.Parse("rows", c.src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		k := vkjit.ProgramOf(exe).Kernels[0]
+		if rt.Device().Type == "cpu" {
+			require.Contains(t, k.Name, "_vec4", c.src)
+			rows := 0
+			for _, v := range k.Texel {
+				if v.Bytes == 16 && v.Binding > 0 { // binding 0 is x, a vec4 array
+					rows++
+				}
+			}
+			require.Equal(t, c.rows, rows, "%s: %+v", k.Name, k.Texel)
+		}
+		args := hlotest.UniformInputs(m, 3)
+		_, want, outs := runBothOn(t, exe, m, args, "rows")
+		require.Equal(t, want.Leaves()[0].Data, outs[0].Data, c.src)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -519,6 +520,18 @@ func appendInst(w []uint32, op Op, operands ...uint32) []uint32 {
 	}
 	w = append(w, uint32(n)<<16|uint32(op))
 	return append(w, operands...)
+}
+
+// Hoist moves the instructions emitted since mark (a Len) to position
+// at (an earlier Len), ahead of those emitted in between: a value that
+// code emitted later finds it needs, placed where it dominates all of
+// that code (a vector kernel's row of a broadcast operand, fetched once
+// for all its lanes). The moved instructions may use only ids defined
+// before at, and neither range may hold a label.
+func (f *Function) Hoist(at, mark int) {
+	moved := slices.Clone(f.body[mark:])
+	copy(f.body[at+len(moved):], f.body[at:mark])
+	copy(f.body[at:], moved)
 }
 
 // Len is the words of the function's blocks so far (its variables and

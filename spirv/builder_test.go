@@ -106,3 +106,30 @@ func TestStructuredControl(t *testing.T) {
 		require.Contains(t, dis, want)
 	}
 }
+
+// TestHoist: code emitted inside a branch and hoisted ahead of it
+// dominates both branches' uses, and the module stays valid (spirv-val
+// rejects a use its definition does not dominate).
+func TestHoist(t *testing.T) {
+	b := NewBuilder()
+	void, u32 := b.TypeVoid(), b.TypeInt(32, false)
+	fn := b.Function(void, b.TypeFunction(void))
+	cu := func(v uint32) uint32 { return uint32(b.Constant(u32, v)) }
+	fn.Label(0)
+	x := fn.Op(OpIAdd, u32, cu(1), cu(2))
+	at := fn.Len()
+	var hoisted ID
+	cond := fn.Op(OpULessThan, b.TypeBool(), uint32(x), cu(5))
+	require.NoError(t, fn.If(cond, func() error {
+		mark := fn.Len()
+		hoisted = fn.Op(OpIMul, u32, uint32(x), cu(3))
+		fn.Hoist(at, mark)
+		return nil
+	}))
+	fn.Op(OpIAdd, u32, uint32(hoisted), uint32(x)) // after the branch: needs the hoisted value to dominate
+	fn.Void(OpReturn)
+	fn.End()
+	b.EntryPoint(fn.ID, "main")
+	b.LocalSize(fn.ID, 1, 1, 1)
+	require.NoError(t, Validate(b.Words()))
+}

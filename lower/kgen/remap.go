@@ -98,6 +98,9 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		x := val{o[a.IotaDim], hlo.U32}
 		return k.convert(in, x, in.Shape.Elem)
 	case hlo.OpBroadcast:
+		if v, ok := k.vectorRow(in, binds[0], idx); ok {
+			return v, nil
+		}
 		o := k.unravel(idx, outDims)
 		s := src(0)
 		ix := make([]spirv.ID, s.Rank())

@@ -90,6 +90,16 @@ type vectorState struct {
 	loaded  map[int][]spirv.ID // input binding -> its vec4s at the invocation
 	pending map[int][]spirv.ID // result binding -> lane values to store
 	width   int                // lanes
+	idxs    []spirv.ID         // each lane's element index
+	at      int                // where code all lanes share goes (a Function.Len)
+	rows    map[rowKey][]spirv.ID
+}
+
+// rowKey is a broadcast's operand read by a vector kernel's lanes as one
+// row of vec4s (vectorRow).
+type rowKey struct {
+	in   *hlo.Instruction
+	bind int
 }
 
 // vectorShape reports whether an output of n elements may be computed
@@ -115,7 +125,7 @@ func (k *kernelBuilder) vectorElems(idx4 spirv.ID, body func(idx spirv.ID) error
 // gets each lane's number and element index.
 func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, body func(lane int, idx spirv.ID) error) error {
 	width := vec4 * chunks
-	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}, width: width}
+	vs := &vectorState{lanes: map[spirv.ID]int{}, loaded: map[int][]spirv.ID{}, pending: map[int][]spirv.ID{}, width: width, rows: map[rowKey][]spirv.ID{}}
 	k.vector = vs
 	u32 := k.u32()
 	chunk := func(c int) spirv.ID { // the vec4 index of chunk c
@@ -150,6 +160,10 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 	for lane := range width {
 		idx := k.f.IAdd(u32, base, k.cu32(uint32(lane)))
 		vs.lanes[idx] = lane
+		vs.idxs = append(vs.idxs, idx)
+	}
+	vs.at = k.f.Len()
+	for lane, idx := range vs.idxs {
 		if err := body(lane, idx); err != nil {
 			return err
 		}
@@ -201,6 +215,52 @@ func (k *kernelBuilder) vectorLoad(bind int, idx spirv.ID) (spirv.ID, bool) {
 		return k.widenBits(bits, st), true
 	}
 	return k.f.Extract(k.scalarType(st), v4[lane/vec4], uint32(lane%vec4)), true
+}
+
+// vectorRow is element idx of broadcast in, whose operand is read
+// through binding bind, in a vector kernel whose lanes' elements lie in
+// one row of it: where the broadcast keeps its operand's minor
+// dimension as its own, consecutive lanes read consecutive elements of
+// the operand, so the lanes share one fetch of them as vec4s (emitted
+// once, ahead of every lane's code: Function.Hoist) where each lane
+// would fetch its own (a call of its own on llvmpipe). ok is false
+// where that does not hold: the caller reads the element alone.
+func (k *kernelBuilder) vectorRow(in *hlo.Instruction, bind int, idx spirv.ID) (v val, ok bool) {
+	vs := k.vector
+	if vs == nil || !isBuffer(bind) || k.isVec(bind) || !k.texelAccess(bind) {
+		return val{}, false
+	}
+	lane, own := vs.lanes[idx]
+	s, out := in.Operands[0].Shape, in.Shape
+	r, d := s.Rank(), in.A.Dimensions
+	if !own || r == 0 || d[r-1] != int64(out.Rank()-1) || s.Dims[r-1] != out.Dims[out.Rank()-1] ||
+		s.Dims[r-1]%int64(vs.width) != 0 || k.bindings[bind].st.Bytes() != 4 || s.Elem == hlo.PRED {
+		return val{}, false
+	}
+	key := rowKey{in, bind}
+	row, done := vs.rows[key]
+	if !done {
+		mark := k.f.Len()
+		o := k.unravel(vs.idxs[0], out.Dims)
+		ix := make([]spirv.ID, r)
+		for i, od := range d {
+			ix[i] = o[od]
+			if s.Dims[i] == 1 {
+				ix[i] = k.cu32(0)
+			}
+		}
+		first := k.ravel(ix, s.Dims) // a multiple of the lanes: rows of s are
+		k.noteIndex(bind, first)
+		idx4 := k.f.UDiv(k.u32(), first, k.cu32(vec4))
+		for c := range vs.width / vec4 {
+			row = append(row, k.texelLoad4(bind, k.addU(idx4, int64(c))))
+		}
+		k.f.Hoist(vs.at, mark)
+		vs.at += k.f.Len() - mark
+		vs.rows[key] = row
+	}
+	st := k.bindings[bind].st
+	return val{k.f.Extract(k.scalarType(st), row[lane/vec4], uint32(lane%vec4)), s.Elem}, true
 }
 
 // narrowWords is how many u32 words hold a vector kernel's 8 elements
