@@ -2,9 +2,13 @@ package vk_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -229,4 +233,42 @@ func validated(t *testing.T) (*vk.Instance, int) {
 	idx, err := vk.ChooseDevice(devs, "")
 	require.NoError(t, err)
 	return inst, idx
+}
+
+// TestHugePagesAdvised: a CPU device's mapped buffer (process memory)
+// is advised for transparent huge pages over its whole 2 MiB pages, as
+// /proc/self/smaps reports of the mapping (VmFlags hg); other devices'
+// are not advised.
+func TestHugePagesAdvised(t *testing.T) {
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || !strings.Contains(string(b), "[madvise]") {
+		t.Skip("transparent huge pages are not on request here (transparent_hugepage/enabled)")
+	}
+	inst, err := vk.NewInstance(false)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	dev, err := inst.OpenDevice(0, vk.DeviceOptions{})
+	require.NoError(t, err)
+	defer dev.Destroy()
+	if dev.Info.Type != vk.TypeCPU {
+		t.Skipf("%s is not a CPU device", dev.Info.Name)
+	}
+	buf, err := dev.NewBuffer(16 << 20)
+	require.NoError(t, err)
+	defer buf.Destroy()
+	addr := uint64(uintptr(unsafe.Pointer(&buf.Bytes()[8<<20])))
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	require.NoError(t, err)
+	var inside bool
+	for _, line := range strings.Split(string(smaps), "\n") {
+		var lo, hi uint64
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 {
+			inside = lo <= addr && addr < hi
+			continue
+		}
+		if inside && strings.HasPrefix(line, "VmFlags:") {
+			require.Contains(t, strings.Fields(line), "hg", "the mapping holding the buffer's middle is advised huge: %s", line)
+			return
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
 }
