@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
 )
 
 func TestMain(m *testing.M) {
@@ -180,6 +183,23 @@ func TestRandomArgsCompare(t *testing.T) {
 	code, _, errs = vkjitCmd("run", "--random-args", "testdata/chain.hlo", "x.npy")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "exclude each other")
+	// Without --compare the module is not parsed (its arguments come
+	// from the executable's parameters, twice: the second run a cache
+	// hit): the same arguments as hlotest.UniformInputs makes.
+	m, err := hlo.ParseFile("testdata/chain.hlo")
+	require.NoError(t, err)
+	want, err := eval.Run(m[0], hlotest.UniformInputs(m[0], 7)...)
+	require.NoError(t, err)
+	for range 2 {
+		npz := filepath.Join(t.TempDir(), "out.npz")
+		code, _, errs = vkjitCmd("run", "--random-args", "--seed", "7", "--out", npz, "testdata/chain.hlo")
+		require.Equal(t, 0, code, errs)
+		got, err := vkjit.ReadNPZ(npz)
+		require.NoError(t, err)
+		for i, w := range want.Leaves() {
+			require.Equal(t, w.Data, got[fmt.Sprintf("out%d", i)].Data, "out%d", i)
+		}
+	}
 }
 
 func TestCompareOutputs(t *testing.T) {

@@ -371,43 +371,51 @@ func SmallIntInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
 // either. vkjit run --random-args uses
 // them; the differential tests use Inputs, which seeks out edge cases.
 func UniformInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+	var leaves []hlo.Shape
+	for _, p := range m.Entry.Params {
+		leaves = append(leaves, p.Shape.Leaves()...)
+	}
+	return UniformLeaves(leaves, seed)
+}
+
+// UniformLeaves is UniformInputs for parameter leaves of the shapes
+// given, in order: the same values for the same shapes and seed.
+func UniformLeaves(leaves []hlo.Shape, seed uint64) []*hlo.Literal {
 	rng := rand.New(rand.NewPCG(seed, 0x756e69666f726d))
 	var out []*hlo.Literal
-	for _, p := range m.Entry.Params {
-		for _, s := range p.Shape.Leaves() {
-			n := s.NumElements()
-			data := make([]byte, 0, s.ByteSize())
-			for i := int64(0); i < n; i++ {
-				if s.Elem.Kind() == hlo.KindComplex {
-					part := hlo.F32
-					if s.Elem == hlo.C128 {
-						part = hlo.F64
+	for _, s := range leaves {
+		n := s.NumElements()
+		data := make([]byte, 0, s.ByteSize())
+		for i := int64(0); i < n; i++ {
+			if s.Elem.Kind() == hlo.KindComplex {
+				part := hlo.F32
+				if s.Elem == hlo.C128 {
+					part = hlo.F64
+				}
+				for range 2 {
+					bits := hlo.EncodeFloat(part, 2*rng.Float64()-1)
+					for j := 0; j < part.Bytes(); j++ {
+						data = append(data, byte(bits>>(8*j)))
 					}
-					for range 2 {
-						bits := hlo.EncodeFloat(part, 2*rng.Float64()-1)
-						for j := 0; j < part.Bytes(); j++ {
-							data = append(data, byte(bits>>(8*j)))
-						}
-					}
-					continue
 				}
-				var bits uint64
-				switch s.Elem.Kind() {
-				case hlo.KindFloat:
-					bits = hlo.EncodeFloat(s.Elem, 2*rng.Float64()-1)
-				case hlo.KindUnsigned:
-					bits = uint64(rng.IntN(10))
-				case hlo.KindBool:
-					bits = uint64(rng.IntN(2))
-				default:
-					bits = uint64(int64(rng.IntN(10)) - 5)
-				}
-				for j := 0; j < s.Elem.Bytes(); j++ {
-					data = append(data, byte(bits>>(8*j)))
-				}
+				continue
 			}
-			out = append(out, &hlo.Literal{Shape: s, Data: data})
+			var bits uint64
+			switch s.Elem.Kind() {
+			case hlo.KindFloat:
+				bits = hlo.EncodeFloat(s.Elem, 2*rng.Float64()-1)
+			case hlo.KindUnsigned:
+				bits = uint64(rng.IntN(10))
+			case hlo.KindBool:
+				bits = uint64(rng.IntN(2))
+			default:
+				bits = uint64(int64(rng.IntN(10)) - 5)
+			}
+			for j := 0; j < s.Elem.Bytes(); j++ {
+				data = append(data, byte(bits>>(8*j)))
+			}
 		}
+		out = append(out, &hlo.Literal{Shape: s, Data: data})
 	}
 	return out
 }
