@@ -428,3 +428,46 @@ func TestWideConcatenateSplits(t *testing.T) {
 	require.Len(t, m.Entry.Root.Operands, 70, "the user's module is not modified")
 	require.Equal(t, "c", prog.Buffers[prog.Outputs[0]].Name)
 }
+
+// TestKernelsSharedAcrossNames: two updates that compute the same ops
+// on different values (an optimizer's, one a parameter) generate code
+// that differs only in its buffers' debug names: one kernel serves
+// both steps (wordsKey), and each step binds its own buffers.
+func TestKernelsSharedAcrossNames(t *testing.T) {
+	m, err := hlo.Parse("two.hlo", `HloModule two
+ENTRY e {
+  w1 = f32[64,32] parameter(0)
+  g1 = f32[64,32] parameter(1)
+  w2 = f32[64,32] parameter(2)
+  g2 = f32[64,32] parameter(3)
+  lr = f32[] constant(0.1)
+  lrb = f32[64,32] broadcast(lr), dimensions={}
+  s1 = f32[64,32] multiply(g1, lrb)
+  u1 = f32[64,32] subtract(w1, s1)
+  s2 = f32[64,32] multiply(g2, lrb)
+  u2 = f32[64,32] subtract(w2, s2)
+  ROOT out = (f32[64,32], f32[64,32]) tuple(u1, u2)
+}`)
+	require.NoError(t, err)
+	p, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 1, "one kernel: %v", kernelNames(p))
+	var bufs [][]int
+	for _, st := range p.Steps {
+		if st.Kind.IsDispatch() {
+			require.Equal(t, 0, st.Kernel)
+			bufs = append(bufs, st.Buffers)
+		}
+	}
+	require.Len(t, bufs, 2)
+	require.NotEqual(t, bufs[0], bufs[1], "each step its own buffers")
+	require.NoError(t, spirv.Validate(p.Kernels[0].Words))
+}
+
+func kernelNames(p *Program) []string {
+	var names []string
+	for _, k := range p.Kernels {
+		names = append(names, k.Name)
+	}
+	return names
+}
