@@ -171,12 +171,7 @@ func TestTiledGemm(t *testing.T) {
 		// The other ways to read the operands on lavapipe, storage loads
 		// of octets or of vec4s instead of texel fetches, and a tile per
 		// invocation instead of per subgroup: the same values.
-		for _, opts := range []vkjit.CompileOptions{{StorageLoads: true}, {StorageLoads: true, Vec4Access: true}, {InvocationTiles: true}, {InvocationTiles: true, StorageLoads: true}} {
-			exe, err = rt.Compile(m, opts)
-			require.NoError(t, err)
-			_, _, other := runBothOn(t, exe, m, args, "gemm storage loads")
-			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
-		}
+		requireSameForms(t, m, args, outs[0].Data, src, vkjit.CompileOptions{StorageLoads: true}, vkjit.CompileOptions{StorageLoads: true, Vec4Access: true}, vkjit.CompileOptions{InvocationTiles: true}, vkjit.CompileOptions{InvocationTiles: true, StorageLoads: true})
 	}
 }
 
@@ -242,12 +237,7 @@ func TestGemmQuadEpilogue(t *testing.T) {
 		args := hlotest.UniformInputs(m, 11)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm quads")
 		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
-		for _, opts := range []vkjit.CompileOptions{{SharedGemm: true}, {InvocationTiles: true}, {StorageLoads: true}} {
-			exe, err = rt.Compile(m, opts)
-			require.NoError(t, err)
-			_, _, other := runBothOn(t, exe, m, args, "gemm other form")
-			require.Equal(t, outs[0].Data, other[0].Data, "%s %+v", src, opts)
-		}
+		requireSameForms(t, m, args, outs[0].Data, src, vkjit.CompileOptions{SharedGemm: true}, vkjit.CompileOptions{InvocationTiles: true}, vkjit.CompileOptions{StorageLoads: true})
 	}
 }
 
@@ -287,6 +277,18 @@ func TestVectorRowBroadcast(t *testing.T) {
 		args := hlotest.UniformInputs(m, 3)
 		_, want, outs := runBothOn(t, exe, m, args, "rows")
 		require.Equal(t, want.Leaves()[0].Data, outs[0].Data, c.src)
+	}
+}
+
+// requireSameForms compiles m in each of forms and holds its first
+// result on args bit for bit want (what names the module).
+func requireSameForms(t *testing.T, m *hlo.Module, args []*hlo.Literal, want []byte, what string, forms ...vkjit.CompileOptions) {
+	t.Helper()
+	for _, opts := range forms {
+		exe, err := rt.Compile(m, opts)
+		require.NoError(t, err)
+		_, _, other := runBothOn(t, exe, m, args, "other form")
+		require.Equal(t, want, other[0].Data, "%s %+v", what, opts)
 	}
 }
 
