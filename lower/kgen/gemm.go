@@ -245,11 +245,11 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 // own, so an epilogue's scalar reads cost as much as the k loop's in a
 // product of small k: a [6272,192] x [192,192] dot with a fused bias,
 // compare and select (the DLRM step's backward ReLU) took 1.3-1.45x the
-// bare dot's time. The epilogue must read its buffers that are not the
-// dot's operands at its own element only where vec4s are 32-bit (a row
-// broadcast, read elsewhere, stays scalar), its result must be 32-bit,
-// and the tile's columns must start at multiples of 4 of rows whose
-// length is too.
+// bare dot's time. The buffers it reads only at its own element, of
+// 32-bit elements, become vec4 arrays (a broadcast row, read elsewhere,
+// is fetched as vec4s by vectorRow where it can be); none of them may
+// be a dot operand read as vec4s, the result must be 32-bit, and the
+// tile's columns start at multiples of 4 in rows a multiple of 4 long.
 func quadEpilogue(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
 	nc := p.Cols
 	if p.Lanes > 0 {
