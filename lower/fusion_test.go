@@ -471,3 +471,37 @@ func kernelNames(p *Program) []string {
 	}
 	return names
 }
+
+// TestSplitPartialsStayKernels: a long column sum is split
+// (splitReduce) into partial sums over chunks and their reduction, and
+// the partials stay a kernel of their own, one invocation per partial,
+// rather than being fused back into the final reduction's fewer
+// invocations; a reduction feeding one of the same size still fuses.
+func TestSplitPartialsStayKernels(t *testing.T) {
+	m, err := hlo.Parse("colsum.hlo", `HloModule colsum
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  g = f32[8192,64] parameter(0)
+  z = f32[] constant(0)
+  c = f32[64] reduce(g, z), dimensions={0}, to_apply=add
+  r = f32[1,64] reshape(c)
+  ROOT o = f32[64] reduce(r, z), dimensions={0}, to_apply=add
+}`)
+	require.NoError(t, err)
+	p, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	var steps []string
+	for _, st := range p.Steps {
+		if st.Kind.IsDispatch() {
+			steps = append(steps, st.Inst)
+		}
+	}
+	require.Equal(t, []string{"c/split/partial0", "o"}, steps, "the partials, then the final sum with the trivial one fused")
+	for _, k := range p.Kernels {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
+}
