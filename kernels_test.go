@@ -106,6 +106,12 @@ ENTRY e {
   ROOT r = (f32[3], s32[3]) reduce(x, ix, ninf, z), dimensions={1}, to_apply=cmp
 }`
 	requireExact(t, "argmax", argmax, smallInts(3)) // small integers: many ties
+	// Over a dimension that is not the minor one (splitMajorReduce): a
+	// column sum, a middle dimension, and the argmax down columns.
+	requireExact(t, "colsum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[70001,6] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[6] reduce(x, z), dimensions={0}, to_apply=add\n}", smallInts(4))
+	requireExact(t, "midsum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[3,9000,5] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[3,5] reduce(x, z), dimensions={1}, to_apply=add\n}", smallInts(5))
+	colArgmax := strings.NewReplacer("f32[3,70001]", "f32[70001,3]", "s32[3,70001] iota(), iota_dimension=1", "s32[70001,3] iota(), iota_dimension=0", "dimensions={1}", "dimensions={0}").Replace(argmax)
+	requireExact(t, "argmax_columns", colArgmax, smallInts(6))
 	m, err := hlo.Parse("sum_f32", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[1000000] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}")
 	require.NoError(t, err)
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})

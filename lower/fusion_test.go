@@ -473,7 +473,8 @@ func kernelNames(p *Program) []string {
 }
 
 // TestSplitPartialsStayKernels: a long column sum is split
-// (splitReduce) into partial sums over chunks and their reduction, and
+// (splitMajorReduce: its rows cut into chunks in place) into partial
+// sums over chunks and their reduction, and
 // the partials stay a kernel of their own, one invocation per partial,
 // rather than being fused back into the final reduction's fewer
 // invocations; a reduction feeding one of the same size still fuses.
@@ -498,6 +499,11 @@ ENTRY e {
 	for _, st := range p.Steps {
 		if st.Kind.IsDispatch() {
 			steps = append(steps, st.Inst)
+			if st.Inst == "c/split/partial0" {
+				// splitMajorReduce: the rows split in place, no transpose.
+				require.NotContains(t, st.Fused, "c/split/transpose0")
+				require.Contains(t, st.Fused, "c/split/chunks0")
+			}
 		}
 	}
 	require.Equal(t, []string{"c/split/partial0", "o"}, steps, "the partials, then the final sum with the trivial one fused")
