@@ -119,13 +119,8 @@ func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
 	perm = append(perm, in.A.Dimensions...)
 	r := reducedCount(in)
 	groups := (r + reduceChunk - 1) / reduceChunk
-	var made []*hlo.Instruction
-	name := func(s string, i int) string { return fmt.Sprintf("%s/split/%s%d", in.Name, s, i) }
-	mk := func(nm string, op hlo.Opcode, shape hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-		x := &hlo.Instruction{Name: nm, Op: op, Shape: shape, Pos: in.Pos, Operands: ops}
-		made = append(made, x)
-		return x
-	}
+	sp := &splitter{in: in}
+	name, mk := sp.name, sp.mk
 	dims := func(extra ...int64) []int64 { return append(append([]int64{}, keptDims...), extra...) }
 	chunked := make([]*hlo.Instruction, n)
 	for i := 0; i < n; i++ {
@@ -146,25 +141,7 @@ func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
 	for i := range partShapes {
 		partShapes[i] = hlo.ArrayShape(in.Operands[i].Shape.Elem, dims(groups)...)
 	}
-	partShape := partShapes[0]
-	if n > 1 {
-		partShape = hlo.TupleShape(partShapes...)
-	}
-	part := mk(name("partial", 0), hlo.OpReduce, partShape, append(chunked, in.Operands[n:]...)...)
-	part.Called = in.Called
-	part.A.Dimensions, part.A.HasDimensions = []int64{int64(len(keptDims)) + 1}, true
-	parts := []*hlo.Instruction{part}
-	if n > 1 {
-		parts = make([]*hlo.Instruction, n)
-		for i := range parts {
-			g := mk(name("part", i), hlo.OpGetTupleElement, partShapes[i], part)
-			g.A.Index = int64(i)
-			parts[i] = g
-		}
-	}
-	in.Operands = append(parts, in.Operands[n:]...)
-	in.A.Dimensions = []int64{int64(len(keptDims))}
-	return made
+	return sp.finish(chunked, partShapes, int64(len(keptDims)))
 }
 
 // splitMajorReduce is splitReduce of a reduction over one dimension d
@@ -179,13 +156,8 @@ func splitMajorReduce(in *hlo.Instruction, d int64) []*hlo.Instruction {
 	src := in.Operands[0].Shape
 	r := src.Dims[d]
 	groups := (r + reduceChunk - 1) / reduceChunk
-	var made []*hlo.Instruction
-	name := func(s string, i int) string { return fmt.Sprintf("%s/split/%s%d", in.Name, s, i) }
-	mk := func(nm string, op hlo.Opcode, shape hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-		x := &hlo.Instruction{Name: nm, Op: op, Shape: shape, Pos: in.Pos, Operands: ops}
-		made = append(made, x)
-		return x
-	}
+	sp := &splitter{in: in}
+	name, mk := sp.name, sp.mk
 	// with replaces dimension d of src's dims by those given.
 	with := func(ds ...int64) []int64 {
 		return append(append(append([]int64{}, src.Dims[:d]...), ds...), src.Dims[d+1:]...)
@@ -204,25 +176,49 @@ func splitMajorReduce(in *hlo.Instruction, d int64) []*hlo.Instruction {
 		chunked[i] = mk(name("chunks", i), hlo.OpReshape, hlo.ArrayShape(t, with(groups, reduceChunk)...), padded)
 		partShapes[i] = hlo.ArrayShape(t, with(groups)...)
 	}
+	return sp.finish(chunked, partShapes, d)
+}
+
+// splitter makes the instructions that split reduction in.
+type splitter struct {
+	in   *hlo.Instruction
+	made []*hlo.Instruction
+}
+
+func (sp *splitter) name(s string, i int) string {
+	return fmt.Sprintf("%s/split/%s%d", sp.in.Name, s, i)
+}
+
+func (sp *splitter) mk(nm string, op hlo.Opcode, shape hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
+	x := &hlo.Instruction{Name: nm, Op: op, Shape: shape, Pos: sp.in.Pos, Operands: ops}
+	sp.made = append(sp.made, x)
+	return x
+}
+
+// finish makes the partial reduction of the chunked operands over their
+// dimension d+1 (of shapes partShapes), has in reduce the partials over
+// dimension d instead, and returns what it made, in order.
+func (sp *splitter) finish(chunked []*hlo.Instruction, partShapes []hlo.Shape, d int64) []*hlo.Instruction {
+	in, n := sp.in, len(chunked)
 	partShape := partShapes[0]
 	if n > 1 {
 		partShape = hlo.TupleShape(partShapes...)
 	}
-	part := mk(name("partial", 0), hlo.OpReduce, partShape, append(chunked, in.Operands[n:]...)...)
+	part := sp.mk(sp.name("partial", 0), hlo.OpReduce, partShape, append(chunked, in.Operands[n:]...)...)
 	part.Called = in.Called
 	part.A.Dimensions, part.A.HasDimensions = []int64{d + 1}, true
 	parts := []*hlo.Instruction{part}
 	if n > 1 {
 		parts = make([]*hlo.Instruction, n)
 		for i := range parts {
-			g := mk(name("part", i), hlo.OpGetTupleElement, partShapes[i], part)
+			g := sp.mk(sp.name("part", i), hlo.OpGetTupleElement, partShapes[i], part)
 			g.A.Index = int64(i)
 			parts[i] = g
 		}
 	}
 	in.Operands = append(parts, in.Operands[n:]...)
 	in.A.Dimensions = []int64{d}
-	return made
+	return sp.made
 }
 
 func permute(dims, perm []int64) []int64 {
