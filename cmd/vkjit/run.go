@@ -384,9 +384,6 @@ func printProfile(w io.Writer, times []vkjit.DispatchTime) {
 	}
 }
 
-// pickModule parses the HLO module of src that which names (its 1-based
-// index or its name among the file's // ----- separated modules; the
-// file's only module when empty).
 // moduleHint names --module in the error of a file of several modules.
 func moduleHint(err error) error {
 	var he *hlo.Error
@@ -396,6 +393,9 @@ func moduleHint(err error) error {
 	return err
 }
 
+// pickModule parses the HLO module of src that which names (its 1-based
+// index or its name among the file's // ----- separated modules; the
+// file's only module when empty).
 func pickModule(file, src, which string) (*hlo.Module, error) {
 	if which == "" {
 		m, err := hlo.Parse(file, src)
