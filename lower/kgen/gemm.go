@@ -111,6 +111,15 @@ func (p *GemmPlan) gemmVec4() bool {
 	return p.vec4()
 }
 
+// invocationCols is the columns of a tile one invocation computes: a
+// lane's share of a subgroup tile, else the whole tile's.
+func (p *GemmPlan) invocationCols() int64 {
+	if p.Lanes > 0 {
+		return p.Cols / p.Lanes
+	}
+	return p.Cols
+}
+
 // vec4 reports whether an operand of p is read as vec4s.
 func (p *GemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
 
@@ -251,11 +260,7 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 // be a dot operand read as vec4s, the result must be 32-bit, and the
 // tile's columns start at multiples of 4 in rows a multiple of 4 long.
 func quadEpilogue(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
-	nc := p.Cols
-	if p.Lanes > 0 {
-		nc = p.Cols / p.Lanes
-	}
-	if g.reg == nil || p.Shared || p.n%vec4 != 0 || nc%vec4 != 0 || root.Shape.IsTuple() || root.Shape.Elem.Bytes() != 4 {
+	if g.reg == nil || p.Shared || p.n%vec4 != 0 || p.invocationCols()%vec4 != 0 || root.Shape.IsTuple() || root.Shape.Elem.Bytes() != 4 {
 		return
 	}
 	w := &readWalk{k: g.k, off: map[int]bool{}, read: map[int]bool{}, seen: map[[2]int]bool{}}
@@ -335,10 +340,9 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		nb := len(p.batch)
 		var l, tr, tc spirv.ID // shared: the invocation's place in its workgroup and block
 		var ix []spirv.ID
-		nc := p.Cols // the invocation's columns
+		nc := p.invocationCols()
 		var lane spirv.ID
 		if p.Lanes > 0 {
-			nc = p.Cols / p.Lanes
 			lane = k.laneID()
 			ix = k.unravel(op(spirv.OpUDiv, t, cu(p.Lanes)), dims)
 			ix = append(ix[:nb], k.groupedTile(ix[nb], p.tilesM, p.tilesN)...)
@@ -675,10 +679,7 @@ func (k *kernelBuilder) gemmStoreQuads(root *hlo.Instruction, p *GemmPlan, g gem
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	elemPtr := k.b.TypePointer(spirv.StorageFunction, f32)
-	nq := p.Cols / vec4 // quads a row
-	if p.Lanes > 0 {
-		nq /= p.Lanes
-	}
+	nq := p.invocationCols() / vec4 // quads a row
 	// The vec4 accesses are not noted (vectorLanes): the results are
 	// not at the invocation's own index, so no input shares their memory.
 	for _, b := range g.outs {

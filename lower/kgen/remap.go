@@ -84,6 +84,21 @@ func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	return v.id
 }
 
+// broadcastSource is the index of the operand element that element idx
+// of broadcast in copies.
+func (k *kernelBuilder) broadcastSource(in *hlo.Instruction, idx spirv.ID) spirv.ID {
+	o := k.unravel(idx, in.Shape.Dims)
+	s := in.Operands[0].Shape
+	ix := make([]spirv.ID, s.Rank())
+	for i, d := range in.A.Dimensions {
+		ix[i] = o[d]
+		if s.Dims[i] == 1 {
+			ix[i] = k.cu32(0)
+		}
+	}
+	return k.ravel(ix, s.Dims)
+}
+
 // remapValue computes output element idx of a data-movement op.
 func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
 	u32 := k.u32()
@@ -101,16 +116,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		if v, ok := k.vectorRow(in, binds[0], idx); ok {
 			return v, nil
 		}
-		o := k.unravel(idx, outDims)
-		s := src(0)
-		ix := make([]spirv.ID, s.Rank())
-		for i, d := range a.Dimensions {
-			ix[i] = o[d]
-			if s.Dims[i] == 1 {
-				ix[i] = k.cu32(0)
-			}
-		}
-		return k.load(binds[0], k.ravel(ix, s.Dims), s.Elem), nil
+		return k.load(binds[0], k.broadcastSource(in, idx), src(0).Elem), nil
 	case hlo.OpTranspose:
 		o := k.unravel(idx, outDims)
 		s := src(0)

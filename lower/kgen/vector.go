@@ -241,15 +241,7 @@ func (k *kernelBuilder) vectorRow(in *hlo.Instruction, bind int, idx spirv.ID) (
 	row, done := vs.rows[key]
 	if !done {
 		mark := k.f.Len()
-		o := k.unravel(vs.idxs[0], out.Dims)
-		ix := make([]spirv.ID, r)
-		for i, od := range d {
-			ix[i] = o[od]
-			if s.Dims[i] == 1 {
-				ix[i] = k.cu32(0)
-			}
-		}
-		first := k.ravel(ix, s.Dims) // a multiple of the lanes: rows of s are
+		first := k.broadcastSource(in, vs.idxs[0]) // a multiple of the lanes: rows of s are
 		k.noteIndex(bind, first)
 		idx4 := k.f.UDiv(k.u32(), first, k.cu32(vec4))
 		for c := range vs.width / vec4 {
