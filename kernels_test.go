@@ -15,6 +15,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/spirv"
 )
 
 // TestSortDifferential runs stable sorts on the device; with ties in the
@@ -245,6 +246,60 @@ func TestGemmQuadEpilogue(t *testing.T) {
 		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
 		requireSameForms(t, m, args, outs[0].Data, src, vkjit.CompileOptions{SharedGemm: true}, vkjit.CompileOptions{InvocationTiles: true}, vkjit.CompileOptions{StorageLoads: true})
 	}
+}
+
+// TestGemmDirectQuads: a GEMM kernel without an epilogue writes its
+// results four columns a store where rows are a multiple of 4 long
+// (directQuads), scalars otherwise; quads past the edge (203 rows, 148
+// columns against 16x32 and 16x64 tiles) are not written, and the
+// results are the evaluator's and, bit for bit, the other forms'.
+func TestGemmDirectQuads(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		src   string
+		quads bool // vec4 stores expected on lavapipe
+	}{
+		{"HloModule m\nENTRY e {\n  a = f32[203,300] parameter(0)\n  b = f32[300,148] parameter(1)\n  ROOT c = f32[203,148] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", true},
+		{"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,148,300] parameter(1)\n  c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n  ROOT r = f32[406,148] reshape(c)\n}", true},
+		{"HloModule m\nENTRY e {\n  a = f32[203,300] parameter(0)\n  b = f32[300,150] parameter(1)\n  ROOT c = f32[203,150] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", false},
+	} {
+		m, err := hlo.Parse("gemm", c.src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		k := vkjit.ProgramOf(exe).Kernels[0]
+		require.Contains(t, k.Name, "gemm", c.src)
+		if rt.Device().Type == "cpu" {
+			require.Equal(t, c.quads, vec4Stores(t, k.Words) > 0, "%s", k.Name)
+		}
+		args := hlotest.UniformInputs(m, 5)
+		_, want, outs := runBothOn(t, exe, m, args, "gemm direct quads")
+		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
+		requireSameForms(t, m, args, outs[0].Data, c.src, vkjit.CompileOptions{SharedGemm: true}, vkjit.CompileOptions{InvocationTiles: true}, vkjit.CompileOptions{StorageLoads: true})
+	}
+}
+
+// vec4Stores counts a kernel's stores through pointers to 4-vectors in
+// storage buffers.
+func vec4Stores(t *testing.T, words []uint32) int {
+	dis, err := spirv.Disassemble(words)
+	require.NoError(t, err)
+	vec4s, ptrs, chains := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	n := 0
+	for _, line := range strings.Split(dis, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 5 && f[2] == "OpTypeVector" && f[4] == "4":
+			vec4s[f[0]] = true
+		case len(f) == 5 && f[2] == "OpTypePointer" && f[3] == "StorageBuffer" && vec4s[f[4]]:
+			ptrs[f[0]] = true
+		case len(f) > 4 && f[2] == "OpAccessChain" && ptrs[f[3]]:
+			chains[f[0]] = true
+		case len(f) == 3 && f[0] == "OpStore" && chains[f[1]]:
+			n++
+		}
+	}
+	return n
 }
 
 // TestVectorRowBroadcast: a vector kernel's lanes read a broadcast
