@@ -270,7 +270,7 @@ func TestGemmDirectQuads(t *testing.T) {
 		k := vkjit.ProgramOf(exe).Kernels[0]
 		require.Contains(t, k.Name, "gemm", c.src)
 		if rt.Device().Type == "cpu" {
-			require.Equal(t, c.quads, vec4Stores(t, k.Words) > 0, "%s", k.Name)
+			require.Equal(t, c.quads, vectorStores(t, k.Words, "32") > 0, "%s", k.Name)
 		}
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm direct quads")
@@ -279,17 +279,19 @@ func TestGemmDirectQuads(t *testing.T) {
 	}
 }
 
-// vec4Stores counts a kernel's stores through pointers to 4-vectors in
-// storage buffers.
-func vec4Stores(t *testing.T, words []uint32) int {
+// vectorStores counts a kernel's stores through pointers to storage
+// buffer 4-vectors of bits-wide components.
+func vectorStores(t *testing.T, words []uint32, bits string) int {
 	dis, err := spirv.Disassemble(words)
 	require.NoError(t, err)
-	vec4s, ptrs, chains := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	wide, vec4s, ptrs, chains := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	n := 0
 	for _, line := range strings.Split(dis, "\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 5 && f[2] == "OpTypeVector" && f[4] == "4":
+		case len(f) >= 4 && (f[2] == "OpTypeFloat" || f[2] == "OpTypeInt") && f[3] == bits:
+			wide[f[0]] = true
+		case len(f) == 5 && f[2] == "OpTypeVector" && wide[f[3]] && f[4] == "4":
 			vec4s[f[0]] = true
 		case len(f) == 5 && f[2] == "OpTypePointer" && f[3] == "StorageBuffer" && vec4s[f[4]]:
 			ptrs[f[0]] = true
@@ -300,6 +302,40 @@ func vec4Stores(t *testing.T, words []uint32) int {
 		}
 	}
 	return n
+}
+
+// TestVectorWideStores: on a CPU device a vector kernel stores its 8
+// results of 32 bits as one u64vec4 (storeWide), narrower ones as words,
+// and --vec4-access as two vec4s; the values are the evaluator's and the
+// same bit for bit either way.
+func TestVectorWideStores(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		src  string
+		wide bool
+	}{
+		{"HloModule m\nENTRY e {\n  x = f32[100,24] parameter(0)\n  y = f32[100,24] parameter(1)\n  a = f32[100,24] multiply(x, y)\n  ROOT s = f32[100,24] subtract(a, x)\n}", true},
+		{"HloModule m\nENTRY e {\n  x = s32[2000] parameter(0)\n  y = s32[2000] parameter(1)\n  ROOT a = s32[2000] add(x, y)\n}", true},
+		{"HloModule m\nENTRY e {\n  x = f16[2000] parameter(0)\n  y = f16[2000] parameter(1)\n  ROOT a = f16[2000] add(x, y)\n}", false},
+	} {
+		m, err := hlo.Parse("wide", c.src)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		k := vkjit.ProgramOf(exe).Kernels[0]
+		require.Contains(t, k.Name, "_vec4", c.src)
+		if rt.Device().Type == "cpu" {
+			require.Equal(t, c.wide, vectorStores(t, k.Words, "64") > 0, "%s", c.src)
+		}
+		args := hlotest.UniformInputs(m, 3)
+		_, want, outs := runBothOn(t, exe, m, args, "wide stores")
+		require.Equal(t, want.Leaves()[0].Data, outs[0].Data, c.src)
+		requireSameForms(t, m, args, outs[0].Data, c.src, vkjit.CompileOptions{Vec4Access: true})
+		plain, err := rt.Compile(m, vkjit.CompileOptions{Vec4Access: true})
+		require.NoError(t, err)
+		require.Zero(t, vectorStores(t, vkjit.ProgramOf(plain).Kernels[0].Words, "64"), c.src)
+		plain.Close()
+	}
 }
 
 // TestVectorRowBroadcast: a vector kernel's lanes read a broadcast

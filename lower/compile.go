@@ -43,8 +43,9 @@ type Options struct {
 	// (seqloop.go) where one fits (to compare against).
 	HostLoops bool
 	// Vec4Access makes tiled GEMMs on CPU devices load their operands'
-	// octets of 8 elements as two vec4s instead of one u64vec4
-	// (kgen/vector.go, wideLoad), to compare against.
+	// octets of 8 elements, and vector kernels store their results', as
+	// two vec4s instead of one u64vec4 (kgen/vector.go, wideLoad and
+	// storeWide), to compare against.
 	Vec4Access bool
 	// StorageLoads makes kernels on CPU devices read their inputs from
 	// the storage buffers only, not through texel buffer views of them
@@ -125,7 +126,7 @@ func Compile(m *hlo.Module, tg kgen.Target, opts Options) (prog *Program, err er
 // compile runs the pipeline; verified skips verification for the called
 // computations of while and conditional, whose module is verified once.
 func compile(m *hlo.Module, tg kgen.Target, opts Options, verified bool) (*Program, error) {
-	tg.WideLoads = tg.CPU && tg.Int64 && !opts.Vec4Access
+	tg.WideAccess = tg.CPU && tg.Int64 && !opts.Vec4Access
 	tg.TexelReads = tg.CPU && tg.TexelLoads && !opts.StorageLoads
 	s := &state{
 		verified: verified,

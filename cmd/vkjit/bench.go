@@ -73,7 +73,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "", "device index or name substring")
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
-	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands as vec4s, not 32-byte words (to compare against)")
+	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands and store vector results as vec4s, not 32-byte words (to compare against)")
 	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")

@@ -68,8 +68,9 @@ Flags of run (before or after the positional arguments):
   --no-reuse            give every temporary its own memory (to compare against)
   --host-loops          run every while loop from the host, reading its condition back
                         each iteration, not as a device loop (to compare against)
-  --vec4-access         on a CPU device, load tiled GEMMs' operands as vec4s, not as
-                        32-byte u64vec4s of 8 elements (to compare against)
+  --vec4-access         on a CPU device, load tiled GEMMs' operands and store vector
+                        kernels' results as vec4s, not as 32-byte u64vec4s of 8
+                        elements (to compare against)
   --storage-loads       on a CPU device, read inputs from their storage buffers only,
                         not through uniform texel buffer views (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures

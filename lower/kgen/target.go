@@ -57,10 +57,10 @@ type Target struct {
 	// Cores of them: workgroup sizes follow (localSize).
 	CPU   bool
 	Cores int
-	// WideLoads: 8 consecutive 32-bit elements may be loaded as one u64vec4
-	// (vector.go, wideLoad); set by compile for CPU devices with
-	// shaderInt64 unless Options.Vec4Access.
-	WideLoads bool
+	// WideAccess: 8 consecutive 32-bit elements may be loaded or stored
+	// as one u64vec4 (vector.go, wideLoad and storeWide); set by compile
+	// for CPU devices with shaderInt64 unless Options.Vec4Access.
+	WideAccess bool
 	// TexelReads: read-only inputs are fetched through TexelReads buffer views
 	// (vector.go, texelVar); set by compile for CPU devices with
 	// TexelLoads unless Options.StorageLoads.

@@ -28,6 +28,13 @@ import (
 // its own, so 4 components of 8 bytes take half the steps of 8 of 4. The
 // tiled GEMM reads its operands' octets so; vector kernels keep their
 // vec4s, where the u64-to-f32 reshuffles cost more than the loads save.
+// Stores are where the octets pay: lavapipe stores a vector in a loop
+// over the lanes that spills it and reloads each lane's component from
+// the stack, about eight instructions a component, against one shuffle
+// to pair two f32s into a u64. A vector kernel's 8 results of 32 bits
+// are one u64vec4 store (wideStore): bench/ab -rounds 15-20, stream_copy
+// 0.850, chain8 0.917, softmax 0.940, mlp_train 0.979, the DLRM step
+// 0.999; conv_block's pooling kernel 0.50 -> 0.33 ms (--profile).
 //
 // Texel loads (CPU devices with uniform texel buffers of R8, R16, R32,
 // R32G32 and R32G32B32A32_UINT, unless Options.StorageLoads): a read-only
@@ -183,6 +190,10 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 			k.storeNarrowLanes(bd, idx4, parts)
 			continue
 		}
+		if chunks == 2 && k.wideStore(b) {
+			k.storeWide(b, idx4, parts)
+			continue
+		}
 		v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
 		for c := range chunks {
 			q := parts[vec4*c:]
@@ -327,9 +338,10 @@ func (k *kernelBuilder) isVec(b int) bool { return b < len(k.vecBinds) && k.vecB
 func elementCount(in *hlo.Instruction) int64 { return in.Shape.Leaves()[0].NumElements() }
 
 // wideAccess reports whether binding b may be loaded as u64vec4s:
-// 32-bit elements on a target with wide loads.
+// 32-bit elements not read through texel views, on a target with wide
+// access.
 func (k *kernelBuilder) wideAccess(b int) bool {
-	return k.tg.WideLoads && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
+	return k.tg.WideAccess && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
 }
 
 // wideVar is binding b as an array of u64vec4s (8 of its 32-bit
@@ -349,6 +361,25 @@ func (k *kernelBuilder) wideVar(b int) (v, u4 spirv.ID) {
 	}
 	k.bindings[b].wide = v
 	return v, u4
+}
+
+// wideStore reports whether binding b may be stored to as u64vec4s:
+// 32-bit elements on a target with wide access.
+func (k *kernelBuilder) wideStore(b int) bool {
+	return k.tg.WideAccess && k.bindings[b].st.Bits() == 32
+}
+
+// storeWide stores xs, 8 values of binding b's scalar type, as elements
+// 8*idx8 .. 8*idx8+7 of b: one u64vec4, each component a pair of them.
+func (k *kernelBuilder) storeWide(b int, idx8 spirv.ID, xs []spirv.ID) {
+	v, u4 := k.wideVar(b)
+	pair, u64 := k.b.TypeVector(k.scalarType(k.bindings[b].st), 2), k.b.TypeInt(64, false)
+	var ws [4]spirv.ID
+	for c := range ws {
+		ws[c] = k.f.Bitcast(u64, k.f.CompositeConstruct(pair, xs[2*c], xs[2*c+1]))
+	}
+	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
+	k.f.Store(p, k.f.CompositeConstruct(u4, ws[:]...))
 }
 
 // wideLoad loads elements 8*idx8 .. 8*idx8+7 of binding b as one
