@@ -250,7 +250,8 @@ func TestGemmQuadEpilogue(t *testing.T) {
 
 // TestGemmDirectQuads: a GEMM kernel without an epilogue writes its
 // results four columns a store where rows are a multiple of 4 long
-// (directQuads), scalars otherwise; quads past the edge (203 rows, 148
+// (directQuads), whether its operands are read as vec4s or by scalars,
+// and scalars otherwise; quads past the edge (203 rows, 148
 // columns against 16x32 and 16x64 tiles) are not written, and the
 // results are the evaluator's and, bit for bit, the other forms'.
 func TestGemmDirectQuads(t *testing.T) {
@@ -262,6 +263,8 @@ func TestGemmDirectQuads(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  a = f32[203,300] parameter(0)\n  b = f32[300,148] parameter(1)\n  ROOT c = f32[203,148] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", true},
 		{"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,148,300] parameter(1)\n  c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n  ROOT r = f32[406,148] reshape(c)\n}", true},
 		{"HloModule m\nENTRY e {\n  a = f32[203,300] parameter(0)\n  b = f32[300,150] parameter(1)\n  ROOT c = f32[203,150] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", false},
+		// k = 15: operands read by scalars, 8x8 tiles per invocation.
+		{"HloModule m\nENTRY e {\n  a = f32[403,15] parameter(0)\n  b = f32[15,300] parameter(1)\n  ROOT c = f32[403,300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", true},
 	} {
 		m, err := hlo.Parse("gemm", c.src)
 		require.NoError(t, err)

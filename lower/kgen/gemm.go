@@ -221,8 +221,16 @@ func GemmOf(dot *hlo.Instruction) *GemmPlan {
 // GemmKernel generates the tiled kernel for root (the dot itself, or its
 // epilogue with the dot fused in). Push constant 0 is the tile count.
 func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
-	if !p.vec4() {
-		return gemmKernelMode(root, p, env, nil)
+	if !p.vec4() { // scalar operand loads; a bare result may still be stored by quads
+		g, err := gemmBind(env.builder(1), root, p)
+		if err != nil {
+			return nil, err
+		}
+		vb := make([]bool, g.bindings)
+		if directQuads(root, p, g, vb); !slices.Contains(vb, true) {
+			vb = nil
+		}
+		return gemmKernelMode(root, p, env, vb)
 	}
 	// The operands' buffers as vec4 arrays (a fused operand, computed per
 	// element, keeps scalar loads): which bindings they are is known once
@@ -296,6 +304,9 @@ func quadEpilogue(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
 // of a [6272,192] x [192,192] product's samples, and one vec4 store
 // pays the loop once for 4 values. bench/ab -rounds 20: that product
 // 0.900, gemm1024 0.973; dense_relu (an epilogue: unchanged) 1.014.
+// Tiles that read their operands by scalars (k not a multiple of 4)
+// store so too: the DLRM step's [6272,15] x [15,192] 0.916, mlp_train
+// 0.907.
 // The result must have 32-bit elements in rows a multiple of 4 long,
 // and the tile's columns start at multiples of 4.
 func directQuads(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
@@ -347,7 +358,7 @@ func gemmKernelMode(root *hlo.Instruction, p *GemmPlan, env Env, vecBinds []bool
 		return nil, err
 	}
 	dotBinds := g.dot
-	vec4 := vecBinds != nil
+	vec4 := vecBinds != nil && p.vec4() // operands read as vec4s (gemmLoopVec4)
 	kern, err := k.perElement(gemmName(root, p, vec4), func(t spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
