@@ -15,6 +15,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -226,11 +227,7 @@ func TestGemmQuadEpilogue(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  a = f32[2,203,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  p = f32[2,203,148] parameter(2)\n  q = f32[2,203,148] parameter(3)\n  c = f32[2,203,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  m = f32[2,203,148] multiply(c, p)\n  ROOT y = f32[2,203,148] subtract(m, q)\n}", 4},
 	} {
 		src := c.src
-		m, err := hlo.Parse("gemm", src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		k := vkjit.ProgramOf(exe).Kernels[0]
+		m, exe, k := compileOne(t, src)
 		if rt.Device().Type == "cpu" {
 			require.Contains(t, k.Name, "_lanes", src)
 			quads := 0
@@ -266,11 +263,7 @@ func TestGemmDirectQuads(t *testing.T) {
 		// k = 15: operands read by scalars, 8x8 tiles per invocation.
 		{"HloModule m\nENTRY e {\n  a = f32[403,15] parameter(0)\n  b = f32[15,300] parameter(1)\n  ROOT c = f32[403,300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", true},
 	} {
-		m, err := hlo.Parse("gemm", c.src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		k := vkjit.ProgramOf(exe).Kernels[0]
+		m, exe, k := compileOne(t, c.src)
 		require.Contains(t, k.Name, "gemm", c.src)
 		if rt.Device().Type == "cpu" {
 			require.Equal(t, c.quads, vectorStores(t, k.Words, "32") > 0, "%s", k.Name)
@@ -321,11 +314,7 @@ func TestVectorWideStores(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  x = s32[2000] parameter(0)\n  y = s32[2000] parameter(1)\n  ROOT a = s32[2000] add(x, y)\n}", true},
 		{"HloModule m\nENTRY e {\n  x = f16[2000] parameter(0)\n  y = f16[2000] parameter(1)\n  ROOT a = f16[2000] add(x, y)\n}", false},
 	} {
-		m, err := hlo.Parse("wide", c.src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		k := vkjit.ProgramOf(exe).Kernels[0]
+		m, exe, k := compileOne(t, c.src)
 		require.Contains(t, k.Name, "_vec4", c.src)
 		if rt.Device().Type == "cpu" {
 			require.Equal(t, c.wide, vectorStores(t, k.Words, "64") > 0, "%s", c.src)
@@ -359,11 +348,7 @@ func TestVectorRowBroadcast(t *testing.T) {
 		// Rows of 12 (lanes cross rows) and a broadcast along rows: scalar.
 		{"HloModule m\nENTRY e {\n  x = f32[128,12] parameter(0)\n  b = f32[12] parameter(1)\n  r = f32[128] parameter(2)\n  bb = f32[128,12] broadcast(b), dimensions={1}\n  rb = f32[128,12] broadcast(r), dimensions={0}\n  y = f32[128,12] add(x, bb)\n  ROOT z = f32[128,12] add(y, rb)\n}", 0},
 	} {
-		m, err := hlo.Parse("rows", c.src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		k := vkjit.ProgramOf(exe).Kernels[0]
+		m, exe, k := compileOne(t, c.src)
 		if rt.Device().Type == "cpu" {
 			require.Contains(t, k.Name, "_vec4", c.src)
 			rows := 0
@@ -390,6 +375,17 @@ func requireSameForms(t *testing.T, m *hlo.Module, args []*hlo.Literal, want []b
 		_, _, other := runBothOn(t, exe, m, args, "other form")
 		require.Equal(t, want, other[0].Data, "%s %+v", what, opts)
 	}
+}
+
+// compileOne parses src and compiles it with default options, for a
+// test of its first kernel.
+func compileOne(t *testing.T, src string) (*hlo.Module, *vkjit.Executable, *lower.Kernel) {
+	t.Helper()
+	m, err := hlo.Parse("test", src)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	return m, exe, vkjit.ProgramOf(exe).Kernels[0]
 }
 
 // requireNearF32 holds every element of the device's f32 result got
