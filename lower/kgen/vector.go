@@ -32,9 +32,10 @@ import (
 // over the lanes that spills it and reloads each lane's component from
 // the stack, about eight instructions a component, against one shuffle
 // to pair two f32s into a u64. A vector kernel's 8 results of 32 bits
-// are one u64vec4 store (wideStore): bench/ab -rounds 15-20, stream_copy
-// 0.850, chain8 0.917, softmax 0.940, mlp_train 0.979, the DLRM step
-// 0.999; conv_block's pooling kernel 0.50 -> 0.33 ms (--profile).
+// are one u64vec4 store (storeWide): bench/ab -rounds 15-20 against
+// vec4 stores, stream_copy 0.82-0.85, chain8 0.91, softmax 0.87-0.94,
+// mlp_train 0.979, the DLRM step 0.999; conv_block's pooling kernel
+// 0.50 -> 0.33 ms (--profile).
 //
 // Texel loads (CPU devices with uniform texel buffers of R8, R16, R32,
 // R32G32 and R32G32B32A32_UINT, unless Options.StorageLoads): a read-only
