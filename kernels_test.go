@@ -266,7 +266,7 @@ func TestGemmDirectQuads(t *testing.T) {
 		m, exe, k := compileOne(t, c.src)
 		require.Contains(t, k.Name, "gemm", c.src)
 		if rt.Device().Type == "cpu" {
-			require.Equal(t, c.quads, vectorStores(t, k.Words, "32") > 0, "%s", k.Name)
+			require.Equal(t, c.quads, vectorStores(t, k.Words, "32", "4") > 0, "%s", k.Name)
 		}
 		args := hlotest.UniformInputs(m, 5)
 		_, want, outs := runBothOn(t, exe, m, args, "gemm direct quads")
@@ -275,21 +275,22 @@ func TestGemmDirectQuads(t *testing.T) {
 	}
 }
 
-// vectorStores counts a kernel's stores through pointers to storage
-// buffer 4-vectors of bits-wide components.
-func vectorStores(t *testing.T, words []uint32, bits string) int {
+// vectorStores counts a kernel's stores to storage buffers of values of
+// bits-wide components, comps of them ("1": scalars, "": any count).
+func vectorStores(t *testing.T, words []uint32, bits, comps string) int {
 	dis, err := spirv.Disassemble(words)
 	require.NoError(t, err)
-	wide, vec4s, ptrs, chains := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	wide, typed, ptrs, chains := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	n := 0
 	for _, line := range strings.Split(dis, "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 4 && (f[2] == "OpTypeFloat" || f[2] == "OpTypeInt") && f[3] == bits:
 			wide[f[0]] = true
-		case len(f) == 5 && f[2] == "OpTypeVector" && wide[f[3]] && f[4] == "4":
-			vec4s[f[0]] = true
-		case len(f) == 5 && f[2] == "OpTypePointer" && f[3] == "StorageBuffer" && vec4s[f[4]]:
+			typed[f[0]] = comps == "1" || comps == ""
+		case len(f) == 5 && f[2] == "OpTypeVector" && wide[f[3]]:
+			typed[f[0]] = f[4] == comps || comps == ""
+		case len(f) == 5 && f[2] == "OpTypePointer" && f[3] == "StorageBuffer" && typed[f[4]]:
 			ptrs[f[0]] = true
 		case len(f) > 4 && f[2] == "OpAccessChain" && ptrs[f[3]]:
 			chains[f[0]] = true
@@ -301,23 +302,26 @@ func vectorStores(t *testing.T, words []uint32, bits string) int {
 }
 
 // TestVectorWideStores: on a CPU device a vector kernel stores its 8
-// results of 32 bits as one u64vec4 (storeWide), narrower ones as words,
-// and --vec4-access as two vec4s; the values are the evaluator's and the
-// same bit for bit either way.
+// results as u64s (storeWide, storeNarrowLanes): a u64vec4 of 32-bit
+// elements, a u64vec2 of 16-bit ones, a u64 of bytes; --vec4-access as
+// two vec4s or as words. The values are the evaluator's and the same bit
+// for bit either way.
 func TestVectorWideStores(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct {
 		src  string
-		wide bool
+		wide string // u64 components of the stores expected on lavapipe
 	}{
-		{"HloModule m\nENTRY e {\n  x = f32[100,24] parameter(0)\n  y = f32[100,24] parameter(1)\n  a = f32[100,24] multiply(x, y)\n  ROOT s = f32[100,24] subtract(a, x)\n}", true},
-		{"HloModule m\nENTRY e {\n  x = s32[2000] parameter(0)\n  y = s32[2000] parameter(1)\n  ROOT a = s32[2000] add(x, y)\n}", true},
-		{"HloModule m\nENTRY e {\n  x = f16[2000] parameter(0)\n  y = f16[2000] parameter(1)\n  ROOT a = f16[2000] add(x, y)\n}", false},
+		{"HloModule m\nENTRY e {\n  x = f32[100,24] parameter(0)\n  y = f32[100,24] parameter(1)\n  a = f32[100,24] multiply(x, y)\n  ROOT s = f32[100,24] subtract(a, x)\n}", "4"},
+		{"HloModule m\nENTRY e {\n  x = s32[2000] parameter(0)\n  y = s32[2000] parameter(1)\n  ROOT a = s32[2000] add(x, y)\n}", "4"},
+		{"HloModule m\nENTRY e {\n  x = f16[2000] parameter(0)\n  y = f16[2000] parameter(1)\n  ROOT a = f16[2000] add(x, y)\n}", "2"},
+		{"HloModule m\nENTRY e {\n  x = bf16[64,40] parameter(0)\n  y = bf16[64,40] parameter(1)\n  m = bf16[64,40] multiply(x, y)\n  ROOT a = bf16[64,40] add(m, x)\n}", "2"},
+		{"HloModule m\nENTRY e {\n  x = s8[2000] parameter(0)\n  y = s8[2000] parameter(1)\n  ROOT a = s8[2000] subtract(x, y)\n}", "1"},
 	} {
 		m, exe, k := compileOne(t, c.src)
 		require.Contains(t, k.Name, "_vec4", c.src)
 		if rt.Device().Type == "cpu" {
-			require.Equal(t, c.wide, vectorStores(t, k.Words, "64") > 0, "%s", c.src)
+			require.Positive(t, vectorStores(t, k.Words, "64", c.wide), "%s", c.src)
 		}
 		args := hlotest.UniformInputs(m, 3)
 		_, want, outs := runBothOn(t, exe, m, args, "wide stores")
@@ -325,7 +329,7 @@ func TestVectorWideStores(t *testing.T) {
 		requireSameForms(t, m, args, outs[0].Data, c.src, vkjit.CompileOptions{Vec4Access: true})
 		plain, err := rt.Compile(m, vkjit.CompileOptions{Vec4Access: true})
 		require.NoError(t, err)
-		require.Zero(t, vectorStores(t, vkjit.ProgramOf(plain).Kernels[0].Words, "64"), c.src)
+		require.Zero(t, vectorStores(t, vkjit.ProgramOf(plain).Kernels[0].Words, "64", ""), c.src)
 		plain.Close()
 	}
 }
