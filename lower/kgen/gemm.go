@@ -269,7 +269,7 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 // be a dot operand read as vec4s, the result must be 32-bit, and the
 // tile's columns start at multiples of 4 in rows a multiple of 4 long.
 func quadEpilogue(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
-	if g.reg == nil || p.Shared || p.n%vec4 != 0 || p.invocationCols()%vec4 != 0 || root.Shape.IsTuple() || root.Shape.Elem.Bytes() != 4 {
+	if g.reg == nil || !quadRows(root, p) {
 		return
 	}
 	w := &readWalk{k: g.k, off: map[int]bool{}, read: map[int]bool{}, seen: map[[2]int]bool{}}
@@ -310,10 +310,31 @@ func quadEpilogue(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
 // The result must have 32-bit elements in rows a multiple of 4 long,
 // and the tile's columns start at multiples of 4.
 func directQuads(root *hlo.Instruction, p *GemmPlan, g gemmBinds, vb []bool) {
-	if g.reg != nil || p.Shared || p.n%vec4 != 0 || p.invocationCols()%vec4 != 0 || root.Shape.IsTuple() || root.Shape.Elem.Bytes() != 4 || len(g.outs) != 1 {
+	if g.reg != nil || !quadRows(root, p) || len(g.outs) != 1 {
 		return
 	}
 	vb[g.outs[0]] = true
+}
+
+// quadRows reports whether root's result (p's tile, written by the
+// register tiles, not shared blocks) can be written four columns at a
+// time: 32-bit elements in rows a multiple of 4 long, each invocation's
+// columns starting at multiples of 4 (quadEpilogue, directQuads).
+func quadRows(root *hlo.Instruction, p *GemmPlan) bool {
+	return !p.Shared && p.n%vec4 == 0 && p.invocationCols()%vec4 == 0 && !root.Shape.IsTuple() && root.Shape.Elem.Bytes() == 4
+}
+
+// gemmInside is whether element (row, col) of p's product is in it (a
+// tile's rows and columns run past the edge).
+func (k *kernelBuilder) gemmInside(p *GemmPlan, row, col spirv.ID) spirv.ID {
+	return k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, k.cu32(uint32(p.m))), k.boolOp(spirv.OpULessThan, col, k.cu32(uint32(p.n))))
+}
+
+// gemmIndex is the output index of element (row, col) of p's product
+// in the batch whose first output element is outBase.
+func (k *kernelBuilder) gemmIndex(p *GemmPlan, outBase, row, col spirv.ID) spirv.ID {
+	u32 := k.u32()
+	return k.f.Apply(spirv.OpIAdd, u32, outBase, k.f.Apply(spirv.OpIAdd, u32, k.f.Apply(spirv.OpIMul, u32, row, k.cu32(uint32(p.n))), col))
 }
 
 // gemmBinds are a GEMM kernel's bindings: the dot's operands', the
@@ -725,9 +746,9 @@ func (k *kernelBuilder) gemmStoreQuads(root *hlo.Instruction, p *GemmPlan, g gem
 	err := k.loop(cu(p.Rows*nq), func(q spirv.ID) error {
 		row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, q, cu(nq)))
 		col := op(spirv.OpIAdd, col0, op(spirv.OpIMul, op(spirv.OpUMod, q, cu(nq)), cu(vec4)))
-		inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
+		inside := k.gemmInside(p, row, col)
 		return k.f.If(inside, func() error {
-			idx4 := op(spirv.OpUDiv, op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col)), cu(vec4))
+			idx4 := op(spirv.OpUDiv, k.gemmIndex(p, outBase, row, col), cu(vec4))
 			e0 := op(spirv.OpIMul, q, cu(vec4)) // arr holds the tile row-major: quad q's first element
 			return k.vectorLanes(idx4, 1, preload, func(lane int, idx spirv.ID) error {
 				pv := k.f.AccessChain(elemPtr, arr, op(spirv.OpIAdd, e0, cu(int64(lane))))
@@ -796,10 +817,10 @@ func (k *kernelBuilder) gemmStore(root *hlo.Instruction, p *GemmPlan, g gemmBind
 			for q := 0; q < len(cols); q += vec4 {
 				// A quad is in bounds or past the edge as a whole: its
 				// first column is a multiple of 4, and so is n.
-				inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[q], cu(p.n)))
+				inside := k.gemmInside(p, rows[i], cols[q])
 				i, q := i, q
 				err := k.f.If(inside, func() error {
-					idx4 := op(spirv.OpUDiv, op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[q])), cu(vec4))
+					idx4 := op(spirv.OpUDiv, k.gemmIndex(p, outBase, rows[i], cols[q]), cu(vec4))
 					var parts [vec4]spirv.ID
 					for c := range parts {
 						parts[c] = k.normalize(val{accAt(i, q+c), p.out}).id
@@ -818,10 +839,10 @@ func (k *kernelBuilder) gemmStore(root *hlo.Instruction, p *GemmPlan, g gemmBind
 	if direct { // no epilogue: store the registers directly
 		for i := range rows {
 			for j := range cols {
-				inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, rows[i], cu(p.m)), k.boolOp(spirv.OpULessThan, cols[j], cu(p.n)))
+				inside := k.gemmInside(p, rows[i], cols[j])
 				i, j := i, j
 				err := k.f.If(inside, func() error {
-					idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, rows[i], cu(p.n)), cols[j]))
+					idx := k.gemmIndex(p, outBase, rows[i], cols[j])
 					k.store(outs[0], idx, k.normalize(val{accAt(i, j), p.out}))
 					return nil
 				})
@@ -847,9 +868,9 @@ func (k *kernelBuilder) gemmStore(root *hlo.Instruction, p *GemmPlan, g gemmBind
 	return k.loop(cu(p.Rows*nc), func(e spirv.ID) error {
 		row := op(spirv.OpIAdd, row0, op(spirv.OpUDiv, e, cu(nc)))
 		col := op(spirv.OpIAdd, col0, op(spirv.OpUMod, e, cu(nc)))
-		inside := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, row, cu(p.m)), k.boolOp(spirv.OpULessThan, col, cu(p.n)))
+		inside := k.gemmInside(p, row, col)
 		return k.f.If(inside, func() error {
-			idx := op(spirv.OpIAdd, outBase, op(spirv.OpIAdd, op(spirv.OpIMul, row, cu(p.n)), col))
+			idx := k.gemmIndex(p, outBase, row, col)
 			pv := k.f.AccessChain(elemPtr, arr, e)
 			v := k.normalize(val{k.f.Load(f32, pv), p.out})
 			if root != dot {
