@@ -615,8 +615,20 @@ ENTRY e {
 // TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
 // invariant sum, hoisted before the loop) against the reference: the
 // same result, and one dispatch per iteration fewer than without hoisting
-// would take (the body keeps its small kernels only).
+// would take (the body keeps its small kernels only). And
+// licm_passthrough.hlo, whose invariant product reads arrays the loop
+// passes on, bit for bit (s32).
 func TestHoistedLoop(t *testing.T) {
+	t.Run("passthrough", func(t *testing.T) {
+		defer noValidationMessages(t)
+		mods, err := hlo.ParseFile("lower/testdata/licm_passthrough.hlo")
+		require.NoError(t, err)
+		m := mods[0]
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		_, want, got := runBothOn(t, exe, m, hlotest.UniformInputs(m, 3), "hoisted")
+		require.Equal(t, want.Leaves()[0].Data, got[0].Data)
+	})
 	defer noValidationMessages(t)
 	src, err := os.ReadFile("lower/testdata/licm.hlo")
 	require.NoError(t, err)

@@ -149,6 +149,34 @@ func (in *Instruction) WhileComputations() (cond, body *Computation) {
 	return cond, body
 }
 
+// PassThrough returns the get-tuple-elements of while body c's tuple
+// parameter that read an element the body returns unchanged (its root is
+// a tuple whose element i is get-tuple-element i of the parameter). Every
+// iteration sees the loop's initial values there, so what the body
+// computes from them alone is the same every iteration: XLA's
+// while-loop invariant code motion starts from these elements, and JAX
+// passes a fori_loop body's closed-over arrays this way.
+func (c *Computation) PassThrough() map[*Instruction]bool {
+	if len(c.Params) != 1 || !c.Params[0].Shape.IsTuple() || c.Root == nil || c.Root.Op != OpTuple {
+		return nil
+	}
+	p := c.Params[0]
+	reads := func(in *Instruction) bool { return in.Op == OpGetTupleElement && in.Operands[0] == p }
+	same := map[int64]bool{}
+	for i, o := range c.Root.Operands {
+		if reads(o) && o.A.Index == int64(i) {
+			same[int64(i)] = true
+		}
+	}
+	out := map[*Instruction]bool{}
+	for _, in := range c.Instructions {
+		if reads(in) && same[in.A.Index] {
+			out[in] = true
+		}
+	}
+	return out
+}
+
 // Branches returns a conditional's branches in selector order and the
 // operand each takes. For the pred form that is the true branch first,
 // whichever order the text gave true_computation and false_computation

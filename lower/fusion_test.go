@@ -116,6 +116,37 @@ func TestHoistInvariants(t *testing.T) {
 	}
 }
 
+// TestHoistPassThrough: a product of two arrays the loop body passes on
+// unchanged (testdata/licm_passthrough.hlo, a fori_loop's closed-over
+// arrays) is computed once in the entry; the product of the two arrays
+// that trade places every iteration stays in the body.
+func TestHoistPassThrough(t *testing.T) {
+	mods, err := hlo.ParseFile("testdata/licm_passthrough.hlo")
+	require.NoError(t, err)
+	p, err := Compile(mods[0], desktop, Options{})
+	require.NoError(t, err)
+	var hoisted []string
+	var body *Program
+	for _, s := range p.Steps {
+		switch s.Kind {
+		case StepDispatch:
+			if strings.Contains(s.Inst, "/hoisted/") {
+				hoisted = append(hoisted, s.Inst)
+			}
+		case StepWhile:
+			body = p.Subs[s.Body]
+		}
+	}
+	require.Equal(t, []string{"w/hoisted/d1"}, hoisted)
+	require.NotNil(t, body)
+	var fused []string
+	for _, s := range body.Steps {
+		fused = append(append(fused, s.Inst), s.Fused...)
+	}
+	require.Contains(t, fused, "d2", "the variant product stays in the body")
+	require.NotContains(t, fused, "d1")
+}
+
 // TestReductionLanes: on a GPU target a row reduction takes one
 // invocation per output when short, a subgroup when it has 4 elements
 // per subgroup lane, and a workgroup of 4 subgroups (shared memory, a

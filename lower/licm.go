@@ -10,7 +10,9 @@ import (
 // Loop-invariant code motion (XLA's WhileLoopInvariantCodeMotion): a
 // value a while body computes with a loop of its own (a reduction, a dot,
 // a convolution, a window) from nothing that changes between iterations
-// is computed once before the loop and carried in the loop state, so
+// (constants and the elements of the loop state the body passes on
+// unchanged: hlo.Computation.PassThrough) is computed once before the
+// loop and carried in the loop state, so
 // that each iteration reads it instead of computing it again (a JAX
 // fori_loop body that sums a constant iota of 10^6 elements every
 // iteration does one sum in all). Cheap invariants (constants, iotas,
@@ -81,9 +83,13 @@ func hoistFrom(w *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction) {
 	if len(body.Params) != 1 || !body.Params[0].Shape.IsTuple() || !w.Shape.IsTuple() {
 		return []*hlo.Instruction{w}, w
 	}
+	pass := body.PassThrough() // the loop's initial values, every iteration
 	variant := map[*hlo.Instruction]bool{}
 	loops := map[*hlo.Instruction]bool{} // invariant, with a loop in its graph
 	for _, in := range body.Instructions {
+		if pass[in] {
+			continue
+		}
 		v := in.Op == hlo.OpParameter || !pureOp(in)
 		l := expensive(in)
 		for _, o := range in.Operands {
@@ -140,6 +146,9 @@ func hoistFrom(w *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction) {
 	elems := make([]*hlo.Instruction, 0, n+len(roots))
 	for i := range n {
 		elems = append(elems, newInst(gte(init, i, fmt.Sprintf("%s/init.%d", w.Name, i))))
+	}
+	for in := range pass { // read from the loop's initial state
+		clones[in] = elems[in.A.Index]
 	}
 	for _, r := range roots {
 		elems = append(elems, clone(r))

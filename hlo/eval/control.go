@@ -6,6 +6,9 @@ import (
 
 func (e *evaluator) while(in *hlo.Instruction, init *Value) (*Value, error) {
 	cond, body := in.WhileComputations()
+	prev := e.loopMemo[body]
+	e.loopMemo[body] = map[*hlo.Instruction]*Value{} // this loop's invariants
+	defer func() { e.loopMemo[body] = prev }()
 	state := init
 	for trip := 0; ; trip++ {
 		if trip == e.maxTrips {

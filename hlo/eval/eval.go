@@ -123,7 +123,15 @@ type evaluator struct {
 	// costs one evaluation.
 	invariant map[*hlo.Instruction]*Value
 	dependent map[*hlo.Computation]map[*hlo.Instruction]bool
-	progs     map[*hlo.Computation]*scalarProg
+	// A running while body's values computed from the elements it passes
+	// on unchanged (hlo.Computation.PassThrough) and no other, kept for
+	// that loop's iterations: one evaluation per loop, as XLA's
+	// invariant code motion hoists them (a JAX fori_loop body's product
+	// of two closed-over arrays). Every op the evaluator runs is a
+	// function of its operands (Check refuses infeed, rng and the like).
+	loopInvariant map[*hlo.Computation]map[*hlo.Instruction]bool
+	loopMemo      map[*hlo.Computation]map[*hlo.Instruction]*Value
+	progs         map[*hlo.Computation]*scalarProg
 }
 
 // paramDependent marks the instructions of c that depend on a parameter.
@@ -143,13 +151,34 @@ func (e *evaluator) paramDependent(c *hlo.Computation) map[*hlo.Instruction]bool
 	return d
 }
 
+// invariantIn marks the instructions of while body c that read nothing
+// but the elements c passes on unchanged, constants and such values.
+func (e *evaluator) invariantIn(c *hlo.Computation) map[*hlo.Instruction]bool {
+	if inv, ok := e.loopInvariant[c]; ok {
+		return inv
+	}
+	pass := c.PassThrough()
+	inv := map[*hlo.Instruction]bool{}
+	for _, in := range e.schedule(c) {
+		ok := pass[in] || in.Op != hlo.OpParameter
+		for _, o := range in.Operands {
+			ok = ok && (inv[o] || pass[in])
+		}
+		inv[in] = ok
+	}
+	e.loopInvariant[c] = inv
+	return inv
+}
+
 func newEvaluator() *evaluator {
 	return &evaluator{
-		maxTrips:  MaxTrips,
-		order:     map[*hlo.Computation][]*hlo.Instruction{},
-		invariant: map[*hlo.Instruction]*Value{},
-		dependent: map[*hlo.Computation]map[*hlo.Instruction]bool{},
-		progs:     map[*hlo.Computation]*scalarProg{},
+		maxTrips:      MaxTrips,
+		order:         map[*hlo.Computation][]*hlo.Instruction{},
+		invariant:     map[*hlo.Instruction]*Value{},
+		dependent:     map[*hlo.Computation]map[*hlo.Instruction]bool{},
+		loopInvariant: map[*hlo.Computation]map[*hlo.Instruction]bool{},
+		loopMemo:      map[*hlo.Computation]map[*hlo.Instruction]*Value{},
+		progs:         map[*hlo.Computation]*scalarProg{},
 	}
 }
 
@@ -186,8 +215,17 @@ func (e *evaluator) call(c *hlo.Computation, args []*Value) (*Value, error) {
 	}
 	env := make(map[*hlo.Instruction]*Value, len(c.Instructions))
 	dep := e.paramDependent(c)
+	memo := e.loopMemo[c]
+	var inv map[*hlo.Instruction]bool
+	if memo != nil {
+		inv = e.invariantIn(c)
+	}
 	for _, in := range e.schedule(c) {
 		if v, ok := e.invariant[in]; ok {
+			env[in] = v
+			continue
+		}
+		if v, ok := memo[in]; ok {
 			env[in] = v
 			continue
 		}
@@ -198,6 +236,8 @@ func (e *evaluator) call(c *hlo.Computation, args []*Value) (*Value, error) {
 		env[in] = v
 		if !dep[in] {
 			e.invariant[in] = v
+		} else if inv[in] {
+			memo[in] = v
 		}
 	}
 	return env[c.Root], nil

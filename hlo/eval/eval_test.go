@@ -155,3 +155,102 @@ func TestArgumentChecks(t *testing.T) {
 	_, err = Run(m, &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: make([]byte, 12)})
 	require.ErrorContains(t, err, "parameter x")
 }
+
+// TestLoopInvariants: a while body's product of two arrays it passes on
+// unchanged is evaluated once per loop (invariantIn marks it), and one of
+// arrays it swaps every iteration is not: the sums after three iterations
+// are 3ab against ab + ba + ab, computed here.
+func TestLoopInvariants(t *testing.T) {
+	const n = 3
+	a := []int64{1, 2, 0, -1, 3, 1, 2, 0, 4}
+	b := []int64{0, 1, 5, 2, -2, 1, 3, 1, 0}
+	mul := func(x, y []int64) []int64 {
+		out := make([]int64, n*n)
+		for i := range n {
+			for j := range n {
+				for k := range n {
+					out[i*n+j] += x[i*n+k] * y[k*n+j]
+				}
+			}
+		}
+		return out
+	}
+	ab, ba := mul(a, b), mul(b, a)
+	lit := func(v []int64) string {
+		s := "{"
+		for i := range n {
+			s += "{"
+			for j := range n {
+				s += fmt.Sprint(v[i*n+j])
+				if j < n-1 {
+					s += ","
+				}
+			}
+			s += "}"
+			if i < n-1 {
+				s += ","
+			}
+		}
+		return s + "}"
+	}
+	for _, swap := range []bool{false, true} {
+		next := "x, y"
+		want := make([]int64, n*n)
+		for i := range want {
+			want[i] = 3 * ab[i]
+			if swap {
+				want[i] = 2*ab[i] + ba[i]
+			}
+		}
+		if swap {
+			next = "y, x"
+		}
+		st := "(s32[], s32[3,3], s32[3,3], s32[3,3])"
+		src := fmt.Sprintf(`HloModule m
+cond {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(3)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = s32[3,3] get-tuple-element(p), index=1
+  y = s32[3,3] get-tuple-element(p), index=2
+  acc = s32[3,3] get-tuple-element(p), index=3
+  d = s32[3,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = s32[3,3] add(acc, d)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = %[1]s tuple(i1, %[2]s, s)
+}
+ENTRY e {
+  a = s32[3,3] constant(%[3]s)
+  b = s32[3,3] constant(%[4]s)
+  z = s32[] constant(0)
+  acc = s32[3,3] broadcast(z), dimensions={}
+  t = %[1]s tuple(z, a, b, acc)
+  w = %[1]s while(t), condition=cond, body=body
+  ROOT r = s32[3,3] get-tuple-element(w), index=3
+}
+`, st, next, lit(a), lit(b))
+		m, err := hlo.Parse("t.hlo", src)
+		require.NoError(t, err)
+		require.NoError(t, hlo.Verify(m))
+		v, err := Run(m)
+		require.NoError(t, err)
+		got, err := v.Lit.Ints()
+		require.NoError(t, err)
+		require.Equal(t, want, got, "swap %v", swap)
+		body := m.Computations[1]
+		require.Equal(t, "body", body.Name)
+		var d *hlo.Instruction
+		for _, in := range body.Instructions {
+			if in.Name == "d" {
+				d = in
+			}
+		}
+		require.Equal(t, !swap, newEvaluator().invariantIn(body)[d], "swap %v", swap)
+	}
+}
