@@ -153,17 +153,20 @@ func (p *GemmPlan) grid(rows, cols, per int64) {
 }
 
 // gemmTypes reports whether the tiled kernel takes a dot of operands of
-// types l and r to a result of type out: all f32, or bf16 or f16 operands
-// (both the same) with a result of their type or f32. The general kernel
-// converts the operands to the result type (exact here) and accumulates
-// in its register type, f32 for all of these, so the tiled kernel's sums
-// are its sums.
+// types l and r to a result of type out: f32 operands with an f32, bf16
+// or f16 result, or bf16 or f16 operands (both the same) with a result
+// of their type or f32. The general kernel converts the operands to the
+// result type and accumulates in its register type, f32 for all of
+// these, so the tiled kernel's sums are its sums where that conversion
+// is exact: all but f32 operands of a narrower result, which the tiled
+// kernel sums unrounded and rounds once, as the evaluator does (f8
+// products, widened to f32 by f8.go, are exact either way).
 func gemmTypes(l, r, out hlo.ElementType) bool {
 	switch {
 	case l != r:
 		return false
 	case l == hlo.F32:
-		return out == hlo.F32
+		return out == hlo.F32 || out == hlo.BF16 || out == hlo.F16
 	case l == hlo.BF16 || l == hlo.F16:
 		return out == l || out == hlo.F32
 	}
