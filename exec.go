@@ -493,7 +493,11 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 		case lower.StepLoop:
 			err = r.deviceLoop(l, s, bufs, b)
 		case lower.StepWhile:
-			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]))
+			writable := map[*vk.Buffer]bool{} // initial state dead after the loop
+			for _, b := range s.InPlace {
+				writable[bufs[b]] = true
+			}
+			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]), writable)
 		case lower.StepConditional:
 			res, resOwned, err = r.conditional(l, s, bufs)
 		}
@@ -558,7 +562,15 @@ func (r *run) readScalar(b *vk.Buffer) (int64, error) {
 // while runs the loop from the host: each iteration runs the condition,
 // reads its pred back, and runs the body on the state. Buffers that no
 // state refers to any more are freed every iteration.
-func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk.Buffer, error) {
+//
+// The body updates in place the state elements its plan gives a result
+// (lower: a while body's state is donated), so that a loop over large
+// arrays needs no second copy of them. The loop writes over only
+// buffers that are its own to write: writable ones (its caller's
+// temporaries that die with the loop, Step.InPlace, and what earlier
+// iterations made) that no other element shares. It copies any other
+// element the body writes over, once; the copy is its own from then on.
+func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) ([]*vk.Buffer, []*vk.Buffer, error) {
 	var mine []*vk.Buffer // state buffers this loop allocated
 	c, cOwned, err := r.exec(cond, state, nil)
 	for {
@@ -574,6 +586,11 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 		if v == 0 {
 			return state, mine, nil
 		}
+		copies, oerr := r.ownState(body, state, writable)
+		mine = append(mine, copies...)
+		if oerr != nil {
+			return nil, mine, oerr
+		}
 		// The body and the next condition go in one submit: one round
 		// trip per iteration.
 		b := &batch{owner: body}
@@ -582,6 +599,19 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 			r.free(bOwned)
 			return nil, mine, berr
 		}
+		// The next state is writable where it is: elements updated in
+		// place and ones in the memory this iteration allocated.
+		made := map[*vk.Buffer]bool{}
+		for _, o := range bOwned {
+			made[o] = true
+		}
+		w := map[*vk.Buffer]bool{}
+		for _, n := range next {
+			if writable[n] || made[n.Root()] {
+				w[n] = true
+			}
+		}
+		writable = w
 		c, cOwned, err = r.execInto(cond, next, nil, b)
 		if err == nil {
 			err = r.flush(b)
@@ -602,6 +632,39 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer) ([]*vk.Buffer, []*vk
 		r.free(drop)
 		mine, state = still, next
 	}
+}
+
+// ownState makes every state element that body writes over in place
+// one the loop may write: writable and in no other element, or else a
+// copy, which it returns (the loop's to free).
+func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) ([]*vk.Buffer, error) {
+	p := body.prog
+	uses := map[*vk.Buffer]int{}
+	for _, b := range state {
+		uses[b]++
+	}
+	var copies []*vk.Buffer
+	var t vk.Ticket
+	for i, pb := range p.Params {
+		if p.Buffers[pb].Alias == 0 || writable[state[i]] && uses[state[i]] == 1 {
+			continue
+		}
+		cp, err := r.alloc(p.Buffers[pb].Name, state[i].Size())
+		if err != nil {
+			return copies, err
+		}
+		copies = append(copies, cp)
+		if t, err = r.e.rt.pool.Copy(cp, state[i]); err != nil {
+			return copies, err
+		}
+		uses[state[i]]--
+		state[i] = cp
+		writable[cp] = true
+	}
+	if len(copies) > 0 {
+		return copies, r.e.rt.pool.Wait(t)
+	}
+	return nil, nil
 }
 
 // deviceLoop runs a device loop's kernel (lower/seqloop.go): its first

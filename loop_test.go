@@ -2,6 +2,7 @@ package vkjit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower"
 )
@@ -89,4 +91,110 @@ func TestDeviceLoopBound(t *testing.T) {
 	require.Equal(t, 2, st.Dispatches)
 	_, _, err = run(100000)
 	require.ErrorContains(t, err, "loop iterations than the device allows one invocation")
+}
+
+// TestLoopStateInPlace: a host-driven loop's body updates its state in
+// place (lower: the body's state is donated; Step.InPlace for initial
+// values the caller no longer needs), and never writes over what is not
+// the loop's: the caller's argument (read back after the run), an
+// initial value two state elements share, or the body's own constant
+// that became state. Each runs twice, bit for bit the evaluator's.
+func TestLoopStateInPlace(t *testing.T) {
+	defer noValidationMessages(t)
+	const st = "(s32[], f32[4096], f32[4096])"
+	loop := func(body, init string) string {
+		return `HloModule m
+cond {
+  p = ` + st + ` parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = ` + st + ` parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4096] get-tuple-element(p), index=1
+  y = f32[4096] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+` + body + `
+}
+ENTRY e {
+  a = f32[4096] parameter(0)
+  b = f32[4096] parameter(1)
+  z = s32[] constant(0)
+` + init + `
+  w = ` + st + ` while(t), condition=cond, body=body
+  ROOT r = f32[4096] get-tuple-element(w), index=1
+}
+`
+	}
+	for _, c := range []struct {
+		name, body, init string
+		inPlace          int // initial values the loop may write over
+	}{
+		{"arena", "  c = f32[] constant(1.5)\n  cc = f32[4096] broadcast(c), dimensions={}\n  m = f32[4096] multiply(x, cc)\n  x1 = f32[4096] add(m, y)\n  ROOT o = " + st + " tuple(i1, x1, y)",
+			"  na = f32[4096] negate(a)\n  t = " + st + " tuple(z, na, b)", 1},
+		{"argument", "  c = f32[] constant(1.5)\n  cc = f32[4096] broadcast(c), dimensions={}\n  m = f32[4096] multiply(x, cc)\n  x1 = f32[4096] add(m, y)\n  ROOT o = " + st + " tuple(i1, x1, y)",
+			"  t = " + st + " tuple(z, a, b)", 0},
+		{"shared", "  x1 = f32[4096] add(x, y)\n  ROOT o = " + st + " tuple(i1, x1, y)",
+			"  na = f32[4096] negate(a)\n  t = " + st + " tuple(z, na, na)", 0},
+		{"constant", "  k = f32[4096] constant({...})\n  s = f32[4096] add(x, y)\n  ROOT o = " + st + " tuple(i1, k, s)",
+			"  na = f32[4096] negate(a)\n  nb = f32[4096] negate(b)\n  t = " + st + " tuple(z, na, nb)", 1},
+	} {
+		text := loop(c.body, c.init)
+		if c.name == "constant" { // a constant of distinct values
+			vals := make([]string, 4096)
+			for i := range vals {
+				vals[i] = fmt.Sprint(i%97 - 40)
+			}
+			text = strings.Replace(text, "{...}", "{"+strings.Join(vals, ",")+"}", 1)
+		}
+		m, err := hlo.Parse(c.name, text)
+		require.NoError(t, err, c.name)
+		require.NoError(t, hlo.Verify(m), c.name)
+		args := hlotest.SmallIntInputs(m, 5)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{HostLoops: true})
+		require.NoError(t, err, c.name)
+		p := vkjit.ProgramOf(exe)
+		var while lower.Step
+		for _, s := range p.Steps {
+			if s.Kind == lower.StepWhile {
+				while = s
+			}
+		}
+		require.Len(t, while.InPlace, c.inPlace, c.name)
+		body := p.Subs[while.Body]
+		donated := 0
+		for _, b := range body.Buffers {
+			if b.Kind == lower.BufParam && b.Alias != 0 {
+				donated++
+			}
+		}
+		require.Equal(t, 2, donated, "%s: the counter and one array updated in place", c.name)
+		want, err := eval.Run(m, args...)
+		require.NoError(t, err, c.name)
+		ins := make([]*vkjit.DeviceTensor, len(args))
+		for i, a := range args {
+			ins[i], err = rt.Upload(&vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data})
+			require.NoError(t, err)
+		}
+		for run := range 2 {
+			outs, _, err := exe.RunDevice(context.Background(), ins...)
+			require.NoError(t, err, c.name)
+			got, err := outs[0].ToHost()
+			require.NoError(t, err)
+			require.Equal(t, want.Leaves()[0].Data, got.Data, "%s run %d", c.name, run)
+			outs[0].Close()
+			for i, in := range ins {
+				back, err := in.ToHost()
+				require.NoError(t, err)
+				require.Equal(t, args[i].Data, back.Data, "%s run %d: argument %d written over", c.name, run, i)
+			}
+		}
+		for _, in := range ins {
+			in.Close()
+		}
+		exe.Close()
+	}
 }

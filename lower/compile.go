@@ -52,6 +52,7 @@ type Options struct {
 	// (kgen/vector.go, texelVar), to compare against.
 	StorageLoads bool
 	sub          bool // compiling a while or conditional's computation
+	loopBody     bool // compiling a while body: results may take their state element's memory
 }
 
 // state is what the passes share.
@@ -559,12 +560,15 @@ func wordsKey(w []uint32) []byte {
 	return b
 }
 
-// sub compiles a called computation as a program of its own.
-func (s *state) sub(c *hlo.Computation) (int, error) {
+// sub compiles a called computation as a program of its own; body says
+// it is a while loop's body, whose state the runtime lets it update in
+// place (donated, like a training step's weights).
+func (s *state) sub(c *hlo.Computation, body bool) (int, error) {
 	m := *s.mod
 	m.Entry = c
 	opts := s.opts
 	opts.Donate, opts.sub, opts.MemoryBudget = nil, true, 0 // the loop state is the caller's
+	opts.loopBody = body
 	p, err := compile(&m, s.tg, opts, true)
 	if err != nil {
 		return 0, err
@@ -583,10 +587,10 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 		cond, body := in.WhileComputations()
 		st.Kind = StepWhile
 		var err error
-		if st.Cond, err = s.sub(cond); err != nil {
+		if st.Cond, err = s.sub(cond, false); err != nil {
 			return err
 		}
-		if st.Body, err = s.sub(body); err != nil {
+		if st.Body, err = s.sub(body, true); err != nil {
 			return err
 		}
 		st.In = [][]int{s.values[in.Operands[0]]}
@@ -595,7 +599,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 		st.Pred = s.values[in.Operands[0]][0]
 		branches, args := in.Branches()
 		for i, b := range branches {
-			bi, err := s.sub(b)
+			bi, err := s.sub(b, false)
 			if err != nil {
 				return err
 			}
@@ -617,13 +621,21 @@ func whileIndices(in *hlo.Instruction) (cond, body int) {
 }
 
 // donated returns the entry parameter leaves whose memory the program
-// may reuse: Options.Donate and the parameters input_output_alias names.
+// may reuse: Options.Donate and the parameters input_output_alias names;
+// every leaf of a while body's state, which a result may take in place
+// (planMemory keeps those only).
 func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
 	out := map[int]bool{}
+	n := firstLeaf[len(firstLeaf)-1]
+	if s.opts.loopBody {
+		for l := range n {
+			out[l] = true
+		}
+		return out, nil
+	}
 	if s.opts.sub {
 		return out, nil
 	}
-	n := firstLeaf[len(firstLeaf)-1]
 	for _, d := range s.opts.Donate {
 		if d < 0 || d >= n {
 			return nil, fmt.Errorf("lower: donated parameter leaf %d does not exist (the entry has %d)", d, n)

@@ -83,7 +83,11 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 			line("  s%d %s %s k%d %dx%dx%d push %v: %s -> %s%s", i, s.Inst, verb, s.Kernel,
 				s.Groups[0], s.Groups[1], s.Groups[2], s.Push, bufList(reads), bufList(writes), extra)
 		case StepWhile:
-			line("  s%d %s while sub%d do sub%d: %s -> %s", i, s.Inst, s.Cond, s.Body, bufList(s.In[0]), bufList(s.Out))
+			extra := ""
+			if len(s.InPlace) > 0 {
+				extra = " in place over " + bufList(s.InPlace)
+			}
+			line("  s%d %s while sub%d do sub%d: %s -> %s%s", i, s.Inst, s.Cond, s.Body, bufList(s.In[0]), bufList(s.Out), extra)
 		case StepConditional:
 			var bs []string
 			for j, br := range s.Branches {

@@ -192,6 +192,16 @@ func planMemory(s *state) error {
 	if !s.opts.NoReuse { // (NoReuse: every value its own memory, to compare against)
 		aliasDonated(p, lr, s.tg)
 	}
+	if s.opts.loopBody {
+		// A state element no result takes is read where it is: the
+		// loop's other iterations and its caller may hold it.
+		for b, buf := range p.Buffers {
+			if buf.Kind == BufParam && buf.Alias == 0 {
+				p.Buffers[b].Donated = false
+			}
+		}
+	}
+	loopsInPlace(p, lr)
 	temps := make([]int, 0, len(lr))
 	for b := range lr {
 		if p.Buffers[b].InArena() {
@@ -341,6 +351,52 @@ func aliasDonated(p *Program, lr map[int]liveRange, tg kgen.Target) {
 			}
 			db.Alias, ob.Alias = out+1, d+1
 			break
+		}
+	}
+}
+
+// loopsInPlace lists, as each while step's InPlace, the initial state
+// values the loop may write over where its body updates an element in
+// place (a body result aliased to its state parameter): temporaries of
+// this program's arena that the step reads last, once, and that no
+// earlier while or conditional took (whose result might be the same
+// memory). Their live ranges reach the loop's results already
+// (extendAliased: a loop that runs no iteration returns its initial
+// state). The runtime copies any other initial element the body writes
+// over, once per loop.
+func loopsInPlace(p *Program, lr map[int]liveRange) {
+	last := map[int]int{}    // every buffer's last step
+	handed := map[int]bool{} // inputs of control steps so far
+	for i, st := range p.Steps {
+		for _, b := range stepBuffers(st) {
+			last[b] = i
+		}
+	}
+	for _, b := range p.Outputs {
+		last[b] = len(p.Steps)
+	}
+	for i, st := range p.Steps {
+		if st.Kind == StepWhile {
+			body := p.Subs[st.Body]
+			count := map[int]int{}
+			for _, b := range st.In[0] {
+				count[b]++
+			}
+			for j, b := range st.In[0] {
+				buf := p.Buffers[b]
+				_, planned := lr[b]
+				if body.Buffers[body.Params[j]].Alias != 0 && buf.Kind == BufTemp && buf.Alias == 0 && planned &&
+					count[b] == 1 && last[b] == i && !handed[b] {
+					p.Steps[i].InPlace = append(p.Steps[i].InPlace, b)
+				}
+			}
+		}
+		if st.Kind == StepWhile || st.Kind == StepConditional {
+			for _, in := range st.In {
+				for _, b := range in {
+					handed[b] = true
+				}
+			}
 		}
 	}
 }

@@ -81,7 +81,7 @@ type Step struct {
 	AfterWrites bool     // reads something an earlier step wrote: needs a barrier
 	Inst        string   // the HLO instruction it computes, for profiles and errors
 	Fused       []string // the instructions its kernel computes inline or alongside Inst (fusion)
-	InPlace     []int    // buffers it reads only at the index where it writes its results: they may share their memory
+	InPlace     []int    // dispatch: buffers it reads only at the index where it writes its results (they may share their memory); while: initial state the loop may write over
 }
 
 // PushBytes encodes the push constants little-endian.
