@@ -11,20 +11,26 @@ func elementwise(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) 
 	out := in.Shape
 	n := out.NumElements()
 	res := &hlo.Literal{Shape: hlo.ArrayShape(out.Elem, out.Dims...), Data: make([]byte, out.ByteSize())}
-	args := make([]scalar, len(ops))
 	types := make([]hlo.ElementType, len(ops))
 	for j, o := range ops {
 		types[j] = o.Shape.Elem
 	}
-	for i := int64(0); i < n; i++ {
-		for j, o := range ops {
-			args[j] = get(o, i)
+	err := parallelChunks(n, func(lo, hi int64) error {
+		args := make([]scalar, len(ops))
+		for i := lo; i < hi; i++ {
+			for j, o := range ops {
+				args[j] = get(o, i)
+			}
+			r, err := apply(in, types, args)
+			if err != nil {
+				return err
+			}
+			put(res.Data, out.Elem, i, r)
 		}
-		r, err := apply(in, types, args)
-		if err != nil {
-			return nil, err
-		}
-		put(res.Data, out.Elem, i, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -108,6 +108,10 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 	if len(contract) == 0 {
 		lOff, rOff = []int64{0}, []int64{0}
 	}
+	if isF && len(rFree) > 0 {
+		floatDot(in, out, L.f, R.f, lOff, rOff, lFree, rFree, ls, rs)
+		return out, nil
+	}
 	parallelEach(in.Shape.Dims, func(o []int64, lin int64) {
 		lb, rb := d.Bases(o, lFree, rFree, ls, rs)
 		if isC {
@@ -133,6 +137,46 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		store(out, lin, 0, acc)
 	})
 	return out, nil
+}
+
+// floatDot is dot's float case where the result's last dimension is a
+// free dimension of the rhs: four neighbouring results at a time, each
+// summed in the same order as one alone (four independent sums run
+// about three times as fast as one, whose adds wait on each other).
+func floatDot(in *hlo.Instruction, out *hlo.Literal, L, R []float64, lOff, rOff, lFree, rFree, ls, rs []int64) {
+	d := in.A.Dot
+	dims := in.Shape.Dims
+	n := len(dims) - 1
+	step := rs[rFree[len(rFree)-1]] // between neighbours along the last dimension
+	parallelEach(dims, func(o []int64, lin int64) {
+		if o[n]%4 != 0 {
+			return // computed with the block's first element
+		}
+		lb, rb := d.Bases(o, lFree, rFree, ls, rs)
+		if o[n]+4 > dims[n] {
+			for q := range dims[n] - o[n] {
+				var acc float64
+				for c := range lOff {
+					acc += L[lb+lOff[c]] * R[rb+q*step+rOff[c]]
+				}
+				store(out, lin+q, acc, 0)
+			}
+			return
+		}
+		r0, r1, r2, r3 := rb, rb+step, rb+2*step, rb+3*step
+		var a0, a1, a2, a3 float64
+		for c, lo := range lOff {
+			x, ro := L[lb+lo], rOff[c]
+			a0 += x * R[r0+ro]
+			a1 += x * R[r1+ro]
+			a2 += x * R[r2+ro]
+			a3 += x * R[r3+ro]
+		}
+		store(out, lin, a0, 0)
+		store(out, lin+1, a1, 0)
+		store(out, lin+2, a2, 0)
+		store(out, lin+3, a3, 0)
+	})
 }
 
 // convolution follows XLA's operation semantics: any dimension labels,

@@ -293,3 +293,46 @@ func TestRefusesOutsideTheSet(t *testing.T) {
 		require.ErrorAs(t, err, &un, src)
 	}
 }
+
+// TestFloatDotOrder: dot's float results, four neighbours at a time
+// (floatDot), are the sums in contraction order one at a time, bit for
+// bit in f64: batch dimensions, two contracting dimensions, a last
+// dimension that leaves a partial block, and an output split among
+// cores mid-block.
+func TestFloatDotOrder(t *testing.T) {
+	for _, c := range []struct{ b, m, k1, k2, n int64 }{{3, 5, 70, 2, 9}, {2, 64, 33, 1, 67}} {
+		seed := uint64(1)
+		fill := func(dims ...int64) (*hlo.Literal, []float64) {
+			l := newLit(hlo.F64, dims)
+			xs := make([]float64, l.Shape.NumElements())
+			for i := range xs {
+				seed = seed*6364136223846793005 + 1442695040888963407
+				xs[i] = float64(int64(seed>>11)%2000001-1000000) / 7777
+				put(l.Data, hlo.F64, int64(i), scalar{f: xs[i]})
+			}
+			return l, xs
+		}
+		lhs, a := fill(c.b, c.m, c.k1, c.k2)
+		rhs, r := fill(c.b, c.k1, c.k2, c.n)
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = f64[%d,%d,%d,%d] parameter(0)\n  r = f64[%d,%d,%d,%d] parameter(1)\n  ROOT d = f64[%d,%d,%d] dot(a, r), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2,3}, rhs_contracting_dims={1,2}\n}\n",
+			c.b, c.m, c.k1, c.k2, c.b, c.k1, c.k2, c.n, c.b, c.m, c.n)
+		m, err := hlo.Parse("dot.hlo", src)
+		require.NoError(t, err)
+		v, err := Run(m, lhs, rhs)
+		require.NoError(t, err)
+		for b := range c.b {
+			for i := range c.m {
+				for j := range c.n {
+					var acc float64
+					for k1 := range c.k1 {
+						for k2 := range c.k2 {
+							acc += a[((b*c.m+i)*c.k1+k1)*c.k2+k2] * r[((b*c.k1+k1)*c.k2+k2)*c.n+j]
+						}
+					}
+					got := get(v.Lit, (b*c.m+i)*c.n+j).f
+					require.Equal(t, math.Float64bits(acc), math.Float64bits(got), "%+v at [%d,%d,%d]", c, b, i, j)
+				}
+			}
+		}
+	}
+}

@@ -75,6 +75,37 @@ func parallelEach(dims []int64, f func(idx []int64, lin int64)) {
 	wg.Wait()
 }
 
+// parallelChunks calls f on ranges that cover [0, n), one per core
+// when n is large, and returns the first error. Literals hold every
+// element in whole bytes (s4 too), so ranges never share a byte.
+func parallelChunks(n int64, f func(lo, hi int64) error) error {
+	workers := int64(runtime.GOMAXPROCS(0))
+	if n < 1<<14 || workers < 2 {
+		return f(0, n)
+	}
+	chunk := (n + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, n)
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = f(lo, hi)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func linear(idx, st []int64) int64 {
 	var p int64
 	for i, x := range idx {
