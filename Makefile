@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/vkjit
 DEMO := tests/testdata/elementwise
 
-.PHONY: all deps build demo test vet shaders gomlx-example clean
+.PHONY: all deps build demo test test-long vet shaders gomlx-example clean
 
 all: build
 
@@ -48,6 +48,12 @@ test: vet
 	cd gomlx && VKJIT_STAGED=1 $(GO) test -count=1 .
 	cd gomlx && $(GO) run ./graphtests -j 2
 	@./.ci/shared-skips $(SKIPS)
+
+# The corpus modules too long for CI (hlotest.LongWorkload: the fp8 GEMM
+# loop: 11 minutes on 2 cores, 16 GB of host memory, 1.8 GB of device
+# memory) as well.
+test-long: vet
+	VKJIT_LONG_TESTS=1 $(GO) test -count=1 -timeout 90m -run 'TestCorpus' ./tests ./hlo/eval
 
 # A small model trained with GoMLX's training loop on vkjit.
 gomlx-example: deps

@@ -25,6 +25,70 @@ func defaultTolerance(t hlo.ElementType) (float64, float64) {
 	return 0, 0
 }
 
+// computedIn returns, for each result leaf of m's entry, the 16-bit
+// float type (bf16 before f16) of any value it is computed through, or
+// hlo.Invalid: a result converted to f32 at the end of a bf16
+// computation carries bf16's rounding, and the device and the evaluator
+// round their wider sums to bf16 at different points (an f32 dot's sum
+// against float64's), so its tolerance is bf16's. Parameters and
+// constants do not count (their values are exact); a called
+// computation's values all do.
+func computedIn(m *hlo.Module) []hlo.ElementType {
+	rank := map[hlo.ElementType]int{hlo.BF16: 2, hlo.F16: 1}
+	narrowest := func(a, b hlo.ElementType) hlo.ElementType {
+		if rank[b] > rank[a] {
+			return b
+		}
+		return a
+	}
+	seenComp := map[*hlo.Computation]hlo.ElementType{}
+	var inComp func(c *hlo.Computation) hlo.ElementType
+	var of func(in *hlo.Instruction, seen map[*hlo.Instruction]bool) hlo.ElementType
+	of = func(in *hlo.Instruction, seen map[*hlo.Instruction]bool) hlo.ElementType {
+		if seen[in] {
+			return hlo.Invalid
+		}
+		seen[in] = true
+		t := hlo.Invalid
+		if in.Op != hlo.OpParameter && in.Op != hlo.OpConstant {
+			for _, l := range in.Shape.Leaves() {
+				t = narrowest(t, l.Elem)
+			}
+		}
+		for _, c := range in.Called {
+			t = narrowest(t, inComp(c))
+		}
+		for _, o := range in.Operands {
+			t = narrowest(t, of(o, seen))
+		}
+		return t
+	}
+	inComp = func(c *hlo.Computation) hlo.ElementType {
+		if t, ok := seenComp[c]; ok {
+			return t
+		}
+		seenComp[c] = hlo.Invalid // (no recursion in HLO; a guard all the same)
+		t := hlo.Invalid
+		seen := map[*hlo.Instruction]bool{}
+		for _, in := range c.Instructions {
+			t = narrowest(t, of(in, seen))
+		}
+		seenComp[c] = t
+		return t
+	}
+	root := m.Entry.Root
+	n := len(root.Shape.Leaves())
+	out := make([]hlo.ElementType, n)
+	for i := range out {
+		from := root
+		if root.Op == hlo.OpTuple && len(root.Operands) == n {
+			from = root.Operands[i]
+		}
+		out[i] = of(from, map[*hlo.Instruction]bool{})
+	}
+	return out
+}
+
 // asParts views a complex tensor as the real tensor of its parts (a last
 // dimension of 2: real, imaginary), the same bytes; others as they are.
 func asParts(t *vkjit.Tensor) *vkjit.Tensor {
@@ -40,8 +104,10 @@ func asParts(t *vkjit.Tensor) *vkjit.Tensor {
 // atol*max(1, M) + rtol*|want|, M being the output's largest finite
 // magnitude: the absolute term scales with the output, so that
 // accumulation error in long sums near zero does not count as a
-// difference (NaN matches NaN, infinities must match exactly).
-func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol, atol float64) bool {
+// difference (NaN matches NaN, infinities must match exactly). The
+// default tolerances are the output type's, or those of the type
+// through[i] names (computedIn) where looser.
+func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, through []hlo.ElementType, rtol, atol float64) bool {
 	ok := true
 	for i, g := range got {
 		wl := want[i]
@@ -49,6 +115,11 @@ func compareOutputs(w io.Writer, got []*vkjit.Tensor, want []*hlo.Literal, rtol,
 		spec := g.Spec()
 		g, wt = asParts(g), asParts(wt) // complex numbers part by part
 		rt, at := defaultTolerance(hlo.ElementType(g.Type))
+		if i < len(through) && through[i] != hlo.Invalid {
+			if r, a := defaultTolerance(through[i]); r > rt {
+				rt, at = r, a
+			}
+		}
 		if rtol >= 0 {
 			rt = rtol
 		}

@@ -206,12 +206,12 @@ func TestCompareOutputs(t *testing.T) {
 	got, _ := vkjit.Float32s([]int64{3}, []float32{1, 2.001, float32(math.NaN())})
 	want := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: got.Data}
 	var b strings.Builder
-	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{want}, -1, -1))
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{want}, nil, -1, -1))
 	off, _ := vkjit.Float32s([]int64{3}, []float32{1, 2, float32(math.NaN())})
 	b.Reset()
-	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, -1, -1))
+	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, nil, -1, -1))
 	require.Contains(t, b.String(), "FAIL: 1 of 3 elements beyond rtol=0.0001 atol=1e-05")
-	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, 1e-3, 0), "--rtol loosens it")
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, []*hlo.Literal{{Shape: want.Shape, Data: off.Data}}, nil, 1e-3, 0), "--rtol loosens it")
 
 	// Infinities match only themselves, whatever the tolerance: NaN or a
 	// finite value where the reference has +inf is a difference.
@@ -222,12 +222,12 @@ func TestCompareOutputs(t *testing.T) {
 		g, _ := vkjit.Float32s([]int64{2}, []float32{1, tc.got})
 		w, _ := vkjit.Float32s([]int64{2}, []float32{1, tc.want})
 		b.Reset()
-		require.False(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: w.Data}}, 1, 1), "got %v want %v", tc.got, tc.want)
+		require.False(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: w.Data}}, nil, 1, 1), "got %v want %v", tc.got, tc.want)
 		require.Contains(t, b.String(), "FAIL: 1 of 2")
 	}
 	g, _ := vkjit.Float32s([]int64{2}, []float32{-inf, inf})
 	b.Reset()
-	require.True(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: g.Data}}, -1, -1))
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{g}, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: g.Data}}, nil, -1, -1))
 }
 
 func TestGraph(t *testing.T) {
@@ -572,4 +572,52 @@ module @b {
 	code, out, errs = vkjitCmd("run", "--random-args", "--compare", "--module", "b", mlir)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "out0: f32[3] max abs err 0, max rel err 0: ok")
+}
+
+// TestComputedIn: an f32 result computed through bf16 or f16 values
+// (a while body's included) is compared with that type's tolerance;
+// one computed in f32 alone keeps f32's, whatever its inputs' types.
+func TestComputedIn(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", `HloModule m
+cond {
+  p = (s32[], bf16[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], bf16[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = bf16[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = bf16[4] multiply(x, x)
+  ROOT o = (s32[], bf16[4]) tuple(i1, y)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  h = f16[4] parameter(1)
+  b = bf16[4] parameter(2)
+  z = s32[] constant(0)
+  t = (s32[], bf16[4]) tuple(z, b)
+  w = (s32[], bf16[4]) while(t), condition=cond, body=body
+  r = bf16[4] get-tuple-element(w), index=1
+  r32 = f32[4] convert(r)
+  hh = f16[4] add(h, h)
+  h32 = f32[4] convert(hh)
+  s = f32[4] add(a, h32)
+  h2 = f32[4] convert(h)
+  plain = f32[4] multiply(a, h2)
+  ROOT out = (f32[4], f32[4], f32[4]) tuple(r32, s, plain)
+}
+`)
+	require.NoError(t, err)
+	require.Equal(t, []hlo.ElementType{hlo.BF16, hlo.F16, hlo.Invalid}, computedIn(m))
+
+	got, _ := vkjit.Float32s([]int64{2}, []float32{100, 200})
+	off, _ := vkjit.Float32s([]int64{2}, []float32{100, 200.5})
+	want := []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, 2), Data: off.Data}}
+	var b strings.Builder
+	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, want, []hlo.ElementType{hlo.Invalid}, -1, -1))
+	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, want, []hlo.ElementType{hlo.BF16}, -1, -1), b.String())
 }

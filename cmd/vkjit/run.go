@@ -241,7 +241,7 @@ func compareWithReference(stdout io.Writer, mod *hlo.Module, args, results []*vk
 	if err != nil {
 		return fmt.Errorf("reference evaluator: %w", err)
 	}
-	if !compareOutputs(stdout, results, want.Leaves(), rtol, atol) {
+	if !compareOutputs(stdout, results, want.Leaves(), computedIn(mod), rtol, atol) {
 		return fmt.Errorf("results differ from the reference evaluator beyond tolerance")
 	}
 	return nil

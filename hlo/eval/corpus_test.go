@@ -14,7 +14,8 @@ import (
 
 // TestCorpusE2E evaluates every E2E corpus module with random inputs.
 // Modules that use something outside the op set must say so by name;
-// everything else must run, except a GPU's workload (hlotest.GPUWorkload).
+// everything else must run (the long ones, hlotest.LongWorkload, only
+// with VKJIT_LONG_TESTS=1).
 func TestCorpusE2E(t *testing.T) {
 	files, _ := hlotest.CorpusE2E(t)
 	require.NotEmpty(t, files)
@@ -24,8 +25,8 @@ func TestCorpusE2E(t *testing.T) {
 		require.NoError(t, err, f)
 		m := mods[0]
 		require.NoError(t, hlo.Verify(m), f)
-		if b := hlotest.ArgumentBytes(m); b > hlotest.GPUWorkload {
-			t.Logf("%s: not run: %d MiB of arguments", filepath.Base(f), b>>20)
+		if b := hlotest.ArgumentBytes(m); b > hlotest.LongWorkload && !hlotest.RunLong() {
+			t.Logf("%s: not run: %d MiB of arguments (VKJIT_LONG_TESTS=1 runs it)", filepath.Base(f), b>>20)
 			continue
 		}
 		var un *Unsupported
