@@ -517,6 +517,15 @@ func checkPlan(s *state) error {
 		if k := p.Kernels[st.Kernel]; len(st.Buffers) != k.Bindings {
 			return fmt.Errorf("lower: step %d (%s) binds %d buffers to kernel %s of %d bindings", i, st.Inst, len(st.Buffers), k.Name, k.Bindings)
 		}
+		// A kernel addresses each binding as one storage buffer: larger
+		// arrays need addressing vkjit does not generate yet (several
+		// bindings, or buffer device addresses).
+		for _, b := range st.Buffers {
+			if buf := p.Buffers[b]; s.tg.MaxStorageRange > 0 && buf.Size > s.tg.MaxStorageRange {
+				return fmt.Errorf("lower: %s (%s): an array of %d bytes is not supported on this device yet: it binds at most %d bytes to a kernel (maxStorageBufferRange)",
+					buf.Name, buf.Shape, buf.Size, s.tg.MaxStorageRange)
+			}
+		}
 		nr := len(st.Buffers) - st.Writes
 		for _, b := range st.Buffers[:nr] {
 			if p.Buffers[b].Kind == BufTemp && !written[b] {

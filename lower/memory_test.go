@@ -291,3 +291,24 @@ func TestCompileScalesLinearly(t *testing.T) {
 	t.Logf("2000 negates: %d bytes allocated; 8000: %d (%.1fx)", small, large, float64(large)/float64(small))
 	require.Less(t, float64(large)/float64(small), 6.0, "four times the program, more than six times the allocation")
 }
+
+// TestStorageRangeLimit: an array larger than the device binds to a
+// kernel (maxStorageBufferRange) is refused by name before any run;
+// one of exactly that size compiles.
+func TestStorageRangeLimit(t *testing.T) {
+	tg := desktop
+	tg.MaxStorageRange = 4096
+	for _, c := range []struct {
+		n  int
+		ok bool
+	}{{1024, true}, {1025, false}} {
+		m, err := hlo.Parse("t.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT y = f32[%d] negate(x)\n}\n", c.n, c.n))
+		require.NoError(t, err)
+		_, err = Compile(m, tg, Options{})
+		if c.ok {
+			require.NoError(t, err)
+			continue
+		}
+		require.ErrorContains(t, err, "an array of 4100 bytes is not supported on this device yet: it binds at most 4096 bytes")
+	}
+}

@@ -88,7 +88,8 @@ Flags of run (before or after the positional arguments):
   --rtol X, --atol X    tolerances for --compare: |got-want| <= atol*max(1, largest
                         |want| of the output) + rtol*|want| (default by type: exact
                         for integers, 1e-4/1e-5 for f32, 1e-2 for f16 and bf16,
-                        1e-10 for f64)
+                        1e-10 for f64; bf16's or f16's for a result computed
+                        through values of those types)
 
 Types map to NumPy's: pred=bool, s8..s64=int8..int64, u8..u64=uint8..uint64,
 f16=float16, f32=float32, f64=float64; bf16 is read and written as its raw

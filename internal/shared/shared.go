@@ -62,3 +62,8 @@ func isMainModule(gomod []byte) bool {
 	const want = "module github.com/vkjit/vkjit\n"
 	return len(gomod) >= len(want) && string(gomod[:len(want)]) == want
 }
+
+// RunLong reports whether VKJIT_LONG_TESTS=1 asks tests to run their
+// long cases too (make test-long: the corpus modules past
+// hlotest.LongWorkload).
+func RunLong() bool { return os.Getenv("VKJIT_LONG_TESTS") == "1" }

@@ -23,6 +23,7 @@ func For(d vk.DeviceInfo) lower.Target {
 		MaxWorkgroupSize:   d.MaxComputeWorkGroupInvocations,
 		MaxWorkgroupCount:  d.MaxComputeWorkGroupCount,
 		MaxStorageBuffers:  d.MaxPerStageStorageBuffers,
+		MaxStorageRange:    int64(d.MaxStorageBufferRange),
 		Float64:            d.ShaderFloat64,
 		Int64:              d.ShaderInt64,
 		Storage16:          d.Storage16,

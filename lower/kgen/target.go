@@ -18,7 +18,10 @@ type Target struct {
 	MaxWorkgroupSize  uint32    // maxComputeWorkGroupInvocations
 	MaxWorkgroupCount [3]uint32 // maxComputeWorkGroupCount
 	MaxStorageBuffers uint32    // maxPerStageDescriptorStorageBuffers
-	Float64, Int64    bool      // shaderFloat64, shaderInt64
+	// MaxStorageRange is the most bytes one storage buffer binding may
+	// span (maxStorageBufferRange; lavapipe 128 MiB); 0: no bound known.
+	MaxStorageRange int64
+	Float64, Int64  bool // shaderFloat64, shaderInt64
 	// Storage16 and Storage8: buffers hold 16- and 8-bit elements as they
 	// are (storageBuffer16BitAccess, storageBuffer8BitAccess); without
 	// them those types are stored widened to 32 bits.
@@ -96,6 +99,7 @@ var LlvmpipeTarget = Target{
 	MaxWorkgroupSize:   1024,
 	MaxWorkgroupCount:  [3]uint32{65535, 65535, 65535},
 	MaxStorageBuffers:  32,
+	MaxStorageRange:    128 << 20,
 	Float64:            true,
 	Int64:              true,
 	Storage16:          true,
