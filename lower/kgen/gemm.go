@@ -130,6 +130,9 @@ func (p *GemmPlan) vec4() bool { return p.lVec != vecNone || p.rVec != vecNone }
 // kernel's code grows with the tile: the DLRM step's batched 6x6 dots
 // had 8x16 tiles of 25,000 SPIR-V words.
 func (p *GemmPlan) tile() bool {
+	if p.m*p.n == 0 || p.k == 0 {
+		return false // nothing to tile (an empty tile would divide by zero); the general kernel fills zeros
+	}
 	p.Rows, p.Cols = gemmTile, gemmTile
 	fit := func(x int64) int64 { return x }
 	if p.vec4() {
@@ -138,7 +141,7 @@ func (p *GemmPlan) tile() bool {
 	}
 	p.Rows, p.Cols = min(p.Rows, fit(p.m)), min(p.Cols, fit(p.n))
 	p.grid(p.Rows, p.Cols, 1)
-	return p.m*p.n != 0 && p.k != 0 && p.Invocations*p.Rows*p.Cols*p.k >= minGemmWork
+	return p.Invocations*p.Rows*p.Cols*p.k >= minGemmWork
 }
 
 // grid sets p's counts of tiles of rows x cols results and of
