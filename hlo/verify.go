@@ -355,6 +355,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 		}
 		return arr(src.Elem, dims...), nil
 	case OpDynamicSlice:
+		if len(ops) == 0 {
+			return nil, in.Errorf("needs an operand")
+		}
 		src := ops[0].Shape
 		if err := checkIndices(in, ops[1:], src.Rank()); err != nil {
 			return nil, err
@@ -450,6 +453,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 		c, err := called(0)
 		if err != nil {
 			return nil, err
+		}
+		if len(ops) == 0 {
+			return nil, in.Errorf("needs an operand")
 		}
 		if err := sameDims(in, ops...); err != nil { // operand types may differ
 			return nil, err

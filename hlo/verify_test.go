@@ -13,6 +13,19 @@ import (
 var invalidModules = []struct {
 	name, text, want string
 }{
+	{"dynamic_slice_no_operand", `HloModule m
+ENTRY e {
+  ROOT d = f32[2] dynamic-slice(), dynamic_slice_sizes={2}
+}`, "3:3: d (dynamic-slice): needs an operand"},
+	{"map_no_operand", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  ROOT m = f32[2] map(), dimensions={0}, to_apply=add
+}`, "8:3: m (map): needs an operand"},
 	{"bitcast_size", `HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
