@@ -232,6 +232,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 		return like(t.Tuple[a.Index]), nil
 	case OpConvert, OpReducePrecision:
 		if in.Op == OpReducePrecision {
+			if a.ExponentBits < 1 || a.MantissaBits < 0 {
+				return nil, in.Errorf("needs exponent_bits at least 1 and mantissa_bits at least 0, has %d and %d", a.ExponentBits, a.MantissaBits)
+			}
 			return like(ops[0].Shape), nil
 		}
 		if in.ShapeInferred {

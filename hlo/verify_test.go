@@ -26,6 +26,11 @@ add {
 ENTRY e {
   ROOT m = f32[2] map(), dimensions={0}, to_apply=add
 }`, "8:3: m (map): needs an operand"},
+	{"reduce_precision_bits", `HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] reduce-precision(x)
+}`, "4:3: r (reduce-precision): needs exponent_bits at least 1 and mantissa_bits at least 0, has 0 and 0"},
 	{"bitcast_size", `HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
