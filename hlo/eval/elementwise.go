@@ -15,7 +15,7 @@ func elementwise(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) 
 	for j, o := range ops {
 		types[j] = o.Shape.Elem
 	}
-	err := parallelChunks(n, func(lo, hi int64) error {
+	err := parallelChunks(n, 1<<14, func(lo, hi int64) error {
 		args := make([]scalar, len(ops))
 		for i := lo; i < hi; i++ {
 			for j, o := range ops {

@@ -17,11 +17,22 @@ func forEach(dims []int64, f func(idx []int64, lin int64)) {
 	for _, d := range dims {
 		n *= d
 	}
-	if n == 0 {
+	walk(dims, strides(dims), 0, n, f)
+}
+
+// walk calls f with the indices of dims at linear positions lo..hi-1,
+// in order (strides st), reusing one index slice.
+func walk(dims, st []int64, lo, hi int64, f func(idx []int64, lin int64)) {
+	if lo >= hi {
 		return
 	}
 	idx := make([]int64, len(dims))
-	for lin := int64(0); lin < n; lin++ {
+	r := lo
+	for d := range dims {
+		idx[d] = r / st[d]
+		r %= st[d]
+	}
+	for lin := lo; lin < hi; lin++ {
 		f(idx, lin)
 		for d := len(dims) - 1; d >= 0; d-- {
 			idx[d]++
@@ -41,46 +52,19 @@ func parallelEach(dims []int64, f func(idx []int64, lin int64)) {
 	for _, d := range dims {
 		n *= d
 	}
-	workers := int64(runtime.GOMAXPROCS(0))
-	if n < 4096 || workers < 2 {
-		forEach(dims, f)
-		return
-	}
 	st := strides(dims)
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for lo := int64(0); lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func(lo, hi int64) {
-			defer wg.Done()
-			idx := make([]int64, len(dims))
-			r := lo
-			for d := range dims {
-				idx[d] = r / st[d]
-				r %= st[d]
-			}
-			for lin := lo; lin < hi; lin++ {
-				f(idx, lin)
-				for d := len(dims) - 1; d >= 0; d-- {
-					idx[d]++
-					if idx[d] < dims[d] {
-						break
-					}
-					idx[d] = 0
-				}
-			}
-		}(lo, hi)
-	}
-	wg.Wait()
+	parallelChunks(n, 4096, func(lo, hi int64) error {
+		walk(dims, st, lo, hi, f)
+		return nil
+	})
 }
 
 // parallelChunks calls f on ranges that cover [0, n), one per core
-// when n is large, and returns the first error. Literals hold every
-// element in whole bytes (s4 too), so ranges never share a byte.
-func parallelChunks(n int64, f func(lo, hi int64) error) error {
+// when n is at least least, and returns the first error. Literals hold
+// every element in whole bytes (s4 too), so ranges never share a byte.
+func parallelChunks(n, least int64, f func(lo, hi int64) error) error {
 	workers := int64(runtime.GOMAXPROCS(0))
-	if n < 1<<14 || workers < 2 {
+	if n < least || workers < 2 {
 		return f(0, n)
 	}
 	chunk := (n + workers - 1) / workers
