@@ -139,14 +139,7 @@ func (e *evaluator) paramDependent(c *hlo.Computation) map[*hlo.Instruction]bool
 	if d, ok := e.dependent[c]; ok {
 		return d
 	}
-	d := map[*hlo.Instruction]bool{}
-	for _, in := range e.schedule(c) {
-		dep := in.Op == hlo.OpParameter
-		for _, o := range in.Operands {
-			dep = dep || d[o]
-		}
-		d[in] = dep
-	}
+	d := e.reachParams(c, nil)
 	e.dependent[c] = d
 	return d
 }
@@ -157,17 +150,26 @@ func (e *evaluator) invariantIn(c *hlo.Computation) map[*hlo.Instruction]bool {
 	if inv, ok := e.loopInvariant[c]; ok {
 		return inv
 	}
-	pass := c.PassThrough()
 	inv := map[*hlo.Instruction]bool{}
-	for _, in := range e.schedule(c) {
-		ok := pass[in] || in.Op != hlo.OpParameter
-		for _, o := range in.Operands {
-			ok = ok && (inv[o] || pass[in])
-		}
-		inv[in] = ok
+	for in, dep := range e.reachParams(c, c.PassThrough()) {
+		inv[in] = !dep
 	}
 	e.loopInvariant[c] = inv
 	return inv
+}
+
+// reachParams marks the instructions of c that read a parameter of c,
+// other than through the instructions cut (taken as given).
+func (e *evaluator) reachParams(c *hlo.Computation, cut map[*hlo.Instruction]bool) map[*hlo.Instruction]bool {
+	d := map[*hlo.Instruction]bool{}
+	for _, in := range e.schedule(c) {
+		dep := in.Op == hlo.OpParameter
+		for _, o := range in.Operands {
+			dep = dep || d[o]
+		}
+		d[in] = dep && !cut[in]
+	}
+	return d
 }
 
 func newEvaluator() *evaluator {
