@@ -41,14 +41,17 @@ func computedIn(m *hlo.Module) []hlo.ElementType {
 		}
 		return a
 	}
-	seenComp := map[*hlo.Computation]hlo.ElementType{}
-	var inComp func(c *hlo.Computation) hlo.ElementType
-	var of func(in *hlo.Instruction, seen map[*hlo.Instruction]bool) hlo.ElementType
-	of = func(in *hlo.Instruction, seen map[*hlo.Instruction]bool) hlo.ElementType {
-		if seen[in] {
-			return hlo.Invalid
+	// Each instruction's and computation's type once, shared by every
+	// result (HLO is acyclic; one in progress reads as Invalid, a guard
+	// all the same).
+	memo := map[*hlo.Instruction]hlo.ElementType{}
+	comps := map[*hlo.Computation]hlo.ElementType{}
+	var of func(in *hlo.Instruction) hlo.ElementType
+	of = func(in *hlo.Instruction) hlo.ElementType {
+		if t, ok := memo[in]; ok {
+			return t
 		}
-		seen[in] = true
+		memo[in] = hlo.Invalid
 		t := hlo.Invalid
 		if in.Op != hlo.OpParameter && in.Op != hlo.OpConstant {
 			for _, l := range in.Shape.Leaves() {
@@ -56,24 +59,20 @@ func computedIn(m *hlo.Module) []hlo.ElementType {
 			}
 		}
 		for _, c := range in.Called {
-			t = narrowest(t, inComp(c))
+			ct, ok := comps[c]
+			if !ok {
+				comps[c] = hlo.Invalid
+				for _, x := range c.Instructions {
+					ct = narrowest(ct, of(x))
+				}
+				comps[c] = ct
+			}
+			t = narrowest(t, ct)
 		}
 		for _, o := range in.Operands {
-			t = narrowest(t, of(o, seen))
+			t = narrowest(t, of(o))
 		}
-		return t
-	}
-	inComp = func(c *hlo.Computation) hlo.ElementType {
-		if t, ok := seenComp[c]; ok {
-			return t
-		}
-		seenComp[c] = hlo.Invalid // (no recursion in HLO; a guard all the same)
-		t := hlo.Invalid
-		seen := map[*hlo.Instruction]bool{}
-		for _, in := range c.Instructions {
-			t = narrowest(t, of(in, seen))
-		}
-		seenComp[c] = t
+		memo[in] = t
 		return t
 	}
 	root := m.Entry.Root
@@ -84,7 +83,7 @@ func computedIn(m *hlo.Module) []hlo.ElementType {
 		if root.Op == hlo.OpTuple && len(root.Operands) == n {
 			from = root.Operands[i]
 		}
-		out[i] = of(from, map[*hlo.Instruction]bool{})
+		out[i] = of(from)
 	}
 	return out
 }
