@@ -201,7 +201,7 @@ func planMemory(s *state) error {
 			}
 		}
 	}
-	loopsInPlace(p, lr)
+	loopsInPlace(p)
 	temps := make([]int, 0, len(lr))
 	for b := range lr {
 		if p.Buffers[b].InArena() {
@@ -364,7 +364,7 @@ func aliasDonated(p *Program, lr map[int]liveRange, tg kgen.Target) {
 // (extendAliased: a loop that runs no iteration returns its initial
 // state). The runtime copies any other initial element the body writes
 // over, once per loop.
-func loopsInPlace(p *Program, lr map[int]liveRange) {
+func loopsInPlace(p *Program) {
 	last := map[int]int{}    // every buffer's last step
 	handed := map[int]bool{} // inputs of control steps so far
 	for i, st := range p.Steps {
@@ -384,8 +384,7 @@ func loopsInPlace(p *Program, lr map[int]liveRange) {
 			}
 			for j, b := range st.In[0] {
 				buf := p.Buffers[b]
-				_, planned := lr[b]
-				if body.Buffers[body.Params[j]].Alias != 0 && buf.Kind == BufTemp && buf.Alias == 0 && planned &&
+				if body.Buffers[body.Params[j]].Alias != 0 && buf.Kind == BufTemp && buf.InArena() &&
 					count[b] == 1 && last[b] == i && !handed[b] {
 					p.Steps[i].InPlace = append(p.Steps[i].InPlace, b)
 				}
