@@ -187,6 +187,23 @@ func (r *Runtime) load(p *lower.Program) (*loaded, error) {
 	return l, nil
 }
 
+// deviceKernel creates kernel k's pipeline on d.
+func deviceKernel(d *vk.Device, k *lower.Kernel) (*vk.Kernel, error) {
+	texel := make([]vk.TexelView, len(k.Texel))
+	for j, t := range k.Texel {
+		texel[j] = vk.TexelView{Binding: t.Binding, Bytes: t.Bytes}
+	}
+	dk, err := d.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize), texel...)
+	if err != nil {
+		return nil, err
+	}
+	if err := dk.ByAddress(k.Addressed); err != nil {
+		dk.Destroy()
+		return nil, err
+	}
+	return dk, nil
+}
+
 // pipelines creates the kernels' pipelines, on as many threads as the
 // process may use: the driver translates each one's SPIR-V as it is
 // created (lavapipe: 2.7 ms a kernel of the DLRM training step, 131 of
@@ -202,12 +219,7 @@ func (r *Runtime) pipelines(ks []*lower.Kernel) ([]*vk.Kernel, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				k := ks[i]
-				texel := make([]vk.TexelView, len(k.Texel))
-				for j, t := range k.Texel {
-					texel[j] = vk.TexelView{Binding: t.Binding, Bytes: t.Bytes}
-				}
-				out[i], errs[i] = r.dev.NewKernel(k.Name, k.Words, k.Bindings, uint32(k.PushSize), texel...)
+				out[i], errs[i] = deviceKernel(r.dev, ks[i])
 			}
 		}()
 	}

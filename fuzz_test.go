@@ -86,8 +86,14 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 		return &failure{"evaluator", err.Error()}
 	}
 	refs := rounding(m, args)
-	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}} {
+	// Every other seed reaches its arrays by device address when unfused,
+	// as arrays past maxStorageBufferRange are.
+	addressed := seed%2 == 1
+	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true, AddressAbove: map[bool]int64{true: 4}[addressed]}} {
 		mode := map[bool]string{true: "unfused", false: "fused"}[opts.NoFuse]
+		if opts.AddressAbove > 0 {
+			mode += " by address"
+		}
 		exe, err := r.Compile(m, opts)
 		if err != nil {
 			if refusal.MatchString(err.Error()) {

@@ -189,13 +189,8 @@ func (r *Runtime) warmOn(own bool, jobs <-chan warmJob) int {
 func (r *Runtime) warmOne(d *vk.Device, own bool, j warmJob, block func(int64) (*vk.Buffer, error)) error {
 	k := j.l.kernels[j.kernel]
 	if !own {
-		lk := j.prog.Kernels[j.kernel]
-		texel := make([]vk.TexelView, len(lk.Texel))
-		for i, t := range lk.Texel {
-			texel[i] = vk.TexelView{Binding: t.Binding, Bytes: t.Bytes}
-		}
 		var err error
-		if k, err = d.NewKernel(lk.Name, lk.Words, lk.Bindings, uint32(lk.PushSize), texel...); err != nil {
+		if k, err = deviceKernel(d, j.prog.Kernels[j.kernel]); err != nil {
 			return err
 		}
 		defer k.Destroy()

@@ -51,6 +51,11 @@ type Options struct {
 	// the storage buffers only, not through texel buffer views of them
 	// (kgen/vector.go, texelVar), to compare against.
 	StorageLoads bool
+	// AddressAbove, when not 0, makes kernels reach every binding of
+	// more bytes through its buffer device address, as they reach those
+	// past the device's maxStorageBufferRange, to test and measure that
+	// path on small arrays.
+	AddressAbove int64
 	sub          bool // compiling a while or conditional's computation
 	loopBody     bool // compiling a while body: results may take their state element's memory
 }
@@ -129,6 +134,13 @@ func Compile(m *hlo.Module, tg kgen.Target, opts Options) (prog *Program, err er
 func compile(m *hlo.Module, tg kgen.Target, opts Options, verified bool) (*Program, error) {
 	tg.WideAccess = tg.CPU && tg.Int64 && !opts.Vec4Access
 	tg.TexelReads = tg.CPU && tg.TexelLoads && !opts.StorageLoads
+	tg.AddressAbove = 0
+	if tg.BufferAddress {
+		tg.AddressAbove = tg.MaxStorageRange
+		if a := opts.AddressAbove; a > 0 && (a < tg.AddressAbove || tg.AddressAbove == 0) {
+			tg.AddressAbove = a
+		}
+	}
 	s := &state{
 		verified: verified,
 		mod:      m,

@@ -56,6 +56,9 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 		for _, t := range k.Texel {
 			extra += fmt.Sprintf(", texel view of binding %d (%d B)", t.Binding, t.Bytes)
 		}
+		for _, b := range k.Addressed {
+			extra += fmt.Sprintf(", binding %d by device address", b)
+		}
 		line("  k%d %s: workgroup %dx%dx%d, %d bindings, %d B push, %d words%s",
 			i, k.Name, k.LocalSize[0], k.LocalSize[1], k.LocalSize[2], k.Bindings, k.PushSize, len(k.Words), extra)
 	}

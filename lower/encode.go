@@ -14,7 +14,7 @@ import (
 // length-prefixed lists in field order. It decodes a typical program in
 // tens of microseconds, where encoding/gob took 0.3-0.4 ms (most of a
 // cache hit). programFormat changes whenever the layout does.
-const programFormat = 3
+const programFormat = 4
 
 // MarshalBinary encodes p.
 func (p *Program) MarshalBinary() ([]byte, error) {
@@ -115,6 +115,7 @@ func (e *encoder) program(p *Program) {
 			e.int(int64(t.Binding))
 			e.int(int64(t.Bytes))
 		}
+		e.ints(k.Addressed)
 	}
 	e.uint(uint64(len(p.Buffers)))
 	for _, b := range p.Buffers {
@@ -270,6 +271,7 @@ func (d *decoder) program() *Program {
 		}
 		copy(k.LocalSize[:], ls)
 		k.Texel = list(d, func() kgen.TexelView { return kgen.TexelView{Binding: int(d.int()), Bytes: int(d.int())} })
+		k.Addressed = d.ints()
 		p.Kernels = append(p.Kernels, k)
 	}
 	for n := d.count(); n > 0; n-- {

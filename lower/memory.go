@@ -513,17 +513,24 @@ func checkPlan(s *state) error {
 			}
 			continue
 		}
-		if k := p.Kernels[st.Kernel]; len(st.Buffers) != k.Bindings {
+		k := p.Kernels[st.Kernel]
+		if len(st.Buffers) != k.Bindings {
 			return fmt.Errorf("lower: step %d (%s) binds %d buffers to kernel %s of %d bindings", i, st.Inst, len(st.Buffers), k.Name, k.Bindings)
 		}
-		// A kernel addresses each binding as one storage buffer: larger
-		// arrays need addressing vkjit does not generate yet (several
-		// bindings, or buffer device addresses).
-		for _, b := range st.Buffers {
-			if buf := p.Buffers[b]; s.tg.MaxStorageRange > 0 && buf.Size > s.tg.MaxStorageRange {
-				return fmt.Errorf("lower: %s (%s): an array of %d bytes is not supported on this device yet: it binds at most %d bytes to a kernel (maxStorageBufferRange)",
+		// A descriptor binds at most maxStorageBufferRange bytes; a larger
+		// array is reached through its buffer device address, where the
+		// device has them (kgen's addBuffer).
+		for j, b := range st.Buffers {
+			buf := p.Buffers[b]
+			if s.tg.MaxStorageRange == 0 || PaddedSize(buf.Size) <= s.tg.MaxStorageRange || slices.Contains(k.Addressed, j) {
+				continue
+			}
+			if !s.tg.BufferAddress {
+				return fmt.Errorf("lower: %s (%s): an array of %d bytes needs a device with bufferDeviceAddress and shaderInt64: this one binds at most %d bytes to a kernel (maxStorageBufferRange)",
 					buf.Name, buf.Shape, buf.Size, s.tg.MaxStorageRange)
 			}
+			return fmt.Errorf("lower: internal error: step %d (%s) binds %s (%d bytes) to binding %d of kernel %s, which is not addressed",
+				i, st.Inst, buf.Name, buf.Size, j, k.Name)
 		}
 		nr := len(st.Buffers) - st.Writes
 		for _, b := range st.Buffers[:nr] {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/spirv"
 )
 
 func TestPlan(t *testing.T) {
@@ -293,22 +294,55 @@ func TestCompileScalesLinearly(t *testing.T) {
 }
 
 // TestStorageRangeLimit: an array larger than the device binds to a
-// kernel (maxStorageBufferRange) is refused by name before any run;
-// one of exactly that size compiles.
+// kernel (maxStorageBufferRange) is reached through its buffer device
+// address, and refused by name before any run on a device without them;
+// one of exactly that size takes a descriptor unless AddressAbove asks.
 func TestStorageRangeLimit(t *testing.T) {
+	neg := func(n int) *hlo.Module {
+		m, err := hlo.Parse("t.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT y = f32[%d] negate(x)\n}\n", n, n))
+		require.NoError(t, err)
+		return m
+	}
 	tg := desktop
 	tg.MaxStorageRange = 4096
 	for _, c := range []struct {
-		n  int
-		ok bool
-	}{{1024, true}, {1025, false}} {
-		m, err := hlo.Parse("t.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  ROOT y = f32[%d] negate(x)\n}\n", c.n, c.n))
-		require.NoError(t, err)
-		_, err = Compile(m, tg, Options{})
-		if c.ok {
-			require.NoError(t, err)
+		n         int
+		address   bool  // the device has buffer device addresses
+		above     int64 // Options.AddressAbove
+		addressed []int // the kernel's Addressed, or nil
+		err       string
+	}{
+		{1024, false, 0, nil, ""},
+		{1025, false, 0, nil, "an array of 4100 bytes needs a device with bufferDeviceAddress and shaderInt64: this one binds at most 4096 bytes"},
+		{1024, true, 0, nil, ""},
+		{1025, true, 0, []int{0, 1}, ""},
+		{1024, true, 4095, []int{0, 1}, ""}, // asked for below the range
+		{1024, true, 8192, nil, ""},         // the range bounds what is asked
+		{1024, false, 4, nil, ""},           // nothing to reach them by
+	} {
+		tg.BufferAddress = c.address
+		p, err := Compile(neg(c.n), tg, Options{AddressAbove: c.above})
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err)
 			continue
 		}
-		require.ErrorContains(t, err, "an array of 4100 bytes is not supported on this device yet: it binds at most 4096 bytes")
+		require.NoError(t, err, "%+v", c)
+		require.Len(t, p.Kernels, 1)
+		require.Equal(t, c.addressed, p.Kernels[0].Addressed, "%+v", c)
+		require.NoError(t, spirv.Validate(p.Kernels[0].Words))
 	}
+	// Addresses take 8 bytes of push constants each: past maxStorageBufferRange
+	// an array must have one; below it, one that does not fit keeps its
+	// descriptor.
+	add := func(n int) *hlo.Module {
+		m, err := hlo.Parse("t.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%d] parameter(0)\n  y = f32[%d] parameter(1)\n  ROOT z = f32[%d] add(x, y)\n}\n", n, n, n))
+		require.NoError(t, err)
+		return m
+	}
+	tg.BufferAddress, tg.MaxPushBytes = true, 20 // the count and two addresses
+	p, err := Compile(add(512), tg, Options{AddressAbove: 4})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, p.Kernels[0].Addressed)
+	_, err = Compile(add(2048), tg, Options{})
+	require.ErrorContains(t, err, "a kernel reaches more arrays past maxStorageBufferRange (4096 bytes) than its 20 bytes of push constants hold the addresses of")
 }

@@ -39,6 +39,8 @@ type Builder struct {
 	funcs     []uint32
 
 	dedup map[string]ID // types and constants by value
+
+	addressing uint32 // the memory model's addressing: Logical, or PhysicalStorageBuffer64
 }
 
 // NewBuilder returns an empty module that already declares the Shader
@@ -353,8 +355,27 @@ func (b *Builder) TypeBufferImage(t ID) ID {
 // Variable declares a global variable of pointer type ptr in storage class sc.
 func (b *Builder) Variable(ptr ID, sc StorageClass) ID {
 	id := b.NewID()
-	b.globals = appendInst(b.globals, OpVariable, uint32(ptr), uint32(id), uint32(sc))
+	b.VariableAt(id, ptr, sc)
 	return id
+}
+
+// VariableAt declares global variable id, handed out earlier by NewID:
+// code may use a variable whose type is settled only when the function
+// is done (a push-constant block that gains members as the code needs
+// them), since the module lists globals ahead of functions.
+func (b *Builder) VariableAt(id, ptr ID, sc StorageClass) {
+	b.globals = appendInst(b.globals, OpVariable, uint32(ptr), uint32(id), uint32(sc))
+}
+
+// PhysicalAddressing switches the module to the PhysicalStorageBuffer64
+// addressing model (SPV_KHR_physical_storage_buffer, Vulkan 1.2): its
+// kernels may make pointers from buffer device addresses
+// (Function.ConvertUToPtr) and must load and store through them with
+// Function.LoadAligned and StoreAligned.
+func (b *Builder) PhysicalAddressing() {
+	b.Capability(CapabilityPhysicalStorageBufferAddresses)
+	b.Extension("SPV_KHR_physical_storage_buffer")
+	b.addressing = AddressingPhysicalStorageBuffer64
 }
 
 // Function starts a function definition. Add blocks with Label, emit into
@@ -465,7 +486,7 @@ func (b *Builder) Words() []uint32 {
 		w = appendInst(w, OpExtension, String(e)...)
 	}
 	w = append(w, b.imports...)
-	w = appendInst(w, OpMemoryModel, AddressingLogical, MemoryModelGLSL450)
+	w = appendInst(w, OpMemoryModel, b.addressing, MemoryModelGLSL450)
 	w = append(w, b.entries...)
 	w = append(w, b.modes...)
 	w = append(w, b.debug...)

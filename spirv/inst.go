@@ -9,6 +9,21 @@ package spirv
 // Load emits OpLoad.
 func (f *Function) Load(typ, x ID) ID { return f.Apply(OpLoad, typ, x) }
 
+// LoadAligned emits OpLoad with the Aligned memory operand: a load
+// through a physical storage buffer pointer known to be align-aligned.
+func (f *Function) LoadAligned(typ, x ID, align uint32) ID {
+	return f.Op(OpLoad, typ, uint32(x), MemoryAccessAligned, align)
+}
+
+// StoreAligned is Store through a physical storage buffer pointer.
+func (f *Function) StoreAligned(ptr, v ID, align uint32) {
+	f.Void(OpStore, uint32(ptr), uint32(v), MemoryAccessAligned, align)
+}
+
+// ConvertUToPtr emits OpConvertUToPtr: a 64-bit address as a pointer of
+// type typ (StoragePhysicalStorageBuffer).
+func (f *Function) ConvertUToPtr(typ, x ID) ID { return f.Apply(OpConvertUToPtr, typ, x) }
+
 // Bitcast emits OpBitcast.
 func (f *Function) Bitcast(typ, x ID) ID { return f.Apply(OpBitcast, typ, x) }
 

@@ -54,6 +54,7 @@ const (
 	OpUConvert                  Op = 113
 	OpSConvert                  Op = 114
 	OpFConvert                  Op = 115
+	OpConvertUToPtr             Op = 120
 	OpBitcast                   Op = 124
 	OpSNegate                   Op = 126
 	OpFNegate                   Op = 127
@@ -146,6 +147,9 @@ const (
 	CapabilityDenormPreserve           Capability = 4464 // SPV_KHR_float_controls
 	CapabilitySignedZeroInfNanPreserve Capability = 4466
 	CapabilityRoundingModeRTE          Capability = 4467
+	// SPV_KHR_physical_storage_buffer: pointers made from buffer device
+	// addresses (Builder.PhysicalAddressing).
+	CapabilityPhysicalStorageBufferAddresses Capability = 5347
 )
 
 // StorageClass says where a variable lives.
@@ -161,6 +165,9 @@ const (
 	StorageFunction        StorageClass = 7
 	StoragePushConstant    StorageClass = 9
 	StorageStorageBuffer   StorageClass = 12
+	// StoragePhysicalStorageBuffer is memory reached through a buffer
+	// device address: no descriptor, so no maxStorageBufferRange.
+	StoragePhysicalStorageBuffer StorageClass = 5349
 )
 
 // Decoration values.
@@ -203,6 +210,7 @@ const (
 	ExecutionModeSignedZeroInfNanPreserve = 4461
 	ExecutionModeRoundingModeRTE          = 4462
 	AddressingLogical                     = 0
+	AddressingPhysicalStorageBuffer64     = 5348
 	MemoryModelGLSL450                    = 1
 )
 
@@ -211,6 +219,11 @@ const (
 	ScopeDevice    = 1
 	ScopeWorkgroup = 2
 	ScopeSubgroup  = 3
+
+	// MemoryAccessAligned is the memory operand that every load and store
+	// through a physical storage buffer pointer carries, with the
+	// alignment in bytes the pointer is known to have.
+	MemoryAccessAligned = 0x2
 
 	SemanticsAcquireRelease         = 0x8
 	SemanticsWorkgroupMemory        = 0x100

@@ -25,6 +25,7 @@ type Buffer struct {
 	alloc  bool    // an allocation of its own (Carve): Root stops here
 
 	ready atomic.Uint64 // an allocation's Ready ticket (Root's only)
+	addr  atomic.Uint64 // the device address of buf, once asked (the owner's only)
 }
 
 // View returns size bytes of b from offset as a buffer of their own, for
@@ -176,6 +177,9 @@ func (d *Device) newBuffer(size int64, prefs []func(MemoryType) bool, mapped boo
 		Usage:       vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageUniformTexelBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit),
 		SharingMode: vk.SharingModeExclusive,
 	}
+	if d.Info.BufferAddress {
+		bci.Usage |= vk.BufferUsageFlags(vk.BufferUsageShaderDeviceAddressBit)
+	}
 	if fam, own := d.TransferQueueFamily(); own {
 		// Used by the compute and the transfer queue: concurrent sharing
 		// instead of ownership transfers.
@@ -203,6 +207,9 @@ func (d *Device) newBuffer(size int64, prefs []func(MemoryType) bool, mapped boo
 		SType:           vk.StructureTypeMemoryAllocateInfo,
 		AllocationSize:  req.Size,
 		MemoryTypeIndex: idx,
+	}
+	if d.Info.BufferAddress {
+		mai.PNext = addressFlags()
 	}
 	var mem vk.DeviceMemory
 	if err := check("vkAllocateMemory", vk.AllocateMemory(d.dev, mai, nil, &mem)); err != nil {
@@ -331,6 +338,24 @@ func (b *Buffer) texelView(bytes int) (vk.BufferView, error) {
 		return vk.NullBufferView, err
 	}
 	return view, nil
+}
+
+// Address is the device address of b's first byte, for kernels that
+// reach b that way (lower/kgen Kernel.Addressed); 0 where the device has
+// no buffer device addresses.
+func (b *Buffer) Address() uint64 {
+	owner := b
+	if b.parent != nil {
+		owner = b.parent
+	}
+	a := owner.addr.Load()
+	if a == 0 {
+		if a = b.dev.bufferAddress(b.buf); a == 0 {
+			return 0
+		}
+		owner.addr.Store(a)
+	}
+	return a + uint64(b.offset)
 }
 
 // handle is the VkBuffer b's bytes are in, and where they start in it.

@@ -60,6 +60,14 @@ typedef void (*vkjit_barrier_fn)(void*, uint32_t, uint32_t, uint32_t, uint32_t, 
 typedef void (*vkjit_copy_fn)(void*, uint64_t, uint64_t, uint32_t, const vkjit_copy*);
 typedef int32_t (*vkjit_create_fn)(void*, const void*, const void*, uint64_t*);
 typedef int32_t (*vkjit_pipelines_fn)(void*, uint64_t, uint32_t, const vkjit_compute_info*, const void*, uint64_t*);
+typedef struct { uint32_t sType; const void* pNext; uint64_t buffer; } vkjit_address_info;
+typedef uint64_t (*vkjit_address_fn)(void*, const vkjit_address_info*);
+
+// vkjit_address_flags is the VkMemoryAllocateFlagsInfo that lets a
+// buffer bound to the memory have a device address
+// (VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT), in C memory for pNext.
+static const struct { uint32_t sType; const void* pNext; uint32_t flags, deviceMask; } vkjit_address_flags = {1000060000, 0, 2, 0};
+static const void* vkjit_address_flags_ptr(void) { return &vkjit_address_flags; }
 
 typedef struct {
 	vkjit_update_fn update;
@@ -68,6 +76,7 @@ typedef struct {
 	vkjit_copy_fn copy;
 	vkjit_create_fn pool, setLayout, pipelineLayout, module;
 	vkjit_pipelines_fn pipelines;
+	vkjit_address_fn address; // vkGetBufferDeviceAddress (Vulkan 1.2); 0 on older devices
 } vkjit_calls;
 
 static int vkjit_calls_load(void* instance, void* device, vkjit_calls* c) {
@@ -82,6 +91,7 @@ static int vkjit_calls_load(void* instance, void* device, vkjit_calls* c) {
 	c->pipelineLayout = (vkjit_create_fn)gdpa(device, "vkCreatePipelineLayout");
 	c->module = (vkjit_create_fn)gdpa(device, "vkCreateShaderModule");
 	c->pipelines = (vkjit_pipelines_fn)gdpa(device, "vkCreateComputePipelines");
+	c->address = (vkjit_address_fn)gdpa(device, "vkGetBufferDeviceAddress");
 	if (!c->update || !c->submit || !c->barrier || !c->copy || !c->pool || !c->setLayout || !c->pipelineLayout || !c->module || !c->pipelines) return -3;
 	return 0;
 }
@@ -110,6 +120,14 @@ static void vkjit_update(vkjit_calls* c, void* device, uint64_t set, uint32_t nb
 		}
 	}
 	c->update(device, n, writes, 0, 0);
+}
+
+static uint64_t vkjit_buffer_address(vkjit_calls* c, void* device, uint64_t buffer) {
+	vkjit_address_info info;
+	memset(&info, 0, sizeof info);
+	info.sType = 1000244001; // VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO
+	info.buffer = buffer;
+	return c->address(device, &info);
 }
 
 static int32_t vkjit_submit_one(vkjit_calls* c, void* queue, void* cmd, uint64_t fence) {
@@ -247,6 +265,19 @@ func (d *Device) updateDescriptors(set vk.DescriptorSet, bufs []uint64, views []
 	runtime.KeepAlive(bufs)
 	runtime.KeepAlive(views)
 }
+
+// bufferAddress is buf's device address (vkGetBufferDeviceAddress), or
+// 0 where the device has none.
+func (d *Device) bufferAddress(buf vk.Buffer) uint64 {
+	if d.calls.fns.address == nil || !d.Info.BufferAddress {
+		return 0
+	}
+	return uint64(C.vkjit_buffer_address(&d.calls.fns, unsafe.Pointer(d.dev), C.uint64_t(handle(buf))))
+}
+
+// addressFlags is the pNext of a memory allocation for buffers with
+// device addresses.
+func addressFlags() unsafe.Pointer { return unsafe.Pointer(C.vkjit_address_flags_ptr()) }
 
 func (d *Device) queueSubmit(cmd vk.CommandBuffer, fence vk.Fence) error {
 	return check("vkQueueSubmit", vk.Result(C.vkjit_submit_one(&d.calls.fns, unsafe.Pointer(d.queue), unsafe.Pointer(cmd), C.uint64_t(handle(fence)))))

@@ -1,9 +1,11 @@
 package vk
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -59,8 +61,8 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		if len(x.Buffers) != x.Kernel.Bindings {
 			return nil, fmt.Errorf("vk: dispatch %d of %s binds %d buffers, kernel has %d bindings", i, x.Kernel.Name, len(x.Buffers), x.Kernel.Bindings)
 		}
-		if uint32(len(x.Push)) != x.Kernel.PushSize {
-			return nil, fmt.Errorf("vk: dispatch %d of %s pushes %d bytes, kernel takes %d", i, x.Kernel.Name, len(x.Push), x.Kernel.PushSize)
+		if want := x.Kernel.PushSize - 8*uint32(len(x.Kernel.Addressed)); uint32(len(x.Push)) != want {
+			return nil, fmt.Errorf("vk: dispatch %d of %s pushes %d bytes, kernel takes %d", i, x.Kernel.Name, len(x.Push), want)
 		}
 		for a := 0; a < 3; a++ {
 			if x.Groups[a] > d.Info.MaxComputeWorkGroupCount[a] {
@@ -74,7 +76,20 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		return nil, err
 	}
 	sets := make([]vk.DescriptorSet, len(ds))
+	push := make([][]byte, len(ds))
 	for i, x := range ds {
+		push[i] = x.Push
+		if len(x.Kernel.Addressed) > 0 {
+			push[i] = append([]byte(nil), x.Push...)
+			for _, b := range x.Kernel.Addressed {
+				a := x.Buffers[b].Address()
+				if a == 0 {
+					cl.Destroy()
+					return nil, fmt.Errorf("vk: dispatch %d of %s: binding %d has no device address", i, x.Kernel.Name, b)
+				}
+				push[i] = binary.LittleEndian.AppendUint64(push[i], a)
+			}
+		}
 		dsai := &vk.DescriptorSetAllocateInfo{
 			SType:              vk.StructureTypeDescriptorSetAllocateInfo,
 			DescriptorPool:     cl.pool,
@@ -95,8 +110,13 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 			continue
 		}
 		bufs := make([]uint64, 0, 3*len(x.Buffers))
-		for _, b := range x.Buffers {
+		for j, b := range x.Buffers {
 			bi := b.descriptor()
+			if slices.Contains(x.Kernel.Addressed, j) {
+				// The kernel reads its address, not the descriptor; the
+				// descriptor stays valid, within the device's range.
+				bi.Range = vk.DeviceSize(min(b.span, int64(d.Info.MaxStorageBufferRange)))
+			}
 			bufs = append(bufs, handle(bi.Buffer), uint64(bi.Offset), uint64(bi.Range))
 		}
 		var views []uint64
@@ -146,8 +166,8 @@ func (d *Device) record(ds []Dispatch, profile bool) (*CommandList, error) {
 		}
 		vk.CmdBindPipeline(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.pipeline)
 		vk.CmdBindDescriptorSets(cl.cmd, vk.PipelineBindPointCompute, x.Kernel.layout, 0, 1, sets[i:i+1], 0, nil)
-		if len(x.Push) > 0 {
-			vk.CmdPushConstants(cl.cmd, x.Kernel.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(x.Push)), unsafe.Pointer(&x.Push[0]))
+		if p := push[i]; len(p) > 0 {
+			vk.CmdPushConstants(cl.cmd, x.Kernel.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(p)), unsafe.Pointer(&p[0]))
 		}
 		vk.CmdDispatch(cl.cmd, x.Groups[0], x.Groups[1], x.Groups[2])
 		if profile {

@@ -108,6 +108,10 @@ type DeviceInfo struct {
 	Timestamps      bool
 
 	ShaderFloat64, ShaderInt64, ShaderInt16 bool
+	// BufferAddress: shaders may reach buffers through their device
+	// addresses (bufferDeviceAddress, with shaderInt64), which no
+	// maxStorageBufferRange bounds; vkjit enables it where it is.
+	BufferAddress bool
 	// Storage16 and Storage8: storage buffers may hold 16- and 8-bit
 	// values (storageBuffer16BitAccess, storageBuffer8BitAccess; loads,
 	// stores and conversions only).
@@ -281,6 +285,7 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.SignedZeroInfNan16 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan16)
 		d.SignedZeroInfNan32 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan32)
 		d.SignedZeroInfNan64 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan64)
+		d.BufferAddress = d.atLeast(2) && d.ShaderInt64 && hasFeature(in, pd, featBufferAddress)
 	}
 	return d, nil
 }
@@ -393,7 +398,7 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	for _, f := range []struct {
 		on    bool
 		sType uint32
-	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}, {info.Float16Exact, featFloat16}} {
+	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}, {info.Float16Exact, featFloat16}, {info.BufferAddress, featBufferAddress}} {
 		if f.on {
 			if err := chain.add(f.sType); err != nil {
 				return nil, err

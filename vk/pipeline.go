@@ -21,6 +21,33 @@ type Kernel struct {
 	PushSize uint32
 	Name     string
 	Texel    []TexelView
+	// Addressed lists the bindings the kernel reaches through their
+	// buffers' device addresses (ByAddress): a dispatch pushes its own
+	// PushSize-8*len(Addressed) bytes, and Record appends each one's
+	// address.
+	Addressed []int
+}
+
+// ByAddress says that the kernel reaches these bindings through the
+// device addresses of the buffers bound there, which the last
+// 8*len(bindings) bytes of its push constants hold, in this order.
+func (k *Kernel) ByAddress(bindings []int) error {
+	if len(bindings) == 0 {
+		return nil
+	}
+	if !k.dev.Info.BufferAddress {
+		return fmt.Errorf("vk: kernel %s reaches buffers by device address, which %s does not have (bufferDeviceAddress)", k.Name, k.dev.Info.Name)
+	}
+	if int(k.PushSize) < 8*len(bindings) {
+		return fmt.Errorf("vk: kernel %s pushes %d bytes, too few for %d addresses", k.Name, k.PushSize, len(bindings))
+	}
+	for _, b := range bindings {
+		if b < 0 || b >= k.Bindings {
+			return fmt.Errorf("vk: kernel %s has no binding %d to reach by address", k.Name, b)
+		}
+	}
+	k.Addressed = bindings
+	return nil
 }
 
 // TexelView is a kernel's uniform texel buffer binding: a view of the

@@ -201,10 +201,11 @@ import (
 // Feature structures vkjit enables (their sType; the feature is the
 // structure's first VkBool32).
 const (
-	featTimeline  = 1000207000 // VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore
-	feat16Storage = 1000083000 // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
-	feat8Storage  = 1000177000 // VkPhysicalDevice8BitStorageFeatures.storageBuffer8BitAccess
-	featFloat16   = 1000082000 // VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16
+	featTimeline      = 1000207000 // VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore
+	feat16Storage     = 1000083000 // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
+	feat8Storage      = 1000177000 // VkPhysicalDevice8BitStorageFeatures.storageBuffer8BitAccess
+	featFloat16       = 1000082000 // VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16
+	featBufferAddress = 1000257000 // VkPhysicalDeviceBufferDeviceAddressFeatures.bufferDeviceAddress
 )
 
 // VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2) and the offsets of

@@ -272,3 +272,41 @@ func TestHugePagesAdvised(t *testing.T) {
 	}
 	t.Fatalf("no mapping holds %#x", addr)
 }
+
+// TestByAddress: a kernel that reaches bindings by device address takes
+// them within its bindings and push constants, and a view's address is
+// its buffer's plus its offset.
+func TestByAddress(t *testing.T) {
+	inst, err := vk.NewInstance(false)
+	require.NoError(t, err)
+	defer inst.Destroy()
+	devs, err := inst.Devices()
+	require.NoError(t, err)
+	idx, err := vk.ChooseDevice(devs, "")
+	require.NoError(t, err)
+	dev, err := inst.OpenDevice(idx, vk.DeviceOptions{})
+	require.NoError(t, err)
+	defer dev.Destroy()
+	if !dev.Info.BufferAddress {
+		t.Skipf("%s has no buffer device addresses", dev.Info.Name)
+	}
+	k, err := dev.NewKernel("scale", scaleKernel(), 2, 12)
+	require.NoError(t, err)
+	defer k.Destroy()
+	require.ErrorContains(t, k.ByAddress([]int{2}), "has no binding 2")
+	require.ErrorContains(t, k.ByAddress([]int{0, 1}), "pushes 12 bytes, too few for 2 addresses")
+	require.NoError(t, k.ByAddress([]int{1}))
+	b, err := dev.NewBuffer(4096)
+	require.NoError(t, err)
+	defer b.Destroy()
+	require.NotZero(t, b.Address())
+	v, err := b.View(256, 1024)
+	require.NoError(t, err)
+	require.Equal(t, b.Address()+256, v.Address())
+	// The dispatch pushes its own 4 bytes; the address is appended.
+	_, err = dev.Record([]vk.Dispatch{{Kernel: k, Buffers: []*vk.Buffer{b, v}, Push: make([]byte, 12), Groups: [3]uint32{1, 1, 1}}})
+	require.ErrorContains(t, err, "pushes 12 bytes, kernel takes 4")
+	cl, err := dev.Record([]vk.Dispatch{{Kernel: k, Buffers: []*vk.Buffer{b, v}, Push: make([]byte, 4), Groups: [3]uint32{1, 1, 1}}})
+	require.NoError(t, err)
+	cl.Destroy()
+}

@@ -34,6 +34,7 @@ type benchResult struct {
 	Vec4Access       bool    `json:"vec4_access"`
 	InvocationTiles  bool    `json:"invocation_tiles"`
 	StorageLoads     bool    `json:"storage_loads"`
+	AddressAbove     int64   `json:"address_above,omitempty"`
 	HostCPU          string  `json:"host_cpu"`
 	HostCores        int     `json:"host_cores"`
 	HostSIMDBits     int     `json:"host_simd_bits"`
@@ -76,6 +77,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands and store vector results as vec4s, not 32-byte words (to compare against)")
 	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
+	addressAbove := fs.Int64("address-above", 0, "reach every array of more bytes through its buffer device address, as arrays past maxStorageBufferRange are (to test and compare against)")
 	seed := fs.Uint64("seed", 0, "seed for the random arguments")
 	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
 	pos, err := parseInterleaved(fs, args)
@@ -99,7 +101,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, InvocationTiles: *invocationTiles})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles})
 	if err != nil {
 		return err
 	}
@@ -150,7 +152,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
-		Vec4Access: *vec4Access, StorageLoads: *storageLoads, InvocationTiles: *invocationTiles,
+		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
 		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {
 		seq, str, err := streamBench(exe, tensors, *stream)

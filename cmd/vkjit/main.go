@@ -44,7 +44,7 @@ Usage:
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --no-fuse,
                                              --host-loops, --vec4-access, --storage-loads,
-                                             --invocation-tiles
+                                             --invocation-tiles, --address-above N
   vkjit test [flags] FILE.mlir|DIR ...       run StableHLO conformance files: every module's
                                              check ops compared on the host; prints each
                                              failure and "N passed, M failed, K skipped":

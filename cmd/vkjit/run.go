@@ -58,6 +58,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands and store vector results as vec4s, not 32-byte words (to compare against)")
 	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
+	addressAbove := fs.Int64("address-above", 0, "reach every array of more bytes through its buffer device address, as arrays past maxStorageBufferRange are (to test and compare against)")
 	showStats := fs.Bool("stats", false, "print kernels, dispatches and memory figures")
 	profile := fs.Bool("profile", false, "after the run, run again measuring each dispatch's device time (timestamps) and print them, longest first")
 	budget := fs.Int64("memory-budget", 0, "plan at most this many device bytes, recomputing values instead of keeping them")
@@ -116,7 +117,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	copts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, InvocationTiles: *invocationTiles, MemoryBudget: *budget, Donate: donated}
+	copts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles, MemoryBudget: *budget, Donate: donated}
 	var exe *vkjit.Executable
 	if mod != nil {
 		exe, err = rt.Compile(mod, copts)

@@ -44,6 +44,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	noReuse := fset.Bool("no-reuse", false, "give every temporary its own memory")
 	hostLoops := fset.Bool("host-loops", false, "run every while loop from the host")
 	storageLoads := fset.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only")
+	addressAbove := fset.Int64("address-above", 0, "reach every array of more bytes through its buffer device address, as arrays past maxStorageBufferRange are (to test and compare against)")
 	expected := fset.String("expected", "", "a file listing the files that cannot pass yet (path: reason)")
 	writeExpected := fset.String("write-expected", "", "write the list of failing files, each with its first failure, to this file")
 	jobs := fset.Int("jobs", runtime.NumCPU(), "modules compiled and run at once")
@@ -93,7 +94,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	opts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, StorageLoads: *storageLoads}
+	opts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, StorageLoads: *storageLoads, AddressAbove: *addressAbove}
 
 	results := make([]fileResult, len(files))
 	var wg sync.WaitGroup

@@ -40,8 +40,8 @@ func CorpusE2E(t testing.TB) (files []string, root string) {
 // evaluator, and an unfused run without buffer reuse does not fit
 // lavapipe's 2 GiB heap). The corpus tests run such a module only when
 // RunLong says so (make test-long), and then without the unfused run.
-// Lavapipe refuses it by name: its 512 MiB arrays pass the 128 MiB a
-// kernel may bind there (maxStorageBufferRange).
+// Its 512 MiB arrays pass the 128 MiB a descriptor may bind on lavapipe
+// (maxStorageBufferRange): kernels reach them by device address.
 const LongWorkload = 512 << 20
 
 // RunLong reports whether VKJIT_LONG_TESTS=1 asks the corpus tests to

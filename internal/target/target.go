@@ -24,6 +24,8 @@ func For(d vk.DeviceInfo) lower.Target {
 		MaxWorkgroupCount:  d.MaxComputeWorkGroupCount,
 		MaxStorageBuffers:  d.MaxPerStageStorageBuffers,
 		MaxStorageRange:    int64(d.MaxStorageBufferRange),
+		BufferAddress:      d.BufferAddress,
+		MaxPushBytes:       d.MaxPushConstantsSize,
 		Float64:            d.ShaderFloat64,
 		Int64:              d.ShaderInt64,
 		Storage16:          d.Storage16,

@@ -183,7 +183,7 @@ func (k *kernelBuilder) operandBinding(o *hlo.Instruction) (int, error) {
 	}
 	// Named after what it holds: a name built from the path to it grew
 	// with the fusion's depth, quadratic in a chain's length.
-	b, err := k.addBuffer(o.Shape.Elem, o.Name, true)
+	b, err := k.addBuffer(o.Shape.Elem, o.Name, true, o.Shape.NumElements())
 	if err != nil {
 		return 0, o.Errorf("%v", err)
 	}

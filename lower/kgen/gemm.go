@@ -831,8 +831,7 @@ func (k *kernelBuilder) gemmStore(root *hlo.Instruction, p *GemmPlan, g gemmBind
 					for c := range parts {
 						parts[c] = k.normalize(val{accAt(i, q+c), p.out}).id
 					}
-					ptr := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), idx4)
-					k.f.Store(ptr, k.f.CompositeConstruct(v4, parts[:]...))
+					k.storeTo(outs[0], k.chain(outs[0], v4, idx4), k.f.CompositeConstruct(v4, parts[:]...))
 					return nil
 				})
 				if err != nil {

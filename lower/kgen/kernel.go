@@ -19,6 +19,13 @@ type Kernel struct {
 	Lanes  int         // invocations per element: 1, or the subgroup size for a subgroup reduction (subgroup.go)
 	Texel  []TexelView // uniform texel buffers at bindings Bindings.., each a view of a storage binding's buffer
 
+	// Addressed lists the bindings the kernel reaches through their
+	// buffers' device addresses rather than their descriptors (arrays
+	// past Target.AddressAbove): the runtime appends each one's address,
+	// 8 bytes, to the step's push constants, in this order, and binds
+	// its descriptor no wider than the device allows.
+	Addressed []int
+
 	Inputs  []*hlo.Instruction // what the bindings before the results hold
 	InPlace []bool             // inputs read only where the results are written (lower/memory.go)
 	Fused   []*hlo.Instruction // computed inline or alongside (prologue reduces)
@@ -38,25 +45,29 @@ type val struct {
 }
 
 type binding struct {
-	v     spirv.ID
-	st    hlo.ElementType  // storage element type
-	ro    bool             // read-only
-	wide  spirv.ID         // the buffer as a u64vec4 array (vector.go, wideVar); 0 until used
-	texel map[int]spirv.ID // the buffer as texel buffers, by texel bytes (vector.go, texelVar)
+	v      spirv.ID         // the storage buffer variable; 0 for an addressed binding
+	blk    spirv.ID         // the block type the variable points to
+	addr   int              // an addressed binding's push field of its address's low word
+	byAddr bool             // reached through its buffer device address (Kernel.Addressed)
+	st     hlo.ElementType  // storage element type
+	ro     bool             // read-only
+	wide   spirv.ID         // the buffer as a u64vec4 array (vector.go, wideChain); 0 until used
+	texel  map[int]spirv.ID // the buffer as texel buffers, by texel bytes (vector.go, texelVar)
 }
 
 // kernelBuilder holds the module under construction and the ids every
 // kernel shares: the invocation index, the push-constant block, the
 // storage buffer bindings.
 type kernelBuilder struct {
-	b        *spirv.Builder
-	f        *spirv.Function
-	tg       Target
-	local    uint32
-	bindings []binding
-	pcVar    spirv.ID
-	pcFields []spirv.ID // member types of the push-constant block
-	gid, nwg spirv.ID
+	b         *spirv.Builder
+	f         *spirv.Function
+	tg        Target
+	local     uint32
+	bindings  []binding
+	pcVar     spirv.ID   // the push-constant block, declared by finish
+	pcFields  []spirv.ID // member types of the push-constant block
+	addressed []int      // bindings reached by device address (Kernel.Addressed)
+	gid, nwg  spirv.ID
 	// zeroU32 is a u32 0 the driver cannot fold (Target.FoldsZeros), or
 	// 0 (no ID) where it needs none.
 	zeroU32 spirv.ID
@@ -104,15 +115,8 @@ func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
 	for i := 0; i < pushFields; i++ {
 		k.pcFields = append(k.pcFields, u32)
 	}
-	if pushFields > 0 {
-		offs := make([]uint32, pushFields)
-		for i := range offs {
-			offs[i] = uint32(4 * i)
-		}
-		blk := k.b.TypeBlock(k.pcFields, offs)
-		k.pcVar = k.b.Variable(k.b.TypePointer(spirv.StoragePushConstant, blk), spirv.StoragePushConstant)
-		k.b.Name(k.pcVar, "params")
-	}
+	// Declared by finish, when the addressed bindings have added theirs.
+	k.pcVar = k.b.NewID()
 	v3 := k.b.TypeVector(u32, 3)
 	k.gid = k.b.Variable(k.b.TypePointer(spirv.StorageInput, v3), spirv.StorageInput)
 	k.b.Decorate(k.gid, spirv.DecorationBuiltIn, uint32(spirv.BuiltInGlobalInvocationID))
@@ -153,9 +157,12 @@ func (k *kernelBuilder) u32() spirv.ID          { return k.b.TypeInt(32, false) 
 func (k *kernelBuilder) boolT() spirv.ID        { return k.b.TypeBool() }
 func (k *kernelBuilder) cu32(v uint32) spirv.ID { return k.b.ConstU32(v) }
 
-// addBuffer declares a storage buffer of element type t (HLO type; stored
-// as StorageType) at the next binding.
-func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool) (int, error) {
+// addBuffer declares a storage buffer of n elements of type t (HLO
+// type; stored as StorageType) at the next binding: a descriptor, or for
+// more bytes than Target.AddressAbove a buffer device address pushed
+// with the push constants (the only way a kernel reaches an array past
+// maxStorageBufferRange).
+func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool, n int64) (int, error) {
 	st, err := StorageType(t, k.tg)
 	if err != nil {
 		return 0, err
@@ -170,16 +177,91 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool)
 		arr = k.b.TypeRuntimeArray(k.b.TypeVector(elem, vec4), uint32(vec4*st.Bytes()))
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
-	v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
 	i := len(k.bindings)
+	if bytes := paddedBytes(n, st); k.tg.AddressAbove > 0 && bytes > k.tg.AddressAbove {
+		switch {
+		case k.pushFits(2):
+			k.b.PhysicalAddressing()
+			k.addressed = append(k.addressed, i)
+			k.bindings = append(k.bindings, binding{blk: blk, addr: len(k.pcFields), byAddr: true, st: st, ro: readonly})
+			k.pcFields = append(k.pcFields, k.u32(), k.u32())
+			return i, nil
+		case k.tg.MaxStorageRange > 0 && bytes > k.tg.MaxStorageRange:
+			return 0, fmt.Errorf("a kernel reaches more arrays past maxStorageBufferRange (%d bytes) than its %d bytes of push constants hold the addresses of", k.tg.MaxStorageRange, k.tg.MaxPushBytes)
+		}
+		// One a descriptor can bind keeps it when the push constants are
+		// full (AddressAbove below the range, in tests).
+	}
+	v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
 	k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
 	k.b.Decorate(v, spirv.DecorationBinding, uint32(i))
 	if readonly {
 		k.b.Decorate(v, spirv.DecorationNonWritable)
 	}
 	k.b.Name(v, name)
-	k.bindings = append(k.bindings, binding{v: v, st: st, ro: readonly})
+	k.bindings = append(k.bindings, binding{v: v, blk: blk, st: st, ro: readonly})
 	return i, nil
+}
+
+// pushFits reports whether n more u32 push constants fit the device's
+// push constant bytes.
+func (k *kernelBuilder) pushFits(n int) bool {
+	return k.tg.MaxPushBytes == 0 || 4*(len(k.pcFields)+n) <= int(k.tg.MaxPushBytes)
+}
+
+// paddedBytes is what a buffer of n elements of storage type st takes
+// on the device: whole words, at least one (lower.PaddedSize).
+func paddedBytes(n int64, st hlo.ElementType) int64 {
+	return (max(n*int64(st.Bytes()), 4) + 3) &^ 3
+}
+
+// class is the storage class of pointers into binding b.
+func (k *kernelBuilder) class(b int) spirv.StorageClass {
+	if k.bindings[b].byAddr {
+		return spirv.StoragePhysicalStorageBuffer
+	}
+	return spirv.StorageStorageBuffer
+}
+
+// base points at binding b's block of type blk (the binding's own, or
+// another view of its bytes such as wideChain's): its variable, or a
+// pointer made from its pushed address. An address is loaded afresh at
+// each access, so that the pointer dominates its uses wherever the code
+// is; the driver folds the repeats.
+func (k *kernelBuilder) base(b int, blk, v spirv.ID) spirv.ID {
+	bd := k.bindings[b]
+	if !bd.byAddr {
+		return v
+	}
+	u64 := k.b.TypeInt(64, false)
+	pair := k.f.CompositeConstruct(k.b.TypeVector(k.u32(), 2), k.push(bd.addr), k.push(bd.addr+1))
+	return k.f.ConvertUToPtr(k.b.TypePointer(spirv.StoragePhysicalStorageBuffer, blk), k.f.Bitcast(u64, pair))
+}
+
+// chain points at member idx... of binding b's array, an element of
+// type t.
+func (k *kernelBuilder) chain(b int, t spirv.ID, idx ...spirv.ID) spirv.ID {
+	bd := k.bindings[b]
+	return k.f.AccessChain(k.b.TypePointer(k.class(b), t), k.base(b, bd.blk, bd.v), append([]spirv.ID{k.cu32(0)}, idx...)...)
+}
+
+// loadFrom loads a value of type t through pointer p into binding b:
+// through an address, with the alignment every element of the binding
+// has (SPIR-V requires it there).
+func (k *kernelBuilder) loadFrom(b int, t, p spirv.ID) spirv.ID {
+	if k.bindings[b].byAddr {
+		return k.f.LoadAligned(t, p, uint32(k.bindings[b].st.Bytes()))
+	}
+	return k.f.Load(t, p)
+}
+
+// storeTo is loadFrom's store.
+func (k *kernelBuilder) storeTo(b int, p, v spirv.ID) {
+	if k.bindings[b].byAddr {
+		k.f.StoreAligned(p, v, uint32(k.bindings[b].st.Bytes()))
+		return
+	}
+	k.f.Store(p, v)
 }
 
 // begin opens main().
@@ -236,7 +318,17 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	if k.vecMode {
 		vector = VectorWidth
 	}
+	if len(k.pcFields) > 0 {
+		offs := make([]uint32, len(k.pcFields))
+		for i := range offs {
+			offs[i] = uint32(4 * i)
+		}
+		blk := k.b.TypeBlock(k.pcFields, offs)
+		k.b.VariableAt(k.pcVar, k.b.TypePointer(spirv.StoragePushConstant, blk), spirv.StoragePushConstant)
+		k.b.Name(k.pcVar, "params")
+	}
 	return &Kernel{
+		Addressed: k.addressed,
 		Inputs:    k.inputs,
 		InPlace:   inPlace,
 		Fused:     fused,
@@ -273,17 +365,27 @@ func (k *kernelBuilder) linearIndex() spirv.ID {
 	return k.f.IAdd(u32, x, k.f.IMul(u32, y, row))
 }
 
+// elemPtr points at element idx of binding bind.
 func (k *kernelBuilder) elemPtr(bind int, idx spirv.ID) spirv.ID {
 	k.noteIndex(bind, idx)
-	bd := k.bindings[bind]
-	pt := k.b.TypePointer(spirv.StorageStorageBuffer, k.storageElem(bd.st))
+	t := k.storageElem(k.bindings[bind].st)
 	if k.isVec(bind) { // a vec4 array: the component of element idx/4
 		u32 := k.u32()
 		q := k.f.UDiv(u32, idx, k.cu32(vec4))
 		r := k.f.UMod(u32, idx, k.cu32(vec4))
-		return k.f.AccessChain(pt, bd.v, k.cu32(0), q, r)
+		return k.chain(bind, t, q, r)
 	}
-	return k.f.AccessChain(pt, bd.v, k.cu32(0), idx)
+	return k.chain(bind, t, idx)
+}
+
+// loadElem loads element idx of binding bind as stored.
+func (k *kernelBuilder) loadElem(bind int, idx spirv.ID) spirv.ID {
+	return k.loadFrom(bind, k.storageElem(k.bindings[bind].st), k.elemPtr(bind, idx))
+}
+
+// storeElem stores v, as stored, at element idx of binding bind.
+func (k *kernelBuilder) storeElem(bind int, idx, v spirv.ID) {
+	k.storeTo(bind, k.elemPtr(bind, idx), v)
 }
 
 // noteIndex records an access of binding bind at idx: one not at the
@@ -323,7 +425,7 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 		k.noteIndex(bind, idx)
 		raw = k.texelLoad1(bind, idx)
 	default:
-		raw = k.widen(k.f.Load(k.storageElem(bd.st), k.elemPtr(bind, idx)), bd.st)
+		raw = k.widen(k.loadElem(bind, idx), bd.st)
 	}
 	if t == hlo.PRED {
 		return val{k.f.INotEqual(k.boolT(), raw, k.cu32(0)), t}
@@ -346,12 +448,12 @@ func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	}
 	if k.lanes > 0 { // a subgroup per element: lane 0 stores
 		k.f.If(k.boolOp(spirv.OpIEqual, k.lane, k.cu32(0)), func() error {
-			k.f.Store(k.elemPtr(bind, idx), id)
+			k.storeElem(bind, idx, id)
 			return nil
 		})
 		return
 	}
-	k.f.Store(k.elemPtr(bind, idx), id)
+	k.storeElem(bind, idx, id)
 }
 
 // bind declares the storage buffers of instruction in: read-only ones for
@@ -385,7 +487,7 @@ func (k *kernelBuilder) bindOperands(in *hlo.Instruction) ([]int, error) {
 func (k *kernelBuilder) bindResults(in *hlo.Instruction) ([]int, error) {
 	var outs []int
 	for i, s := range in.Shape.Leaves() {
-		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false)
+		b, err := k.addBuffer(s.Elem, fmt.Sprintf("out%d", i), false, s.NumElements())
 		if err != nil {
 			return nil, in.Errorf("%v", err)
 		}

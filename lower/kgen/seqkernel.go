@@ -283,14 +283,14 @@ func (e *seqEmitter) bindLoop(w *hlo.Instruction, l *Loop, tg Target) (ins, outs
 		var b int
 		switch {
 		case lb.Leaf < 0:
-			flag, err = k.addBuffer(hlo.U32, "flag", false)
+			flag, err = k.addBuffer(hlo.U32, "flag", false, 1)
 		case lb.Init:
-			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("init%d", lb.Leaf), true)
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("init%d", lb.Leaf), true, leaves[lb.Leaf].NumElements())
 			ins = append(ins, b)
 		case l.Big[lb.Leaf]:
-			e.bigBind[lb.Leaf], err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("array%d", lb.Leaf), lb.ReadOnly)
+			e.bigBind[lb.Leaf], err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("array%d", lb.Leaf), lb.ReadOnly, leaves[lb.Leaf].NumElements())
 		default:
-			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("state%d", lb.Leaf), false)
+			b, err = k.addBuffer(leaves[lb.Leaf].Elem, fmt.Sprintf("state%d", lb.Leaf), false, leaves[lb.Leaf].NumElements())
 			outs = append(outs, b)
 		}
 		if err != nil {

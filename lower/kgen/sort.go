@@ -19,11 +19,11 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	sa, err := k.addBuffer(hlo.U32, "scratch0", false)
+	sa, err := k.addBuffer(hlo.U32, "scratch0", false, in.Operands[0].Shape.NumElements())
 	if err != nil {
 		return nil, err
 	}
-	sb, err := k.addBuffer(hlo.U32, "scratch1", false)
+	sb, err := k.addBuffer(hlo.U32, "scratch1", false, in.Operands[0].Shape.NumElements())
 	if err != nil {
 		return nil, err
 	}
@@ -45,9 +45,9 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		elem := func(pos spirv.ID) spirv.ID { return op(spirv.OpIAdd, base, op(spirv.OpIMul, pos, cu(st[d]))) }
 		sbase := op(spirv.OpIMul, row, cu(length))
 		scratch := []int{sa, sb}
-		sPtr := func(buf int, j spirv.ID) spirv.ID { return k.elemPtr(scratch[buf], op(spirv.OpIAdd, sbase, j)) }
+		sAt := func(j spirv.ID) spirv.ID { return op(spirv.OpIAdd, sbase, j) }
 		if err := k.loop(cu(length), func(j spirv.ID) error {
-			k.f.Store(sPtr(0, j), j)
+			k.storeElem(scratch[0], sAt(j), j)
 			return nil
 		}); err != nil {
 			return err
@@ -71,14 +71,14 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 				// Read clamped positions; the choice ignores the invalid one.
 				li := k.f.Select(u32, hasL, i0, lo)
 				ri := k.f.Select(u32, hasR, j0, lo)
-				lpos := k.f.Load(u32, sPtr(src, li))
-				rpos := k.f.Load(u32, sPtr(src, ri))
+				lpos := k.loadElem(scratch[src], sAt(li))
+				rpos := k.loadElem(scratch[src], sAt(ri))
 				rLess, err := less(rpos, lpos)
 				if err != nil {
 					return err
 				}
 				takeL := k.boolOp(spirv.OpLogicalAnd, hasL, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasR), k.boolOp(spirv.OpLogicalNot, rLess)))
-				k.f.Store(sPtr(dst, kk), k.f.Select(u32, takeL, lpos, rpos))
+				k.storeElem(scratch[dst], sAt(kk), k.f.Select(u32, takeL, lpos, rpos))
 				one := cu(1)
 				k.f.Store(iv, k.f.Select(u32, takeL, op(spirv.OpIAdd, i0, one), i0))
 				k.f.Store(jv, k.f.Select(u32, takeL, j0, op(spirv.OpIAdd, j0, one)))
@@ -90,7 +90,7 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		}
 		final := passes % 2
 		return k.loop(cu(length), func(j spirv.ID) error {
-			pos := k.f.Load(u32, sPtr(final, j))
+			pos := k.loadElem(scratch[final], sAt(j))
 			for i, o := range in.Operands {
 				v := k.load(binds[i], elem(pos), o.Shape.Elem)
 				k.store(outs[i], elem(j), v)
@@ -144,11 +144,11 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 	}
 	src := -1 // the first pass (w = 1) starts from the identity: no src
 	if !first {
-		if src, err = k.addBuffer(hlo.U32, "src", true); err != nil {
+		if src, err = k.addBuffer(hlo.U32, "src", true, in.Operands[0].Shape.NumElements()); err != nil {
 			return nil, err
 		}
 	}
-	dst, err := k.addBuffer(hlo.U32, "dst", false)
+	dst, err := k.addBuffer(hlo.U32, "dst", false, in.Operands[0].Shape.NumElements())
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 		n := k.f.Load(u32, bv)
 		// Left x: lo + (j - lo) + n; right x: lo + n + (j - mid).
 		rank := op(spirv.OpIAdd, op(spirv.OpISub, j, sel(left, cu(0), op(spirv.OpISub, mid, lo))), n)
-		k.f.Store(k.elemPtr(dst, op(spirv.OpIAdd, sbase, rank)), x)
+		k.storeElem(dst, op(spirv.OpIAdd, sbase, rank), x)
 		return nil
 	})
 }
@@ -224,7 +224,7 @@ func SortGatherKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos, err := k.addBuffer(hlo.U32, "pos", true)
+	pos, err := k.addBuffer(hlo.U32, "pos", true, in.Operands[0].Shape.NumElements())
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func SortGatherKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		slice := k.f.UDiv(u32, e, k.cu32(uint32(length)))
 		j := k.f.UMod(u32, e, k.cu32(uint32(length)))
 		elem := sliceElem(k, shape, d, slice)
-		p := k.f.Load(u32, k.elemPtr(pos, e))
+		p := k.loadElem(pos, e)
 		for i, o := range in.Operands {
 			k.store(outs[i], elem(j), k.load(binds[i], elem(p), o.Shape.Elem))
 		}

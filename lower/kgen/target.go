@@ -21,7 +21,15 @@ type Target struct {
 	// MaxStorageRange is the most bytes one storage buffer binding may
 	// span (maxStorageBufferRange; lavapipe 128 MiB); 0: no bound known.
 	MaxStorageRange int64
-	Float64, Int64  bool // shaderFloat64, shaderInt64
+	// BufferAddress: kernels may reach a buffer through its device
+	// address (bufferDeviceAddress and shaderInt64), which no range
+	// bounds. AddressAbove, set by lower.Compile where the device has it,
+	// is the size past which a binding is reached that way
+	// (kernelBuilder.addBuffer): MaxStorageRange, or less to test it.
+	BufferAddress  bool
+	AddressAbove   int64
+	MaxPushBytes   uint32 // maxPushConstantsSize: the step's constants and the addresses share it
+	Float64, Int64 bool   // shaderFloat64, shaderInt64
 	// Storage16 and Storage8: buffers hold 16- and 8-bit elements as they
 	// are (storageBuffer16BitAccess, storageBuffer8BitAccess); without
 	// them those types are stored widened to 32 bits.
@@ -81,6 +89,7 @@ var DefaultTarget = Target{
 	MaxWorkgroupSize:  128,
 	MaxWorkgroupCount: [3]uint32{65535, 65535, 65535},
 	MaxStorageBuffers: 4,
+	MaxPushBytes:      128,
 	Float64:           true,
 	Int64:             true,
 	StorageAlign:      256, // the largest the specification allows
@@ -100,6 +109,8 @@ var LlvmpipeTarget = Target{
 	MaxWorkgroupCount:  [3]uint32{65535, 65535, 65535},
 	MaxStorageBuffers:  32,
 	MaxStorageRange:    128 << 20,
+	BufferAddress:      true,
+	MaxPushBytes:       128,
 	Float64:            true,
 	Int64:              true,
 	Storage16:          true,

@@ -156,8 +156,7 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 				continue
 			}
 			vw := k.b.TypeVector(u32, narrowWords(bd.st))
-			p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx4)
-			vs.loaded[b] = []spirv.ID{k.f.Load(vw, p)}
+			vs.loaded[b] = []spirv.ID{k.loadFrom(b, vw, k.chain(b, vw, idx4))}
 			continue
 		}
 		for c := range chunks {
@@ -199,8 +198,7 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 		for c := range chunks {
 			q := parts[vec4*c:]
 			v := k.f.CompositeConstruct(v4, q[0], q[1], q[2], q[3])
-			p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), chunk(c))
-			k.f.Store(p, v)
+			k.storeTo(b, k.chain(b, v4, chunk(c)), v)
 		}
 	}
 	return nil
@@ -296,12 +294,11 @@ func (k *kernelBuilder) storeNarrowLanes(b int, idx8 spirv.ID, lanes []spirv.ID)
 	vw := k.b.TypeVector(k.u32(), words)
 	v := k.f.Op(spirv.OpCompositeConstruct, vw, ws...)
 	if k.wideStore(b) {
-		wv, t := k.wideVar(b)
-		k.f.Store(k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, t), wv, k.cu32(0), idx8), k.f.Bitcast(t, v))
+		p, t := k.wideChain(b, idx8)
+		k.storeTo(b, p, k.f.Bitcast(t, v))
 		return
 	}
-	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, vw), bd.v, k.cu32(0), idx8)
-	k.f.Store(p, v)
+	k.storeTo(b, k.chain(b, vw, idx8), v)
 }
 
 // vectorStore is store in a vector kernel: the lane's part of the vec4.
@@ -354,23 +351,25 @@ func (k *kernelBuilder) wideAccess(b int) bool {
 	return k.tg.WideAccess && b < len(k.bindings) && k.bindings[b].st.Bits() == 32 && !k.texelAccess(b)
 }
 
-// wideVar is binding b as an array of the u64s that hold 8 of its
-// elements each (wideType), a second variable on the binding, declared
-// at first use; t is that type.
-func (k *kernelBuilder) wideVar(b int) (v, t spirv.ID) {
-	t = k.wideType(k.bindings[b].st)
-	if w := k.bindings[b].wide; w != 0 {
-		return w, t
+// wideChain points at u64 group idx8 of binding b viewed as an array of
+// the u64s that hold 8 of its elements each (wideType, t): through a
+// second variable on the binding, declared at first use, or the
+// binding's address.
+func (k *kernelBuilder) wideChain(b int, idx8 spirv.ID) (p, t spirv.ID) {
+	bd := &k.bindings[b]
+	t = k.wideType(bd.st)
+	blk := k.b.TypeBlock([]spirv.ID{k.b.TypeRuntimeArray(t, uint32(VectorWidth*bd.st.Bytes()))}, []uint32{0})
+	if bd.wide == 0 && !bd.byAddr {
+		v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
+		k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
+		k.b.Decorate(v, spirv.DecorationBinding, uint32(b))
+		if bd.ro {
+			k.b.Decorate(v, spirv.DecorationNonWritable)
+		}
+		bd.wide = v
 	}
-	blk := k.b.TypeBlock([]spirv.ID{k.b.TypeRuntimeArray(t, uint32(VectorWidth*k.bindings[b].st.Bytes()))}, []uint32{0})
-	v = k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
-	k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)
-	k.b.Decorate(v, spirv.DecorationBinding, uint32(b))
-	if k.bindings[b].ro {
-		k.b.Decorate(v, spirv.DecorationNonWritable)
-	}
-	k.bindings[b].wide = v
-	return v, t
+	base := k.base(b, blk, k.bindings[b].wide)
+	return k.f.AccessChain(k.b.TypePointer(k.class(b), t), base, k.cu32(0), idx8), t
 }
 
 // wideType is the type of 8 elements of storage type st (32-bit or
@@ -394,23 +393,21 @@ func (k *kernelBuilder) wideStore(b int) bool {
 // storeWide stores xs, 8 values of binding b's scalar type, as elements
 // 8*idx8 .. 8*idx8+7 of b: one u64vec4, each component a pair of them.
 func (k *kernelBuilder) storeWide(b int, idx8 spirv.ID, xs []spirv.ID) {
-	v, u4 := k.wideVar(b)
 	pair, u64 := k.b.TypeVector(k.scalarType(k.bindings[b].st), 2), k.b.TypeInt(64, false)
 	var ws [4]spirv.ID
 	for c := range ws {
 		ws[c] = k.f.Bitcast(u64, k.f.CompositeConstruct(pair, xs[2*c], xs[2*c+1]))
 	}
-	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
-	k.f.Store(p, k.f.CompositeConstruct(u4, ws[:]...))
+	p, u4 := k.wideChain(b, idx8)
+	k.storeTo(b, p, k.f.CompositeConstruct(u4, ws[:]...))
 }
 
 // wideLoad loads elements 8*idx8 .. 8*idx8+7 of binding b as one
 // u64vec4 and returns them as two vec4s of the binding's scalar type.
 func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
-	v, u4 := k.wideVar(b)
 	st := k.scalarType(k.bindings[b].st)
-	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, u4), v, k.cu32(0), idx8)
-	w := k.f.Load(u4, p)
+	p, u4 := k.wideChain(b, idx8)
+	w := k.loadFrom(b, u4, p)
 	var xs [VectorWidth]spirv.ID
 	for c := range 4 {
 		pair := k.f.Bitcast(k.b.TypeVector(st, 2), k.f.Extract(k.b.TypeInt(64, false), w, uint32(c)))
@@ -428,7 +425,7 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 // texelAccess reports whether binding b is read through texel buffer
 // views: a read-only binding on a target with texel loads.
 func (k *kernelBuilder) texelAccess(b int) bool {
-	return k.tg.TexelReads && b < len(k.bindings) && k.bindings[b].ro
+	return k.tg.TexelReads && b < len(k.bindings) && k.bindings[b].ro && !k.bindings[b].byAddr
 }
 
 // texelVar is binding b's view as a uniform texel buffer of texels of
@@ -474,10 +471,8 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 	if k.texelAccess(b) {
 		return k.texelLoad4(b, idx4)
 	}
-	bd := k.bindings[b]
-	v4 := k.b.TypeVector(k.scalarType(bd.st), vec4)
-	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageStorageBuffer, v4), bd.v, k.cu32(0), idx4)
-	return k.f.Load(v4, p)
+	v4 := k.b.TypeVector(k.scalarType(k.bindings[b].st), vec4)
+	return k.loadFrom(b, v4, k.chain(b, v4, idx4))
 }
 
 // texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
