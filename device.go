@@ -123,7 +123,7 @@ func (r *Runtime) Upload(t *Tensor) (*DeviceTensor, error) {
 		return nil, err
 	}
 	defer r.life.exit()
-	data := lower.ToStorage(lower.BufferType(t.Type.elem()), lower.ToBuffer(t.Type.elem(), t.Data), r.tg)
+	data := lower.ToStorage(lower.BufferType(t.Type.elem()), t.Data, r.tg)
 	buf, err := r.pool.Alloc(int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("vkjit: uploading %s: %w", t.shape(), err)

@@ -351,7 +351,6 @@ func (r *Runtime) toHost(b *vk.Buffer, shape hlo.Shape) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	data = lower.FromBuffer(shape.Elem, data)
 	// data is the fresh download, or converted from it: the tensor's own.
 	return &Tensor{Type: DType(shape.Elem), Dims: append([]int64{}, shape.Dims...), Data: data}, nil
 }

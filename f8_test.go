@@ -2,6 +2,7 @@ package vkjit_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // TestF8 converts f32 values to each f8 type on the device and back:
@@ -75,5 +77,46 @@ func TestF8(t *testing.T) {
 		p := hlo.MiniFloatToFloat64(hlo.F8E4M3FN, uint32(a[i])) * hlo.MiniFloatToFloat64(hlo.F8E4M3FN, uint32(b[i]))
 		want := hlo.MiniFloatFromFloat64(hlo.F8E4M3FN, p)
 		require.Equal(t, want, uint32(res[0].Data[i]), "element %d: %g", i, p)
+	}
+}
+
+// TestMiniFloatCodes: the small float types keep their width on the
+// device, a code a byte (kgen/minifloat.go): every code of each type
+// comes back through data movement as it was, NaNs and negative zeros
+// included, and converts to the f32 value hlo's own decoder gives (a NaN
+// to the f32 NaN that carries its code), fused and not, through vector
+// kernels' packed bytes, storage loads and device addresses.
+func TestMiniFloatCodes(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F8E8M0FNU, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN} {
+		f, _ := hlo.MiniFloatFormatOf(ty)
+		codes := 1 << ty.Bits()
+		n := 4 * codes // a multiple of the vector kernels' 8 elements
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i % codes)
+		}
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  p = %[1]s[%[2]d] parameter(0)\n  r = %[1]s[%[2]d] reverse(p), dimensions={0}\n  f = f32[%[2]d] convert(r)\n  ROOT t = (%[1]s[%[2]d], f32[%[2]d]) tuple(r, f)\n}", ty, n)
+		for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}, {StorageLoads: true}, {AddressAbove: 4}} {
+			exe, err := rt.CompileText("codes", src, opts)
+			require.NoError(t, err, "%s", ty)
+			params := vkjit.ProgramOf(exe).Params
+			require.Equal(t, int64(n), vkjit.ProgramOf(exe).Buffers[params[0]].Size, "%s: a byte a code", ty)
+			res, _, err := exe.Run(context.Background(), must(vkjit.NewTensor(vkjit.DType(ty), []int64{int64(n)}, data)))
+			require.NoError(t, err, "%s", ty)
+			exe.Close()
+			for i := range n {
+				c := uint32(data[n-1-i])
+				require.Equal(t, byte(c), res[0].Data[i], "%s %+v: code %#x", ty, opts, c)
+				v := hlo.MiniFloatToFloat64(ty, c)
+				want := math.Float32bits(float32(v))
+				if math.IsNaN(v) {
+					want = kgen.MarkedNaN(f, c)
+				}
+				got := binary.LittleEndian.Uint32(res[1].Data[4*i:])
+				require.Equal(t, want, got, "%s %+v: code %#x decodes to %#x, want %#x (%g)", ty, opts, c, got, want, v)
+			}
+		}
 	}
 }

@@ -169,7 +169,7 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 		for i, bi := range p.Params {
 			b := p.Buffers[bi]
 			api := p.ParamShapes[i].Elem
-			data := lower.ToStorage(lower.BufferType(api), lower.ToBuffer(api, args[i].Data), e.rt.tg)
+			data := lower.ToStorage(lower.BufferType(api), args[i].Data, e.rt.tg)
 			if b.Donated { // uploaded by exec, into the arena or a buffer a result takes over
 				uploads[i].data = data
 				continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/formula"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // The f8 types compute in f32, as XLA computes them: widenF8 retypes
@@ -12,15 +13,20 @@ import (
 // (to nearest, ties to even, subnormals included), overflow becoming the
 // type's infinity or, for the finite types, NaN (the largest value, for
 // the f4 and f6 types, which have no NaN), as XLA's conversion does; the
-// f6 and f4 types go the same way. Buffers hold the f32 values; the runtime decodes f8 arguments
-// and encodes f8 results on the host (ToBuffer, FromBuffer), exactly,
-// since every value is on the grid.
+// f6 and f4 types go the same way. The entry's parameters and results
+// keep their types: their buffers hold the codes, a byte an element as
+// the host holds them, which kernels decode where they load them and
+// encode where they store them (kgen/minifloat.go); a parameter is
+// converted to f32 where the program starts and a result from f32 where
+// it ends (exact: every value is on the grid, and a NaN keeps its code).
 
 // isF8 reports the small float types widen f8 computes in f32: the f8
 // types, and the f6 and f4 ones too.
 func isF8(t hlo.ElementType) bool { return hlo.IsMiniFloat(t) }
 
 func widenF8(s *state) error {
+	entry := s.mod.Entry
+	api := !s.opts.sub // the entry's parameters and results are the API's
 	r := &retyper{
 		needs: func(c *hlo.Computation) bool { return touches(c, isF8, nil) },
 		shape: func(sh hlo.Shape) hlo.Shape {
@@ -31,10 +37,66 @@ func widenF8(s *state) error {
 				return l
 			})
 		},
-		rule: widenF8Op,
-		tag:  "f",
+		rule: func(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+			var v *hlo.Instruction
+			var err error
+			if api && in.Op == hlo.OpParameter && anyLeaf(in.Shape, isF8) && entry.Params[in.ParamNum] == in {
+				v, err = f8Parameter(r, in)
+			} else {
+				v, err = widenF8Op(r, in, ops)
+			}
+			if err == nil && api && in == entry.Root && anyLeaf(in.Shape, isF8) {
+				v, err = f8Result(r, in, v)
+			}
+			return v, err
+		},
+		tag: "f",
 	}
 	return r.run(s)
+}
+
+// f8Parameter keeps entry parameter in as it is (its small float leaves
+// hold codes) and returns its value with those leaves converted to f32.
+func f8Parameter(r *retyping, in *hlo.Instruction) (*hlo.Instruction, error) {
+	p := *in
+	r.out = append(r.out, &p)
+	var err error
+	v := convertLeaves(r, in, &p, in.Shape, hlo.F32, &err)
+	if err != nil {
+		return nil, in.Errorf("converting %s: %v", in.Shape, err)
+	}
+	return v, nil
+}
+
+// f8Result is v, the f32 values of entry result in, with the leaves that
+// are small floats in in's shape converted back to their types.
+func f8Result(r *retyping, in, v *hlo.Instruction) (*hlo.Instruction, error) {
+	var err error
+	c := convertLeaves(r, in, v, in.Shape, 0, &err)
+	if err != nil {
+		return nil, in.Errorf("converting %s: %v", in.Shape, err)
+	}
+	return c, nil
+}
+
+// convertLeaves converts the leaves of x that are small floats in shape
+// api to type to, or with to 0 to their type in api, taking tuples apart
+// and putting them back together.
+func convertLeaves(r *retyping, in, x *hlo.Instruction, api hlo.Shape, to hlo.ElementType, err *error) *hlo.Instruction {
+	if api.IsTuple() {
+		elems := make([]*hlo.Instruction, len(api.Tuple))
+		for i, e := range api.Tuple {
+			elems[i] = convertLeaves(r, in, r.place(in, newGTE(x, i, "", in.Pos)), e, to, err)
+		}
+		return r.place(in, newTuple("", elems, in.Pos))
+	}
+	if !isF8(api.Elem) {
+		return x
+	}
+	if to == 0 {
+		to = api.Elem
+	}
+	return r.expr(in, hlo.ArrayShape(to, api.Dims...), err).Convert(x, to)
 }
 
 // widenF8Op computes in in f32 and rounds an arithmetic result to its
@@ -48,21 +110,24 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 		return nil, err
 	}
 	if in.Op == hlo.OpConstant && isF8(in.Shape.Elem) {
-		lit, err := hlo.NewLiteral(nc.Shape, ToBuffer(in.Shape.Elem, in.Literal.Data))
+		lit, err := hlo.NewLiteral(nc.Shape, f8Values(in.Shape.Elem, in.Literal.Data))
 		if err != nil {
 			return nil, in.Errorf("%v", err)
 		}
 		nc.Literal = lit
 	}
 	// Copies and selects give one of their operands, on the grid already
-	// (and a NaN with its code: markedNaN).
+	// (and a NaN with its code: kgen.MarkedNaN).
 	if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
 		in.Op != hlo.OpCopy && in.Op != hlo.OpSelect &&
 		(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
 			in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
-		f, _ := hlo.MiniFloatFormatOf(in.Shape.Elem)
+		// Rounded by a conversion to the type and back: kernels round a
+		// value as they convert it to a small float type (kgen's
+		// roundMini), the result an f32 on the grid.
 		var err error
-		v := roundF8(r.expr(in, nc.Shape, &err), nc, f)
+		t := in.Shape.Elem
+		v := r.expr(in, nc.Shape, &err).Convert(r.expr(in, hlo.ArrayShape(t, nc.Shape.Dims...), &err).Convert(nc, t), hlo.F32)
 		if err != nil {
 			return nil, in.Errorf("rounding to %s: %v", in.Shape.Elem, err)
 		}
@@ -71,93 +136,6 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 		return v, nil
 	}
 	return nc, nil
-}
-
-// roundF8 rounds f32 values x to f8 format f: with e the exponent of |x|
-// (at least the smallest normal one), |x| / 2^(e - man) rounded to an
-// integer, ties to even, and scaled back; beyond the largest finite value
-// infinity or NaN; the sign kept, except on the zero of the fnuz types.
-func roundF8(e *formula.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
-	if f.PowersOfTwo {
-		return roundPowerOfTwo(e, x)
-	}
-	ie := e.With(hlo.S32)
-	a := e.Abs(x)
-	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), a)
-	ex := ie.Sub(ie.Op(hlo.OpShiftRightLogical, bits, ie.K(23)), ie.K(127))
-	ex = ie.Max(ex, ie.K(float64(f.Emin)))
-	// scale = 2^(e - man), made from its exponent field.
-	field := ie.Op(hlo.OpShiftLeft, ie.Add(ex, ie.K(float64(127-f.Man))), ie.K(23))
-	scale := e.Make(hlo.OpBitcastConvert, e.Shape(), field)
-	r := e.Mul(e.Op(hlo.OpRoundNearestEven, e.Div(a, scale)), scale)
-	over := e.K(math.NaN())
-	switch {
-	case f.Inf:
-		over = e.K(math.Inf(1))
-	case f.Saturate:
-		over = e.K(f.Max)
-	}
-	r = e.Sel(e.Cmp(r, "GT", e.K(f.Max)), over, r)
-	// The sign back: x's, a negative zero's included, except in the
-	// fnuz types, whose zero has none.
-	if f.NegZero {
-		r = e.CopySign(r, x)
-	} else {
-		r = e.Sel(e.Cmp(x, "LT", e.K(0)), e.Neg(r), r)
-		r = e.Sel(e.Cmp(r, "EQ", e.K(0)), e.K(0), r)
-	}
-	nan := e.K(math.NaN())
-	if f.Saturate {
-		nan = e.K(0) // no NaN to keep
-	}
-	return e.Sel(e.IsNaN(x), nan, r)
-}
-
-// roundPowerOfTwo rounds f32 values to e8m0fnu's powers of two as its
-// conversion does, to nearest, ties to the even exponent: the f32 bits
-// plus half an exponent step, less one unless the exponent is odd, with
-// the mantissa cleared (subnormal f32 inputs compared with the midpoint).
-// A negative number or NaN becomes NaN, as does what rounds beyond
-// 2^127; zero and what rounds below 2^-127 become 2^-127, the smallest
-// value (an f32 subnormal: a device that flushes subnormals reads it as
-// zero).
-func roundPowerOfTwo(e *formula.Builder, x *hlo.Instruction) *hlo.Instruction {
-	ie := e.With(hlo.S32)
-	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), e.Abs(x))
-	odd := ie.And(ie.Op(hlo.OpShiftRightLogical, bits, ie.K(23)), ie.K(1))
-	up := ie.Add(ie.Add(bits, ie.K(0x3fffff)), odd)
-	field := ie.Op(hlo.OpShiftRightLogical, up, ie.K(23))
-	// Below 2^-126 the f32 is subnormal and its bits are not its log:
-	// 2^-126 (field 1) above the midpoint 1.5 * 2^-127, else 2^-127 (a
-	// tie goes to the even field, 0).
-	sub := ie.Sel(ie.Cmp(bits, "GT", ie.K(0x600000)), ie.K(1), ie.K(0))
-	field = ie.Sel(ie.Cmp(bits, "LT", ie.K(0x800000)), sub, field)
-	r := e.Make(hlo.OpBitcastConvert, e.Shape(), ie.Op(hlo.OpShiftLeft, field, ie.K(23)))
-	r = e.Sel(ie.Cmp(field, "EQ", ie.K(0)), e.K(0x1p-127), r)
-	bad := e.Or(e.Cmp(x, "LT", e.K(0)), ie.Cmp(field, "GE", ie.K(255)))
-	bad = e.Or(bad, e.IsNaN(x))
-	return e.Sel(bad, e.K(math.NaN()), r)
-}
-
-// A NaN of a small float type keeps its code on the device: decoding
-// (ToBuffer, and bitcasts to the type) makes it the f32 quiet NaN with
-// nanMark set and the code in the low byte (and the sign of a code that
-// has one), which copies and data movement carry as they are, and
-// encoding (FromBuffer, bitcasts from the type) gives that code back;
-// any other NaN, such as arithmetic makes, encodes as the type's NaN.
-// XLA's bitcast of an f8 NaN reads its bits; so does vkjit's.
-const (
-	nanMark     = 0x7fc00100
-	nanMarkMask = 0x003fff00 // the bits that hold the mark (the code aside)
-)
-
-// markedNaN is the f32 bits that carry NaN code c of format f.
-func markedNaN(f hlo.MiniFloatFormat, c uint32) uint32 {
-	b := nanMark | c&0xff
-	if c&f.SignBit != 0 {
-		b |= 0x80000000
-	}
-	return b
 }
 
 // encodeMini is the code (u32, in the low f.Bits bits) of f32 values x,
@@ -188,13 +166,13 @@ func encodeMini(e *formula.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *
 	if f.Saturate {
 		return code // no NaN on the grid
 	}
-	marked := ue.Cmp(ue.And(bits, ue.Bits(nanMarkMask)), "EQ", ue.Bits(nanMark&nanMarkMask))
+	marked := ue.Cmp(ue.And(bits, ue.Bits(kgen.NaNMarkMask)), "EQ", ue.Bits(kgen.NaNMark&kgen.NaNMarkMask))
 	nan := ue.Sel(marked, ue.And(bits, ue.Bits(0xff)), ue.Bits(uint64(f.NaN)))
 	return ue.Sel(ue.Cmp(a, "GT", ue.Bits(0x7f800000)), nan, code)
 }
 
 // decodeMini is the f32 value of codes c (u32) of format f, a NaN code
-// marked as markedNaN says.
+// marked as kgen.MarkedNaN says.
 func decodeMini(ue *formula.Builder, c *hlo.Instruction, f hlo.MiniFloatFormat) *hlo.Instruction {
 	e := ue.With(hlo.F32)
 	c = ue.And(c, ue.Bits(1<<f.Bits-1))
@@ -225,12 +203,12 @@ func decodeMini(ue *formula.Builder, c *hlo.Instruction, f hlo.MiniFloatFormat) 
 		signed := ue.Sel(neg, ue.Bits(0x80000000), ue.Bits(0))
 		bits = ue.Or(bits, signed)
 		if nan != nil {
-			marked := ue.Or(ue.Or(ue.Bits(nanMark), c), signed)
+			marked := ue.Or(ue.Or(ue.Bits(kgen.NaNMark), c), signed)
 			bits = ue.Sel(nan, marked, bits)
 		}
 		return e.Make(hlo.OpBitcastConvert, e.Shape(), bits)
 	}
-	bits = ue.Sel(nan, ue.Or(ue.Bits(nanMark), c), bits)
+	bits = ue.Sel(nan, ue.Or(ue.Bits(kgen.NaNMark), c), bits)
 	return e.Make(hlo.OpBitcastConvert, e.Shape(), bits)
 }
 

@@ -161,6 +161,7 @@ func PaddedSize(n int64) int64 {
 // device representation on tg (see StorageType): the same bytes where
 // the device stores t as it is.
 func ToStorage(t hlo.ElementType, host []byte, tg kgen.Target) []byte {
+	t = codeType(t)
 	n := len(host) / t.Bytes()
 	if st, err := kgen.StorageType(t, tg); err != nil || st == t {
 		return host
@@ -192,6 +193,7 @@ func ToStorage(t hlo.ElementType, host []byte, tg kgen.Target) []byte {
 // FromStorage converts device bytes on tg back to the host
 // representation of n elements of type t.
 func FromStorage(t hlo.ElementType, dev []byte, n int64, tg kgen.Target) ([]byte, error) {
+	t = codeType(t)
 	if st, err := kgen.StorageType(t, tg); err != nil || st == t {
 		want := n * int64(t.Bytes())
 		if int64(len(dev)) < want {
@@ -224,10 +226,10 @@ func FromStorage(t hlo.ElementType, dev []byte, n int64, tg kgen.Target) ([]byte
 // BufferType is the element type of the buffer that holds a value of
 // type t the device has no kernels for: a complex number's parts (its
 // memory form, lower complex), the 8-bit integer of a 2- or 4-bit one
-// (widen sub-byte integers), f32 for an f8 type (widen f8); t itself
-// otherwise. The runtime converts between them with ToBuffer and
-// FromBuffer, and between the buffer type and what the device stores
-// with ToStorage and FromStorage.
+// (widen sub-byte integers); t itself otherwise (a small float type's
+// buffer holds its codes, as the host does: f8.go). The runtime converts
+// between the buffer type and what the device stores with ToStorage and
+// FromStorage.
 func BufferType(t hlo.ElementType) hlo.ElementType {
 	if rt, ok := realPart(t); ok {
 		return rt
@@ -235,25 +237,31 @@ func BufferType(t hlo.ElementType) hlo.ElementType {
 	if w, ok := narrowInt(t); ok {
 		return w
 	}
-	if isF8(t) {
-		return hlo.F32
-	}
 	return t
 }
 
 // SameBytes reports whether a buffer of type t on target tg holds the
 // very bytes a host array of t holds, so that the host may read and
-// write it in place: complex numbers (pairs of their real type) do; f8,
-// f6 and f4 (computed in f32), sub-byte integers (widened to a byte) and
-// what the device stores widened (pred always; 8- and 16-bit types
-// without 8- and 16-bit storage) do not.
+// write it in place: complex numbers (pairs of their real type) and the
+// small float types (their codes, a byte each) do; sub-byte integers
+// (widened to a byte) and what the device stores widened (pred always;
+// 8- and 16-bit types without 8- and 16-bit storage) do not.
 func SameBytes(t hlo.ElementType, tg kgen.Target) bool {
 	bt := BufferType(t)
 	if _, complex := realPart(t); bt != t && !complex {
 		return false
 	}
 	st, err := kgen.StorageType(bt, tg)
-	return err == nil && st == bt
+	return err == nil && st == codeType(bt)
+}
+
+// codeType is the type whose bytes hold a value of type t as the host
+// holds it: u8 for a small float type (its code), t otherwise.
+func codeType(t hlo.ElementType) hlo.ElementType {
+	if isF8(t) {
+		return hlo.U8
+	}
+	return t
 }
 
 // BufferElems is how many buffer elements n values of type t take (a
@@ -265,41 +273,19 @@ func BufferElems(t hlo.ElementType, n int64) int64 {
 	return n
 }
 
-// ToBuffer converts host values of type t into its buffer type's bytes:
-// f8 values decoded to f32 (a NaN keeping its code: markedNaN); the
-// others' bytes are the same.
-func ToBuffer(t hlo.ElementType, host []byte) []byte {
-	if !isF8(t) {
-		return host
-	}
+// f8Values decodes the codes of small float values of type t (a
+// constant's) to their f32 values' bytes (a NaN keeping its code:
+// kgen.MarkedNaN).
+func f8Values(t hlo.ElementType, host []byte) []byte {
 	f, _ := hlo.MiniFloatFormatOf(t)
 	out := make([]byte, 4*len(host))
 	for i, b := range host {
 		v := hlo.MiniFloatToFloat64(t, uint32(b))
 		bits := math.Float32bits(float32(v))
 		if math.IsNaN(v) {
-			bits = markedNaN(f, uint32(b))
+			bits = kgen.MarkedNaN(f, uint32(b))
 		}
 		binary.LittleEndian.PutUint32(out[4*i:], bits)
-	}
-	return out
-}
-
-// FromBuffer is ToBuffer's inverse: f32 buffer values, which widen f8
-// keeps on the type's grid, encoded as f8 bytes.
-func FromBuffer(t hlo.ElementType, buf []byte) []byte {
-	if !isF8(t) {
-		return buf
-	}
-	out := make([]byte, len(buf)/4)
-	for i := range out {
-		bits := binary.LittleEndian.Uint32(buf[4*i:])
-		v := float64(math.Float32frombits(bits))
-		if c := bits & 0xff; math.IsNaN(v) && bits&nanMarkMask == nanMark&nanMarkMask && math.IsNaN(hlo.MiniFloatToFloat64(t, c)) {
-			out[i] = byte(c) // a NaN code carried from an argument or a bitcast
-			continue
-		}
-		out[i] = byte(hlo.MiniFloatFromFloat64(t, v))
 	}
 	return out
 }

@@ -427,8 +427,11 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 	default:
 		raw = k.widen(k.loadElem(bind, idx), bd.st)
 	}
-	if t == hlo.PRED {
+	switch {
+	case t == hlo.PRED:
 		return val{k.f.INotEqual(k.boolT(), raw, k.cu32(0)), t}
+	case isMini(t): // its code (minifloat.go)
+		return val{k.decodeMini(raw, t), t}
 	}
 	return val{raw, t}
 }
@@ -436,8 +439,11 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 // store writes v to element idx of a binding.
 func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
 	id := v.id
-	if v.t == hlo.PRED {
+	switch {
+	case v.t == hlo.PRED:
 		id = k.f.Select(k.u32(), v.id, k.cu32(1), k.cu32(0))
+	case isMini(v.t): // its code (minifloat.go)
+		id = k.encodeMini(v.id, v.t)
 	}
 	if k.vector != nil && k.isVec(bind) {
 		k.vectorStore(bind, idx, id)

@@ -222,6 +222,9 @@ func (k *kernelBuilder) bitcastConvert(in *hlo.Instruction, x val, to hlo.Elemen
 // to nearest even.
 func (k *kernelBuilder) normalize(v val) val {
 	t := v.t
+	if isMini(t) {
+		return val{k.roundMini(v.id, t), t}
+	}
 	if !isNarrow(t) {
 		return v
 	}

@@ -138,10 +138,17 @@ var LlvmpipeTarget = Target{
 // takes half the memory and traffic of f32. Elsewhere they are stored
 // widened to 32 bits (s8 and s16 sign-extended, u8 and u16
 // zero-extended, f16 and bf16 as f32 holding exactly representable
-// values). Either way kernels compute in 32-bit registers and normalize
+// values). The small float types are stored as their codes, as u8 or
+// u32 (minifloat.go). Either way kernels compute in 32-bit registers and normalize
 // every result to the narrow type (wrap, or round to nearest even),
 // which is XLA's semantics; loads widen and stores narrow exactly.
 func StorageType(t hlo.ElementType, tg Target) (hlo.ElementType, error) {
+	if hlo.IsMiniFloat(t) { // their codes (minifloat.go)
+		if tg.Storage8 {
+			return hlo.U8, nil
+		}
+		return hlo.U32, nil
+	}
 	switch t {
 	case hlo.F32, hlo.S32, hlo.U32:
 		return t, nil
