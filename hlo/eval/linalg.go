@@ -25,17 +25,24 @@ func operands(out hlo.ElementType, a, b *hlo.Literal) (A, B decoded) {
 		A.c, B.c = dotComplex(a, b)
 		return A, B
 	}
-	return decode(a, out.IsFloat()), decode(b, out.IsFloat())
+	return decode(a, out), decode(b, out)
 }
 
-func decode(l *hlo.Literal, asFloat bool) decoded {
+// decode reads l's elements for a product of result type out: as
+// float64s for a float result, an integer operand converted to out
+// first (rounded, as XLA's operand upcasting converts it before the
+// product), else as integers.
+func decode(l *hlo.Literal, out hlo.ElementType) decoded {
 	n := l.Shape.NumElements()
 	t := l.Shape.Elem
 	var d decoded
-	if asFloat {
+	if out.IsFloat() {
 		d.f = make([]float64, n)
 		for j := int64(0); j < n; j++ {
 			d.f[j] = toF(get(l, j), t)
+			if !t.IsFloat() {
+				d.f[j] = round(out, d.f[j])
+			}
 		}
 		return d
 	}

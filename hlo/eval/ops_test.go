@@ -155,6 +155,13 @@ func TestDotAndConvolution(t *testing.T) {
 	// lhs dilation (a transposed convolution).
 	got = evalText(t, module("  x = f32[1,2,1] constant({{{1}, {2}}})\n  k = f32[1,1,1] constant({{{1}}})\n  ROOT r = f32[1,3,1] convolution(x, k), window={size=1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"))
 	require.Equal(t, []float64{1, 0, 2}, got[0])
+	// An integer operand of a float product is converted to the result
+	// type first (XLA's operand upcasting): 2^24+1 becomes 2^24 in f32,
+	// so 1*(2^24+1) - 1*2^24 is 0, not 1 (the device computes so).
+	got = evalText(t, module("  a = f32[2] constant({1, -1})\n  b = s32[2] constant({16777217, 16777216})\n  ROOT r = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}"))
+	require.Equal(t, []float64{0}, got[0])
+	got = evalText(t, module("  x = f32[1,2,1] constant({{{1}, {-1}}})\n  k = s32[2,1,1] constant({{{16777217}}, {{16777216}}})\n  ROOT r = f32[1,1,1] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f"))
+	require.Equal(t, []float64{0}, got[0])
 }
 
 func TestControlFlow(t *testing.T) {
