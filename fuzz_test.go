@@ -123,8 +123,10 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 }
 
 // references are m's results computed with other float widths (nil
-// where m cannot be retyped): how far rounding moves each result.
-type references struct{ wide, narrow []*hlo.Literal }
+// where m cannot be retyped), and with dots and convolutions summed in
+// f32 as the device sums them, in another order: how far rounding moves
+// each result.
+type references struct{ wide, narrow, summed []*hlo.Literal }
 
 func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	var refs references
@@ -141,6 +143,9 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	}
 	refs.wide = run(hlotest.Widened)
 	refs.narrow = run(hlotest.Narrowed)
+	if v, err := eval.RunSummedInF32(m, fuzzTrips, args...); err == nil {
+		refs.summed = v.Leaves()
+	}
 	return refs
 }
 
@@ -175,8 +180,11 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	}
 	// The references that show rounding: the program in wider floats
 	// (what every result narrower than f64 is compared with, and an f64
-	// result computed from narrower values), and for f64 results the
-	// program in f32, its distance scaled down to f64's precision.
+	// result computed from narrower values), for f64 results the program
+	// in f32, its distance scaled down to f64's precision, and for the
+	// others the program with its products summed in f32 (a sum that
+	// cancels moves by the rounding of its partial sums, whose order the
+	// device chooses).
 	type ref struct {
 		lit   *hlo.Literal
 		scale float64
@@ -187,6 +195,9 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	}
 	if t == hlo.F64 && i < len(refs.narrow) {
 		alts = append(alts, ref{refs.narrow[i], 16 * 0x1p-29})
+	}
+	if t != hlo.F64 && i < len(refs.summed) {
+		alts = append(alts, ref{refs.summed[i], 16})
 	}
 	maxFinite := map[hlo.ElementType]float64{hlo.F16: 65504, hlo.BF16: 3.3895313892515355e38, hlo.F32: math.MaxFloat32, hlo.F64: math.MaxFloat64}[t]
 	eps := map[hlo.ElementType]float64{hlo.F16: 0x1p-11, hlo.BF16: 0x1p-8, hlo.F32: 0x1p-24, hlo.F64: 0x1p-53}[t]

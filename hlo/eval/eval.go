@@ -54,6 +54,19 @@ var ErrTooManyTrips = errors.New("eval: a while loop ran past its iteration limi
 // RunLimited is Run with a limit on each while loop's iterations (a
 // fuzzer gives up sooner on a program that may never finish).
 func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
+	return runWith(m, maxTrips, false, args)
+}
+
+// RunSummedInF32 is RunLimited with every float dot and convolution
+// summed as a device sums it: in f32 for results of f32 and narrower,
+// each product and each partial sum rounded, in the evaluator's order.
+// Its distance from Run's results (float64 sums rounded once) shows how
+// much the order of an f32 sum may move them: a test's tolerance.
+func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
+	return runWith(m, maxTrips, true, args)
+}
+
+func runWith(m *hlo.Module, maxTrips int, f32Sums bool, args []*hlo.Literal) (*Value, error) {
 	// The evaluator reads the shapes the verifier infers (a shape left
 	// out of the text): verify here, whoever verified the module before
 	// (a compile-cache hit compiles nothing, so verifies nothing).
@@ -102,6 +115,7 @@ func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, erro
 	}
 	e := newEvaluator()
 	e.maxTrips = maxTrips
+	e.f32Sums = f32Sums
 	return e.call(c, vals)
 }
 
@@ -115,7 +129,8 @@ func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
 }
 
 type evaluator struct {
-	maxTrips int // a while loop's iteration limit
+	maxTrips int  // a while loop's iteration limit
+	f32Sums  bool // float dots and convolutions summed in f32 (RunSummedInF32)
 	order    map[*hlo.Computation][]*hlo.Instruction
 	// Values of instructions that depend on no parameter, computed once
 	// per run: a loop body recomputing a large constant expression every
@@ -170,6 +185,16 @@ func (e *evaluator) reachParams(c *hlo.Computation, cut map[*hlo.Instruction]boo
 		d[in] = dep && !cut[in]
 	}
 	return d
+}
+
+// sumType is the type a float dot or convolution rounds its partial sums
+// to: f32 for a result of f32 or narrower under RunSummedInF32, else
+// none (Invalid: float64 sums, rounded once).
+func (e *evaluator) sumType(in *hlo.Instruction) hlo.ElementType {
+	if t := in.Shape.Elem; e.f32Sums && t.IsFloat() && t.Bits() <= 32 {
+		return hlo.F32
+	}
+	return hlo.Invalid
 }
 
 func newEvaluator() *evaluator {
@@ -340,9 +365,9 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	case hlo.OpMap:
 		return one(e.mapOp(in, leaves(ops)))
 	case hlo.OpDot:
-		return one(dot(in, lit(0), lit(1)))
+		return one(dot(in, lit(0), lit(1), e.sumType(in)))
 	case hlo.OpConvolution:
-		return one(convolution(in, lit(0), lit(1)))
+		return one(convolution(in, lit(0), lit(1), e.sumType(in)))
 	case hlo.OpRngBitGenerator:
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast:

@@ -90,7 +90,7 @@ func store(out *hlo.Literal, j int64, f float64, i int64) {
 
 // dot is the general dot: batch dimensions, then the free dimensions of
 // the lhs, then those of the rhs.
-func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
+func dot(in *hlo.Instruction, l, r *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
 	d := in.A.Dot
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
 	isC := isComplex(in.Shape.Elem)
@@ -115,7 +115,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 	if len(contract) == 0 {
 		lOff, rOff = []int64{0}, []int64{0}
 	}
-	if isF && len(rFree) > 0 {
+	if isF && len(rFree) > 0 && sum == hlo.Invalid {
 		floatDot(in, out, L.f, R.f, lOff, rOff, lFree, rFree, ls, rs)
 		return out, nil
 	}
@@ -132,7 +132,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		if isF {
 			var acc float64
 			for c := range lOff {
-				acc += L.f[lb+lOff[c]] * R.f[rb+rOff[c]]
+				acc = sumStep(sum, acc, L.f[lb+lOff[c]], R.f[rb+rOff[c]])
 			}
 			store(out, lin, acc, 0)
 			return
@@ -144,6 +144,15 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal) (*hlo.Literal, error) {
 		store(out, lin, 0, acc)
 	})
 	return out, nil
+}
+
+// sumStep is acc + x*y: in float64, or with sum a float type, the
+// product and the sum each rounded to it.
+func sumStep(sum hlo.ElementType, acc, x, y float64) float64 {
+	if sum == hlo.Invalid {
+		return acc + x*y
+	}
+	return round(sum, acc+round(sum, x*y))
 }
 
 // floatDot is dot's float case where the result's last dimension is a
@@ -189,7 +198,7 @@ func floatDot(in *hlo.Instruction, out *hlo.Literal, L, R []float64, lOff, rOff,
 // convolution follows XLA's operation semantics: any dimension labels,
 // window strides, padding, lhs (input) and rhs (kernel) dilation, window
 // reversal, and feature and batch group counts.
-func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
+func convolution(in *hlo.Instruction, l, k *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {
@@ -247,7 +256,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal) (*hlo.Literal, error) {
 				}
 			case isF:
 				for f := int64(0); f < kIn; f++ {
-					accF += L.f[lb+f*lsF] * K.f[kb+f*ksIn]
+					accF = sumStep(sum, accF, L.f[lb+f*lsF], K.f[kb+f*ksIn])
 				}
 			default:
 				for f := int64(0); f < kIn; f++ {

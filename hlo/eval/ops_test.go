@@ -343,3 +343,22 @@ func TestFloatDotOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSummedInF32: RunSummedInF32 rounds each product and partial sum of
+// a float dot or convolution to f32, as a device sums; Run sums in
+// float64 and rounds once. 1e8 + 1 - 1e8 is 1 in float64, 0 in f32.
+func TestSummedInF32(t *testing.T) {
+	for _, body := range []string{
+		"  a = f32[3] constant({1e8, 1, -1e8})\n  b = f32[3] constant({1, 1, 1})\n  ROOT r = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+		"  x = f32[1,3,1] constant({{{1e8}, {1}, {-1e8}}})\n  k = f32[3,1,1] constant({{{1}}, {{1}}, {{1}}})\n  ROOT r = f32[1,1,1] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f",
+	} {
+		m, err := hlo.Parse("sum.hlo", module(body))
+		require.NoError(t, err)
+		exact, err := Run(m)
+		require.NoError(t, err)
+		summed, err := RunSummedInF32(m, MaxTrips)
+		require.NoError(t, err)
+		require.Equal(t, 1.0, toF(get(exact.Lit, 0), hlo.F32), body)
+		require.Equal(t, 0.0, toF(get(summed.Lit, 0), hlo.F32), body)
+	}
+}
