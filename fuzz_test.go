@@ -88,8 +88,11 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 	refs := rounding(m, args)
 	// Every other seed reaches its arrays by device address when unfused,
 	// as arrays past maxStorageBufferRange are.
-	addressed := seed%2 == 1
-	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true, AddressAbove: map[bool]int64{true: 4}[addressed]}} {
+	unfused := vkjit.CompileOptions{NoFuse: true, NoReuse: true}
+	if seed%2 == 1 {
+		unfused.AddressAbove = 4
+	}
+	for _, opts := range []vkjit.CompileOptions{{}, unfused} {
 		mode := map[bool]string{true: "unfused", false: "fused"}[opts.NoFuse]
 		if opts.AddressAbove > 0 {
 			mode += " by address"

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -210,6 +211,23 @@ func decodeMini(ue *formula.Builder, c *hlo.Instruction, f hlo.MiniFloatFormat) 
 	}
 	bits = ue.Sel(nan, ue.Or(ue.Bits(kgen.NaNMark), c), bits)
 	return e.Make(hlo.OpBitcastConvert, e.Shape(), bits)
+}
+
+// f8Values decodes the codes of small float values of type t (a
+// constant's) to their f32 values' bytes (a NaN keeping its code:
+// kgen.MarkedNaN).
+func f8Values(t hlo.ElementType, host []byte) []byte {
+	f, _ := hlo.MiniFloatFormatOf(t)
+	out := make([]byte, 4*len(host))
+	for i, b := range host {
+		v := hlo.MiniFloatToFloat64(t, uint32(b))
+		bits := math.Float32bits(float32(v))
+		if math.IsNaN(v) {
+			bits = kgen.MarkedNaN(f, uint32(b))
+		}
+		binary.LittleEndian.PutUint32(out[4*i:], bits)
+	}
+	return out
 }
 
 // bitcastF8 rewrites a bitcast-convert from or to an 8-bit small float

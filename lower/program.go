@@ -147,15 +147,9 @@ func (p *Program) PeakBytes() int64 {
 	return n
 }
 
-// PaddedSize is what a buffer of n bytes occupies on the device: Vulkan
-// has no empty buffers, and vkjit rounds to whole 32-bit words (vk's
-// buffers do the same).
-func PaddedSize(n int64) int64 {
-	if n < 4 {
-		return 4
-	}
-	return (n + 3) &^ 3
-}
+// PaddedSize is what a buffer of n bytes occupies on the device
+// (kgen.PaddedSize, which also decides which bindings are addressed).
+func PaddedSize(n int64) int64 { return kgen.PaddedSize(n) }
 
 // ToStorage converts host bytes of type t (row-major, as in .npy) to the
 // device representation on tg (see StorageType): the same bytes where
@@ -271,21 +265,4 @@ func BufferElems(t hlo.ElementType, n int64) int64 {
 		return 2 * n
 	}
 	return n
-}
-
-// f8Values decodes the codes of small float values of type t (a
-// constant's) to their f32 values' bytes (a NaN keeping its code:
-// kgen.MarkedNaN).
-func f8Values(t hlo.ElementType, host []byte) []byte {
-	f, _ := hlo.MiniFloatFormatOf(t)
-	out := make([]byte, 4*len(host))
-	for i, b := range host {
-		v := hlo.MiniFloatToFloat64(t, uint32(b))
-		bits := math.Float32bits(float32(v))
-		if math.IsNaN(v) {
-			bits = kgen.MarkedNaN(f, uint32(b))
-		}
-		binary.LittleEndian.PutUint32(out[4*i:], bits)
-	}
-	return out
 }

@@ -59,15 +59,14 @@ type binding struct {
 // kernel shares: the invocation index, the push-constant block, the
 // storage buffer bindings.
 type kernelBuilder struct {
-	b         *spirv.Builder
-	f         *spirv.Function
-	tg        Target
-	local     uint32
-	bindings  []binding
-	pcVar     spirv.ID   // the push-constant block, declared by finish
-	pcFields  []spirv.ID // member types of the push-constant block
-	addressed []int      // bindings reached by device address (Kernel.Addressed)
-	gid, nwg  spirv.ID
+	b        *spirv.Builder
+	f        *spirv.Function
+	tg       Target
+	local    uint32
+	bindings []binding
+	pcVar    spirv.ID   // the push-constant block, declared by finish
+	pcFields []spirv.ID // member types of the push-constant block
+	gid, nwg spirv.ID
 	// zeroU32 is a u32 0 the driver cannot fold (Target.FoldsZeros), or
 	// 0 (no ID) where it needs none.
 	zeroU32 spirv.ID
@@ -178,11 +177,10 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool,
 	}
 	blk := k.b.TypeBlock([]spirv.ID{arr}, []uint32{0})
 	i := len(k.bindings)
-	if bytes := paddedBytes(n, st); k.tg.AddressAbove > 0 && bytes > k.tg.AddressAbove {
+	if bytes := PaddedSize(n * int64(st.Bytes())); k.tg.AddressAbove > 0 && bytes > k.tg.AddressAbove {
 		switch {
 		case k.pushFits(2):
 			k.b.PhysicalAddressing()
-			k.addressed = append(k.addressed, i)
 			k.bindings = append(k.bindings, binding{blk: blk, addr: len(k.pcFields), byAddr: true, st: st, ro: readonly})
 			k.pcFields = append(k.pcFields, k.u32(), k.u32())
 			return i, nil
@@ -207,12 +205,6 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool,
 // push constant bytes.
 func (k *kernelBuilder) pushFits(n int) bool {
 	return k.tg.MaxPushBytes == 0 || 4*(len(k.pcFields)+n) <= int(k.tg.MaxPushBytes)
-}
-
-// paddedBytes is what a buffer of n elements of storage type st takes
-// on the device: whole words, at least one (lower.PaddedSize).
-func paddedBytes(n int64, st hlo.ElementType) int64 {
-	return (max(n*int64(st.Bytes()), 4) + 3) &^ 3
 }
 
 // class is the storage class of pointers into binding b.
@@ -318,6 +310,12 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	if k.vecMode {
 		vector = VectorWidth
 	}
+	var addressed []int
+	for b, bd := range k.bindings {
+		if bd.byAddr {
+			addressed = append(addressed, b)
+		}
+	}
 	if len(k.pcFields) > 0 {
 		offs := make([]uint32, len(k.pcFields))
 		for i := range offs {
@@ -328,7 +326,7 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		k.b.Name(k.pcVar, "params")
 	}
 	return &Kernel{
-		Addressed: k.addressed,
+		Addressed: addressed,
 		Inputs:    k.inputs,
 		InPlace:   inPlace,
 		Fused:     fused,

@@ -182,6 +182,16 @@ func StorageType(t hlo.ElementType, tg Target) (hlo.ElementType, error) {
 	return 0, fmt.Errorf("element type %s is not supported on the device yet", t)
 }
 
+// PaddedSize is what a buffer of n bytes occupies on the device: Vulkan
+// has no empty buffers, and vkjit rounds to whole 32-bit words (vk's
+// buffers do the same).
+func PaddedSize(n int64) int64 {
+	if n < 4 {
+		return 4
+	}
+	return (n + 3) &^ 3
+}
+
 // StorageBytes is the device buffer size of an array shape.
 func StorageBytes(s hlo.Shape, tg Target) (int64, error) {
 	st, err := StorageType(s.Elem, tg)
