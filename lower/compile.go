@@ -414,9 +414,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	if n > 1<<32-1 {
 		return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
 	}
-	if s.kernelIters(in) <= kgen.LightKernel {
-		env.Local = kgen.LocalSize(s.tg, n)
-	}
+	env.Local = kgen.LocalSize(s.tg, n, s.kernelIters(in) > kgen.LightKernel)
 	var k *kgen.Kernel
 	var err error
 	invocations := n
@@ -424,6 +422,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	case kgen.KindSort:
 		return s.emitSort(in, env, n)
 	case kgen.KindGemm:
+		env.Local = kgen.LocalSize(s.tg, kp.Gemm.Invocations, true)
 		if kp.Gemm.Shared {
 			env.Local = kgen.SharedThreads
 		}

@@ -542,3 +542,32 @@ ENTRY e {
 		require.NoError(t, spirv.Validate(k.Words), k.Name)
 	}
 }
+
+// TestHeavyWorkgroupsSpread: on a CPU device, a heavy kernel of few
+// invocations (the MLP's [256,10] logits: 32 invocations of 8x12 tiles)
+// is split into workgroups for every core, where one workgroup of 64
+// would run on one thread; a light kernel of few invocations keeps the
+// usual size (each size is a kernel of its own), and a GPU's are
+// unchanged.
+func TestHeavyWorkgroupsSpread(t *testing.T) {
+	m, err := hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[256,512] parameter(0)\n  b = f32[512,10] parameter(1)\n  c = f32[256,10] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  d = f32[6] parameter(2)\n  e = f32[6] negate(d)\n  ROOT t = (f32[256,10], f32[6]) tuple(c, e)\n}")
+	require.NoError(t, err)
+	for _, tg := range []Target{LlvmpipeTarget, desktop} {
+		p, err := Compile(m, tg, Options{})
+		require.NoError(t, err)
+		for _, s := range p.Steps {
+			k := p.Kernels[s.Kernel]
+			switch {
+			case strings.HasPrefix(k.Name, "gemm") && tg.CPU:
+				require.Equal(t, "gemm8x12_f32_vec4", k.Name)
+				require.Equal(t, uint32(8), k.LocalSize[0], "32 invocations in workgroups of a subgroup")
+				require.Equal(t, uint32(2*tg.Cores), s.Groups[0])
+			case strings.HasPrefix(k.Name, "gemm"): // a GPU's block tile
+				require.Equal(t, uint32(kgen.SharedThreads), k.LocalSize[0])
+			default:
+				require.Equal(t, "negate_f32", k.Name)
+				require.Equal(t, kgen.ElementwiseLocalSize(tg), k.LocalSize[0])
+			}
+		}
+	}
+}

@@ -225,7 +225,7 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vector bool) (*Kernel, error) {
 	if n := elementCount(in); vector && vectorShape(n, env.Target) {
 		venv := env
-		venv.Local = LocalSize(env.Target, n/VectorWidth)
+		venv.Local = LocalSize(env.Target, n/VectorWidth, false)
 		vk, err := outputKernelMode(in, venv, name+"_vec4", values, true)
 		if !errors.Is(err, errNotVector) {
 			return vk, err
@@ -306,14 +306,21 @@ func ElementwiseLocalSize(tg Target) uint32 {
 // with large ones).
 const LightKernel = 16
 
-// LocalSize is the workgroup size for a dispatch of n invocations. A GPU
-// takes elementwiseLocalSize. A CPU device (lavapipe) runs each workgroup
-// as one task on one of its threads, with a fixed cost per workgroup
-// that small workgroups pay many times over: a 16M-element negate took
-// 66-97 ms with workgroups of 64 and 44 ms with 1024. So on a CPU the
-// workgroups grow as large as the device allows while there are still
-// four per core to balance.
-func LocalSize(tg Target, n int64) uint32 {
+// LocalSize is the workgroup size for a dispatch of n invocations, heavy
+// when each runs more than LightKernel loop iterations. A GPU takes
+// ElementwiseLocalSize. A CPU device (lavapipe) runs each workgroup as one
+// task on one of its threads, with a fixed cost per workgroup that small
+// workgroups pay many times over: a 16M-element negate took 66-97 ms with
+// workgroups of 64 and 44 ms with 1024. So on a CPU light workgroups grow
+// as large as the device allows while there are still four per core to
+// balance. Heavy ones keep ElementwiseLocalSize, but shrink (to a
+// subgroup at least) where that leaves a core idle and a smaller size
+// gives more workgroups: the MLP's [256,10] logits, 32 invocations of
+// 8x12 tiles, ran on one of two threads in one workgroup of 64
+// (bench/ab -rounds 20, before -> after: mlp_train 0.957 and 0.961,
+// mlp_forward 0.987-0.991, the DLRM step 0.998). Light kernels of few
+// invocations keep one size: each size is a kernel of its own to compile.
+func LocalSize(tg Target, n int64, heavy bool) uint32 {
 	l := ElementwiseLocalSize(tg)
 	if !tg.CPU {
 		return l
@@ -323,8 +330,19 @@ func LocalSize(tg Target, n int64) uint32 {
 		limit = tg.MaxWorkgroupSize
 	}
 	cores := int64(max(tg.Cores, 1))
-	for l*2 <= limit && n/(int64(l)*2) >= 4*cores {
-		l *= 2
+	groups := func(l uint32) int64 { return (n + int64(l) - 1) / int64(l) }
+	if !heavy {
+		for l*2 <= limit && n/(int64(l)*2) >= 4*cores {
+			l *= 2
+		}
+		return l
+	}
+	s := l
+	for s/2 >= max(tg.SubgroupSize, 1) && groups(s) < 2*cores {
+		s /= 2
+	}
+	if groups(s) > groups(l) {
+		return s
 	}
 	return l
 }

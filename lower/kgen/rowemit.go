@@ -17,7 +17,7 @@ func RowKernel(in *hlo.Instruction, env Env, rows, cols int64) (*Kernel, error) 
 		v, err := k.elementwiseValue(in, binds, idx)
 		return []val{v}, err
 	}
-	env.Local = LocalSize(env.Target, rows)
+	env.Local = LocalSize(env.Target, rows, false)
 	if cols%VectorWidth == 0 && env.Target.StorageAlign%16 == 0 && env.Target.StorageAlign != 0 {
 		k, err := rowKernelMode(in, env, name+"_vec4", values, cols, true)
 		if !errors.Is(err, errNotVector) {
