@@ -442,22 +442,26 @@ func (p *parser) computation() (*Computation, []pendingRef, error) {
 		}
 		r.in.Operands[r.slot] = op
 	}
+	// Parameters are numbered 0 to n-1, n being how many there are: a
+	// number past them is an error here, before it sizes anything.
+	n := 0
+	for _, in := range c.Instructions {
+		if in.Op == OpParameter {
+			n++
+		}
+	}
+	c.Params = make([]*Instruction, n)
 	for _, in := range c.Instructions {
 		if in.Op != OpParameter {
 			continue
 		}
-		for len(c.Params) <= in.ParamNum {
-			c.Params = append(c.Params, nil)
+		if in.ParamNum < 0 || in.ParamNum >= n {
+			return nil, nil, in.Errorf("parameter number %d, but computation %q has %d parameters (numbered from 0)", in.ParamNum, c.Name, n)
 		}
 		if c.Params[in.ParamNum] != nil {
 			return nil, nil, in.Errorf("parameter number %d used twice", in.ParamNum)
 		}
 		c.Params[in.ParamNum] = in
-	}
-	for i, prm := range c.Params {
-		if prm == nil {
-			return nil, nil, p.errorf(c.Pos, "computation %q has no parameter %d", c.Name, i)
-		}
 	}
 	return c, calls, nil
 }

@@ -97,6 +97,11 @@ func TestSyntaxErrors(t *testing.T) {
 		{"", "no HLO module"},
 		{"HloModule m\nENTRY e {\n  x = s32[] constant(99999999999)\n}", "bad s32 literal"},
 		{"HloModule m\nENTRY e {\n  ROOT x = f32[2] add(a, b), to_apply=nowhere\n}", "unknown"},
+		// A parameter's number past the parameters is an error before it
+		// sizes anything (4294967295 asked for a 32 GB table).
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(4294967295)\n}", "t.hlo:4:3: y (parameter): parameter number 4294967295, but computation \"e\" has 2 parameters"},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(2)\n}", "t.hlo:4:3: y (parameter): parameter number 2, but"},
+		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(1)\n  y = f32[2] parameter(1)\n}", "parameter number 1 used twice"},
 	} {
 		_, err := Parse("t.hlo", tc.src)
 		require.Error(t, err, tc.src)
