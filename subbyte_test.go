@@ -123,5 +123,21 @@ func TestSubByteIntegers(t *testing.T) {
 			v := int(fs[i]) // truncation toward zero
 			return min(max(v, lo), lo+n-1)
 		})
+		// Bits above the type's in an argument's bytes are not the
+		// value's (XLA's packing drops them): ops that keep the range and
+		// a bare result give the value.
+		junk := make([]byte, k)
+		for i, x := range xs {
+			junk[i] = byte(x)&byte(n-1) | byte(i<<ty.bits)
+		}
+		arg := must(vkjit.NewTensor(must(vkjit.ParseDType(ty.name)), []int64{int64(k)}, junk))
+		head := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s[%d] parameter(0)\n", ty.name, k)
+		for op, src := range map[string]string{
+			"maximum":       head + fmt.Sprintf("  ROOT r = %s[%d] maximum(x, x)\n}", ty.name, k),
+			"select":        head + fmt.Sprintf("  t = pred[] constant(true)\n  p = pred[%d] broadcast(t), dimensions={}\n  ROOT r = %s[%d] select(p, x, x)\n}", k, ty.name, k),
+			"a bare result": fmt.Sprintf("HloModule m\nENTRY e {\n  ROOT x = %s[%d] parameter(0)\n}", ty.name, k),
+		} {
+			check(op, src, []*vkjit.Tensor{arg}, func(i int) int { return wrap(xs[i]) })
+		}
 	}
 }

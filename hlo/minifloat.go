@@ -65,14 +65,17 @@ func (f miniFloat) decode(bits uint32) float64 {
 		sign = -1
 	}
 	mag := bits &^ f.signBit()
+	// A NaN keeps its code's sign: XLA's total order puts a NaN whose
+	// sign bit is set (fnuz's only NaN, 0x80, among them) below -inf.
+	nan := math.Copysign(math.NaN(), sign)
 	switch {
 	case f.uz && bits == 0x80, f.unsigned && bits == 0xff:
-		return math.NaN()
+		return nan
 	case f.fn && mag == f.nan():
-		return math.NaN()
+		return nan
 	case f.ieee && mag>>uint(f.man) == 1<<uint(f.exp)-1:
 		if mag&(1<<uint(f.man)-1) != 0 {
-			return math.NaN()
+			return nan
 		}
 		return math.Inf(int(sign))
 	}

@@ -14,7 +14,11 @@ import (
 // saturates at the narrow range, as XLA's does. A logical right shift
 // reads only the value's own bits, an arithmetic one of an unsigned value
 // shifts its top bit in (as XLA's does), and counting leading zeros
-// counts in its width. Nothing converts at the boundary: the bytes are the same.
+// counts in its width. Nothing converts at the boundary, the bytes being
+// the same, but the entry's parameters are put in range where the
+// program starts: a byte of a u4 argument may hold bits above the value's
+// (a host's unmasked buffer), which XLA's packing and the evaluator drop,
+// and ops that keep the range (max, select, copies) would carry them on.
 
 // narrowInt is the 8-bit type a 2- or 4-bit integer type computes in.
 func narrowInt(t hlo.ElementType) (hlo.ElementType, bool) {
@@ -48,39 +52,46 @@ var keepsRange = map[hlo.Opcode]bool{
 }
 
 func widenSubByte(s *state) error {
+	entry := s.mod.Entry
+	api := !s.opts.sub // the entry's parameters are the API's
 	r := &retyper{
 		needs: func(c *hlo.Computation) bool { return touches(c, isNarrowInt, nil) },
 		shape: widenShape,
-		rule:  widenSubByteOp,
-		tag:   "w",
+		rule: func(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+			v, err := widenSubByteOp(r, in, ops)
+			if err == nil && api && in.Op == hlo.OpParameter && hasNarrowInt(in.Shape) && isParamOf(entry, in) {
+				v = fitLeaves(r, in, v, in.Shape)
+			}
+			return v, err
+		},
+		tag: "w",
 	}
 	return r.run(s)
+}
+
+// fitLeaves puts the leaves of x that are 2- or 4-bit integers in shape
+// api back in their range, taking tuples apart and putting them back
+// together.
+func fitLeaves(r *retyping, in, x *hlo.Instruction, api hlo.Shape) *hlo.Instruction {
+	if api.IsTuple() {
+		elems := make([]*hlo.Instruction, len(api.Tuple))
+		for i, e := range api.Tuple {
+			elems[i] = fitLeaves(r, in, r.place(in, newGTE(x, i, "", in.Pos)), e)
+		}
+		return r.place(in, newTuple("", elems, in.Pos))
+	}
+	if !isNarrowInt(api.Elem) {
+		return x
+	}
+	return fitRange(r, in, x, api.Elem)
 }
 
 // widenSubByteOp computes in on 8-bit integers and puts a result of a
 // narrow type back in its range.
 func widenSubByteOp(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
 	add := r.add
-	konst := func(from *hlo.Instruction, sh hlo.Shape, v int64) *hlo.Instruction {
-		c := add(from, hlo.OpConstant, hlo.ArrayShape(sh.Elem))
-		c.Literal, _ = hlo.NewLiteral(c.Shape, []byte{byte(v)})
-		if sh.Rank() == 0 {
-			return c
-		}
-		b := add(from, hlo.OpBroadcast, sh, c)
-		b.A.HasDimensions = true
-		return b
-	}
-	// fit puts x (of the 8-bit type) back in the range of narrow type t.
-	fit := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
-		sh := x.Shape
-		bits := int64(t.Bits())
-		if t.Kind() == hlo.KindUnsigned {
-			return add(from, hlo.OpAnd, sh, x, konst(from, sh, 1<<bits-1))
-		}
-		k := konst(from, sh, 8-bits)
-		return add(from, hlo.OpShiftRightArithmetic, sh, add(from, hlo.OpShiftLeft, sh, x, k), k)
-	}
+	konst := func(from *hlo.Instruction, sh hlo.Shape, v int64) *hlo.Instruction { return byteConst(r, from, sh, v) }
+	fit := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction { return fitRange(r, from, x, t) }
 	mask := func(from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
 		return add(from, hlo.OpAnd, x.Shape, x, konst(from, x.Shape, 1<<t.Bits()-1))
 	}
@@ -139,7 +150,7 @@ func widenSubByteOp(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		v = add(in, hlo.OpClamp, v.Shape, konst(in, v.Shape, lo), v, konst(in, v.Shape, hi))
 	case keepsRange[in.Op]:
 	case in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op == hlo.OpIota ||
-		in.Op == hlo.OpConvert:
+		in.Op == hlo.OpConvert || in.Op == hlo.OpDot || in.Op == hlo.OpConvolution: // sums of products wrap too
 		v = fit(in, v, t)
 	}
 	v.Name = in.Name
@@ -147,4 +158,35 @@ func widenSubByteOp(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		nc.Name = in.Name + ".wide"
 	}
 	return v, nil
+}
+
+// byteConst is v as an 8-bit integer constant of shape sh (broadcast),
+// helping compute from.
+func byteConst(r *retyping, from *hlo.Instruction, sh hlo.Shape, v int64) *hlo.Instruction {
+	c := r.add(from, hlo.OpConstant, hlo.ArrayShape(sh.Elem))
+	c.Literal, _ = hlo.NewLiteral(c.Shape, []byte{byte(v)})
+	if sh.Rank() == 0 {
+		return c
+	}
+	b := r.add(from, hlo.OpBroadcast, sh, c)
+	b.A.HasDimensions = true
+	return b
+}
+
+// fitRange puts x (of the 8-bit type) back in the range of narrow type
+// t: the low bits sign-extended (signed) or masked (unsigned).
+func fitRange(r *retyping, from, x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
+	sh := x.Shape
+	bits := int64(t.Bits())
+	if t.Kind() == hlo.KindUnsigned {
+		return r.add(from, hlo.OpAnd, sh, x, byteConst(r, from, sh, 1<<bits-1))
+	}
+	k := byteConst(r, from, sh, 8-bits)
+	return r.add(from, hlo.OpShiftRightArithmetic, sh, r.add(from, hlo.OpShiftLeft, sh, x, k), k)
+}
+
+// isParamOf reports whether in is one of computation c's parameters (a
+// called computation's parameter may have a number c has none of).
+func isParamOf(c *hlo.Computation, in *hlo.Instruction) bool {
+	return in.Op == hlo.OpParameter && in.ParamNum >= 0 && int(in.ParamNum) < len(c.Params) && c.Params[in.ParamNum] == in
 }

@@ -66,7 +66,47 @@ func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, 
 	return runWith(m, maxTrips, true, args)
 }
 
+// RunNudged is RunLimited with the result of every float op that a
+// device computes to within some ulps rather than exactly (the
+// transcendental functions, division, power: inexactOps) moved one ulp
+// up (dir +1) or down (-1). How far the results move shows how much a
+// device's ulps in those ops are amplified by the ops after them (e^x
+// of an expm1 near 4 moves by 4 times expm1's ulps): a test's tolerance.
+func RunNudged(m *hlo.Module, maxTrips, dir int, args ...*hlo.Literal) (*Value, error) {
+	return runWithNudge(m, maxTrips, false, dir, args)
+}
+
+// inexactOps are the float ops RunNudged moves.
+var inexactOps = map[hlo.Opcode]bool{
+	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpLogistic: true,
+	hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpTanh: true, hlo.OpAtan2: true, hlo.OpErf: true,
+	hlo.OpCbrt: true, hlo.OpRsqrt: true, hlo.OpSqrt: true, hlo.OpPower: true, hlo.OpDivide: true,
+}
+
+// nudgeUlp moves each finite nonzero float element of l one ulp of its
+// type in direction dir.
+func nudgeUlp(l *hlo.Literal, dir int) {
+	t := l.Shape.Elem
+	if !t.IsFloat() {
+		return
+	}
+	n := l.Shape.NumElements()
+	for i := int64(0); i < n; i++ {
+		v := get(l, i).f
+		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		bits, _ := significandBits(t)
+		_, e := math.Frexp(v)
+		put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*math.Ldexp(1, e-bits))})
+	}
+}
+
 func runWith(m *hlo.Module, maxTrips int, f32Sums bool, args []*hlo.Literal) (*Value, error) {
+	return runWithNudge(m, maxTrips, f32Sums, 0, args)
+}
+
+func runWithNudge(m *hlo.Module, maxTrips int, f32Sums bool, nudge int, args []*hlo.Literal) (*Value, error) {
 	// The evaluator reads the shapes the verifier infers (a shape left
 	// out of the text): verify here, whoever verified the module before
 	// (a compile-cache hit compiles nothing, so verifies nothing).
@@ -104,7 +144,7 @@ func runWith(m *hlo.Module, maxTrips int, f32Sums bool, args []*hlo.Literal) (*V
 			return nil, fmt.Errorf("eval: argument %d (parameter %s): want %s, got %s", next, p.Name, s.DimsString(), a.Shape.DimsString())
 		}
 		next++
-		return &Value{Lit: a}, nil
+		return &Value{Lit: inRange(a)}, nil
 	}
 	for i, p := range c.Params {
 		v, err := build(p.Shape, p)
@@ -116,7 +156,29 @@ func runWith(m *hlo.Module, maxTrips int, f32Sums bool, args []*hlo.Literal) (*V
 	e := newEvaluator()
 	e.maxTrips = maxTrips
 	e.f32Sums = f32Sums
+	e.nudge = nudge
 	return e.call(c, vals)
+}
+
+// inRange is argument a with each element of a type narrower than a
+// byte (s2, s4, u2, u4, f4, f6), which takes a byte, reduced to the
+// type's bits (sign-extended for the signed integers): bits above them in
+// a host's buffer are not the value's, and XLA's packing drops them.
+func inRange(a *hlo.Literal) *hlo.Literal {
+	t := a.Shape.Elem
+	bits := t.Bits()
+	if bits >= 8 || t == hlo.PRED || a.Elided {
+		return a
+	}
+	out := *a
+	out.Data = make([]byte, len(a.Data))
+	for i, b := range a.Data {
+		out.Data[i] = b & (1<<bits - 1)
+		if t.Kind() == hlo.KindSigned {
+			out.Data[i] = byte(int8(b<<(8-bits)) >> (8 - bits))
+		}
+	}
+	return &out
 }
 
 // RunValues evaluates with tuple-shaped arguments allowed.
@@ -131,6 +193,7 @@ func RunValues(m *hlo.Module, args ...*Value) (*Value, error) {
 type evaluator struct {
 	maxTrips int  // a while loop's iteration limit
 	f32Sums  bool // float dots and convolutions summed in f32 (RunSummedInF32)
+	nudge    int  // +1 or -1: inexact float results moved an ulp that way (RunNudged)
 	order    map[*hlo.Computation][]*hlo.Instruction
 	// Values of instructions that depend on no parameter, computed once
 	// per run: a loop body recomputing a large constant expression every
@@ -390,6 +453,9 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		if err != nil {
 			return nil, in.Errorf("%w", err)
 		}
+		if e.nudge != 0 && inexactOps[in.Op] {
+			nudgeUlp(l, e.nudge)
+		}
 		return &Value{Lit: l}, nil
 	}
 	return nil, in.Errorf("%w", &Unsupported{in.Op.String()})
@@ -526,4 +592,20 @@ func asInt(l *hlo.Literal, i int64) int64 {
 		return int64(s.u)
 	}
 	return s.i
+}
+
+// significandBits is float type t's significand, in bits.
+func significandBits(t hlo.ElementType) (int, bool) {
+	switch t {
+	case hlo.F16:
+		return 11, true
+	case hlo.BF16:
+		return 8, true
+	case hlo.F32:
+		return 24, true
+	case hlo.F64:
+		return 53, true
+	}
+	f, ok := hlo.MiniFloatFormatOf(t)
+	return f.Man + 1, ok
 }

@@ -362,3 +362,32 @@ func TestSummedInF32(t *testing.T) {
 		require.Equal(t, 0.0, toF(get(summed.Lit, 0), hlo.F32), body)
 	}
 }
+
+// TestRunNudged: an inexact op's result moves one ulp of its type each
+// way, and what follows it carries the move, amplified; exact ops are
+// not moved.
+func TestRunNudged(t *testing.T) {
+	m, err := hlo.Parse("n.hlo", module("  x = f32[2] constant({1, 4})\n  y = f32[2] exponential-minus-one(x)\n  ROOT r = f32[2] exponential(y)"))
+	require.NoError(t, err)
+	plain, err := Run(m)
+	require.NoError(t, err)
+	up, err := RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	down, err := RunNudged(m, MaxTrips, -1, nil...)
+	require.NoError(t, err)
+	for i := int64(0); i < 2; i++ {
+		p, u, d := toF(get(plain.Lit, i), hlo.F32), toF(get(up.Lit, i), hlo.F32), toF(get(down.Lit, i), hlo.F32)
+		require.Less(t, d, p)
+		require.Less(t, p, u)
+	}
+	// y = e^4 - 1 = 53.6, whose ulp is 2^-18: e^y moves by a factor
+	// e^(2^-18), 3.8e-6 relative, some 30 of its own ulps (2^-23), where
+	// the nudge of e^y itself is one.
+	p, u := toF(get(plain.Lit, 1), hlo.F32), toF(get(up.Lit, 1), hlo.F32)
+	require.Greater(t, (u-p)/p, 20*0x1p-23, "the move of y, amplified")
+	m, err = hlo.Parse("n.hlo", module("  x = f32[1] constant({3})\n  ROOT r = f32[1] add(x, x)"))
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	require.Equal(t, 6.0, toF(get(up.Lit, 0), hlo.F32), "an add is exact: not moved")
+}
