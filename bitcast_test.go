@@ -15,7 +15,7 @@ import (
 )
 
 // TestBitcastWidths bitcasts between element types of different widths,
-// complex ones included, on random bytes (NaN payloads among them): a
+// complex ones included, by bitcast-convert and by bitcast, on random bytes (NaN payloads among them): a
 // bitcast-convert changes no byte, so each result's bytes must be its
 // argument's, in XLA's little-endian order. Alone, and fused between two
 // copies (not for f16 and bf16, which kernels carry as f32: a copy
@@ -27,15 +27,25 @@ func TestBitcastWidths(t *testing.T) {
 		{"f64[5]", "u16[5,4]"}, {"s32[5,2]", "f64[5]"}, {"f64[5]", "c64[5]"}, {"c128[5,2]", "f32[5,2,4]"},
 		{"c128[5,2]", "c64[5,2,2]"}, {"c64[5,2]", "c128[5]"}, {"u8[5,8]", "s64[5]"}, {"f16[5,2]", "f32[5]"},
 		{"f32[5]", "bf16[5,2]"}, {"c64[3]", "s64[3]"}, {"c128[]", "c64[2]"}, {"u32[2,3]", "u8[2,3,4]"},
+		// XLA's bitcast, the operand's bytes read as any shape of their
+		// size, the element type changed or not (a FuzzMutants mutant,
+		// f32[] to s32[], stored a float into an int array: invalid
+		// SPIR-V that lavapipe refused, VkResult -13).
+		{"f32[]", "bitcast s32[]"}, {"f32[2,3]", "bitcast u16[4,3]"}, {"u8[4,4]", "bitcast f32[2,2]"},
+		{"f64[3]", "bitcast s32[6]"}, {"c64[2]", "bitcast f64[2]"}, {"s16[8]", "bitcast s16[2,4]"},
 	} {
 		for _, fused := range []bool{false, true} {
 			if fused && (strings.Contains(c.from+c.to, "f16") || strings.Contains(c.from+c.to, "bf16")) {
 				continue
 			}
 			name := fmt.Sprintf("%s to %s fused %v", c.from, c.to, fused)
-			body := fmt.Sprintf("  ROOT r = %s bitcast-convert(x)", c.to)
+			op, to := "bitcast-convert", c.to
+			if s, ok := strings.CutPrefix(c.to, "bitcast "); ok {
+				op, to = "bitcast", s
+			}
+			body := fmt.Sprintf("  ROOT r = %s %s(x)", to, op)
 			if fused { // a copy on each side lands the bitcast inside one kernel
-				body = fmt.Sprintf("  y = %s copy(x)\n  b = %s bitcast-convert(y)\n  ROOT r = %s copy(b)", c.from, c.to, c.to)
+				body = fmt.Sprintf("  y = %s copy(x)\n  b = %s %s(y)\n  ROOT r = %s copy(b)", c.from, to, op, to)
 			}
 			src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s parameter(0)\n%s\n}", c.from, body)
 			exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})

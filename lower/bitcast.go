@@ -184,3 +184,38 @@ func (b *expander) fromCodes(codes *hlo.Instruction, s hlo.Shape, err *error) *h
 	}
 	return v
 }
+
+// typedBitcasts rewrites each bitcast whose element type differs from
+// its operand's into the bytes' reinterpretation it stands for (XLA
+// emits a bitcast as the operand's buffer read as the result's shape):
+// a bitcast-convert between the types, through a last dimension of the
+// width ratio where the widths differ, and reshapes around it, in the
+// row-major order vkjit lays every array in. Kernels then see only
+// bitcasts that keep the type, which are reshapes. It runs before the
+// passes that take complex, f8 and sub-byte bitcast-converts apart.
+func typedBitcasts(s *state) error {
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpBitcast: (*expander).typedBitcast})
+}
+
+func (b *expander) typedBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
+	x := in.Operands[0]
+	if !in.Shape.IsArray() || !x.Shape.IsArray() || x.Shape.Elem == in.Shape.Elem {
+		return in, nil
+	}
+	from, to := x.Shape.Elem, in.Shape.Elem
+	if from == hlo.PRED || to == hlo.PRED || from.Bits() < 8 || to.Bits() < 8 {
+		return nil, in.Errorf("bitcast from %s to %s is not supported on the device yet", x.Shape, in.Shape)
+	}
+	n := x.Shape.NumElements()
+	var v *hlo.Instruction
+	switch fb, tb := int64(from.Bits()), int64(to.Bits()); {
+	case fb == tb:
+		v = b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(to, n), b.reshape(x, n))
+	case fb > tb: // each wide element becomes fb/tb narrow ones, lowest bits first
+		v = b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(to, n, fb/tb), b.reshape(x, n))
+	default: // tb/fb narrow elements make each wide one
+		m := n * fb / tb
+		v = b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(to, m), b.reshape(x, m, tb/fb))
+	}
+	return b.reshape(v, in.Shape.Dims...), nil
+}
