@@ -478,6 +478,11 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if !body.Root.Shape.Equal(ops[0].Shape) {
 			return nil, in.Errorf("body %s returns %s, the loop carries %s", body.Name, body.Root.Shape, ops[0].Shape)
 		}
+		for _, c := range []*Computation{cond, body} { // each takes the state alone
+			if err := checkArgs(in, c, ops[:1]); err != nil {
+				return nil, err
+			}
+		}
 		return like(ops[0].Shape), nil
 	case OpConditional:
 		if len(in.Called) == 0 || len(ops) != len(in.Called)+1 {

@@ -167,6 +167,12 @@ ENTRY e {
 		"5:3: r (bitcast): operand t is not an array"},
 	{"dot_float_to_int", "HloModule m\nENTRY e {\n  a = s16[3,4] parameter(0)\n  b = f64[4,2] parameter(1)\n  ROOT r = s16[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 		"5:3: r (dot): a product of f64 operands cannot have a s16 result"},
+	// A while body of two parameters (a FuzzMutants mutant): the loop
+	// passes its state alone.
+	{"while_body_two_params", "HloModule m\ncond {\n  p = s32[] parameter(0)\n  z = s32[] constant(2)\n  ROOT c = pred[] compare(p, z), direction=LT\n}\nbody {\n  p = s32[] parameter(0)\n  q = s32[] parameter(1)\n  ROOT a = s32[] add(p, q)\n}\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}",
+		"14:3: w (while): passes 1 arguments to body, which takes 2"},
+	{"while_cond_wrong_state", "HloModule m\ncond {\n  p = f32[] parameter(0)\n  ROOT c = pred[] constant(false)\n}\nbody {\n  ROOT p = s32[] parameter(0)\n}\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}",
+		"11:3: w (while): argument 0 is s32[], cond takes f32[]"},
 }
 
 func TestInvalidModules(t *testing.T) {
