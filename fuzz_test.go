@@ -126,10 +126,11 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 }
 
 // references are m's results computed with other float widths (nil
-// where m cannot be retyped), and with dots and convolutions summed in
-// f32 as the device sums them, in another order: how far rounding moves
-// each result.
-type references struct{ wide, narrow, summed []*hlo.Literal }
+// where m cannot be retyped), with dots and convolutions summed in f32 as
+// the device sums them, in another order, and with every inexact float
+// op's result an ulp up and an ulp down (eval.RunNudged): how far
+// rounding moves each result.
+type references struct{ wide, narrow, summed, up, down []*hlo.Literal }
 
 func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	var refs references
@@ -148,6 +149,12 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	refs.narrow = run(hlotest.Narrowed)
 	if v, err := eval.RunSummedInF32(m, fuzzTrips, args...); err == nil {
 		refs.summed = v.Leaves()
+	}
+	if v, err := eval.RunNudged(m, fuzzTrips, 1, args...); err == nil {
+		refs.up = v.Leaves()
+	}
+	if v, err := eval.RunNudged(m, fuzzTrips, -1, args...); err == nil {
+		refs.down = v.Leaves()
 	}
 	return refs
 }
@@ -202,9 +209,21 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	if t != hlo.F64 && i < len(refs.summed) {
 		alts = append(alts, ref{refs.summed[i], 16})
 	}
+	// A device's few ulps in a transcendental function or a division,
+	// amplified by what follows: 8 times what one ulp moves the result.
+	for _, r := range [][]*hlo.Literal{refs.up, refs.down} {
+		if i < len(r) {
+			alts = append(alts, ref{r[i], 8})
+		}
+	}
 	maxFinite := map[hlo.ElementType]float64{hlo.F16: 65504, hlo.BF16: 3.3895313892515355e38, hlo.F32: math.MaxFloat32, hlo.F64: math.MaxFloat64}[t]
 	eps := map[hlo.ElementType]float64{hlo.F16: 0x1p-11, hlo.BF16: 0x1p-8, hlo.F32: 0x1p-24, hlo.F64: 0x1p-53}[t]
 	minNormal := map[hlo.ElementType]float64{hlo.F16: 0x1p-14, hlo.BF16: 0x1p-126, hlo.F32: 0x1p-126, hlo.F64: 0x1p-1022}[t]
+	if f, ok := hlo.MiniFloatFormatOf(t); ok {
+		// f8, f6, f4: computed in f32 and rounded once, as the evaluator
+		// rounds its float64: 2 ulp, or a subnormal step, not 8 of f32's.
+		maxFinite, eps, minNormal = f.Max, math.Ldexp(1, -f.Man-2), math.Ldexp(1, f.Emin-f.Man-3)
+	}
 	wt := &vkjit.Tensor{Type: vkjit.DType(t), Dims: want.Shape.Dims, Data: want.Data}
 	for j := int64(0); j < got.NumElements(); j++ {
 		g, w := got.Float64At(j), wt.Float64At(j)

@@ -591,6 +591,10 @@ func Mutate(text string, seed uint64) string {
 		}
 	}
 	types := []string{"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"}
+	if seed%4 == 3 { // now and then the narrow and small float types
+		types = append(types, "s2", "s4", "u2", "u4", "f4e2m1fn", "f6e2m3fn", "f6e3m2fn", "f8e3m4", "f8e4m3", "f8e4m3fn",
+			"f8e4m3fnuz", "f8e4m3b11fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0fnu")
+	}
 	for k := 0; k < 1+rng.IntN(3); k++ {
 		i := rng.IntN(len(lines))
 		ln := lines[i]
@@ -647,7 +651,7 @@ var mutantOps = append(append([]hlo.Opcode{}, ElementwiseOps...),
 
 var (
 	numberRE  = regexp.MustCompile(`-?\b\d+\b`)
-	typeRE    = regexp.MustCompile(`\b(pred|[su](8|16|32|64)|f16|bf16|f32|f64)\b`)
+	typeRE    = regexp.MustCompile(`\b(pred|[su](2|4|8|16|32|64)|f16|bf16|f32|f64|f[468]e[0-9a-z]+)\b`)
 	opcodeRE  = regexp.MustCompile(`\] ([a-z][a-z0-9-]*)\(`)
 	operandRE = regexp.MustCompile(`[(,] ?([A-Za-z_][A-Za-z0-9_.]*)`)
 	attrRE    = regexp.MustCompile(`, [a-z_]+=(\{[^}]*\}|[^,]*)`)

@@ -34,6 +34,14 @@ func RandomProgram(seed uint64, n int) (*hlo.Module, error) {
 	g.e = g.b.Entry("main")
 	// A program draws from a few types, so that values meet.
 	all := []hlo.ElementType{hlo.PRED, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64, hlo.F16, hlo.BF16, hlo.F32, hlo.F64}
+	// One program in four also draws from the types narrower than a
+	// byte and the small float types (all but e8m0fnu, a scale type of
+	// powers of two without zero, which XLA only converts).
+	if seed%4 == 3 {
+		all = append(all, hlo.S2, hlo.S4, hlo.U2, hlo.U4, hlo.F4E2M1FN, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F8E3M4, hlo.F8E4M3,
+			hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E4M3B11FNUZ, hlo.F8E5M2, hlo.F8E5M2FNUZ)
+	}
+	g.all = all
 	g.types = []hlo.ElementType{hlo.F32, hlo.S32}
 	for i := 0; i < 1+g.rng.IntN(3); i++ {
 		g.types = append(g.types, all[g.rng.IntN(len(all))])
@@ -54,6 +62,7 @@ type gen struct {
 	e     *hlo.CompBuilder
 	vals  []*gval
 	types []hlo.ElementType
+	all   []hlo.ElementType // every type this program may draw
 	comps map[string]*hlo.Computation
 	loops int
 }
@@ -83,8 +92,11 @@ func significand(t hlo.ElementType) (bits, maxExp int) {
 		return 8, 127
 	case hlo.F32:
 		return 24, 127
+	case hlo.F64:
+		return 53, 1023
 	}
-	return 53, 1023
+	f, _ := hlo.MiniFloatFormatOf(t)
+	return f.Man + 1, int(math.Floor(math.Log2(f.Max)))
 }
 
 // fits reports whether a float of t holds mag/frac exactly.
@@ -206,6 +218,13 @@ func (g *gen) constant(t hlo.ElementType) *gval {
 		if t.Kind() == hlo.KindUnsigned {
 			v = math.Abs(v)
 		}
+		if b := t.Bits(); b < 8 { // within s2, s4, u2, u4
+			lo, hi := -math.Ldexp(1, b-1), math.Ldexp(1, b-1)-1
+			if t.Kind() == hlo.KindUnsigned {
+				lo, hi = 0, math.Ldexp(1, b)-1
+			}
+			v = max(lo, min(hi, v))
+		}
 	}
 	return g.keep(g.e.Constant(hlo.ScalarLiteral(t, v)), true, 3, 3, true)
 }
@@ -227,7 +246,7 @@ var steps = []struct {
 	f func(*gen)
 	w int
 }{
-	{(*gen).unary, 6}, {(*gen).binary, 8}, {(*gen).compareSelect, 3}, {(*gen).convert, 3}, {(*gen).clamp, 1},
+	{(*gen).unary, 6}, {(*gen).binary, 8}, {(*gen).compareSelect, 3}, {(*gen).convert, 3}, {(*gen).bitcast, 1}, {(*gen).clamp, 1},
 	{(*gen).broadcast, 2}, {(*gen).reshape, 2}, {(*gen).transpose, 2}, {(*gen).slice, 2}, {(*gen).reverse, 1},
 	{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).dot, 2},
 	{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
@@ -382,6 +401,47 @@ func (g *gen) convert() {
 		}
 	}
 	g.keep(g.op(hlo.OpConvert, v).WithShape(hlo.ArrayShape(to, v.s().Dims...)).Instruction, exact, mag, frac, false)
+}
+
+// bitcast reads the bits of an integer, or of a float whose bits are the
+// inputs' (raw), as another type: of its width, or narrower (a new last
+// dimension of the width ratio) or wider (the last dimension, of the
+// ratio, taken away), as XLA's bitcast-convert does. A float made of
+// bits is exact (nothing rounded it) and raw, its magnitude unknown.
+func (g *gen) bitcast() {
+	v := g.pick(func(v *gval) bool { return v.t() != hlo.PRED && (!v.t().IsFloat() || v.raw) })
+	if v == nil {
+		return
+	}
+	from, dims := v.t(), v.s().Dims
+	var tos []hlo.ElementType
+	for _, t := range g.all {
+		switch {
+		case t == hlo.PRED:
+		case t.Bits() == from.Bits(), t.Bits() < from.Bits() && from.Bits()%t.Bits() == 0:
+			tos = append(tos, t)
+		case t.Bits() > from.Bits() && t.Bits()%from.Bits() == 0 && len(dims) > 0 && dims[len(dims)-1] == int64(t.Bits()/from.Bits()):
+			tos = append(tos, t)
+		}
+	}
+	if len(tos) == 0 {
+		return
+	}
+	to := tos[g.rng.IntN(len(tos))]
+	out := slices.Clone(dims)
+	switch {
+	case to.Bits() < from.Bits():
+		out = append(out, int64(from.Bits()/to.Bits()))
+	case to.Bits() > from.Bits():
+		out = out[:len(out)-1]
+	}
+	r := g.keep(g.op(hlo.OpBitcastConvert, v).WithShape(hlo.ArrayShape(to, out...)).Instruction, true, 0, 0, true)
+	if to.IsFloat() {
+		_, maxExp := significand(to)
+		// Kernels carry f16 and bf16 in f32 registers, where a copy
+		// quiets a signaling NaN: their bits are not read back.
+		r.exact, r.raw, r.mag, r.frac = true, to != hlo.F16 && to != hlo.BF16, maxExp, maxExp
+	}
 }
 
 func (g *gen) same(v *gval, in *hlo.Instruction) *gval {

@@ -104,8 +104,19 @@ func appendFloat(dst []byte, t hlo.ElementType, v float64) []byte {
 	return dst
 }
 
-// Widened maps f16, bf16 and f32 to f64; Narrowed maps f64 to f32.
+// Widened maps every float type narrower than f64 (f16, bf16, f32, and
+// the f8, f6 and f4 types) to f64; Narrowed maps f64 to f32.
 var (
-	Widened  = map[hlo.ElementType]hlo.ElementType{hlo.F16: hlo.F64, hlo.BF16: hlo.F64, hlo.F32: hlo.F64}
+	Widened  = widened()
 	Narrowed = map[hlo.ElementType]hlo.ElementType{hlo.F64: hlo.F32}
 )
+
+func widened() map[hlo.ElementType]hlo.ElementType {
+	m := map[hlo.ElementType]hlo.ElementType{hlo.F16: hlo.F64, hlo.BF16: hlo.F64, hlo.F32: hlo.F64}
+	for i := range 256 {
+		if t := hlo.ElementType(i); hlo.IsMiniFloat(t) {
+			m[t] = hlo.F64
+		}
+	}
+	return m
+}
