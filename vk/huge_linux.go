@@ -13,7 +13,7 @@ import (
 // 9,000 faults of 4 KiB pages, and a GEMM's texel fetches walk rows a
 // page apart. Measured (2-CPU Zen 4, lavapipe): that step's process
 // 30,554-34,839 -> 21,396-22,001 page faults (perf stat), whole
-// processes paired (farm-bench) 0.972 of the time for the step and
+// processes paired (whole-process timing) 0.972 of the time for the step and
 // 0.958 for 12 runs of a 1024^3 GEMM. Advice only: an error changes
 // nothing.
 func adviseHuge(data []byte) {

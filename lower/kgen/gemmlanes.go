@@ -73,7 +73,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 // words against 9,000), and lavapipe compiles it at first use in time
 // that grows faster than that. The corpus's DLRM training step, five
 // GEMMs of 231M multiply-adds each, took 2.72 -> 3.65 s cold with two
-// quads everywhere (farm-bench -n 5, fresh caches) for about 1 ms a step;
+// quads everywhere (whole-process timing -n 5, fresh caches) for about 1 ms a step;
 // 1024^3 gains 3-4 ms a run.
 const twoQuadMACs = 1 << 28
 
