@@ -139,5 +139,7 @@ func TestSubByteIntegers(t *testing.T) {
 		} {
 			check(op, src, []*vkjit.Tensor{arg}, func(i int) int { return wrap(xs[i]) })
 		}
+		src = fmt.Sprintf("HloModule m\nENTRY e {\n  p = (%s[%d], f32[1]) parameter(0)\n  ROOT x = %s[%d] get-tuple-element(p), index=0\n}", ty.name, k, ty.name, k)
+		check("a tuple's leaf", src, []*vkjit.Tensor{arg, must(vkjit.Float32s([]int64{1}, []float32{1}))}, func(i int) int { return wrap(xs[i]) })
 	}
 }

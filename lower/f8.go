@@ -81,23 +81,18 @@ func f8Result(r *retyping, in, v *hlo.Instruction) (*hlo.Instruction, error) {
 }
 
 // convertLeaves converts the leaves of x that are small floats in shape
-// api to type to, or with to 0 to their type in api, taking tuples apart
-// and putting them back together.
+// api to type to, or with to 0 to their type in api.
 func convertLeaves(r *retyping, in, x *hlo.Instruction, api hlo.Shape, to hlo.ElementType, err *error) *hlo.Instruction {
-	if api.IsTuple() {
-		elems := make([]*hlo.Instruction, len(api.Tuple))
-		for i, e := range api.Tuple {
-			elems[i] = convertLeaves(r, in, r.place(in, newGTE(x, i, "", in.Pos)), e, to, err)
+	return r.leafwise(in, x, api, func(x *hlo.Instruction, leaf hlo.Shape) *hlo.Instruction {
+		if !isF8(leaf.Elem) {
+			return x
 		}
-		return r.place(in, newTuple("", elems, in.Pos))
-	}
-	if !isF8(api.Elem) {
-		return x
-	}
-	if to == 0 {
-		to = api.Elem
-	}
-	return r.expr(in, hlo.ArrayShape(to, api.Dims...), err).Convert(x, to)
+		t := to
+		if t == 0 {
+			t = leaf.Elem
+		}
+		return r.expr(in, hlo.ArrayShape(t, leaf.Dims...), err).Convert(x, t)
+	})
 }
 
 // widenF8Op computes in in f32 and rounds an arithmetic result to its

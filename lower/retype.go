@@ -137,6 +137,20 @@ func (r *retyping) place(from, in *hlo.Instruction) *hlo.Instruction {
 	return in
 }
 
+// leafwise is x with f applied to each array leaf (its shape in api),
+// tuples taken apart and put back together; the new instructions help
+// compute in.
+func (r *retyping) leafwise(in, x *hlo.Instruction, api hlo.Shape, f func(x *hlo.Instruction, leaf hlo.Shape) *hlo.Instruction) *hlo.Instruction {
+	if !api.IsTuple() {
+		return f(x, api)
+	}
+	elems := make([]*hlo.Instruction, len(api.Tuple))
+	for i, e := range api.Tuple {
+		elems[i] = r.leafwise(in, r.place(in, newGTE(x, i, "", in.Pos)), e, f)
+	}
+	return r.place(in, newTuple("", elems, in.Pos))
+}
+
 // expr is a builder of elementwise ops of shape s that help compute
 // from, its errors recorded in *err.
 func (r *retyping) expr(from *hlo.Instruction, s hlo.Shape, err *error) *formula.Builder {

@@ -70,20 +70,14 @@ func widenSubByte(s *state) error {
 }
 
 // fitLeaves puts the leaves of x that are 2- or 4-bit integers in shape
-// api back in their range, taking tuples apart and putting them back
-// together.
+// api back in their range.
 func fitLeaves(r *retyping, in, x *hlo.Instruction, api hlo.Shape) *hlo.Instruction {
-	if api.IsTuple() {
-		elems := make([]*hlo.Instruction, len(api.Tuple))
-		for i, e := range api.Tuple {
-			elems[i] = fitLeaves(r, in, r.place(in, newGTE(x, i, "", in.Pos)), e)
+	return r.leafwise(in, x, api, func(x *hlo.Instruction, leaf hlo.Shape) *hlo.Instruction {
+		if !isNarrowInt(leaf.Elem) {
+			return x
 		}
-		return r.place(in, newTuple("", elems, in.Pos))
-	}
-	if !isNarrowInt(api.Elem) {
-		return x
-	}
-	return fitRange(r, in, x, api.Elem)
+		return fitRange(r, in, x, leaf.Elem)
+	})
 }
 
 // widenSubByteOp computes in on 8-bit integers and puts a result of a
