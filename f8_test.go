@@ -78,6 +78,23 @@ func TestF8(t *testing.T) {
 		want := hlo.MiniFloatFromFloat64(hlo.F8E4M3FN, p)
 		require.Equal(t, want, uint32(res[0].Data[i]), "element %d: %g", i, p)
 	}
+	// An integer product with an f8 result converts its operands to the
+	// f8 type first (XLA's operand conversion): 100000 is past
+	// f8e4m3b11fnuz's range (30), so it is NaN and so is its row's sum,
+	// though it multiplies 0; the other row's sums, 11 and -10, are on
+	// the grid.
+	src = "HloModule m\nENTRY e {\n  a = s32[2,3] parameter(0)\n  b = s32[3,2] parameter(1)\n  ROOT d = f8e4m3b11fnuz[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
+	dot, err := rt.CompileText("f8dot", src, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer dot.Close()
+	res, _, err = dot.Run(context.Background(), must(vkjit.Int32s([]int64{2, 3}, []int32{100000, 1, 2, 3, -4, 5})), must(vkjit.Int32s([]int64{3, 2}, []int32{0, 1, 1, 2, 3, -1})))
+	require.NoError(t, err)
+	var got []float64
+	for _, c := range res[0].Data {
+		got = append(got, hlo.MiniFloatToFloat64(hlo.F8E4M3B11FNUZ, uint32(c)))
+	}
+	require.True(t, math.IsNaN(got[0]) && math.IsNaN(got[1]), "%v", got)
+	require.Equal(t, []float64{11, -10}, got[2:], "3*0 - 4*1 + 5*3; 3 - 8 - 5")
 }
 
 // TestMiniFloatCodes: the small float types keep their width on the

@@ -3,6 +3,7 @@ package lower
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/formula"
@@ -100,6 +101,23 @@ func convertLeaves(r *retyping, in, x *hlo.Instruction, api hlo.Shape, to hlo.El
 func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
 	if in.Op == hlo.OpBitcastConvert && (isF8(in.Shape.Elem) || isF8(in.Operands[0].Shape.Elem)) {
 		return bitcastF8(r, in, ops[0])
+	}
+	if (in.Op == hlo.OpDot || in.Op == hlo.OpConvolution) && isF8(in.Shape.Elem) {
+		// Integer operands convert to the result's type first, as XLA
+		// converts a product's operands (and the evaluator does): onto
+		// its grid, a value past its range to inf, NaN or its largest.
+		t := in.Shape.Elem
+		ops = slices.Clone(ops)
+		for i := range 2 {
+			if o := in.Operands[i].Shape; o.Elem.IsInteger() {
+				var err error
+				e := r.expr(in, hlo.ArrayShape(t, o.Dims...), &err)
+				ops[i] = r.expr(in, hlo.ArrayShape(hlo.F32, o.Dims...), &err).Convert(e.Convert(ops[i], t), hlo.F32)
+				if err != nil {
+					return nil, in.Errorf("converting operand %d to %s: %v", i, t, err)
+				}
+			}
+		}
 	}
 	nc, err := r.copy(in, ops)
 	if err != nil {
