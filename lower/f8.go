@@ -42,7 +42,7 @@ func widenF8(s *state) error {
 		rule: func(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
 			var v *hlo.Instruction
 			var err error
-			if api && in.Op == hlo.OpParameter && anyLeaf(in.Shape, isF8) && isParamOf(entry, in) {
+			if api && isParamOf(entry, in) && anyLeaf(in.Shape, isF8) {
 				v, err = f8Parameter(r, in)
 			} else {
 				v, err = widenF8Op(r, in, ops)

@@ -137,6 +137,12 @@ func (r *retyping) place(from, in *hlo.Instruction) *hlo.Instruction {
 	return in
 }
 
+// isParamOf reports whether in is one of computation c's parameters (a
+// called computation's parameter may have a number c has none of).
+func isParamOf(c *hlo.Computation, in *hlo.Instruction) bool {
+	return in.Op == hlo.OpParameter && in.ParamNum >= 0 && int(in.ParamNum) < len(c.Params) && c.Params[in.ParamNum] == in
+}
+
 // leafwise is x with f applied to each array leaf (its shape in api),
 // tuples taken apart and put back together; the new instructions help
 // compute in.

@@ -59,7 +59,7 @@ func widenSubByte(s *state) error {
 		shape: widenShape,
 		rule: func(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
 			v, err := widenSubByteOp(r, in, ops)
-			if err == nil && api && in.Op == hlo.OpParameter && hasNarrowInt(in.Shape) && isParamOf(entry, in) {
+			if err == nil && api && isParamOf(entry, in) && hasNarrowInt(in.Shape) {
 				v = fitLeaves(r, in, v, in.Shape)
 			}
 			return v, err
@@ -177,10 +177,4 @@ func fitRange(r *retyping, from, x *hlo.Instruction, t hlo.ElementType) *hlo.Ins
 	}
 	k := byteConst(r, from, sh, 8-bits)
 	return r.add(from, hlo.OpShiftRightArithmetic, sh, r.add(from, hlo.OpShiftLeft, sh, x, k), k)
-}
-
-// isParamOf reports whether in is one of computation c's parameters (a
-// called computation's parameter may have a number c has none of).
-func isParamOf(c *hlo.Computation, in *hlo.Instruction) bool {
-	return in.Op == hlo.OpParameter && in.ParamNum >= 0 && int(in.ParamNum) < len(c.Params) && c.Params[in.ParamNum] == in
 }

@@ -54,7 +54,7 @@ var ErrTooManyTrips = errors.New("eval: a while loop ran past its iteration limi
 // RunLimited is Run with a limit on each while loop's iterations (a
 // fuzzer gives up sooner on a program that may never finish).
 func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
-	return runWith(m, maxTrips, false, args)
+	return runWith(m, maxTrips, false, 0, args)
 }
 
 // RunSummedInF32 is RunLimited with every float dot and convolution
@@ -63,7 +63,7 @@ func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, erro
 // Its distance from Run's results (float64 sums rounded once) shows how
 // much the order of an f32 sum may move them: a test's tolerance.
 func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
-	return runWith(m, maxTrips, true, args)
+	return runWith(m, maxTrips, true, 0, args)
 }
 
 // RunNudged is RunLimited with the result of every float op that a
@@ -73,7 +73,7 @@ func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, 
 // device's ulps in those ops are amplified by the ops after them (e^x
 // of an expm1 near 4 moves by 4 times expm1's ulps): a test's tolerance.
 func RunNudged(m *hlo.Module, maxTrips, dir int, args ...*hlo.Literal) (*Value, error) {
-	return runWithNudge(m, maxTrips, false, dir, args)
+	return runWith(m, maxTrips, false, dir, args)
 }
 
 // inexactOps are the float ops RunNudged moves.
@@ -90,23 +90,21 @@ func nudgeUlp(l *hlo.Literal, dir int) {
 	if !t.IsFloat() {
 		return
 	}
+	_, man := t.FloatFields()
 	n := l.Shape.NumElements()
 	for i := int64(0); i < n; i++ {
 		v := get(l, i).f
 		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		bits, _ := significandBits(t)
-		_, e := math.Frexp(v)
-		put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*math.Ldexp(1, e-bits))})
+		_, e := math.Frexp(v) // v's ulp is 2^(e - significand bits)
+		put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*math.Ldexp(1, e-man-1))})
 	}
 }
 
-func runWith(m *hlo.Module, maxTrips int, f32Sums bool, args []*hlo.Literal) (*Value, error) {
-	return runWithNudge(m, maxTrips, f32Sums, 0, args)
-}
-
-func runWithNudge(m *hlo.Module, maxTrips int, f32Sums bool, nudge int, args []*hlo.Literal) (*Value, error) {
+// runWith is Run's body: f32Sums and nudge as RunSummedInF32 and
+// RunNudged set them.
+func runWith(m *hlo.Module, maxTrips int, f32Sums bool, nudge int, args []*hlo.Literal) (*Value, error) {
 	// The evaluator reads the shapes the verifier infers (a shape left
 	// out of the text): verify here, whoever verified the module before
 	// (a compile-cache hit compiles nothing, so verifies nothing).
@@ -592,20 +590,4 @@ func asInt(l *hlo.Literal, i int64) int64 {
 		return int64(s.u)
 	}
 	return s.i
-}
-
-// significandBits is float type t's significand, in bits.
-func significandBits(t hlo.ElementType) (int, bool) {
-	switch t {
-	case hlo.F16:
-		return 11, true
-	case hlo.BF16:
-		return 8, true
-	case hlo.F32:
-		return 24, true
-	case hlo.F64:
-		return 53, true
-	}
-	f, ok := hlo.MiniFloatFormatOf(t)
-	return f.Man + 1, ok
 }

@@ -85,18 +85,11 @@ func (v *gval) s() hlo.Shape       { return v.in.Shape }
 // significand is a float type's significant bits; maxExp its largest
 // binary exponent.
 func significand(t hlo.ElementType) (bits, maxExp int) {
-	switch t {
-	case hlo.F16:
-		return 11, 15
-	case hlo.BF16:
-		return 8, 127
-	case hlo.F32:
-		return 24, 127
-	case hlo.F64:
-		return 53, 1023
+	exp, man := t.FloatFields()
+	if f, ok := hlo.MiniFloatFormatOf(t); ok {
+		return man + 1, int(math.Floor(math.Log2(f.Max)))
 	}
-	f, _ := hlo.MiniFloatFormatOf(t)
-	return f.Man + 1, int(math.Floor(math.Log2(f.Max)))
+	return man + 1, 1<<(exp-1) - 1
 }
 
 // fits reports whether a float of t holds mag/frac exactly.
