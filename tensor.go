@@ -133,11 +133,6 @@ func (x *Tensor) String() string {
 
 // complexPart is the type of a complex type's real and imaginary parts.
 func complexPart(t DType) (DType, bool) {
-	switch t {
-	case C64:
-		return F32, true
-	case C128:
-		return F64, true
-	}
-	return t, false
+	p, ok := t.elem().ComplexPart()
+	return DType(p), ok
 }

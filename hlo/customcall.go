@@ -109,10 +109,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		return nil, nil
 	}
 	t := lapackTypes[m[1]]
-	rt := t // the real type of t's parts (eigenvalues, singular values)
-	if t == C64 || t == C128 {
-		rt = map[ElementType]ElementType{C64: F32, C128: F64}[t]
-	}
+	rt, _ := t.ComplexPart() // the real type of t's parts (eigenvalues, singular values)
 	cfg := map[string]int64{}
 	if v, ok := in.AttrValue("backend_config"); ok {
 		for _, f := range configField.FindAllStringSubmatch(v, -1) {

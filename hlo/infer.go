@@ -590,7 +590,6 @@ func inferFft(in *Instruction) (*Shape, error) {
 		}
 		return t, false
 	}
-	realOf := map[ElementType]ElementType{C64: F32, C128: F64}
 	t := x.Elem
 	switch in.A.FftType {
 	case "FFT", "IFFT":
@@ -615,7 +614,7 @@ func inferFft(in *Instruction) (*Shape, error) {
 		t = c
 		dims[len(dims)-1] = l[len(l)-1]/2 + 1
 	case "IRFFT":
-		rt, ok := realOf[t]
+		rt, ok := t.ComplexPart()
 		if !ok {
 			return nil, in.Errorf("IRFFT of %s: takes a complex operand", t)
 		}

@@ -134,6 +134,22 @@ func (t ElementType) Kind() TypeKind { return typeTable[t].kind }
 // IsFloat reports a real floating-point type.
 func (t ElementType) IsFloat() bool { return t.Kind() == KindFloat }
 
+// IsComplex reports c64 or c128.
+func (t ElementType) IsComplex() bool { return t.Kind() == KindComplex }
+
+// ComplexPart is the type of a complex type's real and imaginary parts
+// (f32 for c64, f64 for c128); ok is false, and t returned, for the
+// other types.
+func (t ElementType) ComplexPart() (part ElementType, ok bool) {
+	switch t {
+	case C64:
+		return F32, true
+	case C128:
+		return F64, true
+	}
+	return t, false
+}
+
 // FloatFields are a binary float type's exponent and mantissa widths
 // (0, 0 for other types).
 func (t ElementType) FloatFields() (exp, man int) {

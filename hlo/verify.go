@@ -271,16 +271,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 		}
 		return arr(PRED, ops[0].Shape.Dims...), nil
 	case OpReal, OpImag, OpAbs:
-		t := ops[0].Shape.Elem
-		switch t {
-		case C64:
-			t = F32
-		case C128:
-			t = F64
-		default:
-			if in.Op != OpAbs && t.Kind() != KindFloat {
-				return nil, in.Errorf("operand must be complex or float, is %s", t)
-			}
+		t, complex := ops[0].Shape.Elem.ComplexPart()
+		if !complex && in.Op != OpAbs && !t.IsFloat() {
+			return nil, in.Errorf("operand must be complex or float, is %s", t)
 		}
 		return arr(t, ops[0].Shape.Dims...), nil
 	case OpComplex:

@@ -22,26 +22,13 @@ import (
 // read and put together by a concatenate where it is written; fusion
 // turns both into index arithmetic.
 
-// realPart is the real type of a complex type's parts.
-func realPart(t hlo.ElementType) (hlo.ElementType, bool) {
-	switch t {
-	case hlo.C64:
-		return hlo.F32, true
-	case hlo.C128:
-		return hlo.F64, true
-	}
-	return t, false
-}
-
-func isComplexType(t hlo.ElementType) bool { _, ok := realPart(t); return ok }
-
 // hasComplex reports a complex leaf in s.
-func hasComplex(s hlo.Shape) bool { return anyLeaf(s, isComplexType) }
+func hasComplex(s hlo.Shape) bool { return anyLeaf(s, hlo.ElementType.IsComplex) }
 
 // memoryShape is s with each complex leaf in its memory form.
 func memoryShape(s hlo.Shape) hlo.Shape {
 	return mapLeaves(s, func(l hlo.Shape) hlo.Shape {
-		if rt, ok := realPart(l.Elem); ok {
+		if rt, ok := l.Elem.ComplexPart(); ok {
 			return hlo.ArrayShape(rt, append(append([]int64{}, l.Dims...), 2)...)
 		}
 		return l
@@ -63,7 +50,7 @@ type complexPass struct {
 // needs reports whether c or a computation it calls touches a complex
 // value (or takes the real or imaginary part of a real one).
 func (p *complexPass) needs(c *hlo.Computation) bool {
-	return touches(c, isComplexType, func(op hlo.Opcode) bool { return op == hlo.OpReal || op == hlo.OpImag })
+	return touches(c, hlo.ElementType.IsComplex, func(op hlo.Opcode) bool { return op == hlo.OpReal || op == hlo.OpImag })
 }
 
 // rewrite returns c with its complex values in real arithmetic, its
@@ -177,7 +164,7 @@ func (x *cx) parts(in *hlo.Instruction) [2]*hlo.Instruction {
 		return pr
 	}
 	w := x.whole[in]
-	rt, _ := realPart(in.Shape.Elem)
+	rt, _ := in.Shape.Elem.ComplexPart()
 	var pr [2]*hlo.Instruction
 	for k := range pr {
 		sl := x.inst(in, hlo.OpSlice, hlo.ArrayShape(rt, append(append([]int64{}, in.Shape.Dims...), 1)...), w)
@@ -306,7 +293,7 @@ func (x *cx) unsupported(in *hlo.Instruction) error {
 
 // constant splits a complex literal into two real constants.
 func (x *cx) constant(in *hlo.Instruction) error {
-	rt, _ := realPart(in.Shape.Elem)
+	rt, _ := in.Shape.Elem.ComplexPart()
 	w := rt.Bytes()
 	n := in.Shape.NumElements()
 	data := in.Literal.Data
@@ -332,10 +319,10 @@ func (x *cx) constant(in *hlo.Instruction) error {
 
 // arith rewrites an op whose operands or result are complex arrays.
 func (x *cx) arith(in *hlo.Instruction) error {
-	rt, _ := realPart(in.Shape.Elem)
+	rt, _ := in.Shape.Elem.ComplexPart()
 	var ot hlo.ElementType // the complex operand's part type
 	for _, o := range in.Operands {
-		if t, ok := realPart(o.Shape.Elem); ok {
+		if t, ok := o.Shape.Elem.ComplexPart(); ok {
 			ot = t
 			break
 		}
@@ -458,7 +445,7 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		return set(f.Sel(p, a[0], b[0]), f.Sel(p, a[1], b[1]))
 	case hlo.OpConvert:
 		from := in.Operands[0]
-		if _, ok := realPart(from.Shape.Elem); ok {
+		if _, ok := from.Shape.Elem.ComplexPart(); ok {
 			a := op(0)
 			if !hasComplex(in.Shape) { // the real part, as XLA converts
 				return asReal(f.Convert(a[0], in.Shape.Elem))
@@ -522,7 +509,7 @@ func (x *cx) movement(in *hlo.Instruction, rt hlo.ElementType) error {
 // parts on their own instead, each with the real sum: two plain
 // reductions, which fuse and take the row and subgroup forms.
 func (x *cx) splitOp(in *hlo.Instruction) error {
-	rt, _ := realPart(in.Shape.Elem)
+	rt, _ := in.Shape.Elem.ComplexPart()
 	if c := in.Called[0]; (in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) && len(in.Operands) == 2 && !in.Shape.IsTuple() &&
 		c.Root.Op == hlo.OpAdd && c.Root.Operands[0].Op == hlo.OpParameter && c.Root.Operands[1].Op == hlo.OpParameter &&
 		c.Root.Operands[0] != c.Root.Operands[1] {
@@ -547,7 +534,7 @@ func (x *cx) splitOp(in *hlo.Instruction) error {
 	leaves := in.Shape.Leaves()
 	var shapes []hlo.Shape
 	for _, l := range leaves {
-		if t, ok := realPart(l.Elem); ok {
+		if t, ok := l.Elem.ComplexPart(); ok {
 			shapes = append(shapes, hlo.ArrayShape(t, l.Dims...), hlo.ArrayShape(t, l.Dims...))
 		} else {
 			shapes = append(shapes, l)
@@ -586,7 +573,7 @@ func (p *complexPass) splitComp(c *hlo.Computation, pairwise bool) (*hlo.Computa
 	x := newCx(p)
 	groups := make([][]*hlo.Instruction, len(c.Params))
 	for i, in := range c.Params {
-		if t, ok := realPart(in.Shape.Elem); ok {
+		if t, ok := in.Shape.Elem.ComplexPart(); ok {
 			var pr [2]*hlo.Instruction
 			for k, part := range []string{"re", "im"} {
 				pr[k] = &hlo.Instruction{Name: in.Name + "." + part, Op: hlo.OpParameter, Shape: hlo.ArrayShape(t, in.Shape.Dims...), Pos: in.Pos}

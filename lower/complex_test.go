@@ -88,7 +88,7 @@ ENTRY e {
 		var check func(p *Program)
 		check = func(p *Program) {
 			for _, b := range p.Buffers {
-				_, isComplex := realPart(b.Shape.Elem)
+				_, isComplex := b.Shape.Elem.ComplexPart()
 				require.False(t, isComplex, "buffer %s holds %s", b.Name, b.Shape)
 			}
 			for _, k := range p.Kernels {

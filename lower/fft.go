@@ -52,7 +52,7 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			}
 			return 2 / float64(n)
 		}
-		rt, _ := realPart(src.Shape.Elem)
+		rt, _ := src.Shape.Elem.ComplexPart()
 		c, s := twiddles(n, m, n, rt, w, -1)
 		g := x.expr(in, rt, in.Shape.Dims)
 		x.whole[in] = g.Add(x.along(in, re, c, rank-1), x.along(in, im, s, rank-1))

@@ -98,7 +98,7 @@ func (b *expander) full(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 
 // one is 1 of type t (complex: 1 + 0i).
 func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
-	rt, _ := realPart(t)
+	rt, _ := t.ComplexPart()
 	return b.convert(b.constant(rt, 1), t)
 }
 
@@ -123,7 +123,7 @@ func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo
 
 // realOf is x's real part (x itself for real types).
 func (b *expander) realOf(x *hlo.Instruction) *hlo.Instruction {
-	rt, isComplex := realPart(x.Shape.Elem)
+	rt, isComplex := x.Shape.Elem.ComplexPart()
 	if !isComplex {
 		return x
 	}
@@ -173,7 +173,7 @@ func (b *expander) potrf(in, ch *hlo.Instruction) *hlo.Instruction {
 func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.Instruction) {
 	sh := a.Shape
 	t := sh.Elem
-	rt, isComplex := realPart(t)
+	rt, isComplex := t.ComplexPart()
 	r := sh.Rank()
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := tauSh.Dims[r-2]
@@ -282,7 +282,7 @@ func (b *expander) getrf(in *hlo.Instruction) *hlo.Instruction {
 	a := in.Operands[0]
 	sh, pivSh, infoSh := a.Shape, in.Shape.Tuple[1], in.Shape.Tuple[2]
 	t := sh.Elem
-	rt, _ := realPart(t)
+	rt, _ := t.ComplexPart()
 	r := sh.Rank()
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := pivSh.Dims[r-2]
@@ -354,7 +354,7 @@ func (b *expander) floatBits(t hlo.ElementType, bits uint64) *hlo.Instruction {
 
 // abs1 is |re| + |im| (|x| for real types): BLAS's i?amax's measure.
 func (b *expander) abs1(x *hlo.Instruction) *hlo.Instruction {
-	rt, isComplex := realPart(x.Shape.Elem)
+	rt, isComplex := x.Shape.Elem.ComplexPart()
 	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), b.realOf(x))
 	if isComplex {
 		mag = b.inst(hlo.OpAdd, mag.Shape, mag, b.inst(hlo.OpAbs, mag.Shape, b.inst(hlo.OpImag, mag.Shape, x)))
@@ -409,7 +409,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	a := in.Operands[0]
 	sh := a.Shape
 	t := sh.Elem
-	rt, isComplex := realPart(t)
+	rt, isComplex := t.ComplexPart()
 	r := sh.Rank()
 	n := sh.Dims[r-1]
 	batch := sh.Dims[:r-2]
@@ -620,7 +620,7 @@ func (r rotation) columns(m, p, q *hlo.Instruction) *hlo.Instruction {
 func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	a := in.Operands[0]
 	t := a.Shape.Elem
-	rt, _ := realPart(t)
+	rt, _ := t.ComplexPart()
 	r := a.Shape.Rank()
 	m, n := a.Shape.Dims[r-2], a.Shape.Dims[r-1]
 	batch := a.Shape.Dims[:r-2]
@@ -783,7 +783,7 @@ func (b *expander) orderColumns(in, key *hlo.Instruction, t hlo.ElementType, bat
 func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction {
 	sh := v.Shape
 	t := sh.Elem
-	rt, _ := realPart(t)
+	rt, _ := t.ComplexPart()
 	r := sh.Rank()
 	colR := hlo.ArrayShape(rt, append(append([]int64{}, batch...), sh.Dims[r-1])...)
 	rows := b.iota(hlo.S32, r-2, sh.Dims...)
@@ -891,7 +891,7 @@ func (b *expander) getrfRows(in *hlo.Instruction) *hlo.Instruction {
 	m, n := a.Shape.Dims[r-2], a.Shape.Dims[r-1]
 	k := min(m, n)
 	t := a.Shape.Elem
-	rt, _ := realPart(t)
+	rt, _ := t.ComplexPart()
 	sh := hlo.ArrayShape(t, m, n)
 	pivSh, infoSh := hlo.ArrayShape(hlo.S32, k), hlo.ArrayShape(hlo.S32)
 	s32 := hlo.ArrayShape(hlo.S32)

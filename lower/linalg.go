@@ -51,7 +51,7 @@ func (b *expander) reverse(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 
 // conj is the complex conjugate (x itself for real types).
 func (b *expander) conj(x *hlo.Instruction) *hlo.Instruction {
-	rt, isComplex := realPart(x.Shape.Elem)
+	rt, isComplex := x.Shape.Elem.ComplexPart()
 	if !isComplex {
 		return x
 	}
@@ -282,7 +282,7 @@ func (b *expander) choleskyColumns(in *hlo.Instruction) (l, failed *hlo.Instruct
 		a = b.conjT(a)
 	}
 	t := a.Shape.Elem
-	rt, isComplex := realPart(t)
+	rt, isComplex := t.ComplexPart()
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	batch := a.Shape.Dims[:r-2]
@@ -322,7 +322,7 @@ func (b *expander) spreadBatch(x *hlo.Instruction, sh hlo.Shape) *hlo.Instructio
 
 // nanLike is NaN of sh (NaN + 0i for complex types, as XLA's FullLike).
 func (b *expander) nanLike(sh hlo.Shape) *hlo.Instruction {
-	rt, _ := realPart(sh.Elem)
+	rt, _ := sh.Elem.ComplexPart()
 	c := b.inst(hlo.OpConstant, hlo.ArrayShape(rt))
 	c.Literal = hlo.ScalarLiteral(rt, math.NaN())
 	return b.full(b.convert(c, sh.Elem), sh)

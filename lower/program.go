@@ -225,7 +225,7 @@ func FromStorage(t hlo.ElementType, dev []byte, n int64, tg kgen.Target) ([]byte
 // between the buffer type and what the device stores with ToStorage and
 // FromStorage.
 func BufferType(t hlo.ElementType) hlo.ElementType {
-	if rt, ok := realPart(t); ok {
+	if rt, ok := t.ComplexPart(); ok {
 		return rt
 	}
 	if w, ok := narrowInt(t); ok {
@@ -242,7 +242,7 @@ func BufferType(t hlo.ElementType) hlo.ElementType {
 // 8- and 16-bit types without 8- and 16-bit storage) do not.
 func SameBytes(t hlo.ElementType, tg kgen.Target) bool {
 	bt := BufferType(t)
-	if _, complex := realPart(t); bt != t && !complex {
+	if _, complex := t.ComplexPart(); bt != t && !complex {
 		return false
 	}
 	st, err := kgen.StorageType(bt, tg)
@@ -261,7 +261,7 @@ func codeType(t hlo.ElementType) hlo.ElementType {
 // BufferElems is how many buffer elements n values of type t take (a
 // complex number two).
 func BufferElems(t hlo.ElementType, n int64) int64 {
-	if _, ok := realPart(t); ok {
+	if _, ok := t.ComplexPart(); ok {
 		return 2 * n
 	}
 	return n

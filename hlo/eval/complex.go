@@ -12,14 +12,10 @@ import (
 // them into real arithmetic of its own), and each part rounded to the
 // result type after each op, as real floats are.
 
-func isComplex(t hlo.ElementType) bool { return t.Kind() == hlo.KindComplex }
-
 // partType is the real type of a complex type's parts.
 func partType(t hlo.ElementType) hlo.ElementType {
-	if t == hlo.C128 {
-		return hlo.F64
-	}
-	return hlo.F32
+	p, _ := t.ComplexPart()
+	return p
 }
 
 func getComplex(l *hlo.Literal, i int64) scalar {
@@ -200,9 +196,9 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 // part.
 func convertComplex(from, to hlo.ElementType, x scalar) scalar {
 	switch {
-	case isComplex(from) && isComplex(to):
+	case from.IsComplex() && to.IsComplex():
 		return scalar{c: roundC(to, x.c)}
-	case isComplex(from):
+	case from.IsComplex():
 		return convert(partType(from), to, scalar{f: real(x.c)})
 	}
 	re := convert(from, partType(to), x)
@@ -215,7 +211,7 @@ func dotComplex(l, r *hlo.Literal) (L, R []complex128) {
 		n := x.Shape.NumElements()
 		out := make([]complex128, n)
 		for j := int64(0); j < n; j++ {
-			if isComplex(x.Shape.Elem) {
+			if x.Shape.Elem.IsComplex() {
 				out[j] = get(x, j).c
 			} else {
 				out[j] = complex(toF(get(x, j), x.Shape.Elem), 0)

@@ -45,7 +45,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 	if in.Op == hlo.OpComplex {
 		return scalar{c: roundC(out, complex(a[0].f, a[1].f))}, nil
 	}
-	if isComplex(t) && in.Op != hlo.OpConvert {
+	if t.IsComplex() && in.Op != hlo.OpConvert {
 		return applyComplex(in, a)
 	}
 	k := t.Kind()
@@ -248,7 +248,7 @@ var hyperbolic = map[hlo.Opcode]func(float64) float64{
 
 // applyBinary computes a binary elementwise op other than compare.
 func applyBinary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
-	if isComplex(t) {
+	if t.IsComplex() {
 		return complexOp(op, t, "", nil, []scalar{x, y})
 	}
 	switch op {
@@ -477,7 +477,7 @@ func compare(t hlo.ElementType, dir string, x, y scalar) bool {
 // convert follows XLA: float to integer truncates toward zero, saturates,
 // and maps NaN to 0; to pred is x != 0.
 func convert(from, to hlo.ElementType, x scalar) scalar {
-	if isComplex(from) || isComplex(to) {
+	if from.IsComplex() || to.IsComplex() {
 		return convertComplex(from, to, x)
 	}
 	var f float64

@@ -502,7 +502,7 @@ func get(l *hlo.Literal, i int64) scalar {
 		i = 0
 	}
 	t := l.Shape.Elem
-	if isComplex(t) {
+	if t.IsComplex() {
 		return getComplex(l, i)
 	}
 	bits := rawBits(l, i)

@@ -55,7 +55,7 @@ func fft(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
 	}
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
 	for i, c := range v {
-		if isComplex(in.Shape.Elem) {
+		if in.Shape.Elem.IsComplex() {
 			put(out.Data, in.Shape.Elem, int64(i), scalar{c: roundC(in.Shape.Elem, c)})
 		} else {
 			put(out.Data, in.Shape.Elem, int64(i), scalar{f: round(in.Shape.Elem, real(c))})
@@ -135,7 +135,7 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 	batch := a.Shape.NumElements() / (n * n)
 	val := func(l *hlo.Literal, i int64) complex128 {
 		s := get(l, i)
-		if isComplex(l.Shape.Elem) {
+		if l.Shape.Elem.IsComplex() {
 			return s.c
 		}
 		return complex(s.f, 0)
@@ -188,7 +188,7 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 				y[k] = acc
 			}
 			for k := int64(0); k < length; k++ {
-				if isComplex(in.Shape.Elem) {
+				if in.Shape.Elem.IsComplex() {
 					put(out.Data, in.Shape.Elem, at(v, k), scalar{c: roundC(in.Shape.Elem, y[k])})
 				} else {
 					put(out.Data, in.Shape.Elem, at(v, k), scalar{f: round(in.Shape.Elem, real(y[k]))})
@@ -225,7 +225,7 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 					v = complex(math.NaN(), 0)
 				}
 				idx := bt*n*n + i*n + j
-				if isComplex(t) {
+				if t.IsComplex() {
 					put(out.Data, t, idx, scalar{c: roundC(t, v)})
 				} else {
 					put(out.Data, t, idx, scalar{f: round(t, real(v))})
@@ -249,7 +249,7 @@ func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) ([]complex128, boo
 		}
 		s := get(a, bt*n*n+i*n+j)
 		v := complex(s.f, 0)
-		if isComplex(t) {
+		if t.IsComplex() {
 			v = s.c
 		}
 		if !lower {

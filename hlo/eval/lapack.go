@@ -75,7 +75,7 @@ func scaled(b, alpha *hlo.Literal) *hlo.Literal {
 	_, _, _, x := matrices(b)
 	s := get(alpha, 0)
 	k := complex(s.f, 0)
-	if isComplex(alpha.Shape.Elem) {
+	if alpha.Shape.Elem.IsComplex() {
 		k = s.c
 	}
 	for i := range x {
@@ -102,7 +102,7 @@ func complexes(l *hlo.Literal) []complex128 {
 	v := make([]complex128, l.Shape.NumElements())
 	for i := range v {
 		s := get(l, int64(i))
-		if isComplex(l.Shape.Elem) {
+		if l.Shape.Elem.IsComplex() {
 			v[i] = s.c
 		} else {
 			v[i] = complex(s.f, 0)
@@ -117,7 +117,7 @@ func literal(t hlo.ElementType, dims []int64, v []complex128) *hlo.Literal {
 	out := newLit(t, dims)
 	for i, x := range v {
 		switch {
-		case isComplex(t):
+		case t.IsComplex():
 			put(out.Data, t, int64(i), scalar{c: roundC(t, x)})
 		case t.Kind() == hlo.KindSigned:
 			put(out.Data, t, int64(i), scalar{i: int64(real(x))})
@@ -678,7 +678,7 @@ func leadPhase(v []complex128, n, col int64) complex128 {
 
 // realType is the type of t's parts: t itself when real.
 func realType(t hlo.ElementType) hlo.ElementType {
-	if isComplex(t) {
+	if t.IsComplex() {
 		return partType(t)
 	}
 	return t

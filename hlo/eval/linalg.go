@@ -21,7 +21,7 @@ type decoded struct {
 // operands decodes a dot's or a convolution's operands as its result
 // type computes: complex, float or integer values.
 func operands(out hlo.ElementType, a, b *hlo.Literal) (A, B decoded) {
-	if isComplex(out) {
+	if out.IsComplex() {
 		A.c, B.c = dotComplex(a, b)
 		return A, B
 	}
@@ -93,7 +93,7 @@ func store(out *hlo.Literal, j int64, f float64, i int64) {
 func dot(in *hlo.Instruction, l, r *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
 	d := in.A.Dot
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
-	isC := isComplex(in.Shape.Elem)
+	isC := in.Shape.Elem.IsComplex()
 	isF := in.Shape.Elem.IsFloat()
 	L, R := operands(in.Shape.Elem, l, r)
 	ls, rs := strides(l.Shape.Dims), strides(r.Shape.Dims)
@@ -205,7 +205,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal, sum hlo.ElementType) (*
 		w = &hlo.Window{}
 	}
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
-	isC := isComplex(in.Shape.Elem)
+	isC := in.Shape.Elem.IsComplex()
 	isF := in.Shape.Elem.IsFloat()
 	L, K := operands(in.Shape.Elem, l, k)
 	ls, ks := strides(l.Shape.Dims), strides(k.Shape.Dims)

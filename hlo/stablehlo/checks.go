@@ -28,11 +28,8 @@ func Compare(c Check, actual, expected *hlo.Literal) string {
 	t := a.Elem
 	n := a.NumElements()
 	parts, part := 1, t
-	switch t {
-	case hlo.C64:
-		parts, part = 2, hlo.F32
-	case hlo.C128:
-		parts, part = 2, hlo.F64
+	if p, ok := t.ComplexPart(); ok {
+		parts, part = 2, p
 	}
 	pb := part.Bytes()
 	for i := int64(0); i < n; i++ {
