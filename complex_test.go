@@ -180,6 +180,17 @@ func TestComplexEdges(t *testing.T) {
 		{"log", complex(-1, 0), 0, complex(0, math.Pi)},
 		{"tanh", complex(100, 1), 0, complex(1, 0)},
 		{"tan", complex(1, 100), 0, complex(0, 1)},
+		// XLA's corner cases of tanh (elemental_ir_emitter), tan being
+		// -i tanh(iz): an infinite imaginary part wins over any real one,
+		// a zero real part stays +0 beside a NaN.
+		{"tan", complex(-inf, inf), 0, complex(0, 1)},
+		{"tan", complex(nan, -inf), 0, complex(0, -1)},
+		{"tan", complex(math.Copysign(0, -1), nan), 0, complex(0, nan)},
+		{"tan", complex(inf, 2), 0, complex(nan, nan)},
+		{"tanh", complex(inf, inf), 0, complex(1, 0)},
+		{"tanh", complex(-inf, nan), 0, complex(-1, 0)},
+		{"tanh", complex(nan, math.Copysign(0, -1)), 0, complex(nan, 0)},
+		{"tanh", complex(2, inf), 0, complex(nan, nan)},
 		{"power", 0, 0, 1},
 		{"power", 0, complex(2, 0), 0},
 	} {

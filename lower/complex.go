@@ -391,10 +391,11 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		a := op(0)
 		return set(f.ctan(a[0], a[1]))
 	case hlo.OpTanh:
-		// tanh(z) = -i tan(iz), iz = -b + ai.
+		// tanh(z) = -i tan(iz), iz = -b + ai; 0 - p, not -p, so that a
+		// zero imaginary part is +0, as XLA gives it.
 		a := op(0)
 		p, q := f.ctan(f.Neg(a[1]), a[0])
-		return set(q, f.Neg(p))
+		return set(q, f.Sub(f.K(0), p))
 	case hlo.OpPower:
 		return set(f.cpow(op(0), op(1)))
 	case hlo.OpCbrt:

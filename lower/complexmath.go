@@ -101,13 +101,18 @@ func (f *rexpr) coshSinh(b *hlo.Instruction) (ch, sh *hlo.Instruction) {
 // not cancel near the poles (a near pi/2, b near 0) as cos 2a + cosh 2b
 // does: re = sin a cos a / d and im = tanh b (1 + sin^2 a / d), d =
 // cos^2 a + sinh^2 b, which for a large |b| (d infinite) are 0 and +-1.
+// XLA's corner cases (its elemental emitter's tanh, of which tan is
+// -i tanh(iz)): an infinite b gives (0, +-1) whatever a is, infinite or
+// NaN too, and a zero a gives a real part of +0, NaN b or not.
 func (f *rexpr) ctan(a, b *hlo.Instruction) (re, im *hlo.Instruction) {
 	s, c := f.Op(hlo.OpSin, a), f.Op(hlo.OpCos, a)
 	_, sh := f.coshSinh(b)
 	d := f.Add(f.Mul(c, c), f.Mul(sh, sh))
 	re = f.Div(f.Mul(s, c), d)
 	im = f.Mul(f.Op(hlo.OpTanh, b), f.Add(f.K(1), f.Div(f.Mul(s, s), d)))
-	return re, im
+	bInf := f.IsInf(b)
+	re = f.Sel(f.Or(f.Cmp(a, "EQ", f.K(0)), f.And(bInf, f.Not(f.Finite(a)))), f.K(0), re)
+	return re, f.Sel(bInf, f.CopySign(f.K(1), b), im)
 }
 
 // cpow is x^y = e^(y log x); 0^y is 1 for y = 0 and 0 otherwise.
