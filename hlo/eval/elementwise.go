@@ -54,6 +54,14 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 	s := func(v int64) (scalar, error) { return scalar{i: wrapS(t, v)}, nil }
 	u := func(v uint64) (scalar, error) { return scalar{u: wrapU(t, v)}, nil }
 	bl := func(v bool) (scalar, error) { return scalar{u: b2u(v)}, nil }
+	// count is a bit count of x's type, which wraps like any result: an
+	// s2's count of 2 is -2.
+	count := func(c int64) (scalar, error) {
+		if isS {
+			return s(c)
+		}
+		return u(uint64(c))
+	}
 	x := a[0]
 	switch in.Op {
 	case hlo.OpCopy:
@@ -190,11 +198,11 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			if isS {
 				v = wrapU(t, uint64(x.i))
 			}
-			c := 0
+			c := int64(0)
 			for ; v != 0; v &= v - 1 {
 				c++
 			}
-			return scalar{i: int64(c), u: uint64(c)}, nil
+			return count(c)
 		}
 	case hlo.OpClz:
 		if isS || isU {
@@ -206,7 +214,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			for bit := t.Bits() - 1; bit >= 0 && v&(1<<uint(bit)) == 0; bit-- {
 				c++
 			}
-			return scalar{i: c, u: uint64(c)}, nil
+			return count(c)
 		}
 	case hlo.OpConvert:
 		return convert(t, out, x), nil

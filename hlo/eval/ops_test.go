@@ -391,3 +391,22 @@ func TestRunNudged(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6.0, toF(get(up.Lit, 0), hlo.F32), "an add is exact: not moved")
 }
+
+// TestSubByteCounts: a bit count wraps in its type like any result, and
+// its byte holds it sign-extended, as the device's does: an s2's count
+// of 2 is -2, byte 0xfe.
+func TestSubByteCounts(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		want []byte
+	}{
+		{"count-leading-zeros", []byte{0xfe, 0, 1}},
+		{"popcnt", []byte{0, 0xfe, 1}},
+	} {
+		m, err := hlo.Parse("op.hlo", module("  x = s2[3] constant({0, -1, 1})\n  ROOT r = s2[3] "+tc.op+"(x)"))
+		require.NoError(t, err)
+		v, err := Run(m)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, v.Lit.Data, tc.op)
+	}
+}
