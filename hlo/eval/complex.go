@@ -115,9 +115,14 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		return c(cexp(x))
 	case hlo.OpExpm1:
 		// e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2): no cancellation
-		// near 0.
+		// near 0. A zero b is the imaginary part, as in XLA (whose
+		// emitter selects it), so that an infinite a does not meet
+		// inf * 0.
 		re, im := real(x), imag(x)
 		s := Sin(im / 2)
+		if im == 0 {
+			return c(complex(math.Expm1(re), im))
+		}
 		return c(complex(math.Expm1(re)*Cos(im)-2*s*s, math.Exp(re)*Sin(im)))
 	case hlo.OpLog:
 		return c(cmplx.Log(x))
@@ -130,15 +135,11 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpLogistic:
 		return c(1 / (1 + cexp(-x)))
 	case hlo.OpSin:
-		if finite(x) {
-			return c(complex(Sin(real(x))*math.Cosh(imag(x)), Cos(real(x))*math.Sinh(imag(x))))
-		}
-		return c(cmplx.Sin(x))
+		// XLA's formula for every value, infinities and NaN too (sin(-inf
+		// + 0i) is NaN * 1 + i NaN * 0, where C99's csin gives (NaN, 0)).
+		return c(complex(Sin(real(x))*math.Cosh(imag(x)), Cos(real(x))*math.Sinh(imag(x))))
 	case hlo.OpCos:
-		if finite(x) {
-			return c(complex(Cos(real(x))*math.Cosh(imag(x)), -Sin(real(x))*math.Sinh(imag(x))))
-		}
-		return c(cmplx.Cos(x))
+		return c(complex(Cos(real(x))*math.Cosh(imag(x)), -Sin(real(x))*math.Sinh(imag(x))))
 	case hlo.OpTan:
 		return c(cmplx.Tan(x))
 	case hlo.OpTanh:
