@@ -7,11 +7,14 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
 )
 
 // complexCases are the ops lower/complex.go rewrites into real
@@ -235,4 +238,65 @@ func complexAt(x *vkjit.Tensor, i int) complex128 {
 		return complex(math.Float64frombits(binary.LittleEndian.Uint64(x.Data[16*i:])), math.Float64frombits(binary.LittleEndian.Uint64(x.Data[16*i+8:])))
 	}
 	return complex(float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[8*i:]))), float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[8*i+4:]))))
+}
+
+// TestComplexSpecialValues: on every pair of parts from zeros of both
+// signs, finite values, infinities and NaN, the device's complex
+// functions agree with the evaluator's (both following XLA's elemental
+// emitter and its corner cases) on which parts are NaN, which infinite
+// and with what sign, and on the finite values.
+func TestComplexSpecialValues(t *testing.T) {
+	defer noValidationMessages(t)
+	inf, nan := math.Inf(1), math.NaN()
+	parts := []float64{0, math.Copysign(0, -1), -1, 2.5, inf, -inf, nan}
+	var zs []complex128
+	for _, a := range parts {
+		for _, b := range parts {
+			zs = append(zs, complex(a, b))
+		}
+	}
+	// Binary ops take every pair of those.
+	var xs, ys []complex128
+	for _, x := range zs {
+		for _, y := range zs {
+			xs, ys = append(xs, x), append(ys, y)
+		}
+	}
+	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
+		"sine", "cosine", "tan", "tanh", "logistic", "sign", "multiply", "divide", "power", "atan2", "maximum", "minimum"} {
+		args := []*vkjit.Tensor{complexTensor("c128", zs)}
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = c128[%d] parameter(0)\n  ROOT r = c128[%d] %s(x)\n}", len(zs), len(zs), op)
+		if !slices.Contains([]string{"exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "tanh", "logistic", "sign"}, op) {
+			args = []*vkjit.Tensor{complexTensor("c128", xs), complexTensor("c128", ys)}
+			src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = c128[%d] parameter(0)\n  y = c128[%d] parameter(1)\n  ROOT r = c128[%d] %s(x, y)\n}", len(xs), len(xs), len(xs), op)
+		}
+		m, err := hlo.Parse(op, src)
+		require.NoError(t, err)
+		lits := make([]*hlo.Literal, len(args))
+		for i, a := range args {
+			lits[i] = &hlo.Literal{Shape: hlo.ArrayShape(hlo.C128, a.Dims...), Data: a.Data}
+		}
+		want, err := eval.Run(m, lits...)
+		require.NoError(t, err)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err)
+		got, _, err := exe.Run(context.Background(), args...)
+		require.NoError(t, err)
+		exe.Close()
+		w := &vkjit.Tensor{Type: vkjit.C128, Dims: want.Lit.Shape.Dims, Data: want.Lit.Data}
+		same := func(a, b float64) bool {
+			if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+				return a == b || math.IsNaN(a) && math.IsNaN(b)
+			}
+			return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a))
+		}
+		for i := range args[0].Dims[0] {
+			g, e := complexAt(got[0], int(i)), complexAt(w, int(i))
+			in := fmt.Sprint(complexAt(args[0], int(i)))
+			if len(args) == 2 {
+				in += fmt.Sprint(", ", complexAt(args[1], int(i)))
+			}
+			require.True(t, same(real(g), real(e)) && same(imag(g), imag(e)), "%s(%s): device %v, evaluator %v", op, in, g, e)
+		}
+	}
 }

@@ -410,15 +410,19 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		return set(f.cdiv([2]*hlo.Instruction{f.K(1), f.K(0)}, [2]*hlo.Instruction{f.Add(f.K(1), er), ei}))
 	case hlo.OpAtan2:
 		// atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), as StableHLO
-		// defines it for complex numbers.
+		// defines it for complex numbers, with XLA's steps: i y and the
+		// last product by -i are complex products, whose 0 * inf are NaN
+		// and whose signed zeros pick the side of log's cut.
 		y, xx := op(0), op(1)
-		num := [2]*hlo.Instruction{f.Sub(xx[0], y[1]), f.Add(xx[1], y[0])}
+		zero, one := f.K(0), f.K(1)
+		iyr, iyi := f.cmul([2]*hlo.Instruction{zero, one}, y)
+		num := [2]*hlo.Instruction{f.Add(xx[0], iyr), f.Add(xx[1], iyi)}
 		x2r, x2i := f.cmul(xx, xx)
 		y2r, y2i := f.cmul(y, y)
 		sr, si := f.csqrt([2]*hlo.Instruction{f.Add(x2r, y2r), f.Add(x2i, y2i)})
 		qr, qi := f.cdiv(num, [2]*hlo.Instruction{sr, si})
 		lr, li := f.clog([2]*hlo.Instruction{qr, qi})
-		return set(li, f.Neg(lr))
+		return set(f.cmul([2]*hlo.Instruction{zero, f.K(-1)}, [2]*hlo.Instruction{lr, li}))
 	case hlo.OpBitcastConvert:
 		if in.Shape.Elem != in.Operands[0].Shape.Elem || !in.Shape.SameDims(in.Operands[0].Shape) {
 			return x.unsupported(in)

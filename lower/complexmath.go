@@ -24,9 +24,11 @@ func (f *rexpr) cmul(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
 }
 
 // cdiv is (a + bi) / (c + di) by Smith's algorithm (no overflow where the
-// quotient is representable), with C99 Annex G's infinities: a nonzero
-// over zero is infinite, an infinite over a finite is infinite, a
-// finite over an infinite is zero.
+// quotient is representable), and where that gives NaN in both parts,
+// XLA's corner cases in its order: a zero denominator (the numerator not
+// all NaN) gives infinities signed by c, a and b; an infinite numerator
+// over a finite denominator infinities; a finite numerator over an
+// infinite denominator zeros.
 func (f *rexpr) cdiv(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
 	a, b, c, d := x[0], x[1], y[0], y[1]
 	big := f.Cmp(f.Abs(c), "GE", f.Abs(d))
@@ -34,23 +36,22 @@ func (f *rexpr) cdiv(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
 	den := f.Sel(big, f.Add(c, f.Mul(d, r)), f.Add(d, f.Mul(c, r)))
 	re = f.Div(f.Sel(big, f.Add(a, f.Mul(b, r)), f.Add(f.Mul(a, r), b)), den)
 	im = f.Div(f.Sel(big, f.Sub(b, f.Mul(a, r)), f.Sub(f.Mul(b, r), a)), den)
+	nan := f.And(f.IsNaN(re), f.IsNaN(im))
 	inf := f.K(math.Inf(1))
-	// Zero denominator, numerator not NaN: infinities signed by a and b.
-	zero := f.And(f.And(f.Cmp(c, "EQ", f.K(0)), f.Cmp(d, "EQ", f.K(0))), f.Not(f.And(f.IsNaN(a), f.IsNaN(b))))
-	sc := f.CopySign(inf, c)
-	re = f.Sel(zero, f.Mul(sc, a), re)
-	im = f.Sel(zero, f.Mul(sc, b), im)
-	// Infinite numerator, finite denominator.
 	unit := func(v *hlo.Instruction) *hlo.Instruction { return f.CopySign(f.Sel(f.IsInf(v), f.K(1), f.K(0)), v) }
-	infNum := f.And(f.Or(f.IsInf(a), f.IsInf(b)), f.And(f.Finite(c), f.Finite(d)))
-	ua, ub := unit(a), unit(b)
-	re = f.Sel(infNum, f.Mul(inf, f.Add(f.Mul(ua, c), f.Mul(ub, d))), re)
-	im = f.Sel(infNum, f.Mul(inf, f.Sub(f.Mul(ub, c), f.Mul(ua, d))), im)
-	// Finite numerator, infinite denominator.
+	// Applied from the last case to the first, so that the first wins.
 	infDen := f.And(f.Or(f.IsInf(c), f.IsInf(d)), f.And(f.Finite(a), f.Finite(b)))
 	uc, ud := unit(c), unit(d)
-	re = f.Sel(infDen, f.Mul(f.K(0), f.Add(f.Mul(a, uc), f.Mul(b, ud))), re)
-	im = f.Sel(infDen, f.Mul(f.K(0), f.Sub(f.Mul(b, uc), f.Mul(a, ud))), im)
+	re = f.Sel(f.And(nan, infDen), f.Mul(f.K(0), f.Add(f.Mul(a, uc), f.Mul(b, ud))), re)
+	im = f.Sel(f.And(nan, infDen), f.Mul(f.K(0), f.Sub(f.Mul(b, uc), f.Mul(a, ud))), im)
+	infNum := f.And(f.Or(f.IsInf(a), f.IsInf(b)), f.And(f.Finite(c), f.Finite(d)))
+	ua, ub := unit(a), unit(b)
+	re = f.Sel(f.And(nan, infNum), f.Mul(inf, f.Add(f.Mul(ua, c), f.Mul(ub, d))), re)
+	im = f.Sel(f.And(nan, infNum), f.Mul(inf, f.Sub(f.Mul(ub, c), f.Mul(ua, d))), im)
+	zero := f.And(f.And(f.Cmp(c, "EQ", f.K(0)), f.Cmp(d, "EQ", f.K(0))), f.Not(f.And(f.IsNaN(a), f.IsNaN(b))))
+	sc := f.CopySign(inf, c)
+	re = f.Sel(f.And(nan, zero), f.Mul(sc, a), re)
+	im = f.Sel(f.And(nan, zero), f.Mul(sc, b), im)
 	return re, im
 }
 
@@ -115,13 +116,28 @@ func (f *rexpr) ctan(a, b *hlo.Instruction) (re, im *hlo.Instruction) {
 	return re, f.Sel(bInf, f.CopySign(f.K(1), b), im)
 }
 
-// cpow is x^y = e^(y log x); 0^y is 1 for y = 0 and 0 otherwise.
+// cpow is x^y as XLA's elemental emitter computes it: |x|^c e^(-d arg x)
+// (cos q + i sin q), q = c arg x + d ln|x| for y = c + di (the real power
+// is accurate, so only the exponential's and the angle's roundings grow
+// with y), and its cases, each over the ones before: 0^c is 1 for c = 0
+// and 0 for c > 0; x^0 is 1; 1^y is 1; inf^c is inf for c > 0 and 0 for
+// c < 0.
 func (f *rexpr) cpow(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
-	lr, li := f.clog(x)
-	pr, pi := f.cmul(y, [2]*hlo.Instruction{lr, li})
-	re, im = f.cexp([2]*hlo.Instruction{pr, pi})
-	xZero := f.And(f.Cmp(x[0], "EQ", f.K(0)), f.Cmp(x[1], "EQ", f.K(0)))
-	yZero := f.And(f.Cmp(y[0], "EQ", f.K(0)), f.Cmp(y[1], "EQ", f.K(0)))
-	one := f.Sel(yZero, f.K(1), f.K(0))
-	return f.Sel(xZero, one, re), f.Sel(xZero, f.K(0), im)
+	a, b, c, d := x[0], x[1], y[0], y[1]
+	abs := f.Hypot(a, b)
+	arg := f.Op(hlo.OpAtan2, b, a)
+	coeff := f.Mul(f.Op(hlo.OpPower, abs, c), f.Op(hlo.OpExp, f.Mul(f.Neg(d), arg)))
+	q := f.Add(f.Mul(c, arg), f.Mul(d, f.Op(hlo.OpLog, abs)))
+	re, im = f.Mul(coeff, f.Op(hlo.OpCos, q)), f.Mul(coeff, f.Op(hlo.OpSin, q))
+	zero, one, inf := f.K(0), f.K(1), f.K(math.Inf(1))
+	eq := func(v, w *hlo.Instruction) *hlo.Instruction { return f.Cmp(v, "EQ", w) }
+	set := func(cond, r, i *hlo.Instruction) { re, im = f.Sel(cond, r, re), f.Sel(cond, i, im) }
+	realY := eq(d, zero)
+	set(f.And(f.And(eq(abs, zero), realY), f.Cmp(zero, "LE", c)), f.Sel(eq(c, zero), one, zero), zero)
+	set(f.And(eq(c, zero), realY), one, zero)
+	set(f.And(eq(a, one), eq(b, zero)), one, zero)
+	infX := f.And(f.And(eq(a, inf), eq(b, zero)), realY)
+	set(f.And(infX, f.Cmp(c, "GT", zero)), inf, zero)
+	set(f.And(infX, f.Cmp(c, "LT", zero)), zero, zero)
+	return re, im
 }

@@ -61,14 +61,49 @@ func finite(x complex128) bool {
 
 // cexp is e^x with the evaluator's exactly reduced sine and cosine:
 // math/cmplx reduces a huge imaginary part through math.Sincos, which
-// is tens of ulps off past 1e20 (cos(1e30)). Non-finite parts take
-// math/cmplx's C99 special cases.
+// is tens of ulps off past 1e20 (cos(1e30)). It is XLA's formula, e^a
+// cos b + i e^a sin b, for every value (exp(inf + inf i) is NaN, not
+// C99's (inf, NaN)), but that a zero b is the imaginary part, as the
+// device gives it: e^inf is not multiplied by sin 0.
 func cexp(x complex128) complex128 {
-	if !finite(x) {
-		return cmplx.Exp(x)
+	a, b := real(x), imag(x)
+	r := math.Exp(a)
+	if b == 0 {
+		return complex(r, b)
 	}
-	r := math.Exp(real(x))
-	return complex(r*Cos(imag(x)), r*Sin(imag(x)))
+	return complex(r*Cos(b), r*Sin(b))
+}
+
+// csqrt is the principal square root, math/cmplx's but for a NaN real
+// part beside a finite imaginary one, which XLA's (and C99's) make NaN
+// in both parts where Go keeps the imaginary part.
+func csqrt(x complex128) complex128 {
+	if math.IsNaN(real(x)) && !math.IsInf(imag(x), 0) {
+		return complex(math.NaN(), math.NaN())
+	}
+	return cmplx.Sqrt(x)
+}
+
+// cpow is x^y as XLA's elemental emitter computes it, |x|^c e^(-d arg x)
+// (cos q + i sin q), q = c arg x + d ln|x| for y = c + di, with its
+// cases, each over the ones before: 0^c is 1 for c = 0 and 0 for c > 0;
+// x^0 is 1; 1^y is 1; inf^c is inf for c > 0 and 0 for c < 0.
+func cpow(x, y complex128) complex128 {
+	a, b, c, d := real(x), imag(x), real(y), imag(y)
+	abs, arg := cmplx.Abs(x), math.Atan2(b, a)
+	coeff := math.Pow(abs, c) * math.Exp(-d*arg)
+	q := c*arg + d*math.Log(abs)
+	switch {
+	case a == math.Inf(1) && b == 0 && d == 0 && c < 0:
+		return 0
+	case a == math.Inf(1) && b == 0 && d == 0 && c > 0:
+		return complex(math.Inf(1), 0)
+	case a == 1 && b == 0, c == 0 && d == 0:
+		return 1
+	case abs == 0 && d == 0 && c >= 0:
+		return 0 // c = 0 was the case above
+	}
+	return complex(coeff*Cos(q), coeff*Sin(q))
 }
 
 // complexOp is applyComplex for op with result type out (dir: compare's
@@ -105,9 +140,9 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		}
 		return c(complex(real(x)/r, imag(x)/r))
 	case hlo.OpSqrt:
-		return c(cmplx.Sqrt(x))
+		return c(csqrt(x))
 	case hlo.OpRsqrt:
-		return c(1 / cmplx.Sqrt(x))
+		return c(1 / csqrt(x))
 	case hlo.OpCbrt:
 		r, t := cmplx.Polar(x)
 		return c(cmplx.Rect(math.Cbrt(r), t/3))
@@ -131,7 +166,9 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		if math.Abs(re) < 0.5 && math.Abs(im) < 0.5 {
 			return c(complex(0.5*math.Log1p(re*(re+2)+im*im), math.Atan2(im, re+1)))
 		}
-		return c(cmplx.Log(1 + x))
+		// Not log(1 + x): Go's complex sum adds 0i, and -0's sign (which
+		// side of the cut) is lost.
+		return c(complex(math.Log(math.Hypot(re+1, im)), math.Atan2(im, re+1)))
 	case hlo.OpLogistic:
 		return c(1 / (1 + cexp(-x)))
 	case hlo.OpSin:
@@ -145,23 +182,19 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpTanh:
 		return c(cmplx.Tanh(x))
 	case hlo.OpPower:
-		if x == 0 {
-			if a[1].c == 0 {
-				return c(1)
-			}
-			return c(0)
-		}
-		return c(cmplx.Pow(x, a[1].c))
+		return c(cpow(x, a[1].c))
 	case hlo.OpAtan2:
 		// -i log((x + iy) / sqrt(x^2 + y^2)), as StableHLO defines it.
 		y, xx := x, a[1].c
-		return c(-1i * cmplx.Log((xx+1i*y)/cmplx.Sqrt(xx*xx+y*y)))
+		return c(-1i * cmplx.Log((xx+1i*y)/csqrt(xx*xx+y*y)))
 	case hlo.OpMaximum, hlo.OpMinimum:
+		// A NaN part propagates, as a real maximum's NaN does (not
+		// cmplx.IsNaN, false where the other part is infinite).
 		p, q := x, a[1].c
-		if cmplx.IsNaN(p) {
+		if math.IsNaN(real(p)) || math.IsNaN(imag(p)) {
 			return c(p)
 		}
-		if cmplx.IsNaN(q) {
+		if math.IsNaN(real(q)) || math.IsNaN(imag(q)) {
 			return c(q)
 		}
 		first := real(p) > real(q) || real(p) == real(q) && imag(p) > imag(q)
