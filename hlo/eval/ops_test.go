@@ -261,7 +261,7 @@ func TestComplexHardCases(t *testing.T) {
 		{"exp-huge", "  x = c128[1] constant({(0, 1e30)})\n  ROOT r = c128[1] exponential(x)", complex(-0.9999564608959665, 0.009331468931175825)},
 		{"sin-huge", "  x = c128[1] constant({(1e30, 0)})\n  ROOT r = c128[1] sine(x)", complex(0.009331468931175825, math.Copysign(0, -1))},  // cos(1e30) * +0
 		{"cos-huge", "  x = c128[1] constant({(1e30, 0)})\n  ROOT r = c128[1] cosine(x)", complex(-0.9999564608959665, math.Copysign(0, -1))}, // -sin(1e30) * +0
-		{"sin-inf", "  x = c64[1] constant({(-inf, 0)})\n  ROOT r = c64[1] sine(x)", complex(math.NaN(), math.NaN())}, // XLA's formula, not C99's (NaN, 0)
+		{"sin-inf", "  x = c64[1] constant({(-inf, 0)})\n  ROOT r = c64[1] sine(x)", complex(math.NaN(), math.NaN())},                         // XLA's formula, not C99's (NaN, 0)
 		// XLA's expm1 selects a zero imaginary part: e^inf * sin 0 is not
 		// NaN.
 		{"expm1-inf", "  x = c128[1] constant({(inf, 0)})\n  ROOT r = c128[1] exponential-minus-one(x)", complex(math.Inf(1), 0)},
