@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,9 +31,12 @@ import (
 // message is a failure; the failing program is shrunk (minimize) and
 // kept in testdata/fuzz as a regression test (TestFuzzRegressions).
 //
-//	go test -run '^$' -fuzz FuzzPrograms -fuzztime 30m .
+//	go test -run '^$' -fuzz FuzzPrograms -fuzztime 30m -timeout 0 .
 //
-// Without -fuzz, the seeds below run as part of make test.
+// (-timeout 0: go test's default 10 minutes holds for the fuzzing
+// processes too, which end at it with "communicating with fuzzing
+// process: EOF" whatever -fuzztime says.) Without -fuzz, the seeds below
+// run as part of make test.
 
 var (
 	fuzzOnce sync.Once
@@ -170,13 +175,22 @@ func literalOf(x *vkjit.Tensor) *hlo.Literal {
 // the same program's in wider floats (f64 results: in narrower floats,
 // scaled by 2^-29), plus 8 ulp for the device's math library; where the
 // two evaluations disagree on NaN or infinity (an overflow at the edge),
-// the element is not compared.
+// the element is not compared. A complex result is compared part by
+// part, its ulps those of its modulus (a part that cancels is as far
+// off as the number's rounding, not its own size).
 func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) string {
 	t := want.Shape.Elem
 	if gs := literalOf(got).Shape; gs.Elem != t || !gs.SameDims(want.Shape) {
 		return fmt.Sprintf("got %s, want %s", gs, want.Shape)
 	}
-	if !t.IsFloat() {
+	// view reads a literal's floats: a complex one's parts, two an
+	// element.
+	view := func(l *hlo.Literal) *vkjit.Tensor {
+		p, _ := l.Shape.Elem.ComplexPart()
+		return &vkjit.Tensor{Type: vkjit.DType(p), Dims: []int64{int64(len(l.Data) / p.Bytes())}, Data: l.Data}
+	}
+	part, complex := t.ComplexPart()
+	if !t.IsFloat() && !complex {
 		if string(got.Data) != string(want.Data) {
 			wt := &vkjit.Tensor{Type: vkjit.DType(t), Dims: want.Shape.Dims, Data: want.Data}
 			for j := int64(0); j < got.NumElements(); j++ {
@@ -196,26 +210,27 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 	// cancels moves by the rounding of its partial sums, whose order the
 	// device chooses).
 	type ref struct {
-		lit   *hlo.Literal
+		lit   *vkjit.Tensor
 		scale float64
 	}
 	var alts []ref
 	if i < len(refs.wide) {
-		alts = append(alts, ref{refs.wide[i], 16})
+		alts = append(alts, ref{view(refs.wide[i]), 16})
 	}
-	if t == hlo.F64 && i < len(refs.narrow) {
-		alts = append(alts, ref{refs.narrow[i], 16 * 0x1p-29})
+	if part == hlo.F64 && i < len(refs.narrow) {
+		alts = append(alts, ref{view(refs.narrow[i]), 16 * 0x1p-29})
 	}
-	if t != hlo.F64 && i < len(refs.summed) {
-		alts = append(alts, ref{refs.summed[i], 16})
+	if part != hlo.F64 && i < len(refs.summed) {
+		alts = append(alts, ref{view(refs.summed[i]), 16})
 	}
 	// A device's few ulps in a transcendental function or a division,
 	// amplified by what follows: 8 times what one ulp moves the result.
 	for _, r := range [][]*hlo.Literal{refs.up, refs.down} {
 		if i < len(r) {
-			alts = append(alts, ref{r[i], 8})
+			alts = append(alts, ref{view(r[i]), 8})
 		}
 	}
+	t = part // from here on, the type of the floats compared
 	maxFinite := map[hlo.ElementType]float64{hlo.F16: 65504, hlo.BF16: 3.3895313892515355e38, hlo.F32: math.MaxFloat32, hlo.F64: math.MaxFloat64}[t]
 	eps := map[hlo.ElementType]float64{hlo.F16: 0x1p-11, hlo.BF16: 0x1p-8, hlo.F32: 0x1p-24, hlo.F64: 0x1p-53}[t]
 	minNormal := map[hlo.ElementType]float64{hlo.F16: 0x1p-14, hlo.BF16: 0x1p-126, hlo.F32: 0x1p-126, hlo.F64: 0x1p-1022}[t]
@@ -224,17 +239,27 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 		// rounds its float64: 2 ulp, or a subnormal step, not 8 of f32's.
 		maxFinite, eps, minNormal = f.Max, math.Ldexp(1, -f.Man-2), math.Ldexp(1, f.Emin-f.Man-3)
 	}
-	wt := &vkjit.Tensor{Type: vkjit.DType(t), Dims: want.Shape.Dims, Data: want.Data}
-	for j := int64(0); j < got.NumElements(); j++ {
-		g, w := got.Float64At(j), wt.Float64At(j)
+	wt, gt := view(want), view(literalOf(got))
+	at := func(j int64) string {
+		if complex {
+			return fmt.Sprintf("%d's %s part", j/2, map[bool]string{false: "real", true: "imaginary"}[j%2 == 1])
+		}
+		return fmt.Sprint(j)
+	}
+	for j := int64(0); j < gt.NumElements(); j++ {
+		g, w := gt.Float64At(j), wt.Float64At(j)
+		size := math.Abs(w)
+		if complex {
+			size = math.Hypot(wt.Float64At(j&^1), wt.Float64At(j|1))
+		}
 		// Unstable: an evaluation in other floats disagrees on NaN or
-		// infinity, or the result is near overflow, where a rounding
-		// decides.
+		// infinity (or the infinity's sign), or the result is near
+		// overflow, where a rounding decides.
 		unstable := false
 		spread := 0.0
 		for _, r := range alts {
-			a := (&vkjit.Tensor{Type: vkjit.DType(r.lit.Shape.Elem), Dims: r.lit.Shape.Dims, Data: r.lit.Data}).Float64At(j)
-			if math.IsNaN(a) != math.IsNaN(w) || math.IsInf(a, 0) != math.IsInf(w, 0) || !math.IsInf(a, 0) && math.Abs(a) > maxFinite/2 {
+			a := r.lit.Float64At(j)
+			if math.IsNaN(a) != math.IsNaN(w) || math.IsInf(a, 0) != math.IsInf(w, 0) || math.IsInf(a, 0) && a != w || !math.IsInf(a, 0) && math.Abs(a) > maxFinite/2 {
 				unstable = true
 			}
 			if d := r.scale * math.Abs(w-a); d > spread {
@@ -246,13 +271,13 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 			continue
 		case math.IsNaN(w) || math.IsInf(w, 0) || math.IsNaN(g) || math.IsInf(g, 0):
 			if !(g == w || math.IsNaN(g) && math.IsNaN(w)) {
-				return fmt.Sprintf("element %d: got %v, want %v", j, g, w)
+				return fmt.Sprintf("element %s: got %v, want %v", at(j), g, w)
 			}
 			continue
 		}
-		tol := spread + 8*eps*math.Abs(w) + 8*minNormal
+		tol := spread + 8*eps*size + 8*minNormal
 		if math.Abs(g-w) > tol {
-			return fmt.Sprintf("element %d: got %v, want %v (tolerance %.3g from rounding in other floats)", j, g, w, tol)
+			return fmt.Sprintf("element %s: got %v, want %v (tolerance %.3g from rounding in other floats)", at(j), g, w, tol)
 		}
 	}
 	return ""
@@ -276,12 +301,42 @@ func FuzzPrograms(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the generator made an invalid module (seed %d): %v", seed, err)
 		}
-		if fail := checkProgram(t, m, seed); fail != nil {
+		fail := inTime(func() *failure { return checkProgram(t, m, seed) })
+		if fail != nil && fail.kind == "slow" {
+			t.Fatalf("seed %d size %d: %v\n%s", seed, size, fail, m)
+		}
+		if fail != nil {
 			small := minimize(t, m, seed, fail)
 			path := keepFailure(t, small, seed, checkProgram(t, small, seed))
 			t.Fatalf("seed %d size %d: %v\nshrunk to %s:\n%s", seed, size, fail, path, small)
 		}
 	})
+}
+
+// fuzzDeadline is how long one input may run while fuzzing. Go's engine
+// kills a worker whose input runs 10 s, without a word of why
+// (internal/fuzz's "deadlocked!" panic, golang/go#56238: the campaign
+// ends in "fuzzing process hung or terminated unexpectedly: exit status
+// 2" and an input that passes when rerun); a program of a few dozen small
+// ops that slow is a compile-time or evaluator blowup, or a host too busy
+// to fuzz on, and is reported by name before that.
+const fuzzDeadline = 8 * time.Second
+
+// inTime runs check, while fuzzing within fuzzDeadline (a check still
+// running then is left to finish in the background: the worker's
+// campaign ends with the report).
+func inTime(check func() *failure) *failure {
+	if fl := flag.Lookup("test.fuzz"); fl == nil || fl.Value.String() == "" {
+		return check()
+	}
+	done := make(chan *failure, 1)
+	go func() { done <- check() }()
+	select {
+	case f := <-done:
+		return f
+	case <-time.After(fuzzDeadline):
+		return &failure{"slow", fmt.Sprintf("still running after %v, near the fuzzing engine's 10 s", fuzzDeadline)}
+	}
 }
 
 // keepFailure writes a shrunk failing program to testdata/fuzz, where
@@ -480,7 +535,7 @@ func TestFuzzChecker(t *testing.T) {
 // lacks, by the compiler, or compile and match the evaluator: an input
 // the verifier accepts must never meet an internal error.
 //
-//	go test -run '^$' -fuzz FuzzMutants -fuzztime 10m .
+//	go test -run '^$' -fuzz FuzzMutants -fuzztime 10m -timeout 0 .
 func FuzzMutants(f *testing.F) {
 	for seed := uint64(0); seed < 40; seed++ {
 		f.Add(seed, seed*31+7)
@@ -491,7 +546,7 @@ func FuzzMutants(f *testing.F) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		text := hlotest.Mutate(m.String(), mutation)
-		if fail := checkMutant(t, text, seed); fail != nil {
+		if fail := inTime(func() *failure { return checkMutant(t, text, seed) }); fail != nil {
 			t.Fatalf("seed %d mutation %d: %v\n%s", seed, mutation, fail, text)
 		}
 	})

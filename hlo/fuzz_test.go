@@ -12,7 +12,7 @@ var posRE = regexp.MustCompile(`^fuzz\.hlo:\d+:\d+: `)
 // FuzzParse feeds arbitrary text to the parser, the verifier and the
 // printer: none may panic, every error carries a position, and whatever
 // parses and verifies prints to text that parses again. Seeded with the
-// corpus. Run: go test ./hlo -run '^$' -fuzz FuzzParse -fuzztime 10m
+// corpus. Run: go test ./hlo -run '^$' -fuzz FuzzParse -fuzztime 10m -timeout 0
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../../shared/hlo-corpus/*/*.hlo")
 	for _, p := range files {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/cmplx"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -84,21 +85,50 @@ var inexactOps = map[hlo.Opcode]bool{
 }
 
 // nudgeUlp moves each finite nonzero float element of l one ulp of its
-// type in direction dir.
-func nudgeUlp(l *hlo.Literal, dir int) {
+// type in direction dir. A complex element moves each part by scale(i)
+// ulps of its modulus: a complex function's error is relative to the
+// number's size, not to its parts' (a part near 0 is as far off as the
+// rest), and scale says what the op's own algorithm amplifies.
+func nudgeUlp(l *hlo.Literal, dir int, scale func(i int64) float64) {
 	t := l.Shape.Elem
-	if !t.IsFloat() {
+	part, isComplex := t.ComplexPart()
+	if !part.IsFloat() {
 		return
 	}
-	_, man := t.FloatFields()
+	_, man := part.FloatFields()
+	ulp := func(v float64) float64 {
+		_, e := math.Frexp(v) // v's ulp is 2^(e - significand bits)
+		return math.Ldexp(1, e-man-1)
+	}
 	n := l.Shape.NumElements()
 	for i := int64(0); i < n; i++ {
-		v := get(l, i).f
-		if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		if isComplex {
+			c := get(l, i).c
+			if m := cmplx.Abs(c); m != 0 && !math.IsInf(m, 0) && !math.IsNaN(m) {
+				d := float64(dir) * scale(i) * ulp(m)
+				put(l.Data, t, i, scalar{c: complex(round(part, real(c)+d), round(part, imag(c)+d))})
+			}
 			continue
 		}
-		_, e := math.Frexp(v) // v's ulp is 2^(e - significand bits)
-		put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*math.Ldexp(1, e-man-1))})
+		if v := get(l, i).f; v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*ulp(v))})
+		}
+	}
+}
+
+// nudgeScale is how many ulps an inexact op's result moves when nudged:
+// one, but for a complex power, computed as e^(y log x) by XLA and the
+// device alike, 1 + |y log x|: log's rounding, multiplied by y, is the
+// exponent's error, and the result's relative error.
+func nudgeScale(in *hlo.Instruction, ops []*hlo.Literal) func(i int64) float64 {
+	if in.Op != hlo.OpPower || !in.Shape.Elem.IsComplex() {
+		return func(int64) float64 { return 1 }
+	}
+	return func(i int64) float64 {
+		if w := cmplx.Abs(get(ops[1], i).c * cmplx.Log(get(ops[0], i).c)); !math.IsInf(w, 0) && !math.IsNaN(w) {
+			return 1 + w
+		}
+		return 1
 	}
 }
 
@@ -452,7 +482,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 			return nil, in.Errorf("%w", err)
 		}
 		if e.nudge != 0 && inexactOps[in.Op] {
-			nudgeUlp(l, e.nudge)
+			nudgeUlp(l, e.nudge, nudgeScale(in, leaves(ops)))
 		}
 		return &Value{Lit: l}, nil
 	}

@@ -35,3 +35,31 @@ func TestCasesParseAndVerify(t *testing.T) {
 		}
 	}
 }
+
+// TestRetypeComplex: widening takes c64 to c128 part by part, in the
+// program's constants and in its arguments alike, and narrowing back.
+func TestRetypeComplex(t *testing.T) {
+	m, err := hlo.Parse("c", `HloModule c
+ENTRY e {
+  a = c64[2] parameter(0)
+  k = c64[] constant((1.5, -0.1))
+  b = c64[2] broadcast(k), dimensions={}
+  ROOT r = c64[2] multiply(a, b)
+}`)
+	require.NoError(t, err)
+	wide, err := Retype(m, Widened)
+	require.NoError(t, err)
+	require.Contains(t, wide.String(), "c128[] constant((1.5, -0.10000000149011612))")
+	arg := &hlo.Literal{Shape: hlo.ArrayShape(hlo.C64, 2), Data: make([]byte, 16)}
+	for i, v := range []float32{1, -2, 0.1, 8} {
+		b := math.Float32bits(v)
+		arg.Data[4*i], arg.Data[4*i+1], arg.Data[4*i+2], arg.Data[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	}
+	w := RetypeInputs([]*hlo.Literal{arg}, Widened)[0]
+	require.Equal(t, hlo.ArrayShape(hlo.C128, 2), w.Shape)
+	for i, v := range []float32{1, -2, 0.1, 8} {
+		require.Equal(t, float64(v), floatAt(w.Data, hlo.F64, int64(i)))
+	}
+	back := RetypeInputs([]*hlo.Literal{w}, Narrowed)[0]
+	require.Equal(t, arg, back)
+}

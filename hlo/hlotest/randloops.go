@@ -58,11 +58,14 @@ func joinTypes(ts []hlo.ElementType) string {
 	return strings.Join(s, "_")
 }
 
-// reduceOp picks a reducer for t: sums and products, max and min, and and
-// or for pred.
+// reduceOp picks a reducer for t: sums and products, max and min (not
+// of complex numbers), and and or for pred.
 func (g *gen) reduceOp(t hlo.ElementType) hlo.Opcode {
 	if t == hlo.PRED {
 		return []hlo.Opcode{hlo.OpAnd, hlo.OpOr}[g.rng.IntN(2)]
+	}
+	if t.IsComplex() {
+		return []hlo.Opcode{hlo.OpAdd, hlo.OpAdd, hlo.OpMultiply}[g.rng.IntN(3)]
 	}
 	ops := []hlo.Opcode{hlo.OpAdd, hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum, hlo.OpMultiply}
 	if !t.IsFloat() {
@@ -105,6 +108,9 @@ func (g *gen) identity(op hlo.Opcode, t hlo.ElementType) *gval {
 	if t == hlo.PRED && text == "0" {
 		text = "false"
 	}
+	if t.IsComplex() {
+		text = "(" + text + ", 0)"
+	}
 	l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t))
 	if err != nil {
 		panic(fmt.Sprintf("hlotest: identity %q of %s: %v", text, t, err))
@@ -123,6 +129,9 @@ func exactFold(op hlo.Opcode, v, init *gval, n int64) (exact bool, mag, frac int
 			return false, 0, 0
 		}
 		mag, frac = mag*int(n+1), frac*int(n+1)
+		if v.t().IsComplex() { // each product a sum of two
+			mag += int(n)
+		}
 	}
 	return v.exact && init.exact, mag, frac
 }
@@ -152,7 +161,7 @@ func (g *gen) reduce() {
 	}
 	init := g.identity(op, t)
 	exact, mag, frac := exactFold(op, v, init, n)
-	if len(dims) == 1 && g.rng.IntN(4) == 0 && v.exact && t != hlo.PRED {
+	if len(dims) == 1 && g.rng.IntN(4) == 0 && v.exact && t != hlo.PRED && !t.IsComplex() {
 		// A variadic argmax (argmin): the first index of the largest
 		// (smallest) value, ties to the lower index.
 		g.argReduce(v, dims)
@@ -229,7 +238,11 @@ func (g *gen) dot() {
 		panic(fmt.Sprintf("hlotest: the generator made an invalid dot: %v", err))
 	}
 	in.WithShape(*s)
-	g.keep(in.Instruction, v.exact && w.exact, v.mag+w.mag+bitsFor(k+1), v.frac+w.frac, false)
+	mag := v.mag + w.mag + bitsFor(k+1)
+	if t.IsComplex() {
+		mag++
+	}
+	g.keep(in.Instruction, v.exact && w.exact, mag, v.frac+w.frac, false)
 }
 
 // index is a scalar integer for a computed index: a constant (out of
@@ -335,7 +348,8 @@ func (g *gen) scatter() {
 }
 
 func (g *gen) sort() {
-	v := g.pick(func(v *gval) bool { return v.s().Rank() >= 1 && (v.exact || !v.t().IsFloat()) })
+	// Keys are ordered (not complex) and exact (a rounding may swap two).
+	v := g.pick(func(v *gval) bool { return v.s().Rank() >= 1 && !v.t().IsComplex() && (v.exact || !v.t().IsFloat()) })
 	if v == nil {
 		return
 	}
@@ -388,7 +402,7 @@ func (g *gen) reduceWindow() {
 }
 
 func (g *gen) convolution() {
-	t := []hlo.ElementType{hlo.F32, hlo.F32, hlo.S32, hlo.F16, hlo.BF16, hlo.F64}[g.rng.IntN(6)]
+	t := []hlo.ElementType{hlo.F32, hlo.F32, hlo.S32, hlo.F16, hlo.BF16, hlo.F64, hlo.C64, hlo.C128}[g.rng.IntN(8)]
 	if !slices.Contains(g.types, t) {
 		return
 	}
@@ -404,7 +418,11 @@ func (g *gen) convolution() {
 		panic(fmt.Sprintf("hlotest: the generator made an invalid convolution: %v", err))
 	}
 	in.WithShape(*s)
-	g.keep(in.Instruction, x.exact && k.exact, x.mag+k.mag+bitsFor(kh*kw*c+1), x.frac+k.frac, false)
+	mag := x.mag + k.mag + bitsFor(kh*kw*c+1)
+	if t.IsComplex() {
+		mag++
+	}
+	g.keep(in.Instruction, x.exact && k.exact, mag, x.frac+k.frac, false)
 }
 
 // loop is a fori_loop: a counter to a small bound carrying one value
@@ -479,7 +497,7 @@ func (g *gen) conditional() {
 		switch {
 		case t == hlo.PRED && i == 0:
 			br.Op(hlo.OpNot, x)
-		case t.IsFloat() && i == 1:
+		case rounds(t) && i == 1:
 			br.Op(hlo.OpExp, x)
 			exact = false
 		case t.Kind() == hlo.KindUnsigned || t == hlo.PRED:
@@ -524,9 +542,9 @@ func list(ds []int64) string {
 }
 
 // FuzzInputs makes the arguments of m's entry parameters for a program
-// from RandomProgram: floats on the generator's grid (multiples of 1/8 up
-// to 8) with now and then 0, -0, ±inf or NaN; integers of any size, the
-// extremes often; pred both ways. Each parameter's values depend only on
+// from RandomProgram: floats and complex numbers' parts on the
+// generator's grid (multiples of 1/8 up to 8) with now and then 0, -0,
+// ±inf or NaN; integers of any size, the extremes often; pred both ways. Each parameter's values depend only on
 // seed and its name, so that a program shrunk by a minimizer keeps the
 // inputs of the parameters it keeps.
 func FuzzInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
@@ -552,11 +570,16 @@ func fuzzArray(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 		case hlo.KindBool:
 			bits = uint64(rng.IntN(2))
 		case hlo.KindFloat:
-			v := float64(rng.IntN(129)-64) / 8
-			if rng.IntN(10) == 0 {
-				v = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}[rng.IntN(5)]
+			bits = hlo.EncodeFloat(t, fuzzFloat(rng))
+		case hlo.KindComplex:
+			part, _ := t.ComplexPart()
+			for range 2 {
+				bits := hlo.EncodeFloat(part, fuzzFloat(rng))
+				for j := 0; j < part.Bytes(); j++ {
+					data = append(data, byte(bits>>(8*j)))
+				}
 			}
-			bits = hlo.EncodeFloat(t, v)
+			continue
 		default:
 			w := uint(t.Bits())
 			bits = uint64(rng.IntN(33)) - 16
@@ -572,6 +595,15 @@ func fuzzArray(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 		}
 	}
 	return &hlo.Literal{Shape: hlo.ArrayShape(t, s.Dims...), Data: data}
+}
+
+// fuzzFloat is a float input: on the grid, now and then a special value.
+func fuzzFloat(rng *rand.Rand) float64 {
+	v := float64(rng.IntN(129)-64) / 8
+	if rng.IntN(10) == 0 {
+		v = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}[rng.IntN(5)]
+	}
+	return v
 }
 
 // Mutate changes a module's text in one to three places chosen by seed:
@@ -591,9 +623,12 @@ func Mutate(text string, seed uint64) string {
 		}
 	}
 	types := []string{"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"}
-	if seed%4 == 3 { // now and then the narrow and small float types
+	switch seed % 4 { // now and then the narrow and small float types, or the complex ones
+	case 3:
 		types = append(types, "s2", "s4", "u2", "u4", "f4e2m1fn", "f6e2m3fn", "f6e3m2fn", "f8e3m4", "f8e4m3", "f8e4m3fn",
 			"f8e4m3fnuz", "f8e4m3b11fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0fnu")
+	case 1:
+		types = append(types, "c64", "c128")
 	}
 	for k := 0; k < 1+rng.IntN(3); k++ {
 		i := rng.IntN(len(lines))

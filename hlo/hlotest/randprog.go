@@ -11,12 +11,12 @@ import (
 )
 
 // RandomProgram generates a random well-typed module over the op set the
-// device runs and every element type it stores (pred, s8-s64, u8-u64,
-// f16, bf16, f32, f64), built with hlo.Builder from a seed: up to n
-// instructions of elementwise ops, data movement, reductions, dots,
-// gathers, scatters, sorts, windows, loops and conditionals over small
-// shapes (empty ones too), for differential testing (the device fused
-// and unfused against hlo/eval).
+// device runs and every element type it stores (pred, the integers, the
+// floats from f4 to f64, c64 and c128), built with hlo.Builder from a
+// seed: up to n instructions of elementwise ops, data movement,
+// reductions, dots, gathers, scatters, sorts, windows, loops and
+// conditionals over small shapes (empty ones too), for differential
+// testing (the device fused and unfused against hlo/eval).
 //
 // Floats are where a differential test can be fooled: the device may sum
 // in another order or round a transcendental function differently by an
@@ -28,7 +28,9 @@ import (
 // max, sums and products while their significant bits fit the type), and
 // feeds discontinuous ops only exact values. Every float output can
 // still be compared: exact ones bit for bit, the others within what
-// rounding can explain (Widen).
+// rounding can explain (Widen). Complex values are tracked as floats of
+// their parts' type, and the functions with a branch cut (log, sqrt,
+// power...) are discontinuous there: they take exact values only.
 func RandomProgram(seed uint64, n int) (*hlo.Module, error) {
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x66757a7a)), b: hlo.NewBuilder(fmt.Sprintf("fuzz_%d", seed)), comps: map[string]*hlo.Computation{}}
 	g.e = g.b.Entry("main")
@@ -37,14 +39,21 @@ func RandomProgram(seed uint64, n int) (*hlo.Module, error) {
 	// One program in four also draws from the types narrower than a
 	// byte and the small float types (all but e8m0fnu, a scale type of
 	// powers of two without zero, which XLA only converts).
-	if seed%4 == 3 {
+	switch seed % 4 {
+	case 3:
 		all = append(all, hlo.S2, hlo.S4, hlo.U2, hlo.U4, hlo.F4E2M1FN, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F8E3M4, hlo.F8E4M3,
 			hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E4M3B11FNUZ, hlo.F8E5M2, hlo.F8E5M2FNUZ)
+	case 1:
+		// And one in four a complex type at least.
+		all = append(all, hlo.C64, hlo.C128)
 	}
 	g.all = all
 	g.types = []hlo.ElementType{hlo.F32, hlo.S32}
 	for i := 0; i < 1+g.rng.IntN(3); i++ {
 		g.types = append(g.types, all[g.rng.IntN(len(all))])
+	}
+	if seed%4 == 1 {
+		g.types = append(g.types, []hlo.ElementType{hlo.C64, hlo.C128}[g.rng.IntN(2)])
 	}
 	for i := 0; i < 1+g.rng.IntN(3); i++ {
 		g.param(g.anyType(), g.shape())
@@ -82,6 +91,10 @@ type gval struct {
 func (v *gval) t() hlo.ElementType { return v.in.Shape.Elem }
 func (v *gval) s() hlo.Shape       { return v.in.Shape }
 
+// rounds reports a type whose values rounding may move: a float or a
+// complex type.
+func rounds(t hlo.ElementType) bool { return t.IsFloat() || t.IsComplex() }
+
 // significand is a float type's significant bits; maxExp its largest
 // binary exponent.
 func significand(t hlo.ElementType) (bits, maxExp int) {
@@ -94,6 +107,7 @@ func significand(t hlo.ElementType) (bits, maxExp int) {
 
 // fits reports whether a float of t holds mag/frac exactly.
 func fits(t hlo.ElementType, mag, frac int) bool {
+	t, _ = t.ComplexPart()
 	if !t.IsFloat() {
 		return true
 	}
@@ -140,10 +154,10 @@ func (g *gen) keep(in *hlo.Instruction, exact bool, mag, frac int, raw bool) *gv
 		in.Shape = *s
 	}
 	t := in.Shape.Elem
-	if in.Shape.IsArray() && t.IsFloat() && !fits(t, mag, frac) {
+	if in.Shape.IsArray() && rounds(t) && !fits(t, mag, frac) {
 		exact = false
 	}
-	if !in.Shape.IsArray() || !t.IsFloat() {
+	if !in.Shape.IsArray() || !rounds(t) {
 		exact, raw = true, false
 	}
 	v := &gval{in: in, exact: exact, mag: mag, frac: frac, raw: raw && exact}
@@ -206,6 +220,13 @@ func (g *gen) grid() float64 { return float64(g.rng.IntN(129)-64) / 8 }
 
 func (g *gen) constant(t hlo.ElementType) *gval {
 	v := g.grid()
+	if t.IsComplex() {
+		l, err := hlo.ParseLiteral(fmt.Sprintf("(%g, %g)", v, g.grid()), hlo.ArrayShape(t))
+		if err != nil {
+			panic(fmt.Sprintf("hlotest: a %s constant: %v", t, err))
+		}
+		return g.keep(g.e.Constant(l), true, 3, 3, true)
+	}
 	if !t.IsFloat() {
 		v = float64(g.rng.IntN(17) - 8)
 		if t.Kind() == hlo.KindUnsigned {
@@ -232,7 +253,26 @@ var (
 	floatBinary   = []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpMaximum, hlo.OpMinimum, hlo.OpPower, hlo.OpAtan2, hlo.OpRemainder}
 	predBinary    = []hlo.Opcode{hlo.OpAnd, hlo.OpOr, hlo.OpXor, hlo.OpMaximum, hlo.OpMinimum}
 	directions    = []string{"EQ", "NE", "LT", "LE", "GT", "GE"}
+
+	// Complex functions: the entire (and meromorphic) ones take any
+	// value; those with a branch cut or a jump (log, sqrt, sign at 0,
+	// power, atan2, the lexicographic max and min) only exact ones, whose
+	// parts and zeros' signs every implementation sees alike. (No
+	// remainder: jax.lax.rem takes integers and reals, and neither the
+	// device nor the evaluator has a complex one.)
+	complexEntire  = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpTanh, hlo.OpLogistic}
+	complexCut     = []hlo.Opcode{hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpSign}
+	complexBinary  = []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide}
+	complexJumpBin = []hlo.Opcode{hlo.OpPower, hlo.OpAtan2, hlo.OpMaximum, hlo.OpMinimum}
 )
+
+// directionsOf are the comparisons t has: complex numbers have no order.
+func directionsOf(t hlo.ElementType) []string {
+	if t.IsComplex() {
+		return directions[:2]
+	}
+	return directions
+}
 
 // steps are the generator's moves with their weights.
 var steps = []struct {
@@ -277,6 +317,8 @@ func (g *gen) unary() {
 	switch {
 	case t == hlo.PRED:
 		g.keep(g.op(hlo.OpNot, v).Instruction, true, 0, 0, false)
+	case t.IsComplex():
+		g.complexUnary(v)
 	case t.IsFloat():
 		switch r := g.rng.IntN(4); {
 		case r == 0:
@@ -298,6 +340,24 @@ func (g *gen) unary() {
 	}
 }
 
+func (g *gen) complexUnary(v *gval) {
+	part, _ := v.t().ComplexPart()
+	switch r := g.rng.IntN(5); {
+	case r == 0:
+		op := []hlo.Opcode{hlo.OpNegate, hlo.OpCopy}[g.rng.IntN(2)]
+		g.keep(g.op(op, v).Instruction, v.exact, v.mag, v.frac, v.raw)
+	case r == 1:
+		op := []hlo.Opcode{hlo.OpReal, hlo.OpImag}[g.rng.IntN(2)]
+		g.keep(g.op(op, v).WithShape(hlo.ArrayShape(part, v.s().Dims...)).Instruction, v.exact, v.mag, v.frac, v.raw)
+	case r == 2:
+		g.keep(g.op(hlo.OpAbs, v).WithShape(hlo.ArrayShape(part, v.s().Dims...)).Instruction, false, 0, 0, false)
+	case r == 3 && v.exact:
+		g.keep(g.op(complexCut[g.rng.IntN(len(complexCut))], v).Instruction, false, 0, 0, false)
+	default:
+		g.keep(g.op(complexEntire[g.rng.IntN(len(complexEntire))], v).Instruction, false, 0, 0, false)
+	}
+}
+
 // partner is a second operand for v: same shape and type.
 func (g *gen) partner(v *gval, exact bool) *gval { return g.like(v.t(), v.s().Dims, exact) }
 
@@ -308,6 +368,22 @@ func (g *gen) binary() {
 	case t == hlo.PRED:
 		w := g.partner(v, true)
 		g.keep(g.op(predBinary[g.rng.IntN(len(predBinary))], v, w).Instruction, true, 0, 0, false)
+	case t.IsComplex():
+		if g.rng.IntN(4) == 0 {
+			if !v.exact {
+				return
+			}
+			w := g.partner(v, true)
+			g.keep(g.op(complexJumpBin[g.rng.IntN(len(complexJumpBin))], v, w).Instruction, false, 0, 0, false)
+			return
+		}
+		op := complexBinary[g.rng.IntN(len(complexBinary))]
+		w := g.partner(v, v.exact && op != hlo.OpDivide)
+		mag, frac := max(v.mag, w.mag)+1, max(v.frac, w.frac)
+		if op == hlo.OpMultiply { // re = ac - bd, im = ad + bc
+			mag, frac = v.mag+w.mag+1, v.frac+w.frac
+		}
+		g.keep(g.op(op, v, w).Instruction, v.exact && w.exact && op != hlo.OpDivide, mag, frac, false)
 	case t.IsFloat():
 		op := floatBinary[g.rng.IntN(len(floatBinary))]
 		exactOp := op == hlo.OpAdd || op == hlo.OpSubtract || op == hlo.OpMultiply || op == hlo.OpMaximum || op == hlo.OpMinimum || op == hlo.OpRemainder
@@ -341,7 +417,8 @@ func (g *gen) predLike(dims []int64) *gval {
 		t = hlo.S32
 	}
 	a, b := g.like(t, dims, true), g.like(t, dims, true)
-	in := g.op(hlo.OpCompare, a, b).Set("direction", directions[g.rng.IntN(len(directions))])
+	dirs := directionsOf(t)
+	in := g.op(hlo.OpCompare, a, b).Set("direction", dirs[g.rng.IntN(len(dirs))])
 	if t.IsFloat() && g.rng.IntN(4) == 0 {
 		in.Set("type", "TOTALORDER")
 	}
@@ -350,9 +427,10 @@ func (g *gen) predLike(dims []int64) *gval {
 
 func (g *gen) compareSelect() {
 	v := g.any()
-	if g.rng.IntN(2) == 0 && (v.exact || !v.t().IsFloat()) && v.t() != hlo.PRED {
+	if g.rng.IntN(2) == 0 && (v.exact || !rounds(v.t())) && v.t() != hlo.PRED {
 		w := g.partner(v, true)
-		in := g.op(hlo.OpCompare, v, w).Set("direction", directions[g.rng.IntN(len(directions))])
+		dirs := directionsOf(v.t())
+		in := g.op(hlo.OpCompare, v, w).Set("direction", dirs[g.rng.IntN(len(dirs))])
 		g.keep(in.WithShape(hlo.ArrayShape(hlo.PRED, v.s().Dims...)).Instruction, true, 0, 0, false)
 		return
 	}
@@ -366,7 +444,7 @@ func (g *gen) compareSelect() {
 
 func (g *gen) clamp() {
 	v := g.any()
-	if v.t() == hlo.PRED {
+	if v.t() == hlo.PRED || v.t().IsComplex() {
 		return
 	}
 	var lo, hi *gval
@@ -381,12 +459,21 @@ func (g *gen) clamp() {
 func (g *gen) convert() {
 	v := g.any()
 	from, to := v.t(), g.anyType()
-	if from.IsFloat() && !to.IsFloat() && !v.exact {
+	if from.IsComplex() && !to.IsComplex() {
+		return // XLA converts complex values to complex types only
+	}
+	if from.IsFloat() && !rounds(to) && !v.exact {
 		return // float to integer or pred is discontinuous
 	}
 	exact := v.exact
 	mag, frac := v.mag, v.frac
-	if !from.IsFloat() && to.IsFloat() {
+	if part, ok := to.ComplexPart(); ok && from == part && g.rng.IntN(2) == 0 {
+		// complex(re, im) of two reals of its parts' type.
+		w := g.partner(v, false)
+		g.keep(g.op(hlo.OpComplex, v, w).WithShape(hlo.ArrayShape(to, v.s().Dims...)).Instruction, v.exact && w.exact, max(mag, w.mag), max(frac, w.frac), false)
+		return
+	}
+	if !rounds(from) && rounds(to) {
 		// Integers convert exactly while they fit the significand.
 		mag, frac = from.Bits(), 0
 		if from == hlo.PRED {
@@ -402,7 +489,8 @@ func (g *gen) convert() {
 // ratio, taken away), as XLA's bitcast-convert does. A float made of
 // bits is exact (nothing rounded it) and raw, its magnitude unknown.
 func (g *gen) bitcast() {
-	v := g.pick(func(v *gval) bool { return v.t() != hlo.PRED && (!v.t().IsFloat() || v.raw) })
+	// Not complex values: XLA bitcasts them to complex types only.
+	v := g.pick(func(v *gval) bool { return v.t() != hlo.PRED && !v.t().IsComplex() && (!v.t().IsFloat() || v.raw) })
 	if v == nil {
 		return
 	}
@@ -410,7 +498,7 @@ func (g *gen) bitcast() {
 	var tos []hlo.ElementType
 	for _, t := range g.all {
 		switch {
-		case t == hlo.PRED:
+		case t == hlo.PRED, t.IsComplex():
 		case t.Bits() == from.Bits(), t.Bits() < from.Bits() && from.Bits()%t.Bits() == 0:
 			tos = append(tos, t)
 		case t.Bits() > from.Bits() && t.Bits()%from.Bits() == 0 && len(dims) > 0 && dims[len(dims)-1] == int64(t.Bits()/from.Bits()):

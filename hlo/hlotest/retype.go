@@ -7,9 +7,9 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// Retype returns a copy of m with every float type in to's keys replaced
-// by its value: in shapes, parameters, constants and conversions alike.
-// Widened (f16, bf16, f32 to f64) it computes the same program with
+// Retype returns a copy of m with every float or complex type in to's
+// keys replaced by its value: in shapes, parameters, constants and
+// conversions alike. Widened (f16, bf16, f32 to f64) it computes the same program with
 // rounding errors some 2^29 smaller, so that how far m's own results
 // move with rounding can be measured: what a differential test may
 // allow between two correct implementations. Modules whose meaning
@@ -66,10 +66,13 @@ func retypeLiteral(l *hlo.Literal, to map[hlo.ElementType]hlo.ElementType) (*hlo
 	if l.Elided {
 		return nil, fmt.Errorf("an elided constant cannot be retyped")
 	}
-	n := l.Shape.NumElements()
-	out := &hlo.Literal{Shape: hlo.ArrayShape(t, l.Shape.Dims...), Data: make([]byte, 0, n*int64(t.Bytes()))}
+	out := &hlo.Literal{Shape: hlo.ArrayShape(t, l.Shape.Dims...), Data: make([]byte, 0, l.Shape.NumElements()*int64(t.Bytes()))}
+	// A complex literal is its parts': two floats an element.
+	fromPart, _ := from.ComplexPart()
+	part, _ := t.ComplexPart()
+	n := int64(len(l.Data) / fromPart.Bytes())
 	for i := int64(0); i < n; i++ {
-		out.Data = appendFloat(out.Data, t, floatAt(l, i))
+		out.Data = appendFloat(out.Data, part, floatAt(l.Data, fromPart, i))
 	}
 	return out, nil
 }
@@ -88,11 +91,10 @@ func RetypeInputs(args []*hlo.Literal, to map[hlo.ElementType]hlo.ElementType) [
 	return out
 }
 
-// floatAt is element i of a float literal.
-func floatAt(l *hlo.Literal, i int64) float64 {
-	t := l.Shape.Elem
+// floatAt is the i-th float of type t in data.
+func floatAt(data []byte, t hlo.ElementType, i int64) float64 {
 	b := make([]byte, 8)
-	copy(b, l.Data[i*int64(t.Bytes()):(i+1)*int64(t.Bytes())])
+	copy(b, data[i*int64(t.Bytes()):(i+1)*int64(t.Bytes())])
 	return hlo.DecodeFloat(t, binary.LittleEndian.Uint64(b))
 }
 
@@ -105,14 +107,15 @@ func appendFloat(dst []byte, t hlo.ElementType, v float64) []byte {
 }
 
 // Widened maps every float type narrower than f64 (f16, bf16, f32, and
-// the f8, f6 and f4 types) to f64; Narrowed maps f64 to f32.
+// the f8, f6 and f4 types) to f64 and c64 to c128; Narrowed maps f64 to
+// f32 and c128 to c64.
 var (
 	Widened  = widened()
-	Narrowed = map[hlo.ElementType]hlo.ElementType{hlo.F64: hlo.F32}
+	Narrowed = map[hlo.ElementType]hlo.ElementType{hlo.F64: hlo.F32, hlo.C128: hlo.C64}
 )
 
 func widened() map[hlo.ElementType]hlo.ElementType {
-	m := map[hlo.ElementType]hlo.ElementType{hlo.F16: hlo.F64, hlo.BF16: hlo.F64, hlo.F32: hlo.F64}
+	m := map[hlo.ElementType]hlo.ElementType{hlo.F16: hlo.F64, hlo.BF16: hlo.F64, hlo.F32: hlo.F64, hlo.C64: hlo.C128}
 	for i := range 256 {
 		if t := hlo.ElementType(i); hlo.IsMiniFloat(t) {
 			m[t] = hlo.F64

@@ -16,7 +16,7 @@ import (
 // again. The seeds are testdata's programs, TestErrors' texts and, where
 // ../shared is beside the checkout, the StableHLO suite's files:
 //
-//	go test -run '^$' -fuzz FuzzParse -fuzztime 10m ./hlo/stablehlo
+//	go test -run '^$' -fuzz FuzzParse -fuzztime 10m -timeout 0 ./hlo/stablehlo
 func FuzzParse(f *testing.F) {
 	var seeds []string
 	for _, pat := range []string{"testdata/*.mlir", "../../../shared/stablehlo-suite/testdata/*.mlir", "../../../shared/stablehlo-suite/interpret/*.mlir"} {
