@@ -10,7 +10,11 @@ import (
 // Complex numbers are computed in complex128 with Go's math/cmplx, an
 // implementation independent of the device's (lower/complex.go rewrites
 // them into real arithmetic of its own), and each part rounded to the
-// result type after each op, as real floats are.
+// result type after each op, as real floats are. Where XLA's elemental
+// emitter gives infinities and NaN other values than math/cmplx's C99
+// cases (exp, sin, cos, sqrt, power), its formula and cases are written
+// out here; TestComplexSpecialValues in the root package holds the
+// device to the same values.
 
 // partType is the real type of a complex type's parts.
 func partType(t hlo.ElementType) hlo.ElementType {
@@ -52,11 +56,6 @@ func applyComplex(in *hlo.Instruction, a []scalar) (scalar, error) {
 		return v, in.Errorf("%w", err)
 	}
 	return v, nil
-}
-
-// finite reports whether both parts of x are finite.
-func finite(x complex128) bool {
-	return !math.IsInf(real(x), 0) && !math.IsNaN(real(x)) && !math.IsInf(imag(x), 0) && !math.IsNaN(imag(x))
 }
 
 // cexp is e^x with the evaluator's exactly reduced sine and cosine:

@@ -394,27 +394,25 @@ func TestRunNudged(t *testing.T) {
 	up, err = RunNudged(m, MaxTrips, 1, nil...)
 	require.NoError(t, err)
 	require.Equal(t, 6.0, toF(get(up.Lit, 0), hlo.F32), "an add is exact: not moved")
+	// nudgedUp is the first complex result of body, plain and nudged up.
+	nudgedUp := func(body string) (plain, up complex128) {
+		m, err := hlo.Parse("n.hlo", module(body))
+		require.NoError(t, err)
+		p, err := Run(m)
+		require.NoError(t, err)
+		u, err := RunNudged(m, MaxTrips, 1, nil...)
+		require.NoError(t, err)
+		return get(p.Lit, 0).c, get(u.Lit, 0).c
+	}
 	// A complex result moves each part by an ulp of its modulus: e^(1+2i)
 	// = (-1.13, 2.47) of modulus e, whose f32 ulp is 2^-22.
-	m, err = hlo.Parse("n.hlo", module("  x = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] exponential(x)"))
-	require.NoError(t, err)
-	plain, err = Run(m)
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
-	p0, u0 := get(plain.Lit, 0).c, get(up.Lit, 0).c
+	p0, u0 := nudgedUp("  x = c64[1] constant({(1, 2)})\n  ROOT r = c64[1] exponential(x)")
 	require.Equal(t, real(p0)+0x1p-22, real(u0))
 	require.Equal(t, imag(p0)+0x1p-22, imag(u0))
-	// A complex power, e^(y log x), by 1 + |y log x| of them: 2^(10i) =
-	// e^(6.93i), of modulus 1, moves by 7.93 ulps of 1 (2^-23), rounded to
-	// the parts' own ulps.
-	m, err = hlo.Parse("n.hlo", module("  x = c64[1] constant({(2, 0)})\n  y = c64[1] constant({(0, 10)})\n  ROOT r = c64[1] power(x, y)"))
-	require.NoError(t, err)
-	plain, err = Run(m)
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
-	p0, u0 = get(plain.Lit, 0).c, get(up.Lit, 0).c
+	// A complex power by 1 + |y log x| of them: 2^(10i) = e^(6.93i), of
+	// modulus 1, moves by 7.93 ulps of 1 (2^-23), rounded to the parts'
+	// own ulps.
+	p0, u0 = nudgedUp("  x = c64[1] constant({(2, 0)})\n  y = c64[1] constant({(0, 10)})\n  ROOT r = c64[1] power(x, y)")
 	require.InDelta(t, (1+10*math.Ln2)*0x1p-23, real(u0)-real(p0), 0x1p-24)
 	require.InDelta(t, (1+10*math.Ln2)*0x1p-23, imag(u0)-imag(p0), 0x1p-24)
 }
