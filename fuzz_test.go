@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,22 @@ import (
 // processes too, which end at it with "communicating with fuzzing
 // process: EOF" whatever -fuzztime says.) Without -fuzz, the seeds below
 // run as part of make test.
+
+// Go's fuzzing engine runs the fuzz function in worker processes whose
+// output it discards (internal/fuzz starts them without stdout or
+// stderr): a worker that dies of a fatal error, of a signal in the
+// driver or of the engine's own 10 s "deadlocked!" panic leaves only
+// "fuzzing process hung or terminated unexpectedly: exit status 2". A
+// worker appends its crash report to $TMPDIR/vkjit-fuzzworkers.log.
+func init() {
+	if !slices.Contains(os.Args, "-test.fuzzworker") {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "vkjit-fuzzworkers.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err == nil {
+		debug.SetCrashOutput(f, debug.CrashOptions{})
+	}
+}
 
 var (
 	fuzzOnce sync.Once
