@@ -119,14 +119,31 @@ func (r *Runtime) warm(l *loaded) int {
 	// already fill the cores.
 	r.warmMu.Lock()
 	defer r.warmMu.Unlock()
+	// The worker devices are all opened before any warming starts and
+	// destroyed after all of it ends: lavapipe crashed (SIGSEGV in
+	// vkDestroyFence on this runtime's device, in a fuzz worker's crash
+	// log) while another worker was in vkCreateDevice.
+	devs := []*vk.Device{r.dev}
+	for range workers - 1 {
+		d, err := r.inst.OpenDevice(r.devIndex, vk.DeviceOptions{})
+		if err != nil {
+			break // fewer workers
+		}
+		devs = append(devs, d)
+	}
+	defer func() {
+		for _, d := range devs[1:] {
+			d.Destroy()
+		}
+	}()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for w := range workers {
+	for w, d := range devs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n := r.warmOn(w == 0, next)
+			n := r.warmOn(d, w == 0, next)
 			mu.Lock()
 			done += n
 			mu.Unlock()
@@ -147,19 +164,11 @@ func (r *Runtime) compilesAtDispatch() bool {
 	return r.dev.Info.Type == vk.TypeCPU && mesaDiskCache()
 }
 
-// warmOn dispatches jobs with no workgroups, on this runtime's device
-// (own) or on a worker device of its own, and returns how many it did.
-// Each binding is a view of a scratch block of the size the pool would
-// carve its buffer from.
-func (r *Runtime) warmOn(own bool, jobs <-chan warmJob) int {
-	d := r.dev
-	if !own {
-		var err error
-		if d, err = r.inst.OpenDevice(r.devIndex, vk.DeviceOptions{}); err != nil {
-			return 0
-		}
-		defer d.Destroy()
-	}
+// warmOn dispatches jobs with no workgroups on d, this runtime's device
+// (own) or a worker device, and returns how many it did. Each binding is
+// a view of a scratch block of the size the pool would carve its buffer
+// from.
+func (r *Runtime) warmOn(d *vk.Device, own bool, jobs <-chan warmJob) int {
 	blocks := map[int64]*vk.Buffer{}
 	defer func() {
 		for _, b := range blocks {
