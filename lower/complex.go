@@ -450,7 +450,7 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		return set(f.Sel(p, a[0], b[0]), f.Sel(p, a[1], b[1]))
 	case hlo.OpConvert:
 		from := in.Operands[0]
-		if _, ok := from.Shape.Elem.ComplexPart(); ok {
+		if from.Shape.Elem.IsComplex() {
 			a := op(0)
 			if !hasComplex(in.Shape) { // the real part, as XLA converts
 				return asReal(f.Convert(a[0], in.Shape.Elem))

@@ -117,9 +117,10 @@ func nudgeUlp(l *hlo.Literal, dir int, scale func(i int64) float64) {
 }
 
 // nudgeScale is how many ulps an inexact op's result moves when nudged:
-// one, but for a complex power, computed as e^(y log x) by XLA and the
-// device alike, 1 + |y log x|: log's rounding, multiplied by y, is the
-// exponent's error, and the result's relative error.
+// one, but for a complex power 1 + |y log x|. XLA and the device alike
+// compute |x|^c e^(-d arg x) cis(c arg x + d ln|x|) for y = c + di, and
+// the rounding of the angle and of d arg x, multiplied by their size
+// (at most |y log x|), is the result's relative error.
 func nudgeScale(in *hlo.Instruction, ops []*hlo.Literal) func(i int64) float64 {
 	if in.Op != hlo.OpPower || !in.Shape.Elem.IsComplex() {
 		return func(int64) float64 { return 1 }

@@ -544,7 +544,8 @@ func list(ds []int64) string {
 // FuzzInputs makes the arguments of m's entry parameters for a program
 // from RandomProgram: floats and complex numbers' parts on the
 // generator's grid (multiples of 1/8 up to 8) with now and then 0, -0,
-// ±inf or NaN; integers of any size, the extremes often; pred both ways. Each parameter's values depend only on
+// ±inf or NaN; integers of any size, the extremes often; pred both
+// ways. Each parameter's values depend only on
 // seed and its name, so that a program shrunk by a minimizer keeps the
 // inputs of the parameters it keeps.
 func FuzzInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
@@ -573,12 +574,7 @@ func fuzzArray(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 			bits = hlo.EncodeFloat(t, fuzzFloat(rng))
 		case hlo.KindComplex:
 			part, _ := t.ComplexPart()
-			for range 2 {
-				bits := hlo.EncodeFloat(part, fuzzFloat(rng))
-				for j := 0; j < part.Bytes(); j++ {
-					data = append(data, byte(bits>>(8*j)))
-				}
-			}
+			data = appendFloat(appendFloat(data, part, fuzzFloat(rng)), part, fuzzFloat(rng))
 			continue
 		default:
 			w := uint(t.Bits())

@@ -9,10 +9,10 @@ import (
 
 // Retype returns a copy of m with every float or complex type in to's
 // keys replaced by its value: in shapes, parameters, constants and
-// conversions alike. Widened (f16, bf16, f32 to f64) it computes the same program with
-// rounding errors some 2^29 smaller, so that how far m's own results
-// move with rounding can be measured: what a differential test may
-// allow between two correct implementations. Modules whose meaning
+// conversions alike. Widened (f16, bf16, f32 to f64) it computes the
+// same program with rounding errors some 2^29 smaller, so that how far
+// m's own results move with rounding can be measured: what a
+// differential test may allow between two correct implementations. Modules whose meaning
 // depends on a float's bits (bitcast-convert, reduce-precision, random
 // bits) are refused.
 func Retype(m *hlo.Module, to map[hlo.ElementType]hlo.ElementType) (*hlo.Module, error) {
