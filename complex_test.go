@@ -316,3 +316,24 @@ func checkSpecialValues(t *testing.T, ty, op string, unary bool, zs, xs, ys []co
 		require.True(t, same(real(g), real(e)) && same(imag(g), imag(e)), "%s %s(%s): device %v, evaluator %v", ty, op, in, g, e)
 	}
 }
+
+// TestComplexDotOfRealOperand: a real operand of a complex dot is the
+// complex (x, 0), as XLA upcasts mixed operands (the rewrite took the
+// parts of the pred operand itself: an internal error).
+func TestComplexDotOfRealOperand(t *testing.T) {
+	m, err := hlo.Parse("d", `HloModule d
+ENTRY e {
+  a = c64[3] parameter(0)
+  b = pred[3,2] parameter(1)
+  ROOT r = c64[2] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`)
+	require.NoError(t, err)
+	a := complexTensor("c64", []complex128{1 + 2i, -3 + 0.5i, 4 - 1i})
+	b := &vkjit.Tensor{Type: vkjit.PRED, Dims: []int64{3, 2}, Data: []byte{1, 0, 1, 1, 0, 1}}
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	got, _, err := exe.Run(context.Background(), a, b)
+	require.NoError(t, err)
+	require.Equal(t, []complex128{-2 + 2.5i, 1 - 0.5i}, []complex128{complexAt(got[0], 0), complexAt(got[0], 1)})
+}

@@ -463,7 +463,17 @@ func (x *cx) arith(in *hlo.Instruction) error {
 		hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice, hlo.OpPad, hlo.OpConcatenate, hlo.OpGather:
 		return x.movement(in, rt)
 	case hlo.OpDot, hlo.OpConvolution:
-		a, b := op(0), op(1)
+		// A real operand of a complex product is converted to the
+		// product's type, (x, 0), as XLA upcasts mixed operands.
+		operand := func(i int) [2]*hlo.Instruction {
+			o := in.Operands[i]
+			if o.Shape.Elem.IsComplex() {
+				return op(i)
+			}
+			g := x.expr(in, rt, o.Shape.Dims)
+			return [2]*hlo.Instruction{g.Convert(x.memory(o), rt), g.K(0)}
+		}
+		a, b := operand(0), operand(1)
 		sh := hlo.ArrayShape(rt, in.Shape.Dims...)
 		prod := func(p, q *hlo.Instruction) *hlo.Instruction { return x.clone(in, sh, p, q) }
 		g := x.expr(in, rt, in.Shape.Dims)

@@ -682,7 +682,7 @@ var mutantOps = append(append([]hlo.Opcode{}, ElementwiseOps...),
 
 var (
 	numberRE  = regexp.MustCompile(`-?\b\d+\b`)
-	typeRE    = regexp.MustCompile(`\b(pred|[su](2|4|8|16|32|64)|f16|bf16|f32|f64|f[468]e[0-9a-z]+)\b`)
+	typeRE    = regexp.MustCompile(`\b(pred|[su](2|4|8|16|32|64)|f16|bf16|f32|f64|f[468]e[0-9a-z]+|c64|c128)\b`)
 	opcodeRE  = regexp.MustCompile(`\] ([a-z][a-z0-9-]*)\(`)
 	operandRE = regexp.MustCompile(`[(,] ?([A-Za-z_][A-Za-z0-9_.]*)`)
 	attrRE    = regexp.MustCompile(`, [a-z_]+=(\{[^}]*\}|[^,]*)`)
