@@ -132,15 +132,17 @@ func inferReduceWindow(in *Instruction) (*Shape, error) {
 // printer's word (preferred_element_type), but products of floats have a
 // float result (XLA would convert float operands to integers first, a
 // meaning no framework asks for, and the evaluator and the device
-// disagreed on it).
+// disagreed on it), and products of complex numbers a complex one (XLA
+// converts complex values to complex types only).
 func checkProductTypes(in *Instruction) error {
 	r := in.Shape.Elem
 	if in.ShapeInferred || !in.Shape.IsArray() {
 		return nil
 	}
 	for _, o := range in.Operands[:2] {
-		if k := o.Shape.Elem.Kind(); (k == KindFloat || k == KindComplex) && !r.IsFloat() && r.Kind() != KindComplex {
-			return in.Errorf("a product of %s operands cannot have a %s result", o.Shape.Elem, r)
+		t := o.Shape.Elem
+		if t.IsComplex() && !r.IsComplex() || t.IsFloat() && !r.IsFloat() && !r.IsComplex() {
+			return in.Errorf("a product of %s operands cannot have a %s result", t, r)
 		}
 	}
 	return nil

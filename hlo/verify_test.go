@@ -167,6 +167,10 @@ ENTRY e {
 		"5:3: r (bitcast): operand t is not an array"},
 	{"dot_float_to_int", "HloModule m\nENTRY e {\n  a = s16[3,4] parameter(0)\n  b = f64[4,2] parameter(1)\n  ROOT r = s16[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 		"5:3: r (dot): a product of f64 operands cannot have a s16 result"},
+	// A FuzzMutants mutant: XLA converts complex values to complex
+	// types only (the complex rewrite met a real result and failed).
+	{"dot_complex_to_real", "HloModule m\nENTRY e {\n  a = f32[4,3] parameter(0)\n  b = c128[3] parameter(1)\n  ROOT r = f32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+		"5:3: r (dot): a product of c128 operands cannot have a f32 result"},
 	// A while body of two parameters (a FuzzMutants mutant): the loop
 	// passes its state alone.
 	{"while_body_two_params", "HloModule m\ncond {\n  p = s32[] parameter(0)\n  z = s32[] constant(2)\n  ROOT c = pred[] compare(p, z), direction=LT\n}\nbody {\n  p = s32[] parameter(0)\n  q = s32[] parameter(1)\n  ROOT a = s32[] add(p, q)\n}\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}",
