@@ -83,6 +83,29 @@ func csqrt(x complex128) complex128 {
 	return cmplx.Sqrt(x)
 }
 
+// ctan is tan(a + bi) as the device computes it (lower's ctan): re =
+// sin a cos a / d and im = tanh b (1 + sin^2 a / d), d = cos^2 a +
+// sinh^2 b, which stays finite where math/cmplx's (sin 2a + i sinh 2b) /
+// (cos 2a + cosh 2b) is inf / inf: |b| past 355 (a tanh of a real part
+// past 355 was NaN, not +-1). XLA's corner cases: an infinite b gives
+// (0, +-1) whatever a is, and a zero a a real part of +0.
+func ctan(x complex128) complex128 {
+	a, b := real(x), imag(x)
+	s, co, sh := Sin(a), Cos(a), math.Sinh(b)
+	d := co*co + sh*sh
+	re, im := s*co/d, math.Tanh(b)*(1+s*s/d)
+	if math.IsInf(b, 0) {
+		im = math.Copysign(1, b)
+		if math.IsInf(a, 0) || math.IsNaN(a) {
+			re = 0
+		}
+	}
+	if a == 0 {
+		re = 0
+	}
+	return complex(re, im)
+}
+
 // cpow is x^y as XLA's elemental emitter computes it, |x|^c e^(-d arg x)
 // (cos q + i sin q), q = c arg x + d ln|x| for y = c + di, with its
 // cases, each over the ones before: 0^c is 1 for c = 0 and 0 for c > 0;
@@ -177,9 +200,12 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpCos:
 		return c(complex(Cos(real(x))*math.Cosh(imag(x)), -Sin(real(x))*math.Sinh(imag(x))))
 	case hlo.OpTan:
-		return c(cmplx.Tan(x))
+		return c(ctan(x))
 	case hlo.OpTanh:
-		return c(cmplx.Tanh(x))
+		// tanh(z) = -i tan(iz); 0 - re, not -re, so that a zero
+		// imaginary part is +0, as XLA gives it.
+		t := ctan(complex(-imag(x), real(x)))
+		return c(complex(imag(t), 0-real(t)))
 	case hlo.OpPower:
 		return c(cpow(x, a[1].c))
 	case hlo.OpAtan2:

@@ -265,6 +265,11 @@ func TestComplexHardCases(t *testing.T) {
 		// XLA's expm1 selects a zero imaginary part: e^inf * sin 0 is not
 		// NaN.
 		{"expm1-inf", "  x = c128[1] constant({(inf, 0)})\n  ROOT r = c128[1] exponential-minus-one(x)", complex(math.Inf(1), 0)},
+		// Past |355| the sum cosh 2a + cos 2b overflows: tanh and tan are
+		// +-1 in the part whose argument is large, not inf / inf.
+		{"tanh-large", "  x = c128[1] constant({(31782.52, -23186.23)})\n  ROOT r = c128[1] tanh(x)", complex(1, 0)},
+		{"tanh-large-negative", "  x = c128[1] constant({(-400, 1)})\n  ROOT r = c128[1] tanh(x)", complex(-1, 0)},
+		{"tan-large", "  x = c128[1] constant({(1, 400)})\n  ROOT r = c128[1] tan(x)", complex(0, 1)},
 	} {
 		m, err := hlo.Parse("op.hlo", module(tc.body))
 		require.NoError(t, err, tc.name)
