@@ -79,15 +79,23 @@ func TestF8(t *testing.T) {
 		require.Equal(t, want, uint32(res[0].Data[i]), "element %d: %g", i, p)
 	}
 	// An integer product with an f8 result converts its operands to the
-	// f8 type first (XLA's operand conversion): 100000 is past
+	// f8 type first (XLA's operand conversion; its shape inference allows
+	// integer operands no wider than the result): 100 is past
 	// f8e4m3b11fnuz's range (30), so it is NaN and so is its row's sum,
 	// though it multiplies 0; the other row's sums, 11 and -10, are on
 	// the grid.
-	src = "HloModule m\nENTRY e {\n  a = s32[2,3] parameter(0)\n  b = s32[3,2] parameter(1)\n  ROOT d = f8e4m3b11fnuz[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
+	src = "HloModule m\nENTRY e {\n  a = s8[2,3] parameter(0)\n  b = s8[3,2] parameter(1)\n  ROOT d = f8e4m3b11fnuz[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"
 	dot, err := rt.CompileText("f8dot", src, vkjit.CompileOptions{})
 	require.NoError(t, err)
 	defer dot.Close()
-	res, _, err = dot.Run(context.Background(), must(vkjit.Int32s([]int64{2, 3}, []int32{100000, 1, 2, 3, -4, 5})), must(vkjit.Int32s([]int64{3, 2}, []int32{0, 1, 1, 2, 3, -1})))
+	s8 := func(dims []int64, v ...int8) *vkjit.Tensor {
+		b := make([]byte, len(v))
+		for i, x := range v {
+			b[i] = byte(x)
+		}
+		return must(vkjit.NewTensor(vkjit.S8, dims, b))
+	}
+	res, _, err = dot.Run(context.Background(), s8([]int64{2, 3}, 100, 1, 2, 3, -4, 5), s8([]int64{3, 2}, 0, 1, 1, 2, 3, -1))
 	require.NoError(t, err)
 	var got []float64
 	for _, c := range res[0].Data {

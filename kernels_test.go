@@ -1007,3 +1007,51 @@ func TestCompileStableHLO(t *testing.T) {
 	_, err = rt.CompileText("bad.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", vkjit.CompileOptions{})
 	require.ErrorContains(t, err, "bad.mlir:2:")
 }
+
+// TestIntegerOperandsOfFloatProducts: an integer operand of a dot or
+// convolution with a narrower float result is rounded to the result type
+// before the product, as XLA's operand upcasting converts it (and the
+// evaluator reads it): a u16 of 65535 is an f16 infinity (times 0: NaN),
+// 2049 is 2048 in f16 and 2048 in bf16 (257: 256). The device had converted
+// the integers to f32 and rounded only the sum (a FuzzMutants mutant, its
+// dot by 0 giving 0 where XLA gives NaN).
+func TestIntegerOperandsOfFloatProducts(t *testing.T) {
+	defer noValidationMessages(t)
+	// cycle fills each parameter with vals over and over.
+	cycle := func(vals ...int64) func(*hlo.Module) []*hlo.Literal {
+		return func(m *hlo.Module) []*hlo.Literal {
+			var out []*hlo.Literal
+			for _, p := range m.Entry.Params {
+				s := p.Shape
+				l := &hlo.Literal{Shape: s, Data: make([]byte, s.NumElements()*int64(s.Elem.Bytes()))}
+				for j := range s.NumElements() {
+					v := uint64(vals[(j+int64(len(out)))%int64(len(vals))])
+					for b := range s.Elem.Bytes() {
+						l.Data[j*int64(s.Elem.Bytes())+int64(b)] = byte(v >> (8 * b))
+					}
+				}
+				out = append(out, l)
+			}
+			return out
+		}
+	}
+	requireExact(t, "dot_u16_f16", `HloModule m
+ENTRY e {
+  a = u16[3,5] parameter(0)
+  b = u16[5,4] parameter(1)
+  ROOT r = f16[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, cycle(0, 65535, 2049, 7, 1, 0, 3))
+	// Large enough for the tiled kernels.
+	requireExact(t, "dot_s16_bf16", `HloModule m
+ENTRY e {
+  a = s16[64,16] parameter(0)
+  b = s16[16,96] parameter(1)
+  ROOT r = bf16[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, cycle(257, -1, 0, 1, 2049, -515, 3))
+	requireExact(t, "conv_s16_f16", `HloModule m
+ENTRY e {
+  x = s16[1,6,6,3] parameter(0)
+  k = s16[3,3,3,2] parameter(1)
+  ROOT r = f16[1,6,6,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}`, cycle(2049, 0, 1, 0, -3))
+}

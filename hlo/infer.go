@@ -133,7 +133,10 @@ func inferReduceWindow(in *Instruction) (*Shape, error) {
 // float result (XLA would convert float operands to integers first, a
 // meaning no framework asks for, and the evaluator and the device
 // disagreed on it), and products of complex numbers a complex one (XLA
-// converts complex values to complex types only).
+// converts complex values to complex types only). As XLA's shape
+// inference (MaybeUpcast), a result may be narrower than its operands
+// only where the operand type it would infer is a float: s32 operands
+// with an f16 result are refused, f32 ones are not.
 func checkProductTypes(in *Instruction) error {
 	r := in.Shape.Elem
 	if in.ShapeInferred || !in.Shape.IsArray() {
@@ -145,7 +148,40 @@ func checkProductTypes(in *Instruction) error {
 			return in.Errorf("a product of %s operands cannot have a %s result", t, r)
 		}
 	}
+	if from := productType(in.Operands[0].Shape.Elem, in.Operands[1].Shape.Elem); !from.IsFloat() && bitWidth(r) < bitWidth(from) {
+		return in.Errorf("a product of %s operands cannot have the narrower %s result", from, r)
+	}
 	return nil
+}
+
+// productType is the operand type XLA infers for a product of a and b
+// (primitive_util's higher precision type, as far as it matters to
+// checkProductTypes): a complex type over any other, then a float, then
+// the wider.
+func productType(a, b ElementType) ElementType {
+	switch {
+	case a.IsComplex() != b.IsComplex():
+		if b.IsComplex() {
+			return b
+		}
+		return a
+	case a.IsFloat() != b.IsFloat():
+		if b.IsFloat() {
+			return b
+		}
+		return a
+	case bitWidth(b) > bitWidth(a):
+		return b
+	}
+	return a
+}
+
+// bitWidth is t's width as XLA counts it: pred is one bit.
+func bitWidth(t ElementType) int {
+	if t == PRED {
+		return 1
+	}
+	return t.Bits()
 }
 
 func inferDot(in *Instruction) (*Shape, error) {

@@ -171,6 +171,12 @@ ENTRY e {
 	// types only (the complex rewrite met a real result and failed).
 	{"dot_complex_to_real", "HloModule m\nENTRY e {\n  a = f32[4,3] parameter(0)\n  b = c128[3] parameter(1)\n  ROOT r = f32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 		"5:3: r (dot): a product of c128 operands cannot have a f32 result"},
+	// FuzzMutants: XLA refuses an integer product's narrower result (its
+	// shape inference's MaybeUpcast); a float one may narrow.
+	{"dot_int_to_narrower", "HloModule m\nENTRY e {\n  a = s32[4,1] parameter(0)\n  b = s32[1,5] parameter(1)\n  ROOT r = f16[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+		"5:3: r (dot): a product of s32 operands cannot have the narrower f16 result"},
+	{"conv_complex_to_narrower", "HloModule m\nENTRY e {\n  a = c128[1,4,2] parameter(0)\n  b = c64[3,2,2] parameter(1)\n  ROOT r = c64[1,4,2] convolution(a, b), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f\n}",
+		"5:3: r (convolution): a product of c128 operands cannot have the narrower c64 result"},
 	// A while body of two parameters (a FuzzMutants mutant): the loop
 	// passes its state alone.
 	{"while_body_two_params", "HloModule m\ncond {\n  p = s32[] parameter(0)\n  z = s32[] constant(2)\n  ROOT c = pred[] compare(p, z), direction=LT\n}\nbody {\n  p = s32[] parameter(0)\n  q = s32[] parameter(1)\n  ROOT a = s32[] add(p, q)\n}\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}",

@@ -77,11 +77,24 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 // (type rt), each converted to the accumulator type t: a product's two
 // factors in a dot or convolution.
 func (k *kernelBuilder) factors(lb int, li spirv.ID, lt hlo.ElementType, rb int, ri spirv.ID, rt, t hlo.ElementType) (x, y val, err error) {
-	if x, err = k.convertWide(k.load(lb, li, lt), t); err != nil {
+	if x, err = k.factor(k.load(lb, li, lt), t); err != nil {
 		return val{}, val{}, err
 	}
-	y, err = k.convertWide(k.load(rb, ri, rt), t)
+	y, err = k.factor(k.load(rb, ri, rt), t)
 	return x, y, err
+}
+
+// factor converts a product's operand x to its accumulator type t. An
+// integer operand of a float product is rounded to t, as XLA's operand
+// upcasting converts it before the product (a u16 of 65535 is an f16
+// infinity, whose product with 0 is NaN, and an s16 of 2049 is 2048);
+// float operands are not, as XLA does not convert a wider float.
+func (k *kernelBuilder) factor(x val, t hlo.ElementType) (val, error) {
+	v, err := k.convertWide(x, t)
+	if err != nil || x.t.IsFloat() || !t.IsFloat() {
+		return v, err
+	}
+	return k.normalize(v), nil
 }
 
 // sumOfProducts starts a dot's or convolution's accumulator of type t: its

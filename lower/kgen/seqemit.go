@@ -412,11 +412,11 @@ func (e *seqEmitter) dot(in *hlo.Instruction, env map[*hlo.Instruction]seqValue)
 				rest %= cst[i]
 				li, ri = li+ci*ls[d.LhsContract[i]], ri+ci*rs[d.RhsContract[i]]
 			}
-			x, err := k.convertWide(a[li], t)
+			x, err := k.factor(a[li], t)
 			if err != nil {
 				return nil, err
 			}
-			y, err := k.convertWide(b[ri], t)
+			y, err := k.factor(b[ri], t)
 			if err != nil {
 				return nil, err
 			}
