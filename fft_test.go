@@ -2,6 +2,7 @@ package vkjit_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -120,4 +121,44 @@ func valueAt(x *vkjit.Tensor, i int64) complex128 {
 		return complexAt(x, int(i))
 	}
 	return complex(x.Float64At(i), 0)
+}
+
+// TestIRFFTIgnoresImaginaryEnds: an IRFFT reads only the real parts of
+// X_0 and, for an even length, X_(n/2), as XLA's and pocketfft's do: a
+// NaN or infinity there changes nothing (the device's DFT matrix had
+// multiplied them by sin 0 and sin(pi k): inf * 0 = NaN everywhere).
+func TestIRFFTIgnoresImaginaryEnds(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, n := range []int{4, 5} {
+		last := float32(math.Inf(1)) // X_2 is X_(n/2): its imaginary part does not count
+		if n%2 == 1 {
+			last = 1 // it does
+		}
+		parts := []float32{1, float32(math.NaN()), 2, 3, 4, last}
+		b := make([]byte, 0, 4*len(parts))
+		for _, p := range parts {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p))
+		}
+		x := must(vkjit.NewTensor(vkjit.C64, []int64{3}, b))
+		exe, err := rt.CompileText("irfft", fmt.Sprintf("HloModule m\nENTRY e {\n  x = c64[3] parameter(0)\n  ROOT r = f32[%d] fft(x), fft_type=IRFFT, fft_length={%d}\n}", n, n), vkjit.CompileOptions{})
+		require.NoError(t, err)
+		res, _, err := exe.Run(context.Background(), x)
+		require.NoError(t, err)
+		exe.Close()
+		// The signal of the half spectrum (1, 2 + 3i, 4 or 4 + i) with
+		// the ends real: x_j = (1 + 2 Re((2 + 3i) w^j) + [n even] 4 (-1)^j
+		// + [n odd] 2 Re((4 + i) w^(2j))) / n, w = e^(2 pi i / n).
+		got, err := res[0].AsFloat32()
+		require.NoError(t, err)
+		for j := range n {
+			w := cmplx.Exp(complex(0, 2*math.Pi*float64(j)/float64(n)))
+			want := 1 + 2*real((2+3i)*w)
+			if n%2 == 0 {
+				want += 4 * math.Pow(-1, float64(j))
+			} else {
+				want += 2 * real((4+1i)*w*w)
+			}
+			require.InDelta(t, want/float64(n), got[j], 1e-5, "n %d, x_%d", n, j)
+		}
+	}
 }

@@ -55,7 +55,28 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		rt, _ := src.Shape.Elem.ComplexPart()
 		c, s := twiddles(n, m, n, rt, w, -1)
 		g := x.expr(in, rt, in.Shape.Dims)
-		x.whole[in] = g.Add(x.along(in, re, c, rank-1), x.along(in, im, s, rank-1))
+		out := x.along(in, re, c, rank-1)
+		// The imaginary parts of X_0 and X_(n/2) do not count (XLA's and
+		// pocketfft's IRFFT): they are left out of the product rather
+		// than multiplied by sin 0 = 0 (an infinite one made the whole
+		// signal NaN) or sin(pi k), which is not 0 in floating point.
+		lo, hi := int64(1), m
+		if n%2 == 0 {
+			hi = m - 1
+		}
+		if hi > lo {
+			dims := slices.Clone(im.Shape.Dims)
+			dims[rank-1] = hi - lo
+			sl := x.inst(in, hlo.OpSlice, hlo.ArrayShape(rt, dims...), im)
+			for a, d := range im.Shape.Dims {
+				sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: d, Stride: 1})
+				if a == rank-1 {
+					sl.A.Slice[a] = hlo.SliceDim{Start: lo, Limit: hi, Stride: 1}
+				}
+			}
+			out = g.Add(out, x.along(in, sl, rowsOf(s, lo, hi), rank-1))
+		}
+		x.whole[in] = out
 		return nil
 	default:
 		return x.unsupported(in)
@@ -112,6 +133,14 @@ func twiddles(n, rows, cols int64, t hlo.ElementType, w func(j, k int64) float64
 	c, _ = hlo.NewLiteral(sh, cb)
 	s, _ = hlo.NewLiteral(sh, sb)
 	return c, s
+}
+
+// rowsOf is rows lo to hi (exclusive) of matrix m.
+func rowsOf(m *hlo.Literal, lo, hi int64) *hlo.Literal {
+	cols := m.Shape.Dims[1]
+	row := cols * int64(m.Shape.Elem.Bytes())
+	l, _ := hlo.NewLiteral(hlo.ArrayShape(m.Shape.Elem, hi-lo, cols), m.Data[lo*row:hi*row])
+	return l
 }
 
 // matrix is a constant instruction of m, made once per literal.
