@@ -433,7 +433,11 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	case hlo.OpIota:
 		return one(iota(in), nil)
 	case hlo.OpFft:
-		return one(fft(in, lit(0)), nil)
+		out := fft(in, lit(0))
+		if e.nudge != 0 {
+			nudgeFft(in, lit(0), out, e.nudge)
+		}
+		return one(out, nil)
 	case hlo.OpCustomCall:
 		return e.customCall(in, ops)
 	case hlo.OpTriangularSolve:

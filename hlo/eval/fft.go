@@ -64,6 +64,51 @@ func fft(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
 	return out
 }
 
+// nudgeFft moves each part of each element of out, x's transform, by (1
+// + log2 n) units of roundoff of its transformed slice's magnitude (the
+// sum of its parts' magnitudes) in direction dir, for RunNudged: an
+// FFT's rounding is relative to its input, not to each output (a bin
+// that should be 0 is off by as much as any other), and grows with the
+// log of its length n. A slice with an infinity or NaN gives what the
+// algorithm's order makes of it (inf * 0 in one, inf + inf in another):
+// its outputs become 0, so that no reference agrees on them.
+func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
+	part, _ := out.Shape.Elem.ComplexPart()
+	_, man := part.FloatFields()
+	n := int64(1)
+	for _, l := range in.A.FftLength {
+		n *= l
+	}
+	first := x.Shape.Rank() - len(in.A.FftLength)
+	batch := int64(1)
+	for _, d := range x.Shape.Dims[:first] {
+		batch *= d
+	}
+	if batch == 0 || n == 0 {
+		return
+	}
+	xs, os := x.Shape.NumElements()/batch, out.Shape.NumElements()/batch
+	xv := complexes(x)
+	for b := range batch {
+		size := 0.0
+		for _, c := range xv[b*xs : (b+1)*xs] {
+			size += math.Abs(real(c)) + math.Abs(imag(c))
+		}
+		d := float64(dir) * size * (1 + math.Log2(float64(n))) * math.Ldexp(1, -man)
+		for i := b * os; i < (b+1)*os; i++ {
+			switch {
+			case math.IsInf(d, 0) || math.IsNaN(d):
+				put(out.Data, out.Shape.Elem, i, scalar{})
+			case out.Shape.Elem.IsComplex():
+				c := get(out, i).c
+				put(out.Data, out.Shape.Elem, i, scalar{c: complex(round(part, real(c)+d), round(part, imag(c)+d))})
+			default:
+				put(out.Data, part, i, scalar{f: round(part, get(out, i).f+d)})
+			}
+		}
+	}
+}
+
 // dftAlong transforms dimension a of v (dims) into out values: out_k =
 // sum_j X_j e^(-+2 pi i jk/n), n = out for a complex transform; full, when
 // set, reads X_j of a row (the IRFFT's mirrored spectrum) and n = out.

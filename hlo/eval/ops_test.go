@@ -420,6 +420,21 @@ func TestRunNudged(t *testing.T) {
 	p0, u0 = nudgedUp("  x = c64[1] constant({(2, 0)})\n  y = c64[1] constant({(0, 10)})\n  ROOT r = c64[1] power(x, y)")
 	require.InDelta(t, (1+10*math.Ln2)*0x1p-23, real(u0)-real(p0), 0x1p-24)
 	require.InDelta(t, (1+10*math.Ln2)*0x1p-23, imag(u0)-imag(p0), 0x1p-24)
+	// An FFT by 1 + log2 n units of roundoff of its slice's magnitude,
+	// zeros too: the spectrum of (2, 0, 0, 0) is 2 everywhere, of
+	// magnitude 2 and length 4, so it moves by 2 * 3 * 2^-23; a slice
+	// with an infinity, to 0.
+	fft := "  x = c64[2,4] constant({{(2, 0), (0, 0), (0, 0), (0, 0)}, {(inf, 0), (1, 0), (0, 0), (0, 0)}})\n  ROOT r = c64[2,4] fft(x), fft_type=FFT, fft_length={4}"
+	p0, u0 = nudgedUp(fft)
+	require.Equal(t, complex(2, 0), p0)
+	require.Equal(t, complex(2+6*0x1p-23, 6*0x1p-23), u0)
+	m, err = hlo.Parse("n.hlo", module(fft))
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	for i := int64(4); i < 8; i++ {
+		require.Equal(t, complex128(0), get(up.Lit, i).c)
+	}
 }
 
 // TestSubByteCounts: a bit count wraps in its type like any result, and

@@ -425,6 +425,41 @@ func (g *gen) convolution() {
 	g.keep(in.Instruction, x.exact && k.exact, mag, x.frac+k.frac, false)
 }
 
+// fft transforms a value's trailing one to three dimensions: FFT or IFFT
+// of a complex value, RFFT of an f32 or f64 one into its half spectrum,
+// IRFFT of a complex one back into a real signal of odd or even length.
+// Its results are never exact (the twiddles are irrational), and its
+// rounding is relative to the whole transformed slice (eval.RunNudged
+// moves them so).
+func (g *gen) fft() {
+	v := g.pick(func(v *gval) bool {
+		t := v.t()
+		return v.s().Rank() >= 1 && (t.IsComplex() || t == hlo.F32 || t == hlo.F64)
+	})
+	if v == nil {
+		return
+	}
+	dims := v.s().Dims
+	r := len(dims)
+	lens := slices.Clone(dims[r-1-g.rng.IntN(min(3, r)):])
+	if slices.Contains(lens, 0) {
+		return
+	}
+	typ := "RFFT"
+	if v.t().IsComplex() {
+		typ = []string{"FFT", "IFFT", "IRFFT"}[g.rng.IntN(3)]
+	}
+	if last := len(lens) - 1; typ == "IRFFT" {
+		// Both signal lengths whose half spectrum has m values.
+		m := lens[last]
+		lens[last] = 2*m - 1
+		if m > 1 && g.rng.IntN(2) == 0 {
+			lens[last] = 2 * (m - 1)
+		}
+	}
+	g.keep(g.op(hlo.OpFft, v).Set("fft_type", typ).Set("fft_length", list(lens)).Instruction, false, 0, 0, false)
+}
+
 // loop is a fori_loop: a counter to a small bound carrying one value
 // that an elementwise op updates each iteration.
 func (g *gen) loop() {
