@@ -373,6 +373,46 @@ func TestMathEdges(t *testing.T) {
 	}
 }
 
+// specials fills every float parameter with -inf, -0, NaN, 0, inf,
+// -2.5, 1 and 3 over and over: requireExact's inputs for signed zeros
+// and the other special values.
+func specials(m *hlo.Module) []*hlo.Literal {
+	var out []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		vals := []float64{math.Inf(-1), math.Copysign(0, -1), math.NaN(), 0, math.Inf(1), -2.5, 1, 3}
+		data := make([]byte, 0, p.Shape.NumElements()*int64(p.Shape.Elem.Bytes()))
+		for i := int64(0); i < p.Shape.NumElements(); i++ {
+			b := make([]byte, 8)
+			binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(p.Shape.Elem, vals[i%int64(len(vals))]))
+			data = append(data, b[:p.Shape.Elem.Bytes()]...)
+		}
+		out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
+	}
+	return out
+}
+
+// TestSignOfZeros: sign(±0) is ±0 and sign(NaN) NaN, as XLA defines it,
+// in scalar and vector kernels (1032 elements: 8 per invocation), and a
+// division by it tells the zeros apart: 1/sign(-0) is -inf. GLSL's FSign
+// leaves the zero's sign open, and lavapipe's was +0 (the random-program
+// fuzzer's atan2(x, sign(x)) gave -0 for -pi).
+func TestSignOfZeros(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
+		for _, n := range []string{"8", "1032"} {
+			requireExact(t, "sign_"+ty+"_"+n, strings.NewReplacer("$T", ty, "$N", n).Replace(`HloModule sign
+ENTRY e {
+  x = $T[$N] parameter(0)
+  s = $T[$N] sign(x)
+  one = $T[] constant(1)
+  ones = $T[$N] broadcast(one), dimensions={}
+  r = $T[$N] divide(ones, s)
+  ROOT out = ($T[$N], $T[$N]) tuple(s, r)
+}`), specials)
+		}
+	}
+}
+
 // TestConstantZeros: IEEE arithmetic with a zero the kernel knows. inf*0
 // and NaN*0 are NaN, -0+0 and 0-0 are +0, 0/0 is NaN, and a sum starts
 // from +0. llvmpipe folds x*0 to 0, x+0 to x, 0-x to -x and 0/x to 0
@@ -381,20 +421,6 @@ func TestMathEdges(t *testing.T) {
 // dot(iota, x) gave 9.625 where x held -inf and the answer is NaN).
 func TestConstantZeros(t *testing.T) {
 	defer noValidationMessages(t)
-	specials := func(m *hlo.Module) []*hlo.Literal {
-		var out []*hlo.Literal
-		for _, p := range m.Entry.Params {
-			vals := []float64{math.Inf(-1), math.Copysign(0, -1), math.NaN(), 0, math.Inf(1), -2.5, 1, 3}
-			data := make([]byte, 0, p.Shape.NumElements()*int64(p.Shape.Elem.Bytes()))
-			for i := int64(0); i < p.Shape.NumElements(); i++ {
-				b := make([]byte, 8)
-				binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(p.Shape.Elem, vals[i%int64(len(vals))]))
-				data = append(data, b[:p.Shape.Elem.Bytes()]...)
-			}
-			out = append(out, &hlo.Literal{Shape: p.Shape, Data: data})
-		}
-		return out
-	}
 	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
 		requireExact(t, "zeros_"+ty, strings.ReplaceAll(`HloModule zeros
 add {

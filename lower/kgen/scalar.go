@@ -335,9 +335,12 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	case hlo.OpSign:
 		switch {
 		case isF:
-			// FSign keeps ±0 and gives ±1; NaN must stay NaN.
+			// FSign gives ±1, but 0 for ±0 with the sign GLSL leaves open
+			// (lavapipe's is +0 for -0, where XLA's sign(-0) is -0: an
+			// atan2 by it was 0 for -pi, the fuzzer found), and NaN must
+			// stay NaN: both take x itself (unordered or equal to 0).
 			s := k.ext(spirv.GLSLFSign, t, a[0].id)
-			return k.sel(k.isNaN(a[0]), a[0], s), nil
+			return k.sel(k.boolOp(spirv.OpFUnordEqual, a[0].id, k.zero(t)), a[0], s), nil
 		case isS:
 			return k.ext(spirv.GLSLSSign, t, a[0].id), nil
 		case isU:
