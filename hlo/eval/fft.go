@@ -177,6 +177,9 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	rows, cols := b.Shape.Dims[r-2], b.Shape.Dims[r-1]
+	if n == 0 { // no matrix: b and x are empty too
+		return newLit(in.Shape.Elem, in.Shape.Dims)
+	}
 	batch := a.Shape.NumElements() / (n * n)
 	val := func(l *hlo.Literal, i int64) complex128 {
 		s := get(l, i)
@@ -255,9 +258,12 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
-	batch := a.Shape.NumElements() / (n * n)
 	t := in.Shape.Elem
 	out := newLit(t, in.Shape.Dims)
+	if n == 0 {
+		return out
+	}
+	batch := a.Shape.NumElements() / (n * n)
 	for bt := int64(0); bt < batch; bt++ {
 		l, failed := choleskyColumns(a, bt, n, in.A.Lower)
 		for i := int64(0); i < n; i++ {

@@ -437,6 +437,25 @@ func TestRunNudged(t *testing.T) {
 	}
 }
 
+// TestEmptyMatrices: a triangular solve and a Cholesky factorization of
+// 0 x 0 matrices give empty results (the batch count divided by n*n).
+func TestEmptyMatrices(t *testing.T) {
+	for _, body := range []string{
+		"  a = f32[2,0,0] parameter(0)\n  b = f32[2,0,3] parameter(1)\n  ROOT x = f32[2,0,3] triangular-solve(a, b), left_side=true, lower=false, unit_diagonal=false, transpose_a=TRANSPOSE",
+		"  a = c64[3,0,0] parameter(0)\n  ROOT l = c64[3,0,0] cholesky(a), lower=false",
+	} {
+		m, err := hlo.Parse("e.hlo", module(body))
+		require.NoError(t, err)
+		var args []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			args = append(args, &hlo.Literal{Shape: p.Shape})
+		}
+		v, err := Run(m, args...)
+		require.NoError(t, err, body)
+		require.Empty(t, v.Lit.Data)
+	}
+}
+
 // TestSubByteCounts: a bit count wraps in its type like any result, and
 // its byte holds it sign-extended, as the device's does: an s2's count
 // of 2 is -2, byte 0xfe.
