@@ -441,9 +441,9 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	case hlo.OpCustomCall:
 		return e.customCall(in, ops)
 	case hlo.OpTriangularSolve:
-		return one(triangularSolve(in, lit(0), lit(1)), nil)
+		return one(triangularSolve(in, lit(0), lit(1), e.nudge), nil)
 	case hlo.OpCholesky:
-		return one(cholesky(in, lit(0)), nil)
+		return one(cholesky(in, lit(0), e.nudge), nil)
 	case hlo.OpGather:
 		return one(gather(in, lit(0), lit(1)))
 	case hlo.OpScatter:

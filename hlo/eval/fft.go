@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"math/cmplx"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -173,7 +174,9 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 // or complex128, reading only a's triangle: for each batch matrix, op(a)
 // (a, its transpose or its conjugate transpose) solves op(a) x = b
 // column by column, or x op(a) = b row by row (as op(a)^T x^T = b^T).
-func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
+// A nonzero nudge moves each solution by its error bound in that
+// direction (RunNudged; nudgeSolution).
+func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal, nudge int) *hlo.Literal {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	rows, cols := b.Shape.Dims[r-2], b.Shape.Dims[r-1]
@@ -235,6 +238,9 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 				}
 				y[k] = acc
 			}
+			if nudge != 0 {
+				nudgeSolution(y, m, mLower, in.A.UnitDiagonal, in.Shape.Elem, nudge)
+			}
 			for k := int64(0); k < length; k++ {
 				if in.Shape.Elem.IsComplex() {
 					put(out.Data, in.Shape.Elem, at(v, k), scalar{c: roundC(in.Shape.Elem, y[k])})
@@ -247,6 +253,57 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 	return out
 }
 
+// nudgeSolution moves y, the solution of the triangular system m y = c
+// (m lower when lower; ones on its diagonal when unit), by the
+// substitution's error bound in direction dir, for RunNudged: computed
+// in floats of type t, y solves (m + dm) y = c with |dm| <= n u |m|, so
+// its error is at most |m^-1| n u |m| |y| component by component, and
+// the comparison matrix M(m) (|m_kk| on the diagonal, -|m_kj| off it)
+// has a nonnegative inverse that bounds |m^-1| (Higham, Accuracy and
+// Stability of Numerical Algorithms, 8.1-8.3): one more substitution,
+// with M(m), gives the bound. A system with an infinity or NaN gives
+// what the order of its arithmetic makes of it (inf - inf in one, inf
+// in another): its solution becomes 0, so that no reference agrees.
+func nudgeSolution(y []complex128, m func(i, j int64) complex128, lower, unit bool, t hlo.ElementType, dir int) {
+	part, _ := t.ComplexPart()
+	_, man := part.FloatFields()
+	n := int64(len(y))
+	u := float64(n+1) * math.Ldexp(1, -man)
+	in := func(k, j int64) bool { return lower && j < k || !lower && j > k } // below (above) the diagonal
+	diag := func(k int64) float64 {
+		if unit {
+			return 1
+		}
+		return cmplx.Abs(m(k, k))
+	}
+	z := make([]float64, n)
+	finite := true
+	for step := range n {
+		k := step
+		if !lower {
+			k = n - 1 - step
+		}
+		w := diag(k) * cmplx.Abs(y[k])
+		acc := 0.0
+		for j := range n {
+			if in(k, j) {
+				w += cmplx.Abs(m(k, j)) * cmplx.Abs(y[j])
+				acc += cmplx.Abs(m(k, j)) * z[j]
+			}
+		}
+		z[k] = (u*w + acc) / diag(k)
+		finite = finite && !math.IsInf(z[k], 0) && !math.IsNaN(z[k])
+	}
+	for k := range y {
+		if !finite {
+			y[k] = 0
+			continue
+		}
+		d := float64(dir) * z[k]
+		y[k] += complex(d, d)
+	}
+}
+
 // cholesky is XLA's cholesky (its cholesky_expander) by the column
 // algorithm in float64 or complex128: l_jj = sqrt(a_jj - sum_k<j l_jk
 // conj(l_jk)) (of its real part, for complex types), l_ij = (a_ij -
@@ -254,8 +311,9 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal) *hlo.Literal {
 // triangle (lower=true) or, for u with a = u^H u, its upper one (the
 // lower one of a^H, transposed back); the other triangle is zero. A
 // matrix with a pivot whose square root is NaN is NaN throughout (NaN +
-// 0i for complex types).
-func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
+// 0i for complex types). A nonzero nudge moves each factor by its error
+// bound in that direction (RunNudged; nudgeFactor).
+func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	t := in.Shape.Elem
@@ -266,6 +324,9 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 	batch := a.Shape.NumElements() / (n * n)
 	for bt := int64(0); bt < batch; bt++ {
 		l, failed := choleskyColumns(a, bt, n, in.A.Lower)
+		if nudge != 0 && !failed {
+			nudgeFactor(l, n, t, nudge)
+		}
 		for i := int64(0); i < n; i++ {
 			for j := int64(0); j < n; j++ {
 				v := l[i*n+j]
@@ -285,6 +346,92 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal) *hlo.Literal {
 		}
 	}
 	return out
+}
+
+// nudgeFactor moves l, a Cholesky factor (n x n, lower), by its error
+// bound in direction dir, for RunNudged: computed in floats of type t, l
+// l^H = a + da with |da| <= (n+1) u |l| |l^H| (Higham, 10.1), and to
+// first order dl = l phi(l^-1 da l^-H), phi the lower triangle with half
+// its diagonal, so |dl| <= |l| phi(M^-1 |da| M^-T), M the comparison
+// matrix of l, whose nonnegative inverse bounds |l^-1| (O(n^3): past 64
+// rows, or where the bound is not finite, the factor becomes 0, so that
+// no reference agrees on it).
+func nudgeFactor(l []complex128, n int64, t hlo.ElementType, dir int) {
+	part, _ := t.ComplexPart()
+	_, man := part.FloatFields()
+	u := float64(n+1) * math.Ldexp(1, -man)
+	abs := make([]float64, n*n)
+	for i := range abs {
+		abs[i] = cmplx.Abs(l[i])
+	}
+	zero := func() {
+		for i := range l {
+			l[i] = 0
+		}
+	}
+	if n > 64 {
+		zero()
+		return
+	}
+	// inv = M^-1, lower and nonnegative, column by column: M inv = I.
+	inv := make([]float64, n*n)
+	for c := range n {
+		for i := c; i < n; i++ {
+			v := 0.0
+			if i == c {
+				v = 1
+			}
+			for k := c; k < i; k++ {
+				v += abs[i*n+k] * inv[k*n+c]
+			}
+			inv[i*n+c] = v / abs[i*n+i]
+		}
+	}
+	// da = u |l| |l|^T, then w = inv da inv^T.
+	mul := func(x, y []float64, ty bool) []float64 {
+		out := make([]float64, n*n)
+		for i := range n {
+			for j := range n {
+				s := 0.0
+				for k := range n {
+					yk := y[k*n+j]
+					if ty {
+						yk = y[j*n+k]
+					}
+					s += x[i*n+k] * yk
+				}
+				out[i*n+j] = s
+			}
+		}
+		return out
+	}
+	da := mul(abs, abs, true)
+	for i := range da {
+		da[i] *= u
+	}
+	w := mul(mul(inv, da, false), inv, true)
+	for i := range n {
+		for j := range n {
+			switch {
+			case j > i:
+				w[i*n+j] = 0
+			case j == i:
+				w[i*n+j] /= 2
+			}
+		}
+	}
+	d := mul(abs, w, false)
+	for i := range n {
+		for j := int64(0); j <= i; j++ {
+			v := d[i*n+j]
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				zero()
+				return
+			}
+			e := float64(dir) * v
+			l[i*n+j] += complex(e, e)
+		}
+	}
 }
 
 // choleskyColumns is cholesky's column algorithm on matrix bt of a in

@@ -33,7 +33,7 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		if c.Alpha {
 			b = scaled(b, ops[2].Lit)
 		}
-		res = []*hlo.Literal{triangularSolve(&ts, ops[0].Lit, b)}
+		res = []*hlo.Literal{triangularSolve(&ts, ops[0].Lit, b, 0)}
 	case hlo.CallPotrf:
 		f, info := potrf(ops[0].Lit, c.Lower)
 		res = []*hlo.Literal{f, info}

@@ -435,6 +435,26 @@ func TestRunNudged(t *testing.T) {
 	for i := int64(4); i < 8; i++ {
 		require.Equal(t, complex128(0), get(up.Lit, i).c)
 	}
+	// A triangular solve by its error bound M(m)^-1 (n+1) u |m| |y|: m =
+	// [[2, 0], [1, 4]], b = (2, 5), y = (1, 1), (n+1) u = r = 3 * 2^-23:
+	// y_0 moves by r 2 / 2 = r, y_1 by (r (4 + 1) + 1 r) / 4 = 1.5 r.
+	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{2, 0}, {1, 4}})\n  b = f32[2,1] constant({{2}, {5}})\n  ROOT x = f32[2,1] triangular-solve(a, b), left_side=true, lower=true, unit_diagonal=false, transpose_a=NO_TRANSPOSE"))
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	r := 3 * 0x1p-23 // (n+1) units of roundoff
+	require.InDelta(t, 1+r, toF(get(up.Lit, 0), hlo.F32), 0x1p-24)
+	require.InDelta(t, 1+1.5*r, toF(get(up.Lit, 1), hlo.F32), 0x1p-23)
+	// A Cholesky factor by its first-order bound |l| phi(M^-1 |da| M^-T):
+	// of diag(4, 9), l = diag(2, 3), |da| = r diag(4, 9), so l_00 moves
+	// by 2 (r 4 / 4) / 2 = r and l_11 by 3 (r 9 / 9) / 2 = 1.5 r.
+	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{4, 0}, {0, 9}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"))
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	require.InDelta(t, 2+r, toF(get(up.Lit, 0), hlo.F32), 0x1p-23)
+	require.InDelta(t, 3+1.5*r, toF(get(up.Lit, 3), hlo.F32), 0x1p-22)
+	require.Equal(t, 0.0, toF(get(up.Lit, 1), hlo.F32), "the other triangle stays 0")
 }
 
 // TestEmptyMatrices: a triangular solve and a Cholesky factorization of

@@ -460,6 +460,111 @@ func (g *gen) fft() {
 	g.keep(g.op(hlo.OpFft, v).Set("fft_type", typ).Set("fft_length", list(lens)).Instruction, false, 0, 0, false)
 }
 
+// linalgType is a type the triangular solve and Cholesky moves take:
+// one of the program's f32, f64, c64 and c128, or Invalid.
+func (g *gen) linalgType() hlo.ElementType {
+	var ts []hlo.ElementType
+	for _, t := range g.types {
+		if t == hlo.F32 || t == hlo.F64 || t == hlo.C64 || t == hlo.C128 {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return hlo.Invalid
+	}
+	return ts[g.rng.IntN(len(ts))]
+}
+
+// squareBatch is the shape of a batch of square matrices: no batch or
+// one of 1 to 3, n from 1 to 5 (0 now and then).
+func (g *gen) squareBatch() []int64 {
+	var dims []int64
+	if g.rng.IntN(2) == 0 {
+		dims = append(dims, 1+int64(g.rng.IntN(3)))
+	}
+	n := 1 + int64(g.rng.IntN(5))
+	if g.rng.IntN(30) == 0 {
+		n = 0
+	}
+	return append(dims, n, n)
+}
+
+// scalarOf is a constant v of type t (a complex one's real part) spread
+// to dims.
+func (g *gen) scalarOf(t hlo.ElementType, v float64, dims []int64) *gval {
+	text := fmt.Sprint(v)
+	if t.IsComplex() {
+		text = fmt.Sprintf("(%g, 0)", v)
+	}
+	l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t))
+	if err != nil {
+		panic(fmt.Sprintf("hlotest: a %s constant: %v", t, err))
+	}
+	c := g.keep(g.e.Constant(l), true, 7, 4, true)
+	return g.keep(g.op(hlo.OpBroadcast, c).Set("dimensions", "{}").WithShape(hlo.ArrayShape(t, dims...)).Instruction, true, 7, 4, true)
+}
+
+// dominant is a matrix batch of type t and shape dims whose diagonal is
+// another value's plus 64: the generator's values are at most 8 in each
+// part, so of up to 5 rows, the matrix (or the Hermitian one either of
+// its triangles makes) is diagonally dominant, and positive definite,
+// and its solutions are what rounding moves little.
+func (g *gen) dominant(t hlo.ElementType, dims []int64) *gval {
+	a := g.like(t, dims, true)
+	r := len(dims)
+	eye := func(d int) *gval {
+		return g.keep(g.e.Op(hlo.OpIota).Set("iota_dimension", fmt.Sprint(d)).WithShape(hlo.ArrayShape(hlo.S32, dims...)).Instruction, true, 3, 0, true)
+	}
+	diag := g.keep(g.op(hlo.OpCompare, eye(r-2), eye(r-1)).Set("direction", "EQ").WithShape(hlo.ArrayShape(hlo.PRED, dims...)).Instruction, true, 0, 0, false)
+	big := g.keep(g.op(hlo.OpAdd, a, g.scalarOf(t, 64, dims)).Instruction, a.exact, max(a.mag, 7)+1, a.frac, false)
+	return g.keep(g.op(hlo.OpSelect, diag, big, a).Instruction, a.exact && big.exact, big.mag, a.frac, false)
+}
+
+// triangularSolve solves a triangular system with any of XLA's options:
+// a left or right side, a lower or upper triangle, a transpose or an
+// adjoint, a unit diagonal or not. The matrix is diagonally dominant
+// (dominant), or with a unit diagonal scaled by 1/16 (exactly), so that
+// its solutions stay near what rounding explains.
+func (g *gen) triangularSolve() {
+	t := g.linalgType()
+	if t == hlo.Invalid {
+		return
+	}
+	dims := g.squareBatch()
+	r := len(dims)
+	unit := g.rng.IntN(3) == 0
+	var a *gval
+	if unit {
+		x := g.like(t, dims, true)
+		a = g.keep(g.op(hlo.OpMultiply, x, g.scalarOf(t, 0.0625, dims)).Instruction, x.exact, x.mag, x.frac+4, false)
+	} else {
+		a = g.dominant(t, dims)
+	}
+	left := g.rng.IntN(2) == 0
+	bdims := slices.Clone(dims)
+	m := 1 + int64(g.rng.IntN(4))
+	if left {
+		bdims[r-1] = m
+	} else {
+		bdims[r-2] = m
+	}
+	b := g.like(t, bdims, false)
+	in := g.op(hlo.OpTriangularSolve, a, b).Set("left_side", fmt.Sprint(left)).Set("lower", fmt.Sprint(g.rng.IntN(2) == 0)).
+		Set("unit_diagonal", fmt.Sprint(unit)).Set("transpose_a", []string{"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}[g.rng.IntN(3)])
+	g.keep(in.Instruction, false, 0, 0, false)
+}
+
+// cholesky factors a positive definite matrix (dominant), from its lower
+// or its upper triangle.
+func (g *gen) cholesky() {
+	t := g.linalgType()
+	if t == hlo.Invalid {
+		return
+	}
+	a := g.dominant(t, g.squareBatch())
+	g.keep(g.op(hlo.OpCholesky, a).Set("lower", fmt.Sprint(g.rng.IntN(2) == 0)).Instruction, false, 0, 0, false)
+}
+
 // loop is a fori_loop: a counter to a small bound carrying one value
 // that an elementwise op updates each iteration.
 func (g *gen) loop() {
