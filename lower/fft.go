@@ -69,10 +69,11 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			dims[rank-1] = hi - lo
 			sl := x.inst(in, hlo.OpSlice, hlo.ArrayShape(rt, dims...), im)
 			for a, d := range im.Shape.Dims {
-				sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: d, Stride: 1})
+				sd := hlo.SliceDim{Start: 0, Limit: d, Stride: 1}
 				if a == rank-1 {
-					sl.A.Slice[a] = hlo.SliceDim{Start: lo, Limit: hi, Stride: 1}
+					sd = hlo.SliceDim{Start: lo, Limit: hi, Stride: 1}
 				}
+				sl.A.Slice = append(sl.A.Slice, sd)
 			}
 			out = g.Add(out, x.along(in, sl, rowsOf(s, lo, hi), rank-1))
 		}
