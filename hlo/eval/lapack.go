@@ -251,7 +251,7 @@ func potrf(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 	batch, n, _, a := matrices(l)
 	info := make([]complex128, batch)
 	for b := int64(0); b < batch; b++ {
-		f, _ := choleskyColumns(l, b, n, lower)
+		f, _, _ := choleskyColumns(l, b, n, lower)
 		for j := int64(0); j < n; j++ {
 			if p := f[j*n+j]; cmplx.IsNaN(p) {
 				info[b] = complex(float64(j+1), 0)

@@ -457,6 +457,17 @@ func TestRunNudged(t *testing.T) {
 	require.InDelta(t, 2+r, toF(get(up.Lit, 0), hlo.F32), 0x1p-23)
 	require.InDelta(t, 3+1.5*r, toF(get(up.Lit, 3), hlo.F32), 0x1p-22)
 	require.Equal(t, 0.0, toF(get(up.Lit, 1), hlo.F32), "the other triangle stays 0")
+	// A singular matrix's last pivot is 0, where rounding decides whether
+	// the factorization fails: the nudged factor is NaN (the plain one is
+	// finite), so that no reference agrees on it.
+	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{4, 4}, {4, 4}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"))
+	require.NoError(t, err)
+	plain, err = Run(m)
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	require.Equal(t, 2.0, toF(get(plain.Lit, 0), hlo.F32))
+	require.True(t, math.IsNaN(toF(get(up.Lit, 0), hlo.F32)))
 }
 
 // TestEmptyMatrices: a triangular solve and a Cholesky factorization of

@@ -163,8 +163,23 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 	}
 	batch := a.Shape.NumElements() / (n * n)
 	for bt := int64(0); bt < batch; bt++ {
-		l, failed := choleskyColumns(a, bt, n, in.A.Lower)
-		if nudge != 0 && !failed {
+		l, failed, pivot := choleskyColumns(a, bt, n, in.A.Lower)
+		switch {
+		case nudge == 0:
+		case !(pivot > nearSingular(n, t)):
+			// A pivot within rounding of 0: whether the factorization
+			// fails (NaN throughout) is rounding's choice. The factor
+			// becomes what it is not (NaN if it is finite, 0 if NaN), so
+			// that no reference agrees on it.
+			fill := complex(math.NaN(), 0)
+			if failed {
+				fill = 0
+			}
+			for i := range l {
+				l[i] = fill
+			}
+			failed = false
+		case !failed:
 			nudgeFactor(l, n, t, nudge)
 		}
 		for i := int64(0); i < n; i++ {
@@ -186,6 +201,15 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 		}
 	}
 	return out
+}
+
+// nearSingular is the relative pivot (choleskyColumns) below which
+// rounding in floats of type t may decide whether an n x n Cholesky
+// factorization fails: four times the (n+1) u of its error bound.
+func nearSingular(n int64, t hlo.ElementType) float64 {
+	part, _ := t.ComplexPart()
+	_, man := part.FloatFields()
+	return 4 * float64(n+1) * math.Ldexp(1, -man)
 }
 
 // nudgeFactor moves l, a Cholesky factor (n x n, lower), by its error
@@ -276,10 +300,12 @@ func nudgeFactor(l []complex128, n int64, t hlo.ElementType, dir int) {
 
 // choleskyColumns is cholesky's column algorithm on matrix bt of a in
 // its lower form (a^H's lower triangle when !lower), before a failure
-// makes the matrix NaN: l (n x n, zero above the diagonal) and whether
-// a pivot's square root was NaN. LAPACK's potrf (lapack.go) reads its
-// info from where l's diagonal turns NaN.
-func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) ([]complex128, bool) {
+// makes the matrix NaN: l (n x n, zero above the diagonal), whether a
+// pivot's square root was NaN, and the smallest pivot relative to its
+// diagonal element, |a_jj - sum_k |l_jk|^2| / |a_jj| (where it is near
+// 0, rounding decides whether the factorization fails). LAPACK's potrf
+// (lapack.go) reads its info from where l's diagonal turns NaN.
+func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) (l []complex128, failed bool, pivot float64) {
 	t := a.Shape.Elem
 	at := func(i, j int64) complex128 {
 		if !lower { // a^H's lower triangle
@@ -295,8 +321,8 @@ func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) ([]complex128, boo
 		}
 		return v
 	}
-	l := make([]complex128, n*n)
-	failed := false
+	l = make([]complex128, n*n)
+	pivot = math.Inf(1)
 	for j := int64(0); j < n; j++ {
 		w := make([]complex128, n)
 		for i := j; i < n; i++ {
@@ -307,9 +333,12 @@ func choleskyColumns(a *hlo.Literal, bt, n int64, lower bool) ([]complex128, boo
 		}
 		d := math.Sqrt(real(w[j]))
 		failed = failed || math.IsNaN(d)
+		if r := math.Abs(real(w[j])) / math.Abs(real(at(j, j))); !(r >= pivot) {
+			pivot = r // NaN too: 0/0
+		}
 		for i := j; i < n; i++ {
 			l[i*n+j] = w[i] / complex(d, 0)
 		}
 	}
-	return l, failed
+	return l, failed, pivot
 }
