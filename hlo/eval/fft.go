@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"math/cmplx"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -69,9 +70,12 @@ func fft(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
 // sum of its parts' magnitudes) in direction dir, for RunNudged: an
 // FFT's rounding is relative to its input, not to each output (a bin
 // that should be 0 is off by as much as any other), and grows with the
-// log of its length n. A slice with an infinity or NaN gives what the
-// algorithm's order makes of it (inf * 0 in one, inf + inf in another):
-// its outputs become 0, so that no reference agrees on them.
+// log of its length n; the down nudge takes a result within that bound
+// of 0 to 0, which it may be (an RFFT's zero bins come out 0 or
+// roundoff: divided by themselves, NaN or 1). A slice with an infinity
+// or NaN gives what the algorithm's order makes of it (inf * 0 in one,
+// inf + inf in another): its outputs become 0, so that no reference
+// agrees on them.
 func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
 	part, _ := out.Shape.Elem.ComplexPart()
 	_, man := part.FloatFields()
@@ -96,14 +100,22 @@ func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
 		}
 		d := float64(dir) * size * (1 + math.Log2(float64(n))) * math.Ldexp(1, -man)
 		for i := b * os; i < (b+1)*os; i++ {
+			c := get(out, i).c
+			if !out.Shape.Elem.IsComplex() {
+				c = complex(get(out, i).f, 0)
+			}
 			switch {
 			case math.IsInf(d, 0) || math.IsNaN(d):
-				put(out.Data, out.Shape.Elem, i, scalar{})
-			case out.Shape.Elem.IsComplex():
-				c := get(out, i).c
-				put(out.Data, out.Shape.Elem, i, scalar{c: roundC(out.Shape.Elem, c+move(d))})
+				c = 0
+			case dir < 0 && cmplx.Abs(c) <= math.Abs(d):
+				c = 0 // within the bound of 0, it may be 0 (a divisor's 0/0)
 			default:
-				put(out.Data, part, i, scalar{f: round(part, get(out, i).f+d)})
+				c += move(d)
+			}
+			if out.Shape.Elem.IsComplex() {
+				put(out.Data, out.Shape.Elem, i, scalar{c: roundC(out.Shape.Elem, c)})
+			} else {
+				put(out.Data, part, i, scalar{f: round(part, real(c))})
 			}
 		}
 	}

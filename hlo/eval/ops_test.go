@@ -437,6 +437,17 @@ func TestRunNudged(t *testing.T) {
 	for i := int64(4); i < 8; i++ {
 		require.Equal(t, complex128(0), get(up.Lit, i).c)
 	}
+	// A bin within the bound of 0 may be 0: the spectrum of (1, 1, 1, 1)
+	// is (4, 0, 0, 0); nudged up, its zeros move, nudged down, they stay.
+	m, err = hlo.Parse("n.hlo", module("  x = c64[4] constant({(1, 0), (1, 0), (1, 0), (1, 0)})\n  ROOT r = c64[4] fft(x), fft_type=FFT, fft_length={4}"))
+	require.NoError(t, err)
+	up, err = RunNudged(m, MaxTrips, 1, nil...)
+	require.NoError(t, err)
+	down, err = RunNudged(m, MaxTrips, -1, nil...)
+	require.NoError(t, err)
+	require.NotEqual(t, complex128(0), get(up.Lit, 1).c)
+	require.Equal(t, complex128(0), get(down.Lit, 1).c)
+	require.Less(t, real(get(down.Lit, 0).c), 4.0)
 	// A triangular solve by its error bound M(m)^-1 (n+1) u |m| |y|: m =
 	// [[2, 0], [1, 4]], b = (2, 5), y = (1, 1), (n+1) u = r = 3 * 2^-23:
 	// y_0 moves by r 2 / 2 = r, y_1 by (r (4 + 1) + 1 r) / 4 = 1.5 r.
