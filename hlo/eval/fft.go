@@ -92,7 +92,7 @@ func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
 		return
 	}
 	xs, os := x.Shape.NumElements()/batch, out.Shape.NumElements()/batch
-	xv := complexes(x)
+	xv, ov := complexes(x), complexes(out)
 	for b := range batch {
 		size := 0.0
 		for _, c := range xv[b*xs : (b+1)*xs] {
@@ -100,25 +100,17 @@ func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
 		}
 		d := float64(dir) * size * (1 + math.Log2(float64(n))) * math.Ldexp(1, -man)
 		for i := b * os; i < (b+1)*os; i++ {
-			c := get(out, i).c
-			if !out.Shape.Elem.IsComplex() {
-				c = complex(get(out, i).f, 0)
-			}
-			switch {
+			switch c := ov[i]; {
 			case math.IsInf(d, 0) || math.IsNaN(d):
-				c = 0
+				ov[i] = 0
 			case dir < 0 && cmplx.Abs(c) <= math.Abs(d):
-				c = 0 // within the bound of 0, it may be 0 (a divisor's 0/0)
+				ov[i] = 0 // within the bound of 0, it may be 0 (a divisor's 0/0)
 			default:
-				c += move(d)
-			}
-			if out.Shape.Elem.IsComplex() {
-				put(out.Data, out.Shape.Elem, i, scalar{c: roundC(out.Shape.Elem, c)})
-			} else {
-				put(out.Data, part, i, scalar{f: round(part, real(c))})
+				ov[i] = c + move(d)
 			}
 		}
 	}
+	copy(out.Data, literal(out.Shape.Elem, out.Shape.Dims, ov).Data)
 }
 
 // dftAlong transforms dimension a of v (dims) into out values: out_k =

@@ -399,15 +399,17 @@ func TestRunNudged(t *testing.T) {
 	up, err = RunNudged(m, MaxTrips, 1, nil...)
 	require.NoError(t, err)
 	require.Equal(t, 6.0, toF(get(up.Lit, 0), hlo.F32), "an add is exact: not moved")
-	// nudgedUp is the first complex result of body, plain and nudged up.
-	nudgedUp := func(body string) (plain, up complex128) {
+	// nudged is body's first result nudged in direction dir (0: not).
+	nudged := func(body string, dir int) *hlo.Literal {
 		m, err := hlo.Parse("n.hlo", module(body))
 		require.NoError(t, err)
-		p, err := Run(m)
+		v, err := RunNudged(m, MaxTrips, dir, nil...)
 		require.NoError(t, err)
-		u, err := RunNudged(m, MaxTrips, 1, nil...)
-		require.NoError(t, err)
-		return get(p.Lit, 0).c, get(u.Lit, 0).c
+		return v.Leaves()[0]
+	}
+	// nudgedUp is the first complex result of body, plain and nudged up.
+	nudgedUp := func(body string) (plain, up complex128) {
+		return get(nudged(body, 0), 0).c, get(nudged(body, 1), 0).c
 	}
 	// A complex result moves its real part by an ulp of its modulus and
 	// its imaginary part by half that (move): e^(1+2i) = (-1.13, 2.47) of
@@ -424,65 +426,47 @@ func TestRunNudged(t *testing.T) {
 	// An FFT by 1 + log2 n units of roundoff of its slice's magnitude,
 	// zeros too: the spectrum of (2, 0, 0, 0) is 2 everywhere, of
 	// magnitude 2 and length 4, so it moves by 2 * 3 * 2^-23 (its
-	// imaginary part by half that); a slice
-	// with an infinity, to 0.
+	// imaginary part by half that); a slice with an infinity, to 0.
 	fft := "  x = c64[2,4] constant({{(2, 0), (0, 0), (0, 0), (0, 0)}, {(inf, 0), (1, 0), (0, 0), (0, 0)}})\n  ROOT r = c64[2,4] fft(x), fft_type=FFT, fft_length={4}"
 	p0, u0 = nudgedUp(fft)
 	require.Equal(t, complex(2, 0), p0)
 	require.Equal(t, complex(2+6*0x1p-23, 3*0x1p-23), u0)
-	m, err = hlo.Parse("n.hlo", module(fft))
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
+	fftUp := nudged(fft, 1)
 	for i := int64(4); i < 8; i++ {
-		require.Equal(t, complex128(0), get(up.Lit, i).c)
+		require.Equal(t, complex128(0), get(fftUp, i).c)
 	}
 	// A bin within the bound of 0 may be 0: the spectrum of (1, 1, 1, 1)
 	// is (4, 0, 0, 0); nudged up, its zeros move, nudged down, they stay.
-	m, err = hlo.Parse("n.hlo", module("  x = c64[4] constant({(1, 0), (1, 0), (1, 0), (1, 0)})\n  ROOT r = c64[4] fft(x), fft_type=FFT, fft_length={4}"))
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
-	down, err = RunNudged(m, MaxTrips, -1, nil...)
-	require.NoError(t, err)
-	require.NotEqual(t, complex128(0), get(up.Lit, 1).c)
-	require.Equal(t, complex128(0), get(down.Lit, 1).c)
-	require.Less(t, real(get(down.Lit, 0).c), 4.0)
+	ones := "  x = c64[4] constant({(1, 0), (1, 0), (1, 0), (1, 0)})\n  ROOT r = c64[4] fft(x), fft_type=FFT, fft_length={4}"
+	onesUp, onesDown := nudged(ones, 1), nudged(ones, -1)
+	require.NotEqual(t, complex128(0), get(onesUp, 1).c)
+	require.Equal(t, complex128(0), get(onesDown, 1).c)
+	require.Less(t, real(get(onesDown, 0).c), 4.0)
 	// A triangular solve by its error bound M(m)^-1 (n+1) u |m| |y|: m =
 	// [[2, 0], [1, 4]], b = (2, 5), y = (1, 1), (n+1) u = r = 3 * 2^-23:
 	// y_0 moves by r 2 / 2 = r, y_1 by (r (4 + 1) + 1 r) / 4 = 1.5 r.
-	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{2, 0}, {1, 4}})\n  b = f32[2,1] constant({{2}, {5}})\n  ROOT x = f32[2,1] triangular-solve(a, b), left_side=true, lower=true, unit_diagonal=false, transpose_a=NO_TRANSPOSE"))
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
+	solveUp := nudged("  a = f32[2,2] constant({{2, 0}, {1, 4}})\n  b = f32[2,1] constant({{2}, {5}})\n  ROOT x = f32[2,1] triangular-solve(a, b), left_side=true, lower=true, unit_diagonal=false, transpose_a=NO_TRANSPOSE", 1)
 	r := 3 * 0x1p-23 // (n+1) units of roundoff
-	require.InDelta(t, 1+r, toF(get(up.Lit, 0), hlo.F32), 0x1p-24)
-	require.InDelta(t, 1+1.5*r, toF(get(up.Lit, 1), hlo.F32), 0x1p-23)
+	require.InDelta(t, 1+r, toF(get(solveUp, 0), hlo.F32), 0x1p-24)
+	require.InDelta(t, 1+1.5*r, toF(get(solveUp, 1), hlo.F32), 0x1p-23)
 	// A Cholesky factor by its first-order bound |l| phi(M^-1 |da| M^-T):
 	// of diag(4, 9), l = diag(2, 3), |da| = r diag(4, 9), so l_00 moves
 	// by 2 (r 4 / 4) / 2 = r and l_11 by 3 (r 9 / 9) / 2 = 1.5 r.
-	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{4, 0}, {0, 9}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"))
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
-	require.InDelta(t, 2+r, toF(get(up.Lit, 0), hlo.F32), 0x1p-23)
-	require.InDelta(t, 3+1.5*r, toF(get(up.Lit, 3), hlo.F32), 0x1p-22)
-	require.Equal(t, 0.0, toF(get(up.Lit, 1), hlo.F32), "the other triangle stays 0")
+	factorUp := nudged("  a = f32[2,2] constant({{4, 0}, {0, 9}})\n  ROOT l = f32[2,2] cholesky(a), lower=true", 1)
+	require.InDelta(t, 2+r, toF(get(factorUp, 0), hlo.F32), 0x1p-23)
+	require.InDelta(t, 3+1.5*r, toF(get(factorUp, 3), hlo.F32), 0x1p-22)
+	require.Equal(t, 0.0, toF(get(factorUp, 1), hlo.F32), "the other triangle stays 0")
 	// A singular matrix's last pivot is 0, where rounding decides whether
 	// the factorization fails: the nudged factor is NaN (the plain one is
 	// finite), so that no reference agrees on it.
-	m, err = hlo.Parse("n.hlo", module("  a = f32[2,2] constant({{4, 4}, {4, 4}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"))
-	require.NoError(t, err)
-	plain, err = Run(m)
-	require.NoError(t, err)
-	up, err = RunNudged(m, MaxTrips, 1, nil...)
-	require.NoError(t, err)
-	require.Equal(t, 2.0, toF(get(plain.Lit, 0), hlo.F32))
-	require.True(t, math.IsNaN(toF(get(up.Lit, 0), hlo.F32)))
+	singular := "  a = f32[2,2] constant({{4, 4}, {4, 4}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"
+	require.Equal(t, 2.0, toF(get(nudged(singular, 0), 0), hlo.F32))
+	require.True(t, math.IsNaN(toF(get(nudged(singular, 1), 0), hlo.F32)))
 }
 
 // TestEmptyMatrices: a triangular solve and a Cholesky factorization of
-// 0 x 0 matrices give empty results (the batch count divided by n*n).
+// 0 x 0 matrices give empty results (the batch count was the element
+// count divided by n*n: a panic).
 func TestEmptyMatrices(t *testing.T) {
 	for _, body := range []string{
 		"  a = f32[2,0,0] parameter(0)\n  b = f32[2,0,3] parameter(1)\n  ROOT x = f32[2,0,3] triangular-solve(a, b), left_side=true, lower=false, unit_diagonal=false, transpose_a=TRANSPOSE",

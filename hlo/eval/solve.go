@@ -20,10 +20,7 @@ func triangularSolve(in *hlo.Instruction, a, b *hlo.Literal, nudge int) *hlo.Lit
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
 	rows, cols := b.Shape.Dims[r-2], b.Shape.Dims[r-1]
-	if n == 0 { // no matrix: b and x are empty too
-		return newLit(in.Shape.Elem, in.Shape.Dims)
-	}
-	batch := a.Shape.NumElements() / (n * n)
+	batch := hlo.Shape{Dims: a.Shape.Dims[:r-2]}.NumElements() // 0 x 0 matrices too
 	val := func(l *hlo.Literal, i int64) complex128 {
 		s := get(l, i)
 		if l.Shape.Elem.IsComplex() {
@@ -158,10 +155,7 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 	n := a.Shape.Dims[r-1]
 	t := in.Shape.Elem
 	out := newLit(t, in.Shape.Dims)
-	if n == 0 {
-		return out
-	}
-	batch := a.Shape.NumElements() / (n * n)
+	batch := hlo.Shape{Dims: a.Shape.Dims[:r-2]}.NumElements() // 0 x 0 matrices too
 	for bt := int64(0); bt < batch; bt++ {
 		l, failed, pivot := choleskyColumns(a, bt, n, in.A.Lower)
 		switch {

@@ -492,16 +492,7 @@ func (g *gen) squareBatch() []int64 {
 // scalarOf is a constant v of type t (a complex one's real part) spread
 // to dims.
 func (g *gen) scalarOf(t hlo.ElementType, v float64, dims []int64) *gval {
-	text := fmt.Sprint(v)
-	if t.IsComplex() {
-		text = fmt.Sprintf("(%g, 0)", v)
-	}
-	l, err := hlo.ParseLiteral(text, hlo.ArrayShape(t))
-	if err != nil {
-		panic(fmt.Sprintf("hlotest: a %s constant: %v", t, err))
-	}
-	c := g.keep(g.e.Constant(l), true, 7, 4, true)
-	return g.keep(g.op(hlo.OpBroadcast, c).Set("dimensions", "{}").WithShape(hlo.ArrayShape(t, dims...)).Instruction, true, 7, 4, true)
+	return g.spread(g.constantOf(t, v, 0, 7, 4), dims)
 }
 
 // dominant is a matrix batch of type t and shape dims whose diagonal is

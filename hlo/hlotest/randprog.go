@@ -205,13 +205,18 @@ func (g *gen) like(t hlo.ElementType, dims []int64, exact bool) *gval {
 		return v
 	}
 	if g.rng.IntN(3) == 0 {
-		c := g.constant(t)
-		if len(dims) == 0 {
-			return c
-		}
-		return g.keep(g.op(hlo.OpBroadcast, c).Set("dimensions", "{}").WithShape(hlo.ArrayShape(t, dims...)).Instruction, c.exact, c.mag, c.frac, true)
+		return g.spread(g.constant(t), dims)
 	}
 	return g.param(t, dims)
+}
+
+// spread is scalar c broadcast to dims (c itself for a scalar), known as
+// c is.
+func (g *gen) spread(c *gval, dims []int64) *gval {
+	if len(dims) == 0 {
+		return c
+	}
+	return g.keep(g.op(hlo.OpBroadcast, c).Set("dimensions", "{}").WithShape(hlo.ArrayShape(c.t(), dims...)).Instruction, c.exact, c.mag, c.frac, true)
 }
 
 // grid is the inputs' and constants' float values: multiples of 1/8 up
@@ -221,11 +226,7 @@ func (g *gen) grid() float64 { return float64(g.rng.IntN(129)-64) / 8 }
 func (g *gen) constant(t hlo.ElementType) *gval {
 	v := g.grid()
 	if t.IsComplex() {
-		l, err := hlo.ParseLiteral(fmt.Sprintf("(%g, %g)", v, g.grid()), hlo.ArrayShape(t))
-		if err != nil {
-			panic(fmt.Sprintf("hlotest: a %s constant: %v", t, err))
-		}
-		return g.keep(g.e.Constant(l), true, 3, 3, true)
+		return g.constantOf(t, v, g.grid(), 3, 3)
 	}
 	if !t.IsFloat() {
 		v = float64(g.rng.IntN(17) - 8)
@@ -240,7 +241,20 @@ func (g *gen) constant(t hlo.ElementType) *gval {
 			v = max(lo, min(hi, v))
 		}
 	}
-	return g.keep(g.e.Constant(hlo.ScalarLiteral(t, v)), true, 3, 3, true)
+	return g.constantOf(t, v, 0, 3, 3)
+}
+
+// constantOf is the scalar constant re + im i of type t (im only for a
+// complex type), exact, of magnitude and fraction bits mag and frac.
+func (g *gen) constantOf(t hlo.ElementType, re, im float64, mag, frac int) *gval {
+	if !t.IsComplex() {
+		return g.keep(g.e.Constant(hlo.ScalarLiteral(t, re)), true, mag, frac, true)
+	}
+	l, err := hlo.ParseLiteral(fmt.Sprintf("(%g, %g)", re, im), hlo.ArrayShape(t))
+	if err != nil {
+		panic(fmt.Sprintf("hlotest: a %s constant: %v", t, err))
+	}
+	return g.keep(g.e.Constant(l), true, mag, frac, true)
 }
 
 // Unary ops by what they ask of their operand: continuous ones take any
