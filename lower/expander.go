@@ -4,8 +4,28 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/chlo"
 	"github.com/vkjit/vkjit/hlo/formula"
 )
+
+// expandSpecial expands HLO's opcodes of CHLO's special functions (sinh,
+// cosh, asin, acos, asinh, acosh, atanh) into exp, log1p, atan2, sqrt
+// and the rest as the StableHLO reader expands CHLO's ops (package chlo),
+// complex operands into complex ops, which lowerComplex then rewrites.
+func expandSpecial(s *state) error {
+	expansions := map[hlo.Opcode]expansion{}
+	for op, name := range chlo.Opcodes {
+		expansions[op] = func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+			var err error
+			r, err := chlo.Expand(b.expr(in.Shape, &err), name, in.Operands...)
+			if err != nil {
+				return nil, in.Errorf("%v", err)
+			}
+			return r, nil
+		}
+	}
+	return expandEach(s, expansions)
+}
 
 // An expansion builds what instruction in stands for with b and returns
 // the value, the last instruction it built, or in itself to leave it.

@@ -106,6 +106,81 @@ func ctan(x complex128) complex128 {
 	return complex(re, im)
 }
 
+// clog1p is log(1 + x) without cancellation near 0.
+func clog1p(x complex128) complex128 {
+	re, im := real(x), imag(x)
+	if math.Abs(re) < 0.5 && math.Abs(im) < 0.5 {
+		return complex(0.5*math.Log1p(re*(re+2)+im*im), math.Atan2(im, re+1))
+	}
+	// Not log(1 + x): Go's complex sum adds 0i, and -0's sign (which
+	// side of the cut) is lost.
+	return complex(math.Log(math.Hypot(re+1, im)), math.Atan2(im, re+1))
+}
+
+// casin is asin z by Hull, Fairgrieve and Tang's algorithm ("Implementing
+// the complex arcsine and arccosine functions using exception handling",
+// ACM TOMS 1997) on the first quadrant, the signs of z's parts given to
+// the result's: Go's cmplx.Asin forms 1 - z^2, which overflows past
+// 1e154 and cancels near the real axis.
+func casin(z complex128) complex128 {
+	ar, _, ai := hullAsin(math.Abs(real(z)), math.Abs(imag(z)))
+	return complex(math.Copysign(ar, real(z)), math.Copysign(ai, imag(z)))
+}
+
+// cacos is acos z: pi minus the first quadrant's real part where
+// re z < 0, the imaginary part of the opposite sign to im z's.
+func cacos(z complex128) complex128 {
+	_, cr, ai := hullAsin(math.Abs(real(z)), math.Abs(imag(z)))
+	if real(z) < 0 {
+		cr = math.Pi - cr
+	}
+	return complex(cr, -math.Copysign(ai, imag(z)))
+}
+
+// hullAsin is Hull et al.'s core on x = |re z|, y = |im z|: with
+// r = |z + 1|, s = |z - 1|, A = (r + s)/2 and B = x/A, asin's real part
+// is asin B and acos's acos B, or where B is near 1 the angle of a
+// triangle whose sides are formed without cancellation; both imaginary
+// parts' magnitude is log(A + sqrt(A^2 - 1)), through log1p of A - 1
+// formed without cancellation, or log 2 + log A where A^2 overflows.
+func hullAsin(x, y float64) (asinRe, acosRe, im float64) {
+	r, s := math.Hypot(x+1, y), math.Hypot(x-1, y)
+	a := (r + s) / 2
+	b := x / a
+	y2 := y * y
+	rp := r + (x + 1)
+	sm, sp := s-(x-1), s+(x-1) // s + 1 - x and s + x - 1, x - 1 exact
+	if b > 0.6417 {
+		apx := a + x
+		var side float64
+		if x <= 1 {
+			side = math.Sqrt(apx / 2 * (y2/rp + sm))
+		} else {
+			side = y * math.Sqrt(apx/2*(1/rp+1/sp))
+		}
+		asinRe, acosRe = math.Atan2(x, side), math.Atan2(side, x)
+	} else {
+		asinRe, acosRe = math.Asin(b), math.Acos(b)
+	}
+	var am1 float64
+	if x < 1 {
+		am1 = (y2/rp + y2/sm) / 2
+	} else {
+		am1 = (y2/rp + sp) / 2
+	}
+	switch {
+	case a > math.Sqrt(math.MaxFloat64)/8:
+		im = math.Ln2 + math.Log(a)
+	case y < 0x1p-511 && x < 1: // y^2 subnormal: the limits as y goes to 0
+		im = y / math.Sqrt((1-x)*(1+x))
+	case y < 0x1p-511 && x == 1:
+		im = math.Sqrt(y)
+	default:
+		im = math.Log1p(am1 + math.Sqrt(am1*(a+1)))
+	}
+	return asinRe, acosRe, im
+}
+
 // cpow is x^y as XLA's elemental emitter computes it, |x|^c e^(-d arg x)
 // (cos q + i sin q), q = c arg x + d ln|x| for y = c + di, with its
 // cases, each over the ones before: 0^c is 1 for c = 0 and 0 for c > 0;
@@ -184,13 +259,7 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpLog:
 		return c(cmplx.Log(x))
 	case hlo.OpLog1p:
-		re, im := real(x), imag(x)
-		if math.Abs(re) < 0.5 && math.Abs(im) < 0.5 {
-			return c(complex(0.5*math.Log1p(re*(re+2)+im*im), math.Atan2(im, re+1)))
-		}
-		// Not log(1 + x): Go's complex sum adds 0i, and -0's sign (which
-		// side of the cut) is lost.
-		return c(complex(math.Log(math.Hypot(re+1, im)), math.Atan2(im, re+1)))
+		return c(clog1p(x))
 	case hlo.OpLogistic:
 		return c(1 / (1 + cexp(-x)))
 	case hlo.OpSin:
@@ -206,6 +275,24 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		// imaginary part is +0, as XLA gives it.
 		t := ctan(complex(-imag(x), real(x)))
 		return c(complex(imag(t), 0-real(t)))
+	case hlo.OpSinh:
+		return c(complex(math.Sinh(real(x))*Cos(imag(x)), math.Cosh(real(x))*Sin(imag(x))))
+	case hlo.OpCosh:
+		return c(complex(math.Cosh(real(x))*Cos(imag(x)), math.Sinh(real(x))*Sin(imag(x))))
+	case hlo.OpAsin:
+		return c(casin(x))
+	case hlo.OpAcos:
+		return c(cacos(x))
+	case hlo.OpAsinh:
+		// asinh z = -i asin(iz).
+		w := casin(complex(-imag(x), real(x)))
+		return c(complex(imag(w), -real(w)))
+	case hlo.OpAcosh:
+		// acosh z = +-i acos z, the sign that makes the real part >= 0.
+		w := cacos(x)
+		return c(complex(math.Abs(imag(w)), math.Copysign(real(w), imag(x))))
+	case hlo.OpAtanh:
+		return c((clog1p(x) - clog1p(-x)) / 2)
 	case hlo.OpPower:
 		return c(cpow(x, a[1].c))
 	case hlo.OpAtan2:

@@ -248,10 +248,14 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 }
 
 // hyperbolic maps the inverse-trigonometric and hyperbolic ops to Go's
-// functions (built once, not per element).
+// functions (built once, not per element); asin and acos as atan2 of
+// exactly formed sides, where Go's lose digits near ±1 (its acos is
+// pi/2 - asin).
 var hyperbolic = map[hlo.Opcode]func(float64) float64{
-	hlo.OpAcos: math.Acos, hlo.OpAcosh: math.Acosh, hlo.OpAsin: math.Asin, hlo.OpAsinh: math.Asinh,
-	hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh, hlo.OpSinh: math.Sinh,
+	hlo.OpAcos:  func(x float64) float64 { return math.Atan2(math.Sqrt((1-x)*(1+x)), x) },
+	hlo.OpAsin:  func(x float64) float64 { return math.Atan2(x, math.Sqrt((1-x)*(1+x))) },
+	hlo.OpAcosh: math.Acosh, hlo.OpAsinh: math.Asinh, hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh,
+	hlo.OpSinh: math.Sinh,
 }
 
 // applyBinary computes a binary elementwise op other than compare.

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
+	"slices"
 	"strings"
 	"testing"
 
@@ -500,5 +502,57 @@ func TestSubByteCounts(t *testing.T) {
 		v, err := Run(m)
 		require.NoError(t, err)
 		require.Equal(t, tc.want, v.Lit.Data, tc.op)
+	}
+}
+
+// TestComplexInverseFunctions: the evaluator's complex asin, acos,
+// asinh, acosh and atanh (Hull et al.'s algorithm and identities, which
+// the device's expansions follow) are principal values that the forward
+// functions take back to z, and agree with Go's math/cmplx away from the
+// places where cmplx's formulas lose digits (1 - z^2 overflowing or
+// cancelling) or take the other side of a cut.
+func TestComplexInverseFunctions(t *testing.T) {
+	parts := []float64{0, 1e-20, 1e-5, 0.5, 1, 1.5, 10, 1e10, 1e200}
+	for _, p := range slices.Clone(parts) {
+		parts = append(parts, -p)
+	}
+	parts[len(parts)/2] = math.Copysign(0, -1)
+	call := func(op hlo.Opcode, z complex128) complex128 {
+		r, err := complexOp(op, hlo.C128, "", nil, []scalar{{c: z}})
+		require.NoError(t, err)
+		return r.c
+	}
+	// near: within tol of |want| + |w|, where w is the value the forward
+	// function took (cos(acos 0) is cos of pi/2 rounded, 6e-17 from 0).
+	near := func(got, want, w complex128, tol float64) bool {
+		return cmplx.Abs(got-want) <= tol*(cmplx.Abs(want)+cmplx.Abs(w))
+	}
+	for _, a := range parts {
+		for _, b := range parts {
+			z := complex(a, b)
+			as, ac := call(hlo.OpAsin, z), call(hlo.OpAcos, z)
+			ash, ach, ath := call(hlo.OpAsinh, z), call(hlo.OpAcosh, z), call(hlo.OpAtanh, z)
+			require.True(t, math.Abs(real(as)) <= math.Pi/2 && real(ac) >= 0 && real(ac) <= math.Pi, "asin/acos(%v) = %v, %v", z, as, ac)
+			// (atanh's poles at +-1 have a NaN imaginary part.)
+			require.True(t, real(ach) >= 0 && !(math.Abs(imag(ath)) > math.Pi/2), "acosh/atanh(%v) = %v, %v", z, ach, ath)
+			// The parts' signs follow z's (asin is odd in each part).
+			require.Equal(t, math.Signbit(a), math.Signbit(real(as)), "asin(%v) = %v", z, as)
+			require.Equal(t, math.Signbit(b), math.Signbit(imag(as)), "asin(%v) = %v", z, as)
+			if cmplx.Abs(z) < 1e100 {
+				require.True(t, near(call(hlo.OpSin, as), z, as, 1e-13), "sin(asin(%v)) = %v", z, call(hlo.OpSin, as))
+				require.True(t, near(call(hlo.OpCos, ac), z, ac, 1e-13), "cos(acos(%v)) = %v", z, call(hlo.OpCos, ac))
+				require.True(t, near(call(hlo.OpSinh, ash), z, ash, 1e-13), "sinh(asinh(%v)) = %v", z, call(hlo.OpSinh, ash))
+				require.True(t, near(call(hlo.OpCosh, ach), z, ach, 1e-13), "cosh(acosh(%v)) = %v", z, call(hlo.OpCosh, ach))
+			}
+			if m := cmplx.Abs(z); m > 1e-3 && m < 1e3 && math.Abs(b) > 1e-3 {
+				for _, c := range []struct {
+					op   hlo.Opcode
+					got  complex128
+					want func(complex128) complex128
+				}{{hlo.OpAsin, as, cmplx.Asin}, {hlo.OpAcos, ac, cmplx.Acos}, {hlo.OpAsinh, ash, cmplx.Asinh}, {hlo.OpAcosh, ach, cmplx.Acosh}, {hlo.OpAtanh, ath, cmplx.Atanh}} {
+					require.True(t, near(c.got, c.want(z), 0, 1e-12), "%s(%v) = %v, cmplx %v", c.op, z, c.got, c.want(z))
+				}
+			}
+		}
 	}
 }

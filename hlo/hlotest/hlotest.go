@@ -39,6 +39,8 @@ var transcendental = map[hlo.Opcode]bool{
 	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpTanh: true,
 	hlo.OpLogistic: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpAtan2: true,
 	hlo.OpPower: true, hlo.OpErf: true, hlo.OpCbrt: true, hlo.OpRsqrt: true, hlo.OpSqrt: false,
+	hlo.OpSinh: true, hlo.OpCosh: true, hlo.OpAsin: true, hlo.OpAcos: true, hlo.OpAsinh: true,
+	hlo.OpAcosh: true, hlo.OpAtanh: true,
 }
 
 // typesOf lists the element types op accepts, as XLA defines it.
@@ -46,7 +48,8 @@ func typesOf(op hlo.Opcode) []hlo.ElementType {
 	switch op {
 	case hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpExp, hlo.OpExpm1,
 		hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpTanh, hlo.OpLogistic,
-		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2:
+		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2, hlo.OpSinh, hlo.OpCosh,
+		hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh:
 		return floats
 	case hlo.OpAbs, hlo.OpSign: // XLA: signed types only
 		return signed
@@ -70,6 +73,7 @@ var ElementwiseOps = []hlo.Opcode{
 	hlo.OpExp, hlo.OpExpm1, hlo.OpFloor, hlo.OpIsFinite, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic,
 	hlo.OpNegate, hlo.OpNot, hlo.OpPopcnt, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpRsqrt,
 	hlo.OpSign, hlo.OpSin, hlo.OpSqrt, hlo.OpTan, hlo.OpTanh,
+	hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh,
 	hlo.OpAdd, hlo.OpAnd, hlo.OpAtan2, hlo.OpCompare, hlo.OpDivide, hlo.OpMaximum, hlo.OpMinimum,
 	hlo.OpMultiply, hlo.OpOr, hlo.OpPower, hlo.OpRemainder, hlo.OpShiftLeft, hlo.OpShiftRightArithmetic,
 	hlo.OpShiftRightLogical, hlo.OpSubtract, hlo.OpXor,

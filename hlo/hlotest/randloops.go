@@ -803,15 +803,14 @@ func Mutate(text string, seed uint64) string {
 }
 
 // mutantOps are what an opcode may become: the elementwise ops and the
-// rest, with what the device lacks among them (acos, an expansion of the
-// StableHLO reader's only) and ops whose attributes a mutant seldom has
-// (fft, cholesky, triangular-solve, top-k, the batch norms: their
-// verifier's errors are what such a mutant tests).
+// rest, with ops whose attributes a mutant seldom has (fft, cholesky,
+// triangular-solve, top-k, the batch norms: their verifier's errors are
+// what such a mutant tests).
 var mutantOps = append(append([]hlo.Opcode{}, ElementwiseOps...),
 	hlo.OpReduce, hlo.OpDot, hlo.OpBroadcast, hlo.OpReshape, hlo.OpTranspose, hlo.OpSlice, hlo.OpGather,
 	hlo.OpScatter, hlo.OpSort, hlo.OpConcatenate, hlo.OpPad, hlo.OpReverse, hlo.OpTuple, hlo.OpGetTupleElement,
 	hlo.OpWhile, hlo.OpConditional, hlo.OpConvolution, hlo.OpIota, hlo.OpConstant, hlo.OpParameter, hlo.OpBitcast,
-	hlo.OpBitcastConvert, hlo.OpReducePrecision, hlo.OpAcos, hlo.OpSelectAndScatter, hlo.OpRngBitGenerator,
+	hlo.OpBitcastConvert, hlo.OpReducePrecision, hlo.OpSelectAndScatter, hlo.OpRngBitGenerator,
 	hlo.OpCustomCall, hlo.OpAllReduce, hlo.OpReduceWindow, hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice,
 	hlo.OpFft, hlo.OpCholesky, hlo.OpTriangularSolve, hlo.OpTopK, hlo.OpMap, hlo.OpCall,
 	hlo.OpBatchNormInference, hlo.OpBatchNormTraining, hlo.OpBatchNormGrad, hlo.OpReal, hlo.OpImag,

@@ -1,15 +1,51 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/chlo"
+	"github.com/vkjit/vkjit/hlo/formula"
 )
 
-// The ops whose translation builds structure, not elementwise math: the
+// CHLO's ops: its special functions built by package chlo (chloRule), and
+// those whose translation builds structure, not elementwise math: the
 // bitcasts between i1 and wider types, chlo.ragged_dot, chlo.scan.
+
+// chloRule translates chlo.name through package chlo's expansion of name.
+func chloRule(name string) rule {
+	return func(c *opContext) ([]*hlo.Instruction, error) {
+		if len(c.args) == 0 || len(c.op.OutTypes) != 1 {
+			return nil, fmt.Errorf("%s takes operands and gives one result", c.op.Name)
+		}
+		s := c.args[0].Shape
+		if !s.IsArray() {
+			return nil, fmt.Errorf("%s of a %s", c.op.Name, s)
+		}
+		for _, a := range c.args[1:] {
+			if !a.Shape.Equal(s) {
+				return nil, fmt.Errorf("%s's operands differ in shape: %s and %s (broadcast them first)", c.op.Name, s, a.Shape)
+			}
+		}
+		r, err := chlo.Expand(newExpr(c.cb, s), name, c.args...)
+		var te *chlo.TypeError
+		if errors.As(err, &te) {
+			return nil, unsupportedf(typesCategory, "op %s of %s", c.op.Name, te.Type)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*hlo.Instruction{r}, nil
+	}
+}
+
+// newExpr is a builder of elementwise ops over shape s in c's computation.
+func newExpr(cb *hlo.CompBuilder, s hlo.Shape) *formula.Builder {
+	return formula.New(cb.Add, s, new(error))
+}
 
 // bitsBitcast is bitcast_convert between i1 and a wider type, element k
 // of the i1 array's last dimension being bit k: to the wider type, the
@@ -127,7 +163,7 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 	rDims := dropDim(rhs.Shape.Dims, group)
 	cb := c.cb
 	e := newExpr(cb, out)
-	ie := e.with(hlo.S64)
+	ie := e.With(hlo.S64)
 	pos := cb.Op(hlo.OpIota).WithShape(ie.Shape()).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
 	s64 := hlo.ArrayShape(hlo.S64)
 	scalarBroadcast := func(x *hlo.Instruction) *hlo.Instruction {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/chlo"
 )
 
 // opContext is what an op's translation rule works with.
@@ -89,8 +90,8 @@ func init() {
 	for name, opc := range elementwise {
 		ops["stablehlo."+name] = renameRule(opc)
 	}
-	for name, expand := range chloRules {
-		ops[name] = chloRule(expand)
+	for _, name := range chlo.Names() {
+		ops["chlo."+name] = chloRule(name)
 	}
 	ops["stablehlo.dynamic_broadcast_in_dim"] = staticRule(broadcastInDimRule, shapeOperand{1, ""})
 	ops["stablehlo.dynamic_iota"] = staticRule(iotaRule, shapeOperand{0, ""})

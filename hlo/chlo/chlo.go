@@ -1,102 +1,117 @@
-package stablehlo
+// Package chlo builds CHLO's special functions out of HLO's elementwise
+// ops, as StableHLO's CHLO legalization expands them (the constants are
+// Cephes', Giles' and Lanczos' where it uses theirs), so that a device
+// runs them with the kernels it has: sinh and cosh through exp with
+// log(1/2) folded in, the inverse trigonometric and hyperbolic functions
+// through atan2, log1p and sqrt, erfc by its rational approximations,
+// erf_inv by Giles' polynomials, lgamma and digamma by Lanczos'
+// approximation with Euler's reflection, bessel_i1e by Chebyshev series,
+// next_after on the bits and mulhi in the doubled width. Like XLA, floats
+// narrower than f32 are computed in f32 and rounded once. The
+// trigonometric and hyperbolic functions of complex numbers expand into
+// HLO's complex ops (complex.go).
+//
+// Two readers need them: the StableHLO reader for CHLO's ops, and lower
+// for the HLO opcodes of the same functions (sinh, cosh, asin, acos,
+// asinh, acosh, atanh: XLA's HLO text has them too). One expansion
+// serves both, so a function computes the same whichever text named it.
+package chlo
 
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/formula"
 )
 
-// CHLO's special functions, each expanded into HLO's elementwise ops as
-// StableHLO's CHLO legalization expands them (the constants are Cephes',
-// Giles' and Lanczos' where it uses theirs), so that the device runs them
-// with the kernels it has: sinh and cosh through exp with log(1/2) folded
-// in, the inverse trigonometric and hyperbolic functions through atan2,
-// log1p and sqrt, erfc by its rational approximations, erf_inv by Giles'
-// polynomials, lgamma and digamma by Lanczos' approximation with Euler's
-// reflection, bessel_i1e by Chebyshev series, next_after on the bits and
-// mulhi in the doubled width. Like XLA, f16 and bf16 are computed in f32
-// and rounded once. The trigonometric and hyperbolic functions of complex
-// numbers expand into HLO's complex ops (complexRules); the rest refuse
-// complex operands by name.
-
-// chloRules are the CHLO ops expanded here.
-var chloRules = map[string]func(e *expr, args []*hlo.Instruction) *hlo.Instruction{
-	"chlo.sinh":       floatRule(sinhExpr),
-	"chlo.cosh":       floatRule(coshExpr),
-	"chlo.asin":       floatRule(asinExpr),
-	"chlo.acos":       floatRule(acosExpr),
-	"chlo.atan":       floatRule(atanExpr),
-	"chlo.asinh":      floatRule(asinhExpr),
-	"chlo.acosh":      floatRule(acoshExpr),
-	"chlo.atanh":      floatRule(atanhExpr),
-	"chlo.erfc":       floatRule(erfcExpr),
-	"chlo.erf_inv":    floatRule(erfInvExpr),
-	"chlo.lgamma":     floatRule(lgammaExpr),
-	"chlo.digamma":    floatRule(digammaExpr),
-	"chlo.bessel_i1e": floatRule(besselI1eExpr),
-	"chlo.next_after": nextAfterExpr,
-	"chlo.mulhi":      mulhiExpr,
+// floats are the functions of a float (or, where complexFunctions has
+// them, a complex number), by CHLO's names (chlo.sinh is "sinh").
+var floats = map[string]func(e *expr, x *hlo.Instruction) *hlo.Instruction{
+	"sinh": sinhExpr, "cosh": coshExpr, "asin": asinExpr, "acos": acosExpr, "atan": atanExpr,
+	"asinh": asinhExpr, "acosh": acoshExpr, "atanh": atanhExpr, "erfc": erfcExpr,
+	"erf_inv": erfInvExpr, "lgamma": lgammaExpr, "digamma": digammaExpr, "bessel_i1e": besselI1eExpr,
 }
 
-// chloRule translates op through its expansion.
-func chloRule(expand func(e *expr, args []*hlo.Instruction) *hlo.Instruction) rule {
-	return func(c *opContext) ([]*hlo.Instruction, error) {
-		if len(c.args) == 0 || len(c.op.OutTypes) != 1 {
-			return nil, fmt.Errorf("%s takes operands and gives one result", c.op.Name)
-		}
-		s := c.args[0].Shape
-		if !s.IsArray() {
-			return nil, fmt.Errorf("%s of a %s", c.op.Name, s)
-		}
-		for _, a := range c.args[1:] {
-			if !a.Shape.Equal(s) {
-				return nil, fmt.Errorf("%s's operands differ in shape: %s and %s (broadcast them first)", c.op.Name, s, a.Shape)
-			}
-		}
-		e := newExpr(c.cb, s)
-		var r *hlo.Instruction
-		if s.Elem.Kind() == hlo.KindComplex {
-			f := complexRules[c.op.Name]
-			if f == nil {
-				return nil, unsupportedf(typesCategory, "op %s of complex numbers", c.op.Name)
-			}
-			r = f(e, c.args[0])
-		} else {
-			r = expand(e, c.args)
-		}
-		if err := e.Err(); err != nil {
-			return nil, err
-		}
-		return []*hlo.Instruction{r}, nil
+// pairs are the functions of two operands of one type, which check
+// their type themselves.
+var pairs = map[string]func(e *expr, x, y *hlo.Instruction) *hlo.Instruction{
+	"next_after": nextAfterExpr,
+	"mulhi":      mulhiExpr,
+}
+
+// Opcodes are HLO's opcodes whose meaning is one of the functions, by
+// its name; lower expands them.
+var Opcodes = map[hlo.Opcode]string{
+	hlo.OpSinh: "sinh", hlo.OpCosh: "cosh", hlo.OpAsin: "asin", hlo.OpAcos: "acos",
+	hlo.OpAsinh: "asinh", hlo.OpAcosh: "acosh", hlo.OpAtanh: "atanh",
+}
+
+// Names are the functions Expand builds.
+func Names() []string {
+	var names []string
+	for name := range floats {
+		names = append(names, name)
 	}
+	for name := range pairs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
-// floatRule wraps a float expansion: it refuses other types, and computes
-// f16 and bf16 in f32 (materializeWithUpcast in the legalization).
-func floatRule(f func(e *expr, x *hlo.Instruction) *hlo.Instruction) func(*expr, []*hlo.Instruction) *hlo.Instruction {
-	return func(e *expr, args []*hlo.Instruction) *hlo.Instruction {
-		t := e.Elem
-		if !t.IsFloat() || t.Bits() < 16 {
-			e.Fail(fmt.Errorf("element type %s is not a float of 16 bits or more", t))
-			return args[0]
+// A TypeError is a function asked of an element type it is not defined
+// for here (most of them of complex numbers).
+type TypeError struct {
+	Func string
+	Type hlo.ElementType
+}
+
+func (e *TypeError) Error() string { return fmt.Sprintf("%s of %s", e.Func, e.Type) }
+
+// Expand builds function name of args, each of b's shape, elementwise
+// with b, and returns its value, or the first error of the builder: a
+// *TypeError where the function does not take b's element type. Floats
+// narrower than f32 are computed in f32 and the result rounded once
+// (materializeWithUpcast in the legalization).
+func Expand(b *formula.Builder, name string, args ...*hlo.Instruction) (*hlo.Instruction, error) {
+	e, t := &expr{b}, b.Elem
+	var r *hlo.Instruction
+	if f := pairs[name]; f != nil {
+		if len(args) != 2 {
+			return nil, fmt.Errorf("%s takes two operands, not %d", name, len(args))
 		}
-		if t.Bits() == 16 {
+		if r = f(e, args[0], args[1]); r == nil {
+			return nil, &TypeError{name, t}
+		}
+	} else if f := floats[name]; f != nil {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%s takes one operand, not %d", name, len(args))
+		}
+		switch {
+		case t.Kind() == hlo.KindComplex && complexFunctions[name] != nil:
+			r = complexFunctions[name](e, args[0])
+		case t.Kind() == hlo.KindComplex || !t.IsFloat():
+			return nil, &TypeError{name, t}
+		case t.Bits() < 32:
 			wide := e.with(hlo.F32)
-			return e.Convert(f(wide, wide.Convert(args[0], hlo.F32)), t)
+			r = e.Convert(f(wide, wide.Convert(args[0], hlo.F32)), t)
+		default:
+			r = f(e, args[0])
 		}
-		return f(e, args[0])
+	} else {
+		return nil, fmt.Errorf("no function %q among CHLO's", name)
 	}
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
-// expr builds elementwise HLO over values of one shape in the module
-// being translated; the parts of complex values are in chlocomplex.go.
+// expr is a formula builder with the helpers for complex values
+// (complex.go).
 type expr struct{ *formula.Builder }
-
-func newExpr(cb *hlo.CompBuilder, s hlo.Shape) *expr {
-	return &expr{formula.New(cb.Add, s, new(error))}
-}
 
 // with is a builder over the same dimensions in element type t.
 func (e *expr) with(t hlo.ElementType) *expr { return &expr{e.With(t)} }
@@ -157,12 +172,14 @@ func asinhExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 }
 
 // acoshExpr: log1p(y + sqrt(y (x + 1))) with y = x - 1 (exact near 1),
-// log x + log 2 where the product would overflow; NaN below 1.
+// log x + log 2 where the product would overflow; NaN below 1, as the
+// legalization selects it below -1, where y (x + 1) is positive again.
 func acoshExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
 	y := e.Sub(x, e.K(1))
 	mid := e.Log1p(e.Add(y, e.Sqrt(e.Mul(y, e.Add(x, e.K(1))))))
 	large := e.Add(e.Log(x), e.K(math.Ln2))
-	return e.Sel(e.Cmp(x, "GE", e.K(math.Sqrt(e.MaxFloat()))), large, mid)
+	r := e.Sel(e.Cmp(x, "GE", e.K(math.Sqrt(e.MaxFloat()))), large, mid)
+	return e.Sel(e.Cmp(x, "LT", e.K(-1)), e.K(math.NaN()), r)
 }
 
 // atanhExpr: (log1p(x) - log1p(-x)) / 2: ±inf at ±1, NaN beyond.
@@ -389,15 +406,13 @@ var (
 // nextAfterExpr steps x's bits one toward y: y where they are equal
 // (zeros of either sign included), the smallest subnormal of y's sign
 // from a zero, NaN if either is.
-func nextAfterExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
+func nextAfterExpr(e *expr, x, y *hlo.Instruction) *hlo.Instruction {
 	t := e.Elem
-	if len(args) != 2 || !t.IsFloat() || t.Bits() < 16 {
-		e.Fail(fmt.Errorf("next_after takes two floats of 16 bits or more"))
-		return args[0]
+	if !t.IsFloat() || t.Bits() < 16 {
+		return nil
 	}
 	it := map[int]hlo.ElementType{16: hlo.S16, 32: hlo.S32, 64: hlo.S64}[t.Bits()]
 	ie := e.with(it)
-	x, y := args[0], args[1]
 	asInt := func(v *hlo.Instruction) *hlo.Instruction {
 		return e.Make(hlo.OpBitcastConvert, ie.Shape(), v)
 	}
@@ -419,18 +434,17 @@ func nextAfterExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 // mulhiExpr is the high half of the integers' full product: through the
 // doubled width for 8 to 32 bits; for 64, from the 32-bit halves'
 // products, the signed result corrected from the unsigned one.
-func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
+func mulhiExpr(e *expr, x, y *hlo.Instruction) *hlo.Instruction {
 	t := e.Elem
-	if len(args) != 2 || !t.IsInteger() {
-		e.Fail(fmt.Errorf("mulhi takes two integers"))
-		return args[0]
+	if !t.IsInteger() {
+		return nil
 	}
 	signed := t.Kind() == hlo.KindSigned
 	w := t.Bits()
 	if w < 64 {
 		wide := map[bool]map[int]hlo.ElementType{true: {8: hlo.S16, 16: hlo.S32, 32: hlo.S64}, false: {8: hlo.U16, 16: hlo.U32, 32: hlo.U64}}[signed][w]
 		we := e.with(wide)
-		p := we.Mul(e.Convert(args[0], wide), e.Convert(args[1], wide))
+		p := we.Mul(e.Convert(x, wide), e.Convert(y, wide))
 		shift := hlo.OpShiftRightLogical
 		if signed {
 			shift = hlo.OpShiftRightArithmetic
@@ -438,7 +452,7 @@ func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 		return we.Convert(we.Op(shift, p, we.Bits(uint64(w))), t)
 	}
 	ue := e.with(hlo.U64)
-	a, b := args[0], args[1]
+	a, b := x, y
 	if signed {
 		a, b = e.Convert(a, hlo.U64), e.Convert(b, hlo.U64)
 	}
@@ -454,7 +468,7 @@ func mulhiExpr(e *expr, args []*hlo.Instruction) *hlo.Instruction {
 	// The signed product's high half: subtract b where a < 0 and a where
 	// b < 0 (mod 2^64).
 	zero := e.Bits(0)
-	r = ue.Sub(r, ue.Sel(e.Cmp(args[0], "LT", zero), b, ue.Bits(0)))
-	r = ue.Sub(r, ue.Sel(e.Cmp(args[1], "LT", zero), a, ue.Bits(0)))
+	r = ue.Sub(r, ue.Sel(e.Cmp(x, "LT", zero), b, ue.Bits(0)))
+	r = ue.Sub(r, ue.Sel(e.Cmp(y, "LT", zero), a, ue.Bits(0)))
 	return ue.Convert(r, t)
 }
