@@ -243,7 +243,8 @@ func complexAt(x *vkjit.Tensor, i int) complex128 {
 // TestComplexSpecialValues: on every pair of parts from zeros of both
 // signs, finite values, infinities and NaN, the device's complex
 // functions agree with the evaluator's (both following XLA's elemental
-// emitter and its corner cases) on which parts are NaN, which infinite
+// emitter or, for sinh to atanh, its expansions, with their corner cases)
+// on which parts are NaN, which infinite
 // and with what sign, and on the finite values, in c64 and c128.
 func TestComplexSpecialValues(t *testing.T) {
 	defer noValidationMessages(t)
@@ -263,7 +264,7 @@ func TestComplexSpecialValues(t *testing.T) {
 		}
 	}
 	unary := []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
-		"sine", "cosine", "tan", "tanh", "logistic", "sign"}
+		"sine", "cosine", "tan", "tanh", "logistic", "sign", "sinh", "cosh", "asin", "acos", "asinh", "acosh", "atanh"}
 	for _, ty := range []string{"c64", "c128"} {
 		for _, op := range append(unary, "multiply", "divide", "power", "atan2", "maximum", "minimum") {
 			checkSpecialValues(t, ty, op, slices.Contains(unary, op), zs, xs, ys)

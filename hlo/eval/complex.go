@@ -106,6 +106,18 @@ func ctan(x complex128) complex128 {
 	return complex(re, im)
 }
 
+// cexpm1 is e^x - 1: e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2), no
+// cancellation near 0. A zero b is the imaginary part, as in XLA (whose
+// emitter selects it), so that an infinite a does not meet inf * 0.
+func cexpm1(x complex128) complex128 {
+	re, im := real(x), imag(x)
+	s := Sin(im / 2)
+	if im == 0 {
+		return complex(math.Expm1(re), im)
+	}
+	return complex(math.Expm1(re)*Cos(im)-2*s*s, math.Exp(re)*Sin(im))
+}
+
 // clog1p is log(1 + x) without cancellation near 0.
 func clog1p(x complex128) complex128 {
 	re, im := real(x), imag(x)
@@ -246,16 +258,7 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpExp:
 		return c(cexp(x))
 	case hlo.OpExpm1:
-		// e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2): no cancellation
-		// near 0. A zero b is the imaginary part, as in XLA (whose
-		// emitter selects it), so that an infinite a does not meet
-		// inf * 0.
-		re, im := real(x), imag(x)
-		s := Sin(im / 2)
-		if im == 0 {
-			return c(complex(math.Expm1(re), im))
-		}
-		return c(complex(math.Expm1(re)*Cos(im)-2*s*s, math.Exp(re)*Sin(im)))
+		return c(cexpm1(x))
 	case hlo.OpLog:
 		return c(cmplx.Log(x))
 	case hlo.OpLog1p:
@@ -275,10 +278,20 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		// imaginary part is +0, as XLA gives it.
 		t := ctan(complex(-imag(x), real(x)))
 		return c(complex(imag(t), 0-real(t)))
-	case hlo.OpSinh:
-		return c(complex(math.Sinh(real(x))*Cos(imag(x)), math.Cosh(real(x))*Sin(imag(x))))
-	case hlo.OpCosh:
-		return c(complex(math.Cosh(real(x))*Cos(imag(x)), math.Sinh(real(x))*Sin(imag(x))))
+	case hlo.OpSinh, hlo.OpCosh:
+		// XLA's expansions (hlo/chlo): e^(z + log(1/2)) -+ e^(-z +
+		// log(1/2)), sinh below |z| = 1 as (expm1(z) - expm1(-z)) / 2,
+		// through the exp and expm1 above, so that infinities and NaNs
+		// come out as XLA's do (sinh(inf + 0i) is (inf, 0), where
+		// sinh(a) cos(b) + i cosh(a) sin(b) has inf * 0).
+		lh := complex(math.Log(0.5), 0)
+		if op == hlo.OpCosh {
+			return c(cexp(x+lh) + cexp(lh-x))
+		}
+		if cmplx.Abs(x) < 1 {
+			return c(complex(0.5, 0) * (cexpm1(x) - cexpm1(-x)))
+		}
+		return c(cexp(x+lh) - cexp(lh-x))
 	case hlo.OpAsin:
 		return c(casin(x))
 	case hlo.OpAcos:

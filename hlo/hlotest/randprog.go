@@ -260,7 +260,7 @@ func (g *gen) constantOf(t hlo.ElementType, re, im float64, mag, frac int) *gval
 // Unary ops by what they ask of their operand: continuous ones take any
 // float, discontinuous ones an exact one.
 var (
-	floatUnary    = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpTanh, hlo.OpLogistic, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpRsqrt, hlo.OpSqrt}
+	floatUnary    = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpTanh, hlo.OpLogistic, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpRsqrt, hlo.OpSqrt, hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh}
 	discontinuous = []hlo.Opcode{hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpSign}
 	intUnary      = []hlo.Opcode{hlo.OpPopcnt, hlo.OpClz, hlo.OpNot, hlo.OpNegate, hlo.OpAbs, hlo.OpSign}
 	intBinary     = []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpAnd, hlo.OpOr, hlo.OpXor, hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic, hlo.OpPower}
@@ -274,8 +274,8 @@ var (
 	// parts and zeros' signs every implementation sees alike. (No
 	// remainder: jax.lax.rem takes integers and reals, and neither the
 	// device nor the evaluator has a complex one.)
-	complexEntire  = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpTanh, hlo.OpLogistic}
-	complexCut     = []hlo.Opcode{hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpSign}
+	complexEntire  = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpTanh, hlo.OpLogistic, hlo.OpSinh, hlo.OpCosh}
+	complexCut     = []hlo.Opcode{hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpSign, hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh}
 	complexBinary  = []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide}
 	complexJumpBin = []hlo.Opcode{hlo.OpPower, hlo.OpAtan2, hlo.OpMaximum, hlo.OpMinimum}
 )
