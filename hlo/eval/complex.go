@@ -106,6 +106,37 @@ func ctan(x complex128) complex128 {
 	return complex(re, im)
 }
 
+// csinhCosh is sinh x (cosh x) as XLA's expansion computes it from the
+// real parts' (hlo/chlo's csinhCosh): sinh a cos b + i cosh a sin b, with
+// sinh a and cosh a from e^(a + log(1/2)) -+ e^(-a + log(1/2)) (sinh a
+// from expm1 below |a| = 1), and a zero b the imaginary part (cosh: with
+// a's sign), as C99's.
+func csinhCosh(x complex128, cosh bool) complex128 {
+	a, b := real(x), imag(x)
+	lh := math.Log(0.5)
+	ep, em := math.Exp(a+lh), math.Exp(lh-a)
+	ch, sh := ep+em, ep-em
+	if math.Abs(a) < 1 {
+		sh = 0.5 * (math.Expm1(a) - math.Expm1(-a))
+	}
+	re, im, zeroIm := sh*Cos(b), ch*Sin(b), b
+	if cosh {
+		re, im, zeroIm = ch*Cos(b), sh*Sin(b), b*signOf(a)
+	}
+	if b == 0 {
+		im = zeroIm
+	}
+	return complex(re, im)
+}
+
+// signOf is XLA's sign of a float: +-1, a zero itself, NaN for NaN.
+func signOf(a float64) float64 {
+	if math.IsNaN(a) || a == 0 {
+		return a
+	}
+	return math.Copysign(1, a)
+}
+
 // cexpm1 is e^x - 1: e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2), no
 // cancellation near 0. A zero b is the imaginary part, as in XLA (whose
 // emitter selects it), so that an infinite a does not meet inf * 0.
@@ -279,19 +310,7 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 		t := ctan(complex(-imag(x), real(x)))
 		return c(complex(imag(t), 0-real(t)))
 	case hlo.OpSinh, hlo.OpCosh:
-		// XLA's expansions (hlo/chlo): e^(z + log(1/2)) -+ e^(-z +
-		// log(1/2)), sinh below |z| = 1 as (expm1(z) - expm1(-z)) / 2,
-		// through the exp and expm1 above, so that infinities and NaNs
-		// come out as XLA's do (sinh(inf + 0i) is (inf, 0), where
-		// sinh(a) cos(b) + i cosh(a) sin(b) has inf * 0).
-		lh := complex(math.Log(0.5), 0)
-		if op == hlo.OpCosh {
-			return c(cexp(x+lh) + cexp(lh-x))
-		}
-		if cmplx.Abs(x) < 1 {
-			return c(complex(0.5, 0) * (cexpm1(x) - cexpm1(-x)))
-		}
-		return c(cexp(x+lh) - cexp(lh-x))
+		return c(csinhCosh(x, op == hlo.OpCosh))
 	case hlo.OpAsin:
 		return c(casin(x))
 	case hlo.OpAcos:

@@ -90,10 +90,7 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 	case hlo.OpSign:
 		switch {
 		case isF:
-			if math.IsNaN(x.f) || x.f == 0 {
-				return f(x.f)
-			}
-			return f(math.Copysign(1, x.f))
+			return f(signOf(x.f))
 		case isS:
 			switch {
 			case x.i > 0:
