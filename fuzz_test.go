@@ -153,7 +153,27 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 // the device sums them, in another order, and with every inexact float
 // op's result an ulp up and an ulp down (eval.RunNudged): how far
 // rounding moves each result.
-type references struct{ wide, narrow, summed, up, down []*hlo.Literal }
+type references struct {
+	wide, narrow, summed, up, down []*hlo.Literal
+	zeroSigns                      bool // zeros' signs are compared (zeroSignsDefined)
+}
+
+// zeroSignsDefined reports whether the sign of each zero m computes is
+// XLA's definition's: not where an op's algorithm is the
+// implementation's to choose (a triangular solve's substitution, a
+// Cholesky factorization, an FFT's butterflies, a custom-call's
+// library), whose zeros come out of sums and products in its order.
+func zeroSignsDefined(m *hlo.Module) bool {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			switch in.Op {
+			case hlo.OpTriangularSolve, hlo.OpCholesky, hlo.OpFft, hlo.OpCustomCall:
+				return false
+			}
+		}
+	}
+	return true
+}
 
 func rounding(m *hlo.Module, args []*hlo.Literal) references {
 	var refs references
@@ -168,6 +188,7 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 		}
 		return v.Leaves()
 	}
+	refs.zeroSigns = zeroSignsDefined(m)
 	refs.wide = run(hlotest.Widened)
 	refs.narrow = run(hlotest.Narrowed)
 	if v, err := eval.RunSummedInF32(m, fuzzTrips, args...); err == nil {
@@ -193,7 +214,8 @@ func literalOf(x *vkjit.Tensor) *hlo.Literal {
 // the same program's in wider floats (f64 results: in narrower floats,
 // scaled by 2^-29), plus 8 ulp for the device's math library; where the
 // two evaluations disagree on NaN or infinity (an overflow at the edge),
-// the element is not compared. A complex result is compared part by
+// the element is not compared. A zero has the evaluator's sign where
+// every evaluation agrees on it (and refs.zeroSigns). A complex result is compared part by
 // part, its ulps those of its modulus (a part that cancels is as far
 // off as the number's rounding, not its own size).
 func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) string {
@@ -257,6 +279,15 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 		// rounds its float64: 2 ulp, or a subnormal step, not 8 of f32's.
 		maxFinite, eps, minNormal = f.Max, math.Ldexp(1, -f.Man-2), math.Ldexp(1, f.Emin-f.Man-3)
 	}
+	// sameZero: every reference's element j is the zero w, sign and all.
+	sameZero := func(j int64, w float64) bool {
+		for _, r := range alts {
+			if a := r.lit.Float64At(j); a != 0 || math.Signbit(a) != math.Signbit(w) {
+				return false
+			}
+		}
+		return true
+	}
 	wt, gt := view(want), view(literalOf(got))
 	at := func(j int64) string {
 		if complex {
@@ -286,6 +317,14 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 		}
 		switch {
 		case unstable:
+			continue
+		case w == 0 && g == 0:
+			// A zero's sign, where every evaluation agrees on it, is
+			// IEEE arithmetic's and the spec's (sign(-0) is -0, max(-0,
+			// +0) is +0), and 1/x tells the two apart.
+			if refs.zeroSigns && math.Signbit(g) != math.Signbit(w) && sameZero(j, w) {
+				return fmt.Sprintf("element %s: got %v, want %v (a zero of the other sign)", at(j), g, w)
+			}
 			continue
 		case math.IsNaN(w) || math.IsInf(w, 0) || math.IsNaN(g) || math.IsInf(g, 0):
 			if !(g == w || math.IsNaN(g) && math.IsNaN(w)) {
@@ -544,6 +583,12 @@ func TestFuzzChecker(t *testing.T) {
 	require.Empty(t, differs(lit(1, 2.5), f32(1, 2.5001), wide, 0), "rounding moved the evaluator's result that far")
 	s := &vkjit.Tensor{Type: vkjit.S32, Dims: []int64{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}}
 	require.Contains(t, differs(&hlo.Literal{Shape: literalOf(s).Shape, Data: []byte{1, 0, 0, 0, 3, 0, 0, 0}}, s, none, 0), "element 1: got 2, want 3")
+	negZero := float32(math.Copysign(0, -1))
+	signed := references{zeroSigns: true}
+	require.Contains(t, differs(lit(negZero), f32(0), signed, 0), "a zero of the other sign")
+	require.Empty(t, differs(lit(negZero), f32(0), none, 0), "where the program's zeros' signs are its algorithm's")
+	wideZero := references{zeroSigns: true, wide: []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F64, 1), Data: make([]byte, 8)}}}
+	require.Empty(t, differs(lit(negZero), f32(0), wideZero, 0), "where an evaluation in other floats has +0")
 }
 
 // The verifier's mutation fuzzer: a random program's text, mutated (a
