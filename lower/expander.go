@@ -12,20 +12,22 @@ import (
 // cosh, asin, acos, asinh, acosh, atanh) into exp, log1p, atan2, sqrt
 // and the rest as the StableHLO reader expands CHLO's ops (package chlo),
 // complex operands into complex ops, which lowerComplex then rewrites.
-func expandSpecial(s *state) error {
-	expansions := map[hlo.Opcode]expansion{}
+func expandSpecial(s *state) error { return expandEach(s, specialExpansions) }
+
+var specialExpansions = func() map[hlo.Opcode]expansion {
+	m := map[hlo.Opcode]expansion{}
 	for op, name := range chlo.Opcodes {
-		expansions[op] = func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
-			var err error
-			r, err := chlo.Expand(b.expr(in.Shape, &err), name, in.Operands...)
+		m[op] = func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+			var first error // where the builder records its first error, which Expand returns
+			r, err := chlo.Expand(b.expr(in.Shape, &first), name, in.Operands...)
 			if err != nil {
 				return nil, in.Errorf("%v", err)
 			}
 			return r, nil
 		}
 	}
-	return expandEach(s, expansions)
-}
+	return m
+}()
 
 // An expansion builds what instruction in stands for with b and returns
 // the value, the last instruction it built, or in itself to leave it.
