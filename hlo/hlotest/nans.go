@@ -43,8 +43,10 @@ func HideNaNSigns(m *hlo.Module) (*hlo.Module, error) {
 	return again, hlo.Verify(again)
 }
 
+// floatTotalOrder: a total-order compare of floats, or a topk of floats
+// (which orders them so).
 func floatTotalOrder(in *hlo.Instruction) bool {
-	return in.Op == hlo.OpCompare && in.A.CompareType == "TOTALORDER" && in.Operands[0].Shape.Elem.IsFloat()
+	return (in.Op == hlo.OpCompare && in.A.CompareType == "TOTALORDER" || in.Op == hlo.OpTopK) && in.Operands[0].Shape.Elem.IsFloat()
 }
 
 func hasFloatTotalOrder(m *hlo.Module) bool {

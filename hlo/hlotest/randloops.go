@@ -645,6 +645,56 @@ func (g *gen) conditional() {
 	g.keep(g.op(hlo.OpConditional, ops...).Calls(branches...).WithShape(s).Instruction, exact, v.mag, v.frac, false)
 }
 
+// call applies a binary op to a value and a partner in a called
+// computation, which the compiler inlines (as XLA's CallInliner does).
+func (g *gen) call() {
+	v := g.any()
+	t, s := v.t(), v.s()
+	op := g.reduceOp(t)
+	w := g.partner(v, v.exact)
+	g.loops++
+	cb := g.b.Computation(fmt.Sprintf("called_%d", g.loops))
+	cb.Op(op, cb.Parameter(s), cb.Parameter(s))
+	exact, mag, frac := exactFold(op, v, w, 1)
+	g.keep(g.op(hlo.OpCall, v, w).Calls(settle(cb.Computation())).WithShape(s).Instruction, exact, mag, frac, false)
+}
+
+// mapOp maps a scalar binary op over a value and a partner, element by
+// element (jax.lax.map of a scalar function, or XLA's Map).
+func (g *gen) mapOp() {
+	v := g.any()
+	t := v.t()
+	op := g.reduceOp(t)
+	w := g.partner(v, v.exact)
+	dims := make([]int64, v.s().Rank())
+	for i := range dims {
+		dims[i] = int64(i)
+	}
+	exact, mag, frac := exactFold(op, v, w, 1)
+	g.keep(g.op(hlo.OpMap, v, w).Set("dimensions", list(dims)).Calls(g.reducer(op, t)).WithShape(v.s()).Instruction, exact, mag, frac, false)
+}
+
+// topK takes the k largest (or smallest) elements of a value's last
+// dimension and their indices, as jax.lax.top_k: keys ordered (not
+// complex or pred) and exact, so that no rounding swaps two.
+func (g *gen) topK() {
+	v := g.pick(func(v *gval) bool {
+		t := v.t()
+		return v.s().Rank() >= 1 && t != hlo.PRED && !t.IsComplex() && (v.exact || !t.IsFloat())
+	})
+	if v == nil {
+		return
+	}
+	n := v.s().Dims[v.s().Rank()-1]
+	in := g.op(hlo.OpTopK, v).Set("k", fmt.Sprint(g.rng.IntN(int(n)+1)))
+	if g.rng.IntN(2) == 0 {
+		in.Set("largest", "false")
+	}
+	r := g.keep(in.Instruction, true, 0, 0, false)
+	g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", "0").Instruction, v.exact, v.mag, v.frac, v.raw)
+	g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", "1").Instruction, true, 0, 0, false)
+}
+
 // root makes the entry's result: a tuple of a few values, the latest
 // more often (the others are dead code, which the compiler must drop).
 func (g *gen) root() {

@@ -298,7 +298,8 @@ var steps = []struct {
 	{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).dot, 2},
 	{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
 	{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
-	{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1},
+	{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
+	{(*gen).topK, 1},
 	{(*gen).newParam, 1},
 }
 
