@@ -459,11 +459,16 @@ func TestRunNudged(t *testing.T) {
 	require.InDelta(t, 3+1.5*r, toF(get(factorUp, 3), hlo.F32), 0x1p-22)
 	require.Equal(t, 0.0, toF(get(factorUp, 1), hlo.F32), "the other triangle stays 0")
 	// A singular matrix's last pivot is 0, where rounding decides whether
-	// the factorization fails: the nudged factor is NaN (the plain one is
-	// finite), so that no reference agrees on it.
+	// the factorization fails: each element of the nudged factor is what
+	// the plain one's is not, NaN for finite and 0 for NaN (l_11 is 0/0
+	// here, and was NaN nudged too: FuzzMutants, seed 150 mutation 841,
+	// where the device's pivot came out 7.6e-6 and l_11 0.0028), so that
+	// no reference agrees on it.
 	singular := "  a = f32[2,2] constant({{4, 4}, {4, 4}})\n  ROOT l = f32[2,2] cholesky(a), lower=true"
 	require.Equal(t, 2.0, toF(get(nudged(singular, 0), 0), hlo.F32))
+	require.True(t, math.IsNaN(toF(get(nudged(singular, 0), 3), hlo.F32)))
 	require.True(t, math.IsNaN(toF(get(nudged(singular, 1), 0), hlo.F32)))
+	require.Equal(t, 0.0, toF(get(nudged(singular, 1), 3), hlo.F32))
 }
 
 // TestEmptyMatrices: a triangular solve and a Cholesky factorization of

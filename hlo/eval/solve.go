@@ -162,15 +162,16 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 		case nudge == 0:
 		case !(pivot > nearSingular(n, t)):
 			// A pivot within rounding of 0: whether the factorization
-			// fails (NaN throughout) is rounding's choice. The factor
-			// becomes what it is not (NaN if it is finite, 0 if NaN), so
-			// that no reference agrees on it.
-			fill := complex(math.NaN(), 0)
-			if failed {
-				fill = 0
-			}
+			// fails (NaN throughout), or divides 0 by 0 below a zero
+			// pivot, or goes on, is rounding's choice. Each element of
+			// the factor becomes what it is not (NaN if it is finite, 0
+			// if NaN), so that no reference agrees on it.
 			for i := range l {
-				l[i] = fill
+				if failed || cmplx.IsNaN(l[i]) {
+					l[i] = 0
+				} else {
+					l[i] = complex(math.NaN(), 0)
+				}
 			}
 			failed = false
 		case !failed:
