@@ -125,17 +125,29 @@ func (e *expr) with(t hlo.ElementType) *expr { return &expr{e.With(t)} }
 // from the true -3136.5986, and the check allows 0.001), so vkjit
 // computes what XLA computes (docs/ACCURACY.md).
 func sinhExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
-	m := e.Op(hlo.OpExpm1, x)
-	small := e.Mul(e.K(0.5), e.Add(m, e.Div(m, e.Add(m, e.K(1)))))
-	lh := e.K(math.Log(0.5))
-	large := e.Sub(e.Exp(e.Add(x, lh)), e.Exp(e.Sub(lh, x)))
-	return e.Sel(e.Cmp(e.Abs(x), "LT", e.K(1)), small, large)
+	ep, em := halves(e, x)
+	return sinhFrom(e, x, ep, em)
 }
 
 // coshExpr: e^(x + log(1/2)) + e^(-x + log(1/2)), as XLA (see sinhExpr).
 func coshExpr(e *expr, x *hlo.Instruction) *hlo.Instruction {
+	ep, em := halves(e, x)
+	return e.Add(ep, em)
+}
+
+// halves is e^(x + log(1/2)) and e^(-x + log(1/2)), whose difference and
+// sum are XLA's sinh and cosh.
+func halves(e *expr, x *hlo.Instruction) (ep, em *hlo.Instruction) {
 	lh := e.K(math.Log(0.5))
-	return e.Add(e.Exp(e.Add(x, lh)), e.Exp(e.Sub(lh, x)))
+	return e.Exp(e.Add(x, lh)), e.Exp(e.Sub(lh, x))
+}
+
+// sinhFrom is sinh x from its halves: their difference, or below |x| = 1,
+// where it cancels, (expm1(x) + expm1(x) / (expm1(x) + 1)) / 2.
+func sinhFrom(e *expr, x, ep, em *hlo.Instruction) *hlo.Instruction {
+	m := e.Op(hlo.OpExpm1, x)
+	small := e.Mul(e.K(0.5), e.Add(m, e.Div(m, e.Add(m, e.K(1)))))
+	return e.Sel(e.Cmp(e.Abs(x), "LT", e.K(1)), small, e.Sub(ep, em))
 }
 
 // asinExpr: 2 atan2(x, 1 + sqrt(1 - x^2)), NaN beyond [-1, 1].

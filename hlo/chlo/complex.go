@@ -39,9 +39,9 @@ var complexFunctions = map[string]func(e *expr, z *hlo.Instruction) *hlo.Instruc
 }
 
 // csinhCosh is sinh z (or cosh z) for z = a + bi as sinh a cos b +
-// i cosh a sin b (cosh a cos b + i sinh a sin b), with XLA's real
-// e^(a + log(1/2)) -+ e^(-a + log(1/2)) (sinh a from expm1 below |a| = 1,
-// where the difference cancels). The legalization's
+// i cosh a sin b (cosh a cos b + i sinh a sin b), with sinh a and cosh a
+// as the real functions compute them (halves: XLA's e^(a + log(1/2))
+// -+ e^(-a + log(1/2)), sinh a from expm1 below |a| = 1). The legalization's
 // e^(z + log(1/2)) - e^(-z + log(1/2)) is the same sum, but through four
 // complex exponentials, each its own sin b and cos b, which in c128 made
 // a kernel lavapipe took 5.4 s to compile (now one sine and one cosine).
@@ -50,11 +50,8 @@ var complexFunctions = map[string]func(e *expr, z *hlo.Instruction) *hlo.Instruc
 func csinhCosh(e *expr, z *hlo.Instruction, cosh bool) *hlo.Instruction {
 	p := e.part()
 	a, b := e.re(z), e.im(z)
-	lh := p.K(math.Log(0.5))
-	ep, em := p.Exp(p.Add(a, lh)), p.Exp(p.Sub(lh, a))
-	ch := p.Add(ep, em)
-	near := p.Mul(p.K(0.5), p.Sub(p.Op(hlo.OpExpm1, a), p.Op(hlo.OpExpm1, p.Neg(a))))
-	sh := p.Sel(p.Cmp(p.Abs(a), "LT", p.K(1)), near, p.Sub(ep, em))
+	ep, em := halves(p, a)
+	sh, ch := sinhFrom(p, a, ep, em), p.Add(ep, em)
 	cb, sb := p.Op(hlo.OpCos, b), p.Op(hlo.OpSin, b)
 	re, im, zeroIm := p.Mul(sh, cb), p.Mul(ch, sb), b
 	if cosh {

@@ -109,15 +109,16 @@ func ctan(x complex128) complex128 {
 // csinhCosh is sinh x (cosh x) as XLA's expansion computes it from the
 // real parts' (hlo/chlo's csinhCosh): sinh a cos b + i cosh a sin b, with
 // sinh a and cosh a from e^(a + log(1/2)) -+ e^(-a + log(1/2)) (sinh a
-// from expm1 below |a| = 1), and a zero b the imaginary part (cosh: with
-// a's sign), as C99's.
+// from expm1 below |a| = 1, as the real sinh), and a zero b the
+// imaginary part (cosh: with a's sign), as C99's.
 func csinhCosh(x complex128, cosh bool) complex128 {
 	a, b := real(x), imag(x)
 	lh := math.Log(0.5)
 	ep, em := math.Exp(a+lh), math.Exp(lh-a)
 	ch, sh := ep+em, ep-em
 	if math.Abs(a) < 1 {
-		sh = 0.5 * (math.Expm1(a) - math.Expm1(-a))
+		m := math.Expm1(a)
+		sh = 0.5 * (m + m/(m+1))
 	}
 	re, im, zeroIm := sh*Cos(b), ch*Sin(b), b
 	if cosh {
