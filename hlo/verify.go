@@ -2,6 +2,7 @@ package hlo
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Verify checks a module's structure and infers the shape of every
@@ -331,9 +332,15 @@ func InferShape(in *Instruction) (*Shape, error) {
 		}
 		return arr(src.Elem, dims...), nil
 	case OpReverse:
-		for _, d := range a.Dimensions {
+		for i, d := range a.Dimensions {
 			if d < 0 || int(d) >= ops[0].Shape.Rank() {
 				return nil, in.Errorf("dimension %d out of range", d)
+			}
+			// XLA's shape inference and StableHLO's (C2) refuse a
+			// repeated dimension, which one implementation would
+			// reverse twice and another once.
+			if slices.Contains(a.Dimensions[:i], d) {
+				return nil, in.Errorf("dimension %d is repeated in dimensions", d)
 			}
 		}
 		return like(ops[0].Shape), nil

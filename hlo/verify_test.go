@@ -26,6 +26,11 @@ add {
 ENTRY e {
   ROOT m = f32[2] map(), dimensions={0}, to_apply=add
 }`, "8:3: m (map): needs an operand"},
+	{"reverse_repeated_dimension", `HloModule m
+ENTRY e {
+  x = f32[2,3,1] parameter(0)
+  ROOT r = f32[2,3,1] reverse(x), dimensions={0,1,1}
+}`, "4:3: r (reverse): dimension 1 is repeated in dimensions"},
 	{"reduce_precision_bits", `HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
