@@ -306,6 +306,12 @@ func parseTypedAttrs(in *Instruction) error {
 		if in.A.Dot == nil {
 			in.A.Dot = &DotDims{}
 		}
+	case OpReduceWindow, OpSelectAndScatter:
+		// An absent window is the empty one (a scalar's), as XLA's
+		// parser makes it; the evaluator and lower read it.
+		if in.A.Window == nil {
+			in.A.Window = &Window{}
+		}
 	}
 	return nil
 }

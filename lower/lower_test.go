@@ -253,3 +253,10 @@ func TestFloat16Rounding(t *testing.T) {
 	require.Greater(t, n, 30)
 	require.Greater(t, native16, 20, "kernels rounding with the f16 conversion")
 }
+
+// TestScalarReduceWindowWithoutWindow: a scalar's reduce-window with its
+// window left out compiles (loop fusion dereferenced the missing window).
+func TestScalarReduceWindowWithoutWindow(t *testing.T) {
+	_, err := compileText(t, "HloModule rw\nadd {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT c = f64[] add(a, b)\n}\nENTRY e {\n  x = f64[] parameter(0)\n  i = f64[] parameter(1)\n  ROOT r = f64[] reduce-window(x, i), to_apply=add\n}\n")
+	require.NoError(t, err)
+}

@@ -561,3 +561,12 @@ func TestComplexInverseFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarReduceWindowWithoutWindow: a reduce-window of a scalar may
+// leave its window out (the empty one, as XLA's parser makes it); the
+// evaluator dereferenced the missing window (FuzzMutants, seed 234
+// mutation 685), and lower's loop fusion too.
+func TestScalarReduceWindowWithoutWindow(t *testing.T) {
+	got := evalText(t, "HloModule rw\nadd {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT c = f64[] add(a, b)\n}\nENTRY e {\n  x = f64[] constant(2.5)\n  i = f64[] constant(1)\n  ROOT r = f64[] reduce-window(x, i), to_apply=add\n}\n")
+	require.Equal(t, []float64{3.5}, got[0])
+}
