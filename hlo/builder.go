@@ -92,7 +92,7 @@ type InstBuilder struct {
 // says otherwise.
 func (cb *CompBuilder) Op(op Opcode, operands ...*Instruction) *InstBuilder {
 	in := &Instruction{Name: cb.b.name(op), Op: op, Operands: operands, ShapeInferred: true}
-	in.A.FeatureGroups, in.A.BatchGroups, in.A.Largest = 1, 1, true
+	parseTypedAttrs(in) // the defaults of absent attributes, as the parser gives them (no attributes: no error)
 	cb.c.Instructions = append(cb.c.Instructions, in)
 	cb.c.Root = in
 	return &InstBuilder{Instruction: in, cb: cb}
