@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
+	"github.com/vkjit/vkjit/spirv"
 )
 
 // chain is a module of n elementwise ops on f32[4096], each reading the
@@ -87,5 +88,37 @@ func TestLargeKernelsStayScalar(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, p.Kernels, 1)
 		require.Equal(t, c.vector, p.Kernels[0].Vector, "%d ops, %d words", c.n, len(p.Kernels[0].Words))
+	}
+}
+
+// TestSharedSubexpressions: a kernel computes a value its ops need
+// several times once. Complex tan, sin, cos and exp take the sine and
+// the cosine of one real part, each over the same Payne-Hanek reduction
+// in f64 (14 32-bit multiplies), and the real and imaginary parts of a
+// result are assembled by one kernel from the same elements: a c128
+// tan kernel held 8 reductions (24,344 words, 2 s of lavapipe's compile at
+// its first dispatch) where one suffices.
+func TestSharedSubexpressions(t *testing.T) {
+	for _, c := range []struct {
+		op      string
+		reduces int
+	}{
+		{"tan", 1}, {"sine", 1}, {"cosine", 1}, {"exponential", 1},
+		{"exponential-minus-one", 2}, // sin b and sin b/2
+		{"tanh", 2},                  // fusion stores -b, computing cos -b alongside; sin -b is the result's kernel's
+	} {
+		text := fmt.Sprintf("HloModule m\nENTRY main {\n  x = c128[64] parameter(0)\n  ROOT r = c128[64] %s(x)\n}\n", c.op)
+		m, err := hlo.Parse("m.hlo", text)
+		require.NoError(t, err)
+		p, err := Compile(m, LlvmpipeTarget, Options{})
+		require.NoError(t, err, c.op)
+		muls := 0
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), c.op)
+			dis, err := spirv.Disassemble(k.Words)
+			require.NoError(t, err)
+			muls += strings.Count(dis, "OpUMulExtended")
+		}
+		require.Equal(t, 14*c.reduces, muls, "%s: Payne-Hanek reductions", c.op)
 	}
 }

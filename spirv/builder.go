@@ -38,7 +38,8 @@ type Builder struct {
 	globals   []uint32 // types, constants and global variables, in definition order
 	funcs     []uint32
 
-	dedup map[string]ID // types and constants by value
+	dedup     map[string]ID   // types and constants by value
+	decorated map[string]bool // decorations made (Decorate)
 
 	addressing uint32 // the memory model's addressing: Logical, or PhysicalStorageBuffer64
 }
@@ -147,7 +148,17 @@ func (b *Builder) Name(id ID, name string) {
 }
 
 // Decorate adds a decoration to id.
+// Decorating an id again the same way (an instruction Op reused) adds
+// nothing.
 func (b *Builder) Decorate(id ID, d Decoration, args ...uint32) {
+	key := fmt.Sprint(id, d, args)
+	if b.decorated[key] {
+		return
+	}
+	if b.decorated == nil {
+		b.decorated = map[string]bool{}
+	}
+	b.decorated[key] = true
 	b.annots = appendInst(b.annots, OpDecorate, append([]uint32{uint32(id), uint32(d)}, args...)...)
 }
 
@@ -359,6 +370,21 @@ func (b *Builder) Variable(ptr ID, sc StorageClass) ID {
 	return id
 }
 
+// ConstVariable is a Private variable of pointer type ptr initialized to
+// constant init, for tables that code indexes (read with
+// Function.LoadInvariant; nothing may store to it). The same table is
+// one variable.
+func (b *Builder) ConstVariable(ptr, init ID) ID {
+	key := fmt.Sprint("const-variable", ptr, init)
+	if id, ok := b.dedup[key]; ok {
+		return id
+	}
+	id := b.NewID()
+	b.globals = appendInst(b.globals, OpVariable, uint32(ptr), uint32(id), uint32(StoragePrivate), uint32(init))
+	b.dedup[key] = id
+	return id
+}
+
 // VariableAt declares global variable id, handed out earlier by NewID:
 // code may use a variable whose type is settled only when the function
 // is done (a push-constant block that gains members as the code needs
@@ -394,6 +420,11 @@ type Function struct {
 	vars  []uint32 // OpVariable (Function storage) must open the first block
 	body  []uint32
 	first bool
+	block ID // the block being emitted into
+
+	values   map[string]ID // pure instructions' results, by block, opcode, type and operands (Op)
+	key      []byte        // Op's scratch key
+	unshared int           // Unshared's depth: no reuse while above 0
 }
 
 // Label starts a new block and returns its label id. Pass a label made
@@ -402,6 +433,7 @@ func (f *Function) Label(id ID) ID {
 	if id == 0 {
 		id = f.b.NewID()
 	}
+	f.block = id
 	if !f.first {
 		f.first = true
 		f.words = appendInst(f.words, OpLabel, uint32(id))
@@ -410,6 +442,10 @@ func (f *Function) Label(id ID) ID {
 	f.body = appendInst(f.body, OpLabel, uint32(id))
 	return id
 }
+
+// Block is the label of the block being emitted into: an id defined
+// earlier in it dominates whatever is emitted next.
+func (f *Function) Block() ID { return f.block }
 
 // LocalVariable declares a Function-storage variable; it is placed at the
 // start of the entry block as the specification requires.
@@ -420,11 +456,80 @@ func (f *Function) LocalVariable(ptr ID) ID {
 }
 
 // Op emits an instruction with a result of type typ and returns its id.
+// A pure instruction (pureOps) that repeats one emitted earlier in the
+// same block is not emitted again: Op returns the earlier result, which
+// dominates whatever follows it in the block. Kernels built from
+// composable pieces compute the same index or value more than once (a
+// complex result's real and imaginary parts each unravel and ravel
+// the same element), and the driver's compiler, which would merge
+// them, then spends its time on the copies first: lavapipe compiles a
+// kernel at its first dispatch in time that grows faster than its size.
 func (f *Function) Op(op Op, typ ID, operands ...uint32) ID {
+	return f.emit(op, typ, int(op) < len(pureOps) && pureOps[op], operands)
+}
+
+// LoadInvariant is Load of memory nothing writes (a ConstVariable):
+// like a pure instruction, a repeat in the same block is the first.
+func (f *Function) LoadInvariant(typ, ptr ID) ID {
+	return f.emit(OpLoad, typ, true, []uint32{uint32(ptr)})
+}
+
+func (f *Function) emit(op Op, typ ID, pure bool, operands []uint32) ID {
+	if pure {
+		k := f.key[:0]
+		k = binary.LittleEndian.AppendUint32(k, uint32(f.block))
+		k = binary.LittleEndian.AppendUint32(k, uint32(op))
+		k = binary.LittleEndian.AppendUint32(k, uint32(typ))
+		for _, w := range operands {
+			k = binary.LittleEndian.AppendUint32(k, w)
+		}
+		f.key = k
+		if id, ok := f.values[string(k)]; ok && f.unshared == 0 {
+			return id
+		}
+	}
 	id := f.b.NewID()
 	f.body = appendInst(f.body, op, append([]uint32{uint32(typ), uint32(id)}, operands...)...)
+	if pure {
+		if f.values == nil {
+			f.values = map[string]ID{}
+		}
+		f.values[string(f.key)] = id
+	}
 	return id
 }
+
+// Unshared runs emit with Op's reuse of earlier results turned off, for
+// code that Hoist will move ahead of results emitted before it.
+func (f *Function) Unshared(emit func()) {
+	f.unshared++
+	defer func() { f.unshared-- }()
+	emit()
+}
+
+// pureOps are the instructions whose result depends on their operands
+// alone: arithmetic, comparisons, conversions, composites, address
+// arithmetic and GLSL.std.450's functions. Loads, image reads, subgroup
+// operations and anything with an effect are not.
+var pureOps = func() (p [256]bool) {
+	for _, op := range []Op{
+		OpExtInst, OpAccessChain, OpCompositeConstruct, OpCompositeExtract,
+		OpConvertFToU, OpConvertFToS, OpConvertSToF, OpConvertUToF, OpUConvert, OpSConvert, OpFConvert, OpBitcast,
+		OpSNegate, OpFNegate, OpIAdd, OpFAdd, OpISub, OpFSub, OpIMul, OpFMul, OpUDiv, OpSDiv, OpFDiv,
+		OpUMod, OpSRem, OpSMod, OpFRem, OpFMod, OpVectorTimesScalar, OpUMulExtended,
+		OpIsNan, OpIsInf, OpLogicalEqual, OpLogicalNotEqual, OpLogicalOr, OpLogicalAnd, OpLogicalNot, OpSelect,
+		OpIEqual, OpINotEqual, OpUGreaterThan, OpSGreaterThan, OpUGreaterThanEqual, OpSGreaterThanEqual,
+		OpULessThan, OpSLessThan, OpULessThanEqual, OpSLessThanEqual,
+		OpFOrdEqual, OpFUnordEqual, OpFOrdNotEqual, OpFUnordNotEqual, OpFOrdLessThan, OpFUnordLessThan,
+		OpFOrdGreaterThan, OpFUnordGreaterThan, OpFOrdLessThanEqual, OpFUnordLessThanEqual,
+		OpFOrdGreaterThanEqual, OpFUnordGreaterThanEqual,
+		OpShiftRightLogical, OpShiftRightArithmetic, OpShiftLeftLogical,
+		OpBitwiseOr, OpBitwiseXor, OpBitwiseAnd, OpNot, OpBitCount,
+	} {
+		p[op] = true
+	}
+	return p
+}()
 
 // Void emits an instruction without a result id.
 func (f *Function) Void(op Op, operands ...uint32) {

@@ -1,6 +1,7 @@
 package spirv
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -132,4 +133,53 @@ func TestHoist(t *testing.T) {
 	b.EntryPoint(fn.ID, "main")
 	b.LocalSize(fn.ID, 1, 1, 1)
 	require.NoError(t, Validate(b.Words()))
+}
+
+// TestReuse: a pure instruction repeated in its block is the first one;
+// in another block, under Unshared, or as a load of memory that may be
+// written it is emitted again. A ConstVariable's loads are invariant,
+// and a table is one variable.
+func TestReuse(t *testing.T) {
+	b := NewBuilder()
+	void, u32 := b.TypeVoid(), b.TypeInt(32, false)
+	fn := b.Function(void, b.TypeFunction(void))
+	cu := func(v uint32) uint32 { return uint32(b.Constant(u32, v)) }
+	fn.Label(0)
+	x := fn.Op(OpIAdd, u32, cu(1), cu(2))
+	require.Equal(t, x, fn.Op(OpIAdd, u32, cu(1), cu(2)), "same block")
+	require.NotEqual(t, x, fn.Op(OpIAdd, u32, cu(2), cu(1)), "other operands")
+	fn.Unshared(func() { require.NotEqual(t, x, fn.Op(OpIAdd, u32, cu(1), cu(2)), "unshared") })
+
+	arr := b.TypeArray(u32, b.ConstU32(2), 0)
+	table := b.ConstantComposite(arr, b.ConstU32(7), b.ConstU32(9))
+	tv := b.ConstVariable(b.TypePointer(StoragePrivate, arr), table)
+	require.Equal(t, tv, b.ConstVariable(b.TypePointer(StoragePrivate, arr), table), "one variable a table")
+	elem := b.TypePointer(StoragePrivate, u32)
+	p := fn.AccessChain(elem, tv, ID(x))
+	require.Equal(t, p, fn.AccessChain(elem, tv, ID(x)))
+	v := fn.LoadInvariant(u32, p)
+	require.Equal(t, v, fn.LoadInvariant(u32, p), "invariant load")
+
+	local := fn.LocalVariable(b.TypePointer(StorageFunction, u32))
+	fn.Store(local, x)
+	l := fn.Load(u32, local)
+	fn.Store(local, v)
+	require.NotEqual(t, l, fn.Load(u32, local), "a load of written memory")
+
+	b.Decorate(x, DecorationNoContraction)
+	b.Decorate(x, DecorationNoContraction) // x reused: decorated once
+	next := fn.b.NewID()
+	fn.Do(OpBranch, next)
+	fn.Label(next)
+	y := fn.Op(OpIAdd, u32, cu(1), cu(2))
+	require.NotEqual(t, x, y, "another block")
+	fn.Void(OpReturn)
+	fn.End()
+	b.EntryPoint(fn.ID, "main")
+	b.LocalSize(fn.ID, 1, 1, 1)
+	w := b.Words()
+	require.NoError(t, Validate(w))
+	dis, err := Disassemble(w)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(dis, "NoContraction"))
 }

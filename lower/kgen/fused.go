@@ -205,6 +205,37 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	if in.Op == hlo.OpConstant {
 		return k.scalarConst(in.Literal)
 	}
+	// A producer that several of the kernel's ops read at the same
+	// element is computed once (XLA's fused emitter caches generated
+	// values by instruction and index too): complex tan's sin a and cos a
+	// each fed three products, and a c128 tan kernel held 8 Payne-Hanek
+	// reductions instead of 2. A value is reused only in the block that
+	// defined it, where the definition dominates the use.
+	key := computedKey{in, idx, k.f.Block()}
+	if v, ok := k.computed[key]; ok {
+		return v
+	}
+	v := k.computeFresh(f, idx)
+	if k.err == nil {
+		if k.computed == nil {
+			k.computed = map[computedKey]val{}
+		}
+		k.computed[computedKey{in, idx, k.f.Block()}] = v
+	}
+	return v
+}
+
+// computedKey names a fused producer's value: its instruction, the
+// element's index and the block it was computed in.
+type computedKey struct {
+	in    *hlo.Instruction
+	idx   spirv.ID
+	block spirv.ID
+}
+
+// computeFresh emits element idx of fused producer f.
+func (k *kernelBuilder) computeFresh(f fusedOperand, idx spirv.ID) val {
+	in := f.in
 	form, ok := formOf(OpKind(in.Op))
 	if !ok {
 		form, _ = formOf(KindElementwise) // which names the op it cannot compute

@@ -106,6 +106,8 @@ type kernelBuilder struct {
 	vector   *vectorState             // its state inside main()
 
 	regArrays []regArray // device loops: small values read at computed indices (seqkernel.go)
+
+	computed map[computedKey]val // fused producers' values by element and block (compute)
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {

@@ -176,9 +176,17 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		for i := range in.Operands {
 			s := src(i)
 			ix := append([]spirv.ID{}, o...)
-			local := k.f.ISub(u32, o[d], k.cu32(uint32(off)))
-			// Clamp into this operand so that the read stays in bounds.
-			ix[d] = k.f.Ext(u32, spirv.GLSLUMin, local, k.cu32(uint32(max(s.Dims[d]-1, 0))))
+			if s.Dims[d] <= 1 {
+				// Position 0, as the clamp below would make it; the same
+				// index for every such operand of one shape (a complex
+				// value's real and imaginary parts), whose common
+				// producers the kernel then computes once.
+				ix[d] = k.cu32(0)
+			} else {
+				local := k.f.ISub(u32, o[d], k.cu32(uint32(off)))
+				// Clamp into this operand so that the read stays in bounds.
+				ix[d] = k.f.Ext(u32, spirv.GLSLUMin, local, k.cu32(uint32(s.Dims[d]-1)))
+			}
 			x := k.load(binds[i], k.ravel(ix, s.Dims), s.Elem)
 			if i == 0 {
 				r = x

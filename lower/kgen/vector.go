@@ -251,12 +251,15 @@ func (k *kernelBuilder) vectorRow(in *hlo.Instruction, bind int, idx spirv.ID) (
 	row, done := vs.rows[key]
 	if !done {
 		mark := k.f.Len()
-		first := k.broadcastSource(in, vs.idxs[0]) // a multiple of the lanes: rows of s are
-		k.noteIndex(bind, first)
-		idx4 := k.f.UDiv(k.u32(), first, k.cu32(vec4))
-		for c := range vs.width / vec4 {
-			row = append(row, k.texelLoad4(bind, k.addU(idx4, int64(c))))
-		}
+		// Unshared: the hoisted code may not reuse values emitted after vs.at.
+		k.f.Unshared(func() {
+			first := k.broadcastSource(in, vs.idxs[0]) // a multiple of the lanes: rows of s are
+			k.noteIndex(bind, first)
+			idx4 := k.f.UDiv(k.u32(), first, k.cu32(vec4))
+			for c := range vs.width / vec4 {
+				row = append(row, k.texelLoad4(bind, k.addU(idx4, int64(c))))
+			}
+		})
 		k.f.Hoist(vs.at, mark)
 		vs.at += k.f.Len() - mark
 		vs.rows[key] = row

@@ -74,20 +74,21 @@ func (m dm) trigReduce64(ax spirv.ID) (rh, rl, q spirv.ID) {
 	mh := m.uop(spirv.OpBitwiseOr, m.uop(spirv.OpBitwiseAnd, hi, m.cu(0xfffff)), m.cu(0x100000))
 	j0 := m.op(spirv.OpShiftRightArithmetic, m.s, m.op(spirv.OpISub, m.s, e, s32(2)), s32(5))
 	j0 = m.fn.Ext(m.s, spirv.GLSLSClamp, j0, s32(0), s32(int32(len(twoOverPi64)-7)))
-	// The table, in a function variable indexed by j0.
+	// The table, a constant variable indexed by j0: its loads are
+	// invariant, so that sin x and cos x of one x (complex sin, cos, tan
+	// and exp take both) share one reduction.
 	n := len(twoOverPi64)
 	arr := m.bd.TypeArray(m.u, m.bd.ConstU32(uint32(n)), 0)
 	parts := make([]spirv.ID, n)
 	for i, w := range twoOverPi64 {
 		parts[i] = m.cu(w)
 	}
-	tv := m.fn.LocalVariable(m.bd.TypePointer(spirv.StorageFunction, arr))
-	m.fn.Store(tv, m.bd.ConstantComposite(arr, parts...))
-	ptr := m.bd.TypePointer(spirv.StorageFunction, m.u)
+	tv := m.bd.ConstVariable(m.bd.TypePointer(spirv.StoragePrivate, arr), m.bd.ConstantComposite(arr, parts...))
+	ptr := m.bd.TypePointer(spirv.StoragePrivate, m.u)
 	t := make([]spirv.ID, 7) // little-endian: t[0] is word j0+6
 	for i := range t {
 		at := m.op(spirv.OpIAdd, m.s, j0, s32(int32(6-i)))
-		t[i] = m.op(spirv.OpLoad, m.u, m.fn.AccessChain(ptr, tv, at))
+		t[i] = m.fn.LoadInvariant(m.u, m.fn.AccessChain(ptr, tv, at))
 	}
 	a, b := m.mulWords(lo, t), m.mulWords(mh, t) // 8 words each
 	p := make([]spirv.ID, 9)                     // a + b*2^32, little-endian
