@@ -211,6 +211,11 @@ func (k *kernelBuilder) bitcastConvert(in *hlo.Instruction, x val, to hlo.Elemen
 	if from.Bits() != to.Bits() || from == hlo.PRED || to == hlo.PRED {
 		return val{}, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet (only between types of one width, pred excluded)", from, to)
 	}
+	if !from.IsFloat() && to.IsFloat() {
+		// An integer the driver can fold to 0 (x xor x) would be a
+		// constant +0 to it, and 0/y came out +0 for a negative y.
+		x.id = k.hideInt(x.id, k.scalarType(from), regBits(from))
+	}
 	if !isNarrow(from) { // 32 and 64 bits: the registers are the types
 		return val{k.f.Bitcast(k.scalarType(to), x.id), to}, nil
 	}
