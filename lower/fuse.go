@@ -146,6 +146,66 @@ func work(in *hlo.Instruction) int64 {
 	return n
 }
 
+// Sites. A kernel computes a fused producer where its users read it: at
+// the index a user was computed at, where the user reads its operands
+// at its own element (elementwise ops, reshapes), else at an index of
+// the user's own making. The kernel emits the producer once per site
+// (kgen.compute keeps a value by instruction and index), so its copies,
+// for fusion's bounds, are its distinct sites: GELU reads x + b four
+// times at one element, once a copy, where counting its users made it
+// four copies, and stored it.
+
+// siteKey names a site: the user's site it derives from (-1 for a
+// stored instruction's own index), the user, and which operand.
+type siteKey struct {
+	parent int
+	user   *hlo.Instruction
+	pos    int
+}
+
+type sites struct {
+	at     map[*hlo.Instruction][]int // the sites an instruction is computed at
+	ids    map[siteKey]int
+	kernel []*hlo.Instruction // each site's kernel: the stored instruction it computes
+}
+
+// id interns a site of kernel k.
+func (st *sites) id(key siteKey, k *hlo.Instruction) int {
+	if id, ok := st.ids[key]; ok {
+		return id
+	}
+	id := len(st.kernel)
+	st.ids[key] = id
+	st.kernel = append(st.kernel, k)
+	return id
+}
+
+// operand lists the distinct sites at which users us would compute in.
+func (st *sites) operand(in *hlo.Instruction, us []*hlo.Instruction) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, u := range us {
+		for pos, o := range u.Operands {
+			if o != in {
+				continue
+			}
+			// A reshape reads the element of its own linear index.
+			same := u.Op.IsElementwise() && o.Shape.SameDims(u.Shape) || u.Op == hlo.OpReshape || u.Op == hlo.OpBitcast
+			for _, s := range st.at[u] {
+				t := s
+				if !same {
+					t = st.id(siteKey{s, u, pos}, st.kernel[s])
+				}
+				if !seen[t] {
+					seen[t] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // fuseLoops marks the instructions of the entry computation that
 // consumers compute inline (plan.fused). Users are decided before
 // their operands (reverse definition order), so a producer knows how
@@ -167,36 +227,32 @@ func fuseLoops(s *state) error {
 		}
 	}
 	// reads[in]: how in's operands are read, all the way out to the
-	// materialized kernel that computes in; copies[in]: how many times
-	// kernels compute it (1 for a materialized value).
+	// materialized kernel that computes in.
 	reads := map[*hlo.Instruction]readCount{}
-	copies := map[*hlo.Instruction]int{}
-	// kernels[in]: the materialized kernels that compute in (itself,
-	// when stored); cost: each kernel's code so far (maxKernelCost).
-	kernels := map[*hlo.Instruction][]*hlo.Instruction{}
+	// st.at[in]: where kernels compute in (its own kernel's index, when
+	// stored), one copy each; cost: each kernel's code so far
+	// (maxKernelCost).
+	st := &sites{at: map[*hlo.Instruction][]int{}, ids: map[siteKey]int{}}
 	cost := map[*hlo.Instruction]int{}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
-		copies[in] = 1
-		kernels[in] = []*hlo.Instruction{in}
+		st.at[in] = []int{st.id(siteKey{parent: -1, user: in}, in)}
 		us := users[in]
 		if in == c.Root || len(us) == 0 || !fusible(in) {
 			continue
 		}
 		ctx := readsOnce
-		distinct := map[*hlo.Instruction]bool{}
-		n := 0 // the copies of in that fusing it would emit
 		for _, u := range us {
-			distinct[u] = true
-			n += copies[u]
 			ctx = max(ctx, reads[u])
 			if reads[u] == readsNone {
 				ctx = readsNone
 				break
 			}
 		}
-		if len(distinct) > 1 && ctx != readsNone {
+		at := st.operand(in, us)
+		n := len(at) // the copies of in that fusing it would emit
+		if n > 1 && ctx != readsNone {
 			ctx = max(ctx, readsDup)
 		}
 		// A loop feeding a reduction that folds it to fewer elements
@@ -228,7 +284,7 @@ func fuseLoops(s *state) error {
 			// invocation per row. The MLP's [256,10] logits recomputed
 			// in its log-softmax's max, sum and output took 14.6 ms of
 			// device time; stored once, 3.1 ms in one more dispatch.
-			ok = len(distinct) <= maxDuplicates && !expensive(in)
+			ok = !expensive(in)
 		}
 		if !ok {
 			continue
@@ -236,13 +292,12 @@ func fuseLoops(s *state) error {
 		// The kernels in would be computed in, and what it adds to each.
 		var ks []*hlo.Instruction
 		add := map[*hlo.Instruction]int{}
-		for _, u := range us {
-			for _, k := range kernels[u] {
-				if add[k] == 0 {
-					ks = append(ks, k)
-				}
-				add[k] += kgen.OpCost(in.Op) * copies[u] / len(kernels[u])
+		for _, t := range at {
+			k := st.kernel[t]
+			if add[k] == 0 {
+				ks = append(ks, k)
 			}
+			add[k] += kgen.OpCost(in.Op)
 		}
 		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
 			continue
@@ -251,9 +306,8 @@ func fuseLoops(s *state) error {
 			cost[k] += add[k]
 		}
 		s.plan.fused[in] = true
-		copies[in] = n
 		reads[in] = max(ctx, reads[in])
-		kernels[in] = ks
+		st.at[in] = at
 	}
 	defer func() {
 		for in := range s.plan.fused {

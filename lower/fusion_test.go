@@ -571,3 +571,58 @@ func TestHeavyWorkgroupsSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestFusionCountsSites: a value that several ops of one kernel read at
+// the same element is computed there once (kgen.compute keeps it), so
+// fusion counts it once: a dense layer's GELU (x + b read four times)
+// is the GEMM's epilogue, one kernel where it was two, and a recurrence
+// x' = x*x + x of 40 steps is one kernel, its 2^40 paths walked once
+// each value (loopIters, the row and sibling checks).
+func TestFusionCountsSites(t *testing.T) {
+	gelu := `HloModule gelu
+ENTRY main {
+  x = f32[64,128] parameter(0)
+  w = f32[128,128] parameter(1)
+  b = f32[128] parameter(2)
+  d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[64,128] broadcast(b), dimensions={1}
+  h = f32[64,128] add(d, bb)
+  c0 = f32[] constant(0.5)
+  half = f32[64,128] broadcast(c0), dimensions={}
+  c1 = f32[] constant(0.044715)
+  k1 = f32[64,128] broadcast(c1), dimensions={}
+  one = f32[] constant(1)
+  ones = f32[64,128] broadcast(one), dimensions={}
+  h3 = f32[64,128] multiply(h, h)
+  cube = f32[64,128] multiply(h3, h)
+  t1 = f32[64,128] multiply(cube, k1)
+  t2 = f32[64,128] add(h, t1)
+  t4 = f32[64,128] tanh(t2)
+  t5 = f32[64,128] add(t4, ones)
+  t6 = f32[64,128] multiply(h, half)
+  ROOT r = f32[64,128] multiply(t6, t5)
+}
+`
+	p, err := compileText(t, gelu)
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 1, "dense + GELU")
+	require.True(t, strings.HasPrefix(p.Kernels[0].Name, "gemm"), p.Kernels[0].Name)
+
+	var b strings.Builder
+	b.WriteString("HloModule rec\nENTRY main {\n  x0 = f32[1024] parameter(0)\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "  m%d = f32[1024] multiply(x%d, x%d)\n", i, i-1, i-1)
+		root := ""
+		if i == 40 {
+			root = "ROOT "
+		}
+		fmt.Fprintf(&b, "  %sx%d = f32[1024] add(m%d, x%d)\n", root, i, i, i-1)
+	}
+	b.WriteString("}\n")
+	p, err = compileText(t, b.String())
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 1, "the recurrence")
+	for _, k := range p.Kernels {
+		require.NoError(t, spirv.Validate(k.Words), k.Name)
+	}
+}

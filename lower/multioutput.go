@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -24,11 +25,22 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 	ok := true
 	// kept is the dimensions of the innermost reduce's input that its
 	// output keeps: a broadcast along them reads at the output index.
+	// Each value once per space and kept dimensions: fused values that
+	// several ops read make the cluster a DAG, which a walk of its paths
+	// takes exponential time over.
+	type visit struct {
+		x    *hlo.Instruction
+		sp   space
+		kept string
+	}
+	seen := map[visit]bool{}
 	var walk func(x *hlo.Instruction, sp space, kept []int64)
 	walk = func(x *hlo.Instruction, sp space, kept []int64) {
-		if !ok {
+		v := visit{x, sp, fmt.Sprint(kept)}
+		if !ok || seen[v] {
 			return
 		}
+		seen[v] = true
 		if x == r1 {
 			ok = sp == outputSpace
 			return

@@ -65,11 +65,17 @@ const (
 // first m dimensions) only at the row of the element it computes.
 func (s *state) readsOnlyAtRow(k2, r *hlo.Instruction, m int) bool {
 	ok := true
+	type visit struct {
+		x  *hlo.Instruction
+		sp rowSpace
+	}
+	seen := map[visit]bool{} // each value once per space (a DAG's paths are exponential)
 	var walk func(x *hlo.Instruction, sp rowSpace)
 	walk = func(x *hlo.Instruction, sp rowSpace) {
-		if !ok {
+		if !ok || seen[visit{x, sp}] {
 			return
 		}
+		seen[visit{x, sp}] = true
 		if x == r {
 			ok = sp == atRow
 			return

@@ -79,17 +79,35 @@ func ownLoop(in *hlo.Instruction) int64 {
 // runs: its own loop around the reads of its operands, and the loops of
 // the producers it computes inline.
 func (s *state) loopIters(in *hlo.Instruction) int64 {
+	return s.loopItersMemo(in, map[*hlo.Instruction]int64{})
+}
+
+// loopItersMemo is loopIters with each fused value's figure computed
+// once (several ops of a cluster read one value: its paths are
+// exponential in number), saturating at maxIters.
+func (s *state) loopItersMemo(in *hlo.Instruction, memo map[*hlo.Instruction]int64) int64 {
+	if n, ok := memo[in]; ok {
+		return n
+	}
 	var inner int64
 	for _, o := range in.Operands {
 		if s.plan.fused[o] {
-			inner += s.loopIters(o)
+			inner = min(inner+s.loopItersMemo(o, memo), maxIters)
 		}
 	}
+	n := inner
 	if l := ownLoop(in); l > 0 {
-		return l * (1 + inner)
+		n = maxIters
+		if inner < maxIters/l-1 {
+			n = l * (1 + inner)
+		}
 	}
-	return inner
+	memo[in] = n
+	return n
 }
+
+// maxIters is where loopIters stops counting: past any device's bound.
+const maxIters = 1 << 62
 
 // kernelIters is loopIters for a materialized kernel, its prologue
 // reductions included.
