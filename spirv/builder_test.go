@@ -96,13 +96,7 @@ func TestStructuredControl(t *testing.T) {
 		})
 	}, func() { fn.Store(i, fn.IAdd(u32, fn.Load(u32, i), one)) }))
 	fn.Void(OpReturn)
-	fn.End()
-	b.EntryPoint(fn.ID, "main")
-	b.LocalSize(fn.ID, 1, 1, 1)
-	w := b.Words()
-	require.NoError(t, Validate(w))
-	dis, err := Disassemble(w)
-	require.NoError(t, err)
+	dis := finishValid(t, b, fn)
 	for _, want := range []string{"OpLoopMerge", "OpSelectionMerge", "OpULessThan", "OpBitwiseAnd", "OpSelect", "OpIAdd"} {
 		require.Contains(t, dis, want)
 	}
@@ -112,11 +106,7 @@ func TestStructuredControl(t *testing.T) {
 // dominates both branches' uses, and the module stays valid (spirv-val
 // rejects a use its definition does not dominate).
 func TestHoist(t *testing.T) {
-	b := NewBuilder()
-	void, u32 := b.TypeVoid(), b.TypeInt(32, false)
-	fn := b.Function(void, b.TypeFunction(void))
-	cu := func(v uint32) uint32 { return uint32(b.Constant(u32, v)) }
-	fn.Label(0)
+	b, fn, u32, cu := newMain()
 	x := fn.Op(OpIAdd, u32, cu(1), cu(2))
 	at := fn.Len()
 	var hoisted ID
@@ -129,10 +119,7 @@ func TestHoist(t *testing.T) {
 	}))
 	fn.Op(OpIAdd, u32, uint32(hoisted), uint32(x)) // after the branch: needs the hoisted value to dominate
 	fn.Void(OpReturn)
-	fn.End()
-	b.EntryPoint(fn.ID, "main")
-	b.LocalSize(fn.ID, 1, 1, 1)
-	require.NoError(t, Validate(b.Words()))
+	finishValid(t, b, fn)
 }
 
 // TestReuse: a pure instruction repeated in its block is the first one;
@@ -140,11 +127,7 @@ func TestHoist(t *testing.T) {
 // written it is emitted again. A ConstVariable's loads are invariant,
 // and a table is one variable.
 func TestReuse(t *testing.T) {
-	b := NewBuilder()
-	void, u32 := b.TypeVoid(), b.TypeInt(32, false)
-	fn := b.Function(void, b.TypeFunction(void))
-	cu := func(v uint32) uint32 { return uint32(b.Constant(u32, v)) }
-	fn.Label(0)
+	b, fn, u32, cu := newMain()
 	x := fn.Op(OpIAdd, u32, cu(1), cu(2))
 	require.Equal(t, x, fn.Op(OpIAdd, u32, cu(1), cu(2)), "same block")
 	require.NotEqual(t, x, fn.Op(OpIAdd, u32, cu(2), cu(1)), "other operands")
@@ -174,6 +157,24 @@ func TestReuse(t *testing.T) {
 	y := fn.Op(OpIAdd, u32, cu(1), cu(2))
 	require.NotEqual(t, x, y, "another block")
 	fn.Void(OpReturn)
+	dis := finishValid(t, b, fn)
+	require.Equal(t, 1, strings.Count(dis, "NoContraction"))
+}
+
+// newMain starts a module with a void function in its first block, and
+// returns the u32 type and a maker of u32 constants.
+func newMain() (*Builder, *Function, ID, func(uint32) uint32) {
+	b := NewBuilder()
+	void, u32 := b.TypeVoid(), b.TypeInt(32, false)
+	fn := b.Function(void, b.TypeFunction(void))
+	fn.Label(0)
+	return b, fn, u32, func(v uint32) uint32 { return uint32(b.Constant(u32, v)) }
+}
+
+// finishValid ends fn, makes it the entry point of one invocation, and
+// returns the module's disassembly once spirv-val accepts it.
+func finishValid(t *testing.T, b *Builder, fn *Function) string {
+	t.Helper()
 	fn.End()
 	b.EntryPoint(fn.ID, "main")
 	b.LocalSize(fn.ID, 1, 1, 1)
@@ -181,5 +182,5 @@ func TestReuse(t *testing.T) {
 	require.NoError(t, Validate(w))
 	dis, err := Disassemble(w)
 	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(dis, "NoContraction"))
+	return dis
 }
