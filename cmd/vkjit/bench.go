@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"time"
 
@@ -36,7 +37,7 @@ type benchResult struct {
 	StorageLoads     bool    `json:"storage_loads"`
 	AddressAbove     int64   `json:"address_above,omitempty"`
 	HostCPU          string  `json:"host_cpu"`
-	HostCores        int     `json:"host_cores"`
+	HostCores        int     `json:"host_cores"` // the CPUs this process may use (CPUID's count is the VM host's: 254 on a 2-CPU guest)
 	HostSIMDBits     int     `json:"host_simd_bits"`
 	LPNumThreads     string  `json:"lp_num_threads"` // lavapipe's worker threads ("" = its default)
 
@@ -153,7 +154,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
 		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
-		HostCPU: cpuid.CPU.BrandName, HostCores: cpuid.CPU.LogicalCores, HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
+		HostCPU: cpuid.CPU.BrandName, HostCores: runtime.NumCPU(), HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {
 		seq, str, err := streamBench(exe, tensors, *stream)
 		if err != nil {
