@@ -28,9 +28,9 @@ const (
 	readsMany                  // many times (dot, convolution, broadcast...)
 )
 
-// maxDuplicates bounds how many consumers may each recompute a cheap
-// elementwise producer (softmax's exp(x - max) feeds its sum and its
-// division).
+// maxDuplicates bounds the sites at which kernels may each recompute a
+// cheap elementwise producer (softmax's exp(x - max) feeds its sum and
+// its division).
 const maxDuplicates = 3
 
 // maxIndexCopies bounds the copies of an index-only producer (a
@@ -210,11 +210,11 @@ func (st *sites) operand(in *hlo.Instruction, us []*hlo.Instruction) []int {
 // consumers compute inline (plan.fused). Users are decided before
 // their operands (reverse definition order), so a producer knows how
 // its users will be read: into a consumer that reads many times only
-// index-only producers go; a producer with several consumers is
-// recomputed by each, which is fine for index-only ones and, up to
-// maxDuplicates consumers, for cheap elementwise ones; a dot,
-// convolution or reduction is fused only into a single consumer that
-// reads it once.
+// index-only producers go; a producer read at several sites (see
+// Sites) is recomputed at each, which is fine for index-only ones and,
+// up to maxDuplicates sites, for cheap elementwise ones; a dot,
+// convolution or reduction is fused only where it has one site, read
+// once.
 func fuseLoops(s *state) error {
 	if s.opts.NoFuse {
 		return nil

@@ -216,6 +216,8 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 		return v
 	}
 	v := k.computeFresh(f, idx)
+	// Kept under the block computing it ended in (a producer with a
+	// loop of its own ends in the loop's merge block).
 	if k.err == nil {
 		if k.computed == nil {
 			k.computed = map[computedKey]val{}
