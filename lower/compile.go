@@ -416,7 +416,8 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	if n > 1<<32-1 {
 		return in.Errorf("%d elements exceed the 32-bit index of elementwise kernels", n)
 	}
-	env.Local = kgen.LocalSize(s.tg, n, s.kernelIters(in) > kgen.LightKernel)
+	env.Heavy = s.kernelIters(in) > kgen.LightKernel
+	env.Local = kgen.LocalSize(s.tg, n, env.Heavy)
 	var k *kgen.Kernel
 	var err error
 	invocations := n

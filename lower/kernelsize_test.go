@@ -122,3 +122,59 @@ func TestSharedSubexpressions(t *testing.T) {
 		require.Equal(t, 14*c.reduces, muls, "%s: Payne-Hanek reductions", c.op)
 	}
 }
+
+// TestComplexPartsComputedOnce checks that a complex result's two parts
+// share what they compute. A small output's kernel computes both parts
+// of a position in one invocation (a parts kernel), with less float
+// arithmetic than the kernels of its real part alone and its imaginary
+// part alone together where the parts share work (exp(a) in exp's, sin
+// a and cos a in sine's); a large output's vector kernel, eight elements
+// (four positions) per invocation, holds at most four times the parts
+// kernel's, where computing each element on its own held eight times.
+func TestComplexPartsComputedOnce(t *testing.T) {
+	kernel := func(n int, root string) *kgen.Kernel {
+		text := fmt.Sprintf("HloModule m\nENTRY main {\n  x = c64[%d] parameter(0)\n%s}\n", n, root)
+		m, err := hlo.Parse("m.hlo", text)
+		require.NoError(t, err)
+		p, err := Compile(m, LlvmpipeTarget, Options{})
+		require.NoError(t, err, root)
+		require.Len(t, p.Kernels, 1, root)
+		require.NoError(t, spirv.Validate(p.Kernels[0].Words), root)
+		return p.Kernels[0]
+	}
+	floatOps := func(k *kgen.Kernel) int {
+		dis, err := spirv.Disassemble(k.Words)
+		require.NoError(t, err)
+		n := 0
+		for _, l := range strings.Split(dis, "\n") {
+			if strings.Contains(l, "= OpF") || strings.Contains(l, "OpExtInst ") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		op     string
+		shares bool
+	}{{"multiply", false}, {"exponential", true}, {"sine", true}, {"tanh", true}, {"log", false}} {
+		args := "x"
+		if c.op == "multiply" {
+			args = "x, x"
+		}
+		whole := func(n int) string {
+			return fmt.Sprintf("  ROOT r = c64[%d] %s(%s)\n", n, c.op, args)
+		}
+		part := func(which string) string {
+			return fmt.Sprintf("  z = c64[64] %s(%s)\n  ROOT r = f32[64] %s(z)\n", c.op, args, which)
+		}
+		parts, vec := kernel(64, whole(64)), kernel(4096, whole(4096))
+		require.True(t, strings.HasSuffix(parts.Name, "_parts"), "%s: %s", c.op, parts.Name)
+		require.Equal(t, 2, parts.Vector, c.op)
+		require.Equal(t, kgen.VectorWidth, vec.Vector, c.op)
+		if c.shares {
+			apart := floatOps(kernel(64, part("real"))) + floatOps(kernel(64, part("imag")))
+			require.Less(t, 4*floatOps(parts), 3*apart, "%s: %d float ops for both parts, %d for each apart", c.op, floatOps(parts), apart)
+		}
+		require.LessOrEqual(t, floatOps(vec), kgen.VectorWidth/2*floatOps(parts), c.op)
+	}
+}

@@ -422,10 +422,14 @@ type Function struct {
 	first bool
 	block ID // the block being emitted into
 
-	values   map[string]ID // pure instructions' results, by block, opcode, type and operands (Op)
-	key      []byte        // Op's scratch key
-	unshared int           // Unshared's depth: no reuse while above 0
+	values   map[string]Defined // pure instructions' results by opcode, type and operands (Op)
+	key      []byte             // Op's scratch key
+	unshared int                // Unshared's depth: no reuse while above 0
+	idom     map[ID]ID          // each block's immediate dominator, from If and While
 }
+
+// Defined is a value and the block it was defined in.
+type Defined struct{ Block, ID ID }
 
 // Label starts a new block and returns its label id. Pass a label made
 // earlier with NewID to start a block that branches already target.
@@ -447,6 +451,42 @@ func (f *Function) Label(id ID) ID {
 // earlier in it dominates whatever is emitted next.
 func (f *Function) Block() ID { return f.block }
 
+// maxDominatorWalk bounds Dominates' walk up the dominator tree: past
+// it a block is taken as not dominated, which only forgoes a reuse.
+const maxDominatorWalk = 4096
+
+// Dominates reports whether every path to block b passes through block
+// a, so that an id defined in a may be used in b. The blocks If and While
+// start know their immediate dominators (the function's only blocks
+// besides its first); the walk from b up that tree is short, as
+// kernels nest few constructs.
+func (f *Function) Dominates(a, b ID) bool {
+	for range maxDominatorWalk {
+		if a == b {
+			return true
+		}
+		up, ok := f.idom[b]
+		if !ok {
+			return false
+		}
+		b = up
+	}
+	return false
+}
+
+// Usable reports whether d, defined earlier, may be used in the block
+// being emitted into: its block dominates it.
+func (f *Function) Usable(d Defined) bool { return f.Dominates(d.Block, f.block) }
+
+// labelUnder starts block id, immediately dominated by block dom.
+func (f *Function) labelUnder(id, dom ID) {
+	if f.idom == nil {
+		f.idom = map[ID]ID{}
+	}
+	f.idom[id] = dom
+	f.Label(id)
+}
+
 // LocalVariable declares a Function-storage variable; it is placed at the
 // start of the entry block as the specification requires.
 func (f *Function) LocalVariable(ptr ID) ID {
@@ -456,9 +496,9 @@ func (f *Function) LocalVariable(ptr ID) ID {
 }
 
 // Op emits an instruction with a result of type typ and returns its id.
-// A pure instruction (pureOps) that repeats one emitted earlier in the
-// same block is not emitted again: Op returns the earlier result, which
-// dominates whatever follows it in the block. Kernels built from
+// A pure instruction (pureOps) that repeats one emitted earlier in a
+// block that dominates the current one is not emitted again: Op returns
+// the earlier result. Kernels built from
 // composable pieces compute the same index or value more than once (a
 // complex result's real and imaginary parts each unravel and ravel
 // the same element), and the driver's compiler, which would merge
@@ -469,7 +509,8 @@ func (f *Function) Op(op Op, typ ID, operands ...uint32) ID {
 }
 
 // LoadInvariant is Load of memory nothing writes (a ConstVariable):
-// like a pure instruction, a repeat in the same block is the first.
+// like a pure instruction, a repeat where the first dominates is the
+// first.
 func (f *Function) LoadInvariant(typ, ptr ID) ID {
 	return f.emit(OpLoad, typ, true, []uint32{uint32(ptr)})
 }
@@ -477,24 +518,27 @@ func (f *Function) LoadInvariant(typ, ptr ID) ID {
 func (f *Function) emit(op Op, typ ID, pure bool, operands []uint32) ID {
 	if pure {
 		k := f.key[:0]
-		k = binary.LittleEndian.AppendUint32(k, uint32(f.block))
 		k = binary.LittleEndian.AppendUint32(k, uint32(op))
 		k = binary.LittleEndian.AppendUint32(k, uint32(typ))
 		for _, w := range operands {
 			k = binary.LittleEndian.AppendUint32(k, w)
 		}
 		f.key = k
-		if id, ok := f.values[string(k)]; ok && f.unshared == 0 {
-			return id
+		// Only the latest definition is kept: structured code is
+		// emitted in dominator-tree preorder, so once a definition does
+		// not dominate the block being emitted, no later block is
+		// dominated by an earlier one either.
+		if d, ok := f.values[string(k)]; ok && f.unshared == 0 && f.Usable(d) {
+			return d.ID
 		}
 	}
 	id := f.b.NewID()
 	f.body = appendInst(f.body, op, append([]uint32{uint32(typ), uint32(id)}, operands...)...)
 	if pure {
 		if f.values == nil {
-			f.values = map[string]ID{}
+			f.values = map[string]Defined{}
 		}
-		f.values[string(f.key)] = id
+		f.values[string(f.key)] = Defined{f.block, id}
 	}
 	return id
 }

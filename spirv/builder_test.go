@@ -161,6 +161,41 @@ func TestReuse(t *testing.T) {
 	require.Equal(t, 1, strings.Count(dis, "NoContraction"))
 }
 
+func TestReuseWhereDominated(t *testing.T) {
+	b, fn, u32, cu := newMain()
+	boolT := b.TypeBool()
+	op := func(a, c uint32) ID { return fn.Op(OpIMul, u32, cu(a), cu(c)) }
+	x := op(1, 2)
+	var inThen ID
+	require.NoError(t, fn.If(fn.ULessThan(boolT, x, ID(cu(5))), func() error {
+		require.Equal(t, x, op(1, 2), "the header dominates the then block")
+		inThen = op(3, 4)
+		return nil
+	}))
+	require.Equal(t, x, op(1, 2), "and the merge block")
+	require.NotEqual(t, inThen, op(3, 4), "the then block does not dominate the merge block")
+
+	var inCheck, inBody ID
+	require.NoError(t, fn.While(func() ID {
+		inCheck = op(5, 6)
+		return fn.ULessThan(boolT, inCheck, ID(cu(7)))
+	}, func() error {
+		require.Equal(t, inCheck, op(5, 6), "the check dominates the body")
+		inBody = op(8, 9)
+		return fn.If(fn.ULessThan(boolT, inBody, ID(cu(3))), func() error {
+			require.Equal(t, inBody, op(8, 9), "nested")
+			return nil
+		})
+	}, func() {
+		require.Equal(t, inBody, op(8, 9), "the body dominates the continue block")
+	}))
+	require.Equal(t, inCheck, op(5, 6), "the check dominates the loop's merge block")
+	require.NotEqual(t, inBody, op(8, 9), "the body does not")
+	require.True(t, fn.Dominates(fn.Block(), fn.Block()))
+	fn.Void(OpReturn)
+	finishValid(t, b, fn)
+}
+
 // newMain starts a module with a void function in its first block, and
 // returns the u32 type and a maker of u32 constants.
 func newMain() (*Builder, *Function, ID, func(uint32) uint32) {

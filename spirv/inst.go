@@ -151,14 +151,15 @@ func (f *Function) Store(ptr, v ID) { f.Do(OpStore, ptr, v) }
 // block after the then block. then's error ends the emission.
 func (f *Function) If(cond ID, then func() error) error {
 	thenL, merge := f.b.NewID(), f.b.NewID()
+	header := f.block
 	f.Void(OpSelectionMerge, uint32(merge), SelectionControlNone)
 	f.Do(OpBranchConditional, cond, thenL, merge)
-	f.Label(thenL)
+	f.labelUnder(thenL, header)
 	if err := then(); err != nil {
 		return err
 	}
 	f.Do(OpBranch, merge)
-	f.Label(merge)
+	f.labelUnder(merge, header)
 	return nil
 }
 
@@ -168,19 +169,20 @@ func (f *Function) If(cond ID, then func() error) error {
 func (f *Function) While(check func() ID, body func() error, step func()) error {
 	header, checkL, bodyL, cont, merge := f.b.NewID(), f.b.NewID(), f.b.NewID(), f.b.NewID(), f.b.NewID()
 	f.Do(OpBranch, header)
-	f.Label(header)
+	f.labelUnder(header, f.block)
 	f.Void(OpLoopMerge, uint32(merge), uint32(cont), LoopControlNone)
 	f.Do(OpBranch, checkL)
-	f.Label(checkL)
+	f.labelUnder(checkL, header)
 	f.Do(OpBranchConditional, check(), bodyL, merge)
-	f.Label(bodyL)
+	f.labelUnder(bodyL, checkL)
 	if err := body(); err != nil {
 		return err
 	}
+	// The continue block's one predecessor is where the body ended.
 	f.Do(OpBranch, cont)
-	f.Label(cont)
+	f.labelUnder(cont, f.block)
 	step()
 	f.Do(OpBranch, header)
-	f.Label(merge)
+	f.labelUnder(merge, checkL)
 	return nil
 }

@@ -20,6 +20,10 @@ type Env struct {
 	// workgroup: the lanes are a whole workgroup, combined through shared
 	// memory (subgroup.go); else they are one subgroup.
 	workgroup bool
+	parts     uint32 // elements per invocation of a parts kernel (partsKernel); 0: one
+	// Heavy: each element runs more than LightKernel loop iterations
+	// (LocalSize).
+	Heavy bool
 
 	SubgroupReduce bool                      // row reductions may take a subgroup per output
 	WorkgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
@@ -209,30 +213,36 @@ func (k *kernelBuilder) compute(f fusedOperand, idx spirv.ID) val {
 	// element is computed once (XLA's fused emitter caches generated
 	// values by instruction and index too): complex tan's sin a and cos a
 	// each fed three products, and a c128 tan kernel held 8 Payne-Hanek
-	// reductions instead of 2. A value is reused only in the block that
-	// defined it, where the definition dominates the use.
-	key := computedKey{in, idx, k.f.Block()}
-	if v, ok := k.computed[key]; ok {
-		return v
+	// reductions instead of 2. A value is reused where the block it was
+	// computed in dominates (spirv.Function.Usable); only the latest is
+	// kept, as in Function.Op.
+	key := computedKey{in, idx}
+	if c, ok := k.computed[key]; ok && k.f.Usable(c.at) {
+		return c.v
 	}
 	v := k.computeFresh(f, idx)
 	// Kept under the block computing it ended in (a producer with a
 	// loop of its own ends in the loop's merge block).
 	if k.err == nil {
 		if k.computed == nil {
-			k.computed = map[computedKey]val{}
+			k.computed = map[computedKey]computedVal{}
 		}
-		k.computed[computedKey{in, idx, k.f.Block()}] = v
+		k.computed[key] = computedVal{v, spirv.Defined{Block: k.f.Block(), ID: v.id}}
 	}
 	return v
 }
 
-// computedKey names a fused producer's value: its instruction, the
-// element's index and the block it was computed in.
+// computedKey names a fused producer's value: its instruction and the
+// element's index.
 type computedKey struct {
-	in    *hlo.Instruction
-	idx   spirv.ID
-	block spirv.ID
+	in  *hlo.Instruction
+	idx spirv.ID
+}
+
+// computedVal is a fused producer's value and where it was computed.
+type computedVal struct {
+	v  val
+	at spirv.Defined
 }
 
 // computeFresh emits element idx of fused producer f.
@@ -264,6 +274,11 @@ func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *ker
 			return vk, err
 		}
 	}
+	if p := partsOf(in); p > 1 {
+		penv := env
+		penv.parts, penv.Local = p, LocalSize(env.Target, elementCount(in)/int64(p), env.Heavy)
+		return outputKernelMode(in, penv, name+"_parts", values, false)
+	}
 	return outputKernelMode(in, env, name, values, false)
 }
 
@@ -288,7 +303,7 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 		}
 		k.vecMode = true
 	}
-	k.lanes, k.wg = env.lanes, env.workgroup
+	k.lanes, k.wg, k.parts = env.lanes, env.workgroup, env.parts
 	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
 		return nil, err

@@ -97,6 +97,9 @@ type kernelBuilder struct {
 	wg    bool // the lanes are the workgroup (its local invocation index)
 
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
+	parts    uint32                          // a parts kernel's elements per invocation (partsKernel); 0: one
+	own      map[spirv.ID]bool               // a parts kernel's element indices, accesses at which are its own
+	deferred *[]deferredStore                // a parts kernel's stores, held until its parts are computed
 	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowemit.go)
 	online   map[*hlo.Instruction]OnlinePair // max reduces folded with a sum (onlineemit.go)
 	texel    []TexelView
@@ -107,7 +110,9 @@ type kernelBuilder struct {
 
 	regArrays []regArray // device loops: small values read at computed indices (seqkernel.go)
 
-	computed map[computedKey]val // fused producers' values by element and block (compute)
+	computed  map[computedKey]computedVal // fused producers' values by element (compute)
+	aligned   map[spirv.ID]alignedIdx     // indices known as an aligned base plus a constant (index.go)
+	u32Consts map[spirv.ID]uint32         // the u32 constants cu32 made
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
@@ -154,9 +159,16 @@ func (k *kernelBuilder) scalarType(t hlo.ElementType) spirv.ID {
 	panic(fmt.Sprintf("lower: no register type for %s", t))
 }
 
-func (k *kernelBuilder) u32() spirv.ID          { return k.b.TypeInt(32, false) }
-func (k *kernelBuilder) boolT() spirv.ID        { return k.b.TypeBool() }
-func (k *kernelBuilder) cu32(v uint32) spirv.ID { return k.b.ConstU32(v) }
+func (k *kernelBuilder) u32() spirv.ID   { return k.b.TypeInt(32, false) }
+func (k *kernelBuilder) boolT() spirv.ID { return k.b.TypeBool() }
+func (k *kernelBuilder) cu32(v uint32) spirv.ID {
+	id := k.b.ConstU32(v)
+	if k.u32Consts == nil {
+		k.u32Consts = map[spirv.ID]uint32{}
+	}
+	k.u32Consts[id] = v
+	return id
+}
 
 // addBuffer declares a storage buffer of n elements of type t (HLO
 // type; stored as StorageType) at the next binding: a descriptor, or for
@@ -309,8 +321,11 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 		inPlace[i] = results && !k.offIndex[b]
 	}
 	vector := 1
-	if k.vecMode {
+	switch {
+	case k.vecMode:
 		vector = VectorWidth
+	case k.parts > 1:
+		vector = int(k.parts)
 	}
 	var addressed []int
 	for b, bd := range k.bindings {
@@ -399,7 +414,7 @@ func (k *kernelBuilder) noteIndex(bind int, idx spirv.ID) {
 			k.offLane[bind] = true
 		}
 	}
-	if idx != k.linear {
+	if idx != k.linear && !k.own[idx] {
 		if k.offIndex == nil {
 			k.offIndex = map[int]bool{}
 		}
@@ -438,6 +453,10 @@ func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
 
 // store writes v to element idx of a binding.
 func (k *kernelBuilder) store(bind int, idx spirv.ID, v val) {
+	if k.deferred != nil {
+		*k.deferred = append(*k.deferred, deferredStore{bind, idx, v})
+		return
+	}
 	id := v.id
 	switch {
 	case v.t == hlo.PRED:
@@ -519,9 +538,13 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 	k.linear = idx
 	n := k.push(0)
 	inRange := k.f.ULessThan(k.boolT(), idx, n)
-	if k.vecMode {
+	switch {
+	case k.vecMode:
 		inner := body
 		body = func(idx4 spirv.ID) error { return k.vectorElems(idx4, inner) }
+	case k.parts > 1:
+		inner := body
+		body = func(i spirv.ID) error { return k.partsElems(i, inner) }
 	}
 	if err := k.f.If(inRange, func() error { return body(idx) }); err != nil {
 		return nil, err

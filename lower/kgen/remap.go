@@ -18,39 +18,6 @@ var RemapOps = map[hlo.Opcode]bool{
 	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true, hlo.OpGather: true,
 }
 
-// unravel splits a linear u32 index into a multi-index over dims.
-func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
-	u32 := k.u32()
-	out := make([]spirv.ID, len(dims))
-	rest := idx
-	st := hlo.RowMajorStrides(dims)
-	for d := range dims {
-		if d == len(dims)-1 {
-			out[d] = rest
-			break
-		}
-		s := k.cu32(uint32(st[d]))
-		out[d] = k.f.UDiv(u32, rest, s)
-		rest = k.f.UMod(u32, rest, s)
-	}
-	return out
-}
-
-// ravel combines a multi-index over dims into a linear u32 index.
-func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
-	u32 := k.u32()
-	st := hlo.RowMajorStrides(dims)
-	lin := k.cu32(0)
-	for d, x := range ix {
-		term := x
-		if st[d] != 1 {
-			term = k.f.IMul(u32, x, k.cu32(uint32(st[d])))
-		}
-		lin = k.f.IAdd(u32, lin, term)
-	}
-	return lin
-}
-
 func (k *kernelBuilder) addU(a spirv.ID, c int64) spirv.ID {
 	return k.f.IAdd(k.u32(), a, k.cu32(uint32(c)))
 }
@@ -84,6 +51,36 @@ func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	return v.id
 }
 
+// keepsOrder reports whether in, a transpose or a broadcast, leaves
+// every element at its operand's row-major position: a transpose that
+// moves only dimensions of size 1, a broadcast that adds only such
+// dimensions. Its element idx is its operand's element idx, a read at
+// the own element (ownRead) like a reshape's.
+func keepsOrder(in *hlo.Instruction) bool {
+	ordered := func(to []int64, size func(i int) int64) bool {
+		last := int64(-1)
+		for i, d := range to {
+			if size(i) == 1 {
+				continue
+			}
+			if d < last {
+				return false
+			}
+			last = d
+		}
+		return true
+	}
+	switch in.Op {
+	case hlo.OpTranspose:
+		return ordered(in.A.Dimensions, func(j int) int64 { return in.Shape.Dims[j] })
+	case hlo.OpBroadcast:
+		s := in.Operands[0].Shape
+		return s.NumElements() == in.Shape.NumElements() &&
+			ordered(in.A.Dimensions, func(i int) int64 { return s.Dims[i] })
+	}
+	return false
+}
+
 // broadcastSource is the index of the operand element that element idx
 // of broadcast in copies.
 func (k *kernelBuilder) broadcastSource(in *hlo.Instruction, idx spirv.ID) spirv.ID {
@@ -113,11 +110,17 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		x := val{o[a.IotaDim], hlo.U32}
 		return k.convert(in, x, in.Shape.Elem)
 	case hlo.OpBroadcast:
+		if keepsOrder(in) {
+			return k.load(binds[0], idx, src(0).Elem), nil
+		}
 		if v, ok := k.vectorRow(in, binds[0], idx); ok {
 			return v, nil
 		}
 		return k.load(binds[0], k.broadcastSource(in, idx), src(0).Elem), nil
 	case hlo.OpTranspose:
+		if keepsOrder(in) {
+			return k.load(binds[0], idx, src(0).Elem), nil
+		}
 		o := k.unravel(idx, outDims)
 		s := src(0)
 		ix := make([]spirv.ID, s.Rank())
@@ -171,6 +174,20 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 	case hlo.OpConcatenate:
 		o := k.unravel(idx, outDims)
 		d := a.Dimensions[0]
+		if c, ok := k.constU32(o[d]); ok {
+			// The position along the axis is known (a parts kernel's
+			// part, a vector lane's): only its operand is read.
+			off := int64(0)
+			for i := range in.Operands {
+				s := src(i)
+				if int64(c) < off+s.Dims[d] {
+					ix := append([]spirv.ID{}, o...)
+					ix[d] = k.cu32(uint32(int64(c) - off))
+					return k.load(binds[i], k.ravel(ix, s.Dims), s.Elem), nil
+				}
+				off += s.Dims[d]
+			}
+		}
 		var r val
 		off := int64(0)
 		for i := range in.Operands {

@@ -165,7 +165,7 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 	}
 	base := k.f.IMul(u32, idx4, k.cu32(uint32(width)))
 	for lane := range width {
-		idx := k.f.IAdd(u32, base, k.cu32(uint32(lane)))
+		idx := k.offsetIndex(base, uint32(lane), uint32(width))
 		vs.lanes[idx] = lane
 		vs.idxs = append(vs.idxs, idx)
 	}
@@ -571,12 +571,12 @@ func (w *readWalk) binding(b int, own bool) {
 
 // ownRead says whether in's element reads operand i, and whether it
 // reads it at the same element index: elementwise ops their operands of
-// in's rank, reshapes and bitcasts their operand (the same row-major
-// position), dynamic-update-slice the array it updates (its update is
+// in's rank, reshapes, bitcasts and the transposes and broadcasts that
+// keep the order their operand (the same row-major position), dynamic-update-slice the array it updates (its update is
 // not read when empty).
 func ownRead(in *hlo.Instruction, i int) (read, own bool) {
 	switch {
-	case in.Op == hlo.OpReshape || in.Op == hlo.OpBitcast:
+	case in.Op == hlo.OpReshape || in.Op == hlo.OpBitcast || keepsOrder(in):
 		return true, i == 0
 	case in.Op == hlo.OpDynamicUpdateSlice:
 		if i == 1 && in.Operands[1].Shape.NumElements() == 0 {
