@@ -325,43 +325,82 @@ func fuseLoops(s *state) error {
 	// the kernel's own index, as an epilogue reads it, or reshaped);
 	// inside another (a transpose of it, say) it would be computed per
 	// element, its tiles lost.
+	// Each round rechecks only the kernels whose clusters an unfusing
+	// changed (the kernels that computed the producer, and the producer's
+	// own), in program order as a full rescan would meet them: a kernel's
+	// checks depend on its cluster alone. Rescanning every kernel after
+	// any unfusing made this loop quadratic: a 100,000-op graph took 42
+	// rounds over all of its clusters.
+	pos := make(map[*hlo.Instruction]int, len(c.Instructions))
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	dirty := make([]bool, len(c.Instructions))
+	for i := range dirty {
+		dirty[i] = true
+	}
+	// unfuse makes p a kernel of its own and marks what that changes.
+	unfuse := func(p *hlo.Instruction) {
+		delete(s.plan.fused, p)
+		dirty[pos[p]] = true
+		seen := map[*hlo.Instruction]bool{p: true}
+		var up func(in *hlo.Instruction)
+		up = func(in *hlo.Instruction) {
+			for _, u := range users[in] {
+				if seen[u] {
+					continue
+				}
+				seen[u] = true
+				if s.plan.fused[u] {
+					up(u)
+				} else {
+					dirty[pos[u]] = true
+				}
+			}
+		}
+		up(p)
+	}
 	budget := loopBudget(s.tg)
 	for changed := true; changed; {
 		changed = false
-		for _, in := range c.Instructions {
+		for i, in := range c.Instructions {
+			if !dirty[i] {
+				continue
+			}
+			dirty[i] = false
 			if s.plan.fused[in] || consumerReads(in) == readsNone {
 				continue
 			}
 			inputs, cluster := s.clusterInputs(in)
+			unfused := false
 			for _, p := range cluster {
 				if (p.Op == hlo.OpDot || p.Op == hlo.OpConvolution) && kgen.GemmOf(p) != nil && s.planGemm(in) == nil {
-					delete(s.plan.fused, p)
-					changed = true
+					unfuse(p)
+					unfused = true
 				}
 			}
-			if changed {
-				continue
-			}
-			if s.loopIters(in) > budget {
+			if !unfused && s.loopIters(in) > budget {
 				for _, p := range cluster {
 					if ownLoop(p) > 0 {
-						delete(s.plan.fused, p)
-						changed = true
+						unfuse(p)
+						unfused = true
 					}
 				}
-				if changed {
-					continue
+			}
+			if !unfused {
+				limit := int(s.tg.MaxStorageBuffers) - len(in.Shape.Leaves())
+				if in.Op == hlo.OpSort {
+					limit -= 2 // scratch positions
+				}
+				if s.tg.MaxStorageBuffers != 0 && inputs > limit {
+					for _, p := range cluster {
+						unfuse(p)
+						unfused = true
+					}
 				}
 			}
-			limit := int(s.tg.MaxStorageBuffers) - len(in.Shape.Leaves())
-			if in.Op == hlo.OpSort {
-				limit -= 2 // scratch positions
-			}
-			if s.tg.MaxStorageBuffers != 0 && inputs > limit {
-				for _, p := range cluster {
-					delete(s.plan.fused, p)
-				}
-				changed = len(cluster) > 0
+			if unfused {
+				dirty[i], changed = true, true
 			}
 		}
 	}

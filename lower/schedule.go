@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
@@ -79,6 +81,9 @@ func ownLoop(in *hlo.Instruction) int64 {
 // runs: its own loop around the reads of its operands, and the loops of
 // the producers it computes inline.
 func (s *state) loopIters(in *hlo.Instruction) int64 {
+	if !slices.ContainsFunc(in.Operands, func(o *hlo.Instruction) bool { return s.plan.fused[o] }) {
+		return s.loopItersMemo(in, nil) // nothing fused: no memo to fill
+	}
 	return s.loopItersMemo(in, map[*hlo.Instruction]int64{})
 }
 
@@ -102,7 +107,9 @@ func (s *state) loopItersMemo(in *hlo.Instruction, memo map[*hlo.Instruction]int
 			n = l * (1 + inner)
 		}
 	}
-	memo[in] = n
+	if memo != nil {
+		memo[in] = n
+	}
 	return n
 }
 
