@@ -155,24 +155,24 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 // rounding moves each result.
 type references struct {
 	wide, narrow, summed, up, down []*hlo.Literal
-	zeroSigns                      bool // zeros' signs are compared (zeroSignsDefined)
+	// poisoned: the results with the zeros of ops that order their own
+	// sums (eval.OrderChosen) made NaNs (nil where m has none): a zero
+	// that is a zero there too has a sign no such op decided.
+	poisoned  []*hlo.Literal
+	zeroSigns bool // zeros' signs are compared (where poisoned agrees)
 }
 
-// zeroSignsDefined reports whether the sign of each zero m computes is
-// XLA's definition's: not where an op's algorithm is the
-// implementation's to choose (a triangular solve's substitution, a
-// Cholesky factorization, an FFT's butterflies, a custom-call's
-// library), whose zeros come out of sums and products in its order.
-func zeroSignsDefined(m *hlo.Module) bool {
+// orderChosen reports whether m has an op whose zeros' signs are its
+// implementation's (eval.OrderChosen).
+func orderChosen(m *hlo.Module) bool {
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			switch in.Op {
-			case hlo.OpTriangularSolve, hlo.OpCholesky, hlo.OpFft, hlo.OpCustomCall:
-				return false
+			if eval.OrderChosen(in.Op) {
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }
 
 func rounding(m *hlo.Module, args []*hlo.Literal) references {
@@ -188,7 +188,15 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 		}
 		return v.Leaves()
 	}
-	refs.zeroSigns = zeroSignsDefined(m)
+	refs.zeroSigns = true
+	if orderChosen(m) {
+		v, err := eval.RunZerosPoisoned(m, fuzzTrips, args...)
+		if err != nil {
+			refs.zeroSigns = false
+		} else {
+			refs.poisoned = v.Leaves()
+		}
+	}
 	refs.wide = run(hlotest.Widened)
 	refs.narrow = run(hlotest.Narrowed)
 	if v, err := eval.RunSummedInF32(m, fuzzTrips, args...); err == nil {
@@ -215,7 +223,8 @@ func literalOf(x *vkjit.Tensor) *hlo.Literal {
 // scaled by 2^-29), plus 8 ulp for the device's math library; where the
 // two evaluations disagree on NaN or infinity (an overflow at the edge),
 // the element is not compared. A zero has the evaluator's sign where
-// every evaluation agrees on it (and refs.zeroSigns). A complex result is compared part by
+// every evaluation agrees on it, the one with the zeros of ops that
+// order their own sums poisoned too (refs.poisoned). A complex result is compared part by
 // part, its ulps those of its modulus (a part that cancels is as far
 // off as the number's rounding, not its own size).
 func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) string {
@@ -289,6 +298,16 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 		return true
 	}
 	wt, gt := view(want), view(literalOf(got))
+	var poisoned *vkjit.Tensor
+	if refs.poisoned != nil {
+		poisoned = view(refs.poisoned[i])
+	}
+	// samePoisoned: element j is the zero w, sign and all, with the
+	// zeros of ops that order their own sums made NaNs.
+	samePoisoned := func(j int64, w float64) bool {
+		p := poisoned.Float64At(j)
+		return p == 0 && math.Signbit(p) == math.Signbit(w)
+	}
 	at := func(j int64) string {
 		if complex {
 			return fmt.Sprintf("%d's %s part", j/2, map[bool]string{false: "real", true: "imaginary"}[j%2 == 1])
@@ -322,7 +341,7 @@ func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) strin
 			// A zero's sign, where every evaluation agrees on it, is
 			// IEEE arithmetic's and the spec's (sign(-0) is -0, max(-0,
 			// +0) is +0), and 1/x tells the two apart.
-			if refs.zeroSigns && math.Signbit(g) != math.Signbit(w) && sameZero(j, w) {
+			if refs.zeroSigns && math.Signbit(g) != math.Signbit(w) && sameZero(j, w) && (poisoned == nil || samePoisoned(j, w)) {
 				return fmt.Sprintf("element %s: got %v, want %v (a zero of the other sign)", at(j), g, w)
 			}
 			continue
@@ -589,6 +608,47 @@ func TestFuzzChecker(t *testing.T) {
 	require.Empty(t, differs(lit(negZero), f32(0), none, 0), "where the program's zeros' signs are its algorithm's")
 	wideZero := references{zeroSigns: true, wide: []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F64, 1), Data: make([]byte, 8)}}}
 	require.Empty(t, differs(lit(negZero), f32(0), wideZero, 0), "where an evaluation in other floats has +0")
+	poisoned := func(v float32) references {
+		return references{zeroSigns: true, poisoned: []*hlo.Literal{lit(v)}}
+	}
+	require.Contains(t, differs(lit(negZero), f32(0), poisoned(negZero), 0), "a zero of the other sign", "no op ordering its own sums reaches it")
+	require.Empty(t, differs(lit(negZero), f32(0), poisoned(float32(math.NaN())), 0), "where a zero such an op computed reaches it")
+	require.Empty(t, differs(lit(negZero), f32(0), poisoned(0), 0), "where such a zero decides its sign")
+}
+
+// TestRunZerosPoisoned checks the evaluation the fuzzer's zero rule
+// rests on: a zero from a triangular solve poisons what it reaches, and
+// a zero computed beside it keeps its sign.
+func TestRunZerosPoisoned(t *testing.T) {
+	m, err := hlo.Parse("m.hlo", `HloModule m
+ENTRY main {
+  a = f32[2,2] parameter(0)
+  b = f32[2,1] parameter(1)
+  x = f32[2,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  n = f32[2,1] negate(x)
+  z = f32[2,1] multiply(b, n)
+  nb = f32[2,1] negate(b)
+  ROOT r = (f32[2,1], f32[2,1]) tuple(z, nb)
+}
+`)
+	require.NoError(t, err)
+	f := func(v ...float32) *hlo.Literal {
+		var d []byte
+		for _, x := range v {
+			d = binary.LittleEndian.AppendUint32(d, math.Float32bits(x))
+		}
+		return &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, int64(len(v)/2), 2), Data: d}
+	}
+	a, b := f(1, 0, 0, 1), f(0, 0)
+	b.Shape = hlo.ArrayShape(hlo.F32, 2, 1)
+	v, err := eval.RunZerosPoisoned(m, fuzzTrips, a, b)
+	require.NoError(t, err)
+	z, nb := v.Tuple[0].Lit, v.Tuple[1].Lit
+	for j := range int64(2) {
+		require.True(t, math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(z.Data[4*j:])))), "the solve's zero reaches z")
+		require.Equal(t, math.Copysign(0, -1), float64(math.Float32frombits(binary.LittleEndian.Uint32(nb.Data[4*j:]))), "-b's zero is -0")
+	}
+	require.True(t, orderChosen(m))
 }
 
 // The verifier's mutation fuzzer: a random program's text, mutated (a

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -55,7 +56,7 @@ var ErrTooManyTrips = errors.New("eval: a while loop ran past its iteration limi
 // RunLimited is Run with a limit on each while loop's iterations (a
 // fuzzer gives up sooner on a program that may never finish).
 func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
-	return runWith(m, maxTrips, false, 0, args)
+	return runWith(m, maxTrips, runOptions{}, args)
 }
 
 // RunSummedInF32 is RunLimited with every float dot and convolution
@@ -64,7 +65,7 @@ func RunLimited(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, erro
 // Its distance from Run's results (float64 sums rounded once) shows how
 // much the order of an f32 sum may move them: a test's tolerance.
 func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
-	return runWith(m, maxTrips, true, 0, args)
+	return runWith(m, maxTrips, runOptions{f32Sums: true}, args)
 }
 
 // RunNudged is RunLimited with the result of every float op that a
@@ -74,7 +75,57 @@ func RunSummedInF32(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, 
 // device's ulps in those ops are amplified by the ops after them (e^x
 // of an expm1 near 4 moves by 4 times expm1's ulps): a test's tolerance.
 func RunNudged(m *hlo.Module, maxTrips, dir int, args ...*hlo.Literal) (*Value, error) {
-	return runWith(m, maxTrips, false, dir, args)
+	return runWith(m, maxTrips, runOptions{nudge: dir}, args)
+}
+
+// RunZerosPoisoned is RunLimited with every zero that an op whose
+// algorithm is the implementation's own (OrderChosen) computes made a
+// NaN. Where a result is a zero in this run as in Run, its sign is not
+// one such an op's order of sums and products decided: a test may
+// compare it, though the program has such ops.
+func RunZerosPoisoned(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
+	return runWith(m, maxTrips, runOptions{poisonZeros: true}, args)
+}
+
+// OrderChosen reports whether op's float results are sums and products
+// in an order that XLA leaves to the implementation (a triangular
+// solve's substitution, a Cholesky factorization, an FFT's butterflies,
+// a custom-call's library), so that the signs of its zeros are the
+// implementation's too.
+func OrderChosen(op hlo.Opcode) bool {
+	switch op {
+	case hlo.OpTriangularSolve, hlo.OpCholesky, hlo.OpFft, hlo.OpCustomCall:
+		return true
+	}
+	return false
+}
+
+// poisonZeros is v with each float zero (a complex element's zero part)
+// a NaN, in new literals: v's may be an operand's.
+func poisonZeros(v *Value) *Value {
+	if v.Lit == nil {
+		out := &Value{}
+		for _, e := range v.Tuple {
+			out.Tuple = append(out.Tuple, poisonZeros(e))
+		}
+		return out
+	}
+	l := v.Lit
+	part, complex := l.Shape.Elem.ComplexPart()
+	if !l.Shape.Elem.IsFloat() && !complex {
+		return v
+	}
+	if !complex {
+		part = l.Shape.Elem
+	}
+	out := &hlo.Literal{Shape: l.Shape, Data: slices.Clone(l.Data)}
+	flat := &hlo.Literal{Shape: hlo.ArrayShape(part, int64(len(l.Data)/part.Bytes())), Data: out.Data}
+	for j := range flat.Shape.Dims[0] {
+		if get(flat, j).f == 0 {
+			put(flat.Data, part, j, scalar{f: math.NaN()})
+		}
+	}
+	return &Value{Lit: out}
 }
 
 // inexactOps are the float ops RunNudged moves.
@@ -172,7 +223,14 @@ func nudgeScale(in *hlo.Instruction, ops []*hlo.Literal, r *hlo.Literal) func(i 
 
 // runWith is Run's body: f32Sums and nudge as RunSummedInF32 and
 // RunNudged set them.
-func runWith(m *hlo.Module, maxTrips int, f32Sums bool, nudge int, args []*hlo.Literal) (*Value, error) {
+// runOptions are what the Run functions change in the evaluation.
+type runOptions struct {
+	f32Sums     bool // RunSummedInF32
+	nudge       int  // RunNudged
+	poisonZeros bool // RunZerosPoisoned
+}
+
+func runWith(m *hlo.Module, maxTrips int, o runOptions, args []*hlo.Literal) (*Value, error) {
 	// The evaluator reads the shapes the verifier infers (a shape left
 	// out of the text): verify here, whoever verified the module before
 	// (a compile-cache hit compiles nothing, so verifies nothing).
@@ -221,8 +279,7 @@ func runWith(m *hlo.Module, maxTrips int, f32Sums bool, nudge int, args []*hlo.L
 	}
 	e := newEvaluator()
 	e.maxTrips = maxTrips
-	e.f32Sums = f32Sums
-	e.nudge = nudge
+	e.f32Sums, e.nudge, e.poisonZeros = o.f32Sums, o.nudge, o.poisonZeros
 	return e.call(c, vals)
 }
 
@@ -260,7 +317,10 @@ type evaluator struct {
 	maxTrips int  // a while loop's iteration limit
 	f32Sums  bool // float dots and convolutions summed in f32 (RunSummedInF32)
 	nudge    int  // +1 or -1: inexact float results moved an ulp that way (RunNudged)
-	order    map[*hlo.Computation][]*hlo.Instruction
+	// poisonZeros: the zeros of OrderChosen ops' results are NaNs
+	// (RunZerosPoisoned).
+	poisonZeros bool
+	order       map[*hlo.Computation][]*hlo.Instruction
 	// Values of instructions that depend on no parameter, computed once
 	// per run: a loop body recomputing a large constant expression every
 	// iteration (as XLA's loop-invariant code motion would hoist) then
@@ -388,6 +448,9 @@ func (e *evaluator) call(c *hlo.Computation, args []*Value) (*Value, error) {
 		v, err := e.instruction(in, env, args)
 		if err != nil {
 			return nil, err
+		}
+		if e.poisonZeros && OrderChosen(in.Op) {
+			v = poisonZeros(v)
 		}
 		env[in] = v
 		if !dep[in] {
