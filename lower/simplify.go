@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
 
@@ -61,6 +62,7 @@ var simplifications = []struct {
 		}
 		return sp.reshaped(in.Operands[0], in.Shape.Dims, 8)
 	}},
+	{"an op of constants is a constant", (*simplifier).fold},
 	{"a sum of products of broadcasts is a dot", (*simplifier).dotOfBroadcasts},
 	{"max with -inf, min with +inf", func(_ *simplifier, in *hlo.Instruction) *hlo.Instruction {
 		// XLA's max(x, -inf) is x for every x, NaN included (and
@@ -190,6 +192,85 @@ func simplify(s *state) error {
 	entry.Root = resolve(entry.Root)
 	entry.Instructions = entry.Reachable()
 	return nil
+}
+
+// fold replaces an elementwise or data-movement op of constants by the
+// constant the evaluator computes (XLA's constant folding): an op of
+// arrays of constants where the result has no more elements than its
+// operands together, and an elementwise op of scalar constants
+// broadcast alike by the broadcast of its scalar result. Broadcasts
+// stay: a broadcast scalar costs no memory, and the fusion passes and
+// kernels look for it. Besides the
+// work, a zero the driver computes from constants is a zero it sees:
+// llvmpipe built x*0 from x - x of a constant as +0 and 0 - y as -y,
+// whatever the float controls say (Target.FoldsZeros), where a
+// constant zero the kernel reads is hidden from it (the fuzzer: 0 - 0 of
+// a complex product came out -0).
+func (sp *simplifier) fold(in *hlo.Instruction) *hlo.Instruction {
+	if !in.Shape.IsArray() || len(in.Called) > 0 || !foldable(in.Op) {
+		return nil
+	}
+	constant := func(x *hlo.Instruction) *hlo.Literal {
+		if x.Op != hlo.OpConstant || x.Literal == nil || x.Literal.Elided {
+			return nil
+		}
+		return x.Literal
+	}
+	lits := make([]*hlo.Literal, len(in.Operands))
+	all, scalars := true, in.Op.IsElementwise()
+	inputs := int64(0)
+	for i, o := range in.Operands {
+		lits[i] = constant(o)
+		inputs += o.Shape.NumElements()
+		if lits[i] == nil {
+			all = false
+		}
+		switch {
+		case o.Op == hlo.OpBroadcast && len(o.A.Dimensions) == 0 && constant(o.Operands[0]) != nil:
+		case lits[i] != nil && o.Shape.Rank() == 0:
+		default:
+			scalars = false
+		}
+	}
+	constOf := func(in *hlo.Instruction, ops []*hlo.Literal) *hlo.Instruction {
+		l, err := eval.Fold(in, ops)
+		if err != nil {
+			return nil // left to the device, which names what it lacks
+		}
+		return sp.add(&hlo.Instruction{Name: in.Name, Op: hlo.OpConstant, Shape: l.Shape, Literal: l, Pos: in.Pos})
+	}
+	switch {
+	case all && in.Shape.NumElements() <= inputs:
+		return constOf(in, lits)
+	case scalars && in.Shape.Rank() > 0:
+		sc := *in
+		sc.Shape = hlo.ArrayShape(in.Shape.Elem)
+		sc.Operands = make([]*hlo.Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			if o.Op == hlo.OpBroadcast {
+				o = o.Operands[0]
+			}
+			sc.Operands[i], lits[i] = o, o.Literal
+		}
+		c := constOf(&sc, lits)
+		if c == nil {
+			return nil
+		}
+		return sp.add(&hlo.Instruction{Name: in.Name, Op: hlo.OpBroadcast, Shape: in.Shape, Operands: []*hlo.Instruction{c}, Pos: in.Pos})
+	}
+	return nil
+}
+
+// foldable reports whether fold may compute op: elementwise ops (their
+// results are functions of their operands alone) and data movement.
+func foldable(op hlo.Opcode) bool {
+	switch op {
+	case hlo.OpSlice, hlo.OpReshape, hlo.OpBitcast, hlo.OpTranspose, hlo.OpReverse, hlo.OpConcatenate, hlo.OpPad:
+		return true
+	case hlo.OpRngBitGenerator:
+		return false
+	}
+	return op.IsElementwise()
 }
 
 // dotOfBroadcasts: reduce(multiply(broadcast(a), broadcast(b)), 0) with

@@ -594,6 +594,28 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	return nil, in.Errorf("%w", &Unsupported{in.Op.String()})
 }
 
+// Fold computes in, an op of one array result that reads no parameter
+// and calls no computation (an elementwise or data-movement op), from
+// its operands' values: a compiler's constant folding, done by the
+// evaluator as XLA's HloConstantFolding does it with its own.
+func Fold(in *hlo.Instruction, operands []*hlo.Literal) (*hlo.Literal, error) {
+	if len(operands) != len(in.Operands) || !in.Shape.IsArray() || len(in.Called) > 0 || in.Op == hlo.OpParameter {
+		return nil, in.Errorf("eval: %s is no op of constants to fold", in.Op)
+	}
+	env := make(map[*hlo.Instruction]*Value, len(operands))
+	for i, o := range in.Operands {
+		env[o] = &Value{Lit: operands[i]}
+	}
+	v, err := newEvaluator().instruction(in, env, nil)
+	if err != nil {
+		return nil, err
+	}
+	if v.Lit == nil {
+		return nil, in.Errorf("eval: %s folded to a tuple", in.Op)
+	}
+	return v.Lit, nil
+}
+
 // InTypeSet reports the element types the evaluator runs: every array
 // type. The f8, f6 and f4 types compute in float64 and round each result
 // to the type (XLA computes in f32: the two differ only where an f32
