@@ -374,5 +374,12 @@ func (op Opcode) Class() OpClass { return opTable[op].class }
 // may have (select's and clamp's: any; 0 means any).
 func (op Opcode) Types() TypeSet { return opTable[op].types }
 
+// CHLOFunctions are the opcodes of CHLO's functions that XLA's HLO text
+// has: XLA's expanders rewrite them into elementwise ops, as lower does
+// through hlo/chlo. The one list of them; whoever treats them alike
+// (the expansion, the evaluator's tolerances, the test generators)
+// reads it.
+var CHLOFunctions = []Opcode{OpSinh, OpCosh, OpAsin, OpAcos, OpAsinh, OpAcosh, OpAtanh}
+
 // IsElementwise reports an op computed independently per element.
 func (op Opcode) IsElementwise() bool { return opTable[op].class != ClassOther }

@@ -41,12 +41,16 @@ var pairs = map[string]func(e *expr, x, y *hlo.Instruction) *hlo.Instruction{
 	"mulhi":      mulhiExpr,
 }
 
-// Opcodes are HLO's opcodes whose meaning is one of the functions, by
-// its name; lower expands them.
-var Opcodes = map[hlo.Opcode]string{
-	hlo.OpSinh: "sinh", hlo.OpCosh: "cosh", hlo.OpAsin: "asin", hlo.OpAcos: "acos",
-	hlo.OpAsinh: "asinh", hlo.OpAcosh: "acosh", hlo.OpAtanh: "atanh",
-}
+// Opcodes are HLO's opcodes whose meaning is one of the functions
+// (hlo.CHLOFunctions), by its name, which is the opcode's; lower expands
+// them.
+var Opcodes = func() map[hlo.Opcode]string {
+	m := map[hlo.Opcode]string{}
+	for _, op := range hlo.CHLOFunctions {
+		m[op] = op.String()
+	}
+	return m
+}()
 
 // Names are the functions Expand builds.
 func Names() []string {

@@ -63,6 +63,9 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return u(uint64(c))
 	}
 	x := a[0]
+	if fn, ok := hyperbolic[in.Op]; ok && isF {
+		return f(fn(x.f))
+	}
 	switch in.Op {
 	case hlo.OpCopy:
 		return x, nil
@@ -221,10 +224,6 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return applyBinary(in.Op, t, x, a[1])
 	case hlo.OpCompare:
 		return bl(compareScalars(t, in.A.Direction, in.A.CompareType == "TOTALORDER", x, a[1]))
-	case hlo.OpAcos, hlo.OpAcosh, hlo.OpAsin, hlo.OpAsinh, hlo.OpAtanh, hlo.OpCosh, hlo.OpSinh:
-		if isF {
-			return f(hyperbolic[in.Op](x.f))
-		}
 	case hlo.OpReducePrecision:
 		if isF {
 			return scalar{f: reducePrecision(t, x.f, in.A.ExponentBits, in.A.MantissaBits)}, nil
@@ -244,8 +243,9 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 	return scalar{}, &Unsupported{fmt.Sprintf("%s on %s", in.Op, t)}
 }
 
-// hyperbolic maps the inverse-trigonometric and hyperbolic ops to Go's
-// functions (built once, not per element); asin and acos as atan2 of
+// hyperbolic maps CHLO's functions (hlo.CHLOFunctions: the
+// inverse-trigonometric and hyperbolic ops) to Go's functions (built
+// once, not per element); asin and acos as atan2 of
 // exactly formed sides, where Go's lose digits near ±1 (its acos is
 // pi/2 - asin).
 var hyperbolic = map[hlo.Opcode]func(float64) float64{

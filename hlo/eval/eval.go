@@ -133,8 +133,12 @@ var inexactOps = map[hlo.Opcode]bool{
 	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpLogistic: true,
 	hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpTanh: true, hlo.OpAtan2: true, hlo.OpErf: true,
 	hlo.OpCbrt: true, hlo.OpRsqrt: true, hlo.OpSqrt: true, hlo.OpPower: true, hlo.OpDivide: true,
-	hlo.OpSinh: true, hlo.OpCosh: true, hlo.OpAsin: true, hlo.OpAcos: true, hlo.OpAsinh: true,
-	hlo.OpAcosh: true, hlo.OpAtanh: true,
+}
+
+func init() {
+	for _, op := range hlo.CHLOFunctions {
+		inexactOps[op] = true
+	}
 }
 
 // expansionUlps are the most ulps, in f32 and in f64, by which XLA's

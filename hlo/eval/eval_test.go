@@ -254,3 +254,16 @@ ENTRY e {
 		require.Equal(t, !swap, newEvaluator().invariantIn(body)[d], "swap %v", swap)
 	}
 }
+
+// TestCHLOFunctionTables: the evaluator's per-function tables (its
+// definitions and the expansions' tolerances) cover hlo.CHLOFunctions,
+// the one list of them, and nothing else; each is inexact.
+func TestCHLOFunctionTables(t *testing.T) {
+	require.Len(t, hyperbolic, len(hlo.CHLOFunctions))
+	require.Len(t, expansionUlps, len(hlo.CHLOFunctions))
+	for _, op := range hlo.CHLOFunctions {
+		require.Contains(t, hyperbolic, op)
+		require.Contains(t, expansionUlps, op)
+		require.True(t, inexactOps[op], op.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -39,17 +40,23 @@ var transcendental = map[hlo.Opcode]bool{
 	hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true, hlo.OpTanh: true,
 	hlo.OpLogistic: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true, hlo.OpAtan2: true,
 	hlo.OpPower: true, hlo.OpErf: true, hlo.OpCbrt: true, hlo.OpRsqrt: true, hlo.OpSqrt: false,
-	hlo.OpSinh: true, hlo.OpCosh: true, hlo.OpAsin: true, hlo.OpAcos: true, hlo.OpAsinh: true,
-	hlo.OpAcosh: true, hlo.OpAtanh: true,
+}
+
+func init() {
+	for _, op := range hlo.CHLOFunctions {
+		transcendental[op] = true
+	}
 }
 
 // typesOf lists the element types op accepts, as XLA defines it.
 func typesOf(op hlo.Opcode) []hlo.ElementType {
+	if slices.Contains(hlo.CHLOFunctions, op) {
+		return floats
+	}
 	switch op {
 	case hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpExp, hlo.OpExpm1,
 		hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpTanh, hlo.OpLogistic,
-		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2, hlo.OpSinh, hlo.OpCosh,
-		hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh:
+		hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpIsFinite, hlo.OpAtan2:
 		return floats
 	case hlo.OpAbs, hlo.OpSign: // XLA: signed types only
 		return signed
@@ -68,17 +75,17 @@ func typesOf(op hlo.Opcode) []hlo.ElementType {
 
 // ElementwiseOps are the elementwise ops the project targets (complex,
 // bitcast-convert and reduce-precision come with their own issue).
-var ElementwiseOps = []hlo.Opcode{
+var ElementwiseOps = slices.Concat([]hlo.Opcode{
 	hlo.OpAbs, hlo.OpCbrt, hlo.OpCeil, hlo.OpClz, hlo.OpConvert, hlo.OpCopy, hlo.OpCos, hlo.OpErf,
 	hlo.OpExp, hlo.OpExpm1, hlo.OpFloor, hlo.OpIsFinite, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic,
 	hlo.OpNegate, hlo.OpNot, hlo.OpPopcnt, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpRsqrt,
 	hlo.OpSign, hlo.OpSin, hlo.OpSqrt, hlo.OpTan, hlo.OpTanh,
-	hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh,
+}, hlo.CHLOFunctions, []hlo.Opcode{
 	hlo.OpAdd, hlo.OpAnd, hlo.OpAtan2, hlo.OpCompare, hlo.OpDivide, hlo.OpMaximum, hlo.OpMinimum,
 	hlo.OpMultiply, hlo.OpOr, hlo.OpPower, hlo.OpRemainder, hlo.OpShiftLeft, hlo.OpShiftRightArithmetic,
 	hlo.OpShiftRightLogical, hlo.OpSubtract, hlo.OpXor,
 	hlo.OpClamp, hlo.OpSelect,
-}
+})
 
 // ElementwiseCases returns one module per op, element type and (for
 // compare) direction, over arrays of n elements.

@@ -260,7 +260,7 @@ func (g *gen) constantOf(t hlo.ElementType, re, im float64, mag, frac int) *gval
 // Unary ops by what they ask of their operand: continuous ones take any
 // float, discontinuous ones an exact one.
 var (
-	floatUnary    = []hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpTanh, hlo.OpLogistic, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpRsqrt, hlo.OpSqrt, hlo.OpSinh, hlo.OpCosh, hlo.OpAsin, hlo.OpAcos, hlo.OpAsinh, hlo.OpAcosh, hlo.OpAtanh}
+	floatUnary    = slices.Concat([]hlo.Opcode{hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpTanh, hlo.OpLogistic, hlo.OpSin, hlo.OpCos, hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpRsqrt, hlo.OpSqrt}, hlo.CHLOFunctions)
 	discontinuous = []hlo.Opcode{hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpSign}
 	intUnary      = []hlo.Opcode{hlo.OpPopcnt, hlo.OpClz, hlo.OpNot, hlo.OpNegate, hlo.OpAbs, hlo.OpSign}
 	intBinary     = []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide, hlo.OpRemainder, hlo.OpMaximum, hlo.OpMinimum, hlo.OpAnd, hlo.OpOr, hlo.OpXor, hlo.OpShiftLeft, hlo.OpShiftRightLogical, hlo.OpShiftRightArithmetic, hlo.OpPower}
