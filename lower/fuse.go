@@ -343,22 +343,8 @@ func fuseLoops(s *state) error {
 	unfuse := func(p *hlo.Instruction) {
 		delete(s.plan.fused, p)
 		dirty[pos[p]] = true
-		seen := map[*hlo.Instruction]bool{p: true}
-		var up func(in *hlo.Instruction)
-		up = func(in *hlo.Instruction) {
-			for _, u := range users[in] {
-				if seen[u] {
-					continue
-				}
-				seen[u] = true
-				if s.plan.fused[u] {
-					up(u)
-				} else {
-					dirty[pos[u]] = true
-				}
-			}
-		}
-		up(p)
+		s.walkFused(p, func(x *hlo.Instruction) []*hlo.Instruction { return users[x] }, nil,
+			func(k *hlo.Instruction) { dirty[pos[k]] = true })
 	}
 	budget := loopBudget(s.tg)
 	for changed := true; changed; {
@@ -410,24 +396,10 @@ func fuseLoops(s *state) error {
 // clusterInputs counts the distinct materialized values root's kernel
 // reads, and lists the fused producers it computes.
 func (s *state) clusterInputs(root *hlo.Instruction) (int, []*hlo.Instruction) {
-	seen := map[*hlo.Instruction]bool{}
 	var fused []*hlo.Instruction
 	inputs := 0
-	var walk func(in *hlo.Instruction)
-	walk = func(in *hlo.Instruction) {
-		for _, o := range in.Operands {
-			if seen[o] {
-				continue
-			}
-			seen[o] = true
-			if s.plan.fused[o] {
-				fused = append(fused, o)
-				walk(o)
-			} else {
-				inputs++
-			}
-		}
-	}
-	walk(root)
+	s.walkFused(root, operandsOf,
+		func(x *hlo.Instruction) { fused = append(fused, x) },
+		func(*hlo.Instruction) { inputs++ })
 	return inputs, fused
 }

@@ -188,20 +188,33 @@ func schedule(s *state) error {
 // visitInputs calls f on each distinct materialized value in's kernel
 // reads, in operand order.
 func (s *state) visitInputs(in *hlo.Instruction, f func(*hlo.Instruction)) {
-	seen := map[*hlo.Instruction]bool{}
+	s.walkFused(in, operandsOf, nil, f)
+}
+
+// walkFused walks from start along next (operands, or users) through
+// the fused instructions it meets, calling fused on each of them and
+// other on each materialized one that ends a path, once each, in the
+// order met.
+func (s *state) walkFused(start *hlo.Instruction, next func(*hlo.Instruction) []*hlo.Instruction, fused, other func(*hlo.Instruction)) {
+	seen := map[*hlo.Instruction]bool{start: true}
 	var walk func(x *hlo.Instruction)
 	walk = func(x *hlo.Instruction) {
-		for _, o := range x.Operands {
+		for _, o := range next(x) {
 			if seen[o] {
 				continue
 			}
 			seen[o] = true
-			if s.plan.fused[o] {
-				walk(o)
-			} else {
-				f(o)
+			if !s.plan.fused[o] {
+				other(o)
+				continue
 			}
+			if fused != nil {
+				fused(o)
+			}
+			walk(o)
 		}
 	}
-	walk(in)
+	walk(start)
 }
+
+func operandsOf(x *hlo.Instruction) []*hlo.Instruction { return x.Operands }
