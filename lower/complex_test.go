@@ -165,3 +165,25 @@ ENTRY e {
 	}
 	check(prog)
 }
+
+// TestComplexPartsInPlace: a parts kernel reads each operand's parts at
+// its own elements (the invocation's), so a donated complex operand
+// holds the result: nothing of the arena.
+func TestComplexPartsInPlace(t *testing.T) {
+	m, err := hlo.Parse("m.hlo", `HloModule m
+ENTRY main {
+  a = c64[37] parameter(0)
+  b = c64[37] parameter(1)
+  p = c64[37] multiply(a, b)
+  ROOT e = c64[37] exponential(p)
+}
+`)
+	require.NoError(t, err)
+	p, err := Compile(m, LlvmpipeTarget, Options{Donate: []int{0}})
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 1)
+	k := p.Kernels[0]
+	require.Equal(t, 2, k.Vector, k.Name)
+	require.Equal(t, []bool{true, true}, k.InPlace)
+	require.Zero(t, p.ArenaSize, "the result in a's memory")
+}

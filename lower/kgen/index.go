@@ -26,6 +26,36 @@ type alignedIdx struct {
 	off, align uint32
 }
 
+// scaledIndex is x * m, recorded as such, so that a division of it by
+// a divisor of m is x * (m / s): the parts of a parts kernel's
+// invocation i read element i of their operands at i itself, an own
+// element (noteIndex) as in-place updates need.
+func (k *kernelBuilder) scaledIndex(x spirv.ID, m uint32) spirv.ID {
+	id := k.f.IMul(k.u32(), x, k.cu32(m))
+	if k.scaled == nil {
+		k.scaled = map[spirv.ID]scaledIdx{}
+	}
+	k.scaled[id] = scaledIdx{x, m}
+	return id
+}
+
+// scaledIdx is an index known to be x * m.
+type scaledIdx struct {
+	x spirv.ID
+	m uint32
+}
+
+// divExact is b / s for b a multiple of s.
+func (k *kernelBuilder) divExact(b spirv.ID, s uint32) spirv.ID {
+	if p, ok := k.scaled[b]; ok && p.m%s == 0 {
+		if p.m == s {
+			return p.x
+		}
+		return k.scaledIndex(p.x, p.m/s)
+	}
+	return k.f.UDiv(k.u32(), b, k.cu32(s))
+}
+
 // offsetIndex is base + off, recorded as aligned: base is a multiple of
 // align, off < align.
 func (k *kernelBuilder) offsetIndex(base spirv.ID, off, align uint32) spirv.ID {
@@ -65,7 +95,7 @@ func (k *kernelBuilder) divMod(idx spirv.ID, s uint32) (q, r spirv.ID) {
 		if a, ok := k.aligned[idx]; ok {
 			switch {
 			case a.align%s == 0:
-				return k.offsetIndex(k.f.UDiv(u32, a.base, k.cu32(s)), a.off/s, a.align/s), k.cu32(a.off % s)
+				return k.offsetIndex(k.divExact(a.base, s), a.off/s, a.align/s), k.cu32(a.off % s)
 			case s%a.align == 0:
 				return k.f.UDiv(u32, a.base, k.cu32(s)), k.offsetIndex(k.f.UMod(u32, a.base, k.cu32(s)), a.off, a.align)
 			}

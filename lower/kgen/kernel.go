@@ -112,6 +112,7 @@ type kernelBuilder struct {
 
 	computed  map[computedKey]computedVal // fused producers' values by element (compute)
 	aligned   map[spirv.ID]alignedIdx     // indices known as an aligned base plus a constant (index.go)
+	scaled    map[spirv.ID]scaledIdx      // indices known as a product by a constant (index.go)
 	u32Consts map[spirv.ID]uint32         // the u32 constants cu32 made
 }
 
@@ -536,6 +537,9 @@ func (k *kernelBuilder) perElement(name string, body func(idx spirv.ID) error) (
 		idx = k.f.UDiv(k.u32(), idx, k.cu32(k.lanes))
 	}
 	k.linear = idx
+	if k.parts > 1 {
+		k.linear = 0 // the invocation's number, not an element's index: its own elements are k.own
+	}
 	n := k.push(0)
 	inRange := k.f.ULessThan(k.boolT(), idx, n)
 	switch {

@@ -47,7 +47,7 @@ func partsOf(in *hlo.Instruction) uint32 {
 // allow (noteIndex counts the invocation's elements as its own) as long
 // as nothing is written before everything is read.
 func (k *kernelBuilder) partsElems(i spirv.ID, body func(idx spirv.ID) error) error {
-	base := k.f.IMul(k.u32(), i, k.cu32(k.parts))
+	base := k.scaledIndex(i, k.parts)
 	if k.own == nil {
 		k.own = map[spirv.ID]bool{}
 	}

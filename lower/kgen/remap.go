@@ -18,7 +18,14 @@ var RemapOps = map[hlo.Opcode]bool{
 	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true, hlo.OpGather: true,
 }
 
+// addU is a + c, folded where c is 0 or a a constant (index.go).
 func (k *kernelBuilder) addU(a spirv.ID, c int64) spirv.ID {
+	switch v, ok := k.constU32(a); {
+	case c == 0:
+		return a
+	case ok:
+		return k.cu32(v + uint32(c))
+	}
 	return k.f.IAdd(k.u32(), a, k.cu32(uint32(c)))
 }
 
@@ -134,7 +141,9 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 		ix := make([]spirv.ID, s.Rank())
 		for d, sd := range a.Slice {
 			x := o[d]
-			if sd.Stride != 1 {
+			if c, ok := k.constU32(x); ok {
+				x = k.cu32(c * uint32(sd.Stride))
+			} else if sd.Stride != 1 {
 				x = k.f.IMul(u32, x, k.cu32(uint32(sd.Stride)))
 			}
 			ix[d] = k.addU(x, sd.Start)

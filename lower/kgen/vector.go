@@ -163,6 +163,9 @@ func (k *kernelBuilder) vectorLanes(idx4 spirv.ID, chunks int, preload []int, bo
 			vs.loaded[b] = append(vs.loaded[b], k.loadVec4(b, chunk(c)))
 		}
 	}
+	// Not a scaledIndex: a division of base must not give back idx4,
+	// which noteIndex takes for the own element (k.linear) while it is
+	// the invocation's number, not an element's index.
 	base := k.f.IMul(u32, idx4, k.cu32(uint32(width)))
 	for lane := range width {
 		idx := k.offsetIndex(base, uint32(lane), uint32(width))
@@ -257,7 +260,7 @@ func (k *kernelBuilder) vectorRow(in *hlo.Instruction, bind int, idx spirv.ID) (
 			k.noteIndex(bind, first)
 			idx4 := k.f.UDiv(k.u32(), first, k.cu32(vec4))
 			for c := range vs.width / vec4 {
-				row = append(row, k.texelLoad4(bind, k.addU(idx4, int64(c))))
+				row = append(row, k.texelLoad4(bind, k.f.IAdd(k.u32(), idx4, k.cu32(uint32(c))))) // not idx4 itself: see base
 			}
 		})
 		k.f.Hoist(vs.at, mark)
