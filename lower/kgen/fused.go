@@ -20,7 +20,7 @@ type Env struct {
 	// workgroup: the lanes are a whole workgroup, combined through shared
 	// memory (subgroup.go); else they are one subgroup.
 	workgroup bool
-	parts     uint32 // elements per invocation of a parts kernel (partsKernel); 0: one
+	parts     uint32 // elements per invocation of a parts kernel (parts.go); 0: one
 	// Heavy: each element runs more than LightKernel loop iterations
 	// (LocalSize).
 	Heavy bool

@@ -7,7 +7,7 @@ import (
 
 // Index arithmetic that knows what the kernel knows about its indices.
 // An invocation that computes several consecutive elements (a vector
-// kernel's lanes, a parts kernel's parts: partsKernel) indexes them as
+// kernel's lanes, a parts kernel's parts: parts.go) indexes them as
 // an aligned base plus a constant, and two elements that read the same
 // operand element should read it at the same id, so that what the
 // kernel computes from it is computed once (kernelBuilder.compute and

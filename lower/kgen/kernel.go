@@ -97,7 +97,7 @@ type kernelBuilder struct {
 	wg    bool // the lanes are the workgroup (its local invocation index)
 
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
-	parts    uint32                          // a parts kernel's elements per invocation (partsKernel); 0: one
+	parts    uint32                          // a parts kernel's elements per invocation (parts.go); 0: one
 	own      map[spirv.ID]bool               // a parts kernel's element indices, accesses at which are its own
 	deferred *[]deferredStore                // a parts kernel's stores, held until its parts are computed
 	rowShape []int64                         // a vector row kernel's prologue: its shape, whose row reductions read 8 elements at a time (rowemit.go)
