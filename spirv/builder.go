@@ -185,14 +185,21 @@ func (b *Builder) global(op Op, extra string, operands ...uint32) (ID, bool) {
 // globalKey is the dedup key of a type or constant, in a scratch buffer
 // (fmt.Sprint's keys were an eighth of a 100,000-op compile).
 func (b *Builder) globalKey(op Op, extra string, typ ID, operands []uint32) []byte {
-	k := binary.LittleEndian.AppendUint32(b.key[:0], uint32(op))
+	b.key = appendKey(b.key[:0], op, typ, extra, operands)
+	return b.key
+}
+
+// appendKey appends a dedup key of an instruction to k: its opcode, its
+// type, extra (what tells apart equal operands: a Block struct's
+// decorations) and its operands.
+func appendKey(k []byte, op Op, typ ID, extra string, operands []uint32) []byte {
+	k = binary.LittleEndian.AppendUint32(k, uint32(op))
 	k = binary.LittleEndian.AppendUint32(k, uint32(typ))
 	k = binary.LittleEndian.AppendUint32(k, uint32(len(extra)))
 	k = append(k, extra...)
 	for _, w := range operands {
 		k = binary.LittleEndian.AppendUint32(k, w)
 	}
-	b.key = k
 	return k
 }
 
@@ -532,12 +539,7 @@ func (f *Function) LoadInvariant(typ, ptr ID) ID {
 
 func (f *Function) emit(op Op, typ ID, pure bool, operands []uint32) ID {
 	if pure {
-		k := f.key[:0]
-		k = binary.LittleEndian.AppendUint32(k, uint32(op))
-		k = binary.LittleEndian.AppendUint32(k, uint32(typ))
-		for _, w := range operands {
-			k = binary.LittleEndian.AppendUint32(k, w)
-		}
+		k := appendKey(f.key[:0], op, typ, "", operands)
 		f.key = k
 		// Only the latest definition is kept: structured code is
 		// emitted in dominator-tree preorder, so once a definition does
