@@ -58,11 +58,11 @@ func (k *kernelBuilder) indexU32(v val) spirv.ID {
 	return v.id
 }
 
-// keepsOrder reports whether in, a transpose or a broadcast, leaves
-// every element at its operand's row-major position: a transpose that
-// moves only dimensions of size 1, a broadcast that adds only such
-// dimensions. Its element idx is its operand's element idx, a read at
-// the own element (ownRead) like a reshape's.
+// keepsOrder reports whether in, a data-movement op, leaves every
+// element at its operand's row-major position: a reshape or bitcast, a
+// transpose that moves only dimensions of size 1, a broadcast that adds
+// only such dimensions. Its element idx is its operand's element idx, a
+// read at the own element (ownRead).
 func keepsOrder(in *hlo.Instruction) bool {
 	ordered := func(to []int64, size func(i int) int64) bool {
 		last := int64(-1)
@@ -78,6 +78,8 @@ func keepsOrder(in *hlo.Instruction) bool {
 		return true
 	}
 	switch in.Op {
+	case hlo.OpReshape, hlo.OpBitcast:
+		return true
 	case hlo.OpTranspose:
 		return ordered(in.A.Dimensions, func(j int) int64 { return in.Shape.Dims[j] })
 	case hlo.OpBroadcast:
@@ -109,25 +111,20 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 	a := &in.A
 	outDims := in.Shape.Dims
 	src := func(i int) hlo.Shape { return in.Operands[i].Shape }
-	switch in.Op {
-	case hlo.OpReshape, hlo.OpBitcast:
+	if keepsOrder(in) { // its element idx is its operand's
 		return k.load(binds[0], idx, src(0).Elem), nil
+	}
+	switch in.Op {
 	case hlo.OpIota:
 		o := k.unravel(idx, outDims)
 		x := val{o[a.IotaDim], hlo.U32}
 		return k.convert(in, x, in.Shape.Elem)
 	case hlo.OpBroadcast:
-		if keepsOrder(in) {
-			return k.load(binds[0], idx, src(0).Elem), nil
-		}
 		if v, ok := k.vectorRow(in, binds[0], idx); ok {
 			return v, nil
 		}
 		return k.load(binds[0], k.broadcastSource(in, idx), src(0).Elem), nil
 	case hlo.OpTranspose:
-		if keepsOrder(in) {
-			return k.load(binds[0], idx, src(0).Elem), nil
-		}
 		o := k.unravel(idx, outDims)
 		s := src(0)
 		ix := make([]spirv.ID, s.Rank())

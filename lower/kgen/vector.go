@@ -579,7 +579,7 @@ func (w *readWalk) binding(b int, own bool) {
 // not read when empty).
 func ownRead(in *hlo.Instruction, i int) (read, own bool) {
 	switch {
-	case in.Op == hlo.OpReshape || in.Op == hlo.OpBitcast || keepsOrder(in):
+	case keepsOrder(in):
 		return true, i == 0
 	case in.Op == hlo.OpDynamicUpdateSlice:
 		if i == 1 && in.Operands[1].Shape.NumElements() == 0 {
