@@ -200,33 +200,26 @@ func simplify(s *state) error {
 // operands together, and an elementwise op of scalar constants
 // broadcast alike by the broadcast of its scalar result. Broadcasts
 // stay: a broadcast scalar costs no memory, and the fusion passes and
-// kernels look for it. Besides the
-// work, a zero the driver computes from constants is a zero it sees:
-// llvmpipe built x*0 from x - x of a constant as +0 and 0 - y as -y,
-// whatever the float controls say (Target.FoldsZeros), where a
-// constant zero the kernel reads is hidden from it (the fuzzer: 0 - 0 of
-// a complex product came out -0).
+// kernels look for it. Besides the work, a zero the driver computes
+// from constants is a zero it sees: llvmpipe built x*0 from x - x of a
+// constant as +0 and 0 - y as -y, whatever the float controls say
+// (Target.FoldsZeros), where a constant zero the kernel reads is hidden
+// from it (the fuzzer: 0 - 0 of a complex product came out -0).
 func (sp *simplifier) fold(in *hlo.Instruction) *hlo.Instruction {
 	if !in.Shape.IsArray() || len(in.Called) > 0 || !foldable(in.Op) {
 		return nil
-	}
-	constant := func(x *hlo.Instruction) *hlo.Literal {
-		if x.Op != hlo.OpConstant || x.Literal == nil || x.Literal.Elided {
-			return nil
-		}
-		return x.Literal
 	}
 	lits := make([]*hlo.Literal, len(in.Operands))
 	all, scalars := true, in.Op.IsElementwise()
 	inputs := int64(0)
 	for i, o := range in.Operands {
-		lits[i] = constant(o)
+		lits[i] = constLiteral(o)
 		inputs += o.Shape.NumElements()
 		if lits[i] == nil {
 			all = false
 		}
 		switch {
-		case o.Op == hlo.OpBroadcast && len(o.A.Dimensions) == 0 && constant(o.Operands[0]) != nil:
+		case o.Op == hlo.OpBroadcast && len(o.A.Dimensions) == 0 && constLiteral(o.Operands[0]) != nil:
 		case lits[i] != nil && o.Shape.Rank() == 0:
 		default:
 			scalars = false
@@ -374,11 +367,20 @@ func (sp *simplifier) dotOfBroadcasts(in *hlo.Instruction) *hlo.Instruction {
 	return tr
 }
 
+// constLiteral is x's values where x is a constant whose values the
+// text gave (not elided), else nil.
+func constLiteral(x *hlo.Instruction) *hlo.Literal {
+	if x.Op != hlo.OpConstant || x.Literal == nil || x.Literal.Elided {
+		return nil
+	}
+	return x.Literal
+}
+
 // zeroConst reports whether x is a scalar constant whose bits are all
 // zero (+0 for floats).
 func zeroConst(x *hlo.Instruction) bool {
-	l := x.Literal
-	if x.Op != hlo.OpConstant || l == nil || l.Elided || l.Shape.Rank() != 0 {
+	l := constLiteral(x)
+	if l == nil || l.Shape.Rank() != 0 {
 		return false
 	}
 	for _, b := range l.Data {
