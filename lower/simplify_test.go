@@ -166,3 +166,46 @@ func TestDotOfBroadcasts(t *testing.T) {
 		require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
 	}
 }
+
+// TestSimplifyCalled: the computations the entry calls are simplified
+// in copies (a device loop's body is compiled as it stands), a
+// computation where nothing applies is kept as it is, and the user's
+// module is left alone.
+func TestSimplifyCalled(t *testing.T) {
+	src, err := os.ReadFile("../testdata/fuzz/loop_body_fold.hlo")
+	require.NoError(t, err)
+	text := strings.Replace(string(src), "ENTRY main {", `sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {`, 1)
+	text = strings.Replace(text, "ROOT r = f32[8] get-tuple-element(w), index=1", `r = f32[8] get-tuple-element(w), index=1
+  zero = f32[] constant(0)
+  ROOT total = f32[] reduce(r, zero), dimensions={0}, to_apply=sum`, 1)
+	entry, user := simplified(t, text)
+	var w, red *hlo.Instruction
+	for _, in := range entry.Instructions {
+		switch in.Op {
+		case hlo.OpWhile:
+			w = in
+		case hlo.OpReduce:
+			red = in
+		}
+	}
+	require.NotNil(t, w)
+	_, body := w.WhileComputations()
+	_, userBody := user.Entry.Instructions[3].WhileComputations()
+	require.NotSame(t, userBody, body, "the body is copied")
+	for _, in := range body.Instructions {
+		require.NotEqual(t, hlo.OpSubtract, in.Op, "c - c is folded in the body")
+	}
+	require.Equal(t, "multiply(broadcast(constant) get-tuple-element(parameter))", form(body.Root.Operands[1], 3))
+	found := false
+	for _, in := range userBody.Instructions {
+		found = found || in.Op == hlo.OpSubtract
+	}
+	require.True(t, found, "the user's body keeps its subtract")
+	require.Same(t, user.Entry.Root.Called[0], red.Called[0], "a reducer where nothing applies is not copied")
+}
