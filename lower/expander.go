@@ -33,37 +33,43 @@ var specialExpansions = func() map[hlo.Opcode]expansion {
 // the value, the last instruction it built, or in itself to leave it.
 type expansion func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error)
 
-// expandEach replaces each instruction of the entry computation whose op
-// has an expansion by the instructions the expansion builds; the
-// instruction itself becomes the last of them (the value it returns),
-// keeping its name, so that its users need no change.
+// expandEach replaces each instruction of the entry computation, and of
+// the computations it calls (rewriteAll), whose op has an expansion by
+// the instructions the expansion builds; the instruction itself becomes
+// the last of them (the value it returns), keeping its name, so that
+// its users need no change.
 func expandEach(s *state, expansions map[hlo.Opcode]expansion) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
 	n := 0
-	for _, in := range entry.Instructions {
-		expand := expansions[in.Op]
-		if expand == nil {
+	return rewriteAll(s.mod.Entry, func(c *hlo.Computation) (bool, error) {
+		var out []*hlo.Instruction
+		changed := false
+		for _, in := range c.Instructions {
+			expand := expansions[in.Op]
+			if expand == nil {
+				out = append(out, in)
+				continue
+			}
+			b := &expander{from: in, n: &n}
+			final, err := expand(b, in)
+			if err != nil {
+				return false, err
+			}
+			if final == in {
+				out = append(out, in)
+				continue
+			}
+			out = append(out, b.out[:len(b.out)-1]...)
+			name := in.Name
+			*in = *final
+			in.Name = name
 			out = append(out, in)
-			continue
+			changed = true
 		}
-		b := &expander{from: in, n: &n}
-		final, err := expand(b, in)
-		if err != nil {
-			return err
-		}
-		if final == in {
-			out = append(out, in)
-			continue
-		}
-		out = append(out, b.out[:len(b.out)-1]...)
-		name := in.Name
-		*in = *final
-		in.Name = name
-		out = append(out, in)
-	}
-	entry.Instructions = out
-	return nil
+		c.Instructions = out
+		return changed, nil
+	}, func(c *hlo.Computation) bool {
+		return touches(c, func(hlo.ElementType) bool { return false }, func(op hlo.Opcode) bool { return expansions[op] != nil })
+	})
 }
 
 // expander adds the instructions that one instruction expands into

@@ -151,57 +151,12 @@ func (sp *simplifier) reshaped(x *hlo.Instruction, dims []int64, depth int) *hlo
 
 // simplify applies the simplifications to the entry computation (the
 // copy inlineCalls made; the user's module is not modified) and to
-// copies of the computations it calls. A device loop's kernel is made
-// from its body and condition as they stand (kgen.DeviceLoopKernel),
-// so their constants are folded here or not at all: llvmpipe built
-// (c - c) * x in a loop body as +0 where XLA gives -0 for negative x
+// copies of the computations it calls (rewriteAll): a device loop's
+// constants are folded here or not at all, and llvmpipe built (c - c) *
+// x in a loop body as +0 where XLA gives -0 for negative x
 // (Target.FoldsZeros, fold).
 func simplify(s *state) error {
-	cs := &callees{done: map[*hlo.Computation]*hlo.Computation{}}
-	cs.simplify(s.mod.Entry)
-	return nil
-}
-
-// callees simplifies the computations a computation calls, each once
-// however many instructions call it.
-type callees struct {
-	done map[*hlo.Computation]*hlo.Computation // the copy, or the computation itself where no rule applied
-}
-
-// simplify applies the rules to c in place, then points its
-// instructions at simplified copies of what they call, and reports
-// whether anything changed.
-func (cs *callees) simplify(c *hlo.Computation) bool {
-	changed := simplifyComputation(c)
-	for _, in := range c.Instructions {
-		for i, cc := range in.Called {
-			nc := cs.copy(cc)
-			if nc == cc {
-				continue
-			}
-			// A copied instruction shares its Called with the one
-			// it copies, which may be the user's.
-			in.Called = slices.Clone(in.Called)
-			in.Called[i] = nc
-			changed = true
-		}
-	}
-	return changed
-}
-
-// copy returns c simplified: a copy where a rule applied in it or in a
-// computation it calls, else c itself, so that plans change only where
-// something folds.
-func (cs *callees) copy(c *hlo.Computation) *hlo.Computation {
-	if d, ok := cs.done[c]; ok {
-		return d
-	}
-	d := c
-	if cp := c.Flatten(c.Name); cs.simplify(cp) {
-		d = cp
-	}
-	cs.done[c] = d
-	return d
+	return rewriteAll(s.mod.Entry, func(c *hlo.Computation) (bool, error) { return simplifyComputation(c), nil }, nil)
 }
 
 // simplifyComputation applies the simplifications to c's instructions
