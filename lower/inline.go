@@ -12,14 +12,23 @@ import (
 // computation by that computation's ops over the map's arrays, so that
 // the later passes see one flat computation. Pre-fused input is thereby re-fused by vkjit's own passes.
 // The user's module is not modified: the entry is rebuilt in a new
-// module that shares everything else.
+// module that shares everything else. The computations the entry still
+// calls (loop bodies, branches, reducers) are flattened alike, in copies
+// (rewriteAll): lower complex refused a map of complex numbers in a
+// loop body.
 func inlineCalls(s *state) error {
 	entry := s.mod.Entry.Flatten(s.mod.Entry.Name)
 	entry.IsEntry = true
 	mod := *s.mod
 	mod.Entry = entry
 	s.mod = &mod
-	return nil
+	flattens := func(op hlo.Opcode) bool {
+		return op == hlo.OpCall || op == hlo.OpFusion || op == hlo.OpOptimizationBarrier || op == hlo.OpMap
+	}
+	// A copy is made only of a computation that has (or calls one that
+	// has) what Flatten takes apart, so every copy is a change.
+	return rewriteAll(entry, func(c *hlo.Computation) (bool, error) { return c != entry, nil },
+		func(c *hlo.Computation) bool { return touches(c, func(hlo.ElementType) bool { return false }, flattens) })
 }
 
 // rewriteAll applies rewrite to the entry (the copy inlineCalls made)
