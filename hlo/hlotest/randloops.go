@@ -556,62 +556,132 @@ func (g *gen) cholesky() {
 	g.keep(g.op(hlo.OpCholesky, a).Set("lower", fmt.Sprint(g.rng.IntN(2) == 0)).Instruction, false, 0, 0, false)
 }
 
-// loop is a fori_loop: a counter to a small bound carrying one value
-// that an elementwise op updates each iteration.
+// loop is a fori_loop: a counter to a small bound carrying one to three
+// values, its body a random program of the counter and the state (a
+// loop of the loop's own, a conditional, a constant where the entry
+// would take a new parameter). Each value the body returns for a state
+// element is one the generator knows no less of than of that element
+// (inBody): so the facts hold on every trip, and exact values stay
+// exact, and the discontinuous ops that read them see what the
+// evaluator sees.
 func (g *gen) loop() {
-	v := g.any()
-	g.loops++
-	t, dims := v.t(), v.s().Dims
-	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), hlo.ArrayShape(t, dims...))
-	trips := g.rng.IntN(5)
-
-	cond := g.b.Computation(fmt.Sprintf("cond_%d", g.loops))
-	cp := cond.Parameter(state)
-	ci := cond.Op(hlo.OpGetTupleElement, cp).Set("index", "0")
-	cn := cond.Constant(hlo.ScalarLiteral(hlo.S32, float64(trips)))
-	cond.Op(hlo.OpCompare, ci.Instruction, cn).Set("direction", "LT").WithShape(hlo.ArrayShape(hlo.PRED))
-
-	body := g.b.Computation(fmt.Sprintf("body_%d", g.loops))
-	bp := body.Parameter(state)
-	bi := body.Op(hlo.OpGetTupleElement, bp).Set("index", "0")
-	bx := body.Op(hlo.OpGetTupleElement, bp).Set("index", "1")
-	one := body.Constant(hlo.ScalarLiteral(hlo.S32, 1))
-	next := body.Op(hlo.OpAdd, bi.Instruction, one)
-	exact := v.exact
-	var nx *hlo.InstBuilder
-	switch {
-	case t == hlo.PRED:
-		nx = body.Op(hlo.OpNot, bx.Instruction)
-	case t.IsFloat() && g.rng.IntN(2) == 0:
-		nx = body.Op(hlo.OpTanh, bx.Instruction)
-		exact = false
-	case t.IsFloat():
-		nx = body.Op(hlo.OpNegate, bx.Instruction)
-	default:
-		inc := body.Op(hlo.OpConvert, next.Instruction).WithShape(hlo.ArrayShape(t)).Instruction
-		if len(dims) > 0 {
-			inc = body.Op(hlo.OpBroadcast, inc).Set("dimensions", "{}").WithShape(hlo.ArrayShape(t, dims...)).Instruction
-		}
-		nx = body.Op(hlo.OpAdd, bx.Instruction, inc)
+	if g.depth >= 2 {
+		return
 	}
-	body.Op(hlo.OpTuple, next.Instruction, nx.Instruction)
-	settle(cond.Computation())
+	vs := []*gval{g.any()}
+	for len(vs) < 3 && g.rng.IntN(2) == 0 {
+		vs = append(vs, g.any())
+	}
+	g.loops++
+	shapes := []hlo.Shape{hlo.ArrayShape(hlo.S32)}
+	for _, v := range vs {
+		shapes = append(shapes, v.s())
+	}
+	name := g.loops
+	body := g.b.Computation(fmt.Sprintf("body_%d", name))
+	sub := *g
+	sub.e, sub.vals, sub.depth = body, nil, g.depth+1
+	bp := body.Parameter(hlo.TupleShape(shapes...))
+	bi := sub.keep(body.Op(hlo.OpGetTupleElement, bp).Set("index", "0").Instruction, true, 0, 0, false)
+	// What the body knows of each state element: the initial value's
+	// facts, or (half the time) only that it is a value of at most 16
+	// times its magnitude, which more of the body's values satisfy.
+	facts := make([]*gval, len(vs))
+	for j, v := range vs {
+		f := *v
+		f.raw = false
+		if !v.exact || g.rng.IntN(2) == 0 {
+			f.exact, f.mag = false, v.mag+4
+		}
+		facts[j] = sub.keep(body.Op(hlo.OpGetTupleElement, bp).Set("index", fmt.Sprint(j+1)).Instruction, f.exact, f.mag, f.frac, false)
+	}
+	for range 2 + g.rng.IntN(9) {
+		sub.step()
+	}
+	one := body.Constant(hlo.ScalarLiteral(hlo.S32, 1))
+	outs := []*hlo.Instruction{body.Op(hlo.OpAdd, bi.in, one).Instruction}
+	for _, f := range facts {
+		next := sub.pick(func(w *gval) bool { return inBody(w, f) })
+		if next == nil {
+			next = f
+		}
+		outs = append(outs, next.in)
+	}
+	// The body's last value leaves the loop too, in one more state
+	// element that the body does not read (a constant before the first
+	// trip), so that the work before it is not dead.
+	var last, lastInit *gval
+	if l := sub.vals[len(sub.vals)-1]; !slices.Contains(outs, l.in) {
+		last = l
+		lastInit = g.spread(g.constant(l.t()), l.s().Dims)
+		shapes = append(shapes, l.s())
+		outs = append(outs, l.in)
+	}
+	state := hlo.TupleShape(shapes...)
+	bp.Shape = state
+	body.Op(hlo.OpTuple, outs...)
+	g.loops = sub.loops
 	settle(body.Computation())
 
+	cond := g.b.Computation(fmt.Sprintf("cond_%d", name))
+	cp := cond.Parameter(state)
+	ci := cond.Op(hlo.OpGetTupleElement, cp).Set("index", "0")
+	cn := cond.Constant(hlo.ScalarLiteral(hlo.S32, float64(g.rng.IntN(5))))
+	cond.Op(hlo.OpCompare, ci.Instruction, cn).Set("direction", "LT").WithShape(hlo.ArrayShape(hlo.PRED))
+	settle(cond.Computation())
+
 	zero := g.keep(g.e.Constant(hlo.ScalarLiteral(hlo.S32, 0)), true, 0, 0, false)
-	init := g.e.Op(hlo.OpTuple, zero.in, v.in)
+	ins := []*hlo.Instruction{zero.in}
+	for _, v := range vs {
+		ins = append(ins, v.in)
+	}
+	if last != nil {
+		ins = append(ins, lastInit.in)
+	}
+	init := g.e.Op(hlo.OpTuple, ins...)
 	init.Shape, init.ShapeInferred = state, false
 	w := g.e.Op(hlo.OpWhile, init.Instruction).Calls(cond.Computation(), body.Computation())
 	w.Shape, w.ShapeInferred = state, false
-	g.keep(g.e.Op(hlo.OpGetTupleElement, w.Instruction).Set("index", "1").Instruction, exact, v.mag, v.frac, false)
+	out := func(j int, exact bool, mag, frac int) {
+		g.keep(g.e.Op(hlo.OpGetTupleElement, w.Instruction).Set("index", fmt.Sprint(j)).Instruction, exact, mag, frac, false)
+	}
+	for j, f := range facts {
+		out(j+1, f.exact, f.mag, f.frac)
+	}
+	if last != nil {
+		// The initial constant or the last trip's value, computed from
+		// a state the facts hold of.
+		out(len(shapes)-1, last.exact && lastInit.exact, max(last.mag, lastInit.mag), max(last.frac, lastInit.frac))
+	}
+}
+
+// inBody reports whether w may be a loop body's next value of a state
+// element known as f: of its type and shape, and, for floats and
+// complex numbers, exact where f is, of no larger magnitude, and (where
+// exact) no more fraction bits.
+func inBody(w, f *gval) bool {
+	if w.t() != f.t() || !slices.Equal(w.s().Dims, f.s().Dims) {
+		return false
+	}
+	if !rounds(f.t()) {
+		return true
+	}
+	if f.exact {
+		return w.exact && w.mag <= f.mag && w.frac <= f.frac
+	}
+	return w.mag <= f.mag
 }
 
 // conditional picks one of two branches by a pred or one of three by an
-// index, each computing an op of one value.
+// index, each a random program of the one value it takes (as a loop's
+// body is, a constant where the entry would take a new parameter) whose
+// result the generator knows no less of than of the conditional's
+// (inBody); where the program made no such value, an op of the value.
 func (g *gen) conditional() {
 	v := g.any()
 	t, s := v.t(), v.s()
 	g.loops++
+	name := g.loops
 	n := 2
 	var sel *gval
 	if g.rng.IntN(2) == 0 {
@@ -620,29 +690,46 @@ func (g *gen) conditional() {
 		n = 3
 		sel = g.index()
 	}
+	// What is known of the result: v's facts, or (half the time) only
+	// that it is a value of at most 16 times v's magnitude.
+	f := *v
+	f.raw = false
+	if !v.exact || g.rng.IntN(2) == 0 {
+		f.exact, f.mag = false, v.mag+4
+	}
 	var branches []*hlo.Computation
-	exact := v.exact
 	for i := 0; i < n; i++ {
-		br := g.b.Computation(fmt.Sprintf("branch_%d_%d", g.loops, i))
-		x := br.Parameter(s)
-		switch {
-		case t == hlo.PRED && i == 0:
-			br.Op(hlo.OpNot, x)
-		case rounds(t) && i == 1:
-			br.Op(hlo.OpExp, x)
-			exact = false
-		case t.Kind() == hlo.KindUnsigned || t == hlo.PRED:
-			br.Op(hlo.OpCopy, x)
-		default:
-			br.Op([]hlo.Opcode{hlo.OpNegate, hlo.OpAbs, hlo.OpCopy}[i], x)
+		br := g.b.Computation(fmt.Sprintf("branch_%d_%d", name, i))
+		sub := *g
+		sub.e, sub.vals, sub.depth = br, nil, g.depth+1
+		x := sub.keep(br.Parameter(s), v.exact, v.mag, v.frac, false)
+		if g.depth < 2 {
+			for range g.rng.IntN(7) {
+				sub.step()
+			}
 		}
+		g.loops = sub.loops
+		out := sub.pick(func(w *gval) bool { return w != x && inBody(w, &f) })
+		if out == nil {
+			op := []hlo.Opcode{hlo.OpNegate, hlo.OpAbs, hlo.OpCopy}[i]
+			switch {
+			case t == hlo.PRED && i == 0:
+				op = hlo.OpNot
+			case t.Kind() == hlo.KindUnsigned || t == hlo.PRED:
+				op = hlo.OpCopy
+			case t.IsComplex() && op == hlo.OpAbs: // a complex abs is real
+				op = hlo.OpNegate
+			}
+			out = sub.keep(br.Op(op, x.in).Instruction, v.exact, v.mag, v.frac, false)
+		}
+		br.SetRoot(out.in)
 		branches = append(branches, settle(br.Computation()))
 	}
 	ops := []*gval{sel}
 	for range branches {
 		ops = append(ops, v)
 	}
-	g.keep(g.op(hlo.OpConditional, ops...).Calls(branches...).WithShape(s).Instruction, exact, v.mag, v.frac, false)
+	g.keep(g.op(hlo.OpConditional, ops...).Calls(branches...).WithShape(s).Instruction, f.exact, f.mag, f.frac, false)
 }
 
 // call applies a binary op to a value and a partner in a called

@@ -74,6 +74,9 @@ type gen struct {
 	all   []hlo.ElementType // every type this program may draw
 	comps map[string]*hlo.Computation
 	loops int
+	// depth: 0 in the entry, 1 in a loop's body, 2 in a loop's in that
+	// (where a new parameter is a constant, and no loop nests deeper).
+	depth int
 }
 
 // gval is a value of the entry computation and what the generator knows
@@ -185,6 +188,9 @@ func settle(c *hlo.Computation) *hlo.Computation {
 }
 
 func (g *gen) param(t hlo.ElementType, dims []int64) *gval {
+	if g.depth > 0 {
+		return g.spread(g.constant(t), dims)
+	}
 	return g.keep(g.e.Parameter(hlo.ArrayShape(t, dims...)), true, 3, 3, true)
 }
 
@@ -288,19 +294,27 @@ func directionsOf(t hlo.ElementType) []string {
 	return directions
 }
 
-// steps are the generator's moves with their weights.
-var steps = []struct {
+// steps are the generator's moves with their weights (assigned in init:
+// a loop's body takes steps of its own).
+var steps []struct {
 	f func(*gen)
 	w int
-}{
-	{(*gen).unary, 6}, {(*gen).binary, 8}, {(*gen).compareSelect, 3}, {(*gen).convert, 3}, {(*gen).bitcast, 1}, {(*gen).clamp, 1},
-	{(*gen).broadcast, 2}, {(*gen).reshape, 2}, {(*gen).transpose, 2}, {(*gen).slice, 2}, {(*gen).reverse, 1},
-	{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).dot, 2},
-	{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
-	{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
-	{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
-	{(*gen).topK, 1},
-	{(*gen).newParam, 1},
+}
+
+func init() {
+	steps = []struct {
+		f func(*gen)
+		w int
+	}{
+		{(*gen).unary, 6}, {(*gen).binary, 8}, {(*gen).compareSelect, 3}, {(*gen).convert, 3}, {(*gen).bitcast, 1}, {(*gen).clamp, 1},
+		{(*gen).broadcast, 2}, {(*gen).reshape, 2}, {(*gen).transpose, 2}, {(*gen).slice, 2}, {(*gen).reverse, 1},
+		{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).dot, 2},
+		{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
+		{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
+		{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
+		{(*gen).topK, 1},
+		{(*gen).newParam, 1},
+	}
 }
 
 func (g *gen) step() {
