@@ -76,9 +76,11 @@ func liveRanges(p *Program) map[int]liveRange {
 // long as a result it may become: the runtime hands the input's buffer
 // on as the result where the called computation returns its parameter
 // (a branch returning its operand, a loop body passing a state element
-// through, a loop that runs no iteration). Once, a value computed after
-// a conditional whose branch returned its operand took that operand's
-// memory, and so the conditional's result (the fuzzer).
+// through, a loop that runs no iteration), directly or through a loop or
+// conditional of its own. Once, a value computed after a conditional
+// whose branch returned its operand took that operand's memory, and so
+// the conditional's result; then one whose branch returned its operand
+// through a loop that passed it on (the fuzzer, both).
 func extendAliased(p *Program, lr map[int]liveRange, end int) {
 	last := map[int]int{} // every buffer's last touch, arena or not
 	for i, st := range p.Steps {
@@ -89,56 +91,9 @@ func extendAliased(p *Program, lr map[int]liveRange, end int) {
 	for _, b := range p.Outputs {
 		last[b] = end
 	}
-	// passThrough lists, for a sub-program, which outputs are which of
-	// its parameters (output index -> parameter leaf).
-	passThrough := func(sub int) map[int]int {
-		m := map[int]int{}
-		sp := p.Subs[sub]
-		for i, b := range sp.Outputs {
-			if buf := sp.Buffers[b]; buf.Kind == BufParam {
-				m[i] = buf.Param
-			}
-		}
-		return m
-	}
 	// Later steps first, so that a chain of aliases extends all the way.
 	for i := len(p.Steps) - 1; i >= 0; i-- {
-		st := p.Steps[i]
-		var pairs [][2]int // input buffer, result buffer
-		switch st.Kind {
-		case StepWhile:
-			// The state element ending in result j may come, through
-			// the iterations, from any initial element that passes
-			// through to j: from j itself (no iteration), then closed
-			// under the body's pass-throughs.
-			pass := passThrough(st.Body)
-			from := make([]map[int]bool, len(st.Out))
-			for j := range from {
-				from[j] = map[int]bool{j: true}
-			}
-			for changed := true; changed; {
-				changed = false
-				for j, k := range pass {
-					for x := range from[k] {
-						if !from[j][x] {
-							from[j][x], changed = true, true
-						}
-					}
-				}
-			}
-			for j, out := range st.Out {
-				for x := range from[j] {
-					pairs = append(pairs, [2]int{st.In[0][x], out})
-				}
-			}
-		case StepConditional:
-			for bi, sub := range st.Branches {
-				for j, k := range passThrough(sub) {
-					pairs = append(pairs, [2]int{st.In[bi][k], st.Out[j]})
-				}
-			}
-		}
-		for _, pr := range pairs {
+		for _, pr := range passPairs(p, p.Steps[i]) {
 			in, out := pr[0], pr[1]
 			if last[out] > last[in] {
 				last[in] = last[out]
@@ -149,6 +104,88 @@ func extendAliased(p *Program, lr map[int]liveRange, end int) {
 			}
 		}
 	}
+}
+
+// passPairs lists the (input, result) buffers of a while or conditional
+// step st of p where the runtime may hand the input's buffer on as the
+// result.
+func passPairs(p *Program, st Step) [][2]int {
+	// passThrough lists, for a sub-program, the parameter leaves each
+	// output may be.
+	passThrough := func(sub int) map[int][]int {
+		sp := p.Subs[sub]
+		al := paramAliases(sp)
+		m := map[int][]int{}
+		for i, b := range sp.Outputs {
+			for x := range al[b] {
+				m[i] = append(m[i], x)
+			}
+		}
+		return m
+	}
+	var pairs [][2]int
+	switch st.Kind {
+	case StepWhile:
+		// The state element ending in result j may come, through the
+		// iterations, from any initial element that passes through to
+		// j: from j itself (no iteration), then closed under the body's
+		// pass-throughs.
+		pass := passThrough(st.Body)
+		from := make([]map[int]bool, len(st.Out))
+		for j := range from {
+			from[j] = map[int]bool{j: true}
+		}
+		for changed := true; changed; {
+			changed = false
+			for j, ks := range pass {
+				for _, k := range ks {
+					for x := range from[k] {
+						if !from[j][x] {
+							from[j][x], changed = true, true
+						}
+					}
+				}
+			}
+		}
+		for j, out := range st.Out {
+			for x := range from[j] {
+				pairs = append(pairs, [2]int{st.In[0][x], out})
+			}
+		}
+	case StepConditional:
+		for bi, sub := range st.Branches {
+			for j, ks := range passThrough(sub) {
+				for _, k := range ks {
+					pairs = append(pairs, [2]int{st.In[bi][k], st.Out[j]})
+				}
+			}
+		}
+	}
+	return pairs
+}
+
+// paramAliases returns, for each buffer of p that may be a parameter's
+// at run time, those parameter leaves: a parameter is itself, and a
+// while or conditional step's result any input it may be handed
+// (passPairs), recursively.
+func paramAliases(p *Program) map[int]map[int]bool {
+	al := map[int]map[int]bool{}
+	for b, buf := range p.Buffers {
+		if buf.Kind == BufParam {
+			al[b] = map[int]bool{buf.Param: true}
+		}
+	}
+	for _, st := range p.Steps {
+		for _, pr := range passPairs(p, st) {
+			for x := range al[pr[0]] {
+				if al[pr[1]] == nil {
+					al[pr[1]] = map[int]bool{}
+				}
+				al[pr[1]][x] = true
+			}
+		}
+	}
+	return al
 }
 
 // stepBuffers lists every buffer a step reads or writes.
