@@ -503,6 +503,45 @@ func minimize(t testing.TB, m *hlo.Module, seed uint64, fail *failure) *hlo.Modu
 			}
 		}
 	}
+	// Then inside the called computations (loop bodies, branches): each
+	// instruction but parameters and roots replaced by zeros of its
+	// shape while the failure stays, and what no root reaches dropped.
+	named := func(m *hlo.Module, name string) *hlo.Computation {
+		for _, c := range m.Computations {
+			if c.Name == name && c != m.Entry {
+				return c
+			}
+		}
+		return nil
+	}
+	var names []string
+	for _, c := range best.Computations {
+		names = append(names, c.Name)
+	}
+	for _, name := range names {
+		for i := 1 << 30; ; i-- {
+			comp := named(best, name)
+			if comp == nil {
+				break // dropped with what called it
+			}
+			if i = min(i, len(comp.Instructions)-1); i < 0 {
+				break
+			}
+			if in := comp.Instructions[i]; in == comp.Root || in.Op == hlo.OpParameter || in.Op == hlo.OpConstant || !in.Shape.IsArray() {
+				continue
+			}
+			c := clone(best)
+			x := named(c, name).Instructions[i]
+			zeros, err := hlo.NewLiteral(x.Shape, make([]byte, x.Shape.ByteSize()))
+			if err != nil {
+				continue
+			}
+			*x = hlo.Instruction{Name: x.Name, Op: hlo.OpConstant, Shape: x.Shape, Literal: zeros, Pos: x.Pos}
+			if c = tidy(c); c != nil && same(c) {
+				best = c
+			}
+		}
+	}
 	return best
 }
 
@@ -526,8 +565,9 @@ func clone(m *hlo.Module) *hlo.Module {
 	return c
 }
 
-// tidy drops what the root does not reach (parameters renumbered) and
-// the computations nothing calls, and returns the module printed and
+// tidy drops what the root does not reach (parameters renumbered; in a
+// called computation, what its root does not reach but its parameters)
+// and the computations nothing calls, and returns the module printed and
 // parsed again; nil where it no longer verifies.
 func tidy(m *hlo.Module) *hlo.Module {
 	live := map[*hlo.Instruction]bool{}
@@ -555,6 +595,31 @@ func tidy(m *hlo.Module) *hlo.Module {
 		}
 	}
 	m.Entry.Instructions, m.Entry.Params = ins, params
+	// In a called computation, what neither its root nor the caller
+	// (its parameters) needs.
+	for _, c := range m.Computations {
+		if c == m.Entry {
+			continue
+		}
+		live := map[*hlo.Instruction]bool{}
+		var mark func(in *hlo.Instruction)
+		mark = func(in *hlo.Instruction) {
+			if !live[in] {
+				live[in] = true
+				for _, o := range in.Operands {
+					mark(o)
+				}
+			}
+		}
+		mark(c.Root)
+		var kept []*hlo.Instruction
+		for _, in := range c.Instructions {
+			if live[in] || in.Op == hlo.OpParameter {
+				kept = append(kept, in)
+			}
+		}
+		c.Instructions = kept
+	}
 	called := map[*hlo.Computation]bool{m.Entry: true}
 	var walk func(c *hlo.Computation)
 	walk = func(c *hlo.Computation) {
