@@ -68,7 +68,7 @@ func expandEach(s *state, expansions map[hlo.Opcode]expansion) error {
 		c.Instructions = out
 		return changed, nil
 	}, func(c *hlo.Computation) bool {
-		return touches(c, func(hlo.ElementType) bool { return false }, func(op hlo.Opcode) bool { return expansions[op] != nil })
+		return hasOp(c, func(op hlo.Opcode) bool { return expansions[op] != nil })
 	})
 }
 

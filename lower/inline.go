@@ -28,9 +28,7 @@ func inlineCalls(s *state) error {
 	// A copy is made only of a computation that has (or calls one that
 	// has) what Flatten takes apart, so every copy is a change.
 	return rewriteAll(entry, func(c *hlo.Computation) (bool, error) { return c != entry, nil },
-		func(c *hlo.Computation) bool {
-			return touches(c, func(hlo.ElementType) bool { return false }, flattens)
-		})
+		func(c *hlo.Computation) bool { return hasOp(c, flattens) })
 }
 
 // rewriteAll applies rewrite to the entry (the copy inlineCalls made)

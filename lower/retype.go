@@ -37,6 +37,12 @@ func mapLeaves(s hlo.Shape, f func(hlo.Shape) hlo.Shape) hlo.Shape {
 	return f(s)
 }
 
+// hasOp reports whether c, or a computation it calls, has an op q
+// accepts.
+func hasOp(c *hlo.Computation, q func(hlo.Opcode) bool) bool {
+	return touches(c, func(hlo.ElementType) bool { return false }, q)
+}
+
 // touches reports whether c, or a computation it calls, has a value or
 // an operand with a leaf whose element type p accepts, or an op q
 // accepts (q may be nil).
