@@ -64,12 +64,18 @@ func (k *kernelBuilder) constInt(t hlo.ElementType, v uint64) spirv.ID {
 	return k.b.Constant(typ, uint32(v))
 }
 
-// constFloat makes a float constant of type t; +0 is hidden from a
-// driver that folds it (Target.FoldsZeros).
+// constFloat makes a float constant of type t; a zero of either sign is
+// hidden from a driver that folds it (Target.FoldsZeros): llvmpipe
+// built x - (-0) as x, so that (0 + 0i) * (c + di) of a complex iota
+// gave a real part of -0 where XLA gives +0 (the fuzzer).
 func (k *kernelBuilder) constFloat(t hlo.ElementType, v float64) spirv.ID {
 	typ := k.scalarType(t)
-	if v == 0 && !math.Signbit(v) && k.zeroU32 != 0 {
-		return k.hiddenZero(typ, regBits(t))
+	if v == 0 && k.zeroU32 != 0 {
+		z := k.hiddenZero(typ, regBits(t))
+		if math.Signbit(v) {
+			z = k.f.FNegate(typ, z)
+		}
+		return z
 	}
 	if t == hlo.F64 {
 		bits := math.Float64bits(v)
