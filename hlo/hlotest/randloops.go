@@ -627,7 +627,26 @@ func (g *gen) loop() {
 	cp := cond.Parameter(state)
 	ci := cond.Op(hlo.OpGetTupleElement, cp).Set("index", "0")
 	cn := cond.Constant(hlo.ScalarLiteral(hlo.S32, float64(g.rng.IntN(5))))
-	cond.Op(hlo.OpCompare, ci.Instruction, cn).Set("direction", "LT").WithShape(hlo.ArrayShape(hlo.PRED))
+	more := cond.Op(hlo.OpCompare, ci.Instruction, cn).Set("direction", "LT").WithShape(hlo.ArrayShape(hlo.PRED))
+	// Half the time the loop also stops early on its state: while an
+	// element of a scalar that every trip knows exactly (an integer, an
+	// exact float) compares with a constant as drawn; the counter still
+	// bounds the trips.
+	if g.rng.IntN(2) == 0 {
+		var cands []int
+		for j, f := range facts {
+			if t := f.t(); f.s().Rank() == 0 && t != hlo.PRED && !t.IsComplex() && (f.exact || !rounds(t)) {
+				cands = append(cands, j)
+			}
+		}
+		if len(cands) > 0 {
+			j := cands[g.rng.IntN(len(cands))]
+			x := cond.Op(hlo.OpGetTupleElement, cp).Set("index", fmt.Sprint(j+1))
+			c := cond.Constant(hlo.ScalarLiteral(facts[j].t(), g.scalarValue(facts[j].t())))
+			cmp := cond.Op(hlo.OpCompare, x.Instruction, c).Set("direction", directions[g.rng.IntN(len(directions))]).WithShape(hlo.ArrayShape(hlo.PRED))
+			cond.Op(hlo.OpAnd, more.Instruction, cmp.Instruction)
+		}
+	}
 	settle(cond.Computation())
 
 	zero := g.keep(g.e.Constant(hlo.ScalarLiteral(hlo.S32, 0)), true, 0, 0, false)

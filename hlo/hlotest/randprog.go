@@ -230,24 +230,30 @@ func (g *gen) spread(c *gval, dims []int64) *gval {
 func (g *gen) grid() float64 { return float64(g.rng.IntN(129)-64) / 8 }
 
 func (g *gen) constant(t hlo.ElementType) *gval {
-	v := g.grid()
 	if t.IsComplex() {
-		return g.constantOf(t, v, g.grid(), 3, 3)
+		return g.constantOf(t, g.grid(), g.grid(), 3, 3)
 	}
-	if !t.IsFloat() {
-		v = float64(g.rng.IntN(17) - 8)
+	return g.constantOf(t, g.scalarValue(t), 0, 3, 3)
+}
+
+// scalarValue is a random value of real type t: on the grid for
+// floats, a small integer within the type's range otherwise.
+func (g *gen) scalarValue(t hlo.ElementType) float64 {
+	if t.IsFloat() {
+		return g.grid()
+	}
+	v := float64(g.rng.IntN(17) - 8)
+	if t.Kind() == hlo.KindUnsigned {
+		v = math.Abs(v)
+	}
+	if b := t.Bits(); b < 8 { // within s2, s4, u2, u4
+		lo, hi := -math.Ldexp(1, b-1), math.Ldexp(1, b-1)-1
 		if t.Kind() == hlo.KindUnsigned {
-			v = math.Abs(v)
+			lo, hi = 0, math.Ldexp(1, b)-1
 		}
-		if b := t.Bits(); b < 8 { // within s2, s4, u2, u4
-			lo, hi := -math.Ldexp(1, b-1), math.Ldexp(1, b-1)-1
-			if t.Kind() == hlo.KindUnsigned {
-				lo, hi = 0, math.Ldexp(1, b)-1
-			}
-			v = max(lo, min(hi, v))
-		}
+		v = max(lo, min(hi, v))
 	}
-	return g.constantOf(t, v, 0, 3, 3)
+	return v
 }
 
 // constantOf is the scalar constant re + im i of type t (im only for a
