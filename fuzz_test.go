@@ -519,13 +519,16 @@ func minimize(t testing.TB, m *hlo.Module, seed uint64, fail *failure) *hlo.Modu
 		names = append(names, c.Name)
 	}
 	for _, name := range names {
-		for i := 1 << 30; ; i-- {
-			comp := named(best, name)
-			if comp == nil {
+		comp := named(best, name)
+		if comp == nil {
+			continue
+		}
+		for i := len(comp.Instructions) - 1; i >= 0; i-- {
+			if comp = named(best, name); comp == nil {
 				break // dropped with what called it
 			}
-			if i = min(i, len(comp.Instructions)-1); i < 0 {
-				break
+			if i >= len(comp.Instructions) {
+				continue
 			}
 			if in := comp.Instructions[i]; in == comp.Root || in.Op == hlo.OpParameter || in.Op == hlo.OpConstant || !in.Shape.IsArray() {
 				continue
@@ -598,27 +601,9 @@ func tidy(m *hlo.Module) *hlo.Module {
 	// In a called computation, what neither its root nor the caller
 	// (its parameters) needs.
 	for _, c := range m.Computations {
-		if c == m.Entry {
-			continue
+		if c != m.Entry {
+			c.Instructions = c.Reachable()
 		}
-		live := map[*hlo.Instruction]bool{}
-		var mark func(in *hlo.Instruction)
-		mark = func(in *hlo.Instruction) {
-			if !live[in] {
-				live[in] = true
-				for _, o := range in.Operands {
-					mark(o)
-				}
-			}
-		}
-		mark(c.Root)
-		var kept []*hlo.Instruction
-		for _, in := range c.Instructions {
-			if live[in] || in.Op == hlo.OpParameter {
-				kept = append(kept, in)
-			}
-		}
-		c.Instructions = kept
 	}
 	called := map[*hlo.Computation]bool{m.Entry: true}
 	var walk func(c *hlo.Computation)
