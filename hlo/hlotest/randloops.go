@@ -579,20 +579,13 @@ func (g *gen) loop() {
 	}
 	name := g.loops
 	body := g.b.Computation(fmt.Sprintf("body_%d", name))
-	sub := *g
-	sub.e, sub.vals, sub.depth = body, nil, g.depth+1
+	sub := g.inner(body)
 	bp := body.Parameter(hlo.TupleShape(shapes...))
 	bi := sub.keep(body.Op(hlo.OpGetTupleElement, bp).Set("index", "0").Instruction, true, 0, 0, false)
-	// What the body knows of each state element: the initial value's
-	// facts, or (half the time) only that it is a value of at most 16
-	// times its magnitude, which more of the body's values satisfy.
+	// What the body knows of each state element.
 	facts := make([]*gval, len(vs))
 	for j, v := range vs {
-		f := *v
-		f.raw = false
-		if !v.exact || g.rng.IntN(2) == 0 {
-			f.exact, f.mag = false, v.mag+4
-		}
+		f := g.loosened(v)
 		facts[j] = sub.keep(body.Op(hlo.OpGetTupleElement, bp).Set("index", fmt.Sprint(j+1)).Instruction, f.exact, f.mag, f.frac, false)
 	}
 	for range 2 + g.rng.IntN(9) {
@@ -674,6 +667,27 @@ func (g *gen) loop() {
 	}
 }
 
+// inner is a generator of computation c, which g's calls: values of
+// its own, a level deeper.
+func (g *gen) inner(c *hlo.CompBuilder) *gen {
+	sub := *g
+	sub.e, sub.vals, sub.depth = c, nil, g.depth+1
+	return &sub
+}
+
+// loosened is what a loop body or a branch promises of a value it
+// returns in v's place: v's facts, or (always where v is inexact, else
+// half the time) only that it is a value of at most 16 times v's
+// magnitude, which more of its values satisfy.
+func (g *gen) loosened(v *gval) *gval {
+	f := *v
+	f.raw = false
+	if !v.exact || g.rng.IntN(2) == 0 {
+		f.exact, f.mag = false, v.mag+4
+	}
+	return &f
+}
+
 // inBody reports whether w may be a loop body's next value of a state
 // element known as f: of its type and shape, and, for floats and
 // complex numbers, exact where f is, of no larger magnitude, and (where
@@ -709,18 +723,11 @@ func (g *gen) conditional() {
 		n = 3
 		sel = g.index()
 	}
-	// What is known of the result: v's facts, or (half the time) only
-	// that it is a value of at most 16 times v's magnitude.
-	f := *v
-	f.raw = false
-	if !v.exact || g.rng.IntN(2) == 0 {
-		f.exact, f.mag = false, v.mag+4
-	}
+	f := g.loosened(v) // what is known of the result
 	var branches []*hlo.Computation
 	for i := 0; i < n; i++ {
 		br := g.b.Computation(fmt.Sprintf("branch_%d_%d", name, i))
-		sub := *g
-		sub.e, sub.vals, sub.depth = br, nil, g.depth+1
+		sub := g.inner(br)
 		x := sub.keep(br.Parameter(s), v.exact, v.mag, v.frac, false)
 		if g.depth < 2 {
 			for range g.rng.IntN(7) {
@@ -728,7 +735,7 @@ func (g *gen) conditional() {
 			}
 		}
 		g.loops = sub.loops
-		out := sub.pick(func(w *gval) bool { return w != x && inBody(w, &f) })
+		out := sub.pick(func(w *gval) bool { return w != x && inBody(w, f) })
 		if out == nil {
 			op := []hlo.Opcode{hlo.OpNegate, hlo.OpAbs, hlo.OpCopy}[i]
 			switch {
