@@ -156,18 +156,19 @@ func checkProgram(t testing.TB, m *hlo.Module, seed uint64) (fail *failure) {
 type references struct {
 	wide, narrow, summed, up, down []*hlo.Literal
 	// poisoned: the results with the zeros of ops that order their own
-	// sums (eval.OrderChosen) made NaNs (nil where m has none): a zero
-	// that is a zero there too has a sign no such op decided.
+	// sums and of inexact ops' underflows made NaNs
+	// (eval.RunZerosPoisoned; nil where m has no such op): a zero that is
+	// a zero there too has a sign no such op decided.
 	poisoned  []*hlo.Literal
 	zeroSigns bool // zeros' signs are compared (where poisoned agrees)
 }
 
-// orderChosen reports whether m has an op whose zeros' signs are its
-// implementation's (eval.OrderChosen).
-func orderChosen(m *hlo.Module) bool {
+// poisonsZeros reports whether m has an op whose zeros' signs may be
+// its implementation's or a rounding's (eval.PoisonsZeros).
+func poisonsZeros(m *hlo.Module) bool {
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			if eval.OrderChosen(in.Op) {
+			if eval.PoisonsZeros(in.Op) {
 				return true
 			}
 		}
@@ -189,7 +190,7 @@ func rounding(m *hlo.Module, args []*hlo.Literal) references {
 		return v.Leaves()
 	}
 	refs.zeroSigns = true
-	if orderChosen(m) {
+	if poisonsZeros(m) {
 		v, err := eval.RunZerosPoisoned(m, fuzzTrips, args...)
 		if err != nil {
 			refs.zeroSigns = false
@@ -696,7 +697,7 @@ ENTRY main {
 		require.True(t, math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(z.Data[4*j:])))), "the solve's zero reaches z")
 		require.Equal(t, math.Copysign(0, -1), float64(math.Float32frombits(binary.LittleEndian.Uint32(nb.Data[4*j:]))), "-b's zero is -0")
 	}
-	require.True(t, orderChosen(m))
+	require.True(t, poisonsZeros(m))
 }
 
 // The verifier's mutation fuzzer: a random program's text, mutated (a

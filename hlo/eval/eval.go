@@ -78,14 +78,18 @@ func RunNudged(m *hlo.Module, maxTrips, dir int, args ...*hlo.Literal) (*Value, 
 	return runWith(m, maxTrips, runOptions{nudge: dir}, args)
 }
 
-// RunZerosPoisoned is RunLimited with every zero that an op whose
-// algorithm is the implementation's own (OrderChosen) computes made a
-// NaN. Where a result is a zero in this run as in Run, its sign is not
-// one such an op's order of sums and products decided: a test may
-// compare it, though the program has such ops.
+// RunZerosPoisoned is RunLimited with every zero whose sign is not
+// arithmetic's to decide made a NaN: those an op whose algorithm is the
+// implementation's own (OrderChosen) computes, and those an inexact op
+// underflows to (poisonUnderflows). Where a result is a zero in this run
+// as in Run, its sign is none of theirs: a test may compare it, though
+// the program has such ops.
 func RunZerosPoisoned(m *hlo.Module, maxTrips int, args ...*hlo.Literal) (*Value, error) {
 	return runWith(m, maxTrips, runOptions{poisonZeros: true}, args)
 }
+
+// PoisonsZeros reports whether RunZerosPoisoned may poison op's zeros.
+func PoisonsZeros(op hlo.Opcode) bool { return OrderChosen(op) || inexactOps[op] }
 
 // OrderChosen reports whether op's float results are sums and products
 // in an order that XLA leaves to the implementation (a triangular
@@ -126,6 +130,59 @@ func poisonZeros(v *Value) *Value {
 		}
 	}
 	return &Value{Lit: out}
+}
+
+// poisonUnderflows makes NaNs of the zero parts of l, an inexact op's
+// elementwise result, whose element's operands have no zero part: such
+// a zero is not one the function takes at an exact point (sin 0, the
+// imaginary part of e^(x+0i)) but an underflow, e^-1000, or a product
+// with one, 1/(1 + e^(x+iy)) of a huge x, and its sign is that of a
+// rounded value or, in a complex result, of the cosine or sine of an
+// angle that one ulp of a large operand moves by radians. The device's
+// rounding of the operand decides it as the evaluator's does its own.
+func poisonUnderflows(l *hlo.Literal, ops []*hlo.Literal) {
+	if !l.Shape.Elem.IsFloat() && !l.Shape.Elem.IsComplex() {
+		return
+	}
+	for i := range l.Shape.NumElements() {
+		r, ok := floatParts(l, i)
+		if !ok || r[0] != 0 && r[1] != 0 {
+			continue
+		}
+		exact := false
+		for _, x := range ops {
+			if p, ok := floatParts(x, i); ok && (p[0] == 0 || p[1] == 0) {
+				exact = true
+			}
+		}
+		if exact {
+			continue
+		}
+		for k := range r {
+			if r[k] == 0 {
+				r[k] = math.NaN()
+			}
+		}
+		if l.Shape.Elem.IsComplex() {
+			put(l.Data, l.Shape.Elem, i, scalar{c: complex(r[0], r[1])})
+		} else {
+			put(l.Data, l.Shape.Elem, i, scalar{f: r[0]})
+		}
+	}
+}
+
+// floatParts is element i of a float or complex literal as its parts: a
+// real's second part is 1, standing for no zero; ok is false for other
+// types.
+func floatParts(x *hlo.Literal, i int64) (p [2]float64, ok bool) {
+	switch t := x.Shape.Elem; {
+	case t.IsComplex():
+		c := get(x, i).c
+		return [2]float64{real(c), imag(c)}, true
+	case t.IsFloat():
+		return [2]float64{get(x, i).f, 1}, true
+	}
+	return p, false
 }
 
 // inexactOps are the float ops RunNudged moves.
@@ -325,8 +382,8 @@ type evaluator struct {
 	maxTrips int  // a while loop's iteration limit
 	f32Sums  bool // float dots and convolutions summed in f32 (RunSummedInF32)
 	nudge    int  // +1 or -1: inexact float results moved an ulp that way (RunNudged)
-	// poisonZeros: the zeros of OrderChosen ops' results are NaNs
-	// (RunZerosPoisoned).
+	// poisonZeros: the zeros of OrderChosen ops' results and inexact
+	// ops' underflows are NaNs (RunZerosPoisoned).
 	poisonZeros bool
 	order       map[*hlo.Computation][]*hlo.Instruction
 	// Values of instructions that depend on no parameter, computed once
@@ -596,6 +653,9 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		}
 		if e.nudge != 0 && inexactOps[in.Op] {
 			nudgeUlp(l, e.nudge, nudgeScale(in, leaves(ops), l))
+		}
+		if e.poisonZeros && inexactOps[in.Op] {
+			poisonUnderflows(l, leaves(ops))
 		}
 		return &Value{Lit: l}, nil
 	}

@@ -267,3 +267,40 @@ func TestCHLOFunctionTables(t *testing.T) {
 		require.True(t, inexactOps[op], op.String())
 	}
 }
+
+// TestPoisonUnderflows: RunZerosPoisoned makes NaNs of the zeros an
+// inexact op underflows to, real or a complex part, and keeps those it
+// computes at an exact point (sin 0, the imaginary part of e^(x+0i)) and
+// those of exact ops.
+func TestPoisonUnderflows(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", `HloModule m
+ENTRY e {
+  big = f32[] constant(-1000)
+  zero = f32[] constant(-0)
+  u = f32[] exponential(big)
+  s = f32[] sine(zero)
+  three = f32[] constant(3)
+  p = f32[] multiply(zero, three)
+  x = c64[] constant((-7.92e6, -4.01e7))
+  l = c64[] logistic(x)
+  y = c64[] constant((2, -0))
+  ey = c64[] exponential(y)
+  ROOT r = (f32[], f32[], f32[], c64[], c64[]) tuple(u, s, p, l, ey)
+}
+`)
+	require.NoError(t, err)
+	plain, err := Run(m)
+	require.NoError(t, err)
+	v, err := RunZerosPoisoned(m, 0)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, float64(f32(plain.Tuple[0].Lit)), "e^-1000 underflows")
+	require.True(t, math.IsNaN(float64(f32(v.Tuple[0].Lit))), "its zero is poisoned")
+	require.True(t, math.Signbit(float64(f32(v.Tuple[1].Lit))), "sin(-0) is -0")
+	require.True(t, math.Signbit(float64(f32(v.Tuple[2].Lit))), "-0 * 3 is -0, an exact op's zero, kept")
+	l := get(v.Tuple[3].Lit, 0).c
+	require.Equal(t, complex(0, 0), get(plain.Tuple[3].Lit, 0).c, "1/(1 + inf cis θ) is a zero")
+	require.True(t, math.IsNaN(real(l)) && math.IsNaN(imag(l)), "whose parts' signs are θ's: poisoned")
+	ey := get(v.Tuple[4].Lit, 0).c
+	require.Equal(t, float32(math.Exp(2)), float32(real(ey)))
+	require.True(t, imag(ey) == 0 && math.Signbit(imag(ey)), "e^(2-0i)'s imaginary part is -0, kept")
+}
