@@ -966,6 +966,89 @@ ENTRY e {
 }`, smallInts(3))
 }
 
+// TestAsyncPairs: XLA's scheduled forms run where they stand: copy-start
+// and copy-done copy, an async-start runs the computation it wraps (here
+// one with an all-reduce of a group of one) and its async-update and
+// async-done give the result, all-reduce-start/-done, all-gather's and
+// collective-permute's pass their operands on in both of XLA's forms (the
+// start holding the results, or the operands, results and contexts),
+// add-dependency passes its operand on, in the entry and in a while body;
+// a start over other processes is refused by name.
+func TestAsyncPairs(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "async_pairs", `HloModule async
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+wrapped {
+  p = f32[8] parameter(0)
+  q = f32[4,8] parameter(1)
+  r = f32[8] all-reduce(p), replica_groups={{0}}, to_apply=add
+  e = f32[8] multiply(r, r)
+  ROOT s = f32[8] subtract(e, p)
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8] get-tuple-element(s), index=1
+  cs = (f32[8], f32[8], u32[]) copy-start(v)
+  cd = f32[8] copy-done(cs)
+  ars = f32[8] all-reduce-start(cd), replica_groups={}, to_apply=add
+  ard = f32[8] all-reduce-done(ars)
+  h = f32[] constant(0.5)
+  hb = f32[8] broadcast(h), dimensions={}
+  w = f32[8] multiply(ard, hb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  y = f32[8] parameter(1)
+  as = ((f32[8], f32[4,8]), f32[8], s32[]) async-start(y, x), calls=wrapped
+  au = ((f32[8], f32[4,8]), f32[8], s32[]) async-update(as)
+  ad = f32[8] async-done(au)
+  cs = (f32[4,8], f32[4,8], u32[]) copy-start(x)
+  cd = f32[4,8] copy-done(cs)
+  ars = (f32[4,8], f32[4,8]) all-reduce-start(cd), replica_groups={{0}}, to_apply=add
+  ard = f32[4,8] all-reduce-done(ars)
+  ags = (f32[4,8], f32[4,8]) all-gather-start(ard), dimensions={0}, replica_groups={{0}}
+  agd = f32[4,8] all-gather-done(ags)
+  cps = (f32[8], f32[8], u32[], u32[]) collective-permute-start(ad), source_target_pairs={{0,0}}
+  cpd = f32[8] collective-permute-done(cps)
+  czs = f32[8] collective-permute-start(ad), source_target_pairs={}
+  czd = f32[8] collective-permute-done(czs)
+  tok = token[] after-all()
+  dep = f32[8] add-dependency(cpd, tok)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, dep)
+  loop = (s32[], f32[8]) while(init), condition=cond, body=body
+  l = f32[8] get-tuple-element(loop), index=1
+  ROOT out = (f32[4,8], f32[8], f32[8], f32[8]) tuple(agd, cpd, czd, l)
+}`, smallInts(3))
+
+	_, err := rt.CompileText("two.hlo", `HloModule two
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  s = f32[8] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add
+  ROOT d = f32[8] all-reduce-done(s)
+}`, vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "all-reduce-start joins processes other than this one")
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

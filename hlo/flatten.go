@@ -1,12 +1,54 @@
 package hlo
 
+import (
+	"fmt"
+	"slices"
+)
+
 // Flatten returns a copy of computation c, named name, with its calls
 // and fusions replaced by copies of what they call (recursively),
-// opt-barriers by their operands, and each map of a scalar elementwise
-// computation by that computation's ops over the map's arrays. c is not
-// modified.
+// opt-barriers, domains and add-dependencies by their (first) operands, each map of a scalar
+// elementwise computation by that computation's ops over the map's
+// arrays, and the asynchronous pairs by what they stand for: an
+// async-start by the call it wraps, its async-updates and async-done by
+// that call's result, a copy-done of a copy-start by the copied value
+// (XLA's scheduling forms: a program of one device computes them where
+// it stands). c is not modified.
 func (c *Computation) Flatten(name string) *Computation {
 	out := &Computation{Name: name, Pos: c.Pos, Params: make([]*Instruction, len(c.Params))}
+	// done: the value an async-done or copy-done of each started
+	// operation is (async-start's tuple, which its updates pass on).
+	done := map[*Instruction]*Instruction{}
+	add := func(x *Instruction) *Instruction {
+		out.Instructions = append(out.Instructions, x)
+		return x
+	}
+	// started is the tuple an async-start or copy-start value is: its
+	// parts, then zero contexts for the rest of shape's elements (nil
+	// where shape is not such a tuple).
+	started := func(in *Instruction, shape Shape, name string, parts ...*Instruction) *Instruction {
+		if !shape.IsTuple() || len(shape.Tuple) < len(parts) {
+			return nil
+		}
+		elems := slices.Clone(parts)
+		for i, p := range parts {
+			if !p.Shape.Equal(shape.Tuple[i]) {
+				return nil
+			}
+		}
+		for i, t := range shape.Tuple[len(parts):] {
+			lit, err := NewLiteral(t, make([]byte, t.ByteSize()))
+			if err != nil {
+				return nil
+			}
+			elems = append(elems, add(&Instruction{Name: fmt.Sprintf("%s/context%d", name, i), Op: OpConstant, Shape: t, Literal: lit, Pos: in.Pos}))
+		}
+		ts := TupleShape()
+		for _, e := range elems {
+			ts.Tuple = append(ts.Tuple, e.Shape)
+		}
+		return add(&Instruction{Name: name, Op: OpTuple, Shape: ts, Operands: elems, Pos: in.Pos})
+	}
 	var copyComp func(c *Computation, args []*Instruction, prefix string) *Instruction
 	copyComp = func(c *Computation, args []*Instruction, prefix string) *Instruction {
 		m := map[*Instruction]*Instruction{}
@@ -23,9 +65,36 @@ func (c *Computation) Flatten(name string) *Computation {
 			case OpCall, OpFusion:
 				m[in] = copyComp(in.Called[0], ops, prefix+in.Name+"/")
 				continue
-			case OpOptimizationBarrier:
+			case OpOptimizationBarrier, OpDomain, OpAddDependency:
 				m[in] = ops[0]
 				continue
+			case OpAsyncStart:
+				if len(in.Called) == 1 && in.Shape.IsTuple() && len(in.Shape.Tuple) >= 2 {
+					args := &Instruction{Name: prefix + in.Name + "/operands", Op: OpTuple, Shape: TupleShape(), Operands: ops, Pos: in.Pos}
+					for _, o := range ops {
+						args.Shape.Tuple = append(args.Shape.Tuple, o.Shape)
+					}
+					r := copyComp(in.Called[0], ops, prefix+in.Name+"/")
+					if t := started(in, in.Shape, prefix+in.Name, add(args), r); t != nil {
+						m[in], done[t] = t, r
+						continue
+					}
+				}
+			case OpCopyStart:
+				if t := started(in, in.Shape, prefix+in.Name, ops[0], ops[0]); t != nil {
+					m[in], done[t] = t, ops[0]
+					continue
+				}
+			case OpAsyncUpdate:
+				if _, ok := done[ops[0]]; ok && in.Shape.Equal(ops[0].Shape) {
+					m[in] = ops[0]
+					continue
+				}
+			case OpAsyncDone, OpCopyDone:
+				if r, ok := done[ops[0]]; ok && in.Shape.Equal(r.Shape) {
+					m[in] = r
+					continue
+				}
 			case OpMap:
 				if in.Shape.IsArray() && in.Called[0].IsScalarElementwise() && in.Called[0].Root.Op != OpTuple {
 					m[in] = mapOver(in.Called[0], ops, in.Shape.Dims, prefix+in.Name+"/", in.Pos, func(x *Instruction) {

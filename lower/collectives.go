@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -13,8 +14,11 @@ import (
 // collective-broadcast pass their operands on (a reshape to the same
 // dimensions, which simplify takes out, or a tuple of them),
 // collective-permute copies its operand with a {0,0} pair and makes
-// zeros without any pair, and replica-id and partition-id are 0. JAX
-// prints these for a program sharded over a mesh of one device. A
+// zeros without any pair, and replica-id and partition-id are 0; the
+// asynchronous forms (all-reduce-start and -done, all-gather's,
+// collective-permute's) alike, the start holding the results and the
+// done reading them. JAX prints these for a program sharded over a mesh
+// of one device, XLA's scheduler the asynchronous forms. A
 // collective whose groups or shapes name other processes is left as it
 // is, for checkSupport to name.
 func oneProcess(s *state) error {
@@ -43,12 +47,97 @@ func oneProcess(s *state) error {
 		}
 		return in, nil
 	}
+	// The asynchronous forms: a start whose shape is the results (or
+	// the tuple of operands, results and contexts of XLA's older form)
+	// and a done that reads the results out of it.
+	start := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		results := in.Operands
+		if in.Op == hlo.OpCollectivePermuteStart {
+			pairs, _ := in.AttrValue("source_target_pairs")
+			switch strings.ReplaceAll(pairs, " ", "") {
+			case "{{0,0}}":
+			case "", "{}":
+				results = nil
+				for _, o := range in.Operands {
+					results = append(results, b.zeros(o.Shape))
+				}
+			default:
+				return in, nil
+			}
+		} else if !onlyProcessZero(in, "replica_groups") {
+			return in, nil
+		}
+		return startValue(b, in, results), nil
+	}
+	finish := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		st := in.Operands[0]
+		switch {
+		case st.Op != hlo.OpTuple && st.Op != hlo.OpReshape:
+			return in, nil // a start left as it is: refused by name
+		case in.Shape.Equal(st.Shape):
+			return b.inst(hlo.OpReshape, in.Shape, st), nil
+		case st.Op == hlo.OpTuple && in.Shape.IsArray() && len(st.Operands) >= 2 && in.Shape.Equal(st.Operands[1].Shape):
+			return b.inst(hlo.OpReshape, in.Shape, st.Operands[1]), nil
+		case st.Op == hlo.OpTuple && in.Shape.IsTuple() && len(st.Operands) >= 2*len(in.Shape.Tuple):
+			n := len(in.Shape.Tuple)
+			t := b.inst(hlo.OpTuple, hlo.TupleShape(), st.Operands[n:2*n]...)
+			for _, o := range t.Operands {
+				t.Shape.Tuple = append(t.Shape.Tuple, o.Shape)
+			}
+			if t.Shape.Equal(in.Shape) {
+				return t, nil
+			}
+		}
+		return in, nil
+	}
 	return expandEach(s, map[hlo.Opcode]expansion{
 		hlo.OpReplicaID: id, hlo.OpPartitionID: id,
 		hlo.OpAllReduce: collective, hlo.OpAllGather: collective, hlo.OpReduceScatter: collective,
 		hlo.OpAllToAll: collective, hlo.OpCollectiveBroadcast: collective,
 		hlo.OpCollectivePermute: permute,
+		// The asynchronous forms.
+		hlo.OpAllReduceStart: start, hlo.OpAllReduceDone: finish,
+		hlo.OpAllGatherStart: start, hlo.OpAllGatherDone: finish,
+		hlo.OpCollectivePermuteStart: start, hlo.OpCollectivePermuteDone: finish,
 	})
+}
+
+// startValue is what a collective's start is in a program of one
+// process, given the results: the results (one array, or a tuple of
+// them), or XLA's older tuple of operands, results and contexts (zeros);
+// in itself where its shape is neither.
+func startValue(b *expander, in *hlo.Instruction, results []*hlo.Instruction) *hlo.Instruction {
+	sh := in.Shape
+	if sh.IsArray() {
+		if len(results) == 1 && sh.Equal(results[0].Shape) {
+			return b.inst(hlo.OpReshape, sh, results[0])
+		}
+		return in
+	}
+	n := len(results)
+	var parts []*hlo.Instruction
+	switch {
+	case len(sh.Tuple) == n && n > 1:
+		parts = results
+	case len(sh.Tuple) >= 2*n:
+		parts = append(slices.Clone(in.Operands), results...)
+		for _, t := range sh.Tuple[2*n:] {
+			if !t.IsArray() {
+				return in
+			}
+			parts = append(parts, b.zeros(t))
+		}
+	default:
+		return in
+	}
+	t := b.inst(hlo.OpTuple, hlo.TupleShape(), parts...)
+	for _, p := range parts {
+		t.Shape.Tuple = append(t.Shape.Tuple, p.Shape)
+	}
+	if !t.Shape.Equal(sh) {
+		return in
+	}
+	return t
 }
 
 // onlyProcessZero: the groups attribute, if any, names process 0 alone

@@ -90,7 +90,7 @@ var passes []pass
 func init() {
 	passes = []pass{
 		{"verify", verifyModule, false},                           // shapes and attributes as XLA defines them (once per module)
-		{"inline calls", inlineCalls, true},                       // call, fusion and opt-barrier become what they stand for
+		{"inline calls", inlineCalls, true},                       // call, fusion, opt-barrier, domain and the async pairs become what they stand for
 		{"typed bitcasts", typedBitcasts, true},                   // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
 		{"one process's collectives", oneProcess, true},           // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
 		{"expand special functions", expandSpecial, true},         // sinh, acos and the like become exp, log1p, atan2 and sqrt as CHLO's expansions (expander.go)
@@ -241,7 +241,8 @@ func checkSupport(s *state) error {
 		case hlo.OpCustomCall:
 			// expandLinalg took every target vkjit knows (hlo.KnownCustomCall).
 			return in.Errorf("custom-call target %q is not supported (vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr, syevd/heevd and gesdd, XLA's TopK, and sharding annotations)", in.A.Target)
-		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute:
+		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute,
+			hlo.OpAllReduceStart, hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart:
 			// oneProcess took every collective of a group of one.
 			return in.Errorf("%s joins processes other than this one; vkjit runs a module as one process (one replica, one partition)", in.Op)
 		case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpScatter, hlo.OpSort:

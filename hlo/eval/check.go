@@ -8,12 +8,9 @@ import (
 // and running them is an error that names them.
 var notRun = map[hlo.Opcode]bool{
 	hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
-	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpAsyncStart: true, hlo.OpAsyncUpdate: true, hlo.OpAsyncDone: true,
-	hlo.OpCopyStart: true, hlo.OpCopyDone: true, hlo.OpAllGatherStart: true, hlo.OpAllGatherDone: true,
-	hlo.OpAllReduceStart: true, hlo.OpAllReduceDone: true, hlo.OpCollectivePermuteStart: true,
-	hlo.OpCollectivePermuteDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
+	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
 	hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
-	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true, hlo.OpDomain: true,
+	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
 	hlo.OpStochasticConvert: true,
 }

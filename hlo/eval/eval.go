@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -631,6 +632,33 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return one(convolution(in, lit(0), lit(1), e.sumType(in)))
 	case hlo.OpRngBitGenerator:
 		return rngBitGenerator(in, lit(0))
+	case hlo.OpAsyncStart:
+		r, err := e.call(in.Called[0], ops)
+		if err != nil {
+			return nil, err
+		}
+		return started(in, &Value{Tuple: ops}, r)
+	case hlo.OpAsyncUpdate:
+		return ops[0], nil
+	case hlo.OpAsyncDone, hlo.OpCopyDone:
+		return finished(in, ops[0])
+	case hlo.OpCopyStart:
+		return started(in, ops[0], ops[0])
+	case hlo.OpDomain:
+		return ops[0], nil
+	case hlo.OpAllReduceStart, hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart:
+		results := ops
+		if in.Op == hlo.OpCollectivePermuteStart {
+			if v, _ := in.AttrValue("source_target_pairs"); strings.ReplaceAll(v, " ", "") != "{{0,0}}" {
+				results = nil
+				for _, o := range in.Operands {
+					results = append(results, &Value{Lit: zeros(o.Shape)})
+				}
+			}
+		}
+		return startedCollective(in, ops, results)
+	case hlo.OpAllReduceDone, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone:
+		return finished(in, ops[0])
 	case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast:
 		// One replica: every collective is the identity on its operands.
 		if len(ops) == 1 {
