@@ -1049,6 +1049,68 @@ ENTRY e {
 	require.ErrorContains(t, err, "all-reduce-start joins processes other than this one")
 }
 
+// TestBatchNorm: batch-norm-training, -inference and -grad, written
+// out as XLA's expander writes them, match the evaluator's independent
+// loops over XLA's formulas in f32, f64, f16 and bf16, with the feature
+// dimension first, in the middle and last, fused and not, on inputs
+// uniform in [-1, 1): within a few of the type's ulps of the result's
+// scale (the device sums a feature's values in its own order, the
+// evaluator exactly).
+func TestBatchNorm(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, tc := range []struct {
+		ty   string
+		dims string
+		f    int
+		feat int
+		tol  float64
+	}{
+		{"f32", "4,3,5", 1, 3, 1e-6},
+		{"f32", "6,7", 0, 6, 1e-6},
+		{"f64", "2,3,8", 2, 8, 1e-14},
+		{"f16", "5,4", 1, 4, 2e-3},     // 2 ulp of 1
+		{"bf16", "3,2,6", 0, 3, 16e-3}, // 2 ulp of 1
+	} {
+		text := fmt.Sprintf(`HloModule bn
+ENTRY e {
+  x = %[1]s[%[2]s] parameter(0)
+  s = %[1]s[%[3]d] parameter(1)
+  o = %[1]s[%[3]d] parameter(2)
+  dy = %[1]s[%[2]s] parameter(3)
+  tr = (%[1]s[%[2]s], %[1]s[%[3]d], %[1]s[%[3]d]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=%[4]d
+  y = %[1]s[%[2]s] get-tuple-element(tr), index=0
+  m = %[1]s[%[3]d] get-tuple-element(tr), index=1
+  v = %[1]s[%[3]d] get-tuple-element(tr), index=2
+  inf = %[1]s[%[2]s] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=%[4]d
+  g = (%[1]s[%[2]s], %[1]s[%[3]d], %[1]s[%[3]d]) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, feature_index=%[4]d
+  dx = %[1]s[%[2]s] get-tuple-element(g), index=0
+  ds = %[1]s[%[3]d] get-tuple-element(g), index=1
+  do = %[1]s[%[3]d] get-tuple-element(g), index=2
+  ROOT r = (%[1]s[%[2]s], %[1]s[%[3]d], %[1]s[%[3]d], %[1]s[%[2]s], %[1]s[%[2]s], %[1]s[%[3]d], %[1]s[%[3]d]) tuple(y, m, v, inf, dx, ds, do)
+}`, tc.ty, tc.dims, tc.feat, tc.f)
+		name := fmt.Sprintf("batchnorm_%s_%s", tc.ty, tc.dims)
+		m, err := hlo.Parse(name, text)
+		require.NoError(t, err, text)
+		require.NoError(t, hlo.Verify(m), name)
+		args := hlotest.UniformInputs(m, 11)
+		for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, name)
+			_, want, outs := runBothOn(t, exe, m, args, name)
+			for i, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				scale := 1.0
+				for j := range wt.NumElements() {
+					scale = math.Max(scale, math.Abs(wt.Float64At(j)))
+				}
+				for j := range wt.NumElements() {
+					require.InDelta(t, wt.Float64At(j), outs[i].Float64At(j), tc.tol*scale, "%s out%d[%d] (%+v)", name, i, j, opts)
+				}
+			}
+		}
+	}
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Shape inference of the ops with dimension numbers, windows and
@@ -694,4 +695,63 @@ func inferTriangularSolve(in *Instruction) (*Shape, error) {
 	}
 	s := b
 	return &s, nil
+}
+
+// BatchNormAttrs reads a batch-norm op's feature_index (a dimension of
+// its operand) and epsilon, which XLA keeps as an f32.
+func BatchNormAttrs(in *Instruction) (feature int, epsilon float32, err error) {
+	fv, ok := in.AttrValue("feature_index")
+	if !ok {
+		return 0, 0, in.Errorf("%s needs feature_index", in.Op)
+	}
+	f, err := strconv.ParseInt(fv, 10, 64)
+	if err != nil || len(in.Operands) == 0 || f < 0 || f >= int64(in.Operands[0].Shape.Rank()) {
+		return 0, 0, in.Errorf("feature_index=%s is not a dimension of the operand", fv)
+	}
+	ev, ok := in.AttrValue("epsilon")
+	if !ok {
+		return 0, 0, in.Errorf("%s needs epsilon", in.Op)
+	}
+	e, err := strconv.ParseFloat(ev, 32)
+	if err != nil {
+		return 0, 0, in.Errorf("epsilon=%s is not a number", ev)
+	}
+	return int(f), float32(e), nil
+}
+
+// inferBatchNorm checks a batch-norm op's operands, as XLA's shape
+// inference does: a float operand of rank at least 1 and feature vectors
+// of its type as long as its feature dimension (training: operand, scale,
+// offset; inference: those, mean and variance; grad: operand, scale,
+// mean, variance and the output's gradient, of the operand's shape). The
+// result is the normalized operand, with training's mean and variance
+// or grad's gradients of the operand, scale and offset.
+func inferBatchNorm(in *Instruction) (*Shape, error) {
+	want := map[Opcode]int{OpBatchNormTraining: 3, OpBatchNormInference: 5, OpBatchNormGrad: 5}[in.Op]
+	if len(in.Operands) != want {
+		return nil, in.Errorf("%s takes %d operands, has %d", in.Op, want, len(in.Operands))
+	}
+	x := in.Operands[0].Shape
+	if !x.IsArray() || !x.Elem.IsFloat() || x.Rank() < 1 {
+		return nil, in.Errorf("%s's operand must be a float array of rank at least 1, is %s", in.Op, x)
+	}
+	f, _, err := BatchNormAttrs(in)
+	if err != nil {
+		return nil, err
+	}
+	feat := ArrayShape(x.Elem, x.Dims[f])
+	for i, o := range in.Operands[1:] {
+		w := feat
+		if in.Op == OpBatchNormGrad && i == 3 {
+			w = *like(x)
+		}
+		if !o.Shape.Equal(w) {
+			return nil, in.Errorf("%s's operand %d must be %s, is %s", in.Op, i+1, w, o.Shape)
+		}
+	}
+	if in.Op == OpBatchNormInference {
+		return like(x), nil
+	}
+	t := TupleShape(*like(x), feat, feat)
+	return &t, nil
 }

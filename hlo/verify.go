@@ -155,12 +155,13 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
-		OpDomain, OpRng, OpRngGetAndUpdateState,
-		OpBatchNormGrad, OpBatchNormInference, OpBatchNormTraining, OpDynamicReshape, OpSetDimensionSize,
+		OpDomain, OpRng, OpRngGetAndUpdateState, OpDynamicReshape, OpSetDimensionSize,
 		OpRaggedDot, OpScan, OpStochasticConvert:
 		return nil, nil
 	case OpFft:
 		return inferFft(in)
+	case OpBatchNormTraining, OpBatchNormInference, OpBatchNormGrad:
+		return inferBatchNorm(in)
 	case OpTriangularSolve:
 		return inferTriangularSolve(in)
 	case OpCholesky:

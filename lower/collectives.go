@@ -80,11 +80,7 @@ func oneProcess(s *state) error {
 			return b.inst(hlo.OpReshape, in.Shape, st.Operands[1]), nil
 		case st.Op == hlo.OpTuple && in.Shape.IsTuple() && len(st.Operands) >= 2*len(in.Shape.Tuple):
 			n := len(in.Shape.Tuple)
-			t := b.inst(hlo.OpTuple, hlo.TupleShape(), st.Operands[n:2*n]...)
-			for _, o := range t.Operands {
-				t.Shape.Tuple = append(t.Shape.Tuple, o.Shape)
-			}
-			if t.Shape.Equal(in.Shape) {
+			if t := b.tuple(st.Operands[n : 2*n]...); t.Shape.Equal(in.Shape) {
 				return t, nil
 			}
 		}
@@ -130,10 +126,7 @@ func startValue(b *expander, in *hlo.Instruction, results []*hlo.Instruction) *h
 	default:
 		return in
 	}
-	t := b.inst(hlo.OpTuple, hlo.TupleShape(), parts...)
-	for _, p := range parts {
-		t.Shape.Tuple = append(t.Shape.Tuple, p.Shape)
-	}
+	t := b.tuple(parts...)
 	if !t.Shape.Equal(sh) {
 		return in
 	}

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -104,6 +105,12 @@ func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
 
 // reduceDim reduces dimension d of x by op from init.
 func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo.Instruction) *hlo.Instruction {
+	return b.reduceDims(x, []int64{int64(d)}, op, init)
+}
+
+// reduceDims reduces dimensions ds of x (in increasing order) by op from
+// init.
+func (b *expander) reduceDims(x *hlo.Instruction, ds []int64, op hlo.Opcode, init *hlo.Instruction) *hlo.Instruction {
 	t := x.Shape.Elem
 	name := b.from.Name + "/reducer"
 	c := &hlo.Computation{Name: name, Pos: b.from.Pos}
@@ -114,9 +121,14 @@ func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo
 	}
 	c.Root = &hlo.Instruction{Name: name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
 	c.Instructions = append(c.Instructions, c.Root)
-	dims := append(append([]int64{}, x.Shape.Dims[:d]...), x.Shape.Dims[d+1:]...)
+	var dims []int64
+	for d, k := range x.Shape.Dims {
+		if !slices.Contains(ds, int64(d)) {
+			dims = append(dims, k)
+		}
+	}
 	r := b.inst(hlo.OpReduce, hlo.ArrayShape(t, dims...), x, init)
-	r.A.Dimensions, r.A.HasDimensions = []int64{int64(d)}, true
+	r.A.Dimensions, r.A.HasDimensions = slices.Clone(ds), true
 	r.Called = []*hlo.Computation{c}
 	return r
 }

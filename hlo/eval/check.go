@@ -9,8 +9,7 @@ import (
 var notRun = map[hlo.Opcode]bool{
 	hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
 	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
-	hlo.OpBatchNormGrad: true, hlo.OpBatchNormInference: true,
-	hlo.OpBatchNormTraining: true, hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
+	hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
 	hlo.OpStochasticConvert: true,
 }

@@ -632,6 +632,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return one(convolution(in, lit(0), lit(1), e.sumType(in)))
 	case hlo.OpRngBitGenerator:
 		return rngBitGenerator(in, lit(0))
+	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
+		return batchNorm(in, leaves(ops))
 	case hlo.OpAsyncStart:
 		r, err := e.call(in.Called[0], ops)
 		if err != nil {

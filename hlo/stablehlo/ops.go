@@ -2,6 +2,8 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -101,6 +103,9 @@ func init() {
 	ops["stablehlo.dynamic_conv"] = staticRule(convolutionRule, shapeOperand{2, "padding"})
 	ops["stablehlo.real_dynamic_slice"] = staticRule(sliceRule, shapeOperand{1, "start_indices"}, shapeOperand{2, "limit_indices"}, shapeOperand{3, "strides"})
 	ops["stablehlo.get_dimension_size"] = getDimensionSizeRule
+	ops["stablehlo.batch_norm_training"] = batchNormRule(hlo.OpBatchNormTraining)
+	ops["stablehlo.batch_norm_inference"] = batchNormRule(hlo.OpBatchNormInference)
+	ops["stablehlo.batch_norm_grad"] = batchNormRule(hlo.OpBatchNormGrad)
 	ops["chlo.ragged_dot"] = raggedDotRule
 	ops["chlo.scan"] = scanRule
 	for name := range collectives {
@@ -113,6 +118,38 @@ func init() {
 	ops["stablehlo.recv"] = recvRule
 	ops["stablehlo.infeed"] = infeedRule
 	ops["stablehlo.outfeed"] = refuseRule(hostCategory)
+}
+
+// batchNormRule is a batch_norm op: HLO's of the same operands, results
+// and attributes (epsilon an f32, as XLA keeps it, written in decimal or
+// as its bits).
+func batchNormRule(op hlo.Opcode) rule {
+	return func(c *opContext) ([]*hlo.Instruction, error) {
+		f, ok, err := c.int("feature_index")
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%s needs an integer feature_index", c.op.Name)
+		}
+		a := c.attr("epsilon")
+		if a == nil || a.Kind != FloatAttr && a.Kind != IntAttr {
+			return nil, fmt.Errorf("%s needs a float epsilon", c.op.Name)
+		}
+		var eps float64
+		if bits, ok := strings.CutPrefix(a.Text, "0x"); ok {
+			u, err := strconv.ParseUint(bits, 16, 32)
+			if err != nil {
+				return nil, fmt.Errorf("epsilon %s is not an f32's bits", a.Text)
+			}
+			eps = float64(math.Float32frombits(uint32(u)))
+		} else if eps, err = strconv.ParseFloat(a.Text, 32); err != nil {
+			return nil, fmt.Errorf("epsilon %s is not a number", a.Text)
+		}
+		ib, err := c.emit(op, c.args...)
+		if err != nil {
+			return nil, err
+		}
+		ib.Set("epsilon", strconv.FormatFloat(eps, 'g', -1, 32)).Set("feature_index", fmt.Sprint(f))
+		return c.results(ib.Instruction), nil
+	}
 }
 
 func refuseRule(category string) rule {

@@ -239,3 +239,31 @@ func TestKnownCustomCalls(t *testing.T) {
 	require.ErrorAs(t, errs[0], &u)
 	require.ErrorContains(t, errs[0], "custom_call @mystery")
 }
+
+// TestBatchNorm: stablehlo.batch_norm_* become HLO's batch-norm ops with
+// their feature_index and epsilon (an f32, in decimal or as its bits);
+// the three results of training and grad are the tuple's elements.
+func TestBatchNorm(t *testing.T) {
+	src := `func.func @main(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>) {
+  %0:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 1.000000e-03 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %1 = "stablehlo.batch_norm_inference"(%x, %s, %o, %0#1, %0#2) {epsilon = 0x3A83126F : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %2:3 = "stablehlo.batch_norm_grad"(%x, %s, %0#1, %0#2, %1) {epsilon = 1.000000e-03 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %2#1, %1 : tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>
+}
+`
+	m, err := ParseModule("bn.mlir", src)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	seen := map[hlo.Opcode]bool{}
+	for _, in := range m.Entry.Instructions {
+		switch in.Op {
+		case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
+			seen[in.Op] = true
+			f, eps, err := hlo.BatchNormAttrs(in)
+			require.NoError(t, err)
+			require.Equal(t, 1, f)
+			require.Equal(t, float32(0.001), eps, in.Op.String())
+		}
+	}
+	require.Len(t, seen, 3)
+}
