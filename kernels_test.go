@@ -1111,6 +1111,32 @@ ENTRY e {
 	}
 }
 
+// TestStochasticConvert: stochastic-convert from f32, f16, bf16 and f64
+// to s32, s8, s16, s64 and s4, written out as XLA's decomposer writes it,
+// matches the evaluator bit for bit on edge-case inputs (NaN, infinities,
+// extremes, values at the integer types' limits) and random bits, fused
+// and not.
+func TestStochasticConvert(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "stochastic_convert", `HloModule sc
+ENTRY e {
+  x = f32[64] parameter(0)
+  r = u32[64] parameter(1)
+  h = f16[64] parameter(2)
+  rh = u16[64] parameter(3)
+  b = bf16[64] parameter(4)
+  d = f64[64] parameter(5)
+  rd = u64[64] parameter(6)
+  c32 = s32[64] stochastic-convert(x, r)
+  c8 = s8[64] stochastic-convert(x, r)
+  c4 = s4[64] stochastic-convert(x, r)
+  ch = s16[64] stochastic-convert(h, rh)
+  cb = s16[64] stochastic-convert(b, rh)
+  cd = s64[64] stochastic-convert(d, rd)
+  ROOT t = (s32[64], s8[64], s4[64], s16[64], s16[64], s64[64]) tuple(c32, c8, c4, ch, cb, cd)
+}`, edgeInputs(5))
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

@@ -755,3 +755,29 @@ func inferBatchNorm(in *Instruction) (*Shape, error) {
 	t := TupleShape(*like(x), feat, feat)
 	return &t, nil
 }
+
+// inferStochasticConvert checks stochastic-convert(operand, random), as
+// XLA's shape inference does: a float operand, random bits of an
+// unsigned type of its width and of its dimensions; the result, the
+// operand's dimensions in the printed type, which must be a signed
+// integer (XLA's only decomposition: floats to signed integers).
+func inferStochasticConvert(in *Instruction) (*Shape, error) {
+	if len(in.Operands) != 2 {
+		return nil, in.Errorf("stochastic-convert takes an operand and random bits, has %d operands", len(in.Operands))
+	}
+	x, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if !x.IsArray() || !x.Elem.IsFloat() {
+		return nil, in.Errorf("stochastic-convert's operand must be a float array, is %s", x)
+	}
+	if !r.IsArray() || r.Elem.Kind() != KindUnsigned || r.Elem.Bits() != x.Elem.Bits() || !r.SameDims(x) {
+		return nil, in.Errorf("stochastic-convert's random bits must be u%d%s, are %s", x.Elem.Bits(), x.DimsString(), r)
+	}
+	if in.ShapeInferred || !in.Shape.IsArray() {
+		return nil, in.Errorf("stochastic-convert needs its result type")
+	}
+	if in.Shape.Elem.Kind() != KindSigned {
+		return nil, in.Errorf("stochastic-convert to %s: XLA converts floats to signed integers only", in.Shape.Elem)
+	}
+	s := ArrayShape(in.Shape.Elem, x.Dims...)
+	return &s, nil
+}

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -137,5 +138,36 @@ func TestBatchNormRefusals(t *testing.T) {
 		}
 		require.Error(t, err, tc.body)
 		require.True(t, strings.Contains(err.Error(), tc.want), "%v", err)
+	}
+}
+
+// TestStochasticConvertByHand: 2.25 has the fraction 0.25, 2^30 of 2^32:
+// random bits below 2^30 round it up to 3, others down to 2; -2.25
+// alike to -3 and -2; NaN is 0, values past s32's range saturate.
+func TestStochasticConvertByHand(t *testing.T) {
+	m, err := hlo.Parse("sc.hlo", `HloModule sc
+ENTRY e {
+  x = f32[8] constant({2.25, 2.25, -2.25, -2.25, nan, 1e10, -1e10, 0.5})
+  r = u32[8] constant({1073741823, 1073741824, 1073741823, 1073741824, 0, 0, 0, 2147483648})
+  ROOT c = s32[8] stochastic-convert(x, r)
+}`)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	v, err := Run(m)
+	require.NoError(t, err)
+	var got []int64
+	for i := range int64(8) {
+		got = append(got, get(v.Lit, i).i)
+	}
+	require.Equal(t, []int64{3, 2, -3, -2, 0, math.MaxInt32, math.MinInt32, 0}, got)
+	for _, bad := range []string{
+		"ROOT c = u32[8] stochastic-convert(x, r)",
+		"ROOT c = f16[8] stochastic-convert(x, r)",
+		"r2 = u16[8] convert(r)\n  ROOT c = s32[8] stochastic-convert(x, r2)",
+	} {
+		src := "HloModule sc\nENTRY e {\n  x = f32[8] parameter(0)\n  r = u32[8] parameter(1)\n  " + bad + "\n}\n"
+		m, err := hlo.Parse("sc.hlo", src)
+		require.NoError(t, err)
+		require.ErrorContains(t, hlo.Verify(m), "stochastic-convert", bad)
 	}
 }

@@ -11,7 +11,6 @@ var notRun = map[hlo.Opcode]bool{
 	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
 	hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
-	hlo.OpStochasticConvert: true,
 }
 
 // Check reports, before any work, the first op or element type in the

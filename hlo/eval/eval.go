@@ -634,6 +634,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
 		return batchNorm(in, leaves(ops))
+	case hlo.OpStochasticConvert:
+		return one(stochasticConvert(in, lit(0), lit(1)), nil)
 	case hlo.OpAsyncStart:
 		r, err := e.call(in.Called[0], ops)
 		if err != nil {

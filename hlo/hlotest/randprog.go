@@ -503,6 +503,15 @@ func (g *gen) convert() {
 	}
 	exact := v.exact
 	mag, frac := v.mag, v.frac
+	if bits := from.Bits(); from.IsFloat() && to.Kind() == hlo.KindSigned && bits >= 8 && g.rng.IntN(3) == 0 {
+		// stochastic-convert: rounded up or down by random bits of an
+		// unsigned type of the float's width (v is exact: the fraction
+		// the bits are compared with is the evaluator's too).
+		u := map[int]hlo.ElementType{8: hlo.U8, 16: hlo.U16, 32: hlo.U32, 64: hlo.U64}[bits]
+		r := g.like(u, v.s().Dims, true)
+		g.keep(g.op(hlo.OpStochasticConvert, v, r).WithShape(hlo.ArrayShape(to, v.s().Dims...)).Instruction, true, to.Bits(), 0, false)
+		return
+	}
 	if part, ok := to.ComplexPart(); ok && from == part && g.rng.IntN(2) == 0 {
 		// complex(re, im) of two reals of its parts' type.
 		w := g.partner(v, false)
