@@ -1137,6 +1137,29 @@ ENTRY e {
 }`, edgeInputs(5))
 }
 
+// TestRaggedDot: ragged-dot, written out as a dot per group, matches the
+// evaluator's definition bit for bit (small integers: exact sums) with
+// and without a batch dimension, groups that leave rows over, overrun
+// the rows or are empty, the rhs's group dimension first or last, and a
+// ragged dimension that is not the lhs's first free one.
+func TestRaggedDot(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "ragged_dot", `HloModule rd
+ENTRY e {
+  a = f32[7,4] parameter(0)
+  b = f32[3,4,5] parameter(1)
+  s = s32[3] constant({2, 0, 3})
+  r = f32[7,5] ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  s2 = u32[3] constant({4, 4, 4})
+  r2 = f32[7,5] ragged-dot(a, b, s2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  x = f32[2,4,6] parameter(2)
+  y = f32[2,4,3,2] parameter(3)
+  s3 = s64[2] constant({1, 4})
+  r3 = f32[2,6,3] ragged-dot(x, y, s3), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={2}, rhs_group_dims={3}
+  ROOT t = (f32[7,5], f32[7,5], f32[2,6,3]) tuple(r, r2, r3)
+}`, smallInts(4))
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

@@ -781,3 +781,83 @@ func inferStochasticConvert(in *Instruction) (*Shape, error) {
 	s := ArrayShape(in.Shape.Elem, x.Dims...)
 	return &s, nil
 }
+
+// RaggedDot is a ragged-dot's form where its ragged dimension is one of
+// the lhs's free (non-batch, non-contracting) dimensions, the form JAX's
+// lax.ragged_dot takes for a mixture of experts: the lhs's rows along
+// Ragged are split, in order, into groups of group_sizes' lengths, and
+// group j's rows are multiplied by the rhs's slice j along Group. Dot is
+// the dot of the lhs and one such slice, whose result is the op's.
+type RaggedDot struct {
+	Ragged, Group int64
+	Dot           *Instruction
+}
+
+// RaggedDotForm reads a ragged-dot's lhs_ragged_dims and rhs_group_dims.
+// It returns nil, without an error, for XLA's other forms (a ragged
+// contracting or batch dimension), which vkjit does not run.
+func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
+	ints := func(name string) ([]int64, error) {
+		v, ok := in.AttrValue(name)
+		if !ok {
+			return nil, nil
+		}
+		return parseIntList(v)
+	}
+	lr, err := ints("lhs_ragged_dims")
+	if err != nil {
+		return nil, in.Errorf("lhs_ragged_dims: %v", err)
+	}
+	rg, err := ints("rhs_group_dims")
+	if err != nil {
+		return nil, in.Errorf("rhs_group_dims: %v", err)
+	}
+	if len(in.Operands) != 3 {
+		return nil, in.Errorf("ragged-dot takes lhs, rhs and group_sizes, has %d operands", len(in.Operands))
+	}
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	d := in.A.Dot
+	if d == nil {
+		d = &DotDims{}
+	}
+	if len(lr) != 1 || lr[0] < 0 || int(lr[0]) >= l.Rank() {
+		return nil, in.Errorf("ragged-dot needs one lhs ragged dimension of the lhs, has lhs_ragged_dims=%v", lr)
+	}
+	if slices.Contains(d.LhsContract, lr[0]) || slices.Contains(d.LhsBatch, lr[0]) || len(rg) == 0 {
+		return nil, nil // a ragged contracting or batch dimension
+	}
+	g := rg[0]
+	if len(rg) != 1 || g < 0 || int(g) >= r.Rank() || slices.Contains(d.RhsContract, g) || slices.Contains(d.RhsBatch, g) {
+		return nil, in.Errorf("ragged-dot needs one rhs group dimension that is neither batch nor contracting, has rhs_group_dims=%v", rg)
+	}
+	drop := func(ds []int64) []int64 {
+		out := slices.Clone(ds)
+		for i, x := range out {
+			if x > g {
+				out[i]--
+			}
+		}
+		return out
+	}
+	one := &Instruction{Name: in.Operands[1].Name, Op: OpParameter, Shape: ArrayShape(r.Elem, slices.Delete(slices.Clone(r.Dims), int(g), int(g)+1)...)}
+	dot := &Instruction{Name: in.Name, Op: OpDot, Shape: in.Shape, ShapeInferred: in.ShapeInferred, Pos: in.Pos,
+		Operands: []*Instruction{in.Operands[0], one},
+		A:        Attributes{Dot: &DotDims{LhsBatch: d.LhsBatch, RhsBatch: drop(d.RhsBatch), LhsContract: d.LhsContract, RhsContract: drop(d.RhsContract)}}}
+	return &RaggedDot{Ragged: lr[0], Group: g, Dot: dot}, nil
+}
+
+// inferRaggedDot checks a ragged-dot of RaggedDotForm's form: its dot
+// (the lhs and one group's rhs) and group_sizes, integers with one per
+// group. Its shape is that dot's. XLA's other forms are taken at the
+// printer's word.
+func inferRaggedDot(in *Instruction) (*Shape, error) {
+	f, err := RaggedDotForm(in)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	sizes := in.Operands[2].Shape
+	if !sizes.IsArray() || !sizes.Elem.IsInteger() || sizes.Rank() != 1 || sizes.Dims[0] != in.Operands[1].Shape.Dims[f.Group] {
+		return nil, in.Errorf("ragged-dot's group_sizes must be integers, one per group (%d), are %s", in.Operands[1].Shape.Dims[f.Group], sizes)
+	}
+	return inferDot(f.Dot)
+}

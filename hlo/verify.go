@@ -156,8 +156,10 @@ func InferShape(in *Instruction) (*Shape, error) {
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
 		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
 		OpDomain, OpRng, OpRngGetAndUpdateState, OpDynamicReshape, OpSetDimensionSize,
-		OpRaggedDot, OpScan:
+		OpScan:
 		return nil, nil
+	case OpRaggedDot:
+		return inferRaggedDot(in)
 	case OpStochasticConvert:
 		return inferStochasticConvert(in)
 	case OpFft:

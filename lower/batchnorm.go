@@ -4,25 +4,13 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// expandDecompositions writes out the ops XLA's own passes decompose
-// before its backends see them: batch-norm-training, -inference and -grad
-// in elementwise ops and reductions, op for op as XLA's
-// BatchNormExpander does (mean and variance
-// as E[x] and E[x^2] - E[x]^2, 1/sqrt(var + epsilon) by rsqrt), so that
+// batchNorm writes batch-norm-training, -inference and -grad out in
+// elementwise ops and reductions, op for op as XLA's BatchNormExpander
+// does (mean and variance as E[x] and E[x^2] - E[x]^2, 1/sqrt(var +
+// epsilon) by rsqrt, the count per feature an s32 converted), so that
 // results round as XLA's do and vkjit fuses them like any other
 // arithmetic. f16 and bf16 operands are computed in f32 and each result
-// rounded once, as vkjit computes those types elsewhere;
-// stochastic-convert as XLA's StochasticConvertDecomposer does
-// (stochastic.go).
-func expandDecompositions(s *state) error {
-	return expandEach(s, map[hlo.Opcode]expansion{
-		hlo.OpBatchNormTraining:  (*expander).batchNorm,
-		hlo.OpBatchNormInference: (*expander).batchNorm,
-		hlo.OpBatchNormGrad:      (*expander).batchNorm,
-		hlo.OpStochasticConvert:  (*expander).stochasticConvert,
-	})
-}
-
+// rounded once, as vkjit computes those types elsewhere.
 func (b *expander) batchNorm(in *hlo.Instruction) (*hlo.Instruction, error) {
 	f, eps32, err := hlo.BatchNormAttrs(in)
 	if err != nil {

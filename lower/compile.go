@@ -94,7 +94,7 @@ func init() {
 		{"typed bitcasts", typedBitcasts, true},                     // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
 		{"one process's collectives", oneProcess, true},             // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
 		{"expand special functions", expandSpecial, true},           // sinh, acos and the like become exp, log1p, atan2 and sqrt as CHLO's expansions (expander.go)
-		{"expand XLA's decompositions", expandDecompositions, true}, // batch-norm-training, -inference and -grad become reductions and elementwise ops, stochastic-convert elementwise ops, as XLA's expanders write them (batchnorm.go, stochastic.go)
+		{"expand XLA's decompositions", expandDecompositions, true}, // batch-norm-training, -inference and -grad become reductions and elementwise ops, stochastic-convert elementwise ops, ragged-dot a dot per group, as XLA writes them (decompose.go)
 		{"expand linear algebra", expandLinalg, true},               // triangular-solve becomes forward substitution in a while loop (linalg.go)
 		{"expand rng-bit-generator", expandRng, true},               // rng-bit-generator becomes ThreeFry's or Philox's rounds of u32 ops over an iota of counters (rng.go)
 		{"lower complex", lowerComplex, true},                       // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)

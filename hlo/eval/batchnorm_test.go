@@ -171,3 +171,26 @@ ENTRY e {
 		require.ErrorContains(t, hlo.Verify(m), "stochastic-convert", bad)
 	}
 }
+
+// TestRaggedDotByHand: rows 1, 2, 3 in groups of sizes (1, 2) are
+// multiplied by 10 and 100; with sizes (1, 1) the last row is in no
+// group and is 0.
+func TestRaggedDotByHand(t *testing.T) {
+	for _, tc := range []struct {
+		sizes string
+		want  []float64
+	}{{"{1, 2}", []float64{10, 200, 300}}, {"{1, 1}", []float64{10, 200, 0}}} {
+		m, err := hlo.Parse("rd.hlo", `HloModule rd
+ENTRY e {
+  a = f64[3,1] constant({{1}, {2}, {3}})
+  b = f64[2,1,1] constant({{{10}}, {{100}}})
+  g = s32[2] constant(`+tc.sizes+`)
+  ROOT r = f64[3,1] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}`)
+		require.NoError(t, err)
+		require.NoError(t, hlo.Verify(m))
+		v, err := Run(m)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, f64s(v.Lit), tc.sizes)
+	}
+}

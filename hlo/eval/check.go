@@ -8,7 +8,7 @@ import (
 // and running them is an error that names them.
 var notRun = map[hlo.Opcode]bool{
 	hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
-	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true, hlo.OpRaggedDot: true,
+	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true,
 	hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
 	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpGetDimensionSize: true, hlo.OpScan: true,
 }

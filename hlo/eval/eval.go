@@ -634,6 +634,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
 		return batchNorm(in, leaves(ops))
+	case hlo.OpRaggedDot:
+		return one(raggedDot(in, lit(0), lit(1), lit(2), e.sumType(in)))
 	case hlo.OpStochasticConvert:
 		return one(stochasticConvert(in, lit(0), lit(1)), nil)
 	case hlo.OpAsyncStart:

@@ -3,8 +3,6 @@ package stablehlo
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/chlo"
@@ -97,16 +95,13 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 	return e.Cmp(bit, "NE", e.Bits(0)), e.Err()
 }
 
-// raggedDotRule expands chlo.ragged_dot whose ragged dimension is one of
-// the lhs's free (non-contracting, non-batch) dimensions, as the CHLO
-// legalization does: a dot of the lhs with each group's rhs, its rows
-// outside the group's [start, start + size) masked to zero, summed over
-// the groups. The ragged contracting and batch forms are refused by name.
+// raggedDotRule translates chlo.ragged_dot to HLO's ragged-dot of the
+// same operands and dimension numbers (lower writes it out as a dot per
+// group; the evaluator computes it by its definition).
 func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 	if len(c.args) != 3 {
 		return nil, fmt.Errorf("chlo.ragged_dot takes lhs, rhs and group_sizes")
 	}
-	lhs, rhs, sizes := c.args[0], c.args[1], c.args[2]
 	a := c.attr("ragged_dot_dimension_numbers")
 	if a == nil {
 		return nil, fmt.Errorf("needs ragged_dot_dimension_numbers")
@@ -115,95 +110,22 @@ func raggedDotRule(c *opContext) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lb, rb, lc, rc, lr, rg []int64
-	for name, dst := range map[string]*[]int64{"lhs_batching_dimensions": &lb, "rhs_batching_dimensions": &rb, "lhs_contracting_dimensions": &lc,
-		"rhs_contracting_dimensions": &rc, "lhs_ragged_dimensions": &lr, "rhs_group_dimensions": &rg} {
-		if v := f[name]; v != nil {
-			if *dst, err = v.Ints(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(lr) != 1 || len(rg) != 1 {
-		return nil, fmt.Errorf("chlo.ragged_dot needs one lhs ragged dimension and one rhs group dimension")
-	}
-	// The result's dimensions: the batch dimensions, the lhs's free ones,
-	// the rhs's; the ragged one is among the lhs's free dimensions.
-	raggedOut := -1
-	free := len(lb)
-	for d := 0; d < lhs.Shape.Rank(); d++ {
-		if slices.Contains(lb, int64(d)) || slices.Contains(lc, int64(d)) {
-			continue
-		}
-		if int64(d) == lr[0] {
-			raggedOut = free
-		}
-		free++
-	}
-	if raggedOut < 0 || !sizes.Shape.IsArray() || sizes.Shape.Rank() != 1 || !sizes.Shape.Elem.IsInteger() {
-		return nil, unsupportedf(typesCategory, "op chlo.ragged_dot with a ragged contracting or batch dimension")
-	}
-	out, err := c.result(0)
+	ib, err := c.emit(hlo.OpRaggedDot, c.args...)
 	if err != nil {
 		return nil, err
 	}
-	group := rg[0]
-	g := rhs.Shape.Dims[group]
-	// The rhs's dimension numbers once its group dimension is sliced away.
-	drop := func(ds []int64) []int64 {
-		out := make([]int64, len(ds))
-		for i, d := range ds {
-			out[i] = d
-			if d > group {
-				out[i]--
+	for from, to := range map[string]string{"lhs_batching_dimensions": "lhs_batch_dims", "rhs_batching_dimensions": "rhs_batch_dims",
+		"lhs_contracting_dimensions": "lhs_contracting_dims", "rhs_contracting_dimensions": "rhs_contracting_dims",
+		"lhs_ragged_dimensions": "lhs_ragged_dims", "rhs_group_dimensions": "rhs_group_dims"} {
+		var ds []int64
+		if v := f[from]; v != nil {
+			if ds, err = v.Ints(); err != nil {
+				return nil, err
 			}
 		}
-		return out
+		ib.Set(to, list(ds))
 	}
-	rDims := dropDim(rhs.Shape.Dims, group)
-	cb := c.cb
-	e := newExpr(cb, out)
-	ie := e.With(hlo.S64)
-	pos := cb.Op(hlo.OpIota).WithShape(ie.Shape()).Set("iota_dimension", fmt.Sprint(raggedOut)).Instruction
-	s64 := hlo.ArrayShape(hlo.S64)
-	scalarBroadcast := func(x *hlo.Instruction) *hlo.Instruction {
-		return ie.Broadcast(x)
-	}
-	start := cb.Constant(hlo.ScalarLiteral(hlo.S64, 0))
-	var acc *hlo.Instruction
-	for j := int64(0); j < g; j++ {
-		parts := make([]string, rhs.Shape.Rank())
-		for d, n := range rhs.Shape.Dims {
-			parts[d] = fmt.Sprintf("[0:%d]", n)
-			if int64(d) == group {
-				parts[d] = fmt.Sprintf("[%d:%d]", j, j+1)
-			}
-		}
-		one := append([]int64{}, rhs.Shape.Dims...)
-		one[group] = 1
-		rj := cb.Op(hlo.OpSlice, rhs).WithShape(hlo.ArrayShape(rhs.Shape.Elem, one...)).Set("slice", "{"+strings.Join(parts, ", ")+"}").Instruction
-		rj = cb.Op(hlo.OpReshape, rj).WithShape(hlo.ArrayShape(rhs.Shape.Elem, rDims...)).Instruction
-		d := cb.Op(hlo.OpDot, lhs, rj).WithShape(out).Set("lhs_batch_dims", list(lb)).Set("rhs_batch_dims", list(drop(rb))).
-			Set("lhs_contracting_dims", list(lc)).Set("rhs_contracting_dims", list(drop(rc))).Instruction
-		size := cb.Op(hlo.OpSlice, sizes).WithShape(hlo.ArrayShape(sizes.Shape.Elem, 1)).Set("slice", fmt.Sprintf("{[%d:%d]}", j, j+1)).Instruction
-		size = cb.Op(hlo.OpReshape, size).WithShape(hlo.ArrayShape(sizes.Shape.Elem)).Instruction
-		if sizes.Shape.Elem != hlo.S64 {
-			size = cb.Op(hlo.OpConvert, size).WithShape(s64).Instruction
-		}
-		limit := cb.Op(hlo.OpAdd, start, size).WithShape(s64).Instruction
-		in := e.Op(hlo.OpAnd, ie.Cmp(pos, "GE", scalarBroadcast(start)), ie.Cmp(pos, "LT", scalarBroadcast(limit)))
-		term := e.Sel(in, d, e.K(0))
-		if acc == nil {
-			acc = term
-		} else {
-			acc = e.Add(acc, term)
-		}
-		start = limit
-	}
-	if acc == nil {
-		acc = e.K(0) // no groups: nothing is multiplied
-	}
-	return []*hlo.Instruction{acc}, e.Err()
+	return one(ib, nil)
 }
 
 // scanRule expands chlo.scan into a while loop over the scan dimension,
