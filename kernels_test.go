@@ -1160,6 +1160,41 @@ ENTRY e {
 }`, smallInts(4))
 }
 
+// TestGetDimensionSize: get-dimension-size of a static dimension is its
+// size, in the entry and in a while body; of a bounded dynamic one, a
+// refusal that says so.
+func TestGetDimensionSize(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "dimension_size", `HloModule gds
+cond {
+  s = (s32[], f32[3,7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[3,7] get-tuple-element(s), index=1
+  n = s32[] get-dimension-size(v), dimensions={0}
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[3,7]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[3,7] get-tuple-element(s), index=1
+  w = f32[3,7] add(v, v)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[3,7]) tuple(j, w)
+}
+ENTRY e {
+  x = f32[3,7] parameter(0)
+  n = s32[] get-dimension-size(x), dimensions={1}
+  zero = s32[] constant(0)
+  init = (s32[], f32[3,7]) tuple(zero, x)
+  loop = (s32[], f32[3,7]) while(init), condition=cond, body=body
+  l = f32[3,7] get-tuple-element(loop), index=1
+  ROOT r = (s32[], f32[3,7]) tuple(n, l)
+}`, smallInts(6))
+	_, err := rt.CompileText("dyn.hlo", "HloModule m\nENTRY e {\n  x = f32[<=5] parameter(0)\n  ROOT n = s32[] get-dimension-size(x), dimensions={0}\n}\n", vkjit.CompileOptions{})
+	require.ErrorContains(t, err, "bounded dynamic dimension")
+}
+
 // TestCompileStableHLO: the library takes StableHLO where it takes HLO
 // text, told apart by content. A program in both forms compiles (text
 // and file, with the compile cache on) and gives the same bits, and

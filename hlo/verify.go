@@ -209,6 +209,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 	case OpReplicaID, OpPartitionID:
 		return arr(U32), nil
 	case OpGetDimensionSize:
+		if len(ops) != 1 || len(a.Dimensions) != 1 || a.Dimensions[0] < 0 || int(a.Dimensions[0]) >= ops[0].Shape.Rank() {
+			return nil, in.Errorf("get-dimension-size needs one operand and dimensions={d}, a dimension of it")
+		}
 		return arr(S32), nil
 	case OpAfterAll:
 		return &Shape{Elem: Token}, nil

@@ -634,6 +634,14 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
 		return batchNorm(in, leaves(ops))
+	case hlo.OpGetDimensionSize:
+		x, d := in.Operands[0].Shape, in.A.Dimensions[0]
+		if int(d) < len(x.Dynamic) && x.Dynamic[d] {
+			return nil, in.Errorf("%w", &Unsupported{"get-dimension-size of a bounded dynamic dimension"})
+		}
+		l := zeros(hlo.ArrayShape(hlo.S32))
+		put(l.Data, hlo.S32, 0, scalar{i: x.Dims[d]})
+		return &Value{Lit: l}, nil
 	case hlo.OpRaggedDot:
 		return one(raggedDot(in, lit(0), lit(1), lit(2), e.sumType(in)))
 	case hlo.OpStochasticConvert:
