@@ -652,3 +652,77 @@ ENTRY e {
 	}
 	// The f8 types and those narrower than a byte: TestBitcastSmallTypes.
 }
+
+// TestBatchNormAccuracy measures batch-norm-training in f32 against the
+// exact statistics (float64, the variance by two passes) on a batch
+// whose mean (3) is five times its spread, where XLA's E[x^2] - E[x]^2
+// cancels: the device's results and the evaluator's (XLA's formula in
+// f32 with exactly rounded sums), so that docs/ACCURACY.md can say how
+// much of the error is the formula's. The bounds keep it from
+// regressing.
+func TestBatchNormAccuracy(t *testing.T) {
+	defer noValidationMessages(t)
+	const n, c, h = 64, 32, 8 // 512 values per feature
+	src := fmt.Sprintf(`HloModule bn
+ENTRY e {
+  x = f32[%[1]d,%[2]d,%[3]d] parameter(0)
+  s = f32[%[2]d] parameter(1)
+  o = f32[%[2]d] parameter(2)
+  ROOT t = (f32[%[1]d,%[2]d,%[3]d], f32[%[2]d], f32[%[2]d]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+}`, n, c, h)
+	rng := rand.New(rand.NewPCG(3, 4))
+	xs := make([]float32, n*c*h)
+	for i := range xs {
+		xs[i] = float32(3 + rng.Float64()*2 - 1)
+	}
+	ones, zeros := make([]float32, c), make([]float32, c)
+	for i := range ones {
+		ones[i] = 1
+	}
+	args := []*vkjit.Tensor{must(vkjit.Float32s([]int64{n, c, h}, xs)), must(vkjit.Float32s([]int64{c}, ones)), must(vkjit.Float32s([]int64{c}, zeros))}
+	exe, err := rt.CompileText("bn.hlo", src, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	outs, _, err := exe.Run(context.Background(), args...)
+	exe.Close()
+	require.NoError(t, err)
+	m, err := hlo.Parse("bn.hlo", src)
+	require.NoError(t, err)
+	lits := make([]*hlo.Literal, len(args))
+	for i, a := range args {
+		lits[i] = &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, a.Dims...), Data: a.Data}
+	}
+	ev, err := eval.Run(m, lits...)
+	require.NoError(t, err)
+	// The exact statistics, per feature.
+	mean, variance := make([]float64, c), make([]float64, c)
+	feature := func(i int) int { return i / h % c }
+	for i, x := range xs {
+		mean[feature(i)] += float64(x) / (n * h)
+	}
+	for i, x := range xs {
+		d := float64(x) - mean[feature(i)]
+		variance[feature(i)] += d * d / (n * h)
+	}
+	measure := func(y, m, v *vkjit.Tensor) (yErr, mErr, vErr float64) {
+		for i, x := range xs {
+			f := feature(i)
+			want := (float64(x) - mean[f]) / math.Sqrt(variance[f]+float64(float32(0.001)))
+			yErr = max(yErr, math.Abs(y.Float64At(int64(i))-want))
+		}
+		for f := range c {
+			mErr = max(mErr, math.Abs(m.Float64At(int64(f))-mean[f])/mean[f])
+			vErr = max(vErr, math.Abs(v.Float64At(int64(f))-variance[f])/variance[f])
+		}
+		return
+	}
+	tensor := func(l *hlo.Literal) *vkjit.Tensor {
+		return &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+	}
+	dy, dm, dv := measure(outs[0], outs[1], outs[2])
+	ey, em, evv := measure(tensor(ev.Tuple[0].Lit), tensor(ev.Tuple[1].Lit), tensor(ev.Tuple[2].Lit))
+	t.Logf("device: output max abs error %.3g (%.1f ulp of 1), mean max rel error %.3g, variance %.3g", dy, dy/0x1p-23, dm, dv)
+	t.Logf("XLA's formula in f32, sums exact: output %.3g (%.1f ulp of 1), mean %.3g, variance %.3g", ey, ey/0x1p-23, em, evv)
+	require.Less(t, dy, 4e-4)
+	require.Less(t, dm, 4e-6)
+	require.Less(t, dv, 4e-4)
+}
