@@ -1137,11 +1137,14 @@ ENTRY e {
 }`, edgeInputs(5))
 }
 
-// TestRaggedDot: ragged-dot, written out as a dot per group, matches the
-// evaluator's definition bit for bit (small integers: exact sums) with
-// and without a batch dimension, groups that leave rows over, overrun
-// the rows or are empty, the rhs's group dimension first or last, and a
-// ragged dimension that is not the lhs's first free one.
+// TestRaggedDot: ragged-dot in JAX's three forms, written out in dots
+// and selects, matches the evaluator's definition bit for bit (small
+// integers: exact sums). Ragged rows with and without a batch dimension,
+// groups that leave rows over, overrun the rows or are empty, the rhs's
+// group dimension first or last, a ragged dimension that is not the
+// lhs's first free one; a ragged contracting dimension (a result per
+// group, an empty group's zeros, values past the groups left out); a
+// ragged batch dimension (batches past the groups zeros).
 func TestRaggedDot(t *testing.T) {
 	defer noValidationMessages(t)
 	requireExact(t, "ragged_dot", `HloModule rd
@@ -1156,7 +1159,15 @@ ENTRY e {
   y = f32[2,4,3,2] parameter(3)
   s3 = s64[2] constant({1, 4})
   r3 = f32[2,6,3] ragged-dot(x, y, s3), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={2}, rhs_group_dims={3}
-  ROOT t = (f32[7,5], f32[7,5], f32[2,6,3]) tuple(r, r2, r3)
+  c = f32[3,6] parameter(4)
+  d = f32[6,5] parameter(5)
+  s4 = s32[4] constant({2, 3, 0, 3})
+  r4 = f32[4,3,5] ragged-dot(c, d, s4), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+  u = f32[5,2,3] parameter(6)
+  v = f32[5,3,4] parameter(7)
+  s5 = s32[2] constant({1, 3})
+  r5 = f32[5,2,4] ragged-dot(u, v, s5), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+  ROOT t = (f32[7,5], f32[7,5], f32[2,6,3], f32[4,3,5], f32[5,2,4]) tuple(r, r2, r3, r4, r5)
 }`, smallInts(4))
 }
 

@@ -782,20 +782,56 @@ func inferStochasticConvert(in *Instruction) (*Shape, error) {
 	return &s, nil
 }
 
-// RaggedDot is a ragged-dot's form where its ragged dimension is one of
-// the lhs's free (non-batch, non-contracting) dimensions, the form JAX's
-// lax.ragged_dot takes for a mixture of experts: the lhs's rows along
-// Ragged are split, in order, into groups of group_sizes' lengths, and
-// group j's rows are multiplied by the rhs's slice j along Group. Dot is
-// the dot of the lhs and one such slice, whose result is the op's.
+// RaggedDot is a ragged-dot's form, one of JAX's three
+// (jax.lax.ragged_dot_general): the lhs's Ragged dimension is split, in
+// order, into groups of group_sizes' lengths (g of them), and
+//   - RaggedRows: Ragged is a free (row) dimension of the lhs, and group
+//     j's rows are multiplied by the rhs's slice j along its Group
+//     dimension: [b, m, k] x [g, b, k, n] -> [b, m, n];
+//   - RaggedContracting: Ragged is contracted, and result j sums the
+//     products of group j's values of it only: [b, m, k] x [b, k, n] ->
+//     [g, b, m, n];
+//   - RaggedBatch: Ragged is a batch dimension, every group's with the
+//     one rhs: [b, m, k] x [b, k, n] -> [b, m, n].
+//
+// Positions past the last group contribute nothing (zeros). Dot is the
+// dot of the lhs and the rhs (its slice j, for RaggedRows), whose result
+// is the op's (a slice of it, for RaggedContracting); RhsRagged is the
+// rhs's dimension paired with Ragged (contracting or batch).
 type RaggedDot struct {
-	Ragged, Group int64
-	Dot           *Instruction
+	Mode                     RaggedMode
+	Ragged, Group, RhsRagged int64
+	Groups                   int64
+	Dot                      *Instruction
 }
 
-// RaggedDotForm reads a ragged-dot's lhs_ragged_dims and rhs_group_dims.
-// It returns nil, without an error, for XLA's other forms (a ragged
-// contracting or batch dimension), which vkjit does not run.
+// RaggedMode is which kind of dimension a ragged-dot's ragged one is.
+type RaggedMode int
+
+const (
+	RaggedRows RaggedMode = iota
+	RaggedContracting
+	RaggedBatch
+)
+
+// ResultDim is the ragged dimension's place in Dot's result, for ragged
+// rows (after the batch dimensions, among the lhs's free ones) and a
+// ragged batch dimension (among the batch dimensions); -1 for a ragged
+// contracting one, which the result does not have.
+func (f *RaggedDot) ResultDim() int {
+	d := f.Dot.A.Dot
+	switch f.Mode {
+	case RaggedBatch:
+		return slices.Index(d.LhsBatch, f.Ragged)
+	case RaggedRows:
+		lFree, _ := d.FreeDims(f.Dot.Operands[0].Shape.Rank(), f.Dot.Operands[1].Shape.Rank())
+		return len(d.LhsBatch) + slices.Index(lFree, f.Ragged)
+	}
+	return -1
+}
+
+// RaggedDotForm reads a ragged-dot's lhs_ragged_dims and rhs_group_dims
+// and dimension numbers.
 func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
 	ints := func(name string) ([]int64, error) {
 		v, ok := in.AttrValue(name)
@@ -815,7 +851,7 @@ func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
 	if len(in.Operands) != 3 {
 		return nil, in.Errorf("ragged-dot takes lhs, rhs and group_sizes, has %d operands", len(in.Operands))
 	}
-	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	l, r, sizes := in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape
 	d := in.A.Dot
 	if d == nil {
 		d = &DotDims{}
@@ -823,41 +859,68 @@ func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
 	if len(lr) != 1 || lr[0] < 0 || int(lr[0]) >= l.Rank() {
 		return nil, in.Errorf("ragged-dot needs one lhs ragged dimension of the lhs, has lhs_ragged_dims=%v", lr)
 	}
-	if slices.Contains(d.LhsContract, lr[0]) || slices.Contains(d.LhsBatch, lr[0]) || len(rg) == 0 {
-		return nil, nil // a ragged contracting or batch dimension
+	if !sizes.IsArray() || !sizes.Elem.IsInteger() || sizes.Rank() < 1 {
+		return nil, in.Errorf("ragged-dot's group_sizes must be an integer array, are %s", sizes)
 	}
-	g := rg[0]
-	if len(rg) != 1 || g < 0 || int(g) >= r.Rank() || slices.Contains(d.RhsContract, g) || slices.Contains(d.RhsBatch, g) {
-		return nil, in.Errorf("ragged-dot needs one rhs group dimension that is neither batch nor contracting, has rhs_group_dims=%v", rg)
-	}
-	drop := func(ds []int64) []int64 {
-		out := slices.Clone(ds)
-		for i, x := range out {
-			if x > g {
-				out[i]--
-			}
+	f := &RaggedDot{Ragged: lr[0], Group: -1, RhsRagged: -1, Groups: sizes.Dims[sizes.Rank()-1]}
+	plain := &DotDims{LhsBatch: d.LhsBatch, RhsBatch: d.RhsBatch, LhsContract: d.LhsContract, RhsContract: d.RhsContract}
+	rhs := in.Operands[1]
+	if i := slices.Index(d.LhsContract, lr[0]); i >= 0 {
+		f.Mode = RaggedContracting
+		if i < len(d.RhsContract) {
+			f.RhsRagged = d.RhsContract[i]
 		}
-		return out
+	} else if i := slices.Index(d.LhsBatch, lr[0]); i >= 0 {
+		f.Mode = RaggedBatch
+		if i < len(d.RhsBatch) {
+			f.RhsRagged = d.RhsBatch[i]
+		}
+	} else {
+		f.Mode = RaggedRows
+		if len(rg) != 1 || rg[0] < 0 || int(rg[0]) >= r.Rank() || slices.Contains(d.RhsContract, rg[0]) || slices.Contains(d.RhsBatch, rg[0]) {
+			return nil, in.Errorf("ragged-dot with ragged rows needs one rhs group dimension that is neither batch nor contracting, has rhs_group_dims=%v", rg)
+		}
+		g := rg[0]
+		f.Group = g
+		drop := func(ds []int64) []int64 {
+			out := slices.Clone(ds)
+			for i, x := range out {
+				if x > g {
+					out[i]--
+				}
+			}
+			return out
+		}
+		plain.RhsBatch, plain.RhsContract = drop(d.RhsBatch), drop(d.RhsContract)
+		rhs = &Instruction{Name: rhs.Name, Op: OpParameter, Shape: ArrayShape(r.Elem, slices.Delete(slices.Clone(r.Dims), int(g), int(g)+1)...)}
 	}
-	one := &Instruction{Name: in.Operands[1].Name, Op: OpParameter, Shape: ArrayShape(r.Elem, slices.Delete(slices.Clone(r.Dims), int(g), int(g)+1)...)}
-	dot := &Instruction{Name: in.Name, Op: OpDot, Shape: in.Shape, ShapeInferred: in.ShapeInferred, Pos: in.Pos,
-		Operands: []*Instruction{in.Operands[0], one},
-		A:        Attributes{Dot: &DotDims{LhsBatch: d.LhsBatch, RhsBatch: drop(d.RhsBatch), LhsContract: d.LhsContract, RhsContract: drop(d.RhsContract)}}}
-	return &RaggedDot{Ragged: lr[0], Group: g, Dot: dot}, nil
+	if f.Mode != RaggedRows && len(rg) != 0 {
+		return nil, in.Errorf("ragged-dot with a ragged contracting or batch dimension has no rhs group dimension, has rhs_group_dims=%v", rg)
+	}
+	shape := in.Shape
+	if f.Mode == RaggedContracting && shape.IsArray() && shape.Rank() > 0 {
+		shape = ArrayShape(shape.Elem, shape.Dims[1:]...)
+	}
+	f.Dot = &Instruction{Name: in.Name, Op: OpDot, Shape: shape, ShapeInferred: in.ShapeInferred, Pos: in.Pos,
+		Operands: []*Instruction{in.Operands[0], rhs}, A: Attributes{Dot: plain}}
+	return f, nil
 }
 
-// inferRaggedDot checks a ragged-dot of RaggedDotForm's form: its dot
-// (the lhs and one group's rhs) and group_sizes, integers with one per
-// group. Its shape is that dot's. XLA's other forms are taken at the
-// printer's word.
+// inferRaggedDot checks a ragged-dot (RaggedDotForm): its dot, and
+// group_sizes of one integer per group (the rhs's group dimension's
+// size, for ragged rows). Its shape is that dot's, with the groups
+// first for a ragged contracting dimension.
 func inferRaggedDot(in *Instruction) (*Shape, error) {
 	f, err := RaggedDotForm(in)
-	if err != nil || f == nil {
+	if err != nil {
 		return nil, err
 	}
-	sizes := in.Operands[2].Shape
-	if !sizes.IsArray() || !sizes.Elem.IsInteger() || sizes.Rank() != 1 || sizes.Dims[0] != in.Operands[1].Shape.Dims[f.Group] {
-		return nil, in.Errorf("ragged-dot's group_sizes must be integers, one per group (%d), are %s", in.Operands[1].Shape.Dims[f.Group], sizes)
+	if f.Mode == RaggedRows && f.Groups != in.Operands[1].Shape.Dims[f.Group] {
+		return nil, in.Errorf("ragged-dot's group_sizes has %d groups where the rhs has %d", f.Groups, in.Operands[1].Shape.Dims[f.Group])
 	}
-	return inferDot(f.Dot)
+	s, err := inferDot(f.Dot)
+	if err != nil || f.Mode != RaggedContracting {
+		return s, err
+	}
+	return arr(s.Elem, append([]int64{f.Groups}, s.Dims...)...), nil
 }

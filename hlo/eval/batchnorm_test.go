@@ -194,3 +194,27 @@ ENTRY e {
 		require.Equal(t, tc.want, f64s(v.Lit), tc.sizes)
 	}
 }
+
+// TestRaggedDotModesByHand: a ragged contracting dimension: (1, 2, 3) .
+// (10, 100, 1000) in groups of 1 and 2 is 10 and 3200; a ragged batch
+// dimension: batches 1*10, 2*20 and, past the groups, 0.
+func TestRaggedDotModesByHand(t *testing.T) {
+	m, err := hlo.Parse("rd.hlo", `HloModule rd
+ENTRY e {
+  a = f64[1,3] constant({{1, 2, 3}})
+  b = f64[3,1] constant({{10}, {100}, {1000}})
+  g = s32[2] constant({1, 2})
+  c = f64[2,1,1] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+  x = f64[3,1,1] constant({{{1}}, {{2}}, {{3}}})
+  y = f64[3,1,1] constant({{{10}}, {{20}}, {{30}}})
+  h = s32[2] constant({1, 1})
+  d = f64[3,1,1] ragged-dot(x, y, h), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+  ROOT r = (f64[2,1,1], f64[3,1,1]) tuple(c, d)
+}`)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	v, err := Run(m)
+	require.NoError(t, err)
+	require.Equal(t, []float64{10, 3200}, f64s(v.Tuple[0].Lit))
+	require.Equal(t, []float64{10, 40, 0}, f64s(v.Tuple[1].Lit))
+}

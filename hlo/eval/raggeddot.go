@@ -4,61 +4,88 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// raggedDot computes a ragged-dot of hlo.RaggedDotForm's form by its
-// definition: each result element's position along the ragged dimension
-// picks its group (the consecutive runs of group_sizes' lengths), and
-// the element is that of the lhs times the group's slice of the rhs;
-// positions past the last group are zeros.
+// raggedDot computes a ragged-dot (hlo.RaggedDotForm) by its definition:
+// the ragged dimension's positions fall into consecutive groups of
+// group_sizes' lengths; with ragged rows, a result element is its row's
+// group's product (the lhs times the rhs's slice of that group); with a
+// ragged contracting dimension, result j is the dot of the lhs and rhs
+// restricted to group j's values of that dimension; with a ragged batch
+// dimension, the dot itself. Positions in no group are zeros.
 func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
 	f, err := hlo.RaggedDotForm(in)
 	if err != nil {
 		return nil, err
 	}
-	if f == nil || sizes.Shape.Rank() != 1 {
-		return nil, in.Errorf("%w", &Unsupported{"ragged-dot with a ragged contracting or batch dimension, or group sizes per batch"})
+	if sizes.Shape.Rank() != 1 {
+		return nil, in.Errorf("%w", &Unsupported{"ragged-dot with group sizes per batch"})
 	}
-	out := zeros(in.Shape)
-	lFree, _ := f.Dot.A.Dot.FreeDims(lhs.Shape.Rank(), rhs.Shape.Rank()-1)
-	pos := len(f.Dot.A.Dot.LhsBatch)
-	for _, d := range lFree {
-		if d == f.Ragged {
-			break
+	// groupOf[p] is the group of position p along the ragged dimension
+	// (of length n), -1 in none.
+	groupOf := func(n int64) []int64 {
+		group := make([]int64, n)
+		for p := range group {
+			group[p] = -1
 		}
-		pos++
-	}
-	// group[p] is the group of position p along the ragged dimension,
-	// -1 past the last.
-	n := in.Shape.Dims[pos]
-	group := make([]int64, n)
-	for p := range group {
-		group[p] = -1
-	}
-	start := int64(0)
-	for j := range sizes.Shape.Dims[0] {
-		k := get(sizes, j)
-		size := k.i
-		if sizes.Shape.Elem.Kind() == hlo.KindUnsigned {
-			size = int64(k.u)
+		start := int64(0)
+		for j := range f.Groups {
+			k := get(sizes, j)
+			size := k.i
+			if sizes.Shape.Elem.Kind() == hlo.KindUnsigned {
+				size = int64(k.u)
+			}
+			for p := max(start, 0); p < min(start+size, n); p++ {
+				if group[p] < 0 {
+					group[p] = j
+				}
+			}
+			start += size
 		}
-		for p := max(start, 0); p < min(start+size, n); p++ {
-			if group[p] < 0 {
-				group[p] = j
+		return group
+	}
+	// keep is l with zeros where the group of the element's position
+	// along d (group[p], -1 for none) is not one want takes.
+	keep := func(l *hlo.Literal, d int, group []int64, want func(g int64) bool) *hlo.Literal {
+		out := zeros(l.Shape)
+		st, w := strides(l.Shape.Dims), int64(l.Shape.Elem.Bytes())
+		for i := range l.Shape.NumElements() {
+			if want(group[i/st[d]%l.Shape.Dims[d]]) {
+				copy(out.Data[i*w:(i+1)*w], l.Data[i*w:(i+1)*w])
 			}
 		}
-		start += size
+		return out
 	}
+	switch f.Mode {
+	case hlo.RaggedContracting:
+		out := zeros(in.Shape)
+		group := groupOf(lhs.Shape.Dims[f.Ragged])
+		for j := range f.Groups {
+			in := func(g int64) bool { return g == j }
+			d, err := dot(f.Dot, keep(lhs, int(f.Ragged), group, in), keep(rhs, int(f.RhsRagged), group, in), sum)
+			if err != nil {
+				return nil, err
+			}
+			copy(out.Data[j*int64(len(d.Data)):], d.Data)
+		}
+		return out, nil
+	case hlo.RaggedBatch:
+		d, err := dot(f.Dot, lhs, rhs, sum)
+		if err != nil {
+			return nil, err
+		}
+		pos := f.ResultDim()
+		return keep(d, pos, groupOf(d.Shape.Dims[pos]), func(g int64) bool { return g >= 0 }), nil
+	}
+	out := zeros(in.Shape)
+	pos := f.ResultDim()
+	group := groupOf(out.Shape.Dims[pos])
 	g := int(f.Group)
-	st := strides(out.Shape.Dims)
-	width := int64(in.Shape.Elem.Bytes())
 	for j := range rhs.Shape.Dims[g] {
 		// The rhs's slice j along its group dimension.
-		dims := rhs.Shape.Dims
-		rs := strides(dims)
 		slice := zeros(f.Dot.Operands[1].Shape)
-		w := int64(rhs.Shape.Elem.Bytes())
+		rs, w := strides(rhs.Shape.Dims), int64(rhs.Shape.Elem.Bytes())
 		k := int64(0)
 		for i := range rhs.Shape.NumElements() {
-			if i/rs[g]%dims[g] == j {
+			if i/rs[g]%rhs.Shape.Dims[g] == j {
 				copy(slice.Data[k*w:(k+1)*w], rhs.Data[i*w:(i+1)*w])
 				k++
 			}
@@ -67,10 +94,11 @@ func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.Elemen
 		if err != nil {
 			return nil, err
 		}
-		for i := range out.Shape.NumElements() {
-			if group[i/st[pos]%n] == j {
-				copy(out.Data[i*width:(i+1)*width], d.Data[i*width:(i+1)*width])
-			}
+		// Each element is group j's product in one j only, zero bytes
+		// in the others: or-ing the bytes gathers them.
+		mine := keep(d, pos, group, func(g int64) bool { return g == j })
+		for i := range out.Data {
+			out.Data[i] |= mine.Data[i]
 		}
 	}
 	return out, nil
