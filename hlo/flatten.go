@@ -7,13 +7,13 @@ import (
 
 // Flatten returns a copy of computation c, named name, with its calls
 // and fusions replaced by copies of what they call (recursively),
-// opt-barriers, domains and add-dependencies by their (first) operands, each map of a scalar
-// elementwise computation by that computation's ops over the map's
-// arrays, and the asynchronous pairs by what they stand for: an
-// async-start by the call it wraps, its async-updates and async-done by
-// that call's result, a copy-done of a copy-start by the copied value
-// (XLA's scheduling forms: a program of one device computes them where
-// it stands). c is not modified.
+// opt-barriers, domains and add-dependencies by their (first) operands,
+// each map of a scalar elementwise computation by that computation's ops
+// over the map's arrays, and the asynchronous pairs by what they stand
+// for: an async-start by the call it wraps, its async-updates and
+// async-done by that call's result, a copy-done of a copy-start by the
+// copied value (XLA's scheduling forms: a program of one device computes
+// them where they stand). c is not modified.
 func (c *Computation) Flatten(name string) *Computation {
 	out := &Computation{Name: name, Pos: c.Pos, Params: make([]*Instruction, len(c.Params))}
 	// done: the value an async-done or copy-done of each started

@@ -228,14 +228,54 @@ func (g *gen) dot() {
 	if g.rng.IntN(3) > 0 {
 		rdims = append(rdims, 1+int64(g.rng.IntN(5)))
 	}
+	// A ragged-dot a quarter of the time: its rows (a free dimension of
+	// the lhs, when it has one; the rhs then has a group dimension
+	// first) or its contracting dimension split into groups of sizes
+	// that may be empty or run past the end.
+	ragged := g.rng.IntN(4) == 0
+	rows := ragged && r-batch >= 2 && g.rng.IntN(2) == 0
+	groups := 1 + int64(g.rng.IntN(3))
+	shift := 0 // the rhs's dimensions after a group dimension
+	if rows {
+		rdims = append([]int64{groups}, rdims...)
+		shift = 1
+	}
 	w := g.like(t, rdims, v.exact)
-	in := g.op(hlo.OpDot, v, w).Set("lhs_contracting_dims", fmt.Sprintf("{%d}", r-1)).Set("rhs_contracting_dims", fmt.Sprintf("{%d}", batch))
+	op := hlo.OpDot
+	var sizes *gval
+	if ragged {
+		op = hlo.OpRaggedDot
+		n := v.s().Dims[r-1] // the ragged dimension's length
+		if rows {
+			n = v.s().Dims[r-2]
+		}
+		lit := make([]string, groups)
+		for i := range lit {
+			lit[i] = fmt.Sprint(g.rng.IntN(int(n) + 2))
+		}
+		l, err := hlo.ParseLiteral("{"+strings.Join(lit, ", ")+"}", hlo.ArrayShape(hlo.S32, groups))
+		if err != nil {
+			panic(fmt.Sprintf("hlotest: group sizes %v: %v", lit, err))
+		}
+		sizes = g.keep(g.e.Constant(l), true, 0, 0, false)
+	}
+	ops := []*gval{v, w}
+	if sizes != nil {
+		ops = append(ops, sizes)
+	}
+	in := g.op(op, ops...).Set("lhs_contracting_dims", fmt.Sprintf("{%d}", r-1)).Set("rhs_contracting_dims", fmt.Sprintf("{%d}", batch+shift))
 	if batch == 1 {
-		in.Set("lhs_batch_dims", "{0}").Set("rhs_batch_dims", "{0}")
+		in.Set("lhs_batch_dims", "{0}").Set("rhs_batch_dims", fmt.Sprintf("{%d}", shift))
+	}
+	switch {
+	case rows:
+		in.Set("lhs_ragged_dims", fmt.Sprintf("{%d}", r-2)).Set("rhs_group_dims", "{0}")
+	case ragged:
+		in.Set("lhs_ragged_dims", fmt.Sprintf("{%d}", r-1))
 	}
 	s, err := hlo.InferShape(in.Instruction)
 	if err != nil {
-		panic(fmt.Sprintf("hlotest: the generator made an invalid dot: %v", err))
+		panic(fmt.Sprintf("hlotest: the generator made an invalid %s: %v", op, err))
 	}
 	in.WithShape(*s)
 	mag := v.mag + w.mag + bitsFor(k+1)
