@@ -81,7 +81,8 @@ func RunNudged(m *hlo.Module, maxTrips, dir int, args ...*hlo.Literal) (*Value, 
 
 // RunZerosPoisoned is RunLimited with every zero whose sign is not
 // arithmetic's to decide made a NaN: those an op whose algorithm is the
-// implementation's own (OrderChosen) computes, and those an inexact op
+// implementation's own (OrderChosen) computes, an FFT's parts within
+// their error bound of 0 (poisonFftNearZeros), and those an inexact op
 // underflows to (poisonUnderflows). Where a result is a zero in this run
 // as in Run, its sign is none of theirs: a test may compare it, though
 // the program has such ops.
@@ -602,6 +603,9 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		out := fft(in, lit(0))
 		if e.nudge != 0 {
 			nudgeFft(in, lit(0), out, e.nudge)
+		}
+		if e.poisonZeros {
+			poisonFftNearZeros(in, lit(0), out)
 		}
 		return one(out, nil)
 	case hlo.OpCustomCall:

@@ -304,3 +304,28 @@ ENTRY e {
 	require.Equal(t, float32(math.Exp(2)), float32(real(ey)))
 	require.True(t, imag(ey) == 0 && math.Signbit(imag(ey)), "e^(2-0i)'s imaginary part is -0, kept")
 }
+
+// TestPoisonFftNearZeros: RunZerosPoisoned makes NaNs of an FFT's parts
+// within its error bound of 0 (an RFFT of a constant's bins past the
+// first, and its imaginary parts) and keeps the rest (the constant's
+// sum).
+func TestPoisonFftNearZeros(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", `HloModule m
+ENTRY e {
+  x = f32[6] constant({0.1, 0.1, 0.1, 0.1, 0.1, 0.1})
+  ROOT f = c64[4] fft(x), fft_type=RFFT, fft_length={6}
+}
+`)
+	require.NoError(t, err)
+	v, err := RunZerosPoisoned(m, 0)
+	require.NoError(t, err)
+	for i := range int64(4) {
+		c := get(v.Lit, i).c
+		if i == 0 {
+			require.InDelta(t, 0.6, real(c), 1e-6, "the sum is kept")
+			require.True(t, math.IsNaN(imag(c)), "its imaginary part, 0 or roundoff, is poisoned")
+			continue
+		}
+		require.True(t, math.IsNaN(real(c)) && math.IsNaN(imag(c)), "bin %d, roundoff, is poisoned", i)
+	}
+}

@@ -77,6 +77,48 @@ func fft(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
 // inf + inf in another): its outputs become 0, so that no reference
 // agrees on them.
 func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
+	fftBounds(in, x, out, func(bound float64, ov []complex128) {
+		d := float64(dir) * bound
+		for i, c := range ov {
+			switch {
+			case math.IsInf(d, 0) || math.IsNaN(d):
+				ov[i] = 0
+			case dir < 0 && cmplx.Abs(c) <= math.Abs(d):
+				ov[i] = 0 // within the bound of 0, it may be 0 (a divisor's 0/0)
+			default:
+				ov[i] = c + move(d)
+			}
+		}
+	})
+}
+
+// poisonFftNearZeros makes NaNs of the parts of out, x's transform, that
+// lie within their slice's error bound (nudgeFft's) of 0, for
+// RunZerosPoisoned: such a part is roundoff of either sign, or 0, as the
+// algorithm's order makes it, and so is the sign of any infinity it
+// multiplies.
+func poisonFftNearZeros(in *hlo.Instruction, x, out *hlo.Literal) {
+	fftBounds(in, x, out, func(bound float64, ov []complex128) {
+		nan := math.NaN()
+		for i, c := range ov {
+			re, im := real(c), imag(c)
+			if math.Abs(re) <= bound || math.IsNaN(bound) {
+				re = nan
+			}
+			if math.Abs(im) <= bound || math.IsNaN(bound) {
+				im = nan
+			}
+			ov[i] = complex(re, im)
+		}
+	})
+}
+
+// fftBounds calls f with each transformed slice of out (x's transform)
+// and its error bound: (1 + log2 n) units of roundoff of the input
+// slice's magnitude, the sum of its parts' magnitudes (infinite or NaN
+// where the slice has an infinity or NaN); what f leaves in the slice is
+// written back to out.
+func fftBounds(in *hlo.Instruction, x, out *hlo.Literal, f func(bound float64, ov []complex128)) {
 	part, _ := out.Shape.Elem.ComplexPart()
 	_, man := part.FloatFields()
 	n := int64(1)
@@ -98,17 +140,7 @@ func nudgeFft(in *hlo.Instruction, x, out *hlo.Literal, dir int) {
 		for _, c := range xv[b*xs : (b+1)*xs] {
 			size += math.Abs(real(c)) + math.Abs(imag(c))
 		}
-		d := float64(dir) * size * (1 + math.Log2(float64(n))) * math.Ldexp(1, -man)
-		for i := b * os; i < (b+1)*os; i++ {
-			switch c := ov[i]; {
-			case math.IsInf(d, 0) || math.IsNaN(d):
-				ov[i] = 0
-			case dir < 0 && cmplx.Abs(c) <= math.Abs(d):
-				ov[i] = 0 // within the bound of 0, it may be 0 (a divisor's 0/0)
-			default:
-				ov[i] = c + move(d)
-			}
-		}
+		f(size*(1+math.Log2(float64(n)))*math.Ldexp(1, -man), ov[b*os:(b+1)*os])
 	}
 	copy(out.Data, literal(out.Shape.Elem, out.Shape.Dims, ov).Data)
 }
