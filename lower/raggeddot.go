@@ -43,9 +43,7 @@ func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, sh.Dims...), b.compare(at, b.full(start, at.Shape), "GE"), b.compare(at, b.full(limit, at.Shape), "LT"))
 	}
 	out := f.Dot.Shape
-	acc := b.zeros(out)
-	switch f.Mode {
-	case hlo.RaggedContracting:
+	if f.Mode == hlo.RaggedContracting {
 		var parts []*hlo.Instruction
 		groups(func(j int64, start, limit *hlo.Instruction) {
 			l := b.sel(inside(lhs.Shape, int(f.Ragged), start, limit), lhs, b.zeros(lhs.Shape))
@@ -56,16 +54,20 @@ func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 			return b.zeros(in.Shape), nil
 		}
 		return b.concat(0, parts...), nil
-	case hlo.RaggedBatch:
-		d := dot(lhs, rhs)
-		groups(func(_ int64, start, limit *hlo.Instruction) {
-			acc = b.sel(inside(out, f.ResultDim(), start, limit), d, acc)
-		})
-	default:
-		groups(func(j int64, start, limit *hlo.Instruction) {
-			rj := b.reshape(b.slice(rhs, int(f.Group), j, j+1), f.Dot.Operands[1].Shape.Dims...)
-			acc = b.sel(inside(out, f.ResultDim(), start, limit), dot(lhs, rj), acc)
-		})
 	}
+	// Rows or a batch dimension: each position of the result takes its
+	// group's product (one product for all groups, for a batch one).
+	acc := b.zeros(out)
+	var whole *hlo.Instruction
+	if f.Mode == hlo.RaggedBatch {
+		whole = dot(lhs, rhs)
+	}
+	groups(func(j int64, start, limit *hlo.Instruction) {
+		d := whole
+		if d == nil {
+			d = dot(lhs, b.reshape(b.slice(rhs, int(f.Group), j, j+1), f.Dot.Operands[1].Shape.Dims...))
+		}
+		acc = b.sel(inside(out, f.ResultDim(), start, limit), d, acc)
+	})
 	return acc, nil
 }

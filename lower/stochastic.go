@@ -36,7 +36,11 @@ func (b *expander) stochasticConvert(in *hlo.Instruction) (*hlo.Instruction, err
 	neg := b.compare(un(hlo.OpSign, x), like(ft, 0), "LT")
 	mag := un(hlo.OpAbs, x)
 	whole := un(hlo.OpFloor, mag)
-	frac := b.convert(bin(hlo.OpSubtract, mag, whole), map[bool]hlo.ElementType{true: hlo.F32, false: ft}[ft == hlo.F16])
+	wide := ft // the fraction's type: f16 cannot hold 2^16
+	if ft == hlo.F16 {
+		wide = hlo.F32
+	}
+	frac := b.convert(bin(hlo.OpSubtract, mag, whole), wide)
 	fixed := bin(hlo.OpMultiply, frac, like(frac.Shape.Elem, math.Ldexp(1, rt.Bits())))
 	up := b.compare(random, b.convert(fixed, rt), "LT")
 	t := b.convert(whole, to)
