@@ -812,6 +812,38 @@ func (g *gen) call() {
 	g.keep(g.op(hlo.OpCall, v, w).Calls(settle(cb.Computation())).WithShape(s).Instruction, exact, mag, frac, false)
 }
 
+// scheduled makes one of XLA's scheduled forms, which a program of one
+// device computes where it stands: an async-start/-update/-done pair
+// around a call like call's, a copy-start/-done, an add-dependency on
+// an after-all token, or an all-reduce-start/-done of a group of one.
+func (g *gen) scheduled() {
+	v := g.any()
+	t, s := v.t(), v.s()
+	switch g.rng.IntN(4) {
+	case 0:
+		op := g.reduceOp(t)
+		w := g.partner(v, v.exact)
+		g.loops++
+		cb := g.b.Computation(fmt.Sprintf("wrapped_%d", g.loops))
+		cb.Op(op, cb.Parameter(s), cb.Parameter(s))
+		st := hlo.TupleShape(hlo.TupleShape(s, s), s, hlo.ArrayShape(hlo.S32))
+		start := g.op(hlo.OpAsyncStart, v, w).Calls(settle(cb.Computation())).WithShape(st).Instruction
+		update := g.e.Op(hlo.OpAsyncUpdate, start).WithShape(st).Instruction
+		exact, mag, frac := exactFold(op, v, w, 1)
+		g.keep(g.e.Op(hlo.OpAsyncDone, update).WithShape(s).Instruction, exact, mag, frac, false)
+	case 1:
+		start := g.op(hlo.OpCopyStart, v).WithShape(hlo.TupleShape(s, s, hlo.ArrayShape(hlo.U32))).Instruction
+		g.keep(g.e.Op(hlo.OpCopyDone, start).WithShape(s).Instruction, v.exact, v.mag, v.frac, v.raw)
+	case 2:
+		tok := g.e.Op(hlo.OpAfterAll).WithShape(hlo.Shape{Elem: hlo.Token}).Instruction
+		g.keep(g.e.Op(hlo.OpAddDependency, v.in, tok).WithShape(s).Instruction, v.exact, v.mag, v.frac, v.raw)
+	default:
+		op := g.reduceOp(t)
+		start := g.op(hlo.OpAllReduceStart, v).Set("replica_groups", "{{0}}").Calls(g.reducer(op, t)).WithShape(s).Instruction
+		g.keep(g.e.Op(hlo.OpAllReduceDone, start).WithShape(s).Instruction, v.exact, v.mag, v.frac, v.raw)
+	}
+}
+
 // mapOp maps a scalar binary op over a value and a partner, element by
 // element (jax.lax.map of a scalar function, or XLA's Map).
 func (g *gen) mapOp() {
