@@ -924,3 +924,72 @@ func inferRaggedDot(in *Instruction) (*Shape, error) {
 	}
 	return arr(s.Elem, append([]int64{f.Groups}, s.Dims...)...), nil
 }
+
+// inferAsync checks XLA's scheduled forms against what they hold:
+// copy-start's (copy, operand, contexts), async-start's ((operands),
+// the called computation's result, contexts), an update that passes its
+// operand on, and a done that gives its start's result (element 1 of
+// the start's tuple, or elements n to 2n of a collective start's older
+// (operands, results) form, or the start's value itself where that is
+// the result). Collective starts' own shapes are the printer's word
+// (a gather's result depends on its groups).
+func inferAsync(in *Instruction) (*Shape, error) {
+	if len(in.Operands) == 0 {
+		return nil, in.Errorf("%s needs an operand", in.Op)
+	}
+	from := in.Operands[0].Shape
+	sh := in.Shape
+	if in.ShapeInferred {
+		return nil, in.Errorf("%s needs its result shape", in.Op)
+	}
+	bad := func(want string) (*Shape, error) {
+		return nil, in.Errorf("%s's shape must be %s, is %s", in.Op, want, sh)
+	}
+	switch in.Op {
+	case OpCopyStart:
+		if !sh.IsTuple() || len(sh.Tuple) < 2 || !sh.Tuple[0].Equal(from) || !sh.Tuple[1].Equal(from) {
+			return bad(fmt.Sprintf("(%s, %s, contexts...)", from, from))
+		}
+	case OpAsyncStart:
+		if len(in.Called) != 1 {
+			return nil, in.Errorf("async-start needs calls=")
+		}
+		args := TupleShape()
+		for _, o := range in.Operands {
+			args.Tuple = append(args.Tuple, o.Shape)
+		}
+		root := in.Called[0].Root.Shape
+		if !sh.IsTuple() || len(sh.Tuple) < 2 || !sh.Tuple[0].Equal(args) || !sh.Tuple[1].Equal(root) {
+			return bad(fmt.Sprintf("(%s, %s, contexts...)", args, root))
+		}
+	case OpAsyncUpdate:
+		if !sh.Equal(from) {
+			return bad(from.String())
+		}
+	case OpAsyncDone, OpCopyDone:
+		held := 0 // copy-start's copy
+		if in.Op == OpAsyncDone {
+			held = 1 // async-start's result
+		}
+		if !from.IsTuple() || len(from.Tuple) < 2 || !sh.Equal(from.Tuple[held]) {
+			return nil, in.Errorf("%s of %s cannot give %s", in.Op, from, sh)
+		}
+	case OpAllReduceDone, OpAllGatherDone, OpCollectivePermuteDone:
+		n := 1
+		if sh.IsTuple() {
+			n = len(sh.Tuple)
+		}
+		ok := sh.Equal(from)
+		if from.IsTuple() && len(from.Tuple) >= 2*n {
+			if sh.IsTuple() {
+				ok = ok || TupleShape(from.Tuple[n:2*n]...).Equal(sh)
+			} else {
+				ok = ok || from.Tuple[1].Equal(sh)
+			}
+		}
+		if !ok {
+			return nil, in.Errorf("%s of %s cannot give %s", in.Op, from, sh)
+		}
+	}
+	return nil, nil
+}

@@ -152,9 +152,8 @@ func InferShape(in *Instruction) (*Shape, error) {
 	}
 	switch in.Op {
 	case OpParameter, OpCustomCall, OpInfeed, OpOutfeed, OpSend, OpSendDone, OpRecv, OpRecvDone,
-		OpAllGather, OpAllGatherStart, OpAllGatherDone, OpAllReduceStart, OpAllReduceDone, OpAllToAll,
+		OpAllGather, OpAllGatherStart, OpAllReduceStart, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
-		OpCollectivePermuteDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone,
 		OpDomain, OpRng, OpRngGetAndUpdateState, OpDynamicReshape, OpSetDimensionSize,
 		OpScan:
 		return nil, nil
@@ -162,6 +161,8 @@ func InferShape(in *Instruction) (*Shape, error) {
 		return inferRaggedDot(in)
 	case OpStochasticConvert:
 		return inferStochasticConvert(in)
+	case OpCopyStart, OpCopyDone, OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpAllReduceDone, OpAllGatherDone, OpCollectivePermuteDone:
+		return inferAsync(in)
 	case OpFft:
 		return inferFft(in)
 	case OpBatchNormTraining, OpBatchNormInference, OpBatchNormGrad:
