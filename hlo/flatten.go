@@ -5,6 +5,18 @@ import (
 	"slices"
 )
 
+// Flattens reports whether Flatten takes op apart (a map only when its
+// computation is scalar elementwise, an asynchronous op only when its
+// pair is well formed).
+func Flattens(op Opcode) bool {
+	switch op {
+	case OpCall, OpFusion, OpOptimizationBarrier, OpDomain, OpAddDependency, OpMap,
+		OpAsyncStart, OpAsyncUpdate, OpAsyncDone, OpCopyStart, OpCopyDone:
+		return true
+	}
+	return false
+}
+
 // Flatten returns a copy of computation c, named name, with its calls
 // and fusions replaced by copies of what they call (recursively),
 // opt-barriers, domains and add-dependencies by their (first) operands,

@@ -8,9 +8,10 @@ import (
 
 // inlineCalls replaces call and fusion instructions of the entry
 // computation by copies of the computations they call (recursively),
-// opt-barrier, domain and add-dependency by their (first) operands, the asynchronous pairs
-// (async-start/done, copy-start/done) by what they compute, and a map of a scalar elementwise
-// computation by that computation's ops over the map's arrays, so that
+// opt-barrier, domain and add-dependency by their (first) operands, the
+// asynchronous pairs (async-start/done, copy-start/done) by what they
+// compute, and a map of a scalar elementwise computation by that
+// computation's ops over the map's arrays (hlo.Flattens), so that
 // the later passes see one flat computation. Pre-fused input is thereby re-fused by vkjit's own passes.
 // The user's module is not modified: the entry is rebuilt in a new
 // module that shares everything else. The computations the entry still
@@ -23,18 +24,10 @@ func inlineCalls(s *state) error {
 	mod := *s.mod
 	mod.Entry = entry
 	s.mod = &mod
-	flattens := func(op hlo.Opcode) bool {
-		switch op {
-		case hlo.OpCall, hlo.OpFusion, hlo.OpOptimizationBarrier, hlo.OpMap, hlo.OpDomain, hlo.OpAddDependency,
-			hlo.OpAsyncStart, hlo.OpAsyncUpdate, hlo.OpAsyncDone, hlo.OpCopyStart, hlo.OpCopyDone:
-			return true
-		}
-		return false
-	}
 	// A copy is made only of a computation that has (or calls one that
 	// has) what Flatten takes apart, so every copy is a change.
 	return rewriteAll(entry, func(c *hlo.Computation) (bool, error) { return c != entry, nil },
-		func(c *hlo.Computation) bool { return hasOp(c, flattens) })
+		func(c *hlo.Computation) bool { return hasOp(c, hlo.Flattens) })
 }
 
 // rewriteAll applies rewrite to the entry (the copy inlineCalls made)
