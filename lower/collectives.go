@@ -38,14 +38,14 @@ func oneProcess(s *state) error {
 		if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
 			return in, nil
 		}
-		pairs, _ := in.AttrValue("source_target_pairs")
-		switch strings.ReplaceAll(pairs, " ", "") {
-		case "{{0,0}}":
-			return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
-		case "", "{}":
-			return b.zeros(in.Shape), nil
+		switch r := permuted(b, in); {
+		case r == nil:
+			return in, nil
+		case r[0] == in.Operands[0]:
+			return b.inst(hlo.OpReshape, in.Shape, r[0]), nil
+		default:
+			return r[0], nil // zeros
 		}
-		return in, nil
 	}
 	// The asynchronous forms: a start whose shape is the results (or
 	// the tuple of operands, results and contexts of XLA's older form)
@@ -53,15 +53,7 @@ func oneProcess(s *state) error {
 	start := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
 		results := in.Operands
 		if in.Op == hlo.OpCollectivePermuteStart {
-			pairs, _ := in.AttrValue("source_target_pairs")
-			switch strings.ReplaceAll(pairs, " ", "") {
-			case "{{0,0}}":
-			case "", "{}":
-				results = nil
-				for _, o := range in.Operands {
-					results = append(results, b.zeros(o.Shape))
-				}
-			default:
+			if results = permuted(b, in); results == nil {
 				return in, nil
 			}
 		} else if !onlyProcessZero(in, "replica_groups") {
@@ -96,6 +88,24 @@ func oneProcess(s *state) error {
 		hlo.OpAllGatherStart: start, hlo.OpAllGatherDone: finish,
 		hlo.OpCollectivePermuteStart: start, hlo.OpCollectivePermuteDone: finish,
 	})
+}
+
+// permuted is what a collective-permute (or its start) gives in a
+// program of one process: its operands with a {0,0} pair, zeros of
+// their shapes without any pair; nil for pairs naming other processes.
+func permuted(b *expander, in *hlo.Instruction) []*hlo.Instruction {
+	pairs, _ := in.AttrValue("source_target_pairs")
+	switch strings.ReplaceAll(pairs, " ", "") {
+	case "{{0,0}}":
+		return in.Operands
+	case "", "{}":
+		var zs []*hlo.Instruction
+		for _, o := range in.Operands {
+			zs = append(zs, b.zeros(o.Shape))
+		}
+		return zs
+	}
+	return nil
 }
 
 // startValue is what a collective's start is in a program of one
