@@ -172,6 +172,23 @@ func (t ElementType) FloatFields() (exp, man int) {
 // IsInteger reports a signed or unsigned integer type.
 func (t ElementType) IsInteger() bool { k := t.Kind(); return k == KindSigned || k == KindUnsigned }
 
+// UnsignedOfWidth is the unsigned integer type of bits bits, for the
+// widths of 8 to 64 (a type's bits as a bitcast sees them); Invalid for
+// others.
+func UnsignedOfWidth(bits int) ElementType {
+	switch bits {
+	case 8:
+		return U8
+	case 16:
+		return U16
+	case 32:
+		return U32
+	case 64:
+		return U64
+	}
+	return Invalid
+}
+
 // IsArray reports whether t is the element type of an array (not a tuple,
 // token or opaque value).
 func (t ElementType) IsArray() bool { return t > Invalid && t < Token }

@@ -31,7 +31,7 @@ func (b *expander) splitBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
 	if from == hlo.PRED || to == hlo.PRED || from.Bits() < 8 || to.Bits() < 8 {
 		return nil, in.Errorf("bitcast-convert from %s to %s is not supported on the device yet", from, to)
 	}
-	if u := unsignedOfWidth(from.Bits()); from != u {
+	if u := hlo.UnsignedOfWidth(from.Bits()); from != u {
 		x = b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(u, x.Shape.Dims...), x)
 	}
 	// shifts is k*w along the last dimension of dims, as type u.
@@ -43,9 +43,9 @@ func (b *expander) splitBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
 		dims := in.Shape.Dims
 		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
 		bc.A.Dimensions, bc.A.HasDimensions = iotaDims(len(dims)-1), true
-		v = b.convert(b.binary(hlo.OpShiftRightLogical, bc, shifts(x.Shape.Elem, dims, to.Bits())), unsignedOfWidth(to.Bits()))
+		v = b.convert(b.binary(hlo.OpShiftRightLogical, bc, shifts(x.Shape.Elem, dims, to.Bits())), hlo.UnsignedOfWidth(to.Bits()))
 	} else {
-		wide := b.convert(x, unsignedOfWidth(to.Bits()))
+		wide := b.convert(x, hlo.UnsignedOfWidth(to.Bits()))
 		sh := b.binary(hlo.OpShiftLeft, wide, shifts(wide.Shape.Elem, wide.Shape.Dims, from.Bits()))
 		last := sh.Shape.Rank() - 1
 		for k := int64(0); k < sh.Shape.Dims[last]; k++ {
@@ -61,18 +61,6 @@ func (b *expander) splitBitcast(in *hlo.Instruction) (*hlo.Instruction, error) {
 		v = b.inst(hlo.OpBitcastConvert, in.Shape, v)
 	}
 	return v, nil
-}
-
-func unsignedOfWidth(bits int) hlo.ElementType {
-	switch bits {
-	case 8:
-		return hlo.U8
-	case 16:
-		return hlo.U16
-	case 32:
-		return hlo.U32
-	}
-	return hlo.U64
 }
 
 // expandSubByteBitcasts rewrites each bitcast-convert from or to a type
@@ -129,7 +117,7 @@ func (b *expander) codesOf(x *hlo.Instruction, carrier hlo.ElementType, err *err
 		fe := b.expr(hlo.ArrayShape(hlo.F32, dims...), err)
 		return e.Convert(encodeMini(fe, fe.Convert(x, hlo.F32), f), carrier)
 	}
-	u := unsignedOfWidth(t.Bits())
+	u := hlo.UnsignedOfWidth(t.Bits())
 	if t != u { // bits of a byte or more: a bitcast of their own width (widen f8 decodes an f8's)
 		x = e.Make(hlo.OpBitcastConvert, hlo.ArrayShape(u, dims...), x)
 	}
@@ -178,7 +166,7 @@ func (b *expander) fromCodes(codes *hlo.Instruction, s hlo.Shape, err *error) *h
 		ue := b.expr(hlo.ArrayShape(hlo.U32, s.Dims...), err)
 		return b.convert(decodeMini(ue, b.convert(codes, hlo.U32), f), t)
 	}
-	v := b.convert(codes, unsignedOfWidth(t.Bits()))
+	v := b.convert(codes, hlo.UnsignedOfWidth(t.Bits()))
 	if v.Shape.Elem != t {
 		v = b.inst(hlo.OpBitcastConvert, s, v)
 	}

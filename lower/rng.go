@@ -74,7 +74,7 @@ func (b *expander) rngBitGenerator(in *hlo.Instruction) (*hlo.Instruction, error
 	}
 	// Narrow types keep the low bits of 32-bit words; the type's own bits
 	// come by a bitcast of its width.
-	bits = b.convert(bits, unsignedOfWidth(w))
+	bits = b.convert(bits, hlo.UnsignedOfWidth(w))
 	if bits.Shape.Elem != out.Elem {
 		bits = b.inst(hlo.OpBitcastConvert, out, bits)
 	}

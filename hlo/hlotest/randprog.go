@@ -507,8 +507,7 @@ func (g *gen) convert() {
 		// stochastic-convert: rounded up or down by random bits of an
 		// unsigned type of the float's width (v is exact: the fraction
 		// the bits are compared with is the evaluator's too).
-		u := map[int]hlo.ElementType{8: hlo.U8, 16: hlo.U16, 32: hlo.U32, 64: hlo.U64}[bits]
-		r := g.like(u, v.s().Dims, true)
+		r := g.like(hlo.UnsignedOfWidth(bits), v.s().Dims, true)
 		g.keep(g.op(hlo.OpStochasticConvert, v, r).WithShape(hlo.ArrayShape(to, v.s().Dims...)).Instruction, true, to.Bits(), 0, false)
 		return
 	}

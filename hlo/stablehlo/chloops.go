@@ -55,7 +55,7 @@ func bitsBitcast(c *opContext, x *hlo.Instruction, out hlo.Shape) (*hlo.Instruct
 		wide = x.Shape
 	}
 	n := wide.Elem.Bits()
-	u := map[int]hlo.ElementType{8: hlo.U8, 16: hlo.U16, 32: hlo.U32, 64: hlo.U64}[n]
+	u := hlo.UnsignedOfWidth(n)
 	if u == hlo.Invalid || wide.Elem.Kind() == hlo.KindComplex {
 		return nil, unsupportedf(typesCategory, "bitcast_convert between i1 and %s", wide.Elem)
 	}
