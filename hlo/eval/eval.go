@@ -134,6 +134,14 @@ func poisonZeros(v *Value) *Value {
 	return &Value{Lit: out}
 }
 
+// permutesToSelf reports whether a collective-permute's (or its
+// start's) pairs are {0,0}: with one replica it then copies its
+// operand, and without that pair its result is zeros.
+func permutesToSelf(in *hlo.Instruction) bool {
+	v, _ := in.AttrValue("source_target_pairs")
+	return strings.ReplaceAll(v, " ", "") == "{{0,0}}"
+}
+
 // poisonUnderflows makes NaNs of the zero parts of l, an inexact op's
 // elementwise result, whose element's operands have no zero part: such
 // a zero is not one the function takes at an exact point (sin 0, the
@@ -666,12 +674,10 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return ops[0], nil
 	case hlo.OpAllReduceStart, hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart:
 		results := ops
-		if in.Op == hlo.OpCollectivePermuteStart {
-			if v, _ := in.AttrValue("source_target_pairs"); strings.ReplaceAll(v, " ", "") != "{{0,0}}" {
-				results = nil
-				for _, o := range in.Operands {
-					results = append(results, &Value{Lit: zeros(o.Shape)})
-				}
+		if in.Op == hlo.OpCollectivePermuteStart && !permutesToSelf(in) {
+			results = nil
+			for _, o := range in.Operands {
+				results = append(results, &Value{Lit: zeros(o.Shape)})
 			}
 		}
 		return startedCollective(in, ops, results)
@@ -684,8 +690,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		}
 		return &Value{Tuple: ops}, nil
 	case hlo.OpCollectivePermute:
-		// One replica: a {0,0} pair copies; without one the result is zeros.
-		if v, ok := in.AttrValue("source_target_pairs"); ok && (v == "{{0,0}}" || v == "{{0, 0}}") {
+		if permutesToSelf(in) {
 			return ops[0], nil
 		}
 		return one(zeros(in.Shape), nil)
