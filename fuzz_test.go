@@ -227,11 +227,12 @@ func literalOf(x *vkjit.Tensor) *hlo.Literal {
 // two evaluations disagree on NaN or infinity (an overflow at the edge),
 // the element is not compared, nor is the evaluator's NaN or infinity
 // where the evaluation with undecided signs poisoned (refs.poisoned) is
-// NaN (an FFT's roundoff times an infinity). A zero has the evaluator's sign where
-// every evaluation agrees on it, the one with the zeros of ops that
-// order their own sums poisoned too (refs.poisoned). A complex result is compared part by
-// part, its ulps those of its modulus (a part that cancels is as far
-// off as the number's rounding, not its own size).
+// NaN (an FFT's roundoff times an infinity), nor the sign of a complex
+// result's infinite part beside a NaN. A zero has the evaluator's sign
+// where every evaluation agrees on it, the one with the zeros of ops
+// that order their own sums poisoned too (refs.poisoned). A complex
+// result is compared part by part, its ulps those of its modulus (a part
+// that cancels is as far off as the number's rounding, not its own size).
 func differs(want *hlo.Literal, got *vkjit.Tensor, refs references, i int) string {
 	t := want.Shape.Elem
 	if gs := literalOf(got).Shape; gs.Elem != t || !gs.SameDims(want.Shape) {
