@@ -1144,7 +1144,10 @@ ENTRY e {
 // group dimension first or last, a ragged dimension that is not the
 // lhs's first free one; a ragged contracting dimension (a result per
 // group, an empty group's zeros, values past the groups left out); a
-// ragged batch dimension (batches past the groups zeros).
+// ragged batch dimension (batches past the groups zeros). Group sizes
+// per position of the lhs's outer dimensions, in all three forms (the
+// rhs's partners of those dimensions out of order: a transpose before
+// the broadcast).
 func TestRaggedDot(t *testing.T) {
 	defer noValidationMessages(t)
 	requireExact(t, "ragged_dot", `HloModule rd
@@ -1167,7 +1170,18 @@ ENTRY e {
   v = f32[5,3,4] parameter(7)
   s5 = s32[2] constant({1, 3})
   r5 = f32[5,2,4] ragged-dot(u, v, s5), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
-  ROOT t = (f32[7,5], f32[7,5], f32[2,6,3], f32[4,3,5], f32[5,2,4]) tuple(r, r2, r3, r4, r5)
+  a6 = f32[3,7,4] parameter(8)
+  s6 = s32[3,3] constant({{2, 0, 3}, {7, 1, 1}, {0, 3, 5}})
+  r6 = f32[3,7,5] ragged-dot(a6, b, s6), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+  l7 = f32[2,3,6] parameter(9)
+  m7 = f32[6,3,5,2] parameter(10)
+  s7 = s64[2,3,2] constant({{{2, 4}, {0, 6}, {6, 0}}, {{3, 3}, {1, 2}, {5, 5}}})
+  r7 = f32[2,2,5] ragged-dot(l7, m7, s7), lhs_batch_dims={0}, rhs_batch_dims={3}, lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}, lhs_ragged_dims={2}
+  u8 = f32[2,5,3] parameter(11)
+  v8 = f32[2,5,3,4] parameter(12)
+  s8 = u32[2,2] constant({{1, 3}, {5, 0}})
+  r8 = f32[2,5,4] ragged-dot(u8, v8, s8), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}
+  ROOT t = (f32[7,5], f32[7,5], f32[2,6,3], f32[4,3,5], f32[5,2,4], f32[3,7,5], f32[2,2,5], f32[2,5,4]) tuple(r, r2, r3, r4, r5, r6, r7, r8)
 }`, smallInts(4))
 }
 

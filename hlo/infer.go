@@ -803,6 +803,39 @@ type RaggedDot struct {
 	Ragged, Group, RhsRagged int64
 	Groups                   int64
 	Dot                      *Instruction
+	// SizeDims are the lhs dimensions that group_sizes' leading ones
+	// index, where it has more than one (JAX's ragged_dot_general):
+	// [b..., x..., g] for ragged rows or a ragged contracting dimension,
+	// b the batch dimensions and x the lhs's free (contracting)
+	// dimensions outer to the ragged one; [x..., g] for a ragged batch
+	// dimension, x the batch dimensions outer to it. Each of their
+	// positions has its own groups; group_sizes [g] serves them all.
+	SizeDims []int64
+}
+
+// SizesAt says where SizeDims lie in the lhs (which 0), in the rhs
+// (which 1: their batch or contracting partners) or in Dot's result
+// (which 2: for ragged rows or a ragged batch dimension).
+func (f *RaggedDot) SizesAt(which int) []int64 {
+	d := f.Dot.A.Dot
+	lFree, _ := d.FreeDims(f.Dot.Operands[0].Shape.Rank(), f.Dot.Operands[1].Shape.Rank())
+	out := make([]int64, len(f.SizeDims))
+	for k, e := range f.SizeDims {
+		b := slices.Index(d.LhsBatch, e)
+		switch {
+		case which == 0:
+			out[k] = e
+		case which == 1 && b >= 0:
+			out[k] = d.RhsBatch[b]
+		case which == 1:
+			out[k] = d.RhsContract[slices.Index(d.LhsContract, e)]
+		case b >= 0:
+			out[k] = int64(b)
+		default:
+			out[k] = int64(len(d.LhsBatch) + slices.Index(lFree, e))
+		}
+	}
+	return out
 }
 
 // RaggedMode is which kind of dimension a ragged-dot's ragged one is.
@@ -896,6 +929,26 @@ func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
 	}
 	if f.Mode != RaggedRows && len(rg) != 0 {
 		return nil, in.Errorf("ragged-dot with a ragged contracting or batch dimension has no rhs group dimension, has rhs_group_dims=%v", rg)
+	}
+	if sizes.Rank() > 1 {
+		var dims []int64
+		if f.Mode != RaggedBatch {
+			dims = slices.Clone(d.LhsBatch)
+		}
+		for e := range lr[0] {
+			batch, contract := slices.Contains(d.LhsBatch, e), slices.Contains(d.LhsContract, e)
+			if f.Mode == RaggedBatch && batch || f.Mode == RaggedContracting && contract || f.Mode == RaggedRows && !batch && !contract {
+				dims = append(dims, e)
+			}
+		}
+		want := make([]int64, len(dims))
+		for k, e := range dims {
+			want[k] = l.Dims[e]
+		}
+		if !slices.Equal(sizes.Dims[:sizes.Rank()-1], want) {
+			return nil, in.Errorf("ragged-dot's group_sizes is %s: it must be [g] or %v followed by g (the lhs's sizes of its batch dimensions and of the dimensions of the ragged one's kind outer to it, as JAX's ragged_dot_general)", sizes, want)
+		}
+		f.SizeDims = dims
 	}
 	shape := in.Shape
 	if f.Mode == RaggedContracting && shape.IsArray() && shape.Rank() > 0 {

@@ -1,6 +1,9 @@
 package lower
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -13,41 +16,45 @@ import (
 // that dimension made zeros (both, so that no 0 * inf makes a NaN), the
 // results stacked; with a ragged batch dimension, one dot, zeros past
 // the last group. Selects, not sums of masked terms, so a -0 stays -0.
+// Group sizes per position of the lhs's outer dimensions (SizeDims)
+// make each group's bounds arrays over those dimensions, broadcast to
+// where they lie in each masked array.
 func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 	f, err := hlo.RaggedDotForm(in)
 	if err != nil {
 		return nil, err
 	}
 	sizes := in.Operands[2]
-	if sizes.Shape.Rank() != 1 {
-		return nil, in.Errorf("ragged-dot with group sizes per batch (%s) is not supported on the device yet", sizes.Shape)
-	}
 	lhs, rhs := in.Operands[0], in.Operands[1]
 	dot := func(l, r *hlo.Instruction) *hlo.Instruction {
 		return b.place(&hlo.Instruction{Op: hlo.OpDot, Shape: f.Dot.Shape, Operands: []*hlo.Instruction{l, r}, A: hlo.Attributes{Dot: f.Dot.A.Dot}})
 	}
 	// groups calls each with group j's [start, limit) along the ragged
-	// dimension.
+	// dimension: scalars, or arrays over group_sizes' leading dimensions
+	// (f.SizeDims), each position's own groups.
+	r := sizes.Shape.Rank() - 1
+	prefix := hlo.ArrayShape(hlo.S32, sizes.Shape.Dims[:r]...)
 	groups := func(each func(j int64, start, limit *hlo.Instruction)) {
-		start := b.constant(hlo.S32, 0)
+		start := b.zeros(prefix)
 		for j := range f.Groups {
-			limit := b.binary(hlo.OpAdd, start, b.convert(b.reshape(b.slice(sizes, 0, j, j+1)), hlo.S32))
+			limit := b.binary(hlo.OpAdd, start, b.convert(b.reshape(b.slice(sizes, r, j, j+1), prefix.Dims...), hlo.S32))
 			each(j, start, limit)
 			start = limit
 		}
 	}
 	// inside is where positions at along dimension d of sh lie in
-	// [start, limit).
-	inside := func(sh hlo.Shape, d int, start, limit *hlo.Instruction) *hlo.Instruction {
-		at := b.iota(hlo.S32, d, sh.Dims...)
-		return b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, sh.Dims...), b.compare(at, b.full(start, at.Shape), "GE"), b.compare(at, b.full(limit, at.Shape), "LT"))
+	// [start, limit), group_sizes' leading dimensions being sh's
+	// dimensions at (f.SizesAt).
+	inside := func(sh hlo.Shape, d int, start, limit *hlo.Instruction, at []int64) *hlo.Instruction {
+		pos := b.iota(hlo.S32, d, sh.Dims...)
+		return b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, sh.Dims...), b.compare(pos, b.spread(start, sh, at), "GE"), b.compare(pos, b.spread(limit, sh, at), "LT"))
 	}
 	out := f.Dot.Shape
 	if f.Mode == hlo.RaggedContracting {
 		var parts []*hlo.Instruction
 		groups(func(j int64, start, limit *hlo.Instruction) {
-			l := b.sel(inside(lhs.Shape, int(f.Ragged), start, limit), lhs, b.zeros(lhs.Shape))
-			r := b.sel(inside(rhs.Shape, int(f.RhsRagged), start, limit), rhs, b.zeros(rhs.Shape))
+			l := b.sel(inside(lhs.Shape, int(f.Ragged), start, limit, f.SizesAt(0)), lhs, b.zeros(lhs.Shape))
+			r := b.sel(inside(rhs.Shape, int(f.RhsRagged), start, limit, f.SizesAt(1)), rhs, b.zeros(rhs.Shape))
 			parts = append(parts, b.reshape(dot(l, r), append([]int64{1}, out.Dims...)...))
 		})
 		if len(parts) == 0 {
@@ -67,7 +74,29 @@ func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 		if d == nil {
 			d = dot(lhs, b.reshape(b.slice(rhs, int(f.Group), j, j+1), f.Dot.Operands[1].Shape.Dims...))
 		}
-		acc = b.sel(inside(out, f.ResultDim(), start, limit), d, acc)
+		acc = b.sel(inside(out, f.ResultDim(), start, limit, f.SizesAt(2)), d, acc)
 	})
 	return acc, nil
+}
+
+// spread broadcasts x to sh, x's dimension k going to sh's dimension
+// at[k] (x transposed first where at is out of order).
+func (b *expander) spread(x *hlo.Instruction, sh hlo.Shape, at []int64) *hlo.Instruction {
+	perm := make([]int64, len(at))
+	for k := range perm {
+		perm[k] = int64(k)
+	}
+	slices.SortFunc(perm, func(p, q int64) int { return cmp.Compare(at[p], at[q]) })
+	to := make([]int64, len(at))
+	dims := make([]int64, len(at))
+	for k, p := range perm {
+		to[k], dims[k] = at[p], x.Shape.Dims[p]
+	}
+	if !slices.IsSorted(at) {
+		x = b.inst(hlo.OpTranspose, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+		x.A.Dimensions = perm
+	}
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, sh.Dims...), x)
+	bc.A.Dimensions, bc.A.HasDimensions = to, true
+	return bc
 }

@@ -218,3 +218,47 @@ ENTRY e {
 	require.Equal(t, []float64{10, 3200}, f64s(v.Tuple[0].Lit))
 	require.Equal(t, []float64{10, 40, 0}, f64s(v.Tuple[1].Lit))
 }
+
+// TestRaggedDotPerPositionByHand: group sizes per position of the lhs's
+// outer dimensions (JAX's ragged_dot_general). Ragged rows, row blocks
+// (1, 2, 3) and (4, 5, 6) times groups 10 and 100: sizes (1, 2) give
+// 10, 200, 300; sizes (2, 0) give 40, 50 and 0 (no group). A ragged
+// contracting dimension per batch, (1, 2, 3) . (10, 100, 1000): sizes
+// (1, 2) give 10 and 3200, sizes (3, 0) 3210 and 0. A ragged batch
+// dimension per outer batch, x = 1..6 times 10: sizes (1, 1) leave the
+// third batch 0, sizes (3, 0) keep all three.
+func TestRaggedDotPerPositionByHand(t *testing.T) {
+	m, err := hlo.Parse("rd.hlo", `HloModule rd
+ENTRY e {
+  a = f64[2,3,1] constant({{{1}, {2}, {3}}, {{4}, {5}, {6}}})
+  b = f64[2,1,1] constant({{{10}}, {{100}}})
+  g = s32[2,2] constant({{1, 2}, {2, 0}})
+  r = f64[2,3,1] ragged-dot(a, b, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+  c = f64[2,1,3] constant({{{1, 2, 3}}, {{1, 2, 3}}})
+  d = f64[2,3,1] constant({{{10}, {100}, {1000}}, {{10}, {100}, {1000}}})
+  h = s32[2,2] constant({{1, 2}, {3, 0}})
+  k = f64[2,2,1,1] ragged-dot(c, d, h), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={2}
+  x = f64[2,3,1,1] constant({{{{1}}, {{2}}, {{3}}}, {{{4}}, {{5}}, {{6}}}})
+  y = f64[2,3,1,1] constant({{{{10}}, {{10}}, {{10}}}, {{{10}}, {{10}}, {{10}}}})
+  i = s32[2,2] constant({{1, 1}, {3, 0}})
+  z = f64[2,3,1,1] ragged-dot(x, y, i), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={1}
+  ROOT t = (f64[2,3,1], f64[2,2,1,1], f64[2,3,1,1]) tuple(r, k, z)
+}`)
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	v, err := Run(m)
+	require.NoError(t, err)
+	require.Equal(t, []float64{10, 200, 300, 40, 50, 0}, f64s(v.Tuple[0].Lit))
+	require.Equal(t, []float64{10, 3210, 3200, 0}, f64s(v.Tuple[1].Lit))
+	require.Equal(t, []float64{10, 20, 0, 40, 50, 60}, f64s(v.Tuple[2].Lit))
+	// group_sizes whose leading dimensions are not the lhs's outer ones.
+	bad, err := hlo.Parse("rd.hlo", `HloModule rd
+ENTRY e {
+  a = f64[2,3,1] parameter(0)
+  b = f64[2,1,1] parameter(1)
+  g = s32[3,2] parameter(2)
+  ROOT r = f64[2,3,1] ragged-dot(a, b, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+}`)
+	require.NoError(t, err)
+	require.ErrorContains(t, hlo.Verify(bad), "must be [g] or [2] followed by g")
+}

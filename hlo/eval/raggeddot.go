@@ -10,45 +10,55 @@ import (
 // group's product (the lhs times the rhs's slice of that group); with a
 // ragged contracting dimension, result j is the dot of the lhs and rhs
 // restricted to group j's values of that dimension; with a ragged batch
-// dimension, the dot itself. Positions in no group are zeros.
+// dimension, the dot itself. Positions in no group are zeros. Where
+// group_sizes has leading dimensions (hlo.RaggedDot.SizeDims), each
+// position along them has its own groups.
 func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
 	f, err := hlo.RaggedDotForm(in)
 	if err != nil {
 		return nil, err
 	}
-	if sizes.Shape.Rank() != 1 {
-		return nil, in.Errorf("%w", &Unsupported{"ragged-dot with group sizes per batch"})
-	}
-	// groupOf[p] is the group of position p along the ragged dimension
-	// (of length n), -1 in none.
-	groupOf := func(n int64) []int64 {
-		group := make([]int64, n)
-		for p := range group {
-			group[p] = -1
-		}
-		start := int64(0)
-		for j := range f.Groups {
-			k := get(sizes, j)
-			size := k.i
-			if sizes.Shape.Elem.Kind() == hlo.KindUnsigned {
-				size = int64(k.u)
+	// groupOf[q][p] is the group of position p along the ragged
+	// dimension (of length n) at position q of group_sizes' leading
+	// dimensions (row-major; one q for group_sizes [g]), -1 in none.
+	lead := sizes.Shape.Dims[:sizes.Shape.Rank()-1]
+	groupOf := func(n int64) [][]int64 {
+		out := make([][]int64, hlo.ArrayShape(sizes.Shape.Elem, lead...).NumElements())
+		for q := range out {
+			group := make([]int64, n)
+			for p := range group {
+				group[p] = -1
 			}
-			for p := max(start, 0); p < min(start+size, n); p++ {
-				if group[p] < 0 {
-					group[p] = j
+			start := int64(0)
+			for j := range f.Groups {
+				k := get(sizes, int64(q)*f.Groups+j)
+				size := k.i
+				if sizes.Shape.Elem.Kind() == hlo.KindUnsigned {
+					size = int64(k.u)
 				}
+				for p := max(start, 0); p < min(start+size, n); p++ {
+					if group[p] < 0 {
+						group[p] = j
+					}
+				}
+				start += size
 			}
-			start += size
+			out[q] = group
 		}
-		return group
+		return out
 	}
 	// keep is l with zeros where the group of the element's position
-	// along d (group[p], -1 for none) is not one want takes.
-	keep := func(l *hlo.Literal, d int, group []int64, want func(g int64) bool) *hlo.Literal {
+	// along d is not one want takes (group[q][p], -1 for none; q from
+	// the element's place along dimensions at, group_sizes' leading).
+	keep := func(l *hlo.Literal, d int, at []int64, group [][]int64, want func(g int64) bool) *hlo.Literal {
 		out := zeros(l.Shape)
 		st, w := strides(l.Shape.Dims), int64(l.Shape.Elem.Bytes())
 		for i := range l.Shape.NumElements() {
-			if want(group[i/st[d]%l.Shape.Dims[d]]) {
+			q := int64(0)
+			for k, a := range at {
+				q = q*lead[k] + i/st[a]%l.Shape.Dims[a]
+			}
+			if want(group[q][i/st[d]%l.Shape.Dims[d]]) {
 				copy(out.Data[i*w:(i+1)*w], l.Data[i*w:(i+1)*w])
 			}
 		}
@@ -60,7 +70,7 @@ func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.Elemen
 		group := groupOf(lhs.Shape.Dims[f.Ragged])
 		for j := range f.Groups {
 			in := func(g int64) bool { return g == j }
-			d, err := dot(f.Dot, keep(lhs, int(f.Ragged), group, in), keep(rhs, int(f.RhsRagged), group, in), sum)
+			d, err := dot(f.Dot, keep(lhs, int(f.Ragged), f.SizesAt(0), group, in), keep(rhs, int(f.RhsRagged), f.SizesAt(1), group, in), sum)
 			if err != nil {
 				return nil, err
 			}
@@ -73,7 +83,7 @@ func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.Elemen
 			return nil, err
 		}
 		pos := f.ResultDim()
-		return keep(d, pos, groupOf(d.Shape.Dims[pos]), func(g int64) bool { return g >= 0 }), nil
+		return keep(d, pos, f.SizesAt(2), groupOf(d.Shape.Dims[pos]), func(g int64) bool { return g >= 0 }), nil
 	}
 	out := zeros(in.Shape)
 	pos := f.ResultDim()
@@ -96,7 +106,7 @@ func raggedDot(in *hlo.Instruction, lhs, rhs, sizes *hlo.Literal, sum hlo.Elemen
 		}
 		// Each element is group j's product in one j only, zero bytes
 		// in the others: or-ing the bytes gathers them.
-		mine := keep(d, pos, group, func(g int64) bool { return g == j })
+		mine := keep(d, pos, f.SizesAt(2), group, func(g int64) bool { return g == j })
 		for i := range out.Data {
 			out.Data[i] |= mine.Data[i]
 		}

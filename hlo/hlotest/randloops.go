@@ -231,7 +231,8 @@ func (g *gen) dot() {
 	// A ragged-dot a quarter of the time: its rows (a free dimension of
 	// the lhs, when it has one; the rhs then has a group dimension
 	// first) or its contracting dimension split into groups of sizes
-	// that may be empty or run past the end.
+	// that may be empty or run past the end, the same for every batch
+	// or each batch's own.
 	ragged := g.rng.IntN(4) == 0
 	rows := ragged && r-batch >= 2 && g.rng.IntN(2) == 0
 	groups := 1 + int64(g.rng.IntN(3))
@@ -249,13 +250,28 @@ func (g *gen) dot() {
 		if rows {
 			n = v.s().Dims[r-2]
 		}
-		lit := make([]string, groups)
-		for i := range lit {
-			lit[i] = fmt.Sprint(g.rng.IntN(int(n) + 2))
+		// Half the time with a batch dimension, sizes of their own for
+		// each batch (group_sizes [b, g]).
+		one := func() string {
+			lit := make([]string, groups)
+			for i := range lit {
+				lit[i] = fmt.Sprint(g.rng.IntN(int(n) + 2))
+			}
+			return "{" + strings.Join(lit, ", ") + "}"
 		}
-		l, err := hlo.ParseLiteral("{"+strings.Join(lit, ", ")+"}", hlo.ArrayShape(hlo.S32, groups))
+		text, shape := one(), hlo.ArrayShape(hlo.S32, groups)
+		if batch == 1 && v.s().Dims[0] > 0 && g.rng.IntN(2) == 0 {
+			b := v.s().Dims[0]
+			rows := make([]string, b)
+			rows[0] = text
+			for i := 1; i < len(rows); i++ {
+				rows[i] = one()
+			}
+			text, shape = "{"+strings.Join(rows, ", ")+"}", hlo.ArrayShape(hlo.S32, b, groups)
+		}
+		l, err := hlo.ParseLiteral(text, shape)
 		if err != nil {
-			panic(fmt.Sprintf("hlotest: group sizes %v: %v", lit, err))
+			panic(fmt.Sprintf("hlotest: group sizes %s: %v", text, err))
 		}
 		sizes = g.keep(g.e.Constant(l), true, 0, 0, false)
 	}
