@@ -32,12 +32,12 @@ func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 	// groups calls each with group j's [start, limit) along the ragged
 	// dimension: scalars, or arrays over group_sizes' leading dimensions
 	// (f.SizeDims), each position's own groups.
-	r := sizes.Shape.Rank() - 1
-	prefix := hlo.ArrayShape(hlo.S32, sizes.Shape.Dims[:r]...)
+	last := sizes.Shape.Rank() - 1 // the groups' dimension
+	prefix := hlo.ArrayShape(hlo.S32, sizes.Shape.Dims[:last]...)
 	groups := func(each func(j int64, start, limit *hlo.Instruction)) {
 		start := b.zeros(prefix)
 		for j := range f.Groups {
-			limit := b.binary(hlo.OpAdd, start, b.convert(b.reshape(b.slice(sizes, r, j, j+1), prefix.Dims...), hlo.S32))
+			limit := b.binary(hlo.OpAdd, start, b.convert(b.reshape(b.slice(sizes, last, j, j+1), prefix.Dims...), hlo.S32))
 			each(j, start, limit)
 			start = limit
 		}
