@@ -943,6 +943,9 @@ func RaggedDotForm(in *Instruction) (*RaggedDot, error) {
 		}
 		want := make([]int64, len(dims))
 		for k, e := range dims {
+			if e < 0 || int(e) >= l.Rank() {
+				return nil, in.Errorf("ragged-dot's lhs batch dimension %d is not one of the lhs's %d", e, l.Rank())
+			}
 			want[k] = l.Dims[e]
 		}
 		if !slices.Equal(sizes.Dims[:sizes.Rank()-1], want) {
