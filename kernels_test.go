@@ -1185,6 +1185,25 @@ ENTRY e {
 }`, smallInts(4))
 }
 
+// TestGatherCollapsedEmptySlice: a gather whose collapsed dimension's
+// slice size is 0 (XLA allows 0 or 1) reads it as a slice of 1 on the
+// device as in the evaluator, starts past the end clamped to the last
+// row; the device had read one row past the operand (FuzzMutants seed
+// 110, mutation 195, where the evaluator panicked).
+func TestGatherCollapsedEmptySlice(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "gather_empty_slice", `HloModule g
+ENTRY e {
+  x = f32[5,4] parameter(0)
+  i = s32[6,1] constant({{0}, {5}, {4}, {-1}, {2}, {9}})
+  g = f32[6,4] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={0,4}
+  y = f32[6,2,3] parameter(1)
+  j = s32[6,1] constant({{1}, {2}, {0}, {2}, {7}, {-3}})
+  h = f32[6,3] gather(y, j), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,0,3}
+  ROOT t = (f32[6,4], f32[6,3]) tuple(g, h)
+}`, smallInts(4))
+}
+
 // TestGetDimensionSize: get-dimension-size of a static dimension is its
 // size, in the entry and in a while body; of a bounded dynamic one, a
 // refusal that says so.

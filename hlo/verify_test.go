@@ -122,6 +122,12 @@ ENTRY e {
   i = s32[2,1] parameter(1)
   ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={2,3}
 }`, "5:3: g (gather): dimension 0 is collapsed or batching, so its slice size must be 0 or 1, is 2"},
+	{"gather_collapsed_empty", `HloModule m
+ENTRY e {
+  x = f32[0,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  ROOT g = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}
+}`, "5:3: g (gather): collapsed dimension 0 of the operand is empty, so the f32[2,3] result's elements have nothing to read"},
 	{"use_before_definition", `HloModule m
 ENTRY e {
   x = f32[4] parameter(0)

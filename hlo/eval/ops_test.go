@@ -85,6 +85,10 @@ func TestGatherScatter(t *testing.T) {
 	// Rows 0 and 2 (and an out-of-range 5, clamped to row 2).
 	got := evalText(t, module(x+"  i = s32[3] constant({0, 2, 5})\n  ROOT g = f32[3,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}"))
 	require.Equal(t, []float64{1, 2, 3, 7, 8, 9, 7, 8, 9}, got[0])
+	// A collapsed dimension's slice of size 0 reads as one of size 1:
+	// start 3, past the rows, is clamped to the last row, not to 3.
+	got = evalText(t, module(x+"  i = s32[3] constant({0, 3, 1})\n  ROOT g = f32[3,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}"))
+	require.Equal(t, []float64{1, 2, 3, 7, 8, 9, 4, 5, 6}, got[0])
 	// Scatter-add with a repeated index and an out-of-bounds one (skipped).
 	got = evalText(t, module(x+"  i = s32[3] constant({1, 1, 3})\n  u = f32[3,3] constant({{1, 1, 1}, {2, 2, 2}, {5, 5, 5}})\n  ROOT s = f32[3,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", addComp))
 	require.Equal(t, []float64{1, 2, 3, 7, 8, 9, 7, 8, 9}, got[0])
