@@ -438,14 +438,15 @@ func inferGather(in *Instruction) (*Shape, error) {
 	// A collapsed dimension is read at one index (its start, clamped
 	// into it: a slice size of 0 reads as 1); an empty one has none to
 	// read, while the result has elements to fill.
-	if out := arr(src.Elem, dims...); out.NumElements() > 0 {
+	out := arr(src.Elem, dims...)
+	if out.NumElements() > 0 {
 		for d := range collapsed {
 			if src.Dims[d] == 0 {
 				return nil, in.Errorf("collapsed dimension %d of the operand is empty, so the %s result's elements have nothing to read", d, out)
 			}
 		}
 	}
-	return arr(src.Elem, dims...), nil
+	return out, nil
 }
 
 // inferScatter follows XLA's ShapeInference::InferScatterShape.
