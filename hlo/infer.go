@@ -1021,6 +1021,12 @@ func inferAsync(in *Instruction) (*Shape, error) {
 		if len(in.Called) != 1 {
 			return nil, in.Errorf("async-start needs calls=")
 		}
+		// The wrapped computation takes the operands, as a call does
+		// (FuzzMutants seed 560, mutation 1144: one parameter, two
+		// operands, which the evaluator met as an internal error).
+		if err := checkArgs(in, in.Called[0], in.Operands); err != nil {
+			return nil, err
+		}
 		args := TupleShape()
 		for _, o := range in.Operands {
 			args.Tuple = append(args.Tuple, o.Shape)

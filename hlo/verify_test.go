@@ -218,6 +218,7 @@ func TestVerifyAsyncForms(t *testing.T) {
 		{"s = ((f32[3]), f32[4], s32[]) async-start(x), calls=neg\n  ROOT d = f32[4] async-done(s)", "async-start's shape must be ((f32[3]), f32[3], contexts...)"},
 		{"s = ((f32[3]), f32[3], s32[]) async-start(x), calls=neg\n  ROOT d = s32[] async-done(s)", "async-done of ((f32[3]), f32[3], s32[]) cannot give s32[]"},
 		{"s = f32[3] all-reduce-start(x), replica_groups={}, to_apply=add\n  ROOT d = f32[4] all-reduce-done(s)", "all-reduce-done of f32[3] cannot give f32[4]"},
+		{"s = ((f32[3], f32[3]), f32[3], s32[]) async-start(x, x), calls=neg\n  ROOT d = f32[3] async-done(s)", "passes 2 arguments to neg, which takes 1"},
 	} {
 		src := "HloModule m\nneg {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[3] parameter(0)\n  " + tc.body + "\n}\n"
 		m, err := Parse("m.hlo", src)
