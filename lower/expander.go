@@ -115,6 +115,18 @@ func (b *expander) zeros(sh hlo.Shape) *hlo.Instruction {
 }
 
 // bcast broadcasts scalar x to dims.
+// transpose permutes x's dimensions: the result's dimension i is x's
+// perm[i].
+func (b *expander) transpose(x *hlo.Instruction, perm ...int64) *hlo.Instruction {
+	dims := make([]int64, len(perm))
+	for i, p := range perm {
+		dims[i] = x.Shape.Dims[p]
+	}
+	t := b.inst(hlo.OpTranspose, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+	t.A.Dimensions, t.A.HasDimensions = perm, true
+	return t
+}
+
 func (b *expander) bcast(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
 	bc.A.HasDimensions = true

@@ -29,18 +29,9 @@ func expandLinalg(s *state) error {
 // swapLast transposes the last two dimensions.
 func (b *expander) swapLast(x *hlo.Instruction) *hlo.Instruction {
 	r := x.Shape.Rank()
-	perm := make([]int64, r)
-	dims := make([]int64, r)
-	for i := range perm {
-		perm[i] = int64(i)
-	}
+	perm := iotaDims(r)
 	perm[r-2], perm[r-1] = int64(r-1), int64(r-2)
-	for i, p := range perm {
-		dims[i] = x.Shape.Dims[p]
-	}
-	t := b.inst(hlo.OpTranspose, hlo.ArrayShape(x.Shape.Elem, dims...), x)
-	t.A.Dimensions, t.A.HasDimensions = perm, true
-	return t
+	return b.transpose(x, perm...)
 }
 
 func (b *expander) reverse(x *hlo.Instruction, dims ...int64) *hlo.Instruction {

@@ -82,19 +82,14 @@ func (b *expander) raggedDot(in *hlo.Instruction) (*hlo.Instruction, error) {
 // spread broadcasts x to sh, x's dimension k going to sh's dimension
 // at[k] (x transposed first where at is out of order).
 func (b *expander) spread(x *hlo.Instruction, sh hlo.Shape, at []int64) *hlo.Instruction {
-	perm := make([]int64, len(at))
-	for k := range perm {
-		perm[k] = int64(k)
-	}
+	perm := iotaDims(len(at))
 	slices.SortFunc(perm, func(p, q int64) int { return cmp.Compare(at[p], at[q]) })
 	to := make([]int64, len(at))
-	dims := make([]int64, len(at))
 	for k, p := range perm {
-		to[k], dims[k] = at[p], x.Shape.Dims[p]
+		to[k] = at[p]
 	}
 	if !slices.IsSorted(at) {
-		x = b.inst(hlo.OpTranspose, hlo.ArrayShape(x.Shape.Elem, dims...), x)
-		x.A.Dimensions = perm
+		x = b.transpose(x, perm...)
 	}
 	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, sh.Dims...), x)
 	bc.A.Dimensions, bc.A.HasDimensions = to, true
