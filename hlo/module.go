@@ -6,6 +6,7 @@ package hlo
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Pos is a position in the source text, for error messages.
@@ -108,6 +109,30 @@ func (in *Instruction) AttrValue(name string) (string, bool) {
 		return a.Value, true
 	}
 	return "", false
+}
+
+// PermuteForm is what a collective-permute's (or its start's)
+// source_target_pairs ask of a program of one process (OneProcessPermute).
+type PermuteForm int
+
+const (
+	PermuteOthers PermuteForm = iota // pairs naming processes other than this one
+	PermuteSelf                      // {0,0}: the operand itself
+	PermuteNone                      // no pairs: zeros
+)
+
+// OneProcessPermute reads a collective-permute's (or its start's)
+// source_target_pairs as a program of one process sees them; the
+// evaluator and the lowering both read them here.
+func OneProcessPermute(in *Instruction) PermuteForm {
+	pairs, _ := in.AttrValue("source_target_pairs")
+	switch strings.ReplaceAll(pairs, " ", "") {
+	case "{{0,0}}":
+		return PermuteSelf
+	case "", "{}":
+		return PermuteNone
+	}
+	return PermuteOthers
 }
 
 // SetAttr sets attribute name from its HLO text, replacing any value it

@@ -94,11 +94,10 @@ func oneProcess(s *state) error {
 // program of one process: its operands with a {0,0} pair, zeros of
 // their shapes without any pair; nil for pairs naming other processes.
 func permuted(b *expander, in *hlo.Instruction) []*hlo.Instruction {
-	pairs, _ := in.AttrValue("source_target_pairs")
-	switch strings.ReplaceAll(pairs, " ", "") {
-	case "{{0,0}}":
+	switch hlo.OneProcessPermute(in) {
+	case hlo.PermuteSelf:
 		return in.Operands
-	case "", "{}":
+	case hlo.PermuteNone:
 		var zs []*hlo.Instruction
 		for _, o := range in.Operands {
 			zs = append(zs, b.zeros(o.Shape))

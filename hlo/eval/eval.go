@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
-	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -132,14 +131,6 @@ func poisonZeros(v *Value) *Value {
 		}
 	}
 	return &Value{Lit: out}
-}
-
-// permutesToSelf reports whether a collective-permute's (or its
-// start's) pairs are {0,0}: with one replica it then copies its
-// operand, and without that pair its result is zeros.
-func permutesToSelf(in *hlo.Instruction) bool {
-	v, _ := in.AttrValue("source_target_pairs")
-	return strings.ReplaceAll(v, " ", "") == "{{0,0}}"
 }
 
 // poisonUnderflows makes NaNs of the zero parts of l, an inexact op's
@@ -674,7 +665,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return ops[0], nil
 	case hlo.OpAllReduceStart, hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart:
 		results := ops
-		if in.Op == hlo.OpCollectivePermuteStart && !permutesToSelf(in) {
+		// One replica: a {0,0} pair copies, any other pairs give zeros.
+		if in.Op == hlo.OpCollectivePermuteStart && hlo.OneProcessPermute(in) != hlo.PermuteSelf {
 			results = nil
 			for _, o := range in.Operands {
 				results = append(results, &Value{Lit: zeros(o.Shape)})
@@ -690,7 +682,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		}
 		return &Value{Tuple: ops}, nil
 	case hlo.OpCollectivePermute:
-		if permutesToSelf(in) {
+		if hlo.OneProcessPermute(in) == hlo.PermuteSelf {
 			return ops[0], nil
 		}
 		return one(zeros(in.Shape), nil)
