@@ -35,6 +35,15 @@ func (x Indexing) BatchPos(d int64) int {
 	return -1
 }
 
+// MaxStart is the largest start along operand dimension d, of size n,
+// that a start index is clamped to so that the slice fits. A collapsed
+// dimension's slice of size 0 (which XLA allows) reads as one of size
+// 1: the spec leaves reads past the operand to the implementation, and
+// vkjit's evaluator and device both read the last element.
+func (g *GatherDims) MaxStart(d, n int64) int64 {
+	return n - max(g.SliceSizes[d], 1)
+}
+
 // Indexing works out a gather's bookkeeping for an operand of rank
 // operandRank, start indices of shape indices and a result of rank
 // outRank.

@@ -262,10 +262,8 @@ func iota(in *hlo.Instruction) *hlo.Literal {
 }
 
 // gather follows XLA's operation semantics, batching dimensions included;
-// start indices are clamped so that each slice fits in the operand. A
-// collapsed dimension's slice of size 0 (which XLA allows) reads as
-// one of size 1: the spec leaves its reads past the operand to the
-// implementation, and this one reads the last element, as the device.
+// start indices are clamped so that each slice fits in the operand
+// (hlo.GatherDims.MaxStart).
 func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) {
 	g := in.A.Gather
 	out := newLit(x.Shape.Elem, in.Shape.Dims)
@@ -288,7 +286,7 @@ func gather(in *hlo.Instruction, x, indices *hlo.Literal) (*hlo.Literal, error) 
 			}
 			od := g.StartIndexMap[k]
 			s := asInt(indices, linear(ii, is))
-			src[od] = min(max(s, 0), x.Shape.Dims[od]-max(g.SliceSizes[od], 1))
+			src[od] = min(max(s, 0), g.MaxStart(od, x.Shape.Dims[od]))
 		}
 		for i, od := range g.OperandBatchingDims {
 			src[od] = o[ix.BatchDims[ix.BatchPos(g.StartIndicesBatchingDims[i])]]

@@ -278,7 +278,7 @@ func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.
 		}
 		od := g.StartIndexMap[j]
 		v := k.load(binds[1], k.ravel(ii, is.Dims), is.Elem)
-		src[od] = k.clampIndex(v, xs.Dims[od]-max(g.SliceSizes[od], 1)) // a collapsed slice of size 0 reads as 1 (hlo/eval's gather)
+		src[od] = k.clampIndex(v, g.MaxStart(od, xs.Dims[od]))
 	}
 	for j, od := range g.OperandBatchingDims {
 		src[od] = o[ix.BatchDims[ix.BatchPos(g.StartIndicesBatchingDims[j])]]
