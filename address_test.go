@@ -18,7 +18,8 @@ import (
 // kind of kernel (vector elementwise, narrow, tiled GEMM and its
 // epilogue, row and column reductions, sort, device loop, gather and
 // scatter, f64 and s64) gives the bits the descriptor form gives, which
-// the evaluator's match, with every kernel through spirv-val and the
+// the evaluator's match (on a GPU, f32 results within 1e-6: its sums
+// fold in another order), with every kernel through spirv-val and the
 // validation layer silent.
 func TestAddressedBindings(t *testing.T) {
 	defer noValidationMessages(t)
@@ -43,6 +44,12 @@ func TestAddressedBindings(t *testing.T) {
 		require.NoError(t, err, c.name)
 		_, want, outs := runBothOn(t, exe, m, args, c.name)
 		for i, w := range want.Leaves() {
+			if w.Shape.Elem == hlo.F32 && !cpuForms() {
+				// A GPU's row sums fold as a tree, the evaluator's in a
+				// row: softmax's quotients differ in the last bits.
+				requireNearF32(t, w, outs[i], 1e-6)
+				continue
+			}
 			requireSameBytes(t, w.Data, outs[i].Data, "%s out%d", c.name, i)
 		}
 		for _, opts := range []vkjit.CompileOptions{{AddressAbove: 4}, {AddressAbove: 4, StorageLoads: true}, {AddressAbove: 4, NoFuse: true}} {

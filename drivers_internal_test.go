@@ -27,7 +27,15 @@ func TestDriverRecord(t *testing.T) {
 	rt, err := Open(Options{CacheDir: dir, Validate: Off})
 	require.NoError(t, err)
 	name := rt.dev.Info.Name
+	manifest := rt.dev.Manifest()
 	rt.Close()
+	if manifest == "" {
+		// NVIDIA's vkCmdDispatch lives in a library no manifest names
+		// (580.159): its driver cannot be told, so none is recorded and
+		// every Open loads every driver, as without the record.
+		require.NoFileExists(t, path)
+		t.Skipf("the driver behind %s cannot be told from its commands' library: no record", name)
+	}
 	b, err := os.ReadFile(path)
 	require.NoError(t, err, "the first Open records its driver")
 	var rec driverRecord

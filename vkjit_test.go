@@ -208,9 +208,16 @@ func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*h
 		require.NoError(t, err, name)
 		_, want, outs := runBothOn(t, exe, m, inputs(m), name)
 		for i, w := range want.Leaves() {
-			require.Equal(t, string(w.Data), string(outs[i].Data), "%s out%d (%+v)", name, i, opts)
+			requireSameValues(t, w.Shape.Elem, w.Data, outs[i].Data, "%s out%d (%+v)", name, i, opts)
 		}
 	}
+}
+
+// requireSameValues requires two results of element type et to hold the
+// same bits, a NaN matching any NaN (hlotest.CanonicalNaNs says why).
+func requireSameValues(t *testing.T, et hlo.ElementType, want, got []byte, msg ...any) {
+	t.Helper()
+	require.Equal(t, string(hlotest.CanonicalNaNs(et, want)), string(hlotest.CanonicalNaNs(et, got)), msg...)
 }
 
 // edgeInputs and smallInts choose requireExact's inputs: edge cases

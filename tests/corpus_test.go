@@ -19,12 +19,20 @@ import (
 // through `vkjit run --random-args --compare` with the validation layer
 // on: each must match the reference evaluator within the default
 // tolerances (complex results part by part), or be refused by name.
-// The same run without fusion and buffer reuse must give bit-identical
-// results. A module whose arguments alone pass hlotest.LongWorkload runs
+// On a CPU device (lavapipe) the same run without fusion and buffer reuse
+// must give bit-identical results; a GPU's kernels for a dot differ with
+// its epilogue (NVIDIA's: xnn_parallel_dots' f32 sums, 1 to 17 ulps apart),
+// and there both runs are held to the reference alone. A module whose arguments alone pass hlotest.LongWorkload runs
 // only with VKJIT_LONG_TESTS=1 (make test-long), and then fused only.
 func TestCorpus(t *testing.T) {
 	refused := regexp.MustCompile(`is not supported`)
 	ran, skipped := 0, 0
+	devs, err := vkjit.ListDevices()
+	require.NoError(t, err)
+	bitwise := false
+	for _, d := range devs {
+		bitwise = bitwise || d.DefaultChoice && d.Type == "cpu"
+	}
 	files, root := hlotest.CorpusE2E(t)
 	for _, file := range files {
 		name, _ := filepath.Rel(root, file)
@@ -52,7 +60,11 @@ func TestCorpus(t *testing.T) {
 			ran++
 			continue
 		}
-		cmd = exec.Command(vkjitBin, "run", "--random-args", "--no-fuse", "--no-reuse", "--out", plain, file)
+		args := []string{"run", "--random-args", "--no-fuse", "--no-reuse", "--out", plain, file}
+		if !bitwise {
+			args = append(args, "--compare")
+		}
+		cmd = exec.Command(vkjitBin, args...)
 		out, err = cmd.CombinedOutput()
 		require.NoError(t, err, "%s: %s", name, out)
 		a, err := vkjit.ReadNPZ(fused)
@@ -61,7 +73,9 @@ func TestCorpus(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, len(a), len(b), name)
 		for k, v := range a {
-			require.Equal(t, v.Data, b[k].Data, "%s %s: fused and unfused results differ", name, k)
+			if bitwise {
+				require.Equal(t, v.Data, b[k].Data, "%s %s: fused and unfused results differ", name, k)
+			}
 		}
 		ran++
 	}
