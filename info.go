@@ -2,6 +2,7 @@ package vkjit
 
 import (
 	"github.com/vkjit/vkjit/internal/settings"
+	"github.com/vkjit/vkjit/internal/target"
 	"github.com/vkjit/vkjit/pool"
 	"github.com/vkjit/vkjit/vk"
 )
@@ -24,19 +25,20 @@ type DeviceInfo struct {
 	// Staged: tensors live in memory the host cannot map (a discrete GPU),
 	// reached through copies (Runtime.Device only; see Options.Staged).
 	Staged bool
-	// What kernels may use: 64-bit floats and integers, exact f16
-	// arithmetic, 8- and 16-bit storage (narrower types are widened
-	// otherwise), the subgroup size, the most invocations in a workgroup.
-	Float64, Int64, Float16, Storage8, Storage16 bool
-	SubgroupSize                                 int
-	MaxWorkgroupSize                             int
+	// What kernels may use: 64-bit floats and integers, subnormal f32s
+	// kept (flushed to zero otherwise), 8- and 16-bit storage (narrower
+	// types are widened otherwise), the subgroup size, the most
+	// invocations in a workgroup.
+	Float64, Int64, Subnormals, Storage8, Storage16 bool
+	SubgroupSize                                    int
+	MaxWorkgroupSize                                int
 }
 
 func deviceInfo(d vk.DeviceInfo, storageHeap int) DeviceInfo {
 	info := DeviceInfo{
 		Index: d.Index, Name: d.Name, Type: d.Type.String(), Driver: d.Driver(), APIVersion: d.APIVersion,
 		VendorID: d.VendorID, DeviceID: d.DeviceID,
-		Float64: d.ShaderFloat64, Int64: d.ShaderInt64, Float16: d.Float16Exact && d.Storage16,
+		Float64: d.ShaderFloat64, Int64: d.ShaderInt64, Subnormals: target.KeepsSubnormals(d),
 		Storage8: d.Storage8, Storage16: d.Storage16,
 		SubgroupSize: int(d.SubgroupSize), MaxWorkgroupSize: int(d.MaxComputeWorkGroupInvocations),
 	}

@@ -111,6 +111,9 @@ type CompileOptions struct {
 	// the older way (vec4 loads, no texel buffer views, a GEMM tile per
 	// invocation rather than per subgroup).
 	SubgroupReduce, WorkgroupReduce, SharedGemm, Vec4Access, StorageLoads, InvocationTiles bool
+	// RefinedDivSqrt divides f32s and takes their square roots as on a
+	// GPU whose own are not exact (through f64), to test that form.
+	RefinedDivSqrt bool
 	// AddressAbove, when not 0, reaches every array of more bytes through
 	// its buffer device address, as arrays past the device's
 	// maxStorageBufferRange are, to test and measure that path.
@@ -123,7 +126,7 @@ func (o CompileOptions) lower() lower.Options {
 		NoFuse: o.NoFuse, NoReuse: o.NoReuse, MemoryBudget: o.MemoryBudget, Donate: o.Donate,
 		SubgroupReduce: o.SubgroupReduce, WorkgroupReduce: o.WorkgroupReduce, SharedGemm: o.SharedGemm,
 		HostLoops: o.HostLoops, Vec4Access: o.Vec4Access, StorageLoads: o.StorageLoads,
-		InvocationTiles: o.InvocationTiles, AddressAbove: o.AddressAbove,
+		InvocationTiles: o.InvocationTiles, AddressAbove: o.AddressAbove, RefinedDivSqrt: o.RefinedDivSqrt,
 	}
 }
 

@@ -38,6 +38,10 @@ type Options struct {
 	// invocation instead of a subgroup's (kgen/gemmlanes.go), to compare
 	// against.
 	InvocationTiles bool
+	// RefinedDivSqrt makes f32 division and sqrt take the GPUs' form
+	// (mathlib's div and sqrt) on devices whose own are exact too, to
+	// test it there.
+	RefinedDivSqrt bool
 	// HostLoops runs every while loop from the host, reading its
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
@@ -137,6 +141,7 @@ func Compile(m *hlo.Module, tg kgen.Target, opts Options) (prog *Program, err er
 func compile(m *hlo.Module, tg kgen.Target, opts Options, verified bool) (*Program, error) {
 	tg.WideAccess = tg.CPU && tg.Int64 && !opts.Vec4Access
 	tg.TexelReads = tg.CPU && tg.TexelLoads && !opts.StorageLoads
+	tg.IEEEDivSqrt = tg.IEEEDivSqrt && !opts.RefinedDivSqrt
 	tg.AddressAbove = 0
 	if tg.BufferAddress {
 		tg.AddressAbove = tg.MaxStorageRange

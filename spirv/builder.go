@@ -120,16 +120,14 @@ func (b *Builder) LocalSize(fn ID, x, y, z uint32) {
 	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeLocalSize, x, y, z)
 }
 
-// FloatControls16 makes f16 arithmetic and conversions of entry point fn
-// keep denormals and round to nearest even (SPV_KHR_float_controls): the
-// device must report shaderDenormPreserveFloat16 and
-// shaderRoundingModeRTEFloat16.
-func (b *Builder) FloatControls16(fn ID) {
+// DenormPreserve makes float arithmetic of the width given (32 or 64) in
+// entry point fn keep subnormal operands and results rather than flush
+// them to zero (SPV_KHR_float_controls): the device must report
+// shaderDenormPreserveFloat<width>.
+func (b *Builder) DenormPreserve(fn ID, width uint32) {
 	b.Extension("SPV_KHR_float_controls")
 	b.Capability(CapabilityDenormPreserve)
-	b.Capability(CapabilityRoundingModeRTE)
-	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeDenormPreserve, 16)
-	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeRoundingModeRTE, 16)
+	b.modes = appendInst(b.modes, OpExecutionMode, uint32(fn), ExecutionModeDenormPreserve, width)
 }
 
 // SignedZeroInfNanPreserve makes float arithmetic of the width given
@@ -298,19 +296,24 @@ func (b *Builder) TypeRuntimeArray(elem ID, stride uint32) ID {
 	return id
 }
 
-// TypeBlock returns a struct decorated Block whose members sit at the
+// TypeBlock returns a new struct decorated Block whose members sit at the
 // given byte offsets: the type of a storage buffer or push-constant block.
+// Every call declares a type of its own, never shared between variables,
+// as glslang writes one per block: NVIDIA's driver (580.159 on an H200)
+// lets one variable's NonWritable reach every variable of its block type,
+// and read a sort's scratch buffers, of the same u32 block as its
+// read-only u32 keys, through a path that missed the invocation's own
+// writes (a sort of u32 or pred keys came back unsorted there).
 func (b *Builder) TypeBlock(members []ID, offsets []uint32) ID {
 	ops := make([]uint32, len(members))
 	for i, m := range members {
 		ops[i] = uint32(m)
 	}
-	id, fresh := b.global(OpTypeStruct, fmt.Sprint("block", offsets), ops...)
-	if fresh {
-		b.Decorate(id, DecorationBlock)
-		for i, off := range offsets {
-			b.MemberDecorate(id, uint32(i), DecorationOffset, off)
-		}
+	id := b.NewID()
+	b.globals = appendInst(b.globals, OpTypeStruct, append([]uint32{uint32(id)}, ops...)...)
+	b.Decorate(id, DecorationBlock)
+	for i, off := range offsets {
+		b.MemberDecorate(id, uint32(i), DecorationOffset, off)
 	}
 	return id
 }

@@ -146,7 +146,6 @@ const (
 	CapabilityStorageBuffer8BitAccess  Capability = 4448
 	CapabilityDenormPreserve           Capability = 4464 // SPV_KHR_float_controls
 	CapabilitySignedZeroInfNanPreserve Capability = 4466
-	CapabilityRoundingModeRTE          Capability = 4467
 	// SPV_KHR_physical_storage_buffer: pointers made from buffer device
 	// addresses (Builder.PhysicalAddressing).
 	CapabilityPhysicalStorageBufferAddresses Capability = 5347
@@ -208,7 +207,6 @@ const (
 	// conversions and arithmetic to nearest even.
 	ExecutionModeDenormPreserve           = 4459
 	ExecutionModeSignedZeroInfNanPreserve = 4461
-	ExecutionModeRoundingModeRTE          = 4462
 	AddressingLogical                     = 0
 	AddressingPhysicalStorageBuffer64     = 5348
 	MemoryModelGLSL450                    = 1

@@ -116,17 +116,16 @@ type DeviceInfo struct {
 	// values (storageBuffer16BitAccess, storageBuffer8BitAccess; loads,
 	// stores and conversions only).
 	Storage16, Storage8 bool
-	// ShaderFloat16: shaders may compute in f16. Float16Exact: and f16
-	// conversions keep subnormals and round to nearest even on request
-	// (shaderDenormPreserveFloat16, shaderRoundingModeRTEFloat16), as
-	// XLA's f16 does; vkjit enables shaderFloat16 only then.
-	ShaderFloat16, Float16Exact bool
-	// SignedZeroInfNan16, 32 and 64: shaders may ask that float
-	// arithmetic of that width keep IEEE's signed zeros, infinities and
-	// NaNs (shaderSignedZeroInfNanPreserveFloat16/32/64). Without the
-	// request a driver may fold x*0 to 0 and x+0 to x (Mesa does), where
-	// IEEE says inf*0 is NaN and -0+0 is +0.
-	SignedZeroInfNan16, SignedZeroInfNan32, SignedZeroInfNan64 bool
+	// SignedZeroInfNan32 and 64: shaders may ask that float arithmetic
+	// of that width keep IEEE's signed zeros, infinities and NaNs
+	// (shaderSignedZeroInfNanPreserveFloat32/64). Without the request a
+	// driver may fold x*0 to 0 and x+0 to x (Mesa does), where IEEE says
+	// inf*0 is NaN and -0+0 is +0.
+	SignedZeroInfNan32, SignedZeroInfNan64 bool
+	// DenormPreserve32 and 64: shaders may ask that float arithmetic of
+	// that width keep subnormals (shaderDenormPreserveFloat32/64); a GPU
+	// flushes them to zero unless asked.
+	DenormPreserve32, DenormPreserve64 bool
 
 	api vk.Version // APIVersion as a number
 }
@@ -279,10 +278,8 @@ func (in *Instance) describe(index int, pd vk.PhysicalDevice) (DeviceInfo, error
 		d.DriverName, d.DriverInfo = p2.DriverName, p2.DriverInfo
 		d.Storage16 = hasFeature(in, pd, feat16Storage)
 		d.Storage8 = d.atLeast(2) && hasFeature(in, pd, feat8Storage)
-		d.ShaderFloat16 = d.atLeast(2) && hasFeature(in, pd, featFloat16)
-		d.Float16Exact = d.ShaderFloat16 && hasProperty(in, pd, propFloatControls, offDenormPreserve16) &&
-			hasProperty(in, pd, propFloatControls, offRoundingRTE16)
-		d.SignedZeroInfNan16 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan16)
+		d.DenormPreserve32 = hasProperty(in, pd, propFloatControls, offDenormPreserve32)
+		d.DenormPreserve64 = hasProperty(in, pd, propFloatControls, offDenormPreserve64)
 		d.SignedZeroInfNan32 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan32)
 		d.SignedZeroInfNan64 = hasProperty(in, pd, propFloatControls, offSignedZeroInfNan64)
 		d.BufferAddress = d.atLeast(2) && d.ShaderInt64 && hasFeature(in, pd, featBufferAddress)
@@ -398,7 +395,7 @@ func (in *Instance) OpenDevice(index int, opts DeviceOptions) (*Device, error) {
 	for _, f := range []struct {
 		on    bool
 		sType uint32
-	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}, {info.Float16Exact, featFloat16}, {info.BufferAddress, featBufferAddress}} {
+	}{{stage, featTimeline}, {info.Storage16, feat16Storage}, {info.Storage8, feat8Storage}, {info.BufferAddress, featBufferAddress}} {
 		if f.on {
 			if err := chain.add(f.sType); err != nil {
 				return nil, err

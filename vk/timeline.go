@@ -204,7 +204,6 @@ const (
 	featTimeline      = 1000207000 // VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore
 	feat16Storage     = 1000083000 // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
 	feat8Storage      = 1000177000 // VkPhysicalDevice8BitStorageFeatures.storageBuffer8BitAccess
-	featFloat16       = 1000082000 // VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16
 	featBufferAddress = 1000257000 // VkPhysicalDeviceBufferDeviceAddressFeatures.bufferDeviceAddress
 )
 
@@ -212,11 +211,10 @@ const (
 // the properties vkjit needs.
 const (
 	propFloatControls     = 1000197000
-	offSignedZeroInfNan16 = 24 // shaderSignedZeroInfNanPreserveFloat16
 	offSignedZeroInfNan32 = 28 // shaderSignedZeroInfNanPreserveFloat32
 	offSignedZeroInfNan64 = 32 // shaderSignedZeroInfNanPreserveFloat64
-	offDenormPreserve16   = 36 // shaderDenormPreserveFloat16
-	offRoundingRTE16      = 60 // shaderRoundingModeRTEFloat16
+	offDenormPreserve32   = 40 // shaderDenormPreserveFloat32
+	offDenormPreserve64   = 44 // shaderDenormPreserveFloat64
 )
 
 // hasProperty reads a VkBool32 of a property structure (by sType) at

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vkjit/vkjit/internal/settings"
+	"github.com/vkjit/vkjit/internal/target"
 	"github.com/vkjit/vkjit/vk"
 )
 
@@ -54,14 +55,14 @@ func cmdDevices(args []string, out io.Writer) error {
 			narrow = "16-bit stored at their width, 8-bit widened"
 		}
 		fmt.Fprintf(out, "    narrow types:  %s\n", narrow)
-		f16 := "rounded by vkjit's integer code (no shaderFloat16)"
+		sub := "f32 ones flushed to zero (the driver offers no shaderDenormPreserveFloat32)"
 		switch {
-		case d.Float16Exact && d.Storage16:
-			f16 = "rounded by the device's f16 conversion (shaderFloat16, denormals kept, ties to even)"
-		case d.ShaderFloat16:
-			f16 = "rounded by vkjit's integer code (shaderFloat16, but the device may flush f16 denormals)"
+		case d.DenormPreserve32:
+			sub = "kept (shaderDenormPreserveFloat32)"
+		case target.KeepsSubnormals(d):
+			sub = "kept (by the driver, unasked)"
 		}
-		fmt.Fprintf(out, "    f16:           %s\n", f16)
+		fmt.Fprintf(out, "    subnormals:    %s\n", sub)
 		texel := "storage buffers only"
 		if d.TexelLoads() {
 			texel = "storage buffers, or texel buffer views of them (on CPU devices: fetched as SIMD vectors)"

@@ -30,13 +30,15 @@ func For(d vk.DeviceInfo) lower.Target {
 		Int64:              d.ShaderInt64,
 		Storage16:          d.Storage16,
 		Storage8:           d.Storage8,
-		Float16:            d.Float16Exact && d.Storage16,
-		SignedZeroInfNan16: d.SignedZeroInfNan16,
+		DenormPreserve32:   d.DenormPreserve32,
+		DenormPreserve64:   d.DenormPreserve64,
 		SignedZeroInfNan32: d.SignedZeroInfNan32,
 		SignedZeroInfNan64: d.SignedZeroInfNan64,
 		StorageAlign:       uint32(d.MinStorageBufferOffsetAlign),
 		MaxLoopIterations:  loopLimit(d),
 		FoldsZeros:         isLlvmpipe(d),
+		IEEEDivSqrt:        isLlvmpipe(d),
+		Contracts:          !isLlvmpipe(d),
 		CPU:                d.Type == vk.TypeCPU,
 		Cores:              cpuThreads(),
 	}
@@ -60,6 +62,12 @@ func loopLimit(d vk.DeviceInfo) int64 {
 	}
 	return 0
 }
+
+// KeepsSubnormals reports whether f32 subnormals survive the device's
+// arithmetic: kernels ask for it where the driver lets them
+// (shaderDenormPreserveFloat32), and llvmpipe keeps them unasked.
+// NVIDIA's driver (580.159) offers no such request, and flushes them.
+func KeepsSubnormals(d vk.DeviceInfo) bool { return d.DenormPreserve32 || isLlvmpipe(d) }
 
 func isLlvmpipe(d vk.DeviceInfo) bool {
 	return strings.Contains(d.Name, "llvmpipe") || strings.Contains(d.DriverName, "llvmpipe")

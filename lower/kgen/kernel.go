@@ -45,14 +45,15 @@ type val struct {
 }
 
 type binding struct {
-	v      spirv.ID         // the storage buffer variable; 0 for an addressed binding
-	blk    spirv.ID         // the block type the variable points to
-	addr   int              // an addressed binding's push field of its address's low word
-	byAddr bool             // reached through its buffer device address (Kernel.Addressed)
-	st     hlo.ElementType  // storage element type
-	ro     bool             // read-only
-	wide   spirv.ID         // the buffer as a u64vec4 array (vector.go, wideChain); 0 until used
-	texel  map[int]spirv.ID // the buffer as texel buffers, by texel bytes (vector.go, texelVar)
+	v       spirv.ID         // the storage buffer variable; 0 for an addressed binding
+	blk     spirv.ID         // the block type the variable points to
+	addr    int              // an addressed binding's push field of its address's low word
+	byAddr  bool             // reached through its buffer device address (Kernel.Addressed)
+	st      hlo.ElementType  // storage element type
+	ro      bool             // read-only
+	wide    spirv.ID         // the buffer as a u64vec4 array (vector.go, wideChain); 0 until used
+	wideBlk spirv.ID         // that view's block type; 0 until used
+	texel   map[int]spirv.ID // the buffer as texel buffers, by texel bytes (vector.go, texelVar)
 }
 
 // kernelBuilder holds the module under construction and the ids every
@@ -292,20 +293,20 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	k.f.End()
 	k.b.EntryPoint(k.f.ID, "main", append([]spirv.ID{k.gid, k.nwg}, k.iface...)...)
 	k.b.LocalSize(k.f.ID, k.local, 1, 1)
-	if k.tg.Float16 && k.b.HasCapability(spirv.CapabilityFloat16) {
-		k.b.FloatControls16(k.f.ID) // f16 rounding as XLA's (normalize)
-	}
+	f64 := k.b.HasCapability(spirv.CapabilityFloat64)
 	for _, w := range []struct {
-		ok    bool
-		width uint32
-		used  bool
+		zeros, denorms bool
+		width          uint32
+		used           bool
 	}{
-		{k.tg.SignedZeroInfNan16, 16, k.b.HasCapability(spirv.CapabilityFloat16)},
-		{k.tg.SignedZeroInfNan32, 32, true},
-		{k.tg.SignedZeroInfNan64, 64, k.b.HasCapability(spirv.CapabilityFloat64)},
+		{k.tg.SignedZeroInfNan32, k.tg.DenormPreserve32, 32, true},
+		{k.tg.SignedZeroInfNan64, k.tg.DenormPreserve64, 64, f64},
 	} {
-		if w.ok && w.used {
+		if w.zeros && w.used {
 			k.b.SignedZeroInfNanPreserve(k.f.ID, w.width) // inf*0 is NaN, -0+0 is +0 (Target)
+		}
+		if w.denorms && w.used {
+			k.b.DenormPreserve(k.f.ID, w.width) // subnormals kept, as XLA keeps them (Target)
 		}
 	}
 	fused := k.fusedInstructions()

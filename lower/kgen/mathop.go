@@ -44,6 +44,11 @@ func libBinary(f func(mathlib.Lib, spirv.ID, spirv.ID) spirv.ID) func(mathlib.Li
 	return func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return f(m, a[0], a[1]), nil }
 }
 
+// mathDriver is what the math library needs to know of the target.
+func (k *kernelBuilder) mathDriver() mathlib.Driver {
+	return mathlib.Driver{IEEEDivSqrt: k.tg.IEEEDivSqrt, Float64: k.tg.Float64, Contracts: k.tg.Contracts}
+}
+
 // mathOp emits a library function for op on values a; ok is false for
 // ops and types the library does not have. nonPositive says exp's
 // argument is at most 0 (belowRowMax), which takes ExpNonPositive.
@@ -55,9 +60,9 @@ func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val,
 	case f == nil:
 		return val{}, false, nil
 	case t == hlo.F32 || t == hlo.F16 || t == hlo.BF16:
-		m = mathlib.F32(k.b, k.f)
+		m = mathlib.F32(k.b, k.f, k.mathDriver())
 	case t == hlo.F64:
-		m = mathlib.F64(k.b, k.f)
+		m = mathlib.F64(k.b, k.f, k.mathDriver())
 	default:
 		return val{}, false, nil
 	}

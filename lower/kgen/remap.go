@@ -164,7 +164,7 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 			t := k.f.ISub(u32, o[d], k.cu32(uint32(int32(p.Lo))))
 			step := k.cu32(uint32(p.Interior + 1))
 			q := k.f.SDiv(u32, t, step)
-			r := k.f.SRem(u32, t, step)
+			r := k.f.UMod(u32, t, step) // used where t >= 0 only (srem says why not OpSRem)
 			cond := k.boolOp(spirv.OpLogicalAnd,
 				k.boolOp(spirv.OpSGreaterThanEqual, t, k.cu32(0)),
 				k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpIEqual, r, k.cu32(0)),

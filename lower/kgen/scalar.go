@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/mathlib"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -257,14 +258,6 @@ func (k *kernelBuilder) normalize(v val) val {
 		rounded := k.f.BitwiseAnd(u32, k.f.IAdd(u32, bits, bias), k.cu32(0xffff0000))
 		nan := k.f.BitwiseOr(u32, k.f.BitwiseAnd(u32, bits, k.cu32(0xffff0000)), k.cu32(0x00400000))
 		r = k.f.Select(u32, k.isNaN(v), nan, rounded)
-	} else if k.tg.Float16 {
-		// The device's conversion (RoundingModeRTE and DenormPreserve
-		// for 16 bits: see finish); NaN keeps its bits, made quiet, as
-		// roundF16 does.
-		h := k.f.FConvert(k.b.TypeFloat(16), v.id)
-		back := k.f.Bitcast(u32, k.f.FConvert(k.b.TypeFloat(32), h))
-		nan := k.f.BitwiseOr(u32, bits, k.cu32(0x00400000))
-		r = k.f.Select(u32, k.isNaN(v), nan, back)
 	} else {
 		r = k.roundF16(bits, v)
 	}
@@ -394,8 +387,11 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		neg := k.boolOp(spirv.OpFOrdLessThan, x.id, k.constFloat(t, 0))
 		nan := val{k.constFloat(t, math.NaN()), t}
 		if in.Op == hlo.OpSqrt {
-			r := k.sel(zero, x, k.ext(spirv.GLSLSqrt, t, x.id))
-			return k.sel(neg, nan, r), nil
+			root := k.ext(spirv.GLSLSqrt, t, x.id)
+			if regBits(t) == 32 && !k.tg.IEEEDivSqrt { // f16 and bf16 too (one rounding from f32's)
+				root = val{mathlib.F32(k.b, k.f, k.mathDriver()).Sqrt(x.id), t}
+			}
+			return k.sel(neg, nan, k.sel(zero, x, root)), nil
 		}
 		signed := k.sel(k.signSet(x), val{k.constFloat(t, math.Inf(-1)), t}, val{k.constFloat(t, math.Inf(1)), t})
 		r := k.sel(zero, signed, k.ext(spirv.GLSLInverseSqrt, t, x.id))
@@ -471,6 +467,9 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		}
 	case hlo.OpDivide:
 		switch {
+		case isF && regBits(t) == 32 && !k.tg.IEEEDivSqrt:
+			// f16 and bf16 too: an exact f32 quotient rounds once to them.
+			return val{mathlib.F32(k.b, k.f, k.mathDriver()).Div(a[0].id, a[1].id), t}, nil
 		case isF:
 			return k.op(spirv.OpFDiv, t, a[0].id, a[1].id), nil
 		case isS:
@@ -502,8 +501,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			m1 := k.boolOp(spirv.OpIEqual, a[1].id, k.constInt(t, allOnes(t)))
 			one := val{k.constInt(t, 1), t}
 			d := k.sel(k.boolOp(spirv.OpLogicalOr, dz, m1), one, a[1])
-			r := k.op(spirv.OpSRem, t, a[0].id, d.id)
-			return k.sel(dz, a[0], r), nil
+			return k.sel(dz, a[0], k.srem(a[0], d)), nil
 		case isU:
 			dz := k.boolOp(spirv.OpIEqual, a[1].id, k.zero(t))
 			d := k.sel(dz, val{k.constInt(t, 1), t}, a[1])
@@ -594,6 +592,28 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		return k.emitScalar(&hlo.Instruction{Name: in.Name, Op: hlo.OpMinimum, Shape: in.Shape, Pos: in.Pos}, []val{mx, a[2]})
 	}
 	return val{}, unsupported(in, t)
+}
+
+// srem is x rem d truncated toward zero, the result taking x's sign, for
+// signed x and d != 0 (d = -1 excluded by the caller where x may be the
+// minimum): Vulkan leaves OpSRem and OpSMod undefined for a negative
+// operand (NVIDIA's gave 4 for -2 rem 3), so the magnitudes go through
+// OpUMod, the minimum's as the unsigned 2^(n-1) its negation wraps to.
+func (k *kernelBuilder) srem(x, d val) val {
+	t := x.t
+	ut := hlo.U32
+	if regBits(t) == 64 {
+		ut = hlo.U64
+	}
+	abs := func(v val) (spirv.ID, spirv.ID) {
+		neg := k.boolOp(spirv.OpSLessThan, v.id, k.zero(t))
+		m := k.sel(neg, k.op(spirv.OpSNegate, t, v.id), v)
+		return k.op(spirv.OpBitcast, ut, m.id).id, neg
+	}
+	ux, neg := abs(x)
+	ud, _ := abs(d)
+	r := k.op(spirv.OpBitcast, t, k.op(spirv.OpUMod, ut, ux, ud).id)
+	return k.sel(neg, k.op(spirv.OpSNegate, t, r.id), r)
 }
 
 func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {

@@ -34,21 +34,33 @@ type Target struct {
 	// are (storageBuffer16BitAccess, storageBuffer8BitAccess); without
 	// them those types are stored widened to 32 bits.
 	Storage16, Storage8 bool
-	// Float16: f16 values are rounded by the device's own conversion to
-	// f16 (shaderFloat16, with shaderDenormPreserveFloat16 and
-	// shaderRoundingModeRTEFloat16, so subnormals stay and ties go to
-	// even, as XLA's f16 does) instead of integer operations on the bits.
-	// f16 arithmetic is done in f32 and rounded once: for add, subtract,
-	// multiply, divide and sqrt that is the f16 operation's correctly
-	// rounded result (f32 has more than 2*11+2 bits).
-	Float16 bool
-	// SignedZeroInfNan16, 32 and 64: kernels may ask the driver to keep
+	// SignedZeroInfNan32 and 64: kernels may ask the driver to keep
 	// IEEE's signed zeros, infinities and NaNs in float arithmetic of
 	// that width (vk.DeviceInfo's fields of the same names). Kernels ask
 	// wherever they can: without it Mesa folds x*0 to 0 and x+0 to x once
 	// fusion or unrolling shows it a constant zero, so that inf*0 came
 	// out 0 and -0+0 came out -0 in fused programs only.
-	SignedZeroInfNan16, SignedZeroInfNan32, SignedZeroInfNan64 bool
+	SignedZeroInfNan32, SignedZeroInfNan64 bool
+	// DenormPreserve32 and 64: kernels may ask the driver to keep
+	// subnormal floats of that width (shaderDenormPreserveFloat32/64), as
+	// XLA does; they ask wherever they can. Without the request NVIDIA's
+	// driver flushes them (580.159: power(2, -149) came out 0, cbrt of a
+	// subnormal its input). f16 and bf16 are computed in f32 and rounded
+	// by vkjit's integer code (normalize), whatever the device offers.
+	DenormPreserve32, DenormPreserve64 bool
+	// IEEEDivSqrt: the driver's f32 OpFDiv and sqrt are IEEE's
+	// correctly rounded ones (llvmpipe's are). Vulkan allows 2.5 ulps for
+	// a quotient and sqrt's error is inversesqrt's; NVIDIA's division
+	// multiplies by a reciprocal that flushes to 0 for a divisor past
+	// 2^126 (abs(2e38+2e38i) came out 2e38). Elsewhere kernels divide and
+	// take square roots as mathlib's div and sqrt do: through f64, to
+	// IEEE's f32 results, where the device has f64.
+	IEEEDivSqrt bool
+	// Contracts: the driver may fuse multiplies into adds wherever
+	// SPIR-V lets it (any but llvmpipe, taken to): the math library's
+	// operations then each carry NoContraction (mathlib.Driver), as HLO's
+	// own float ops always do (scalar.go, op).
+	Contracts bool
 	// FoldsZeros: the driver folds x*0 to 0, x+0 to x, 0-x to -x and 0/x
 	// to 0 where it sees a constant zero, whatever the float controls
 	// say (llvmpipe: gallivm's lp_build_mul, add, sub and div check for
@@ -93,6 +105,7 @@ var DefaultTarget = Target{
 	Float64:           true,
 	Int64:             true,
 	StorageAlign:      256, // the largest the specification allows
+	Contracts:         true,
 	MaxLoopIterations: LlvmpipeLoopLimit,
 }
 
@@ -115,10 +128,10 @@ var LlvmpipeTarget = Target{
 	Int64:              true,
 	Storage16:          true,
 	Storage8:           true,
-	SignedZeroInfNan16: true,
 	SignedZeroInfNan32: true,
 	SignedZeroInfNan64: true,
 	FoldsZeros:         true,
+	IEEEDivSqrt:        true,
 	StorageAlign:       16,
 	MaxLoopIterations:  LlvmpipeLoopLimit,
 	CPU:                true,

@@ -364,7 +364,10 @@ func (k *kernelBuilder) wideAccess(b int) bool {
 func (k *kernelBuilder) wideChain(b int, idx8 spirv.ID) (p, t spirv.ID) {
 	bd := &k.bindings[b]
 	t = k.wideType(bd.st)
-	blk := k.b.TypeBlock([]spirv.ID{k.b.TypeRuntimeArray(t, uint32(VectorWidth*bd.st.Bytes()))}, []uint32{0})
+	if bd.wideBlk == 0 {
+		bd.wideBlk = k.b.TypeBlock([]spirv.ID{k.b.TypeRuntimeArray(t, uint32(VectorWidth*bd.st.Bytes()))}, []uint32{0})
+	}
+	blk := bd.wideBlk
 	if bd.wide == 0 && !bd.byAddr {
 		v := k.b.Variable(k.b.TypePointer(spirv.StorageStorageBuffer, blk), spirv.StorageStorageBuffer)
 		k.b.Decorate(v, spirv.DecorationDescriptorSet, 0)

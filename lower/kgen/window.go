@@ -16,7 +16,9 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 	p := op(spirv.OpIAdd, op(spirv.OpIMul, o, k.cu32(uint32(wd.Stride))), op(spirv.OpIMul, w, k.cu32(uint32(wd.RhsDilate))))
 	p = op(spirv.OpISub, p, k.cu32(uint32(int32(wd.PadLo))))
 	q := op(spirv.OpSDiv, p, k.cu32(uint32(wd.LhsDilate)))
-	r := op(spirv.OpSRem, p, k.cu32(uint32(wd.LhsDilate)))
+	// Only a p >= 0 is used, where OpUMod is the remainder (Vulkan
+	// leaves OpSRem undefined for a negative operand).
+	r := op(spirv.OpUMod, p, k.cu32(uint32(wd.LhsDilate)))
 	valid := k.boolOp(spirv.OpLogicalAnd,
 		k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpSGreaterThanEqual, p, k.cu32(0)), k.boolOp(spirv.OpIEqual, r, k.cu32(0))),
 		k.boolOp(spirv.OpSLessThan, q, k.cu32(uint32(size))))

@@ -24,11 +24,12 @@ type fm struct {
 	fn             *spirv.Function
 	w              int      // 32 or 64
 	f, u, s, b, u2 spirv.ID // the float type, u32, s32, bool, struct{u32,u32}
+	d              Driver
 }
 
-func newF32(bd *spirv.Builder, fn *spirv.Function) fm {
+func newF32(bd *spirv.Builder, fn *spirv.Function, d Driver) fm {
 	u := bd.TypeInt(32, false)
-	return fm{bd: bd, fn: fn, w: 32, f: bd.TypeFloat(32), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u)}
+	return fm{bd: bd, fn: fn, w: 32, f: bd.TypeFloat(32), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u), d: d}
 }
 
 // loop runs body n times (n a u32), counting in a function variable.
@@ -56,19 +57,71 @@ func (m fm) cu(v uint32) spirv.ID { return m.bd.ConstU32(v) }
 func (m fm) cs(v int32) spirv.ID  { return m.bd.ConstS32(v) }
 
 func (m fm) op(o spirv.Op, t spirv.ID, args ...spirv.ID) spirv.ID {
-	return m.fn.Apply(o, t, args...)
+	id := m.fn.Apply(o, t, args...)
+	if m.d.Contracts {
+		switch o {
+		case spirv.OpFAdd, spirv.OpFSub, spirv.OpFMul, spirv.OpFDiv:
+			m.bd.Decorate(id, spirv.DecorationNoContraction) // Driver.Contracts
+		}
+	}
+	return id
 }
 
 func (m fm) add(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFAdd, m.f, a, b) }
 func (m fm) sub(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFSub, m.f, a, b) }
 func (m fm) mul(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFMul, m.f, a, b) }
-func (m fm) div(a, b spirv.ID) spirv.ID { return m.op(spirv.OpFDiv, m.f, a, b) }
-func (m fm) neg(a spirv.ID) spirv.ID    { return m.op(spirv.OpFNegate, m.f, a) }
-func (m fm) abs(a spirv.ID) spirv.ID    { return m.fn.Ext(m.f, spirv.GLSLFAbs, a) }
+
+// div is a/b. Where the driver's f32 division is not exact (Vulkan
+// allows 2.5 ulps; NVIDIA's multiplies by a reciprocal, which flushes to
+// 0 for a divisor beyond 2^126: abs(2e38+2e38i) came out 2e38) and the
+// device has f64, the quotient is taken in f64 and rounded to f32: a
+// quotient of 24-bit significands lies at least about 2^-49 (relative)
+// from the nearest point halfway between two f32s, farther than an f64
+// quotient within Vulkan's 2.5 ulps (2^-51.7) strays, so the rounding
+// is IEEE's; and the f64 range holds every f32 operand's reciprocal.
+func (m fm) div(a, b spirv.ID) spirv.ID {
+	if m.d.IEEEDivSqrt || !m.d.Float64 || m.w != 32 {
+		return m.op(spirv.OpFDiv, m.f, a, b)
+	}
+	f64 := m.bd.TypeFloat(64)
+	wide := func(x spirv.ID) spirv.ID { return m.fn.Apply(spirv.OpFConvert, f64, x) }
+	q := m.fn.Apply(spirv.OpFDiv, f64, wide(a), wide(b))
+	m.bd.Decorate(q, spirv.DecorationNoContraction)
+	return m.fn.Apply(spirv.OpFConvert, m.f, q)
+}
+
+// sqrt is the square root of x > 0 (an infinity or NaN passes through
+// the driver's). Where the driver's is not exact (Vulkan bounds it only
+// as 1/inversesqrt) and the device has f64, the root is taken in f64,
+// corrected once by Newton's step s + (x - s*s)*(0.5/s) to within about
+// 2^-53, and rounded to f32: the root of a 24-bit significand lies at
+// least about 2^-51 from a point halfway between two f32s (sqrt of
+// 0x1.fffffep127 is that close), so the rounding is IEEE's.
+func (m fm) sqrt(x spirv.ID) spirv.ID {
+	s0 := m.fn.Ext(m.f, spirv.GLSLSqrt, x)
+	if m.d.IEEEDivSqrt || !m.d.Float64 || m.w != 32 {
+		return s0
+	}
+	f64 := m.bd.TypeFloat(64)
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID {
+		id := m.fn.Apply(o, f64, a, b)
+		m.bd.Decorate(id, spirv.DecorationNoContraction)
+		return id
+	}
+	xw := m.fn.Apply(spirv.OpFConvert, f64, x)
+	s := m.fn.Ext(f64, spirv.GLSLSqrt, xw)
+	half := m.bd.Constant(f64, 0, 0x3fe00000) // 0.5
+	s = op(spirv.OpFAdd, s, op(spirv.OpFMul, op(spirv.OpFSub, xw, op(spirv.OpFMul, s, s)), op(spirv.OpFDiv, half, s)))
+	finite := m.lt(x, m.c(math.Inf(1)))
+	return m.self(finite, m.fn.Apply(spirv.OpFConvert, m.f, s), s0)
+}
+
+func (m fm) neg(a spirv.ID) spirv.ID { return m.op(spirv.OpFNegate, m.f, a) }
+func (m fm) abs(a spirv.ID) spirv.ID { return m.fn.Ext(m.f, spirv.GLSLFAbs, a) }
 
 // exact emits a float op that the driver must round exactly as written.
 func (m fm) exact(o spirv.Op, a, b spirv.ID) spirv.ID {
-	id := m.op(o, m.f, a, b)
+	id := m.fn.Apply(o, m.f, a, b)
 	m.bd.Decorate(id, spirv.DecorationNoContraction)
 	return id
 }

@@ -20,9 +20,9 @@ type dm struct {
 	uv2 spirv.ID // uvec2
 }
 
-func newF64(bd *spirv.Builder, fn *spirv.Function) dm {
+func newF64(bd *spirv.Builder, fn *spirv.Function, d Driver) dm {
 	u := bd.TypeInt(32, false)
-	return dm{fm: fm{bd: bd, fn: fn, w: 64, f: bd.TypeFloat(64), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u)}, uv2: bd.TypeVector(u, 2)}
+	return dm{fm: fm{bd: bd, fn: fn, w: 64, f: bd.TypeFloat(64), u: u, s: bd.TypeInt(32, true), b: bd.TypeBool(), u2: bd.TypeStruct(u, u), d: d}, uv2: bd.TypeVector(u, 2)}
 }
 
 // halves splits x into its low and high 32-bit words.
@@ -203,7 +203,7 @@ func (m dm) cbrt(x spirv.ID) spirv.ID {
 	q := m.op(spirv.OpISub, m.s, m.op(spirv.OpSDiv, m.s, m.op(spirv.OpIAdd, m.s, e, m.bd.ConstS32(1200)), m.bd.ConstS32(3)), m.bd.ConstS32(400))
 	xs := m.scale(ax, m.op(spirv.OpIMul, m.s, q, m.bd.ConstS32(-3)))
 	f32 := m.bd.TypeFloat(32)
-	seed := newF32(m.bd, m.fn).cbrt(m.op(spirv.OpFConvert, f32, xs))
+	seed := newF32(m.bd, m.fn, m.d).cbrt(m.op(spirv.OpFConvert, f32, xs))
 	r := m.op(spirv.OpFConvert, m.f, seed)
 	third := m.c(1.0 / 3)
 	for range 2 {

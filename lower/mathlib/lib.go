@@ -12,6 +12,7 @@ type impl interface {
 	lt(a, b spirv.ID) spirv.ID
 	self(cond, a, b spirv.ID) spirv.ID
 	div(a, b spirv.ID) spirv.ID
+	sqrt(x spirv.ID) spirv.ID
 	neg(a spirv.ID) spirv.ID
 	exp(x spirv.ID) spirv.ID
 	expNonPositive(x spirv.ID) spirv.ID
@@ -31,12 +32,34 @@ type impl interface {
 // Lib emits the library's functions at one width into a function body.
 type Lib struct{ m impl }
 
+// Driver is what the library must know of the driver's float arithmetic.
+type Driver struct {
+	// IEEEDivSqrt: the driver's f32 OpFDiv and sqrt are correctly
+	// rounded (llvmpipe's); otherwise, on a device with Float64, div and
+	// sqrt get IEEE's results through f64.
+	IEEEDivSqrt, Float64 bool
+	// Contracts: the driver may fuse a multiply into an add wherever
+	// SPIR-V lets it (NVIDIA's does, and what it fuses depends on the
+	// code around: a softmax's bits differed between two forms of one
+	// kernel). Every float operation then carries NoContraction, so that
+	// a function gives the same bits in every kernel and the error
+	// docs/ACCURACY.md measured.
+	Contracts bool
+}
+
 // F32 is the f32 library (f16 and bf16 compute in it and round), emitting
-// into function fn of module b.
-func F32(b *spirv.Builder, fn *spirv.Function) Lib { return Lib{newF32(b, fn)} }
+// into function fn of module b for driver d.
+func F32(b *spirv.Builder, fn *spirv.Function, d Driver) Lib { return Lib{newF32(b, fn, d)} }
 
 // F64 is the f64 library; a device needs shaderFloat64, not shaderInt64.
-func F64(b *spirv.Builder, fn *spirv.Function) Lib { return Lib{newF64(b, fn)} }
+func F64(b *spirv.Builder, fn *spirv.Function, d Driver) Lib { return Lib{newF64(b, fn, d)} }
+
+// Div is a/b, IEEE's rounded quotient (see fm.div).
+func (l Lib) Div(a, b spirv.ID) spirv.ID { return l.m.div(a, b) }
+
+// Sqrt is the square root of x > 0, finite or not, IEEE's rounded one
+// (see fm.sqrt); callers settle zeros and negatives.
+func (l Lib) Sqrt(x spirv.ID) spirv.ID { return l.m.sqrt(x) }
 
 func (l Lib) Exp(x spirv.ID) spirv.ID   { return l.m.exp(x) }
 func (l Lib) Expm1(x spirv.ID) spirv.ID { return l.m.expm1(x) }

@@ -31,15 +31,19 @@ func TestTwoOverPi(t *testing.T) {
 // compute shader of its own and has spirv-val check it: the library
 // builds structurally valid code over the SPIR-V builder alone, with no
 // kernel around it (the device tests in the root package measure its
-// accuracy).
+// accuracy), with the driver's division taken as exact and refined.
 func TestEveryFunctionValidates(t *testing.T) {
 	unary := map[string]func(Lib, spirv.ID) spirv.ID{
 		"exp": Lib.Exp, "expNonPositive": Lib.ExpNonPositive, "expm1": Lib.Expm1, "log": Lib.Log,
 		"log1p": Lib.Log1p, "logistic": Lib.Logistic, "tanh": Lib.Tanh, "sin": Lib.Sin, "cos": Lib.Cos,
-		"tan": Lib.Tan, "erf": Lib.Erf, "cbrt": Lib.Cbrt,
+		"tan": Lib.Tan, "erf": Lib.Erf, "cbrt": Lib.Cbrt, "sqrt": Lib.Sqrt,
 	}
-	binary := map[string]func(Lib, spirv.ID, spirv.ID) spirv.ID{"atan2": Lib.Atan2, "pow": Lib.Pow}
-	for _, width := range []int{32, 64} {
+	binary := map[string]func(Lib, spirv.ID, spirv.ID) spirv.ID{"atan2": Lib.Atan2, "pow": Lib.Pow, "div": Lib.Div}
+	for _, c := range []struct {
+		width    int
+		exactDiv bool
+	}{{32, true}, {32, false}, {64, true}, {64, false}} {
+		width := c.width
 		emit := func(name string, call func(l Lib, x, y spirv.ID) (spirv.ID, error)) {
 			b := spirv.NewBuilder()
 			void := b.TypeVoid()
@@ -48,9 +52,10 @@ func TestEveryFunctionValidates(t *testing.T) {
 			fn.Label(0)
 			v := fn.LocalVariable(b.TypePointer(spirv.StorageFunction, f))
 			x := fn.Load(f, v)
-			l := F32(b, fn)
+			d := Driver{IEEEDivSqrt: c.exactDiv, Float64: true, Contracts: !c.exactDiv}
+			l := F32(b, fn, d)
 			if width == 64 {
-				l = F64(b, fn)
+				l = F64(b, fn, d)
 			}
 			r, err := call(l, x, fn.Load(f, v))
 			require.NoError(t, err, "f%d %s", width, name)
