@@ -43,10 +43,11 @@ type Target struct {
 	SignedZeroInfNan32, SignedZeroInfNan64 bool
 	// DenormPreserve32 and 64: kernels may ask the driver to keep
 	// subnormal floats of that width (shaderDenormPreserveFloat32/64), as
-	// XLA does; they ask wherever they can. Without the request NVIDIA's
-	// driver flushes them (580.159: power(2, -149) came out 0, cbrt of a
-	// subnormal its input). f16 and bf16 are computed in f32 and rounded
-	// by vkjit's integer code (normalize), whatever the device offers.
+	// XLA does; they ask wherever they can. A device that offers no such
+	// request may flush them: NVIDIA's 580.159 offers none for f32 and
+	// does (power(2, -149) came out 0). f16 and bf16 are computed in f32
+	// and rounded by vkjit's integer code (normalize), whatever the
+	// device offers.
 	DenormPreserve32, DenormPreserve64 bool
 	// IEEEDivSqrt: the driver's f32 OpFDiv and sqrt are IEEE's
 	// correctly rounded ones (llvmpipe's are). Vulkan allows 2.5 ulps for

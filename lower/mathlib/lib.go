@@ -39,11 +39,10 @@ type Driver struct {
 	// sqrt get IEEE's results through f64.
 	IEEEDivSqrt, Float64 bool
 	// Contracts: the driver may fuse a multiply into an add wherever
-	// SPIR-V lets it (NVIDIA's does, and what it fuses depends on the
-	// code around: a softmax's bits differed between two forms of one
-	// kernel). Every float operation then carries NoContraction, so that
-	// a function gives the same bits in every kernel and the error
-	// docs/ACCURACY.md measured.
+	// SPIR-V lets it (any driver may; llvmpipe is known not to). Every
+	// float operation then carries NoContraction, so that a function
+	// gives the sequence of roundings whose error docs/ACCURACY.md
+	// measured, and the same bits in every kernel it is part of.
 	Contracts bool
 }
 
