@@ -53,8 +53,14 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 			return err
 		}
 		less := k.sortLess(in, binds, elem)
+		// The cursors are read before a pair's first step sets them (the
+		// select there discards what was read): start them at 0, so that
+		// no load is of an undefined value, which a GPU compiler may
+		// fold as it likes.
 		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		k.f.Store(iv, cu(0))
+		k.f.Store(jv, cu(0))
 		for p := 0; p < passes; p++ {
 			w := int64(1) << uint(p)
 			src, dst := p%2, (p+1)%2
