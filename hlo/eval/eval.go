@@ -443,10 +443,15 @@ func (e *evaluator) reachParams(c *hlo.Computation, cut map[*hlo.Instruction]boo
 }
 
 // sumType is the type a float dot or convolution rounds its partial sums
-// to: f32 for a result of f32 or narrower under RunSummedInF32, else
-// none (Invalid: float64 sums, rounded once).
+// (a complex one's parts) to: f32 for a result of f32 or narrower, or
+// c64, under RunSummedInF32, else none (Invalid: float64 sums, rounded
+// once).
 func (e *evaluator) sumType(in *hlo.Instruction) hlo.ElementType {
-	if t := in.Shape.Elem; e.f32Sums && t.IsFloat() && t.Bits() <= 32 {
+	t := in.Shape.Elem
+	if p, ok := t.ComplexPart(); ok {
+		t = p
+	}
+	if e.f32Sums && t.IsFloat() && t.Bits() <= 32 {
 		return hlo.F32
 	}
 	return hlo.Invalid

@@ -124,7 +124,7 @@ func dot(in *hlo.Instruction, l, r *hlo.Literal, sum hlo.ElementType) (*hlo.Lite
 		if isC {
 			var acc complex128
 			for c := range lOff {
-				acc += L.c[lb+lOff[c]] * R.c[rb+rOff[c]]
+				acc = sumStepC(sum, acc, L.c[lb+lOff[c]], R.c[rb+rOff[c]])
 			}
 			put(out.Data, out.Shape.Elem, lin, scalar{c: roundC(out.Shape.Elem, acc)})
 			return
@@ -153,6 +153,20 @@ func sumStep(sum hlo.ElementType, acc, x, y float64) float64 {
 		return acc + x*y
 	}
 	return round(sum, acc+round(sum, x*y))
+}
+
+// sumStepC is sumStep for complex numbers: with sum a float type (a
+// c64 result's parts under RunSummedInF32), each part of the product
+// from its two rounded products and each part of the sum rounded, as a
+// device sums a complex dot in real arithmetic.
+func sumStepC(sum hlo.ElementType, acc, x, y complex128) complex128 {
+	if sum == hlo.Invalid {
+		return acc + x*y
+	}
+	r := func(v float64) float64 { return round(sum, v) }
+	re := r(r(real(x)*real(y)) - r(imag(x)*imag(y)))
+	im := r(r(real(x)*imag(y)) + r(imag(x)*real(y)))
+	return complex(r(real(acc)+re), r(imag(acc)+im))
 }
 
 // floatDot is dot's float case where the result's last dimension is a
@@ -252,7 +266,7 @@ func convolution(in *hlo.Instruction, l, k *hlo.Literal, sum hlo.ElementType) (*
 			switch {
 			case isC:
 				for f := int64(0); f < kIn; f++ {
-					accC += L.c[lb+f*lsF] * K.c[kb+f*ksIn]
+					accC = sumStepC(sum, accC, L.c[lb+f*lsF], K.c[kb+f*ksIn])
 				}
 			case isF:
 				for f := int64(0); f < kIn; f++ {
