@@ -114,7 +114,6 @@ func (b *expander) zeros(sh hlo.Shape) *hlo.Instruction {
 	return bc
 }
 
-// bcast broadcasts scalar x to dims.
 // transpose permutes x's dimensions: the result's dimension i is x's
 // perm[i].
 func (b *expander) transpose(x *hlo.Instruction, perm ...int64) *hlo.Instruction {
@@ -127,6 +126,7 @@ func (b *expander) transpose(x *hlo.Instruction, perm ...int64) *hlo.Instruction
 	return t
 }
 
+// bcast broadcasts scalar x to dims.
 func (b *expander) bcast(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
 	bc.A.HasDimensions = true

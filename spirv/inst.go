@@ -101,7 +101,6 @@ func (f *Function) UGreaterThan(typ, a, b ID) ID { return f.Apply(OpUGreaterThan
 // ShiftLeftLogical emits OpShiftLeftLogical.
 func (f *Function) ShiftLeftLogical(typ, a, b ID) ID { return f.Apply(OpShiftLeftLogical, typ, a, b) }
 
-
 // SDiv emits OpSDiv.
 func (f *Function) SDiv(typ, a, b ID) ID { return f.Apply(OpSDiv, typ, a, b) }
 

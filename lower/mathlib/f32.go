@@ -85,9 +85,7 @@ func (m fm) div(a, b spirv.ID) spirv.ID {
 	}
 	f64 := m.bd.TypeFloat(64)
 	wide := func(x spirv.ID) spirv.ID { return m.fn.Apply(spirv.OpFConvert, f64, x) }
-	q := m.fn.Apply(spirv.OpFDiv, f64, wide(a), wide(b))
-	m.bd.Decorate(q, spirv.DecorationNoContraction)
-	return m.fn.Apply(spirv.OpFConvert, m.f, q)
+	return m.fn.Apply(spirv.OpFConvert, m.f, m.exactOf(f64, spirv.OpFDiv, wide(a), wide(b)))
 }
 
 // sqrt is the square root of x > 0 (an infinity or NaN passes through
@@ -103,11 +101,7 @@ func (m fm) sqrt(x spirv.ID) spirv.ID {
 		return s0
 	}
 	f64 := m.bd.TypeFloat(64)
-	op := func(o spirv.Op, a, b spirv.ID) spirv.ID {
-		id := m.fn.Apply(o, f64, a, b)
-		m.bd.Decorate(id, spirv.DecorationNoContraction)
-		return id
-	}
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return m.exactOf(f64, o, a, b) }
 	xw := m.fn.Apply(spirv.OpFConvert, f64, x)
 	s := m.fn.Ext(f64, spirv.GLSLSqrt, xw)
 	half := m.bd.Constant(f64, 0, 0x3fe00000) // 0.5
@@ -120,8 +114,11 @@ func (m fm) neg(a spirv.ID) spirv.ID { return m.op(spirv.OpFNegate, m.f, a) }
 func (m fm) abs(a spirv.ID) spirv.ID { return m.fn.Ext(m.f, spirv.GLSLFAbs, a) }
 
 // exact emits a float op that the driver must round exactly as written.
-func (m fm) exact(o spirv.Op, a, b spirv.ID) spirv.ID {
-	id := m.fn.Apply(o, m.f, a, b)
+func (m fm) exact(o spirv.Op, a, b spirv.ID) spirv.ID { return m.exactOf(m.f, o, a, b) }
+
+// exactOf is exact for a float type t other than m's (div and sqrt's f64).
+func (m fm) exactOf(t spirv.ID, o spirv.Op, a, b spirv.ID) spirv.ID {
+	id := m.fn.Apply(o, t, a, b)
 	m.bd.Decorate(id, spirv.DecorationNoContraction)
 	return id
 }
