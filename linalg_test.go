@@ -457,6 +457,113 @@ ENTRY e {
 	}
 }
 
+// TestGeev runs LAPACK's geev as JAX's CPU lowering calls it for
+// jnp.linalg.eig on the device (Hessenberg reduction, dlahqr's
+// double-shift QR and the vectors' substitutions as while loops), f32
+// and f64, batches of orders 1 to 17 (random, so with complex pairs; a
+// rotation; a triangular matrix), left and right vectors or one of them,
+// against the evaluator (which matches LAPACK itself in hlo/eval):
+// eigenvalues and vectors within rounding, a v = lambda v and u^H a =
+// lambda u^H, pairs adjacent and conjugate, and the vectors not asked
+// for zero.
+func TestGeev(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, ty := range []string{"f32", "f64"} {
+		letter, cty, tol := map[string]string{"f32": "s", "f64": "d"}[ty], map[string]string{"f32": "c64", "f64": "c128"}[ty], 2e-4
+		if ty == "f64" {
+			tol = 1e-11
+		}
+		for ci, n := range []int{1, 2, 3, 6, 17} {
+			left, right := ci%3 != 1, ci%3 != 2
+			name := fmt.Sprintf("%s[2,%d,%d] left %v right %v", ty, n, n, left, right)
+			a := randomArray(rng, ty, []int64{2, int64(n), int64(n)})
+			full := make([]complex128, 2*n*n)
+			for i := range full {
+				full[i] = valueAt(a, int64(i))
+			}
+			if n == 2 { // the second: a rotation, eigenvalues +-i
+				copy(full[4:], []complex128{0, -1, 1, 0})
+			}
+			if n == 6 { // the second: upper triangular, a Schur form already
+				for i := range n {
+					for j := range i {
+						full[n*n+i*n+j] = 0
+					}
+				}
+			}
+			a = tensorOf(ty, []int64{2, int64(n), int64(n)}, full)
+			job := map[bool]int{true: 'V', false: 'N'}
+			src := fmt.Sprintf(`HloModule eig
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d], %[1]s[2,%[2]d], %[3]s[2,%[2]d,%[2]d], %[3]s[2,%[2]d,%[2]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgeev_ffi", backend_config={compute_left = %[5]d : ui8, compute_right = %[6]d : ui8}
+}`, ty, n, cty, letter, job[left], job[right])
+			res, want := deviceAndEval(t, name, src, a)
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
+				}
+			}
+			for b := range 2 {
+				require.Zero(t, valueAt(res[4], int64(b)), "%s info", name)
+				for j := range n {
+					lam := complex(real(valueAt(res[0], int64(b*n+j))), real(valueAt(res[1], int64(b*n+j))))
+					if imag(lam) > 0 {
+						next := complex(real(valueAt(res[0], int64(b*n+j+1))), real(valueAt(res[1], int64(b*n+j+1))))
+						require.Equal(t, cmplx.Conj(lam), next, "%s: a pair's second", name)
+					}
+					v := func(x *vkjit.Tensor, i int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
+					for i := range n {
+						var av, ua complex128
+						for k := range n {
+							av += full[(b*n+i)*n+k] * v(res[3], k)
+							ua += cmplx.Conj(v(res[2], k)) * full[(b*n+k)*n+i]
+						}
+						if right {
+							require.LessOrEqual(t, cmplx.Abs(av-lam*v(res[3], i)), 50*tol*float64(n), "%s: a v = w v at [%d,%d,%d]", name, b, i, j)
+						} else {
+							require.Zero(t, v(res[3], i), "%s: right vectors not asked for", name)
+						}
+						if left {
+							require.LessOrEqual(t, cmplx.Abs(ua-lam*cmplx.Conj(v(res[2], i))), 50*tol*float64(n), "%s: u^H a = w u^H at [%d,%d,%d]", name, b, i, j)
+						} else {
+							require.Zero(t, v(res[2], i), "%s: left vectors not asked for", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGeevNaN: a matrix with a NaN never deflates; geev stops after
+// its sweeps with info 4 (the last row unconverged) and zero vectors, on
+// the device as in the evaluator, rather than loop without end.
+func TestGeevNaN(t *testing.T) {
+	defer noValidationMessages(t)
+	vals := make([]complex128, 16)
+	for i := range vals {
+		vals[i] = complex(float64(i%5)-2, 0)
+	}
+	vals[6] = complex(math.NaN(), 0)
+	src := `HloModule eig
+ENTRY e {
+  a = f64[4,4] parameter(0)
+  ROOT r = (f64[4], f64[4], c128[4,4], c128[4,4], s32[]) custom-call(a), custom_call_target="lapack_dgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+}`
+	res, want := deviceAndEval(t, "nan", src, tensorOf("f64", []int64{4, 4}, vals))
+	require.Equal(t, int64(4), int64(real(valueAt(res[4], 0))))
+	require.Equal(t, int32(4), int32(binary.LittleEndian.Uint32(want.Leaves()[4].Data)))
+	for o := 2; o < 4; o++ {
+		for i := range int64(16) {
+			require.Zero(t, valueAt(res[o], i), "output %d element %d", o, i)
+		}
+	}
+}
+
 // TestGesdd runs LAPACK's gesdd as JAX's CPU lowering calls it for
 // jnp.linalg.svd on the device (one-sided Jacobi sweeps), tall, wide and
 // square, modes 'A' and 'S', f32, f64 and c64, the second matrix of each

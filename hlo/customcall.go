@@ -26,6 +26,9 @@ type CustomCall struct {
 	Zeros []int
 	// Mode: gesdd's mode, 'A', 'S' or 'N'.
 	Mode byte
+	// Left, Right: geev computes the left (right) eigenvectors
+	// (compute_left, compute_right 'V'; 'N' leaves them zero).
+	Left, Right bool
 }
 
 // CallKind names a known custom-call's computation.
@@ -69,10 +72,19 @@ const (
 	// real, descending; u; vt; info), u and vt [m, m] and [n, n] (mode
 	// 'A'), [m, k] and [k, n] (mode 'S'), or not computed (mode 'N').
 	CallGesdd
+	// CallGeev: the eigenvalues of a general square matrix [..., n, n]
+	// and its left and right eigenvectors, LAPACK's geev as jaxlib's
+	// FFI kernel returns them: real types (wr, wi [..., n], vl, vr [...,
+	// n, n] complex, info), a complex pair's eigenvalues adjacent, the
+	// positive imaginary part first; complex types (w [..., n], vl, vr,
+	// info). Each eigenvector has Euclidean norm 1 and its largest
+	// element real; info is 0, or k when the QR algorithm left
+	// eigenvalues before the k-th unconverged (no vectors then).
+	CallGeev
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -231,6 +243,33 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			!res.Tuple[0].Equal(a[0].Shape) || !res.Tuple[1].Equal(ArrayShape(rt, append(slices.Clone(bd), k)...)) ||
 			c.Mode != 'N' && (!res.Tuple[2].Equal(u) || !res.Tuple[3].Equal(vt)) || !res.Tuple[2].IsArray() || !res.Tuple[3].IsArray() {
 			return nil, bad("a matrix and returns (its shape, s, u, vt, s32 info per matrix) with u and vt as mode says")
+		}
+	case "geev":
+		c.Kind, c.Left, c.Right = CallGeev, cfg["compute_left"] != 'N', cfg["compute_right"] != 'N'
+		if rt != t {
+			return nil, nil // complex geev: not yet
+		}
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+			return nil, bad("one square matrix")
+		}
+		d := a[0].Shape.Dims
+		bd := batch(a[0])
+		ct := map[ElementType]ElementType{F32: C64, F64: C128}[t]
+		w := ArrayShape(rt, append(slices.Clone(bd), d[len(d)-1])...)
+		vecs := ArrayShape(ct, d...)
+		want := []Shape{w, w, vecs, vecs, ArrayShape(S32, bd...)}
+		res := in.Shape
+		ok := res.IsTuple() && len(res.Tuple) >= len(want)
+		for i := 0; ok && i < len(res.Tuple); i++ {
+			if i < len(want) {
+				ok = res.Tuple[i].Equal(want[i])
+			} else if ok = res.Tuple[i].IsArray(); ok { // older jaxlib's work arrays
+				c.Zeros = append(c.Zeros, i)
+			}
+		}
+		if !ok {
+			return nil, bad("a square matrix and returns (wr, wi, vl and vr as complex, s32 info per matrix)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

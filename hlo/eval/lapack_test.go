@@ -137,6 +137,16 @@ ENTRY e {
   b = f64[3,2] parameter(1)
   ROOT x = f64[3,2] custom-call(a, b), custom_call_target="lapack_strsm_ffi"
 }`, "takes f32 arrays"},
+		{`HloModule m
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  ROOT r = (f32[3], f32[3], c64[3,3], f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi"
+}`, "returns (wr, wi, vl and vr as complex, s32 info per matrix)"},
+		{`HloModule m
+ENTRY e {
+  a = c64[3,3] parameter(0)
+  ROOT r = (c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi"
+}`, "custom-call lapack_cgeev_ffi"},
 	} {
 		m, err := hlo.Parse("t.hlo", c.src)
 		require.NoError(t, err)

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Measures vkjit's geev (what JAX's CPU lowering emits for jnp.linalg.eig)
+# against LAPACK's dgeev through NumPy, and LAPACK's own sgeev in f32
+# beside it (through ctypes), in f32 ulps of the largest eigenvalue's
+# magnitude; docs/ACCURACY.md records the output.
+# Usage: bench/accuracy/geev.sh (from the repository root, after make).
+set -e
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/geev.hlo" <<'HLO'
+HloModule geev
+ENTRY e {
+  a = f32[8,32,32] parameter(0)
+  ROOT r = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8]) custom-call(a), custom_call_target="lapack_sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+}
+HLO
+cd "$dir"
+python3 -c "
+import numpy as np
+np.save('a.npy', np.random.default_rng(7).uniform(-1, 1, (8, 32, 32)).astype(np.float32))"
+cd - >/dev/null
+bin/vkjit run "$dir/geev.hlo" "$dir/a.npy" --out "$dir/out.npz" >/dev/null
+cd "$dir"
+python3 - <<'PY'
+import ctypes, ctypes.util
+import numpy as np
+lib = ctypes.CDLL(ctypes.util.find_library('openblas') or ctypes.util.find_library('lapack'))
+o = np.load('out.npz')
+a32 = np.load('a.npy')
+eps = np.finfo(np.float32).eps
+def sgeev(x):  # LAPACK's own, in f32
+    n = x.shape[0]
+    f = np.asfortranarray(x.astype(np.float32))
+    wr, wi = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    vl, vr = np.zeros((n, n), np.float32, order='F'), np.zeros((n, n), np.float32, order='F')
+    lwork = 8 * n
+    work, info = np.zeros(lwork, np.float32), ctypes.c_int(0)
+    i = lambda v: ctypes.byref(ctypes.c_int(v))
+    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
+    lib.sgeev_(ctypes.c_char_p(b'V'), ctypes.c_char_p(b'V'), i(n), p(f), i(n), p(wr), p(wi), p(vl), i(n), p(vr), i(n), p(work), i(lwork), ctypes.byref(info))
+    w = wr + 1j * wi.astype(np.float64)
+    def unpack(v):
+        out = v.astype(np.complex128)
+        for j in range(n):
+            if wi[j] > 0:
+                out[:, j] = v[:, j] + 1j * v[:, j + 1]
+                out[:, j + 1] = v[:, j] - 1j * v[:, j + 1]
+        return out
+    return w, unpack(vl), unpack(vr)
+def measure(w, vl, vr, a):
+    wn = np.linalg.eigvals(a)  # LAPACK's dgeev
+    scale = np.abs(wn).max() * eps
+    ew = max(np.abs(wn - x).min() for x in w) / scale
+    rr = np.abs(a @ vr - vr * w).max() / scale
+    rl = np.abs(vl.conj().T @ a - vl.conj().T * w[:, None]).max() / scale
+    return ew, rr, rl
+for name in ('vkjit', 'LAPACK sgeev'):
+    rows = []
+    for b in range(8):
+        a = a32[b].astype(np.float64)
+        if name == 'vkjit':
+            assert o['out4'][b] == 0
+            got = (o['out0'][b] + 1j * o['out1'][b].astype(np.float64), o['out2'][b], o['out3'][b])
+        else:
+            got = sgeev(a32[b])
+        rows.append(measure(*got, a))
+    r = np.array(rows).max(axis=0)
+    print('%s f32 8x32x32: eigenvalues %.1f ulp of max|w| from dgeev\'s, |a v - w v| %.1f ulp, |u^H a - w u^H| %.1f ulp' % (name, r[0], r[1], r[2]))
+PY

@@ -1,0 +1,589 @@
+package eval
+
+import (
+	"math"
+	"math/cmplx"
+	"sort"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// geev is LAPACK's geev on each real matrix of l, as the lowering
+// computes it (lower/geev.go), in float64 with the thresholds of l's
+// type, so that both take the same path:
+//
+//   - the Hessenberg form H = Q^T a Q by a Householder reflector per
+//     column (gehd2), Q accumulated in z;
+//   - the real Schur form T = Z^T a Z by dlahqr's implicit double-shift
+//     QR (hqr): 1 x 1 and standardized 2 x 2 blocks (dlanv2) on T's
+//     diagonal, a complex pair's eigenvalues with the positive imaginary
+//     part first;
+//   - the eigenvectors from the complex Schur form Tc = W^H T W, W the
+//     block-diagonal unitary that makes each 2 x 2 block triangular:
+//     the right ones by back substitution in Tc (dtrevc's, a divisor
+//     below ulp |lambda| raised to it), the left ones by forward
+//     substitution in Tc^H, both taken back by Z W; a real eigenvalue's
+//     vectors are real (their imaginary parts rounding), a pair's second
+//     the conjugate of its first; each normalized to Euclidean norm 1 and
+//     turned so that its first largest element is real and positive.
+//
+// LAPACK balances the matrix first (gebal) and scales the vectors' back
+// substitution against overflow (dtrevc3's scaling); neither is done
+// here nor in the lowering. info is 0, or i + 1 when the eigenvalue at
+// row i did not converge within hqr's iterations (the vectors are then
+// left zero).
+func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi, vl, vr, info *hlo.Literal) {
+	batch, n, _, raw := matrices(l)
+	rt := l.Shape.Elem
+	ulp := 2 * epsilon(rt)
+	smlnum := smallestNormal(rt) * (float64(n) / ulp)
+	var wrs, wis, vls, vrs, infos []complex128
+	for b := int64(0); b < batch; b++ {
+		h := make([]float64, n*n)
+		for i := range h {
+			h[i] = real(raw[b*n*n+int64(i)])
+		}
+		z := hessenberg(h, int(n))
+		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
+		infos = append(infos, complex(float64(fail), 0))
+		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
+		if fail == 0 {
+			ur, ul = schurVectors(h, z, im, int(n), ulp, smlnum)
+		}
+		order := eigenOrder(r, im)
+		for _, o := range order {
+			wrs, wis = append(wrs, complex(r[o], 0)), append(wis, complex(im[o], 0))
+		}
+		ur, ul = permuteColumns(ur, order), permuteColumns(ul, order)
+		if !right {
+			clear(ur)
+		}
+		if !left {
+			clear(ul)
+		}
+		vrs, vls = append(vrs, ur...), append(vls, ul...)
+	}
+	return literal(wSh.Elem, wSh.Dims, wrs), literal(wSh.Elem, wSh.Dims, wis),
+		literal(vSh.Elem, vSh.Dims, vls), literal(vSh.Elem, vSh.Dims, vrs), literal(infoSh.Elem, infoSh.Dims, infos)
+}
+
+// smallestNormal is the real type t's smallest normal number.
+func smallestNormal(t hlo.ElementType) float64 {
+	if t == hlo.F64 {
+		return 0x1p-1022
+	}
+	return 0x1p-126
+}
+
+// hessenberg reduces the n x n h in place to upper Hessenberg form as
+// LAPACK's gehd2 does, a reflector I - tau v v^T per column i < n-2
+// (larfg of h(i+1:, i), v(i+1) = 1) applied from the right to every row
+// and from the left to every column, column i then set to (beta, 0,
+// ...) below its diagonal; it returns their product Q (orghr).
+func hessenberg(h []float64, n int) []float64 {
+	z := make([]float64, n*n)
+	for i := range n {
+		z[i*n+i] = 1
+	}
+	v := make([]float64, n)
+	for i := 0; i < n-2; i++ {
+		alpha := h[(i+1)*n+i]
+		var xnorm float64
+		for r := i + 2; r < n; r++ {
+			xnorm = math.Hypot(xnorm, h[r*n+i])
+		}
+		if xnorm == 0 {
+			continue // tau = 0: the identity
+		}
+		beta := -math.Hypot(alpha, xnorm) // -sign(alpha), -0 as +0
+		if alpha < 0 {
+			beta = -beta
+		}
+		tau := (beta - alpha) / beta
+		s := 1 / (alpha - beta)
+		clear(v)
+		v[i+1] = 1
+		for r := i + 2; r < n; r++ {
+			v[r] = h[r*n+i] * s
+		}
+		reflectRight(h, n, n, v, tau)
+		for c := range n { // from the left: h -= tau v (v^T h)
+			var w float64
+			for r := i + 1; r < n; r++ {
+				w += v[r] * h[r*n+c]
+			}
+			for r := i + 1; r < n; r++ {
+				h[r*n+c] -= tau * v[r] * w
+			}
+		}
+		h[(i+1)*n+i] = beta
+		for r := i + 2; r < n; r++ {
+			h[r*n+i] = 0
+		}
+		reflectRight(z, n, n, v, tau)
+	}
+	return z
+}
+
+// reflectRight applies I - tau v v^T from the right to the rows x n
+// matrix m: m -= tau (m v) v^T.
+func reflectRight(m []float64, rows, n int, v []float64, tau float64) {
+	for r := range rows {
+		var w float64
+		for c := range n {
+			w += m[r*n+c] * v[c]
+		}
+		for c := range n {
+			m[r*n+c] -= tau * w * v[c]
+		}
+	}
+}
+
+// hqr is LAPACK's dlahqr (wantt, wantz) on the n x n Hessenberg h and
+// its transformations z, in place, in the form of one loop whose
+// iteration either deflates the active block's last 1 x 1 or 2 x 2
+// block or makes one double-shift sweep over it (as the lowering's
+// while loop does): the block's top is the last negligible subdiagonal
+// element (the Ahues-Tisseur test) at or below the last one found; the
+// shifts are the trailing 2 x 2's eigenvalues (one of them twice when
+// both are real), exceptional after 10 and 20 sweeps without a
+// deflation; the sweep starts at the lowest row where two consecutive
+// subdiagonal elements are small. It returns the eigenvalues' real and
+// imaginary parts and 0, or i + 1 when block row i had not converged
+// after 30 max(10, n) sweeps.
+func hqr(h, z []float64, n int, ulp, smlnum float64) (wr, wi []float64, info int) {
+	wr, wi = make([]float64, n), make([]float64, n)
+	at := func(i, j int) *float64 { return &h[i*n+j] }
+	abs := math.Abs
+	itmax := 30 * max(10, n)
+	i, l, kdefl, its := n-1, 0, 0, 0
+	for i >= 0 && its <= itmax {
+		for k := i; k > l; k-- {
+			if negligible(h, n, k, ulp, smlnum) {
+				l = k
+				break
+			}
+		}
+		if l > 0 {
+			*at(l, l-1) = 0
+		}
+		if l >= i-1 {
+			if l == i {
+				wr[i] = *at(i, i)
+			} else {
+				a, b, c, d, cs, sn := dlanv2(*at(i-1, i-1), *at(i-1, i), *at(i, i-1), *at(i, i), ulp)
+				*at(i-1, i-1), *at(i-1, i), *at(i, i-1), *at(i, i) = a, b, c, d
+				wr[i-1], wr[i] = a, d
+				if c != 0 {
+					wi[i-1] = math.Sqrt(abs(b)) * math.Sqrt(abs(c))
+					wi[i] = -wi[i-1]
+				}
+				for j := i + 1; j < n; j++ {
+					*at(i-1, j), *at(i, j) = cs**at(i-1, j)+sn**at(i, j), cs**at(i, j)-sn**at(i-1, j)
+				}
+				for j := 0; j < i-1; j++ {
+					*at(j, i-1), *at(j, i) = cs**at(j, i-1)+sn**at(j, i), cs**at(j, i)-sn**at(j, i-1)
+				}
+				for j := range n {
+					zp, zq := &z[j*n+i-1], &z[j*n+i]
+					*zp, *zq = cs**zp+sn**zq, cs**zq-sn**zp
+				}
+			}
+			i, l, kdefl, its = l-1, 0, 0, 0
+			continue
+		}
+		kdefl++
+		its++
+		var h11, h12, h21, h22 float64
+		switch {
+		case kdefl%20 == 0:
+			s := abs(*at(i, i-1)) + abs(*at(i-1, i-2))
+			h11, h12, h21 = 0.75*s+*at(i, i), -0.4375*s, s
+			h22 = h11
+		case kdefl%10 == 0:
+			s := abs(*at(l+1, l)) + abs(*at(l+2, l+1))
+			h11, h12, h21 = 0.75*s+*at(l, l), -0.4375*s, s
+			h22 = h11
+		default:
+			h11, h21, h12, h22 = *at(i-1, i-1), *at(i, i-1), *at(i-1, i), *at(i, i)
+		}
+		var rt1r, rt1i, rt2r, rt2i float64
+		if s := abs(h11) + abs(h12) + abs(h21) + abs(h22); s != 0 {
+			h11, h21, h12, h22 = h11/s, h21/s, h12/s, h22/s
+			tr := (h11 + h22) / 2
+			det := (h11-tr)*(h22-tr) - h12*h21
+			rtdisc := math.Sqrt(abs(det))
+			if det >= 0 { // a complex pair
+				rt1r, rt1i = tr*s, rtdisc*s
+				rt2r, rt2i = rt1r, -rt1i
+			} else { // real: the one nearer h22, twice
+				rt1r, rt2r = tr+rtdisc, tr-rtdisc
+				if abs(rt1r-h22) <= abs(rt2r-h22) {
+					rt2r = rt1r
+				} else {
+					rt1r = rt2r
+				}
+				rt1r *= s
+				rt2r = rt1r
+			}
+		}
+		m, v := sweepStart(h, n, l, i, rt1r, rt1i, rt2r, rt2i, ulp)
+		for k := m; k < i; k++ {
+			nr := min(3, i-k+1)
+			if k > m {
+				v = [3]float64{*at(k, k-1), *at(k+1, k-1), 0}
+				if nr == 3 {
+					v[2] = *at(k+2, k-1)
+				}
+			}
+			beta, t1 := larfg3(&v)
+			if k > m {
+				*at(k, k-1), *at(k+1, k-1) = beta, 0
+				if k < i-1 {
+					*at(k+2, k-1) = 0
+				}
+			} else if m > l {
+				*at(k, k-1) *= 1 - t1
+			}
+			v2, v3 := v[1], v[2]
+			t2, t3 := t1*v2, t1*v3
+			rows := []int{k, k + 1, k + 2}[:nr]
+			for j := k; j < n; j++ {
+				sum := *at(k, j) + v2**at(k+1, j)
+				if nr == 3 {
+					sum += v3 * *at(k+2, j)
+				}
+				for q, r := range rows {
+					*at(r, j) -= sum * [3]float64{t1, t2, t3}[q]
+				}
+			}
+			for j := 0; j <= min(k+3, i); j++ {
+				sum := *at(j, k) + v2**at(j, k+1)
+				if nr == 3 {
+					sum += v3 * *at(j, k+2)
+				}
+				for q, c := range rows {
+					*at(j, c) -= sum * [3]float64{t1, t2, t3}[q]
+				}
+			}
+			for j := range n {
+				sum := z[j*n+k] + v2*z[j*n+k+1]
+				if nr == 3 {
+					sum += v3 * z[j*n+k+2]
+				}
+				for q, c := range rows {
+					z[j*n+c] -= sum * [3]float64{t1, t2, t3}[q]
+				}
+			}
+		}
+	}
+	if i >= 0 {
+		return wr, wi, i + 1
+	}
+	return wr, wi, 0
+}
+
+// negligible is dlahqr's test of subdiagonal element h(k, k-1): at most
+// smlnum, or small against its neighbours by Ahues and Tisseur's
+// criterion.
+func negligible(h []float64, n, k int, ulp, smlnum float64) bool {
+	at := func(i, j int) float64 { return math.Abs(h[i*n+j]) }
+	hk := at(k, k-1)
+	if hk <= smlnum {
+		return true
+	}
+	tst := at(k-1, k-1) + at(k, k)
+	if tst == 0 {
+		if k >= 2 {
+			tst += at(k-1, k-2)
+		}
+		if k+1 < n {
+			tst += at(k+1, k)
+		}
+	}
+	if hk > ulp*tst {
+		return false
+	}
+	ab, ba := max(hk, at(k-1, k)), min(hk, at(k-1, k))
+	d := math.Abs(h[(k-1)*n+k-1] - h[k*n+k])
+	aa, bb := max(at(k, k), d), min(at(k, k), d)
+	s := aa + ab
+	return ba*(ab/s) <= max(smlnum, ulp*(bb*(aa/s)))
+}
+
+// sweepStart is where dlahqr starts a double-shift sweep over the block
+// l..i: the largest m in [l, i-2] at which the first column of (H - s1)
+// (H - s2), started there, makes h(m, m-1) negligible (m = l when none
+// does), and that column's scaled first three elements.
+func sweepStart(h []float64, n, l, i int, rt1r, rt1i, rt2r, rt2i, ulp float64) (int, [3]float64) {
+	at := func(i, j int) float64 { return h[i*n+j] }
+	abs := math.Abs
+	for m := i - 2; ; m-- {
+		h21s := at(m+1, m)
+		s := abs(at(m, m)-rt2r) + abs(rt2i) + abs(h21s)
+		h21s = at(m+1, m) / s
+		v := [3]float64{
+			h21s*at(m, m+1) + (at(m, m)-rt1r)*((at(m, m)-rt2r)/s) - rt1i*(rt2i/s),
+			h21s * (at(m, m) + at(m+1, m+1) - rt1r - rt2r),
+			h21s * at(m+2, m+1),
+		}
+		s = abs(v[0]) + abs(v[1]) + abs(v[2])
+		v[0], v[1], v[2] = v[0]/s, v[1]/s, v[2]/s
+		if m == l {
+			return m, v
+		}
+		h00 := abs(at(m, m-1)) * (abs(v[1]) + abs(v[2]))
+		h01 := ulp * abs(v[0]) * (abs(at(m-1, m-1)) + abs(at(m, m)) + abs(at(m+1, m+1)))
+		if h00 <= h01 {
+			return m, v
+		}
+	}
+}
+
+// larfg3 is LAPACK's larfg on (v[0]; v[1], v[2]): the reflector I - tau
+// u u^T, u = (1, v[1], v[2]) afterwards, that takes the vector to
+// (beta, 0, 0); tau = 0 and v unchanged when v[1] and v[2] are zero.
+func larfg3(v *[3]float64) (beta, tau float64) {
+	alpha := v[0]
+	xnorm := math.Hypot(v[1], v[2])
+	if xnorm == 0 {
+		return alpha, 0
+	}
+	beta = -math.Hypot(alpha, xnorm)
+	if alpha < 0 {
+		beta = -beta
+	}
+	tau = (beta - alpha) / beta
+	s := 1 / (alpha - beta)
+	v[1], v[2] = v[1]*s, v[2]*s
+	return beta, tau
+}
+
+// dlanv2 is LAPACK's dlanv2: the Schur factorization of the real 2 x 2
+// [[a, b], [c, d]] in standard form, [[a', b'], [c', d']] = [[cs, sn],
+// [-sn, cs]]^T-rotated: upper triangular (c' = 0) when the eigenvalues
+// are real, else a' = d' and b' c' < 0 (the eigenvalues a' +- sqrt(|b'
+// c'|) i). (LAPACK also rescales a block near overflow; that is not done
+// here nor in the lowering.)
+func dlanv2(a, b, c, d, eps float64) (float64, float64, float64, float64, float64, float64) {
+	sign := func(x, y float64) float64 { return math.Copysign(math.Abs(x), y) }
+	cs, sn := 1.0, 0.0
+	switch {
+	case c == 0:
+	case b == 0: // swap rows and columns
+		cs, sn = 0, 1
+		a, d = d, a
+		b, c = -c, 0
+	case a-d == 0 && math.Signbit(b) != math.Signbit(c):
+	default:
+		temp := a - d
+		p := temp / 2
+		bcmax := max(math.Abs(b), math.Abs(c))
+		bcmis := min(math.Abs(b), math.Abs(c)) * sign(1, b) * sign(1, c)
+		scale := max(math.Abs(p), bcmax)
+		z := (p/scale)*p + (bcmax/scale)*bcmis
+		if z >= 4*eps { // real eigenvalues
+			z = p + sign(math.Sqrt(scale)*math.Sqrt(z), p)
+			a = d + z
+			d -= (bcmax / z) * bcmis
+			tau := math.Hypot(c, z)
+			cs, sn = z/tau, c/tau
+			b -= c
+			c = 0
+			break
+		}
+		// Complex or nearly equal real eigenvalues: equal diagonal.
+		sigma := b + c
+		tau := math.Hypot(sigma, temp)
+		cs = math.Sqrt((1 + math.Abs(sigma)/tau) / 2)
+		sn = -(p / (tau * cs)) * sign(1, sigma)
+		aa, bb := a*cs+b*sn, -a*sn+b*cs
+		cc, dd := c*cs+d*sn, -c*sn+d*cs
+		a, b = aa*cs+cc*sn, bb*cs+dd*sn
+		c, d = -aa*sn+cc*cs, -bb*sn+dd*cs
+		temp = (a + d) / 2
+		a, d = temp, temp
+		if c != 0 {
+			if b != 0 {
+				if math.Signbit(b) == math.Signbit(c) { // real after all: triangular
+					sab, sac := math.Sqrt(math.Abs(b)), math.Sqrt(math.Abs(c))
+					p = sign(sab*sac, c)
+					tau = 1 / math.Sqrt(math.Abs(b+c))
+					a, d = temp+p, temp-p
+					b -= c
+					c = 0
+					cs1, sn1 := sab*tau, sac*tau
+					cs, sn = cs*cs1-sn*sn1, cs*sn1+sn*cs1
+				}
+			} else {
+				b, c = -c, 0
+				cs, sn = -sn, cs
+			}
+		}
+	}
+	return a, b, c, d, cs, sn
+}
+
+// schurVectors are the right and left eigenvectors ([n, n], a column
+// each) from the real Schur form t and its transformations z (hqr's),
+// wi the eigenvalues' imaginary parts (geev's steps).
+func schurVectors(t, z, wi []float64, n int, ulp, smlnum float64) (right, left []complex128) {
+	// W: the identity but for each pair's block, whose columns are the
+	// block's unit eigenvector u for a + i sqrt(|bc|), (sqrt|b|, i
+	// sign(b) sqrt|c|) / sqrt(|b| + |c|), and its orthogonal complement.
+	w := make([]complex128, n*n)
+	for j := range n {
+		w[j*n+j] = 1
+	}
+	for p := 0; p+1 < n; p++ {
+		if wi[p] <= 0 {
+			continue
+		}
+		b, c := t[p*n+p+1], t[(p+1)*n+p]
+		nrm := math.Sqrt(math.Abs(b) + math.Abs(c))
+		u0, u1 := complex(math.Sqrt(math.Abs(b))/nrm, 0), complex(0, math.Copysign(math.Sqrt(math.Abs(c))/nrm, b))
+		w[p*n+p], w[(p+1)*n+p], w[p*n+p+1], w[(p+1)*n+p+1] = u0, u1, u1, u0
+	}
+	tc := mul(conjT(w, n), mul(realC(t), w, n), n)
+	zc := mul(realC(z), w, n)
+	lambda := make([]complex128, n)
+	for j := range n {
+		lambda[j] = tc[j*n+j]
+	}
+	// den is Tc(i, i) - lambda_j (conj'd for the left), raised to smin
+	// where smaller, as dtrevc's dlaln2 does.
+	den := func(i, j int) complex128 {
+		d := tc[i*n+i] - lambda[j]
+		smin := max(ulp*(math.Abs(real(lambda[j]))+math.Abs(imag(lambda[j]))), smlnum)
+		if math.Abs(real(d))+math.Abs(imag(d)) < smin {
+			return complex(smin, 0)
+		}
+		return d
+	}
+	x, y := make([]complex128, n*n), make([]complex128, n*n)
+	for j := range n {
+		x[j*n+j], y[j*n+j] = 1, 1
+	}
+	for i := n - 2; i >= 0; i-- { // Tc x_j = lambda_j x_j, upward
+		for j := i + 1; j < n; j++ {
+			var s complex128
+			for k := i + 1; k <= j; k++ {
+				s += tc[i*n+k] * x[k*n+j]
+			}
+			x[i*n+j] = -s / den(i, j)
+		}
+	}
+	for i := 1; i < n; i++ { // Tc^H y_j = conj(lambda_j) y_j, downward
+		for j := range i {
+			var s complex128
+			for k := j; k < i; k++ {
+				s += conj(tc[k*n+i]) * y[k*n+j]
+			}
+			y[i*n+j] = -s / conj(den(i, j))
+		}
+	}
+	return eigenColumns(mul(zc, x, n), wi, n), eigenColumns(mul(zc, y, n), wi, n)
+}
+
+// eigenColumns puts geev's eigenvector columns in LAPACK's form: a real
+// eigenvalue's real, a pair's second the conjugate of its first, each
+// of norm 1 with its first largest element real and positive.
+func eigenColumns(v []complex128, wi []float64, n int) []complex128 {
+	for j := range n {
+		if j > 0 && wi[j] < 0 && wi[j-1] > 0 {
+			for i := range n {
+				v[i*n+j] = conj(v[i*n+j-1])
+			}
+			continue
+		}
+		var nrm float64
+		big := 0
+		for i := range n {
+			if wi[j] == 0 {
+				v[i*n+j] = complex(real(v[i*n+j]), 0)
+			}
+			nrm = math.Hypot(nrm, cmplx.Abs(v[i*n+j]))
+			if cmplx.Abs(v[i*n+j]) > cmplx.Abs(v[big*n+j]) {
+				big = i
+			}
+		}
+		ph := leadPhase(v, int64(n), int64(j)) / complex(nrm, 0)
+		for i := range n {
+			v[i*n+j] *= ph
+			if wi[j] == 0 {
+				v[i*n+j] = complex(real(v[i*n+j]), 0) // +0 imaginary parts
+			}
+		}
+		v[big*n+j] = complex(real(v[big*n+j]), 0) // real, not within rounding of it
+	}
+	return v
+}
+
+// mul is the product of the n x n p and q.
+func mul(p, q []complex128, n int) []complex128 {
+	r := make([]complex128, n*n)
+	for i := range n {
+		for k := range n {
+			for j := range n {
+				r[i*n+j] += p[i*n+k] * q[k*n+j]
+			}
+		}
+	}
+	return r
+}
+
+func conjT(p []complex128, n int) []complex128 {
+	r := make([]complex128, n*n)
+	for i := range n {
+		for j := range n {
+			r[j*n+i] = conj(p[i*n+j])
+		}
+	}
+	return r
+}
+
+func realC(p []float64) []complex128 {
+	r := make([]complex128, len(p))
+	for i, x := range p {
+		r[i] = complex(x, 0)
+	}
+	return r
+}
+
+// eigenOrder is the order geev returns eigenvalues in: by real part,
+// then the imaginary part's magnitude, then the positive one first (a
+// pair adjacent), stably; plain comparisons, zeros of either sign
+// equal. dlahqr's own order hangs on rounding (a sweep in f32 and one in
+// f64 may deflate the same eigenvalues in different rows) and LAPACK
+// leaves it unspecified; a fixed one makes the lowering's and this
+// agree.
+func eigenOrder(wr, wi []float64) []int {
+	order := make([]int, len(wr))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		p, q := order[x], order[y]
+		switch {
+		case wr[p] != wr[q]:
+			return wr[p] < wr[q]
+		case math.Abs(wi[p]) != math.Abs(wi[q]):
+			return math.Abs(wi[p]) < math.Abs(wi[q])
+		}
+		return -wi[p] < -wi[q]
+	})
+	return order
+}
+
+// permuteColumns is the n x n v with column j taken from column
+// order[j].
+func permuteColumns(v []complex128, order []int) []complex128 {
+	n := len(order)
+	out := make([]complex128, len(v))
+	for j, o := range order {
+		for i := range n {
+			out[i*n+j] = v[i*n+o]
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// TestGeevAgainstLapack: the evaluator's geev gives LAPACK's
+// eigenvalues (geev through NumPy: testdata/eig.py) to 1e-12 relative
+// to the matrix's norm, each matched to the nearest of LAPACK's, sorted
+// by real part, then imaginary magnitude, a pair adjacent with the
+// positive imaginary part first, and a real one's imaginary part
+// exactly zero where LAPACK's is; right eigenvectors
+// LAPACK's up to each one's phase where the eigenvalue is simple; and
+// for every eigenpair a v = lambda v and u^H a = lambda u^H to 1e-12,
+// norm 1 and the first largest element real and positive. Random
+// matrices of orders 1 to 40, a rotation, a triangular matrix, a
+// companion matrix (1, 2, 3, +-i) and a Hessenberg matrix that splits.
+func TestGeevAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/eig.json")
+	require.NoError(t, err)
+	var cases []struct {
+		N       int
+		A, W, V json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 11)
+	for _, c := range cases {
+		n := c.N
+		am, wv, vv := values(t, c.A, false), values(t, c.W, true), values(t, c.V, true)
+		name := fmt.Sprintf("f64[%d,%d]", n, n)
+		src := fmt.Sprintf(`HloModule eig
+ENTRY e {
+  a = f64[%[1]d,%[1]d] parameter(0)
+  ROOT r = (f64[%[1]d], f64[%[1]d], c128[%[1]d,%[1]d], c128[%[1]d,%[1]d], s32[]) custom-call(a), custom_call_target="lapack_dgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+}`, n)
+		m, err := hlo.Parse(name, src)
+		require.NoError(t, err, name)
+		require.NoError(t, Check(m), name)
+		out, err := Run(m, lit64(hlo.F64, []int64{int64(n), int64(n)}, am))
+		require.NoError(t, err, name)
+		got := out.Leaves()
+		require.Equal(t, int64(0), get(got[4], 0).i, "%s info", name)
+		var norm float64
+		for _, x := range am {
+			norm = math.Hypot(norm, real(x))
+		}
+		tol := 1e-12 * math.Max(1, norm)
+		w := make([]complex128, n)
+		for j := range n {
+			w[j] = complex(get(got[0], int64(j)).f, get(got[1], int64(j)).f)
+		}
+		vl, vr := complexes(got[2]), complexes(got[3])
+		for j := range n {
+			// LAPACK's nearest eigenvalue, and whether it is simple.
+			best, simple := 0, true
+			for k := range n {
+				if cmplx.Abs(wv[k]-w[j]) < cmplx.Abs(wv[best]-w[j]) {
+					best = k
+				}
+			}
+			for k := range n {
+				if k != best && cmplx.Abs(wv[k]-wv[best]) < 1e-6 {
+					simple = false
+				}
+			}
+			require.LessOrEqual(t, cmplx.Abs(wv[best]-w[j]), tol, "%s eigenvalue %d: %v, LAPACK's %v", name, j, w[j], wv[best])
+			if imag(wv[best]) == 0 {
+				require.Zero(t, imag(w[j]), "%s eigenvalue %d: real", name, j)
+			}
+			if j > 0 {
+				p := w[j-1]
+				require.True(t, real(p) < real(w[j]) || real(p) == real(w[j]) && math.Abs(imag(p)) <= math.Abs(imag(w[j])), "%s eigenvalues %d, %d: %v, %v out of order", name, j-1, j, p, w[j])
+			}
+			if imag(w[j]) > 0 {
+				require.Equal(t, cmplx.Conj(w[j]), w[j+1], "%s eigenvalue %d: its conjugate next", name, j)
+			}
+			col := func(v []complex128, i int) complex128 { return v[i*n+j] }
+			for _, v := range [][]complex128{vl, vr} {
+				var nrm float64
+				big := 0
+				for i := range n {
+					nrm = math.Hypot(nrm, cmplx.Abs(col(v, i)))
+					if cmplx.Abs(col(v, i)) > cmplx.Abs(col(v, big)) {
+						big = i
+					}
+				}
+				require.InDelta(t, 1, nrm, 1e-14*float64(n), "%s eigenvector %d: norm", name, j)
+				require.True(t, imag(col(v, big)) == 0 && real(col(v, big)) > 0, "%s eigenvector %d: largest element %v", name, j, col(v, big))
+			}
+			for i := range n {
+				var av, ua complex128 // (a v)_i, (u^H a)_i
+				for k := range n {
+					av += am[i*n+k] * col(vr, k)
+					ua += cmplx.Conj(col(vl, k)) * am[k*n+i]
+				}
+				require.LessOrEqual(t, cmplx.Abs(av-w[j]*col(vr, i)), tol, "%s: a v = w v at [%d,%d]", name, i, j)
+				require.LessOrEqual(t, cmplx.Abs(ua-w[j]*cmplx.Conj(col(vl, i))), tol, "%s: u^H a = w u^H at [%d,%d]", name, i, j)
+			}
+			if simple {
+				big := 0
+				for i := range n {
+					if cmplx.Abs(col(vr, i)) > cmplx.Abs(col(vr, big)) {
+						big = i
+					}
+				}
+				turn := vv[big*n+best] / col(vr, big)
+				turn /= complex(cmplx.Abs(turn), 0)
+				for i := range n {
+					require.LessOrEqual(t, cmplx.Abs(vv[i*n+best]-turn*col(vr, i)), 1e-9, "%s eigenvector %d element %d", name, j, i)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,32 @@
+# Writes eig.json: LAPACK's geev eigenvalues and right eigenvectors
+# (through NumPy's np.linalg.eig) of random real matrices and of some
+# with known structure, for hlo/eval's TestGeevAgainstLapack.
+# Run: python3 eig.py > eig.json
+import json
+import numpy as np
+
+rng = np.random.default_rng(20261205)
+def enc(v):
+    v = np.asarray(v)
+    if np.iscomplexobj(v):
+        return [[float(x.real), float(x.imag)] for x in v.ravel()]
+    return [float(x) for x in v.ravel()]
+
+mats = [rng.uniform(-1, 1, (n, n)) for n in (1, 2, 3, 5, 8, 17, 40)]
+mats.append(np.array([[0.0, -1.0], [1.0, 0.0]]))  # a rotation: +-i
+mats.append(np.triu(rng.uniform(-1, 1, (4, 4))))  # Schur form already
+# The companion matrix of (x-1)(x-2)(x-3)(x^2+1): 1, 2, 3, +-i.
+c = np.poly([1, 2, 3, 1j, -1j]).real
+comp = np.zeros((5, 5))
+comp[0, :] = -c[1:]
+comp[1:, :-1] = np.eye(4)
+mats.append(comp)
+# Hessenberg with a zero subdiagonal element: splits at once.
+h = np.triu(rng.uniform(-1, 1, (6, 6)), -1)
+h[3, 2] = 0
+mats.append(h)
+cases = []
+for a in mats:
+    w, v = np.linalg.eig(a)  # LAPACK's geev
+    cases.append({"n": a.shape[0], "a": enc(a), "w": enc(w.astype(complex)), "v": enc(v.astype(complex))})
+print(json.dumps(cases, indent=0))

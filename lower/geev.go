@@ -1,0 +1,795 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/formula"
+)
+
+// geev is LAPACK's geev of a batch of real square matrices, as the
+// evaluator computes it (hlo/eval/geev.go, whose comment gives the
+// steps): one matrix at a time (a loop over the batch), since each
+// takes its own number of QR sweeps and deflates at its own rows; the
+// Hessenberg reduction a loop of a reflector per column, each applied
+// by matrix-vector dots; dlahqr as one while loop whose iteration
+// deflates the active block's trailing 1 x 1 or 2 x 2 block or makes a
+// double-shift sweep (an inner loop of 3 x 3 reflectors over rows and
+// columns at a dynamic index; the sweep of a deflating iteration runs
+// no steps); then the vectors by a row loop of back substitution and
+// one of forward substitution in the complex Schur form. The matrices
+// are padded by a row and a column of zeros, so that a sweep's last
+// reflector (of two rows) reads and writes a 3-row block like the
+// others, its third row untouched. It returns (wr, wi, vl, vr, info).
+func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
+	a := in.Operands[0]
+	t := a.Shape.Elem
+	r := a.Shape.Rank()
+	n := a.Shape.Dims[r-1]
+	wSh, vSh, infoSh := in.Shape.Tuple[0], in.Shape.Tuple[2], in.Shape.Tuple[4]
+	ct := vSh.Elem
+	nb := int64(1)
+	for _, d := range a.Shape.Dims[:r-2] {
+		nb *= d
+	}
+	if nb == 0 || n == 0 {
+		return []*hlo.Instruction{b.zeros(wSh), b.zeros(wSh), b.zeros(vSh), b.zeros(vSh), b.zeros(infoSh)}
+	}
+	a3 := b.reshape(a, nb, n, n)
+	w2, v3, i1 := hlo.ArrayShape(t, nb, n), hlo.ArrayShape(ct, nb, n, n), hlo.ArrayShape(hlo.S32, nb)
+	s32 := hlo.ArrayShape(hlo.S32)
+	state := hlo.TupleShape(s32, a3.Shape, w2, w2, v3, v3, i1)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a3, b.zeros(w2), b.zeros(w2), b.zeros(v3), b.zeros(v3), b.zeros(i1))
+	w := b.whileLoop(in, in.Name+".geev", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.compare(e[0], cb.constant(hlo.S32, nb), "LT")
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		bi, zero := e[0], lb.constant(hlo.S32, 0)
+		ds := lb.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, 1, n, n), e[1], bi, zero, zero)
+		ds.A.DynSliceSizes = []int64{1, n, n}
+		wr, wi, vl, vr, info := lb.geev1(in, lb.reshape(ds, n, n), c.Left, c.Right)
+		put := func(into, x *hlo.Instruction) *hlo.Instruction {
+			dims := append([]int64{1}, x.Shape.Dims...)
+			starts := []*hlo.Instruction{into, lb.reshape(x, dims...), bi}
+			for range x.Shape.Dims {
+				starts = append(starts, zero)
+			}
+			return lb.inst(hlo.OpDynamicUpdateSlice, into.Shape, starts...)
+		}
+		next := lb.inst(hlo.OpAdd, s32, bi, lb.constant(hlo.S32, 1))
+		return []*hlo.Instruction{next, e[1], put(e[2], wr), put(e[3], wi), put(e[4], vl), put(e[5], vr), put(e[6], info)}
+	})
+	get := func(i int, sh hlo.Shape) *hlo.Instruction {
+		g := b.inst(hlo.OpGetTupleElement, state.Tuple[i], w)
+		g.A.Index = int64(i)
+		return b.reshape(g, sh.Dims...)
+	}
+	return []*hlo.Instruction{get(2, wSh), get(3, wSh), get(4, vSh), get(5, vSh), get(6, infoSh)}
+}
+
+// geev1 is geev of one n x n matrix m: (wr, wi [n], vl, vr [n, n]
+// complex, info []).
+func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, vr, info *hlo.Instruction) {
+	t := m.Shape.Elem
+	n := m.Shape.Dims[0]
+	ulp := 2 * epsilon(t)
+	smlnum := smallestNormal(t) * (float64(n) / ulp)
+	h, z := b.hessenberg(in, m)
+	// Pad h by a row and a column, z by a column.
+	np := n + 1
+	hp := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), h, b.constant(t, 0))
+	hp.A.Padding = []hlo.PadDim{{Hi: 1}, {Hi: 1}}
+	zp := b.inst(hlo.OpPad, hlo.ArrayShape(t, n, np), z, b.constant(t, 0))
+	zp.A.Padding = []hlo.PadDim{{}, {Hi: 1}}
+	T, Z, wr, wi, info := b.hqr(in, hp, zp, n, ulp, smlnum)
+	vr0, vl0 := b.schurVectors(T, Z, wi, n, ulp, smlnum)
+	wr, wi, onehot := b.eigenOrder(in, wr, wi)
+	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
+	var err error
+	ei := b.expr(hlo.ArrayShape(hlo.S32), &err)
+	ok := b.full(ei.Cmp(info, "EQ", ei.K(0)), hlo.ArrayShape(hlo.PRED, n, n))
+	vz := b.zeros(vr0.Shape)
+	vr, vl = vz, vz
+	if right {
+		vr = b.sel(ok, vr0, vz)
+	}
+	if left {
+		vl = b.sel(ok, vl0, vz)
+	}
+	return wr, wi, vl, vr, info
+}
+
+// epsilon and smallestNormal are the real type t's unit roundoff and
+// smallest normal number.
+func epsilon(t hlo.ElementType) float64 {
+	if t == hlo.F64 {
+		return 0x1p-53
+	}
+	return 0x1p-24
+}
+
+func smallestNormal(t hlo.ElementType) float64 {
+	if t == hlo.F64 {
+		return 0x1p-1022
+	}
+	return 0x1p-126
+}
+
+// mv is the product of matrix m and vector v (m v), and vm of vector v
+// and matrix m (v^T m).
+func (b *expander) mv(m, v *hlo.Instruction) *hlo.Instruction {
+	d := b.inst(hlo.OpDot, hlo.ArrayShape(m.Shape.Elem, m.Shape.Dims[0]), m, v)
+	d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
+	return d
+}
+
+func (b *expander) vm(v, m *hlo.Instruction) *hlo.Instruction {
+	d := b.inst(hlo.OpDot, hlo.ArrayShape(m.Shape.Elem, m.Shape.Dims[1]), v, m)
+	d.A.Dot = &hlo.DotDims{LhsContract: []int64{0}, RhsContract: []int64{0}}
+	return d
+}
+
+// outer is the matrix x y^T.
+func (b *expander) outer(x, y *hlo.Instruction) *hlo.Instruction {
+	sh := hlo.ArrayShape(x.Shape.Elem, x.Shape.Dims[0], y.Shape.Dims[0])
+	return b.inst(hlo.OpMultiply, sh, b.along(x, sh, 0), b.along(y, sh, 1))
+}
+
+// along broadcasts vector x over matrix shape sh as its dimension d.
+func (b *expander) along(x *hlo.Instruction, sh hlo.Shape, d int64) *hlo.Instruction {
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, sh.Dims...), x)
+	bc.A.Dimensions, bc.A.HasDimensions = []int64{d}, true
+	return bc
+}
+
+// scalarAt is element (i, j) of matrix m, and setAt writes scalar x
+// there.
+func (b *expander) scalarAt(m, i, j *hlo.Instruction) *hlo.Instruction {
+	x := b.batched(m.Shape.Elem, nil)
+	return b.reshape(x.slice(m, []int64{1, 1}, i, j))
+}
+
+func (b *expander) setAt(m, x, i, j *hlo.Instruction) *hlo.Instruction {
+	return b.batched(m.Shape.Elem, nil).update(m, b.reshape(x, 1, 1), i, j)
+}
+
+// hessenberg is the evaluator's hessenberg (gehd2): a loop over the
+// columns i < n-2, each reflector applied to h from the right, then
+// the left, column i then set, and to z from the right. It returns (h,
+// z).
+func (b *expander) hessenberg(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	t := m.Shape.Elem
+	n := m.Shape.Dims[0]
+	sh := m.Shape
+	eye := b.sel(b.compare(b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n), "EQ"), b.full(b.constant(t, 1), sh), b.zeros(sh))
+	if n <= 2 {
+		return m, eye
+	}
+	s32 := hlo.ArrayShape(hlo.S32)
+	state := hlo.TupleShape(s32, sh, sh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), m, eye)
+	w := b.whileLoop(in, in.Name+".hessenberg", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.compare(e[0], cb.constant(hlo.S32, n-2), "LT")
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		i, h, z := e[0], e[1], e[2]
+		es, ev, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(hlo.ArrayShape(t, n), &err), lb.expr(s32, &err)
+		vi := lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
+		x := lb.batched(t, nil)
+		i1 := ei.Add(i, ei.K(1))
+		col := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
+		rows := lb.iota(hlo.S32, 0, n)
+		below := vi.Cmp(rows, "GT", lb.full(i1, rows.Shape)) // rows i+2 on
+		at := vi.Cmp(rows, "EQ", lb.full(i1, rows.Shape))
+		tail := ev.Sel(below, col, ev.K(0))
+		alpha := lb.scalarAt(h, i1, i)
+		big := lb.reduceDim(ev.Abs(tail), 0, hlo.OpMaximum, lb.constant(t, 0))
+		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
+		q := ev.Div(tail, lb.full(safe, tail.Shape))
+		xnorm := es.Mul(big, es.Sqrt(lb.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, lb.constant(t, 0))))
+		hyp := es.Hypot(alpha, xnorm)
+		beta := es.Sel(es.Cmp(alpha, "LT", es.K(0)), hyp, es.Neg(hyp))
+		skip := es.Cmp(xnorm, "EQ", es.K(0))
+		tau := es.Sel(skip, es.K(0), es.Div(es.Sub(beta, alpha), beta))
+		s := es.Div(es.K(1), es.Sub(alpha, beta))
+		v := ev.Sel(at, ev.K(1), ev.Sel(below, ev.Mul(col, lb.full(s, col.Shape)), ev.K(0)))
+		v = ev.Sel(lb.full(skip, v.Shape), ev.Sel(at, ev.K(1), ev.K(0)), v)
+		taus := lb.full(tau, sh)
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(h, v), v)))
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(v, lb.vm(v, h))))
+		now := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
+		fixed := ev.Sel(at, lb.full(beta, col.Shape), ev.Sel(below, ev.K(0), now))
+		fixed = ev.Sel(lb.full(skip, v.Shape), now, fixed)
+		h = x.update(h, lb.reshape(fixed, n, 1), lb.constant(hlo.S32, 0), i)
+		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(z, v), v)))
+		return []*hlo.Instruction{i1, h, z}
+	})
+	g := func(k int) *hlo.Instruction {
+		x := b.inst(hlo.OpGetTupleElement, sh, w)
+		x.A.Index = int64(k)
+		return x
+	}
+	return g(1), g(2)
+}
+
+// hqr is the evaluator's hqr (dlahqr) on the padded Hessenberg h ([n+1,
+// n+1]) and its transformations z ([n, n+1]), one while loop whose
+// iteration finds the active block's top l (the last negligible
+// subdiagonal element at or below the last top), then deflates the
+// block's trailing 1 x 1 or 2 x 2 block when l >= i-1 (the 2 x 2 put in
+// standard form by dlanv2's rotation, applied to the rest of h and to
+// z), else makes one double-shift sweep from the row sweepStart finds.
+// It returns (T, Z unpadded, wr, wi, info).
+func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) (T, Z, wr, wi, info *hlo.Instruction) {
+	t := h.Shape.Elem
+	np := n + 1
+	s32 := hlo.ArrayShape(hlo.S32)
+	wSh := hlo.ArrayShape(t, n)
+	itmax := 30 * max(10, n)
+	state := hlo.TupleShape(s32, s32, s32, s32, h.Shape, z.Shape, wSh, wSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, n-1), b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), h, z, b.zeros(wSh), b.zeros(wSh))
+	w := b.whileLoop(in, in.Name+".hqr", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		var err error
+		ei := cb.expr(s32, &err)
+		return ei.And(ei.Cmp(e[0], "GE", ei.K(0)), ei.Cmp(e[3], "LE", ei.K(float64(itmax))))
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		i, l, kdefl, its, H, Z, wr, wi := e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]
+		es, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(s32, &err)
+		ev, evi := lb.expr(hlo.ArrayShape(t, np), &err), lb.expr(hlo.ArrayShape(hlo.S32, np), &err)
+		vec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, ev.Shape()) }
+		ivec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, evi.Shape()) }
+		kk := lb.iota(hlo.S32, 0, np)
+		d, s, u := lb.diagonals(H)
+		right := lb.shiftRight(d)
+		// The top: the largest k in (l, i] whose h(k, k-1) is negligible.
+		hk, ua := ev.Abs(s), ev.Abs(u)
+		tst0 := ev.Add(ev.Abs(right), ev.Abs(d))
+		tst := ev.Sel(ev.Cmp(tst0, "EQ", ev.K(0)), ev.Add(ev.Abs(lb.shiftRight(s)), ev.Abs(lb.shiftLeft(s))), tst0)
+		ab, ba := ev.Max(hk, ua), ev.Min(hk, ua)
+		dd := ev.Abs(ev.Sub(right, d))
+		aa, bb := ev.Max(ev.Abs(d), dd), ev.Min(ev.Abs(d), dd)
+		ss := ev.Add(aa, ab)
+		at := ev.And(ev.Cmp(hk, "LE", ev.Mul(ev.K(ulp), tst)),
+			ev.Cmp(ev.Mul(ba, ev.Div(ab, ss)), "LE", ev.Max(ev.K(smlnum), ev.Mul(ev.K(ulp), ev.Mul(bb, ev.Div(aa, ss))))))
+		neg := ev.Or(ev.Cmp(hk, "LE", ev.K(smlnum)), at)
+		inBlock := evi.And(evi.Cmp(kk, "GT", ivec(l)), evi.Cmp(kk, "LE", ivec(i)))
+		lnew := lb.reduceDim(evi.Sel(evi.And(neg, inBlock), kk, ivec(l)), 0, hlo.OpMaximum, lb.constant(hlo.S32, -1))
+		pos := ei.Max(lnew, ei.K(1))
+		H = lb.setAt(H, es.Sel(ei.Cmp(lnew, "GT", ei.K(0)), es.K(0), lb.scalarAt(H, pos, ei.Sub(pos, ei.K(1)))), pos, ei.Sub(pos, ei.K(1)))
+		defl := ei.Cmp(lnew, "GE", ei.Sub(i, ei.K(1)))
+		one := ei.Cmp(lnew, "EQ", i)
+		two := ei.And(defl, ei.Not(one))
+
+		// Deflation: a 1 x 1 block's eigenvalue, or a 2 x 2 block's.
+		iSafe := ei.Max(i, ei.K(0))
+		wr1 := lb.setVec(wr, lb.scalarAt(H, iSafe, iSafe), iSafe)
+		H2, Z2, wr2, wi2 := H, Z, wr, wi
+		if n >= 2 {
+			H2, Z2, wr2, wi2 = lb.standardize(H, Z, wr, wi, i, ulp)
+		} else {
+			two = lb.constant(hlo.PRED, 0) // no 2 x 2 block in a 1 x 1 matrix
+		}
+
+		// A sweep's shifts: the trailing 2 x 2's eigenvalues, or exceptional.
+		kd1 := ei.Add(kdefl, ei.K(1))
+		rem := func(k int64) *hlo.Instruction {
+			return ei.Cmp(lb.inst(hlo.OpRemainder, s32, kd1, ei.K(float64(k))), "EQ", ei.K(0))
+		}
+		ex20, ex10 := rem(20), rem(10)
+		ii := ei.Max(i, ei.K(2))
+		ll := ei.Min(ei.Max(lnew, ei.K(0)), ei.K(float64(n-1)))
+		h1 := func(r, c int64, base *hlo.Instruction) *hlo.Instruction {
+			return lb.scalarAt(H, ei.Add(base, ei.K(float64(r))), ei.Add(base, ei.K(float64(c))))
+		}
+		hII, hI1I1, hI1I, hII1, hI1I2 := h1(0, 0, ii), h1(-1, -1, ii), h1(-1, 0, ii), h1(0, -1, ii), h1(-1, -2, ii)
+		hLL, hL1L, hL2L1 := h1(0, 0, ll), h1(1, 0, ll), h1(2, 1, ll)
+		s20 := es.Add(es.Abs(hII1), es.Abs(hI1I2))
+		s10 := es.Add(es.Abs(hL1L), es.Abs(hL2L1))
+		exc := func(s *hlo.Instruction, base *hlo.Instruction) *hlo.Instruction {
+			return es.Add(es.Mul(es.K(0.75), s), base)
+		}
+		h11 := es.Sel(ex20, exc(s20, hII), es.Sel(ex10, exc(s10, hLL), hI1I1))
+		h12 := es.Sel(ex20, es.Mul(es.K(-0.4375), s20), es.Sel(ex10, es.Mul(es.K(-0.4375), s10), hI1I))
+		h21 := es.Sel(ex20, s20, es.Sel(ex10, s10, hII1))
+		h22 := es.Sel(ex20, h11, es.Sel(ex10, h11, hII))
+		sc := es.Add(es.Add(es.Add(es.Abs(h11), es.Abs(h12)), es.Abs(h21)), es.Abs(h22))
+		zeroS := es.Cmp(sc, "EQ", es.K(0))
+		scs := es.Sel(zeroS, es.K(1), sc)
+		h11, h21, h12, h22 = es.Div(h11, scs), es.Div(h21, scs), es.Div(h12, scs), es.Div(h22, scs)
+		tr := es.Div(es.Add(h11, h22), es.K(2))
+		det := es.Sub(es.Mul(es.Sub(h11, tr), es.Sub(h22, tr)), es.Mul(h12, h21))
+		rtdisc := es.Sqrt(es.Abs(det))
+		pair := es.Cmp(det, "GE", es.K(0))
+		r1, r2 := es.Add(tr, rtdisc), es.Sub(tr, rtdisc)
+		pick := es.Sel(es.Cmp(es.Abs(es.Sub(r1, h22)), "LE", es.Abs(es.Sub(r2, h22))), r1, r2)
+		rt1r := es.Sel(zeroS, es.K(0), es.Sel(pair, es.Mul(tr, sc), es.Mul(pick, sc)))
+		rt1i := es.Sel(zeroS, es.K(0), es.Sel(pair, es.Mul(rtdisc, sc), es.K(0)))
+		rt2r, rt2i := rt1r, es.Neg(rt1i)
+		rt2i = es.Sel(es.Cmp(rt1i, "EQ", es.K(0)), es.K(0), rt2i)
+
+		// sweepStart for every m at once: where it may start, the largest.
+		d, s, u = lb.diagonals(H)
+		hmm, h21v, h12v, hm1m1 := d, lb.shiftLeft(s), lb.shiftLeft(u), lb.shiftLeft(d)
+		h32, hmm1, hm1 := lb.shiftLeft(lb.shiftLeft(s)), s, lb.shiftRight(d)
+		s1 := ev.Add(ev.Add(ev.Abs(ev.Sub(hmm, vec(rt2r))), vec(es.Abs(rt2i))), ev.Abs(h21v))
+		h21s := ev.Div(h21v, s1)
+		v1 := ev.Sub(ev.Add(ev.Mul(h21s, h12v), ev.Mul(ev.Sub(hmm, vec(rt1r)), ev.Div(ev.Sub(hmm, vec(rt2r)), s1))), ev.Mul(vec(rt1i), ev.Div(vec(rt2i), s1)))
+		v2 := ev.Mul(h21s, ev.Sub(ev.Sub(ev.Add(hmm, hm1m1), vec(rt1r)), vec(rt2r)))
+		v3 := ev.Mul(h21s, h32)
+		s2 := ev.Add(ev.Add(ev.Abs(v1), ev.Abs(v2)), ev.Abs(v3))
+		v1, v2, v3 = ev.Div(v1, s2), ev.Div(v2, s2), ev.Div(v3, s2)
+		h00 := ev.Mul(ev.Abs(hmm1), ev.Add(ev.Abs(v2), ev.Abs(v3)))
+		h01 := ev.Mul(ev.Mul(ev.K(ulp), ev.Abs(v1)), ev.Add(ev.Add(ev.Abs(hm1), ev.Abs(hmm)), ev.Abs(hm1m1)))
+		okm := evi.And(ev.Cmp(h00, "LE", h01), evi.And(evi.Cmp(kk, "GT", ivec(lnew)), evi.Cmp(kk, "LE", ivec(ei.Sub(i, ei.K(2))))))
+		mstar := ei.Max(lb.reduceDim(evi.Sel(okm, kk, ivec(ei.K(-1))), 0, hlo.OpMaximum, lb.constant(hlo.S32, -1)), lnew)
+		onehot := evi.Cmp(kk, "EQ", ivec(mstar))
+		pickV := func(x *hlo.Instruction) *hlo.Instruction {
+			return lb.reshape(lb.reduceDim(ev.Sel(onehot, x, ev.K(0)), 0, hlo.OpAdd, lb.constant(t, 0)), 1)
+		}
+		v0 := lb.concat(0, pickV(v1), pickV(v2), pickV(v3))
+		kend := ei.Sel(defl, mstar, i)
+		Hc, Zc := lb.sweep(in, H, Z, v0, mstar, kend, lnew)
+
+		H = lb.sel(lb.full(two, H.Shape), H2, Hc)
+		Z = lb.sel(lb.full(two, Z.Shape), Z2, Zc)
+		wrN := lb.sel(lb.full(one, wSh), wr1, lb.sel(lb.full(two, wSh), wr2, wr))
+		wiN := lb.sel(lb.full(two, wSh), wi2, wi)
+		i1 := ei.Sel(defl, ei.Sub(lnew, ei.K(1)), i)
+		l1 := ei.Sel(defl, ei.K(0), lnew)
+		kd := ei.Sel(defl, ei.K(0), kd1)
+		its1 := ei.Sel(defl, ei.K(0), ei.Add(its, ei.K(1)))
+		return []*hlo.Instruction{i1, l1, kd, its1, H, Z, wrN, wiN}
+	})
+	g := func(k int) *hlo.Instruction {
+		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
+		x.A.Index = int64(k)
+		return x
+	}
+	var err error
+	ei := b.expr(s32, &err)
+	iEnd := g(0)
+	info = ei.Sel(ei.Cmp(iEnd, "GE", ei.K(0)), ei.Add(iEnd, ei.K(1)), ei.K(0))
+	T = b.slice(b.slice(g(4), 0, 0, n), 1, 0, n)
+	Z = b.slice(g(5), 1, 0, n)
+	return T, Z, g(6), g(7), info
+}
+
+// diagonals are the square m's diagonal, subdiagonal and superdiagonal
+// as vectors indexed by row k: m(k, k), m(k, k-1) and m(k-1, k) (zero
+// at k = 0).
+func (b *expander) diagonals(m *hlo.Instruction) (d, s, u *hlo.Instruction) {
+	n := m.Shape.Dims[0]
+	t := m.Shape.Elem
+	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	one := b.full(b.constant(hlo.S32, 1), rows.Shape)
+	pick := func(p *hlo.Instruction, dim int) *hlo.Instruction {
+		return b.reduceDim(b.sel(p, m, b.zeros(m.Shape)), dim, hlo.OpAdd, b.constant(t, 0))
+	}
+	d = pick(b.compare(rows, cols, "EQ"), 1)
+	s = pick(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, one), "EQ"), 1)
+	u = pick(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, one), cols, "EQ"), 0)
+	return d, s, u
+}
+
+// shiftRight is vector v moved one place up the index (v[k-1] at k,
+// zero at 0); shiftLeft one place down (v[k+1] at k, zero at the end).
+func (b *expander) shiftRight(v *hlo.Instruction) *hlo.Instruction {
+	n := v.Shape.Dims[0]
+	return b.concat(0, b.zeros(hlo.ArrayShape(v.Shape.Elem, 1)), b.slice(v, 0, 0, n-1))
+}
+
+func (b *expander) shiftLeft(v *hlo.Instruction) *hlo.Instruction {
+	n := v.Shape.Dims[0]
+	return b.concat(0, b.slice(v, 0, 1, n), b.zeros(hlo.ArrayShape(v.Shape.Elem, 1)))
+}
+
+// setVec writes scalar x at index i of vector v.
+func (b *expander) setVec(v, x, i *hlo.Instruction) *hlo.Instruction {
+	return b.inst(hlo.OpDynamicUpdateSlice, v.Shape, v, b.reshape(x, 1), i)
+}
+
+// standardize is hqr's deflation of the 2 x 2 block at rows and columns
+// i-1, i: dlanv2's standard form written there, its rotation applied to
+// rows i-1 and i right of the block, to columns i-1 and i above it and
+// to z's columns i-1 and i; the block's eigenvalues into wr and wi.
+func (b *expander) standardize(h, z, wr, wi, i *hlo.Instruction, ulp float64) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
+	t := h.Shape.Elem
+	np := h.Shape.Dims[0]
+	n := z.Shape.Dims[0]
+	var err error
+	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
+	p := ei.Max(ei.Sub(i, ei.K(1)), ei.K(0))
+	p1 := ei.Add(p, ei.K(1))
+	a, bb, c, d, cs, sn := b.dlanv2(es, b.scalarAt(h, p, p), b.scalarAt(h, p, p1), b.scalarAt(h, p1, p), b.scalarAt(h, p1, p1), ulp)
+	x := b.batched(t, nil)
+	zero := b.constant(hlo.S32, 0)
+	rot := func(e *formula.Builder, u, v, mask *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+		c, s := b.full(cs, u.Shape), b.full(sn, u.Shape)
+		nu, nv := e.Add(e.Mul(c, u), e.Mul(s, v)), e.Sub(e.Mul(c, v), e.Mul(s, u))
+		if mask == nil {
+			return nu, nv
+		}
+		return e.Sel(mask, nu, u), e.Sel(mask, nv, v)
+	}
+	ev := b.expr(hlo.ArrayShape(t, np), &err)
+	evi := b.expr(hlo.ArrayShape(hlo.S32, np), &err)
+	idx := b.iota(hlo.S32, 0, np)
+	rows := x.slice(h, []int64{2, np}, p, zero)
+	r0, r1 := rot(ev, b.reshape(b.slice(rows, 0, 0, 1), np), b.reshape(b.slice(rows, 0, 1, 2), np), evi.Cmp(idx, "GT", b.full(i, idx.Shape)))
+	h = x.update(h, b.concat(0, b.reshape(r0, 1, np), b.reshape(r1, 1, np)), p, zero)
+	cols := x.slice(h, []int64{np, 2}, zero, p)
+	c0, c1 := rot(ev, b.reshape(b.slice(cols, 1, 0, 1), np), b.reshape(b.slice(cols, 1, 1, 2), np), evi.Cmp(idx, "LT", b.full(p, idx.Shape)))
+	h = x.update(h, b.concat(1, b.reshape(c0, np, 1), b.reshape(c1, np, 1)), zero, p)
+	h = b.setAt(b.setAt(b.setAt(b.setAt(h, a, p, p), bb, p, p1), c, p1, p), d, p1, p1)
+	ez := b.expr(hlo.ArrayShape(t, n), &err)
+	zc := x.slice(z, []int64{n, 2}, zero, p)
+	z0, z1 := rot(ez, b.reshape(b.slice(zc, 1, 0, 1), n), b.reshape(b.slice(zc, 1, 1, 2), n), nil)
+	z = x.update(z, b.concat(1, b.reshape(z0, n, 1), b.reshape(z1, n, 1)), zero, p)
+	complexPair := es.Cmp(c, "NE", es.K(0))
+	im := es.Sel(complexPair, es.Mul(es.Sqrt(es.Abs(bb)), es.Sqrt(es.Abs(c))), es.K(0))
+	wr = b.inst(hlo.OpDynamicUpdateSlice, wr.Shape, wr, b.concat(0, b.reshape(a, 1), b.reshape(d, 1)), p)
+	wi = b.inst(hlo.OpDynamicUpdateSlice, wi.Shape, wi, b.concat(0, b.reshape(im, 1), b.reshape(es.Sel(complexPair, es.Neg(im), es.K(0)), 1)), p)
+	return h, z, wr, wi
+}
+
+// dlanv2 is the evaluator's dlanv2 over scalars, its branches all
+// computed and the one that applies selected: (a, b, c, d, cs, sn).
+func (b *expander) dlanv2(e *formula.Builder, a, bv, c, d *hlo.Instruction, eps float64) (ra, rb, rc, rd, cs, sn *hlo.Instruction) {
+	zero, one := e.K(0), e.K(1)
+	abs := e.Abs
+	sign1 := func(x *hlo.Instruction) *hlo.Instruction { return e.CopySign(one, x) }
+	eq := func(x, y *hlo.Instruction) *hlo.Instruction { return e.Cmp(x, "EQ", y) }
+	cZero, bZero := eq(c, zero), eq(bv, zero)
+	// Signs differ (as sign bits): the case of a standard form already.
+	signsDiffer := e.Cmp(sign1(bv), "NE", sign1(c))
+	standard := e.And(eq(e.Sub(a, d), zero), signsDiffer)
+	temp := e.Sub(a, d)
+	p := e.Div(temp, e.K(2))
+	bcmax := e.Max(abs(bv), abs(c))
+	bcmis := e.Mul(e.Mul(e.Min(abs(bv), abs(c)), sign1(bv)), sign1(c))
+	scale := e.Max(abs(p), bcmax)
+	zz := e.Add(e.Mul(e.Div(p, scale), p), e.Mul(e.Div(bcmax, scale), bcmis))
+	realEig := e.Cmp(zz, "GE", e.K(4*eps))
+	// Real eigenvalues.
+	z1 := e.Add(p, e.CopySign(e.Mul(e.Sqrt(scale), e.Sqrt(zz)), p))
+	aR := e.Add(d, z1)
+	dR := e.Sub(d, e.Mul(e.Div(bcmax, z1), bcmis))
+	tauR := e.Hypot(c, z1)
+	csR, snR := e.Div(z1, tauR), e.Div(c, tauR)
+	bR := e.Sub(bv, c)
+	// Complex or nearly equal: make the diagonal equal.
+	sigma := e.Add(bv, c)
+	tau := e.Hypot(sigma, temp)
+	csC := e.Sqrt(e.Div(e.Add(one, e.Div(abs(sigma), tau)), e.K(2)))
+	snC := e.Mul(e.Neg(e.Div(p, e.Mul(tau, csC))), sign1(sigma))
+	aa, bb := e.Add(e.Mul(a, csC), e.Mul(bv, snC)), e.Add(e.Mul(e.Neg(a), snC), e.Mul(bv, csC))
+	cc, dd := e.Add(e.Mul(c, csC), e.Mul(d, snC)), e.Add(e.Mul(e.Neg(c), snC), e.Mul(d, csC))
+	b2 := e.Add(e.Mul(bb, csC), e.Mul(dd, snC))
+	c2 := e.Add(e.Mul(e.Neg(aa), snC), e.Mul(cc, csC))
+	a2 := e.Add(e.Mul(aa, csC), e.Mul(cc, snC))
+	d2 := e.Add(e.Mul(e.Neg(bb), snC), e.Mul(dd, csC))
+	mid := e.Div(e.Add(a2, d2), e.K(2))
+	c2nz, b2nz := e.Not(eq(c2, zero)), e.Not(eq(b2, zero))
+	// Real after all (b2 and c2 of one sign): triangular.
+	tri := e.And(e.And(c2nz, b2nz), e.Cmp(sign1(b2), "EQ", sign1(c2)))
+	sab, sac := e.Sqrt(abs(b2)), e.Sqrt(abs(c2))
+	pT := e.CopySign(e.Mul(sab, sac), c2)
+	tauT := e.Div(one, e.Sqrt(abs(e.Add(b2, c2))))
+	cs1, sn1 := e.Mul(sab, tauT), e.Mul(sac, tauT)
+	csT, snT := e.Sub(e.Mul(csC, cs1), e.Mul(snC, sn1)), e.Add(e.Mul(csC, sn1), e.Mul(snC, cs1))
+	// c2 nonzero, b2 zero: swap.
+	swap := e.And(c2nz, e.Not(b2nz))
+	aC := e.Sel(tri, e.Add(mid, pT), mid)
+	dC := e.Sel(tri, e.Sub(mid, pT), mid)
+	bC := e.Sel(tri, e.Sub(b2, c2), e.Sel(swap, e.Neg(c2), b2))
+	cC := e.Sel(e.Or(tri, swap), zero, c2)
+	csCf := e.Sel(tri, csT, e.Sel(swap, e.Neg(snC), csC))
+	snCf := e.Sel(tri, snT, e.Sel(swap, csC, snC))
+	// The general case: real or complex.
+	aG, bG, cG, dG := e.Sel(realEig, aR, aC), e.Sel(realEig, bR, bC), e.Sel(realEig, zero, cC), e.Sel(realEig, dR, dC)
+	csG, snG := e.Sel(realEig, csR, csCf), e.Sel(realEig, snR, snCf)
+	keep := e.Or(cZero, e.And(e.Not(bZero), standard)) // as it is
+	pick := func(k, sw, g *hlo.Instruction) *hlo.Instruction {
+		return e.Sel(keep, k, e.Sel(bZero, sw, g))
+	}
+	return pick(a, d, aG), pick(bv, e.Neg(c), bG), pick(c, zero, cG), pick(d, a, dG), pick(one, zero, csG), pick(zero, one, snG)
+}
+
+// sweep is hqr's double-shift sweep over rows and columns m..kend of
+// the padded h (kend = i; kend = m for no steps), a while loop over k:
+// the reflector of (v0 at k = m, else h(k:k+3, k-1), its third element
+// zero at the last step) by larfg, column k-1 set as dlahqr sets it,
+// then applied from the left to rows k..k+2 right of column k-1, from
+// the right to columns k..k+2 down to row min(k+3, i), and to z's
+// columns k..k+2; the last step's third row and column left as they
+// are. It returns (h, z).
+func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	t := h.Shape.Elem
+	np := h.Shape.Dims[0]
+	n := z.Shape.Dims[0]
+	s32 := hlo.ArrayShape(hlo.S32)
+	state := hlo.TupleShape(s32, s32, s32, s32, h.Shape, z.Shape, v0.Shape)
+	init := b.inst(hlo.OpTuple, state, m, kend, m, l, h, z, v0)
+	w := b.whileLoop(in, in.Name+".sweep", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.compare(e[0], e[1], "LT")
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		k, kend, m, l, H, Z, v := e[0], e[1], e[2], e[3], e[4], e[5], e[6]
+		es, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(s32, &err)
+		e3 := lb.expr(hlo.ArrayShape(t, 3), &err)
+		x := lb.batched(t, nil)
+		zero := lb.constant(hlo.S32, 0)
+		nr3 := ei.Cmp(k, "LT", ei.Sub(kend, ei.K(1)))
+		first := ei.Cmp(k, "EQ", m)
+		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
+		col := lb.reshape(x.slice(H, []int64{3, 1}, k, km1), 3)
+		lane := lb.iota(hlo.S32, 0, 3)
+		third := lb.compare(lane, lb.full(lb.constant(hlo.S32, 2), lane.Shape), "EQ")
+		cut := lb.inst(hlo.OpAnd, third.Shape, third, lb.full(ei.Not(nr3), third.Shape))
+		fetched := e3.Sel(cut, e3.K(0), col)
+		vv := e3.Sel(lb.full(first, fetched.Shape), v, fetched)
+		part := func(x *hlo.Instruction, j int64) *hlo.Instruction { return lb.reshape(lb.slice(x, 0, j, j+1)) }
+		alpha, x1, x2 := part(vv, 0), part(vv, 1), part(vv, 2)
+		xnorm := es.Hypot(x1, x2)
+		hyp := es.Hypot(alpha, xnorm)
+		beta0 := es.Sel(es.Cmp(alpha, "LT", es.K(0)), hyp, es.Neg(hyp))
+		skip := es.Cmp(xnorm, "EQ", es.K(0))
+		t1 := es.Sel(skip, es.K(0), es.Div(es.Sub(beta0, alpha), beta0))
+		beta := es.Sel(skip, alpha, beta0)
+		sc := es.Div(es.K(1), es.Sub(alpha, beta0))
+		v2, v3 := es.Sel(skip, x1, es.Mul(x1, sc)), es.Sel(skip, x2, es.Mul(x2, sc))
+		// Column k-1: (beta, 0, 0) after the first step (the third kept
+		// at the last); at the first, h(k, k-1) (1 - t1) where m > l.
+		c0, c1, c2 := part(col, 0), part(col, 1), part(col, 2)
+		scaled := ei.Cmp(m, "GT", l)
+		n0 := es.Sel(first, es.Sel(scaled, es.Mul(c0, es.Sub(es.K(1), t1)), c0), beta)
+		n1 := es.Sel(first, c1, es.K(0))
+		n2 := es.Sel(first, c2, es.Sel(nr3, es.K(0), c2))
+		H = x.update(H, lb.reshape(lb.concat(0, lb.reshape(n0, 1), lb.reshape(n1, 1), lb.reshape(n2, 1)), 3, 1), k, km1)
+		t2, t3 := es.Mul(t1, v2), es.Mul(t1, v3)
+		// apply reflects the three vectors p0, p1, p2 where mask holds.
+		apply := func(p0, p1, p2, mask *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
+			e := lb.expr(p0.Shape, &err)
+			f := func(s *hlo.Instruction) *hlo.Instruction { return lb.full(s, p0.Shape) }
+			sum := e.Add(p0, e.Mul(f(v2), p1))
+			sum = e.Sel(f(nr3), e.Add(sum, e.Mul(f(v3), p2)), sum)
+			q0, q1, q2 := e.Sub(p0, e.Mul(sum, f(t1))), e.Sub(p1, e.Mul(sum, f(t2))), e.Sub(p2, e.Mul(sum, f(t3)))
+			m3 := lb.inst(hlo.OpAnd, mask.Shape, mask, f(nr3))
+			return e.Sel(mask, q0, p0), e.Sel(mask, q1, p1), e.Sel(m3, q2, p2)
+		}
+		idx := lb.iota(hlo.S32, 0, np)
+		rows := x.slice(H, []int64{3, np}, k, zero)
+		row := func(j int64) *hlo.Instruction { return lb.reshape(lb.slice(rows, 0, j, j+1), np) }
+		r0, r1, r2 := apply(row(0), row(1), row(2), lb.compare(idx, lb.full(k, idx.Shape), "GE"))
+		H = x.update(H, lb.concat(0, lb.reshape(r0, 1, np), lb.reshape(r1, 1, np), lb.reshape(r2, 1, np)), k, zero)
+		cols := x.slice(H, []int64{np, 3}, zero, k)
+		colOf := func(c *hlo.Instruction, rows, j int64) *hlo.Instruction {
+			return lb.reshape(lb.slice(c, 1, j, j+1), rows)
+		}
+		lowest := ei.Min(ei.Add(k, ei.K(3)), kend)
+		q0, q1, q2 := apply(colOf(cols, np, 0), colOf(cols, np, 1), colOf(cols, np, 2), lb.compare(idx, lb.full(lowest, idx.Shape), "LE"))
+		H = x.update(H, lb.concat(1, lb.reshape(q0, np, 1), lb.reshape(q1, np, 1), lb.reshape(q2, np, 1)), zero, k)
+		zc := x.slice(Z, []int64{n, 3}, zero, k)
+		all := lb.full(lb.constant(hlo.PRED, 1), hlo.ArrayShape(hlo.PRED, n))
+		z0, z1, z2 := apply(colOf(zc, n, 0), colOf(zc, n, 1), colOf(zc, n, 2), all)
+		Z = x.update(Z, lb.concat(1, lb.reshape(z0, n, 1), lb.reshape(z1, n, 1), lb.reshape(z2, n, 1)), zero, k)
+		return []*hlo.Instruction{ei.Add(k, ei.K(1)), kend, m, l, H, Z, v}
+	})
+	g := func(k int) *hlo.Instruction {
+		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
+		x.A.Index = int64(k)
+		return x
+	}
+	return g(4), g(5)
+}
+
+// schurVectors is the evaluator's schurVectors: from the real Schur
+// form T and its transformations Z ([n, n]) and the eigenvalues'
+// imaginary parts wi, W (each pair's block made triangular), Tc = W^H
+// T W and Zc = Z W in the complex type, the right eigenvectors of Tc by
+// a loop over its rows upward (row i of every vector at once) and the
+// left ones by a loop downward, taken back by Zc and put in LAPACK's
+// form (eigenColumns). It returns (right, left).
+func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
+	t := T.Shape.Elem
+	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
+	var err error
+	ev, evi := b.expr(hlo.ArrayShape(t, n), &err), b.expr(hlo.ArrayShape(hlo.S32, n), &err)
+	csh := hlo.ArrayShape(ct, n, n)
+	_, s, u := b.diagonals(T)
+	bq, cq := b.shiftLeft(u), b.shiftLeft(s) // T(j, j+1), T(j+1, j)
+	first := ev.Cmp(wi, "GT", ev.K(0))
+	second := b.shiftRight(b.convert(first, hlo.S32))
+	second = evi.Cmp(second, "EQ", evi.K(1)) // a pair's second column
+	nrm := ev.Sqrt(ev.Add(ev.Abs(bq), ev.Abs(cq)))
+	nrm = ev.Sel(first, nrm, ev.K(1))
+	u0 := ev.Sel(first, ev.Div(ev.Sqrt(ev.Abs(bq)), nrm), ev.K(1))
+	u1 := ev.Sel(first, ev.CopySign(ev.Div(ev.Sqrt(ev.Abs(cq)), nrm), bq), ev.K(0))
+	cplx := func(re, im *hlo.Instruction) *hlo.Instruction {
+		return b.inst(hlo.OpComplex, hlo.ArrayShape(ct, re.Shape.Dims...), re, im)
+	}
+	zero := ev.K(0)
+	diag := cplx(ev.Sel(first, u0, ev.Sel(second, b.shiftRight(u0), ev.K(1))), zero)
+	sub := cplx(zero, u1)               // W(c+1, c) of a pair's first column c
+	sup := cplx(zero, b.shiftRight(u1)) // W(c-1, c) of its second
+	sup = b.sel(second, sup, cplx(zero, zero))
+	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	one := b.full(b.constant(hlo.S32, 1), rows.Shape)
+	colv := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, csh, 1) }
+	W := b.sel(b.compare(rows, cols, "EQ"), colv(diag),
+		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, one), "EQ"), colv(sub),
+			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, one), cols, "EQ"), colv(sup), b.zeros(csh))))
+	mm := func(p, q *hlo.Instruction) *hlo.Instruction {
+		d := b.inst(hlo.OpDot, csh, p, q)
+		d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
+		return d
+	}
+	Tc := mm(b.conjT(W), mm(b.convert(T, ct), W))
+	Zc := mm(b.convert(Z, ct), W)
+	lambda, _, _ := b.diagonals(Tc)
+	lamMag := ev.Add(ev.Abs(b.realOf(lambda)), ev.Abs(b.imagOf(lambda)))
+	smin := ev.Max(ev.Mul(ev.K(ulp), lamMag), ev.K(smlnum))
+	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(ct), csh), b.zeros(csh))
+	// den is Tc(i, i) - lambda_j, raised to smin where smaller.
+	den := func(e *expander, tc, lambda, smin, i *hlo.Instruction) *hlo.Instruction {
+		var err error
+		ev := e.expr(hlo.ArrayShape(t, n), &err)
+		tii := e.full(e.scalarAt(tc, i, i), lambda.Shape)
+		d := e.inst(hlo.OpSubtract, lambda.Shape, tii, lambda)
+		small := ev.Cmp(ev.Add(ev.Abs(e.realOf(d)), ev.Abs(e.imagOf(d))), "LT", smin)
+		return e.sel(small, e.convert(smin, ct), d)
+	}
+	solve := func(name string, upward bool) *hlo.Instruction {
+		s32 := hlo.ArrayShape(hlo.S32)
+		state := hlo.TupleShape(s32, csh, csh, lambda.Shape, smin.Shape)
+		init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), eye, Tc, lambda, smin)
+		return b.countedLoop(b.from, b.from.Name+name, state, n-1, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+			var err error
+			ei := lb.expr(s32, &err)
+			evi := lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
+			step, X, tc := e[0], e[1], e[2]
+			x := lb.batched(ct, nil)
+			zero := lb.constant(hlo.S32, 0)
+			idx := lb.iota(hlo.S32, 0, n)
+			var i, coeff, mask *hlo.Instruction
+			if upward { // row i = n-2-step of Tc x_j = lambda_j x_j
+				i = ei.Sub(ei.K(float64(n-2)), step)
+				coeff = lb.reshape(x.slice(tc, []int64{1, n}, i, zero), n)
+				mask = evi.Cmp(idx, "GT", lb.full(i, idx.Shape))
+			} else { // row i = step+1 of Tc^H y_j = conj(lambda_j) y_j
+				i = ei.Add(step, ei.K(1))
+				coeff = lb.conj(lb.reshape(x.slice(tc, []int64{n, 1}, zero, i), n))
+				mask = evi.Cmp(idx, "LT", lb.full(i, idx.Shape))
+			}
+			coeff = lb.sel(mask, coeff, lb.zeros(coeff.Shape))
+			r := lb.vm(coeff, X)
+			dn := den(lb, tc, e[3], e[4], i)
+			if !upward {
+				dn = lb.conj(dn)
+			}
+			q := lb.inst(hlo.OpNegate, r.Shape, lb.inst(hlo.OpDivide, r.Shape, r, dn))
+			old := lb.reshape(x.slice(X, []int64{1, n}, i, zero), n)
+			X = x.update(X, lb.reshape(lb.sel(mask, q, old), 1, n), i, zero)
+			return []*hlo.Instruction{ei.Add(step, ei.K(1)), X, tc, e[3], e[4]}
+		})
+	}
+	X, Y := solve(".right", true), solve(".left", false)
+	return b.eigenColumns(mm(Zc, X), wi), b.eigenColumns(mm(Zc, Y), wi)
+}
+
+// eigenColumns is the evaluator's eigenColumns: a real eigenvalue's
+// column real, each normalized (by its largest magnitude first) and
+// turned so that its first largest element is real and positive, a
+// pair's second column the conjugate of its first.
+func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
+	sh := v.Shape
+	n := sh.Dims[0]
+	rt, _ := sh.Elem.ComplexPart()
+	var err error
+	ev := b.expr(hlo.ArrayShape(rt, n), &err)
+	colv := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, sh, 1) }
+	realCol := ev.Cmp(wi, "EQ", ev.K(0))
+	asReal := func(x *hlo.Instruction) *hlo.Instruction {
+		return b.inst(hlo.OpComplex, sh, b.realOf(x), b.zeros(hlo.ArrayShape(rt, sh.Dims...)))
+	}
+	v = b.sel(b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1), asReal(v), v)
+	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, n, n), v)
+	mx := b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
+	safe := ev.Sel(ev.Cmp(mx, "EQ", ev.K(0)), ev.K(1), mx)
+	q := b.inst(hlo.OpDivide, mag.Shape, mag, b.along(safe, mag.Shape, 1))
+	nrm := ev.Mul(mx, ev.Sqrt(b.reduceDim(b.inst(hlo.OpMultiply, q.Shape, q, q), 0, hlo.OpAdd, b.constant(rt, 0))))
+	ph := b.inst(hlo.OpDivide, hlo.ArrayShape(sh.Elem, n), b.leadPhase(v, nil), b.convert(nrm, sh.Elem))
+	v = b.inst(hlo.OpMultiply, sh, v, colv(ph))
+	rows := b.iota(hlo.S32, 0, n, n)
+	big := b.firstOfMax(mag, 0)
+	v = b.sel(b.compare(rows, b.along(big, rows.Shape, 1), "EQ"), asReal(v), v)
+	v = b.sel(b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1), asReal(v), v) // +0 imaginary parts
+	pairSecond := ev.And(ev.Cmp(wi, "LT", ev.K(0)), ev.Cmp(b.shiftRight(wi), "GT", ev.K(0)))
+	prev := b.concat(1, b.zeros(hlo.ArrayShape(sh.Elem, n, 1)), b.slice(v, 1, 0, n-1))
+	return b.sel(b.along(pairSecond, hlo.ArrayShape(hlo.PRED, n, n), 1), b.conj(prev), v)
+}
+
+// imagOf is complex x's imaginary part.
+func (b *expander) imagOf(x *hlo.Instruction) *hlo.Instruction {
+	rt, _ := x.Shape.Elem.ComplexPart()
+	return b.inst(hlo.OpImag, hlo.ArrayShape(rt, x.Shape.Dims...), x)
+}
+
+// eigenOrder sorts the eigenvalues (wr, wi) by their real parts, then
+// their imaginary parts' magnitudes, then the positive one first (a
+// pair stays adjacent), stably, as the evaluator's eigenOrder does: the
+// order dlahqr deflates in hangs on rounding (a QR sweep in f32 and one
+// in f64 may find the same eigenvalues in different rows), LAPACK leaves
+// it unspecified, and a fixed order makes the device's and the
+// evaluator's agree. It returns the sorted (wr, wi) and the one-hot
+// permutation [n, n] whose dot from the right puts columns in that
+// order.
+func (b *expander) eigenOrder(in, wr, wi *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
+	t := wr.Shape.Elem
+	n := wr.Shape.Dims[0]
+	var err error
+	ev := b.expr(wr.Shape, &err)
+	mag, negIm := ev.Abs(wi), ev.Neg(wi)
+	idx := b.iota(hlo.S32, 0, n)
+	sh := hlo.TupleShape(wr.Shape, wr.Shape, wr.Shape, idx.Shape)
+	srt := b.inst(hlo.OpSort, sh, wr, mag, negIm, idx)
+	srt.Called = []*hlo.Computation{lexicographic(in.Name+"/eigenorder", t, 3)}
+	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{0}, true, true
+	g := func(k int) *hlo.Instruction {
+		x := b.inst(hlo.OpGetTupleElement, sh.Tuple[k], srt)
+		x.A.Index = int64(k)
+		return x
+	}
+	perm := g(3)
+	msh := hlo.ArrayShape(t, n, n)
+	rows := b.iota(hlo.S32, 0, n, n)
+	onehot := b.sel(b.compare(rows, b.along(perm, rows.Shape, 1), "EQ"), b.full(b.constant(t, 1), msh), b.zeros(msh))
+	return g(0), ev.Neg(g(2)), onehot
+}
+
+// columnsBy puts the columns of the complex v in the order of the
+// one-hot permutation p (v p).
+func (b *expander) columnsBy(v, p *hlo.Instruction) *hlo.Instruction {
+	d := b.inst(hlo.OpDot, v.Shape, v, b.convert(p, v.Shape.Elem))
+	d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
+	return d
+}
+
+// lexicographic builds a sort's comparator over k keys of type t and an
+// s32 index: key 0 less, or equal and key 1 less, and so on (plain
+// comparisons: zeros of either sign equal).
+func lexicographic(name string, t hlo.ElementType, k int) *hlo.Computation {
+	c := &hlo.Computation{Name: name}
+	add := func(in *hlo.Instruction) *hlo.Instruction {
+		in.Name = fmt.Sprintf("%s/%d", name, len(c.Instructions))
+		c.Instructions = append(c.Instructions, in)
+		return in
+	}
+	for i := range 2*k + 2 {
+		pt := t
+		if i >= 2*k {
+			pt = hlo.S32
+		}
+		p := add(&hlo.Instruction{Op: hlo.OpParameter, Shape: hlo.ArrayShape(pt), ParamNum: i})
+		c.Params = append(c.Params, p)
+	}
+	pred := hlo.ArrayShape(hlo.PRED)
+	cmp := func(x, y *hlo.Instruction, dir string) *hlo.Instruction {
+		in := add(&hlo.Instruction{Op: hlo.OpCompare, Shape: pred, Operands: []*hlo.Instruction{x, y}})
+		in.A.Direction = dir
+		return in
+	}
+	// From the last key up: less = lt_i or (eq_i and less_{i+1}).
+	var less *hlo.Instruction
+	for i := k - 1; i >= 0; i-- {
+		a, bb := c.Params[2*i], c.Params[2*i+1]
+		lt := cmp(a, bb, "LT")
+		if less != nil {
+			both := add(&hlo.Instruction{Op: hlo.OpAnd, Shape: pred, Operands: []*hlo.Instruction{cmp(a, bb, "EQ"), less}})
+			lt = add(&hlo.Instruction{Op: hlo.OpOr, Shape: pred, Operands: []*hlo.Instruction{lt, both}})
+		}
+		less = lt
+	}
+	c.Root = less
+	return c
+}
