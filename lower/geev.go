@@ -85,6 +85,7 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	wr, wi, onehot := b.eigenOrder(in, wr, wi)
 	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
 	var err error
+	defer mustBuild(&err)
 	ei := b.expr(hlo.ArrayShape(hlo.S32), &err)
 	ok := b.full(ei.Cmp(info, "EQ", ei.K(0)), hlo.ArrayShape(hlo.PRED, n, n))
 	vz := b.zeros(vr0.Shape)
@@ -171,6 +172,7 @@ func (b *expander) hessenberg(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.In
 		return cb.compare(e[0], cb.constant(hlo.S32, n-2), "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		var err error
+		defer mustBuild(&err)
 		i, h, z := e[0], e[1], e[2]
 		es, ev, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(hlo.ArrayShape(t, n), &err), lb.expr(s32, &err)
 		vi := lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
@@ -229,10 +231,12 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, n-1), b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), h, z, b.zeros(wSh), b.zeros(wSh))
 	w := b.whileLoop(in, in.Name+".hqr", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		var err error
+		defer mustBuild(&err)
 		ei := cb.expr(s32, &err)
 		return ei.And(ei.Cmp(e[0], "GE", ei.K(0)), ei.Cmp(e[3], "LE", ei.K(float64(itmax))))
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		var err error
+		defer mustBuild(&err)
 		i, l, kdefl, its, H, Z, wr, wi := e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]
 		es, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(s32, &err)
 		ev, evi := lb.expr(hlo.ArrayShape(t, np), &err), lb.expr(hlo.ArrayShape(hlo.S32, np), &err)
@@ -346,6 +350,7 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 		return x
 	}
 	var err error
+	defer mustBuild(&err)
 	ei := b.expr(s32, &err)
 	iEnd := g(0)
 	info = ei.Sel(ei.Cmp(iEnd, "GE", ei.K(0)), ei.Add(iEnd, ei.K(1)), ei.K(0))
@@ -397,6 +402,7 @@ func (b *expander) standardize(h, z, wr, wi, i *hlo.Instruction, ulp float64) (*
 	np := h.Shape.Dims[0]
 	n := z.Shape.Dims[0]
 	var err error
+	defer mustBuild(&err)
 	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
 	p := ei.Max(ei.Sub(i, ei.K(1)), ei.K(0))
 	p1 := ei.Add(p, ei.K(1))
@@ -514,6 +520,7 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		return cb.compare(e[0], e[1], "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		var err error
+		defer mustBuild(&err)
 		k, kend, m, l, H, Z, v := e[0], e[1], e[2], e[3], e[4], e[5], e[6]
 		es, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(s32, &err)
 		e3 := lb.expr(hlo.ArrayShape(t, 3), &err)
@@ -594,6 +601,7 @@ func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum 
 	t := T.Shape.Elem
 	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
 	var err error
+	defer mustBuild(&err)
 	ev, evi := b.expr(hlo.ArrayShape(t, n), &err), b.expr(hlo.ArrayShape(hlo.S32, n), &err)
 	csh := hlo.ArrayShape(ct, n, n)
 	_, s, u := b.diagonals(T)
@@ -633,6 +641,7 @@ func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum 
 	// den is Tc(i, i) - lambda_j, raised to smin where smaller.
 	den := func(e *expander, tc, lambda, smin, i *hlo.Instruction) *hlo.Instruction {
 		var err error
+		defer mustBuild(&err)
 		ev := e.expr(hlo.ArrayShape(t, n), &err)
 		tii := e.full(e.scalarAt(tc, i, i), lambda.Shape)
 		d := e.inst(hlo.OpSubtract, lambda.Shape, tii, lambda)
@@ -645,6 +654,7 @@ func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum 
 		init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), eye, Tc, lambda, smin)
 		return b.countedLoop(b.from, b.from.Name+name, state, n-1, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 			var err error
+			defer mustBuild(&err)
 			ei := lb.expr(s32, &err)
 			evi := lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
 			step, X, tc := e[0], e[1], e[2]
@@ -686,6 +696,7 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
 	n := sh.Dims[0]
 	rt, _ := sh.Elem.ComplexPart()
 	var err error
+	defer mustBuild(&err)
 	ev := b.expr(hlo.ArrayShape(rt, n), &err)
 	colv := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, sh, 1) }
 	realCol := ev.Cmp(wi, "EQ", ev.K(0))
@@ -728,6 +739,7 @@ func (b *expander) eigenOrder(in, wr, wi *hlo.Instruction) (*hlo.Instruction, *h
 	t := wr.Shape.Elem
 	n := wr.Shape.Dims[0]
 	var err error
+	defer mustBuild(&err)
 	ev := b.expr(wr.Shape, &err)
 	mag, negIm := ev.Abs(wi), ev.Neg(wi)
 	idx := b.iota(hlo.S32, 0, n)
@@ -792,4 +804,13 @@ func lexicographic(name string, t hlo.ElementType, k int) *hlo.Computation {
 	}
 	c.Root = less
 	return c
+}
+
+// mustBuild panics with the error a formula builder recorded: a shape
+// geev's expansion could not infer is a bug here, not bad input, and
+// runPass reports the panic as an internal error naming the pass.
+func mustBuild(err *error) {
+	if *err != nil {
+		panic(fmt.Sprintf("geev's expansion: %v", *err))
+	}
 }
