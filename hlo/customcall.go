@@ -22,7 +22,8 @@ type CustomCall struct {
 	// Alpha: trsm's third operand, a scalar that scales b (older jaxlib).
 	Alpha bool
 	// Zeros: results after the first ones that hold zeros (older
-	// jaxlib's geqrf and orgqr return info and a work buffer too).
+	// jaxlib's geqrf and orgqr return info and a work buffer too, its
+	// geev three work arrays).
 	Zeros []int
 	// Mode: gesdd's mode, 'A', 'S' or 'N'.
 	Mode byte
@@ -72,14 +73,15 @@ const (
 	// real, descending; u; vt; info), u and vt [m, m] and [n, n] (mode
 	// 'A'), [m, k] and [k, n] (mode 'S'), or not computed (mode 'N').
 	CallGesdd
-	// CallGeev: the eigenvalues of a general square matrix [..., n, n]
-	// and its left and right eigenvectors, LAPACK's geev as jaxlib's
-	// FFI kernel returns them: real types (wr, wi [..., n], vl, vr [...,
-	// n, n] complex, info), a complex pair's eigenvalues adjacent, the
-	// positive imaginary part first; complex types (w [..., n], vl, vr,
-	// info). Each eigenvector has Euclidean norm 1 and its largest
-	// element real; info is 0, or k when the QR algorithm left
-	// eigenvalues before the k-th unconverged (no vectors then).
+	// CallGeev: the eigenvalues of a real square matrix [..., n, n] and
+	// its left and right eigenvectors, LAPACK's sgeev and dgeev as
+	// jaxlib's FFI kernel returns them: (wr, wi [..., n], vl, vr [..., n,
+	// n] complex, info), a complex pair's eigenvalues adjacent, the
+	// positive imaginary part first, each eigenvector of Euclidean norm 1
+	// with its largest element real; info is 0, or i + 1 when row i's
+	// eigenvalue did not converge (no vectors then). vkjit sorts the
+	// eigenvalues, whose order LAPACK leaves unspecified (hlo/eval's
+	// eigenOrder). The complex cgeev and zgeev are not known yet.
 	CallGeev
 )
 
@@ -247,7 +249,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	case "geev":
 		c.Kind, c.Left, c.Right = CallGeev, cfg["compute_left"] != 'N', cfg["compute_right"] != 'N'
 		if rt != t {
-			return nil, nil // complex geev: not yet
+			return nil, nil // cgeev and zgeev: named as unsupported
 		}
 		a := in.Operands
 		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
