@@ -50,12 +50,12 @@ def sgeev(x):  # LAPACK's own, in f32
 def measure(w, vl, vr, a):
     wn = np.linalg.eigvals(a)  # LAPACK's dgeev
     scale = np.abs(wn).max() * eps
-    ew = max(np.abs(wn - x).min() for x in w) / scale
+    ew = [np.abs(wn - x).min() / scale for x in w]
     rr = np.abs(a @ vr - vr * w).max() / scale
     rl = np.abs(vl.conj().T @ a - vl.conj().T * w[:, None]).max() / scale
     return ew, rr, rl
 for name in ('vkjit', 'LAPACK sgeev'):
-    rows = []
+    ews, rrs, rls = [], [], []
     for b in range(8):
         a = a32[b].astype(np.float64)
         if name == 'vkjit':
@@ -63,7 +63,10 @@ for name in ('vkjit', 'LAPACK sgeev'):
             got = (o['out0'][b] + 1j * o['out1'][b].astype(np.float64), o['out2'][b], o['out3'][b])
         else:
             got = sgeev(a32[b])
-        rows.append(measure(*got, a))
-    r = np.array(rows).max(axis=0)
-    print('%s f32 8x32x32: eigenvalues %.1f ulp of max|w| from dgeev\'s, |a v - w v| %.1f ulp, |u^H a - w u^H| %.1f ulp' % (name, r[0], r[1], r[2]))
+        ew, rr, rl = measure(*got, a)
+        ews += ew
+        rrs.append(rr)
+        rls.append(rl)
+    print('%s f32 8x32x32: eigenvalues from dgeev\'s, ulp of max|w|: median %.1f, 90th percentile %.1f, max %.1f; |a v - w v| %.1f ulp, |u^H a - w u^H| %.1f ulp' % (
+        name, np.median(ews), np.percentile(ews, 90), max(ews), max(rrs), max(rls)))
 PY
