@@ -539,6 +539,66 @@ ENTRY e {
 	}
 }
 
+// TestGees runs LAPACK's gees (no sorting) as JAX's CPU lowering calls
+// it for jax.scipy.linalg.schur on the device, f32 and f64, batches of
+// orders 1 to 12, Schur vectors or not, against the evaluator (the same
+// Hessenberg reduction and dlahqr, in float64; a Schur form is not
+// unique, and these matrices are small enough that both deflate in the
+// same rows): T, Z, wr and wi within rounding, a = Z T Z^T, Z
+// orthogonal, T zero below its subdiagonal.
+func TestGees(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, ty := range []string{"f32", "f64"} {
+		letter, tol := map[string]string{"f32": "s", "f64": "d"}[ty], 2e-5
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		for ci, n := range []int{1, 2, 5, 12} {
+			mode := map[bool]int{true: 'V', false: 'N'}[ci != 2]
+			name := fmt.Sprintf("%s[2,%d,%d] mode %c", ty, n, n, mode)
+			a := randomArray(rng, ty, []int64{2, int64(n), int64(n)})
+			src := fmt.Sprintf(`HloModule schur
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d], %[1]s[2,%[2]d], s32[2], s32[2]) custom-call(a), custom_call_target="lapack_%[3]sgees_ffi", backend_config={mode = %[4]d : ui8, sort = 78 : ui8}
+}`, ty, n, letter, mode)
+			res, want := deviceAndEval(t, name, src, a)
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
+				}
+			}
+			at := func(x *vkjit.Tensor, b, i, j int) float64 { return real(valueAt(x, int64((b*n+i)*n+j))) }
+			for b := range 2 {
+				require.Zero(t, valueAt(res[5], int64(b)), "%s info", name)
+				for i := range n {
+					for j := range n {
+						if j+1 < i {
+							require.Zero(t, at(res[0], b, i, j), "%s: T below its subdiagonal", name)
+						}
+						if mode == 'N' {
+							require.Zero(t, at(res[1], b, i, j), "%s: Z not asked for", name)
+							continue
+						}
+						var zt, ztz float64
+						for k := range n {
+							ztz += at(res[1], b, k, i) * at(res[1], b, k, j)
+							for l := range n {
+								zt += at(res[1], b, i, k) * at(res[0], b, k, l) * at(res[1], b, j, l)
+							}
+						}
+						require.InDelta(t, at(a, b, i, j), zt, 20*tol*float64(n), "%s: a = Z T Z^T at [%d,%d,%d]", name, b, i, j)
+						require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == j], ztz, 20*tol*float64(n), "%s: Z orthogonal", name)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGeevNaN: a matrix with a NaN never deflates; geev stops after
 // its sweeps with info 4 (the last row unconverged) and zero vectors, on
 // the device as in the evaluator, rather than loop without end.

@@ -83,10 +83,17 @@ const (
 	// eigenvalues, whose order LAPACK leaves unspecified (hlo/eval's
 	// eigenOrder). The complex cgeev and zgeev are not known yet.
 	CallGeev
+	// CallGees: the real Schur form a = Z T Z^T of a real square matrix
+	// [..., n, n], LAPACK's sgees and dgees (no sorting) as jaxlib's FFI
+	// kernel returns them: (T, Z (zero unless mode is 'V'), wr, wi [...,
+	// n] in T's diagonal order, sdim (0), info), T quasi-triangular with
+	// standardized 2 x 2 blocks. The complex cgees and zgees are not
+	// known yet.
+	CallGees
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -272,6 +279,22 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 		if !ok {
 			return nil, bad("a square matrix and returns (wr, wi, vl and vr as complex, s32 info per matrix)")
+		}
+	case "gees":
+		c.Kind, c.Right = CallGees, cfg["mode"] == 'V'
+		if rt != t || cfg["sort"] != 'N' && cfg["sort"] != 0 {
+			return nil, nil // cgees, zgees and sorted Schur forms: named as unsupported
+		}
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+			return nil, bad("one square matrix")
+		}
+		d := a[0].Shape.Dims
+		bd := batch(a[0])
+		w := ArrayShape(rt, append(slices.Clone(bd), d[len(d)-1])...)
+		info := ArrayShape(S32, bd...)
+		if !in.Shape.Equal(TupleShape(a[0].Shape, a[0].Shape, w, w, info, info)) {
+			return nil, bad("a square matrix and returns (T, Z in its shape, wr, wi, s32 sdim and info per matrix)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

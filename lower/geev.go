@@ -9,61 +9,95 @@ import (
 
 // geev is LAPACK's geev of a batch of real square matrices, as the
 // evaluator computes it (hlo/eval/geev.go, whose comment gives the
-// steps): one matrix at a time (a loop over the batch), since each
-// takes its own number of QR sweeps and deflates at its own rows; the
-// Hessenberg reduction a loop of a reflector per column, each applied
-// by matrix-vector dots; dlahqr as one while loop whose iteration
-// deflates the active block's trailing 1 x 1 or 2 x 2 block or makes a
-// double-shift sweep (an inner loop of 3 x 3 reflectors over rows and
-// columns at a dynamic index; the sweep of a deflating iteration runs
-// no steps); then the vectors by a row loop of back substitution and
-// one of forward substitution in the complex Schur form. The matrices
-// are padded by a row and a column of zeros, so that a sweep's last
-// reflector (of two rows) reads and writes a 3-row block like the
-// others, its third row untouched. It returns (wr, wi, vl, vr, info).
+// steps): one matrix at a time (perMatrix); the Hessenberg reduction a
+// loop of a reflector per column, each applied by matrix-vector dots;
+// dlahqr as one while loop whose iteration deflates the active block's
+// trailing 1 x 1 or 2 x 2 block or makes a double-shift sweep (an inner
+// loop of 3 x 3 reflectors over rows and columns at a dynamic index; the
+// sweep of a deflating iteration runs no steps); then the vectors by a
+// row loop of back substitution and one of forward substitution in the
+// complex Schur form. The matrices are padded by a row and a column of
+// zeros, so that a sweep's last reflector (of two rows) reads and writes
+// a 3-row block like the others, its third row untouched. It returns
+// (wr, wi, vl, vr, info).
 func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
+	return b.perMatrix(in, in.Shape.Tuple[:5], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+		wr, wi, vl, vr, info := lb.geev1(in, m, c.Left, c.Right)
+		return []*hlo.Instruction{wr, wi, vl, vr, info}
+	})
+}
+
+// gees is LAPACK's gees (no sorting) of a batch of real square matrices,
+// as the evaluator computes it: geev's Hessenberg reduction and dlahqr,
+// whose H and Z are the real Schur form T and the Schur vectors (a = Z T
+// Z^T), the eigenvalues in T's diagonal order. It returns (T, Z, zeros
+// when mode is 'N'; wr, wi, sdim (0), info).
+func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
+	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+		T, Z, wr, wi, info := lb.schur(in, m)
+		T, Z = lb.schurCanonical(T, Z, wi)
+		if !c.Right {
+			Z = lb.zeros(Z.Shape)
+		}
+		return []*hlo.Instruction{T, Z, wr, wi, lb.constant(hlo.S32, 0), info}
+	})
+}
+
+// perMatrix computes fn of each n x n matrix of in's operand, one after
+// another in a while loop (each takes its own number of QR sweeps and
+// deflates at its own rows), fn's results stacked into outs' shapes
+// (the batch's dimensions, then fn's).
+func (b *expander) perMatrix(in *hlo.Instruction, outs []hlo.Shape, fn func(lb *expander, m *hlo.Instruction) []*hlo.Instruction) []*hlo.Instruction {
 	a := in.Operands[0]
 	t := a.Shape.Elem
 	r := a.Shape.Rank()
 	n := a.Shape.Dims[r-1]
-	wSh, vSh, infoSh := in.Shape.Tuple[0], in.Shape.Tuple[2], in.Shape.Tuple[4]
-	ct := vSh.Elem
 	nb := int64(1)
 	for _, d := range a.Shape.Dims[:r-2] {
 		nb *= d
 	}
+	var res []*hlo.Instruction
 	if nb == 0 || n == 0 {
-		return []*hlo.Instruction{b.zeros(wSh), b.zeros(wSh), b.zeros(vSh), b.zeros(vSh), b.zeros(infoSh)}
+		for _, o := range outs {
+			res = append(res, b.zeros(o))
+		}
+		return res
+	}
+	// Each result as [nb, its own dimensions...].
+	flat := make([]hlo.Shape, len(outs))
+	for i, o := range outs {
+		flat[i] = hlo.ArrayShape(o.Elem, append([]int64{nb}, o.Dims[r-2:]...)...)
 	}
 	a3 := b.reshape(a, nb, n, n)
-	w2, v3, i1 := hlo.ArrayShape(t, nb, n), hlo.ArrayShape(ct, nb, n, n), hlo.ArrayShape(hlo.S32, nb)
 	s32 := hlo.ArrayShape(hlo.S32)
-	state := hlo.TupleShape(s32, a3.Shape, w2, w2, v3, v3, i1)
-	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), a3, b.zeros(w2), b.zeros(w2), b.zeros(v3), b.zeros(v3), b.zeros(i1))
-	w := b.whileLoop(in, in.Name+".geev", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+	state := hlo.TupleShape(append([]hlo.Shape{s32, a3.Shape}, flat...)...)
+	inits := []*hlo.Instruction{b.constant(hlo.S32, 0), a3}
+	for _, f := range flat {
+		inits = append(inits, b.zeros(f))
+	}
+	init := b.inst(hlo.OpTuple, state, inits...)
+	w := b.whileLoop(in, in.Name+".matrices", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.compare(e[0], cb.constant(hlo.S32, nb), "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		bi, zero := e[0], lb.constant(hlo.S32, 0)
 		ds := lb.inst(hlo.OpDynamicSlice, hlo.ArrayShape(t, 1, n, n), e[1], bi, zero, zero)
 		ds.A.DynSliceSizes = []int64{1, n, n}
-		wr, wi, vl, vr, info := lb.geev1(in, lb.reshape(ds, n, n), c.Left, c.Right)
-		put := func(into, x *hlo.Instruction) *hlo.Instruction {
-			dims := append([]int64{1}, x.Shape.Dims...)
-			starts := []*hlo.Instruction{into, lb.reshape(x, dims...), bi}
+		next := []*hlo.Instruction{lb.inst(hlo.OpAdd, s32, bi, lb.constant(hlo.S32, 1)), e[1]}
+		for i, x := range fn(lb, lb.reshape(ds, n, n)) {
+			starts := []*hlo.Instruction{e[2+i], lb.reshape(x, append([]int64{1}, x.Shape.Dims...)...), bi}
 			for range x.Shape.Dims {
 				starts = append(starts, zero)
 			}
-			return lb.inst(hlo.OpDynamicUpdateSlice, into.Shape, starts...)
+			next = append(next, lb.inst(hlo.OpDynamicUpdateSlice, e[2+i].Shape, starts...))
 		}
-		next := lb.inst(hlo.OpAdd, s32, bi, lb.constant(hlo.S32, 1))
-		return []*hlo.Instruction{next, e[1], put(e[2], wr), put(e[3], wi), put(e[4], vl), put(e[5], vr), put(e[6], info)}
+		return next
 	})
-	get := func(i int, sh hlo.Shape) *hlo.Instruction {
-		g := b.inst(hlo.OpGetTupleElement, state.Tuple[i], w)
-		g.A.Index = int64(i)
-		return b.reshape(g, sh.Dims...)
+	for i, o := range outs {
+		g := b.inst(hlo.OpGetTupleElement, state.Tuple[2+i], w)
+		g.A.Index = int64(2 + i)
+		res = append(res, b.reshape(g, o.Dims...))
 	}
-	return []*hlo.Instruction{get(2, wSh), get(3, wSh), get(4, vSh), get(5, vSh), get(6, infoSh)}
+	return res
 }
 
 // geev1 is geev of one n x n matrix m: (wr, wi [n], vl, vr [n, n]
@@ -73,14 +107,7 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	n := m.Shape.Dims[0]
 	ulp := 2 * epsilon(t)
 	smlnum := smallestNormal(t) * (float64(n) / ulp)
-	h, z := b.hessenberg(in, m)
-	// Pad h by a row and a column, z by a column.
-	np := n + 1
-	hp := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), h, b.constant(t, 0))
-	hp.A.Padding = []hlo.PadDim{{Hi: 1}, {Hi: 1}}
-	zp := b.inst(hlo.OpPad, hlo.ArrayShape(t, n, np), z, b.constant(t, 0))
-	zp.A.Padding = []hlo.PadDim{{}, {Hi: 1}}
-	T, Z, wr, wi, info := b.hqr(in, hp, zp, n, ulp, smlnum)
+	T, Z, wr, wi, info := b.schur(in, m)
 	vr0, vl0 := b.schurVectors(T, Z, wi, n, ulp, smlnum)
 	wr, wi, onehot := b.eigenOrder(in, wr, wi)
 	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
@@ -97,6 +124,23 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 		vl = b.sel(ok, vl0, vz)
 	}
 	return wr, wi, vl, vr, info
+}
+
+// schur is the real Schur form of the n x n m: the Hessenberg reduction,
+// then hqr on h padded by a row and a column and z by a column. It
+// returns (T, Z, wr, wi, info), T and Z unpadded.
+func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instruction) {
+	t := m.Shape.Elem
+	n := m.Shape.Dims[0]
+	ulp := 2 * epsilon(t)
+	smlnum := smallestNormal(t) * (float64(n) / ulp)
+	h, z := b.hessenberg(in, m)
+	np := n + 1
+	hp := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), h, b.constant(t, 0))
+	hp.A.Padding = []hlo.PadDim{{Hi: 1}, {Hi: 1}}
+	zp := b.inst(hlo.OpPad, hlo.ArrayShape(t, n, np), z, b.constant(t, 0))
+	zp.A.Padding = []hlo.PadDim{{}, {Hi: 1}}
+	return b.hqr(in, hp, zp, n, ulp, smlnum)
 }
 
 // epsilon and smallestNormal are the real type t's unit roundoff and
@@ -813,4 +857,46 @@ func mustBuild(err *error) {
 	if *err != nil {
 		panic(fmt.Sprintf("geev's expansion: %v", *err))
 	}
+}
+
+// schurCanonical puts the Schur form T, Z in one form of the several
+// equally valid ones, as the evaluator's: a 2 x 2 block [[a, b], [c,
+// a]] with |b| < |c| turned a quarter (Z's two columns (z1, z2) -> (z2,
+// -z1), T's rows and columns with them: the block [[a, -c], [-b, a]]),
+// then each Schur vector (column of Z) turned so that its first largest
+// element is positive, T's rows and columns with it (T' = S T S, Z' = Z
+// S). Which of these forms a QR sweep ends in hangs on rounding (a pair's
+// block turns from sweep to sweep), and a fixed one makes the device's
+// and the evaluator's agree.
+func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	sh := Z.Shape
+	t := sh.Elem
+	n := sh.Dims[0]
+	var err error
+	defer mustBuild(&err)
+	ev := b.expr(hlo.ArrayShape(t, n), &err)
+	_, sd, su := b.diagonals(T)
+	bq, cq := b.shiftLeft(su), b.shiftLeft(sd) // T(j, j+1), T(j+1, j)
+	turn := ev.And(ev.Cmp(wi, "GT", ev.K(0)), ev.Cmp(ev.Abs(bq), "LT", ev.Abs(cq)))
+	turnS := b.shiftRight(b.convert(turn, t)) // the pair's second column
+	one := ev.K(1)
+	// R: the identity but for a turned pair at (p, p+1): R(p+1, p) = 1,
+	// R(p, p+1) = -1, zeros on the block's diagonal.
+	diag := ev.Sel(ev.Or(turn, ev.Cmp(turnS, "EQ", one)), ev.K(0), one)
+	sub := ev.Sel(turn, one, ev.K(0)) // R(c+1, c)
+	sup := ev.Neg(turnS)              // R(c-1, c)
+	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	ones := b.full(b.constant(hlo.S32, 1), rows.Shape)
+	R := b.sel(b.compare(rows, cols, "EQ"), b.along(diag, sh, 1),
+		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, ones), "EQ"), b.along(sub, sh, 1),
+			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, ones), cols, "EQ"), b.along(sup, sh, 1), b.zeros(sh))))
+	mm := func(p, q *hlo.Instruction, lc int64) *hlo.Instruction {
+		d := b.inst(hlo.OpDot, sh, p, q)
+		d.A.Dot = &hlo.DotDims{LhsContract: []int64{lc}, RhsContract: []int64{0}}
+		return d
+	}
+	T = mm(R, mm(T, R, 1), 0) // R^T (T R): exact, one nonzero term per element
+	Z = mm(Z, R, 1)
+	sg := b.leadPhase(Z, nil) // +-1 for a real Z
+	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
 }

@@ -66,6 +66,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return b.syevd(in, c.Lower), nil
 	case hlo.CallGeev:
 		res = b.geev(in, c)
+	case hlo.CallGees:
+		res = b.gees(in, c)
 	case hlo.CallTopK: // topk with its own comparator, which expandTopK expands
 		tk := b.inst(hlo.OpTopK, in.Shape, in.Operands...)
 		tk.Called = in.Called

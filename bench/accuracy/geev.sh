@@ -1,8 +1,9 @@
 #!/bin/sh
-# Measures vkjit's geev (what JAX's CPU lowering emits for jnp.linalg.eig)
-# against LAPACK's dgeev through NumPy, and LAPACK's own sgeev in f32
-# beside it (through ctypes), in f32 ulps of the largest eigenvalue's
-# magnitude; docs/ACCURACY.md records the output.
+# Measures vkjit's geev and gees (what JAX's CPU lowering emits for
+# jnp.linalg.eig and jax.scipy.linalg.schur) against LAPACK's dgeev
+# through NumPy, and LAPACK's own sgeev and sgees in f32 beside them
+# (through ctypes), in f32 ulps of the largest eigenvalue's magnitude
+# (gees: of the matrix's 2-norm); docs/ACCURACY.md records the output.
 # Usage: bench/accuracy/geev.sh (from the repository root, after make).
 set -e
 dir=$(mktemp -d)
@@ -11,7 +12,17 @@ cat > "$dir/geev.hlo" <<'HLO'
 HloModule geev
 ENTRY e {
   a = f32[8,32,32] parameter(0)
-  ROOT r = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8]) custom-call(a), custom_call_target="lapack_sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+  r = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8]) custom-call(a), custom_call_target="lapack_sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+  wr = f32[8,32] get-tuple-element(r), index=0
+  wi = f32[8,32] get-tuple-element(r), index=1
+  vl = c64[8,32,32] get-tuple-element(r), index=2
+  vr = c64[8,32,32] get-tuple-element(r), index=3
+  info = s32[8] get-tuple-element(r), index=4
+  s = (f32[8,32,32], f32[8,32,32], f32[8,32], f32[8,32], s32[8], s32[8]) custom-call(a), custom_call_target="lapack_sgees_ffi", backend_config={mode = 86 : ui8, sort = 78 : ui8}
+  t = f32[8,32,32] get-tuple-element(s), index=0
+  z = f32[8,32,32] get-tuple-element(s), index=1
+  sinfo = s32[8] get-tuple-element(s), index=5
+  ROOT out = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8], f32[8,32,32], f32[8,32,32], s32[8]) tuple(wr, wi, vl, vr, info, t, z, sinfo)
 }
 HLO
 cd "$dir"
@@ -69,4 +80,28 @@ for name in ('vkjit', 'LAPACK sgeev'):
         rls.append(rl)
     print('%s f32 8x32x32: eigenvalues from dgeev\'s, ulp of max|w|: median %.1f, 90th percentile %.1f, max %.1f; |a v - w v| %.1f ulp, |u^H a - w u^H| %.1f ulp' % (
         name, np.median(ews), np.percentile(ews, 90), max(ews), max(rrs), max(rls)))
+def sgees(x):  # LAPACK's own, in f32, no sorting
+    n = x.shape[0]
+    f = np.asfortranarray(x.astype(np.float32))
+    wr, wi = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    vs = np.zeros((n, n), np.float32, order='F')
+    lwork = 8 * n
+    work, bwork, sdim, info = np.zeros(lwork, np.float32), np.zeros(n, np.int32), ctypes.c_int(0), ctypes.c_int(0)
+    i = lambda v: ctypes.byref(ctypes.c_int(v))
+    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
+    lib.sgees_(ctypes.c_char_p(b'V'), ctypes.c_char_p(b'N'), None, i(n), p(f), i(n), ctypes.byref(sdim), p(wr), p(wi), p(vs), i(n), p(work), i(lwork), p(bwork), ctypes.byref(info))
+    return np.asarray(f), np.asarray(vs)
+for name in ('vkjit', 'LAPACK sgees'):
+    bes, oes = [], []
+    for b in range(8):
+        a = a32[b].astype(np.float64)
+        if name == 'vkjit':
+            assert o['out7'][b] == 0
+            t, z = o['out5'][b].astype(np.float64), o['out6'][b].astype(np.float64)
+        else:
+            t, z = (m.astype(np.float64) for m in sgees(a32[b]))
+        scale = np.linalg.norm(a, 2) * eps
+        bes.append(np.abs(a - z @ t @ z.T).max() / scale)
+        oes.append(np.abs(z.T @ z - np.eye(32)).max() / eps)
+    print('%s f32 8x32x32: |a - Z T Z^T| %.1f ulp of |a|_2, |Z^T Z - I| %.1f ulp' % (name, max(bes), max(oes)))
 PY

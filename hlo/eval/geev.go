@@ -67,6 +67,76 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 		literal(vSh.Elem, vSh.Dims, vls), literal(vSh.Elem, vSh.Dims, vrs), literal(infoSh.Elem, infoSh.Dims, infos)
 }
 
+// gees is LAPACK's gees (no sorting) on each real matrix of l, as the
+// lowering computes it: geev's hessenberg and hqr, whose h and z are
+// the real Schur form T and the Schur vectors Z (zero unless vectors),
+// the eigenvalues in T's diagonal order; info as geev's.
+func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, info *hlo.Literal) {
+	batch, n, _, raw := matrices(l)
+	rt := l.Shape.Elem
+	ulp := 2 * epsilon(rt)
+	smlnum := smallestNormal(rt) * (float64(n) / ulp)
+	var ts, zs, wrs, wis, infos []complex128
+	for b := int64(0); b < batch; b++ {
+		h := make([]float64, n*n)
+		for i := range h {
+			h[i] = real(raw[b*n*n+int64(i)])
+		}
+		z := hessenberg(h, int(n))
+		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
+		schurCanonical(h, z, im, int(n))
+		if !vectors {
+			clear(z)
+		}
+		for j := range r {
+			wrs, wis = append(wrs, complex(r[j], 0)), append(wis, complex(im[j], 0))
+		}
+		ts, zs = append(ts, realC(h)...), append(zs, realC(z)...)
+		infos = append(infos, complex(float64(fail), 0))
+	}
+	return literal(rt, l.Shape.Dims, ts), literal(rt, l.Shape.Dims, zs), literal(wSh.Elem, wSh.Dims, wrs), literal(wSh.Elem, wSh.Dims, wis), literal(infoSh.Elem, infoSh.Dims, infos)
+}
+
+// schurCanonical puts the Schur form t, z in the lowering's form of the
+// several equally valid ones (lower/geev.go's schurCanonical): a pair's
+// block [[a, b], [c, a]] (wi[p] > 0) with |b| < |c| turned a quarter
+// (z's columns (z1, z2) -> (z2, -z1), t's rows and columns with them),
+// then each column of z turned so that its first largest element is
+// positive, t's rows and columns with it (t' = S t S, z' = z S).
+func schurCanonical(t, z, wi []float64, n int) {
+	for p := 0; p+1 < n; p++ {
+		if wi[p] <= 0 || math.Abs(t[p*n+p+1]) >= math.Abs(t[(p+1)*n+p]) {
+			continue
+		}
+		for i := range n { // z R, t R: columns (c1, c2) -> (c2, -c1)
+			z[i*n+p], z[i*n+p+1] = z[i*n+p+1], -z[i*n+p]
+			t[i*n+p], t[i*n+p+1] = t[i*n+p+1], -t[i*n+p]
+		}
+		for j := range n { // R^T t: rows (r1, r2) -> (r2, -r1)
+			t[p*n+j], t[(p+1)*n+j] = t[(p+1)*n+j], -t[p*n+j]
+		}
+	}
+	s := make([]float64, n)
+	for j := range n {
+		big := 0
+		for i := range n {
+			if math.Abs(z[i*n+j]) > math.Abs(z[big*n+j]) {
+				big = i
+			}
+		}
+		s[j] = 1
+		if z[big*n+j] < 0 {
+			s[j] = -1
+		}
+	}
+	for i := range n {
+		for j := range n {
+			t[i*n+j] *= s[i] * s[j]
+			z[i*n+j] *= s[j]
+		}
+	}
+}
+
 // smallestNormal is the real type t's smallest normal number.
 func smallestNormal(t hlo.ElementType) float64 {
 	if t == hlo.F64 {

@@ -121,3 +121,87 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGeesAgainstLapack: the evaluator's gees on testdata/eig.json's
+// matrices gives a real Schur form: a = Z T Z^T and Z^T Z = I to 1e-12,
+// T zero below its subdiagonal, each nonzero subdiagonal element in a
+// standardized 2 x 2 block (equal diagonal, off-diagonal elements of
+// opposite signs) whose eigenvalues are wr +- i wi, a 1 x 1 block's
+// t_ii = wr, and those eigenvalues LAPACK's (dgeev's, nearest) to 1e-12
+// of the matrix's norm; mode 'N' leaves Z zero.
+func TestGeesAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/eig.json")
+	require.NoError(t, err)
+	var cases []struct {
+		N    int
+		A, W json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	for _, c := range cases {
+		n := c.N
+		am, wv := values(t, c.A, false), values(t, c.W, true)
+		for _, mode := range []int{'V', 'N'} {
+			name := fmt.Sprintf("f64[%d,%d] mode %c", n, n, mode)
+			src := fmt.Sprintf(`HloModule schur
+ENTRY e {
+  a = f64[%[1]d,%[1]d] parameter(0)
+  ROOT r = (f64[%[1]d,%[1]d], f64[%[1]d,%[1]d], f64[%[1]d], f64[%[1]d], s32[], s32[]) custom-call(a), custom_call_target="lapack_dgees_ffi", backend_config={mode = %[2]d : ui8, sort = 78 : ui8}
+}`, n, mode)
+			m, err := hlo.Parse(name, src)
+			require.NoError(t, err, name)
+			require.NoError(t, Check(m), name)
+			out, err := Run(m, lit64(hlo.F64, []int64{int64(n), int64(n)}, am))
+			require.NoError(t, err, name)
+			got := out.Leaves()
+			require.Equal(t, int64(0), get(got[5], 0).i, "%s info", name)
+			T, Z := complexes(got[0]), complexes(got[1])
+			var norm float64
+			for _, x := range am {
+				norm = math.Hypot(norm, real(x))
+			}
+			tol := 1e-12 * math.Max(1, norm)
+			at := func(m []complex128, i, j int) float64 { return real(m[i*n+j]) }
+			if mode == 'N' {
+				for i := range Z {
+					require.Zero(t, Z[i], "%s: Z not asked for", name)
+				}
+			} else {
+				for i := range n {
+					for j := range n {
+						var zt, ztz float64 // (Z T Z^T)_ij, (Z^T Z)_ij
+						for k := range n {
+							ztz += at(Z, k, i) * at(Z, k, j)
+							for l := range n {
+								zt += at(Z, i, k) * at(T, k, l) * at(Z, j, l)
+							}
+						}
+						require.InDelta(t, real(am[i*n+j]), zt, tol, "%s: a = Z T Z^T at [%d,%d]", name, i, j)
+						require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == j], ztz, 1e-13*float64(n), "%s: Z orthogonal at [%d,%d]", name, i, j)
+					}
+				}
+			}
+			for i := range n {
+				for j := 0; j+1 < i; j++ {
+					require.Zero(t, at(T, i, j), "%s: T below its subdiagonal at [%d,%d]", name, i, j)
+				}
+				wr, wi := get(got[2], int64(i)).f, get(got[3], int64(i)).f
+				best := math.Inf(1)
+				for _, w := range wv {
+					best = math.Min(best, cmplx.Abs(w-complex(wr, wi)))
+				}
+				require.LessOrEqual(t, best, tol, "%s eigenvalue %d: %v", name, i, complex(wr, wi))
+				if wi > 0 { // a block at rows i, i+1
+					require.Equal(t, at(T, i, i), at(T, i+1, i+1), "%s: block %d's diagonal", name, i)
+					require.Less(t, at(T, i, i+1)*at(T, i+1, i), 0.0, "%s: block %d's off-diagonal signs", name, i)
+					require.Equal(t, wr, at(T, i, i), "%s: block %d's wr", name, i)
+					require.InDelta(t, wi, math.Sqrt(-at(T, i, i+1)*at(T, i+1, i)), 1e-15*math.Max(1, wi), "%s: block %d's wi", name, i)
+				} else if wi == 0 {
+					require.Equal(t, wr, at(T, i, i), "%s: t_ii = wr at %d", name, i)
+					if i+1 < n {
+						require.Zero(t, at(T, i+1, i), "%s: subdiagonal after a real eigenvalue at %d", name, i)
+					}
+				}
+			}
+		}
+	}
+}

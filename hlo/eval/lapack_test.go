@@ -147,6 +147,11 @@ ENTRY e {
   a = c64[3,3] parameter(0)
   ROOT r = (c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi"
 }`, "custom-call lapack_cgeev_ffi"},
+		{`HloModule m
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  ROOT r = (f32[3,3], f32[3,3], f32[3], f32[3], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", backend_config={mode = 86 : ui8, sort = 83 : ui8}
+}`, "custom-call lapack_sgees_ffi"},
 	} {
 		m, err := hlo.Parse("t.hlo", c.src)
 		require.NoError(t, err)
