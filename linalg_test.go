@@ -599,6 +599,79 @@ ENTRY e {
 	}
 }
 
+// TestGehrd runs LAPACK's gehrd as JAX's CPU lowering calls it for
+// jax.scipy.linalg.hessenberg on the device, f32 and f64, batches of
+// orders 1 to 12, against the evaluator (which matches LAPACK's own
+// dgehrd in hlo/eval), and checks that Q, made from the reflectors
+// below the subdiagonal and tau, takes a to the Hessenberg form above
+// it: Q^T a Q = h.
+func TestGehrd(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, ty := range []string{"f32", "f64"} {
+		letter, tol := map[string]string{"f32": "s", "f64": "d"}[ty], 2e-5
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		for _, n := range []int{1, 2, 5, 12} {
+			name := fmt.Sprintf("%s[2,%d,%d]", ty, n, n)
+			a := randomArray(rng, ty, []int64{2, int64(n), int64(n)})
+			src := fmt.Sprintf(`HloModule hessenberg
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgehrd_ffi", backend_config={high = %[2]d : i32, low = 1 : i32}
+}`, ty, n, n-1, letter)
+			res, want := deviceAndEval(t, name, src, a)
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
+				}
+			}
+			for b := range 2 {
+				h := func(i, j int) float64 { return real(valueAt(res[0], int64((b*n+i)*n+j))) }
+				q := make([]float64, n*n) // Q = H(0) H(1) ... H(n-2)
+				for i := range n {
+					q[i*n+i] = 1
+				}
+				for k := 0; k+1 < n; k++ {
+					tau := real(valueAt(res[1], int64(b*(n-1)+k)))
+					v := make([]float64, n)
+					v[k+1] = 1
+					for r := k + 2; r < n; r++ {
+						v[r] = h(r, k)
+					}
+					for r := range n { // q -= tau (q v) v^T
+						var w float64
+						for c := range n {
+							w += q[r*n+c] * v[c]
+						}
+						for c := range n {
+							q[r*n+c] -= tau * w * v[c]
+						}
+					}
+				}
+				for i := range n {
+					for j := range n {
+						var s float64 // (Q^T a Q)_ij
+						for k := range n {
+							for l := range n {
+								s += q[k*n+i] * real(valueAt(a, int64((b*n+k)*n+l))) * q[l*n+j]
+							}
+						}
+						want := 0.0
+						if i <= j+1 {
+							want = h(i, j)
+						}
+						require.InDelta(t, want, s, 20*tol*float64(n), "%s: Q^T a Q at [%d,%d,%d]", name, b, i, j)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGeevNaN: a matrix with a NaN never deflates; geev stops after
 // its sweeps with info 4 (the last row unconverged) and zero vectors, on
 // the device as in the evaluator, rather than loop without end.

@@ -90,10 +90,16 @@ const (
 	// standardized 2 x 2 blocks. The complex cgees and zgees are not
 	// known yet.
 	CallGees
+	// CallGehrd: the Hessenberg form h = Q^T a Q of a real square matrix
+	// [..., n, n], LAPACK's sgehrd and dgehrd with low 1 and high n: (h
+	// above its subdiagonal and on it, each reflector's vector below it
+	// (its first element 1 implied), tau [..., n-1], info). The complex
+	// cgehrd and zgehrd are not known yet.
+	CallGehrd
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -295,6 +301,24 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		info := ArrayShape(S32, bd...)
 		if !in.Shape.Equal(TupleShape(a[0].Shape, a[0].Shape, w, w, info, info)) {
 			return nil, bad("a square matrix and returns (T, Z in its shape, wr, wi, s32 sdim and info per matrix)")
+		}
+	case "gehrd":
+		c.Kind = CallGehrd
+		if rt != t {
+			return nil, nil // cgehrd and zgehrd: named as unsupported
+		}
+		a := in.Operands
+		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+			return nil, bad("one square matrix")
+		}
+		d := a[0].Shape.Dims
+		n := d[len(d)-1]
+		if lo, hi := cfg["low"], cfg["high"]; lo != 1 && lo != 0 || hi != n && hi != 0 {
+			return nil, bad(fmt.Sprintf("low = 1 and high = %d (the whole matrix), not low = %d, high = %d", n, lo, hi))
+		}
+		bd := batch(a[0])
+		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(slices.Clone(bd), max(n-1, 0))...), ArrayShape(S32, bd...))) {
+			return nil, bad("a square matrix and returns (its shape, tau of n-1 per matrix, s32 info per matrix)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

@@ -43,6 +43,17 @@ func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 	})
 }
 
+// gehrd is LAPACK's gehrd (low 1, high n) of a batch of real square
+// matrices, as the evaluator computes it: geev's Hessenberg reduction
+// with each reflector's tail stored below the subdiagonal. It returns
+// (h and the reflectors, tau [..., n-1], info (0)).
+func (b *expander) gehrd(in *hlo.Instruction) []*hlo.Instruction {
+	return b.perMatrix(in, in.Shape.Tuple[:3], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+		h, _, taus := lb.hessenberg(in, m, true)
+		return []*hlo.Instruction{h, taus, lb.constant(hlo.S32, 0)}
+	})
+}
+
 // perMatrix computes fn of each n x n matrix of in's operand, one after
 // another in a while loop (each takes its own number of QR sweeps and
 // deflates at its own rows), fn's results stacked into outs' shapes
@@ -134,7 +145,7 @@ func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instru
 	n := m.Shape.Dims[0]
 	ulp := 2 * epsilon(t)
 	smlnum := smallestNormal(t) * (float64(n) / ulp)
-	h, z := b.hessenberg(in, m)
+	h, z, _ := b.hessenberg(in, m, false)
 	np := n + 1
 	hp := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), h, b.constant(t, 0))
 	hp.A.Padding = []hlo.PadDim{{Hi: 1}, {Hi: 1}}
@@ -199,19 +210,21 @@ func (b *expander) setAt(m, x, i, j *hlo.Instruction) *hlo.Instruction {
 
 // hessenberg is the evaluator's hessenberg (gehd2): a loop over the
 // columns i < n-2, each reflector applied to h from the right, then
-// the left, column i then set, and to z from the right. It returns (h,
-// z).
-func (b *expander) hessenberg(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+// the left (to the columns after i), column i then set (below its subdiagonal zeros, or with
+// reflectors the reflector's tail, as LAPACK's gehrd stores it), and to
+// z from the right. It returns (h, z, the taus [n-1], the last zero).
+func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, taus *hlo.Instruction) {
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
 	sh := m.Shape
 	eye := b.sel(b.compare(b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n), "EQ"), b.full(b.constant(t, 1), sh), b.zeros(sh))
+	tauSh := hlo.ArrayShape(t, max(n-1, 0))
 	if n <= 2 {
-		return m, eye
+		return m, eye, b.zeros(tauSh)
 	}
 	s32 := hlo.ArrayShape(hlo.S32)
-	state := hlo.TupleShape(s32, sh, sh)
-	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), m, eye)
+	state := hlo.TupleShape(s32, sh, sh, tauSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), m, eye, b.zeros(tauSh))
 	w := b.whileLoop(in, in.Name+".hessenberg", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.compare(e[0], cb.constant(hlo.S32, n-2), "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
@@ -241,20 +254,25 @@ func (b *expander) hessenberg(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.In
 		v = ev.Sel(lb.full(skip, v.Shape), ev.Sel(at, ev.K(1), ev.K(0)), v)
 		taus := lb.full(tau, sh)
 		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(h, v), v)))
-		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(v, lb.vm(v, h))))
+		vh := ev.Sel(vi.Cmp(rows, "GT", lb.full(i, rows.Shape)), lb.vm(v, h), ev.K(0)) // right of column i: gehrd keeps reflectors left of it
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(v, vh)))
 		now := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
-		fixed := ev.Sel(at, lb.full(beta, col.Shape), ev.Sel(below, ev.K(0), now))
+		under := ev.K(0) // below the subdiagonal: zeros, or the reflector's tail (gehrd)
+		if reflectors {
+			under = v
+		}
+		fixed := ev.Sel(at, lb.full(beta, col.Shape), ev.Sel(below, under, now))
 		fixed = ev.Sel(lb.full(skip, v.Shape), now, fixed)
 		h = x.update(h, lb.reshape(fixed, n, 1), lb.constant(hlo.S32, 0), i)
 		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(z, v), v)))
-		return []*hlo.Instruction{i1, h, z}
+		return []*hlo.Instruction{i1, h, z, lb.setVec(e[3], tau, i)}
 	})
 	g := func(k int) *hlo.Instruction {
-		x := b.inst(hlo.OpGetTupleElement, sh, w)
+		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
 		x.A.Index = int64(k)
 		return x
 	}
-	return g(1), g(2)
+	return g(1), g(2), g(3)
 }
 
 // hqr is the evaluator's hqr (dlahqr) on the padded Hessenberg h ([n+1,

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Measures vkjit's geev and gees (what JAX's CPU lowering emits for
-# jnp.linalg.eig and jax.scipy.linalg.schur) against LAPACK's dgeev
-# through NumPy, and LAPACK's own sgeev and sgees in f32 beside them
-# (through ctypes), in f32 ulps of the largest eigenvalue's magnitude
-# (gees: of the matrix's 2-norm); docs/ACCURACY.md records the output.
+# Measures vkjit's geev, gees and gehrd (what JAX's CPU lowering emits
+# for jnp.linalg.eig, jax.scipy.linalg.schur and .hessenberg) against
+# LAPACK's dgeev through NumPy and dgehrd through ctypes, and LAPACK's
+# own sgeev, sgees and sgehrd in f32 beside them, in f32 ulps of the
+# largest eigenvalue's magnitude (gees: of the matrix's 2-norm; gehrd:
+# of max|h|); docs/ACCURACY.md records the output.
 # Usage: bench/accuracy/geev.sh (from the repository root, after make).
 set -e
 dir=$(mktemp -d)
@@ -22,7 +23,10 @@ ENTRY e {
   t = f32[8,32,32] get-tuple-element(s), index=0
   z = f32[8,32,32] get-tuple-element(s), index=1
   sinfo = s32[8] get-tuple-element(s), index=5
-  ROOT out = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8], f32[8,32,32], f32[8,32,32], s32[8]) tuple(wr, wi, vl, vr, info, t, z, sinfo)
+  g = (f32[8,32,32], f32[8,31], s32[8]) custom-call(a), custom_call_target="lapack_sgehrd_ffi", backend_config={high = 32 : i32, low = 1 : i32}
+  h = f32[8,32,32] get-tuple-element(g), index=0
+  tau = f32[8,31] get-tuple-element(g), index=1
+  ROOT out = (f32[8,32], f32[8,32], c64[8,32,32], c64[8,32,32], s32[8], f32[8,32,32], f32[8,32,32], s32[8], f32[8,32,32], f32[8,31]) tuple(wr, wi, vl, vr, info, t, z, sinfo, h, tau)
 }
 HLO
 cd "$dir"
@@ -104,4 +108,22 @@ for name in ('vkjit', 'LAPACK sgees'):
         bes.append(np.abs(a - z @ t @ z.T).max() / scale)
         oes.append(np.abs(z.T @ z - np.eye(32)).max() / eps)
     print('%s f32 8x32x32: |a - Z T Z^T| %.1f ulp of |a|_2, |Z^T Z - I| %.1f ulp' % (name, max(bes), max(oes)))
+def gehrd(x, letter, dt):  # LAPACK's own
+    n = x.shape[0]
+    f = np.asfortranarray(x.astype(dt))
+    tau = np.zeros(n - 1, dt)
+    lwork = 64 * n
+    work, info = np.zeros(lwork, dt), ctypes.c_int(0)
+    i = lambda v: ctypes.byref(ctypes.c_int(v))
+    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
+    getattr(lib, letter + 'gehrd_')(i(n), i(1), i(n), p(f), i(n), p(tau), p(work), i(lwork), ctypes.byref(info))
+    return np.ascontiguousarray(f).astype(np.float64), tau.astype(np.float64)
+for name in ('vkjit', 'LAPACK sgehrd'):
+    hes, tes = [], []
+    for b in range(8):
+        h64, t64 = gehrd(a32[b].astype(np.float64), 'd', np.float64)
+        h, tau = (o['out8'][b], o['out9'][b]) if name == 'vkjit' else gehrd(a32[b], 's', np.float32)
+        hes.append(np.abs(h - h64).max() / np.abs(h64).max() / eps)
+        tes.append(np.abs(tau - t64).max() / eps)
+    print('%s f32 8x32x32: h and reflectors %.1f ulp of max|h| from dgehrd\'s, tau %.1f ulp' % (name, max(hes), max(tes)))
 PY

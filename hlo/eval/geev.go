@@ -43,7 +43,7 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 		for i := range h {
 			h[i] = real(raw[b*n*n+int64(i)])
 		}
-		z := hessenberg(h, int(n))
+		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
 		infos = append(infos, complex(float64(fail), 0))
 		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
@@ -82,7 +82,7 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 		for i := range h {
 			h[i] = real(raw[b*n*n+int64(i)])
 		}
-		z := hessenberg(h, int(n))
+		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
 		schurCanonical(h, z, im, int(n))
 		if !vectors {
@@ -137,6 +137,24 @@ func schurCanonical(t, z, wi []float64, n int) {
 	}
 }
 
+// gehrd is LAPACK's gehrd (low 1, high n) on each real matrix of l, as
+// the lowering computes it: hessenberg with the reflectors stored below
+// the subdiagonal, and their taus.
+func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
+	batch, n, _, raw := matrices(l)
+	var hs, ts []complex128
+	for b := int64(0); b < batch; b++ {
+		h := make([]float64, n*n)
+		for i := range h {
+			h[i] = real(raw[b*n*n+int64(i)])
+		}
+		_, taus := hessenberg(h, int(n), true)
+		hs = append(hs, realC(h)...)
+		ts = append(ts, realC(taus)...)
+	}
+	return literal(l.Shape.Elem, l.Shape.Dims, hs), literal(tauSh.Elem, tauSh.Dims, ts)
+}
+
 // smallestNormal is the real type t's smallest normal number.
 func smallestNormal(t hlo.ElementType) float64 {
 	if t == hlo.F64 {
@@ -148,14 +166,17 @@ func smallestNormal(t hlo.ElementType) float64 {
 // hessenberg reduces the n x n h in place to upper Hessenberg form as
 // LAPACK's gehd2 does, a reflector I - tau v v^T per column i < n-2
 // (larfg of h(i+1:, i), v(i+1) = 1) applied from the right to every row
-// and from the left to every column, column i then set to (beta, 0,
-// ...) below its diagonal; it returns their product Q (orghr).
-func hessenberg(h []float64, n int) []float64 {
+// and from the left to the columns after i, column i then set to (beta, 0,
+// ...) below its diagonal, or with reflectors to (beta, v's tail), as
+// gehrd stores them; it returns their product Q (orghr) and the taus
+// ([n-1], the last zero).
+func hessenberg(h []float64, n int, reflectors bool) (q, taus []float64) {
 	z := make([]float64, n*n)
 	for i := range n {
 		z[i*n+i] = 1
 	}
 	v := make([]float64, n)
+	taus = make([]float64, max(n-1, 0))
 	for i := 0; i < n-2; i++ {
 		alpha := h[(i+1)*n+i]
 		var xnorm float64
@@ -177,7 +198,7 @@ func hessenberg(h []float64, n int) []float64 {
 			v[r] = h[r*n+i] * s
 		}
 		reflectRight(h, n, n, v, tau)
-		for c := range n { // from the left: h -= tau v (v^T h)
+		for c := i + 1; c < n; c++ { // from the left: h -= tau v (v^T h), right of column i (gehrd keeps reflectors left of it)
 			var w float64
 			for r := i + 1; r < n; r++ {
 				w += v[r] * h[r*n+c]
@@ -189,10 +210,14 @@ func hessenberg(h []float64, n int) []float64 {
 		h[(i+1)*n+i] = beta
 		for r := i + 2; r < n; r++ {
 			h[r*n+i] = 0
+			if reflectors {
+				h[r*n+i] = v[r]
+			}
 		}
 		reflectRight(z, n, n, v, tau)
+		taus[i] = tau
 	}
-	return z
+	return z, taus
 }
 
 // reflectRight applies I - tau v v^T from the right to the rows x n

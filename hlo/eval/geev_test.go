@@ -205,3 +205,45 @@ ENTRY e {
 		}
 	}
 }
+
+// TestGehrdAgainstLapack: the evaluator's gehrd gives LAPACK's own
+// dgehrd (testdata/gehrd.json, through ctypes: gehrd.py), the
+// Hessenberg form and the reflectors below it and tau, to 1e-13, for
+// orders 1 to 13; a low or high other than the whole matrix is refused.
+func TestGehrdAgainstLapack(t *testing.T) {
+	raw, err := os.ReadFile("testdata/gehrd.json")
+	require.NoError(t, err)
+	var cases []struct {
+		N         int
+		A, H, Tau json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 6)
+	for _, c := range cases {
+		n := c.N
+		name := fmt.Sprintf("f64[%d,%d]", n, n)
+		src := fmt.Sprintf(`HloModule hessenberg
+ENTRY e {
+  a = f64[%[1]d,%[1]d] parameter(0)
+  ROOT r = (f64[%[1]d,%[1]d], f64[%[2]d], s32[]) custom-call(a), custom_call_target="lapack_dgehrd_ffi", backend_config={high = %[1]d : i32, low = 1 : i32}
+}`, n, n-1)
+		m, err := hlo.Parse(name, src)
+		require.NoError(t, err, name)
+		require.NoError(t, Check(m), name)
+		out, err := Run(m, lit64(hlo.F64, []int64{int64(n), int64(n)}, values(t, c.A, false)))
+		require.NoError(t, err, name)
+		got := out.Leaves()
+		for o, want := range [][]complex128{values(t, c.H, false), values(t, c.Tau, false)} {
+			for i, w := range want {
+				require.InDelta(t, real(w), get(got[o], int64(i)).f, 1e-13, "%s output %d element %d", name, o, i)
+			}
+		}
+	}
+	m, err := hlo.Parse("t.hlo", `HloModule hessenberg
+ENTRY e {
+  a = f64[4,4] parameter(0)
+  ROOT r = (f64[4,4], f64[3], s32[]) custom-call(a), custom_call_target="lapack_dgehrd_ffi", backend_config={high = 3 : i32, low = 1 : i32}
+}`)
+	require.NoError(t, err)
+	require.ErrorContains(t, Check(m), "low = 1 and high = 4")
+}

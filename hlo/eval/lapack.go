@@ -53,6 +53,9 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallSyevd:
 		v, w := syevd(ops[0].Lit, c.Lower)
 		res = []*hlo.Literal{v, w, zeros(in.Shape.Tuple[2])}
+	case hlo.CallGehrd:
+		h, tau := gehrd(ops[0].Lit, in.Shape.Tuple[1])
+		res = []*hlo.Literal{h, tau, zeros(in.Shape.Tuple[2])}
 	case hlo.CallGees:
 		tl, zl, wr, wi, info := gees(ops[0].Lit, c.Right, in.Shape.Tuple[2], in.Shape.Tuple[5])
 		res = []*hlo.Literal{tl, zl, wr, wi, zeros(in.Shape.Tuple[4]), info}
