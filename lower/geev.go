@@ -146,13 +146,21 @@ func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instru
 	ulp := 2 * epsilon(t)
 	smlnum := smallestNormal(t) * (float64(n) / ulp)
 	h, z, _ := b.hessenberg(in, m, false)
-	np := n + 1
-	hp := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), h, b.constant(t, 0))
-	hp.A.Padding = []hlo.PadDim{{Hi: 1}, {Hi: 1}}
-	zp := b.inst(hlo.OpPad, hlo.ArrayShape(t, n, np), z, b.constant(t, 0))
-	zp.A.Padding = []hlo.PadDim{{}, {Hi: 1}}
-	return b.hqr(in, hp, zp, n, ulp, smlnum)
+	np := n + sweepChunk
+	pad := func(x *hlo.Instruction) *hlo.Instruction {
+		p := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), x, b.constant(t, 0))
+		p.A.Padding = []hlo.PadDim{{Hi: sweepChunk}, {Hi: sweepChunk}}
+		return p
+	}
+	return b.hqr(in, pad(h), pad(z), n, ulp, smlnum)
 }
+
+// sweepChunk is how many columns (rows) of the rows (columns) a sweep's
+// reflector touches one step of its loop reads and writes (a 3 x 16
+// block: a device loop holds values of at most 64 elements); h and z
+// are padded by as many rows and columns of zeros, where a step writes
+// back the zeros it read for the phases it is not in.
+const sweepChunk = 16
 
 // epsilon and smallestNormal are the real type t's unit roundoff and
 // smallest normal number.
@@ -285,7 +293,7 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 // It returns (T, Z unpadded, wr, wi, info).
 func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) (T, Z, wr, wi, info *hlo.Instruction) {
 	t := h.Shape.Elem
-	np := n + 1
+	np := h.Shape.Dims[0]
 	s32 := hlo.ArrayShape(hlo.S32)
 	wSh := hlo.ArrayShape(t, n)
 	itmax := 30 * max(10, n)
@@ -417,7 +425,7 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 	iEnd := g(0)
 	info = ei.Sel(ei.Cmp(iEnd, "GE", ei.K(0)), ei.Add(iEnd, ei.K(1)), ei.K(0))
 	T = b.slice(b.slice(g(4), 0, 0, n), 1, 0, n)
-	Z = b.slice(g(5), 1, 0, n)
+	Z = b.slice(b.slice(g(5), 0, 0, n), 1, 0, n)
 	return T, Z, g(6), g(7), info
 }
 
@@ -564,34 +572,57 @@ func (b *expander) dlanv2(e *formula.Builder, a, bv, c, d *hlo.Instruction, eps 
 }
 
 // sweep is hqr's double-shift sweep over rows and columns m..kend of
-// the padded h (kend = i; kend = m for no steps), a while loop over k:
-// the reflector of (v0 at k = m, else h(k:k+3, k-1), its third element
-// zero at the last step) by larfg, column k-1 set as dlahqr sets it,
-// then applied from the left to rows k..k+2 right of column k-1, from
-// the right to columns k..k+2 down to row min(k+3, i), and to z's
-// columns k..k+2; the last step's third row and column left as they
-// are. It returns (h, z).
+// the padded h (kend = i; kend = m for no steps), a while loop whose
+// iteration is one step of one phase for the current k, so that it runs
+// on the device (lower/seqloop.go: small values, the big arrays read and
+// written in blocks at computed indices, every read before every
+// write): phase 0 makes the reflector of (v0 at k = m, else h(k:k+3,
+// k-1), its third element zero at the last k) by larfg and sets column
+// k-1 as dlahqr does; phase 1 applies it from the left to rows k..k+2,
+// a block of sweepChunk columns a step from column k on; phase 2 from
+// the right to columns k..k+2, a block of rows a step down to row
+// min(k+3, i); phase 3 to z's columns k..k+2. The last k's third row
+// and column are left as they are. A step reads and writes back,
+// unchanged, the zeros of the padding's corner for the phases it is not
+// in, so that their writes cannot overlap its own. It returns (h, z).
 func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
 	t := h.Shape.Elem
 	np := h.Shape.Dims[0]
-	n := z.Shape.Dims[0]
+	n := np - sweepChunk
+	C := int64(sweepChunk)
 	s32 := hlo.ArrayShape(hlo.S32)
-	state := hlo.TupleShape(s32, s32, s32, s32, h.Shape, z.Shape, v0.Shape)
-	init := b.inst(hlo.OpTuple, state, m, kend, m, l, h, z, v0)
+	one := hlo.ArrayShape(t)
+	// (k, kend, m, l, phase, chunk, h, z, v0, t1, v2, v3)
+	state := hlo.TupleShape(s32, s32, s32, s32, s32, s32, h.Shape, z.Shape, v0.Shape, one, one, one)
+	init := b.inst(hlo.OpTuple, state, m, kend, m, l, b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), h, z, v0, b.zeros(one), b.zeros(one), b.zeros(one))
 	w := b.whileLoop(in, in.Name+".sweep", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.compare(e[0], e[1], "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		var err error
 		defer mustBuild(&err)
-		k, kend, m, l, H, Z, v := e[0], e[1], e[2], e[3], e[4], e[5], e[6]
-		es, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(s32, &err)
+		k, kend, m, l, phase, chunk, H, Z, v, t1, v2, v3 := e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11]
+		es, ei := lb.expr(one, &err), lb.expr(s32, &err)
 		e3 := lb.expr(hlo.ArrayShape(t, 3), &err)
 		x := lb.batched(t, nil)
-		zero := lb.constant(hlo.S32, 0)
+		corner := ei.K(float64(n)) // the padding's corner: where an idle phase reads and writes
+		in0, in1, in2, in3 := ei.Cmp(phase, "EQ", ei.K(0)), ei.Cmp(phase, "EQ", ei.K(1)), ei.Cmp(phase, "EQ", ei.K(2)), ei.Cmp(phase, "EQ", ei.K(3))
+		at := func(active, idx *hlo.Instruction) *hlo.Instruction { return ei.Sel(active, idx, corner) }
 		nr3 := ei.Cmp(k, "LT", ei.Sub(kend, ei.K(1)))
 		first := ei.Cmp(k, "EQ", m)
 		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
-		col := lb.reshape(x.slice(H, []int64{3, 1}, k, km1), 3)
+		c0 := ei.Mul(chunk, ei.K(float64(C)))
+		lowest := ei.Min(ei.Add(k, ei.K(3)), kend)
+		// Every read, from the iteration's h and z.
+		r0, r0c := at(in0, k), at(in0, km1)
+		col := lb.reshape(x.slice(H, []int64{3, 1}, r0, r0c), 3)
+		r1, r1c := at(in1, k), at(in1, c0)
+		rowsBlk := x.slice(H, []int64{3, C}, r1, r1c)
+		r2, r2c := at(in2, c0), at(in2, k)
+		colsBlk := x.slice(H, []int64{C, 3}, r2, r2c)
+		r3, r3c := at(in3, c0), at(in3, k)
+		zBlk := x.slice(Z, []int64{C, 3}, r3, r3c)
+
+		// Phase 0: the reflector, and column k-1.
 		lane := lb.iota(hlo.S32, 0, 3)
 		third := lb.compare(lane, lb.full(lb.constant(hlo.S32, 2), lane.Shape), "EQ")
 		cut := lb.inst(hlo.OpAnd, third.Shape, third, lb.full(ei.Not(nr3), third.Shape))
@@ -603,19 +634,21 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		hyp := es.Hypot(alpha, xnorm)
 		beta0 := es.Sel(es.Cmp(alpha, "LT", es.K(0)), hyp, es.Neg(hyp))
 		skip := es.Cmp(xnorm, "EQ", es.K(0))
-		t1 := es.Sel(skip, es.K(0), es.Div(es.Sub(beta0, alpha), beta0))
+		nt1 := es.Sel(skip, es.K(0), es.Div(es.Sub(beta0, alpha), beta0))
 		beta := es.Sel(skip, alpha, beta0)
 		sc := es.Div(es.K(1), es.Sub(alpha, beta0))
-		v2, v3 := es.Sel(skip, x1, es.Mul(x1, sc)), es.Sel(skip, x2, es.Mul(x2, sc))
-		// Column k-1: (beta, 0, 0) after the first step (the third kept
-		// at the last); at the first, h(k, k-1) (1 - t1) where m > l.
-		c0, c1, c2 := part(col, 0), part(col, 1), part(col, 2)
+		nv2, nv3 := es.Sel(skip, x1, es.Mul(x1, sc)), es.Sel(skip, x2, es.Mul(x2, sc))
+		cc0, cc1, cc2 := part(col, 0), part(col, 1), part(col, 2)
 		scaled := ei.Cmp(m, "GT", l)
-		n0 := es.Sel(first, es.Sel(scaled, es.Mul(c0, es.Sub(es.K(1), t1)), c0), beta)
-		n1 := es.Sel(first, c1, es.K(0))
-		n2 := es.Sel(first, c2, es.Sel(nr3, es.K(0), c2))
-		H = x.update(H, lb.reshape(lb.concat(0, lb.reshape(n0, 1), lb.reshape(n1, 1), lb.reshape(n2, 1)), 3, 1), k, km1)
+		n0 := es.Sel(first, es.Sel(scaled, es.Mul(cc0, es.Sub(es.K(1), nt1)), cc0), beta)
+		n1 := es.Sel(first, cc1, es.K(0))
+		n2 := es.Sel(first, cc2, es.Sel(nr3, es.K(0), cc2))
+		newCol := lb.concat(0, lb.reshape(n0, 1), lb.reshape(n1, 1), lb.reshape(n2, 1))
+		newCol = e3.Sel(lb.full(in0, newCol.Shape), newCol, col)
+		t1 = es.Sel(in0, nt1, t1)
+		v2, v3 = es.Sel(in0, nv2, v2), es.Sel(in0, nv3, v3)
 		t2, t3 := es.Mul(t1, v2), es.Mul(t1, v3)
+
 		// apply reflects the three vectors p0, p1, p2 where mask holds.
 		apply := func(p0, p1, p2, mask *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
 			e := lb.expr(p0.Shape, &err)
@@ -626,30 +659,47 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 			m3 := lb.inst(hlo.OpAnd, mask.Shape, mask, f(nr3))
 			return e.Sel(mask, q0, p0), e.Sel(mask, q1, p1), e.Sel(m3, q2, p2)
 		}
-		idx := lb.iota(hlo.S32, 0, np)
-		rows := x.slice(H, []int64{3, np}, k, zero)
-		row := func(j int64) *hlo.Instruction { return lb.reshape(lb.slice(rows, 0, j, j+1), np) }
-		r0, r1, r2 := apply(row(0), row(1), row(2), lb.compare(idx, lb.full(k, idx.Shape), "GE"))
-		H = x.update(H, lb.concat(0, lb.reshape(r0, 1, np), lb.reshape(r1, 1, np), lb.reshape(r2, 1, np)), k, zero)
-		cols := x.slice(H, []int64{np, 3}, zero, k)
-		colOf := func(c *hlo.Instruction, rows, j int64) *hlo.Instruction {
-			return lb.reshape(lb.slice(c, 1, j, j+1), rows)
-		}
-		lowest := ei.Min(ei.Add(k, ei.K(3)), kend)
-		q0, q1, q2 := apply(colOf(cols, np, 0), colOf(cols, np, 1), colOf(cols, np, 2), lb.compare(idx, lb.full(lowest, idx.Shape), "LE"))
-		H = x.update(H, lb.concat(1, lb.reshape(q0, np, 1), lb.reshape(q1, np, 1), lb.reshape(q2, np, 1)), zero, k)
-		zc := x.slice(Z, []int64{n, 3}, zero, k)
-		all := lb.full(lb.constant(hlo.PRED, 1), hlo.ArrayShape(hlo.PRED, n))
-		z0, z1, z2 := apply(colOf(zc, n, 0), colOf(zc, n, 1), colOf(zc, n, 2), all)
-		Z = x.update(Z, lb.concat(1, lb.reshape(z0, n, 1), lb.reshape(z1, n, 1), lb.reshape(z2, n, 1)), zero, k)
-		return []*hlo.Instruction{ei.Add(k, ei.K(1)), kend, m, l, H, Z, v}
+		idx := lb.iota(hlo.S32, 0, C)
+		pos := lb.inst(hlo.OpAdd, idx.Shape, idx, lb.full(c0, idx.Shape)) // the block's columns (rows)
+		and := func(p, q *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpAnd, p.Shape, p, q) }
+		// Phase 1: rows k..k+2, columns c0.. from k on.
+		row := func(j int64) *hlo.Instruction { return lb.reshape(lb.slice(rowsBlk, 0, j, j+1), C) }
+		m1 := and(lb.compare(pos, lb.full(k, pos.Shape), "GE"), lb.full(in1, pos.Shape))
+		q0, q1, q2 := apply(row(0), row(1), row(2), m1)
+		newRows := lb.concat(0, lb.reshape(q0, 1, C), lb.reshape(q1, 1, C), lb.reshape(q2, 1, C))
+		// Phase 2: columns k..k+2, rows c0.. down to min(k+3, i).
+		colOf := func(c *hlo.Instruction, j int64) *hlo.Instruction { return lb.reshape(lb.slice(c, 1, j, j+1), C) }
+		m2 := and(lb.compare(pos, lb.full(lowest, pos.Shape), "LE"), lb.full(in2, pos.Shape))
+		p0, p1, p2 := apply(colOf(colsBlk, 0), colOf(colsBlk, 1), colOf(colsBlk, 2), m2)
+		newCols := lb.concat(1, lb.reshape(p0, C, 1), lb.reshape(p1, C, 1), lb.reshape(p2, C, 1))
+		// Phase 3: z's columns k..k+2.
+		z0, z1, z2 := apply(colOf(zBlk, 0), colOf(zBlk, 1), colOf(zBlk, 2), lb.full(in3, pos.Shape))
+		newZ := lb.concat(1, lb.reshape(z0, C, 1), lb.reshape(z1, C, 1), lb.reshape(z2, C, 1))
+
+		// Every write, after every read.
+		H = x.update(H, lb.reshape(newCol, 3, 1), r0, r0c)
+		H = x.update(H, newRows, r1, r1c)
+		H = x.update(H, newCols, r2, r2c)
+		Z = x.update(Z, newZ, r3, r3c)
+
+		// The next step: phase 0 -> 1 (from k's chunk) -> 2 -> 3 -> the next k.
+		lastCol := ei.K(float64((n - 1) / C))
+		lastRow := ei.Div(lowest, ei.K(float64(C)))
+		done1 := ei.Cmp(chunk, "GE", lastCol)
+		done2 := ei.Cmp(chunk, "GE", lastRow)
+		done3 := ei.Cmp(chunk, "GE", lastCol)
+		nextPhase := ei.Sel(in0, ei.K(1), ei.Sel(in1, ei.Sel(done1, ei.K(2), ei.K(1)), ei.Sel(in2, ei.Sel(done2, ei.K(3), ei.K(2)), ei.Sel(done3, ei.K(0), ei.K(3)))))
+		nextChunk := ei.Sel(in0, ei.Div(k, ei.K(float64(C))),
+			ei.Sel(ei.Or(ei.And(in1, done1), ei.Or(ei.And(in2, done2), ei.And(in3, done3))), ei.K(0), ei.Add(chunk, ei.K(1))))
+		nextK := ei.Sel(ei.And(in3, done3), ei.Add(k, ei.K(1)), k)
+		return []*hlo.Instruction{nextK, kend, m, l, nextPhase, nextChunk, H, Z, v, t1, v2, v3}
 	})
 	g := func(k int) *hlo.Instruction {
 		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
 		x.A.Index = int64(k)
 		return x
 	}
-	return g(4), g(5)
+	return g(6), g(7)
 }
 
 // schurVectors is the evaluator's schurVectors: from the real Schur
