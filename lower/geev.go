@@ -34,8 +34,10 @@ func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 // when mode is 'N'; wr, wi, sdim (0), info).
 func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
 	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+		m, k := lb.normScale(m)
 		T, Z, wr, wi, info := lb.schur(in, m)
 		T, Z = lb.schurCanonical(T, Z, wi)
+		T, wr, wi = lb.scaleBy(T, k, -1), lb.scaleBy(wr, k, -1), lb.scaleBy(wi, k, -1)
 		if !c.Right {
 			Z = lb.zeros(Z.Shape)
 		}
@@ -118,8 +120,11 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	n := m.Shape.Dims[0]
 	ulp := 2 * epsilon(t)
 	smlnum := smallestNormal(t) * (float64(n) / ulp)
+	m, k := b.normScale(m)
+	m, d := b.balance(in, m)
 	T, Z, wr, wi, info := b.schur(in, m)
-	vr0, vl0 := b.schurVectors(T, Z, wi, n, ulp, smlnum)
+	vr0, vl0 := b.schurVectors(T, Z, wi, d, n, ulp, smlnum)
+	wr, wi = b.scaleBy(wr, k, -1), b.scaleBy(wi, k, -1)
 	wr, wi, onehot := b.eigenOrder(in, wr, wi)
 	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
 	var err error
@@ -709,7 +714,7 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 // a loop over its rows upward (row i of every vector at once) and the
 // left ones by a loop downward, taken back by Zc and put in LAPACK's
 // form (eigenColumns). It returns (right, left).
-func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
+func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
 	t := T.Shape.Elem
 	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
 	var err error
@@ -796,7 +801,11 @@ func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, n int64, ulp, smlnum 
 		})
 	}
 	X, Y := solve(".right", true), solve(".left", false)
-	return b.eigenColumns(mm(Zc, X), wi), b.eigenColumns(mm(Zc, Y), wi)
+	// Balancing undone (D v, D^-1 u), then LAPACK's form.
+	dc := b.along(b.convert(d, ct), csh, 0)
+	right := b.inst(hlo.OpMultiply, csh, mm(Zc, X), dc)
+	left := b.inst(hlo.OpDivide, csh, mm(Zc, Y), dc)
+	return b.eigenColumns(right, wi), b.eigenColumns(left, wi)
 }
 
 // eigenColumns is the evaluator's eigenColumns: a real eigenvalue's
@@ -967,4 +976,180 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction) (*hlo.Instruction, 
 	Z = mm(Z, R, 1)
 	sg := b.leadPhase(Z, nil) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
+}
+
+// normScale is the evaluator's normScale: m scaled by 2^k where its
+// largest magnitude lies outside [2^e, 2^-e) (e: normScaleExp), k
+// returned (0 for a zero, infinite or NaN largest magnitude).
+func (b *expander) normScale(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	t := m.Shape.Elem
+	var err error
+	defer mustBuild(&err)
+	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
+	n := m.Shape.NumElements()
+	anrm := b.reduceDim(b.reshape(b.inst(hlo.OpAbs, m.Shape, m), n), 0, hlo.OpMaximum, b.constant(t, 0))
+	it, mbits, bias := hlo.S32, int64(23), int64(127)
+	if t == hlo.F64 {
+		it, mbits, bias = hlo.S64, 52, 1023
+	}
+	ii := b.expr(hlo.ArrayShape(it), &err)
+	bits := b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(it), anrm)
+	field := b.inst(hlo.OpShiftRightLogical, bits.Shape, bits, ii.K(float64(mbits)))
+	field = ii.And(field, ii.K(float64(2*bias+1)))
+	e := ei.Convert(ii.Sub(field, ii.K(float64(bias-1))), hlo.S32) // anrm in [2^(e-1), 2^e)
+	lo := ei.K(float64(normScaleExp(t)))
+	k := ei.Sel(ei.Cmp(ei.Sub(e, ei.K(1)), "LT", lo), ei.Sub(lo, ei.Sub(e, ei.K(1))),
+		ei.Sel(ei.Cmp(e, "GT", ei.Neg(lo)), ei.Sub(ei.Neg(lo), e), ei.K(0)))
+	plain := es.Or(es.Cmp(anrm, "EQ", es.K(0)), es.Not(es.Finite(anrm)))
+	k = ei.Sel(plain, ei.K(0), k)
+	return b.scaleBy(m, k, 1), k
+}
+
+// normScaleExp is e of normScale's range [2^e, 2^-e): the largest power
+// of two at most sqrt(smallest normal) / ulp, as the evaluator's.
+func normScaleExp(t hlo.ElementType) int64 {
+	if t == hlo.F64 {
+		return -459
+	}
+	return -40
+}
+
+// scaleBy is x times 2^(sign k), k an s32 scalar, as two exact
+// multiplications by powers of two (each half of the exponent is a
+// normal number's where the whole may not be).
+func (b *expander) scaleBy(x, k *hlo.Instruction, sign int64) *hlo.Instruction {
+	t := x.Shape.Elem
+	var err error
+	defer mustBuild(&err)
+	ei := b.expr(hlo.ArrayShape(hlo.S32), &err)
+	it, mbits, bias := hlo.S32, int64(23), int64(127)
+	if t == hlo.F64 {
+		it, mbits, bias = hlo.S64, 52, 1023
+	}
+	ii := b.expr(hlo.ArrayShape(it), &err)
+	ks := ei.Mul(k, ei.K(float64(sign)))
+	k1 := ei.Div(ks, ei.K(2))
+	k2 := ei.Sub(ks, k1)
+	pow2 := func(e *hlo.Instruction) *hlo.Instruction {
+		f := b.inst(hlo.OpShiftLeft, hlo.ArrayShape(it), ii.Add(ei.Convert(e, it), ii.K(float64(bias))), ii.K(float64(mbits)))
+		return b.full(b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(t), f), x.Shape)
+	}
+	return b.inst(hlo.OpMultiply, x.Shape, b.inst(hlo.OpMultiply, x.Shape, x, pow2(k1)), pow2(k2))
+}
+
+// balance is the evaluator's balance (gebal, job 'S'): passes (a while
+// loop, until one scales nothing or meets a NaN) of a loop over i, each
+// scaling row i by 1/f and column i by f, f the power of two gebal's two
+// loops find from their 2-norms (c, r) and largest magnitudes (ca, ra).
+// It returns (D^-1 m D, D's diagonal).
+func (b *expander) balance(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	t := m.Shape.Elem
+	n := m.Shape.Dims[0]
+	sh := m.Shape
+	dSh := hlo.ArrayShape(t, n)
+	pred, s32 := hlo.ArrayShape(hlo.PRED), hlo.ArrayShape(hlo.S32)
+	ones := b.full(b.constant(t, 1), dSh)
+	// (more passes, a NaN seen, m, d)
+	state := hlo.TupleShape(pred, pred, sh, dSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), b.constant(hlo.PRED, 0), m, ones)
+	w := b.whileLoop(in, in.Name+".balance", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.inst(hlo.OpAnd, pred, e[0], cb.inst(hlo.OpNot, pred, e[1]))
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		// One pass: (i, changed, nan, m, d).
+		ps := hlo.TupleShape(s32, pred, pred, sh, dSh)
+		pinit := lb.inst(hlo.OpTuple, ps, lb.constant(hlo.S32, 0), lb.constant(hlo.PRED, 0), e[1], e[2], e[3])
+		pw := lb.whileLoop(in, in.Name+".balance.pass", ps, pinit, func(cb *expander, pe []*hlo.Instruction) *hlo.Instruction {
+			return cb.inst(hlo.OpAnd, pred, cb.compare(pe[0], cb.constant(hlo.S32, n), "LT"), cb.inst(hlo.OpNot, pred, pe[2]))
+		}, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
+			return pb.balanceStep(in, pe)
+		})
+		get := func(k int) *hlo.Instruction {
+			g := lb.inst(hlo.OpGetTupleElement, ps.Tuple[k], pw)
+			g.A.Index = int64(k)
+			return g
+		}
+		return []*hlo.Instruction{get(1), get(2), get(3), get(4)}
+	})
+	get := func(k int) *hlo.Instruction {
+		g := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
+		g.A.Index = int64(k)
+		return g
+	}
+	return get(2), get(3)
+}
+
+// balanceStep is one i of balance's pass (state: i, changed, nan, m, d).
+func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo.Instruction {
+	i, changed, nan, m, d := e[0], e[1], e[2], e[3], e[4]
+	t := m.Shape.Elem
+	n := m.Shape.Dims[0]
+	var err error
+	defer mustBuild(&err)
+	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
+	ev := b.expr(hlo.ArrayShape(t, n), &err)
+	x := b.batched(t, nil)
+	zero := b.constant(hlo.S32, 0)
+	col := b.reshape(x.slice(m, []int64{n, 1}, zero, i), n)
+	row := b.reshape(x.slice(m, []int64{1, n}, i, zero), n)
+	norm := func(v *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) { // (2-norm, largest magnitude)
+		big := b.reduceDim(ev.Abs(v), 0, hlo.OpMaximum, b.constant(t, 0))
+		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
+		q := ev.Div(v, b.full(safe, v.Shape))
+		return es.Mul(big, es.Sqrt(b.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, b.constant(t, 0)))), big
+	}
+	c, ca := norm(col)
+	r, ra := norm(row)
+	sfmin1 := smallestNormal(t) / (2 * epsilon(t))
+	sfmax1 := 1 / sfmin1
+	sfmin2 := sfmin1 * 2
+	sfmax2 := 1 / sfmin2
+	isNaN := es.IsNaN(es.Add(es.Add(es.Add(c, ca), r), ra))
+	// gebal's two loops on (f, c, ca, r, g, ra), as while loops.
+	one := hlo.ArrayShape(t)
+	fs := hlo.TupleShape(one, one, one, one, one, one)
+	pick := func(w *hlo.Instruction, k int) *hlo.Instruction {
+		g := b.inst(hlo.OpGetTupleElement, one, w)
+		g.A.Index = int64(k)
+		return g
+	}
+	up := b.whileLoop(in, in.Name+".balance.up", fs, b.inst(hlo.OpTuple, fs, es.K(1), c, ca, r, es.Div(r, es.K(2)), ra), func(cb *expander, s []*hlo.Instruction) *hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		f := cb.expr(one, &err)
+		return f.And(f.Cmp(s[1], "LT", s[4]), f.And(f.Cmp(f.Max(f.Max(s[0], s[1]), s[2]), "LT", f.K(sfmax2)), f.Cmp(f.Min(f.Min(s[3], s[4]), s[5]), "GT", f.K(sfmin2))))
+	}, func(lb *expander, s []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		f := lb.expr(one, &err)
+		two := f.K(2)
+		return []*hlo.Instruction{f.Mul(s[0], two), f.Mul(s[1], two), f.Mul(s[2], two), f.Div(s[3], two), f.Div(s[4], two), f.Div(s[5], two)}
+	})
+	f0, c1, ca1, r1, ra1 := pick(up, 0), pick(up, 1), pick(up, 2), pick(up, 3), pick(up, 5)
+	down := b.whileLoop(in, in.Name+".balance.down", fs, b.inst(hlo.OpTuple, fs, f0, c1, ca1, r1, es.Div(c1, es.K(2)), ra1), func(cb *expander, s []*hlo.Instruction) *hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		f := cb.expr(one, &err)
+		return f.And(f.Cmp(s[4], "GE", s[3]), f.And(f.Cmp(f.Max(s[3], s[5]), "LT", f.K(sfmax2)), f.Cmp(f.Min(f.Min(f.Min(s[0], s[1]), s[4]), s[2]), "GT", f.K(sfmin2))))
+	}, func(lb *expander, s []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		f := lb.expr(one, &err)
+		two := f.K(2)
+		return []*hlo.Instruction{f.Div(s[0], two), f.Div(s[1], two), f.Div(s[2], two), f.Mul(s[3], two), f.Div(s[4], two), f.Mul(s[5], two)}
+	})
+	f, cf, rf := pick(down, 0), pick(down, 1), pick(down, 3)
+	di := b.reshape(x.slice(b.reshape(d, n, 1), []int64{1, 1}, i, zero))
+	skip := es.Or(es.Or(es.Cmp(c, "EQ", es.K(0)), es.Cmp(r, "EQ", es.K(0))), es.Cmp(es.Add(cf, rf), "GE", es.Mul(es.K(0.95), es.Add(c, r))))
+	skip = es.Or(skip, es.And(es.And(es.Cmp(f, "LT", es.K(1)), es.Cmp(di, "LT", es.K(1))), es.Cmp(es.Mul(f, di), "LE", es.K(sfmin1))))
+	skip = es.Or(skip, es.And(es.And(es.Cmp(f, "GT", es.K(1)), es.Cmp(di, "GT", es.K(1))), es.Cmp(di, "GE", es.Div(es.K(sfmax1), f))))
+	skip = es.Or(skip, isNaN)
+	fUse := es.Sel(skip, es.K(1), f)
+	newRow := ev.Div(row, b.full(fUse, row.Shape))
+	m = x.update(m, b.reshape(newRow, 1, n), i, zero)
+	colNow := b.reshape(x.slice(m, []int64{n, 1}, zero, i), n)
+	m = x.update(m, b.reshape(ev.Mul(colNow, b.full(fUse, colNow.Shape)), n, 1), zero, i)
+	d = b.setVec(d, es.Mul(di, fUse), i)
+	changed = es.Or(changed, es.Not(skip))
+	nan = es.Or(nan, isNaN)
+	return []*hlo.Instruction{ei.Add(i, ei.K(1)), changed, nan, m, d}
 }

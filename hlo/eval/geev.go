@@ -12,6 +12,10 @@ import (
 // computes it (lower/geev.go), in float64 with the thresholds of l's
 // type, so that both take the same path:
 //
+//   - a matrix whose largest magnitude lies outside [2^e, 2^-e) scaled
+//     by a power of two into it (normScale), and balanced (gebal's
+//     scaling: balance), as LAPACK's geev does; the eigenvalues scaled
+//     back, the vectors taken back by the balancing's D;
 //   - the Hessenberg form H = Q^T a Q by a Householder reflector per
 //     column (gehd2), Q accumulated in z;
 //   - the real Schur form T = Z^T a Z by dlahqr's implicit double-shift
@@ -27,11 +31,11 @@ import (
 //     the conjugate of its first; each normalized to Euclidean norm 1 and
 //     turned so that its first largest element is real and positive.
 //
-// LAPACK balances the matrix first (gebal) and scales the vectors' back
-// substitution against overflow (dtrevc3's scaling); neither is done
-// here nor in the lowering. info is 0, or i + 1 when the eigenvalue at
-// row i did not converge within hqr's iterations (the vectors are then
-// left zero).
+// LAPACK's gebal also permutes rows and columns to isolate eigenvalues
+// a triangular part already holds, and dtrevc3 scales the vectors' back
+// substitution against overflow; neither is done here nor in the
+// lowering. info is 0, or i + 1 when the eigenvalue at row i did not
+// converge within hqr's iterations (the vectors are then left zero).
 func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi, vl, vr, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := l.Shape.Elem
@@ -43,12 +47,17 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 		for i := range h {
 			h[i] = real(raw[b*n*n+int64(i)])
 		}
+		k := normScale(h, rt)
+		d := balance(h, int(n), rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
 		infos = append(infos, complex(float64(fail), 0))
 		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
 		if fail == 0 {
-			ur, ul = schurVectors(h, z, im, int(n), ulp, smlnum)
+			ur, ul = schurVectors(h, z, im, d, int(n), ulp, smlnum)
+		}
+		for j := range r {
+			r[j], im[j] = math.Ldexp(r[j], -k), math.Ldexp(im[j], -k)
 		}
 		order := eigenOrder(r, im)
 		for _, o := range order {
@@ -82,9 +91,16 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 		for i := range h {
 			h[i] = real(raw[b*n*n+int64(i)])
 		}
+		k := normScale(h, rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
 		schurCanonical(h, z, im, int(n))
+		for j := range r {
+			r[j], im[j] = math.Ldexp(r[j], -k), math.Ldexp(im[j], -k)
+		}
+		for j := range h {
+			h[j] = math.Ldexp(h[j], -k)
+		}
 		if !vectors {
 			clear(z)
 		}
@@ -153,6 +169,95 @@ func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 		ts = append(ts, realC(taus)...)
 	}
 	return literal(l.Shape.Elem, l.Shape.Dims, hs), literal(tauSh.Elem, tauSh.Dims, ts)
+}
+
+// normScale scales the matrix h by a power of two 2^k, returned, that
+// brings its largest magnitude into [2^e, 2^-e), 2^e the largest power
+// of two at most sqrt(smallest normal) / ulp (f32: 2^-40, f64: 2^-459),
+// where it is outside (geev's and gees's own scaling, dlascl's, by a
+// power of two so that it is exact); k = 0 for a zero, infinite or NaN
+// largest magnitude.
+func normScale(h []float64, rt hlo.ElementType) int {
+	lo := normScaleExp(rt)
+	var anrm float64
+	for _, x := range h {
+		anrm = max(anrm, math.Abs(x))
+	}
+	if anrm == 0 || math.IsInf(anrm, 0) || math.IsNaN(anrm) {
+		return 0
+	}
+	_, e := math.Frexp(anrm) // anrm in [2^(e-1), 2^e)
+	k := 0
+	switch {
+	case e-1 < lo:
+		k = lo - (e - 1)
+	case e > -lo:
+		k = -lo - e
+	}
+	for i := range h {
+		h[i] = math.Ldexp(h[i], k)
+	}
+	return k
+}
+
+// normScaleExp is e of normScale's range [2^e, 2^-e).
+func normScaleExp(rt hlo.ElementType) int {
+	if rt == hlo.F64 {
+		return -459
+	}
+	return -40
+}
+
+// balance is LAPACK's gebal with job 'S' on the n x n h, in place: each
+// row and column pair scaled by a power of two until their 2-norms are
+// within a factor of 2 of each other (a pass changes nothing in
+// scaling a pair that would not shrink c + r below 0.95 of its sum),
+// h = D^-1 a D; it returns D's diagonal. (gebal's permutations, which
+// isolate eigenvalues a triangular part already holds, are not done.)
+func balance(h []float64, n int, rt hlo.ElementType) []float64 {
+	const sclfac, factor = 2.0, 0.95
+	sfmin1 := smallestNormal(rt) / (2 * epsilon(rt))
+	sfmax1 := 1 / sfmin1
+	sfmin2 := sfmin1 * sclfac
+	sfmax2 := 1 / sfmin2
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = 1
+	}
+	for noconv := true; noconv; {
+		noconv = false
+		for i := range n {
+			var c, r, ca, ra float64
+			for j := range n {
+				c, r = math.Hypot(c, h[j*n+i]), math.Hypot(r, h[i*n+j])
+				ca, ra = max(ca, math.Abs(h[j*n+i])), max(ra, math.Abs(h[i*n+j]))
+			}
+			if math.IsNaN(c + ca + r + ra) {
+				return d // gebal's NaN check: no more balancing
+			}
+			if c == 0 || r == 0 {
+				continue
+			}
+			g, f, s := r/sclfac, 1.0, c+r
+			for c < g && max(f, c, ca) < sfmax2 && min(r, g, ra) > sfmin2 {
+				f, c, ca, r, g, ra = f*sclfac, c*sclfac, ca*sclfac, r/sclfac, g/sclfac, ra/sclfac
+			}
+			g = c / sclfac
+			for g >= r && max(r, ra) < sfmax2 && min(f, c, g, ca) > sfmin2 {
+				f, c, g, ca, r, ra = f/sclfac, c/sclfac, g/sclfac, ca/sclfac, r*sclfac, ra*sclfac
+			}
+			if c+r >= factor*s || f < 1 && d[i] < 1 && f*d[i] <= sfmin1 || f > 1 && d[i] > 1 && d[i] >= sfmax1/f {
+				continue
+			}
+			d[i] *= f
+			noconv = true
+			for j := range n {
+				h[i*n+j] /= f
+				h[j*n+i] *= f
+			}
+		}
+	}
+	return d
 }
 
 // smallestNormal is the real type t's smallest normal number.
@@ -522,7 +627,7 @@ func dlanv2(a, b, c, d, eps float64) (float64, float64, float64, float64, float6
 // schurVectors are the right and left eigenvectors ([n, n], a column
 // each) from the real Schur form t and its transformations z (hqr's),
 // wi the eigenvalues' imaginary parts (geev's steps).
-func schurVectors(t, z, wi []float64, n int, ulp, smlnum float64) (right, left []complex128) {
+func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, left []complex128) {
 	// W: the identity but for each pair's block, whose columns are the
 	// block's unit eigenvector u for a + i sqrt(|bc|), (sqrt|b|, i
 	// sign(b) sqrt|c|) / sqrt(|b| + |c|), and its orthogonal complement.
@@ -577,7 +682,14 @@ func schurVectors(t, z, wi []float64, n int, ulp, smlnum float64) (right, left [
 			y[i*n+j] = -s / conj(den(i, j))
 		}
 	}
-	return eigenColumns(mul(zc, x, n), wi, n), eigenColumns(mul(zc, y, n), wi, n)
+	right, left = mul(zc, x, n), mul(zc, y, n)
+	for i := range n { // balancing undone: D v and D^-1 u
+		for j := range n {
+			right[i*n+j] *= complex(d[i], 0)
+			left[i*n+j] /= complex(d[i], 0)
+		}
+	}
+	return eigenColumns(right, wi, n), eigenColumns(left, wi, n)
 }
 
 // eigenColumns puts geev's eigenvector columns in LAPACK's form: a real

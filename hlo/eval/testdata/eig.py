@@ -25,6 +25,11 @@ mats.append(comp)
 h = np.triu(rng.uniform(-1, 1, (6, 6)), -1)
 h[3, 2] = 0
 mats.append(h)
+# Badly scaled: D a D^-1 with D from 1e-6 to 1e6 (LAPACK balances it
+# back), and a matrix of magnitudes 1e-30 (scaled before the QR).
+d = np.diag([1e6, 1, 1e-6, 1, 1e3, 1e-3])
+mats.append(d @ rng.uniform(-1, 1, (6, 6)) @ np.linalg.inv(d))
+mats.append(rng.uniform(-1, 1, (5, 5)) * 1e-30)
 cases = []
 for a in mats:
     w, v = np.linalg.eig(a)  # LAPACK's geev
