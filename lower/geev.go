@@ -9,17 +9,19 @@ import (
 
 // geev is LAPACK's geev of a batch of real square matrices, as the
 // evaluator computes it (hlo/eval/geev.go, whose comment gives the
-// steps): one matrix at a time (perMatrix); the Hessenberg reduction a
-// loop of a reflector per column, each applied by matrix-vector dots;
-// dlahqr as one while loop whose iteration deflates the active block's
-// trailing 1 x 1 or 2 x 2 block or makes a double-shift sweep (an inner
-// loop of 3 x 3 reflectors over rows and columns at a dynamic index; the
-// sweep of a deflating iteration runs no steps); then the vectors by a
-// row loop of back substitution and one of forward substitution in the
-// complex Schur form. The matrices are padded by a row and a column of
-// zeros, so that a sweep's last reflector (of two rows) reads and writes
-// a 3-row block like the others, its third row untouched. It returns
-// (wr, wi, vl, vr, info).
+// steps): one matrix at a time (perMatrix); scaled into range
+// (normScale) and balanced (balance: loops of row and column pairs); the
+// Hessenberg reduction a loop of a reflector per column, each applied
+// by matrix-vector dots; dlahqr as one while loop whose iteration
+// deflates the active block's trailing 1 x 1 or 2 x 2 block or makes a
+// double-shift sweep (a device loop of 3 x 3 reflectors applied a block
+// at a time; the sweep of a deflating iteration runs no steps); then the
+// vectors by a row loop of back substitution and one of forward
+// substitution in the complex Schur form. The matrices are padded by
+// sweepChunk rows and columns of zeros, so that a sweep's last reflector
+// (of two rows) reads and writes a 3-row block like the others, its
+// third row untouched, and so that a sweep step's idle phases have a
+// corner of zeros to read and write. It returns (wr, wi, vl, vr, info).
 func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
 	return b.perMatrix(in, in.Shape.Tuple[:5], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
 		wr, wi, vl, vr, info := lb.geev1(in, m, c.Left, c.Right)
@@ -143,8 +145,8 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 }
 
 // schur is the real Schur form of the n x n m: the Hessenberg reduction,
-// then hqr on h padded by a row and a column and z by a column. It
-// returns (T, Z, wr, wi, info), T and Z unpadded.
+// then hqr on h and z padded by sweepChunk rows and columns. It returns
+// (T, Z, wr, wi, info), T and Z unpadded.
 func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instruction) {
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
@@ -288,8 +290,8 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 	return g(1), g(2), g(3)
 }
 
-// hqr is the evaluator's hqr (dlahqr) on the padded Hessenberg h ([n+1,
-// n+1]) and its transformations z ([n, n+1]), one while loop whose
+// hqr is the evaluator's hqr (dlahqr) on the padded Hessenberg h and its
+// transformations z ([n+sweepChunk, n+sweepChunk]), one while loop whose
 // iteration finds the active block's top l (the last negligible
 // subdiagonal element at or below the last top), then deflates the
 // block's trailing 1 x 1 or 2 x 2 block when l >= i-1 (the 2 x 2 put in
