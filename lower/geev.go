@@ -125,15 +125,20 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	m, k := b.normScale(m)
 	m, d := b.balance(in, m)
 	T, Z, wr, wi, info := b.schur(in, m)
-	vr0, vl0 := b.schurVectors(T, Z, wi, d, n, ulp, smlnum)
 	wr, wi = b.scaleBy(wr, k, -1), b.scaleBy(wi, k, -1)
+	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
+	vz := b.zeros(hlo.ArrayShape(ct, n, n))
+	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
+		wr, wi, _ = b.eigenOrder(in, wr, wi)
+		return wr, wi, vz, vz, info
+	}
+	vr0, vl0 := b.schurVectors(T, Z, wi, d, n, ulp, smlnum)
 	wr, wi, onehot := b.eigenOrder(in, wr, wi)
 	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
 	var err error
 	defer mustBuild(&err)
 	ei := b.expr(hlo.ArrayShape(hlo.S32), &err)
 	ok := b.full(ei.Cmp(info, "EQ", ei.K(0)), hlo.ArrayShape(hlo.PRED, n, n))
-	vz := b.zeros(vr0.Shape)
 	vr, vl = vz, vz
 	if right {
 		vr = b.sel(ok, vr0, vz)
