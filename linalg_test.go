@@ -501,13 +501,7 @@ ENTRY e {
   ROOT r = (%[1]s[2,%[2]d], %[1]s[2,%[2]d], %[3]s[2,%[2]d,%[2]d], %[3]s[2,%[2]d,%[2]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgeev_ffi", backend_config={compute_left = %[5]d : ui8, compute_right = %[6]d : ui8}
 }`, ty, n, cty, letter, job[left], job[right])
 			res, want := deviceAndEval(t, name, src, a)
-			for o, w := range want.Leaves() {
-				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
-				for i := range wt.NumElements() {
-					g, e := valueAt(res[o], i), valueAt(wt, i)
-					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
-				}
-			}
+			requireNearEval(t, name, res, want, 10*tol)
 			for b := range 2 {
 				require.Zero(t, valueAt(res[4], int64(b)), "%s info", name)
 				for j := range n {
@@ -565,13 +559,7 @@ ENTRY e {
   ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d], %[1]s[2,%[2]d], s32[2], s32[2]) custom-call(a), custom_call_target="lapack_%[3]sgees_ffi", backend_config={mode = %[4]d : ui8, sort = 78 : ui8}
 }`, ty, n, letter, mode)
 			res, want := deviceAndEval(t, name, src, a)
-			for o, w := range want.Leaves() {
-				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
-				for i := range wt.NumElements() {
-					g, e := valueAt(res[o], i), valueAt(wt, i)
-					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
-				}
-			}
+			requireNearEval(t, name, res, want, 10*tol)
 			at := func(x *vkjit.Tensor, b, i, j int) float64 { return real(valueAt(x, int64((b*n+i)*n+j))) }
 			for b := range 2 {
 				require.Zero(t, valueAt(res[5], int64(b)), "%s info", name)
@@ -623,13 +611,7 @@ ENTRY e {
   ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgehrd_ffi", backend_config={high = %[2]d : i32, low = 1 : i32}
 }`, ty, n, n-1, letter)
 			res, want := deviceAndEval(t, name, src, a)
-			for o, w := range want.Leaves() {
-				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
-				for i := range wt.NumElements() {
-					g, e := valueAt(res[o], i), valueAt(wt, i)
-					require.LessOrEqual(t, cmplx.Abs(g-e), 10*tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
-				}
-			}
+			requireNearEval(t, name, res, want, 10*tol)
 			for b := range 2 {
 				h := func(i, j int) float64 { return real(valueAt(res[0], int64((b*n+i)*n+j))) }
 				q := make([]float64, n*n) // Q = H(0) H(1) ... H(n-2)
@@ -928,6 +910,19 @@ ENTRY e {
 
 // deviceAndEval compiles src, runs it on the device and on the evaluator
 // with args, and returns the device's results and the evaluator's.
+// requireNearEval requires every element of the device's results within
+// tol of the evaluator's.
+func requireNearEval(t *testing.T, name string, res []*vkjit.Tensor, want *eval.Value, tol float64) {
+	t.Helper()
+	for o, w := range want.Leaves() {
+		wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+		for i := range wt.NumElements() {
+			g, e := valueAt(res[o], i), valueAt(wt, i)
+			require.LessOrEqual(t, cmplx.Abs(g-e), tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
+		}
+	}
+}
+
 func deviceAndEval(t *testing.T, name, src string, args ...*vkjit.Tensor) ([]*vkjit.Tensor, *eval.Value) {
 	t.Helper()
 	exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})

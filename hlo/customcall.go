@@ -152,6 +152,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 	}
 	matrix := func(o *Instruction) bool { return o.Shape.Rank() >= 2 && o.Shape.Elem == t }
+	square := func(o *Instruction) bool { d := o.Shape.Dims; return matrix(o) && d[len(d)-1] == d[len(d)-2] }
 	batch := func(o *Instruction) []int64 { return slices.Clone(o.Shape.Dims[:o.Shape.Rank()-2]) }
 	c := &CustomCall{}
 	switch m[2] {
@@ -181,7 +182,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	case "potrf":
 		c.Kind, c.Lower = CallPotrf, cfg["uplo"] == 'L'
 		a := in.Operands
-		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] ||
+		if len(a) != 1 || !square(a[0]) ||
 			!in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(S32, batch(a[0])...))) {
 			return nil, bad("a square matrix and returns (the factor in its shape, s32 info per matrix)")
 		}
@@ -224,7 +225,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, nil // LAPACK has no real heevd nor complex syevd
 		}
 		a := in.Operands
-		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims
@@ -265,7 +266,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, nil // cgeev and zgeev: named as unsupported
 		}
 		a := in.Operands
-		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims
@@ -292,7 +293,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, nil // cgees, zgees and sorted Schur forms: named as unsupported
 		}
 		a := in.Operands
-		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims
@@ -308,7 +309,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, nil // cgehrd and zgehrd: named as unsupported
 		}
 		a := in.Operands
-		if len(a) != 1 || !matrix(a[0]) || a[0].Shape.Dims[a[0].Shape.Rank()-1] != a[0].Shape.Dims[a[0].Shape.Rank()-2] {
+		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")
 		}
 		d := a[0].Shape.Dims

@@ -39,14 +39,10 @@ import (
 func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi, vl, vr, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := l.Shape.Elem
-	ulp := 2 * epsilon(rt)
-	smlnum := smallestNormal(rt) * (float64(n) / ulp)
+	ulp, smlnum := thresholds(rt, n)
 	var wrs, wis, vls, vrs, infos []complex128
 	for b := int64(0); b < batch; b++ {
-		h := make([]float64, n*n)
-		for i := range h {
-			h[i] = real(raw[b*n*n+int64(i)])
-		}
+		h := realMatrix(raw, b, n)
 		k := normScale(h, rt)
 		d := balance(h, int(n), rt)
 		z, _ := hessenberg(h, int(n), false)
@@ -83,14 +79,10 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := l.Shape.Elem
-	ulp := 2 * epsilon(rt)
-	smlnum := smallestNormal(rt) * (float64(n) / ulp)
+	ulp, smlnum := thresholds(rt, n)
 	var ts, zs, wrs, wis, infos []complex128
 	for b := int64(0); b < batch; b++ {
-		h := make([]float64, n*n)
-		for i := range h {
-			h[i] = real(raw[b*n*n+int64(i)])
-		}
+		h := realMatrix(raw, b, n)
 		k := normScale(h, rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
@@ -160,10 +152,7 @@ func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	var hs, ts []complex128
 	for b := int64(0); b < batch; b++ {
-		h := make([]float64, n*n)
-		for i := range h {
-			h[i] = real(raw[b*n*n+int64(i)])
-		}
+		h := realMatrix(raw, b, n)
 		_, taus := hessenberg(h, int(n), true)
 		hs = append(hs, realC(h)...)
 		ts = append(ts, realC(taus)...)
@@ -258,6 +247,22 @@ func balance(h []float64, n int, rt hlo.ElementType) []float64 {
 		}
 	}
 	return d
+}
+
+// realMatrix is the real parts of matrix b of raw's n x n matrices.
+func realMatrix(raw []complex128, b, n int64) []float64 {
+	h := make([]float64, n*n)
+	for i := range h {
+		h[i] = real(raw[b*n*n+int64(i)])
+	}
+	return h
+}
+
+// thresholds are dlahqr's ulp and smlnum for order n matrices of real
+// type rt: the lowering's (lower/geev.go).
+func thresholds(rt hlo.ElementType, n int64) (ulp, smlnum float64) {
+	ulp = 2 * epsilon(rt)
+	return ulp, smallestNormal(rt) * (float64(n) / ulp)
 }
 
 // smallestNormal is the real type t's smallest normal number.

@@ -25,15 +25,7 @@ import (
 // matrices of orders 1 to 40, a rotation, a triangular matrix, a
 // companion matrix (1, 2, 3, +-i) and a Hessenberg matrix that splits.
 func TestGeevAgainstLapack(t *testing.T) {
-	raw, err := os.ReadFile("testdata/eig.json")
-	require.NoError(t, err)
-	var cases []struct {
-		N       int
-		A, W, V json.RawMessage
-	}
-	require.NoError(t, json.Unmarshal(raw, &cases))
-	require.Len(t, cases, 13)
-	for _, c := range cases {
+	for _, c := range eigCases(t) {
 		n := c.N
 		am, wv, vv := values(t, c.A, false), values(t, c.W, true), values(t, c.V, true)
 		name := fmt.Sprintf("f64[%d,%d]", n, n)
@@ -130,14 +122,7 @@ ENTRY e {
 // t_ii = wr, and those eigenvalues LAPACK's (dgeev's, nearest) to 1e-12
 // of the matrix's norm; mode 'N' leaves Z zero.
 func TestGeesAgainstLapack(t *testing.T) {
-	raw, err := os.ReadFile("testdata/eig.json")
-	require.NoError(t, err)
-	var cases []struct {
-		N    int
-		A, W json.RawMessage
-	}
-	require.NoError(t, json.Unmarshal(raw, &cases))
-	for _, c := range cases {
+	for _, c := range eigCases(t) {
 		n := c.N
 		am, wv := values(t, c.A, false), values(t, c.W, true)
 		for _, mode := range []int{'V', 'N'} {
@@ -246,4 +231,20 @@ ENTRY e {
 }`)
 	require.NoError(t, err)
 	require.ErrorContains(t, Check(m), "low = 1 and high = 4")
+}
+
+// eigCase is one matrix of testdata/eig.json: a, and LAPACK's geev
+// eigenvalues w and right vectors v (NumPy's np.linalg.eig: eig.py).
+type eigCase struct {
+	N       int
+	A, W, V json.RawMessage
+}
+
+func eigCases(t *testing.T) []eigCase {
+	raw, err := os.ReadFile("testdata/eig.json")
+	require.NoError(t, err)
+	var cases []eigCase
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.Len(t, cases, 13)
+	return cases
 }
