@@ -271,7 +271,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 		d := a[0].Shape.Dims
 		bd := batch(a[0])
-		ct := map[ElementType]ElementType{F32: C64, F64: C128}[t]
+		ct, _ := t.ComplexOf()
 		w := ArrayShape(rt, append(slices.Clone(bd), d[len(d)-1])...)
 		vecs := ArrayShape(ct, d...)
 		want := []Shape{w, w, vecs, vecs, ArrayShape(S32, bd...)}

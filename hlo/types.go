@@ -150,6 +150,18 @@ func (t ElementType) ComplexPart() (part ElementType, ok bool) {
 	return t, false
 }
 
+// ComplexOf is the complex type whose parts are of type t (f32: c64,
+// f64: c128), ok false for other types.
+func (t ElementType) ComplexOf() (ElementType, bool) {
+	switch t {
+	case F32:
+		return C64, true
+	case F64:
+		return C128, true
+	}
+	return t, false
+}
+
 // FloatFields are a binary float type's exponent and mantissa widths
 // (0, 0 for other types).
 func (t ElementType) FloatFields() (exp, man int) {

@@ -288,24 +288,14 @@ func hessenberg(h []float64, n int, reflectors bool) (q, taus []float64) {
 	v := make([]float64, n)
 	taus = make([]float64, max(n-1, 0))
 	for i := 0; i < n-2; i++ {
-		alpha := h[(i+1)*n+i]
-		var xnorm float64
-		for r := i + 2; r < n; r++ {
-			xnorm = math.Hypot(xnorm, h[r*n+i])
-		}
-		if xnorm == 0 {
-			continue // tau = 0: the identity
-		}
-		beta := -math.Hypot(alpha, xnorm) // -sign(alpha), -0 as +0
-		if alpha < 0 {
-			beta = -beta
-		}
-		tau := (beta - alpha) / beta
-		s := 1 / (alpha - beta)
 		clear(v)
 		v[i+1] = 1
 		for r := i + 2; r < n; r++ {
-			v[r] = h[r*n+i] * s
+			v[r] = h[r*n+i]
+		}
+		beta, tau := larfg(h[(i+1)*n+i], v[i+2:])
+		if tau == 0 {
+			continue // the identity
 		}
 		reflectRight(h, n, n, v, tau)
 		for c := i + 1; c < n; c++ { // from the left: h -= tau v (v^T h), right of column i (gehrd keeps reflectors left of it)
@@ -441,7 +431,7 @@ func hqr(h, z []float64, n int, ulp, smlnum float64) (wr, wi []float64, info int
 					v[2] = *at(k+2, k-1)
 				}
 			}
-			beta, t1 := larfg3(&v)
+			beta, t1 := larfg(v[0], v[1:nr])
 			if k > m {
 				*at(k, k-1), *at(k+1, k-1) = beta, 0
 				if k < i-1 {
@@ -545,12 +535,15 @@ func sweepStart(h []float64, n, l, i int, rt1r, rt1i, rt2r, rt2i, ulp float64) (
 	}
 }
 
-// larfg3 is LAPACK's larfg on (v[0]; v[1], v[2]): the reflector I - tau
-// u u^T, u = (1, v[1], v[2]) afterwards, that takes the vector to
-// (beta, 0, 0); tau = 0 and v unchanged when v[1] and v[2] are zero.
-func larfg3(v *[3]float64) (beta, tau float64) {
-	alpha := v[0]
-	xnorm := math.Hypot(v[1], v[2])
+// larfg is LAPACK's larfg on (alpha; x): the reflector I - tau u u^T,
+// u = (1, x) afterwards, that takes the vector to (beta, 0, ...), beta =
+// -sign(alpha) |(alpha, x)| (a zero of either sign taken as +0); tau = 0,
+// beta = alpha and x unchanged when x is zero.
+func larfg(alpha float64, x []float64) (beta, tau float64) {
+	var xnorm float64
+	for _, e := range x {
+		xnorm = math.Hypot(xnorm, e)
+	}
 	if xnorm == 0 {
 		return alpha, 0
 	}
@@ -558,10 +551,11 @@ func larfg3(v *[3]float64) (beta, tau float64) {
 	if alpha < 0 {
 		beta = -beta
 	}
-	tau = (beta - alpha) / beta
 	s := 1 / (alpha - beta)
-	v[1], v[2] = v[1]*s, v[2]*s
-	return beta, tau
+	for i := range x {
+		x[i] *= s
+	}
+	return beta, (beta - alpha) / beta
 }
 
 // dlanv2 is LAPACK's dlanv2: the Schur factorization of the real 2 x 2
@@ -709,17 +703,14 @@ func eigenColumns(v []complex128, wi []float64, n int) []complex128 {
 			continue
 		}
 		var nrm float64
-		big := 0
 		for i := range n {
 			if wi[j] == 0 {
 				v[i*n+j] = complex(real(v[i*n+j]), 0)
 			}
 			nrm = math.Hypot(nrm, cmplx.Abs(v[i*n+j]))
-			if cmplx.Abs(v[i*n+j]) > cmplx.Abs(v[big*n+j]) {
-				big = i
-			}
 		}
-		ph := leadPhase(v, int64(n), int64(j)) / complex(nrm, 0)
+		big := int(lead(v, int64(n), int64(j)))
+		ph := phaseOf(v[big*n+j]) / complex(nrm, 0)
 		for i := range n {
 			v[i*n+j] *= ph
 			if wi[j] == 0 {

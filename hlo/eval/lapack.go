@@ -673,13 +673,25 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 // on the rounding of which pairs a Jacobi sweep rotated. The lowering's
 // is the same (lower/lapack.go).
 func leadPhase(v []complex128, n, col int64) complex128 {
+	return phaseOf(v[lead(v, n, col)*n+col])
+}
+
+// lead is the row of the first largest element of column col of the n x
+// n v.
+func lead(v []complex128, n, col int64) int64 {
 	big := int64(0)
 	for i := int64(1); i < n; i++ {
 		if cmplx.Abs(v[i*n+col]) > cmplx.Abs(v[big*n+col]) {
 			big = i
 		}
 	}
-	if x := v[big*n+col]; x != 0 {
+	return big
+}
+
+// phaseOf is the phase that turns x real and positive: conj(x) / |x|,
+// 1 for a zero.
+func phaseOf(x complex128) complex128 {
+	if x != 0 {
 		return conj(x) / complex(cmplx.Abs(x), 0)
 	}
 	return 1
