@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/formula"
@@ -108,9 +109,7 @@ func (b *expander) perMatrix(in *hlo.Instruction, outs []hlo.Shape, fn func(lb *
 		return next
 	})
 	for i, o := range outs {
-		g := b.inst(hlo.OpGetTupleElement, state.Tuple[2+i], w)
-		g.A.Index = int64(2 + i)
-		res = append(res, b.reshape(g, o.Dims...))
+		res = append(res, b.reshape(b.element(w, 2+i), o.Dims...))
 	}
 	return res
 }
@@ -120,13 +119,12 @@ func (b *expander) perMatrix(in *hlo.Instruction, outs []hlo.Shape, fn func(lb *
 func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, vr, info *hlo.Instruction) {
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
-	ulp := 2 * epsilon(t)
-	smlnum := smallestNormal(t) * (float64(n) / ulp)
+	ulp, smlnum := thresholds(t, n)
 	m, k := b.normScale(m)
 	m, d := b.balance(in, m)
 	T, Z, wr, wi, info := b.schur(in, m)
 	wr, wi = b.scaleBy(wr, k, -1), b.scaleBy(wi, k, -1)
-	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
+	ct, _ := t.ComplexOf()
 	vz := b.zeros(hlo.ArrayShape(ct, n, n))
 	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
 		wr, wi, _ = b.eigenOrder(in, wr, wi)
@@ -155,8 +153,7 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instruction) {
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
-	ulp := 2 * epsilon(t)
-	smlnum := smallestNormal(t) * (float64(n) / ulp)
+	ulp, smlnum := thresholds(t, n)
 	h, z, _ := b.hessenberg(in, m, false)
 	np := n + sweepChunk
 	pad := func(x *hlo.Instruction) *hlo.Instruction {
@@ -176,34 +173,50 @@ func (b *expander) schur(in, m *hlo.Instruction) (T, Z, wr, wi, info *hlo.Instru
 // writes back the zeros it read for the phases it is not in.
 const sweepChunk = 8
 
+// larfg is LAPACK's larfg on scalars of e, from alpha and the norm of
+// x: beta = -sign(alpha) |(alpha, x)| (a zero of either sign taken as
+// +0; alpha where x is zero), tau (0 where x is zero), the scale of x
+// (1 / (alpha - beta)) and whether x is zero.
+func larfg(e *formula.Builder, alpha, xnorm *hlo.Instruction) (beta, tau, scale, zero *hlo.Instruction) {
+	hyp := e.Hypot(alpha, xnorm)
+	b0 := e.Sel(e.Cmp(alpha, "LT", e.K(0)), hyp, e.Neg(hyp))
+	zero = e.Cmp(xnorm, "EQ", e.K(0))
+	return e.Sel(zero, alpha, b0), e.Sel(zero, e.K(0), e.Div(e.Sub(b0, alpha), b0)), e.Div(e.K(1), e.Sub(alpha, b0)), zero
+}
+
+// thresholds are dlahqr's ulp and smlnum for order n matrices of real
+// type t, as the evaluator's (hlo/eval/geev.go).
+func thresholds(t hlo.ElementType, n int64) (ulp, smlnum float64) {
+	ulp = 2 * epsilon(t)
+	return ulp, smallestNormal(t) * (float64(n) / ulp)
+}
+
 // epsilon and smallestNormal are the real type t's unit roundoff and
-// smallest normal number.
-func epsilon(t hlo.ElementType) float64 {
+// smallest normal number (lapack.go's epsBits and smallestNormalBits).
+func epsilon(t hlo.ElementType) float64 { return floatOfBits(t, epsBits[t]) }
+
+func smallestNormal(t hlo.ElementType) float64 { return floatOfBits(t, smallestNormalBits[t]) }
+
+// floatOfBits is the f32 or f64 whose bits are bits.
+func floatOfBits(t hlo.ElementType, bits uint64) float64 {
 	if t == hlo.F64 {
-		return 0x1p-53
+		return math.Float64frombits(bits)
 	}
-	return 0x1p-24
+	return float64(math.Float32frombits(uint32(bits)))
 }
 
-func smallestNormal(t hlo.ElementType) float64 {
-	if t == hlo.F64 {
-		return 0x1p-1022
+// contract is the product of p and q over p's dimension lc and q's
+// first (p and q vectors or matrices, no batch): m v (lc 1), v^T m (a
+// vector p, lc 0), p q (lc 1), p^T q (lc 0).
+func (b *expander) contract(p, q *hlo.Instruction, lc int64) *hlo.Instruction {
+	var dims []int64
+	for i, d := range p.Shape.Dims {
+		if int64(i) != lc {
+			dims = append(dims, d)
+		}
 	}
-	return 0x1p-126
-}
-
-// mv is the product of matrix m and vector v (m v), and vm of vector v
-// and matrix m (v^T m).
-func (b *expander) mv(m, v *hlo.Instruction) *hlo.Instruction {
-	d := b.inst(hlo.OpDot, hlo.ArrayShape(m.Shape.Elem, m.Shape.Dims[0]), m, v)
-	d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
-	return d
-}
-
-func (b *expander) vm(v, m *hlo.Instruction) *hlo.Instruction {
-	d := b.inst(hlo.OpDot, hlo.ArrayShape(m.Shape.Elem, m.Shape.Dims[1]), v, m)
-	d.A.Dot = &hlo.DotDims{LhsContract: []int64{0}, RhsContract: []int64{0}}
-	return d
+	dims = append(dims, q.Shape.Dims[1:]...)
+	return b.batched(p.Shape.Elem, nil).dot(hlo.ArrayShape(p.Shape.Elem, dims...), p, q, lc, 0)
 }
 
 // outer is the matrix x y^T.
@@ -239,7 +252,7 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
 	sh := m.Shape
-	eye := b.sel(b.compare(b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n), "EQ"), b.full(b.constant(t, 1), sh), b.zeros(sh))
+	eye := b.identity(sh)
 	tauSh := hlo.ArrayShape(t, max(n-1, 0))
 	if n <= 2 {
 		return m, eye, b.zeros(tauSh)
@@ -267,16 +280,12 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
 		q := ev.Div(tail, lb.full(safe, tail.Shape))
 		xnorm := es.Mul(big, es.Sqrt(lb.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, lb.constant(t, 0))))
-		hyp := es.Hypot(alpha, xnorm)
-		beta := es.Sel(es.Cmp(alpha, "LT", es.K(0)), hyp, es.Neg(hyp))
-		skip := es.Cmp(xnorm, "EQ", es.K(0))
-		tau := es.Sel(skip, es.K(0), es.Div(es.Sub(beta, alpha), beta))
-		s := es.Div(es.K(1), es.Sub(alpha, beta))
+		beta, tau, s, skip := larfg(es, alpha, xnorm)
 		v := ev.Sel(at, ev.K(1), ev.Sel(below, ev.Mul(col, lb.full(s, col.Shape)), ev.K(0)))
 		v = ev.Sel(lb.full(skip, v.Shape), ev.Sel(at, ev.K(1), ev.K(0)), v)
 		taus := lb.full(tau, sh)
-		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(h, v), v)))
-		vh := ev.Sel(vi.Cmp(rows, "GT", lb.full(i, rows.Shape)), lb.vm(v, h), ev.K(0)) // right of column i: gehrd keeps reflectors left of it
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.contract(h, v, 1), v)))
+		vh := ev.Sel(vi.Cmp(rows, "GT", lb.full(i, rows.Shape)), lb.contract(v, h, 0), ev.K(0)) // right of column i: gehrd keeps reflectors left of it
 		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(v, vh)))
 		now := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
 		under := ev.K(0) // below the subdiagonal: zeros, or the reflector's tail (gehrd)
@@ -286,14 +295,10 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 		fixed := ev.Sel(at, lb.full(beta, col.Shape), ev.Sel(below, under, now))
 		fixed = ev.Sel(lb.full(skip, v.Shape), now, fixed)
 		h = x.update(h, lb.reshape(fixed, n, 1), lb.constant(hlo.S32, 0), i)
-		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.mv(z, v), v)))
+		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.contract(z, v, 1), v)))
 		return []*hlo.Instruction{i1, h, z, lb.setVec(e[3], tau, i)}
 	})
-	g := func(k int) *hlo.Instruction {
-		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
-		x.A.Index = int64(k)
-		return x
-	}
+	g := func(k int) *hlo.Instruction { return b.element(w, k) }
 	return g(1), g(2), g(3)
 }
 
@@ -396,7 +401,8 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 		rt2i = es.Sel(es.Cmp(rt1i, "EQ", es.K(0)), es.K(0), rt2i)
 
 		// sweepStart for every m at once: where it may start, the largest.
-		d, s, u = lb.diagonals(H)
+		// Only s[lnew] changed since diagonals: h(lnew, lnew-1), zeroed above.
+		s = ev.Sel(evi.And(evi.Cmp(kk, "EQ", ivec(lnew)), evi.Cmp(kk, "GT", evi.K(0))), ev.K(0), s)
 		hmm, h21v, h12v, hm1m1 := d, lb.shiftLeft(s), lb.shiftLeft(u), lb.shiftLeft(d)
 		h32, hmm1, hm1 := lb.shiftLeft(lb.shiftLeft(s)), s, lb.shiftRight(d)
 		s1 := ev.Add(ev.Add(ev.Abs(ev.Sub(hmm, vec(rt2r))), vec(es.Abs(rt2i))), ev.Abs(h21v))
@@ -428,11 +434,7 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 		its1 := ei.Sel(defl, ei.K(0), ei.Add(its, ei.K(1)))
 		return []*hlo.Instruction{i1, l1, kd, its1, H, Z, wrN, wiN}
 	})
-	g := func(k int) *hlo.Instruction {
-		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
-		x.A.Index = int64(k)
-		return x
-	}
+	g := func(k int) *hlo.Instruction { return b.element(w, k) }
 	var err error
 	defer mustBuild(&err)
 	ei := b.expr(s32, &err)
@@ -644,13 +646,7 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		vv := e3.Sel(lb.full(first, fetched.Shape), v, fetched)
 		part := func(x *hlo.Instruction, j int64) *hlo.Instruction { return lb.reshape(lb.slice(x, 0, j, j+1)) }
 		alpha, x1, x2 := part(vv, 0), part(vv, 1), part(vv, 2)
-		xnorm := es.Hypot(x1, x2)
-		hyp := es.Hypot(alpha, xnorm)
-		beta0 := es.Sel(es.Cmp(alpha, "LT", es.K(0)), hyp, es.Neg(hyp))
-		skip := es.Cmp(xnorm, "EQ", es.K(0))
-		nt1 := es.Sel(skip, es.K(0), es.Div(es.Sub(beta0, alpha), beta0))
-		beta := es.Sel(skip, alpha, beta0)
-		sc := es.Div(es.K(1), es.Sub(alpha, beta0))
+		beta, nt1, sc, skip := larfg(es, alpha, es.Hypot(x1, x2))
 		nv2, nv3 := es.Sel(skip, x1, es.Mul(x1, sc)), es.Sel(skip, x2, es.Mul(x2, sc))
 		cc0, cc1, cc2 := part(col, 0), part(col, 1), part(col, 2)
 		scaled := ei.Cmp(m, "GT", l)
@@ -708,11 +704,7 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		nextK := ei.Sel(ei.And(in3, done3), ei.Add(k, ei.K(1)), k)
 		return []*hlo.Instruction{nextK, kend, m, l, nextPhase, nextChunk, H, Z, v, t1, v2, v3}
 	})
-	g := func(k int) *hlo.Instruction {
-		x := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
-		x.A.Index = int64(k)
-		return x
-	}
+	g := func(k int) *hlo.Instruction { return b.element(w, k) }
 	return g(6), g(7)
 }
 
@@ -725,7 +717,7 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 // form (eigenColumns). It returns (right, left).
 func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
 	t := T.Shape.Elem
-	ct := map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.C64, hlo.F64: hlo.C128}[t]
+	ct, _ := t.ComplexOf()
 	var err error
 	defer mustBuild(&err)
 	ev, evi := b.expr(hlo.ArrayShape(t, n), &err), b.expr(hlo.ArrayShape(hlo.S32, n), &err)
@@ -753,17 +745,12 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 	W := b.sel(b.compare(rows, cols, "EQ"), colv(diag),
 		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, one), "EQ"), colv(sub),
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, one), cols, "EQ"), colv(sup), b.zeros(csh))))
-	mm := func(p, q *hlo.Instruction) *hlo.Instruction {
-		d := b.inst(hlo.OpDot, csh, p, q)
-		d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
-		return d
-	}
+	mm := func(p, q *hlo.Instruction) *hlo.Instruction { return b.contract(p, q, 1) }
 	Tc := mm(b.conjT(W), mm(b.convert(T, ct), W))
 	Zc := mm(b.convert(Z, ct), W)
 	lambda, _, _ := b.diagonals(Tc)
 	lamMag := ev.Add(ev.Abs(b.realOf(lambda)), ev.Abs(b.imagOf(lambda)))
 	smin := ev.Max(ev.Mul(ev.K(ulp), lamMag), ev.K(smlnum))
-	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(ct), csh), b.zeros(csh))
 	// den is Tc(i, i) - lambda_j, raised to smin where smaller.
 	den := func(e *expander, tc, lambda, smin, i *hlo.Instruction) *hlo.Instruction {
 		var err error
@@ -777,7 +764,7 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 	solve := func(name string, upward bool) *hlo.Instruction {
 		s32 := hlo.ArrayShape(hlo.S32)
 		state := hlo.TupleShape(s32, csh, csh, lambda.Shape, smin.Shape)
-		init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), eye, Tc, lambda, smin)
+		init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), b.identity(csh), Tc, lambda, smin)
 		return b.countedLoop(b.from, b.from.Name+name, state, n-1, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 			var err error
 			defer mustBuild(&err)
@@ -798,7 +785,7 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 				mask = evi.Cmp(idx, "LT", lb.full(i, idx.Shape))
 			}
 			coeff = lb.sel(mask, coeff, lb.zeros(coeff.Shape))
-			r := lb.vm(coeff, X)
+			r := lb.contract(coeff, X, 0)
 			dn := den(lb, tc, e[3], e[4], i)
 			if !upward {
 				dn = lb.conj(dn)
@@ -833,7 +820,8 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
 	asReal := func(x *hlo.Instruction) *hlo.Instruction {
 		return b.inst(hlo.OpComplex, sh, b.realOf(x), b.zeros(hlo.ArrayShape(rt, sh.Dims...)))
 	}
-	v = b.sel(b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1), asReal(v), v)
+	realCols := b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1)
+	v = b.sel(realCols, asReal(v), v)
 	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, n, n), v)
 	mx := b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
 	safe := ev.Sel(ev.Cmp(mx, "EQ", ev.K(0)), ev.K(1), mx)
@@ -844,7 +832,7 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
 	rows := b.iota(hlo.S32, 0, n, n)
 	big := b.firstOfMax(mag, 0)
 	v = b.sel(b.compare(rows, b.along(big, rows.Shape, 1), "EQ"), asReal(v), v)
-	v = b.sel(b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1), asReal(v), v) // +0 imaginary parts
+	v = b.sel(realCols, asReal(v), v) // +0 imaginary parts
 	pairSecond := ev.And(ev.Cmp(wi, "LT", ev.K(0)), ev.Cmp(b.shiftRight(wi), "GT", ev.K(0)))
 	prev := b.concat(1, b.zeros(hlo.ArrayShape(sh.Elem, n, 1)), b.slice(v, 1, 0, n-1))
 	return b.sel(b.along(pairSecond, hlo.ArrayShape(hlo.PRED, n, n), 1), b.conj(prev), v)
@@ -877,11 +865,7 @@ func (b *expander) eigenOrder(in, wr, wi *hlo.Instruction) (*hlo.Instruction, *h
 	srt := b.inst(hlo.OpSort, sh, wr, mag, negIm, idx)
 	srt.Called = []*hlo.Computation{lexicographic(in.Name+"/eigenorder", t, 3)}
 	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{0}, true, true
-	g := func(k int) *hlo.Instruction {
-		x := b.inst(hlo.OpGetTupleElement, sh.Tuple[k], srt)
-		x.A.Index = int64(k)
-		return x
-	}
+	g := func(k int) *hlo.Instruction { return b.element(srt, k) }
 	perm := g(3)
 	msh := hlo.ArrayShape(t, n, n)
 	rows := b.iota(hlo.S32, 0, n, n)
@@ -892,9 +876,7 @@ func (b *expander) eigenOrder(in, wr, wi *hlo.Instruction) (*hlo.Instruction, *h
 // columnsBy puts the columns of the complex v in the order of the
 // one-hot permutation p (v p).
 func (b *expander) columnsBy(v, p *hlo.Instruction) *hlo.Instruction {
-	d := b.inst(hlo.OpDot, v.Shape, v, b.convert(p, v.Shape.Elem))
-	d.A.Dot = &hlo.DotDims{LhsContract: []int64{1}, RhsContract: []int64{0}}
-	return d
+	return b.contract(v, b.convert(p, v.Shape.Elem), 1)
 }
 
 // lexicographic builds a sort's comparator over k keys of type t and an
@@ -976,13 +958,8 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction) (*hlo.Instruction, 
 	R := b.sel(b.compare(rows, cols, "EQ"), b.along(diag, sh, 1),
 		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, ones), "EQ"), b.along(sub, sh, 1),
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, ones), cols, "EQ"), b.along(sup, sh, 1), b.zeros(sh))))
-	mm := func(p, q *hlo.Instruction, lc int64) *hlo.Instruction {
-		d := b.inst(hlo.OpDot, sh, p, q)
-		d.A.Dot = &hlo.DotDims{LhsContract: []int64{lc}, RhsContract: []int64{0}}
-		return d
-	}
-	T = mm(R, mm(T, R, 1), 0) // R^T (T R): exact, one nonzero term per element
-	Z = mm(Z, R, 1)
+	T = b.contract(R, b.contract(T, R, 1), 0) // R^T (T R): exact, one nonzero term per element
+	Z = b.contract(Z, R, 1)
 	sg := b.leadPhase(Z, nil) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
 }
@@ -1072,18 +1049,10 @@ func (b *expander) balance(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instr
 		}, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
 			return pb.balanceStep(in, pe)
 		})
-		get := func(k int) *hlo.Instruction {
-			g := lb.inst(hlo.OpGetTupleElement, ps.Tuple[k], pw)
-			g.A.Index = int64(k)
-			return g
-		}
+		get := func(k int) *hlo.Instruction { return lb.element(pw, k) }
 		return []*hlo.Instruction{get(1), get(2), get(3), get(4)}
 	})
-	get := func(k int) *hlo.Instruction {
-		g := b.inst(hlo.OpGetTupleElement, state.Tuple[k], w)
-		g.A.Index = int64(k)
-		return g
-	}
+	get := func(k int) *hlo.Instruction { return b.element(w, k) }
 	return get(2), get(3)
 }
 
@@ -1116,11 +1085,6 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 	// gebal's two loops on (f, c, ca, r, g, ra), as while loops.
 	one := hlo.ArrayShape(t)
 	fs := hlo.TupleShape(one, one, one, one, one, one)
-	pick := func(w *hlo.Instruction, k int) *hlo.Instruction {
-		g := b.inst(hlo.OpGetTupleElement, one, w)
-		g.A.Index = int64(k)
-		return g
-	}
 	up := b.whileLoop(in, in.Name+".balance.up", fs, b.inst(hlo.OpTuple, fs, es.K(1), c, ca, r, es.Div(r, es.K(2)), ra), func(cb *expander, s []*hlo.Instruction) *hlo.Instruction {
 		var err error
 		defer mustBuild(&err)
@@ -1133,7 +1097,7 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 		two := f.K(2)
 		return []*hlo.Instruction{f.Mul(s[0], two), f.Mul(s[1], two), f.Mul(s[2], two), f.Div(s[3], two), f.Div(s[4], two), f.Div(s[5], two)}
 	})
-	f0, c1, ca1, r1, ra1 := pick(up, 0), pick(up, 1), pick(up, 2), pick(up, 3), pick(up, 5)
+	f0, c1, ca1, r1, ra1 := b.element(up, 0), b.element(up, 1), b.element(up, 2), b.element(up, 3), b.element(up, 5)
 	down := b.whileLoop(in, in.Name+".balance.down", fs, b.inst(hlo.OpTuple, fs, f0, c1, ca1, r1, es.Div(c1, es.K(2)), ra1), func(cb *expander, s []*hlo.Instruction) *hlo.Instruction {
 		var err error
 		defer mustBuild(&err)
@@ -1146,7 +1110,7 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 		two := f.K(2)
 		return []*hlo.Instruction{f.Div(s[0], two), f.Div(s[1], two), f.Div(s[2], two), f.Mul(s[3], two), f.Div(s[4], two), f.Mul(s[5], two)}
 	})
-	f, cf, rf := pick(down, 0), pick(down, 1), pick(down, 3)
+	f, cf, rf := b.element(down, 0), b.element(down, 1), b.element(down, 3)
 	di := b.reshape(x.slice(b.reshape(d, n, 1), []int64{1, 1}, i, zero))
 	skip := es.Or(es.Or(es.Cmp(c, "EQ", es.K(0)), es.Cmp(r, "EQ", es.K(0))), es.Cmp(es.Add(cf, rf), "GE", es.Mul(es.K(0.95), es.Add(c, r))))
 	skip = es.Or(skip, es.And(es.And(es.Cmp(f, "LT", es.K(1)), es.Cmp(di, "LT", es.K(1))), es.Cmp(es.Mul(f, di), "LE", es.K(sfmin1))))

@@ -266,7 +266,7 @@ func (b *expander) orgqr(in, a, tau *hlo.Instruction) *hlo.Instruction {
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := tau.Shape.Dims[r-2]
 	batch := sh.Dims[:r-2]
-	eye := b.sel(b.compare(b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...), "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	eye := b.identity(sh)
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, sh, tau.Shape)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), eye, a, tau)
 	return b.countedLoop(in, in.Name+".orgqr", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
@@ -442,7 +442,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	if isComplex { // a Hermitian diagonal is real
 		full = b.sel(b.compare(rows, cols, "EQ"), b.convert(b.realOf(full), t), full)
 	}
-	eye := b.sel(b.compare(rows, cols, "EQ"), b.full(b.one(t), sh), b.zeros(sh))
+	eye := b.identity(sh)
 	sumSq := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { // [batch...], of |x|^2
 		sq := lb.realOf(lb.inst(hlo.OpMultiply, sh, x, lb.conj(x)))
 		return lb.reduceDim(lb.reduceDim(sq, r-1, hlo.OpAdd, lb.constant(rt, 0)), r-2, hlo.OpAdd, lb.constant(rt, 0))
@@ -652,13 +652,10 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	bt := b.batched(t, batch)
 	mat := func(rows, cols int64) hlo.Shape { return hlo.ArrayShape(t, bt.sizes(rows, cols)...) }
 	xSh, vSh, gSh := mat(M, N), mat(N, N), mat(N, N)
-	eyeOf := func(e *expander, sh hlo.Shape) *hlo.Instruction {
-		return e.sel(e.compare(e.iota(hlo.S32, r-2, sh.Dims...), e.iota(hlo.S32, r-1, sh.Dims...), "EQ"), e.full(e.one(t), sh), e.zeros(sh))
-	}
 	eps := epsBits[rt]
 	np := N * (N - 1) / 2
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), xSh, vSh)
-	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), x0, eyeOf(b, vSh))
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), x0, b.identity(vSh))
 	w := b.whileLoop(in, in.Name+".svd", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		x := cb.batched(t, batch)
 		g := x.dot(gSh, cb.conj(e[1]), e[1], int64(r-2), int64(r-2)) // x^H x

@@ -70,9 +70,21 @@ func (b *expander) countedLoop(in *hlo.Instruction, name string, state hlo.Shape
 	w := b.whileLoop(in, name, state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.compare(e[0], cb.constant(hlo.S32, n), "LT")
 	}, body)
-	g := b.inst(hlo.OpGetTupleElement, state.Tuple[keep], w)
-	g.A.Index = int64(keep)
+	return b.element(w, keep)
+}
+
+// element is element k of the tuple x.
+func (b *expander) element(x *hlo.Instruction, k int) *hlo.Instruction {
+	g := b.inst(hlo.OpGetTupleElement, x.Shape.Tuple[k], x)
+	g.A.Index = int64(k)
 	return g
+}
+
+// identity is the identity matrix in the last two dimensions of sh (its
+// first columns where they are not square), over its batch dimensions.
+func (b *expander) identity(sh hlo.Shape) *hlo.Instruction {
+	r := sh.Rank()
+	return b.sel(b.compare(b.iota(hlo.S32, r-2, sh.Dims...), b.iota(hlo.S32, r-1, sh.Dims...), "EQ"), b.full(b.one(sh.Elem), sh), b.zeros(sh))
 }
 
 // whileLoop builds while (cond(state)) { state = body(state) } over the
@@ -85,9 +97,7 @@ func (b *expander) whileLoop(in *hlo.Instruction, name string, state hlo.Shape, 
 		p := x.param(state)
 		es := make([]*hlo.Instruction, len(state.Tuple))
 		for i := range es {
-			g := x.inst(hlo.OpGetTupleElement, state.Tuple[i], p)
-			g.A.Index = int64(i)
-			es[i] = g
+			es[i] = x.element(p, i)
 		}
 		return p, es
 	}
