@@ -461,16 +461,43 @@ func (p *Program) span(b int) span {
 // of memory written since the last barrier, or a write of memory read or
 // written since then (temporaries that share arena memory make the
 // second kind). The runtime finishes all work around control steps.
+//
+// A while or conditional step's result is in whatever memory the runtime
+// hands it: its own, or an input's where the called computation may
+// pass that input on (passPairs: a loop updating its state in place, a
+// state element passed through, no iteration at all). A temporary that
+// later takes that input's arena range, once the result's last reader
+// is done (extendAliased keeps the range that long), must wait for that
+// reader: on a GPU the two dispatches otherwise overlap, and the reader
+// saw half-written values (geev's eigenvectors on an H200; lavapipe
+// runs one dispatch after another and hid it).
 func planBarriers(s *state) error {
 	p := s.prog
 	var wrote, read []span
-	hits := func(list []span, x span) bool {
-		for _, y := range list {
-			if x.overlaps(y) {
-				return true
+	hits := func(list []span, xs []span) bool {
+		for _, x := range xs {
+			for _, y := range list {
+				if x.overlaps(y) {
+					return true
+				}
 			}
 		}
 		return false
+	}
+	mem := map[int][]span{} // the memory each result of a control step may be
+	spans := func(b int) []span {
+		if m, ok := mem[b]; ok {
+			return m
+		}
+		return []span{p.span(b)}
+	}
+	for _, st := range p.Steps { // in order: a chain's earlier links first
+		for _, pr := range passPairs(p, st) {
+			if _, ok := mem[pr[1]]; !ok {
+				mem[pr[1]] = []span{p.span(pr[1])}
+			}
+			mem[pr[1]] = append(mem[pr[1]], spans(pr[0])...)
+		}
 	}
 	for i := range p.Steps {
 		st := &p.Steps[i]
@@ -481,7 +508,7 @@ func planBarriers(s *state) error {
 		nr := len(st.Buffers) - st.Writes
 		need := false
 		for j, b := range st.Buffers {
-			x := p.span(b)
+			x := spans(b)
 			if hits(wrote, x) || j >= nr && hits(read, x) {
 				need = true
 			}
@@ -492,9 +519,9 @@ func planBarriers(s *state) error {
 		}
 		for j, b := range st.Buffers {
 			if j < nr {
-				read = append(read, p.span(b))
+				read = append(read, spans(b)...)
 			} else {
-				wrote = append(wrote, p.span(b))
+				wrote = append(wrote, spans(b)...)
 			}
 		}
 	}
