@@ -56,8 +56,17 @@ void* vkjit_instance_proc(void* instance, const char* name) {
 	return gipa ? gipa(instance, name) : 0;
 }
 
+typedef struct {
+	uint32_t sType; const void* pNext; uint32_t enabledValidationFeatureCount; const uint32_t* pEnabledValidationFeatures;
+	uint32_t disabledValidationFeatureCount; const uint32_t* pDisabledValidationFeatures;
+} vkjit_validation_features;
+
 // vkjit_create_instance calls vkCreateInstance for API version api, with
-// the layer and the extension named (each may be 0).
+// the layer and the extension named (each may be 0). With the layer
+// (the validation layer) it turns on the layer's synchronization
+// validation too (VK_EXT_validation_features): a missing barrier
+// between dispatches shows on lavapipe, which runs one dispatch after
+// another, only there; on a GPU the dispatches overlap.
 static int32_t vkjit_create_instance(uint32_t api, const char* layer, const char* ext, void** instance) {
 	vkjit_create_instance_fn f = (vkjit_create_instance_fn)vkjit_instance_proc(0, "vkCreateInstance");
 	if (!f) return -3; // VK_ERROR_INITIALIZATION_FAILED
@@ -73,8 +82,19 @@ static int32_t vkjit_create_instance(uint32_t api, const char* layer, const char
 	info.pApplicationInfo = &app;
 	info.enabledLayerCount = layer ? 1 : 0;
 	info.ppEnabledLayerNames = &layer;
+	const char* exts[2] = {ext, "VK_EXT_validation_features"};
 	info.enabledExtensionCount = ext ? 1 : 0;
-	info.ppEnabledExtensionNames = &ext;
+	info.ppEnabledExtensionNames = exts;
+	uint32_t sync = 4; // VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+	vkjit_validation_features features;
+	memset(&features, 0, sizeof features);
+	if (layer) {
+		features.sType = 1000247000; // VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT
+		features.enabledValidationFeatureCount = 1;
+		features.pEnabledValidationFeatures = &sync;
+		info.pNext = &features;
+		info.enabledExtensionCount = 2;
+	}
 	return f(&info, 0, instance);
 }
 
