@@ -56,9 +56,10 @@ type Options struct {
 	Memory MemoryOptions
 	// Staged keeps tensors in device memory the host cannot map, reached
 	// through copies on a transfer queue (VKJIT_STAGED). Auto stages on
-	// a device whose main memory the host cannot map (a discrete GPU)
-	// and nowhere else; On stages wherever the device can (on lavapipe,
-	// to test a discrete GPU's path).
+	// a device whose main memory the host cannot map, or maps only
+	// uncached (a discrete GPU, resizable BAR or not), and nowhere else;
+	// On stages wherever the device can (on lavapipe, to test a discrete
+	// GPU's path).
 	Staged Toggle
 	// WarmPipelines compiles a program's kernels on several threads
 	// before its first run, where the device compiles them at their first

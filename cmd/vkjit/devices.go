@@ -71,7 +71,7 @@ func cmdDevices(args []string, out io.Writer) error {
 		if d.MappedMainHeap() {
 			fmt.Fprintf(out, "    tensors:       heap %d, mapped: the host reads and writes them in place\n", d.MainHeap())
 		} else {
-			fmt.Fprintf(out, "    tensors:       heap %d, unmapped: copies through a staging ring on the transfer queue\n", d.MainHeap())
+			fmt.Fprintf(out, "    tensors:       heap %d, %s: copies through a staging ring on the transfer queue\n", d.MainHeap(), unmapped(d))
 		}
 	}
 	if chooseErr == nil {
@@ -108,4 +108,16 @@ func chosenDevice(sel string) (vk.DeviceInfo, error) {
 		return vk.DeviceInfo{}, err
 	}
 	return devs[i], nil
+}
+
+// unmapped says why a device's tensors are staged: its main heap is not
+// host-visible, or the host sees it only uncached (resizable BAR).
+func unmapped(d vk.DeviceInfo) string {
+	main := d.MainHeap()
+	for _, t := range d.MemoryTypes {
+		if t.DeviceLocal && t.HostVisible && t.Heap == main {
+			return "host-visible but uncached (resizable BAR)"
+		}
+	}
+	return "unmapped"
 }

@@ -27,7 +27,7 @@ var Vars = []Var{
 	{"VKJIT_VALIDATE", "1 enables the Khronos validation layer, 0 keeps it off"},
 	{"VKJIT_CACHE_DIR", "the compile cache's directory (default: the user cache directory's vkjit)"},
 	{"VKJIT_CACHE_MAX_BYTES", "the compile cache's size bound (default 1 GiB)"},
-	{"VKJIT_STAGED", "1 keeps tensors in unmapped device memory reached by copies, 0 never; unset: where the host cannot map device memory"},
+	{"VKJIT_STAGED", "1 keeps tensors in unmapped device memory reached by copies, 0 never; unset: where the host cannot map device memory, or maps it uncached"},
 	{"VKJIT_STAGING_BYTES", "the staging ring's size (default 32 MiB, at least 4096)"},
 	{"VKJIT_MEM_FRACTION", "the fraction of the device's memory budget the pool may reserve (default 0.9)"},
 	{"VKJIT_MEM_LIMIT_BYTES", "the pool's budget in bytes (Fraction is then ignored)"},
