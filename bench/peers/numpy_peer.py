@@ -1,9 +1,12 @@
-# The bench workloads written again with NumPy, timed the way `vkjit
-# bench` times vkjit (median, min, max over iterations after warm-up), on
-# the same machine in the same run (bench/run.sh). Prints one JSON object
-# per workload. Run with Debian's python3 (python3-numpy); the BLAS NumPy
-# loads is reported (install libopenblas0-pthread for the GEMM peer).
-#   /usr/bin/python3 bench/peers/numpy_peer.py [--iterations N] [--warmup N] [workload ...]
+# The bench workloads written again with NumPy's array API, timed the way
+# `vkjit bench` times vkjit (median, min, max over iterations after
+# warm-up), on the same machine in the same run (bench/run.sh). Prints one
+# JSON object per workload. Run with Debian's python3 (python3-numpy); the
+# BLAS NumPy loads is reported (install libopenblas0-pthread for the GEMM
+# peer). --peer jax runs the same functions through jax.jit on JAX's
+# default device (XLA itself: the peer on a GPU), arguments already on the
+# device and each run waited for, as vkjit bench excludes transfers.
+#   /usr/bin/python3 bench/peers/numpy_peer.py [--peer numpy|jax] [--iterations N] [--warmup N] [workload ...]
 import argparse
 import json
 import time
@@ -11,6 +14,7 @@ import time
 import numpy as np
 
 f32 = np.float32
+xp = np  # the array namespace the workloads compute with: numpy, or jax.numpy
 
 
 def stream_copy(x):
@@ -18,12 +22,12 @@ def stream_copy(x):
 
 
 def chain8(x):
-    r = np.maximum(np.tanh(x * f32(1.5) + f32(0.25)) * x - f32(0.5), f32(0))
-    return r / (np.abs(x) + f32(1))
+    r = xp.maximum(xp.tanh(x * f32(1.5) + f32(0.25)) * x - f32(0.5), f32(0))
+    return r / (xp.abs(x) + f32(1))
 
 
 def softmax(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
+    e = xp.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
@@ -32,29 +36,29 @@ def gemm(a, b):
 
 
 def dense_relu(x, w, b):
-    return np.maximum(x @ w + b, f32(0))
+    return xp.maximum(x @ w + b, f32(0))
 
 
 def mlp_forward(x, w1, b1, w2, b2, w3, b3):
-    a1 = np.maximum(x @ w1 + b1, f32(0))
-    a2 = np.maximum(a1 @ w2 + b2, f32(0))
+    a1 = xp.maximum(x @ w1 + b1, f32(0))
+    a2 = xp.maximum(a1 @ w2 + b2, f32(0))
     z = a2 @ w3 + b3
     s = z - z.max(axis=1, keepdims=True)
-    return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+    return s - xp.log(xp.exp(s).sum(axis=1, keepdims=True))
 
 
 def mlp_train(x, labels, w1, b1, w2, b2):
     n = f32(x.shape[0])
     z1 = x @ w1 + b1
-    a1 = np.maximum(z1, f32(0))
+    a1 = xp.maximum(z1, f32(0))
     z2 = a1 @ w2 + b2
     shifted = z2 - z2.max(axis=1, keepdims=True)
-    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
     loss = (labels * logp).sum() * (f32(-1) / n)
-    dz2 = (np.exp(logp) - labels) * (f32(1) / n)
+    dz2 = (xp.exp(logp) - labels) * (f32(1) / n)
     dw2 = a1.T @ dz2
     db2 = dz2.sum(axis=0)
-    dz1 = np.where(z1 > 0, dz2 @ w2.T, f32(0))
+    dz1 = xp.where(z1 > 0, dz2 @ w2.T, f32(0))
     dw1 = x.T @ dz1
     db1 = dz1.sum(axis=0)
     lr = f32(0.1)
@@ -63,12 +67,12 @@ def mlp_train(x, labels, w1, b1, w2, b2):
 
 def conv_block(x, kernel, bias):
     n, h, w, _ = x.shape
-    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    padded = xp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
     # im2col: the 9 shifted windows side by side, then one matrix product
     # (NumPy's fastest form of a small convolution).
-    cols = np.concatenate([xp[:, dy:dy + h, dx:dx + w, :] for dy in range(3) for dx in range(3)], axis=3)
+    cols = xp.concatenate([padded[:, dy:dy + h, dx:dx + w, :] for dy in range(3) for dx in range(3)], axis=3)
     conv = cols.reshape(n * h * w, -1) @ kernel.reshape(-1, kernel.shape[3])
-    relu = np.maximum(conv.reshape(n, h, w, -1) + bias, f32(0))
+    relu = xp.maximum(conv.reshape(n, h, w, -1) + bias, f32(0))
     return relu.reshape(n, h // 2, 2, w // 2, 2, -1).max(axis=(2, 4))
 
 
@@ -77,7 +81,7 @@ def layer_norm(x, g, b):
     mean = x.sum(axis=1, keepdims=True) / d
     xc = x - mean
     var = (xc * xc).sum(axis=1, keepdims=True) / d
-    return xc * (f32(1) / np.sqrt(var + f32(1e-5))) * g + b
+    return xc * (f32(1) / xp.sqrt(var + f32(1e-5))) * g + b
 
 
 def transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2, b2):
@@ -85,13 +89,13 @@ def transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2,
     n1 = layer_norm(x, ln1_g, ln1_b)
     q, k, v = n1 @ wq, n1 @ wk, n1 @ wv
     scores = (q @ k.T) * f32(d ** -0.5)
-    causal = np.arange(s)[:, None] >= np.arange(s)[None, :]
-    masked = np.where(causal, scores, f32(-np.inf))
-    e = np.exp(masked - masked.max(axis=1, keepdims=True))
+    causal = xp.arange(s)[:, None] >= xp.arange(s)[None, :]
+    masked = xp.where(causal, scores, f32(-np.inf))
+    e = xp.exp(masked - masked.max(axis=1, keepdims=True))
     probs = e / e.sum(axis=1, keepdims=True)
     h = x + (probs @ v) @ wo
     a = layer_norm(h, ln2_g, ln2_b) @ w1 + b1
-    gelu = f32(0.5) * a * (1 + np.tanh(f32(0.7978845608028654) * (a + f32(0.044715) * (a * (a * a)))))
+    gelu = f32(0.5) * a * (1 + xp.tanh(f32(0.7978845608028654) * (a + f32(0.044715) * (a * (a * a)))))
     return h + (gelu @ w2 + b2)
 
 
@@ -100,7 +104,7 @@ def complex_mul(x, y):
 
 
 def fft256(x):
-    return np.fft.fft(x, axis=-1)
+    return xp.fft.fft(x, axis=-1)
 
 
 rng = np.random.default_rng(0)
@@ -142,25 +146,38 @@ def blas():
 
 
 def main():
+    global xp
     ap = argparse.ArgumentParser()
+    ap.add_argument("--peer", choices=["numpy", "jax"], default="numpy")
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     a = ap.parse_args()
+    info = {"numpy": np.__version__, "blas": blas()}
+    if a.peer == "jax":
+        import jax
+        import jax.numpy as jnp
+        xp = jnp
+        info = {"jax": jax.__version__, "jax_device": str(jax.devices()[0])}
     for name in a.workloads:
         fn, make = WORKLOADS[name]
         args = make()
+        run = fn
+        if a.peer == "jax":
+            args = [jax.device_put(x) for x in args]
+            jitted = jax.jit(fn)
+            run = lambda *xs: jax.block_until_ready(jitted(*xs))  # noqa: E731
         times = []
         for i in range(a.warmup + a.iterations):
             t = time.perf_counter()
-            fn(*args)
+            run(*args)
             if i >= a.warmup:
                 times.append((time.perf_counter() - t) * 1000)
         times.sort()
         n = len(times)
         med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
-        print(json.dumps({"workload": name, "peer": "numpy", "numpy": np.__version__, "median_ms": med,
-                          "min_ms": times[0], "max_ms": times[-1], "iterations": a.iterations}))
+        print(json.dumps({"workload": name, "peer": a.peer, **info, "median_ms": med,
+                          "min_ms": times[0], "max_ms": times[-1], "iterations": a.iterations}), flush=True)
 
 
 main()
