@@ -3,7 +3,8 @@
 # packed (carry .gpu); each phase writes one file under $OUT:
 #   devices  `vkjit devices` (always first; stops here without a device)
 #   bench    bench/workloads: transfers mapped and staged, execution
-#            staged and mapped, then JAX's jit of the same functions
+#            staged and mapped (host arguments, and --device-args),
+#            then JAX's jit of the same functions
 #   tests    the root package's tests (-test.v)
 #   corpus   every E2E module of the corpus, fused and unfused, --compare
 #   suite    the StableHLO suite with the validation layer
@@ -34,6 +35,7 @@ bench)
 	done; done >> $OUT/bench.jsonl
 	for w in $WL; do for s in 1 0; do
 		VKJIT_STAGED=$s timeout -s QUIT 40 $V bench --json --iterations 30 $W/$w.hlo 2>&1 | sed "s/^/exec staged=$s /"
+		VKJIT_STAGED=$s timeout -s QUIT 40 $V bench --json --device-args --iterations 30 $W/$w.hlo 2>&1 | sed "s/^/device-args staged=$s /"
 	done; done >> $OUT/bench.jsonl
 	XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 python3 bench/peers/numpy_peer.py --peer jax --iterations 30 $WL >> $OUT/bench.jsonl 2>> $OUT/devices.txt
 	t bench;;

@@ -28,6 +28,7 @@ type benchResult struct {
 	Warmup           int     `json:"warmup"`
 	CompileMs        float64 `json:"compile_ms"`
 	IncludeTransfers bool    `json:"include_transfers"`
+	DeviceArgs       bool    `json:"device_args,omitempty"`
 	Dispatches       int     `json:"dispatches"`
 	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
 	NoFuse           bool    `json:"no_fuse"`
@@ -72,6 +73,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Int("warmup", 2, "untimed runs first (lavapipe compiles shaders at first use)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	transfers := fs.Bool("include-transfers", false, "time the copies to and from the host too")
+	deviceArgs := fs.Bool("device-args", false, "upload the arguments once and leave results on the device (Executable.RunDevice), as jax.device_put and block_until_ready time a jitted function")
 	device := fs.String("device", "", "device index or name substring")
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
@@ -90,6 +92,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *iters < 1 || *warmup < 0 {
 		return fmt.Errorf("bench: --iterations must be at least 1 and --warmup at least 0")
+	}
+	if *deviceArgs && (*transfers || *stream > 0) {
+		return fmt.Errorf("bench: --device-args leaves the host copies out: not with --include-transfers or --stream")
 	}
 	start := time.Now()
 	mods, err := vkjit.ParseFile(pos[0])
@@ -122,11 +127,37 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			tensors = append(tensors, t)
 		}
 	}
+	run := func() (vkjit.RunStats, error) {
+		_, st, err := exe.Run(context.Background(), tensors...)
+		return st, err
+	}
+	if *deviceArgs {
+		var onDevice []*vkjit.DeviceTensor
+		defer func() {
+			for _, d := range onDevice {
+				d.Close()
+			}
+		}()
+		for _, t := range tensors {
+			d, err := rt.Upload(t)
+			if err != nil {
+				return err
+			}
+			onDevice = append(onDevice, d)
+		}
+		run = func() (vkjit.RunStats, error) {
+			outs, st, err := exe.RunDevice(context.Background(), onDevice...)
+			for _, o := range outs {
+				o.Close()
+			}
+			return st, err
+		}
+	}
 	progress := isTerminal(stderr)
 	var times []float64
 	var last vkjit.RunStats
 	for i := 0; i < *warmup+*iters; i++ {
-		_, st, err := exe.Run(context.Background(), tensors...)
+		st, err := run()
 		if err != nil {
 			return err
 		}
@@ -151,7 +182,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		med = (times[len(times)/2-1] + times[len(times)/2]) / 2
 	}
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
-		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers,
+		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers, DeviceArgs: *deviceArgs,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
 		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
 		HostCPU: cpuid.CPU.BrandName, HostCores: runtime.NumCPU(), HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}

@@ -42,7 +42,9 @@ Usage:
                                              VKJIT_CACHE_MAX_BYTES bounds it, default 1 GiB)
   vkjit bench [flags] GRAPH.hlo [ARG.npy ...] time a module's runs (random arguments when
                                              none are given): --iterations N (10), --warmup N
-                                             (2), --json, --include-transfers, --no-fuse,
+                                             (2), --json, --include-transfers, --device-args
+                                             (arguments uploaded once, results left on the
+                                             device), --no-fuse,
                                              --host-loops, --vec4-access, --storage-loads,
                                              --invocation-tiles, --address-above N
   vkjit test [flags] FILE.mlir|DIR ...       run StableHLO conformance files: every module's

@@ -323,6 +323,16 @@ func TestBench(t *testing.T) {
 	code, _, errs = vkjitCmd("bench", "--iterations", "0", "testdata/chain.hlo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "--iterations must be at least 1")
+	// Arguments on the device, results left there: as JAX's peer times.
+	code, out, errs = vkjitCmd("bench", "--json", "--iterations", "2", "--warmup", "1", "--device-args", "testdata/chain.hlo")
+	require.Equal(t, 0, code, errs)
+	res = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	require.Equal(t, true, res["device_args"])
+	require.Greater(t, res["median_ms"].(float64), 0.0)
+	code, _, errs = vkjitCmd("bench", "--device-args", "--include-transfers", "testdata/chain.hlo")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "not with --include-transfers")
 }
 
 // Every file vkjit writes for a user goes through what is at the path: a
