@@ -707,6 +707,48 @@ ENTRY e {
 	}
 }
 
+// TestGeevDefective: Jordan blocks, one eigenvalue of algebraic
+// multiplicity n and one eigenvector, e_1 (left: e_n). The vectors'
+// substitution divides by smin where T(i,i) - lambda is zero and grows
+// by 1/smin a row: without dtrevc3's scaling every vector was NaN from
+// order 7 in f32 (2^23 a row) and 21 in f64. Each vector comes back as
+// LAPACK's: e_1 (e_n) to rounding, on the device as in the evaluator.
+func TestGeevDefective(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		ty, cty, letter string
+		n               int
+		tol             float64
+	}{{"f32", "c64", "s", 12, 1e-6}, {"f64", "c128", "d", 25, 1e-14}} {
+		n := c.n
+		full := make([]complex128, 2*n*n)
+		for i := range n {
+			full[i*n+i] = 1 // the second matrix nilpotent: eigenvalue 0
+			if i+1 < n {
+				full[i*n+i+1], full[n*n+i*n+i+1] = 1, 1
+			}
+		}
+		name := fmt.Sprintf("%s[2,%d,%d] Jordan blocks", c.ty, n, n)
+		src := fmt.Sprintf(`HloModule eig
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d], %[1]s[2,%[2]d], %[3]s[2,%[2]d,%[2]d], %[3]s[2,%[2]d,%[2]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+}`, c.ty, n, c.cty, c.letter)
+		res, want := deviceAndEval(t, name, src, tensorOf(c.ty, []int64{2, int64(n), int64(n)}, full))
+		requireNearEval(t, name, res, want, c.tol)
+		for b := range 2 {
+			for j := range n {
+				require.Equal(t, float64(1-b), real(valueAt(res[0], int64(b*n+j))), "%s eigenvalue [%d,%d]", name, b, j)
+				for i := range n {
+					v, u := valueAt(res[3], int64((b*n+i)*n+j)), valueAt(res[2], int64((b*n+i)*n+j))
+					require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == 0], cmplx.Abs(v), c.tol, "%s right vector [%d,%d] element %d: %v", name, b, j, i, v)
+					require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == n-1], cmplx.Abs(u), c.tol, "%s left vector [%d,%d] element %d: %v", name, b, j, i, u)
+				}
+			}
+		}
+	}
+}
+
 // TestGeevNaN: a matrix with a NaN never deflates; geev stops after
 // its sweeps with info 4 (the last row unconverged) and zero vectors, on
 // the device as in the evaluator, rather than loop without end.

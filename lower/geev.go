@@ -790,7 +790,20 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 			if !upward {
 				dn = lb.conj(dn)
 			}
-			q := lb.inst(hlo.OpNegate, r.Shape, lb.inst(hlo.OpDivide, r.Shape, r, dn))
+			// Growth held off by powers of two per column, as dtrevc3
+			// scales: r first where r / dn could pass 2^growthLimit (a
+			// divisor raised only to smin), then the quotient and its
+			// column into [0, 1) by |.|_1, so that the next row's sums
+			// cannot overflow either (a defective eigenvalue's vector
+			// grows by 1/smin a row: 2^23 in f32, past f32's range by
+			// order 7). eigenColumns divides the columns' norms out.
+			none := evi.K(0)
+			k1 := evi.Sub(evi.Sub(lb.exponentOf(lb.abs1(r)), lb.exponentOf(lb.abs1(dn))), evi.K(float64(growthLimit(t))))
+			k1 = evi.Sel(mask, evi.Max(k1, none), none)
+			q := lb.inst(hlo.OpNegate, r.Shape, lb.inst(hlo.OpDivide, r.Shape, lb.scaleEach(r, k1), dn))
+			k2 := evi.Sel(mask, evi.Max(lb.exponentOf(lb.abs1(q)), none), none)
+			q = lb.scaleEach(q, k2)
+			X = lb.scaleEach(X, lb.along(evi.Add(k1, k2), csh, 1))
 			old := lb.reshape(x.slice(X, []int64{1, n}, i, zero), n)
 			X = x.update(X, lb.reshape(lb.sel(mask, q, old), 1, n), i, zero)
 			return []*hlo.Instruction{ei.Add(step, ei.K(1)), X, tc, e[3], e[4]}
@@ -974,21 +987,71 @@ func (b *expander) normScale(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruc
 	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
 	n := m.Shape.NumElements()
 	anrm := b.reduceDim(b.reshape(b.inst(hlo.OpAbs, m.Shape, m), n), 0, hlo.OpMaximum, b.constant(t, 0))
-	it, mbits, bias := hlo.S32, int64(23), int64(127)
-	if t == hlo.F64 {
-		it, mbits, bias = hlo.S64, 52, 1023
-	}
-	ii := b.expr(hlo.ArrayShape(it), &err)
-	bits := b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(it), anrm)
-	field := b.inst(hlo.OpShiftRightLogical, bits.Shape, bits, ii.K(float64(mbits)))
-	field = ii.And(field, ii.K(float64(2*bias+1)))
-	e := ei.Convert(ii.Sub(field, ii.K(float64(bias-1))), hlo.S32) // anrm in [2^(e-1), 2^e)
+	e := b.exponentOf(anrm) // anrm in [2^(e-1), 2^e)
 	lo := ei.K(float64(normScaleExp(t)))
 	k := ei.Sel(ei.Cmp(ei.Sub(e, ei.K(1)), "LT", lo), ei.Sub(lo, ei.Sub(e, ei.K(1))),
 		ei.Sel(ei.Cmp(e, "GT", ei.Neg(lo)), ei.Sub(ei.Neg(lo), e), ei.K(0)))
 	plain := es.Or(es.Cmp(anrm, "EQ", es.K(0)), es.Not(es.Finite(anrm)))
 	k = ei.Sel(plain, ei.K(0), k)
 	return b.scaleBy(m, k, 1), k
+}
+
+// floatLayout is real type t's integer of the same width, its
+// mantissa's bits and its exponent's bias.
+func floatLayout(t hlo.ElementType) (it hlo.ElementType, mbits, bias int64) {
+	if t == hlo.F64 {
+		return hlo.S64, 52, 1023
+	}
+	return hlo.S32, 23, 127
+}
+
+// exponentOf is, for each element of x (real, not negative), the s32 e
+// with x in [2^(e-1), 2^e) where x is normal: its exponent field less
+// bias-1 (1-bias for zeros and subnormals, bias+1 for infinities and
+// NaNs).
+func (b *expander) exponentOf(x *hlo.Instruction) *hlo.Instruction {
+	var err error
+	defer mustBuild(&err)
+	it, mbits, bias := floatLayout(x.Shape.Elem)
+	sh := hlo.ArrayShape(it, x.Shape.Dims...)
+	ii := b.expr(sh, &err)
+	field := b.inst(hlo.OpShiftRightLogical, sh, b.inst(hlo.OpBitcastConvert, sh, x), ii.K(float64(mbits)))
+	return b.convert(ii.Sub(ii.And(field, ii.K(float64(2*bias+1))), ii.K(float64(bias-1))), hlo.S32)
+}
+
+// scaleEach is x times 2^-k element by element (k s32 in x's
+// dimensions; x real or complex), as two exact multiplications by
+// powers of two: each half of k is a normal number's exponent where k
+// may not be.
+func (b *expander) scaleEach(x, k *hlo.Instruction) *hlo.Instruction {
+	var err error
+	defer mustBuild(&err)
+	t := x.Shape.Elem
+	if part, ok := t.ComplexPart(); ok {
+		t = part
+	}
+	it, mbits, bias := floatLayout(t)
+	ei := b.expr(k.Shape, &err)
+	ish := hlo.ArrayShape(it, k.Shape.Dims...)
+	ii := b.expr(ish, &err)
+	k1 := ei.Div(k, ei.K(2))
+	scale := func(x, e *hlo.Instruction) *hlo.Instruction {
+		f := b.inst(hlo.OpShiftLeft, ish, ii.Sub(ii.K(float64(bias)), ei.Convert(e, it)), ii.K(float64(mbits)))
+		p := b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(t, k.Shape.Dims...), f)
+		if !x.Shape.Elem.IsComplex() {
+			return b.inst(hlo.OpMultiply, x.Shape, x, p)
+		}
+		re, im := b.realOf(x), b.imagOf(x)
+		return b.inst(hlo.OpComplex, x.Shape, b.inst(hlo.OpMultiply, p.Shape, re, p), b.inst(hlo.OpMultiply, p.Shape, im, p))
+	}
+	return scale(scale(x, k1), ei.Sub(k, k1))
+}
+
+// growthLimit bounds the quotients of schurVectors' substitution below
+// 2^(growthLimit+2), inside real type t's range.
+func growthLimit(t hlo.ElementType) int64 {
+	_, _, bias := floatLayout(t)
+	return bias - 3
 }
 
 // normScaleExp is e of normScale's range [2^e, 2^-e): the largest power
@@ -1000,27 +1063,12 @@ func normScaleExp(t hlo.ElementType) int64 {
 	return -40
 }
 
-// scaleBy is x times 2^(sign k), k an s32 scalar, as two exact
-// multiplications by powers of two (each half of the exponent is a
-// normal number's where the whole may not be).
+// scaleBy is x times 2^(sign k), k an s32 scalar (scaleEach).
 func (b *expander) scaleBy(x, k *hlo.Instruction, sign int64) *hlo.Instruction {
-	t := x.Shape.Elem
 	var err error
 	defer mustBuild(&err)
 	ei := b.expr(hlo.ArrayShape(hlo.S32), &err)
-	it, mbits, bias := hlo.S32, int64(23), int64(127)
-	if t == hlo.F64 {
-		it, mbits, bias = hlo.S64, 52, 1023
-	}
-	ii := b.expr(hlo.ArrayShape(it), &err)
-	ks := ei.Mul(k, ei.K(float64(sign)))
-	k1 := ei.Div(ks, ei.K(2))
-	k2 := ei.Sub(ks, k1)
-	pow2 := func(e *hlo.Instruction) *hlo.Instruction {
-		f := b.inst(hlo.OpShiftLeft, hlo.ArrayShape(it), ii.Add(ei.Convert(e, it), ii.K(float64(bias))), ii.K(float64(mbits)))
-		return b.full(b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(t), f), x.Shape)
-	}
-	return b.inst(hlo.OpMultiply, x.Shape, b.inst(hlo.OpMultiply, x.Shape, x, pow2(k1)), pow2(k2))
+	return b.scaleEach(x, b.full(ei.Mul(k, ei.K(float64(-sign))), hlo.ArrayShape(hlo.S32, x.Shape.Dims...)))
 }
 
 // balance is the evaluator's balance (gebal, job 'S'): passes (a while

@@ -669,7 +669,7 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 			for k := i + 1; k <= j; k++ {
 				s += tc[i*n+k] * x[k*n+j]
 			}
-			x[i*n+j] = -s / den(i, j)
+			x[i*n+j] = bounded(s, den(i, j), x, i, j, n)
 		}
 	}
 	for i := 1; i < n; i++ { // Tc^H y_j = conj(lambda_j) y_j, downward
@@ -678,7 +678,7 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 			for k := j; k < i; k++ {
 				s += conj(tc[k*n+i]) * y[k*n+j]
 			}
-			y[i*n+j] = -s / conj(den(i, j))
+			y[i*n+j] = bounded(s, conj(den(i, j)), y, i, j, n)
 		}
 	}
 	right, left = mul(zc, x, n), mul(zc, y, n)
@@ -689,6 +689,34 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 		}
 	}
 	return eigenColumns(right, wi, n), eigenColumns(left, wi, n)
+}
+
+// bounded is -s / d, the substitution's next element of column j of x,
+// with that column's growth held off by powers of two, as dtrevc3
+// scales: s first where the quotient could pass 2^1021 (a divisor
+// raised only to smin), then the quotient and the column into [0, 1)
+// by |.|_1 (cabs1), so that later rows' sums cannot overflow either (a
+// defective eigenvalue's vector grows by 1/smin a row: 2^52 in f64,
+// past the range by order 21). eigenColumns divides the norms out. The
+// device scales the same way (lower/geev.go).
+func bounded(s, d complex128, x []complex128, i, j, n int) complex128 {
+	abs1 := func(z complex128) float64 { return math.Abs(real(z)) + math.Abs(imag(z)) }
+	exp := func(v float64) int { _, e := math.Frexp(v); return e }
+	k1 := 0
+	if s != 0 {
+		k1 = max(exp(abs1(s))-exp(abs1(d))-1020, 0)
+	}
+	q := -complex(math.Ldexp(real(s), -k1), math.Ldexp(imag(s), -k1)) / d
+	k2 := 0
+	if q != 0 {
+		k2 = max(exp(abs1(q)), 0)
+	}
+	if k := k1 + k2; k > 0 {
+		for r := range n {
+			x[r*n+j] = complex(math.Ldexp(real(x[r*n+j]), -k), math.Ldexp(imag(x[r*n+j]), -k))
+		}
+	}
+	return complex(math.Ldexp(real(q), -k2), math.Ldexp(imag(q), -k2))
 }
 
 // eigenColumns puts geev's eigenvector columns in LAPACK's form: a real

@@ -23,7 +23,9 @@ import (
 // for every eigenpair a v = lambda v and u^H a = lambda u^H to 1e-12,
 // norm 1 and the first largest element real and positive. Random
 // matrices of orders 1 to 40, a rotation, a triangular matrix, a
-// companion matrix (1, 2, 3, +-i) and a Hessenberg matrix that splits.
+// companion matrix (1, 2, 3, +-i), a Hessenberg matrix that splits, and
+// a Jordan block of order 25 (defective: its vectors' substitution
+// overflows float64 unless scaled).
 func TestGeevAgainstLapack(t *testing.T) {
 	for _, c := range eigCases(t) {
 		n := c.N
@@ -245,6 +247,6 @@ func eigCases(t *testing.T) []eigCase {
 	require.NoError(t, err)
 	var cases []eigCase
 	require.NoError(t, json.Unmarshal(raw, &cases))
-	require.Len(t, cases, 13)
+	require.Len(t, cases, 14)
 	return cases
 }

@@ -30,6 +30,9 @@ mats.append(h)
 d = np.diag([1e6, 1, 1e-6, 1, 1e3, 1e-3])
 mats.append(d @ rng.uniform(-1, 1, (6, 6)) @ np.linalg.inv(d))
 mats.append(rng.uniform(-1, 1, (5, 5)) * 1e-30)
+# A Jordan block of order 25: one defective eigenvalue, whose vectors'
+# substitution grows by 1/smin = 2^52 a row unless scaled (dtrevc3).
+mats.append(np.eye(25) + np.diag(np.ones(24), 1))
 cases = []
 for a in mats:
     w, v = np.linalg.eig(a)  # LAPACK's geev
