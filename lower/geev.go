@@ -39,7 +39,8 @@ func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
 		m, k := lb.normScale(m)
 		T, Z, wr, wi, info := lb.schur(in, m)
-		T, Z = lb.schurCanonical(T, Z, wi)
+		ulp, _ := thresholds(T.Shape.Elem, T.Shape.Dims[0])
+		T, Z = lb.schurCanonical(T, Z, wi, tieTolerance(ulp, T.Shape.Dims[0]))
 		T, wr, wi = lb.scaleBy(T, k, -1), lb.scaleBy(wr, k, -1), lb.scaleBy(wi, k, -1)
 		if !c.Right {
 			Z = lb.zeros(Z.Shape)
@@ -814,14 +815,15 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 	dc := b.along(b.convert(d, ct), csh, 0)
 	right := b.inst(hlo.OpMultiply, csh, mm(Zc, X), dc)
 	left := b.inst(hlo.OpDivide, csh, mm(Zc, Y), dc)
-	return b.eigenColumns(right, wi), b.eigenColumns(left, wi)
+	rel := tieTolerance(ulp, n)
+	return b.eigenColumns(right, wi, rel), b.eigenColumns(left, wi, rel)
 }
 
 // eigenColumns is the evaluator's eigenColumns: a real eigenvalue's
 // column real, each normalized (by its largest magnitude first) and
 // turned so that its first largest element is real and positive, a
 // pair's second column the conjugate of its first.
-func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
+func (b *expander) eigenColumns(v, wi *hlo.Instruction, rel float64) *hlo.Instruction {
 	sh := v.Shape
 	n := sh.Dims[0]
 	rt, _ := sh.Elem.ComplexPart()
@@ -840,10 +842,10 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction) *hlo.Instruction {
 	safe := ev.Sel(ev.Cmp(mx, "EQ", ev.K(0)), ev.K(1), mx)
 	q := b.inst(hlo.OpDivide, mag.Shape, mag, b.along(safe, mag.Shape, 1))
 	nrm := ev.Mul(mx, ev.Sqrt(b.reduceDim(b.inst(hlo.OpMultiply, q.Shape, q, q), 0, hlo.OpAdd, b.constant(rt, 0))))
-	ph := b.inst(hlo.OpDivide, hlo.ArrayShape(sh.Elem, n), b.leadPhase(v, nil), b.convert(nrm, sh.Elem))
+	big := b.firstNear(mag, 0, rel)
+	ph := b.inst(hlo.OpDivide, hlo.ArrayShape(sh.Elem, n), b.leadPhaseAt(v, nil, big), b.convert(nrm, sh.Elem))
 	v = b.inst(hlo.OpMultiply, sh, v, colv(ph))
 	rows := b.iota(hlo.S32, 0, n, n)
-	big := b.firstOfMax(mag, 0)
 	v = b.sel(b.compare(rows, b.along(big, rows.Shape, 1), "EQ"), asReal(v), v)
 	v = b.sel(realCols, asReal(v), v) // +0 imaginary parts
 	pairSecond := ev.And(ev.Cmp(wi, "LT", ev.K(0)), ev.Cmp(b.shiftRight(wi), "GT", ev.K(0)))
@@ -945,11 +947,11 @@ func mustBuild(err *error) {
 // a]] with |b| < |c| turned a quarter (Z's two columns (z1, z2) -> (z2,
 // -z1), T's rows and columns with them: the block [[a, -c], [-b, a]]),
 // then each Schur vector (column of Z) turned so that its first largest
-// element is positive, T's rows and columns with it (T' = S T S, Z' = Z
-// S). Which of these forms a QR sweep ends in hangs on rounding (a pair's
+// element (to rel: tieTolerance) is positive, T's rows and columns with
+// it (T' = S T S, Z' = Z S). Which of these forms a QR sweep ends in hangs on rounding (a pair's
 // block turns from sweep to sweep), and a fixed one makes the device's
 // and the evaluator's agree.
-func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.Instruction, *hlo.Instruction) {
 	sh := Z.Shape
 	t := sh.Elem
 	n := sh.Dims[0]
@@ -973,7 +975,7 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction) (*hlo.Instruction, 
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, ones), cols, "EQ"), b.along(sup, sh, 1), b.zeros(sh))))
 	T = b.contract(R, b.contract(T, R, 1), 0) // R^T (T R): exact, one nonzero term per element
 	Z = b.contract(Z, R, 1)
-	sg := b.leadPhase(Z, nil) // +-1 for a real Z
+	sg := b.leadPhaseAt(Z, nil, b.firstNear(b.inst(hlo.OpAbs, sh, Z), 0, rel)) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
 }
 
@@ -1046,6 +1048,11 @@ func (b *expander) scaleEach(x, k *hlo.Instruction) *hlo.Instruction {
 	}
 	return scale(scale(x, k1), ei.Sub(k, k1))
 }
+
+// tieTolerance is the evaluator's: how close to a vector's largest
+// magnitude an element counts as largest for the canonical forms
+// (firstNear), 8 n ulp of the type.
+func tieTolerance(ulp float64, n int64) float64 { return 8 * float64(n) * ulp }
 
 // growthLimit bounds the quotients of schurVectors' substitution below
 // 2^(growthLimit+2), inside real type t's range.

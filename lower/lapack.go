@@ -384,9 +384,23 @@ func (b *expander) abs1(x *hlo.Instruction) *hlo.Instruction {
 // where mag is largest (the dimension's size where no element equals the
 // largest: NaNs).
 func (b *expander) firstOfMax(mag *hlo.Instruction, d int) *hlo.Instruction {
+	return b.firstNear(mag, d, 0)
+}
+
+// firstNear is firstOfMax, an element within rel of the largest counted
+// as largest (the evaluator's leadNear; rel 0: the largest only).
+func (b *expander) firstNear(mag *hlo.Instruction, d int, rel float64) *hlo.Instruction {
 	sh := mag.Shape
 	floor := b.convert(b.constant(hlo.S32, -1), sh.Elem)
-	big := b.inst(hlo.OpBroadcast, sh, b.reduceDim(mag, d, hlo.OpMaximum, floor))
+	top := b.reduceDim(mag, d, hlo.OpMaximum, floor)
+	dir := "EQ"
+	if rel != 0 {
+		var err error
+		defer mustBuild(&err)
+		e := b.expr(top.Shape, &err)
+		top, dir = e.Mul(top, e.K(1-rel)), "GE"
+	}
+	big := b.inst(hlo.OpBroadcast, sh, top)
 	for i := range sh.Rank() {
 		if i != d {
 			big.A.Dimensions = append(big.A.Dimensions, int64(i))
@@ -395,7 +409,7 @@ func (b *expander) firstOfMax(mag *hlo.Instruction, d int) *hlo.Instruction {
 	big.A.HasDimensions = true
 	idx := b.iota(hlo.S32, d, sh.Dims...)
 	none := b.constant(hlo.S32, sh.Dims[d])
-	return b.reduceDim(b.sel(b.compare(mag, big, "EQ"), idx, b.full(none, idx.Shape)), d, hlo.OpMinimum, none)
+	return b.reduceDim(b.sel(b.compare(mag, big, dir), idx, b.full(none, idx.Shape)), d, hlo.OpMinimum, none)
 }
 
 // The bits of f32's and f64's unit roundoff (2^-24, 2^-53: the Jacobi
@@ -796,13 +810,19 @@ func (b *expander) orderColumns(in, key *hlo.Instruction, t hlo.ElementType, bat
 // rounding of which pairs a Jacobi sweep rotated. The evaluator's is the
 // same.
 func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction {
+	rt, _ := v.Shape.Elem.ComplexPart()
+	return b.leadPhaseAt(v, batch, b.firstOfMax(b.inst(hlo.OpAbs, hlo.ArrayShape(rt, v.Shape.Dims...), v), v.Shape.Rank()-2))
+}
+
+// leadPhaseAt is leadPhase with each column's lead element at row first
+// (an s32 per column).
+func (b *expander) leadPhaseAt(v *hlo.Instruction, batch []int64, first *hlo.Instruction) *hlo.Instruction {
 	sh := v.Shape
 	t := sh.Elem
 	rt, _ := t.ComplexPart()
 	r := sh.Rank()
 	colR := hlo.ArrayShape(rt, append(append([]int64{}, batch...), sh.Dims[r-1])...)
 	rows := b.iota(hlo.S32, r-2, sh.Dims...)
-	first := b.firstOfMax(b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), v), r-2)
 	lead := b.reduceDim(b.sel(b.compare(rows, b.spreadCols(first, rows.Shape), "EQ"), v, b.zeros(sh)), r-2, hlo.OpAdd, b.constant(t, 0))
 	leadAbs := b.inst(hlo.OpAbs, colR, lead)
 	zeroLead := b.compare(leadAbs, b.zeros(colR), "EQ")

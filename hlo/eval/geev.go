@@ -86,7 +86,7 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 		k := normScale(h, rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
-		schurCanonical(h, z, im, int(n))
+		schurCanonical(h, z, im, int(n), tieTolerance(ulp, int(n)))
 		for j := range r {
 			r[j], im[j] = math.Ldexp(r[j], -k), math.Ldexp(im[j], -k)
 		}
@@ -109,9 +109,10 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 // several equally valid ones (lower/geev.go's schurCanonical): a pair's
 // block [[a, b], [c, a]] (wi[p] > 0) with |b| < |c| turned a quarter
 // (z's columns (z1, z2) -> (z2, -z1), t's rows and columns with them),
-// then each column of z turned so that its first largest element is
-// positive, t's rows and columns with it (t' = S t S, z' = z S).
-func schurCanonical(t, z, wi []float64, n int) {
+// then each column of z turned so that its first largest element (to
+// rel: tieTolerance) is positive, t's rows and columns with it (t' = S t
+// S, z' = z S).
+func schurCanonical(t, z, wi []float64, n int, rel float64) {
 	for p := 0; p+1 < n; p++ {
 		if wi[p] <= 0 || math.Abs(t[p*n+p+1]) >= math.Abs(t[(p+1)*n+p]) {
 			continue
@@ -125,13 +126,9 @@ func schurCanonical(t, z, wi []float64, n int) {
 		}
 	}
 	s := make([]float64, n)
+	zc := realC(z)
 	for j := range n {
-		big := 0
-		for i := range n {
-			if math.Abs(z[i*n+j]) > math.Abs(z[big*n+j]) {
-				big = i
-			}
-		}
+		big := int(leadNear(zc, int64(n), int64(j), rel))
 		s[j] = 1
 		if z[big*n+j] < 0 {
 			s[j] = -1
@@ -688,7 +685,32 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 			left[i*n+j] /= complex(d[i], 0)
 		}
 	}
-	return eigenColumns(right, wi, n), eigenColumns(left, wi, n)
+	rel := tieTolerance(ulp, n)
+	return eigenColumns(right, wi, n, rel), eigenColumns(left, wi, n, rel)
+}
+
+// tieTolerance is how close to the largest magnitude an element of a
+// vector counts as largest, for the element geev's and gees's canonical
+// forms make real and positive (leadNear): 8 n ulp of the program's
+// type. A vector whose largest elements tie in exact arithmetic (a
+// cyclic permutation's eigenvectors, all of magnitude n^-1/2) would
+// otherwise have rounding pick which, differently on the device (in
+// the type) and here (in float64); LAPACK's own choice is rounding's.
+func tieTolerance(ulp float64, n int) float64 { return 8 * float64(n) * ulp }
+
+// leadNear is the row of the first element of column col of the n x n
+// v whose magnitude is within rel of the column's largest.
+func leadNear(v []complex128, n, col int64, rel float64) int64 {
+	top := 0.0
+	for i := range n {
+		top = max(top, cmplx.Abs(v[i*n+col]))
+	}
+	for i := range n {
+		if cmplx.Abs(v[i*n+col]) >= top*(1-rel) {
+			return i
+		}
+	}
+	return 0
 }
 
 // bounded is -s / d, the substitution's next element of column j of x,
@@ -721,8 +743,9 @@ func bounded(s, d complex128, x []complex128, i, j, n int) complex128 {
 
 // eigenColumns puts geev's eigenvector columns in LAPACK's form: a real
 // eigenvalue's real, a pair's second the conjugate of its first, each
-// of norm 1 with its first largest element real and positive.
-func eigenColumns(v []complex128, wi []float64, n int) []complex128 {
+// of norm 1 with its first largest element (to rel: tieTolerance) real
+// and positive.
+func eigenColumns(v []complex128, wi []float64, n int, rel float64) []complex128 {
 	for j := range n {
 		if j > 0 && wi[j] < 0 && wi[j-1] > 0 {
 			for i := range n {
@@ -737,7 +760,7 @@ func eigenColumns(v []complex128, wi []float64, n int) []complex128 {
 			}
 			nrm = math.Hypot(nrm, cmplx.Abs(v[i*n+j]))
 		}
-		big := int(lead(v, int64(n), int64(j)))
+		big := int(leadNear(v, int64(n), int64(j), rel))
 		ph := phaseOf(v[big*n+j]) / complex(nrm, 0)
 		for i := range n {
 			v[i*n+j] *= ph
