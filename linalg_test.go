@@ -785,6 +785,90 @@ ENTRY e {
 	}
 }
 
+// TestGeqrfRankDeficient: QR of a matrix of ones (rank 1): after the
+// first reflector every column is roundoff, shrinking a column at a
+// time, until 1 / (alpha - beta) overflowed and the reflectors became
+// 0 * inf = NaN (f32 from the eighth of twelve columns). Tiny columns
+// are now scaled by a power of two first, as LAPACK's larfg rescales:
+// every result finite, Q orthogonal and Q R = A to f32's rounding.
+func TestGeqrfRankDeficient(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 12
+	full := make([]complex128, n*n)
+	for i := range full {
+		full[i] = 1
+	}
+	src := `HloModule qr
+ENTRY e {
+  a = f32[12,12] parameter(0)
+  qr = (f32[12,12], f32[12]) custom-call(a), custom_call_target="lapack_sgeqrf_ffi"
+  h = f32[12,12] get-tuple-element(qr), index=0
+  tau = f32[12] get-tuple-element(qr), index=1
+  q = f32[12,12] custom-call(h, tau), custom_call_target="lapack_sorgqr_ffi"
+  ROOT r = (f32[12,12], f32[12,12]) tuple(h, q)
+}`
+	exe, err := rt.CompileText("qr ones", src, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	res, _, err := exe.Run(context.Background(), tensorOf("f32", []int64{n, n}, full))
+	require.NoError(t, err)
+	at := func(x *vkjit.Tensor, i, j int) float64 { return real(valueAt(x, int64(i*n+j))) }
+	for i := range n {
+		for j := range n {
+			var qr, qtq float64
+			for k := range n {
+				if k <= j {
+					qr += at(res[1], i, k) * at(res[0], k, j) // R: h's upper triangle
+				}
+				qtq += at(res[1], k, i) * at(res[1], k, j)
+			}
+			require.InDelta(t, 1, qr, 1e-5, "(Q R)[%d,%d]", i, j)
+			require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == j], qtq, 1e-5, "(Q^T Q)[%d,%d]", i, j)
+		}
+	}
+}
+
+// TestGeesRankDeficient: the Hessenberg reduction of gees (and geev,
+// gehrd) met the same shrinking roundoff columns as QR on a matrix of
+// ones, and its T and Z came back NaN (f32, 12x12); scaled likewise,
+// Z T Z^T = A and Z^T Z = I to f32's rounding, eigenvalues 12 and ~0.
+func TestGeesRankDeficient(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 12
+	full := make([]complex128, n*n)
+	for i := range full {
+		full[i] = 1
+	}
+	exe, err := rt.CompileText("schur ones", `HloModule schur
+ENTRY e {
+  a = f32[12,12] parameter(0)
+  ROOT r = (f32[12,12], f32[12,12], f32[12], f32[12], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", backend_config={mode = 86 : ui8, sort = 78 : ui8}
+}`, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	res, _, err := exe.Run(context.Background(), tensorOf("f32", []int64{n, n}, full))
+	require.NoError(t, err)
+	at := func(x *vkjit.Tensor, i, j int) float64 { return real(valueAt(x, int64(i*n+j))) }
+	for i := range n {
+		for j := range n {
+			var ztz, a float64
+			for k := range n {
+				ztz += at(res[1], k, i) * at(res[1], k, j)
+				for l := range n {
+					a += at(res[1], i, k) * at(res[0], k, l) * at(res[1], j, l)
+				}
+			}
+			require.InDelta(t, 1, a, 1e-5, "(Z T Z^T)[%d,%d]", i, j)
+			require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == j], ztz, 1e-5, "(Z^T Z)[%d,%d]", i, j)
+		}
+	}
+	var sum float64
+	for j := range n {
+		sum += math.Abs(real(valueAt(res[2], int64(j))))
+	}
+	require.InDelta(t, 12, sum, 1e-4, "eigenvalues 12 and zeros")
+}
+
 // TestGeevNaN: a matrix with a NaN never deflates; geev stops after
 // its sweeps with info 4 (the last row unconverged) and zero vectors, on
 // the device as in the evaluator, rather than loop without end.

@@ -278,10 +278,17 @@ func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, ta
 		tail := ev.Sel(below, col, ev.K(0))
 		alpha := lb.scalarAt(h, i1, i)
 		big := lb.reduceDim(ev.Abs(tail), 0, hlo.OpMaximum, lb.constant(t, 0))
+		// A tiny column scaled by a power of two first, as geqrf's (a
+		// rank-deficient matrix's roundoff: 1 / (alpha - beta) would
+		// overflow); beta scaled back, tau and v unchanged by it.
+		k := lb.tinyScale(es.Max(big, es.Abs(alpha)))
+		col = lb.scaleEach(col, lb.full(k, hlo.ArrayShape(hlo.S32, n)))
+		tail, alpha, big = ev.Sel(below, col, ev.K(0)), lb.scaleEach(alpha, k), lb.scaleEach(big, k)
 		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
 		q := ev.Div(tail, lb.full(safe, tail.Shape))
 		xnorm := es.Mul(big, es.Sqrt(lb.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, lb.constant(t, 0))))
 		beta, tau, s, skip := larfg(es, alpha, xnorm)
+		beta = lb.scaleEach(beta, ei.Neg(k))
 		v := ev.Sel(at, ev.K(1), ev.Sel(below, ev.Mul(col, lb.full(s, col.Shape)), ev.K(0)))
 		v = ev.Sel(lb.full(skip, v.Shape), ev.Sel(at, ev.K(1), ev.K(0)), v)
 		taus := lb.full(tau, sh)

@@ -210,9 +210,18 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 		below, at := lb.compare(ri, jc, "GT"), lb.compare(ri, jc, "EQ")
 		xs := lb.sel(below, col, lb.zeros(colSh))
 		alpha := x.slice(am, x.sizes(1, 1), j, j)
-		// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
+		// A column of magnitudes below 2^-(bias/2) (a rank-deficient
+		// matrix's roundoff, shrinking a column at a time) is scaled by a
+		// power of two into [1/2, 1) first, as larfg rescales a tiny
+		// beta: 1 / (alpha - beta) overflowed and v became 0 * inf =
+		// NaN (a 12x12 of ones in f32 from its eighth column). beta is
+		// scaled back; tau and v do not change with the scale.
 		absx := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
 		s := lb.reshape(lb.reduceDim(absx, r-2, hlo.OpMaximum, lb.constant(rt, 0)), oneR.Dims...)
+		k := lb.tinyScale(lb.inst(hlo.OpMaximum, oneR, s, lb.abs1(alpha)))
+		xs, alpha, s = lb.scaleEach(xs, x.spread(k, hlo.ArrayShape(hlo.S32, colSh.Dims...))), lb.scaleEach(alpha, k), lb.scaleEach(s, k)
+		absx = lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
+		// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
 		zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
 		safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
 		q := lb.inst(hlo.OpDivide, absx.Shape, absx, x.spread(safe, absx.Shape))
@@ -237,7 +246,7 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 		skipC := x.spread(skip, colSh)
 		v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
 		vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
-		diag := lb.sel(skipC, col, x.spread(beta, colSh))
+		diag := lb.sel(skipC, col, x.spread(lb.scaleEach(beta, lb.inst(hlo.OpNegate, k.Shape, k)), colSh))
 		newCol := lb.sel(at, diag, lb.sel(below, v, col))
 		// a(:, j+1:) -= conj(tau) v (v^H a).
 		w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(vfull), am, int64(r-2), int64(r-2))
@@ -368,6 +377,23 @@ func (b *expander) floatBits(t hlo.ElementType, bits uint64) *hlo.Instruction {
 	c := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
 	c.Literal, _ = hlo.NewLiteral(c.Shape, binary.LittleEndian.AppendUint64(nil, bits)[:t.Bytes()])
 	return c
+}
+
+// tinyScale is, for each element of the real, non-negative m, the k
+// whose 2^-k takes m into [1/2, 1) where m is normal and below
+// 2^-(bias/2) (bias: the type's exponent bias), into the normal numbers
+// where it is subnormal, 0 elsewhere (zeros too): larfg's rescaling of
+// a tiny column (scaleEach applies it).
+func (b *expander) tinyScale(m *hlo.Instruction) *hlo.Instruction {
+	var err error
+	defer mustBuild(&err)
+	_, _, bias := floatLayout(m.Shape.Elem)
+	e := b.exponentOf(m)
+	ei := b.expr(e.Shape, &err)
+	em := b.expr(m.Shape, &err)
+	sub := ei.Cmp(e, "EQ", ei.K(float64(1-bias))) // zero or subnormal
+	k := ei.Sel(ei.Cmp(e, "LT", ei.K(float64(-bias/2))), e, ei.K(0))
+	return ei.Sel(sub, b.sel(em.Cmp(m, "EQ", em.K(0)), ei.K(0), ei.K(float64(1-bias))), k)
 }
 
 // abs1 is |re| + |im| (|x| for real types): BLAS's i?amax's measure.
