@@ -869,6 +869,69 @@ ENTRY e {
 	require.InDelta(t, 12, sum, 1e-4, "eigenvalues 12 and zeros")
 }
 
+// TestJacobiScaling: syevd and gesdd of f32 matrices of magnitudes
+// 1e-30, 1e10 and 1e30. Their Jacobi sweeps' sums of squares under- or
+// overflowed: syevd stopped at once and returned the diagonal (residual
+// 0.35 of the norm at 1e-30 and 1e30), gesdd's convergence bound
+// sqrt(d_p d_q) overflowed from magnitudes ~3e9 (singular values 40%
+// off at 1e10, +Inf at 1e30). Each matrix is now scaled by a power of
+// two into range first, as LAPACK's syevd and gesdd scale, and the
+// bound is sqrt(d_p) sqrt(d_q): values within 1e-5 of the largest of the
+// evaluator's, vectors within 1e-4.
+func TestJacobiScaling(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 12
+	rng := rand.New(rand.NewPCG(31, 32))
+	scales := []float64{1e-30, 1e10, 1e30}
+	full := make([]complex128, 3*n*n)
+	for b, s := range scales {
+		for i := range n {
+			for j := range n {
+				full[(b*n+i)*n+j] = complex(s*(2*rng.Float64()-1), 0)
+			}
+		}
+		for i := range n { // symmetric, for syevd
+			for j := range i {
+				full[(b*n+j)*n+i] = full[(b*n+i)*n+j]
+			}
+		}
+	}
+	a := tensorOf("f32", []int64{3, n, n}, full)
+	for _, c := range []struct{ name, src string }{
+		{"syevd", `HloModule eigh
+ENTRY e {
+  a = f32[3,12,12] parameter(0)
+  ROOT r = (f32[3,12,12], f32[3,12], s32[3]) custom-call(a), custom_call_target="lapack_ssyevd_ffi", backend_config={mode = 86 : ui8, uplo = 76 : ui8}
+}`},
+		{"gesdd", `HloModule svd
+ENTRY e {
+  a = f32[3,12,12] parameter(0)
+  ROOT r = (f32[3,12,12], f32[3,12], f32[3,12,12], f32[3,12,12], s32[3]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", backend_config={mode = 83 : ui8}
+}`},
+	} {
+		res, want := deviceAndEval(t, c.name, c.src, a)
+		wl := want.Leaves()
+		for o, w := range wl {
+			wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+			per := wt.NumElements() / 3
+			for b := range 3 {
+				tol := 1e-4 // vectors: unit columns
+				if w.Shape.Rank() == 2 {
+					var big float64 // values: relative to the largest
+					for i := range per {
+						big = math.Max(big, math.Abs(real(valueAt(wt, int64(b)*per+i))))
+					}
+					tol = 1e-5 * big
+				}
+				for i := range per {
+					g, e := valueAt(res[o], int64(b)*per+i), valueAt(wt, int64(b)*per+i)
+					require.LessOrEqual(t, cmplx.Abs(g-e), tol, "%s scale %g output %d element %d: %v, want %v", c.name, scales[b], o, i, g, e)
+				}
+			}
+		}
+	}
+}
+
 // TestGeevNaN: a matrix with a NaN never deflates; geev stops after
 // its sweeps with info 4 (the last row unconverged) and zero vectors, on
 // the device as in the evaluator, rather than loop without end.

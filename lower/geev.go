@@ -990,19 +990,42 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.
 // largest magnitude lies outside [2^e, 2^-e) (e: normScaleExp), k
 // returned (0 for a zero, infinite or NaN largest magnitude).
 func (b *expander) normScale(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
-	t := m.Shape.Elem
+	return b.normScaleEach(m)
+}
+
+// normScaleEach is normScale of each matrix of m [batch..., r, c] (real
+// or complex, by the largest modulus): m's matrices scaled and k
+// [batch...].
+func (b *expander) normScaleEach(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	sh := m.Shape
+	r := sh.Rank()
+	rt := sh.Elem
+	if part, ok := rt.ComplexPart(); ok {
+		rt = part
+	}
 	var err error
 	defer mustBuild(&err)
-	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
-	n := m.Shape.NumElements()
-	anrm := b.reduceDim(b.reshape(b.inst(hlo.OpAbs, m.Shape, m), n), 0, hlo.OpMaximum, b.constant(t, 0))
+	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), m)
+	anrm := b.reduceDim(b.reduceDim(mag, r-1, hlo.OpMaximum, b.constant(rt, 0)), r-2, hlo.OpMaximum, b.constant(rt, 0))
+	es, ei := b.expr(anrm.Shape, &err), b.expr(hlo.ArrayShape(hlo.S32, anrm.Shape.Dims...), &err)
 	e := b.exponentOf(anrm) // anrm in [2^(e-1), 2^e)
-	lo := ei.K(float64(normScaleExp(t)))
+	lo := ei.K(float64(normScaleExp(rt)))
 	k := ei.Sel(ei.Cmp(ei.Sub(e, ei.K(1)), "LT", lo), ei.Sub(lo, ei.Sub(e, ei.K(1))),
 		ei.Sel(ei.Cmp(e, "GT", ei.Neg(lo)), ei.Sub(ei.Neg(lo), e), ei.K(0)))
 	plain := es.Or(es.Cmp(anrm, "EQ", es.K(0)), es.Not(es.Finite(anrm)))
 	k = ei.Sel(plain, ei.K(0), k)
-	return b.scaleBy(m, k, 1), k
+	return b.scaleEach(m, b.overBatch(ei.Neg(k), sh.Dims)), k
+}
+
+// overBatch broadcasts x [batch...] to dims, whose leading dimensions
+// are the batch's.
+func (b *expander) overBatch(x *hlo.Instruction, dims []int64) *hlo.Instruction {
+	bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+	for i := range x.Shape.Rank() {
+		bc.A.Dimensions = append(bc.A.Dimensions, int64(i))
+	}
+	bc.A.HasDimensions = true
+	return bc
 }
 
 // floatLayout is real type t's integer of the same width, its

@@ -482,6 +482,12 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	if isComplex { // a Hermitian diagonal is real
 		full = b.sel(b.compare(rows, cols, "EQ"), b.convert(b.realOf(full), t), full)
 	}
+	// Each matrix scaled by a power of two into range first, as LAPACK's
+	// syevd scales one whose norm is outside [rmin, rmax]: the sweeps'
+	// sums of squares underflowed to zero at magnitudes 1e-30 in f32
+	// (and overflowed at 1e30), the loop stopped at once and the
+	// diagonal came back as the eigenvalues; scaled back after.
+	full, k := b.normScaleEach(full)
 	eye := b.identity(sh)
 	sumSq := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { // [batch...], of |x|^2
 		sq := lb.realOf(lb.inst(hlo.OpMultiply, sh, x, lb.conj(x)))
@@ -522,6 +528,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	vm := b.inst(hlo.OpGetTupleElement, sh, w)
 	vm.A.Index = 2
 	diag := b.reduceDim(b.realOf(b.sel(b.compare(rows, cols, "EQ"), am, b.zeros(sh))), r-1, hlo.OpAdd, b.constant(rt, 0)) // [batch..., n]
+	diag = b.scaleEach(diag, b.overBatch(k, diag.Shape.Dims))
 	ws, onehot := b.orderColumns(in, diag, t, batch, false)
 	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
 	vs = b.inst(hlo.OpMultiply, sh, vs, b.spreadCols(b.leadPhase(vs, batch), sh))
@@ -631,7 +638,14 @@ func (b *expander) jacobiRotation(x batched, app, aqq, apq *hlo.Instruction) rot
 	tt := b.inst(hlo.OpDivide, oneR, onesR, den)
 	tt = b.sel(b.compare(tau, b.zeros(oneR), "LT"), b.inst(hlo.OpNegate, oneR, tt), tt)
 	eps := epsBits[rt]
-	tiny := b.inst(hlo.OpMultiply, oneR, b.full(b.floatBits(rt, eps), oneR), b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAbs, oneR, b.inst(hlo.OpMultiply, oneR, app, aqq))))
+	// eps sqrt|app| sqrt|aqq|: the product of the roots, not the root of
+	// the product, which overflowed for gesdd's squared column norms
+	// (f32 columns of magnitude 3e9: every pair skipped, the sweeps
+	// never started, singular values 40% off).
+	sq := func(x *hlo.Instruction) *hlo.Instruction {
+		return b.inst(hlo.OpSqrt, oneR, b.inst(hlo.OpAbs, oneR, x))
+	}
+	tiny := b.inst(hlo.OpMultiply, oneR, b.full(b.floatBits(rt, eps), oneR), b.inst(hlo.OpMultiply, oneR, sq(app), sq(aqq)))
 	skip := b.inst(hlo.OpOr, hlo.ArrayShape(hlo.PRED, oneR.Dims...), zero, b.compare(mag, tiny, "LE"))
 	tt = b.sel(skip, b.zeros(oneR), tt)
 	// A skipped pair turns no phase either (the identity, as the evaluator's).
@@ -689,6 +703,12 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	if wide {
 		x0 = b.conjT(a)
 	}
+	// Each matrix scaled by a power of two into range first, as LAPACK's
+	// gesdd scales one whose norm is outside [smlnum, bignum]: the
+	// columns' squared norms overflowed at magnitudes 1e30 in f32 (every
+	// singular value +Inf) and underflowed at 1e-30; the singular values
+	// are scaled back, u and v do not change with it.
+	x0, k := b.normScaleEach(x0)
 	bt := b.batched(t, batch)
 	mat := func(rows, cols int64) hlo.Shape { return hlo.ArrayShape(t, bt.sizes(rows, cols)...) }
 	xSh, vSh, gSh := mat(M, N), mat(N, N), mat(N, N)
@@ -705,7 +725,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 		dr, dc := cb.inst(hlo.OpBroadcast, rg, d), cb.inst(hlo.OpBroadcast, rg, d)
 		dr.A.Dimensions, dr.A.HasDimensions = append(x.dims(), int64(r-2)), true
 		dc.A.Dimensions, dc.A.HasDimensions = append(x.dims(), int64(r-1)), true
-		bound := cb.inst(hlo.OpMultiply, rg, cb.full(cb.floatBits(rt, eps), rg), cb.inst(hlo.OpSqrt, rg, cb.inst(hlo.OpMultiply, rg, dr, dc)))
+		bound := cb.inst(hlo.OpMultiply, rg, cb.full(cb.floatBits(rt, eps), rg), cb.inst(hlo.OpMultiply, rg, cb.inst(hlo.OpSqrt, rg, dr), cb.inst(hlo.OpSqrt, rg, dc)))
 		open := cb.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, rg.Dims...), cb.compare(rows, cols, "NE"), cb.compare(cb.inst(hlo.OpAbs, rg, g), bound, "GT"))
 		anyOpen := cb.reduceDim(cb.reshape(open, open.Shape.NumElements()), 0, hlo.OpOr, cb.constant(hlo.PRED, 0))
 		more := cb.compare(e[0], cb.constant(hlo.S32, jacobiSweeps), "LT")
@@ -755,8 +775,9 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	xr := hlo.ArrayShape(rt, xSh.Dims...)
 	sig := b.inst(hlo.OpSqrt, sSh, b.reduceDim(b.realOf(b.inst(hlo.OpMultiply, xSh, xm, b.conj(xm))), r-2, hlo.OpAdd, b.constant(rt, 0)))
 	ss, onehot := b.orderColumns(in, sig, t, batch, true)
+	sOut := b.scaleEach(ss, b.overBatch(k, ss.Shape.Dims))
 	if mode == 'N' { // singular values only
-		return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), ss, b.zeros(uSh), b.zeros(vtSh)}
+		return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), sOut, b.zeros(uSh), b.zeros(vtSh)}
 	}
 	xs := bt.dot(xSh, xm, onehot, int64(r-1), int64(r-2))
 	vs := bt.dot(vSh, vm, onehot, int64(r-1), int64(r-2))
@@ -793,7 +814,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	} else {
 		u, vt = vs, b.conjT(uc)
 	}
-	return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), ss, u, vt}
+	return []*hlo.Instruction{b.zeros(in.Shape.Tuple[0]), sOut, u, vt}
 }
 
 // spreadCols broadcasts x [batch..., c] over the columns of sh's

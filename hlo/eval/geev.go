@@ -164,26 +164,45 @@ func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 // power of two so that it is exact); k = 0 for a zero, infinite or NaN
 // largest magnitude.
 func normScale(h []float64, rt hlo.ElementType) int {
-	lo := normScaleExp(rt)
 	var anrm float64
 	for _, x := range h {
 		anrm = max(anrm, math.Abs(x))
 	}
-	if anrm == 0 || math.IsInf(anrm, 0) || math.IsNaN(anrm) {
-		return 0
-	}
-	_, e := math.Frexp(anrm) // anrm in [2^(e-1), 2^e)
-	k := 0
-	switch {
-	case e-1 < lo:
-		k = lo - (e - 1)
-	case e > -lo:
-		k = -lo - e
-	}
+	k := normScaleK(anrm, rt)
 	for i := range h {
 		h[i] = math.Ldexp(h[i], k)
 	}
 	return k
+}
+
+// normScaleC is normScale of a complex matrix (by the largest modulus):
+// syevd's and gesdd's, as LAPACK's scale theirs.
+func normScaleC(h []complex128, rt hlo.ElementType) int {
+	var anrm float64
+	for _, x := range h {
+		anrm = max(anrm, cmplx.Abs(x))
+	}
+	k := normScaleK(anrm, rt)
+	for i, x := range h {
+		h[i] = complex(math.Ldexp(real(x), k), math.Ldexp(imag(x), k))
+	}
+	return k
+}
+
+// normScaleK is the k of normScale for a largest magnitude anrm.
+func normScaleK(anrm float64, rt hlo.ElementType) int {
+	if anrm == 0 || math.IsInf(anrm, 0) || math.IsNaN(anrm) {
+		return 0
+	}
+	lo := normScaleExp(rt)
+	_, e := math.Frexp(anrm) // anrm in [2^(e-1), 2^e)
+	switch {
+	case e-1 < lo:
+		return lo - (e - 1)
+	case e > -lo:
+		return -lo - e
+	}
+	return 0
 }
 
 // normScaleExp is e of normScale's range [2^e, 2^-e).

@@ -404,6 +404,7 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 				a[i*n+j] = x
 			}
 		}
+		k := normScaleC(a, rt) // into range, as LAPACK's syevd (the lowering's)
 		var fro float64
 		for _, x := range a {
 			fro += real(x)*real(x) + imag(x)*imag(x)
@@ -425,7 +426,7 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 				for q := p + 1; q < n; q++ {
 					app, aqq, apq := real(a[p*n+p]), real(a[q*n+q]), a[p*n+q]
 					mag := cmplx.Abs(apq)
-					if mag <= eps*math.Sqrt(math.Abs(app*aqq)) {
+					if mag <= eps*math.Sqrt(math.Abs(app))*math.Sqrt(math.Abs(aqq)) {
 						a[p*n+q], a[q*n+p] = 0, 0 // below rounding: rotating adds only noise
 						continue
 					}
@@ -459,7 +460,7 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 		}
 		sort.SliceStable(order, func(x, y int) bool { return real(a[order[x]*n+order[x]]) < real(a[order[y]*n+order[y]]) })
 		for j, o := range order {
-			ws[b*n+int64(j)] = a[o*n+o]
+			ws[b*n+int64(j)] = complex(math.Ldexp(real(a[o*n+o]), -k), 0)
 			ph := leadPhase(v, n, o)
 			for i := int64(0); i < n; i++ {
 				vs[b*n*n+i*n+int64(j)] = v[i*n+o] * ph
@@ -520,6 +521,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 				}
 			}
 		}
+		k := normScaleC(x, sSh.Elem) // into range, as LAPACK's gesdd (the lowering's)
 		v := make([]complex128, N*N)
 		for i := int64(0); i < N; i++ {
 			v[i*N+i] = 1
@@ -538,7 +540,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 			for p := int64(0); p < N-1 && !open; p++ {
 				for q := p + 1; q < N; q++ {
 					alpha, beta, gamma := gram(p, q)
-					if cmplx.Abs(gamma) > eps*math.Sqrt(alpha*beta) {
+					if cmplx.Abs(gamma) > eps*math.Sqrt(alpha)*math.Sqrt(beta) {
 						open = true
 						break
 					}
@@ -551,7 +553,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 				for q := p + 1; q < N; q++ {
 					alpha, beta, gamma := gram(p, q)
 					mag := cmplx.Abs(gamma)
-					if mag == 0 || mag <= eps*math.Sqrt(alpha*beta) {
+					if mag == 0 || mag <= eps*math.Sqrt(alpha)*math.Sqrt(beta) {
 						continue
 					}
 					w := gamma / complex(mag, 0)
@@ -590,6 +592,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 					} else {
 						x0 = a[i*N+l]
 					}
+					x0 = complex(math.Ldexp(real(x0), k), math.Ldexp(imag(x0), k)) // scaled, as x was
 					acc += x0 * v[l*N+j]
 				}
 				x[i*N+j] = acc
@@ -619,7 +622,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 					xs[i*N+int64(j)] = x[i*N+o] * ph / complex(sig[o], 0)
 				}
 			}
-			ss = append(ss, complex(sig[o], 0))
+			ss = append(ss, complex(math.Ldexp(sig[o], -k), 0))
 		}
 		// Complete x's columns: zero singular values' and, for mode 'A',
 		// those past N.
