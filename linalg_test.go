@@ -758,7 +758,10 @@ ENTRY e {
 // the first of them wins: the device's geev agrees with the
 // evaluator's, and each eigenvector's first element is the real one.
 // (gees of this matrix still may not: a normal matrix's pair of Schur
-// vectors is unique only up to a rotation within its plane.)
+// vectors is unique only up to a rotation within its plane.) The same
+// for syevd and gesdd of the 12x12 Laplacian tridiag(-1, 2, -1), whose
+// vectors' first and last elements tie (device and evaluator 0.78
+// apart before).
 func TestEigTies(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []struct{ ty, cty, letter string }{{"f32", "c64", "s"}, {"f64", "c128", "d"}} {
@@ -775,6 +778,30 @@ ENTRY e {
   ROOT r = (%[1]s[7], %[1]s[7], %[2]s[7,7], %[2]s[7,7], s32[]) custom-call(a), custom_call_target="lapack_%[3]sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
 }`, ty.ty, ty.cty, ty.letter), a)
 		requireNearEval(t, name, res, want, 1e-5)
+		const m = 12
+		lap := make([]complex128, m*m)
+		for i := range m {
+			lap[i*m+i] = 2
+			if i+1 < m {
+				lap[i*m+i+1], lap[(i+1)*m+i] = -1, -1
+			}
+		}
+		for _, c := range []struct{ name, src string }{
+			{"syevd", `HloModule eigh
+ENTRY e {
+  a = %[1]s[12,12] parameter(0)
+  ROOT r = (%[1]s[12,12], %[1]s[12], s32[]) custom-call(a), custom_call_target="lapack_%[2]ssyevd_ffi", backend_config={mode = 86 : ui8, uplo = 76 : ui8}
+}`},
+			{"gesdd", `HloModule svd
+ENTRY e {
+  a = %[1]s[12,12] parameter(0)
+  ROOT r = (%[1]s[12,12], %[1]s[12], %[1]s[12,12], %[1]s[12,12], s32[]) custom-call(a), custom_call_target="lapack_%[2]sgesdd_ffi", backend_config={mode = 83 : ui8}
+}`},
+		} {
+			lname := ty.ty + " " + c.name + " of a Laplacian"
+			lres, lwant := deviceAndEval(t, lname, fmt.Sprintf(c.src, ty.ty, ty.letter), tensorOf(ty.ty, []int64{m, m}, lap))
+			requireNearEval(t, lname, lres, lwant, 1e-5)
+		}
 		for j := range n {
 			for _, o := range []int{2, 3} {
 				v := valueAt(res[o], int64(j))

@@ -531,7 +531,7 @@ func (b *expander) syevd(in *hlo.Instruction, lower bool) *hlo.Instruction {
 	diag = b.scaleEach(diag, b.overBatch(k, diag.Shape.Dims))
 	ws, onehot := b.orderColumns(in, diag, t, batch, false)
 	vs := b.batched(t, batch).dot(sh, vm, onehot, int64(r-1), int64(r-2))
-	vs = b.inst(hlo.OpMultiply, sh, vs, b.spreadCols(b.leadPhase(vs, batch), sh))
+	vs = b.inst(hlo.OpMultiply, sh, vs, b.spreadCols(b.leadPhase(vs, batch, tieTolerance(2*epsilon(rt), n)), sh))
 	return b.inst(hlo.OpTuple, in.Shape, vs, ws, b.zeros(infoSh))
 }
 
@@ -783,7 +783,7 @@ func (b *expander) gesdd(in *hlo.Instruction, mode byte) []*hlo.Instruction {
 	vs := bt.dot(vSh, vm, onehot, int64(r-1), int64(r-2))
 	// Each pair turned so that v's column's first largest element is real
 	// and positive.
-	ph := b.leadPhase(vs, batch)
+	ph := b.leadPhase(vs, batch, tieTolerance(2*epsilon(rt), N))
 	vs = b.inst(hlo.OpMultiply, vSh, vs, b.spreadCols(ph, vSh))
 	xs = b.inst(hlo.OpMultiply, xSh, xs, b.spreadCols(ph, xSh))
 	// x's columns normalized (zero where the singular value is), then
@@ -852,13 +852,15 @@ func (b *expander) orderColumns(in, key *hlo.Instruction, t hlo.ElementType, bat
 }
 
 // leadPhase is, for each column of v [batch..., m, n], the phase (sign)
-// that makes its first largest element real and positive (1 for a zero
+// that makes its first largest element (to rel: tieTolerance, so that
+// elements equal in exact arithmetic, a Laplacian's first and last, do
+// not leave the choice to rounding) real and positive (1 for a zero
 // column): LAPACK's is arbitrary, and this one does not hang on the
 // rounding of which pairs a Jacobi sweep rotated. The evaluator's is the
 // same.
-func (b *expander) leadPhase(v *hlo.Instruction, batch []int64) *hlo.Instruction {
+func (b *expander) leadPhase(v *hlo.Instruction, batch []int64, rel float64) *hlo.Instruction {
 	rt, _ := v.Shape.Elem.ComplexPart()
-	return b.leadPhaseAt(v, batch, b.firstOfMax(b.inst(hlo.OpAbs, hlo.ArrayShape(rt, v.Shape.Dims...), v), v.Shape.Rank()-2))
+	return b.leadPhaseAt(v, batch, b.firstNear(b.inst(hlo.OpAbs, hlo.ArrayShape(rt, v.Shape.Dims...), v), v.Shape.Rank()-2, rel))
 }
 
 // leadPhaseAt is leadPhase with each column's lead element at row first

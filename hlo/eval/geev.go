@@ -708,30 +708,6 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 	return eigenColumns(right, wi, n, rel), eigenColumns(left, wi, n, rel)
 }
 
-// tieTolerance is how close to the largest magnitude an element of a
-// vector counts as largest, for the element geev's and gees's canonical
-// forms make real and positive (leadNear): 8 n ulp of the program's
-// type. A vector whose largest elements tie in exact arithmetic (a
-// cyclic permutation's eigenvectors, all of magnitude n^-1/2) would
-// otherwise have rounding pick which, differently on the device (in
-// the type) and here (in float64); LAPACK's own choice is rounding's.
-func tieTolerance(ulp float64, n int) float64 { return 8 * float64(n) * ulp }
-
-// leadNear is the row of the first element of column col of the n x n
-// v whose magnitude is within rel of the column's largest.
-func leadNear(v []complex128, n, col int64, rel float64) int64 {
-	top := 0.0
-	for i := range n {
-		top = max(top, cmplx.Abs(v[i*n+col]))
-	}
-	for i := range n {
-		if cmplx.Abs(v[i*n+col]) >= top*(1-rel) {
-			return i
-		}
-	}
-	return 0
-}
-
 // bounded is -s / d, the substitution's next element of column j of x,
 // with that column's growth held off by powers of two, as dtrevc3
 // scales: s first where the quotient could pass 2^1021 (a divisor

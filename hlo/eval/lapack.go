@@ -461,7 +461,7 @@ func syevd(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 		sort.SliceStable(order, func(x, y int) bool { return real(a[order[x]*n+order[x]]) < real(a[order[y]*n+order[y]]) })
 		for j, o := range order {
 			ws[b*n+int64(j)] = complex(math.Ldexp(real(a[o*n+o]), -k), 0)
-			ph := leadPhase(v, n, o)
+			ph := leadPhase(v, n, o, tieTolerance(2*eps, int(n)))
 			for i := int64(0); i < n; i++ {
 				vs[b*n*n+i*n+int64(j)] = v[i*n+o] * ph
 			}
@@ -613,7 +613,7 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 		sort.SliceStable(order, func(p, q int) bool { return sig[order[p]] > sig[order[q]] })
 		xs, vs := make([]complex128, M*N), make([]complex128, N*N)
 		for j, o := range order {
-			ph := leadPhase(v, N, o)
+			ph := leadPhase(v, N, o, tieTolerance(2*eps, int(N)))
 			for i := int64(0); i < N; i++ {
 				vs[i*N+int64(j)] = v[i*N+o] * ph
 			}
@@ -671,24 +671,36 @@ func gesdd(l *hlo.Literal, mode byte, sSh, uSh, vtSh hlo.Shape) (*hlo.Literal, *
 }
 
 // leadPhase is the phase (sign) that makes column col of the square
-// matrix v (n x n) have its first largest element real and positive, 1
-// for a zero column: LAPACK's is arbitrary, and this one does not hang
-// on the rounding of which pairs a Jacobi sweep rotated. The lowering's
-// is the same (lower/lapack.go).
-func leadPhase(v []complex128, n, col int64) complex128 {
-	return phaseOf(v[lead(v, n, col)*n+col])
+// matrix v (n x n) have its first largest element (to rel: leadNear)
+// real and positive, 1 for a zero column: LAPACK's is arbitrary, and
+// this one does not hang on the rounding of which pairs a Jacobi sweep
+// rotated. The lowering's is the same (lower/lapack.go).
+func leadPhase(v []complex128, n, col int64, rel float64) complex128 {
+	return phaseOf(v[leadNear(v, n, col, rel)*n+col])
 }
 
-// lead is the row of the first largest element of column col of the n x
-// n v.
-func lead(v []complex128, n, col int64) int64 {
-	big := int64(0)
-	for i := int64(1); i < n; i++ {
-		if cmplx.Abs(v[i*n+col]) > cmplx.Abs(v[big*n+col]) {
-			big = i
+// tieTolerance is how close to the largest magnitude an element of a
+// vector counts as largest, for the element the canonical forms of
+// geev, gees, syevd and gesdd make real and positive (leadNear): 8 n
+// ulp of the program's type. A vector whose largest elements tie in exact arithmetic (a
+// cyclic permutation's eigenvectors, all of magnitude n^-1/2) would
+// otherwise have rounding pick which, differently on the device (in
+// the type) and here (in float64); LAPACK's own choice is rounding's.
+func tieTolerance(ulp float64, n int) float64 { return 8 * float64(n) * ulp }
+
+// leadNear is the row of the first element of column col of the n x n
+// v whose magnitude is within rel of the column's largest.
+func leadNear(v []complex128, n, col int64, rel float64) int64 {
+	top := 0.0
+	for i := range n {
+		top = max(top, cmplx.Abs(v[i*n+col]))
+	}
+	for i := range n {
+		if cmplx.Abs(v[i*n+col]) >= top*(1-rel) {
+			return i
 		}
 	}
-	return big
+	return 0
 }
 
 // phaseOf is the phase that turns x real and positive: conj(x) / |x|,
