@@ -379,23 +379,6 @@ func (b *expander) floatBits(t hlo.ElementType, bits uint64) *hlo.Instruction {
 	return c
 }
 
-// tinyScale is, for each element of the real, non-negative m, the k
-// whose 2^-k takes m into [1/2, 1) where m is normal and below
-// 2^-(bias/2) (bias: the type's exponent bias), into the normal numbers
-// where it is subnormal, 0 elsewhere (zeros too): larfg's rescaling of
-// a tiny column (scaleEach applies it).
-func (b *expander) tinyScale(m *hlo.Instruction) *hlo.Instruction {
-	var err error
-	defer mustBuild(&err)
-	_, _, bias := floatLayout(m.Shape.Elem)
-	e := b.exponentOf(m)
-	ei := b.expr(e.Shape, &err)
-	em := b.expr(m.Shape, &err)
-	sub := ei.Cmp(e, "EQ", ei.K(float64(1-bias))) // zero or subnormal
-	k := ei.Sel(ei.Cmp(e, "LT", ei.K(float64(-bias/2))), e, ei.K(0))
-	return ei.Sel(sub, b.sel(em.Cmp(m, "EQ", em.K(0)), ei.K(0), ei.K(float64(1-bias))), k)
-}
-
 // abs1 is |re| + |im| (|x| for real types): BLAS's i?amax's measure.
 func (b *expander) abs1(x *hlo.Instruction) *hlo.Instruction {
 	rt, isComplex := x.Shape.Elem.ComplexPart()
@@ -437,6 +420,11 @@ func (b *expander) firstNear(mag *hlo.Instruction, d int, rel float64) *hlo.Inst
 	none := b.constant(hlo.S32, sh.Dims[d])
 	return b.reduceDim(b.sel(b.compare(mag, big, dir), idx, b.full(none, idx.Shape)), d, hlo.OpMinimum, none)
 }
+
+// tieTolerance is the evaluator's: how close to a vector's largest
+// magnitude an element counts as largest for the canonical forms
+// (firstNear), 8 n ulp of the type.
+func tieTolerance(ulp float64, n int64) float64 { return 8 * float64(n) * ulp }
 
 // The bits of f32's and f64's unit roundoff (2^-24, 2^-53: the Jacobi
 // methods' thresholds, as the evaluator's) and smallest normal (getrf
