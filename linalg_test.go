@@ -812,6 +812,15 @@ ENTRY e {
 	}
 }
 
+// onesF32 is the f32 n x n matrix of ones: rank 1.
+func onesF32(n int) *vkjit.Tensor {
+	full := make([]complex128, n*n)
+	for i := range full {
+		full[i] = 1
+	}
+	return tensorOf("f32", []int64{int64(n), int64(n)}, full)
+}
+
 // TestGeqrfRankDeficient: QR of a matrix of ones (rank 1): after the
 // first reflector every column is roundoff, shrinking a column at a
 // time, until 1 / (alpha - beta) overflowed and the reflectors became
@@ -821,10 +830,6 @@ ENTRY e {
 func TestGeqrfRankDeficient(t *testing.T) {
 	defer noValidationMessages(t)
 	const n = 12
-	full := make([]complex128, n*n)
-	for i := range full {
-		full[i] = 1
-	}
 	src := `HloModule qr
 ENTRY e {
   a = f32[12,12] parameter(0)
@@ -834,11 +839,7 @@ ENTRY e {
   q = f32[12,12] custom-call(h, tau), custom_call_target="lapack_sorgqr_ffi"
   ROOT r = (f32[12,12], f32[12,12]) tuple(h, q)
 }`
-	exe, err := rt.CompileText("qr ones", src, vkjit.CompileOptions{})
-	require.NoError(t, err)
-	defer exe.Close()
-	res, _, err := exe.Run(context.Background(), tensorOf("f32", []int64{n, n}, full))
-	require.NoError(t, err)
+	res, _ := deviceAndEval(t, "qr of ones", src, onesF32(n))
 	at := func(x *vkjit.Tensor, i, j int) float64 { return real(valueAt(x, int64(i*n+j))) }
 	for i := range n {
 		for j := range n {
@@ -862,19 +863,11 @@ ENTRY e {
 func TestGeesRankDeficient(t *testing.T) {
 	defer noValidationMessages(t)
 	const n = 12
-	full := make([]complex128, n*n)
-	for i := range full {
-		full[i] = 1
-	}
-	exe, err := rt.CompileText("schur ones", `HloModule schur
+	res, _ := deviceAndEval(t, "schur of ones", `HloModule schur
 ENTRY e {
   a = f32[12,12] parameter(0)
   ROOT r = (f32[12,12], f32[12,12], f32[12], f32[12], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", backend_config={mode = 86 : ui8, sort = 78 : ui8}
-}`, vkjit.CompileOptions{})
-	require.NoError(t, err)
-	defer exe.Close()
-	res, _, err := exe.Run(context.Background(), tensorOf("f32", []int64{n, n}, full))
-	require.NoError(t, err)
+}`, onesF32(n))
 	at := func(x *vkjit.Tensor, i, j int) float64 { return real(valueAt(x, int64(i*n+j))) }
 	for i := range n {
 		for j := range n {
