@@ -11,7 +11,7 @@ import (
 // geev is LAPACK's geev of a batch of real square matrices, as the
 // evaluator computes it (hlo/eval/geev.go, whose comment gives the
 // steps): one matrix at a time (perMatrix); scaled into range
-// (normScale) and balanced (balance: loops of row and column pairs); the
+// (normScaleEach) and balanced (balance: loops of row and column pairs); the
 // Hessenberg reduction a loop of a reflector per column, each applied
 // by matrix-vector dots; dlahqr as one while loop whose iteration
 // deflates the active block's trailing 1 x 1 or 2 x 2 block or makes a
@@ -37,7 +37,7 @@ func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 // when mode is 'N'; wr, wi, sdim (0), info).
 func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
 	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
-		m, k := lb.normScale(m)
+		m, k := lb.normScaleEach(m)
 		T, Z, wr, wi, info := lb.schur(in, m)
 		ulp, _ := thresholds(T.Shape.Elem, T.Shape.Dims[0])
 		T, Z = lb.schurCanonical(T, Z, wi, tieTolerance(ulp, T.Shape.Dims[0]))
@@ -121,7 +121,7 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
 	ulp, smlnum := thresholds(t, n)
-	m, k := b.normScale(m)
+	m, k := b.normScaleEach(m)
 	m, d := b.balance(in, m)
 	T, Z, wr, wi, info := b.schur(in, m)
 	wr, wi = b.scaleBy(wr, k, -1), b.scaleBy(wi, k, -1)
@@ -984,13 +984,6 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.
 	Z = b.contract(Z, R, 1)
 	sg := b.leadPhaseAt(Z, nil, b.firstNear(b.inst(hlo.OpAbs, sh, Z), 0, rel)) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
-}
-
-// normScale is the evaluator's normScale: m scaled by 2^k where its
-// largest magnitude lies outside [2^e, 2^-e) (e: normScaleExp), k
-// returned (0 for a zero, infinite or NaN largest magnitude).
-func (b *expander) normScale(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
-	return b.normScaleEach(m)
 }
 
 // normScaleExp is e of normScale's range [2^e, 2^-e): the largest power

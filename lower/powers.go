@@ -58,9 +58,11 @@ func (b *expander) scaleEach(x, k *hlo.Instruction) *hlo.Instruction {
 	return scale(scale(x, k1), ei.Sub(k, k1))
 }
 
-// normScaleEach is normScale of each matrix of m [batch..., r, c] (real
-// or complex, by the largest modulus): m's matrices scaled and k
-// [batch...].
+// normScaleEach is the evaluator's normScale of each matrix of m
+// [batch..., r, c] (real or complex, by the largest modulus): each
+// scaled by 2^k where its largest magnitude lies outside [2^e, 2^-e)
+// (e: normScaleExp), k [batch...] returned (0 for a zero, infinite or
+// NaN largest magnitude).
 func (b *expander) normScaleEach(m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
 	sh := m.Shape
 	r := sh.Rank()
