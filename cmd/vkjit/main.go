@@ -65,7 +65,8 @@ Flags of run (before or after the positional arguments):
                         uniform in [-1, 1), integers small
   --seed N              seed for --random-args (default 0)
   --compare             also run the reference evaluator; print each output's largest
-                        absolute and relative error; fail beyond --rtol/--atol
+                        absolute and relative error; fail beyond --rtol/--atol (after
+                        writing --out and --stats-json all the same)
   --no-fuse             compile every instruction to its own kernel (to compare against)
   --no-reuse            give every temporary its own memory (to compare against)
   --host-loops          run every while loop from the host, reading its condition back

@@ -175,6 +175,31 @@ ENTRY e {
 	require.Contains(t, errs, "missing.hlo")
 }
 
+// TestCompareFailureWritesResults: a --compare that fails exits 1 and
+// still writes --out and --stats-json, the results one inspects next
+// (they were dropped, and a session had to run again without --compare
+// to see them). exp of 4096 values against the evaluator's correctly
+// rounded ones with --rtol 0 --atol 0: lavapipe's exp differs in the
+// last bit on some (367 of 4096).
+func TestCompareFailureWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "exp.hlo")
+	require.NoError(t, os.WriteFile(src, []byte("HloModule e\nENTRY e {\n  x = f32[4096] parameter(0)\n  ROOT y = f32[4096] exponential(x)\n}\n"), 0o644))
+	npz, stats := filepath.Join(dir, "out.npz"), filepath.Join(dir, "stats.json")
+	code, out, errs := vkjitCmd("run", "--random-args", "--compare", "--rtol", "0", "--atol", "0", "--out", npz, "--stats-json", stats, src)
+	if code == 0 {
+		t.Skip("this device's exp matched the evaluator's bit for bit: no failing comparison to make")
+	}
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, out, "FAIL")
+	require.Contains(t, errs, "differ from the reference evaluator")
+	got, err := vkjit.ReadNPZ(npz)
+	require.NoError(t, err)
+	require.Len(t, got["out0"].Data, 4*4096)
+	_, err = os.Stat(stats)
+	require.NoError(t, err)
+}
+
 func TestRandomArgsCompare(t *testing.T) {
 	code, out, errs := vkjitCmd("run", "--random-args", "--seed", "7", "--compare", "testdata/chain.hlo")
 	require.Equal(t, 0, code, errs)

@@ -162,10 +162,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("the validation layer reported %d problem(s)", len(msgs))
 	}
+	// A comparison that fails still lets the results and statistics be
+	// written (--out, --stats-json): they are what one inspects next.
+	var compareErr error
 	if *compare {
-		if err := compareWithReference(stdout, mod, tensors, results, *rtol, *atol); err != nil {
-			return err
-		}
+		compareErr = compareWithReference(stdout, mod, tensors, results, *rtol, *atol)
 	}
 	mem := exe.MemoryPlan()
 	s := runStats{
@@ -201,7 +202,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--stats-json: %w", err)
 		}
 	}
-	return writeResults(stdout, *out, results, checked)
+	if err := writeResults(stdout, *out, results, checked); err != nil {
+		return err
+	}
+	return compareErr
 }
 
 // readArgs reads the entry's arguments from .npy files, one a parameter
