@@ -757,8 +757,9 @@ ENTRY e {
 // valid). Elements within 8 n ulp of the largest now count as largest,
 // the first of them wins: the device's geev agrees with the
 // evaluator's, and each eigenvector's first element is the real one.
-// (gees of this matrix still may not: a normal matrix's pair of Schur
-// vectors is unique only up to a rotation within its plane.) The same
+// gees of it too: a normal matrix's pair of Schur vectors is unique only
+// up to a rotation in its plane, now the one that makes the first
+// vector positive and the second zero in the first largest row. The same
 // for syevd and gesdd of the 12x12 Laplacian tridiag(-1, 2, -1), whose
 // vectors' first and last elements tie (device and evaluator 0.78
 // apart before).
@@ -778,6 +779,13 @@ ENTRY e {
   ROOT r = (%[1]s[7], %[1]s[7], %[2]s[7,7], %[2]s[7,7], s32[]) custom-call(a), custom_call_target="lapack_%[3]sgeev_ffi", backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
 }`, ty.ty, ty.cty, ty.letter), a)
 		requireNearEval(t, name, res, want, 1e-5)
+		name = ty.ty + " gees of a cyclic permutation"
+		sres, swant := deviceAndEval(t, name, fmt.Sprintf(`HloModule schur
+ENTRY e {
+  a = %[1]s[7,7] parameter(0)
+  ROOT r = (%[1]s[7,7], %[1]s[7,7], %[1]s[7], %[1]s[7], s32[], s32[]) custom-call(a), custom_call_target="lapack_%[2]sgees_ffi", backend_config={mode = 86 : ui8, sort = 78 : ui8}
+}`, ty.ty, ty.letter), a)
+		requireNearEval(t, name, sres, swant, 1e-5)
 		const m = 12
 		lap := make([]complex128, m*m)
 		for i := range m {

@@ -952,10 +952,13 @@ func mustBuild(err *error) {
 // schurCanonical puts the Schur form T, Z in one form of the several
 // equally valid ones, as the evaluator's: a 2 x 2 block [[a, b], [c,
 // a]] with |b| < |c| turned a quarter (Z's two columns (z1, z2) -> (z2,
-// -z1), T's rows and columns with them: the block [[a, -c], [-b, a]]),
-// then each Schur vector (column of Z) turned so that its first largest
-// element (to rel: tieTolerance) is positive, T's rows and columns with
-// it (T' = S T S, Z' = Z S). Which of these forms a QR sweep ends in hangs on rounding (a pair's
+// -z1), T's rows and columns with them: the block [[a, -c], [-b, a]]);
+// a normal pair's (c = -b to rel: the block is the same in every basis
+// of its plane) rotated so that z1 is positive and z2 zero in the first
+// row where the pair's rows are largest; then each Schur vector (column
+// of Z) turned so that its first largest element (to rel: tieTolerance)
+// is positive, T's rows and columns with it (T' = S T S, Z' = Z S).
+// Which of these forms a QR sweep ends in hangs on rounding (a pair's
 // block turns from sweep to sweep), and a fixed one makes the device's
 // and the evaluator's agree.
 func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.Instruction, *hlo.Instruction) {
@@ -967,21 +970,48 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.
 	ev := b.expr(hlo.ArrayShape(t, n), &err)
 	_, sd, su := b.diagonals(T)
 	bq, cq := b.shiftLeft(su), b.shiftLeft(sd) // T(j, j+1), T(j+1, j)
-	turn := ev.And(ev.Cmp(wi, "GT", ev.K(0)), ev.Cmp(ev.Abs(bq), "LT", ev.Abs(cq)))
-	turnS := b.shiftRight(b.convert(turn, t)) // the pair's second column
-	one := ev.K(1)
-	// R: the identity but for a turned pair at (p, p+1): R(p+1, p) = 1,
-	// R(p, p+1) = -1, zeros on the block's diagonal.
-	diag := ev.Sel(ev.Or(turn, ev.Cmp(turnS, "EQ", one)), ev.K(0), one)
-	sub := ev.Sel(turn, one, ev.K(0)) // R(c+1, c)
-	sup := ev.Neg(turnS)              // R(c-1, c)
+	first := ev.Cmp(wi, "GT", ev.K(0))
+	second := ev.Cmp(b.shiftRight(b.convert(first, t)), "EQ", ev.K(1))
+	turn := ev.And(first, ev.Cmp(ev.Abs(bq), "LT", ev.Abs(cq)))
+	// A normal pair's block (c = -b, to rel) is the same in every basis
+	// of its plane: its Schur vectors rotated so that, in the first row
+	// where the pair's rows are largest (to rel), z1 is positive and z2
+	// zero, and the block kept as it was (R^T B R = B).
+	normal := ev.And(first, ev.Cmp(ev.Abs(ev.Add(bq, cq)), "LE", ev.Mul(ev.K(rel), ev.Add(ev.Abs(bq), ev.Abs(cq)))))
+	next := b.concat(1, b.slice(Z, 1, 1, n), b.zeros(hlo.ArrayShape(t, n, 1))) // Z(:, j+1) at column j
+	rn := b.inst(hlo.OpSqrt, sh, b.inst(hlo.OpAdd, sh, b.inst(hlo.OpMultiply, sh, Z, Z), b.inst(hlo.OpMultiply, sh, next, next)))
+	kRow := b.firstNear(rn, 0, rel)
 	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	atK := b.compare(rows, b.along(kRow, rows.Shape, 1), "EQ")
+	pick := func(x *hlo.Instruction) *hlo.Instruction {
+		return b.reduceDim(b.sel(atK, x, b.zeros(sh)), 0, hlo.OpAdd, b.constant(t, 0))
+	}
+	r := pick(rn)
+	normal = ev.And(normal, ev.Cmp(r, "GT", ev.K(0)))
+	safe := ev.Sel(normal, r, ev.K(1))
+	one := ev.K(1)
+	// R: the identity but for each pair at (p, p+1): [[cs, -sn], [sn,
+	// cs]], a quarter turn (0, 1) for a turned pair, the rotation above
+	// for a normal one.
+	cs := ev.Sel(normal, ev.Div(pick(Z), safe), ev.Sel(turn, ev.K(0), one))
+	sn := ev.Sel(normal, ev.Div(pick(next), safe), ev.Sel(turn, one, ev.K(0)))
+	diag := ev.Sel(first, cs, ev.Sel(second, b.shiftRight(cs), one))
+	sub := ev.Sel(first, sn, ev.K(0))                        // R(c+1, c)
+	sup := ev.Sel(second, ev.Neg(b.shiftRight(sn)), ev.K(0)) // R(c-1, c)
 	ones := b.full(b.constant(hlo.S32, 1), rows.Shape)
 	R := b.sel(b.compare(rows, cols, "EQ"), b.along(diag, sh, 1),
 		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, ones), "EQ"), b.along(sub, sh, 1),
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, ones), cols, "EQ"), b.along(sup, sh, 1), b.zeros(sh))))
-	T = b.contract(R, b.contract(T, R, 1), 0) // R^T (T R): exact, one nonzero term per element
+	T0 := T
+	T = b.contract(R, b.contract(T, R, 1), 0) // R^T (T R)
 	Z = b.contract(Z, R, 1)
+	// Each normal pair's block as it was.
+	in := b.convert(ev.Or(normal, b.convert(b.shiftRight(b.convert(normal, t)), hlo.PRED)), hlo.S32)
+	pair := b.inst(hlo.OpSubtract, hlo.ArrayShape(hlo.S32, n), b.iota(hlo.S32, 0, n), b.convert(b.shiftRight(b.convert(normal, t)), hlo.S32)) // a pair's first index
+	pr, pc := b.along(pair, rows.Shape, 0), b.along(pair, rows.Shape, 1)
+	ir, ic := b.along(in, rows.Shape, 0), b.along(in, rows.Shape, 1)
+	keep := b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, n, n), b.compare(pr, pc, "EQ"), b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, n, n), b.compare(ir, ones, "EQ"), b.compare(ic, ones, "EQ")))
+	T = b.sel(keep, T0, T)
 	sg := b.leadPhaseAt(Z, nil, b.firstNear(b.inst(hlo.OpAbs, sh, Z), 0, rel)) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))
 }

@@ -109,6 +109,7 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 // several equally valid ones (lower/geev.go's schurCanonical): a pair's
 // block [[a, b], [c, a]] (wi[p] > 0) with |b| < |c| turned a quarter
 // (z's columns (z1, z2) -> (z2, -z1), t's rows and columns with them),
+// a normal pair's (c = -b to rel) rotated in its plane as below,
 // then each column of z turned so that its first largest element (to
 // rel: tieTolerance) is positive, t's rows and columns with it (t' = S t
 // S, z' = z S).
@@ -124,6 +125,40 @@ func schurCanonical(t, z, wi []float64, n int, rel float64) {
 		for j := range n { // R^T t: rows (r1, r2) -> (r2, -r1)
 			t[p*n+j], t[(p+1)*n+j] = t[(p+1)*n+j], -t[p*n+j]
 		}
+	}
+	// A normal pair's block (c = -b, to rel) is the same in every basis
+	// of its plane: its Schur vectors rotated so that, in the first row
+	// where the pair's rows are largest (to rel), z1 is positive and z2
+	// zero; the block kept as it was (R^T B R = B).
+	for p := 0; p+1 < n; p++ {
+		b, c := t[p*n+p+1], t[(p+1)*n+p]
+		if wi[p] <= 0 || math.Abs(b+c) > rel*(math.Abs(b)+math.Abs(c)) {
+			continue
+		}
+		rs := make([]float64, n)
+		var top float64
+		for k := range n {
+			rs[k] = math.Hypot(z[k*n+p], z[k*n+p+1])
+			top = max(top, rs[k])
+		}
+		k := 0
+		for k < n-1 && rs[k] < top*(1-rel) {
+			k++
+		}
+		r := rs[k]
+		if r == 0 {
+			continue
+		}
+		cs, sn := z[k*n+p]/r, z[k*n+p+1]/r
+		block := [4]float64{t[p*n+p], b, c, t[(p+1)*n+p+1]}
+		for i := range n { // z R, t R: columns (c1, c2) -> (cs c1 + sn c2, cs c2 - sn c1)
+			z[i*n+p], z[i*n+p+1] = cs*z[i*n+p]+sn*z[i*n+p+1], cs*z[i*n+p+1]-sn*z[i*n+p]
+			t[i*n+p], t[i*n+p+1] = cs*t[i*n+p]+sn*t[i*n+p+1], cs*t[i*n+p+1]-sn*t[i*n+p]
+		}
+		for j := range n { // R^T t: rows likewise
+			t[p*n+j], t[(p+1)*n+j] = cs*t[p*n+j]+sn*t[(p+1)*n+j], cs*t[(p+1)*n+j]-sn*t[p*n+j]
+		}
+		t[p*n+p], t[p*n+p+1], t[(p+1)*n+p], t[(p+1)*n+p+1] = block[0], block[1], block[2], block[3]
 	}
 	s := make([]float64, n)
 	zc := realC(z)
