@@ -1005,12 +1005,13 @@ func (b *expander) schurCanonical(T, Z, wi *hlo.Instruction, rel float64) (*hlo.
 	T0 := T
 	T = b.contract(R, b.contract(T, R, 1), 0) // R^T (T R)
 	Z = b.contract(Z, R, 1)
-	// Each normal pair's block as it was.
-	in := b.convert(ev.Or(normal, b.convert(b.shiftRight(b.convert(normal, t)), hlo.PRED)), hlo.S32)
-	pair := b.inst(hlo.OpSubtract, hlo.ArrayShape(hlo.S32, n), b.iota(hlo.S32, 0, n), b.convert(b.shiftRight(b.convert(normal, t)), hlo.S32)) // a pair's first index
-	pr, pc := b.along(pair, rows.Shape, 0), b.along(pair, rows.Shape, 1)
-	ir, ic := b.along(in, rows.Shape, 0), b.along(in, rows.Shape, 1)
-	keep := b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, n, n), b.compare(pr, pc, "EQ"), b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, n, n), b.compare(ir, ones, "EQ"), b.compare(ic, ones, "EQ")))
+	// Each normal pair's block as it was: (i, j) both in one normal pair.
+	normS := b.shiftRight(b.convert(normal, t)) // a normal pair's second column
+	inPair := ev.Or(normal, ev.Cmp(normS, "EQ", one))
+	pair := b.inst(hlo.OpSubtract, hlo.ArrayShape(hlo.S32, n), b.iota(hlo.S32, 0, n), b.convert(normS, hlo.S32)) // i's pair's first index
+	psh := hlo.ArrayShape(hlo.PRED, n, n)
+	both := b.inst(hlo.OpAnd, psh, b.along(inPair, psh, 0), b.along(inPair, psh, 1))
+	keep := b.inst(hlo.OpAnd, psh, both, b.compare(b.along(pair, rows.Shape, 0), b.along(pair, rows.Shape, 1), "EQ"))
 	T = b.sel(keep, T0, T)
 	sg := b.leadPhaseAt(Z, nil, b.firstNear(b.inst(hlo.OpAbs, sh, Z), 0, rel)) // +-1 for a real Z
 	return b.inst(hlo.OpMultiply, sh, T, b.outer(sg, sg)), b.inst(hlo.OpMultiply, sh, Z, b.along(sg, sh, 1))

@@ -26,14 +26,14 @@ import (
 //     block-diagonal unitary that makes each 2 x 2 block triangular:
 //     the right ones by back substitution in Tc (dtrevc's, a divisor
 //     below ulp |lambda| raised to it), the left ones by forward
-//     substitution in Tc^H, both taken back by Z W; a real eigenvalue's
+//     substitution in Tc^H, each column's growth held off by powers of
+//     two as dtrevc3 scales (bounded), both taken back by Z W; a real eigenvalue's
 //     vectors are real (their imaginary parts rounding), a pair's second
 //     the conjugate of its first; each normalized to Euclidean norm 1 and
 //     turned so that its first largest element is real and positive.
 //
 // LAPACK's gebal also permutes rows and columns to isolate eigenvalues
-// a triangular part already holds, and dtrevc3 scales the vectors' back
-// substitution against overflow; neither is done here nor in the
+// a triangular part already holds; that is not done here nor in the
 // lowering. info is 0, or i + 1 when the eigenvalue at row i did not
 // converge within hqr's iterations (the vectors are then left zero).
 func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi, vl, vr, info *hlo.Literal) {
