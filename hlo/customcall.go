@@ -81,20 +81,21 @@ const (
 	// with its largest element real; info is 0, or i + 1 when row i's
 	// eigenvalue did not converge (no vectors then). vkjit sorts the
 	// eigenvalues, whose order LAPACK leaves unspecified (hlo/eval's
-	// eigenOrder). The complex cgeev and zgeev are not known yet.
+	// eigenOrder). The complex cgeev and zgeev return (w [..., n]
+	// complex, vl, vr, info), in the same order.
 	CallGeev
 	// CallGees: the real Schur form a = Z T Z^T of a real square matrix
 	// [..., n, n], LAPACK's sgees and dgees (no sorting) as jaxlib's FFI
 	// kernel returns them: (T, Z (zero unless mode is 'V'), wr, wi [...,
 	// n] in T's diagonal order, sdim (0), info), T quasi-triangular with
-	// standardized 2 x 2 blocks. The complex cgees and zgees are not
-	// known yet.
+	// standardized 2 x 2 blocks. The complex cgees and zgees return (T
+	// upper triangular, Z, w [..., n] complex, sdim, info), a = Z T Z^H.
 	CallGees
 	// CallGehrd: the Hessenberg form h = Q^T a Q of a real square matrix
 	// [..., n, n], LAPACK's sgehrd and dgehrd with low 1 and high n: (h
 	// above its subdiagonal and on it, each reflector's vector below it
-	// (its first element 1 implied), tau [..., n-1], info). The complex
-	// cgehrd and zgehrd are not known yet.
+	// (its first element 1 implied), tau [..., n-1], info); cgehrd and
+	// zgehrd likewise, h = Q^H a Q.
 	CallGehrd
 )
 
@@ -262,9 +263,6 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		}
 	case "geev":
 		c.Kind, c.Left, c.Right = CallGeev, cfg["compute_left"] != 'N', cfg["compute_right"] != 'N'
-		if rt != t {
-			return nil, nil // cgeev and zgeev: named as unsupported
-		}
 		a := in.Operands
 		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")
@@ -272,9 +270,15 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		d := a[0].Shape.Dims
 		bd := batch(a[0])
 		ct, _ := t.ComplexOf()
+		if rt != t {
+			ct = t
+		}
 		w := ArrayShape(rt, append(slices.Clone(bd), d[len(d)-1])...)
 		vecs := ArrayShape(ct, d...)
 		want := []Shape{w, w, vecs, vecs, ArrayShape(S32, bd...)}
+		if rt != t { // cgeev, zgeev: one complex w
+			want = []Shape{ArrayShape(t, w.Dims...), vecs, vecs, ArrayShape(S32, bd...)}
+		}
 		res := in.Shape
 		ok := res.IsTuple() && len(res.Tuple) >= len(want)
 		for i := 0; ok && i < len(res.Tuple); i++ {
@@ -284,13 +288,16 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 				c.Zeros = append(c.Zeros, i)
 			}
 		}
+		if !ok && rt != t {
+			return nil, bad("a square matrix and returns (w, vl, vr, s32 info per matrix)")
+		}
 		if !ok {
 			return nil, bad("a square matrix and returns (wr, wi, vl and vr as complex, s32 info per matrix)")
 		}
 	case "gees":
 		c.Kind, c.Right = CallGees, cfg["mode"] == 'V'
-		if rt != t || cfg["sort"] != 'N' && cfg["sort"] != 0 {
-			return nil, nil // cgees, zgees and sorted Schur forms: named as unsupported
+		if cfg["sort"] != 'N' && cfg["sort"] != 0 {
+			return nil, nil // sorted Schur forms: named as unsupported
 		}
 		a := in.Operands
 		if len(a) != 1 || !square(a[0]) {
@@ -300,14 +307,17 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		bd := batch(a[0])
 		w := ArrayShape(rt, append(slices.Clone(bd), d[len(d)-1])...)
 		info := ArrayShape(S32, bd...)
+		if rt != t { // cgees, zgees: one complex w
+			if !in.Shape.Equal(TupleShape(a[0].Shape, a[0].Shape, ArrayShape(t, w.Dims...), info, info)) {
+				return nil, bad("a square matrix and returns (T, Z in its shape, w, s32 sdim and info per matrix)")
+			}
+			break
+		}
 		if !in.Shape.Equal(TupleShape(a[0].Shape, a[0].Shape, w, w, info, info)) {
 			return nil, bad("a square matrix and returns (T, Z in its shape, wr, wi, s32 sdim and info per matrix)")
 		}
 	case "gehrd":
 		c.Kind = CallGehrd
-		if rt != t {
-			return nil, nil // cgehrd and zgehrd: named as unsupported
-		}
 		a := in.Operands
 		if len(a) != 1 || !square(a[0]) {
 			return nil, bad("one square matrix")

@@ -24,6 +24,12 @@ import (
 // third row untouched, and so that a sweep step's idle phases have a
 // corner of zeros to read and write. It returns (wr, wi, vl, vr, info).
 func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
+	if in.Operands[0].Shape.Elem.IsComplex() { // cgeev, zgeev: (w, vl, vr, info)
+		return b.perMatrix(in, in.Shape.Tuple[:4], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+			w, vl, vr, info := lb.geevC(in, m, c.Left, c.Right)
+			return []*hlo.Instruction{w, vl, vr, info}
+		})
+	}
 	return b.perMatrix(in, in.Shape.Tuple[:5], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
 		wr, wi, vl, vr, info := lb.geev1(in, m, c.Left, c.Right)
 		return []*hlo.Instruction{wr, wi, vl, vr, info}
@@ -36,6 +42,15 @@ func (b *expander) geev(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 // Z^T), the eigenvalues in T's diagonal order. It returns (T, Z, zeros
 // when mode is 'N'; wr, wi, sdim (0), info).
 func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instruction {
+	if in.Operands[0].Shape.Elem.IsComplex() { // cgees, zgees: (T, Z, w, sdim, info)
+		return b.perMatrix(in, in.Shape.Tuple[:5], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+			T, Z, w, info := lb.geesC(in, m)
+			if !c.Right {
+				Z = lb.zeros(Z.Shape)
+			}
+			return []*hlo.Instruction{T, Z, w, lb.constant(hlo.S32, 0), info}
+		})
+	}
 	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
 		m, k := lb.normScaleEach(m)
 		T, Z, wr, wi, info := lb.schur(in, m)
@@ -244,66 +259,59 @@ func (b *expander) setAt(m, x, i, j *hlo.Instruction) *hlo.Instruction {
 	return b.batched(m.Shape.Elem, nil).update(m, b.reshape(x, 1, 1), i, j)
 }
 
-// hessenberg is the evaluator's hessenberg (gehd2): a loop over the
-// columns i < n-2, each reflector applied to h from the right, then
-// the left (to the columns after i), column i then set (below its subdiagonal zeros, or with
-// reflectors the reflector's tail, as LAPACK's gehrd stores it), and to
-// z from the right. It returns (h, z, the taus [n-1], the last zero).
+// hessenberg is the evaluator's hessenbergC (gehd2, zgehd2): a loop over
+// the columns i < n-1 (n-2 for a real matrix, whose last reflector is
+// the identity; a complex one's is the phase that makes h(n-1, n-2)
+// real), each reflector (householder) applied to h from the right,
+// then as its adjoint from the left to the columns after i, column i
+// then set (below its subdiagonal zeros, or with reflectors the
+// reflector's tail, as LAPACK's gehrd stores it), and to z from the
+// right. It returns (h, z, the taus [n-1]).
 func (b *expander) hessenberg(in, m *hlo.Instruction, reflectors bool) (h, z, taus *hlo.Instruction) {
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
 	sh := m.Shape
 	eye := b.identity(sh)
 	tauSh := hlo.ArrayShape(t, max(n-1, 0))
-	if n <= 2 {
+	steps := n - 1
+	if !t.IsComplex() {
+		steps = n - 2
+	}
+	if steps <= 0 {
 		return m, eye, b.zeros(tauSh)
 	}
 	s32 := hlo.ArrayShape(hlo.S32)
 	state := hlo.TupleShape(s32, sh, sh, tauSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, 0), m, eye, b.zeros(tauSh))
 	w := b.whileLoop(in, in.Name+".hessenberg", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
-		return cb.compare(e[0], cb.constant(hlo.S32, n-2), "LT")
+		return cb.compare(e[0], cb.constant(hlo.S32, steps), "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
-		var err error
-		defer mustBuild(&err)
 		i, h, z := e[0], e[1], e[2]
-		es, ev, ei := lb.expr(hlo.ArrayShape(t), &err), lb.expr(hlo.ArrayShape(t, n), &err), lb.expr(s32, &err)
-		vi := lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
 		x := lb.batched(t, nil)
-		i1 := ei.Add(i, ei.K(1))
-		col := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
-		rows := lb.iota(hlo.S32, 0, n)
-		below := vi.Cmp(rows, "GT", lb.full(i1, rows.Shape)) // rows i+2 on
-		at := vi.Cmp(rows, "EQ", lb.full(i1, rows.Shape))
-		tail := ev.Sel(below, col, ev.K(0))
-		alpha := lb.scalarAt(h, i1, i)
-		big := lb.reduceDim(ev.Abs(tail), 0, hlo.OpMaximum, lb.constant(t, 0))
-		// A tiny column scaled by a power of two first, as geqrf's (a
-		// rank-deficient matrix's roundoff: 1 / (alpha - beta) would
-		// overflow); beta scaled back, tau and v unchanged by it.
-		k := lb.tinyScale(es.Max(big, es.Abs(alpha)))
-		col = lb.scaleEach(col, lb.full(k, hlo.ArrayShape(hlo.S32, n)))
-		tail, alpha, big = ev.Sel(below, col, ev.K(0)), lb.scaleEach(alpha, k), lb.scaleEach(big, k)
-		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
-		q := ev.Div(tail, lb.full(safe, tail.Shape))
-		xnorm := es.Mul(big, es.Sqrt(lb.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, lb.constant(t, 0))))
-		beta, tau, s, skip := larfg(es, alpha, xnorm)
-		beta = lb.scaleEach(beta, ei.Neg(k))
-		v := ev.Sel(at, ev.K(1), ev.Sel(below, ev.Mul(col, lb.full(s, col.Shape)), ev.K(0)))
-		v = ev.Sel(lb.full(skip, v.Shape), ev.Sel(at, ev.K(1), ev.K(0)), v)
-		taus := lb.full(tau, sh)
-		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.contract(h, v, 1), v)))
-		vh := ev.Sel(vi.Cmp(rows, "GT", lb.full(i, rows.Shape)), lb.contract(v, h, 0), ev.K(0)) // right of column i: gehrd keeps reflectors left of it
-		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(v, vh)))
-		now := lb.reshape(x.slice(h, []int64{n, 1}, lb.constant(hlo.S32, 0), i), n)
-		under := ev.K(0) // below the subdiagonal: zeros, or the reflector's tail (gehrd)
+		zero := lb.constant(hlo.S32, 0)
+		i1 := lb.inst(hlo.OpAdd, s32, i, lb.constant(hlo.S32, 1))
+		colSh := hlo.ArrayShape(t, n, 1)
+		col := x.slice(h, []int64{n, 1}, zero, i)
+		rows := lb.iota(hlo.S32, 0, n, 1)
+		below := lb.compare(rows, lb.full(i1, rows.Shape), "GT") // rows i+2 on
+		at := lb.compare(rows, lb.full(i1, rows.Shape), "EQ")
+		v, tau, beta, skip := lb.householder(x, col, x.slice(h, []int64{1, 1}, i1, i), below, at)
+		vv, tau := lb.reshape(v, n), lb.reshape(tau)
+		// h -= tau (h v) v^H; then h -= conj(tau) v (v^H h) right of
+		// column i (gehrd keeps reflectors left of it).
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, lb.full(tau, sh), lb.outer(lb.contract(h, vv, 1), lb.conj(vv))))
+		cols := lb.iota(hlo.S32, 0, n)
+		vh := lb.sel(lb.compare(cols, lb.full(i, cols.Shape), "GT"), lb.contract(lb.conj(vv), h, 0), lb.zeros(hlo.ArrayShape(t, n)))
+		h = lb.inst(hlo.OpSubtract, sh, h, lb.inst(hlo.OpMultiply, sh, lb.full(lb.conj(tau), sh), lb.outer(vv, vh)))
+		now := x.slice(h, []int64{n, 1}, zero, i)
+		under := lb.zeros(colSh) // below the subdiagonal: zeros, or the reflector's tail (gehrd)
 		if reflectors {
 			under = v
 		}
-		fixed := ev.Sel(at, lb.full(beta, col.Shape), ev.Sel(below, under, now))
-		fixed = ev.Sel(lb.full(skip, v.Shape), now, fixed)
-		h = x.update(h, lb.reshape(fixed, n, 1), lb.constant(hlo.S32, 0), i)
-		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, taus, lb.outer(lb.contract(z, v, 1), v)))
+		fixed := lb.sel(at, lb.full(lb.reshape(beta), colSh), lb.sel(below, under, now))
+		fixed = lb.sel(lb.full(lb.reshape(skip), hlo.ArrayShape(hlo.PRED, n, 1)), now, fixed)
+		h = x.update(h, fixed, zero, i)
+		z = lb.inst(hlo.OpSubtract, sh, z, lb.inst(hlo.OpMultiply, sh, lb.full(tau, sh), lb.outer(lb.contract(z, vv, 1), lb.conj(vv))))
 		return []*hlo.Instruction{i1, h, z, lb.setVec(e[3], tau, i)}
 	})
 	g := func(k int) *hlo.Instruction { return b.element(w, k) }
@@ -754,8 +762,26 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, one), "EQ"), colv(sub),
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, one), cols, "EQ"), colv(sup), b.zeros(csh))))
 	mm := func(p, q *hlo.Instruction) *hlo.Instruction { return b.contract(p, q, 1) }
-	Tc := mm(b.conjT(W), mm(b.convert(T, ct), W))
-	Zc := mm(b.convert(Z, ct), W)
+	right, left := b.triangularVectors(mm(b.conjT(W), mm(b.convert(T, ct), W)), mm(b.convert(Z, ct), W), d, ulp, smlnum)
+	rel := tieTolerance(ulp, n)
+	return b.eigenColumns(right, wi, rel), b.eigenColumns(left, wi, rel)
+}
+
+// triangularVectors are the right and left eigenvectors (a column each,
+// not yet normalized) of a = D Zc Tc Zc^H D^-1 from its complex Schur
+// form Tc (upper triangular, [n, n]), its vectors Zc and the balancing's
+// diagonal d (real): the right ones by a loop over Tc's rows upward (row
+// i of every vector at once), the left ones by a loop downward, taken
+// back by Zc and D, as the evaluator's triangularVectors.
+func (b *expander) triangularVectors(Tc, Zc, d *hlo.Instruction, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
+	ct := Tc.Shape.Elem
+	t := realPart(ct)
+	n := Tc.Shape.Dims[0]
+	csh := Tc.Shape
+	mm := func(p, q *hlo.Instruction) *hlo.Instruction { return b.contract(p, q, 1) }
+	var err error
+	defer mustBuild(&err)
+	ev := b.expr(hlo.ArrayShape(t, n), &err)
 	lambda, _, _ := b.diagonals(Tc)
 	lamMag := ev.Add(ev.Abs(b.realOf(lambda)), ev.Abs(b.imagOf(lambda)))
 	smin := ev.Max(ev.Mul(ev.K(ulp), lamMag), ev.K(smlnum))
@@ -822,14 +848,14 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 	dc := b.along(b.convert(d, ct), csh, 0)
 	right := b.inst(hlo.OpMultiply, csh, mm(Zc, X), dc)
 	left := b.inst(hlo.OpDivide, csh, mm(Zc, Y), dc)
-	rel := tieTolerance(ulp, n)
-	return b.eigenColumns(right, wi, rel), b.eigenColumns(left, wi, rel)
+	return right, left
 }
 
-// eigenColumns is the evaluator's eigenColumns: a real eigenvalue's
-// column real, each normalized (by its largest magnitude first) and
-// turned so that its first largest element is real and positive, a
-// pair's second column the conjugate of its first.
+// eigenColumns is the evaluator's eigenColumns: each column normalized
+// (by its largest magnitude first) and turned so that its first largest
+// element is real and positive; of a real matrix (wi its eigenvalues'
+// imaginary parts; nil for a complex matrix), a real eigenvalue's
+// column real and a pair's second column the conjugate of its first.
 func (b *expander) eigenColumns(v, wi *hlo.Instruction, rel float64) *hlo.Instruction {
 	sh := v.Shape
 	n := sh.Dims[0]
@@ -838,12 +864,14 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction, rel float64) *hlo.Instru
 	defer mustBuild(&err)
 	ev := b.expr(hlo.ArrayShape(rt, n), &err)
 	colv := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, sh, 1) }
-	realCol := ev.Cmp(wi, "EQ", ev.K(0))
 	asReal := func(x *hlo.Instruction) *hlo.Instruction {
 		return b.inst(hlo.OpComplex, sh, b.realOf(x), b.zeros(hlo.ArrayShape(rt, sh.Dims...)))
 	}
-	realCols := b.along(realCol, hlo.ArrayShape(hlo.PRED, n, n), 1)
-	v = b.sel(realCols, asReal(v), v)
+	var realCols *hlo.Instruction
+	if wi != nil {
+		realCols = b.along(ev.Cmp(wi, "EQ", ev.K(0)), hlo.ArrayShape(hlo.PRED, n, n), 1)
+		v = b.sel(realCols, asReal(v), v)
+	}
 	mag := b.inst(hlo.OpAbs, hlo.ArrayShape(rt, n, n), v)
 	mx := b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
 	safe := ev.Sel(ev.Cmp(mx, "EQ", ev.K(0)), ev.K(1), mx)
@@ -854,6 +882,9 @@ func (b *expander) eigenColumns(v, wi *hlo.Instruction, rel float64) *hlo.Instru
 	v = b.inst(hlo.OpMultiply, sh, v, colv(ph))
 	rows := b.iota(hlo.S32, 0, n, n)
 	v = b.sel(b.compare(rows, b.along(big, rows.Shape, 1), "EQ"), asReal(v), v)
+	if wi == nil {
+		return v
+	}
 	v = b.sel(realCols, asReal(v), v) // +0 imaginary parts
 	pairSecond := ev.And(ev.Cmp(wi, "LT", ev.K(0)), ev.Cmp(b.shiftRight(wi), "GT", ev.K(0)))
 	prev := b.concat(1, b.zeros(hlo.ArrayShape(sh.Elem, n, 1)), b.slice(v, 1, 0, n-1))
@@ -1040,12 +1071,12 @@ func (b *expander) scaleBy(x, k *hlo.Instruction, sign int64) *hlo.Instruction {
 // loops find from their 2-norms (c, r) and largest magnitudes (ca, ra).
 // It returns (D^-1 m D, D's diagonal).
 func (b *expander) balance(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
-	t := m.Shape.Elem
+	rt := realPart(m.Shape.Elem)
 	n := m.Shape.Dims[0]
 	sh := m.Shape
-	dSh := hlo.ArrayShape(t, n)
+	dSh := hlo.ArrayShape(rt, n)
 	pred, s32 := hlo.ArrayShape(hlo.PRED), hlo.ArrayShape(hlo.S32)
-	ones := b.full(b.constant(t, 1), dSh)
+	ones := b.full(b.constant(rt, 1), dSh)
 	// (more passes, a NaN seen, m, d)
 	state := hlo.TupleShape(pred, pred, sh, dSh)
 	init := b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), b.constant(hlo.PRED, 0), m, ones)
@@ -1071,30 +1102,32 @@ func (b *expander) balance(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instr
 func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo.Instruction {
 	i, changed, nan, m, d := e[0], e[1], e[2], e[3], e[4]
 	t := m.Shape.Elem
+	rt := realPart(t) // d's and the norms' type (a complex matrix's moduli)
 	n := m.Shape.Dims[0]
 	var err error
 	defer mustBuild(&err)
-	es, ei := b.expr(hlo.ArrayShape(t), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
-	ev := b.expr(hlo.ArrayShape(t, n), &err)
+	es, ei := b.expr(hlo.ArrayShape(rt), &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
+	ev := b.expr(hlo.ArrayShape(rt, n), &err)
 	x := b.batched(t, nil)
 	zero := b.constant(hlo.S32, 0)
 	col := b.reshape(x.slice(m, []int64{n, 1}, zero, i), n)
 	row := b.reshape(x.slice(m, []int64{1, n}, i, zero), n)
 	norm := func(v *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) { // (2-norm, largest magnitude)
-		big := b.reduceDim(ev.Abs(v), 0, hlo.OpMaximum, b.constant(t, 0))
+		mag := b.inst(hlo.OpAbs, ev.Shape(), v)
+		big := b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
 		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
-		q := ev.Div(v, b.full(safe, v.Shape))
-		return es.Mul(big, es.Sqrt(b.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, b.constant(t, 0)))), big
+		q := ev.Div(mag, b.full(safe, mag.Shape))
+		return es.Mul(big, es.Sqrt(b.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, b.constant(rt, 0)))), big
 	}
 	c, ca := norm(col)
 	r, ra := norm(row)
-	sfmin1 := smallestNormal(t) / (2 * epsilon(t))
+	sfmin1 := smallestNormal(rt) / (2 * epsilon(rt))
 	sfmax1 := 1 / sfmin1
 	sfmin2 := sfmin1 * 2
 	sfmax2 := 1 / sfmin2
 	isNaN := es.IsNaN(es.Add(es.Add(es.Add(c, ca), r), ra))
 	// gebal's two loops on (f, c, ca, r, g, ra), as while loops.
-	one := hlo.ArrayShape(t)
+	one := hlo.ArrayShape(rt)
 	fs := hlo.TupleShape(one, one, one, one, one, one)
 	up := b.whileLoop(in, in.Name+".balance.up", fs, b.inst(hlo.OpTuple, fs, es.K(1), c, ca, r, es.Div(r, es.K(2)), ra), func(cb *expander, s []*hlo.Instruction) *hlo.Instruction {
 		var err error
@@ -1122,18 +1155,27 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 		return []*hlo.Instruction{f.Div(s[0], two), f.Div(s[1], two), f.Div(s[2], two), f.Mul(s[3], two), f.Div(s[4], two), f.Mul(s[5], two)}
 	})
 	f, cf, rf := b.element(down, 0), b.element(down, 1), b.element(down, 3)
-	di := b.reshape(x.slice(b.reshape(d, n, 1), []int64{1, 1}, i, zero))
+	di := b.reshape(b.batched(rt, nil).slice(b.reshape(d, n, 1), []int64{1, 1}, i, zero))
 	skip := es.Or(es.Or(es.Cmp(c, "EQ", es.K(0)), es.Cmp(r, "EQ", es.K(0))), es.Cmp(es.Add(cf, rf), "GE", es.Mul(es.K(0.95), es.Add(c, r))))
 	skip = es.Or(skip, es.And(es.And(es.Cmp(f, "LT", es.K(1)), es.Cmp(di, "LT", es.K(1))), es.Cmp(es.Mul(f, di), "LE", es.K(sfmin1))))
 	skip = es.Or(skip, es.And(es.And(es.Cmp(f, "GT", es.K(1)), es.Cmp(di, "GT", es.K(1))), es.Cmp(di, "GE", es.Div(es.K(sfmax1), f))))
 	skip = es.Or(skip, isNaN)
 	fUse := es.Sel(skip, es.K(1), f)
-	newRow := ev.Div(row, b.full(fUse, row.Shape))
+	fT := b.full(b.convert(fUse, t), row.Shape)
+	newRow := b.inst(hlo.OpDivide, row.Shape, row, fT)
 	m = x.update(m, b.reshape(newRow, 1, n), i, zero)
 	colNow := b.reshape(x.slice(m, []int64{n, 1}, zero, i), n)
-	m = x.update(m, b.reshape(ev.Mul(colNow, b.full(fUse, colNow.Shape)), n, 1), zero, i)
+	m = x.update(m, b.reshape(b.inst(hlo.OpMultiply, colNow.Shape, colNow, fT), n, 1), zero, i)
 	d = b.setVec(d, es.Mul(di, fUse), i)
 	changed = es.Or(changed, es.Not(skip))
 	nan = es.Or(nan, isNaN)
 	return []*hlo.Instruction{ei.Add(i, ei.K(1)), changed, nan, m, d}
+}
+
+// realPart is the type of t's parts: t itself when real.
+func realPart(t hlo.ElementType) hlo.ElementType {
+	if rt, ok := t.ComplexPart(); ok {
+		return rt
+	}
+	return t
 }

@@ -191,7 +191,6 @@ func (b *expander) potrf(in, ch *hlo.Instruction) *hlo.Instruction {
 func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.Instruction) {
 	sh := a.Shape
 	t := sh.Elem
-	rt, isComplex := t.ComplexPart()
 	r := sh.Rank()
 	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := tauSh.Dims[r-2]
@@ -202,52 +201,13 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 		j, am, taus := e[0], e[1], e[2]
 		x := lb.batched(t, batch)
 		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
-		one := hlo.ArrayShape(t, x.sizes(1, 1)...)
-		oneR := hlo.ArrayShape(rt, x.sizes(1, 1)...)
 		col := x.slice(am, x.sizes(m, 1), x.zero, j)
 		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
 		jc := lb.full(j, ri.Shape)
 		below, at := lb.compare(ri, jc, "GT"), lb.compare(ri, jc, "EQ")
-		xs := lb.sel(below, col, lb.zeros(colSh))
 		alpha := x.slice(am, x.sizes(1, 1), j, j)
-		// A column of magnitudes below 2^-(bias/2) (a rank-deficient
-		// matrix's roundoff, shrinking a column at a time) is scaled by a
-		// power of two into [1/2, 1) first, as larfg rescales a tiny
-		// beta: 1 / (alpha - beta) overflowed and v became 0 * inf =
-		// NaN (a 12x12 of ones in f32 from its eighth column). beta is
-		// scaled back; tau and v do not change with the scale.
-		absx := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
-		s := lb.reshape(lb.reduceDim(absx, r-2, hlo.OpMaximum, lb.constant(rt, 0)), oneR.Dims...)
-		k := lb.tinyScale(lb.inst(hlo.OpMaximum, oneR, s, lb.abs1(alpha)))
-		xs, alpha, s = lb.scaleEach(xs, x.spread(k, hlo.ArrayShape(hlo.S32, colSh.Dims...))), lb.scaleEach(alpha, k), lb.scaleEach(s, k)
-		absx = lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
-		// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
-		zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
-		safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
-		q := lb.inst(hlo.OpDivide, absx.Shape, absx, x.spread(safe, absx.Shape))
-		ss := lb.reshape(lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0)), oneR.Dims...)
-		xnorm := lb.inst(hlo.OpMultiply, oneR, s, lb.inst(hlo.OpSqrt, oneR, ss))
-		// |(alpha, x)| = hi sqrt(1 + (lo/hi)^2).
-		aabs := lb.inst(hlo.OpAbs, oneR, alpha)
-		hi, lo := lb.inst(hlo.OpMaximum, oneR, aabs, xnorm), lb.inst(hlo.OpMinimum, oneR, aabs, xnorm)
-		ratio := lb.inst(hlo.OpDivide, oneR, lo, lb.sel(lb.compare(hi, zeroR, "EQ"), oneRc, hi))
-		norm := lb.inst(hlo.OpMultiply, oneR, hi, lb.inst(hlo.OpSqrt, oneR, lb.inst(hlo.OpAdd, oneR, oneRc, lb.inst(hlo.OpMultiply, oneR, ratio, ratio))))
-		// beta = -sign(re alpha) norm, a zero of either sign as +0 (the
-		// evaluator's rule: the reflector does not hang on a zero's sign).
-		negative := lb.compare(lb.realOf(alpha), zeroR, "LT")
-		beta := lb.convert(lb.sel(negative, norm, lb.inst(hlo.OpNegate, oneR, norm)), t)
-		skip := lb.compare(xnorm, zeroR, "EQ")
-		if isComplex {
-			im := lb.inst(hlo.OpImag, oneR, alpha)
-			skip = lb.inst(hlo.OpAnd, skip.Shape, skip, lb.compare(im, zeroR, "EQ"))
-		}
-		tau := lb.sel(skip, lb.zeros(one), lb.inst(hlo.OpDivide, one, lb.inst(hlo.OpSubtract, one, beta, alpha), beta))
-		scale := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), lb.inst(hlo.OpSubtract, one, alpha, beta))
-		skipC := x.spread(skip, colSh)
-		v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
-		vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
-		diag := lb.sel(skipC, col, x.spread(lb.scaleEach(beta, lb.inst(hlo.OpNegate, k.Shape, k)), colSh))
-		newCol := lb.sel(at, diag, lb.sel(below, v, col))
+		vfull, tau, beta, skip := lb.householder(x, col, alpha, below, at)
+		newCol := lb.sel(at, lb.sel(x.spread(skip, colSh), col, x.spread(beta, colSh)), lb.sel(below, vfull, col))
 		// a(:, j+1:) -= conj(tau) v (v^H a).
 		w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(vfull), am, int64(r-2), int64(r-2))
 		w = lb.inst(hlo.OpMultiply, w.Shape, w, x.spread(lb.conj(tau), w.Shape))
@@ -261,6 +221,62 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 	taus := b.inst(hlo.OpGetTupleElement, tauSh, out.Operands[0])
 	taus.A.Index = 2
 	return out, taus
+}
+
+// householder is larfg (zlarfg) of the column col ([..., m, 1] in x's
+// batch), alpha ([..., 1, 1]) its element at the row where at is true
+// and x its rows where below is: the reflector H = I - tau v v^H with
+// H^H col = beta e_at on those rows, v = 1 at at, x / (alpha - beta)
+// below and zero elsewhere, beta = -sign(re alpha) |(alpha, x)| real (a
+// zero of either sign as +0) (norms scaled by their largest element, as
+// nrm2 and lapy3 avoid overflow), tau = (beta - alpha) / beta; or, where
+// skip ([..., 1, 1]) is true (x zero and alpha real), tau = 0 and v =
+// e_at. It returns (v, tau, beta as col's type, skip).
+func (lb *expander) householder(x batched, col, alpha, below, at *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
+	colSh := col.Shape
+	t := colSh.Elem
+	rt, isComplex := t.ComplexPart()
+	r := colSh.Rank()
+	one := alpha.Shape
+	oneR := hlo.ArrayShape(rt, one.Dims...)
+	xs := lb.sel(below, col, lb.zeros(colSh))
+	// A column of magnitudes below 2^-(bias/2) (a rank-deficient
+	// matrix's roundoff, shrinking a column at a time) is scaled by a
+	// power of two into [1/2, 1) first, as larfg rescales a tiny
+	// beta: 1 / (alpha - beta) overflowed and v became 0 * inf =
+	// NaN (a 12x12 of ones in f32 from its eighth column). beta is
+	// scaled back; tau and v do not change with the scale.
+	absx := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
+	s := lb.reshape(lb.reduceDim(absx, r-2, hlo.OpMaximum, lb.constant(rt, 0)), oneR.Dims...)
+	k := lb.tinyScale(lb.inst(hlo.OpMaximum, oneR, s, lb.abs1(alpha)))
+	xs, alpha, s = lb.scaleEach(xs, x.spread(k, hlo.ArrayShape(hlo.S32, colSh.Dims...))), lb.scaleEach(alpha, k), lb.scaleEach(s, k)
+	absx = lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
+	// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
+	zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
+	safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
+	q := lb.inst(hlo.OpDivide, absx.Shape, absx, x.spread(safe, absx.Shape))
+	ss := lb.reshape(lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0)), oneR.Dims...)
+	xnorm := lb.inst(hlo.OpMultiply, oneR, s, lb.inst(hlo.OpSqrt, oneR, ss))
+	// |(alpha, x)| = hi sqrt(1 + (lo/hi)^2).
+	aabs := lb.inst(hlo.OpAbs, oneR, alpha)
+	hi, lo := lb.inst(hlo.OpMaximum, oneR, aabs, xnorm), lb.inst(hlo.OpMinimum, oneR, aabs, xnorm)
+	ratio := lb.inst(hlo.OpDivide, oneR, lo, lb.sel(lb.compare(hi, zeroR, "EQ"), oneRc, hi))
+	norm := lb.inst(hlo.OpMultiply, oneR, hi, lb.inst(hlo.OpSqrt, oneR, lb.inst(hlo.OpAdd, oneR, oneRc, lb.inst(hlo.OpMultiply, oneR, ratio, ratio))))
+	// beta = -sign(re alpha) norm, a zero of either sign as +0 (the
+	// evaluator's rule: the reflector does not hang on a zero's sign).
+	negative := lb.compare(lb.realOf(alpha), zeroR, "LT")
+	beta := lb.convert(lb.sel(negative, norm, lb.inst(hlo.OpNegate, oneR, norm)), t)
+	skip := lb.compare(xnorm, zeroR, "EQ")
+	if isComplex {
+		im := lb.inst(hlo.OpImag, oneR, alpha)
+		skip = lb.inst(hlo.OpAnd, skip.Shape, skip, lb.compare(im, zeroR, "EQ"))
+	}
+	tau := lb.sel(skip, lb.zeros(one), lb.inst(hlo.OpDivide, one, lb.inst(hlo.OpSubtract, one, beta, alpha), beta))
+	scale := lb.inst(hlo.OpDivide, one, lb.full(lb.one(t), one), lb.inst(hlo.OpSubtract, one, alpha, beta))
+	skipC := x.spread(skip, colSh)
+	v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
+	vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
+	return vfull, tau, lb.scaleEach(beta, lb.inst(hlo.OpNegate, k.Shape, k)), skip
 }
 
 // orgqr is LAPACK's org2r (ung2r): Q = H(0) ... H(k-1) applied to the

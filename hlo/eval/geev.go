@@ -44,7 +44,12 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 	for b := int64(0); b < batch; b++ {
 		h := realMatrix(raw, b, n)
 		k := normScale(h, rt)
-		d := balance(h, int(n), rt)
+		d := balance(int(n), rt, func(i, j int) float64 { return math.Abs(h[i*int(n)+j]) }, func(i int, f float64) {
+			for j := range int(n) {
+				h[i*int(n)+j] /= f
+				h[j*int(n)+i] *= f
+			}
+		})
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
 		infos = append(infos, complex(float64(fail), 0))
@@ -248,13 +253,16 @@ func normScaleExp(rt hlo.ElementType) int {
 	return -40
 }
 
-// balance is LAPACK's gebal with job 'S' on the n x n h, in place: each
-// row and column pair scaled by a power of two until their 2-norms are
-// within a factor of 2 of each other (a pass changes nothing in
-// scaling a pair that would not shrink c + r below 0.95 of its sum),
-// h = D^-1 a D; it returns D's diagonal. (gebal's permutations, which
-// isolate eigenvalues a triangular part already holds, are not done.)
-func balance(h []float64, n int, rt hlo.ElementType) []float64 {
+// balance is LAPACK's gebal with job 'S' on an n x n matrix h, in
+// place: each row and column pair scaled by a power of two until their
+// 2-norms are within a factor of 2 of each other (a pass changes
+// nothing in scaling a pair that would not shrink c + r below 0.95 of
+// its sum), h = D^-1 a D; it returns D's diagonal. mag(i, j) is |h(i,
+// j)| and scale(i, f) divides row i by f and multiplies column i by f,
+// so that real and complex matrices share it. (gebal's permutations,
+// which isolate eigenvalues a triangular part already holds, are not
+// done.)
+func balance(n int, rt hlo.ElementType, mag func(i, j int) float64, scale func(i int, f float64)) []float64 {
 	const sclfac, factor = 2.0, 0.95
 	sfmin1 := smallestNormal(rt) / (2 * epsilon(rt))
 	sfmax1 := 1 / sfmin1
@@ -269,8 +277,8 @@ func balance(h []float64, n int, rt hlo.ElementType) []float64 {
 		for i := range n {
 			var c, r, ca, ra float64
 			for j := range n {
-				c, r = math.Hypot(c, h[j*n+i]), math.Hypot(r, h[i*n+j])
-				ca, ra = max(ca, math.Abs(h[j*n+i])), max(ra, math.Abs(h[i*n+j]))
+				c, r = math.Hypot(c, mag(j, i)), math.Hypot(r, mag(i, j))
+				ca, ra = max(ca, mag(j, i)), max(ra, mag(i, j))
 			}
 			if math.IsNaN(c + ca + r + ra) {
 				return d // gebal's NaN check: no more balancing
@@ -291,10 +299,7 @@ func balance(h []float64, n int, rt hlo.ElementType) []float64 {
 			}
 			d[i] *= f
 			noconv = true
-			for j := range n {
-				h[i*n+j] /= f
-				h[j*n+i] *= f
-			}
+			scale(i, f)
 		}
 	}
 	return d
@@ -324,41 +329,53 @@ func smallestNormal(t hlo.ElementType) float64 {
 	return 0x1p-126
 }
 
-// hessenberg reduces the n x n h in place to upper Hessenberg form as
-// LAPACK's gehd2 does, a reflector I - tau v v^T per column i < n-2
-// (larfg of h(i+1:, i), v(i+1) = 1) applied from the right to every row
-// and from the left to the columns after i, column i then set to (beta, 0,
-// ...) below its diagonal, or with reflectors to (beta, v's tail), as
-// gehrd stores them; it returns their product Q (orghr) and the taus
-// ([n-1], the last zero).
+// hessenberg is hessenbergC of the real n x n h, in place (a real
+// matrix's reflectors are real, and the arithmetic on zero imaginary
+// parts is the real arithmetic's, bit for bit).
 func hessenberg(h []float64, n int, reflectors bool) (q, taus []float64) {
-	z := make([]float64, n*n)
+	hc := realC(h)
+	qc, tc := hessenbergC(hc, n, reflectors)
+	for i, x := range hc {
+		h[i] = real(x)
+	}
+	return realParts(qc), realParts(tc)
+}
+
+// hessenbergC reduces the n x n h in place to upper Hessenberg form as
+// LAPACK's gehd2 does, a reflector I - tau v v^H per column i < n-1
+// (larfgC of h(i+1:, i), v(i+1) = 1) applied from the right to every row
+// and as its adjoint from the left to the columns after i, column i
+// then set to (beta, 0, ...) below its diagonal, or with reflectors to
+// (beta, v's tail), as gehrd stores them; it returns their product Q
+// (orghr, unghr) and the taus ([n-1], the last zero).
+func hessenbergC(h []complex128, n int, reflectors bool) (q, taus []complex128) {
+	z := make([]complex128, n*n)
 	for i := range n {
 		z[i*n+i] = 1
 	}
-	v := make([]float64, n)
-	taus = make([]float64, max(n-1, 0))
-	for i := 0; i < n-2; i++ {
+	v := make([]complex128, n)
+	taus = make([]complex128, max(n-1, 0))
+	for i := 0; i < n-1; i++ { // the last a 1 x 1 reflector: the identity, or a phase that makes h(n-1, n-2) real
 		clear(v)
 		v[i+1] = 1
 		for r := i + 2; r < n; r++ {
 			v[r] = h[r*n+i]
 		}
-		beta, tau := larfg(h[(i+1)*n+i], v[i+2:])
+		beta, tau := larfgC(h[(i+1)*n+i], v[i+2:])
 		if tau == 0 {
 			continue // the identity
 		}
 		reflectRight(h, n, n, v, tau)
-		for c := i + 1; c < n; c++ { // from the left: h -= tau v (v^T h), right of column i (gehrd keeps reflectors left of it)
-			var w float64
+		for c := i + 1; c < n; c++ { // from the left: h -= conj(tau) v (v^H h), right of column i (gehrd keeps reflectors left of it)
+			var w complex128
 			for r := i + 1; r < n; r++ {
-				w += v[r] * h[r*n+c]
+				w += conj(v[r]) * h[r*n+c]
 			}
 			for r := i + 1; r < n; r++ {
-				h[r*n+c] -= tau * v[r] * w
+				h[r*n+c] -= conj(tau) * v[r] * w
 			}
 		}
-		h[(i+1)*n+i] = beta
+		h[(i+1)*n+i] = complex(beta, 0)
 		for r := i + 2; r < n; r++ {
 			h[r*n+i] = 0
 			if reflectors {
@@ -371,18 +388,27 @@ func hessenberg(h []float64, n int, reflectors bool) (q, taus []float64) {
 	return z, taus
 }
 
-// reflectRight applies I - tau v v^T from the right to the rows x n
-// matrix m: m -= tau (m v) v^T.
-func reflectRight(m []float64, rows, n int, v []float64, tau float64) {
+// reflectRight applies I - tau v v^H from the right to the rows x n
+// matrix m: m -= tau (m v) v^H.
+func reflectRight(m []complex128, rows, n int, v []complex128, tau complex128) {
 	for r := range rows {
-		var w float64
+		var w complex128
 		for c := range n {
 			w += m[r*n+c] * v[c]
 		}
 		for c := range n {
-			m[r*n+c] -= tau * w * v[c]
+			m[r*n+c] -= tau * w * conj(v[c])
 		}
 	}
+}
+
+// realParts is the real parts of p.
+func realParts(p []complex128) []float64 {
+	r := make([]float64, len(p))
+	for i, x := range p {
+		r[i] = real(x)
+	}
+	return r
 }
 
 // hqr is LAPACK's dlahqr (wantt, wantz) on the n x n Hessenberg h and
@@ -694,8 +720,20 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 		u0, u1 := complex(math.Sqrt(math.Abs(b))/nrm, 0), complex(0, math.Copysign(math.Sqrt(math.Abs(c))/nrm, b))
 		w[p*n+p], w[(p+1)*n+p], w[p*n+p+1], w[(p+1)*n+p+1] = u0, u1, u1, u0
 	}
-	tc := mul(conjT(w, n), mul(realC(t), w, n), n)
-	zc := mul(realC(z), w, n)
+	right, left = triangularVectors(mul(conjT(w, n), mul(realC(t), w, n), n), mul(realC(z), w, n), d, n, ulp, smlnum)
+	rel := tieTolerance(ulp, n)
+	return eigenColumns(right, wi, n, rel), eigenColumns(left, wi, n, rel)
+}
+
+// triangularVectors are the right and left eigenvectors ([n, n], a
+// column each, not yet normalized) of the matrix Zc Tc Zc^H D^-1... of a = D Zc
+// Tc Zc^H D^-1 from its complex Schur form Tc (upper triangular) and
+// vectors Zc and balancing D's diagonal d: the right ones by back
+// substitution in Tc (dtrevc's and ztrevc's, a divisor below ulp
+// |lambda| raised to it), the left ones by forward substitution in
+// Tc^H, each column's growth held off by powers of two as dtrevc3
+// scales (bounded), both taken back by Zc and D.
+func triangularVectors(tc, zc []complex128, d []float64, n int, ulp, smlnum float64) (right, left []complex128) {
 	lambda := make([]complex128, n)
 	for j := range n {
 		lambda[j] = tc[j*n+j]
@@ -739,8 +777,7 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 			left[i*n+j] /= complex(d[i], 0)
 		}
 	}
-	rel := tieTolerance(ulp, n)
-	return eigenColumns(right, wi, n, rel), eigenColumns(left, wi, n, rel)
+	return right, left
 }
 
 // bounded is -s / d, the substitution's next element of column j of x,
@@ -771,11 +808,18 @@ func bounded(s, d complex128, x []complex128, i, j, n int) complex128 {
 	return complex(math.Ldexp(real(q), -k2), math.Ldexp(imag(q), -k2))
 }
 
-// eigenColumns puts geev's eigenvector columns in LAPACK's form: a real
-// eigenvalue's real, a pair's second the conjugate of its first, each
+// eigenColumns puts geev's eigenvector columns in LAPACK's form: each
 // of norm 1 with its first largest element (to rel: tieTolerance) real
-// and positive.
+// and positive; of a real matrix (wi its eigenvalues' imaginary parts),
+// a real eigenvalue's real and a pair's second the conjugate of its
+// first. wi is nil for a complex matrix.
 func eigenColumns(v []complex128, wi []float64, n int, rel float64) []complex128 {
+	if wi == nil {
+		wi = make([]float64, n)
+		for j := range wi {
+			wi[j] = math.NaN() // neither real nor a pair's
+		}
+	}
 	for j := range n {
 		if j > 0 && wi[j] < 0 && wi[j-1] > 0 {
 			for i := range n {

@@ -44,75 +44,81 @@ ENTRY e {
 		require.NoError(t, err, name)
 		got := out.Leaves()
 		require.Equal(t, int64(0), get(got[4], 0).i, "%s info", name)
-		var norm float64
-		for _, x := range am {
-			norm = math.Hypot(norm, real(x))
-		}
-		tol := 1e-12 * norm // relative: a matrix of 1e-30 too
 		w := make([]complex128, n)
 		for j := range n {
 			w[j] = complex(get(got[0], int64(j)).f, get(got[1], int64(j)).f)
 		}
-		vl, vr := complexes(got[2]), complexes(got[3])
-		for j := range n {
-			// LAPACK's nearest eigenvalue, and whether it is simple.
-			best, simple := 0, true
-			for k := range n {
-				if cmplx.Abs(wv[k]-w[j]) < cmplx.Abs(wv[best]-w[j]) {
-					best = k
-				}
+		checkEigen(t, name, n, am, w, complexes(got[2]), complexes(got[3]), wv, vv, true)
+	}
+}
+
+// checkEigen checks geev's eigenvalues w and eigenvectors vl, vr of the
+// n x n am against LAPACK's wv and vv as TestGeevAgainstLapack says; a
+// real matrix's real eigenvalues must be real and its pairs adjacent.
+func checkEigen(t *testing.T, name string, n int, am, w, vl, vr, wv, vv []complex128, realMatrix bool) {
+	var norm float64
+	for _, x := range am {
+		norm = math.Hypot(norm, cmplx.Abs(x))
+	}
+	tol := 1e-12 * norm // relative: a matrix of 1e-30 too
+	for j := range n {
+		// LAPACK's nearest eigenvalue, and whether it is simple.
+		best, simple := 0, true
+		for k := range n {
+			if cmplx.Abs(wv[k]-w[j]) < cmplx.Abs(wv[best]-w[j]) {
+				best = k
 			}
-			for k := range n {
-				if k != best && cmplx.Abs(wv[k]-wv[best]) < 1e-6 {
-					simple = false
-				}
+		}
+		for k := range n {
+			if k != best && cmplx.Abs(wv[k]-wv[best]) < 1e-6 {
+				simple = false
 			}
-			require.LessOrEqual(t, cmplx.Abs(wv[best]-w[j]), tol, "%s eigenvalue %d: %v, LAPACK's %v", name, j, w[j], wv[best])
-			if imag(wv[best]) == 0 {
-				require.Zero(t, imag(w[j]), "%s eigenvalue %d: real", name, j)
-			}
-			if j > 0 {
-				p := w[j-1]
-				require.True(t, real(p) < real(w[j]) || real(p) == real(w[j]) && math.Abs(imag(p)) <= math.Abs(imag(w[j])), "%s eigenvalues %d, %d: %v, %v out of order", name, j-1, j, p, w[j])
-			}
-			if imag(w[j]) > 0 {
-				require.Equal(t, cmplx.Conj(w[j]), w[j+1], "%s eigenvalue %d: its conjugate next", name, j)
-			}
-			col := func(v []complex128, i int) complex128 { return v[i*n+j] }
-			for _, v := range [][]complex128{vl, vr} {
-				var nrm, top float64
-				for i := range n {
-					nrm = math.Hypot(nrm, cmplx.Abs(col(v, i)))
-					top = max(top, cmplx.Abs(col(v, i)))
-				}
-				big := 0 // the first element within 8 n ulp of the largest: ties go first
-				for cmplx.Abs(col(v, big)) < top*(1-8*float64(n)*0x1p-52) {
-					big++
-				}
-				require.InDelta(t, 1, nrm, 1e-14*float64(n), "%s eigenvector %d: norm", name, j)
-				require.True(t, imag(col(v, big)) == 0 && real(col(v, big)) > 0, "%s eigenvector %d: largest element %v", name, j, col(v, big))
-			}
+		}
+		require.LessOrEqual(t, cmplx.Abs(wv[best]-w[j]), tol, "%s eigenvalue %d: %v, LAPACK's %v", name, j, w[j], wv[best])
+		if realMatrix && imag(wv[best]) == 0 {
+			require.Zero(t, imag(w[j]), "%s eigenvalue %d: real", name, j)
+		}
+		if j > 0 {
+			p := w[j-1]
+			require.True(t, real(p) < real(w[j]) || real(p) == real(w[j]) && math.Abs(imag(p)) <= math.Abs(imag(w[j])), "%s eigenvalues %d, %d: %v, %v out of order", name, j-1, j, p, w[j])
+		}
+		if realMatrix && imag(w[j]) > 0 {
+			require.Equal(t, cmplx.Conj(w[j]), w[j+1], "%s eigenvalue %d: its conjugate next", name, j)
+		}
+		col := func(v []complex128, i int) complex128 { return v[i*n+j] }
+		for _, v := range [][]complex128{vl, vr} {
+			var nrm, top float64
 			for i := range n {
-				var av, ua complex128 // (a v)_i, (u^H a)_i
-				for k := range n {
-					av += am[i*n+k] * col(vr, k)
-					ua += cmplx.Conj(col(vl, k)) * am[k*n+i]
-				}
-				require.LessOrEqual(t, cmplx.Abs(av-w[j]*col(vr, i)), tol, "%s: a v = w v at [%d,%d]", name, i, j)
-				require.LessOrEqual(t, cmplx.Abs(ua-w[j]*cmplx.Conj(col(vl, i))), tol, "%s: u^H a = w u^H at [%d,%d]", name, i, j)
+				nrm = math.Hypot(nrm, cmplx.Abs(col(v, i)))
+				top = max(top, cmplx.Abs(col(v, i)))
 			}
-			if simple {
-				big := 0
-				for i := range n {
-					if cmplx.Abs(col(vr, i)) > cmplx.Abs(col(vr, big)) {
-						big = i
-					}
+			big := 0 // the first element within 8 n ulp of the largest: ties go first
+			for cmplx.Abs(col(v, big)) < top*(1-8*float64(n)*0x1p-52) {
+				big++
+			}
+			require.InDelta(t, 1, nrm, 1e-14*float64(n), "%s eigenvector %d: norm", name, j)
+			require.True(t, imag(col(v, big)) == 0 && real(col(v, big)) > 0, "%s eigenvector %d: largest element %v", name, j, col(v, big))
+		}
+		for i := range n {
+			var av, ua complex128 // (a v)_i, (u^H a)_i
+			for k := range n {
+				av += am[i*n+k] * col(vr, k)
+				ua += cmplx.Conj(col(vl, k)) * am[k*n+i]
+			}
+			require.LessOrEqual(t, cmplx.Abs(av-w[j]*col(vr, i)), tol, "%s: a v = w v at [%d,%d]", name, i, j)
+			require.LessOrEqual(t, cmplx.Abs(ua-w[j]*cmplx.Conj(col(vl, i))), tol, "%s: u^H a = w u^H at [%d,%d]", name, i, j)
+		}
+		if simple {
+			big := 0
+			for i := range n {
+				if cmplx.Abs(col(vr, i)) > cmplx.Abs(col(vr, big)) {
+					big = i
 				}
-				turn := vv[big*n+best] / col(vr, big)
-				turn /= complex(cmplx.Abs(turn), 0)
-				for i := range n {
-					require.LessOrEqual(t, cmplx.Abs(vv[i*n+best]-turn*col(vr, i)), 1e-9, "%s eigenvector %d element %d", name, j, i)
-				}
+			}
+			turn := vv[big*n+best] / col(vr, big)
+			turn /= complex(cmplx.Abs(turn), 0)
+			for i := range n {
+				require.LessOrEqual(t, cmplx.Abs(vv[i*n+best]-turn*col(vr, i)), 1e-9, "%s eigenvector %d element %d", name, j, i)
 			}
 		}
 	}

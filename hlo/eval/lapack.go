@@ -54,12 +54,26 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		v, w := syevd(ops[0].Lit, c.Lower)
 		res = []*hlo.Literal{v, w, zeros(in.Shape.Tuple[2])}
 	case hlo.CallGehrd:
-		h, tau := gehrd(ops[0].Lit, in.Shape.Tuple[1])
+		gh := gehrd
+		if ops[0].Lit.Shape.Elem.IsComplex() {
+			gh = gehrdC
+		}
+		h, tau := gh(ops[0].Lit, in.Shape.Tuple[1])
 		res = []*hlo.Literal{h, tau, zeros(in.Shape.Tuple[2])}
 	case hlo.CallGees:
+		if ops[0].Lit.Shape.Elem.IsComplex() {
+			tl, zl, w, info := geesC(ops[0].Lit, c.Right, in.Shape.Tuple[2], in.Shape.Tuple[4])
+			res = []*hlo.Literal{tl, zl, w, zeros(in.Shape.Tuple[3]), info}
+			break
+		}
 		tl, zl, wr, wi, info := gees(ops[0].Lit, c.Right, in.Shape.Tuple[2], in.Shape.Tuple[5])
 		res = []*hlo.Literal{tl, zl, wr, wi, zeros(in.Shape.Tuple[4]), info}
 	case hlo.CallGeev:
+		if ops[0].Lit.Shape.Elem.IsComplex() {
+			w, vl, vr, info := geevC(ops[0].Lit, c.Left, c.Right, in.Shape.Tuple[0], in.Shape.Tuple[1], in.Shape.Tuple[3])
+			res = []*hlo.Literal{w, vl, vr, info}
+			break
+		}
 		wr, wi, vl, vr, info := geev(ops[0].Lit, c.Left, c.Right, in.Shape.Tuple[0], in.Shape.Tuple[2], in.Shape.Tuple[4])
 		res = []*hlo.Literal{wr, wi, vl, vr, info}
 	default:
@@ -162,24 +176,15 @@ func geqr2(a []complex128, m, n int64) []complex128 {
 	taus := make([]complex128, k)
 	at := func(i, j int64) *complex128 { return &a[i*n+j] }
 	for j := int64(0); j < k; j++ {
-		alpha := *at(j, j)
-		var xnorm float64
+		x := make([]complex128, 0, m-j-1)
 		for i := j + 1; i < m; i++ {
-			xnorm = math.Hypot(xnorm, cmplx.Abs(*at(i, j)))
+			x = append(x, *at(i, j))
 		}
-		var tau complex128
-		if xnorm != 0 || imag(alpha) != 0 {
-			beta := -math.Hypot(cmplx.Abs(alpha), xnorm) // -sign(re alpha), -0 as +0
-			if real(alpha) < 0 {
-				beta = -beta
-			}
-			tau = complex((beta-real(alpha))/beta, -imag(alpha)/beta)
-			s := 1 / (alpha - complex(beta, 0))
-			for i := j + 1; i < m; i++ {
-				*at(i, j) *= s
-			}
-			*at(j, j) = complex(beta, 0)
+		beta, tau := larfgC(*at(j, j), x)
+		for i := j + 1; i < m; i++ {
+			*at(i, j) = x[i-j-1]
 		}
+		*at(j, j) = complex(beta, 0)
 		taus[j] = tau
 		// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
 		v := func(i int64) complex128 {
@@ -200,6 +205,32 @@ func geqr2(a []complex128, m, n int64) []complex128 {
 		}
 	}
 	return taus
+}
+
+// larfgC is LAPACK's larfg (zlarfg) on (alpha; x): the reflector H = I
+// - tau u u^H, u = (1, x) afterwards, with H^H (alpha; x) = (beta, 0,
+// ...), beta = -sign(re alpha) |(alpha, x)| real (a zero of either sign
+// taken as +0, so that the reflector does not hang on the sign of a
+// zero), tau = (beta - alpha) / beta and x scaled by 1 / (alpha - beta);
+// tau = 0, beta = re alpha and x unchanged when x is zero and alpha
+// real.
+func larfgC(alpha complex128, x []complex128) (beta float64, tau complex128) {
+	var xnorm float64
+	for _, e := range x {
+		xnorm = math.Hypot(xnorm, cmplx.Abs(e))
+	}
+	if xnorm == 0 && imag(alpha) == 0 {
+		return real(alpha), 0
+	}
+	beta = -math.Hypot(cmplx.Abs(alpha), xnorm) // -sign(re alpha), -0 as +0
+	if real(alpha) < 0 {
+		beta = -beta
+	}
+	s := 1 / (alpha - complex(beta, 0))
+	for i := range x {
+		x[i] *= s
+	}
+	return beta, complex((beta-real(alpha))/beta, -imag(alpha)/beta)
 }
 
 // orgqr is LAPACK's org2r (ung2r) on each matrix of l (org2r).

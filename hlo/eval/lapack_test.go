@@ -145,8 +145,13 @@ ENTRY e {
 		{`HloModule m
 ENTRY e {
   a = c64[3,3] parameter(0)
-  ROOT r = (c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi"
-}`, "custom-call lapack_cgeev_ffi"},
+  ROOT r = (f32[3], f32[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi"
+}`, "returns (w, vl, vr, s32 info per matrix)"},
+		{`HloModule m
+ENTRY e {
+  a = c64[3,3] parameter(0)
+  ROOT r = (c64[3,3], c64[3,3], f32[3], f32[3], s32[], s32[]) custom-call(a), custom_call_target="lapack_cgees_ffi", backend_config={mode = 86 : ui8, sort = 78 : ui8}
+}`, "returns (T, Z in its shape, w, s32 sdim and info per matrix)"},
 		{`HloModule m
 ENTRY e {
   a = f32[3,3] parameter(0)

@@ -1,0 +1,255 @@
+package lower
+
+import (
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// The complex eigenproblem calls (cgeev, zgeev, cgees, zgees) as the
+// evaluator computes them (hlo/eval/zgeev.go, whose comment gives the
+// steps): the real calls' scaling, balancing and Hessenberg reduction
+// (normScaleEach, balance and hessenberg take complex matrices), then
+// zlahqr's single-shift QR as one while loop (hqrC) whose iteration
+// deflates the active block's last row or makes one sweep (sweepC: a
+// loop of 2 x 2 reflectors, each applied to two rows and two columns
+// by dynamic slices), and the vectors by triangularVectors, which the
+// real geev runs on its complex Schur form. cgehrd and zgehrd are
+// hessenberg's, as the real gehrd.
+
+// geevC is geev of one complex n x n matrix m: (w [n], vl, vr [n, n],
+// info []), the eigenvalues in eigenOrder's order.
+func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, info *hlo.Instruction) {
+	t := m.Shape.Elem
+	rt := realPart(t)
+	n := m.Shape.Dims[0]
+	ulp, smlnum := thresholds(rt, n)
+	m, k := b.normScaleEach(m)
+	m, d := b.balance(in, m)
+	h, z, _ := b.hessenberg(in, m, false)
+	T, Z, w, info := b.hqrC(in, h, z, ulp, smlnum)
+	w = b.scaleBy(w, k, -1)
+	wr, wi, onehot := b.eigenOrder(in, b.realOf(w), b.imagOf(w))
+	w = b.inst(hlo.OpComplex, w.Shape, wr, wi)
+	vz := b.zeros(m.Shape)
+	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
+		return w, vz, vz, info
+	}
+	vr0, vl0 := b.triangularVectors(T, Z, d, ulp, smlnum)
+	rel := tieTolerance(ulp, n)
+	vr0, vl0 = b.columnsBy(b.eigenColumns(vr0, nil, rel), onehot), b.columnsBy(b.eigenColumns(vl0, nil, rel), onehot)
+	ok := b.full(b.compare(info, b.constant(hlo.S32, 0), "EQ"), hlo.ArrayShape(hlo.PRED, n, n))
+	vr, vl = vz, vz
+	if right {
+		vr = b.sel(ok, vr0, vz)
+	}
+	if left {
+		vl = b.sel(ok, vl0, vz)
+	}
+	return w, vl, vr, info
+}
+
+// geesC is gees of one complex n x n matrix m: (T, Z, w in T's
+// diagonal order, info), Z's columns each turned so that its first
+// largest element (to tieTolerance) is real and positive, T = S^H T S
+// with them (its diagonal kept as it was), as the evaluator's geesC.
+func (b *expander) geesC(in, m *hlo.Instruction) (T, Z, w, info *hlo.Instruction) {
+	t := m.Shape.Elem
+	sh := m.Shape
+	n := sh.Dims[0]
+	ulp, smlnum := thresholds(realPart(t), n)
+	m, k := b.normScaleEach(m)
+	h, z, _ := b.hessenberg(in, m, false)
+	T, Z, w, info = b.hqrC(in, h, z, ulp, smlnum)
+	big := b.firstNear(b.inst(hlo.OpAbs, hlo.ArrayShape(realPart(t), n, n), Z), 0, tieTolerance(ulp, n))
+	ph := b.leadPhaseAt(Z, nil, big)
+	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	turned := b.inst(hlo.OpMultiply, sh, T, b.outer(b.conj(ph), ph))
+	T = b.sel(b.compare(rows, cols, "EQ"), T, turned)
+	Z = b.inst(hlo.OpMultiply, sh, Z, b.along(ph, sh, 1))
+	rt := realPart(t)
+	asReal := b.inst(hlo.OpComplex, sh, b.realOf(Z), b.zeros(hlo.ArrayShape(rt, n, n)))
+	Z = b.sel(b.compare(rows, b.along(big, rows.Shape, 1), "EQ"), asReal, Z) // real, not within rounding of it
+	return b.scaleBy(T, k, -1), Z, b.scaleBy(w, k, -1), info
+}
+
+// hqrC is the evaluator's hqrC (zlahqr) on the complex Hessenberg h and
+// its transformations z ([n, n]): one while loop whose iteration finds
+// the active block's top l (the last negligible subdiagonal element in
+// (l, i], by every row's test at once), then deflates row i when l = i,
+// else makes one single-shift sweep over rows l..i (sweepC; a deflating
+// iteration's sweep runs no steps). It returns (T, Z, w, info).
+func (b *expander) hqrC(in, h, z *hlo.Instruction, ulp, smlnum float64) (T, Z, w, info *hlo.Instruction) {
+	t := h.Shape.Elem
+	rt := realPart(t)
+	n := h.Shape.Dims[0]
+	s32 := hlo.ArrayShape(hlo.S32)
+	wSh := hlo.ArrayShape(t, n)
+	itmax := 30 * max(10, n)
+	state := hlo.TupleShape(s32, s32, s32, h.Shape, z.Shape, wSh)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.S32, n-1), b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), h, z, b.zeros(wSh))
+	loop := b.whileLoop(in, in.Name+".hqr", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		ei := cb.expr(s32, &err)
+		return ei.And(ei.Cmp(e[0], "GE", ei.K(0)), ei.Cmp(e[2], "LE", ei.K(float64(itmax))))
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		i, l, its, H, Z, w := e[0], e[1], e[2], e[3], e[4], e[5]
+		es, ei := lb.expr(hlo.ArrayShape(rt), &err), lb.expr(s32, &err)
+		ev, evi := lb.expr(hlo.ArrayShape(rt, n), &err), lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
+		ivec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, evi.Shape()) }
+		kk := lb.iota(hlo.S32, 0, n)
+		d, s, u := lb.diagonals(H)
+		right := lb.shiftRight(d)
+		// The top: the largest k in (l, i] whose h(k, k-1) is negligible.
+		hk, ua := lb.abs1(s), lb.abs1(u)
+		tst0 := ev.Add(lb.abs1(right), lb.abs1(d))
+		tst := ev.Sel(ev.Cmp(tst0, "EQ", ev.K(0)), ev.Add(lb.abs1(lb.shiftRight(s)), lb.abs1(lb.shiftLeft(s))), tst0)
+		ab, ba := ev.Max(hk, ua), ev.Min(hk, ua)
+		dd := lb.abs1(lb.inst(hlo.OpSubtract, d.Shape, right, d))
+		aa, bb := ev.Max(lb.abs1(d), dd), ev.Min(lb.abs1(d), dd)
+		ss := ev.Add(aa, ab)
+		at := ev.And(ev.Cmp(hk, "LE", ev.Mul(ev.K(ulp), tst)),
+			ev.Cmp(ev.Mul(ba, ev.Div(ab, ss)), "LE", ev.Max(ev.K(smlnum), ev.Mul(ev.K(ulp), ev.Mul(bb, ev.Div(aa, ss))))))
+		neg := ev.Or(ev.Cmp(hk, "LE", ev.K(smlnum)), at)
+		inBlock := evi.And(evi.Cmp(kk, "GT", ivec(l)), evi.Cmp(kk, "LE", ivec(i)))
+		lnew := lb.reduceDim(evi.Sel(evi.And(neg, inBlock), kk, ivec(l)), 0, hlo.OpMaximum, lb.constant(hlo.S32, -1))
+		pos := ei.Max(lnew, ei.K(1))
+		if n > 1 {
+			H = lb.setAt(H, lb.sel(ei.Cmp(lnew, "GT", ei.K(0)), lb.zeros(hlo.ArrayShape(t)), lb.scalarAt(H, pos, ei.Sub(pos, ei.K(1)))), pos, ei.Sub(pos, ei.K(1)))
+		}
+		defl := ei.Cmp(lnew, "GE", i)
+		iSafe := ei.Max(i, ei.K(0))
+		wN := lb.sel(lb.full(defl, wSh), lb.setVec(w, lb.scalarAt(H, iSafe, iSafe), iSafe), w)
+		its1 := ei.Add(its, ei.K(1))
+		if n > 1 {
+			ll := ei.Min(ei.Max(lnew, ei.K(0)), ei.K(float64(n-2)))
+			ll1 := ei.Add(ll, ei.K(1))
+			shift := lb.shiftC(H, ll, ei.Max(i, ei.K(1)), its1)
+			v0 := lb.concat(0, lb.reshape(lb.inst(hlo.OpSubtract, hlo.ArrayShape(t), lb.scalarAt(H, ll, ll), shift), 1, 1), lb.reshape(lb.scalarAt(H, ll1, ll), 1, 1))
+			sv := es.Add(lb.abs1(lb.scalarAt(v0, lb.constant(hlo.S32, 0), lb.constant(hlo.S32, 0))), lb.abs1(lb.scalarAt(v0, lb.constant(hlo.S32, 1), lb.constant(hlo.S32, 0))))
+			v0 = lb.inst(hlo.OpDivide, v0.Shape, v0, lb.full(lb.convert(sv, t), v0.Shape))
+			kend := ei.Sel(defl, lnew, i)
+			H, Z = lb.sweepC(in, H, Z, v0, lnew, kend, i)
+		}
+		i1 := ei.Sel(defl, ei.Sub(lnew, ei.K(1)), i)
+		l1 := ei.Sel(defl, ei.K(0), lnew)
+		itsN := ei.Sel(defl, ei.K(0), its1)
+		return []*hlo.Instruction{i1, l1, itsN, H, Z, wN}
+	})
+	g := func(k int) *hlo.Instruction { return b.element(loop, k) }
+	var err error
+	defer mustBuild(&err)
+	ei := b.expr(s32, &err)
+	iEnd := g(0)
+	info = ei.Sel(ei.Cmp(iEnd, "GE", ei.K(0)), ei.Add(iEnd, ei.K(1)), ei.K(0))
+	return g(3), g(4), g(5), info
+}
+
+// shiftC is the evaluator's shiftC for the sweep over rows l..i of the
+// complex H, its the sweep's number since the last deflation:
+// exceptional at 10 (from the top) and 20 (from the bottom), else
+// Wilkinson's, the trailing 2 x 2's eigenvalue nearer h(i, i).
+func (b *expander) shiftC(H, l, i, its *hlo.Instruction) *hlo.Instruction {
+	t := H.Shape.Elem
+	rt := realPart(t)
+	cs, rs := hlo.ArrayShape(t), hlo.ArrayShape(rt)
+	var err error
+	defer mustBuild(&err)
+	es, ei := b.expr(rs, &err), b.expr(hlo.ArrayShape(hlo.S32), &err)
+	at := func(r, c int64, base *hlo.Instruction) *hlo.Instruction {
+		return b.scalarAt(H, ei.Add(base, ei.K(float64(r))), ei.Add(base, ei.K(float64(c))))
+	}
+	op := func(o hlo.Opcode, x, y *hlo.Instruction) *hlo.Instruction { return b.inst(o, cs, x, y) }
+	c := func(x *hlo.Instruction) *hlo.Instruction { return b.convert(x, t) }
+	exc := func(sub, diag *hlo.Instruction) *hlo.Instruction {
+		return op(hlo.OpAdd, c(es.Mul(es.K(0.75), b.abs1(sub))), diag)
+	}
+	hII := at(0, 0, i)
+	u := op(hlo.OpMultiply, b.inst(hlo.OpSqrt, cs, at(-1, 0, i)), b.inst(hlo.OpSqrt, cs, at(0, -1, i)))
+	s := b.abs1(u)
+	x := op(hlo.OpMultiply, op(hlo.OpSubtract, at(-1, -1, i), hII), c(es.K(0.5)))
+	sx := b.abs1(x)
+	sm := es.Max(s, sx)
+	sc := c(es.Sel(es.Cmp(sm, "EQ", es.K(0)), es.K(1), sm))
+	xs, us := op(hlo.OpDivide, x, sc), op(hlo.OpDivide, u, sc)
+	y := op(hlo.OpMultiply, sc, b.inst(hlo.OpSqrt, cs, op(hlo.OpAdd, op(hlo.OpMultiply, xs, xs), op(hlo.OpMultiply, us, us))))
+	xn := op(hlo.OpDivide, x, c(es.Sel(es.Cmp(sx, "EQ", es.K(0)), es.K(1), sx)))
+	dot := es.Add(es.Mul(b.realOf(xn), b.realOf(y)), es.Mul(b.imagOf(xn), b.imagOf(y)))
+	y = b.sel(es.And(es.Cmp(sx, "GT", es.K(0)), es.Cmp(dot, "LT", es.K(0))), b.inst(hlo.OpNegate, cs, y), y)
+	wilk := op(hlo.OpSubtract, hII, op(hlo.OpMultiply, u, op(hlo.OpDivide, u, op(hlo.OpAdd, x, y))))
+	wilk = b.sel(es.Cmp(s, "EQ", es.K(0)), hII, wilk)
+	return b.sel(ei.Cmp(its, "EQ", ei.K(10)), exc(at(1, 0, l), at(0, 0, l)),
+		b.sel(ei.Cmp(its, "EQ", ei.K(20)), exc(at(0, -1, i), hII), wilk))
+}
+
+// sweepC is the evaluator's single-shift sweep over rows l..i of the
+// complex Hessenberg H: a loop over k from l to kend-1 (no steps when
+// kend = l), each step the 2 x 2 reflector G (householder) of v0 at k = l,
+// else of (h(k, k-1), h(k+1, k-1)) (which it sets to (beta, 0)),
+// applied as G^H to rows k and k+1 right of column k-1, as G to columns
+// k and k+1 down to row min(k+2, i), and to Z's columns k and k+1. It
+// returns (H, Z).
+func (b *expander) sweepC(in, H, Z, v0, l, kend, i *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	t := H.Shape.Elem
+	n := H.Shape.Dims[0]
+	s32 := hlo.ArrayShape(hlo.S32)
+	state := hlo.TupleShape(s32, s32, s32, s32, H.Shape, Z.Shape, v0.Shape)
+	init := b.inst(hlo.OpTuple, state, l, kend, l, i, H, Z, v0)
+	w := b.whileLoop(in, in.Name+".sweep", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+		return cb.compare(e[0], e[1], "LT")
+	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+		var err error
+		defer mustBuild(&err)
+		k, l, i, H, Z, v0 := e[0], e[2], e[3], e[4], e[5], e[6]
+		ei := lb.expr(s32, &err)
+		x := lb.batched(t, nil)
+		zero := lb.constant(hlo.S32, 0)
+		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
+		first := ei.Cmp(k, "EQ", l)
+		colK := x.slice(H, []int64{2, 1}, k, km1)
+		pair := hlo.ArrayShape(t, 2, 1)
+		vv := lb.sel(lb.full(first, hlo.ArrayShape(hlo.PRED, 2, 1)), v0, colK)
+		r2 := lb.iota(hlo.S32, 0, 2, 1)
+		one := lb.full(lb.constant(hlo.S32, 1), r2.Shape)
+		below, at := lb.compare(r2, one, "EQ"), lb.compare(r2, lb.zeros(r2.Shape), "EQ")
+		v, tau, beta, _ := lb.householder(x, vv, x.slice(vv, []int64{1, 1}, zero, zero), below, at)
+		newCol := lb.sel(at, lb.full(lb.reshape(beta), pair), lb.zeros(pair))
+		H = x.update(H, lb.sel(lb.full(first, hlo.ArrayShape(hlo.PRED, 2, 1)), colK, newCol), k, km1)
+		cs := hlo.ArrayShape(t)
+		t1 := lb.reshape(tau)
+		v2 := lb.reshape(x.slice(v, []int64{1, 1}, lb.constant(hlo.S32, 1), zero))
+		t2 := lb.inst(hlo.OpMultiply, cs, t1, v2)
+		// G^H from the left on rows k, k+1, columns k on:
+		// sum = conj(t1) h_k + conj(t1 v2) h_k+1; h_k -= sum; h_k+1 -= sum v2.
+		rowSh := hlo.ArrayShape(t, 1, n)
+		R := x.slice(H, []int64{2, n}, k, zero)
+		r0, r1 := x.slice(R, []int64{1, n}, zero, zero), x.slice(R, []int64{1, n}, lb.constant(hlo.S32, 1), zero)
+		mul := func(s, v *hlo.Instruction) *hlo.Instruction {
+			return lb.inst(hlo.OpMultiply, v.Shape, lb.full(s, v.Shape), v)
+		}
+		sum := lb.inst(hlo.OpAdd, rowSh, mul(lb.conj(t1), r0), mul(lb.conj(t2), r1))
+		cols := lb.iota(hlo.S32, 1, 2, n)
+		R2 := lb.concat(0, lb.inst(hlo.OpSubtract, rowSh, r0, sum), lb.inst(hlo.OpSubtract, rowSh, r1, mul(v2, sum)))
+		H = x.update(H, lb.sel(lb.compare(cols, lb.full(k, cols.Shape), "GE"), R2, R), k, zero)
+		// G from the right on columns k, k+1: sum = t1 c_k + t1 v2 c_k+1;
+		// c_k -= sum; c_k+1 -= sum conj(v2); in H down to row
+		// min(k+2, i), in Z on every row.
+		right := func(M, last *hlo.Instruction) *hlo.Instruction {
+			colSh := hlo.ArrayShape(t, n, 1)
+			C := x.slice(M, []int64{n, 2}, zero, k)
+			c0, c1 := x.slice(C, []int64{n, 1}, zero, zero), x.slice(C, []int64{n, 1}, zero, lb.constant(hlo.S32, 1))
+			sum := lb.inst(hlo.OpAdd, colSh, mul(t1, c0), mul(t2, c1))
+			C2 := lb.concat(1, lb.inst(hlo.OpSubtract, colSh, c0, sum), lb.inst(hlo.OpSubtract, colSh, c1, mul(lb.conj(v2), sum)))
+			if last != nil {
+				rows := lb.iota(hlo.S32, 0, n, 2)
+				C2 = lb.sel(lb.compare(rows, lb.full(last, rows.Shape), "LE"), C2, C)
+			}
+			return x.update(M, C2, zero, k)
+		}
+		H = right(H, ei.Min(ei.Add(k, ei.K(2)), i))
+		Z = right(Z, nil)
+		return []*hlo.Instruction{ei.Add(k, ei.K(1)), e[1], l, i, H, Z, v0}
+	})
+	return b.element(w, 4), b.element(w, 5)
+}

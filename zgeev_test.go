@@ -1,0 +1,201 @@
+package vkjit_test
+
+import (
+	"fmt"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit"
+)
+
+// complexMatrices is nb random n x n complex matrices of type ty (c64 or
+// c128), both parts uniform in [-1, 1), and their values.
+func complexMatrices(rng *rand.Rand, ty string, nb, n int) (*vkjit.Tensor, []complex128) {
+	v := make([]complex128, nb*n*n)
+	for i := range v {
+		v[i] = complex(2*rng.Float64()-1, 2*rng.Float64()-1)
+	}
+	return tensorOf(ty, []int64{int64(nb), int64(n), int64(n)}, v), v
+}
+
+// complexTol is the tests' tolerance unit for ty: its roundoff, a few
+// ulps up.
+func complexTol(ty string) (string, float64) {
+	if ty == "c64" {
+		return "c", 2e-5
+	}
+	return "z", 1e-12
+}
+
+// TestGeevComplex runs LAPACK's cgeev and zgeev as JAX's CPU lowering
+// calls them for jnp.linalg.eig of complex matrices on the device,
+// batches of orders 1 to 12 with left and right vectors, either or
+// neither, against the evaluator (whose zgeev matches LAPACK's in
+// hlo/eval), and checks each eigenpair: a v = w v and u^H a = w u^H.
+func TestGeevComplex(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, ty := range []string{"c64", "c128"} {
+		letter, tol := complexTol(ty)
+		for ci, n := range []int{1, 2, 5, 12} {
+			left, right := ci != 1, ci != 2
+			name := fmt.Sprintf("%s[2,%d,%d] left %v right %v", ty, n, n, left, right)
+			a, full := complexMatrices(rng, ty, 2, n)
+			job := map[bool]int{true: 'V', false: 'N'}
+			src := fmt.Sprintf(`HloModule eig
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d], %[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d,%[2]d], s32[2]) custom-call(a), custom_call_target="lapack_%[3]sgeev_ffi", backend_config={compute_left = %[4]d : ui8, compute_right = %[5]d : ui8}
+}`, ty, n, letter, job[left], job[right])
+			res, want := deviceAndEval(t, name, src, a)
+			requireNearEval(t, name, res, want, 10*tol)
+			for b := range 2 {
+				require.Zero(t, valueAt(res[3], int64(b)), "%s info", name)
+				for j := range n {
+					lam := valueAt(res[0], int64(b*n+j))
+					v := func(x *vkjit.Tensor, i int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
+					for i := range n {
+						var av, ua complex128
+						for k := range n {
+							av += full[(b*n+i)*n+k] * v(res[2], k)
+							ua += cmplx.Conj(v(res[1], k)) * full[(b*n+k)*n+i]
+						}
+						if right {
+							require.LessOrEqual(t, cmplx.Abs(av-lam*v(res[2], i)), 50*tol*float64(n), "%s: a v = w v at [%d,%d,%d]", name, b, i, j)
+						} else {
+							require.Zero(t, v(res[2], i), "%s: right vectors not asked for", name)
+						}
+						if left {
+							require.LessOrEqual(t, cmplx.Abs(ua-lam*cmplx.Conj(v(res[1], i))), 50*tol*float64(n), "%s: u^H a = w u^H at [%d,%d,%d]", name, b, i, j)
+						} else {
+							require.Zero(t, v(res[1], i), "%s: left vectors not asked for", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGeesComplex runs LAPACK's cgees and zgees (no sorting) as JAX's
+// CPU lowering calls them for jax.scipy.linalg.schur of complex
+// matrices on the device, batches of orders 1 to 12, Schur vectors or
+// not, against the evaluator (the same Hessenberg reduction and zlahqr;
+// these matrices are small enough that both deflate in the same rows),
+// and checks the form: a = Z T Z^H, Z unitary, T upper triangular with
+// w on its diagonal.
+func TestGeesComplex(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, ty := range []string{"c64", "c128"} {
+		letter, tol := complexTol(ty)
+		for ci, n := range []int{1, 2, 5, 12} {
+			mode := map[bool]int{true: 'V', false: 'N'}[ci != 2]
+			name := fmt.Sprintf("%s[2,%d,%d] mode %c", ty, n, n, mode)
+			a, full := complexMatrices(rng, ty, 2, n)
+			src := fmt.Sprintf(`HloModule schur
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d,%[2]d], %[1]s[2,%[2]d], s32[2], s32[2]) custom-call(a), custom_call_target="lapack_%[3]sgees_ffi", backend_config={mode = %[4]d : ui8, sort = 78 : ui8}
+}`, ty, n, letter, mode)
+			res, want := deviceAndEval(t, name, src, a)
+			requireNearEval(t, name, res, want, 10*tol)
+			at := func(x *vkjit.Tensor, b, i, j int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
+			for b := range 2 {
+				require.Zero(t, valueAt(res[4], int64(b)), "%s info", name)
+				for i := range n {
+					require.Equal(t, at(res[0], b, i, i), valueAt(res[2], int64(b*n+i)), "%s: w on T's diagonal", name)
+					for j := range n {
+						if j < i {
+							require.Zero(t, at(res[0], b, i, j), "%s: T below its diagonal", name)
+						}
+						if mode == 'N' {
+							require.Zero(t, at(res[1], b, i, j), "%s: Z not asked for", name)
+							continue
+						}
+						var zt, zz complex128
+						for k := range n {
+							zz += cmplx.Conj(at(res[1], b, k, i)) * at(res[1], b, k, j)
+							for l := range n {
+								zt += at(res[1], b, i, k) * at(res[0], b, k, l) * cmplx.Conj(at(res[1], b, j, l))
+							}
+						}
+						require.LessOrEqual(t, cmplx.Abs(zt-full[(b*n+i)*n+j]), 20*tol*float64(n), "%s: a = Z T Z^H at [%d,%d,%d]", name, b, i, j)
+						require.LessOrEqual(t, cmplx.Abs(zz-map[bool]complex128{true: 1}[i == j]), 20*tol*float64(n), "%s: Z unitary at [%d,%d,%d]", name, b, i, j)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGehrdComplex runs LAPACK's cgehrd and zgehrd as JAX's CPU lowering
+// calls them for jax.scipy.linalg.hessenberg of complex matrices on the
+// device, batches of orders 1 to 12, against the evaluator (which
+// matches LAPACK's own zgehrd in hlo/eval), and checks that Q = H(0)
+// ... H(n-2), H(k) = I - tau_k v_k v_k^H from the reflectors below the
+// subdiagonal, takes a to the Hessenberg form above it: Q^H a Q = h, its
+// subdiagonal real.
+func TestGehrdComplex(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, ty := range []string{"c64", "c128"} {
+		letter, tol := complexTol(ty)
+		for _, n := range []int{1, 2, 5, 12} {
+			name := fmt.Sprintf("%s[2,%d,%d]", ty, n, n)
+			a, full := complexMatrices(rng, ty, 2, n)
+			src := fmt.Sprintf(`HloModule hessenberg
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[2]d] parameter(0)
+  ROOT r = (%[1]s[2,%[2]d,%[2]d], %[1]s[2,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[4]sgehrd_ffi", backend_config={high = %[2]d : i32, low = 1 : i32}
+}`, ty, n, n-1, letter)
+			res, want := deviceAndEval(t, name, src, a)
+			requireNearEval(t, name, res, want, 10*tol)
+			for b := range 2 {
+				h := func(i, j int) complex128 { return valueAt(res[0], int64((b*n+i)*n+j)) }
+				q := make([]complex128, n*n)
+				for i := range n {
+					q[i*n+i] = 1
+				}
+				for k := 0; k+1 < n; k++ {
+					tau := valueAt(res[1], int64(b*(n-1)+k))
+					v := make([]complex128, n)
+					v[k+1] = 1
+					for r := k + 2; r < n; r++ {
+						v[r] = h(r, k)
+					}
+					for r := range n { // q -= tau (q v) v^H
+						var w complex128
+						for c := range n {
+							w += q[r*n+c] * v[c]
+						}
+						for c := range n {
+							q[r*n+c] -= tau * w * cmplx.Conj(v[c])
+						}
+					}
+				}
+				for i := range n {
+					if i > 0 {
+						require.Zero(t, imag(h(i, i-1)), "%s: subdiagonal real at %d", name, i)
+					}
+					for j := range n {
+						var s complex128 // (Q^H a Q)_ij
+						for k := range n {
+							for l := range n {
+								s += cmplx.Conj(q[k*n+i]) * full[(b*n+k)*n+l] * q[l*n+j]
+							}
+						}
+						var want complex128
+						if i <= j+1 {
+							want = h(i, j)
+						}
+						require.LessOrEqual(t, cmplx.Abs(want-s), 20*tol*float64(n), "%s: Q^H a Q at [%d,%d,%d]", name, b, i, j)
+					}
+				}
+			}
+		}
+	}
+}
