@@ -499,8 +499,35 @@ func (x *cx) arith(in *hlo.Instruction) error {
 }
 
 // movement applies a data-movement op to each part; real operands (the
-// indices of a gather or dynamic slice) go to both.
+// indices of a gather or dynamic slice) go to both. A dynamic slice or
+// update of an array that came whole (a loop's state, a parameter) is
+// the op on its memory form instead, the pair's dimension whole: the
+// array is then only read and written at computed indices, as a device
+// loop needs of its large state (sliced into parts, it was a value of
+// the whole array's size).
 func (x *cx) movement(in *hlo.Instruction, rt hlo.ElementType) error {
+	if (in.Op == hlo.OpDynamicSlice || in.Op == hlo.OpDynamicUpdateSlice) && x.whole[in.Operands[0]] != nil {
+		ops := []*hlo.Instruction{x.whole[in.Operands[0]]}
+		starts := in.Operands[1:]
+		if in.Op == hlo.OpDynamicUpdateSlice {
+			ops = append(ops, x.memory(in.Operands[1]))
+			starts = in.Operands[2:]
+		}
+		for _, o := range starts {
+			ops = append(ops, x.memory(o))
+		}
+		it := hlo.S32 // the pair's start, of the other starts' type
+		if len(starts) > 0 {
+			it = starts[0].Shape.Elem
+		}
+		zero := x.expr(in, it, nil).K(0)
+		c := x.clone(in, memoryShape(in.Shape), append(ops, zero)...)
+		if in.Op == hlo.OpDynamicSlice {
+			c.A.DynSliceSizes = append(append([]int64{}, in.A.DynSliceSizes...), 2)
+		}
+		x.whole[in] = c
+		return nil
+	}
 	var pr [2]*hlo.Instruction
 	for k := range pr {
 		ops := make([]*hlo.Instruction, len(in.Operands))

@@ -76,11 +76,19 @@ func (b *expander) geesC(in, m *hlo.Instruction) (T, Z, w, info *hlo.Instruction
 // the active block's top l (the last negligible subdiagonal element in
 // (l, i], by every row's test at once), then deflates row i when l = i,
 // else makes one single-shift sweep over rows l..i (sweepC; a deflating
-// iteration's sweep runs no steps). It returns (T, Z, w, info).
+// iteration's sweep runs no steps), on h and z padded by sweepChunk rows
+// and columns for the sweep. It returns (T, Z unpadded, w, info).
 func (b *expander) hqrC(in, h, z *hlo.Instruction, ulp, smlnum float64) (T, Z, w, info *hlo.Instruction) {
 	t := h.Shape.Elem
 	rt := realPart(t)
 	n := h.Shape.Dims[0]
+	np := n + sweepChunk
+	pad := func(x *hlo.Instruction) *hlo.Instruction {
+		p := b.inst(hlo.OpPad, hlo.ArrayShape(t, np, np), x, b.zeros(hlo.ArrayShape(t)))
+		p.A.Padding = []hlo.PadDim{{Hi: sweepChunk}, {Hi: sweepChunk}}
+		return p
+	}
+	h, z = pad(h), pad(z)
 	s32 := hlo.ArrayShape(hlo.S32)
 	wSh := hlo.ArrayShape(t, n)
 	itmax := 30 * max(10, n)
@@ -96,9 +104,9 @@ func (b *expander) hqrC(in, h, z *hlo.Instruction, ulp, smlnum float64) (T, Z, w
 		defer mustBuild(&err)
 		i, l, its, H, Z, w := e[0], e[1], e[2], e[3], e[4], e[5]
 		es, ei := lb.expr(hlo.ArrayShape(rt), &err), lb.expr(s32, &err)
-		ev, evi := lb.expr(hlo.ArrayShape(rt, n), &err), lb.expr(hlo.ArrayShape(hlo.S32, n), &err)
+		ev, evi := lb.expr(hlo.ArrayShape(rt, np), &err), lb.expr(hlo.ArrayShape(hlo.S32, np), &err)
 		ivec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, evi.Shape()) }
-		kk := lb.iota(hlo.S32, 0, n)
+		kk := lb.iota(hlo.S32, 0, np)
 		d, s, u := lb.diagonals(H)
 		right := lb.shiftRight(d)
 		// The top: the largest k in (l, i] whose h(k, k-1) is negligible.
@@ -143,7 +151,8 @@ func (b *expander) hqrC(in, h, z *hlo.Instruction, ulp, smlnum float64) (T, Z, w
 	ei := b.expr(s32, &err)
 	iEnd := g(0)
 	info = ei.Sel(ei.Cmp(iEnd, "GE", ei.K(0)), ei.Add(iEnd, ei.K(1)), ei.K(0))
-	return g(3), g(4), g(5), info
+	unpad := func(x *hlo.Instruction) *hlo.Instruction { return b.slice(b.slice(x, 0, 0, n), 1, 0, n) }
+	return unpad(g(3)), unpad(g(4)), g(5), info
 }
 
 // shiftC is the evaluator's shiftC for the sweep over rows l..i of the
@@ -184,72 +193,106 @@ func (b *expander) shiftC(H, l, i, its *hlo.Instruction) *hlo.Instruction {
 }
 
 // sweepC is the evaluator's single-shift sweep over rows l..i of the
-// complex Hessenberg H: a loop over k from l to kend-1 (no steps when
-// kend = l), each step the 2 x 2 reflector G (householder) of v0 at k = l,
-// else of (h(k, k-1), h(k+1, k-1)) (which it sets to (beta, 0)),
-// applied as G^H to rows k and k+1 right of column k-1, as G to columns
-// k and k+1 down to row min(k+2, i), and to Z's columns k and k+1. It
-// returns (H, Z).
+// complex Hessenberg H and its Z, both padded by sweepChunk rows and
+// columns of zeros: a device loop of one step of one phase per
+// iteration, as the real sweep's (every read from the iteration's H and
+// Z before every write; an idle phase reads and writes back the
+// padding's corner). For each k from l to kend-1 (none when kend = l):
+// phase 0 the 2 x 2 reflector G (householder) of v0 at k = l, else of
+// (h(k, k-1), h(k+1, k-1)), which it sets to (beta, 0); phase 1 G^H on
+// rows k and k+1, sweepChunk columns at a time from k's chunk on
+// (columns before k kept); phase 2 G on columns k and k+1, sweepChunk
+// rows at a time down to row min(k+2, i); phase 3 G on Z's columns k
+// and k+1. It returns (H, Z).
 func (b *expander) sweepC(in, H, Z, v0, l, kend, i *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
 	t := H.Shape.Elem
-	n := H.Shape.Dims[0]
+	np := H.Shape.Dims[0]
+	n := np - sweepChunk
+	C := int64(sweepChunk)
 	s32 := hlo.ArrayShape(hlo.S32)
-	state := hlo.TupleShape(s32, s32, s32, s32, H.Shape, Z.Shape, v0.Shape)
-	init := b.inst(hlo.OpTuple, state, l, kend, l, i, H, Z, v0)
+	one := hlo.ArrayShape(t)
+	// (k, kend, l, i, phase, chunk, H, Z, v0, t1, v2)
+	state := hlo.TupleShape(s32, s32, s32, s32, s32, s32, H.Shape, Z.Shape, v0.Shape, one, one)
+	init := b.inst(hlo.OpTuple, state, l, kend, l, i, b.constant(hlo.S32, 0), b.constant(hlo.S32, 0), H, Z, v0, b.zeros(one), b.zeros(one))
 	w := b.whileLoop(in, in.Name+".sweep", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.compare(e[0], e[1], "LT")
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		var err error
 		defer mustBuild(&err)
-		k, l, i, H, Z, v0 := e[0], e[2], e[3], e[4], e[5], e[6]
+		k, l, i, phase, chunk, H, Z, v0, t1, v2 := e[0], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10]
 		ei := lb.expr(s32, &err)
 		x := lb.batched(t, nil)
 		zero := lb.constant(hlo.S32, 0)
-		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
+		corner := ei.K(float64(n)) // the padding's corner: where an idle phase reads and writes
+		in0, in1, in2, in3 := ei.Cmp(phase, "EQ", ei.K(0)), ei.Cmp(phase, "EQ", ei.K(1)), ei.Cmp(phase, "EQ", ei.K(2)), ei.Cmp(phase, "EQ", ei.K(3))
+		at := func(active, idx *hlo.Instruction) *hlo.Instruction { return ei.Sel(active, idx, corner) }
 		first := ei.Cmp(k, "EQ", l)
-		colK := x.slice(H, []int64{2, 1}, k, km1)
-		pair := hlo.ArrayShape(t, 2, 1)
-		vv := lb.sel(lb.full(first, hlo.ArrayShape(hlo.PRED, 2, 1)), v0, colK)
-		r2 := lb.iota(hlo.S32, 0, 2, 1)
-		one := lb.full(lb.constant(hlo.S32, 1), r2.Shape)
-		below, at := lb.compare(r2, one, "EQ"), lb.compare(r2, lb.zeros(r2.Shape), "EQ")
-		v, tau, beta, _ := lb.householder(x, vv, x.slice(vv, []int64{1, 1}, zero, zero), below, at)
-		newCol := lb.sel(at, lb.full(lb.reshape(beta), pair), lb.zeros(pair))
-		H = x.update(H, lb.sel(lb.full(first, hlo.ArrayShape(hlo.PRED, 2, 1)), colK, newCol), k, km1)
-		cs := hlo.ArrayShape(t)
-		t1 := lb.reshape(tau)
-		v2 := lb.reshape(x.slice(v, []int64{1, 1}, lb.constant(hlo.S32, 1), zero))
-		t2 := lb.inst(hlo.OpMultiply, cs, t1, v2)
-		// G^H from the left on rows k, k+1, columns k on:
-		// sum = conj(t1) h_k + conj(t1 v2) h_k+1; h_k -= sum; h_k+1 -= sum v2.
-		rowSh := hlo.ArrayShape(t, 1, n)
-		R := x.slice(H, []int64{2, n}, k, zero)
-		r0, r1 := x.slice(R, []int64{1, n}, zero, zero), x.slice(R, []int64{1, n}, lb.constant(hlo.S32, 1), zero)
-		mul := func(s, v *hlo.Instruction) *hlo.Instruction {
-			return lb.inst(hlo.OpMultiply, v.Shape, lb.full(s, v.Shape), v)
+		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
+		c0 := ei.Mul(chunk, ei.K(float64(C)))
+		lowest := ei.Min(ei.Add(k, ei.K(2)), i)
+		// Every read, from the iteration's H and Z.
+		r0, r0c := at(in0, k), at(in0, km1)
+		col := x.slice(H, []int64{2, 1}, r0, r0c)
+		r1, r1c := at(in1, k), at(in1, c0)
+		rowsBlk := x.slice(H, []int64{2, C}, r1, r1c)
+		r2, r2c := at(in2, c0), at(in2, k)
+		colsBlk := x.slice(H, []int64{C, 2}, r2, r2c)
+		r3, r3c := at(in3, c0), at(in3, k)
+		zBlk := x.slice(Z, []int64{C, 2}, r3, r3c)
+
+		// Phase 0: the reflector, and column k-1.
+		pairP := hlo.ArrayShape(hlo.PRED, 2, 1)
+		vv := lb.sel(lb.full(first, pairP), v0, col)
+		r2i := lb.iota(hlo.S32, 0, 2, 1)
+		below, top := lb.compare(r2i, lb.full(lb.constant(hlo.S32, 1), r2i.Shape), "EQ"), lb.compare(r2i, lb.zeros(r2i.Shape), "EQ")
+		v, tau, beta, _ := lb.householder(x, vv, x.slice(vv, []int64{1, 1}, zero, zero), below, top)
+		newCol := lb.sel(top, lb.full(lb.reshape(beta), col.Shape), lb.zeros(col.Shape))
+		newCol = lb.sel(lb.full(ei.And(in0, ei.Not(first)), pairP), newCol, col)
+		t1 = lb.sel(in0, lb.reshape(tau), t1)
+		v2 = lb.sel(in0, lb.reshape(x.slice(v, []int64{1, 1}, lb.constant(hlo.S32, 1), zero)), v2)
+		t2 := lb.inst(hlo.OpMultiply, one, t1, v2)
+
+		// apply: p0 -= sum, p1 -= sum w where mask holds, sum = a p0 + b p1.
+		apply := func(p0, p1, a, bb, w, mask *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+			f := func(s *hlo.Instruction) *hlo.Instruction { return lb.full(s, p0.Shape) }
+			op := func(o hlo.Opcode, p, q *hlo.Instruction) *hlo.Instruction { return lb.inst(o, p0.Shape, p, q) }
+			sum := op(hlo.OpAdd, op(hlo.OpMultiply, f(a), p0), op(hlo.OpMultiply, f(bb), p1))
+			return lb.sel(mask, op(hlo.OpSubtract, p0, sum), p0), lb.sel(mask, op(hlo.OpSubtract, p1, op(hlo.OpMultiply, sum, f(w))), p1)
 		}
-		sum := lb.inst(hlo.OpAdd, rowSh, mul(lb.conj(t1), r0), mul(lb.conj(t2), r1))
-		cols := lb.iota(hlo.S32, 1, 2, n)
-		R2 := lb.concat(0, lb.inst(hlo.OpSubtract, rowSh, r0, sum), lb.inst(hlo.OpSubtract, rowSh, r1, mul(v2, sum)))
-		H = x.update(H, lb.sel(lb.compare(cols, lb.full(k, cols.Shape), "GE"), R2, R), k, zero)
-		// G from the right on columns k, k+1: sum = t1 c_k + t1 v2 c_k+1;
-		// c_k -= sum; c_k+1 -= sum conj(v2); in H down to row
-		// min(k+2, i), in Z on every row.
-		right := func(M, last *hlo.Instruction) *hlo.Instruction {
-			colSh := hlo.ArrayShape(t, n, 1)
-			C := x.slice(M, []int64{n, 2}, zero, k)
-			c0, c1 := x.slice(C, []int64{n, 1}, zero, zero), x.slice(C, []int64{n, 1}, zero, lb.constant(hlo.S32, 1))
-			sum := lb.inst(hlo.OpAdd, colSh, mul(t1, c0), mul(t2, c1))
-			C2 := lb.concat(1, lb.inst(hlo.OpSubtract, colSh, c0, sum), lb.inst(hlo.OpSubtract, colSh, c1, mul(lb.conj(v2), sum)))
-			if last != nil {
-				rows := lb.iota(hlo.S32, 0, n, 2)
-				C2 = lb.sel(lb.compare(rows, lb.full(last, rows.Shape), "LE"), C2, C)
-			}
-			return x.update(M, C2, zero, k)
+		idx := lb.iota(hlo.S32, 0, C)
+		pos := lb.inst(hlo.OpAdd, idx.Shape, idx, lb.full(c0, idx.Shape)) // the block's columns (rows)
+		and := func(p, q *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpAnd, p.Shape, p, q) }
+		vecOf := func(m *hlo.Instruction, d int, j int64) *hlo.Instruction {
+			return lb.reshape(lb.slice(m, d, j, j+1), C)
 		}
-		H = right(H, ei.Min(ei.Add(k, ei.K(2)), i))
-		Z = right(Z, nil)
-		return []*hlo.Instruction{ei.Add(k, ei.K(1)), e[1], l, i, H, Z, v0}
+		// Phase 1: G^H on rows k, k+1 from column k on.
+		m1 := and(lb.compare(pos, lb.full(k, pos.Shape), "GE"), lb.full(in1, pos.Shape))
+		q0, q1 := apply(vecOf(rowsBlk, 0, 0), vecOf(rowsBlk, 0, 1), lb.conj(t1), lb.conj(t2), v2, m1)
+		newRows := lb.concat(0, lb.reshape(q0, 1, C), lb.reshape(q1, 1, C))
+		// Phase 2: G on columns k, k+1 down to min(k+2, i).
+		m2 := and(lb.compare(pos, lb.full(lowest, pos.Shape), "LE"), lb.full(in2, pos.Shape))
+		p0, p1 := apply(vecOf(colsBlk, 1, 0), vecOf(colsBlk, 1, 1), t1, t2, lb.conj(v2), m2)
+		newCols := lb.concat(1, lb.reshape(p0, C, 1), lb.reshape(p1, C, 1))
+		// Phase 3: G on Z's columns k, k+1.
+		z0, z1 := apply(vecOf(zBlk, 1, 0), vecOf(zBlk, 1, 1), t1, t2, lb.conj(v2), lb.full(in3, pos.Shape))
+		newZ := lb.concat(1, lb.reshape(z0, C, 1), lb.reshape(z1, C, 1))
+
+		// Every write, after every read.
+		H = x.update(H, newCol, r0, r0c)
+		H = x.update(H, newRows, r1, r1c)
+		H = x.update(H, newCols, r2, r2c)
+		Z = x.update(Z, newZ, r3, r3c)
+
+		// The next step: phase 0 -> 1 (from k's chunk) -> 2 -> 3 -> the next k.
+		lastCol := ei.K(float64((n - 1) / C))
+		done1 := ei.Cmp(chunk, "GE", lastCol)
+		done2 := ei.Cmp(chunk, "GE", ei.Div(lowest, ei.K(float64(C))))
+		done3 := done1
+		nextPhase := ei.Sel(in0, ei.K(1), ei.Sel(in1, ei.Sel(done1, ei.K(2), ei.K(1)), ei.Sel(in2, ei.Sel(done2, ei.K(3), ei.K(2)), ei.Sel(done3, ei.K(0), ei.K(3)))))
+		nextChunk := ei.Sel(in0, ei.Div(k, ei.K(float64(C))),
+			ei.Sel(ei.Or(ei.And(in1, done1), ei.Or(ei.And(in2, done2), ei.And(in3, done3))), ei.K(0), ei.Add(chunk, ei.K(1))))
+		nextK := ei.Sel(ei.And(in3, done3), ei.Add(k, ei.K(1)), k)
+		return []*hlo.Instruction{nextK, e[1], l, i, nextPhase, nextChunk, H, Z, v0, t1, v2}
 	})
-	return b.element(w, 4), b.element(w, 5)
+	return b.element(w, 6), b.element(w, 7)
 }
