@@ -29,7 +29,8 @@ func stepKinds(p *Program) map[StepKind]int {
 	return n
 }
 
-// TestDeviceLoopPlans compiles the device loops of testdata/loops and
+// TestDeviceLoopPlans compiles the device loops of testdata/loops (one
+// of them over a complex array) and
 // the corpus's two long loops (without a device): each becomes one
 // device loop step whose kernel passes spirv-val, with no host loop
 // left, and with HostLoops each is a host loop again. A loop computing
