@@ -30,10 +30,10 @@ func stepKinds(p *Program) map[StepKind]int {
 }
 
 // TestDeviceLoopPlans compiles the device loops of testdata/loops (one
-// of them over a complex array) and
-// the corpus's two long loops (without a device): each becomes one
-// device loop step whose kernel passes spirv-val, with no host loop
-// left, and with HostLoops each is a host loop again. A loop computing
+// of them over a complex array) and the corpus's two long loops
+// (without a device): each becomes one device loop step whose kernel
+// passes spirv-val, with no host loop left, and with HostLoops each is
+// a host loop again. A loop computing
 // on a large array stays a host loop, as do one whose kernel would be
 // too large to compile quickly and one whose kernel would bind more
 // buffers than the device allows.
