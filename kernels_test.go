@@ -413,19 +413,21 @@ func requireNearF32(t *testing.T, want *hlo.Literal, got *vkjit.Tensor, delta fl
 }
 
 // TestTiledGemmNarrow: bf16 and f16 dots take the tiled kernel too (a
-// subgroup's 16x32 tile; operands widened as loaded, sums in f32 as the general
-// kernel makes them, the result rounded once), with an epilogue, and
-// with a reshape of the result as JAX writes a batched dot's (stored at
-// the same row-major positions); narrow results within an ulp of the
-// reference's (f32 ones within 1e-5), and the same bits with storage
-// loads as through texel views and with a tile per invocation.
+// subgroup's 16x32 tile; operands widened as loaded, on lavapipe four at
+// a time from 8-byte texels where their layout allows (the first case's
+// rhs, 70 columns, by scalars), sums in f32 as the general kernel makes
+// them, the result rounded once), with an epilogue, and with a reshape
+// of the result as JAX writes a batched dot's (stored at the same
+// row-major positions); narrow results within an ulp of the reference's
+// (f32 ones within 1e-5), and the same bits with storage loads (scalar
+// reads) as through texel views and with a tile per invocation.
 func TestTiledGemmNarrow(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ src, kernel string }{
-		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm16x32_bf16_lanes8"},
-		{"HloModule m\nENTRY e {\n  a = f16[3,64,100] parameter(0)\n  b = f16[3,100,72] parameter(1)\n  ROOT c = f32[3,64,72] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", "gemm16x32_f16_f32_lanes8"},
-		{"HloModule m\nENTRY e {\n  x = bf16[128,96] parameter(0)\n  w = bf16[96,100] parameter(1)\n  b = bf16[100] parameter(2)\n  h = bf16[128,100] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = bf16[128,100] broadcast(b), dimensions={1}\n  ROOT y = bf16[128,100] add(h, bb)\n}", "gemm16x32_bf16_lanes8_add"},
-		{"HloModule m\nENTRY e {\n  a = bf16[12,128,64] parameter(0)\n  b = bf16[12,64,96] parameter(1)\n  d = bf16[12,128,96] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  ROOT r = bf16[1,12,128,96] reshape(d)\n}", "gemm16x32_bf16_lanes8_reshape"},
+		{"HloModule m\nENTRY e {\n  a = bf16[130,200] parameter(0)\n  b = bf16[200,70] parameter(1)\n  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", "gemm16x32_bf16_lanes8_vec4"},
+		{"HloModule m\nENTRY e {\n  a = f16[3,64,100] parameter(0)\n  b = f16[3,100,72] parameter(1)\n  ROOT c = f32[3,64,72] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", "gemm16x32_f16_f32_lanes8_vec4"},
+		{"HloModule m\nENTRY e {\n  x = bf16[128,96] parameter(0)\n  w = bf16[96,100] parameter(1)\n  b = bf16[100] parameter(2)\n  h = bf16[128,100] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  bb = bf16[128,100] broadcast(b), dimensions={1}\n  ROOT y = bf16[128,100] add(h, bb)\n}", "gemm16x32_bf16_lanes8_vec4_add"},
+		{"HloModule m\nENTRY e {\n  a = bf16[12,128,64] parameter(0)\n  b = bf16[12,64,96] parameter(1)\n  d = bf16[12,128,96] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  ROOT r = bf16[1,12,128,96] reshape(d)\n}", "gemm16x32_bf16_lanes8_vec4_reshape"},
 	} {
 		m, err := hlo.Parse("gemm", c.src)
 		require.NoError(t, err)

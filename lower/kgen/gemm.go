@@ -102,13 +102,31 @@ func (p *GemmPlan) gemmVec4() bool {
 		}
 		return vecNone
 	}
-	if p.in != hlo.F32 { // narrow operands: scalar loads, widened
+	if p.in != hlo.F32 { // narrow operands: scalar loads, widened (narrowQuads)
 		p.lVec, p.rVec = vecNone, vecNone
 		return false
 	}
 	p.lVec = layout(p.lBatchSt, p.lStride[1], p.lStride[0], p.m)
 	p.rVec = layout(p.rBatchSt, p.rStride[0], p.rStride[1], p.n)
 	return p.vec4()
+}
+
+// narrowQuads gives a product of bf16 or f16 operands (not an implicit
+// GEMM) the vec4 layouts an f32 one would have, for a target that reads
+// them through texel views: four elements a fetch of an 8-byte texel,
+// widened (texelLoad4Narrow), where scalar loads fetched each alone.
+// Only the subgroup tiles take it (ToLanes), on lavapipe, whose fetches
+// are what a CPU GEMM pays for; the sums are the scalar form's, bit for
+// bit (the same products in the same order). GemmKernel keeps scalar
+// loads for an operand not read through a view.
+func (p *GemmPlan) narrowQuads(tg Target) {
+	if !tg.TexelReads || p.conv != nil || p.in.Bits() != 16 {
+		return
+	}
+	in := p.in
+	p.in = hlo.F32
+	p.gemmVec4()
+	p.in = in
 }
 
 // invocationCols is the columns of a tile one invocation computes: a
@@ -248,7 +266,7 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 	dotBinds := g.dot
 	vb := make([]bool, g.bindings)
 	for i, l := range []vecLayout{p.lVec, p.rVec} {
-		if l != vecNone && isBuffer(dotBinds[i]) {
+		if l != vecNone && isBuffer(dotBinds[i]) && (p.in == hlo.F32 || g.k.texelAccess(dotBinds[i])) {
 			vb[dotBinds[i]] = true
 		}
 	}

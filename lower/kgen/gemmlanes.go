@@ -51,6 +51,9 @@ const lanesRows = 16
 // whether it did.
 func (p *GemmPlan) ToLanes(tg Target) bool {
 	s := int64(tg.SubgroupSize)
+	if tg.CPU && tg.SubgroupShuffle {
+		p.narrowQuads(tg)
+	}
 	// The rhs read as vec4s, or at least a tile's width of columns read
 	// one by one (f32 with n not a multiple of 4, bf16, f16): a
 	// [1024,1024] x [1024,1023] product took 207.8 ms with a tile per

@@ -477,6 +477,9 @@ func (k *kernelBuilder) texelFetch(b int, i spirv.ID, bytes int) spirv.ID {
 // vec4 binding b as a vec4 of its scalar type: through a texel view
 // where the binding has one (texelAccess), else from the storage buffer.
 func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
+	if st := k.bindings[b].st; isNarrow(st) && st.Bits() == 16 && k.texelAccess(b) {
+		return k.texelLoad4Narrow(b, idx4)
+	}
 	if k.texelAccess(b) {
 		return k.texelLoad4(b, idx4)
 	}
@@ -492,6 +495,27 @@ func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
 		return k.f.Bitcast(k.b.TypeVector(st, 4), t)
 	}
 	return t
+}
+
+// texelLoad4Narrow is elements 4*idx4 .. 4*idx4+3 of 16-bit binding b
+// (texelAccess, bf16 or f16: a GEMM's operand, narrowQuads) widened to a
+// vec4 of f32: one 8-byte texel, its four halves widened as a scalar
+// load widens each.
+func (k *kernelBuilder) texelLoad4Narrow(b int, idx4 spirv.ID) spirv.ID {
+	st := k.bindings[b].st
+	u32 := k.u32()
+	w := k.texelFetch(b, idx4, 8)
+	var xs [4]spirv.ID
+	for c := range xs {
+		word := k.f.Extract(u32, w, uint32(c/2))
+		if c%2 == 0 {
+			word = k.uop(spirv.OpBitwiseAnd, word, k.cu32(0xffff))
+		} else {
+			word = k.uop(spirv.OpShiftRightLogical, word, k.cu32(16))
+		}
+		xs[c] = k.widenBits(word, st)
+	}
+	return k.f.CompositeConstruct(k.b.TypeVector(k.scalarType(st), vec4), xs[:]...)
 }
 
 // texelLoad1 is element idx of binding b (texelAccess) in registers, as
