@@ -145,3 +145,44 @@ func TestMiniFloatCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestMiniFloatConversions: every code of each small float type
+// converts to each other small float type as hlo's own decoder and
+// encoder take it (XLA's conversion: round to nearest even, overflow to
+// inf, NaN or the largest value as the type has them), compared by
+// value, a NaN as any NaN: a NaN's code belongs to its type, and one
+// type's NaN code may be another's number (e4m3fn's NaN 0x7f is
+// e4m3b11fnuz's 30, which the device gave until the converted NaN took
+// the target's NaN; FuzzPrograms seed 167).
+func TestMiniFloatConversions(t *testing.T) {
+	defer noValidationMessages(t)
+	types := []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F8E8M0FNU, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN}
+	for _, from := range types {
+		n := 1 << from.Bits()
+		data := make([]byte, 8*((n+7)/8))
+		for i := range data {
+			data[i] = byte(i % n)
+		}
+		for _, to := range types {
+			if to == from {
+				continue
+			}
+			src := fmt.Sprintf("HloModule m\nENTRY e {\n  p = %s[%d] parameter(0)\n  ROOT c = %s[%d] convert(p)\n}", from, len(data), to, len(data))
+			exe, err := rt.CompileText("convert", src, vkjit.CompileOptions{})
+			require.NoError(t, err, "%s -> %s", from, to)
+			res, _, err := exe.Run(context.Background(), must(vkjit.NewTensor(vkjit.DType(from), []int64{int64(len(data))}, data)))
+			require.NoError(t, err, "%s -> %s", from, to)
+			exe.Close()
+			for i, c := range data {
+				want := hlo.MiniFloatToFloat64(to, hlo.MiniFloatFromFloat64(to, hlo.MiniFloatToFloat64(from, uint32(c))))
+				got := hlo.MiniFloatToFloat64(to, uint32(res[0].Data[i]))
+				if math.IsNaN(want) {
+					require.True(t, math.IsNaN(got), "%s -> %s: code %#x gives %g, want NaN", from, to, c, got)
+					continue
+				}
+				require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s -> %s: code %#x gives %g, want %g", from, to, c, got, want)
+			}
+		}
+	}
+}

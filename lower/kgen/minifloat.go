@@ -156,11 +156,41 @@ func (k *kernelBuilder) roundMini(x spirv.ID, t hlo.ElementType) spirv.ID {
 		sign = k.selU32(k.boolOp(spirv.OpFOrdEqual, r, fv(0)), k.cu32(0), sign)
 	}
 	r = k.f.Bitcast(f32, k.uop(spirv.OpBitwiseOr, k.f.Bitcast(u32, r), sign))
-	nan := x // as it is: a NaN that carries a code keeps it
+	nan := k.ownNaN(x, f)
 	if f.Saturate {
 		nan = fv(0) // no NaN to keep
 	}
 	return k.f.Select(f32, k.f.IsNan(k.boolT(), x), nan, r)
+}
+
+// ownNaN is NaN x as a value of format f: as it is where it carries no
+// code or a code that is one of f's NaNs (a value of f moved or
+// bitcast), else f32's quiet NaN, which encodes as f's NaN: the code a
+// conversion brings from another format may be a number of f's
+// (e4m3fn's NaN 0x7f is e4m3b11fnuz's 30).
+func (k *kernelBuilder) ownNaN(x spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
+	u32, f32 := k.u32(), k.b.TypeFloat(32)
+	eq := func(a spirv.ID, v uint32) spirv.ID { return k.boolOp(spirv.OpIEqual, a, k.cu32(v)) }
+	and := func(a spirv.ID, m uint32) spirv.ID { return k.uop(spirv.OpBitwiseAnd, a, k.cu32(m)) }
+	bits := k.f.Bitcast(u32, x)
+	c := and(bits, 0xff)
+	var own spirv.ID // whether code c is one of f's NaNs
+	switch {
+	case f.PowersOfTwo:
+		own = eq(c, 0xff)
+	case f.Saturate:
+		return x // no NaN: roundMini makes it 0
+	case f.Inf: // the exponent all ones, the mantissa not zero
+		ex := and(k.uop(spirv.OpShiftRightLogical, c, k.cu32(uint32(f.Man))), 1<<f.Exp-1)
+		own = k.boolOp(spirv.OpLogicalAnd, eq(ex, 1<<f.Exp-1), k.boolOp(spirv.OpINotEqual, and(c, 1<<f.Man-1), k.cu32(0)))
+	case !f.NegZero: // fnuz: the code of a negative zero
+		own = eq(c, f.NaN)
+	default: // fn: the magnitude all ones
+		own = eq(and(c, f.SignBit-1), f.SignBit-1)
+	}
+	marked := eq(and(bits, NaNMarkMask), NaNMark&NaNMarkMask)
+	foreign := k.boolOp(spirv.OpLogicalAnd, marked, k.boolOp(spirv.OpLogicalNot, own))
+	return k.f.Select(f32, foreign, k.constFloat(hlo.F32, math.NaN()), x)
 }
 
 // roundPowerOfTwo rounds f32 value x to e8m0fnu's powers of two as its
@@ -184,5 +214,6 @@ func (k *kernelBuilder) roundPowerOfTwo(x spirv.ID) spirv.ID {
 	r := k.selU32(k.boolOp(spirv.OpIEqual, field, k.cu32(0)), k.cu32(0x400000), k.uop(spirv.OpShiftLeftLogical, field, k.cu32(23)))
 	bad := k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpFOrdLessThan, x, k.constFloat(hlo.F32, 0)), k.boolOp(spirv.OpUGreaterThanEqual, field, k.cu32(255)))
 	r = k.f.Select(f32, bad, k.constFloat(hlo.F32, math.NaN()), k.f.Bitcast(f32, r))
-	return k.f.Select(f32, k.f.IsNan(k.boolT(), x), x, r)
+	f, _ := hlo.MiniFloatFormatOf(hlo.F8E8M0FNU)
+	return k.f.Select(f32, k.f.IsNan(k.boolT(), x), k.ownNaN(x, f), r)
 }
