@@ -11,8 +11,13 @@ import (
 // E[x^2] - E[x]^2, the count per feature converted to the type), each
 // step rounded to the type as the expanded ops round (f16 and bf16 in
 // f32, rounded once at the end, as vkjit computes them); the sums over
-// a feature's values are exact in float64 and rounded once.
-func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
+// a feature's values are exact in float64 and rounded once. A nonzero
+// nudge moves each inexact step's result (the sums, the divisions and
+// the reciprocal square roots, which a device rounds otherwise or
+// computes to within an ulp) an ulp that way (RunNudged): a result
+// where x*ts and mean*ts nearly cancel moves by their ulps, not its
+// own.
+func batchNorm(in *hlo.Instruction, ops []*hlo.Literal, nudge int) (*Value, error) {
 	f, eps32, err := hlo.BatchNormAttrs(in)
 	if err != nil {
 		return nil, err
@@ -24,6 +29,16 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
 		t = hlo.F32
 	}
 	r := func(v float64) float64 { return round(t, v) }
+	_, man := t.FloatFields()
+	// ri rounds an inexact step's result, nudged.
+	ri := func(v float64) float64 {
+		v = r(v)
+		if nudge != 0 && v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			_, e := math.Frexp(v)
+			v = r(v + float64(nudge)*math.Ldexp(1, e-man-1))
+		}
+		return v
+	}
 	dims := x.Shape.Dims
 	inner := int64(1)
 	for _, k := range dims[f+1:] {
@@ -31,7 +46,10 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
 	}
 	nf := dims[f]
 	total := x.Shape.NumElements()
-	count := r(float64(total / nf))
+	var count float64 // elements per feature; none when there are no features (every result empty)
+	if nf > 0 {
+		count = r(float64(total / nf))
+	}
 	eps := r(float64(eps32))
 	feature := func(i int64) int64 { return i / inner % nf }
 	vec := func(l *hlo.Literal) []float64 {
@@ -49,11 +67,11 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
 			s[feature(i)] += g(i)
 		}
 		for c := range s {
-			s[c] = r(s[c])
+			s[c] = ri(s[c])
 		}
 		return s
 	}
-	rsqrt := func(v float64) float64 { return r(1 / math.Sqrt(v)) }
+	rsqrt := func(v float64) float64 { return ri(1 / math.Sqrt(v)) }
 	lit := func(v []float64, like hlo.Shape) *Value {
 		l := zeros(hlo.ArrayShape(out, like.Dims...))
 		for i, e := range v {
@@ -79,8 +97,8 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
 		sq := sums(func(i int64) float64 { return r(xs[i] * xs[i]) })
 		v := make([]float64, nf)
 		for c := range mean {
-			mean[c] = r(mean[c] / count)
-			v[c] = r(r(sq[c]/count) - r(mean[c]*mean[c]))
+			mean[c] = ri(mean[c] / count)
+			v[c] = r(ri(sq[c]/count) - r(mean[c]*mean[c]))
 		}
 		for i := range total {
 			c := feature(i)
@@ -99,8 +117,8 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal) (*Value, error) {
 		}
 		for i := range total {
 			c := feature(i)
-			i5 := r(r(i3[c]*xm(i)) / r(v[c]+eps))
-			k := r(r(scale[c]*rsqrt(r(v[c]+eps))) / count)
+			i5 := ri(r(i3[c]*xm(i)) / r(v[c]+eps))
+			k := ri(r(scale[c]*rsqrt(r(v[c]+eps))) / count)
 			i6 := r(r(r(dy[i]*count)-gradOffset[c]) - i5)
 			y[i] = r(k * i6)
 		}

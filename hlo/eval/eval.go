@@ -641,7 +641,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	case hlo.OpRngBitGenerator:
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
-		return batchNorm(in, leaves(ops))
+		return batchNorm(in, leaves(ops), e.nudge)
 	case hlo.OpGetDimensionSize:
 		x, d := in.Operands[0].Shape, in.A.Dimensions[0]
 		if int(d) < len(x.Dynamic) && x.Dynamic[d] {

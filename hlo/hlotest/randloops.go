@@ -612,6 +612,56 @@ func (g *gen) cholesky() {
 	g.keep(g.op(hlo.OpCholesky, a).Set("lower", fmt.Sprint(g.rng.IntN(2) == 0)).Instruction, false, 0, 0, false)
 }
 
+// batchNorm is one of XLA's batch-norm ops over a float value of rank 1
+// to 4, its feature dimension any one: training (the batch's mean and
+// variance from the value), inference (a mean and a variance given, the
+// variance a square plus 1/8 so that it is positive) or grad (the same
+// statistics, and a gradient of the value's shape); epsilon 1/1000.
+// Each result is a tuple element or the value, none exact (a square
+// root and divisions round).
+func (g *gen) batchNorm() {
+	var ts []hlo.ElementType
+	for _, t := range g.types {
+		if t == hlo.F16 || t == hlo.BF16 || t == hlo.F32 || t == hlo.F64 {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	t := ts[g.rng.IntN(len(ts))]
+	dims := g.shape()
+	if len(dims) == 0 {
+		dims = []int64{1 + int64(g.rng.IntN(4))}
+	}
+	fi := g.rng.IntN(len(dims))
+	fdims := []int64{dims[fi]}
+	x := g.like(t, dims, false)
+	vec := func() *gval { return g.like(t, fdims, false) }
+	variance := func() *gval {
+		v := vec()
+		sq := g.keep(g.op(hlo.OpMultiply, v, v).Instruction, false, 0, 0, false)
+		return g.keep(g.op(hlo.OpAdd, sq, g.scalarOf(t, 0.125, fdims)).Instruction, false, 0, 0, false)
+	}
+	var in *hlo.InstBuilder
+	switch g.rng.IntN(3) {
+	case 0:
+		in = g.op(hlo.OpBatchNormTraining, x, vec(), vec())
+	case 1:
+		in = g.op(hlo.OpBatchNormInference, x, vec(), vec(), vec(), variance())
+	default:
+		in = g.op(hlo.OpBatchNormGrad, x, vec(), vec(), variance(), g.like(t, dims, false))
+	}
+	in.Set("epsilon", "0.001").Set("feature_index", fmt.Sprint(fi))
+	r := g.keep(in.Instruction, false, 0, 0, false)
+	if !r.in.Shape.IsTuple() {
+		return
+	}
+	for i := range r.in.Shape.Tuple {
+		g.keep(g.e.Op(hlo.OpGetTupleElement, r.in).Set("index", fmt.Sprint(i)).Instruction, false, 0, 0, false)
+	}
+}
+
 // loop is a fori_loop: a counter to a small bound carrying one to three
 // values, its body a random program of the counter and the state (a
 // loop of the loop's own, a conditional, a constant where the entry

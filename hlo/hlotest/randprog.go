@@ -15,7 +15,7 @@ import (
 // floats from f4 to f64, c64 and c128), built with hlo.Builder from a
 // seed: up to n instructions of elementwise ops, data movement,
 // reductions, dots, gathers, scatters, sorts, windows, FFTs, triangular
-// solves, Cholesky factorizations, loops and conditionals over small shapes (empty ones too), for differential
+// solves, Cholesky factorizations, batch norms, loops and conditionals over small shapes (empty ones too), for differential
 // testing (the device fused and unfused against hlo/eval).
 //
 // Floats are where a differential test can be fooled: the device may sum
@@ -318,7 +318,7 @@ func init() {
 		{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
 		{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
 		{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
-		{(*gen).topK, 1}, {(*gen).scheduled, 1},
+		{(*gen).topK, 1}, {(*gen).scheduled, 1}, {(*gen).batchNorm, 1},
 		{(*gen).newParam, 1},
 	}
 }
