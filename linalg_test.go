@@ -510,26 +510,35 @@ ENTRY e {
 						next := complex(real(valueAt(res[0], int64(b*n+j+1))), real(valueAt(res[1], int64(b*n+j+1))))
 						require.Equal(t, cmplx.Conj(lam), next, "%s: a pair's second", name)
 					}
-					v := func(x *vkjit.Tensor, i int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
-					for i := range n {
-						var av, ua complex128
-						for k := range n {
-							av += full[(b*n+i)*n+k] * v(res[3], k)
-							ua += cmplx.Conj(v(res[2], k)) * full[(b*n+k)*n+i]
-						}
-						if right {
-							require.LessOrEqual(t, cmplx.Abs(av-lam*v(res[3], i)), 50*tol*float64(n), "%s: a v = w v at [%d,%d,%d]", name, b, i, j)
-						} else {
-							require.Zero(t, v(res[3], i), "%s: right vectors not asked for", name)
-						}
-						if left {
-							require.LessOrEqual(t, cmplx.Abs(ua-lam*cmplx.Conj(v(res[2], i))), 50*tol*float64(n), "%s: u^H a = w u^H at [%d,%d,%d]", name, b, i, j)
-						} else {
-							require.Zero(t, v(res[2], i), "%s: left vectors not asked for", name)
-						}
-					}
+					requireEigenpair(t, name, full, b, n, j, lam, res[2], res[3], left, right, 50*tol*float64(n))
 				}
 			}
+		}
+	}
+}
+
+// requireEigenpair holds eigenpair j of matrix b of the batch full ([...,
+// n, n]) to tol: a v = lam v for the right vector (column j of matrix b
+// of vr) and u^H a = lam u^H for the left one (of vl), each zero where
+// not asked for.
+func requireEigenpair(t *testing.T, name string, full []complex128, b, n, j int, lam complex128, vl, vr *vkjit.Tensor, left, right bool, tol float64) {
+	t.Helper()
+	v := func(x *vkjit.Tensor, i int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
+	for i := range n {
+		var av, ua complex128
+		for k := range n {
+			av += full[(b*n+i)*n+k] * v(vr, k)
+			ua += cmplx.Conj(v(vl, k)) * full[(b*n+k)*n+i]
+		}
+		if right {
+			require.LessOrEqual(t, cmplx.Abs(av-lam*v(vr, i)), tol, "%s: a v = w v at [%d,%d,%d]", name, b, i, j)
+		} else {
+			require.Zero(t, v(vr, i), "%s: right vectors not asked for", name)
+		}
+		if left {
+			require.LessOrEqual(t, cmplx.Abs(ua-lam*cmplx.Conj(v(vl, i))), tol, "%s: u^H a = w u^H at [%d,%d,%d]", name, b, i, j)
+		} else {
+			require.Zero(t, v(vl, i), "%s: left vectors not asked for", name)
 		}
 	}
 }
@@ -614,33 +623,13 @@ ENTRY e {
 			requireNearEval(t, name, res, want, 10*tol)
 			for b := range 2 {
 				h := func(i, j int) float64 { return real(valueAt(res[0], int64((b*n+i)*n+j))) }
-				q := make([]float64, n*n) // Q = H(0) H(1) ... H(n-2)
-				for i := range n {
-					q[i*n+i] = 1
-				}
-				for k := 0; k+1 < n; k++ {
-					tau := real(valueAt(res[1], int64(b*(n-1)+k)))
-					v := make([]float64, n)
-					v[k+1] = 1
-					for r := k + 2; r < n; r++ {
-						v[r] = h(r, k)
-					}
-					for r := range n { // q -= tau (q v) v^T
-						var w float64
-						for c := range n {
-							w += q[r*n+c] * v[c]
-						}
-						for c := range n {
-							q[r*n+c] -= tau * w * v[c]
-						}
-					}
-				}
+				q := reflectorsQ(res[0], res[1], b, n)
 				for i := range n {
 					for j := range n {
 						var s float64 // (Q^T a Q)_ij
 						for k := range n {
 							for l := range n {
-								s += q[k*n+i] * real(valueAt(a, int64((b*n+k)*n+l))) * q[l*n+j]
+								s += real(q[k*n+i]) * real(valueAt(a, int64((b*n+k)*n+l))) * real(q[l*n+j])
 							}
 						}
 						want := 0.0

@@ -55,25 +55,7 @@ ENTRY e {
 			for b := range 2 {
 				require.Zero(t, valueAt(res[3], int64(b)), "%s info", name)
 				for j := range n {
-					lam := valueAt(res[0], int64(b*n+j))
-					v := func(x *vkjit.Tensor, i int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
-					for i := range n {
-						var av, ua complex128
-						for k := range n {
-							av += full[(b*n+i)*n+k] * v(res[2], k)
-							ua += cmplx.Conj(v(res[1], k)) * full[(b*n+k)*n+i]
-						}
-						if right {
-							require.LessOrEqual(t, cmplx.Abs(av-lam*v(res[2], i)), 50*tol*float64(n), "%s: a v = w v at [%d,%d,%d]", name, b, i, j)
-						} else {
-							require.Zero(t, v(res[2], i), "%s: right vectors not asked for", name)
-						}
-						if left {
-							require.LessOrEqual(t, cmplx.Abs(ua-lam*cmplx.Conj(v(res[1], i))), 50*tol*float64(n), "%s: u^H a = w u^H at [%d,%d,%d]", name, b, i, j)
-						} else {
-							require.Zero(t, v(res[1], i), "%s: left vectors not asked for", name)
-						}
-					}
+					requireEigenpair(t, name, full, b, n, j, valueAt(res[0], int64(b*n+j)), res[1], res[2], left, right, 50*tol*float64(n))
 				}
 			}
 		}
@@ -156,27 +138,7 @@ ENTRY e {
 			requireNearEval(t, name, res, want, 10*tol)
 			for b := range 2 {
 				h := func(i, j int) complex128 { return valueAt(res[0], int64((b*n+i)*n+j)) }
-				q := make([]complex128, n*n)
-				for i := range n {
-					q[i*n+i] = 1
-				}
-				for k := 0; k+1 < n; k++ {
-					tau := valueAt(res[1], int64(b*(n-1)+k))
-					v := make([]complex128, n)
-					v[k+1] = 1
-					for r := k + 2; r < n; r++ {
-						v[r] = h(r, k)
-					}
-					for r := range n { // q -= tau (q v) v^H
-						var w complex128
-						for c := range n {
-							w += q[r*n+c] * v[c]
-						}
-						for c := range n {
-							q[r*n+c] -= tau * w * cmplx.Conj(v[c])
-						}
-					}
-				}
+				q := reflectorsQ(res[0], res[1], b, n)
 				for i := range n {
 					if i > 0 {
 						require.Zero(t, imag(h(i, i-1)), "%s: subdiagonal real at %d", name, i)
@@ -198,4 +160,33 @@ ENTRY e {
 			}
 		}
 	}
+}
+
+// reflectorsQ is Q = H(0) H(1) ... H(n-2) of matrix b of gehrd's
+// results h ([..., n, n], the reflectors below the subdiagonal) and tau
+// ([..., n-1]): H(k) = I - tau_k v_k v_k^H, v_k 1 at row k+1 and h's
+// column k below it.
+func reflectorsQ(h, tau *vkjit.Tensor, b, n int) []complex128 {
+	q := make([]complex128, n*n)
+	for i := range n {
+		q[i*n+i] = 1
+	}
+	for k := 0; k+1 < n; k++ {
+		t := valueAt(tau, int64(b*(n-1)+k))
+		v := make([]complex128, n)
+		v[k+1] = 1
+		for r := k + 2; r < n; r++ {
+			v[r] = valueAt(h, int64((b*n+r)*n+k))
+		}
+		for r := range n { // q -= tau (q v) v^H
+			var w complex128
+			for c := range n {
+				w += q[r*n+c] * v[c]
+			}
+			for c := range n {
+				q[r*n+c] -= t * w * cmplx.Conj(v[c])
+			}
+		}
+	}
+	return q
 }

@@ -349,20 +349,7 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 		ivec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, evi.Shape()) }
 		kk := lb.iota(hlo.S32, 0, np)
 		d, s, u := lb.diagonals(H)
-		right := lb.shiftRight(d)
-		// The top: the largest k in (l, i] whose h(k, k-1) is negligible.
-		hk, ua := ev.Abs(s), ev.Abs(u)
-		tst0 := ev.Add(ev.Abs(right), ev.Abs(d))
-		tst := ev.Sel(ev.Cmp(tst0, "EQ", ev.K(0)), ev.Add(ev.Abs(lb.shiftRight(s)), ev.Abs(lb.shiftLeft(s))), tst0)
-		ab, ba := ev.Max(hk, ua), ev.Min(hk, ua)
-		dd := ev.Abs(ev.Sub(right, d))
-		aa, bb := ev.Max(ev.Abs(d), dd), ev.Min(ev.Abs(d), dd)
-		ss := ev.Add(aa, ab)
-		at := ev.And(ev.Cmp(hk, "LE", ev.Mul(ev.K(ulp), tst)),
-			ev.Cmp(ev.Mul(ba, ev.Div(ab, ss)), "LE", ev.Max(ev.K(smlnum), ev.Mul(ev.K(ulp), ev.Mul(bb, ev.Div(aa, ss))))))
-		neg := ev.Or(ev.Cmp(hk, "LE", ev.K(smlnum)), at)
-		inBlock := evi.And(evi.Cmp(kk, "GT", ivec(l)), evi.Cmp(kk, "LE", ivec(i)))
-		lnew := lb.reduceDim(evi.Sel(evi.And(neg, inBlock), kk, ivec(l)), 0, hlo.OpMaximum, lb.constant(hlo.S32, -1))
+		lnew := lb.blockTop(d, s, u, l, i, ulp, smlnum)
 		pos := ei.Max(lnew, ei.K(1))
 		H = lb.setAt(H, es.Sel(ei.Cmp(lnew, "GT", ei.K(0)), es.K(0), lb.scalarAt(H, pos, ei.Sub(pos, ei.K(1)))), pos, ei.Sub(pos, ei.K(1)))
 		defl := ei.Cmp(lnew, "GE", ei.Sub(i, ei.K(1)))
@@ -459,6 +446,33 @@ func (b *expander) hqr(in, h, z *hlo.Instruction, n int64, ulp, smlnum float64) 
 	T = b.slice(b.slice(g(4), 0, 0, n), 1, 0, n)
 	Z = b.slice(b.slice(g(5), 0, 0, n), 1, 0, n)
 	return T, Z, g(6), g(7), info
+}
+
+// blockTop is the active block's top in hqr's and hqrC's iteration:
+// the largest k in (l, i] whose subdiagonal element h(k, k-1) is
+// negligible, else l, by every row's test at once (the evaluator's
+// negligibleBy, in abs1: |x| for a real H, |re| + |im| for a complex
+// one), from H's diagonals d, s and u (diagonals).
+func (b *expander) blockTop(d, s, u, l, i *hlo.Instruction, ulp, smlnum float64) *hlo.Instruction {
+	n := d.Shape.Dims[0]
+	var err error
+	defer mustBuild(&err)
+	ev, evi := b.expr(hlo.ArrayShape(realPart(d.Shape.Elem), n), &err), b.expr(hlo.ArrayShape(hlo.S32, n), &err)
+	ivec := func(x *hlo.Instruction) *hlo.Instruction { return b.full(x, evi.Shape()) }
+	kk := b.iota(hlo.S32, 0, n)
+	right := b.shiftRight(d)
+	hk, ua := b.abs1(s), b.abs1(u)
+	tst0 := ev.Add(b.abs1(right), b.abs1(d))
+	tst := ev.Sel(ev.Cmp(tst0, "EQ", ev.K(0)), ev.Add(b.abs1(b.shiftRight(s)), b.abs1(b.shiftLeft(s))), tst0)
+	ab, ba := ev.Max(hk, ua), ev.Min(hk, ua)
+	dd := b.abs1(b.inst(hlo.OpSubtract, d.Shape, right, d))
+	aa, bb := ev.Max(b.abs1(d), dd), ev.Min(b.abs1(d), dd)
+	ss := ev.Add(aa, ab)
+	at := ev.And(ev.Cmp(hk, "LE", ev.Mul(ev.K(ulp), tst)),
+		ev.Cmp(ev.Mul(ba, ev.Div(ab, ss)), "LE", ev.Max(ev.K(smlnum), ev.Mul(ev.K(ulp), ev.Mul(bb, ev.Div(aa, ss))))))
+	neg := ev.Or(ev.Cmp(hk, "LE", ev.K(smlnum)), at)
+	inBlock := evi.And(evi.Cmp(kk, "GT", ivec(l)), evi.Cmp(kk, "LE", ivec(i)))
+	return b.reduceDim(evi.Sel(evi.And(neg, inBlock), kk, ivec(l)), 0, hlo.OpMaximum, b.constant(hlo.S32, -1))
 }
 
 // diagonals are the square m's diagonal, subdiagonal and superdiagonal
@@ -619,8 +633,6 @@ func (b *expander) dlanv2(e *formula.Builder, a, bv, c, d *hlo.Instruction, eps 
 // in, so that their writes cannot overlap its own. It returns (h, z).
 func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
 	t := h.Shape.Elem
-	np := h.Shape.Dims[0]
-	n := np - sweepChunk
 	C := int64(sweepChunk)
 	s32 := hlo.ArrayShape(hlo.S32)
 	one := hlo.ArrayShape(t)
@@ -636,23 +648,13 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		es, ei := lb.expr(one, &err), lb.expr(s32, &err)
 		e3 := lb.expr(hlo.ArrayShape(t, 3), &err)
 		x := lb.batched(t, nil)
-		corner := ei.K(float64(n)) // the padding's corner: where an idle phase reads and writes
-		in0, in1, in2, in3 := ei.Cmp(phase, "EQ", ei.K(0)), ei.Cmp(phase, "EQ", ei.K(1)), ei.Cmp(phase, "EQ", ei.K(2)), ei.Cmp(phase, "EQ", ei.K(3))
-		at := func(active, idx *hlo.Instruction) *hlo.Instruction { return ei.Sel(active, idx, corner) }
 		nr3 := ei.Cmp(k, "LT", ei.Sub(kend, ei.K(1)))
 		first := ei.Cmp(k, "EQ", m)
-		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
-		c0 := ei.Mul(chunk, ei.K(float64(C)))
 		lowest := ei.Min(ei.Add(k, ei.K(3)), kend)
-		// Every read, from the iteration's h and z.
-		r0, r0c := at(in0, k), at(in0, km1)
-		col := lb.reshape(x.slice(H, []int64{3, 1}, r0, r0c), 3)
-		r1, r1c := at(in1, k), at(in1, c0)
-		rowsBlk := x.slice(H, []int64{3, C}, r1, r1c)
-		r2, r2c := at(in2, c0), at(in2, k)
-		colsBlk := x.slice(H, []int64{C, 3}, r2, r2c)
-		r3, r3c := at(in3, c0), at(in3, k)
-		zBlk := x.slice(Z, []int64{C, 3}, r3, r3c)
+		sp := lb.sweepStep(ei, x, H, Z, k, phase, chunk, 3)
+		in0, in1, in2, in3 := sp.in[0], sp.in[1], sp.in[2], sp.in[3]
+		c0, rowsBlk, colsBlk, zBlk := sp.c0, sp.rows, sp.cols, sp.z
+		col := lb.reshape(sp.col, 3)
 
 		// Phase 0: the reflector, and column k-1.
 		lane := lb.iota(hlo.S32, 0, 3)
@@ -702,26 +704,74 @@ func (b *expander) sweep(in, h, z, v0, m, kend, l *hlo.Instruction) (*hlo.Instru
 		z0, z1, z2 := apply(colOf(zBlk, 0), colOf(zBlk, 1), colOf(zBlk, 2), lb.full(in3, pos.Shape))
 		newZ := lb.concat(1, lb.reshape(z0, C, 1), lb.reshape(z1, C, 1), lb.reshape(z2, C, 1))
 
-		// Every write, after every read.
-		H = x.update(H, lb.reshape(newCol, 3, 1), r0, r0c)
-		H = x.update(H, newRows, r1, r1c)
-		H = x.update(H, newCols, r2, r2c)
-		Z = x.update(Z, newZ, r3, r3c)
-
-		// The next step: phase 0 -> 1 (from k's chunk) -> 2 -> 3 -> the next k.
-		lastCol := ei.K(float64((n - 1) / C))
-		lastRow := ei.Div(lowest, ei.K(float64(C)))
-		done1 := ei.Cmp(chunk, "GE", lastCol)
-		done2 := ei.Cmp(chunk, "GE", lastRow)
-		done3 := ei.Cmp(chunk, "GE", lastCol)
-		nextPhase := ei.Sel(in0, ei.K(1), ei.Sel(in1, ei.Sel(done1, ei.K(2), ei.K(1)), ei.Sel(in2, ei.Sel(done2, ei.K(3), ei.K(2)), ei.Sel(done3, ei.K(0), ei.K(3)))))
-		nextChunk := ei.Sel(in0, ei.Div(k, ei.K(float64(C))),
-			ei.Sel(ei.Or(ei.And(in1, done1), ei.Or(ei.And(in2, done2), ei.And(in3, done3))), ei.K(0), ei.Add(chunk, ei.K(1))))
-		nextK := ei.Sel(ei.And(in3, done3), ei.Add(k, ei.K(1)), k)
+		H, Z = sp.write(H, Z, lb.reshape(newCol, 3, 1), newRows, newCols, newZ)
+		nextK, nextPhase, nextChunk := sp.next(lowest)
 		return []*hlo.Instruction{nextK, kend, m, l, nextPhase, nextChunk, H, Z, v, t1, v2, v3}
 	})
 	g := func(k int) *hlo.Instruction { return b.element(w, k) }
 	return g(6), g(7)
+}
+
+// sweepStep is one iteration of a sweep's device loop (sweep, sweepC),
+// the reflector r rows high, on H and Z padded by sweepChunk rows and
+// columns: k, the phase (in[p]: phase p is this iteration's; 0 the
+// reflector, 1 rows, 2 columns, 3 Z's columns) and the chunk (from row
+// or column c0), and every read of the iteration, from H and Z before
+// any write: the column below row k-1 (col, [r, 1]), the r rows from
+// column c0 (rows), the r columns from row c0 (cols) and Z's (z), each
+// at the padding's corner when its phase is idle, where writing back
+// what it read changes nothing.
+type sweepStep struct {
+	ei                 *formula.Builder
+	x                  batched
+	k, chunk, c0       *hlo.Instruction
+	in                 [4]*hlo.Instruction
+	col, rows, cols, z *hlo.Instruction
+	at                 [4][2]*hlo.Instruction // where each block was read
+	lastCol            int64                  // the last column (row) chunk
+}
+
+func (lb *expander) sweepStep(ei *formula.Builder, x batched, H, Z, k, phase, chunk *hlo.Instruction, r int64) *sweepStep {
+	n := H.Shape.Dims[0] - sweepChunk
+	C := int64(sweepChunk)
+	s := &sweepStep{ei: ei, x: x, k: k, chunk: chunk, c0: ei.Mul(chunk, ei.K(float64(C))), lastCol: (n - 1) / C}
+	corner := ei.K(float64(n))
+	for p := range s.in {
+		s.in[p] = ei.Cmp(phase, "EQ", ei.K(float64(p)))
+	}
+	place := func(p int, row, col *hlo.Instruction) [2]*hlo.Instruction {
+		return [2]*hlo.Instruction{ei.Sel(s.in[p], row, corner), ei.Sel(s.in[p], col, corner)}
+	}
+	s.at = [4][2]*hlo.Instruction{place(0, k, ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))), place(1, k, s.c0), place(2, s.c0, k), place(3, s.c0, k)}
+	s.col = x.slice(H, []int64{r, 1}, s.at[0][0], s.at[0][1])
+	s.rows = x.slice(H, []int64{r, C}, s.at[1][0], s.at[1][1])
+	s.cols = x.slice(H, []int64{C, r}, s.at[2][0], s.at[2][1])
+	s.z = x.slice(Z, []int64{C, r}, s.at[3][0], s.at[3][1])
+	return s
+}
+
+// write puts the iteration's blocks back where they were read, after
+// every read.
+func (s *sweepStep) write(H, Z, col, rows, cols, z *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+	H = s.x.update(H, col, s.at[0][0], s.at[0][1])
+	H = s.x.update(H, rows, s.at[1][0], s.at[1][1])
+	H = s.x.update(H, cols, s.at[2][0], s.at[2][1])
+	return H, s.x.update(Z, z, s.at[3][0], s.at[3][1])
+}
+
+// next is the following iteration's (k, phase, chunk): phase 0 -> 1
+// (from k's chunk) -> 2 (down to row lowest's chunk) -> 3 -> the next k.
+func (s *sweepStep) next(lowest *hlo.Instruction) (k, phase, chunk *hlo.Instruction) {
+	ei, in := s.ei, s.in
+	lastCol := ei.K(float64(s.lastCol))
+	done1 := ei.Cmp(s.chunk, "GE", lastCol)
+	done2 := ei.Cmp(s.chunk, "GE", ei.Div(lowest, ei.K(float64(sweepChunk))))
+	done3 := ei.Cmp(s.chunk, "GE", lastCol)
+	phase = ei.Sel(in[0], ei.K(1), ei.Sel(in[1], ei.Sel(done1, ei.K(2), ei.K(1)), ei.Sel(in[2], ei.Sel(done2, ei.K(3), ei.K(2)), ei.Sel(done3, ei.K(0), ei.K(3)))))
+	chunk = ei.Sel(in[0], ei.Div(s.k, ei.K(float64(sweepChunk))),
+		ei.Sel(ei.Or(ei.And(in[1], done1), ei.Or(ei.And(in[2], done2), ei.And(in[3], done3))), ei.K(0), ei.Add(s.chunk, ei.K(1))))
+	k = ei.Sel(ei.And(in[3], done3), ei.Add(s.k, ei.K(1)), s.k)
+	return k, phase, chunk
 }
 
 // schurVectors is the evaluator's schurVectors: from the real Schur

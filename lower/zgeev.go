@@ -104,24 +104,8 @@ func (b *expander) hqrC(in, h, z *hlo.Instruction, ulp, smlnum float64) (T, Z, w
 		defer mustBuild(&err)
 		i, l, its, H, Z, w := e[0], e[1], e[2], e[3], e[4], e[5]
 		es, ei := lb.expr(hlo.ArrayShape(rt), &err), lb.expr(s32, &err)
-		ev, evi := lb.expr(hlo.ArrayShape(rt, np), &err), lb.expr(hlo.ArrayShape(hlo.S32, np), &err)
-		ivec := func(x *hlo.Instruction) *hlo.Instruction { return lb.full(x, evi.Shape()) }
-		kk := lb.iota(hlo.S32, 0, np)
 		d, s, u := lb.diagonals(H)
-		right := lb.shiftRight(d)
-		// The top: the largest k in (l, i] whose h(k, k-1) is negligible.
-		hk, ua := lb.abs1(s), lb.abs1(u)
-		tst0 := ev.Add(lb.abs1(right), lb.abs1(d))
-		tst := ev.Sel(ev.Cmp(tst0, "EQ", ev.K(0)), ev.Add(lb.abs1(lb.shiftRight(s)), lb.abs1(lb.shiftLeft(s))), tst0)
-		ab, ba := ev.Max(hk, ua), ev.Min(hk, ua)
-		dd := lb.abs1(lb.inst(hlo.OpSubtract, d.Shape, right, d))
-		aa, bb := ev.Max(lb.abs1(d), dd), ev.Min(lb.abs1(d), dd)
-		ss := ev.Add(aa, ab)
-		at := ev.And(ev.Cmp(hk, "LE", ev.Mul(ev.K(ulp), tst)),
-			ev.Cmp(ev.Mul(ba, ev.Div(ab, ss)), "LE", ev.Max(ev.K(smlnum), ev.Mul(ev.K(ulp), ev.Mul(bb, ev.Div(aa, ss))))))
-		neg := ev.Or(ev.Cmp(hk, "LE", ev.K(smlnum)), at)
-		inBlock := evi.And(evi.Cmp(kk, "GT", ivec(l)), evi.Cmp(kk, "LE", ivec(i)))
-		lnew := lb.reduceDim(evi.Sel(evi.And(neg, inBlock), kk, ivec(l)), 0, hlo.OpMaximum, lb.constant(hlo.S32, -1))
+		lnew := lb.blockTop(d, s, u, l, i, ulp, smlnum)
 		pos := ei.Max(lnew, ei.K(1))
 		if n > 1 {
 			H = lb.setAt(H, lb.sel(ei.Cmp(lnew, "GT", ei.K(0)), lb.zeros(hlo.ArrayShape(t)), lb.scalarAt(H, pos, ei.Sub(pos, ei.K(1)))), pos, ei.Sub(pos, ei.K(1)))
@@ -206,8 +190,6 @@ func (b *expander) shiftC(H, l, i, its *hlo.Instruction) *hlo.Instruction {
 // and k+1. It returns (H, Z).
 func (b *expander) sweepC(in, H, Z, v0, l, kend, i *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
 	t := H.Shape.Elem
-	np := H.Shape.Dims[0]
-	n := np - sweepChunk
 	C := int64(sweepChunk)
 	s32 := hlo.ArrayShape(hlo.S32)
 	one := hlo.ArrayShape(t)
@@ -223,22 +205,11 @@ func (b *expander) sweepC(in, H, Z, v0, l, kend, i *hlo.Instruction) (*hlo.Instr
 		ei := lb.expr(s32, &err)
 		x := lb.batched(t, nil)
 		zero := lb.constant(hlo.S32, 0)
-		corner := ei.K(float64(n)) // the padding's corner: where an idle phase reads and writes
-		in0, in1, in2, in3 := ei.Cmp(phase, "EQ", ei.K(0)), ei.Cmp(phase, "EQ", ei.K(1)), ei.Cmp(phase, "EQ", ei.K(2)), ei.Cmp(phase, "EQ", ei.K(3))
-		at := func(active, idx *hlo.Instruction) *hlo.Instruction { return ei.Sel(active, idx, corner) }
 		first := ei.Cmp(k, "EQ", l)
-		km1 := ei.Max(ei.Sub(k, ei.K(1)), ei.K(0))
-		c0 := ei.Mul(chunk, ei.K(float64(C)))
 		lowest := ei.Min(ei.Add(k, ei.K(2)), i)
-		// Every read, from the iteration's H and Z.
-		r0, r0c := at(in0, k), at(in0, km1)
-		col := x.slice(H, []int64{2, 1}, r0, r0c)
-		r1, r1c := at(in1, k), at(in1, c0)
-		rowsBlk := x.slice(H, []int64{2, C}, r1, r1c)
-		r2, r2c := at(in2, c0), at(in2, k)
-		colsBlk := x.slice(H, []int64{C, 2}, r2, r2c)
-		r3, r3c := at(in3, c0), at(in3, k)
-		zBlk := x.slice(Z, []int64{C, 2}, r3, r3c)
+		sp := lb.sweepStep(ei, x, H, Z, k, phase, chunk, 2)
+		in0, in1, in2, in3 := sp.in[0], sp.in[1], sp.in[2], sp.in[3]
+		c0, col, rowsBlk, colsBlk, zBlk := sp.c0, sp.col, sp.rows, sp.cols, sp.z
 
 		// Phase 0: the reflector, and column k-1.
 		pairP := hlo.ArrayShape(hlo.PRED, 2, 1)
@@ -277,21 +248,8 @@ func (b *expander) sweepC(in, H, Z, v0, l, kend, i *hlo.Instruction) (*hlo.Instr
 		z0, z1 := apply(vecOf(zBlk, 1, 0), vecOf(zBlk, 1, 1), t1, t2, lb.conj(v2), lb.full(in3, pos.Shape))
 		newZ := lb.concat(1, lb.reshape(z0, C, 1), lb.reshape(z1, C, 1))
 
-		// Every write, after every read.
-		H = x.update(H, newCol, r0, r0c)
-		H = x.update(H, newRows, r1, r1c)
-		H = x.update(H, newCols, r2, r2c)
-		Z = x.update(Z, newZ, r3, r3c)
-
-		// The next step: phase 0 -> 1 (from k's chunk) -> 2 -> 3 -> the next k.
-		lastCol := ei.K(float64((n - 1) / C))
-		done1 := ei.Cmp(chunk, "GE", lastCol)
-		done2 := ei.Cmp(chunk, "GE", ei.Div(lowest, ei.K(float64(C))))
-		done3 := done1
-		nextPhase := ei.Sel(in0, ei.K(1), ei.Sel(in1, ei.Sel(done1, ei.K(2), ei.K(1)), ei.Sel(in2, ei.Sel(done2, ei.K(3), ei.K(2)), ei.Sel(done3, ei.K(0), ei.K(3)))))
-		nextChunk := ei.Sel(in0, ei.Div(k, ei.K(float64(C))),
-			ei.Sel(ei.Or(ei.And(in1, done1), ei.Or(ei.And(in2, done2), ei.And(in3, done3))), ei.K(0), ei.Add(chunk, ei.K(1))))
-		nextK := ei.Sel(ei.And(in3, done3), ei.Add(k, ei.K(1)), k)
+		H, Z = sp.write(H, Z, newCol, newRows, newCols, newZ)
+		nextK, nextPhase, nextChunk := sp.next(lowest)
 		return []*hlo.Instruction{nextK, e[1], l, i, nextPhase, nextChunk, H, Z, v0, t1, v2}
 	})
 	return b.element(w, 6), b.element(w, 7)

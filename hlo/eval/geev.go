@@ -347,7 +347,7 @@ func hessenberg(h []float64, n int, reflectors bool) (q, taus []float64) {
 // and as its adjoint from the left to the columns after i, column i
 // then set to (beta, 0, ...) below its diagonal, or with reflectors to
 // (beta, v's tail), as gehrd stores them; it returns their product Q
-// (orghr, unghr) and the taus ([n-1], the last zero).
+// (orghr, unghr) and the taus ([n-1]; a real matrix's last is zero).
 func hessenbergC(h []complex128, n int, reflectors bool) (q, taus []complex128) {
 	z := make([]complex128, n*n)
 	for i := range n {
@@ -555,30 +555,36 @@ func hqr(h, z []float64, n int, ulp, smlnum float64) (wr, wi []float64, info int
 	return wr, wi, 0
 }
 
-// negligible is dlahqr's test of subdiagonal element h(k, k-1): at most
-// smlnum, or small against its neighbours by Ahues and Tisseur's
-// criterion.
+// negligible is dlahqr's test of subdiagonal element h(k, k-1) of the
+// real h (negligibleBy).
 func negligible(h []float64, n, k int, ulp, smlnum float64) bool {
-	at := func(i, j int) float64 { return math.Abs(h[i*n+j]) }
-	hk := at(k, k-1)
+	return negligibleBy(n, k, func(i, j int) float64 { return math.Abs(h[i*n+j]) }, math.Abs(h[(k-1)*n+k-1]-h[k*n+k]), ulp, smlnum)
+}
+
+// negligibleBy is dlahqr's (zlahqr's) test of subdiagonal element h(k,
+// k-1) of an n x n Hessenberg matrix whose elements' magnitudes mag
+// gives (|x|, or zlahqr's |re| + |im|), diff that of h(k-1, k-1) -
+// h(k, k): at most smlnum, or small against its neighbours by Ahues
+// and Tisseur's criterion.
+func negligibleBy(n, k int, mag func(i, j int) float64, diff, ulp, smlnum float64) bool {
+	hk := mag(k, k-1)
 	if hk <= smlnum {
 		return true
 	}
-	tst := at(k-1, k-1) + at(k, k)
+	tst := mag(k-1, k-1) + mag(k, k)
 	if tst == 0 {
 		if k >= 2 {
-			tst += at(k-1, k-2)
+			tst += mag(k-1, k-2)
 		}
 		if k+1 < n {
-			tst += at(k+1, k)
+			tst += mag(k+1, k)
 		}
 	}
 	if hk > ulp*tst {
 		return false
 	}
-	ab, ba := max(hk, at(k-1, k)), min(hk, at(k-1, k))
-	d := math.Abs(h[(k-1)*n+k-1] - h[k*n+k])
-	aa, bb := max(at(k, k), d), min(at(k, k), d)
+	ab, ba := max(hk, mag(k-1, k)), min(hk, mag(k-1, k))
+	aa, bb := max(mag(k, k), diff), min(mag(k, k), diff)
 	s := aa + ab
 	return ba*(ab/s) <= max(smlnum, ulp*(bb*(aa/s)))
 }
@@ -726,9 +732,9 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 }
 
 // triangularVectors are the right and left eigenvectors ([n, n], a
-// column each, not yet normalized) of the matrix Zc Tc Zc^H D^-1... of a = D Zc
-// Tc Zc^H D^-1 from its complex Schur form Tc (upper triangular) and
-// vectors Zc and balancing D's diagonal d: the right ones by back
+// column each, not yet normalized) of a = D Zc Tc Zc^H D^-1 from its
+// complex Schur form Tc (upper triangular), its vectors Zc and the
+// balancing's diagonal d: the right ones by back
 // substitution in Tc (dtrevc's and ztrevc's, a divisor below ulp
 // |lambda| raised to it), the left ones by forward substitution in
 // Tc^H, each column's growth held off by powers of two as dtrevc3

@@ -235,32 +235,10 @@ func shiftC(h []complex128, n, l, i, its int) complex128 {
 	return t - u*(u/(x+y))
 }
 
-// negligibleC is zlahqr's test of subdiagonal element h(k, k-1): at
-// most smlnum, or small against its neighbours by Ahues and Tisseur's
-// criterion, in |re| + |im| (abs1).
+// negligibleC is zlahqr's test of subdiagonal element h(k, k-1) of the
+// complex h, in |re| + |im| (negligibleBy).
 func negligibleC(h []complex128, n, k int, ulp, smlnum float64) bool {
-	at := func(i, j int) float64 { return abs1(h[i*n+j]) }
-	hk := at(k, k-1)
-	if hk <= smlnum {
-		return true
-	}
-	tst := at(k-1, k-1) + at(k, k)
-	if tst == 0 {
-		if k >= 2 {
-			tst += at(k-1, k-2)
-		}
-		if k+1 < n {
-			tst += at(k+1, k)
-		}
-	}
-	if hk > ulp*tst {
-		return false
-	}
-	ab, ba := max(hk, at(k-1, k)), min(hk, at(k-1, k))
-	d := abs1(h[(k-1)*n+k-1] - h[k*n+k])
-	aa, bb := max(at(k, k), d), min(at(k, k), d)
-	s := aa + ab
-	return ba*(ab/s) <= max(smlnum, ulp*(bb*(aa/s)))
+	return negligibleBy(n, k, func(i, j int) float64 { return abs1(h[i*n+j]) }, abs1(h[(k-1)*n+k-1]-h[k*n+k]), ulp, smlnum)
 }
 
 // abs1 is |re x| + |im x|, LAPACK's cabs1.
