@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"math"
+
 	"github.com/vkjit/vkjit/hlo"
 )
 
@@ -16,7 +18,7 @@ import (
 // hessenberg's, as the real gehrd.
 
 // geevC is geev of one complex n x n matrix m: (w [n], vl, vr [n, n],
-// info []), the eigenvalues in eigenOrder's order.
+// info []), the eigenvalues in eigenOrderNear's order.
 func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, info *hlo.Instruction) {
 	t := m.Shape.Elem
 	rt := realPart(t)
@@ -27,7 +29,7 @@ func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, i
 	h, z, _ := b.hessenberg(in, m, false)
 	T, Z, w, info := b.hqrC(in, h, z, ulp, smlnum)
 	w = b.scaleBy(w, k, -1)
-	wr, wi, onehot := b.eigenOrder(in, b.realOf(w), b.imagOf(w))
+	wr, wi, onehot := b.eigenOrderNear(in, b.realOf(w), b.imagOf(w), tieTolerance(ulp, n))
 	w = b.inst(hlo.OpComplex, w.Shape, wr, wi)
 	vz := b.zeros(m.Shape)
 	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
@@ -45,6 +47,47 @@ func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, i
 		vl = b.sel(ok, vl0, vz)
 	}
 	return w, vl, vr, info
+}
+
+// eigenOrderNear is the evaluator's eigenOrderNear: a complex matrix's
+// eigenvalues (wr, wi) sorted by (keyRe, keyIm, -wi), stably, keyRe
+// the smallest real part within rel of the largest magnitude of each
+// (every pair at once, [n, n]), keyIm so the smallest imaginary
+// magnitude among those of the same keyRe; so that parts equal in exact
+// arithmetic and split by rounding (a real matrix's conjugate pairs)
+// sort alike on the device and in the evaluator. It returns the sorted
+// (wr, wi) and the one-hot permutation that puts columns in that order.
+func (b *expander) eigenOrderNear(in, wr, wi *hlo.Instruction, rel float64) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
+	t := wr.Shape.Elem
+	n := wr.Shape.Dims[0]
+	msh := hlo.ArrayShape(t, n, n)
+	var err error
+	defer mustBuild(&err)
+	es, ev, sq := b.expr(hlo.ArrayShape(t), &err), b.expr(wr.Shape, &err), b.expr(msh, &err)
+	mine := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, msh, 0) }  // x_i at [i, j]
+	other := func(x *hlo.Instruction) *hlo.Instruction { return b.along(x, msh, 1) } // x_j at [i, j]
+	inf := es.K(math.Inf(1))
+	tol := b.full(es.Mul(es.K(rel), b.reduceDim(ev.Hypot(wr, wi), 0, hlo.OpMaximum, es.K(0))), msh)
+	near := func(x *hlo.Instruction) *hlo.Instruction { return sq.Cmp(sq.Abs(sq.Sub(other(x), mine(x))), "LE", tol) }
+	least := func(mask, x *hlo.Instruction) *hlo.Instruction {
+		return b.reduceDim(sq.Sel(mask, other(x), b.full(inf, msh)), 1, hlo.OpMinimum, inf)
+	}
+	kre := least(near(wr), wr)
+	mag := ev.Abs(wi)
+	kim := least(sq.And(sq.Cmp(other(kre), "EQ", mine(kre)), near(mag)), mag)
+	idx := b.iota(hlo.S32, 0, n)
+	srt := b.inst(hlo.OpSort, hlo.TupleShape(wr.Shape, wr.Shape, wr.Shape, idx.Shape), kre, kim, ev.Neg(wi), idx)
+	srt.Called = []*hlo.Computation{lexicographic(in.Name+"/eigenorder", t, 3)}
+	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{0}, true, true
+	perm := b.element(srt, 3)
+	rows := b.iota(hlo.S32, 0, n, n)
+	at := b.compare(rows, b.along(perm, rows.Shape, 1), "EQ") // [i, j]: i is the j-th
+	negZero := es.K(math.Copysign(0, -1))                     // x + -0 = x, for every x
+	pick := func(x *hlo.Instruction) *hlo.Instruction {
+		return b.reduceDim(sq.Sel(at, mine(x), b.full(negZero, msh)), 0, hlo.OpAdd, negZero)
+	}
+	onehot := b.sel(at, b.full(es.K(1), msh), b.zeros(msh))
+	return pick(wr), pick(wi), onehot
 }
 
 // geesC is gees of one complex n x n matrix m: (T, Z, w in T's

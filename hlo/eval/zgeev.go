@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/cmplx"
+	"sort"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -26,7 +27,7 @@ import (
 // within hqrC's iterations (geev's vectors are then left zero).
 
 // geevC is geev of each complex matrix of l: (w, vl, vr, info), the
-// eigenvalues in eigenOrder's order.
+// eigenvalues in eigenOrderNear's order.
 func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl, vr, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := realType(l.Shape.Elem)
@@ -55,7 +56,7 @@ func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl,
 		for j, x := range ev {
 			re[j], im[j] = math.Ldexp(real(x), -k), math.Ldexp(imag(x), -k)
 		}
-		order := eigenOrder(re, im)
+		order := eigenOrderNear(re, im, tieTolerance(ulp, ni))
 		for _, o := range order {
 			ws = append(ws, complex(re[o], im[o]))
 		}
@@ -239,6 +240,56 @@ func shiftC(h []complex128, n, l, i, its int) complex128 {
 // complex h, in |re| + |im| (negligibleBy).
 func negligibleC(h []complex128, n, k int, ulp, smlnum float64) bool {
 	return negligibleBy(n, k, func(i, j int) float64 { return abs1(h[i*n+j]) }, abs1(h[(k-1)*n+k-1]-h[k*n+k]), ulp, smlnum)
+}
+
+// eigenOrderNear is eigenOrder for a complex matrix's eigenvalues (wr,
+// wi), whose parts rounding leaves near equal where they are equal in
+// exact arithmetic (a real matrix's conjugate pairs, a permutation's
+// roots of unity), so that the device's order and this one's would
+// hang on rounding: a real part within rel of the largest magnitude of
+// another's counts as the smallest of those (keyRe), then so an
+// imaginary part's magnitude among those of one keyRe (keyIm), and the
+// order is by (keyRe, keyIm, -wi), stably. The lowering's is the same
+// (lower/zgeev.go).
+func eigenOrderNear(wr, wi []float64, rel float64) []int {
+	n := len(wr)
+	var top float64
+	for i := range n {
+		top = max(top, math.Hypot(wr[i], wi[i]))
+	}
+	tol := rel * top
+	kre, kim := make([]float64, n), make([]float64, n)
+	for i := range n {
+		kre[i] = math.Inf(1)
+		for j := range n {
+			if math.Abs(wr[j]-wr[i]) <= tol {
+				kre[i] = min(kre[i], wr[j])
+			}
+		}
+	}
+	for i := range n {
+		kim[i] = math.Inf(1)
+		for j := range n {
+			if kre[j] == kre[i] && math.Abs(math.Abs(wi[j])-math.Abs(wi[i])) <= tol {
+				kim[i] = min(kim[i], math.Abs(wi[j]))
+			}
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		p, q := order[x], order[y]
+		switch {
+		case kre[p] != kre[q]:
+			return kre[p] < kre[q]
+		case kim[p] != kim[q]:
+			return kim[p] < kim[q]
+		}
+		return -wi[p] < -wi[q]
+	})
+	return order
 }
 
 // abs1 is |re x| + |im x|, LAPACK's cabs1.
