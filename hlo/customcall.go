@@ -82,7 +82,8 @@ const (
 	// eigenvalue did not converge (no vectors then). vkjit sorts the
 	// eigenvalues, whose order LAPACK leaves unspecified (hlo/eval's
 	// eigenOrder). The complex cgeev and zgeev return (w [..., n]
-	// complex, vl, vr, info), in the same order.
+	// complex, vl, vr, info), in that order but for parts within 8 n ulp
+	// of the largest magnitude, which count as equal (eigenOrderNear).
 	CallGeev
 	// CallGees: the real Schur form a = Z T Z^T of a real square matrix
 	// [..., n, n], LAPACK's sgees and dgees (no sorting) as jaxlib's FFI
