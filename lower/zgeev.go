@@ -11,11 +11,10 @@ import (
 // steps): the real calls' scaling, balancing and Hessenberg reduction
 // (normScaleEach, balance and hessenberg take complex matrices), then
 // zlahqr's single-shift QR as one while loop (hqrC) whose iteration
-// deflates the active block's last row or makes one sweep (sweepC: a
-// loop of 2 x 2 reflectors, each applied to two rows and two columns
-// by dynamic slices), and the vectors by triangularVectors, which the
-// real geev runs on its complex Schur form. cgehrd and zgehrd are
-// hessenberg's, as the real gehrd.
+// deflates the active block's last row or makes one sweep (sweepC: the
+// real sweep's device loop, sweepStep, for 2 x 2 reflectors), and the
+// vectors by triangularVectors, which the real geev runs on its complex
+// Schur form. cgehrd and zgehrd are hessenberg's, as the real gehrd.
 
 // geevC is geev of one complex n x n matrix m: (w [n], vl, vr [n, n],
 // info []), the eigenvalues in eigenOrderNear's order.
@@ -29,14 +28,14 @@ func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, i
 	h, z, _ := b.hessenberg(in, m, false)
 	T, Z, w, info := b.hqrC(in, h, z, ulp, smlnum)
 	w = b.scaleBy(w, k, -1)
-	wr, wi, onehot := b.eigenOrderNear(in, b.realOf(w), b.imagOf(w), tieTolerance(ulp, n))
+	rel := tieTolerance(ulp, n)
+	wr, wi, onehot := b.eigenOrderNear(in, b.realOf(w), b.imagOf(w), rel)
 	w = b.inst(hlo.OpComplex, w.Shape, wr, wi)
 	vz := b.zeros(m.Shape)
 	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
 		return w, vz, vz, info
 	}
 	vr0, vl0 := b.triangularVectors(T, Z, d, ulp, smlnum)
-	rel := tieTolerance(ulp, n)
 	vr0, vl0 = b.columnsBy(b.eigenColumns(vr0, nil, rel), onehot), b.columnsBy(b.eigenColumns(vl0, nil, rel), onehot)
 	ok := b.full(b.compare(info, b.constant(hlo.S32, 0), "EQ"), hlo.ArrayShape(hlo.PRED, n, n))
 	vr, vl = vz, vz
