@@ -77,6 +77,8 @@ Flags of run (before or after the positional arguments):
   --storage-loads       on a CPU device, read inputs from their storage buffers only,
                         not through uniform texel buffer views (to compare against)
   --stats               print kernels, dispatches and the memory plan's figures
+  --profile             after the run, run again timing each dispatch on the device
+                        (timestamps) and print the time per kernel, longest first
   --cache-dir DIR       the compile cache's directory (default VKJIT_CACHE_DIR, else
                         the user cache directory's vkjit)
   --no-cache            neither read nor write the compile cache
