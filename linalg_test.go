@@ -581,15 +581,7 @@ ENTRY e {
 							require.Zero(t, at(res[1], b, i, j), "%s: Z not asked for", name)
 							continue
 						}
-						var zt, ztz float64
-						for k := range n {
-							ztz += at(res[1], b, k, i) * at(res[1], b, k, j)
-							for l := range n {
-								zt += at(res[1], b, i, k) * at(res[0], b, k, l) * at(res[1], b, j, l)
-							}
-						}
-						require.InDelta(t, at(a, b, i, j), zt, 20*tol*float64(n), "%s: a = Z T Z^T at [%d,%d,%d]", name, b, i, j)
-						require.InDelta(t, map[bool]float64{true: 1, false: 0}[i == j], ztz, 20*tol*float64(n), "%s: Z orthogonal", name)
+						requireSchurAt(t, name, a, res[0], res[1], b, n, i, j, 20*tol*float64(n))
 					}
 				}
 			}

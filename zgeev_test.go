@@ -84,7 +84,7 @@ func TestGeesComplex(t *testing.T) {
 		for ci, n := range []int{1, 2, 5, 12} {
 			mode := map[bool]int{true: 'V', false: 'N'}[ci != 2]
 			name := fmt.Sprintf("%s[2,%d,%d] mode %c", ty, n, n, mode)
-			a, full := complexMatrices(rng, ty, 2, n)
+			a, _ := complexMatrices(rng, ty, 2, n)
 			src := fmt.Sprintf(`HloModule schur
 ENTRY e {
   a = %[1]s[2,%[2]d,%[2]d] parameter(0)
@@ -105,15 +105,7 @@ ENTRY e {
 							require.Zero(t, at(res[1], b, i, j), "%s: Z not asked for", name)
 							continue
 						}
-						var zt, zz complex128
-						for k := range n {
-							zz += cmplx.Conj(at(res[1], b, k, i)) * at(res[1], b, k, j)
-							for l := range n {
-								zt += at(res[1], b, i, k) * at(res[0], b, k, l) * cmplx.Conj(at(res[1], b, j, l))
-							}
-						}
-						require.LessOrEqual(t, cmplx.Abs(zt-full[(b*n+i)*n+j]), 20*tol*float64(n), "%s: a = Z T Z^H at [%d,%d,%d]", name, b, i, j)
-						require.LessOrEqual(t, cmplx.Abs(zz-map[bool]complex128{true: 1}[i == j]), 20*tol*float64(n), "%s: Z unitary at [%d,%d,%d]", name, b, i, j)
+						requireSchurAt(t, name, a, res[0], res[1], b, n, i, j, 20*tol*float64(n))
 					}
 				}
 			}
@@ -196,4 +188,21 @@ func reflectorsQ(h, tau *vkjit.Tensor, b, n int) []complex128 {
 		}
 	}
 	return q
+}
+
+// requireSchurAt holds element (i, j) of matrix b of the batch a ([...,
+// n, n], real or complex) to its Schur form (T, Z) to tol: a = Z T Z^H
+// there, and (Z^H Z)_ij the identity's (Z^T for a real Z).
+func requireSchurAt(t *testing.T, name string, a, T, Z *vkjit.Tensor, b, n, i, j int, tol float64) {
+	t.Helper()
+	at := func(x *vkjit.Tensor, i, j int) complex128 { return valueAt(x, int64((b*n+i)*n+j)) }
+	var zt, zz complex128
+	for k := range n {
+		zz += cmplx.Conj(at(Z, k, i)) * at(Z, k, j)
+		for l := range n {
+			zt += at(Z, i, k) * at(T, k, l) * cmplx.Conj(at(Z, j, l))
+		}
+	}
+	require.LessOrEqual(t, cmplx.Abs(zt-at(a, i, j)), tol, "%s: a = Z T Z^H at [%d,%d,%d]", name, b, i, j)
+	require.LessOrEqual(t, cmplx.Abs(zz-map[bool]complex128{true: 1}[i == j]), tol, "%s: Z unitary at [%d,%d,%d]", name, b, i, j)
 }

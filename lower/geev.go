@@ -957,23 +957,29 @@ func (b *expander) imagOf(x *hlo.Instruction) *hlo.Instruction {
 // permutation [n, n] whose dot from the right puts columns in that
 // order.
 func (b *expander) eigenOrder(in, wr, wi *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction, *hlo.Instruction) {
-	t := wr.Shape.Elem
-	n := wr.Shape.Dims[0]
 	var err error
 	defer mustBuild(&err)
 	ev := b.expr(wr.Shape, &err)
-	mag, negIm := ev.Abs(wi), ev.Neg(wi)
+	srt, _, onehot := b.orderBy(in, wr, ev.Abs(wi), ev.Neg(wi))
+	return b.element(srt, 0), ev.Neg(b.element(srt, 2)), onehot
+}
+
+// orderBy sorts keys a, b, c (vectors of one float type) by
+// lexicographic's comparator, stably, with their indices: it returns
+// the sort (a, b, c and the indices sorted), where each index went
+// (at[i, j]: index i is the j-th) and that one-hot permutation as
+// floats, whose dot from the right puts columns in that order.
+func (b *expander) orderBy(in, a, bk, c *hlo.Instruction) (srt, at, onehot *hlo.Instruction) {
+	t := a.Shape.Elem
+	n := a.Shape.Dims[0]
 	idx := b.iota(hlo.S32, 0, n)
-	sh := hlo.TupleShape(wr.Shape, wr.Shape, wr.Shape, idx.Shape)
-	srt := b.inst(hlo.OpSort, sh, wr, mag, negIm, idx)
+	srt = b.inst(hlo.OpSort, hlo.TupleShape(a.Shape, a.Shape, a.Shape, idx.Shape), a, bk, c, idx)
 	srt.Called = []*hlo.Computation{lexicographic(in.Name+"/eigenorder", t, 3)}
 	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{0}, true, true
-	g := func(k int) *hlo.Instruction { return b.element(srt, k) }
-	perm := g(3)
 	msh := hlo.ArrayShape(t, n, n)
 	rows := b.iota(hlo.S32, 0, n, n)
-	onehot := b.sel(b.compare(rows, b.along(perm, rows.Shape, 1), "EQ"), b.full(b.constant(t, 1), msh), b.zeros(msh))
-	return g(0), ev.Neg(g(2)), onehot
+	at = b.compare(rows, b.along(b.element(srt, 3), rows.Shape, 1), "EQ")
+	return srt, at, b.sel(at, b.full(b.constant(t, 1), msh), b.zeros(msh))
 }
 
 // columnsBy puts the columns of the complex v in the order of the

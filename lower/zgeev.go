@@ -74,18 +74,11 @@ func (b *expander) eigenOrderNear(in, wr, wi *hlo.Instruction, rel float64) (*hl
 	kre := least(near(wr), wr)
 	mag := ev.Abs(wi)
 	kim := least(sq.And(sq.Cmp(other(kre), "EQ", mine(kre)), near(mag)), mag)
-	idx := b.iota(hlo.S32, 0, n)
-	srt := b.inst(hlo.OpSort, hlo.TupleShape(wr.Shape, wr.Shape, wr.Shape, idx.Shape), kre, kim, ev.Neg(wi), idx)
-	srt.Called = []*hlo.Computation{lexicographic(in.Name+"/eigenorder", t, 3)}
-	srt.A.Dimensions, srt.A.HasDimensions, srt.A.IsStable = []int64{0}, true, true
-	perm := b.element(srt, 3)
-	rows := b.iota(hlo.S32, 0, n, n)
-	at := b.compare(rows, b.along(perm, rows.Shape, 1), "EQ") // [i, j]: i is the j-th
-	negZero := es.K(math.Copysign(0, -1))                     // x + -0 = x, for every x
+	_, at, onehot := b.orderBy(in, kre, kim, ev.Neg(wi))
+	negZero := es.K(math.Copysign(0, -1)) // x + -0 = x, for every x
 	pick := func(x *hlo.Instruction) *hlo.Instruction {
 		return b.reduceDim(sq.Sel(at, mine(x), b.full(negZero, msh)), 0, hlo.OpAdd, negZero)
 	}
-	onehot := b.sel(at, b.full(es.K(1), msh), b.zeros(msh))
 	return pick(wr), pick(wi), onehot
 }
 

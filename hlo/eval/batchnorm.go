@@ -29,13 +29,11 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal, nudge int) (*Value, erro
 		t = hlo.F32
 	}
 	r := func(v float64) float64 { return round(t, v) }
-	_, man := t.FloatFields()
 	// ri rounds an inexact step's result, nudged.
 	ri := func(v float64) float64 {
 		v = r(v)
 		if nudge != 0 && v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			_, e := math.Frexp(v)
-			v = r(v + float64(nudge)*math.Ldexp(1, e-man-1))
+			v = r(v + float64(nudge)*ulpOf(t, v))
 		}
 		return v
 	}

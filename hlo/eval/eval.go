@@ -221,11 +221,7 @@ func nudgeUlp(l *hlo.Literal, dir int, scale func(i int64) float64) {
 	if !part.IsFloat() {
 		return
 	}
-	_, man := part.FloatFields()
-	ulp := func(v float64) float64 {
-		_, e := math.Frexp(v) // v's ulp is 2^(e - significand bits)
-		return math.Ldexp(1, e-man-1)
-	}
+	ulp := func(v float64) float64 { return ulpOf(part, v) }
 	n := l.Shape.NumElements()
 	for i := int64(0); i < n; i++ {
 		if isComplex {
@@ -240,6 +236,13 @@ func nudgeUlp(l *hlo.Literal, dir int, scale func(i int64) float64) {
 			put(l.Data, t, i, scalar{f: round(t, v+float64(dir)*scale(i)*ulp(v))})
 		}
 	}
+}
+
+// ulpOf is the ulp of value v in float type t.
+func ulpOf(t hlo.ElementType, v float64) float64 {
+	_, man := t.FloatFields()
+	_, e := math.Frexp(v) // v's ulp is 2^(e - significand bits)
+	return math.Ldexp(1, e-man-1)
 }
 
 // move is a nudge of d as a complex number: d on the real part, 3d/4 on

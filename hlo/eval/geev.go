@@ -64,14 +64,7 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 		for _, o := range order {
 			wrs, wis = append(wrs, complex(r[o], 0)), append(wis, complex(im[o], 0))
 		}
-		ur, ul = permuteColumns(ur, order), permuteColumns(ul, order)
-		if !right {
-			clear(ur)
-		}
-		if !left {
-			clear(ul)
-		}
-		vrs, vls = append(vrs, ur...), append(vls, ul...)
+		vrs, vls = appendVectors(vrs, vls, ur, ul, order, left, right)
 	}
 	return literal(wSh.Elem, wSh.Dims, wrs), literal(wSh.Elem, wSh.Dims, wis),
 		literal(vSh.Elem, vSh.Dims, vls), literal(vSh.Elem, vSh.Dims, vrs), literal(infoSh.Elem, infoSh.Dims, infos)
@@ -180,21 +173,6 @@ func schurCanonical(t, z, wi []float64, n int, rel float64) {
 			z[i*n+j] *= s[j]
 		}
 	}
-}
-
-// gehrd is LAPACK's gehrd (low 1, high n) on each real matrix of l, as
-// the lowering computes it: hessenberg with the reflectors stored below
-// the subdiagonal, and their taus.
-func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
-	batch, n, _, raw := matrices(l)
-	var hs, ts []complex128
-	for b := int64(0); b < batch; b++ {
-		h := realMatrix(raw, b, n)
-		_, taus := hessenberg(h, int(n), true)
-		hs = append(hs, realC(h)...)
-		ts = append(ts, realC(taus)...)
-	}
-	return literal(l.Shape.Elem, l.Shape.Dims, hs), literal(tauSh.Elem, tauSh.Dims, ts)
 }
 
 // normScale scales the matrix h by a power of two 2^k, returned, that
@@ -892,21 +870,46 @@ func realC(p []float64) []complex128 {
 // leaves it unspecified; a fixed one makes the lowering's and this
 // agree.
 func eigenOrder(wr, wi []float64) []int {
-	order := make([]int, len(wr))
+	mag := make([]float64, len(wi))
+	for i, x := range wi {
+		mag[i] = math.Abs(x)
+	}
+	return orderBy(wr, mag, wi)
+}
+
+// orderBy is the order of indices by key a, then b, then -c, stably
+// (plain comparisons: zeros of either sign equal): eigenOrder's and
+// eigenOrderNear's.
+func orderBy(a, b, c []float64) []int {
+	order := make([]int, len(a))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(x, y int) bool {
 		p, q := order[x], order[y]
 		switch {
-		case wr[p] != wr[q]:
-			return wr[p] < wr[q]
-		case math.Abs(wi[p]) != math.Abs(wi[q]):
-			return math.Abs(wi[p]) < math.Abs(wi[q])
+		case a[p] != a[q]:
+			return a[p] < a[q]
+		case b[p] != b[q]:
+			return b[p] < b[q]
 		}
-		return -wi[p] < -wi[q]
+		return -c[p] < -c[q]
 	})
 	return order
+}
+
+// appendVectors appends geev's right and left vectors ur and ul (n x
+// n) to vrs and vls, their columns in order, each zero where not asked
+// for.
+func appendVectors(vrs, vls, ur, ul []complex128, order []int, left, right bool) ([]complex128, []complex128) {
+	ur, ul = permuteColumns(ur, order), permuteColumns(ul, order)
+	if !right {
+		clear(ur)
+	}
+	if !left {
+		clear(ul)
+	}
+	return append(vrs, ur...), append(vls, ul...)
 }
 
 // permuteColumns is the n x n v with column j taken from column

@@ -54,11 +54,7 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		v, w := syevd(ops[0].Lit, c.Lower)
 		res = []*hlo.Literal{v, w, zeros(in.Shape.Tuple[2])}
 	case hlo.CallGehrd:
-		gh := gehrd
-		if ops[0].Lit.Shape.Elem.IsComplex() {
-			gh = gehrdC
-		}
-		h, tau := gh(ops[0].Lit, in.Shape.Tuple[1])
+		h, tau := gehrd(ops[0].Lit, in.Shape.Tuple[1])
 		res = []*hlo.Literal{h, tau, zeros(in.Shape.Tuple[2])}
 	case hlo.CallGees:
 		if ops[0].Lit.Shape.Elem.IsComplex() {

@@ -3,7 +3,6 @@ package eval
 import (
 	"math"
 	"math/cmplx"
-	"sort"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -46,28 +45,21 @@ func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl,
 		z, _ := hessenbergC(h, ni, false)
 		ev, fail := hqrC(h, z, ni, ulp, smlnum)
 		infos = append(infos, complex(float64(fail), 0))
+		rel := tieTolerance(ulp, ni)
 		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
 		if fail == 0 {
 			ur, ul = triangularVectors(h, z, d, ni, ulp, smlnum)
-			rel := tieTolerance(ulp, ni)
 			ur, ul = eigenColumns(ur, nil, ni, rel), eigenColumns(ul, nil, ni, rel)
 		}
 		re, im := make([]float64, n), make([]float64, n)
 		for j, x := range ev {
 			re[j], im[j] = math.Ldexp(real(x), -k), math.Ldexp(imag(x), -k)
 		}
-		order := eigenOrderNear(re, im, tieTolerance(ulp, ni))
+		order := eigenOrderNear(re, im, rel)
 		for _, o := range order {
 			ws = append(ws, complex(re[o], im[o]))
 		}
-		ur, ul = permuteColumns(ur, order), permuteColumns(ul, order)
-		if !right {
-			clear(ur)
-		}
-		if !left {
-			clear(ul)
-		}
-		vrs, vls = append(vrs, ur...), append(vls, ul...)
+		vrs, vls = appendVectors(vrs, vls, ur, ul, order, left, right)
 	}
 	return literal(wSh.Elem, wSh.Dims, ws), literal(vSh.Elem, vSh.Dims, vls), literal(vSh.Elem, vSh.Dims, vrs), literal(infoSh.Elem, infoSh.Dims, infos)
 }
@@ -118,10 +110,11 @@ func geesC(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, w, info
 	return literal(l.Shape.Elem, l.Shape.Dims, ts), literal(l.Shape.Elem, l.Shape.Dims, zs), literal(wSh.Elem, wSh.Dims, ws), literal(infoSh.Elem, infoSh.Dims, infos)
 }
 
-// gehrdC is gehrd (low 1, high n) of each complex matrix of l:
-// hessenbergC with the reflectors stored below the subdiagonal, and
-// their taus.
-func gehrdC(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
+// gehrd is LAPACK's gehrd (low 1, high n) on each matrix of l, real or
+// complex, as the lowering computes it: hessenbergC with the reflectors
+// stored below the subdiagonal, and their taus (a real matrix's as the
+// real arithmetic gives them, bit for bit).
+func gehrd(l *hlo.Literal, tauSh hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	var ts []complex128
 	for b := int64(0); b < batch; b++ {
@@ -275,21 +268,7 @@ func eigenOrderNear(wr, wi []float64, rel float64) []int {
 			}
 		}
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(x, y int) bool {
-		p, q := order[x], order[y]
-		switch {
-		case kre[p] != kre[q]:
-			return kre[p] < kre[q]
-		case kim[p] != kim[q]:
-			return kim[p] < kim[q]
-		}
-		return -wi[p] < -wi[q]
-	})
-	return order
+	return orderBy(kre, kim, wi)
 }
 
 // abs1 is |re x| + |im x|, LAPACK's cabs1.

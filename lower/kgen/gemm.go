@@ -86,8 +86,19 @@ func (p *GemmPlan) gemmVec4() bool {
 	if p.k%4 != 0 {
 		return false
 	}
-	// layout of an operand with batch strides batch, stride kStride
-	// along k and across along its rows (columns), size of them.
+	if p.in != hlo.F32 { // narrow operands: scalar loads, widened (narrowQuads)
+		p.lVec, p.rVec = vecNone, vecNone
+		return false
+	}
+	p.quadLayouts()
+	return p.vec4()
+}
+
+// quadLayouts sets each operand's vec4 layout from its strides (k a
+// multiple of 4): along k where k is innermost, across where its rows
+// (columns) are and there are a multiple of 4 of them, every batch
+// stride a multiple of 4; else none.
+func (p *GemmPlan) quadLayouts() {
 	layout := func(batch []int64, kStride, across, size int64) vecLayout {
 		for _, x := range batch {
 			if x%4 != 0 {
@@ -102,13 +113,8 @@ func (p *GemmPlan) gemmVec4() bool {
 		}
 		return vecNone
 	}
-	if p.in != hlo.F32 { // narrow operands: scalar loads, widened (narrowQuads)
-		p.lVec, p.rVec = vecNone, vecNone
-		return false
-	}
 	p.lVec = layout(p.lBatchSt, p.lStride[1], p.lStride[0], p.m)
 	p.rVec = layout(p.rBatchSt, p.rStride[0], p.rStride[1], p.n)
-	return p.vec4()
 }
 
 // narrowQuads gives a product of bf16 or f16 operands (not an implicit
@@ -120,13 +126,10 @@ func (p *GemmPlan) gemmVec4() bool {
 // bit (the same products in the same order). GemmKernel keeps scalar
 // loads for an operand not read through a view.
 func (p *GemmPlan) narrowQuads(tg Target) {
-	if !tg.TexelReads || p.conv != nil || p.in.Bits() != 16 {
+	if !tg.TexelReads || p.conv != nil || p.in.Bits() != 16 || p.k%4 != 0 {
 		return
 	}
-	in := p.in
-	p.in = hlo.F32
-	p.gemmVec4()
-	p.in = in
+	p.quadLayouts()
 }
 
 // invocationCols is the columns of a tile one invocation computes: a
