@@ -43,6 +43,7 @@ var loadOnce struct {
 // which wants the -dev package's libvulkan.so).
 func load() error {
 	loadOnce.Do(func() {
+		wideLavapipe() // before any driver reads it
 		if err := vkinit.LoadVulkan(); err != nil {
 			loadOnce.err = fmt.Errorf("%w: cannot open libvulkan.so.1 (%v); %s", ErrNoLoader, strings.TrimSpace(err.Error()), InstallHint)
 		}

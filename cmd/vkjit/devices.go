@@ -37,7 +37,11 @@ func cmdDevices(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "    type:          %s\n", d.Type)
 		fmt.Fprintf(out, "    driver:        %s\n", d.Driver())
 		fmt.Fprintf(out, "    api version:   %s\n", d.APIVersion)
-		fmt.Fprintf(out, "    subgroup size: %d\n", d.SubgroupSize)
+		width := ""
+		if vk.LavapipeWidthSetHere() && d.Type == vk.TypeCPU {
+			width = fmt.Sprintf(" (%s=512: vkjit's choice on AMD AVX-512 hosts; 256 is Mesa's)", vk.LavapipeWidthVar)
+		}
+		fmt.Fprintf(out, "    subgroup size: %d%s\n", d.SubgroupSize, width)
 		var heaps []string
 		for i, h := range d.Heaps {
 			kind := "host"

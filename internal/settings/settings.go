@@ -34,6 +34,7 @@ var Vars = []Var{
 	{"VKJIT_BLOCK_BYTES", "the size of the pool's blocks (default 64 MiB)"},
 	{"VKJIT_PREALLOCATE", "1 reserves the whole budget when the runtime opens"},
 	{"VKJIT_WARM_PIPELINES", "1 compiles every program's kernels on several threads before its first run (lavapipe), 0 never; unset: programs of 16 kernels or more, once"},
+	{"LP_NATIVE_VECTOR_WIDTH", "lavapipe's SIMD width in bits, Mesa's variable (unset: vkjit sets 512 on AMD AVX-512 hosts, else Mesa's 256)"},
 }
 
 // DefaultCacheLimit bounds the compile cache when nothing else does.

@@ -114,7 +114,8 @@ var DefaultTarget = Target{
 // vectors) reports on a 2-core host, the device CI runs on: compiling for
 // it without a device gives the kernels CI runs (shaders/ keeps their
 // disassembly). The root package's TestLlvmpipeTarget holds it to what the
-// device reports.
+// device reports (with 16 lanes where vkjit runs lavapipe 512 bits wide,
+// vk.WideLavapipeHost).
 var LlvmpipeTarget = Target{
 	SubgroupSize:       8,
 	SubgroupShuffle:    true,
