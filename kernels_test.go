@@ -198,15 +198,16 @@ func TestTiledGemm(t *testing.T) {
 // atLanes rewrites a subgroup tile's kernel name written for 8 lanes
 // (lavapipe at Mesa's 256 bits) for this device's subgroup size: 16
 // lanes where vkjit runs lavapipe 512 bits wide (vk.WideLavapipeHost),
-// the tile's columns as many times wider.
+// the tile's columns as many times wider and its rows two a lane.
 func atLanes(name string) string {
 	sg := int(vkjit.TargetOf(rt).SubgroupSize)
 	m := regexp.MustCompile(`^gemm(\d+)x(\d+)_(.*)lanes8`).FindStringSubmatch(name)
 	if m == nil || sg == 8 {
 		return name
 	}
+	rows, _ := strconv.Atoi(m[1])
 	cols, _ := strconv.Atoi(m[2])
-	return fmt.Sprintf("gemm%sx%d_%slanes%d", m[1], cols*sg/8, m[3], sg) + name[len(m[0]):]
+	return fmt.Sprintf("gemm%dx%d_%slanes%d", max(rows, 2*sg), cols*sg/8, m[3], sg) + name[len(m[0]):]
 }
 
 // TestTiledGemmTwoQuads: a product of at least 2^28 multiply-adds takes

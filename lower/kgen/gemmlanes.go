@@ -5,9 +5,9 @@ import (
 )
 
 // Subgroup tiles, for CPU devices (lavapipe): a subgroup of S invocations
-// computes a lanesRows x 4S tile of results (8S where the rhs is read
+// computes a tileRows(S) x 4S tile of results (8S where the rhs is read
 // across as vec4s and is that wide, in products of at least twoQuadMACs
-// multiply-adds), each lane lanesRows x 4 (or 8) of
+// multiply-adds), each lane tileRows(S) x 4 (or 8) of
 // them, lane l the columns 4l .. 4l+3 (8l .. 8l+7) of the tile. llvmpipe
 // runs a subgroup as one SIMD vector per value, so this is a BLAS
 // micro-kernel's layout: every lhs value read once by one lane and
@@ -41,8 +41,19 @@ import (
 // kernel: 8 rows 0.953, 16 rows 0.814-0.824, 24 0.829, 32 0.818; with 16
 // rows, dense_relu 0.786, mlp_forward 0.886, conv_block 0.908,
 // transformer_block 0.838. Before that, with 8 rows: 7 took 1.5x and 6
-// 1.7x (fewer rows read the rhs as often for fewer results).
+// 1.7x (fewer rows read the rhs as often for fewer results). Those were
+// 8 lanes (256-bit llvmpipe), where 16 rows is two lhs rows a lane; with
+// 16 lanes (512 bits, vk.WideLavapipeHost) 16 rows gave each lane one,
+// and two again (32 rows) took 0.834-0.863 of the time at 1024^3, 0.856
+// at 2048^3, dense_relu 0.886, mlp_forward 0.921, mlp_train 0.906,
+// transformer_block 0.898, conv_block 0.921, the bf16 MHA block 0.835,
+// the DLRM step 0.974 (bench/ab, 8-20 rounds); 48 and 64 rows no
+// better than 32 (0.852, 0.838 at 1024^3). So a tile has lanesRows
+// rows, or two a lane where the subgroup is wider than 8 (tileRows).
 const lanesRows = 16
+
+// tileRows is a subgroup tile's rows for a subgroup of s lanes.
+func tileRows(s int64) int64 { return max(lanesRows, 2*s) }
 
 // ToLanes makes p a subgroup-tile plan when tg can run one (a CPU device
 // whose subgroups shuffle, of a power-of-two size that lanesRows is a
@@ -63,7 +74,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 		return false
 	}
 	p.Lanes = s
-	p.Rows, p.Cols = lanesRows, 4*s
+	p.Rows, p.Cols = tileRows(s), 4*s
 	if p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs {
 		p.Cols = 2 * 4 * s // two quads a lane
 	}
