@@ -534,7 +534,7 @@ func TestRunStableHLO(t *testing.T) {
 
 // TestFmtPlan: fmt --plan prints what a module compiles to, without a
 // device: the row softmax is one row kernel on lavapipe, three kernels
-// unfused or more.
+// unfused or more; --target names the device.
 func TestFmtPlan(t *testing.T) {
 	graph := filepath.Join("..", "..", "shaders", "programs", "softmax.hlo")
 	code, stdout, stderr := vkjitCmd("fmt", "--plan", graph)
@@ -547,7 +547,13 @@ func TestFmtPlan(t *testing.T) {
 	require.NotContains(t, stdout, " row ")
 	code, _, stderr = vkjitCmd("fmt", "--plan", "--target", "tpu", graph)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "want lavapipe or minimum")
+	require.Contains(t, stderr, "want lavapipe, lavapipe-512 or minimum")
+	// lavapipe 512 bits wide: a GEMM's subgroup tiles of 16 lanes, two
+	// lhs rows a lane.
+	gemm := filepath.Join("..", "..", "shaders", "programs", "gemm.hlo")
+	code, stdout, stderr = vkjitCmd("fmt", "--plan", "--target", "lavapipe-512", gemm)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "gemm32x64_f32_lanes16_")
 }
 
 // TestRunModule: in a file of several modules (XLA's lit tests, a
