@@ -18,11 +18,12 @@ import (
 // instruction rather than per element (address arithmetic, the blends
 // that store each loop-carried value through the execution mask, a
 // texel fetch's call) is spread over twice the elements. Measured on a
-// Zen 4 (docs/BENCHMARKS.md, session 35): the GEMMs 5-11% faster, the
-// bench workloads and the DLRM step's warm process as fast or faster,
-// results bit for bit the same; LLVM's first compile of each kernel
-// about a fifth longer. vkjit's tests and the StableHLO suite pass at
-// 512 bits under the validation layer.
+// Zen 4 (docs/BENCHMARKS.md, session 35): the GEMMs 5-11% faster (and
+// as much again with tiles for 16 lanes, kgen.tileRows), the bench
+// workloads and the DLRM step's warm process as fast or faster, results
+// bit for bit the same; LLVM's first compile of each kernel about a
+// fifth longer. vkjit's tests and the StableHLO suite pass at 512 bits
+// under the validation layer.
 //
 // So where the host is such a core and the user has not set the
 // variable, vkjit sets it to 512 before the driver first reads it (at
