@@ -361,16 +361,26 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		case hlo.OpCeil:
 			return k.ext(spirv.GLSLCeil, t, a[0].id), nil
 		case hlo.OpRoundNearestEven:
-			return k.ext(spirv.GLSLRoundEven, t, a[0].id), nil
+			if regBits(t) != 64 {
+				return k.signOf(a[0], k.ext(spirv.GLSLRoundEven, t, a[0].id)), nil
+			}
+			// lavapipe's double RoundEven takes -1.5 to -1: the
+			// fraction's form below, ties to the even neighbour.
 		}
 		// Halves away from zero. GLSL Round leaves .5 to the
 		// implementation, and floor(|x|+0.5) is wrong for the largest
 		// float below 0.5, so use the exact fraction x - trunc(x).
-		tr := k.ext(spirv.GLSLTrunc, t, a[0].id)
+		tr := k.trunc(a[0])
 		frac := k.ext(spirv.GLSLFAbs, t, k.op(spirv.OpFSub, t, a[0].id, tr.id).id)
 		up := k.boolOp(spirv.OpFOrdGreaterThanEqual, frac.id, k.constFloat(t, 0.5))
+		if in.Op == hlo.OpRoundNearestEven { // a tie goes up only from an odd trunc(x)
+			half := k.op(spirv.OpFMul, t, tr.id, k.constFloat(t, 0.5))
+			odd := k.boolOp(spirv.OpFOrdNotEqual, half.id, k.trunc(half).id)
+			above := k.boolOp(spirv.OpFOrdGreaterThan, frac.id, k.constFloat(t, 0.5))
+			up = k.boolOp(spirv.OpLogicalOr, above, k.boolOp(spirv.OpLogicalAnd, up, odd))
+		}
 		step := k.ext(spirv.GLSLFSign, t, a[0].id)
-		return k.sel(up, k.op(spirv.OpFAdd, t, tr.id, step.id), tr), nil
+		return k.signOf(a[0], k.sel(up, k.op(spirv.OpFAdd, t, tr.id, step.id), tr)), nil
 	case hlo.OpSqrt, hlo.OpRsqrt:
 		// Vulkan bounds sqrt and inversesqrt within a few ulp (measured
 		// against float64 in vkjit's differential tests).
@@ -661,4 +671,23 @@ func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {
 		return k.compare(ti, xs, ys)
 	}
 	return val{k.boolOp(o, x.id, y.id), hlo.PRED}, nil
+}
+
+// trunc is x rounded toward zero. lavapipe's double Trunc leaves
+// 2^52 - 0.5 as it is (and makes -0.3 +0); floor and ceil are exact.
+func (k *kernelBuilder) trunc(x val) val {
+	if regBits(x.t) != 64 {
+		return k.ext(spirv.GLSLTrunc, x.t, x.id)
+	}
+	neg := k.boolOp(spirv.OpFOrdLessThan, x.id, k.constFloat(x.t, 0))
+	return k.sel(neg, k.ext(spirv.GLSLCeil, x.t, x.id), k.ext(spirv.GLSLFloor, x.t, x.id))
+}
+
+// signOf gives r, x rounded to an integer, x's sign, as IEEE's
+// roundings have it (-0.3 rounds to -0): lavapipe's double RoundEven
+// and Trunc give +0 there (found by FuzzPrograms: y * round(-0) with y
+// negative came out -0, testdata/fuzz/round_negative_zero_f64.hlo).
+func (k *kernelBuilder) signOf(x, r val) val {
+	abs := k.ext(spirv.GLSLFAbs, r.t, r.id)
+	return k.sel(k.signSet(x), k.op(spirv.OpFNegate, r.t, abs.id), abs)
 }
