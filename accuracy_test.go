@@ -416,9 +416,7 @@ func cycling(vals ...float64) func(*hlo.Module) []*hlo.Literal {
 // fuzzer's atan2(x, sign(x)) gave -0 for -pi).
 func TestSignOfZeros(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
-		for _, n := range []string{"8", "1032"} {
-			requireExact(t, "sign_"+ty+"_"+n, strings.NewReplacer("$T", ty, "$N", n).Replace(`HloModule sign
+	requireExactFloats(t, "sign", `HloModule sign
 ENTRY e {
   x = $T[$N] parameter(0)
   s = $T[$N] sign(x)
@@ -426,7 +424,16 @@ ENTRY e {
   ones = $T[$N] broadcast(one), dimensions={}
   r = $T[$N] divide(ones, s)
   ROOT out = ($T[$N], $T[$N]) tuple(s, r)
-}`), specials)
+}`, specials, "8", "1032")
+}
+
+// requireExactFloats is requireExact of text for each float type ($T)
+// and each element count given ($N).
+func requireExactFloats(t *testing.T, name, text string, inputs func(*hlo.Module) []*hlo.Literal, counts ...string) {
+	t.Helper()
+	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
+		for _, n := range counts {
+			requireExact(t, name+"_"+ty+"_"+n, strings.NewReplacer("$T", ty, "$N", n).Replace(text), inputs)
 		}
 	}
 }
@@ -436,17 +443,13 @@ ENTRY e {
 // signed zero, just below a half, beside 2^52 and 2^23 (the last
 // fractions of f64 and f32), infinities and NaN, bit for bit as the
 // evaluator (Go's math) gives them, in scalar and vector kernels.
-// lavapipe's double RoundEven took -1.5 to -1, and its RoundEven and
-// Trunc -0.3 to +0 and 2^52 - 0.5 to itself (FuzzPrograms found the
-// zero: y * round(-0) with y negative, testdata/fuzz).
+// lavapipe's double RoundEven took ties toward zero (1.5 to 1) and -0.3
+// to +0, and its Trunc -0.3 to +0 and 2^52 - 0.5 to itself
+// (FuzzPrograms found the zero: y * round(-0) with y negative,
+// testdata/fuzz; docs/ACCURACY.md).
 func TestRoundingOps(t *testing.T) {
 	defer noValidationMessages(t)
-	vals := []float64{math.Copysign(0, -1), 0, -0.3, 0.3, -0.5, 0.5, -0.7, -1.5, 1.5, -2.5, 2.5, 3.5, -3.5,
-		0.49999999999999994, -0.49999999999999994, 1<<52 - 0.5, -(1<<52 - 0.5), 1<<52 + 1, 1<<23 - 0.5, -(1<<23 - 0.5),
-		1e300, math.Inf(1), math.Inf(-1), math.NaN()}
-	for _, ty := range []string{"f64", "f32", "f16", "bf16"} {
-		for _, n := range []string{"24", "1032"} {
-			requireExact(t, "rounding_"+ty+"_"+n, strings.NewReplacer("$T", ty, "$N", n).Replace(`HloModule rounding
+	requireExactFloats(t, "rounding", `HloModule rounding
 ENTRY e {
   x = $T[$N] parameter(0)
   a = $T[$N] floor(x)
@@ -454,9 +457,9 @@ ENTRY e {
   c = $T[$N] round-nearest-even(x)
   d = $T[$N] round-nearest-afz(x)
   ROOT t = ($T[$N], $T[$N], $T[$N], $T[$N]) tuple(a, b, c, d)
-}`), cycling(vals...))
-		}
-	}
+}`, cycling(math.Copysign(0, -1), 0, -0.3, 0.3, -0.5, 0.5, -0.7, -1.5, 1.5, -2.5, 2.5, 3.5, -3.5,
+		0.49999999999999994, -0.49999999999999994, 0.5000000000000001, 1<<52-0.5, -(1<<52-0.5), 1<<52+1,
+		1<<23-0.5, -(1<<23-0.5), 1e300, math.Inf(1), math.Inf(-1), math.NaN()), "25", "1032")
 }
 
 // TestConstantZeros: IEEE arithmetic with a zero the kernel knows. inf*0
