@@ -364,12 +364,14 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			if regBits(t) != 64 {
 				return k.signOf(a[0], k.ext(spirv.GLSLRoundEven, t, a[0].id)), nil
 			}
-			// lavapipe's double RoundEven takes -1.5 to -1: the
+			// lavapipe's double RoundEven takes ties toward zero and
+			// 0.5000000000000001 to 0 (docs/ACCURACY.md): the
 			// fraction's form below, ties to the even neighbour.
 		}
-		// Halves away from zero. GLSL Round leaves .5 to the
-		// implementation, and floor(|x|+0.5) is wrong for the largest
-		// float below 0.5, so use the exact fraction x - trunc(x).
+		// Halves away from zero (doubles' round-nearest-even: to the
+		// even neighbour). GLSL Round leaves .5 to the implementation,
+		// and floor(|x|+0.5) is wrong for the largest float below 0.5,
+		// so use the exact fraction x - trunc(x).
 		tr := k.trunc(a[0])
 		frac := k.ext(spirv.GLSLFAbs, t, k.op(spirv.OpFSub, t, a[0].id, tr.id).id)
 		up := k.boolOp(spirv.OpFOrdGreaterThanEqual, frac.id, k.constFloat(t, 0.5))
