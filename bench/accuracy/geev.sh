@@ -7,6 +7,7 @@
 # of max|h|); docs/ACCURACY.md records the output.
 # Usage: bench/accuracy/geev.sh (from the repository root, after make).
 set -e
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/geev.hlo" <<'HLO'
@@ -30,16 +31,16 @@ ENTRY e {
 }
 HLO
 cd "$dir"
-python3 -c "
+/usr/bin/python3 -c "
 import numpy as np
 np.save('a.npy', np.random.default_rng(7).uniform(-1, 1, (8, 32, 32)).astype(np.float32))"
 cd - >/dev/null
 bin/vkjit run "$dir/geev.hlo" "$dir/a.npy" --out "$dir/out.npz" >/dev/null
 cd "$dir"
-python3 - <<'PY'
-import ctypes, ctypes.util
+PYTHONPATH="$here" /usr/bin/python3 - <<'PY'
+import ctypes
 import numpy as np
-lib = ctypes.CDLL(ctypes.util.find_library('openblas') or ctypes.util.find_library('lapack'))
+from lapack import lib, i, p, eig_errors, schur_errors, gehrd, gehrd_errors
 o = np.load('out.npz')
 a32 = np.load('a.npy')
 eps = np.finfo(np.float32).eps
@@ -50,8 +51,6 @@ def sgeev(x):  # LAPACK's own, in f32
     vl, vr = np.zeros((n, n), np.float32, order='F'), np.zeros((n, n), np.float32, order='F')
     lwork = 8 * n
     work, info = np.zeros(lwork, np.float32), ctypes.c_int(0)
-    i = lambda v: ctypes.byref(ctypes.c_int(v))
-    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
     lib.sgeev_(ctypes.c_char_p(b'V'), ctypes.c_char_p(b'V'), i(n), p(f), i(n), p(wr), p(wi), p(vl), i(n), p(vr), i(n), p(work), i(lwork), ctypes.byref(info))
     w = wr + 1j * wi.astype(np.float64)
     def unpack(v):
@@ -62,13 +61,6 @@ def sgeev(x):  # LAPACK's own, in f32
                 out[:, j + 1] = v[:, j] - 1j * v[:, j + 1]
         return out
     return w, unpack(vl), unpack(vr)
-def measure(w, vl, vr, a):
-    wn = np.linalg.eigvals(a)  # LAPACK's dgeev
-    scale = np.abs(wn).max() * eps
-    ew = [np.abs(wn - x).min() / scale for x in w]
-    rr = np.abs(a @ vr - vr * w).max() / scale
-    rl = np.abs(vl.conj().T @ a - vl.conj().T * w[:, None]).max() / scale
-    return ew, rr, rl
 for name in ('vkjit', 'LAPACK sgeev'):
     ews, rrs, rls = [], [], []
     for b in range(8):
@@ -78,7 +70,7 @@ for name in ('vkjit', 'LAPACK sgeev'):
             got = (o['out0'][b] + 1j * o['out1'][b].astype(np.float64), o['out2'][b], o['out3'][b])
         else:
             got = sgeev(a32[b])
-        ew, rr, rl = measure(*got, a)
+        ew, rr, rl = eig_errors(*got, a, eps)
         ews += ew
         rrs.append(rr)
         rls.append(rl)
@@ -91,8 +83,6 @@ def sgees(x):  # LAPACK's own, in f32, no sorting
     vs = np.zeros((n, n), np.float32, order='F')
     lwork = 8 * n
     work, bwork, sdim, info = np.zeros(lwork, np.float32), np.zeros(n, np.int32), ctypes.c_int(0), ctypes.c_int(0)
-    i = lambda v: ctypes.byref(ctypes.c_int(v))
-    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
     lib.sgees_(ctypes.c_char_p(b'V'), ctypes.c_char_p(b'N'), None, i(n), p(f), i(n), ctypes.byref(sdim), p(wr), p(wi), p(vs), i(n), p(work), i(lwork), p(bwork), ctypes.byref(info))
     return np.asarray(f), np.asarray(vs)
 for name in ('vkjit', 'LAPACK sgees'):
@@ -104,26 +94,16 @@ for name in ('vkjit', 'LAPACK sgees'):
             t, z = o['out5'][b].astype(np.float64), o['out6'][b].astype(np.float64)
         else:
             t, z = (m.astype(np.float64) for m in sgees(a32[b]))
-        scale = np.linalg.norm(a, 2) * eps
-        bes.append(np.abs(a - z @ t @ z.T).max() / scale)
-        oes.append(np.abs(z.T @ z - np.eye(32)).max() / eps)
+        be, oe = schur_errors(t, z, a, eps)
+        bes.append(be)
+        oes.append(oe)
     print('%s f32 8x32x32: |a - Z T Z^T| %.1f ulp of |a|_2, |Z^T Z - I| %.1f ulp' % (name, max(bes), max(oes)))
-def gehrd(x, letter, dt):  # LAPACK's own
-    n = x.shape[0]
-    f = np.asfortranarray(x.astype(dt))
-    tau = np.zeros(n - 1, dt)
-    lwork = 64 * n
-    work, info = np.zeros(lwork, dt), ctypes.c_int(0)
-    i = lambda v: ctypes.byref(ctypes.c_int(v))
-    p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
-    getattr(lib, letter + 'gehrd_')(i(n), i(1), i(n), p(f), i(n), p(tau), p(work), i(lwork), ctypes.byref(info))
-    return np.ascontiguousarray(f).astype(np.float64), tau.astype(np.float64)
 for name in ('vkjit', 'LAPACK sgehrd'):
     hes, tes = [], []
     for b in range(8):
-        h64, t64 = gehrd(a32[b].astype(np.float64), 'd', np.float64)
         h, tau = (o['out8'][b], o['out9'][b]) if name == 'vkjit' else gehrd(a32[b], 's', np.float32)
-        hes.append(np.abs(h - h64).max() / np.abs(h64).max() / eps)
-        tes.append(np.abs(tau - t64).max() / eps)
+        he, te = gehrd_errors(h, tau, a32[b], 'd', eps)
+        hes.append(he)
+        tes.append(te)
     print('%s f32 8x32x32: h and reflectors %.1f ulp of max|h| from dgehrd\'s, tau %.1f ulp' % (name, max(hes), max(tes)))
 PY

@@ -8,6 +8,7 @@
 # the output. Usage: bench/accuracy/zgeev.sh (from the repository root,
 # after make).
 set -e
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/zgeev.hlo" <<'HLO'
@@ -37,16 +38,14 @@ np.save('a.npy', (r.uniform(-1, 1, (8, 32, 32)) + 1j * r.uniform(-1, 1, (8, 32, 
 cd - >/dev/null
 bin/vkjit run "$dir/zgeev.hlo" "$dir/a.npy" --out "$dir/out.npz" >/dev/null
 cd "$dir"
-/usr/bin/python3 - <<'PY'
-import ctypes, ctypes.util
+PYTHONPATH="$here" /usr/bin/python3 - <<'PY'
+import ctypes
 import numpy as np
-lib = ctypes.CDLL(ctypes.util.find_library('openblas') or ctypes.util.find_library('lapack'))
+from lapack import lib, i, p, eig_errors, schur_errors, gehrd, gehrd_errors
 o = np.load('out.npz')
 a64 = np.load('a.npy')
 eps = np.finfo(np.float32).eps
 n = 32
-i = lambda v: ctypes.byref(ctypes.c_int(v))
-p = lambda v: v.ctypes.data_as(ctypes.c_void_p)
 def cgeev(x):  # LAPACK's own, in complex64
     f = np.asfortranarray(x.astype(np.complex64))
     w = np.zeros(n, np.complex64)
@@ -65,12 +64,10 @@ for name in ('vkjit', 'LAPACK cgeev'):
             got = (o['out0'][b].astype(np.complex128), o['out1'][b].astype(np.complex128), o['out2'][b].astype(np.complex128))
         else:
             got = cgeev(a64[b])
-        w, vl, vr = got
-        wn = np.linalg.eigvals(a)  # LAPACK's zgeev
-        scale = np.abs(wn).max() * eps
-        ews += [np.abs(wn - x).min() / scale for x in w]
-        rrs.append(np.abs(a @ vr - vr * w).max() / scale)
-        rls.append(np.abs(vl.conj().T @ a - vl.conj().T * w[:, None]).max() / scale)
+        ew, rr, rl = eig_errors(*got, a, eps)
+        ews += ew
+        rrs.append(rr)
+        rls.append(rl)
     print('%s c64 8x32x32: eigenvalues from zgeev\'s, ulp of max|w|: median %.1f, 90th percentile %.1f, max %.1f; |a v - w v| %.1f ulp, |u^H a - w u^H| %.1f ulp' % (
         name, np.median(ews), np.percentile(ews, 90), max(ews), max(rrs), max(rls)))
 def cgees(x):  # LAPACK's own, in complex64, no sorting
@@ -94,23 +91,16 @@ for name in ('vkjit', 'LAPACK cgees'):
             t, z = cgees(a64[b])
         t, z = t.astype(np.complex128), z.astype(np.complex128)
         assert np.all(np.tril(t, -1) == 0)
-        scale = np.linalg.norm(a, 2) * eps
-        bes.append(np.abs(a - z @ t @ z.conj().T).max() / scale)
-        oes.append(np.abs(z.conj().T @ z - np.eye(n)).max() / eps)
+        be, oe = schur_errors(t, z, a, eps)
+        bes.append(be)
+        oes.append(oe)
     print('%s c64 8x32x32: |a - Z T Z^H| %.1f ulp of |a|_2, |Z^H Z - I| %.1f ulp' % (name, max(bes), max(oes)))
-def gehrd(x, letter, dt):  # LAPACK's own
-    f = np.asfortranarray(x.astype(dt))
-    tau = np.zeros(n - 1, dt)
-    lwork = 64 * n
-    work, info = np.zeros(lwork, dt), ctypes.c_int(0)
-    getattr(lib, letter + 'gehrd_')(i(n), i(1), i(n), p(f), i(n), p(tau), p(work), i(lwork), ctypes.byref(info))
-    return np.ascontiguousarray(f).astype(np.complex128), tau.astype(np.complex128)
 for name in ('vkjit', 'LAPACK cgehrd'):
     hes, tes = [], []
     for b in range(8):
-        h128, t128 = gehrd(a64[b].astype(np.complex128), 'z', np.complex128)
         h, tau = (o['out7'][b], o['out8'][b]) if name == 'vkjit' else gehrd(a64[b], 'c', np.complex64)
-        hes.append(np.abs(h - h128).max() / np.abs(h128).max() / eps)
-        tes.append(np.abs(tau - t128).max() / eps)
+        he, te = gehrd_errors(h, tau, a64[b], 'z', eps)
+        hes.append(he)
+        tes.append(te)
     print('%s c64 8x32x32: h and reflectors %.1f ulp of max|h| from zgehrd\'s, tau %.1f ulp' % (name, max(hes), max(tes)))
 PY
