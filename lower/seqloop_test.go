@@ -188,6 +188,58 @@ func TestCopyInit(t *testing.T) {
 	require.Contains(t, plan.String(), "20 bindings, beyond the device's 16")
 }
 
+// TestComputedReads: a device loop reads its small state at computed
+// indices by selects among the elements where an op's reads take few
+// enough, and through a function array otherwise (kgen's array): the
+// loop of testdata/loops/computed_reads.hlo loads at computed indices
+// from exactly two arrays, of 64 f32 elements and of 32 f64 ones, its
+// two reads over the bound; its four others (f32, f64, s32 and pred)
+// select.
+func TestComputedReads(t *testing.T) {
+	text, err := os.ReadFile("testdata/loops/computed_reads.hlo")
+	require.NoError(t, err)
+	m, err := hlo.Parse("computed_reads.hlo", string(text))
+	require.NoError(t, err)
+	p, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepKinds(p)[StepLoop])
+	var dis string
+	for _, s := range p.Steps {
+		if s.Kind == StepLoop {
+			require.NoError(t, spirv.Validate(p.Kernels[s.Kernel].Words))
+			dis, err = spirv.Disassemble(p.Kernels[s.Kernel].Words)
+			require.NoError(t, err)
+		}
+	}
+	// Each definition's words after "=", by result id, in order.
+	defs := map[string][]string{}
+	var order []string
+	for _, line := range strings.Split(dis, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[1] == "=" {
+			defs[f[0]] = f[2:]
+			order = append(order, f[0])
+		}
+	}
+	// The arrays (function variables) that a load reads at an index
+	// that is not a constant, by element type and length.
+	read := map[string]bool{}
+	for _, id := range order {
+		d := defs[id]
+		if d[0] != "OpLoad" || defs[d[2]][0] != "OpAccessChain" {
+			continue
+		}
+		chain := defs[d[2]]
+		v, idx := defs[chain[2]], defs[chain[3]]
+		if v[0] != "OpVariable" || v[2] != "Function" || idx[0] == "OpConstant" {
+			continue
+		}
+		arr := defs[defs[v[1]][2]]
+		require.Equal(t, "OpTypeArray", arr[0])
+		read[strings.Join(defs[arr[1]], " ")+" x "+defs[arr[2]][2]] = true
+	}
+	require.Equal(t, map[string]bool{"OpTypeFloat 32 x 64": true, "OpTypeFloat 64 x 32": true}, read)
+}
+
 // requireDeviceLoops: each file's while loop is one device loop step
 // whose kernel passes spirv-val, and a host loop with HostLoops.
 func requireDeviceLoops(t *testing.T, files []string) {

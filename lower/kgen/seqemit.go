@@ -144,7 +144,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				if len(x[0].elems) == 0 {
 					return nil, notSeqf("%s reads an empty array", in.Name)
 				}
-				binds[i] = e.array(x[0].elems)
+				binds[i] = e.array(x[0].elems, int(n))
 			}
 			form, _ := formOf(kind)
 			for j := int64(0); j < n; j++ {
@@ -168,40 +168,93 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 	return env[c.Root], nil
 }
 
-// array stores register elements in a function array, so that a
-// data-movement op can read them at computed indices through load.
-func (e *seqEmitter) array(xs []val) int {
+// array makes register elements readable at computed indices by a
+// data-movement op that reads them up to reads times: through a
+// function array, or by selects among the elements (regLoad) where
+// those are cheap enough. llvmpipe keeps an array read at computed
+// indices in memory, a vector of lanes per element, and reads it lane
+// by lane; LLVM's passes over those accesses (coroutine frames,
+// register allocation) make the kernel's first use slow: a batched 4x4
+// f64 triangular solve's loop took 3.4 s with arrays and 0.29 s with
+// selects, a 2,000-step loop gathering 8 of 64 f32 values 0.79 s and
+// 0.13 s. Selects cost len(xs)-1 per read where the array costs a store
+// per element and a lane-by-lane load per read, so runs decide the
+// bound (selectsPerOp). Reads at constant indices load from the array
+// still, which the driver resolves: taking the elements themselves
+// instead made jit_scan_N2000_M3's loop 1.37x slower (bench/ab).
+func (e *seqEmitter) array(xs []val, reads int) int {
 	k := e.k
-	t := xs[0].t
-	st := k.scalarType(t)
+	st := k.scalarType(xs[0].t)
 	arr := k.b.TypeArray(st, k.cu32(uint32(len(xs))), 0)
-	v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr))
+	r := regArray{
+		v:       k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, arr)),
+		xs:      xs,
+		selects: (len(xs)-1)*reads <= selectsPerOp(xs[0].t),
+	}
 	pt := k.b.TypePointer(spirv.StorageFunction, st)
 	for j, x := range xs {
-		p := k.f.AccessChain(pt, v, k.cu32(uint32(j)))
-		k.f.Store(p, x.id)
+		k.f.Store(k.f.AccessChain(pt, r.v, k.cu32(uint32(j))), x.id)
 	}
-	k.regArrays = append(k.regArrays, regArray{v: v, t: t, n: len(xs)})
+	k.regArrays = append(k.regArrays, r)
 	return regBase + len(k.regArrays) - 1
 }
 
+// selectsPerOp bounds the selects one op's reads at computed indices
+// may take instead of an array. Measured on lavapipe (16 and 8 lanes)
+// with 2,000-step loops gathering r of n elements (bench/ab, selects'
+// time over the array's): f32 48 of 48 per step 0.54, 64 of 64 1.14;
+// f64 12 of 48 0.76, 24 of 32 1.44 (a vector of 64-bit lanes is two
+// registers, and the tree's values crowd them).
+func selectsPerOp(t hlo.ElementType) int {
+	if regBits(t) > 32 {
+		return 640
+	}
+	return 2560
+}
+
 // regBase numbers the bindings of register arrays (device loops): load
-// reads them from a function variable.
+// reads them (regLoad).
 const regBase = 1 << 21
 
 type regArray struct {
-	v spirv.ID
-	t hlo.ElementType
-	n int
+	v       spirv.ID // the function array
+	xs      []val    // its elements
+	selects bool     // reads at computed indices select among xs
 }
 
 // regLoad reads element idx of a register array (idx is in range: the
 // data-movement ops clamp their indices).
 func (k *kernelBuilder) regLoad(bind int, idx spirv.ID) val {
 	r := k.regArrays[bind-regBase]
-	st := k.scalarType(r.t)
+	t := r.xs[0].t
+	st := k.scalarType(t)
+	if _, ok := k.constU32(idx); !ok && r.selects {
+		return val{k.selectTree(st, r.xs, idx), t}
+	}
 	p := k.f.AccessChain(k.b.TypePointer(spirv.StorageFunction, st), r.v, idx)
-	return val{k.f.Load(st, p), r.t}
+	return val{k.f.Load(st, p), t}
+}
+
+// selectTree picks element idx of xs by the bits of idx, lowest first:
+// len(xs)-1 selects.
+func (k *kernelBuilder) selectTree(st spirv.ID, xs []val, idx spirv.ID) spirv.ID {
+	u32 := k.u32()
+	level := make([]spirv.ID, len(xs))
+	for i, x := range xs {
+		level[i] = x.id
+	}
+	for b := uint32(0); len(level) > 1; b++ {
+		bit := k.f.INotEqual(k.boolT(), k.f.BitwiseAnd(u32, idx, k.cu32(1<<b)), k.cu32(0))
+		next := make([]spirv.ID, 0, (len(level)+1)/2)
+		for i := 0; i+1 < len(level); i += 2 {
+			next = append(next, k.f.Select(st, bit, level[i+1], level[i]))
+		}
+		if len(level)%2 == 1 {
+			next = append(next, level[len(level)-1])
+		}
+		level = next
+	}
+	return level[0]
 }
 
 // reduce folds a small reduce, unrolled, in the reference's order: each
