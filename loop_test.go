@@ -198,3 +198,95 @@ ENTRY e {
 		exe.Close()
 	}
 }
+
+// TestLoopWindows: dynamic slices and updates of a device loop's small
+// state, which move their windows by the starts' bits (lower/kgen
+// seqwindow.go), over ranks 1 to 3, windows as large as the array and
+// of one element, every element type class, and start indices of
+// signed, unsigned and narrow types that run below zero and past the
+// end (clamped, as XLA clamps them): each loop a device loop, bit for
+// bit the evaluator's after 12 iterations, fused and not.
+func TestLoopWindows(t *testing.T) {
+	defer noValidationMessages(t)
+	cases := []struct {
+		elem, index  string
+		dims, window []int64
+	}{
+		{"f32", "s32", []int64{7}, []int64{3}},
+		{"f16", "s64", []int64{5, 4}, []int64{2, 3}},
+		{"s8", "u32", []int64{3, 1, 6}, []int64{1, 1, 4}},
+		{"pred", "s8", []int64{33}, []int64{1}},
+		{"f64", "s32", []int64{8}, []int64{8}},
+		{"u16", "s32", []int64{4, 9}, []int64{4, 2}},
+		{"bf16", "u8", []int64{2, 3, 5}, []int64{1, 2, 2}},
+	}
+	dimList := func(d []int64) string {
+		s := make([]string, len(d))
+		for i, x := range d {
+			s[i] = fmt.Sprint(x)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s[%s]_%s[%s]_%s", c.elem, dimList(c.dims), c.elem, dimList(c.window), c.index)
+		t.Run(name, func(t *testing.T) {
+			x := fmt.Sprintf("%s[%s]", c.elem, dimList(c.dims))
+			w := fmt.Sprintf("%s[%s]", c.elem, dimList(c.window))
+			st := "(s32[], " + x + ")"
+			var body strings.Builder
+			// Start d of the slice is i*(d+1) - 2, of the update 5 - i*(d+1):
+			// both run out of range on either side within 12 iterations.
+			var slice, update []string
+			for d := range c.dims {
+				fmt.Fprintf(&body, "  k%d = s32[] constant(%d)\n  ik%d = s32[] multiply(i, k%d)\n", d, d+1, d, d)
+				fmt.Fprintf(&body, "  a%d = s32[] subtract(ik%d, two)\n  b%d = s32[] subtract(five, ik%d)\n", d, d, d, d)
+				fmt.Fprintf(&body, "  s%d = %s[] convert(a%d)\n  u%d = %s[] convert(b%d)\n", d, c.index, d, d, c.index, d)
+				slice = append(slice, fmt.Sprintf("s%d", d))
+				update = append(update, fmt.Sprintf("u%d", d))
+			}
+			op := "negate"
+			if c.elem == "pred" || c.elem[0] == 'u' {
+				op = "not"
+			}
+			text := fmt.Sprintf(`HloModule windows
+cond {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(12)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = %[2]s get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  two = s32[] constant(2)
+  five = s32[] constant(5)
+  j = s32[] add(i, one)
+%[3]s  w = %[4]s dynamic-slice(x, %[5]s), dynamic_slice_sizes={%[6]s}
+  w2 = %[4]s %[7]s(w)
+  x2 = %[2]s dynamic-update-slice(x, w2, %[8]s)
+  ROOT t = %[1]s tuple(j, x2)
+}
+ENTRY e {
+  x = %[2]s parameter(0)
+  z = s32[] constant(0)
+  t = %[1]s tuple(z, x)
+  l = %[1]s while(t), condition=cond, body=body
+  ROOT r = %[2]s get-tuple-element(l), index=1
+}
+`, st, x, body.String(), w, strings.Join(slice, ", "), dimList(c.window), op, strings.Join(update, ", "))
+			m, err := hlo.Parse(name, text)
+			require.NoError(t, err, text)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err)
+			kinds := map[lower.StepKind]int{}
+			for _, s := range vkjit.ProgramOf(exe).Steps {
+				kinds[s.Kind]++
+			}
+			exe.Close()
+			require.Equal(t, 1, kinds[lower.StepLoop], "a device loop")
+			requireExact(t, name, text, edgeInputs(7))
+		})
+	}
+}

@@ -190,11 +190,14 @@ func TestCopyInit(t *testing.T) {
 
 // TestComputedReads: a device loop reads its small state at computed
 // indices by selects among the elements where an op's reads take few
-// enough, and through a function array otherwise (kgen's array): the
-// loop of testdata/loops/computed_reads.hlo loads at computed indices
-// from exactly two arrays, of 64 f32 elements and of 32 f64 ones, its
-// two reads over the bound; its four others (f32, f64, s32 and pred)
-// select.
+// enough, and through a function array otherwise (kgen's array), and
+// moves dynamic slices' and updates' windows by the starts' bits
+// (seqwindow.go), reading no array: the loop of
+// testdata/loops/computed_reads.hlo loads at computed indices from
+// exactly two arrays, of 64 f32 elements and of 32 f64 ones, its two
+// gathers over the bound; its two other gathers (f32 and s32) select,
+// and its dynamic slices and updates (f32, f64 and pred, one and two
+// dimensions) shift.
 func TestComputedReads(t *testing.T) {
 	text, err := os.ReadFile("testdata/loops/computed_reads.hlo")
 	require.NoError(t, err)

@@ -118,6 +118,18 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 				return nil, err
 			}
 			leaf = x
+		case (in.Op == hlo.OpDynamicSlice || in.Op == hlo.OpDynamicUpdateSlice) && allSmall(in, env):
+			var vs []val
+			var err error
+			if in.Op == hlo.OpDynamicSlice {
+				vs, err = e.dynamicSlice(in, env)
+			} else {
+				vs, err = e.dynamicUpdate(in, env)
+			}
+			if err != nil {
+				return nil, err
+			}
+			leaf.elems = vs
 		case kind == KindScatter && len(in.Operands) == 3:
 			x, err := e.scatter(in, env)
 			if err != nil {
@@ -168,16 +180,26 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 	return env[c.Root], nil
 }
 
+// allSmall reports whether each operand of in is one leaf in registers.
+func allSmall(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) bool {
+	for _, o := range in.Operands {
+		if x := env[o]; len(x) != 1 || x[0].big >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // array makes register elements readable at computed indices by a
 // data-movement op that reads them up to reads times: through a
 // function array, or by selects among the elements (regLoad) where
 // those are cheap enough. llvmpipe keeps an array read at computed
 // indices in memory, a vector of lanes per element, and reads it lane
 // by lane; LLVM's passes over those accesses (coroutine frames,
-// register allocation) make the kernel's first use slow: a batched 4x4
-// f64 triangular solve's loop took 3.4 s with arrays and 0.29 s with
-// selects, a 2,000-step loop gathering 8 of 64 f32 values 0.79 s and
-// 0.13 s. Selects cost len(xs)-1 per read where the array costs a store
+// register allocation) make the kernel's first use slow: a 2,000-step
+// loop gathering 8 of 64 f32 values took 0.79 s with an array and 0.13 s
+// with selects, 12 of 48 f64 ones 0.58 and 0.14 s (dynamic slices and
+// updates take neither: seqwindow.go). Selects cost len(xs)-1 per read where the array costs a store
 // per element and a lane-by-lane load per read, so runs decide the
 // bound (selectsPerOp). Reads at constant indices load from the array
 // still, which the driver resolves: taking the elements themselves
