@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -650,6 +651,50 @@ ENTRY e {
 		require.NotContains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_lanes", c.window)
 		_, _, other := runBothOn(t, exe, m, hlotest.UniformInputs(m, 9), "conv invocation tiles")
 		require.Equal(t, outs[0].Data, other[0].Data, c.window)
+	}
+}
+
+// TestConvOrders runs a 3x3 convolution in other dimension orders than
+// NHWC and HWIO (JAX's default NCHW and OIHW, TensorFlow's 01oi kernels,
+// features first, an output order of its own): each becomes the implicit
+// GEMM between transposes (lower/convorder.go), with a bias and ReLU
+// after it, and matches the reference.
+func TestConvOrders(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ x, k, out, labels, bias string }{
+		{"f32[4,32,20,22]", "f32[16,32,3,3]", "f32[4,16,20,22]", "bf01_oi01->bf01", "1"},
+		{"f32[4,20,22,32]", "f32[3,3,16,32]", "f32[4,20,22,16]", "b01f_01oi->b01f", "3"},
+		{"f32[32,4,20,22]", "f32[32,3,3,16]", "f32[4,20,22,16]", "fb01_i01o->b01f", "3"},
+		{"f32[4,20,22,32]", "f32[3,3,32,16]", "f32[16,4,20,22]", "b01f_01io->fb01", "0"},
+	} {
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  x = %s parameter(0)
+  k = %s parameter(1)
+  b = f32[16] parameter(2)
+  c = %s convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=%s
+  bb = %s broadcast(b), dimensions={%s}
+  z = %s add(c, bb)
+  zero = f32[] constant(0)
+  zs = %s broadcast(zero), dimensions={}
+  ROOT y = %s maximum(z, zs)
+}`, c.x, c.k, c.out, c.labels, c.out, c.bias, c.out, c.out, c.out)
+		m, err := hlo.Parse("conv", src)
+		require.NoError(t, err, src)
+		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		require.NoError(t, err, src)
+		if cpuForms() {
+			var names []string
+			for _, k := range vkjit.ProgramOf(exe).Kernels {
+				names = append(names, k.Name)
+			}
+			require.True(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "gemm") }), "%s: %v", c.labels, names)
+		}
+		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 5), "conv")
+		w := want.Leaves()[0]
+		for i := int64(0); i < w.Shape.NumElements(); i++ {
+			require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.labels, i)
+		}
 	}
 }
 

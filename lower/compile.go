@@ -106,6 +106,7 @@ func init() {
 		{"widen sub-byte integers", widenSubByte, true},             // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
 		{"widen f8", widenF8, true},                                 // f8 types computed in f32, each result rounded to the type's grid (f8.go)
 		{"split bitcast widths", splitBitcasts, true},               // bitcast-converts between widths become shifts and truncations of one width (bitcast.go)
+		{"canonical convolutions", canonicalConvs, true},            // 2-D convolutions in other dimension orders become NHWC/HWIO ones between transposes, where the implicit GEMM then takes them (convorder.go)
 		{"simplify", simplify, true},                                // ops of constants folded, reshapes and broadcasts to the same shape, max with -inf and the like taken out, in the entry and what it calls
 		{"hoist loop invariants", hoistInvariants, true},            // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},                      // concatenates of more operands than a kernel can bind become trees

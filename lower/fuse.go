@@ -365,6 +365,17 @@ func fuseLoops(s *state) error {
 					unfused = true
 				}
 			}
+			if in.Op == hlo.OpConvolution && kgen.GemmOf(in) != nil {
+				// The implicit GEMM reads its operands from buffers
+				// (planGemm): a transpose fused into it would cost the
+				// tiled kernel, many times its pass over memory.
+				for _, o := range in.Operands {
+					if s.plan.fused[o] {
+						unfuse(o)
+						unfused = true
+					}
+				}
+			}
 			if !unfused && s.loopIters(in) > budget {
 				for _, p := range cluster {
 					if ownLoop(p) > 0 {
