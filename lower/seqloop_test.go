@@ -29,6 +29,18 @@ func stepKinds(p *Program) map[StepKind]int {
 	return n
 }
 
+// compileFile parses an HLO file and compiles it for tg.
+func compileFile(t *testing.T, file string, tg kgen.Target, opts Options) *Program {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	require.NoError(t, err)
+	m, err := hlo.Parse(file, string(text))
+	require.NoError(t, err)
+	p, err := Compile(m, tg, opts)
+	require.NoError(t, err, file)
+	return p
+}
+
 // TestDeviceLoopPlans compiles the device loops of testdata/loops (one
 // of them over a complex array) and the corpus's two long loops
 // (without a device): each becomes one device loop step whose kernel
@@ -79,23 +91,18 @@ ENTRY main {
 	require.Equal(t, 1, kinds[StepWhile])
 	require.Zero(t, kinds[StepLoop])
 
-	text, err := os.ReadFile("testdata/sines_loop.hlo")
-	require.NoError(t, err)
-	m, err := hlo.Parse("sines_loop", string(text))
-	require.NoError(t, err)
-	p, err = Compile(m, desktop, Options{})
-	require.NoError(t, err)
+	p = compileFile(t, "testdata/sines_loop.hlo", desktop, Options{})
 	require.Zero(t, stepKinds(p)[StepLoop], "a kernel too large to compile quickly")
 
 	// 9 bindings, 5 with its 4 small leaves copied into their results
 	// first (CopyInit): a device loop where 8 are allowed, not where 4.
-	text, err = os.ReadFile("testdata/loops/narrow_state.hlo")
+	text, err := os.ReadFile("testdata/loops/narrow_state.hlo")
 	require.NoError(t, err)
 	for _, c := range []struct {
 		max        uint32
 		loop, host int
 	}{{8, 1, 0}, {4, 0, 1}} {
-		m, err = hlo.Parse("narrow_state", string(text))
+		m, err := hlo.Parse("narrow_state", string(text))
 		require.NoError(t, err)
 		tg := desktop
 		tg.MaxStorageBuffers = c.max
@@ -159,12 +166,7 @@ ENTRY main {
 // once (20); with fewer bindings than that (16) it stays a host loop,
 // saying why.
 func TestCopyInit(t *testing.T) {
-	text, err := os.ReadFile("testdata/loops/many_leaves.hlo")
-	require.NoError(t, err)
-	m, err := hlo.Parse("many_leaves.hlo", string(text))
-	require.NoError(t, err)
-	p, err := Compile(m, LlvmpipeTarget, Options{})
-	require.NoError(t, err)
+	p := compileFile(t, "testdata/loops/many_leaves.hlo", LlvmpipeTarget, Options{})
 	require.Equal(t, 1, stepKinds(p)[StepLoop])
 	var copies int
 	for _, s := range p.Steps {
@@ -178,10 +180,7 @@ func TestCopyInit(t *testing.T) {
 	}
 	require.Equal(t, 19, copies, "each small leaf and the updated big one copied into its result")
 	require.Len(t, p.Kernels, 3, "the copies of one type share a kernel: s32, f32, and the loop")
-	m, err = hlo.Parse("many_leaves.hlo", string(text))
-	require.NoError(t, err)
-	p, err = Compile(m, desktop, Options{})
-	require.NoError(t, err)
+	p = compileFile(t, "testdata/loops/many_leaves.hlo", desktop, Options{})
 	require.Equal(t, 1, stepKinds(p)[StepWhile])
 	var plan strings.Builder
 	p.Describe(&plan)
@@ -199,17 +198,13 @@ func TestCopyInit(t *testing.T) {
 // and its dynamic slices and updates (f32, f64 and pred, one and two
 // dimensions) shift.
 func TestComputedReads(t *testing.T) {
-	text, err := os.ReadFile("testdata/loops/computed_reads.hlo")
-	require.NoError(t, err)
-	m, err := hlo.Parse("computed_reads.hlo", string(text))
-	require.NoError(t, err)
-	p, err := Compile(m, LlvmpipeTarget, Options{})
-	require.NoError(t, err)
+	p := compileFile(t, "testdata/loops/computed_reads.hlo", LlvmpipeTarget, Options{})
 	require.Equal(t, 1, stepKinds(p)[StepLoop])
 	var dis string
 	for _, s := range p.Steps {
 		if s.Kind == StepLoop {
 			require.NoError(t, spirv.Validate(p.Kernels[s.Kernel].Words))
+			var err error
 			dis, err = spirv.Disassemble(p.Kernels[s.Kernel].Words)
 			require.NoError(t, err)
 		}
@@ -248,12 +243,7 @@ func TestComputedReads(t *testing.T) {
 func requireDeviceLoops(t *testing.T, files []string) {
 	t.Helper()
 	for _, file := range files {
-		text, err := os.ReadFile(file)
-		require.NoError(t, err)
-		m, err := hlo.Parse(file, string(text))
-		require.NoError(t, err)
-		p, err := Compile(m, desktop, Options{})
-		require.NoError(t, err, file)
+		p := compileFile(t, file, desktop, Options{})
 		kinds := stepKinds(p)
 		require.Equal(t, 1, kinds[StepLoop], file)
 		require.Zero(t, kinds[StepWhile], file)
@@ -264,8 +254,7 @@ func requireDeviceLoops(t *testing.T, files []string) {
 				require.Len(t, s.Buffers, k.Bindings, file)
 			}
 		}
-		host, err := Compile(m, desktop, Options{HostLoops: true})
-		require.NoError(t, err, file)
+		host := compileFile(t, file, desktop, Options{HostLoops: true})
 		require.Zero(t, stepKinds(host)[StepLoop], file)
 	}
 }
