@@ -111,17 +111,31 @@ func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 // at y.
 func (k *kernelBuilder) sortLess(in *hlo.Instruction, binds []int, elem func(pos spirv.ID) spirv.ID) func(x, y spirv.ID) (spirv.ID, error) {
 	return func(x, y spirv.ID) (spirv.ID, error) {
-		args := make([]val, 2*len(in.Operands))
-		for i, o := range in.Operands {
-			args[2*i] = k.load(binds[i], elem(x), o.Shape.Elem)
-			args[2*i+1] = k.load(binds[i], elem(y), o.Shape.Elem)
-		}
-		r, err := k.emitReducer(in.Called[0], args)
-		if err != nil {
-			return 0, err
-		}
-		return r[0].id, nil
+		return k.sortLessValues(in, k.sortValues(in, binds, elem(x)), k.sortValues(in, binds, elem(y)))
 	}
+}
+
+// sortValues loads every operand of sort in at element e.
+func (k *kernelBuilder) sortValues(in *hlo.Instruction, binds []int, e spirv.ID) []val {
+	vs := make([]val, len(in.Operands))
+	for i, o := range in.Operands {
+		vs[i] = k.load(binds[i], e, o.Shape.Elem)
+	}
+	return vs
+}
+
+// sortLessValues is sort in's comparator on two elements' operand
+// values: true where x goes before y.
+func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.ID, error) {
+	args := make([]val, 2*len(in.Operands))
+	for i := range in.Operands {
+		args[2*i], args[2*i+1] = x[i], y[i]
+	}
+	r, err := k.emitReducer(in.Called[0], args)
+	if err != nil {
+		return 0, err
+	}
+	return r[0].id, nil
 }
 
 // LongSort is the slice length from which a sort is split over
@@ -176,13 +190,14 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 			}
 			return k.load(src, op(spirv.OpIAdd, sbase, i), hlo.U32).id
 		}
-		less := k.sortLess(in, binds, elem)
 		w2 := op(spirv.OpIAdd, w, w)
 		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
 		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
 		hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w2), cu(length))
 		left := k.boolOp(spirv.OpULessThan, j, mid)
 		x := posAt(j)
+		// x's values are read once, not at every step of the search.
+		xv := k.sortValues(in, binds, elem(x))
 		// Search the other run: [mid, hi) for a left element, [lo, mid)
 		// for a right one. before(y) says whether y goes before x; it is
 		// true on a prefix of the other run.
@@ -198,10 +213,15 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 			open := k.boolOp(spirv.OpULessThan, b, en)
 			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
 			y := posAt(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
+			yv := k.sortValues(in, binds, elem(y))
 			// A right element y goes before left x if strictly less,
 			// before right x if not greater: one comparator call, its
 			// arguments in the order the side asks.
-			r, err := less(sel(left, y, x), sel(left, x, y))
+			lhs, rhs := make([]val, len(xv)), make([]val, len(xv))
+			for i := range xv {
+				lhs[i], rhs[i] = k.sel(left, yv[i], xv[i]), k.sel(left, xv[i], yv[i])
+			}
+			r, err := k.sortLessValues(in, lhs, rhs)
 			if err != nil {
 				return err
 			}
