@@ -507,49 +507,64 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 
 // emitSort plans a sort: one kernel with an invocation per slice for
 // short slices, or, from longSort, a merge pass per doubling of the run
-// width over every element and a final gather (kgen/sort.go).
+// width over every element, the operands' values moved along from pass
+// to pass (kgen/sort.go).
 func (s *state) emitSort(in *hlo.Instruction, env kgen.Env, n int64) error {
 	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 	count := in.Operands[0].Shape.NumElements()
-	var scratch [2]int
-	for j := range scratch {
-		b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
-		if err != nil {
-			return in.Errorf("%v", err)
-		}
-		scratch[j] = b
-	}
 	if length < kgen.LongSort {
+		var scratch []int
+		for j := range 2 {
+			b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			scratch = append(scratch, b)
+		}
 		k, err := kgen.SortKernel(in, env)
 		if err != nil {
 			return err
 		}
-		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch[:]...), nil)
+		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch...), nil)
 	}
-	first, err := kgen.SortPassKernel(in, env, true)
-	if err != nil {
-		return err
+	// Two scratch copies of every operand, a slice's elements contiguous.
+	var scratch [2][]int
+	for j := range scratch {
+		for i, o := range in.Operands {
+			b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d.%d", in.Name, j, i), Kind: BufTemp, Shape: hlo.ArrayShape(o.Shape.Elem, count)})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			scratch[j] = append(scratch[j], b)
+		}
 	}
-	pass, err := kgen.SortPassKernel(in, env, false)
-	if err != nil {
-		return err
+	var kernels [3]*kgen.Kernel
+	for p := range kernels {
+		k, err := kgen.SortPassKernel(in, env, kgen.SortPass(p))
+		if err != nil {
+			return err
+		}
+		kernels[p] = k
 	}
-	if err := s.dispatch(in, first, count, nil, []int{scratch[1]}, []uint32{1, 1}); err != nil {
-		return err
-	}
-	cur, steps := 1, uint32(1)
-	for w := int64(2); w < length; w *= 2 {
+	cur, steps := 0, uint32(0)
+	for w := int64(1); w < length; w *= 2 {
 		steps++ // floor(log2 w) + 1
-		if err := s.dispatch(in, pass, count, []int{scratch[cur]}, []int{scratch[1-cur]}, []uint32{uint32(w), steps}); err != nil {
+		var k *kgen.Kernel
+		var reads, outs []int
+		switch {
+		case w == 1:
+			k, outs = kernels[kgen.FirstSortPass], scratch[cur]
+		case 2*w >= length:
+			k, reads, outs = kernels[kgen.LastSortPass], scratch[1-cur], s.values[in]
+		default:
+			k, reads, outs = kernels[kgen.MiddleSortPass], scratch[1-cur], scratch[cur]
+		}
+		if err := s.dispatch(in, k, count, reads, outs, []uint32{uint32(w), steps}); err != nil {
 			return err
 		}
 		cur = 1 - cur
 	}
-	gather, err := kgen.SortGatherKernel(in, env)
-	if err != nil {
-		return err
-	}
-	return s.dispatch(in, gather, count, []int{scratch[cur]}, s.values[in], nil)
+	return nil
 }
 
 // wordsKey is a kernel's code as a key for sharing it, its debug names

@@ -145,34 +145,65 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // but the first elements unwritten.
 const LongSort = 1024
 
+// SortPass says which merge pass of a split sort a kernel is: the
+// first reads the operands, the last writes the results, and the ones
+// between read and write scratch copies of every operand, a slice's
+// elements contiguous.
+type SortPass int
+
+const (
+	FirstSortPass SortPass = iota
+	MiddleSortPass
+	LastSortPass
+)
+
 // SortPassKernel generates one merge pass of a stable sort split over
 // dispatches: push constant 1 is the run width w, push constant 2 the
 // binary search's steps (floor(log2 w) + 1: the other run has at most w
-// elements; 4096-element slices: 78 steps over the 12 passes, not 156);
-// every element of every
-// slice finds its place in the merged run of width 2w by counting, with a
-// binary search, the elements of the other run that go before it (on
-// ties, those of the left run), so that each pass is one dispatch of an
-// invocation per element. Positions ping-pong between two u32 buffers;
-// the first pass (w = 1, its own kernel) starts from the identity.
-// Bindings: the operands, then src (not in the first pass) and dst.
-func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
+// elements; 4096-element slices: 78 steps over the 12 passes, not 156).
+// Every element of every slice finds its place in the merged run of
+// width 2w by counting, with a binary search, the elements of the other
+// run that go before it (on ties, those of the left run), so that each
+// pass is one dispatch of an invocation per element, and moves every
+// operand's value there: a step of the search reads the probe's values
+// once, where carrying positions instead read the position, then the
+// values through it (the corpus's 4M-element bf16 sort 768 -> 576 ms,
+// and no gather after the last pass). Bindings: the sources (the
+// operands, or scratch copies), then the destinations (scratch copies,
+// or the results).
+func SortPassKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error) {
 	k := env.builder(3)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	src := -1 // the first pass (w = 1) starts from the identity: no src
-	if !first {
-		if src, err = k.addBuffer(hlo.U32, "src", true, in.Operands[0].Shape.NumElements()); err != nil {
-			return nil, err
-		}
-	}
-	dst, err := k.addBuffer(hlo.U32, "dst", false, in.Operands[0].Shape.NumElements())
-	if err != nil {
-		return nil, err
-	}
 	shape := in.Operands[0].Shape
+	count := shape.NumElements()
+	scratch := func(name string, readonly bool) ([]int, error) {
+		var bs []int
+		for i, o := range in.Operands {
+			b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("%s%d", name, i), readonly, count)
+			if err != nil {
+				return nil, err
+			}
+			bs = append(bs, b)
+		}
+		return bs, nil
+	}
+	var src, dst []int
+	var err error
+	if pass == FirstSortPass {
+		src, err = k.bindOperands(in)
+	} else {
+		src, err = scratch("src", true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pass == LastSortPass {
+		dst, err = k.bindResults(in)
+	} else {
+		dst, err = scratch("dst", false)
+	}
+	if err != nil {
+		return nil, err
+	}
 	d := in.A.Dimensions[0]
 	length := shape.Dims[d]
 	return k.perElement(fmt.Sprintf("sort_pass_%s", shape.Elem), func(e spirv.ID) error {
@@ -184,20 +215,26 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 		slice, j := op(spirv.OpUDiv, e, cu(length)), op(spirv.OpUMod, e, cu(length))
 		sbase := op(spirv.OpIMul, slice, cu(length))
 		elem := sliceElem(k, shape, d, slice)
-		posAt := func(i spirv.ID) spirv.ID { // the position at rank i of the slice, before this pass
-			if first {
-				return i
+		// at is where rank i of the slice is in a source or destination.
+		at := func(operands bool, i spirv.ID) spirv.ID {
+			if operands {
+				return elem(i)
 			}
-			return k.load(src, op(spirv.OpIAdd, sbase, i), hlo.U32).id
+			return op(spirv.OpIAdd, sbase, i)
+		}
+		values := func(i spirv.ID) []val {
+			vs := make([]val, len(in.Operands))
+			for n, o := range in.Operands {
+				vs[n] = k.load(src[n], at(pass == FirstSortPass, i), o.Shape.Elem)
+			}
+			return vs
 		}
 		w2 := op(spirv.OpIAdd, w, w)
 		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
 		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
 		hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w2), cu(length))
 		left := k.boolOp(spirv.OpULessThan, j, mid)
-		x := posAt(j)
-		// x's values are read once, not at every step of the search.
-		xv := k.sortValues(in, binds, elem(x))
+		xv := values(j)
 		// Search the other run: [mid, hi) for a left element, [lo, mid)
 		// for a right one. before(y) says whether y goes before x; it is
 		// true on a prefix of the other run.
@@ -212,8 +249,7 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 			en := k.f.Load(u32, ev)
 			open := k.boolOp(spirv.OpULessThan, b, en)
 			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
-			y := posAt(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
-			yv := k.sortValues(in, binds, elem(y))
+			yv := values(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
 			// A right element y goes before left x if strictly less,
 			// before right x if not greater: one comparator call, its
 			// arguments in the order the side asks.
@@ -236,39 +272,8 @@ func SortPassKernel(in *hlo.Instruction, env Env, first bool) (*Kernel, error) {
 		n := k.f.Load(u32, bv)
 		// Left x: lo + (j - lo) + n; right x: lo + n + (j - mid).
 		rank := op(spirv.OpIAdd, op(spirv.OpISub, j, sel(left, cu(0), op(spirv.OpISub, mid, lo))), n)
-		k.storeElem(dst, op(spirv.OpIAdd, sbase, rank), x)
-		return nil
-	})
-}
-
-// SortGatherKernel writes every operand through the final positions of
-// a split sort: out[j] = operand[pos[j]] within each slice. Bindings:
-// the operands, the positions, the outputs.
-func SortGatherKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	k := env.builder(1)
-	binds, err := k.bindOperands(in)
-	if err != nil {
-		return nil, err
-	}
-	pos, err := k.addBuffer(hlo.U32, "pos", true, in.Operands[0].Shape.NumElements())
-	if err != nil {
-		return nil, err
-	}
-	outs, err := k.bindResults(in)
-	if err != nil {
-		return nil, err
-	}
-	shape := in.Operands[0].Shape
-	d := in.A.Dimensions[0]
-	length := shape.Dims[d]
-	return k.perElement(fmt.Sprintf("sort_gather_%s", shape.Elem), func(e spirv.ID) error {
-		u32 := k.u32()
-		slice := k.f.UDiv(u32, e, k.cu32(uint32(length)))
-		j := k.f.UMod(u32, e, k.cu32(uint32(length)))
-		elem := sliceElem(k, shape, d, slice)
-		p := k.loadElem(pos, e)
-		for i, o := range in.Operands {
-			k.store(outs[i], elem(j), k.load(binds[i], elem(p), o.Shape.Elem))
+		for i := range dst {
+			k.store(dst[i], at(pass == LastSortPass, rank), xv[i])
 		}
 		return nil
 	})
