@@ -117,11 +117,7 @@ func (b *expander) zeros(sh hlo.Shape) *hlo.Instruction {
 // transpose permutes x's dimensions: the result's dimension i is x's
 // perm[i].
 func (b *expander) transpose(x *hlo.Instruction, perm ...int64) *hlo.Instruction {
-	dims := make([]int64, len(perm))
-	for i, p := range perm {
-		dims[i] = x.Shape.Dims[p]
-	}
-	t := b.inst(hlo.OpTranspose, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+	t := b.inst(hlo.OpTranspose, transposedShape(x.Shape, perm), x)
 	t.A.Dimensions, t.A.HasDimensions = perm, true
 	return t
 }

@@ -260,13 +260,12 @@ func (k *kernelBuilder) regLoad(bind int, idx spirv.ID) val {
 // selectTree picks element idx of xs by the bits of idx, lowest first:
 // len(xs)-1 selects.
 func (k *kernelBuilder) selectTree(st spirv.ID, xs []val, idx spirv.ID) spirv.ID {
-	u32 := k.u32()
 	level := make([]spirv.ID, len(xs))
 	for i, x := range xs {
 		level[i] = x.id
 	}
-	for b := uint32(0); len(level) > 1; b++ {
-		bit := k.f.INotEqual(k.boolT(), k.f.BitwiseAnd(u32, idx, k.cu32(1<<b)), k.cu32(0))
+	for b := 0; len(level) > 1; b++ {
+		bit := k.bitSet(idx, b)
 		next := make([]spirv.ID, 0, (len(level)+1)/2)
 		for i := 0; i+1 < len(level); i += 2 {
 			next = append(next, k.f.Select(st, bit, level[i+1], level[i]))

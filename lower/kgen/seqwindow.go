@@ -52,9 +52,9 @@ func remake(dims []int64, elem func(ix []int64) val) box {
 	return out
 }
 
-// startBit is true where bit b of the u32 start is set.
-func (k *kernelBuilder) startBit(start spirv.ID, b int) spirv.ID {
-	return k.boolOp(spirv.OpINotEqual, k.f.BitwiseAnd(k.u32(), start, k.cu32(1<<b)), k.cu32(0))
+// bitSet is true where bit b of the u32 x is set.
+func (k *kernelBuilder) bitSet(x spirv.ID, b int) spirv.ID {
+	return k.boolOp(spirv.OpINotEqual, k.f.BitwiseAnd(k.u32(), x, k.cu32(1<<b)), k.cu32(0))
 }
 
 // withDim is dims with dims[d] = n.
@@ -86,7 +86,7 @@ func (e *seqEmitter) dynamicSlice(in *hlo.Instruction, env map[*hlo.Instruction]
 		m := dims[d] - window[d]
 		for b := bits.Len64(uint64(m)) - 1; b >= 0; b-- {
 			old, step := cur, int64(1)<<b
-			bit := k.startBit(starts[d], b)
+			bit := k.bitSet(starts[d], b)
 			cur = remake(withDim(old.dims, d, window[d]+min(m, step-1)), func(ix []int64) val {
 				here := old.at(ix)
 				if ix[d]+step >= old.dims[d] {
@@ -130,7 +130,7 @@ func (e *seqEmitter) dynamicUpdate(in *hlo.Instruction, env map[*hlo.Instruction
 		m := dims[d] - up[d]
 		for b := 0; b < bits.Len64(uint64(m)); b++ {
 			old, step := cur, int64(1)<<b
-			bit := k.startBit(starts[d], b)
+			bit := k.bitSet(starts[d], b)
 			// After bit b the update sits at start mod 2^(b+1).
 			cur = remake(withDim(old.dims, d, up[d]+min(m, 2*step-1)), func(ix []int64) val {
 				var here, moved val

@@ -222,13 +222,7 @@ func SortPassKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error
 			}
 			return op(spirv.OpIAdd, sbase, i)
 		}
-		values := func(i spirv.ID) []val {
-			vs := make([]val, len(in.Operands))
-			for n, o := range in.Operands {
-				vs[n] = k.load(src[n], at(pass == FirstSortPass, i), o.Shape.Elem)
-			}
-			return vs
-		}
+		values := func(i spirv.ID) []val { return k.sortValues(in, src, at(pass == FirstSortPass, i)) }
 		w2 := op(spirv.OpIAdd, w, w)
 		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
 		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
