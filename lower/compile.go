@@ -431,7 +431,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	invocations := n
 	switch kp.Kind {
 	case kgen.KindSort:
-		return s.emitSort(in, env, n)
+		return s.emitSort(in, env)
 	case kgen.KindGemm:
 		env.Local = kgen.LocalSize(s.tg, kp.Gemm.Invocations, true)
 		if kp.Gemm.Shared {
@@ -505,29 +505,20 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 	return nil
 }
 
-// emitSort plans a sort: one kernel with an invocation per slice for
-// short slices, or, from longSort, a merge pass per doubling of the run
-// width over every element, the operands' values moved along from pass
-// to pass (kgen/sort.go).
-func (s *state) emitSort(in *hlo.Instruction, env kgen.Env, n int64) error {
+// emitSort plans a sort (kgen/sort.go): blocks sorted in registers,
+// then a merge pass per doubling of the sorted runs, the operands'
+// values moved along in two scratch copies of every operand.
+func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 	count := in.Operands[0].Shape.NumElements()
-	if length < kgen.LongSort {
-		var scratch []int
-		for j := range 2 {
-			b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d", in.Name, j), Kind: BufTemp, Shape: hlo.ArrayShape(hlo.U32, count)})
-			if err != nil {
-				return in.Errorf("%v", err)
-			}
-			scratch = append(scratch, b)
-		}
-		k, err := kgen.SortKernel(in, env)
-		if err != nil {
-			return err
-		}
-		return s.dispatch(in, k, n/length, nil, append(append([]int{}, s.values[in]...), scratch...), nil)
+	slices := count / max(length, 1)
+	k, err := kgen.SortBlockKernel(in, env, kgen.SortBlock)
+	if err != nil {
+		return err
 	}
-	// Two scratch copies of every operand, a slice's elements contiguous.
+	if length <= kgen.SortBlock {
+		return s.dispatch(in, k, slices*kgen.SortChunks(length, kgen.SortBlock), nil, s.values[in], nil)
+	}
 	var scratch [2][]int
 	for j := range scratch {
 		for i, o := range in.Operands {
@@ -538,28 +529,30 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env, n int64) error {
 			scratch[j] = append(scratch[j], b)
 		}
 	}
-	var kernels [3]*kgen.Kernel
-	for p := range kernels {
-		k, err := kgen.SortPassKernel(in, env, kgen.SortPass(p))
-		if err != nil {
+	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, kgen.SortBlock), nil, scratch[0], nil); err != nil {
+		return err
+	}
+	var merge [2]*kgen.Kernel // the middle passes', the last's
+	for p := range merge {
+		if merge[p], err = kgen.SortMergeKernel(in, env, kgen.SortPass(p+1)); err != nil {
 			return err
 		}
-		kernels[p] = k
 	}
-	cur, steps := 0, uint32(0)
+	cur, steps := 1, uint32(0)
 	for w := int64(1); w < length; w *= 2 {
 		steps++ // floor(log2 w) + 1
-		var k *kgen.Kernel
-		var reads, outs []int
-		switch {
-		case w == 1:
-			k, outs = kernels[kgen.FirstSortPass], scratch[cur]
-		case 2*w >= length:
-			k, reads, outs = kernels[kgen.LastSortPass], scratch[1-cur], s.values[in]
-		default:
-			k, reads, outs = kernels[kgen.MiddleSortPass], scratch[1-cur], scratch[cur]
+		if w < kgen.SortBlock {
+			continue
 		}
-		if err := s.dispatch(in, k, count, reads, outs, []uint32{uint32(w), steps}); err != nil {
+		k, reads, outs := merge[0], scratch[1-cur], scratch[cur]
+		if 2*w >= length {
+			k, outs = merge[1], s.values[in]
+		}
+		chunk, search := min(kgen.SortChunk, 2*w), steps
+		if chunk == 2*w {
+			search = 0 // a chunk per pair of runs: no place before it to search
+		}
+		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, []uint32{uint32(w), search, uint32(chunk)}); err != nil {
 			return err
 		}
 		cur = 1 - cur

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // expandTopK rewrites topk into the ops it is made of, as XLA's
@@ -95,24 +94,28 @@ func expandTopK(s *state) error {
 }
 
 // topKChunk is the chunk length a top-k of k over rows of n cuts them
-// into first (0: none): the largest divisor of n below longSort, so that
-// each chunk takes one invocation's sort, and at least 16k, so that the
-// candidates are a sixteenth of the row or fewer; rows shorter than
-// 2 * longSort are sorted whole. The corpus's top-10 of 50000 logits
-// (jit_topk_logits_k10_1x50000_bf16): 22.3-22.7 ms as a split sort of 16
-// passes, 4.3-4.4 as 50 chunks of 1000 and 500 candidates (vkjit bench,
-// median of 15, three alternating rounds).
+// into first (0: none): the largest divisor of n below topKRow, and at
+// least 16k, so that the candidates are a sixteenth of the row or fewer;
+// rows shorter than 2 topKRow are sorted whole. The corpus's top-10 of
+// 50000 logits (jit_topk_logits_k10_1x50000_bf16), session 37's sorts:
+// 2.5-3.3 ms as 50 chunks of 1000 and 500 candidates, 2.8-4.9 sorted
+// whole (before them: 4.3-4.4 and 22.3-22.7; vkjit bench, medians of 21,
+// five alternating rounds), though the whole sort compiles one sort's
+// kernels, not two (0.16-0.17 s first run, 0.23-0.24 cut).
 func topKChunk(n, k int64) int64 {
-	if n < 2*kgen.LongSort {
+	if n < 2*topKRow {
 		return 0
 	}
-	for c := int64(kgen.LongSort - 1); c >= 16*k && c > 1; c-- {
+	for c := int64(topKRow - 1); c >= 16*k && c > 1; c-- {
 		if n%c == 0 {
 			return c
 		}
 	}
 	return 0
 }
+
+// topKRow bounds topKChunk's chunks.
+const topKRow = 1024
 
 // comparator builds `compare(a, b), direction=GT (or LT), type=TOTALORDER`
 // over scalars of type t, with two ignored s32 parameters for the iota.

@@ -306,8 +306,9 @@ func TestDotKeepsItsTiles(t *testing.T) {
 }
 
 // TestTopKChunks: a top-k of a long row sorts chunks of it on their own
-// (one invocation each) and then the chunks' first k, not the whole row
-// in merge passes; a row with no divisor to cut by is sorted whole.
+// and then the chunks' first k, not the whole row: two sorts, no merge
+// pass over runs as long as a chunk; a row with no divisor to cut by is
+// sorted whole.
 func TestTopKChunks(t *testing.T) {
 	require.Equal(t, int64(1000), topKChunk(50000, 10))
 	require.Equal(t, int64(1000), topKChunk(6000, 7))
@@ -316,13 +317,16 @@ func TestTopKChunks(t *testing.T) {
 	require.Zero(t, topKChunk(6000, 100), "chunks of at least 16k")
 	p, err := compileText(t, "HloModule m\nENTRY e {\n  x = f32[2,6000] parameter(0)\n  ROOT t = (f32[2,7], s32[2,7]) topk(x), k=7, largest=true\n}")
 	require.NoError(t, err)
-	var sorts []string
-	for _, k := range p.Kernels {
-		if strings.HasPrefix(k.Name, "sort") {
-			sorts = append(sorts, k.Name)
+	var blocks int
+	for _, st := range p.Steps {
+		switch name := p.Kernels[st.Kernel].Name; {
+		case strings.HasPrefix(name, "sort_block"):
+			blocks++
+		case strings.HasPrefix(name, "sort_merge"):
+			require.Less(t, st.Push[1], uint32(1000), "a merge of runs no longer than a chunk")
 		}
 	}
-	require.Equal(t, []string{"sort_f32", "sort_f32"}, sorts, "both sorts one invocation per slice, no merge passes")
+	require.Equal(t, 2, blocks, "two sorts")
 }
 
 // TestSiblingFusionCycles: multi-output fusion must not make the kernel
@@ -399,17 +403,26 @@ ENTRY e {
 	require.ErrorContains(t, err, "not supported on the device yet")
 }
 
-// TestLongSortPlan: a slice of 5000 is sorted by 13 merge passes (run
-// widths 1 to 4096) that move the values along: three kernels (the
-// first reads the operand, the last writes the result, the others
-// scratch copies), each pass writing one buffer.
+// TestLongSortPlan: a slice of 5000 is sorted in blocks of 8, then by
+// 10 merge passes (run widths 8 to 4096) that move the values along:
+// three kernels (the blocks read the operand, the last pass writes the
+// result, the others scratch copies), each pass writing one buffer;
+// a merge pass's chunk is 2w up to 64 places, searched for only past it.
 func TestLongSortPlan(t *testing.T) {
 	prog, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
 	require.NoError(t, err)
-	require.Len(t, prog.Steps, 13)
+	require.Len(t, prog.Steps, 11)
 	require.Len(t, prog.Kernels, 3)
-	for i, st := range prog.Steps {
-		require.Equal(t, []uint32{5000, 1 << i, uint32(i + 1)}, st.Push, "pass %d", i)
+	require.Equal(t, []uint32{625}, prog.Steps[0].Push, "blocks")
+	for i, st := range prog.Steps[1:] {
+		w := uint32(8) << i
+		chunk, search := min(64, 2*w), uint32(i+4)
+		if chunk == 2*w {
+			search = 0
+		}
+		require.Equal(t, []uint32{(5000 + chunk - 1) / chunk, w, search, chunk}, st.Push, "pass %d", i)
+	}
+	for _, st := range prog.Steps {
 		require.Equal(t, 1, st.Writes)
 	}
 	for _, k := range prog.Kernels {

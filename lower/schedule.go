@@ -65,14 +65,11 @@ func ownLoop(in *hlo.Instruction) int64 {
 		return count
 	case hlo.OpSort:
 		length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
-		passes := int64(1)
+		steps := int64(0)
 		for w := int64(1); w < length; w *= 2 {
-			passes++
+			steps++
 		}
-		if length < kgen.LongSort {
-			return length * (passes + 2)
-		}
-		return passes // a binary search per merge pass
+		return steps + kgen.SortChunk // a merge pass's search, then its chunk
 	}
 	return 0
 }

@@ -503,7 +503,11 @@ func SortCases(t hlo.ElementType) []Case {
 		mkc("cols_desc", cmp("gt", "GT", ""), "  x = T[7,2] parameter(0)\n  ROOT s = T[7,2] sort(x), dimensions={0}, to_apply=gt"),
 		mkc("one", cmp("lt", "LT", ""), "  x = T[4,1] parameter(0)\n  ROOT s = T[4,1] sort(x), dimensions={1}, to_apply=lt"),
 		mkc("keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[2,33] parameter(0)\n  v = s32[2,33] iota(), iota_dimension=1\n  ROOT s = (T[2,33], s32[2,33]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
-		// Long slices: split over dispatches (odd lengths, past a power of two).
+		// A slice of one block, and a middle dimension: blocks and merges
+		// over elements that are not contiguous.
+		mkc("block_keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[5,8] parameter(0)\n  v = s32[5,8] iota(), iota_dimension=1\n  ROOT s = (T[5,8], s32[5,8]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
+		mkc("middle", cmp("lt", "LT", ""), "  x = T[2,70,3] parameter(0)\n  ROOT s = T[2,70,3] sort(x), dimensions={1}, to_apply=lt"),
+		// Long slices: many passes (odd lengths, past a power of two).
 		mkc("long_keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[2,3001] parameter(0)\n  v = s32[2,3001] iota(), iota_dimension=1\n  ROOT s = (T[2,3001], s32[2,3001]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
 		mkc("long_cols_desc", cmp("gt", "GT", ""), "  x = T[1025,3] parameter(0)\n  ROOT s = T[1025,3] sort(x), dimensions={0}, to_apply=gt"),
 	}

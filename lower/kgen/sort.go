@@ -7,114 +7,6 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// SortKernel generates a stable sort of every 1-D slice along the sort
-// dimension: one invocation per slice runs a bottom-up merge sort of the
-// slice's positions (ping-ponging between two u32 scratch buffers, the
-// comparator inlined, the left element kept on ties), then gathers every
-// operand through the sorted positions. Bindings: N operands, N outputs,
-// scratch A, scratch B.
-func SortKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	k := env.builder(1)
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	sa, err := k.addBuffer(hlo.U32, "scratch0", false, in.Operands[0].Shape.NumElements())
-	if err != nil {
-		return nil, err
-	}
-	sb, err := k.addBuffer(hlo.U32, "scratch1", false, in.Operands[0].Shape.NumElements())
-	if err != nil {
-		return nil, err
-	}
-	shape := in.Operands[0].Shape
-	d := in.A.Dimensions[0]
-	length := shape.Dims[d]
-	st := hlo.RowMajorStrides(shape.Dims)
-	outer := append([]int64{}, shape.Dims...)
-	outer[d] = 1
-	passes := 0
-	for w := int64(1); w < length; w *= 2 {
-		passes++
-	}
-	return k.perElement(fmt.Sprintf("sort_%s", in.Operands[0].Shape.Elem), func(row spirv.ID) error {
-		u32 := k.u32()
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		base := k.ravel(k.unravel(row, outer), shape.Dims) // the slice's first element
-		elem := func(pos spirv.ID) spirv.ID { return op(spirv.OpIAdd, base, op(spirv.OpIMul, pos, cu(st[d]))) }
-		sbase := op(spirv.OpIMul, row, cu(length))
-		scratch := []int{sa, sb}
-		sAt := func(j spirv.ID) spirv.ID { return op(spirv.OpIAdd, sbase, j) }
-		if err := k.loop(cu(length), func(j spirv.ID) error {
-			k.storeElem(scratch[0], sAt(j), j)
-			return nil
-		}); err != nil {
-			return err
-		}
-		less := k.sortLess(in, binds, elem)
-		// The cursors are read before a pair's first step sets them (the
-		// select there discards what was read): start them at 0, so that
-		// no load is of an undefined value, which a GPU compiler may
-		// fold as it likes.
-		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		k.f.Store(iv, cu(0))
-		k.f.Store(jv, cu(0))
-		for p := 0; p < passes; p++ {
-			w := int64(1) << uint(p)
-			src, dst := p%2, (p+1)%2
-			err := k.loop(cu(length), func(kk spirv.ID) error {
-				lo := op(spirv.OpIMul, op(spirv.OpUDiv, kk, cu(2*w)), cu(2*w))
-				mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, cu(w)), cu(length))
-				hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, cu(2*w)), cu(length))
-				// A new pair of runs starts at lo: reset the two cursors.
-				start := k.boolOp(spirv.OpIEqual, kk, lo)
-				i0 := k.f.Select(u32, start, lo, k.f.Load(u32, iv))
-				j0 := k.f.Select(u32, start, mid, k.f.Load(u32, jv))
-				hasL := k.boolOp(spirv.OpULessThan, i0, mid)
-				hasR := k.boolOp(spirv.OpULessThan, j0, hi)
-				// Read clamped positions; the choice ignores the invalid one.
-				li := k.f.Select(u32, hasL, i0, lo)
-				ri := k.f.Select(u32, hasR, j0, lo)
-				lpos := k.loadElem(scratch[src], sAt(li))
-				rpos := k.loadElem(scratch[src], sAt(ri))
-				rLess, err := less(rpos, lpos)
-				if err != nil {
-					return err
-				}
-				takeL := k.boolOp(spirv.OpLogicalAnd, hasL, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasR), k.boolOp(spirv.OpLogicalNot, rLess)))
-				k.storeElem(scratch[dst], sAt(kk), k.f.Select(u32, takeL, lpos, rpos))
-				one := cu(1)
-				k.f.Store(iv, k.f.Select(u32, takeL, op(spirv.OpIAdd, i0, one), i0))
-				k.f.Store(jv, k.f.Select(u32, takeL, j0, op(spirv.OpIAdd, j0, one)))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		final := passes % 2
-		return k.loop(cu(length), func(j spirv.ID) error {
-			pos := k.loadElem(scratch[final], sAt(j))
-			for i, o := range in.Operands {
-				v := k.load(binds[i], elem(pos), o.Shape.Elem)
-				k.store(outs[i], elem(j), v)
-			}
-			return nil
-		})
-	})
-}
-
-// sortLess is sort in's comparator on two positions of a slice, whose
-// elements elem locates: true where the element at x goes before the one
-// at y.
-func (k *kernelBuilder) sortLess(in *hlo.Instruction, binds []int, elem func(pos spirv.ID) spirv.ID) func(x, y spirv.ID) (spirv.ID, error) {
-	return func(x, y spirv.ID) (spirv.ID, error) {
-		return k.sortLessValues(in, k.sortValues(in, binds, elem(x)), k.sortValues(in, binds, elem(y)))
-	}
-}
-
 // sortValues loads every operand of sort in at element e.
 func (k *kernelBuilder) sortValues(in *hlo.Instruction, binds []int, e spirv.ID) []val {
 	vs := make([]val, len(in.Operands))
@@ -138,43 +30,234 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 	return r[0].id, nil
 }
 
-// LongSort is the slice length from which a sort is split over
-// dispatches (sortPassKernel): one invocation per slice is fast for many
-// short slices, but a single invocation walking a long slice is serial
-// and, on lavapipe (Mesa 22.3.6), lengths past 4096 came back with all
-// but the first elements unwritten.
-const LongSort = 1024
+// A sort runs over every element at once (vkjit's sorts, before session
+// 37, sorted a slice per invocation below 1024 elements and searched per
+// element above): a first pass sorts blocks of SortBlock elements in
+// registers (SortBlockKernel), then each merge pass doubles the sorted
+// runs, an invocation merging a chunk of up to SortChunk places
+// (SortMergeKernel). The operands' values move along from pass to pass
+// in scratch copies, a slice's elements contiguous.
+//
+// SortBlock: 8 elements take 28 comparator calls per block; 16 took 120,
+// sorted the corpus's 1024 x 4096 bf16 sort 5-10% faster warm, and cost
+// 0.07-0.25 s more in the driver's compile at the first run (two sorts'
+// blocks in the corpus's top-k). SortChunk: 64 places per invocation,
+// 10 ms a pass of that sort, against 12 at 32, 19 at 8 and 37 at 2.
+const (
+	SortBlock int64 = 8
+	SortChunk int64 = 64
+)
 
-// SortPass says which merge pass of a split sort a kernel is: the
-// first reads the operands, the last writes the results, and the ones
-// between read and write scratch copies of every operand, a slice's
-// elements contiguous.
+// SortPass says which pass of a sort a kernel is: the first reads the
+// operands, the last writes the results, and the ones between read and
+// write scratch copies of every operand.
 type SortPass int
 
 const (
 	FirstSortPass SortPass = iota
 	MiddleSortPass
 	LastSortPass
+	OnlySortPass // first and last: a slice no longer than a block
 )
 
-// SortPassKernel generates one merge pass of a stable sort split over
-// dispatches: push constant 1 is the run width w, push constant 2 the
-// binary search's steps (floor(log2 w) + 1: the other run has at most w
-// elements; 4096-element slices: 78 steps over the 12 passes, not 156).
-// Every element of every slice finds its place in the merged run of
-// width 2w by counting, with a binary search, the elements of the other
-// run that go before it (on ties, those of the left run), so that each
-// pass is one dispatch of an invocation per element, and moves every
-// operand's value there: a step of the search reads the probe's values
-// once, where carrying positions instead read the position, then the
-// values through it (the corpus's 4M-element bf16 sort 768 -> 576 ms,
-// and no gather after the last pass). Bindings: the sources (the
-// operands, or scratch copies), then the destinations (scratch copies,
-// or the results).
-func SortPassKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error) {
-	k := env.builder(3)
+// SortBlockKernel generates a sort's first pass: an invocation sorts a
+// block of block consecutive elements of a slice (the last block of a
+// slice may be shorter), each element's place in the block its rank,
+// the number of elements that go before it: block (block - 1) / 2
+// comparator calls, every one on values already in registers, and no
+// memory but each element's read and write. (A loop over the block per
+// element instead, with a few instructions in place of block (block -
+// 1) / 2 comparators, sorted the corpus's 4M-element sort's blocks 1.4x
+// slower.) Bindings: the operands, then scratch copies, or the results
+// where a slice is one block; the dispatch has an invocation per block
+// of each slice (SortChunks).
+func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error) {
+	k := env.builder(1)
+	pass := FirstSortPass
 	shape := in.Operands[0].Shape
-	count := shape.NumElements()
+	length := shape.Dims[in.A.Dimensions[0]]
+	if length <= block {
+		pass = OnlySortPass
+	}
+	src, dst, err := k.sortPassBuffers(in, pass)
+	if err != nil {
+		return nil, err
+	}
+	blocks := SortChunks(length, block)
+	return k.perElement(fmt.Sprintf("sort_block_%s", shape.Elem), func(e spirv.ID) error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+		slice := op(spirv.OpUDiv, e, cu(blocks))
+		start := op(spirv.OpIMul, op(spirv.OpUMod, e, cu(blocks)), cu(block))
+		srcAt, dstAt := k.sortPlaces(in, pass, slice)
+		xs := make([][]val, block)
+		valid := make([]spirv.ID, block)
+		rank := make([]spirv.ID, block)
+		for i := range block {
+			at := op(spirv.OpIAdd, start, cu(i))
+			valid[i] = k.boolOp(spirv.OpULessThan, at, cu(length))
+			xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, at, cu(length-1))))
+			rank[i] = start
+		}
+		// For i < j, j goes before i where strictly less (stability);
+		// else i goes before j. Elements past the slice's end go last.
+		for j := range block {
+			for i := range j {
+				less, err := k.sortLessValues(in, xs[j], xs[i])
+				if err != nil {
+					return err
+				}
+				jFirst := k.boolOp(spirv.OpLogicalAnd, less, valid[j])
+				rank[i] = op(spirv.OpIAdd, rank[i], k.f.Select(u32, jFirst, cu(1), cu(0)))
+				rank[j] = op(spirv.OpIAdd, rank[j], k.f.Select(u32, jFirst, cu(0), cu(1)))
+			}
+		}
+		for i := range block {
+			err := k.f.If(valid[i], func() error {
+				for n := range dst {
+					k.store(dst[n], dstAt(rank[i]), xs[i][n])
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SortMergeKernel generates a merge pass of a sort as merge path does
+// (Green, McColl and Bader, 2012): push constant 1 is the width w of the
+// sorted runs, 3 the chunk of places an invocation writes (a power of
+// two at most 2w, so that a chunk lies in one pair of runs), 2 the steps
+// of a binary search over the chunk's first place for how many of the
+// places before it the left run fills (floor(log2 w) + 1, or 0 where a
+// chunk is a whole pair); the invocation then merges the chunk one place
+// at a time, a comparison of the two runs' next values, kept in
+// registers, and a read of the next value. Stable: on ties the left
+// run's element goes first. A search per element, before session 37,
+// read log2(2w) probes per element and pass; this reads each element
+// once. Bindings: scratch copies, then scratch copies or the results;
+// the dispatch has an invocation per chunk of each slice (SortChunks).
+func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error) {
+	k := env.builder(4)
+	src, dst, err := k.sortPassBuffers(in, pass)
+	if err != nil {
+		return nil, err
+	}
+	shape := in.Operands[0].Shape
+	length := shape.Dims[in.A.Dimensions[0]]
+	return k.perElement(fmt.Sprintf("sort_merge_%s", shape.Elem), func(e spirv.ID) error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
+		umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
+		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+		w, chunk := k.push(1), k.push(3)
+		chunks := op(spirv.OpUDiv, op(spirv.OpIAdd, cu(length-1), chunk), chunk)
+		slice := op(spirv.OpUDiv, e, chunks)
+		d := op(spirv.OpIMul, op(spirv.OpUMod, e, chunks), chunk) // the chunk's first place
+		srcAt, dstAt := k.sortPlaces(in, pass, slice)
+		// Every read is clamped into the slice: a search step past its
+		// end, or a run's next element past the run, reads a value the
+		// choice then ignores.
+		values := func(i spirv.ID) []val { return k.sortValues(in, src, srcAt(umin(i, cu(length-1)))) }
+		w2 := op(spirv.OpIAdd, w, w)
+		lo := op(spirv.OpIMul, op(spirv.OpUDiv, d, w2), w2)
+		mid := umin(op(spirv.OpIAdd, lo, w), cu(length))
+		hi := umin(op(spirv.OpIAdd, lo, w2), cu(length))
+		diag := op(spirv.OpISub, d, lo)
+		lenB := op(spirv.OpISub, hi, mid)
+		// The left run fills i of the diag places before the chunk: the
+		// least i in [max(0, diag - lenB), min(diag, lenA)] whose left
+		// element does not go before the right one at diag - 1 - i.
+		bv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		ev := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		k.f.Store(bv, sel(k.boolOp(spirv.OpUGreaterThan, diag, lenB), op(spirv.OpISub, diag, lenB), cu(0)))
+		k.f.Store(ev, umin(diag, op(spirv.OpISub, mid, lo)))
+		err := k.loop(k.push(2), func(spirv.ID) error {
+			b := k.f.Load(u32, bv)
+			en := k.f.Load(u32, ev)
+			open := k.boolOp(spirv.OpULessThan, b, en)
+			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
+			av := values(op(spirv.OpIAdd, lo, m))
+			yv := values(op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), op(spirv.OpIAdd, m, cu(1))))
+			rLess, err := k.sortLessValues(in, yv, av)
+			if err != nil {
+				return err
+			}
+			// The left element at m goes first unless the right one is
+			// strictly less (stability): then more than m left elements
+			// come before the chunk.
+			k.f.Store(bv, sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, rLess)), op(spirv.OpIAdd, m, cu(1)), b))
+			k.f.Store(ev, sel(k.boolOp(spirv.OpLogicalAnd, open, rLess), m, en))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		i := k.f.Load(u32, bv)
+		// The merge: cursors into both runs and their current values.
+		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
+		k.f.Store(iv, op(spirv.OpIAdd, lo, i))
+		k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
+		vars := func(vs []val) []spirv.ID {
+			ids := make([]spirv.ID, len(vs))
+			for n, v := range vs {
+				ids[n] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
+				k.f.Store(ids[n], v.id)
+			}
+			return ids
+		}
+		load := func(ids []spirv.ID, like []val) []val {
+			vs := make([]val, len(ids))
+			for n, id := range ids {
+				vs[n] = val{k.f.Load(k.scalarType(like[n].t), id), like[n].t}
+			}
+			return vs
+		}
+		first := values(k.f.Load(u32, iv))
+		avars := vars(first)
+		bvars := vars(values(k.f.Load(u32, jv)))
+		return k.loop(umin(chunk, op(spirv.OpISub, hi, d)), func(t spirv.ID) error {
+			ia, ib := k.f.Load(u32, iv), k.f.Load(u32, jv)
+			a, b := load(avars, first), load(bvars, first)
+			rLess, err := k.sortLessValues(in, b, a)
+			if err != nil {
+				return err
+			}
+			hasA := k.boolOp(spirv.OpULessThan, ia, mid)
+			hasB := k.boolOp(spirv.OpULessThan, ib, hi)
+			takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
+			place := dstAt(op(spirv.OpIAdd, d, t))
+			for n := range dst {
+				k.store(dst[n], place, k.sel(takeA, a[n], b[n]))
+			}
+			ia = sel(takeA, op(spirv.OpIAdd, ia, cu(1)), ia)
+			ib = sel(takeA, ib, op(spirv.OpIAdd, ib, cu(1)))
+			k.f.Store(iv, ia)
+			k.f.Store(jv, ib)
+			next := values(sel(takeA, ia, ib))
+			for n := range next {
+				k.f.Store(avars[n], k.sel(takeA, next[n], a[n]).id)
+				k.f.Store(bvars[n], k.sel(takeA, b[n], next[n]).id)
+			}
+			return nil
+		})
+	})
+}
+
+// SortChunks is the number of chunks (or blocks) of chunk places in a
+// slice of length elements: invocations per slice.
+func SortChunks(length, chunk int64) int64 { return (length + chunk - 1) / chunk }
+
+// sortPassBuffers binds a sort pass's sources and destinations: the
+// operands or scratch copies, then scratch copies or the results.
+func (k *kernelBuilder) sortPassBuffers(in *hlo.Instruction, pass SortPass) (src, dst []int, err error) {
+	count := in.Operands[0].Shape.NumElements()
 	scratch := func(name string, readonly bool) ([]int, error) {
 		var bs []int
 		for i, o := range in.Operands {
@@ -186,91 +269,37 @@ func SortPassKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error
 		}
 		return bs, nil
 	}
-	var src, dst []int
-	var err error
-	if pass == FirstSortPass {
+	if pass == FirstSortPass || pass == OnlySortPass {
 		src, err = k.bindOperands(in)
 	} else {
 		src, err = scratch("src", true)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if pass == LastSortPass {
+	if pass == LastSortPass || pass == OnlySortPass {
 		dst, err = k.bindResults(in)
 	} else {
 		dst, err = scratch("dst", false)
 	}
-	if err != nil {
-		return nil, err
-	}
+	return src, dst, err
+}
+
+// sortPlaces maps rank i of a slice to its element in pass's sources
+// and destinations: the operands and results in their own layout,
+// scratch copies with a slice's elements contiguous.
+func (k *kernelBuilder) sortPlaces(in *hlo.Instruction, pass SortPass, slice spirv.ID) (srcAt, dstAt func(i spirv.ID) spirv.ID) {
+	shape := in.Operands[0].Shape
 	d := in.A.Dimensions[0]
-	length := shape.Dims[d]
-	return k.perElement(fmt.Sprintf("sort_pass_%s", shape.Elem), func(e spirv.ID) error {
-		u32 := k.u32()
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
-		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		w := k.push(1)
-		slice, j := op(spirv.OpUDiv, e, cu(length)), op(spirv.OpUMod, e, cu(length))
-		sbase := op(spirv.OpIMul, slice, cu(length))
-		elem := sliceElem(k, shape, d, slice)
-		// at is where rank i of the slice is in a source or destination.
-		at := func(operands bool, i spirv.ID) spirv.ID {
-			if operands {
-				return elem(i)
-			}
-			return op(spirv.OpIAdd, sbase, i)
+	elem := sliceElem(k, shape, d, slice)
+	sbase := k.f.IMul(k.u32(), slice, k.cu32(uint32(shape.Dims[d])))
+	at := func(operands bool) func(i spirv.ID) spirv.ID {
+		if operands {
+			return elem
 		}
-		values := func(i spirv.ID) []val { return k.sortValues(in, src, at(pass == FirstSortPass, i)) }
-		w2 := op(spirv.OpIAdd, w, w)
-		lo := op(spirv.OpIMul, op(spirv.OpUDiv, j, w2), w2)
-		mid := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w), cu(length))
-		hi := k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, lo, w2), cu(length))
-		left := k.boolOp(spirv.OpULessThan, j, mid)
-		xv := values(j)
-		// Search the other run: [mid, hi) for a left element, [lo, mid)
-		// for a right one. before(y) says whether y goes before x; it is
-		// true on a prefix of the other run.
-		from := sel(left, mid, lo)
-		count := op(spirv.OpISub, sel(left, hi, mid), from)
-		bv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		ev := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		k.f.Store(bv, cu(0))
-		k.f.Store(ev, count)
-		err := k.loop(k.push(2), func(spirv.ID) error {
-			b := k.f.Load(u32, bv)
-			en := k.f.Load(u32, ev)
-			open := k.boolOp(spirv.OpULessThan, b, en)
-			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
-			yv := values(k.f.Ext(u32, spirv.GLSLUMin, op(spirv.OpIAdd, from, m), cu(length-1)))
-			// A right element y goes before left x if strictly less,
-			// before right x if not greater: one comparator call, its
-			// arguments in the order the side asks.
-			lhs, rhs := make([]val, len(xv)), make([]val, len(xv))
-			for i := range xv {
-				lhs[i], rhs[i] = k.sel(left, yv[i], xv[i]), k.sel(left, xv[i], yv[i])
-			}
-			r, err := k.sortLessValues(in, lhs, rhs)
-			if err != nil {
-				return err
-			}
-			before := k.f.Select(k.boolT(), left, r, k.boolOp(spirv.OpLogicalNot, r))
-			k.f.Store(bv, sel(k.boolOp(spirv.OpLogicalAnd, open, before), op(spirv.OpIAdd, m, cu(1)), b))
-			k.f.Store(ev, sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, before)), m, en))
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		n := k.f.Load(u32, bv)
-		// Left x: lo + (j - lo) + n; right x: lo + n + (j - mid).
-		rank := op(spirv.OpIAdd, op(spirv.OpISub, j, sel(left, cu(0), op(spirv.OpISub, mid, lo))), n)
-		for i := range dst {
-			k.store(dst[i], at(pass == LastSortPass, rank), xv[i])
-		}
-		return nil
-	})
+		return func(i spirv.ID) spirv.ID { return k.f.IAdd(k.u32(), sbase, i) }
+	}
+	return at(pass == FirstSortPass || pass == OnlySortPass), at(pass == LastSortPass || pass == OnlySortPass)
 }
 
 // sliceElem returns the linear index of position j in the given slice
