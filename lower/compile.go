@@ -538,21 +538,17 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 			return err
 		}
 	}
-	cur, steps := 1, uint32(0)
-	for w := int64(1); w < length; w *= 2 {
-		steps++ // floor(log2 w) + 1
-		if w < kgen.SortBlock {
-			continue
-		}
+	cur := 1
+	for w := kgen.SortBlock; w < length; w *= 2 {
 		k, reads, outs := merge[0], scratch[1-cur], scratch[cur]
 		if 2*w >= length {
 			k, outs = merge[1], s.values[in]
 		}
-		chunk, search := min(kgen.SortChunk, 2*w), steps
-		if chunk == 2*w {
-			search = 0 // a chunk per pair of runs: no place before it to search
+		chunk, levels := min(kgen.SortChunk, 2*w), uint32(0)
+		for c := chunk; c < 2*w; c *= 2 {
+			levels++ // of the tree of a pair's chunk boundaries
 		}
-		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, []uint32{uint32(w), search, uint32(chunk)}); err != nil {
+		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, []uint32{uint32(w), levels, uint32(chunk)}); err != nil {
 			return err
 		}
 		cur = 1 - cur

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -407,7 +408,8 @@ ENTRY e {
 // 10 merge passes (run widths 8 to 4096) that move the values along:
 // three kernels (the blocks read the operand, the last pass writes the
 // result, the others scratch copies), each pass writing one buffer;
-// a merge pass's chunk is 2w up to 64 places, searched for only past it.
+// a merge pass's chunk is 2w up to 128 places, below a tree of
+// log2(2w / chunk) levels of boundaries.
 func TestLongSortPlan(t *testing.T) {
 	prog, err := compileText(t, "HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  x = f32[5000] parameter(0)\n  ROOT s = f32[5000] sort(x), dimensions={0}, to_apply=lt\n}")
 	require.NoError(t, err)
@@ -416,11 +418,9 @@ func TestLongSortPlan(t *testing.T) {
 	require.Equal(t, []uint32{625}, prog.Steps[0].Push, "blocks")
 	for i, st := range prog.Steps[1:] {
 		w := uint32(8) << i
-		chunk, search := min(64, 2*w), uint32(i+4)
-		if chunk == 2*w {
-			search = 0
-		}
-		require.Equal(t, []uint32{(5000 + chunk - 1) / chunk, w, search, chunk}, st.Push, "pass %d", i)
+		chunk := min(128, 2*w)
+		levels := uint32(bits.Len32(2*w/chunk) - 1)
+		require.Equal(t, []uint32{(5000 + chunk - 1) / chunk, w, levels, chunk}, st.Push, "pass %d", i)
 	}
 	for _, st := range prog.Steps {
 		require.Equal(t, 1, st.Writes)

@@ -69,7 +69,7 @@ func ownLoop(in *hlo.Instruction) int64 {
 		for w := int64(1); w < length; w *= 2 {
 			steps++
 		}
-		return steps + kgen.SortChunk // a merge pass's search, then its chunk
+		return steps*steps + kgen.SortChunk // a merge pass: searches down a tree of at most steps levels, then its chunk
 	}
 	return 0
 }

@@ -38,14 +38,16 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // (SortMergeKernel). The operands' values move along from pass to pass
 // in scratch copies, a slice's elements contiguous.
 //
-// SortBlock: 8 elements take 28 comparator calls per block; 16 took 120,
-// sorted the corpus's 1024 x 4096 bf16 sort 5-10% faster warm, and cost
-// 0.07-0.25 s more in the driver's compile at the first run (two sorts'
-// blocks in the corpus's top-k). SortChunk: 64 places per invocation,
-// 10 ms a pass of that sort, against 12 at 32, 19 at 8 and 37 at 2.
+// SortBlock: 8 elements take 28 comparator calls per block; 16 took
+// 120, sorted the corpus's 1024 x 4096 bf16 sort 5-10% faster warm, and
+// cost 0.07-0.25 s more in the driver's compile at the first run (two
+// sorts' blocks in the corpus's top-k). SortChunk: 128 places per
+// invocation; that sort took 123 ms at 64, 105 at 128 and 101 at 256
+// (a chunk's boundary search costs more per place the smaller it is),
+// and a GPU wants more invocations than fewer.
 const (
 	SortBlock int64 = 8
-	SortChunk int64 = 64
+	SortChunk int64 = 128
 )
 
 // SortPass says which pass of a sort a kernel is: the first reads the
@@ -62,15 +64,15 @@ const (
 
 // SortBlockKernel generates a sort's first pass: an invocation sorts a
 // block of block consecutive elements of a slice (the last block of a
-// slice may be shorter), each element's place in the block its rank,
-// the number of elements that go before it: block (block - 1) / 2
-// comparator calls, every one on values already in registers, and no
-// memory but each element's read and write. (A loop over the block per
-// element instead, with a few instructions in place of block (block -
-// 1) / 2 comparators, sorted the corpus's 4M-element sort's blocks 1.4x
-// slower.) Bindings: the operands, then scratch copies, or the results
-// where a slice is one block; the dispatch has an invocation per block
-// of each slice (SortChunks).
+// slice may be shorter) in registers by odd-even transposition, block
+// (block - 1) / 2 exchanges of neighbours, and no memory but each
+// element's read and write. (Ranking each element among its block
+// takes as many comparator calls, sorted the corpus's 4M-element sort's
+// blocks in 6.4 ms against 10.3, but places two elements at one rank
+// where the comparator is not a strict weak order.) Bindings: the
+// operands, then scratch copies, or the results where a slice is one
+// block; the dispatch has an invocation per block of each slice
+// (SortChunks).
 func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error) {
 	k := env.builder(1)
 	pass := FirstSortPass
@@ -93,30 +95,31 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		srcAt, dstAt := k.sortPlaces(in, pass, slice)
 		xs := make([][]val, block)
 		valid := make([]spirv.ID, block)
-		rank := make([]spirv.ID, block)
 		for i := range block {
 			at := op(spirv.OpIAdd, start, cu(i))
 			valid[i] = k.boolOp(spirv.OpULessThan, at, cu(length))
 			xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, at, cu(length-1))))
-			rank[i] = start
 		}
-		// For i < j, j goes before i where strictly less (stability);
-		// else i goes before j. Elements past the slice's end go last.
-		for j := range block {
-			for i := range j {
-				less, err := k.sortLessValues(in, xs[j], xs[i])
+		// Odd-even transposition: block rounds of exchanges of
+		// neighbours, the right one moving left only where strictly
+		// less (stable), and elements past the slice's end never: a
+		// permutation whatever the comparator.
+		for r := range block {
+			for i := r % 2; i+1 < block; i += 2 {
+				less, err := k.sortLessValues(in, xs[i+1], xs[i])
 				if err != nil {
 					return err
 				}
-				jFirst := k.boolOp(spirv.OpLogicalAnd, less, valid[j])
-				rank[i] = op(spirv.OpIAdd, rank[i], k.f.Select(u32, jFirst, cu(1), cu(0)))
-				rank[j] = op(spirv.OpIAdd, rank[j], k.f.Select(u32, jFirst, cu(0), cu(1)))
+				swap := k.boolOp(spirv.OpLogicalAnd, less, valid[i+1])
+				for n := range xs[i] {
+					xs[i][n], xs[i+1][n] = k.sel(swap, xs[i+1][n], xs[i][n]), k.sel(swap, xs[i][n], xs[i+1][n])
+				}
 			}
 		}
 		for i := range block {
 			err := k.f.If(valid[i], func() error {
 				for n := range dst {
-					k.store(dst[n], dstAt(rank[i]), xs[i][n])
+					k.store(dst[n], dstAt(op(spirv.OpIAdd, start, cu(i))), xs[i][n])
 				}
 				return nil
 			})
@@ -131,16 +134,16 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 // SortMergeKernel generates a merge pass of a sort as merge path does
 // (Green, McColl and Bader, 2012): push constant 1 is the width w of the
 // sorted runs, 3 the chunk of places an invocation writes (a power of
-// two at most 2w, so that a chunk lies in one pair of runs), 2 the steps
-// of a binary search over the chunk's first place for how many of the
-// places before it the left run fills (floor(log2 w) + 1, or 0 where a
-// chunk is a whole pair); the invocation then merges the chunk one place
-// at a time, a comparison of the two runs' next values, kept in
-// registers, and a read of the next value. Stable: on ties the left
-// run's element goes first. A search per element, before session 37,
-// read log2(2w) probes per element and pass; this reads each element
-// once. Bindings: scratch copies, then scratch copies or the results;
-// the dispatch has an invocation per chunk of each slice (SortChunks).
+// two at most 2w, so that a chunk lies in one pair of runs), 2 the
+// levels of the tree of a pair's chunk boundaries (log2(2w / chunk));
+// an invocation finds how many of its chunk's places the left run fills
+// by binary searches down that tree, then merges the chunk one place at
+// a time, a comparison of the two runs' next values, kept in registers,
+// and a read of the next value. Stable: on ties the left run's element
+// goes first. A search per element, before session 37, read log2(2w)
+// probes per element and pass; this reads each element once. Bindings:
+// scratch copies, then scratch copies or the results; the dispatch has
+// an invocation per chunk of each slice (SortChunks).
 func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error) {
 	k := env.builder(4)
 	src, dst, err := k.sortPassBuffers(in, pass)
@@ -169,42 +172,95 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		mid := umin(op(spirv.OpIAdd, lo, w), cu(length))
 		hi := umin(op(spirv.OpIAdd, lo, w2), cu(length))
 		diag := op(spirv.OpISub, d, lo)
-		lenB := op(spirv.OpISub, hi, mid)
-		// The left run fills i of the diag places before the chunk: the
-		// least i in [max(0, diag - lenB), min(diag, lenA)] whose left
-		// element does not go before the right one at diag - 1 - i.
-		bv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		ev := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		k.f.Store(bv, sel(k.boolOp(spirv.OpUGreaterThan, diag, lenB), op(spirv.OpISub, diag, lenB), cu(0)))
-		k.f.Store(ev, umin(diag, op(spirv.OpISub, mid, lo)))
+		lenA := op(spirv.OpISub, mid, lo)
+		pairLen := op(spirv.OpISub, hi, lo)
+		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
+		vars := func(n int) []spirv.ID {
+			vs := make([]spirv.ID, n)
+			for i := range vs {
+				vs[i] = k.f.LocalVariable(ptr)
+			}
+			return vs
+		}
+		// The chunk's first place has i of the pair's places before it
+		// from the left run, its end iEnd: how many of the first t
+		// chunks' places the left run fills, searched for over the
+		// pair's chunk boundaries as a binary tree, each boundary's
+		// split only between its two ancestors' (push constant 2
+		// levels). That gives the splits one search each would where the
+		// comparator is a strict weak order, and splits that never
+		// decrease, so that the chunks' ranges tile both runs, where it
+		// is not (floats compared by LT with NaNs among them): a
+		// permutation either way, as XLA's sorts give. The descent
+		// towards the chunk's end passes the boundary at its start
+		// (that boundary is the midpoint of an interval holding both).
+		bv, ev, lv, hv, slv, shv, dlv, dhv, iv0 := func(v []spirv.ID) (a, b, c, d, e, f, g, h, i spirv.ID) {
+			return v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+		}(vars(9))
+		load := func(v spirv.ID) spirv.ID { return k.f.Load(u32, v) }
+		t0 := op(spirv.OpUDiv, diag, chunk)
+		t := op(spirv.OpIAdd, t0, cu(1))
+		k.f.Store(lv, cu(0))
+		k.f.Store(hv, op(spirv.OpUDiv, w2, chunk))
+		k.f.Store(slv, cu(0))
+		k.f.Store(shv, lenA)
+		k.f.Store(dlv, cu(0))
+		k.f.Store(dhv, pairLen)
+		k.f.Store(iv0, cu(0)) // the first chunk's start
 		err := k.loop(k.push(2), func(spirv.ID) error {
-			b := k.f.Load(u32, bv)
-			en := k.f.Load(u32, ev)
-			open := k.boolOp(spirv.OpULessThan, b, en)
-			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
-			av := values(op(spirv.OpIAdd, lo, m))
-			yv := values(op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), op(spirv.OpIAdd, m, cu(1))))
-			rLess, err := k.sortLessValues(in, yv, av)
+			bl, bh, sl, sh, dl, dh := load(lv), load(hv), load(slv), load(shv), load(dlv), load(dhv)
+			bm := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, bl, bh), cu(1))
+			dm := umin(op(spirv.OpIMul, bm, chunk), pairLen)
+			// Between the ancestors: sl <= s <= sh, and the right run
+			// fills between dl - sl and dh - sh as well.
+			over := op(spirv.OpIAdd, dm, sh)
+			k.f.Store(bv, k.f.Ext(u32, spirv.GLSLUMax, sl, sel(k.boolOp(spirv.OpUGreaterThan, over, dh), op(spirv.OpISub, over, dh), cu(0))))
+			k.f.Store(ev, umin(sh, op(spirv.OpIAdd, op(spirv.OpISub, dm, dl), sl)))
+			// The least s whose left element does not go before the
+			// right one at dm - 1 - s (stability: the left goes first
+			// unless the right is strictly less).
+			err := k.f.While(func() spirv.ID {
+				return k.boolOp(spirv.OpULessThan, load(bv), load(ev))
+			}, func() error {
+				b, en := load(bv), load(ev)
+				m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
+				av := values(op(spirv.OpIAdd, lo, m))
+				yv := values(op(spirv.OpISub, op(spirv.OpIAdd, mid, dm), op(spirv.OpIAdd, m, cu(1))))
+				rLess, err := k.sortLessValues(in, yv, av)
+				if err != nil {
+					return err
+				}
+				k.f.Store(bv, sel(rLess, b, op(spirv.OpIAdd, m, cu(1))))
+				k.f.Store(ev, sel(rLess, m, en))
+				return nil
+			}, func() {})
 			if err != nil {
 				return err
 			}
-			// The left element at m goes first unless the right one is
-			// strictly less (stability): then more than m left elements
-			// come before the chunk.
-			k.f.Store(bv, sel(k.boolOp(spirv.OpLogicalAnd, open, k.boolOp(spirv.OpLogicalNot, rLess)), op(spirv.OpIAdd, m, cu(1)), b))
-			k.f.Store(ev, sel(k.boolOp(spirv.OpLogicalAnd, open, rLess), m, en))
+			sm := load(bv)
+			k.f.Store(iv0, sel(k.boolOp(spirv.OpIEqual, bm, t0), sm, load(iv0)))
+			left := k.boolOp(spirv.OpULessThanEqual, t, bm)
+			k.f.Store(hv, sel(left, bm, bh))
+			k.f.Store(shv, sel(left, sm, sh))
+			k.f.Store(dhv, sel(left, dm, dh))
+			k.f.Store(lv, sel(left, bl, bm))
+			k.f.Store(slv, sel(left, sl, sm))
+			k.f.Store(dlv, sel(left, dl, dm))
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		i := k.f.Load(u32, bv)
+		i := load(iv0)
+		iEnd := sel(k.boolOp(spirv.OpIEqual, t, load(lv)), load(slv), load(shv))
+		aEnd := op(spirv.OpIAdd, lo, iEnd)
+		bEnd := op(spirv.OpISub, op(spirv.OpIAdd, mid, umin(op(spirv.OpIAdd, diag, chunk), pairLen)), iEnd)
 		// The merge: cursors into both runs and their current values.
 		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		k.f.Store(iv, op(spirv.OpIAdd, lo, i))
 		k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
-		vars := func(vs []val) []spirv.ID {
+		hold := func(vs []val) []spirv.ID {
 			ids := make([]spirv.ID, len(vs))
 			for n, v := range vs {
 				ids[n] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
@@ -212,7 +268,7 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 			}
 			return ids
 		}
-		load := func(ids []spirv.ID, like []val) []val {
+		held := func(ids []spirv.ID, like []val) []val {
 			vs := make([]val, len(ids))
 			for n, id := range ids {
 				vs[n] = val{k.f.Load(k.scalarType(like[n].t), id), like[n].t}
@@ -220,17 +276,17 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 			return vs
 		}
 		first := values(k.f.Load(u32, iv))
-		avars := vars(first)
-		bvars := vars(values(k.f.Load(u32, jv)))
+		avars := hold(first)
+		bvars := hold(values(k.f.Load(u32, jv)))
 		return k.loop(umin(chunk, op(spirv.OpISub, hi, d)), func(t spirv.ID) error {
 			ia, ib := k.f.Load(u32, iv), k.f.Load(u32, jv)
-			a, b := load(avars, first), load(bvars, first)
+			a, b := held(avars, first), held(bvars, first)
 			rLess, err := k.sortLessValues(in, b, a)
 			if err != nil {
 				return err
 			}
-			hasA := k.boolOp(spirv.OpULessThan, ia, mid)
-			hasB := k.boolOp(spirv.OpULessThan, ib, hi)
+			hasA := k.boolOp(spirv.OpULessThan, ia, aEnd)
+			hasB := k.boolOp(spirv.OpULessThan, ib, bEnd)
 			takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
 			place := dstAt(op(spirv.OpIAdd, d, t))
 			for n := range dst {
