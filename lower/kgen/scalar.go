@@ -312,7 +312,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	case hlo.OpPower:
 		switch {
 		case isF:
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate power is f32 and f64 only", t)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's math library computes power in f16, bf16, f32 and f64", t)
 		case isS || isU:
 			return k.ipow(a[0], a[1])
 		}
@@ -411,11 +411,11 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 	case hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic, hlo.OpTanh, hlo.OpSin, hlo.OpCos,
 		hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpAtan2:
 		if isF {
-			// GLSL.std.450's versions are far from XLA's accuracy on
-			// real drivers (docs/ACCURACY.md); f64 stays off the device
-			// until vkjit's library has f64 versions, rather than give
-			// silently wrong answers.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's accurate %s is f32 only (f64 has exp, expm1, log, log1p, logistic, tanh, erf, cbrt, atan2, power and remainder)", t, in.Op)
+			// mathOp took f16, bf16, f32 and f64; GLSL.std.450's
+			// versions are far from XLA's accuracy on real drivers
+			// (docs/ACCURACY.md), so any other float type is refused
+			// rather than given silently wrong answers.
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's math library computes %s in f16, bf16, f32 and f64", t, in.Op)
 		}
 	case hlo.OpIsFinite:
 		if !isF {
@@ -506,7 +506,7 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			// OpFRem is computed as x - y*trunc(x/y) by drivers (lavapipe
 			// even in single precision for f64), wrong by up to the whole
 			// result for large quotients; vkjit's exact fmod is f32-only.
-			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's exact remainder is f32 and f64 only", t)
+			return val{}, in.Errorf("not supported on the device for %s yet: vkjit's math library computes remainder in f16, bf16, f32 and f64", t)
 		case isS:
 			// XLA: x%0 = x; INT_MIN % -1 = 0.
 			dz := k.boolOp(spirv.OpIEqual, a[1].id, k.zero(t))

@@ -175,13 +175,7 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		lenA := op(spirv.OpISub, mid, lo)
 		pairLen := op(spirv.OpISub, hi, lo)
 		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
-		vars := func(n int) []spirv.ID {
-			vs := make([]spirv.ID, n)
-			for i := range vs {
-				vs[i] = k.f.LocalVariable(ptr)
-			}
-			return vs
-		}
+		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
 		// The chunk's first place has i of the pair's places before it
 		// from the left run, its end iEnd: how many of the first t
 		// chunks' places the left run fills, searched for over the
@@ -194,9 +188,11 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		// permutation either way, as XLA's sorts give. The descent
 		// towards the chunk's end passes the boundary at its start
 		// (that boundary is the midpoint of an interval holding both).
-		bv, ev, lv, hv, slv, shv, dlv, dhv, iv0 := func(v []spirv.ID) (a, b, c, d, e, f, g, h, i spirv.ID) {
-			return v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
-		}(vars(9))
+		// The search's bounds; the tree's interval of boundaries, their
+		// splits and places; the chunk's start.
+		bv, ev := v(), v()
+		lv, hv, slv, shv, dlv, dhv := v(), v(), v(), v(), v(), v()
+		iv0 := v()
 		load := func(v spirv.ID) spirv.ID { return k.f.Load(u32, v) }
 		t0 := op(spirv.OpUDiv, diag, chunk)
 		t := op(spirv.OpIAdd, t0, cu(1))
