@@ -99,6 +99,10 @@ def transformer_block(x, ln1_g, ln1_b, wq, wk, wv, wo, ln2_g, ln2_b, w1, b1, w2,
     return h + (gelu @ w2 + b2)
 
 
+def sort_rows(x):
+    return xp.sort(x, axis=1)  # NumPy's default, quicksort (jnp.sort is stable)
+
+
 def complex_mul(x, y):
     return x * y
 
@@ -122,6 +126,7 @@ WORKLOADS = {
     "complex_mul": (complex_mul, lambda: [c(1024, 1024), c(1024, 1024)]),
     "fft256": (fft256, lambda: [c(256, 256)]),
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
+    "sort_rows": (sort_rows, lambda: [u(1024, 4096)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
     "softmax": (softmax, lambda: [u(4096, 1024)]),
     "gemm1024": (gemm, lambda: [u(1024, 1024), u(1024, 1024)]),
