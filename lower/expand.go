@@ -97,11 +97,12 @@ func expandTopK(s *state) error {
 // into first (0: none): the largest divisor of n below topKRow, and at
 // least 16k, so that the candidates are a sixteenth of the row or fewer;
 // rows shorter than 2 topKRow are sorted whole. The corpus's top-10 of
-// 50000 logits (jit_topk_logits_k10_1x50000_bf16), session 37's sorts:
+// 50000 logits (jit_topk_logits_k10_1x50000_bf16) with 99c3f73's sorts:
 // 2.5-3.3 ms as 50 chunks of 1000 and 500 candidates, 2.8-4.9 sorted
-// whole (before them: 4.3-4.4 and 22.3-22.7; vkjit bench, medians of 21,
-// five alternating rounds), though the whole sort compiles one sort's
-// kernels, not two (0.16-0.17 s first run, 0.23-0.24 cut).
+// whole (with the sorts before them: 4.3-4.4 and 22.3-22.7; vkjit
+// bench, medians of 21, five alternating rounds), though the whole sort
+// compiles one sort's kernels, not two (0.16-0.17 s first run, 0.23-0.24
+// cut).
 func topKChunk(n, k int64) int64 {
 	if n < 2*topKRow {
 		return 0
