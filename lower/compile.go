@@ -505,29 +505,50 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 	return nil
 }
 
-// emitSort plans a sort (kgen/sort.go): blocks sorted in registers,
-// then a merge pass per doubling of the sorted runs, the operands'
-// values moved along in two scratch copies of every operand.
+// emitSort plans a sort (kgen/sort.go): slices of at most SortChunk
+// by one kernel, an invocation each; longer ones by blocks sorted in
+// registers, then a merge pass per doubling of the sorted runs, the
+// operands' values moved along in two scratch copies of every operand.
 func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 	count := in.Operands[0].Shape.NumElements()
 	slices := count / max(length, 1)
-	k, err := kgen.SortBlockKernel(in, env, kgen.SortBlock)
-	if err != nil {
-		return err
-	}
-	if length <= kgen.SortBlock {
-		return s.dispatch(in, k, slices*kgen.SortChunks(length, kgen.SortBlock), nil, s.values[in], nil)
-	}
-	var scratch [2][]int
-	for j := range scratch {
+	newScratch := func(j int) ([]int, error) {
+		var bs []int
 		for i, o := range in.Operands {
 			b, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/scratch%d.%d", in.Name, j, i), Kind: BufTemp, Shape: hlo.ArrayShape(o.Shape.Elem, count)})
 			if err != nil {
-				return in.Errorf("%v", err)
+				return nil, in.Errorf("%v", err)
 			}
-			scratch[j] = append(scratch[j], b)
+			bs = append(bs, b)
 		}
+		return bs, nil
+	}
+	if length <= kgen.SortChunk {
+		k, err := kgen.SortSliceKernel(in, env)
+		if err != nil {
+			return err
+		}
+		run, err := newScratch(0)
+		if err != nil {
+			return err
+		}
+		bufs := [2][]int{run, s.values[in]} // in the kernel's binding order
+		if kgen.SortSlicePasses(length)%2 == 0 {
+			bufs[0], bufs[1] = bufs[1], bufs[0]
+		}
+		return s.dispatch(in, k, slices, nil, append(append([]int{}, bufs[0]...), bufs[1]...), nil)
+	}
+	var scratch [2][]int
+	for j := range scratch {
+		var err error
+		if scratch[j], err = newScratch(j); err != nil {
+			return err
+		}
+	}
+	k, err := kgen.SortBlockKernel(in, env, kgen.SortBlock)
+	if err != nil {
+		return err
 	}
 	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, kgen.SortBlock), nil, scratch[0], nil); err != nil {
 		return err

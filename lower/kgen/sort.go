@@ -30,13 +30,14 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 	return r[0].id, nil
 }
 
-// A sort runs over every element at once (vkjit's sorts, before session
-// 37, sorted a slice per invocation below 1024 elements and searched per
-// element above): a first pass sorts blocks of SortBlock elements in
-// registers (SortBlockKernel), then each merge pass doubles the sorted
-// runs, an invocation merging a chunk of up to SortChunk places
-// (SortMergeKernel). The operands' values move along from pass to pass
-// in scratch copies, a slice's elements contiguous.
+// A slice of at most SortChunk elements is sorted by one invocation
+// (SortSliceKernel); a longer one over every element at once (vkjit's
+// sorts before session 37 searched per element there): a first pass
+// sorts blocks of SortBlock elements in registers (SortBlockKernel),
+// then each merge pass doubles the sorted runs, an invocation merging a
+// chunk of up to SortChunk places (SortMergeKernel). The operands'
+// values move along from pass to pass in scratch copies, a slice's
+// elements contiguous.
 //
 // SortBlock: 8 elements take 28 comparator calls per block; 16 took
 // 120, sorted the corpus's 1024 x 4096 bf16 sort 5-10% faster warm, and
@@ -59,7 +60,7 @@ const (
 	FirstSortPass SortPass = iota
 	MiddleSortPass
 	LastSortPass
-	OnlySortPass // first and last: a slice no longer than a block
+	OnlySortPass // first and last: SortSliceKernel's
 )
 
 // SortBlockKernel generates a sort's first pass: an invocation sorts a
@@ -70,17 +71,13 @@ const (
 // takes as many comparator calls, sorted the corpus's 4M-element sort's
 // blocks in 6.4 ms against 10.3, but places two elements at one rank
 // where the comparator is not a strict weak order.) Bindings: the
-// operands, then scratch copies, or the results where a slice is one
-// block; the dispatch has an invocation per block of each slice
-// (SortChunks).
+// operands, then scratch copies; the dispatch has an invocation per
+// block of each slice (SortChunks).
 func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error) {
 	k := env.builder(1)
 	pass := FirstSortPass
 	shape := in.Operands[0].Shape
 	length := shape.Dims[in.A.Dimensions[0]]
-	if length <= block {
-		pass = OnlySortPass
-	}
 	src, dst, err := k.sortPassBuffers(in, pass)
 	if err != nil {
 		return nil, err
@@ -100,21 +97,8 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 			valid[i] = k.boolOp(spirv.OpULessThan, at, cu(length))
 			xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, at, cu(length-1))))
 		}
-		// Odd-even transposition: block rounds of exchanges of
-		// neighbours, the right one moving left only where strictly
-		// less (stable), and elements past the slice's end never: a
-		// permutation whatever the comparator.
-		for r := range block {
-			for i := r % 2; i+1 < block; i += 2 {
-				less, err := k.sortLessValues(in, xs[i+1], xs[i])
-				if err != nil {
-					return err
-				}
-				swap := k.boolOp(spirv.OpLogicalAnd, less, valid[i+1])
-				for n := range xs[i] {
-					xs[i][n], xs[i+1][n] = k.sel(swap, xs[i+1][n], xs[i][n]), k.sel(swap, xs[i][n], xs[i+1][n])
-				}
-			}
+		if err := k.sortNetwork(in, xs, valid); err != nil {
+			return err
 		}
 		for i := range block {
 			err := k.f.If(valid[i], func() error {
@@ -129,6 +113,195 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		}
 		return nil
 	})
+}
+
+// sortNetwork sorts the elements xs (each every operand's value) in
+// registers by odd-even transposition: len(xs) rounds of exchanges of
+// neighbours, the right one moving left only where strictly less
+// (stable), and elements not valid (past the slice's end, a suffix)
+// never: a permutation whatever the comparator.
+func (k *kernelBuilder) sortNetwork(in *hlo.Instruction, xs [][]val, valid []spirv.ID) error {
+	for r := range xs {
+		for i := r % 2; i+1 < len(xs); i += 2 {
+			less, err := k.sortLessValues(in, xs[i+1], xs[i])
+			if err != nil {
+				return err
+			}
+			swap := k.boolOp(spirv.OpLogicalAnd, less, valid[i+1])
+			for m := range xs[i] {
+				xs[i][m], xs[i+1][m] = k.sel(swap, xs[i+1][m], xs[i][m]), k.sel(swap, xs[i][m], xs[i+1][m])
+			}
+		}
+	}
+	return nil
+}
+
+// SortSliceKernel generates a sort of slices of at most SortChunk
+// elements, an invocation per slice, all in one dispatch: blocks of
+// SortBlock by sortNetwork, then the merge passes, each over the slice's
+// places in order from two heads in registers, ping-ponging between a
+// scratch copy and the results so that the last pass writes the
+// results. A block pass and merge passes (SortBlockKernel,
+// SortMergeKernel) took two to five dispatches where one invocation
+// did all before them (f32[1,100] 0.115 -> 0.306 ms); sorting longer
+// slices this way, a span of 128 an invocation, was 5-23% slower than
+// those dispatches (fewer invocations, a branch a place). Bindings: the
+// operands, then buffers 0 and 1 of the ping-pong (SortSlicePasses
+// passes; the results are buffer passes % 2, the scratch copy the other).
+func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
+	k := env.builder(1)
+	shape := in.Operands[0].Shape
+	length := shape.Dims[in.A.Dimensions[0]]
+	passes := SortSlicePasses(length)
+	src, err := k.bindOperands(in)
+	if err != nil {
+		return nil, err
+	}
+	var bufs [2][]int
+	for j := range bufs {
+		if j == passes%2 {
+			if bufs[j], err = k.bindResults(in); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for i, o := range in.Operands {
+			b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("run%d", i), false, shape.NumElements())
+			if err != nil {
+				return nil, err
+			}
+			bufs[j] = append(bufs[j], b)
+		}
+	}
+	const block = SortBlock
+	return k.perElement(fmt.Sprintf("sort_slice_%s", shape.Elem), func(slice spirv.ID) error {
+		u32 := k.u32()
+		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
+		umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
+		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+		srcAt, elemAt := k.sortPlaces(in, OnlySortPass, slice)
+		_, runAt := k.sortPlaces(in, MiddleSortPass, slice)
+		at := func(j int) func(i spirv.ID) spirv.ID { // buffer j's place of rank i
+			if j == passes%2 {
+				return elemAt
+			}
+			return runAt
+		}
+		// Blocks of 8.
+		err := k.loop(cu((length+block-1)/block), func(b spirv.ID) error {
+			start := op(spirv.OpIMul, b, cu(block))
+			xs := make([][]val, block)
+			valid := make([]spirv.ID, block)
+			for i := range block {
+				place := op(spirv.OpIAdd, start, cu(i))
+				valid[i] = k.boolOp(spirv.OpULessThan, place, cu(length))
+				xs[i] = k.sortValues(in, src, srcAt(umin(place, cu(length-1))))
+			}
+			if err := k.sortNetwork(in, xs, valid); err != nil {
+				return err
+			}
+			for i := range block {
+				err := k.f.If(valid[i], func() error {
+					for m := range bufs[0] {
+						k.store(bufs[0][m], at(0)(op(spirv.OpIAdd, start, cu(i))), xs[i][m])
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// The merge passes, each over the slice's places in order: a
+		// pair of runs starts every 2w places, its heads read there.
+		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
+		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
+		iv, jv, midv, hiv := v(), v(), v(), v()
+		var avars, bvars []spirv.ID
+		for _, o := range in.Operands {
+			t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(o.Shape.Elem))
+			avars = append(avars, k.f.LocalVariable(t))
+			bvars = append(bvars, k.f.LocalVariable(t))
+		}
+		held := func(vars []spirv.ID) []val {
+			vs := make([]val, len(vars))
+			for m, id := range vars {
+				t := in.Operands[m].Shape.Elem
+				vs[m] = val{k.f.Load(k.scalarType(t), id), t}
+			}
+			return vs
+		}
+		keep := func(vars []spirv.ID, vs []val) {
+			for m, id := range vars {
+				k.f.Store(id, vs[m].id)
+			}
+		}
+		for p := range passes {
+			from, to := bufs[p%2], bufs[(p+1)%2]
+			fromAt, toAt := at(p%2), at((p+1)%2)
+			values := func(i spirv.ID) []val { return k.sortValues(in, from, fromAt(umin(i, cu(length-1)))) }
+			w := block << p
+			err := k.loop(cu(length), func(q spirv.ID) error {
+				lo := op(spirv.OpIMul, op(spirv.OpUDiv, q, cu(2*w)), cu(2*w))
+				err := k.f.If(k.boolOp(spirv.OpIEqual, q, lo), func() error {
+					mid := umin(op(spirv.OpIAdd, lo, cu(w)), cu(length))
+					k.f.Store(iv, lo)
+					k.f.Store(jv, mid)
+					k.f.Store(midv, mid)
+					k.f.Store(hiv, umin(op(spirv.OpIAdd, lo, cu(2*w)), cu(length)))
+					keep(avars, values(lo))
+					keep(bvars, values(mid))
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				ia, ib := k.f.Load(u32, iv), k.f.Load(u32, jv)
+				a, b := held(avars), held(bvars)
+				rLess, err := k.sortLessValues(in, b, a)
+				if err != nil {
+					return err
+				}
+				hasA := k.boolOp(spirv.OpULessThan, ia, k.f.Load(u32, midv))
+				hasB := k.boolOp(spirv.OpULessThan, ib, k.f.Load(u32, hiv))
+				takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
+				place := toAt(q)
+				for m := range to {
+					k.store(to[m], place, k.sel(takeA, a[m], b[m]))
+				}
+				ia = sel(takeA, op(spirv.OpIAdd, ia, cu(1)), ia)
+				ib = sel(takeA, ib, op(spirv.OpIAdd, ib, cu(1)))
+				k.f.Store(iv, ia)
+				k.f.Store(jv, ib)
+				next := values(sel(takeA, ia, ib))
+				for m := range next {
+					k.f.Store(avars[m], k.sel(takeA, next[m], a[m]).id)
+					k.f.Store(bvars[m], k.sel(takeA, b[m], next[m]).id)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SortSlicePasses is how many merge passes SortSliceKernel runs on a
+// slice of length elements: one per doubling of the runs from blocks of
+// SortBlock.
+func SortSlicePasses(length int64) int {
+	p := 0
+	for w := SortBlock; w < length; w *= 2 {
+		p++
+	}
+	return p
 }
 
 // SortMergeKernel generates a merge pass of a sort as merge path does
