@@ -177,7 +177,6 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	return k.perElement(fmt.Sprintf("sort_slice_%s", shape.Elem), func(slice spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
 		umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		srcAt, elemAt := k.sortPlaces(in, OnlySortPass, slice)
@@ -222,20 +221,7 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
 		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
 		iv, jv, midv, hiv := v(), v(), v(), v()
-		var avars, bvars []spirv.ID
-		for _, o := range in.Operands {
-			t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(o.Shape.Elem))
-			avars = append(avars, k.f.LocalVariable(t))
-			bvars = append(bvars, k.f.LocalVariable(t))
-		}
-		held := func(vars []spirv.ID) []val {
-			vs := make([]val, len(vars))
-			for m, id := range vars {
-				t := in.Operands[m].Shape.Elem
-				vs[m] = val{k.f.Load(k.scalarType(t), id), t}
-			}
-			return vs
-		}
+		heads := k.mergeHeads(in, iv, jv)
 		keep := func(vars []spirv.ID, vs []val) {
 			for m, id := range vars {
 				k.f.Store(id, vs[m].id)
@@ -254,36 +240,14 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 					k.f.Store(jv, mid)
 					k.f.Store(midv, mid)
 					k.f.Store(hiv, umin(op(spirv.OpIAdd, lo, cu(2*w)), cu(length)))
-					keep(avars, values(lo))
-					keep(bvars, values(mid))
+					keep(heads.a, values(lo))
+					keep(heads.b, values(mid))
 					return nil
 				})
 				if err != nil {
 					return err
 				}
-				ia, ib := k.f.Load(u32, iv), k.f.Load(u32, jv)
-				a, b := held(avars), held(bvars)
-				rLess, err := k.sortLessValues(in, b, a)
-				if err != nil {
-					return err
-				}
-				hasA := k.boolOp(spirv.OpULessThan, ia, k.f.Load(u32, midv))
-				hasB := k.boolOp(spirv.OpULessThan, ib, k.f.Load(u32, hiv))
-				takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
-				place := toAt(q)
-				for m := range to {
-					k.store(to[m], place, k.sel(takeA, a[m], b[m]))
-				}
-				ia = sel(takeA, op(spirv.OpIAdd, ia, cu(1)), ia)
-				ib = sel(takeA, ib, op(spirv.OpIAdd, ib, cu(1)))
-				k.f.Store(iv, ia)
-				k.f.Store(jv, ib)
-				next := values(sel(takeA, ia, ib))
-				for m := range next {
-					k.f.Store(avars[m], k.sel(takeA, next[m], a[m]).id)
-					k.f.Store(bvars[m], k.sel(takeA, b[m], next[m]).id)
-				}
-				return nil
+				return k.mergeStep(in, heads, func() (spirv.ID, spirv.ID) { return k.f.Load(u32, midv), k.f.Load(u32, hiv) }, func() spirv.ID { return toAt(q) }, to, values)
 			})
 			if err != nil {
 				return err
@@ -429,50 +393,78 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
 		k.f.Store(iv, op(spirv.OpIAdd, lo, i))
 		k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
-		hold := func(vs []val) []spirv.ID {
-			ids := make([]spirv.ID, len(vs))
-			for n, v := range vs {
-				ids[n] = k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.scalarType(v.t)))
-				k.f.Store(ids[n], v.id)
-			}
-			return ids
+		heads := k.mergeHeads(in, iv, jv)
+		for n, x := range values(k.f.Load(u32, iv)) {
+			k.f.Store(heads.a[n], x.id)
 		}
-		held := func(ids []spirv.ID, like []val) []val {
-			vs := make([]val, len(ids))
-			for n, id := range ids {
-				vs[n] = val{k.f.Load(k.scalarType(like[n].t), id), like[n].t}
-			}
-			return vs
+		for n, x := range values(k.f.Load(u32, jv)) {
+			k.f.Store(heads.b[n], x.id)
 		}
-		first := values(k.f.Load(u32, iv))
-		avars := hold(first)
-		bvars := hold(values(k.f.Load(u32, jv)))
+		ends := func() (spirv.ID, spirv.ID) { return aEnd, bEnd }
 		return k.loop(umin(chunk, op(spirv.OpISub, hi, d)), func(t spirv.ID) error {
-			ia, ib := k.f.Load(u32, iv), k.f.Load(u32, jv)
-			a, b := held(avars, first), held(bvars, first)
-			rLess, err := k.sortLessValues(in, b, a)
-			if err != nil {
-				return err
-			}
-			hasA := k.boolOp(spirv.OpULessThan, ia, aEnd)
-			hasB := k.boolOp(spirv.OpULessThan, ib, bEnd)
-			takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
-			place := dstAt(op(spirv.OpIAdd, d, t))
-			for n := range dst {
-				k.store(dst[n], place, k.sel(takeA, a[n], b[n]))
-			}
-			ia = sel(takeA, op(spirv.OpIAdd, ia, cu(1)), ia)
-			ib = sel(takeA, ib, op(spirv.OpIAdd, ib, cu(1)))
-			k.f.Store(iv, ia)
-			k.f.Store(jv, ib)
-			next := values(sel(takeA, ia, ib))
-			for n := range next {
-				k.f.Store(avars[n], k.sel(takeA, next[n], a[n]).id)
-				k.f.Store(bvars[n], k.sel(takeA, b[n], next[n]).id)
-			}
-			return nil
+			return k.mergeStep(in, heads, ends, func() spirv.ID { return dstAt(op(spirv.OpIAdd, d, t)) }, dst, values)
 		})
 	})
+}
+
+// mergeHeads are a merge's cursors into its two runs (iv, jv) and the
+// values there (a and b, a variable per operand).
+type mergeHeads struct {
+	iv, jv spirv.ID
+	a, b   []spirv.ID
+}
+
+// mergeHeads declares the head values' variables of a merge whose
+// cursors are iv and jv.
+func (k *kernelBuilder) mergeHeads(in *hlo.Instruction, iv, jv spirv.ID) mergeHeads {
+	h := mergeHeads{iv: iv, jv: jv}
+	for _, o := range in.Operands {
+		t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(o.Shape.Elem))
+		h.a = append(h.a, k.f.LocalVariable(t))
+		h.b = append(h.b, k.f.LocalVariable(t))
+	}
+	return h
+}
+
+// mergeStep writes the next place of a merge (place()) in dst: the left
+// run's head unless the right's is strictly less or the left run has
+// ended (its cursor at ends()'s first, the right's at its second), then
+// moves that run's cursor on and reads its next value (values).
+func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func() (spirv.ID, spirv.ID), place func() spirv.ID, dst []int, values func(spirv.ID) []val) error {
+	u32 := k.u32()
+	add1 := func(x spirv.ID) spirv.ID { return k.f.IAdd(u32, x, k.cu32(1)) }
+	held := func(vars []spirv.ID) []val {
+		vs := make([]val, len(vars))
+		for n, id := range vars {
+			t := in.Operands[n].Shape.Elem
+			vs[n] = val{k.f.Load(k.scalarType(t), id), t}
+		}
+		return vs
+	}
+	ia, ib := k.f.Load(u32, h.iv), k.f.Load(u32, h.jv)
+	a, b := held(h.a), held(h.b)
+	rLess, err := k.sortLessValues(in, b, a)
+	if err != nil {
+		return err
+	}
+	aEnd, bEnd := ends()
+	hasA := k.boolOp(spirv.OpULessThan, ia, aEnd)
+	hasB := k.boolOp(spirv.OpULessThan, ib, bEnd)
+	takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
+	at := place()
+	for n := range dst {
+		k.store(dst[n], at, k.sel(takeA, a[n], b[n]))
+	}
+	ia = k.f.Select(u32, takeA, add1(ia), ia)
+	ib = k.f.Select(u32, takeA, ib, add1(ib))
+	k.f.Store(h.iv, ia)
+	k.f.Store(h.jv, ib)
+	next := values(k.f.Select(u32, takeA, ia, ib))
+	for n := range next {
+		k.f.Store(h.a[n], k.sel(takeA, next[n], a[n]).id)
+		k.f.Store(h.b[n], k.sel(takeA, b[n], next[n]).id)
+	}
+	return nil
 }
 
 // SortChunks is the number of chunks (or blocks) of chunk places in a
