@@ -533,10 +533,10 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		if err != nil {
 			return err
 		}
-		bufs := [2][]int{run, s.values[in]} // in the kernel's binding order
-		if kgen.SortSlicePasses(length)%2 == 0 {
-			bufs[0], bufs[1] = bufs[1], bufs[0]
-		}
+		// In the kernel's binding order: the results are buffer passes % 2.
+		var bufs [2][]int
+		last := kgen.SortSlicePasses(length) % 2
+		bufs[last], bufs[1-last] = s.values[in], run
 		return s.dispatch(in, k, slices, nil, append(append([]int{}, bufs[0]...), bufs[1]...), nil)
 	}
 	var scratch [2][]int

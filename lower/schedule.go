@@ -69,7 +69,12 @@ func ownLoop(in *hlo.Instruction) int64 {
 		for w := int64(1); w < length; w *= 2 {
 			steps++
 		}
-		return steps*steps + kgen.SortChunk // a merge pass: searches down a tree of at most steps levels, then its chunk
+		// A merge pass: searches down a tree of at most steps levels,
+		// then its chunk. SortSliceKernel (slices of at most SortChunk)
+		// runs more, its passes over the slice (528 at 128 elements), far
+		// below any loop bound; counted so, very short slices would turn
+		// light and change their workgroups, unmeasured.
+		return steps*steps + kgen.SortChunk
 	}
 	return 0
 }

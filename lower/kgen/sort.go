@@ -90,29 +90,38 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		slice := op(spirv.OpUDiv, e, cu(blocks))
 		start := op(spirv.OpIMul, op(spirv.OpUMod, e, cu(blocks)), cu(block))
 		srcAt, dstAt := k.sortPlaces(in, pass, slice)
-		xs := make([][]val, block)
-		valid := make([]spirv.ID, block)
-		for i := range block {
-			at := op(spirv.OpIAdd, start, cu(i))
-			valid[i] = k.boolOp(spirv.OpULessThan, at, cu(length))
-			xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, at, cu(length-1))))
-		}
-		if err := k.sortNetwork(in, xs, valid); err != nil {
+		return k.sortBlockAt(in, block, length, start, src, srcAt, dst, dstAt)
+	})
+}
+
+// sortBlockAt sorts the block of block places of a slice of length
+// elements from start (those past the slice's end left out) by
+// sortNetwork: read from src, written to dst at the same places.
+func (k *kernelBuilder) sortBlockAt(in *hlo.Instruction, block, length int64, start spirv.ID, src []int, srcAt func(spirv.ID) spirv.ID, dst []int, dstAt func(spirv.ID) spirv.ID) error {
+	u32 := k.u32()
+	xs := make([][]val, block)
+	valid := make([]spirv.ID, block)
+	places := make([]spirv.ID, block)
+	for i := range block {
+		places[i] = k.f.IAdd(u32, start, k.cu32(uint32(i)))
+		valid[i] = k.boolOp(spirv.OpULessThan, places[i], k.cu32(uint32(length)))
+		xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, places[i], k.cu32(uint32(length-1)))))
+	}
+	if err := k.sortNetwork(in, xs, valid); err != nil {
+		return err
+	}
+	for i := range block {
+		err := k.f.If(valid[i], func() error {
+			for n := range dst {
+				k.store(dst[n], dstAt(places[i]), xs[i][n])
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		for i := range block {
-			err := k.f.If(valid[i], func() error {
-				for n := range dst {
-					k.store(dst[n], dstAt(op(spirv.OpIAdd, start, cu(i))), xs[i][n])
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // sortNetwork sorts the elements xs (each every operand's value) in
@@ -160,17 +169,12 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	var bufs [2][]int
 	for j := range bufs {
 		if j == passes%2 {
-			if bufs[j], err = k.bindResults(in); err != nil {
-				return nil, err
-			}
-			continue
+			bufs[j], err = k.bindResults(in)
+		} else {
+			bufs[j], err = k.sortScratch(in, "run", false)
 		}
-		for i, o := range in.Operands {
-			b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("run%d", i), false, shape.NumElements())
-			if err != nil {
-				return nil, err
-			}
-			bufs[j] = append(bufs[j], b)
+		if err != nil {
+			return nil, err
 		}
 	}
 	const block = SortBlock
@@ -188,30 +192,8 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 			return runAt
 		}
 		// Blocks of 8.
-		err := k.loop(cu((length+block-1)/block), func(b spirv.ID) error {
-			start := op(spirv.OpIMul, b, cu(block))
-			xs := make([][]val, block)
-			valid := make([]spirv.ID, block)
-			for i := range block {
-				place := op(spirv.OpIAdd, start, cu(i))
-				valid[i] = k.boolOp(spirv.OpULessThan, place, cu(length))
-				xs[i] = k.sortValues(in, src, srcAt(umin(place, cu(length-1))))
-			}
-			if err := k.sortNetwork(in, xs, valid); err != nil {
-				return err
-			}
-			for i := range block {
-				err := k.f.If(valid[i], func() error {
-					for m := range bufs[0] {
-						k.store(bufs[0][m], at(0)(op(spirv.OpIAdd, start, cu(i))), xs[i][m])
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+		err := k.loop(cu(SortChunks(length, block)), func(b spirv.ID) error {
+			return k.sortBlockAt(in, block, length, op(spirv.OpIMul, b, cu(block)), src, srcAt, bufs[0], at(0))
 		})
 		if err != nil {
 			return err
@@ -222,11 +204,6 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
 		iv, jv, midv, hiv := v(), v(), v(), v()
 		heads := k.mergeHeads(in, iv, jv)
-		keep := func(vars []spirv.ID, vs []val) {
-			for m, id := range vars {
-				k.f.Store(id, vs[m].id)
-			}
-		}
 		for p := range passes {
 			from, to := bufs[p%2], bufs[(p+1)%2]
 			fromAt, toAt := at(p%2), at((p+1)%2)
@@ -240,8 +217,8 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 					k.f.Store(jv, mid)
 					k.f.Store(midv, mid)
 					k.f.Store(hiv, umin(op(spirv.OpIAdd, lo, cu(2*w)), cu(length)))
-					keep(heads.a, values(lo))
-					keep(heads.b, values(mid))
+					k.setVars(heads.a, values(lo))
+					k.setVars(heads.b, values(mid))
 					return nil
 				})
 				if err != nil {
@@ -394,12 +371,8 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		k.f.Store(iv, op(spirv.OpIAdd, lo, i))
 		k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
 		heads := k.mergeHeads(in, iv, jv)
-		for n, x := range values(k.f.Load(u32, iv)) {
-			k.f.Store(heads.a[n], x.id)
-		}
-		for n, x := range values(k.f.Load(u32, jv)) {
-			k.f.Store(heads.b[n], x.id)
-		}
+		k.setVars(heads.a, values(k.f.Load(u32, iv)))
+		k.setVars(heads.b, values(k.f.Load(u32, jv)))
 		ends := func() (spirv.ID, spirv.ID) { return aEnd, bEnd }
 		return k.loop(umin(chunk, op(spirv.OpISub, hi, d)), func(t spirv.ID) error {
 			return k.mergeStep(in, heads, ends, func() spirv.ID { return dstAt(op(spirv.OpIAdd, d, t)) }, dst, values)
@@ -424,6 +397,13 @@ func (k *kernelBuilder) mergeHeads(in *hlo.Instruction, iv, jv spirv.ID) mergeHe
 		h.b = append(h.b, k.f.LocalVariable(t))
 	}
 	return h
+}
+
+// setVars stores each value in its function variable.
+func (k *kernelBuilder) setVars(vars []spirv.ID, vs []val) {
+	for n, id := range vars {
+		k.f.Store(id, vs[n].id)
+	}
 }
 
 // mergeStep writes the next place of a merge (place()) in dst: the left
@@ -474,22 +454,10 @@ func SortChunks(length, chunk int64) int64 { return (length + chunk - 1) / chunk
 // sortPassBuffers binds a sort pass's sources and destinations: the
 // operands or scratch copies, then scratch copies or the results.
 func (k *kernelBuilder) sortPassBuffers(in *hlo.Instruction, pass SortPass) (src, dst []int, err error) {
-	count := in.Operands[0].Shape.NumElements()
-	scratch := func(name string, readonly bool) ([]int, error) {
-		var bs []int
-		for i, o := range in.Operands {
-			b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("%s%d", name, i), readonly, count)
-			if err != nil {
-				return nil, err
-			}
-			bs = append(bs, b)
-		}
-		return bs, nil
-	}
 	if pass == FirstSortPass || pass == OnlySortPass {
 		src, err = k.bindOperands(in)
 	} else {
-		src, err = scratch("src", true)
+		src, err = k.sortScratch(in, "src", true)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -497,9 +465,24 @@ func (k *kernelBuilder) sortPassBuffers(in *hlo.Instruction, pass SortPass) (src
 	if pass == LastSortPass || pass == OnlySortPass {
 		dst, err = k.bindResults(in)
 	} else {
-		dst, err = scratch("dst", false)
+		dst, err = k.sortScratch(in, "dst", false)
 	}
 	return src, dst, err
+}
+
+// sortScratch binds a scratch copy of every operand of sort in, named
+// name0, name1, ...
+func (k *kernelBuilder) sortScratch(in *hlo.Instruction, name string, readonly bool) ([]int, error) {
+	count := in.Operands[0].Shape.NumElements()
+	var bs []int
+	for i, o := range in.Operands {
+		b, err := k.addBuffer(o.Shape.Elem, fmt.Sprintf("%s%d", name, i), readonly, count)
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	return bs, nil
 }
 
 // sortPlaces maps rank i of a slice to its element in pass's sources
