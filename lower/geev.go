@@ -52,8 +52,10 @@ func (b *expander) gees(in *hlo.Instruction, c *hlo.CustomCall) []*hlo.Instructi
 		})
 	}
 	return b.perMatrix(in, in.Shape.Tuple[:6], func(lb *expander, m *hlo.Instruction) []*hlo.Instruction {
+		m, bal := lb.isolate(in, m)
 		m, k := lb.normScaleEach(m)
 		T, Z, wr, wi, info := lb.schur(in, m)
+		Z = lb.rowsAt(Z, bal.at)
 		ulp, _ := thresholds(T.Shape.Elem, T.Shape.Dims[0])
 		T, Z = lb.schurCanonical(T, Z, wi, tieTolerance(ulp, T.Shape.Dims[0]))
 		T, wr, wi = lb.scaleBy(T, k, -1), lb.scaleBy(wr, k, -1), lb.scaleBy(wi, k, -1)
@@ -136,8 +138,9 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 	t := m.Shape.Elem
 	n := m.Shape.Dims[0]
 	ulp, smlnum := thresholds(t, n)
+	m, bal := b.isolate(in, m)
 	m, k := b.normScaleEach(m)
-	m, d := b.balance(in, m)
+	m, bal.d = b.balance(in, m, bal)
 	T, Z, wr, wi, info := b.schur(in, m)
 	wr, wi = b.scaleBy(wr, k, -1), b.scaleBy(wi, k, -1)
 	ct, _ := t.ComplexOf()
@@ -146,7 +149,7 @@ func (b *expander) geev1(in, m *hlo.Instruction, left, right bool) (wr, wi, vl, 
 		wr, wi, _ = b.eigenOrder(in, wr, wi)
 		return wr, wi, vz, vz, info
 	}
-	vr0, vl0 := b.schurVectors(T, Z, wi, d, n, ulp, smlnum)
+	vr0, vl0 := b.schurVectors(T, Z, wi, bal, n, ulp, smlnum)
 	wr, wi, onehot := b.eigenOrder(in, wr, wi)
 	vr0, vl0 = b.columnsBy(vr0, onehot), b.columnsBy(vl0, onehot)
 	var err error
@@ -781,7 +784,7 @@ func (s *sweepStep) next(lowest *hlo.Instruction) (k, phase, chunk *hlo.Instruct
 // a loop over its rows upward (row i of every vector at once) and the
 // left ones by a loop downward, taken back by Zc and put in LAPACK's
 // form (eigenColumns). It returns (right, left).
-func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
+func (b *expander) schurVectors(T, Z, wi *hlo.Instruction, bal balancing, n int64, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
 	t := T.Shape.Elem
 	ct, _ := t.ComplexOf()
 	var err error
@@ -812,18 +815,19 @@ func (b *expander) schurVectors(T, Z, wi, d *hlo.Instruction, n int64, ulp, smln
 		b.sel(b.compare(rows, b.inst(hlo.OpAdd, cols.Shape, cols, one), "EQ"), colv(sub),
 			b.sel(b.compare(b.inst(hlo.OpAdd, rows.Shape, rows, one), cols, "EQ"), colv(sup), b.zeros(csh))))
 	mm := func(p, q *hlo.Instruction) *hlo.Instruction { return b.contract(p, q, 1) }
-	right, left := b.triangularVectors(mm(b.conjT(W), mm(b.convert(T, ct), W)), mm(b.convert(Z, ct), W), d, ulp, smlnum)
+	right, left := b.triangularVectors(mm(b.conjT(W), mm(b.convert(T, ct), W)), mm(b.convert(Z, ct), W), bal, ulp, smlnum)
 	rel := tieTolerance(ulp, n)
 	return b.eigenColumns(right, wi, rel), b.eigenColumns(left, wi, rel)
 }
 
 // triangularVectors are the right and left eigenvectors (a column each,
 // not yet normalized) of a = D Zc Tc Zc^H D^-1 from its complex Schur
-// form Tc (upper triangular, [n, n]), its vectors Zc and the balancing's
-// diagonal d (real): the right ones by a loop over Tc's rows upward (row
-// i of every vector at once), the left ones by a loop downward, taken
-// back by Zc and D, as the evaluator's triangularVectors.
-func (b *expander) triangularVectors(Tc, Zc, d *hlo.Instruction, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
+// form Tc (upper triangular, [n, n]), its vectors Zc and the balancing
+// (D and the permutation): the right ones by a loop over Tc's rows
+// upward (row i of every vector at once), the left ones by a loop
+// downward, taken back by Zc, D and the permutation, as the evaluator's
+// triangularVectors.
+func (b *expander) triangularVectors(Tc, Zc *hlo.Instruction, bal balancing, ulp, smlnum float64) (*hlo.Instruction, *hlo.Instruction) {
 	ct := Tc.Shape.Elem
 	t := realPart(ct)
 	n := Tc.Shape.Dims[0]
@@ -894,11 +898,11 @@ func (b *expander) triangularVectors(Tc, Zc, d *hlo.Instruction, ulp, smlnum flo
 		})
 	}
 	X, Y := solve(".right", true), solve(".left", false)
-	// Balancing undone (D v, D^-1 u), then LAPACK's form.
-	dc := b.along(b.convert(d, ct), csh, 0)
+	// Balancing undone (D v, D^-1 u, the rows' order).
+	dc := b.along(b.convert(bal.d, ct), csh, 0)
 	right := b.inst(hlo.OpMultiply, csh, mm(Zc, X), dc)
 	left := b.inst(hlo.OpDivide, csh, mm(Zc, Y), dc)
-	return right, left
+	return b.rowsAt(right, bal.at), b.rowsAt(left, bal.at)
 }
 
 // eigenColumns is the evaluator's eigenColumns: each column normalized
@@ -1121,42 +1125,44 @@ func (b *expander) scaleBy(x, k *hlo.Instruction, sign int64) *hlo.Instruction {
 	return b.scaleEach(x, b.full(ei.Mul(k, ei.K(float64(-sign))), hlo.ArrayShape(hlo.S32, x.Shape.Dims...)))
 }
 
-// balance is the evaluator's balance (gebal, job 'S'): passes (a while
-// loop, until one scales nothing or meets a NaN) of a loop over i, each
-// scaling row i by 1/f and column i by f, f the power of two gebal's two
-// loops find from their 2-norms (c, r) and largest magnitudes (ca, ra).
-// It returns (D^-1 m D, D's diagonal).
-func (b *expander) balance(in, m *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
+// balance is the evaluator's balance (gebal, job 'S') of the active
+// block [bal.lo, bal.hi] isolate left: passes (a while loop, until one
+// scales nothing or meets a NaN) of a loop over its i, each scaling row
+// i by 1/f and column i by f, f the power of two gebal's two loops find
+// from their 2-norms within the block (c, r) and largest magnitudes
+// (ca, ra). It returns (D^-1 m D, D's diagonal).
+func (b *expander) balance(in, m *hlo.Instruction, bal balancing) (*hlo.Instruction, *hlo.Instruction) {
 	rt := realPart(m.Shape.Elem)
 	n := m.Shape.Dims[0]
 	sh := m.Shape
 	dSh := hlo.ArrayShape(rt, n)
 	pred, s32 := hlo.ArrayShape(hlo.PRED), hlo.ArrayShape(hlo.S32)
 	ones := b.full(b.constant(rt, 1), dSh)
-	// (more passes, a NaN seen, m, d)
-	state := hlo.TupleShape(pred, pred, sh, dSh)
-	init := b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), b.constant(hlo.PRED, 0), m, ones)
+	// (more passes, a NaN seen, m, d, lo, hi)
+	state := hlo.TupleShape(pred, pred, sh, dSh, s32, s32)
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), b.constant(hlo.PRED, 0), m, ones, bal.lo, bal.hi)
 	w := b.whileLoop(in, in.Name+".balance", state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
 		return cb.inst(hlo.OpAnd, pred, e[0], cb.inst(hlo.OpNot, pred, e[1]))
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
-		// One pass: (i, changed, nan, m, d).
-		ps := hlo.TupleShape(s32, pred, pred, sh, dSh)
-		pinit := lb.inst(hlo.OpTuple, ps, lb.constant(hlo.S32, 0), lb.constant(hlo.PRED, 0), e[1], e[2], e[3])
+		// One pass: (i, changed, nan, m, d, lo, hi).
+		ps := hlo.TupleShape(s32, pred, pred, sh, dSh, s32, s32)
+		pinit := lb.inst(hlo.OpTuple, ps, e[4], lb.constant(hlo.PRED, 0), e[1], e[2], e[3], e[4], e[5])
 		pw := lb.whileLoop(in, in.Name+".balance.pass", ps, pinit, func(cb *expander, pe []*hlo.Instruction) *hlo.Instruction {
-			return cb.inst(hlo.OpAnd, pred, cb.compare(pe[0], cb.constant(hlo.S32, n), "LT"), cb.inst(hlo.OpNot, pred, pe[2]))
+			return cb.inst(hlo.OpAnd, pred, cb.compare(pe[0], pe[6], "LE"), cb.inst(hlo.OpNot, pred, pe[2]))
 		}, func(pb *expander, pe []*hlo.Instruction) []*hlo.Instruction {
 			return pb.balanceStep(in, pe)
 		})
 		get := func(k int) *hlo.Instruction { return lb.element(pw, k) }
-		return []*hlo.Instruction{get(1), get(2), get(3), get(4)}
+		return []*hlo.Instruction{get(1), get(2), get(3), get(4), e[4], e[5]}
 	})
 	get := func(k int) *hlo.Instruction { return b.element(w, k) }
 	return get(2), get(3)
 }
 
-// balanceStep is one i of balance's pass (state: i, changed, nan, m, d).
+// balanceStep is one i of balance's pass (state: i, changed, nan, m, d,
+// lo, hi).
 func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo.Instruction {
-	i, changed, nan, m, d := e[0], e[1], e[2], e[3], e[4]
+	i, changed, nan, m, d, lo, hi := e[0], e[1], e[2], e[3], e[4], e[5], e[6]
 	t := m.Shape.Elem
 	rt := realPart(t) // d's and the norms' type (a complex matrix's moduli)
 	n := m.Shape.Dims[0]
@@ -1168,12 +1174,22 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 	zero := b.constant(hlo.S32, 0)
 	col := b.reshape(x.slice(m, []int64{n, 1}, zero, i), n)
 	row := b.reshape(x.slice(m, []int64{1, n}, i, zero), n)
-	norm := func(v *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) { // (2-norm, largest magnitude)
+	// The 2-norms within the block (c, r: the largest magnitude there
+	// times the norm of the column or row divided by it) and the
+	// largest magnitudes (ca, ra).
+	idx := b.iota(hlo.S32, 0, n)
+	inBlock := func() *hlo.Instruction { // a mask each use: one computed once is a kernel of its own
+		return b.inst(hlo.OpAnd, hlo.ArrayShape(hlo.PRED, n), b.compare(idx, b.full(lo, idx.Shape), "GE"), b.compare(idx, b.full(hi, idx.Shape), "LE"))
+	}
+	largest := func(mag *hlo.Instruction) *hlo.Instruction {
+		return b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
+	}
+	norm := func(v *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) { // (2-norm within the block, largest magnitude)
 		mag := b.inst(hlo.OpAbs, ev.Shape(), v)
-		big := b.reduceDim(mag, 0, hlo.OpMaximum, b.constant(rt, 0))
+		big := largest(ev.Sel(inBlock(), mag, ev.K(0)))
 		safe := es.Sel(es.Cmp(big, "EQ", es.K(0)), es.K(1), big)
-		q := ev.Div(mag, b.full(safe, mag.Shape))
-		return es.Mul(big, es.Sqrt(b.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, b.constant(rt, 0)))), big
+		q := ev.Div(ev.Sel(inBlock(), mag, ev.K(0)), b.full(safe, mag.Shape))
+		return es.Mul(big, es.Sqrt(b.reduceDim(ev.Mul(q, q), 0, hlo.OpAdd, b.constant(rt, 0)))), largest(mag)
 	}
 	c, ca := norm(col)
 	r, ra := norm(row)
@@ -1225,7 +1241,7 @@ func (b *expander) balanceStep(in *hlo.Instruction, e []*hlo.Instruction) []*hlo
 	d = b.setVec(d, es.Mul(di, fUse), i)
 	changed = es.Or(changed, es.Not(skip))
 	nan = es.Or(nan, isNaN)
-	return []*hlo.Instruction{ei.Add(i, ei.K(1)), changed, nan, m, d}
+	return []*hlo.Instruction{ei.Add(i, ei.K(1)), changed, nan, m, d, lo, hi}
 }
 
 // realPart is the type of t's parts: t itself when real.
@@ -1234,4 +1250,125 @@ func realPart(t hlo.ElementType) hlo.ElementType {
 		return rt
 	}
 	return t
+}
+
+// balancing is gebal's result as values of the program: the active
+// block [lo, hi] (s32 scalars) its permutation leaves (isolate), where
+// each row went (at, s32 [n]: row r of the matrix is row at[r] of the
+// permuted one) and the scaling's diagonal D (d, [n] of the part type;
+// nil for none).
+type balancing struct{ lo, hi, at, d *hlo.Instruction }
+
+// isolate is the evaluator's isolate (gebal's permutation, job 'P') of
+// the n x n m: a while loop whose iteration pushes the last row with
+// only zeros off the diagonal in the active columns [0, hi] down to hi,
+// then one whose iteration pushes the first column with only zeros off
+// the diagonal in the active rows [lo, hi] left to lo, each until no
+// line qualifies. It returns the permuted m and the balancing (d nil).
+func (b *expander) isolate(in, m *hlo.Instruction) (*hlo.Instruction, balancing) {
+	n := m.Shape.Dims[0]
+	pred, s32, atSh := hlo.ArrayShape(hlo.PRED), hlo.ArrayShape(hlo.S32), hlo.ArrayShape(hlo.S32, n)
+	// (more, lo, hi, m, at)
+	state := hlo.TupleShape(pred, s32, s32, m.Shape, atSh)
+	phase := func(init *hlo.Instruction, rows bool) *hlo.Instruction {
+		name := in.Name + ".isolate.columns"
+		if rows {
+			name = in.Name + ".isolate.rows"
+		}
+		return b.whileLoop(in, name, state, init, func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
+			var err error
+			defer mustBuild(&err)
+			ei := cb.expr(s32, &err)
+			return cb.expr(pred, &err).And(e[0], ei.Cmp(e[1], "LT", e[2]))
+		}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
+			return lb.isolateStep(e, rows)
+		})
+	}
+	init := b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), b.constant(hlo.S32, 0), b.constant(hlo.S32, n-1), m, b.iota(hlo.S32, 0, n))
+	w := phase(init, true)
+	get := func(w *hlo.Instruction, k int) *hlo.Instruction { return b.element(w, k) }
+	w = phase(b.inst(hlo.OpTuple, state, b.constant(hlo.PRED, 1), get(w, 1), get(w, 2), get(w, 3), get(w, 4)), false)
+	return get(w, 3), balancing{lo: get(w, 1), hi: get(w, 2), at: get(w, 4)}
+}
+
+// isolateStep is one iteration of isolate's loop over rows (rows) or
+// columns (state: more, lo, hi, m, at): the line j found (the last
+// qualifying row or the first qualifying column) exchanged with hi or
+// lo, rows and columns both, and the block shrunk by it; more false
+// when none qualifies.
+func (b *expander) isolateStep(e []*hlo.Instruction, rows bool) []*hlo.Instruction {
+	lo, hi, m, at := e[1], e[2], e[3], e[4]
+	sh := m.Shape
+	n := sh.Dims[0]
+	var err error
+	defer mustBuild(&err)
+	ei, ev := b.expr(hlo.ArrayShape(hlo.S32), &err), b.expr(hlo.ArrayShape(hlo.S32, n), &err)
+	ep, pv := b.expr(hlo.ArrayShape(hlo.PRED, sh.Dims...), &err), b.expr(hlo.ArrayShape(hlo.PRED, n), &err)
+	r, c := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)
+	full := func(x *hlo.Instruction) *hlo.Instruction { return b.full(x, r.Shape) }
+	// Nonzero elements off the diagonal within the active lines: a
+	// row's columns [0, hi]; a column's rows [lo, hi].
+	off := ep.And(b.compare(m, b.zeros(sh), "NE"), b.compare(r, c, "NE"))
+	line, across := int(0), c // the lines searched run along dimension 0 (rows), across dimension 1
+	if !rows {
+		line, across = 1, r
+	}
+	off = ep.And(off, b.compare(across, full(hi), "LE"))
+	if !rows {
+		off = ep.And(off, b.compare(across, full(lo), "GE"))
+	}
+	busy := b.reduceDim(off, 1-line, hlo.OpOr, b.constant(hlo.PRED, 0))
+	idx := b.iota(hlo.S32, 0, n)
+	inBlock := pv.And(ev.Cmp(idx, "GE", b.full(lo, idx.Shape)), ev.Cmp(idx, "LE", b.full(hi, idx.Shape)))
+	cand := pv.And(pv.Not(busy), inBlock)
+	var j, dest, found *hlo.Instruction
+	if rows { // the last such row, to hi
+		j = b.reduceDim(ev.Sel(cand, idx, ev.K(-1)), 0, hlo.OpMaximum, ei.K(-1))
+		dest, found = hi, ei.Cmp(j, "GE", ei.K(0))
+	} else { // the first such column, to lo
+		j = b.reduceDim(ev.Sel(cand, idx, ev.K(float64(n))), 0, hlo.OpMinimum, ei.K(float64(n)))
+		dest, found = lo, ei.Cmp(j, "LT", ei.K(float64(n)))
+	}
+	j = ei.Sel(found, j, dest) // none: an exchange of dest with itself
+	m = b.exchange(m, j, dest)
+	at = ev.Sel(ev.Cmp(at, "EQ", b.full(j, at.Shape)), b.full(dest, at.Shape),
+		ev.Sel(ev.Cmp(at, "EQ", b.full(dest, at.Shape)), b.full(j, at.Shape), at))
+	if rows {
+		hi = ei.Sel(found, ei.Sub(hi, ei.K(1)), hi)
+	} else {
+		lo = ei.Sel(found, ei.Add(lo, ei.K(1)), lo)
+	}
+	return []*hlo.Instruction{found, lo, hi, m, at}
+}
+
+// exchange swaps rows i and j of the n x n m, then columns i and j (s32
+// scalars; the same index leaves m as it is), by selects: exact.
+func (b *expander) exchange(m, i, j *hlo.Instruction) *hlo.Instruction {
+	sh := m.Shape
+	n := sh.Dims[0]
+	x := b.batched(sh.Elem, nil)
+	zero := b.constant(hlo.S32, 0)
+	swap := func(m *hlo.Instruction, d int) *hlo.Instruction {
+		pos := b.iota(hlo.S32, d, n, n)
+		sz := []int64{1, n}
+		at := func(k *hlo.Instruction) *hlo.Instruction { // line k, spread over the matrix
+			if d == 0 {
+				return b.along(b.reshape(x.slice(m, sz, k, zero), n), sh, 1)
+			}
+			return b.along(b.reshape(x.slice(m, []int64{n, 1}, zero, k), n), sh, 0)
+		}
+		is := func(k *hlo.Instruction) *hlo.Instruction { return b.compare(pos, b.full(k, pos.Shape), "EQ") }
+		return b.sel(is(i), at(j), b.sel(is(j), at(i), m))
+	}
+	return swap(swap(m, 0), 1)
+}
+
+// rowsAt is matrix v with its rows put back in the order of the matrix
+// isolate permuted: row r is v's row at[r] (a gather).
+func (b *expander) rowsAt(v, at *hlo.Instruction) *hlo.Instruction {
+	n, cols := at.Shape.Dims[0], v.Shape.Dims[1]
+	g := b.inst(hlo.OpGather, v.Shape, v, b.reshape(at, n, 1))
+	g.A.Gather = &hlo.GatherDims{OffsetDims: []int64{1}, CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0},
+		IndexVectorDim: 1, SliceSizes: []int64{1, cols}}
+	return g
 }

@@ -23,8 +23,9 @@ func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, i
 	rt := realPart(t)
 	n := m.Shape.Dims[0]
 	ulp, smlnum := thresholds(rt, n)
+	m, bal := b.isolate(in, m)
 	m, k := b.normScaleEach(m)
-	m, d := b.balance(in, m)
+	m, bal.d = b.balance(in, m, bal)
 	h, z, _ := b.hessenberg(in, m, false)
 	T, Z, w, info := b.hqrC(in, h, z, ulp, smlnum)
 	w = b.scaleBy(w, k, -1)
@@ -35,7 +36,7 @@ func (b *expander) geevC(in, m *hlo.Instruction, left, right bool) (w, vl, vr, i
 	if !left && !right { // eigenvalues only (jnp.linalg.eigvals)
 		return w, vz, vz, info
 	}
-	vr0, vl0 := b.triangularVectors(T, Z, d, ulp, smlnum)
+	vr0, vl0 := b.triangularVectors(T, Z, bal, ulp, smlnum)
 	vr0, vl0 = b.columnsBy(b.eigenColumns(vr0, nil, rel), onehot), b.columnsBy(b.eigenColumns(vl0, nil, rel), onehot)
 	ok := b.full(b.compare(info, b.constant(hlo.S32, 0), "EQ"), hlo.ArrayShape(hlo.PRED, n, n))
 	vr, vl = vz, vz
@@ -91,9 +92,11 @@ func (b *expander) geesC(in, m *hlo.Instruction) (T, Z, w, info *hlo.Instruction
 	sh := m.Shape
 	n := sh.Dims[0]
 	ulp, smlnum := thresholds(realPart(t), n)
+	m, bal := b.isolate(in, m)
 	m, k := b.normScaleEach(m)
 	h, z, _ := b.hessenberg(in, m, false)
 	T, Z, w, info = b.hqrC(in, h, z, ulp, smlnum)
+	Z = b.rowsAt(Z, bal.at)
 	big := b.firstNear(b.inst(hlo.OpAbs, hlo.ArrayShape(realPart(t), n, n), Z), 0, tieTolerance(ulp, n))
 	ph := b.leadPhaseAt(Z, nil, big)
 	rows, cols := b.iota(hlo.S32, 0, n, n), b.iota(hlo.S32, 1, n, n)

@@ -12,10 +12,12 @@ import (
 // computes it (lower/geev.go), in float64 with the thresholds of l's
 // type, so that both take the same path:
 //
-//   - a matrix whose largest magnitude lies outside [2^e, 2^-e) scaled
-//     by a power of two into it (normScale), and balanced (gebal's
-//     scaling: balance), as LAPACK's geev does; the eigenvalues scaled
-//     back, the vectors taken back by the balancing's D;
+//   - rows and columns permuted to isolate the eigenvalues a triangular
+//     part holds (gebal's permutation: isolate); a matrix whose largest
+//     magnitude lies outside [2^e, 2^-e) scaled by a power of two into
+//     it (normScale), and its active block balanced (gebal's scaling:
+//     balance), as LAPACK's geev does; the eigenvalues scaled back, the
+//     vectors taken back by the balancing's D and permutation;
 //   - the Hessenberg form H = Q^T a Q by a Householder reflector per
 //     column (gehd2), Q accumulated in z;
 //   - the real Schur form T = Z^T a Z by dlahqr's implicit double-shift
@@ -32,10 +34,8 @@ import (
 //     the conjugate of its first; each normalized to Euclidean norm 1 and
 //     turned so that its first largest element is real and positive.
 //
-// LAPACK's gebal also permutes rows and columns to isolate eigenvalues
-// a triangular part already holds; that is not done here nor in the
-// lowering. info is 0, or i + 1 when the eigenvalue at row i did not
-// converge within hqr's iterations (the vectors are then left zero).
+// info is 0, or i + 1 when the eigenvalue at row i did not converge
+// within hqr's iterations (the vectors are then left zero).
 func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi, vl, vr, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := l.Shape.Elem
@@ -43,8 +43,9 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 	var wrs, wis, vls, vrs, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := realMatrix(raw, b, n)
+		bal := isolateReal(h, int(n))
 		k := normScale(h, rt)
-		d := balance(int(n), rt, func(i, j int) float64 { return math.Abs(h[i*int(n)+j]) }, func(i int, f float64) {
+		bal.d = balance(int(n), bal.lo, bal.hi, rt, func(i, j int) float64 { return math.Abs(h[i*int(n)+j]) }, func(i int, f float64) {
 			for j := range int(n) {
 				h[i*int(n)+j] /= f
 				h[j*int(n)+i] *= f
@@ -55,7 +56,7 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 		infos = append(infos, complex(float64(fail), 0))
 		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
 		if fail == 0 {
-			ur, ul = schurVectors(h, z, im, d, int(n), ulp, smlnum)
+			ur, ul = schurVectors(h, z, im, bal, int(n), ulp, smlnum)
 		}
 		for j := range r {
 			r[j], im[j] = math.Ldexp(r[j], -k), math.Ldexp(im[j], -k)
@@ -71,9 +72,11 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 }
 
 // gees is LAPACK's gees (no sorting) on each real matrix of l, as the
-// lowering computes it: geev's hessenberg and hqr, whose h and z are
-// the real Schur form T and the Schur vectors Z (zero unless vectors),
-// the eigenvalues in T's diagonal order; info as geev's.
+// lowering computes it: geev's permutation (gebal's job 'P', as gees
+// asks), hessenberg and hqr, whose h and z are the real Schur form T
+// and the Schur vectors Z (zero unless vectors; Z's rows put back in
+// the matrix's order), the eigenvalues in T's diagonal order; info as
+// geev's.
 func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, info *hlo.Literal) {
 	batch, n, _, raw := matrices(l)
 	rt := l.Shape.Elem
@@ -81,9 +84,11 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 	var ts, zs, wrs, wis, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := realMatrix(raw, b, n)
+		bal := isolateReal(h, int(n))
 		k := normScale(h, rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
+		z = unpermuteRows(z, bal.at, int(n))
 		schurCanonical(h, z, im, int(n), tieTolerance(ulp, int(n)))
 		for j := range r {
 			r[j], im[j] = math.Ldexp(r[j], -k), math.Ldexp(im[j], -k)
@@ -231,16 +236,128 @@ func normScaleExp(rt hlo.ElementType) int {
 	return -40
 }
 
-// balance is LAPACK's gebal with job 'S' on an n x n matrix h, in
-// place: each row and column pair scaled by a power of two until their
-// 2-norms are within a factor of 2 of each other (a pass changes
-// nothing in scaling a pair that would not shrink c + r below 0.95 of
-// its sum), h = D^-1 a D; it returns D's diagonal. mag(i, j) is |h(i,
-// j)| and scale(i, f) divides row i by f and multiplies column i by f,
-// so that real and complex matrices share it. (gebal's permutations,
-// which isolate eigenvalues a triangular part already holds, are not
-// done.)
-func balance(n int, rt hlo.ElementType, mag func(i, j int) float64, scale func(i int, f float64)) []float64 {
+// balancing is gebal's result on a matrix: the active block [lo, hi]
+// its permutation left (isolate), where each row went (at), and the
+// scaling's diagonal D (d; nil for none).
+type balancing struct {
+	lo, hi int
+	at     []int
+	d      []float64
+}
+
+// isolateReal is isolate on the real n x n h.
+func isolateReal(h []float64, n int) balancing {
+	lo, hi, at := isolate(n, func(i, j int) bool { return h[i*n+j] == 0 }, func(i, j int) {
+		swapLines(n, i, j, func(p, q int) { h[p], h[q] = h[q], h[p] })
+	})
+	return balancing{lo: lo, hi: hi, at: at}
+}
+
+// isolateC is isolate on the complex n x n h.
+func isolateC(h []complex128, n int) balancing {
+	lo, hi, at := isolate(n, func(i, j int) bool { return h[i*n+j] == 0 }, func(i, j int) {
+		swapLines(n, i, j, func(p, q int) { h[p], h[q] = h[q], h[p] })
+	})
+	return balancing{lo: lo, hi: hi, at: at}
+}
+
+// swapLines exchanges rows i and j and then columns i and j of an n x n
+// row-major matrix by exchanging its elements at pairs of offsets.
+func swapLines(n, i, j int, swap func(p, q int)) {
+	if i == j {
+		return
+	}
+	for c := range n {
+		swap(i*n+c, j*n+c)
+	}
+	for r := range n {
+		swap(r*n+i, r*n+j)
+	}
+}
+
+// isolate is gebal's permutation (job 'P') of an n x n matrix, in
+// place: rows whose off-diagonal elements in the active columns [0,
+// hi] are all zero pushed down to hi, the last such row first, then
+// columns whose off-diagonal elements in the active rows [lo, hi] are
+// all zero pushed left to lo, the first such column first, the search
+// starting again after each exchange, as LAPACK's gebal searches. The
+// rows and columns pushed out hold eigenvalues on the diagonal of a
+// triangular part, which the QR iteration then deflates at once,
+// exactly (a zero subdiagonal element). zero(i, j) reports whether
+// element (i, j) is zero; swap(i, j) exchanges rows i and j and columns
+// i and j. It returns the active block [lo, hi] and where each row went
+// (row r of the matrix is row at[r] of the permuted one).
+func isolate(n int, zero func(i, j int) bool, swap func(i, j int)) (lo, hi int, at []int) {
+	at = make([]int, n)
+	for i := range at {
+		at[i] = i
+	}
+	exchange := func(i, j int) {
+		swap(i, j)
+		for r, p := range at {
+			switch p {
+			case i:
+				at[r] = j
+			case j:
+				at[r] = i
+			}
+		}
+	}
+	// isolated reports whether line j has only zeros off the diagonal
+	// among indices [from, to], of its row (rows) or its column.
+	isolated := func(j, from, to int, rows bool) bool {
+		for i := from; i <= to; i++ {
+			if i != j && !(rows && zero(j, i) || !rows && zero(i, j)) {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi = 0, n-1
+	for hi > 0 {
+		j := hi
+		for ; j >= 0 && !isolated(j, 0, hi, true); j-- {
+		}
+		if j < 0 {
+			break
+		}
+		exchange(j, hi)
+		hi--
+	}
+	for lo < hi {
+		j := lo
+		for ; j <= hi && !isolated(j, lo, hi, false); j++ {
+		}
+		if j > hi {
+			break
+		}
+		exchange(j, lo)
+		lo++
+	}
+	return lo, hi, at
+}
+
+// unpermuteRows is v ([n, n]) with its rows put back in the order of
+// the matrix isolate permuted: row r is v's row at[r].
+func unpermuteRows[T any](v []T, at []int, n int) []T {
+	out := make([]T, len(v))
+	for r, p := range at {
+		copy(out[r*n:(r+1)*n], v[p*n:(p+1)*n])
+	}
+	return out
+}
+
+// balance is LAPACK's gebal with job 'S' on the active block [lo, hi]
+// of an n x n matrix h (isolate's), in place: each row and column pair
+// of the block scaled by a power of two until their 2-norms within the
+// block are within a factor of 2 of each other (a pass changes nothing
+// in scaling a pair that would not shrink c + r below 0.95 of its sum),
+// h = D^-1 a D; it returns D's diagonal. mag(i, j) is |h(i, j)| and
+// scale(i, f) divides row i by f and multiplies column i by f, so that
+// real and complex matrices share it. The largest magnitudes (ca, ra)
+// are over whole columns and rows, as gebal's: outside the block they
+// hold zeros where gebal does not look.
+func balance(n, lo, hi int, rt hlo.ElementType, mag func(i, j int) float64, scale func(i int, f float64)) []float64 {
 	const sclfac, factor = 2.0, 0.95
 	sfmin1 := smallestNormal(rt) / (2 * epsilon(rt))
 	sfmax1 := 1 / sfmin1
@@ -252,10 +369,12 @@ func balance(n int, rt hlo.ElementType, mag func(i, j int) float64, scale func(i
 	}
 	for noconv := true; noconv; {
 		noconv = false
-		for i := range n {
+		for i := lo; i <= hi; i++ {
 			var c, r, ca, ra float64
 			for j := range n {
-				c, r = math.Hypot(c, mag(j, i)), math.Hypot(r, mag(i, j))
+				if lo <= j && j <= hi {
+					c, r = math.Hypot(c, mag(j, i)), math.Hypot(r, mag(i, j))
+				}
 				ca, ra = max(ca, mag(j, i)), max(ra, mag(i, j))
 			}
 			if math.IsNaN(c + ca + r + ra) {
@@ -687,7 +806,7 @@ func dlanv2(a, b, c, d, eps float64) (float64, float64, float64, float64, float6
 // schurVectors are the right and left eigenvectors ([n, n], a column
 // each) from the real Schur form t and its transformations z (hqr's),
 // wi the eigenvalues' imaginary parts (geev's steps).
-func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, left []complex128) {
+func schurVectors(t, z, wi []float64, bal balancing, n int, ulp, smlnum float64) (right, left []complex128) {
 	// W: the identity but for each pair's block, whose columns are the
 	// block's unit eigenvector u for a + i sqrt(|bc|), (sqrt|b|, i
 	// sign(b) sqrt|c|) / sqrt(|b| + |c|), and its orthogonal complement.
@@ -704,7 +823,7 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 		u0, u1 := complex(math.Sqrt(math.Abs(b))/nrm, 0), complex(0, math.Copysign(math.Sqrt(math.Abs(c))/nrm, b))
 		w[p*n+p], w[(p+1)*n+p], w[p*n+p+1], w[(p+1)*n+p+1] = u0, u1, u1, u0
 	}
-	right, left = triangularVectors(mul(conjT(w, n), mul(realC(t), w, n), n), mul(realC(z), w, n), d, n, ulp, smlnum)
+	right, left = triangularVectors(mul(conjT(w, n), mul(realC(t), w, n), n), mul(realC(z), w, n), bal, n, ulp, smlnum)
 	rel := tieTolerance(ulp, n)
 	return eigenColumns(right, wi, n, rel), eigenColumns(left, wi, n, rel)
 }
@@ -712,12 +831,12 @@ func schurVectors(t, z, wi, d []float64, n int, ulp, smlnum float64) (right, lef
 // triangularVectors are the right and left eigenvectors ([n, n], a
 // column each, not yet normalized) of a = D Zc Tc Zc^H D^-1 from its
 // complex Schur form Tc (upper triangular), its vectors Zc and the
-// balancing's diagonal d: the right ones by back
+// balancing (bal: D and the permutation): the right ones by back
 // substitution in Tc (dtrevc's and ztrevc's, a divisor below ulp
 // |lambda| raised to it), the left ones by forward substitution in
 // Tc^H, each column's growth held off by powers of two as dtrevc3
-// scales (bounded), both taken back by Zc and D.
-func triangularVectors(tc, zc []complex128, d []float64, n int, ulp, smlnum float64) (right, left []complex128) {
+// scales (bounded), both taken back by Zc, D and the permutation.
+func triangularVectors(tc, zc []complex128, bal balancing, n int, ulp, smlnum float64) (right, left []complex128) {
 	lambda := make([]complex128, n)
 	for j := range n {
 		lambda[j] = tc[j*n+j]
@@ -755,13 +874,13 @@ func triangularVectors(tc, zc []complex128, d []float64, n int, ulp, smlnum floa
 		}
 	}
 	right, left = mul(zc, x, n), mul(zc, y, n)
-	for i := range n { // balancing undone: D v and D^-1 u
+	for i := range n { // balancing undone: D v and D^-1 u, then the rows' order
 		for j := range n {
-			right[i*n+j] *= complex(d[i], 0)
-			left[i*n+j] /= complex(d[i], 0)
+			right[i*n+j] *= complex(bal.d[i], 0)
+			left[i*n+j] /= complex(bal.d[i], 0)
 		}
 	}
-	return right, left
+	return unpermuteRows(right, bal.at, n), unpermuteRows(left, bal.at, n)
 }
 
 // bounded is -s / d, the substitution's next element of column j of x,

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -266,4 +268,49 @@ func eigCases(t *testing.T) []eigCase {
 	require.NoError(t, json.Unmarshal(raw, &cases))
 	require.Len(t, cases, 14)
 	return cases
+}
+
+// TestIsolate: gebal's permutation of P B P^T, B with triangular corners
+// of orders 2 and 3 around a dense block of 3, returns that block
+// ([2, 4]), a permutation that leaves the corners triangular (zeros
+// left of the diagonal in rows past hi, below it in columns before lo)
+// and the matrix permuted by it; a lower triangular matrix is isolated
+// whole (lo = hi = 0), a dense one not at all.
+func TestIsolate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 8
+	for _, c := range []struct {
+		name   string
+		nz     func(i, j int) bool // B's nonzeros
+		lo, hi int
+	}{
+		{"corners", func(i, j int) bool { return i <= j || i >= 2 && i <= 4 && j >= 2 && j <= 4 }, 2, 4},
+		{"lower triangular", func(i, j int) bool { return j <= i }, 0, 0},
+		{"dense", func(i, j int) bool { return true }, 0, n - 1},
+	} {
+		perm := rng.Perm(n)
+		a := make([]float64, n*n)
+		for i := range n {
+			for j := range n {
+				if c.nz(i, j) {
+					a[perm[i]*n+perm[j]] = 1 + rng.Float64()
+				}
+			}
+		}
+		h := slices.Clone(a)
+		bal := isolateReal(h, n)
+		require.Equal(t, [2]int{c.lo, c.hi}, [2]int{bal.lo, bal.hi}, c.name)
+		for r := range n {
+			for q := range n {
+				require.Equal(t, a[r*n+q], h[bal.at[r]*n+bal.at[q]], "%s: a(%d, %d)", c.name, r, q)
+			}
+		}
+		for i := range n {
+			for j := range n {
+				if i > j && (i > bal.hi || j < bal.lo) {
+					require.Zero(t, h[i*n+j], "%s: h(%d, %d) below the diagonal outside the block", c.name, i, j)
+				}
+			}
+		}
+	}
 }

@@ -11,8 +11,11 @@ import (
 // zgehrd) as the lowering computes them (lower/zgeev.go), in complex128
 // with the thresholds of l's part type:
 //
-//   - a matrix scaled by a power of two into range (normScaleC) and, for
-//     geev, balanced (balance, by moduli), as LAPACK's zgeev does;
+//   - rows and columns permuted to isolate eigenvalues (isolate: gebal's
+//     permutation, which zgeev and zgees both ask for), the matrix
+//     scaled by a power of two into range (normScaleC) and, for geev,
+//     its active block balanced (balance, by moduli), as LAPACK's zgeev
+//     does;
 //   - the Hessenberg form H = Q^H a Q by a reflector per column
 //     (hessenbergC: zgehd2);
 //   - the complex Schur form T = Z^H a Z by zlahqr's single-shift QR
@@ -35,8 +38,9 @@ func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl,
 	var ws, vls, vrs, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := raw[b*n*n : (b+1)*n*n]
+		bal := isolateC(h, ni)
 		k := normScaleC(h, rt)
-		d := balance(ni, rt, func(i, j int) float64 { return cmplx.Abs(h[i*ni+j]) }, func(i int, f float64) {
+		bal.d = balance(ni, bal.lo, bal.hi, rt, func(i, j int) float64 { return cmplx.Abs(h[i*ni+j]) }, func(i int, f float64) {
 			for j := range ni {
 				h[i*ni+j] /= complex(f, 0)
 				h[j*ni+i] *= complex(f, 0)
@@ -48,7 +52,7 @@ func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl,
 		rel := tieTolerance(ulp, ni)
 		ur, ul := make([]complex128, n*n), make([]complex128, n*n)
 		if fail == 0 {
-			ur, ul = triangularVectors(h, z, d, ni, ulp, smlnum)
+			ur, ul = triangularVectors(h, z, bal, ni, ulp, smlnum)
 			ur, ul = eigenColumns(ur, nil, ni, rel), eigenColumns(ul, nil, ni, rel)
 		}
 		re, im := make([]float64, n), make([]float64, n)
@@ -77,9 +81,11 @@ func geesC(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, w, info
 	var ts, zs, ws, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := raw[b*n*n : (b+1)*n*n]
+		bal := isolateC(h, ni)
 		k := normScaleC(h, rt)
 		z, _ := hessenbergC(h, ni, false)
 		ev, fail := hqrC(h, z, ni, ulp, smlnum)
+		z = unpermuteRows(z, bal.at, ni)
 		rel := tieTolerance(ulp, ni)
 		ph, big := make([]complex128, n), make([]int64, n)
 		for j := range n {
