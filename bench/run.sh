@@ -15,7 +15,7 @@ rounds=${2:-3}
 bin=bin/vkjit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-workloads="stream_copy chain8 softmax gemm1024 gemm2048 dense_relu mlp_forward mlp_train conv_block transformer_block sort_rows"
+workloads="stream_copy chain8 softmax gemm1024 gemm2048 gemv4096 dense_relu mlp_forward mlp_train conv_block transformer_block sort_rows"
 (cd bench/gomlx && go build -o "$tmp/gomlx" .)
 blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
 # Each workload's runs come one after another (NumPy, GoMLX, vkjit fused

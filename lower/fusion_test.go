@@ -178,6 +178,38 @@ func TestReductionLanes(t *testing.T) {
 // TestGemmForms: a tiled dot stages workgroup blocks through shared
 // memory on GPU targets and keeps register tiles on CPU targets (or
 // with a workgroup too small); every kernel passes spirv-val.
+// TestGemmShortRows: on a CPU device (subgroups of 8, tiles of 16 rows)
+// a product of fewer rows takes a subgroup tile of its own rows up to a
+// subgroup, else of two subgroups' (1, 5, 8 -> 1, 5, 8; 9, 15 -> 16);
+// on a GPU one of at most a register tile's rows (8) keeps register
+// tiles (of its rows rounded up to quads: vec4 reads) instead of 64-row
+// blocks in shared memory. A valid kernel each.
+func TestGemmShortRows(t *testing.T) {
+	cpu := desktop
+	cpu.CPU = true
+	for _, c := range []struct {
+		m        int
+		cpu, gpu string
+	}{
+		{1, "gemm1x32_f32_lanes8_vec4", "gemm4x16_f32_vec4"}, {5, "gemm5x32_f32_lanes8_vec4", "gemm8x16_f32_vec4"},
+		{8, "gemm8x32_f32_lanes8_vec4", "gemm8x16_f32_vec4"}, {9, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"},
+		{15, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"}, {40, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"},
+	} {
+		m, err := hlo.Parse("g.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  a = f32[%[1]d,1024] parameter(0)\n  b = f32[1024,1024] parameter(1)\n  ROOT c = f32[%[1]d,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", c.m))
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			tg   Target
+			want string
+		}{{cpu, c.cpu}, {desktop, c.gpu}} {
+			p, err := Compile(m, tc.tg, Options{})
+			require.NoError(t, err)
+			k := p.Kernels[0]
+			require.Equal(t, tc.want, k.Name, "m = %d", c.m)
+			require.NoError(t, spirv.Validate(k.Words), k.Name)
+		}
+	}
+}
+
 func TestGemmForms(t *testing.T) {
 	m, err := hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[2,200,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,200,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}")
 	require.NoError(t, err)

@@ -114,6 +114,9 @@ var workloads = map[string]workload{
 	"gemm2048": {func(a, b *Node) *Node { return Dot(a, b) }, func(r *rand.Rand) []*tensors.Tensor {
 		return []*tensors.Tensor{uniform(r, 2048, 2048), uniform(r, 2048, 2048)}
 	}},
+	"gemv4096": {func(x, w *Node) *Node { return Dot(x, w) }, func(r *rand.Rand) []*tensors.Tensor {
+		return []*tensors.Tensor{uniform(r, 1, 4096), uniform(r, 4096, 4096)}
+	}},
 	"dense_relu": {func(x, w, b *Node) *Node { return relu(Add(Dot(x, w), InsertAxes(b, 0))) }, func(r *rand.Rand) []*tensors.Tensor {
 		return []*tensors.Tensor{uniform(r, 256, 784), uniform(r, 784, 512), uniform(r, 512)}
 	}},

@@ -21,7 +21,7 @@ V=$PWD/.gpu/kit/vkjit W=bench/workloads
 { nvidia-smi -L; $V devices; } > $OUT/devices.txt 2>&1
 if ! $V devices >/dev/null 2>&1; then VK_LOADER_DEBUG=error,driver $V devices 2>&1 | tail -40; exit 1; fi
 t devices
-WL="stream_copy chain8 softmax gemm1024 gemm2048 dense_relu mlp_forward mlp_train conv_block transformer_block complex_mul fft256 sort_rows"
+WL="stream_copy chain8 softmax gemm1024 gemm2048 gemv4096 dense_relu mlp_forward mlp_train conv_block transformer_block complex_mul fft256 sort_rows"
 corpus() { local f=../shared/hlo-corpus/$1 s=$(date +%s%N) r1 r2
 	VKJIT_VALIDATE=1 timeout 100 $V run --random-args --compare "$f" > /tmp/c1.$$ 2>&1; r1=$?
 	timeout 100 $V run --random-args --no-fuse --no-reuse --compare "$f" > /tmp/c2.$$ 2>&1; r2=$?

@@ -131,6 +131,7 @@ WORKLOADS = {
     "softmax": (softmax, lambda: [u(4096, 1024)]),
     "gemm1024": (gemm, lambda: [u(1024, 1024), u(1024, 1024)]),
     "gemm2048": (gemm, lambda: [u(2048, 2048), u(2048, 2048)]),
+    "gemv4096": (gemm, lambda: [u(1, 4096), u(4096, 4096)]),
     "dense_relu": (dense_relu, lambda: [u(256, 784), u(784, 512), u(512)]),
     "mlp_forward": (mlp_forward, lambda: [u(256, 784), u(784, 512), u(512), u(512, 512), u(512), u(512, 10), u(10)]),
     "mlp_train": (mlp_train, lambda: [u(256, 784), np.eye(10, dtype=f32)[rng.integers(0, 10, size=256)],

@@ -55,6 +55,21 @@ const lanesRows = 16
 // tileRows is a subgroup tile's rows for a subgroup of s lanes.
 func tileRows(s int64) int64 { return max(lanesRows, 2*s) }
 
+// shortRows is the rows of a subgroup tile for a product of m rows:
+// tileRows, or for fewer rows than that m itself (up to a subgroup, whose
+// lanes each read one of them; a multiple of the subgroup above it),
+// so that a matrix-vector product does not compute rows to drop them.
+func shortRows(m, s int64) int64 {
+	rows := tileRows(s)
+	if m >= rows {
+		return rows
+	}
+	if m <= s {
+		return max(m, 1)
+	}
+	return (m + s - 1) / s * s
+}
+
 // ToLanes makes p a subgroup-tile plan when tg can run one (a CPU device
 // whose subgroups shuffle, of a power-of-two size that lanesRows is a
 // multiple of when it is below lanesRows) and p is a dot or implicit GEMM
@@ -74,7 +89,7 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 		return false
 	}
 	p.Lanes = s
-	p.Rows, p.Cols = tileRows(s), 4*s
+	p.Rows, p.Cols = shortRows(p.m, s), 4*s
 	if p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs {
 		p.Cols = 2 * 4 * s // two quads a lane
 	}

@@ -25,9 +25,12 @@ const (
 
 // ToShared makes p a shared-memory plan when tg can run one (a workgroup
 // of sharedThreads) and p is a plain dot (an implicit GEMM keeps its
-// register tiles); it reports whether it did.
+// register tiles) of more rows than a register tile holds; it reports
+// whether it did. A product of at most gemmTile rows (a matrix-vector
+// product) keeps the register tiles, which compute its rows alone: a
+// block would compute 64 rows, all but those dropped.
 func (p *GemmPlan) ToShared(tg Target) bool {
-	if p.conv != nil || tg.MaxWorkgroupSize < SharedThreads || p.in != hlo.F32 {
+	if p.conv != nil || tg.MaxWorkgroupSize < SharedThreads || p.in != hlo.F32 || p.m <= gemmTile {
 		return false
 	}
 	p.Shared = true
