@@ -215,11 +215,8 @@ func TestTiledGemm(t *testing.T) {
 		"HloModule m\nENTRY e {\n  a = f32[2,96,64] parameter(0)\n  b = f32[2,64,136] parameter(1)\n  ROOT c = f32[2,96,136] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
 		"HloModule m\nENTRY e {\n  a = f32[64,200] parameter(0)\n  b = f32[64,264] parameter(1)\n  ROOT c = f32[200,264] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}",
 	} {
-		m, err := hlo.Parse("gemm", src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		name := vkjit.ProgramOf(exe).Kernels[0].Name
+		m, exe, k := compileOne(t, src)
+		name := k.Name
 		require.Regexp(t, `^gemm\d+x\d+_`, name, "the tiled kernel")
 		if cpuForms() {
 			vec := !strings.Contains(src, "301") // k a multiple of 4
@@ -235,7 +232,7 @@ func TestTiledGemm(t *testing.T) {
 		requireNearF32(t, want.Leaves()[0], outs[0], 1e-4)
 		// The GPUs' form, blocks staged through shared memory (forced on
 		// lavapipe): the same sums in the same order, bit for bit.
-		exe, err = rt.Compile(m, vkjit.CompileOptions{SharedGemm: true})
+		exe, err := rt.Compile(m, vkjit.CompileOptions{SharedGemm: true})
 		require.NoError(t, err)
 		require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_shared64x64", src)
 		_, _, shared := runBothOn(t, exe, m, args, "gemm shared")
@@ -308,11 +305,8 @@ func TestTiledGemmShortRows(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  x = f32[1024,4] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[4,1024] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}", 4},
 		{fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%[1]d,1024] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[%[1]d,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", sg-1), sg - 1},
 	} {
-		m, err := hlo.Parse("gemm", c.src)
-		require.NoError(t, err)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
-		require.NoError(t, err)
-		name := vkjit.ProgramOf(exe).Kernels[0].Name
+		m, exe, k := compileOne(t, c.src)
+		name := k.Name
 		require.Regexp(t, `^gemm\d+x\d+_`, name, "the tiled kernel")
 		if cpuForms() {
 			require.Regexp(t, fmt.Sprintf(`^gemm%dx\d+_f32_lanes%d_vec4`, c.rows, sg), name, "a tile of the product's rows: %s", c.src)
