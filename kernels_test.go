@@ -289,7 +289,8 @@ func TestTiledGemmTwoQuads(t *testing.T) {
 // its own rows on lavapipe, not 16 or 32 rows of which all but those
 // are computed and dropped (f32[1,4096] x [4096,4096] 12.2 -> 3.5 ms):
 // one row, three rows with a bias-and-ReLU epilogue, a batch, the lhs
-// read across (m = 4) and a subgroup less one. Each is the evaluator's
+// read across (m = 4) and a subgroup less one; and products of vectors,
+// tiled as rows (they took the general kernel). Each is the evaluator's
 // within rounding and, bit for bit, a tile per invocation's and the
 // shared-memory blocks'.
 func TestTiledGemmShortRows(t *testing.T) {
@@ -304,6 +305,12 @@ func TestTiledGemmShortRows(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  x = f32[2,5,512] parameter(0)\n  w = f32[2,512,516] parameter(1)\n  ROOT c = f32[2,5,516] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}", 5},
 		{"HloModule m\nENTRY e {\n  x = f32[1024,4] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[4,1024] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}", 4},
 		{fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%[1]d,1024] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[%[1]d,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", sg-1), sg - 1},
+		// Vectors (no free dimension), as jnp.dot writes x @ W and W @ x:
+		// a row; W's rows as the columns of x^T W^T, with an epilogue; a
+		// batch of vectors.
+		{"HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  w = f32[1024,1028] parameter(1)\n  ROOT c = f32[1028] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}", 1},
+		{"HloModule m\nENTRY e {\n  w = f32[1028,1024] parameter(0)\n  x = f32[1024] parameter(1)\n  b = f32[1028] parameter(2)\n  c = f32[1028] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT y = f32[1028] add(c, b)\n}", 1},
+		{"HloModule m\nENTRY e {\n  x = f32[2,512] parameter(0)\n  w = f32[2,512,1024] parameter(1)\n  ROOT c = f32[2,1024] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}", 1},
 	} {
 		m, exe, k := compileOne(t, c.src)
 		name := k.Name

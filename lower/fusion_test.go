@@ -183,7 +183,8 @@ func TestReductionLanes(t *testing.T) {
 // subgroup, else of two subgroups' (1, 5, 8 -> 1, 5, 8; 9, 15 -> 16);
 // on a GPU one of at most a register tile's rows (8) keeps register
 // tiles (of its rows rounded up to quads: vec4 reads) instead of 64-row
-// blocks in shared memory. A valid kernel each.
+// blocks in shared memory; a vector times a matrix, either way round, is
+// a product of one row. A valid kernel each.
 func TestGemmShortRows(t *testing.T) {
 	cpu := desktop
 	cpu.CPU = true
@@ -206,6 +207,21 @@ func TestGemmShortRows(t *testing.T) {
 			k := p.Kernels[0]
 			require.Equal(t, tc.want, k.Name, "m = %d", c.m)
 			require.NoError(t, spirv.Validate(k.Words), k.Name)
+		}
+	}
+	// Vectors: x @ W and W @ x (as x^T W^T, W's rows the columns) are
+	// products of one row.
+	for _, src := range []string{
+		"HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[1024] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}",
+		"HloModule m\nENTRY e {\n  w = f32[1024,1024] parameter(0)\n  x = f32[1024] parameter(1)\n  ROOT c = f32[1024] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+	} {
+		m, err := hlo.Parse("g.hlo", src)
+		require.NoError(t, err)
+		for tg, want := range map[*Target]string{&cpu: "gemm1x32_f32_lanes8_vec4", &desktop: "gemm4x16_f32_vec4"} {
+			p, err := Compile(m, *tg, Options{})
+			require.NoError(t, err)
+			require.Equal(t, want, p.Kernels[0].Name, src)
+			require.NoError(t, spirv.Validate(p.Kernels[0].Words), src)
 		}
 	}
 }
