@@ -28,7 +28,8 @@ import (
 // matrices of orders 1 to 40, a rotation, a triangular matrix, a
 // companion matrix (1, 2, 3, +-i), a Hessenberg matrix that splits, and
 // a Jordan block of order 25 (defective: its vectors' substitution
-// overflows float64 unless scaled).
+// overflows float64 unless scaled) and a permuted block triangular
+// matrix (gebal's permutation isolates five of its eigenvalues).
 func TestGeevAgainstLapack(t *testing.T) {
 	for _, c := range eigCases(t) {
 		n := c.N
@@ -266,7 +267,7 @@ func eigCases(t *testing.T) []eigCase {
 	require.NoError(t, err)
 	var cases []eigCase
 	require.NoError(t, json.Unmarshal(raw, &cases))
-	require.Len(t, cases, 14)
+	require.Len(t, cases, 15)
 	return cases
 }
 

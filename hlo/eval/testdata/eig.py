@@ -33,6 +33,14 @@ mats.append(rng.uniform(-1, 1, (5, 5)) * 1e-30)
 # A Jordan block of order 25: one defective eigenvalue, whose vectors'
 # substitution grows by 1/smin = 2^52 a row unless scaled (dtrevc3).
 mats.append(np.eye(25) + np.diag(np.ones(24), 1))
+# P B P^T, B block upper triangular with triangular corners of orders 2
+# and 3 around a dense block of 3: gebal's permutation isolates the
+# corners' diagonal (3, -1.5, 0.25, 7, 0.5), which LAPACK returns exactly.
+b = np.triu(rng.uniform(-1, 1, (8, 8)))
+b[2:5, 2:5] = rng.uniform(-1, 1, (3, 3))
+b[[0, 1, 5, 6, 7], [0, 1, 5, 6, 7]] = [3, -1.5, 0.25, 7, 0.5]
+p = rng.permutation(8)
+mats.append(b[p][:, p])
 cases = []
 for a in mats:
     w, v = np.linalg.eig(a)  # LAPACK's geev
