@@ -28,7 +28,7 @@ func zeigCases(t *testing.T) zeigData {
 	require.NoError(t, err)
 	var d zeigData
 	require.NoError(t, json.Unmarshal(raw, &d))
-	require.Len(t, d.Eig, 14)
+	require.Len(t, d.Eig, 15)
 	require.Len(t, d.Gehrd, 6)
 	return d
 }
@@ -57,7 +57,9 @@ ENTRY e {
 // and LAPACK's vectors up to phase where the eigenvalue is simple.
 // Random matrices of orders 1 to 30, a real matrix of rank 2, a
 // Hermitian and a triangular matrix, a cyclic permutation, a badly
-// scaled and a tiny matrix, a Jordan block of order 12 at 1 + i.
+// scaled and a tiny matrix, a Jordan block of order 12 at 1 + i, and a
+// permuted block triangular matrix (gebal's permutation isolates five
+// of its eigenvalues).
 func TestGeevComplexAgainstLapack(t *testing.T) {
 	for _, c := range zeigCases(t).Eig {
 		n := c.N

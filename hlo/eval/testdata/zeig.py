@@ -27,6 +27,15 @@ mats.append(d @ crand(6) @ np.linalg.inv(d))
 mats.append(crand(5) * 1e-30)
 # A Jordan block of order 12 at 1 + i: defective.
 mats.append((1 + 1j) * np.eye(12) + np.diag(np.ones(11), 1))
+# P B P^T, B block upper triangular with triangular corners of orders 2
+# and 3 around a dense block of 3, the case gebal's permutation
+# isolates; from a generator of its own, so the gehrd cases stay.
+prng = np.random.default_rng(20261205)
+b = np.triu(prng.uniform(-1, 1, (8, 8)) + 1j * prng.uniform(-1, 1, (8, 8)))
+b[2:5, 2:5] = prng.uniform(-1, 1, (3, 3)) + 1j * prng.uniform(-1, 1, (3, 3))
+b[[0, 1, 5, 6, 7], [0, 1, 5, 6, 7]] = [3, -1.5j, 0.25 + 1j, 7, 0.5]
+p = prng.permutation(8)
+mats.append(b[p][:, p])
 eig = []
 for a in mats:
     w, v = np.linalg.eig(a)  # LAPACK's zgeev
