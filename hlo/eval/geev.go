@@ -43,7 +43,7 @@ func geev(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (wr, wi,
 	var wrs, wis, vls, vrs, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := realMatrix(raw, b, n)
-		bal := isolateReal(h, int(n))
+		bal := isolateMatrix(h, int(n))
 		k := normScale(h, rt)
 		bal.d = balance(int(n), bal.lo, bal.hi, rt, func(i, j int) float64 { return math.Abs(h[i*int(n)+j]) }, func(i int, f float64) {
 			for j := range int(n) {
@@ -84,7 +84,7 @@ func gees(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, wr, wi, 
 	var ts, zs, wrs, wis, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := realMatrix(raw, b, n)
-		bal := isolateReal(h, int(n))
+		bal := isolateMatrix(h, int(n))
 		k := normScale(h, rt)
 		z, _ := hessenberg(h, int(n), false)
 		r, im, fail := hqr(h, z, int(n), ulp, smlnum)
@@ -245,16 +245,9 @@ type balancing struct {
 	d      []float64
 }
 
-// isolateReal is isolate on the real n x n h.
-func isolateReal(h []float64, n int) balancing {
-	lo, hi, at := isolate(n, func(i, j int) bool { return h[i*n+j] == 0 }, func(i, j int) {
-		swapLines(n, i, j, func(p, q int) { h[p], h[q] = h[q], h[p] })
-	})
-	return balancing{lo: lo, hi: hi, at: at}
-}
-
-// isolateC is isolate on the complex n x n h.
-func isolateC(h []complex128, n int) balancing {
+// isolateMatrix is isolate on the n x n h, real or complex (a zero of
+// either sign, in either part, is zero).
+func isolateMatrix[T float64 | complex128](h []T, n int) balancing {
 	lo, hi, at := isolate(n, func(i, j int) bool { return h[i*n+j] == 0 }, func(i, j int) {
 		swapLines(n, i, j, func(p, q int) { h[p], h[q] = h[q], h[p] })
 	})

@@ -299,7 +299,7 @@ func TestIsolate(t *testing.T) {
 			}
 		}
 		h := slices.Clone(a)
-		bal := isolateReal(h, n)
+		bal := isolateMatrix(h, n)
 		require.Equal(t, [2]int{c.lo, c.hi}, [2]int{bal.lo, bal.hi}, c.name)
 		for r := range n {
 			for q := range n {

@@ -38,7 +38,7 @@ func geevC(l *hlo.Literal, left, right bool, wSh, vSh, infoSh hlo.Shape) (w, vl,
 	var ws, vls, vrs, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := raw[b*n*n : (b+1)*n*n]
-		bal := isolateC(h, ni)
+		bal := isolateMatrix(h, ni)
 		k := normScaleC(h, rt)
 		bal.d = balance(ni, bal.lo, bal.hi, rt, func(i, j int) float64 { return cmplx.Abs(h[i*ni+j]) }, func(i int, f float64) {
 			for j := range ni {
@@ -81,7 +81,7 @@ func geesC(l *hlo.Literal, vectors bool, wSh, infoSh hlo.Shape) (tl, zl, w, info
 	var ts, zs, ws, infos []complex128
 	for b := int64(0); b < batch; b++ {
 		h := raw[b*n*n : (b+1)*n*n]
-		bal := isolateC(h, ni)
+		bal := isolateMatrix(h, ni)
 		k := normScaleC(h, rt)
 		z, _ := hessenbergC(h, ni, false)
 		ev, fail := hqrC(h, z, ni, ulp, smlnum)
