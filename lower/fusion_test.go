@@ -226,6 +226,43 @@ func TestGemmShortRows(t *testing.T) {
 	}
 }
 
+// TestGemmF8CodesPlan: a short product of f8 parameters reads their
+// codes in the tiled kernel (one kernel, named by the operands' types;
+// four codes a fetch through a texel view), on a CPU and a GPU target;
+// a long one converts them to f32 first
+// (two conversions and the GEMM). Valid kernels each.
+func TestGemmF8CodesPlan(t *testing.T) {
+	cpu := desktop
+	cpu.CPU = true
+	texel := cpu
+	texel.TexelLoads = true
+	for _, c := range []struct {
+		src             string
+		cpu, texel, gpu string
+		kernels         int
+	}{
+		{"HloModule m\nENTRY e {\n  x = f32[1,1024] parameter(0)\n  w = f8e4m3fn[1024,1024] parameter(1)\n  ROOT y = f32[1,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+			"gemm1x32_f32_f8e4m3fn_f32_lanes8", "gemm1x32_f32_f8e4m3fn_f32_lanes8_vec4", "gemm1x8_f32_f8e4m3fn_f32", 1},
+		{"HloModule m\nENTRY e {\n  a = f8e4m3fn[256,1024] parameter(0)\n  b = f8e5m2[1024,256] parameter(1)\n  ROOT y = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+			"gemm16x32_f32_lanes8_vec4", "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32", 3},
+	} {
+		m, err := hlo.Parse("g.hlo", c.src)
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			tg   Target
+			want string
+		}{{cpu, c.cpu}, {texel, c.texel}, {desktop, c.gpu}} {
+			p, err := Compile(m, tc.tg, Options{})
+			require.NoError(t, err)
+			require.Len(t, p.Kernels, c.kernels, c.src)
+			require.Equal(t, tc.want, p.Kernels[len(p.Kernels)-1].Name, c.src)
+			for _, k := range p.Kernels {
+				require.NoError(t, spirv.Validate(k.Words), k.Name)
+			}
+		}
+	}
+}
+
 func TestGemmForms(t *testing.T) {
 	m, err := hlo.Parse("g.hlo", "HloModule m\nENTRY e {\n  a = f32[2,200,300] parameter(0)\n  b = f32[2,300,148] parameter(1)\n  ROOT c = f32[2,200,148] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}")
 	require.NoError(t, err)

@@ -59,11 +59,14 @@ type GemmPlan struct {
 	Shared      bool  // a workgroup's block tile staged through shared memory (sharedGemm)
 	Lanes       int64 // a subgroup of Lanes invocations per tile, lanes over its columns (ToLanes); 0: an invocation per tile
 	Swap        bool  // the dot's rhs is the plan's lhs: W @ x for a vector x, as the row x^T W^T (GemmOf)
-	// in and out are the operands' and the result's element types: f32,
-	// or bf16 or f16 operands with a result of theirs or f32, widened to
-	// f32 as loaded and accumulated in f32 as the general kernel does,
-	// the result rounded once.
-	in, out hlo.ElementType
+	// in (the plan's lhs and rhs) and out are the operands' and the
+	// result's element types: f32, or bf16 or f16 operands with a result
+	// of theirs or f32, widened to f32 as loaded and accumulated in f32
+	// as the general kernel does, the result rounded once; or small float
+	// codes (f8 parameters a short product reads as they are: lower's
+	// widenF8), decoded to f32 as loaded.
+	in  [2]hlo.ElementType
+	out hlo.ElementType
 }
 
 // vecLayout is how a GEMM operand is read as vec4s.
@@ -87,7 +90,7 @@ func (p *GemmPlan) gemmVec4() bool {
 	if p.k%4 != 0 {
 		return false
 	}
-	if p.in != hlo.F32 { // narrow operands: scalar loads, widened (narrowQuads)
+	if p.in != [2]hlo.ElementType{hlo.F32, hlo.F32} { // narrow operands: scalar loads, widened (narrowQuads)
 		p.lVec, p.rVec = vecNone, vecNone
 		return false
 	}
@@ -118,16 +121,18 @@ func (p *GemmPlan) quadLayouts() {
 	p.rVec = layout(p.rBatchSt, p.rStride[0], p.rStride[1], p.n)
 }
 
-// narrowQuads gives a product of bf16 or f16 operands (not an implicit
-// GEMM) the vec4 layouts an f32 one would have, for a target that reads
-// them through texel views: four elements a fetch of an 8-byte texel,
-// widened (texelLoad4Narrow), where scalar loads fetched each alone.
+// narrowQuads gives a product of bf16 or f16 operands, or of small
+// float codes (not an implicit GEMM) the vec4 layouts an f32 one would
+// have, for a target that reads them through texel views: four elements
+// a fetch of an 8-byte texel (texelLoad4Narrow) or of a 4-byte one of
+// codes (loadQuad), widened or decoded, where scalar loads fetched each
+// alone.
 // Only the subgroup tiles take it (ToLanes), on lavapipe, whose fetches
 // are what a CPU GEMM pays for; the sums are the scalar form's, bit for
 // bit (the same products in the same order). GemmKernel keeps scalar
 // loads for an operand not read through a view.
 func (p *GemmPlan) narrowQuads(tg Target) {
-	if !tg.TexelReads || p.conv != nil || p.in.Bits() != 16 || p.k%4 != 0 {
+	if !tg.TexelReads || p.conv != nil || p.k%4 != 0 {
 		return
 	}
 	p.quadLayouts()
@@ -180,20 +185,42 @@ func (p *GemmPlan) grid(rows, cols, per int64) {
 // gemmTypes reports whether the tiled kernel takes a dot of operands of
 // types l and r to a result of type out: f32 operands with an f32, bf16
 // or f16 result, or bf16 or f16 operands (both the same) with a result
-// of their type or f32. The general kernel converts the operands to the
-// result type and accumulates in its register type, f32 for all of
-// these, so the tiled kernel's sums are its sums where that conversion
-// is exact: all but f32 operands of a narrower result, which the tiled
-// kernel sums unrounded and rounds once, as the evaluator does (f8
-// products, widened to f32 by f8.go, are exact either way).
+// of their type or f32, or small float codes (one operand or both; f8
+// weights and bf16 activations) with an f32, bf16 or f16 result that
+// holds every value of their type, the other operand f32, bf16, f16 or
+// codes too. The general kernel converts the operands to the result
+// type and accumulates in its register type, f32 for all of these, so
+// the tiled kernel's sums are its sums where that conversion is exact:
+// all but wider operands of a narrower result, which the tiled kernel
+// sums unrounded and rounds once, as the evaluator does.
 func gemmTypes(l, r, out hlo.ElementType) bool {
 	switch {
+	case isMini(l) || isMini(r):
+		operand := func(t hlo.ElementType) bool {
+			return exactIn(t, out) || t == hlo.F32 || t == hlo.BF16 || t == hlo.F16
+		}
+		return operand(l) && operand(r) && (out == hlo.F32 || out == hlo.BF16 || out == hlo.F16)
 	case l != r:
 		return false
 	case l == hlo.F32:
 		return out == hlo.F32 || out == hlo.BF16 || out == hlo.F16
 	case l == hlo.BF16 || l == hlo.F16:
 		return out == l || out == hlo.F32
+	}
+	return false
+}
+
+// exactIn reports whether every value of small float type t is a value
+// of float type out (f32, bf16 or f16).
+func exactIn(t, out hlo.ElementType) bool {
+	f, ok := hlo.MiniFloatFormatOf(t)
+	switch {
+	case !ok:
+		return false
+	case out == hlo.F32 || out == hlo.BF16: // 8 exponent bits: 2^-127 to 2^127, at most 3 mantissa bits
+		return true
+	case out == hlo.F16:
+		return !f.PowersOfTwo && f.Max <= 65504 && f.Emin-f.Man >= -24
 	}
 	return false
 }
@@ -223,7 +250,7 @@ func GemmOf(dot *hlo.Instruction) *GemmPlan {
 		l.Rank() != len(lb)+2 && !vector(l, lb) || r.Rank() != len(rb)+2 {
 		return nil
 	}
-	p := &GemmPlan{dot: dot, in: l.Elem, out: dot.Shape.Elem, Swap: swap}
+	p := &GemmPlan{dot: dot, in: [2]hlo.ElementType{l.Elem, r.Elem}, out: dot.Shape.Elem, Swap: swap}
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	free := func(s hlo.Shape, batch, contract []int64) int64 {
 		for i := range s.Dims {
@@ -276,7 +303,7 @@ func GemmKernel(root *hlo.Instruction, p *GemmPlan, env Env) (*Kernel, error) {
 	dotBinds := g.dot
 	vb := make([]bool, g.bindings)
 	for i, l := range []vecLayout{p.lVec, p.rVec} {
-		if l != vecNone && isBuffer(dotBinds[i]) && (p.in == hlo.F32 || g.k.texelAccess(dotBinds[i])) {
+		if l != vecNone && isBuffer(dotBinds[i]) && (p.in[i] == hlo.F32 || g.k.texelAccess(dotBinds[i])) {
 			vb[dotBinds[i]] = true
 		}
 	}
@@ -526,10 +553,10 @@ func (k *kernelBuilder) gemmLoop(p *GemmPlan, dotBinds []int, lRow, rCol []spirv
 		lk, rk := op(spirv.OpIMul, kk, cu(p.lStride[1])), op(spirv.OpIMul, kk, cu(p.rStride[0]))
 		a, b := make([]spirv.ID, p.Rows), make([]spirv.ID, p.Cols)
 		for i := range a {
-			a[i] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), p.in).id, 1)
+			a[i] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, lRow[i], lk), p.in[0]).id, 1)
 		}
 		for j := range b {
-			b[j] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), p.in).id, 1)
+			b[j] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], rk), p.in[1]).id, 1)
 		}
 		k.gemmStep(acc, a, b)
 		return nil
@@ -560,7 +587,10 @@ func (k *kernelBuilder) gemmLoopVec4(p *GemmPlan, dotBinds []int, lBase, rBase, 
 		rVec = vecNone
 	}
 	acc := k.gemmAccumulators(p.Rows, p.Cols)
-	load4 := func(bind int, idx4 spirv.ID) spirv.ID { return k.flushSubnormal(k.loadVec4(bind, idx4), 4) }
+	typeOf := map[int]hlo.ElementType{dotBinds[0]: p.in[0], dotBinds[1]: p.in[1]} // one buffer read both ways: one type
+	load4 := func(bind int, idx4 spirv.ID) spirv.ID {
+		return k.flushSubnormal(k.loadQuad(bind, idx4, typeOf[bind]), 4)
+	}
 	lane := func(v spirv.ID, c int) spirv.ID { return k.f.Extract(f32, v, uint32(c)) }
 	// Loop-invariant vec4 indices of one operand: along k, each row's
 	// (column's) start; across, the tile's quads from the first row
@@ -588,7 +618,7 @@ func (k *kernelBuilder) gemmLoopVec4(p *GemmPlan, dotBinds []int, lBase, rBase, 
 	// (min of 10, two interleaved rounds). octs are the tile's octet
 	// indices from the first row (column), clamped as the quads are.
 	wideOcts := func(bind int, layout vecLayout, first spirv.ID, n, size, kStride int64, batchSt []int64) (octs []spirv.ID) {
-		if layout != vecAcross || !k.wideAccess(bind) || n%8 != 0 || size%8 != 0 || kStride%8 != 0 {
+		if layout != vecAcross || !k.wideAccess(bind) || typeOf[bind] != hlo.F32 || n%8 != 0 || size%8 != 0 || kStride%8 != 0 {
 			return nil
 		}
 		for _, st := range batchSt {
@@ -817,8 +847,11 @@ func (k *kernelBuilder) gemmStoreQuads(root *hlo.Instruction, p *GemmPlan, g gem
 // gemmName names a tiled kernel by its tile, types, form and epilogue.
 func gemmName(root *hlo.Instruction, p *GemmPlan, vec4 bool) string {
 	name := fmt.Sprintf("gemm%dx%d_%s", p.Rows, p.Cols, p.out)
-	if p.in != p.out {
-		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in, p.out)
+	switch {
+	case p.in[0] != p.in[1]:
+		name = fmt.Sprintf("gemm%dx%d_%s_%s_%s", p.Rows, p.Cols, p.in[0], p.in[1], p.out)
+	case p.in[0] != p.out:
+		name = fmt.Sprintf("gemm%dx%d_%s_%s", p.Rows, p.Cols, p.in[0], p.out)
 	}
 	if p.Shared {
 		name = fmt.Sprintf("gemm%dx%d_shared%dx%d_f32", p.Rows, p.Cols, sharedBM, sharedBN)

@@ -41,7 +41,7 @@ func convGemmOf(conv *hlo.Instruction) *GemmPlan {
 		sh: w.Dims[0].Stride, sw: w.Dims[1].Stride, ph: w.Dims[0].PadLo, pw: w.Dims[1].PadLo,
 		dh: max(w.Dims[0].RhsDilate, 1), dw: max(w.Dims[1].RhsDilate, 1)}
 	co := kr.Dims[3]
-	p := &GemmPlan{dot: conv, conv: g, in: hlo.F32, out: hlo.F32, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
+	p := &GemmPlan{dot: conv, conv: g, in: [2]hlo.ElementType{hlo.F32, hlo.F32}, out: hlo.F32, m: l.Dims[0] * g.ho * g.wo, n: co, k: kr.Dims[0] * g.kw * g.ci,
 		rStride: [2]int64{co, 1}, lVec: vecConv, rVec: vecAcross}
 	if g.ci%4 != 0 || co%4 != 0 || !p.tile() {
 		return nil // the direct kernel: vec4 reads need whole feature quads

@@ -134,7 +134,9 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	div4 := func(a spirv.ID) spirv.ID { return op(spirv.OpUDiv, a, cu(4)) }
-	load4 := func(bind int, idx4 spirv.ID) spirv.ID { return k.flushSubnormal(k.loadVec4(bind, idx4), 4) }
+	load4 := func(o int, idx4 spirv.ID) spirv.ID {
+		return k.flushSubnormal(k.loadQuad(dotBinds[o], idx4, p.in[o]), 4)
+	} // operand o's
 	part := func(v spirv.ID, c int) spirv.ID { return k.f.Extract(f32, v, uint32(c)) }
 	k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
 	scope := k.cu32(spirv.ScopeSubgroup)
@@ -209,10 +211,10 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		mine := make([][4]spirv.ID, groups)
 		switch {
 		case lVec == vecConv:
-			mine = convA(k4, func(b int, i spirv.ID) spirv.ID { return load4(dotBinds[b], i) })
+			mine = convA(k4, load4)
 		case lVec == vecAlong:
 			for g := range mine {
-				v := load4(dotBinds[0], op(spirv.OpIAdd, myRow4[g], k4))
+				v := load4(0, op(spirv.OpIAdd, myRow4[g], k4))
 				for c := range 4 {
 					mine[g][c] = part(v, c)
 				}
@@ -220,7 +222,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		case acrossA:
 			for g := range mine {
 				c := op(spirv.OpIAdd, op(spirv.OpIMul, k4, cu(4)), kA[g])
-				v := load4(dotBinds[0], op(spirv.OpIAdd, op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, c, cu(p.lStride[1]/4))), quadA[g]))
+				v := load4(0, op(spirv.OpIAdd, op(spirv.OpIAdd, lBase4, op(spirv.OpIMul, c, cu(p.lStride[1]/4))), quadA[g]))
 				for r := range 4 {
 					mine[g][r] = part(v, r)
 				}
@@ -228,7 +230,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		default:
 			for g := range mine {
 				for c := range 4 {
-					mine[g][c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRows[g], op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in).id, 1)
+					mine[g][c] = k.flushSubnormal(k.load(dotBinds[0], op(spirv.OpIAdd, myRows[g], op(spirv.OpIMul, kk(c), cu(p.lStride[1]))), p.in[0]).id, 1)
 				}
 			}
 		}
@@ -240,7 +242,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		case vecAcross:
 			for c := range 4 {
 				for q, quad := range myQuad {
-					v := load4(dotBinds[1], op(spirv.OpIAdd, op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), quad))
+					v := load4(1, op(spirv.OpIAdd, op(spirv.OpIAdd, rBase4, op(spirv.OpIMul, kk(c), cu(p.rStride[0]/4))), quad))
 					for j := 4 * q; j < min(4*q+4, int(nc)); j++ {
 						b[j][c] = part(v, j-4*q)
 					}
@@ -248,7 +250,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 			}
 		case vecAlong:
 			for j := range b {
-				v := load4(dotBinds[1], op(spirv.OpIAdd, rCol4[j], k4))
+				v := load4(1, op(spirv.OpIAdd, rCol4[j], k4))
 				for c := range 4 {
 					b[j][c] = part(v, c)
 				}
@@ -256,7 +258,7 @@ func (k *kernelBuilder) gemmLoopLanes(p *GemmPlan, dotBinds []int, lBase, rBase,
 		default:
 			for j := range b {
 				for c := range 4 {
-					b[j][c] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], op(spirv.OpIMul, kk(c), cu(p.rStride[0]))), p.in).id, 1)
+					b[j][c] = k.flushSubnormal(k.load(dotBinds[1], op(spirv.OpIAdd, rCol[j], op(spirv.OpIMul, kk(c), cu(p.rStride[0]))), p.in[1]).id, 1)
 				}
 			}
 		}

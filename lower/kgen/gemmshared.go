@@ -30,7 +30,7 @@ const (
 // product) keeps the register tiles, which compute its rows alone: a
 // block would compute 64 rows, all but those dropped.
 func (p *GemmPlan) ToShared(tg Target) bool {
-	if p.conv != nil || tg.MaxWorkgroupSize < SharedThreads || p.in != hlo.F32 || p.m <= gemmTile {
+	if p.conv != nil || tg.MaxWorkgroupSize < SharedThreads || p.in != [2]hlo.ElementType{hlo.F32, hlo.F32} || p.m <= gemmTile {
 		return false
 	}
 	p.Shared = true

@@ -487,6 +487,35 @@ func (k *kernelBuilder) loadVec4(b int, idx4 spirv.ID) spirv.ID {
 	return k.loadFrom(b, v4, k.chain(b, v4, idx4))
 }
 
+// loadQuad is elements 4*idx4 .. 4*idx4+3 of binding b, which holds
+// values of type t, as a vec4 of their registers: loadVec4's, or for a
+// small float type its codes decoded to f32 (decodeMini), from one
+// 4-byte texel of four codes (8-bit storage: texelAccess) or a vec4 of
+// them a word each.
+func (k *kernelBuilder) loadQuad(b int, idx4 spirv.ID, t hlo.ElementType) spirv.ID {
+	if !isMini(t) {
+		return k.loadVec4(b, idx4)
+	}
+	u32 := k.u32()
+	var codes [4]spirv.ID
+	if k.bindings[b].st.Bits() == 8 {
+		w := k.texelFetch(b, idx4, 4)
+		for c := range codes {
+			codes[c] = k.uop(spirv.OpBitwiseAnd, k.uop(spirv.OpShiftRightLogical, w, k.cu32(uint32(8*c))), k.cu32(0xff))
+		}
+	} else {
+		v := k.loadVec4(b, idx4)
+		for c := range codes {
+			codes[c] = k.f.Extract(u32, v, uint32(c))
+		}
+	}
+	var xs [4]spirv.ID
+	for c, code := range codes {
+		xs[c] = k.decodeMini(code, t)
+	}
+	return k.f.CompositeConstruct(k.b.TypeVector(k.b.TypeFloat(32), vec4), xs[:]...)
+}
+
 // texelLoad4 is vec4 idx4 of 32-bit binding b (texelAccess): the bits of
 // elements 4*idx4 .. 4*idx4+3, as a vec4 of the binding's scalar type.
 func (k *kernelBuilder) texelLoad4(b int, idx4 spirv.ID) spirv.ID {
