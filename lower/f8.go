@@ -175,16 +175,14 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 // rows alone (kgen's shortRows and vector operands).
 func shortProduct(dot *hlo.Instruction) bool {
 	const shortRows = 16
-	d := dot.A.Dot
-	l, r := dot.Operands[0].Shape, dot.Operands[1].Shape
-	if r.Rank() == len(d.RhsBatch)+len(d.RhsContract) {
+	l := dot.Operands[0].Shape
+	lFree, rFree := dot.A.Dot.FreeDims(l.Rank(), dot.Operands[1].Shape.Rank())
+	if len(rFree) == 0 {
 		return true // W @ x: the row x^T W^T
 	}
 	rows := int64(1)
-	for i, n := range l.Dims {
-		if !slices.Contains(d.LhsBatch, int64(i)) && !slices.Contains(d.LhsContract, int64(i)) {
-			rows *= n
-		}
+	for _, i := range lFree {
+		rows *= l.Dims[i]
 	}
 	return rows <= shortRows
 }

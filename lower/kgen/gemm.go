@@ -241,26 +241,17 @@ func GemmOf(dot *hlo.Instruction) *GemmPlan {
 	d := dot.A.Dot
 	l, r := dot.Operands[0].Shape, dot.Operands[1].Shape
 	lb, rb, lc, rc := d.LhsBatch, d.RhsBatch, d.LhsContract, d.RhsContract
-	vector := func(s hlo.Shape, batch []int64) bool { return s.Rank() == len(batch)+1 }
-	swap := vector(r, rb) && !vector(l, lb)
+	lf, rf := d.FreeDims(l.Rank(), r.Rank())
+	swap := len(rf) == 0 && len(lf) > 0 // W @ x for a vector x
 	if swap {
-		l, r, lb, rb, lc, rc = r, l, rb, lb, rc, lc
+		l, r, lb, rb, lc, rc, lf, rf = r, l, rb, lb, rc, lc, rf, lf
 	}
-	if !gemmTypes(l.Elem, r.Elem, dot.Shape.Elem) || len(lc) != 1 ||
-		l.Rank() != len(lb)+2 && !vector(l, lb) || r.Rank() != len(rb)+2 {
+	if !gemmTypes(l.Elem, r.Elem, dot.Shape.Elem) || len(lc) != 1 || len(lf) > 1 || len(rf) != 1 {
 		return nil
 	}
 	p := &GemmPlan{dot: dot, in: [2]hlo.ElementType{l.Elem, r.Elem}, out: dot.Shape.Elem, Swap: swap}
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
-	free := func(s hlo.Shape, batch, contract []int64) int64 {
-		for i := range s.Dims {
-			if !slices.Contains(batch, int64(i)) && !slices.Contains(contract, int64(i)) {
-				return int64(i)
-			}
-		}
-		return -1
-	}
-	lFree, rFree := free(l, lb, lc), free(r, rb, rc)
+	rFree := rf[0]
 	for i := range lb {
 		p.batch = append(p.batch, l.Dims[lb[i]])
 		p.lBatchSt = append(p.lBatchSt, ls[lb[i]])
@@ -268,8 +259,8 @@ func GemmOf(dot *hlo.Instruction) *GemmPlan {
 	}
 	p.m, p.n, p.k = 1, r.Dims[rFree], l.Dims[lc[0]]
 	p.lStride = [2]int64{p.k, ls[lc[0]]} // a vector's one row: k elements on
-	if lFree >= 0 {
-		p.m, p.lStride[0] = l.Dims[lFree], ls[lFree]
+	if len(lf) == 1 {
+		p.m, p.lStride[0] = l.Dims[lf[0]], ls[lf[0]]
 	}
 	p.rStride = [2]int64{rs[rc[0]], rs[rFree]}
 	p.gemmVec4()
