@@ -18,9 +18,14 @@ func (x *cx) expr(in *hlo.Instruction, t hlo.ElementType, dims []int64) *rexpr {
 	return &rexpr{formula.New(place, hlo.ArrayShape(t, dims...), &x.err)}
 }
 
-// cmul is (a + bi)(c + di).
+// cmul is (a + bi)(c + di) as XLA computes it: its elemental emitter
+// writes ac - bd and ad + bc, and LLVM fuses a multiply into each on
+// hardware with a fused multiply-add (x86 CPUs since Haswell, every GPU),
+// which leaves fma(a, c, -bd) and fma(b, c, ad). The suite's expected
+// values (JAX on XLA's CPU) are these bit for bit (docs/ACCURACY.md).
 func (f *rexpr) cmul(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
-	return f.Sub(f.Mul(x[0], y[0]), f.Mul(x[1], y[1])), f.Add(f.Mul(x[0], y[1]), f.Mul(x[1], y[0]))
+	a, b, c, d := x[0], x[1], y[0], y[1]
+	return f.FMA(a, c, f.Neg(f.Mul(b, d))), f.FMA(b, c, f.Mul(a, d))
 }
 
 // cdiv is (a + bi) / (c + di) by Smith's algorithm (no overflow where the

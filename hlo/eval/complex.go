@@ -48,6 +48,41 @@ func roundC(t hlo.ElementType, c complex128) complex128 {
 	return complex(round(pt, real(c)), round(pt, imag(c)))
 }
 
+// cmul is x*y of complex type t as XLA computes it on hardware with a
+// fused multiply-add: (fma(a, c, -bd), fma(b, c, ad)), each product and
+// fma rounded to t's parts (lower/complexmath.go's cmul says why).
+func cmul(t hlo.ElementType, x, y complex128) complex128 {
+	a, b, c, d := real(x), imag(x), real(y), imag(y)
+	if partType(t) == hlo.F32 {
+		bd, ad := float64(float32(b*d)), float64(float32(a*d))
+		return complex(fma32(a, c, -bd), fma32(b, c, ad))
+	}
+	return complex(math.FMA(a, c, -float64(b*d)), math.FMA(b, c, float64(a*d)))
+}
+
+// fma32 is x*y + z rounded once to f32, for f32 values x, y and z: x*y
+// is exact in f64, and its sum with z rounded to odd in f64 (53 bits,
+// two more than f32's 24 twice over) rounds to f32 as the exact sum
+// would (Boldo and Melquiond).
+func fma32(x, y, z float64) float64 {
+	p := float64(x * y)
+	s := p + z
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float64(float32(s))
+	}
+	pv := s - z
+	e := (z - (s - pv)) + (p - pv)
+	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
+		if (e < 0) != (s < 0) {
+			bits--
+		} else {
+			bits++
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float64(float32(s))
+}
+
 // applyComplex computes one element of an elementwise op on complex
 // operands; abs, real, imag and compare give real results.
 func applyComplex(in *hlo.Instruction, a []scalar) (scalar, error) {
@@ -263,7 +298,7 @@ func complexOp(op hlo.Opcode, out hlo.ElementType, dir string, operands []*hlo.I
 	case hlo.OpSubtract:
 		return c(x - a[1].c)
 	case hlo.OpMultiply:
-		return c(x * a[1].c)
+		return c(cmul(out, x, a[1].c))
 	case hlo.OpDivide:
 		return c(x / a[1].c)
 	case hlo.OpAbs:

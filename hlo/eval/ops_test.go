@@ -3,7 +3,9 @@ package eval
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/cmplx"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -575,4 +577,60 @@ func TestComplexInverseFunctions(t *testing.T) {
 func TestScalarReduceWindowWithoutWindow(t *testing.T) {
 	got := evalText(t, "HloModule rw\nadd {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT c = f64[] add(a, b)\n}\nENTRY e {\n  x = f64[] constant(2.5)\n  i = f64[] constant(1)\n  ROOT r = f64[] reduce-window(x, i), to_apply=add\n}\n")
 	require.Equal(t, []float64{3.5}, got[0])
+}
+
+// TestComplexMultiplyFused holds cmul to XLA's form, (fma(a, c, -bd),
+// fma(b, c, ad)), each fma computed here exactly with big.Float and
+// rounded once: on random parts whose products cancel, and where f32's
+// fma must not round twice (x*y just below half an ulp of an odd z).
+func TestComplexMultiplyFused(t *testing.T) {
+	fma := func(x, y, z float64, f32 bool) float64 {
+		if r := x*y + z; math.IsNaN(r) || math.IsInf(r, 0) || r == 0 {
+			return r
+		}
+		p := new(big.Float).SetPrec(300).SetFloat64(x)
+		p.Mul(p, new(big.Float).SetFloat64(y)).Add(p, new(big.Float).SetFloat64(z))
+		if f32 {
+			r, _ := p.Float32()
+			return float64(r)
+		}
+		r, _ := p.Float64()
+		return r
+	}
+	rng := rand.New(rand.NewSource(7))
+	for _, ct := range []hlo.ElementType{hlo.C64, hlo.C128} {
+		f32 := ct == hlo.C64
+		rnd := func(v float64) float64 {
+			if f32 {
+				return float64(float32(v))
+			}
+			return v
+		}
+		xs := [][4]float64{{1 + 0x1p-13, 0, (1 - 0x1p-13) * 0x1p-24, 0}, {1 + 0x1p-27, 0, (1 - 0x1p-27) * 0x1p-53, 0}}
+		for i := 0; i < 3000; i++ {
+			a, b := rng.NormFloat64()*1e3, rng.NormFloat64()
+			c := rng.NormFloat64()
+			// d near a c / b, so that ac - bd cancels.
+			xs = append(xs, [4]float64{a, b, c, a * c / b * (1 + rng.NormFloat64()*1e-6)})
+		}
+		for _, v := range xs {
+			a, b, c, d := rnd(v[0]), rnd(v[1]), rnd(v[2]), rnd(v[3])
+			got := cmul(ct, complex(a, b), complex(c, d))
+			wantRe := fma(a, c, -rnd(b*d), f32)
+			wantIm := fma(b, c, rnd(a*d), f32)
+			require.Equal(t, wantRe, real(got), "%s re (%g,%g)*(%g,%g)", ct, a, b, c, d)
+			require.Equal(t, wantIm, imag(got), "%s im (%g,%g)*(%g,%g)", ct, a, b, c, d)
+		}
+		if f32 {
+			// fma32 itself where f32's two roundings differ from one.
+			x, y, z := 1+0x1p-13, (1-0x1p-13)*0x1p-24, 1+0x1p-23
+			require.Equal(t, fma(x, y, z, true), fma32(x, y, z))
+			require.NotEqual(t, float64(float32(x*y)+float32(z)), fma32(x, y, z), "the case must tell one rounding from two")
+			// and where the f64 sum, rounded to nearest, would land on
+			// an f32 midpoint (found by search).
+			x, y = 1.59856116771698, 3.728643349631966e-08
+			require.Equal(t, fma(x, y, z, true), fma32(x, y, z))
+			require.NotEqual(t, float64(float32(x*y+z)), fma32(x, y, z), "the case must need rounding to odd")
+		}
+	}
 }

@@ -214,3 +214,66 @@ func (b *Builder) Hypot(x, y *hlo.Instruction) *hlo.Instruction {
 	r = b.Sel(b.Cmp(hi, "EQ", b.K(0)), b.K(0), r)
 	return b.Sel(b.Or(b.IsInf(x), b.IsInf(y)), b.K(math.Inf(1)), r)
 }
+
+// FMA is x*y + z rounded once, as a fused multiply-add gives it, from ops
+// that each round (Vulkan's Fma may be a multiply and an add, and is on
+// llvmpipe): Dekker's exact product ph + pl = x*y (Veltkamp's split),
+// th + tl = z + ph by two-sum, then Boldo and Melquiond's emulation
+// ("Emulation of FMA and correctly rounded sums", 2008): v = tl + pl
+// rounded to odd, and th + v rounded to nearest is the fused result.
+// Exact for f32 and f64 wherever |x*y| >= 2^(emin+p) (smaller products'
+// low parts lose bits to underflow: an error below the smallest normal's
+// ulp); where |x| or |y| is too large to split without overflow, x*y
+// rounds to zero, or x*y + z with two roundings is not finite, the
+// result is that one.
+func (b *Builder) FMA(x, y, z *hlo.Instruction) *hlo.Instruction {
+	var split, big float64
+	switch b.Elem {
+	case hlo.F32:
+		split, big = 1<<12+1, 0x1p115 // 2^(emax-12): (2^12+1)|x| stays finite
+	case hlo.F64:
+		split, big = 1<<27+1, 0x1p996
+	default:
+		b.Fail(fmt.Errorf("fused multiply-add of %s", b.Elem))
+		return b.Add(b.Mul(x, y), z)
+	}
+	halves := func(v *hlo.Instruction) (hi, lo *hlo.Instruction) {
+		c := b.Mul(b.K(split), v)
+		hi = b.Sub(c, b.Sub(c, v))
+		return hi, b.Sub(v, hi)
+	}
+	xh, xl := halves(x)
+	yh, yl := halves(y)
+	ph := b.Mul(x, y)
+	pl := b.Add(b.Add(b.Add(b.Sub(b.Mul(xh, yh), ph), b.Mul(xh, yl)), b.Mul(xl, yh)), b.Mul(xl, yl))
+	th, tl := b.twoSum(z, ph)
+	fused := b.Add(th, b.addOdd(tl, pl))
+	plain := b.Add(ph, z)
+	// A zero product (or one that underflows to zero) adds z as the
+	// fused op would, the sign of a zero sum included, which th + v
+	// would lose (-0 + -0 is -0, but th + v is -0 + +0).
+	exact := b.And(b.And(b.Finite(plain), b.Cmp(ph, "NE", b.K(0))),
+		b.And(b.Cmp(b.Abs(x), "LT", b.K(big)), b.Cmp(b.Abs(y), "LT", b.K(big))))
+	return b.Sel(exact, fused, plain)
+}
+
+// twoSum is Knuth's: s + e = x + y exactly, s the rounded sum.
+func (b *Builder) twoSum(x, y *hlo.Instruction) (s, e *hlo.Instruction) {
+	s = b.Add(x, y)
+	yv := b.Sub(s, x)
+	return s, b.Add(b.Sub(x, b.Sub(s, yv)), b.Sub(y, yv))
+}
+
+// addOdd is x + y rounded to odd: where the rounded sum is inexact and
+// its last bit even, the neighbour toward the exact sum (whose last bit
+// is odd), a step of one in the bits' magnitude.
+func (b *Builder) addOdd(x, y *hlo.Instruction) *hlo.Instruction {
+	s, e := b.twoSum(x, y)
+	ie := b.With(map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.S32, hlo.F64: hlo.S64}[b.Elem])
+	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), s)
+	even := ie.Cmp(ie.Op(hlo.OpAnd, bits, ie.Bits(1)), "EQ", ie.Bits(0))
+	away := b.Op(hlo.OpXor, b.Cmp(e, "LT", b.K(0)), b.Cmp(s, "LT", b.K(0))) // e points toward zero
+	step := ie.Sel(away, ie.Bits(math.MaxUint64), ie.Bits(1))               // -1 or +1
+	odd := ie.Sel(ie.And(even, b.Cmp(e, "NE", b.K(0))), ie.Add(bits, step), bits)
+	return b.Make(hlo.OpBitcastConvert, b.Shape(), odd)
+}
