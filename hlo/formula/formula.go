@@ -272,8 +272,8 @@ func (b *Builder) addOdd(x, y *hlo.Instruction) *hlo.Instruction {
 	ie := b.With(map[hlo.ElementType]hlo.ElementType{hlo.F32: hlo.S32, hlo.F64: hlo.S64}[b.Elem])
 	bits := ie.Make(hlo.OpBitcastConvert, ie.Shape(), s)
 	even := ie.Cmp(ie.Op(hlo.OpAnd, bits, ie.Bits(1)), "EQ", ie.Bits(0))
-	away := b.Op(hlo.OpXor, b.Cmp(e, "LT", b.K(0)), b.Cmp(s, "LT", b.K(0))) // e points toward zero
-	step := ie.Sel(away, ie.Bits(math.MaxUint64), ie.Bits(1))               // -1 or +1
+	inward := b.Op(hlo.OpXor, b.Cmp(e, "LT", b.K(0)), b.Cmp(s, "LT", b.K(0))) // the exact sum is nearer zero
+	step := ie.Sel(inward, ie.Bits(math.MaxUint64), ie.Bits(1))               // -1 or +1
 	odd := ie.Sel(ie.And(even, b.Cmp(e, "NE", b.K(0))), ie.Add(bits, step), bits)
 	return b.Make(hlo.OpBitcastConvert, b.Shape(), odd)
 }
