@@ -53,6 +53,15 @@ func TestAddressedBindings(t *testing.T) {
 			requireSameBytes(t, w.Data, outs[i].Data, "%s out%d", c.name, i)
 		}
 		for _, opts := range []vkjit.CompileOptions{{AddressAbove: 4}, {AddressAbove: 4, StorageLoads: true}, {AddressAbove: 4, NoFuse: true}} {
+			if opts.NoFuse {
+				// The unfused program's own descriptor form: a fused
+				// softmax folds its sum online, in another order.
+				plain := opts
+				plain.AddressAbove = 0
+				exe, err := rt.Compile(m, plain)
+				require.NoError(t, err, c.name)
+				_, _, outs = runBothOn(t, exe, m, args, c.name)
+			}
 			exe, err := rt.Compile(m, opts)
 			require.NoError(t, err, c.name)
 			addressed := 0

@@ -152,13 +152,15 @@ func TestHoistPassThrough(t *testing.T) {
 // invocation per output when short, a subgroup when it has 4 elements
 // per subgroup lane, and a workgroup of 4 subgroups (shared memory, a
 // barrier tree) when it has 4 per workgroup lane; every kernel passes
-// spirv-val. CPU targets keep one invocation unless asked.
+// spirv-val. CPU targets take no workgroups (barriers cost more than
+// they save) unless asked, but subgroups.
 func TestReductionLanes(t *testing.T) {
 	s := desktop.SubgroupSize
 	for _, c := range []struct {
-		cols int64
-		want string
-	}{{int64(s), "reduce_f32"}, {int64(4 * s), "reduce_f32_subgroup"}, {int64(16 * s), "reduce_f32_workgroup"}, {4000, "reduce_f32_workgroup"}} {
+		cols      int64
+		want, cpu string
+	}{{int64(s), "reduce_f32", "reduce_f32"}, {int64(4 * s), "reduce_f32_subgroup", "reduce_f32_subgroup"},
+		{int64(16 * s), "reduce_f32_workgroup", "reduce_f32_subgroup"}, {4000, "reduce_f32_workgroup", "reduce_f32_subgroup"}} {
 		text := fmt.Sprintf("HloModule r\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[6,%d] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[6] reduce(x, z), dimensions={1}, to_apply=add\n}", c.cols)
 		m, err := hlo.Parse("r.hlo", text)
 		require.NoError(t, err)
@@ -171,7 +173,7 @@ func TestReductionLanes(t *testing.T) {
 		cpu.CPU = true
 		p, err = Compile(m, cpu, Options{})
 		require.NoError(t, err)
-		require.NotContains(t, p.Kernels[len(p.Kernels)-1].Name, "group")
+		require.Equal(t, c.cpu, p.Kernels[len(p.Kernels)-1].Name, "%d columns on a CPU", c.cols)
 	}
 }
 

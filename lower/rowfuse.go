@@ -16,9 +16,10 @@ import (
 // softmax, log-softmax and layer norm become one dispatch, and the row,
 // read once per reduction and once for the result, comes from the cache
 // after its first read. The reductions fold in the same order as alone
-// (row-major, one element at a time), so results are bit-identical to the
-// unfused program; where the row length is a multiple of 8 the rows are
-// read and written as vec4s.
+// (a subgroup's: kgen's laneFold, or one element at a time where a row is
+// too short for one), so results are bit-identical to the unfused
+// program but for online sums (online.go); where the row length is a
+// multiple of 8 the rows are read and written as vec4s.
 //
 // On CPU devices (lavapipe) an invocation per row suits the SIMD lanes,
 // each lane a row with no barrier. GPUs want a workgroup per row with

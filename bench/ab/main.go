@@ -8,8 +8,10 @@
 //	go run ./bench/ab [-rounds N] GRAPH.hlo VARIANT...
 //
 // A variant is "base" or a comma-separated list of no-fuse,
-// storage-loads, vec4-access, invocation-tiles and env:NAME=VALUE (set while that variant
-// compiles, for an experiment's edited code to read). Arguments are
+// storage-loads, vec4-access, invocation-tiles, subgroup-reduce,
+// workgroup-reduce (the GPUs' row reductions on a CPU device) and
+// env:NAME=VALUE (set while that variant compiles, for an experiment's
+// edited code to read). Arguments are
 // random (hlotest.UniformInputs); the compile cache is off.
 package main
 
@@ -108,6 +110,10 @@ func compile(rt *vkjit.Runtime, mod *hlo.Module, v string) (*vkjit.Executable, e
 			opts.Vec4Access = true
 		case part == "invocation-tiles":
 			opts.InvocationTiles = true
+		case part == "subgroup-reduce":
+			opts.SubgroupReduce = true
+		case part == "workgroup-reduce":
+			opts.WorkgroupReduce = true
 		case strings.HasPrefix(part, "env:"):
 			name, val, ok := strings.Cut(strings.TrimPrefix(part, "env:"), "=")
 			if !ok {

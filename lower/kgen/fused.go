@@ -48,6 +48,12 @@ func (e Env) builder(pushFields int) *kernelBuilder {
 	k := newKernelBuilder(e.Target, e.Local, pushFields)
 	k.fused = e.Fused
 	k.check = e.Check
+	if e.Target.CPU { // GPUs fold in a row elsewhere: a workgroup's 128 lanes would be 128 accumulators
+		k.orderLanes[0] = e.WorkgroupLanes
+		if e.SubgroupReduce {
+			k.orderLanes[1] = e.Target.SubgroupSize
+		}
+	}
 	if e.Plan != nil {
 		k.online = e.Plan.Online
 	}

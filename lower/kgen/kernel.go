@@ -96,6 +96,11 @@ type kernelBuilder struct {
 	lane  spirv.ID
 	iface []spirv.ID
 	wg    bool // the lanes are the workgroup (its local invocation index)
+	// orderLanes are the lanes a row reduction's own kernel would give it
+	// on a CPU device (Env.WorkgroupLanes, then the subgroup's when
+	// Env.SubgroupReduce; 0: none), whose order its fold keeps wherever
+	// it is computed (laneOrder).
+	orderLanes [2]uint32
 
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
 	parts    uint32                          // a parts kernel's elements per invocation (parts.go); 0: one

@@ -303,6 +303,40 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.sums[pair.Sum] = s
 			return []val{m}, nil
 		}
+		if lanes := k.laneOrder(in); lanes > 0 {
+			if k.rowShape != nil && foldsRowVectors(in, redAxes, redCount, k.rowShape) {
+				width := max(int(lanes), VectorWidth)
+				return k.laneFold(in.Called[0], inits, redCount, lanes, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
+					// n elements, whole vec4 pairs, from element step*width.
+					first := k.f.IAdd(u32, k.f.UDiv(u32, base, k.cu32(VectorWidth)), k.f.IMul(u32, step, k.cu32(uint32(width/VectorWidth))))
+					for c := 0; c < n/VectorWidth; c++ {
+						e := 0
+						err := k.vectorElems(k.f.IAdd(u32, first, k.cu32(uint32(c))), func(p spirv.ID) error {
+							xs := make([]val, 0, len(inits))
+							for i := range len(inits) {
+								xs = append(xs, k.load(binds[i], p, in.Operands[i].Shape.Elem))
+							}
+							k.spillAt(in, p, xs)
+							e++
+							return body(c*VectorWidth+e-1, xs)
+						})
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			return k.laneFold(in.Called[0], inits, redCount, lanes, int(lanes), func(step spirv.ID, n int, body func(o int, xs []val) error) error {
+				for o := range n {
+					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(lanes)), k.cu32(uint32(o)))
+					if err := body(o, elem(r)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		if k.rowShape != nil && foldsRowVectors(in, redAxes, redCount, k.rowShape) {
 			// The reduced elements are consecutive from base, in a
 			// value of the kernel's shape (so the vec4s of the chunk
