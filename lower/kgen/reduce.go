@@ -285,6 +285,30 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			return xs
 		}
 		if k.lanes > 0 {
+			t := in.Operands[0].Shape.Elem
+			if k.quadLanes(redCount) && n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
+				t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank()) {
+				// A row of a 32-bit binding: a lane's quad is one
+				// 16-byte texel.
+				b := binds[0]
+				return k.subgroupFoldQuads(in.Called[0], inits, redCount, func(e spirv.ID) [][]val {
+					v := k.texelLoad4(b, k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
+					out := make([][]val, 4)
+					for i := range out {
+						out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
+					}
+					return out
+				})
+			}
+			if k.quadLanes(redCount) {
+				return k.subgroupFoldQuads(in.Called[0], inits, redCount, func(e spirv.ID) [][]val {
+					out := make([][]val, 4)
+					for i := range out {
+						out[i] = elem(k.f.IAdd(u32, e, k.cu32(uint32(i))))
+					}
+					return out
+				})
+			}
 			return k.subgroupFold(in.Called[0], inits, redCount, elem)
 		}
 		if s, ok := k.sums[in]; ok { // folded with its max (onlineemit.go)
@@ -303,10 +327,10 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.sums[pair.Sum] = s
 			return []val{m}, nil
 		}
-		if lanes := k.laneOrder(in); lanes > 0 {
+		if lanes, q := k.laneOrder(in); lanes > 0 {
 			if k.rowShape != nil && foldsRowVectors(in, redAxes, redCount, k.rowShape) {
-				width := max(int(lanes), VectorWidth)
-				return k.laneFold(in.Called[0], inits, redCount, lanes, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
+				width := max(q*int(lanes), VectorWidth)
+				return k.laneFold(in.Called[0], inits, redCount, lanes, q, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
 					// n elements, whole vec4 pairs, from element step*width.
 					first := k.f.IAdd(u32, k.f.UDiv(u32, base, k.cu32(VectorWidth)), k.f.IMul(u32, step, k.cu32(uint32(width/VectorWidth))))
 					for c := 0; c < n/VectorWidth; c++ {
@@ -327,9 +351,24 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 					return nil
 				})
 			}
-			return k.laneFold(in.Called[0], inits, redCount, lanes, int(lanes), func(step spirv.ID, n int, body func(o int, xs []val) error) error {
-				for o := range n {
-					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(lanes)), k.cu32(uint32(o)))
+			width := q * int(lanes)
+			t := in.Operands[0].Shape.Elem
+			quads := q == 4 && n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
+				t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank())
+			return k.laneFold(in.Called[0], inits, redCount, lanes, q, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
+				for o := 0; quads && o < n; o += 4 {
+					// A row of a 32-bit binding, a 16-byte texel a quad,
+					// as the subgroup kernel reads it.
+					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(uint32(width))), k.cu32(uint32(o)))
+					v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, r), k.cu32(4)))
+					for i := range 4 {
+						if err := body(o+i, []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}); err != nil {
+							return err
+						}
+					}
+				}
+				for o := 0; !quads && o < n; o++ {
+					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(uint32(width))), k.cu32(uint32(o)))
 					if err := body(o, elem(r)); err != nil {
 						return err
 					}
