@@ -284,23 +284,26 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.spillAt(in, p, xs)
 			return xs
 		}
-		if k.lanes > 0 {
-			t := in.Operands[0].Shape.Elem
-			if k.quadLanes(redCount) && n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
-				t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank()) {
-				// A row of a 32-bit binding: a lane's quad is one
-				// 16-byte texel.
-				b := binds[0]
-				return k.subgroupFoldQuads(in.Called[0], inits, redCount, func(e spirv.ID) [][]val {
-					v := k.texelLoad4(b, k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
-					out := make([][]val, 4)
-					for i := range out {
-						out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
-					}
-					return out
-				})
+		// texelQuad, where the reduced elements are a row of a 32-bit
+		// binding read through a texel view, reads the quad at element e
+		// as one 16-byte texel.
+		var texelQuad func(e spirv.ID) [][]val
+		if t := in.Operands[0].Shape.Elem; n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
+			t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank()) {
+			texelQuad = func(e spirv.ID) [][]val {
+				v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
+				out := make([][]val, 4)
+				for i := range out {
+					out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
+				}
+				return out
 			}
-			if k.quadLanes(redCount) {
+		}
+		if k.lanes > 0 {
+			switch {
+			case k.quadLanes(redCount) && texelQuad != nil:
+				return k.subgroupFoldQuads(in.Called[0], inits, redCount, texelQuad)
+			case k.quadLanes(redCount):
 				return k.subgroupFoldQuads(in.Called[0], inits, redCount, func(e spirv.ID) [][]val {
 					out := make([][]val, 4)
 					for i := range out {
@@ -352,17 +355,13 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 				})
 			}
 			width := q * int(lanes)
-			t := in.Operands[0].Shape.Elem
-			quads := q == 4 && n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
-				t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank())
+			quads := q == 4 && texelQuad != nil
 			return k.laneFold(in.Called[0], inits, redCount, lanes, q, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
 				for o := 0; quads && o < n; o += 4 {
-					// A row of a 32-bit binding, a 16-byte texel a quad,
-					// as the subgroup kernel reads it.
+					// Quads as the subgroup kernel reads them.
 					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(uint32(width))), k.cu32(uint32(o)))
-					v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, r), k.cu32(4)))
-					for i := range 4 {
-						if err := body(o+i, []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}); err != nil {
+					for i, xs := range texelQuad(r) {
+						if err := body(o+i, xs); err != nil {
 							return err
 						}
 					}

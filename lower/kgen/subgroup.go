@@ -234,13 +234,21 @@ func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int6
 	if k.wg {
 		return k.workgroupCombine(c, res)
 	}
+	return k.butterfly(c, res)
+}
+
+// butterfly combines the subgroup's lanes' accumulators res: xor
+// shuffles of S/2, S/4, ..., 1 lanes, each step applying c (own values
+// first), which leaves every lane the result.
+func (k *kernelBuilder) butterfly(c *hlo.Computation, res []val) ([]val, error) {
 	k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
 	scope := k.cu32(spirv.ScopeSubgroup)
-	for off := s / 2; off >= 1; off /= 2 {
+	for off := int64(k.lanes) / 2; off >= 1; off /= 2 {
 		others := make([]val, len(res))
 		for i, v := range res {
 			others[i] = val{k.shuffleXor(v, scope, k.cu32(uint32(off))), v.t}
 		}
+		var err error
 		if res, err = k.emitReducer(c, append(res, others...)); err != nil {
 			return nil, err
 		}
@@ -425,17 +433,5 @@ func (k *kernelBuilder) subgroupFoldQuads(c *hlo.Computation, inits []val, count
 	if err != nil {
 		return nil, err
 	}
-	res := loadAll(acc, n)
-	k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
-	scope := k.cu32(spirv.ScopeSubgroup)
-	for off := s / 2; off >= 1; off /= 2 {
-		others := make([]val, len(res))
-		for i, v := range res {
-			others[i] = val{k.shuffleXor(v, scope, k.cu32(uint32(off))), v.t}
-		}
-		if res, err = k.emitReducer(c, append(res, others...)); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return k.butterfly(c, loadAll(acc, n))
 }
