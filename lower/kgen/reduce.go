@@ -145,16 +145,28 @@ func (k *kernelBuilder) foldN(c *hlo.Computation, inits []val, count spirv.ID, s
 
 // foldVars is fold's loop over accumulators vars (acc loads them).
 func (k *kernelBuilder) foldVars(c *hlo.Computation, vars []spirv.ID, acc func(i int) val, count spirv.ID, step func(j spirv.ID) (apply spirv.ID, xs []val)) ([]val, error) {
+	return k.foldRuns(c, vars, acc, count, func(j spirv.ID) (spirv.ID, [][]val) {
+		apply, xs := step(j)
+		return apply, [][]val{xs}
+	})
+}
+
+// foldRuns is foldVars folding the values of several elements a step,
+// in order (a subgroup lane's quad).
+func (k *kernelBuilder) foldRuns(c *hlo.Computation, vars []spirv.ID, acc func(i int) val, count spirv.ID, step func(j spirv.ID) (apply spirv.ID, xss [][]val)) ([]val, error) {
 	n := len(vars)
 	err := k.loop(count, func(j spirv.ID) error {
-		apply, xs := step(j)
+		apply, xss := step(j)
 		args := make([]val, 0, 2*n)
 		for i := 0; i < n; i++ {
 			args = append(args, acc(i))
 		}
-		res, err := k.emitReducer(c, append(args, xs...))
-		if err != nil {
-			return err
+		res := args
+		for _, xs := range xss {
+			var err error
+			if res, err = k.emitReducer(c, append(res, xs...)); err != nil {
+				return err
+			}
 		}
 		for i, r := range res {
 			if apply != 0 {
@@ -284,35 +296,35 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.spillAt(in, p, xs)
 			return xs
 		}
-		// texelQuad, where the reduced elements are a row of a 32-bit
-		// binding read through a texel view, reads the quad at element e
-		// as one 16-byte texel.
-		var texelQuad func(e spirv.ID) [][]val
-		if t := in.Operands[0].Shape.Elem; n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
-			t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank()) {
-			texelQuad = func(e spirv.ID) [][]val {
-				v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
-				out := make([][]val, 4)
-				for i := range out {
-					out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
+		// runOf reads q consecutive elements from e: one 16-byte texel
+		// for a quad of a 32-bit binding's row read through a texel view
+		// (texelQuad), else element by element.
+		t := in.Operands[0].Shape.Elem
+		texelQuad := n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
+			t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank())
+		runOf := func(q int) func(e spirv.ID) [][]val {
+			return func(e spirv.ID) [][]val {
+				out := make([][]val, q)
+				if q == 4 && texelQuad {
+					v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
+					for i := range out {
+						out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
+					}
+					return out
+				}
+				out[0] = elem(e)
+				for i := 1; i < q; i++ {
+					out[i] = elem(k.f.IAdd(u32, e, k.cu32(uint32(i))))
 				}
 				return out
 			}
 		}
 		if k.lanes > 0 {
-			switch {
-			case k.quadLanes(redCount) && texelQuad != nil:
-				return k.subgroupFoldQuads(in.Called[0], inits, redCount, texelQuad)
-			case k.quadLanes(redCount):
-				return k.subgroupFoldQuads(in.Called[0], inits, redCount, func(e spirv.ID) [][]val {
-					out := make([][]val, 4)
-					for i := range out {
-						out[i] = elem(k.f.IAdd(u32, e, k.cu32(uint32(i))))
-					}
-					return out
-				})
+			q := 1
+			if k.quadLanes(redCount) {
+				q = 4
 			}
-			return k.subgroupFold(in.Called[0], inits, redCount, elem)
+			return k.subgroupFold(in.Called[0], inits, redCount, int64(q), runOf(q))
 		}
 		if s, ok := k.sums[in]; ok { // folded with its max (onlineemit.go)
 			return []val{s}, nil
@@ -354,22 +366,15 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 					return nil
 				})
 			}
-			width := q * int(lanes)
-			quads := q == 4 && texelQuad != nil
+			width, read := q*int(lanes), runOf(q)
 			return k.laneFold(in.Called[0], inits, redCount, lanes, q, width, func(step spirv.ID, n int, body func(o int, xs []val) error) error {
-				for o := 0; quads && o < n; o += 4 {
-					// Quads as the subgroup kernel reads them.
+				for o := 0; o < n; o += q {
+					// Runs as the subgroup kernel reads them.
 					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(uint32(width))), k.cu32(uint32(o)))
-					for i, xs := range texelQuad(r) {
+					for i, xs := range read(r) {
 						if err := body(o+i, xs); err != nil {
 							return err
 						}
-					}
-				}
-				for o := 0; !quads && o < n; o++ {
-					r := k.f.IAdd(u32, k.f.IMul(u32, step, k.cu32(uint32(width))), k.cu32(uint32(o)))
-					if err := body(o, elem(r)); err != nil {
-						return err
 					}
 				}
 				return nil

@@ -36,11 +36,6 @@ const minSubgroupReduce = 4
 // and no other loop (dot, convolution, window, another reduce) is fused
 // into it.
 func lanesReducible(in *hlo.Instruction, env Env, fused []*hlo.Instruction, lanes uint32) bool {
-	tg := env.Target
-	s := int64(lanes)
-	if s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
-		return false
-	}
 	reduces := map[*hlo.Instruction]bool{in: true}
 	for _, p := range env.plan(in).Prologue {
 		reduces[p] = p.Op == hlo.OpReduce
@@ -56,17 +51,7 @@ func lanesReducible(in *hlo.Instruction, env Env, fused []*hlo.Instruction, lane
 		}
 	}
 	for r, isReduce := range reduces {
-		if !isReduce {
-			continue
-		}
-		src := r.Operands[0].Shape
-		inner := false
-		count := int64(1)
-		for _, d := range r.A.Dimensions {
-			inner = inner || d == int64(src.Rank()-1)
-			count *= src.Dims[d]
-		}
-		if !inner || count < minSubgroupReduce*s {
+		if isReduce && !rowLanes(r, env.Target, lanes) {
 			return false
 		}
 	}
@@ -200,33 +185,48 @@ func (k *kernelBuilder) laneID() spirv.ID {
 	return k.f.Load(u32, v)
 }
 
-// subgroupFold is fold for a subgroup per output: lane l folds elements
-// l, l+S, ... of count (elem loads element r's values; count >= S),
-// lane 0 after the inits, and the butterfly combines the lanes.
-func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int64, elem func(r spirv.ID) []val) ([]val, error) {
+// subgroupFold is fold for a subgroup per output: lane l folds the runs
+// of q consecutive elements starting at q l, q (l+S), ... of count
+// (run(e) loads the values of the q elements from e; count >= S q, a
+// multiple of q), lane 0 after the inits, and the butterfly combines the
+// lanes. q is 1, or 4 where quadLanes says.
+func (k *kernelBuilder) subgroupFold(c *hlo.Computation, inits []val, count int64, q int64, run func(e spirv.ID) [][]val) ([]val, error) {
 	u32 := k.u32()
 	s := int64(k.lanes)
 	lane := k.lane
-	first := elem(lane)
-	withInit, err := k.emitReducer(c, append(append([]val{}, inits...), first...))
+	at := func(ri spirv.ID) spirv.ID { // run ri's first element
+		if q == 1 {
+			return ri
+		}
+		return k.f.IMul(u32, ri, k.cu32(uint32(q)))
+	}
+	first := run(at(lane))
+	withInit, err := k.emitReducer(c, append(append([]val{}, inits...), first[0]...))
 	if err != nil {
 		return nil, err
 	}
 	lane0 := k.boolOp(spirv.OpIEqual, lane, k.cu32(0))
-	start := make([]val, len(first))
+	start := make([]val, len(first[0]))
 	for i := range start {
-		start[i] = k.sel(lane0, withInit[i], first[i])
+		start[i] = k.sel(lane0, withInit[i], first[0][i])
 	}
-	steps := (count+s-1)/s - 1
-	res, err := k.fold(c, start, steps, func(r spirv.ID) (spirv.ID, []val) {
-		e := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, r, k.cu32(1)), k.cu32(uint32(s))), lane)
-		if count%s == 0 {
-			return 0, elem(e)
+	for _, xs := range first[1:] {
+		if start, err = k.emitReducer(c, append(start, xs...)); err != nil {
+			return nil, err
 		}
-		// The last step's high lanes have no element: they read the
-		// last one (in bounds) and keep their accumulators.
-		apply := k.boolOp(spirv.OpULessThan, e, k.cu32(uint32(count)))
-		return apply, elem(k.f.Ext(u32, spirv.GLSLUMin, e, k.cu32(uint32(count-1))))
+	}
+	runs := count / q
+	steps := (runs+s-1)/s - 1
+	vars, acc := k.accumulators(start)
+	res, err := k.foldRuns(c, vars, acc, k.cu32(uint32(steps)), func(r spirv.ID) (spirv.ID, [][]val) {
+		ri := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, r, k.cu32(1)), k.cu32(uint32(s))), lane)
+		if runs%s == 0 {
+			return 0, run(at(ri))
+		}
+		// The last step's high lanes have no run: they read the last
+		// one (in bounds) and keep their accumulators.
+		apply := k.boolOp(spirv.OpULessThan, ri, k.cu32(uint32(runs)))
+		return apply, run(at(k.f.Ext(u32, spirv.GLSLUMin, ri, k.cu32(uint32(runs-1)))))
 	})
 	if err != nil {
 		return nil, err
@@ -279,16 +279,9 @@ func (k *kernelBuilder) shuffleXor(v val, scope, mask spirv.ID) spirv.ID {
 // folds in the same order, so that fused and unfused programs agree bit
 // for bit.
 func (k *kernelBuilder) laneOrder(in *hlo.Instruction) (lanes uint32, q int) {
-	src := in.Operands[0].Shape
-	count, inner := int64(1), false
-	for _, d := range in.A.Dimensions {
-		inner = inner || d == int64(src.Rank()-1)
-		count *= src.Dims[d]
-	}
 	for i, s := range k.orderLanes {
-		if s >= 2 && s&(s-1) == 0 && inner && count >= minSubgroupReduce*int64(s) &&
-			(k.tg.MaxWorkgroupSize == 0 || k.tg.MaxWorkgroupSize >= s) {
-			if i == 1 && count%4 == 0 {
+		if rowLanes(in, k.tg, s) {
+			if _, count := reducedRow(in); i == 1 && count%4 == 0 {
 				return s, 4
 			}
 			return s, 1
@@ -297,8 +290,33 @@ func (k *kernelBuilder) laneOrder(in *hlo.Instruction) (lanes uint32, q int) {
 	return 0, 1
 }
 
+// rowLanes reports whether reduce r may fold with lanes invocations per
+// output on tg: a power of two the device's workgroups hold, and r
+// reduces its operand's innermost dimension over at least
+// minSubgroupReduce elements per lane.
+func rowLanes(r *hlo.Instruction, tg Target, lanes uint32) bool {
+	s := int64(lanes)
+	if s < 2 || s&(s-1) != 0 || (tg.MaxWorkgroupSize != 0 && int64(tg.MaxWorkgroupSize) < s) {
+		return false
+	}
+	inner, count := reducedRow(r)
+	return inner && count >= minSubgroupReduce*s
+}
+
+// reducedRow reports whether reduce r reduces its operand's innermost
+// dimension, and how many elements each output folds.
+func reducedRow(r *hlo.Instruction) (inner bool, count int64) {
+	src := r.Operands[0].Shape
+	count = 1
+	for _, d := range r.A.Dimensions {
+		inner = inner || d == int64(src.Rank()-1)
+		count *= src.Dims[d]
+	}
+	return inner, count
+}
+
 // quadLanes reports whether a subgroup reduction of count elements has
-// each lane fold 4 consecutive elements a step (one 16-byte texel from a
+// each lane fold 4 consecutive elements a step (subgroupFold's q) (one 16-byte texel from a
 // binding) rather than one: on CPU devices, where each fetch is a call
 // (a 4096x4096 row sum 10.3 ms with 4-byte texels, 3.9 with 16), for
 // counts that are whole quads. GPUs keep a lane an element.
@@ -378,60 +396,4 @@ func (k *kernelBuilder) laneFold(c *hlo.Computation, inits []val, count int64, l
 		}
 	}
 	return res[0], nil
-}
-
-// subgroupFoldQuads is subgroupFold with lane l folding the quads
-// 4(l + tS) .. 4(l + tS) + 3 in order (quadLanes), those at element e
-// read by quad(e).
-func (k *kernelBuilder) subgroupFoldQuads(c *hlo.Computation, inits []val, count int64, quad func(e spirv.ID) [][]val) ([]val, error) {
-	u32 := k.u32()
-	s := int64(k.lanes)
-	lane := k.lane
-	n := len(inits)
-	e0 := k.f.IMul(u32, lane, k.cu32(4))
-	first := quad(e0)
-	withInit, err := k.emitReducer(c, append(append([]val{}, inits...), first[0]...))
-	if err != nil {
-		return nil, err
-	}
-	lane0 := k.boolOp(spirv.OpIEqual, lane, k.cu32(0))
-	start := make([]val, n)
-	for i := range start {
-		start[i] = k.sel(lane0, withInit[i], first[0][i])
-	}
-	for j := 1; j < 4; j++ {
-		if start, err = k.emitReducer(c, append(start, first[j]...)); err != nil {
-			return nil, err
-		}
-	}
-	quads := count / 4
-	steps := (quads+s-1)/s - 1
-	vars, acc := k.accumulators(start)
-	err = k.loop(k.cu32(uint32(steps)), func(r spirv.ID) error {
-		qi := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, r, k.cu32(1)), k.cu32(uint32(s))), lane)
-		var apply spirv.ID
-		if quads%s != 0 {
-			apply = k.boolOp(spirv.OpULessThan, qi, k.cu32(uint32(quads)))
-			qi = k.f.Ext(u32, spirv.GLSLUMin, qi, k.cu32(uint32(quads-1)))
-		}
-		xs := quad(k.f.IMul(u32, qi, k.cu32(4)))
-		cur := loadAll(acc, n)
-		res := cur
-		for j := 0; j < 4; j++ {
-			if res, err = k.emitReducer(c, append(res, xs[j]...)); err != nil {
-				return err
-			}
-		}
-		for i, r := range res {
-			if apply != 0 {
-				r = k.sel(apply, r, cur[i])
-			}
-			k.f.Store(vars[i], r.id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return k.butterfly(c, loadAll(acc, n))
 }
