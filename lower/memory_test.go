@@ -130,6 +130,33 @@ ENTRY e {
 	require.NoError(t, err)
 	require.Empty(t, p.Steps[1].InPlace)
 	require.Equal(t, int64(2*4800), p.ArenaSize)
+	// Neither do reductions, in any of their forms on a CPU device: a
+	// row's subgroup reading 16-byte texels, a row sum inline in a
+	// divide, a vector kernel's lanes folding columns together. Were x's
+	// memory (donated) to hold a result, one invocation's store would
+	// overwrite elements another has still to read.
+	for _, red := range []string{
+		"ROOT s = f32[64] reduce(x, z), dimensions={1}, to_apply=add",
+		"s = f32[64] reduce(x, z), dimensions={1}, to_apply=add\n  n = f32[64] broadcast(z), dimensions={}\n  ROOT m = f32[64] divide(s, n)",
+		"ROOT s = f32[1024] reduce(x, z), dimensions={0}, to_apply=add",
+	} {
+		m, err = hlo.Parse("red.hlo", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,1024] parameter(0)
+  z = f32[] constant(0)
+  `+red+`
+}`)
+		require.NoError(t, err)
+		p, err = Compile(m, LlvmpipeTarget, Options{Donate: []int{0}})
+		require.NoError(t, err)
+		require.Len(t, p.Steps, 1, red)
+		require.Empty(t, p.Steps[0].InPlace, "%s: %s", red, p.Kernels[0].Name)
+	}
 }
 
 // TestMemoryBudget: below the default peak, values are recomputed until

@@ -306,7 +306,9 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			return func(e spirv.ID) [][]val {
 				out := make([][]val, q)
 				if q == 4 && texelQuad {
-					v := k.texelLoad4(binds[0], k.f.UDiv(u32, k.f.IAdd(u32, base, e), k.cu32(4)))
+					p := k.f.IAdd(u32, base, e)
+					k.noteIndex(binds[0], p) // elsewhere than the invocation's element
+					v := k.texelLoad4(binds[0], k.f.UDiv(u32, p, k.cu32(4)))
 					for i := range out {
 						out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
 					}
