@@ -555,10 +555,14 @@ func (m fm) powFrom(x, y, lh, ll spirv.ID, expTail func(th, tl spirv.ID) spirv.I
 	r = m.self(m.gt(t, m.c(maxT)), m.c(math.Inf(1)), r)
 	r = m.self(m.lt(t, m.c(minT)), m.c(0), r)
 
-	// Special values, as C99 Annex F lists them.
-	yInt := m.eq(m.fn.Ext(m.f, spirv.GLSLTrunc, y), y)
+	// Special values, as C99 Annex F lists them. Whole numbers are
+	// told by floor, which is exact on every device: lavapipe's double
+	// Trunc is not (on an AVX2 host it returned -283319788.5013971 as it
+	// is, so pow(-2, that) gave 0 where C gives NaN).
+	whole := func(v spirv.ID) spirv.ID { return m.eq(m.fn.Ext(m.f, spirv.GLSLFloor, v), v) }
+	yInt := whole(y)
 	half := m.mul(y, m.c(0.5))
-	yOdd := m.and(m.and(yInt, m.not(m.eq(m.fn.Ext(m.f, spirv.GLSLTrunc, half), half))), m.lt(m.abs(y), m.c(intLimit)))
+	yOdd := m.and(m.and(yInt, m.not(whole(half))), m.lt(m.abs(y), m.c(intLimit)))
 	negate := m.and(negative(x), yOdd)
 	yNeg := m.lt(y, m.c(0))
 	// x = ±0 and x = ±inf: 0 or inf by the sign of y (inverted for inf).
