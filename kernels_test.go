@@ -170,6 +170,9 @@ ENTRY e {
 	requireExact(t, "midsum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[3,9000,5] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[3,5] reduce(x, z), dimensions={1}, to_apply=add\n}", smallInts(5))
 	colArgmax := strings.NewReplacer("f32[3,70001]", "f32[70001,3]", "s32[3,70001] iota(), iota_dimension=1", "s32[70001,3] iota(), iota_dimension=0", "dimensions={1}", "dimensions={0}").Replace(argmax)
 	requireExact(t, "argmax_columns", colArgmax, smallInts(6))
+	// Two leading dimensions, the minor kept: one dimension of their
+	// product (majorRun), split as a column sum.
+	requireExact(t, "outer2sum_s32", "HloModule m\n"+add+"ENTRY e {\n  x = s32[300,250,16] parameter(0)\n  z = s32[] constant(0)\n  ROOT r = s32[16] reduce(x, z), dimensions={1,0}, to_apply=add\n}", smallInts(8))
 	m, err := hlo.Parse("sum_f32", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[1000000] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}")
 	require.NoError(t, err)
 	exe, err := rt.Compile(m, vkjit.CompileOptions{})
@@ -634,6 +637,32 @@ func TestSubgroupReductions(t *testing.T) {
 		require.Contains(t, vkjit.ProgramOf(exe).Kernels[0].Name, "_subgroup")
 	}
 	requireSoftmax(t, exe, m)
+}
+
+// TestColumnReductions runs reductions over leading dimensions in vector
+// kernels, whose 8 lanes fold their columns in one loop, a row of the
+// operand a step: each column still folds in the evaluator's order, so
+// every result is bit for bit the reference's, NaNs and ties included.
+func TestColumnReductions(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F32, hlo.S32, hlo.U64, hlo.F64, hlo.PRED, hlo.BF16, hlo.S8} {
+		for _, c := range hlotest.ColumnReduceCases(ty) {
+			m, err := hlo.Parse(c.Name, c.Text)
+			require.NoError(t, err, c.Text)
+			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			require.NoError(t, err, c.Name)
+			p := vkjit.ProgramOf(exe)
+			require.Len(t, p.Kernels, 1, c.Name)
+			if ty != hlo.PRED && ty.Bytes() <= 4 { // the vector kernels' types
+				require.Equal(t, 8, p.Kernels[0].Vector, "%s: %s", c.Name, p.Kernels[0].Name)
+			}
+			_, want, outs := runBoth(t, exe, m, 13, c.Name)
+			for i, w := range want.Leaves() {
+				requireSameValues(t, w.Shape.Elem, w.Data, outs[i].Data, "%s out%d", c.Name, i)
+			}
+			exe.Close()
+		}
+	}
 }
 
 // requireRowReduction runs a row reduction case on the device and in the

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -103,6 +104,26 @@ func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
 	if d := in.A.Dimensions; len(d) == 1 && d[0] != int64(in.Operands[0].Shape.Rank()-1) {
 		return splitMajorReduce(in, d[0])
 	}
+	if a, b, ok := majorRun(in); ok {
+		// Consecutive dimensions that keep the minor one are one
+		// dimension of their product (a reshape: the same elements in
+		// the same order), split as a column sum is: partials whose
+		// lanes read rows, where the transpose below has each read a
+		// column.
+		sp := &splitter{in: in}
+		n := len(in.Operands) / 2
+		for i := range n {
+			x := in.Operands[i]
+			merged := int64(1)
+			for _, d := range x.Shape.Dims[a : b+1] {
+				merged *= d
+			}
+			dims := append(append(append([]int64{}, x.Shape.Dims[:a]...), merged), x.Shape.Dims[b+1:]...)
+			in.Operands[i] = sp.mk(sp.name("merged", i), hlo.OpReshape, hlo.ArrayShape(x.Shape.Elem, dims...), x)
+		}
+		in.A.Dimensions = []int64{a}
+		return append(sp.made, splitMajorReduce(in, a)...)
+	}
 	n := len(in.Operands) / 2
 	src := in.Operands[0].Shape
 	reduced := map[int64]bool{}
@@ -142,6 +163,17 @@ func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
 		partShapes[i] = hlo.ArrayShape(in.Operands[i].Shape.Elem, dims(groups)...)
 	}
 	return sp.finish(chunked, partShapes, int64(len(keptDims)))
+}
+
+// majorRun reports whether in reduces several consecutive dimensions
+// a..b of its operands, the minor one not among them.
+func majorRun(in *hlo.Instruction) (a, b int64, ok bool) {
+	d := slices.Sorted(slices.Values(in.A.Dimensions))
+	if len(d) < 2 {
+		return 0, 0, false
+	}
+	a, b = d[0], d[len(d)-1]
+	return a, b, b-a == int64(len(d)-1) && b != int64(in.Operands[0].Shape.Rank()-1)
 }
 
 // splitMajorReduce is splitReduce of a reduction over one dimension d

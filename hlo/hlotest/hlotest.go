@@ -320,6 +320,33 @@ func RowReduceCases(t hlo.ElementType) []Case {
 	}
 }
 
+// ColumnReduceCases are reduces that keep the innermost dimension, with
+// outputs long enough for vector kernels (8 outputs an invocation, whose
+// columns fold together: lower/kgen/reduce.go, columnLanes): one and two
+// reduced leading dimensions, a middle one, max, a variadic argmax with
+// ties to the lower index, and a mean (the sum inline in a divide).
+func ColumnReduceCases(t hlo.ElementType) []Case {
+	comp := func(name, op string) string { return binaryComp(name, op, t) }
+	mkc := func(name, comps, body string) Case {
+		return typedCase("column-reduce-", hlo.OpReduce, t, name, comps, body)
+	}
+	argmax := ReduceCases(t)[4]
+	argmax.Text = strings.NewReplacer("[6,10]", "[9,1024]", "[6]", "[1024]", "iota_dimension=1", "iota_dimension=0",
+		"dimensions={1}", "dimensions={0}", "reduce-argmax", "column-reduce-argmax").Replace(argmax.Text)
+	argmax.Name = strings.Replace(argmax.Name, "reduce-", "column-reduce-", 1)
+	cases := []Case{
+		mkc("cols", comp("add", "add"), "  p0 = T[37,1024] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[1024] reduce(p0, z), dimensions={0}, to_apply=add"),
+		mkc("outer2", comp("add", "add"), "  p0 = T[3,5,1032] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[1032] reduce(p0, z), dimensions={0,1}, to_apply=add"),
+		mkc("middle", comp("add", "add"), "  p0 = T[4,9,512] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[4,512] reduce(p0, z), dimensions={1}, to_apply=add"),
+		mkc("max", comp("mx", "maximum"), "  p0 = T[21,2048] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[2048] reduce(p0, z), dimensions={0}, to_apply=mx"),
+		argmax,
+	}
+	if t.IsFloat() {
+		cases = append(cases, mkc("mean", comp("add", "add"), "  p0 = T[19,1024] parameter(0)\n  z = T[] parameter(1)\n  s = T[1024] reduce(p0, z), dimensions={0}, to_apply=add\n  n = T[] constant(19)\n  bn = T[1024] broadcast(n), dimensions={}\n  ROOT r = T[1024] divide(s, bn)"))
+	}
+	return cases
+}
+
 // DotCases are dot modules: a matrix product, batch dimensions, a
 // contraction over a leading dimension, two contracting dimensions, a
 // vector dot, and mixed operand and result types.

@@ -272,9 +272,12 @@ func (k *kernelBuilder) computeFresh(f fusedOperand, idx spirv.ID) val {
 // element with values: its vector form (vector.go) where vector allows
 // and its accesses and size do, else the scalar form.
 func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vector bool) (*Kernel, error) {
-	if n := elementCount(in); vector && vectorShape(n, env.Target) {
+	if n := elementCount(in); vector && (vectorShape(n, env.Target) || env.Heavy && foldsColumns(in, env.Fused) && vectorAligned(n, env.Target)) {
 		venv := env
 		venv.Local = LocalSize(env.Target, n/VectorWidth, false)
+		if h := LocalSize(env.Target, n/VectorWidth, env.Heavy); h < ElementwiseLocalSize(env.Target) {
+			venv.Local = h // few heavy invocations: a workgroup for each core
+		}
 		vk, err := outputKernelMode(in, venv, name+"_vec4", values, true)
 		if !errors.Is(err, errNotVector) {
 			return vk, err

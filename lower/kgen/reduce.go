@@ -1,6 +1,8 @@
 package kgen
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -182,6 +184,103 @@ func (k *kernelBuilder) foldRuns(c *hlo.Computation, vars []spirv.ID, acc func(i
 	return loadAll(acc, n), nil
 }
 
+// foldColumns is fold for cols outputs at once, an accumulator set
+// each, all started at inits: read(j) gives step j's values, one []val
+// per output. Each output folds its elements in order, as fold would on
+// its own, so the results are fold's bits.
+func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, count int64, read func(j spirv.ID) [][]val) ([][]val, error) {
+	n := len(inits)
+	vars := make([][]spirv.ID, cols)
+	accs := make([]func(i int) val, cols)
+	for j := range vars {
+		vars[j], accs[j] = k.accumulators(inits)
+	}
+	err := k.loop(k.cu32(uint32(count)), func(r spirv.ID) error {
+		for j, xs := range read(r) {
+			res, err := k.emitReducer(c, append(loadAll(accs[j], n), xs...))
+			if err != nil {
+				return err
+			}
+			for i, v := range res {
+				k.f.Store(vars[j][i], v.id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]val, cols)
+	for j := range res {
+		res[j] = loadAll(accs[j], n)
+	}
+	return res, nil
+}
+
+// columnLanes finds a reduce computed at idx by a lane of a vector
+// kernel (vector.go) whose lanes are consecutive elements of one row of
+// the reduce's result, with the operand's last dimension kept: the
+// lanes' reduced elements are then consecutive too, a row of the
+// operand a step, and one loop folds all the lanes' columns
+// (foldColumns) where a loop per lane would read its column alone,
+// strided, through every row. It returns the lanes' element indices
+// and idx's lane.
+func (k *kernelBuilder) columnLanes(in *hlo.Instruction, idx spirv.ID) ([]spirv.ID, int, bool) {
+	if k.vector == nil || k.lanes > 0 {
+		return nil, 0, false
+	}
+	lane, ok := k.vector.lanes[idx]
+	if !ok || !keepsMinor(in, int64(k.vector.width)) {
+		return nil, 0, false
+	}
+	return k.vector.idxs, lane, true
+}
+
+// keepsMinor reports whether r is a reduce that keeps its operands'
+// minor dimension, a multiple of width: width consecutive results of a
+// row fold width consecutive elements of each row.
+func keepsMinor(r *hlo.Instruction, width int64) bool {
+	if r.Op != hlo.OpReduce {
+		return false
+	}
+	src := r.Operands[0].Shape
+	last := src.Rank() - 1
+	return last >= 0 && !slices.Contains(r.A.Dimensions, int64(last)) && src.Dims[last]%width == 0
+}
+
+// foldsColumns reports whether kernel in computes a reduction whose
+// vector lanes would fold their columns together (columnLanes): in
+// itself, or a producer fused into it with in's dimensions (a mean's
+// sum). Such a kernel takes the vector form at any output size: its
+// work is the fold, which reads 8 columns a step instead of 1.
+func foldsColumns(in *hlo.Instruction, fused map[*hlo.Instruction]bool) bool {
+	if keepsMinor(in, VectorWidth) {
+		return true
+	}
+	seen := map[*hlo.Instruction]bool{}
+	var walk func(x *hlo.Instruction) bool
+	walk = func(x *hlo.Instruction) bool {
+		for _, o := range x.Operands {
+			if !fused[o] || seen[o] {
+				continue
+			}
+			seen[o] = true
+			if keepsMinor(o, VectorWidth) && o.Shape.SameDims(in.Shape) || walk(o) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(in)
+}
+
+// columnVals are the results foldColumns computed for a vector kernel's
+// lanes, and where.
+type columnVals struct {
+	vals [][]val
+	at   spirv.Defined
+}
+
 // loadAll loads the n accumulators of a fold.
 func loadAll(acc func(i int) val, n int) []val {
 	res := make([]val, n)
@@ -282,13 +381,18 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 		for i := range inits {
 			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
-		elem := func(r spirv.ID) []val {
+		// pos is the operand's element index of reduced element r from
+		// b (base: this output's); at reads the operands there.
+		pos := func(b, r spirv.ID) spirv.ID {
 			ri := k.unravel(r, redDims)
-			p := base
+			p := b
 			for j, ax := range redAxes {
 				term := k.f.IMul(u32, ri[j], k.cu32(uint32(st[ax])))
 				p = k.f.IAdd(u32, p, term)
 			}
+			return p
+		}
+		at := func(p spirv.ID) []val {
 			xs := make([]val, n)
 			for i := range xs {
 				xs[i] = k.load(binds[i], p, in.Operands[i].Shape.Elem)
@@ -296,24 +400,35 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 			k.spillAt(in, p, xs)
 			return xs
 		}
-		// runOf reads q consecutive elements from e: one 16-byte texel
-		// for a quad of a 32-bit binding's row read through a texel view
-		// (texelQuad), else element by element.
+		elem := func(r spirv.ID) []val { return at(pos(base, r)) }
+		// quadAt reads the 4 elements from p, a multiple of 4, as one
+		// 16-byte texel, where the operand is one 32-bit binding read
+		// through texel views (quads).
 		t := in.Operands[0].Shape.Elem
-		texelQuad := n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
-			t.Bytes() == 4 && k.bindings[binds[0]].st == t && trailing(redAxes, src.Rank())
+		quads := n == 1 && binds[0] < len(k.bindings) && k.texelAccess(binds[0]) &&
+			t.Bytes() == 4 && k.bindings[binds[0]].st == t
+		quadAt := func(p spirv.ID) [][]val {
+			k.noteIndex(binds[0], p) // elsewhere than the invocation's element
+			v := k.texelLoad4(binds[0], k.f.UDiv(u32, p, k.cu32(4)))
+			out := make([][]val, 4)
+			for i := range out {
+				out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
+				if k.spills(in) {
+					k.spillAt(in, k.f.IAdd(u32, p, k.cu32(uint32(i))), out[i])
+				}
+			}
+			return out
+		}
+		// runOf reads q consecutive elements of a row from e: a quad as
+		// one texel (the row's reduced elements are consecutive), else
+		// element by element.
+		texelQuad := quads && trailing(redAxes, src.Rank())
 		runOf := func(q int) func(e spirv.ID) [][]val {
 			return func(e spirv.ID) [][]val {
-				out := make([][]val, q)
 				if q == 4 && texelQuad {
-					p := k.f.IAdd(u32, base, e)
-					k.noteIndex(binds[0], p) // elsewhere than the invocation's element
-					v := k.texelLoad4(binds[0], k.f.UDiv(u32, p, k.cu32(4)))
-					for i := range out {
-						out[i] = []val{{k.f.Extract(k.scalarType(t), v, uint32(i)), t}}
-					}
-					return out
+					return quadAt(k.f.IAdd(u32, base, e))
 				}
+				out := make([][]val, q)
 				out[0] = elem(e)
 				for i := 1; i < q; i++ {
 					out[i] = elem(k.f.IAdd(u32, e, k.cu32(uint32(i))))
@@ -381,6 +496,37 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 				}
 				return nil
 			})
+		}
+		if cols, lane, ok := k.columnLanes(in, idx); ok {
+			key := computedKey{in, cols[0]}
+			if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
+				return c.vals[lane], nil
+			}
+			// Lane 0's base: the lanes are consecutive elements of the
+			// kept last dimension.
+			base0 := k.f.ISub(u32, base, k.cu32(uint32(lane)))
+			vals, err := k.foldColumns(in.Called[0], inits, len(cols), redCount, func(r spirv.ID) [][]val {
+				p := pos(base0, r)
+				var out [][]val
+				for c := 0; c < len(cols); c++ {
+					pc := k.f.IAdd(u32, p, k.cu32(uint32(c)))
+					if quads { // the lanes' row is aligned: base0 and the strides are multiples of the row
+						out = append(out, quadAt(pc)...)
+						c += 3
+						continue
+					}
+					out = append(out, at(pc))
+				}
+				return out
+			})
+			if err != nil {
+				return nil, err
+			}
+			if k.columns == nil {
+				k.columns = map[computedKey]columnVals{}
+			}
+			k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
+			return vals[lane], nil
 		}
 		if k.rowShape != nil && foldsRowVectors(in, redAxes, redCount, k.rowShape) {
 			// The reduced elements are consecutive from base, in a

@@ -156,9 +156,15 @@ type rowSpill struct {
 // spillAt stores the value reduction r folds at element p when it is the
 // kernel's spill.
 func (k *kernelBuilder) spillAt(r *hlo.Instruction, p spirv.ID, xs []val) {
-	if k.spill != nil && !k.spill.ready && r == k.spill.by {
+	if k.spills(r) {
 		k.store(k.spill.bind, p, xs[0])
 	}
+}
+
+// spills reports whether reduction r stores the values it folds (the
+// kernel's spill, not yet stored).
+func (k *kernelBuilder) spills(r *hlo.Instruction) bool {
+	return k.spill != nil && !k.spill.ready && r == k.spill.by
 }
 
 // rowOffElement is offElement for row kernel k (vector.go), counting

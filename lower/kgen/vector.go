@@ -114,7 +114,13 @@ type rowKey struct {
 // by a vector kernel on tg: whole octets, enough of them, and buffers
 // aligned for vec4s.
 func vectorShape(n int64, tg Target) bool {
-	return n%VectorWidth == 0 && n >= minVectorElements && tg.StorageAlign%16 == 0 && tg.StorageAlign != 0
+	return n >= minVectorElements && vectorAligned(n, tg)
+}
+
+// vectorAligned reports whether an output of n elements is whole octets
+// in buffers aligned for vec4s on tg.
+func vectorAligned(n int64, tg Target) bool {
+	return n%VectorWidth == 0 && tg.StorageAlign%16 == 0 && tg.StorageAlign != 0
 }
 
 // vectorElems runs body for each lane of this invocation's vec4: it
