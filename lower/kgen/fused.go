@@ -21,6 +21,10 @@ type Env struct {
 	// memory (subgroup.go); else they are one subgroup.
 	workgroup bool
 	parts     uint32 // elements per invocation of a parts kernel (parts.go); 0: one
+	// lockstep: a vector kernel on a CPU device whose workgroups are all
+	// within its elements, so every invocation runs every loop of its
+	// folds: foldColumns waits for the workgroup at each step.
+	lockstep bool
 	// Heavy: each element runs more than LightKernel loop iterations
 	// (LocalSize).
 	Heavy bool
@@ -278,6 +282,7 @@ func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *ker
 		if h := LocalSize(env.Target, n/VectorWidth, env.Heavy); h < ElementwiseLocalSize(env.Target) {
 			venv.Local = h // few heavy invocations: a workgroup for each core
 		}
+		venv.lockstep = env.Target.CPU && n/VectorWidth%int64(venv.Local) == 0
 		vk, err := outputKernelMode(in, venv, name+"_vec4", values, true)
 		if !errors.Is(err, errNotVector) {
 			return vk, err
@@ -312,7 +317,7 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 		}
 		k.vecMode = true
 	}
-	k.lanes, k.wg, k.parts = env.lanes, env.workgroup, env.parts
+	k.lanes, k.wg, k.parts, k.lockstep = env.lanes, env.workgroup, env.parts, env.lockstep
 	ps, binds, outs, err := k.bindWithPrologue(env, in)
 	if err != nil {
 		return nil, err

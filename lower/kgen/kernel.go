@@ -103,6 +103,7 @@ type kernelBuilder struct {
 	orderLanes [2]uint32
 
 	vecMode  bool                            // a vector kernel: 8 elements per invocation (vector.go)
+	lockstep bool                            // its workgroups all run every fold's steps (Env.lockstep)
 	parts    uint32                          // a parts kernel's elements per invocation (parts.go); 0: one
 	own      map[spirv.ID]bool               // a parts kernel's element indices, accesses at which are its own
 	deferred *[]deferredStore                // a parts kernel's stores, held until its parts are computed

@@ -188,6 +188,16 @@ func (k *kernelBuilder) foldRuns(c *hlo.Computation, vars []spirv.ID, acc func(i
 // each, all started at inits: read(j) gives step j's values, one []val
 // per output. Each output folds its elements in order, as fold would on
 // its own, so the results are fold's bits.
+//
+// In lockstep (a CPU device) each step waits for the workgroup. Lavapipe
+// runs a workgroup's SIMD groups one after another, each to the end of
+// the kernel or to a barrier: without one, a group of 8 lanes read 256
+// bytes of each row in turn, the next row 16 KiB on, and then the next
+// group the next 256 bytes of every row, a pattern no prefetcher
+// follows; with a barrier a step, the workgroup's groups read a row's
+// 2 KiB one after another before the next row. f32[4096,4096] column
+// sums 36.3-41.5 -> 16.7 ms (a barrier every 4, 16, 64 steps: 20.6-23.4;
+// docs/BENCHMARKS.md, session 40).
 func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, count int64, read func(j spirv.ID) [][]val) ([][]val, error) {
 	n := len(inits)
 	vars := make([][]spirv.ID, cols)
@@ -196,6 +206,9 @@ func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, c
 		vars[j], accs[j] = k.accumulators(inits)
 	}
 	err := k.loop(k.cu32(uint32(count)), func(r spirv.ID) error {
+		if k.lockstep {
+			k.barrier()
+		}
 		for j, xs := range read(r) {
 			res, err := k.emitReducer(c, append(loadAll(accs[j], n), xs...))
 			if err != nil {
