@@ -44,10 +44,10 @@ vet: deps
 SKIPS := $(CURDIR)/bin/shared-skips.log
 
 # go test's own limit is 10 minutes a package, and the root package's
-# device tests take 4.5 minutes on a 2-core Zen 4 but 14 beside the other
-# packages on a 2-core Zen 1 (AVX2, lavapipe at 8 lanes; two thirds of
-# TestGeevComplex's time is the validation layer's). The limit is there
-# to stop a hang, not to time the tests.
+# device tests take 4.5 minutes on a 2-core Zen 4 but 8.5 beside the other
+# packages on a 2-core Zen 1 (AVX2, lavapipe at 8 lanes; 14.8 before the
+# complex QR sweep became a device loop). The limit is there to stop a
+# hang, not to time the tests.
 TESTFLAGS := -count=1 -timeout 30m
 
 test: vet

@@ -112,12 +112,9 @@ func splitReduce(in *hlo.Instruction) []*hlo.Instruction {
 		// column.
 		sp := &splitter{in: in}
 		n := len(in.Operands) / 2
+		merged := reducedCount(in) // the product of dimensions a..b
 		for i := range n {
 			x := in.Operands[i]
-			merged := int64(1)
-			for _, d := range x.Shape.Dims[a : b+1] {
-				merged *= d
-			}
 			dims := append(append(append([]int64{}, x.Shape.Dims[:a]...), merged), x.Shape.Dims[b+1:]...)
 			in.Operands[i] = sp.mk(sp.name("merged", i), hlo.OpReshape, hlo.ArrayShape(x.Shape.Elem, dims...), x)
 		}

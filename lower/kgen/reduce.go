@@ -1,8 +1,6 @@
 package kgen
 
 import (
-	"slices"
-
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -199,23 +197,14 @@ func (k *kernelBuilder) foldRuns(c *hlo.Computation, vars []spirv.ID, acc func(i
 // sums 36.3-41.5 -> 16.7 ms (a barrier every 4, 16, 64 steps: 20.6-23.4;
 // docs/BENCHMARKS.md, session 40).
 func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, count int64, read func(j spirv.ID) [][]val) ([][]val, error) {
-	n := len(inits)
-	vars := make([][]spirv.ID, cols)
-	accs := make([]func(i int) val, cols)
-	for j := range vars {
-		vars[j], accs[j] = k.accumulators(inits)
-	}
+	sets := k.accumulatorSets(c, inits, cols)
 	err := k.loop(k.cu32(uint32(count)), func(r spirv.ID) error {
 		if k.lockstep {
 			k.barrier()
 		}
 		for j, xs := range read(r) {
-			res, err := k.emitReducer(c, append(loadAll(accs[j], n), xs...))
-			if err != nil {
+			if err := sets.fold(j, xs); err != nil {
 				return err
-			}
-			for i, v := range res {
-				k.f.Store(vars[j][i], v.id)
 			}
 		}
 		return nil
@@ -223,11 +212,7 @@ func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, c
 	if err != nil {
 		return nil, err
 	}
-	res := make([][]val, cols)
-	for j := range res {
-		res[j] = loadAll(accs[j], n)
-	}
-	return res, nil
+	return sets.results(), nil
 }
 
 // columnLanes finds a reduce computed at idx by a lane of a vector
@@ -257,8 +242,8 @@ func keepsMinor(r *hlo.Instruction, width int64) bool {
 		return false
 	}
 	src := r.Operands[0].Shape
-	last := src.Rank() - 1
-	return last >= 0 && !slices.Contains(r.A.Dimensions, int64(last)) && src.Dims[last]%width == 0
+	inner, _ := reducedRow(r)
+	return src.Rank() > 0 && !inner && src.Dims[src.Rank()-1]%width == 0
 }
 
 // foldsColumns reports whether kernel in computes a reduction whose
@@ -314,6 +299,51 @@ func (k *kernelBuilder) accumulators(inits []val) (vars []spirv.ID, acc func(i i
 	return vars, func(i int) val {
 		return val{k.f.Load(k.scalarType(inits[i].t), vars[i]), inits[i].t}
 	}
+}
+
+// accSets is m sets of a fold's accumulators, each folded on its own:
+// a lane's (laneFold) or a column's (foldColumns).
+type accSets struct {
+	k    *kernelBuilder
+	c    *hlo.Computation
+	vars [][]spirv.ID
+	accs []func(i int) val
+}
+
+// accumulatorSets makes m sets of accumulators for reducer c, each
+// holding inits.
+func (k *kernelBuilder) accumulatorSets(c *hlo.Computation, inits []val, m int) *accSets {
+	a := &accSets{k: k, c: c, vars: make([][]spirv.ID, m), accs: make([]func(i int) val, m)}
+	for j := range a.vars {
+		a.vars[j], a.accs[j] = k.accumulators(inits)
+	}
+	return a
+}
+
+// store sets set j's accumulators to vs.
+func (a *accSets) store(j int, vs []val) {
+	for i, v := range vs {
+		a.k.f.Store(a.vars[j][i], v.id)
+	}
+}
+
+// fold folds values xs into set j.
+func (a *accSets) fold(j int, xs []val) error {
+	res, err := a.k.emitReducer(a.c, append(loadAll(a.accs[j], len(a.vars[j])), xs...))
+	if err != nil {
+		return err
+	}
+	a.store(j, res)
+	return nil
+}
+
+// results loads every set's accumulators.
+func (a *accSets) results() [][]val {
+	res := make([][]val, len(a.vars))
+	for j := range res {
+		res[j] = loadAll(a.accs[j], len(a.vars[j]))
+	}
+	return res
 }
 
 // storeAll stores values vs to bindings outs at idx.

@@ -316,8 +316,8 @@ func reducedRow(r *hlo.Instruction) (inner bool, count int64) {
 }
 
 // quadLanes reports whether a subgroup reduction of count elements has
-// each lane fold 4 consecutive elements a step (subgroupFold's q) (one 16-byte texel from a
-// binding) rather than one: on CPU devices, where each fetch is a call
+// each lane fold 4 consecutive elements a step (subgroupFold's q; one
+// 16-byte texel from a binding) rather than one: on CPU devices, where each fetch is a call
 // (a 4096x4096 row sum 10.3 ms with 4-byte texels, 3.9 with 16), for
 // counts that are whole quads. GPUs keep a lane an element.
 func (k *kernelBuilder) quadLanes(count int64) bool {
@@ -334,25 +334,9 @@ func (k *kernelBuilder) quadLanes(count int64) bool {
 // body with each one's offset in the step and values, in order.
 // Accumulators are independent chains, which a CPU's pipelines overlap.
 func (k *kernelBuilder) laneFold(c *hlo.Computation, inits []val, count int64, lanes uint32, q, width int, read func(step spirv.ID, n int, body func(o int, xs []val) error) error) ([]val, error) {
-	n, l := len(inits), int(lanes)
-	vars := make([][]spirv.ID, l)
-	accs := make([]func(i int) val, l)
-	for j := range vars {
-		vars[j], accs[j] = k.accumulators(inits)
-	}
-	store := func(j int, vs []val) {
-		for i, v := range vs {
-			k.f.Store(vars[j][i], v.id)
-		}
-	}
-	fold := func(j int, xs []val) error {
-		res, err := k.emitReducer(c, append(loadAll(accs[j], n), xs...))
-		if err != nil {
-			return err
-		}
-		store(j, res)
-		return nil
-	}
+	l := int(lanes)
+	sets := k.accumulatorSets(c, inits, l)
+	store, fold := sets.store, sets.fold
 	lane := func(o int) int { return o / q % l }
 	// The first step starts each lane: lane 0 from the inits.
 	err := read(k.cu32(0), width, func(o int, xs []val) error {
@@ -382,10 +366,7 @@ func (k *kernelBuilder) laneFold(c *hlo.Computation, inits []val, count int64, l
 			return nil, err
 		}
 	}
-	res := make([][]val, l)
-	for j := range res {
-		res[j] = loadAll(accs[j], n)
-	}
+	res := sets.results()
 	for h := l / 2; h >= 1; h /= 2 {
 		for j := 0; j < h; j++ {
 			r, err := k.emitReducer(c, append(append([]val{}, res[j]...), res[j+h]...))
