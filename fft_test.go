@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -159,6 +160,81 @@ func TestIRFFTIgnoresImaginaryEnds(t *testing.T) {
 				want += 2 * real((4+1i)*w*w)
 			}
 			require.InDelta(t, want/float64(n), got[j], 1e-5, "n %d, x_%d", n, j)
+		}
+	}
+}
+
+// TestRealFFTLengths runs RFFT and IRFFT in f32 and f64 at lengths that
+// take each of the real radix passes (fftpack: 2, 3, 4, 5 and the
+// generic one, forward and backward, with one and several positions per
+// row, an even ido for 2 and 4) and at lengths that keep the DFT
+// matrices (a prime past 50, an even length past 1000), against the
+// reference evaluator: the largest error relative to the result's
+// largest magnitude, in ulps of the part type, stays within
+// TestFFTAccuracy's bound of 8 (logged: the passes' are within 2.4).
+func TestRealFFTLengths(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(5, 17))
+	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17, 21, 24, 25, 27, 32, 35, 48, 49, 53, 60, 64, 96, 100, 343, 1000, 1024} {
+		m := n/2 + 1
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  a = f32[3,%[1]d] parameter(0)
+  b = f64[3,%[1]d] parameter(1)
+  c = c64[3,%[2]d] parameter(2)
+  d = c128[3,%[2]d] parameter(3)
+  ra = c64[3,%[2]d] fft(a), fft_type=RFFT, fft_length={%[1]d}
+  rb = c128[3,%[2]d] fft(b), fft_type=RFFT, fft_length={%[1]d}
+  ic = f32[3,%[1]d] fft(c), fft_type=IRFFT, fft_length={%[1]d}
+  id = f64[3,%[1]d] fft(d), fft_type=IRFFT, fft_length={%[1]d}
+  ROOT r = (c64[3,%[2]d], c128[3,%[2]d], f32[3,%[1]d], f64[3,%[1]d]) tuple(ra, rb, ic, id)
+}`, n, m)
+		var args []*vkjit.Tensor
+		var lits []*hlo.Literal
+		for _, a := range []struct {
+			t    vkjit.DType
+			vals int64
+		}{{vkjit.F32, 3 * n}, {vkjit.F64, 3 * n}, {vkjit.C64, 6 * m}, {vkjit.C128, 6 * m}} {
+			var b []byte
+			for range a.vals {
+				v := rng.NormFloat64()
+				if a.t == vkjit.F32 || a.t == vkjit.C64 {
+					b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+				} else {
+					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+				}
+			}
+			last := n
+			if a.t == vkjit.C64 || a.t == vkjit.C128 {
+				last = m
+			}
+			x := must(vkjit.NewTensor(a.t, []int64{3, last}, b))
+			args = append(args, x)
+			lits = append(lits, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(a.t), x.Dims...), Data: x.Data})
+		}
+		exe, err := rt.CompileText(fmt.Sprint("rfft", n), src, vkjit.CompileOptions{})
+		require.NoError(t, err, n)
+		res, _, err := exe.Run(context.Background(), args...)
+		require.NoError(t, err, n)
+		exe.Close()
+		mod, err := hlo.Parse("rfft", src)
+		require.NoError(t, err)
+		ref, err := eval.Run(mod, lits...)
+		require.NoError(t, err, n)
+		for i, l := range ref.Leaves() {
+			want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+			var worst, scale float64
+			for e := range want.NumElements() {
+				w := valueAt(want, e)
+				scale = math.Max(scale, cmplx.Abs(w))
+				worst = math.Max(worst, cmplx.Abs(valueAt(res[i], e)-w))
+			}
+			eps := math.Ldexp(1, -23)
+			if i%2 == 1 {
+				eps = math.Ldexp(1, -52)
+			}
+			t.Logf("length %d, result %d: %.2f ulp", n, i, worst/scale/eps)
+			require.LessOrEqual(t, worst/scale/eps, 8.0, "length %d, result %d", n, i)
 		}
 	}
 }

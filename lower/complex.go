@@ -97,6 +97,13 @@ type cx struct {
 	err    error // the first error of the builders expr made
 }
 
+// fail records err unless an error came first.
+func (x *cx) fail(err error) {
+	if x.err == nil {
+		x.err = err
+	}
+}
+
 func newCx(p *complexPass) *cx {
 	return &cx{p: p, pairs: map[*hlo.Instruction][2]*hlo.Instruction{}, whole: map[*hlo.Instruction]*hlo.Instruction{},
 		split: map[*hlo.Instruction][][]*hlo.Instruction{}}

@@ -31,8 +31,15 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		v := x.memory(src)
 		n := l[len(l)-1]
 		m := n/2 + 1
-		c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
-		re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
+		if pk := x.packFor(in, src.Shape.Elem, src.Shape.Dims); pk != nil {
+			re, im = pk.rfft(x.reshape(in, v, []int64{pk.rows, n}))
+			dims := slices.Clone(src.Shape.Dims)
+			dims[rank-1] = m
+			re, im = x.reshape(in, re, dims), x.reshape(in, im, dims)
+		} else {
+			c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
+			re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
+		}
 		for a := first; a < rank-1; a++ {
 			re, im = x.dftAxis(in, re, im, a, l[a-first], false)
 		}
@@ -44,6 +51,12 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		}
 		n := l[len(l)-1]
 		m := n/2 + 1
+		rt, _ := src.Shape.Elem.ComplexPart()
+		if pk := x.packFor(in, rt, in.Shape.Dims); pk != nil {
+			out := pk.irfft(x.reshape(in, re, []int64{pk.rows, m}), x.reshape(in, im, []int64{pk.rows, m}))
+			x.whole[in] = x.reshape(in, out, in.Shape.Dims)
+			return nil
+		}
 		// The half spectrum's weights: X_0 once, X_j and its mirror
 		// X_(n-j) (the conjugate) twice, X_(n/2) once for an even n.
 		w := func(j, _ int64) float64 {
@@ -52,7 +65,6 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			}
 			return 2 / float64(n)
 		}
-		rt, _ := src.Shape.Elem.ComplexPart()
 		c, s := twiddles(n, m, n, rt, w, -1)
 		g := x.expr(in, rt, in.Shape.Dims)
 		out := x.along(in, re, c, rank-1)
@@ -86,6 +98,22 @@ func (x *cx) fft(in *hlo.Instruction) error {
 	return nil
 }
 
+// packFor is the radix passes of a real transform whose real side has
+// type t and dimensions dims (the last one transformed), or nil where
+// fftpack.go does not apply: a length ducc transforms otherwise, or an
+// empty array.
+func (x *cx) packFor(in *hlo.Instruction, t hlo.ElementType, dims []int64) *pack {
+	n := dims[len(dims)-1]
+	rows := int64(1)
+	for _, d := range dims[:len(dims)-1] {
+		rows *= d
+	}
+	if rows == 0 || !packable(n) {
+		return nil
+	}
+	return newPack(x, in, t, rows, n)
+}
+
 // fourStepMin is the shortest transform split into two shorter ones
 // (fourStep): below it one DFT matrix costs less than the split's
 // twiddles and transposes.
@@ -117,12 +145,7 @@ func (x *cx) dftAxis(in, re, im *hlo.Instruction, a int, n int64, inverse bool) 
 func twiddles(n, rows, cols int64, t hlo.ElementType, w func(j, k int64) float64, sign float64) (c, s *hlo.Literal) {
 	cb := make([]byte, 0, rows*cols*int64(t.Bytes()))
 	sb := make([]byte, 0, rows*cols*int64(t.Bytes()))
-	put := func(b []byte, v float64) []byte {
-		if t == hlo.F64 {
-			return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}
-		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
-	}
+	put := func(b []byte, v float64) []byte { return appendPart(b, t, v) }
 	for j := int64(0); j < rows; j++ {
 		for k := int64(0); k < cols; k++ {
 			sn, cs := math.Sincos(2 * math.Pi * float64(j*k%n) / float64(n))
@@ -134,6 +157,14 @@ func twiddles(n, rows, cols int64, t hlo.ElementType, w func(j, k int64) float64
 	c, _ = hlo.NewLiteral(sh, cb)
 	s, _ = hlo.NewLiteral(sh, sb)
 	return c, s
+}
+
+// appendPart appends v as an element of the real type t (f32 or f64).
+func appendPart(b []byte, t hlo.ElementType, v float64) []byte {
+	if t == hlo.F64 {
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
 }
 
 // rowsOf is rows lo to hi (exclusive) of matrix m.

@@ -44,6 +44,17 @@ var simplifications = []struct {
 		}
 		return nil
 	}},
+	{"slice of the whole array", func(_ *simplifier, in *hlo.Instruction) *hlo.Instruction {
+		if in.Op != hlo.OpSlice || !in.Shape.Equal(in.Operands[0].Shape) {
+			return nil
+		}
+		for _, d := range in.A.Slice {
+			if d.Start != 0 || d.Stride != 1 {
+				return nil
+			}
+		}
+		return in.Operands[0]
+	}},
 	{"reshape of a reshape", func(sp *simplifier, in *hlo.Instruction) *hlo.Instruction {
 		if in.Op != hlo.OpReshape || in.Operands[0].Op != hlo.OpReshape {
 			return nil

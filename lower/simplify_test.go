@@ -52,6 +52,8 @@ func TestSimplifications(t *testing.T) {
 		{"elementwise ops between reshapes", "r = f32[16] reshape(x)\n  c = f32[] constant(2)\n  b = f32[16] broadcast(c), dimensions={}\n  d = f32[16] divide(r, b)\n  cv = f64[16] convert(d)\n  r2 = f64[4,4] reshape(cv)\n  ROOT n = f64[4,4] negate(r2)", "convert(divide(parameter broadcast(constant)))"},
 		{"a constant between reshapes, folded", "c = f32[] constant(2)\n  b = f32[16] broadcast(c), dimensions={}\n  e = f32[16] exponential(b)\n  r2 = f32[4,4] reshape(e)\n  ROOT n = f32[4,4] add(r2, x)", "reshape(broadcast(constant))"},
 		{"an op of constants", "c = f32[2,2] constant({{1,2},{3,4}})\n  s = f32[2,2] subtract(c, c)\n  ROOT n = f32[2,2] add(s, x)", "constant"},
+		{"a slice of the whole array", "s = f32[4,4] slice(x), slice={[0:4], [0:4]}\n  ROOT n = f32[4,4] negate(s)", "parameter"},
+		{"a slice of part of it", "s = f32[4,2] slice(x), slice={[0:4], [0:4:2]}\n  ROOT n = f32[4,2] negate(s)", "slice(parameter)"},
 		{"a slice of a constant", "c = f32[4,8] constant({...})\n  s = f32[4,4] slice(c), slice={[0:4], [0:4]}\n  ROOT n = f32[4,4] add(s, x)", "slice(constant)"},
 		{"an op of broadcast constants", "c = f32[] constant(3)\n  b = f32[4,4] broadcast(c), dimensions={}\n  s = f32[4,4] subtract(b, b)\n  ROOT n = f32[4,4] add(s, x)", "broadcast(constant)"},
 		{"a pad of a constant, which would grow", "c = f32[2,2] constant({{1,2},{3,4}})\n  z = f32[] constant(0)\n  p = f32[4,4] pad(c, z), padding=1_1x1_1\n  ROOT n = f32[4,4] add(p, x)", "pad(constant constant)"},
