@@ -111,6 +111,14 @@ def fft256(x):
     return xp.fft.fft(x, axis=-1)
 
 
+def rfft512x256(x):
+    return xp.fft.rfft(x, axis=-1)  # NumPy's pocketfft computes in float64
+
+
+def irfft64x1000(x):
+    return xp.fft.irfft(x, n=1000, axis=-1)
+
+
 rng = np.random.default_rng(0)
 
 
@@ -125,6 +133,8 @@ def c(*shape):
 WORKLOADS = {
     "complex_mul": (complex_mul, lambda: [c(1024, 1024), c(1024, 1024)]),
     "fft256": (fft256, lambda: [c(256, 256)]),
+    "rfft512x256": (rfft512x256, lambda: [u(512, 256)]),
+    "irfft64x1000": (irfft64x1000, lambda: [c(64, 501)]),
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "sort_rows": (sort_rows, lambda: [u(1024, 4096)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
