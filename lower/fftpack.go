@@ -15,12 +15,13 @@ import (
 // where the transform's sums cancel otherwise differs from XLA's by far
 // more than the 3 ulp JAX's tests allow, whatever the algorithm's
 // accuracy (docs/ACCURACY.md). Each pass is a few hundred elementwise
-// and data-movement ops over all rows at once, which fuse into one
-// kernel: a value here is an array [rows, l1, m], m of the pass's ido
-// positions (all, one, or every other one), and the pass reads and
-// writes the layouts FFTPACK gives its arrays, [ip][l1][ido] and
-// [l1][ip][ido] (fwdIn and bwdIn below). The transforms ducc computes
-// otherwise (packable) keep the DFT matrices of fft.go.
+// and data-movement ops over all rows at once: a value here is an array
+// [rows, l1, m], m of the pass's ido positions (all, one, or every other
+// one), and a pass reads and writes the layouts FFTPACK gives its
+// arrays, [ip][l1][ido] and [l1][ip][ido] (split, pass). The fusion
+// spreads a pass over a few kernels (its rows are concatenates, each a
+// kernel); docs/BENCHMARKS.md has what that costs. The lengths ducc
+// transforms otherwise (packable) keep the DFT matrices of fft.go.
 type pack struct {
 	x     *cx
 	in    *hlo.Instruction
@@ -103,24 +104,17 @@ func (p *pack) pass(v *hlo.Instruction, ip, l1, ido int64, fwd bool) *hlo.Instru
 	} else {
 		cc = p.split(v, ip, l1, ido, 2)
 	}
+	// FFTPACK's passes by radix, backward and forward; other primes take
+	// the generic ones.
+	fixed := map[int64][2]func([]*hlo.Instruction, int64, int64) [][]piece{
+		2: {p.radb2, p.radf2}, 3: {p.radb3, p.radf3}, 4: {p.radb4, p.radf4}, 5: {p.radb5, p.radf5},
+	}
 	var ch [][]piece
-	switch {
-	case ip == 2 && fwd:
-		ch = p.radf2(cc, l1, ido)
-	case ip == 2:
-		ch = p.radb2(cc, l1, ido)
-	case ip == 3 && fwd:
-		ch = p.radf3(cc, l1, ido)
-	case ip == 3:
-		ch = p.radb3(cc, l1, ido)
-	case ip == 4 && fwd:
-		ch = p.radf4(cc, l1, ido)
-	case ip == 4:
-		ch = p.radb4(cc, l1, ido)
-	case ip == 5 && fwd:
-		ch = p.radf5(cc, l1, ido)
-	case ip == 5:
-		ch = p.radb5(cc, l1, ido)
+	switch f, ok := fixed[ip]; {
+	case ok && fwd:
+		ch = f[1](cc, l1, ido)
+	case ok:
+		ch = f[0](cc, l1, ido)
 	case fwd:
 		ch = p.radfg(cc, ip, l1, ido)
 	default:

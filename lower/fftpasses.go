@@ -20,12 +20,18 @@ const (
 	ti12      = "0.5877852522924731291687059546390728"
 )
 
+// pmTo is FFTPACK's PM into the output rows: CH(a1, j1) = c + d and
+// CH(a2, j2) = c - d.
+func (p *pack) pmTo(ch [][]piece, j1 int64, a1 []int64, j2 int64, a2 []int64, c, d *hlo.Instruction) {
+	x, y := p.pm(c, d)
+	ch[j1] = append(ch[j1], piece{a1, x})
+	ch[j2] = append(ch[j2], piece{a2, y})
+}
+
 func (p *pack) radf2(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ch := make([][]piece, 2)
 	z, e := []int64{0}, []int64{ido - 1}
-	a, b := p.pm(p.pick(cc[0], z), p.pick(cc[1], z))
-	ch[0] = append(ch[0], piece{z, a})
-	ch[1] = append(ch[1], piece{e, b})
+	p.pmTo(ch, 0, z, 1, e, p.pick(cc[0], z), p.pick(cc[1], z))
 	if ido%2 == 0 {
 		last1 := p.pick(cc[1], e)
 		ch[1] = append(ch[1], piece{z, p.f(last1).Neg(last1)})
@@ -38,21 +44,15 @@ func (p *pack) radf2(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	c1, c2 := p.pick(cc[1], l.im1), p.pick(cc[1], l.i)
 	wr, wi := p.wa(0, l1, c1)
 	tr2, ti2 := p.mulpm(wr, wi, c1, c2)
-	a, b = p.pm(p.pick(cc[0], l.im1), tr2)
-	ch[0] = append(ch[0], piece{l.im1, a})
-	ch[1] = append(ch[1], piece{l.icm1, b})
-	a, b = p.pm(ti2, p.pick(cc[0], l.i))
-	ch[0] = append(ch[0], piece{l.i, a})
-	ch[1] = append(ch[1], piece{l.ic, b})
+	p.pmTo(ch, 0, l.im1, 1, l.icm1, p.pick(cc[0], l.im1), tr2)
+	p.pmTo(ch, 0, l.i, 1, l.ic, ti2, p.pick(cc[0], l.i))
 	return ch
 }
 
 func (p *pack) radb2(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ch := make([][]piece, 2)
 	z, e := []int64{0}, []int64{ido - 1}
-	a, b := p.pm(p.pick(cc[0], z), p.pick(cc[1], e))
-	ch[0] = append(ch[0], piece{z, a})
-	ch[1] = append(ch[1], piece{z, b})
+	p.pmTo(ch, 0, z, 1, z, p.pick(cc[0], z), p.pick(cc[1], e))
 	if ido%2 == 0 {
 		ch[0] = append(ch[0], piece{e, p.kmul(2, p.pick(cc[0], e))})
 		ch[1] = append(ch[1], piece{e, p.kmul(-2, p.pick(cc[1], z))})
@@ -95,12 +95,8 @@ func (p *pack) radf3(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ti2 := p.add(i0, p.kmul(taur, di2))
 	tr3 := p.kmul(taui, dr3)
 	ti3 := p.kmul(taui, di3)
-	a, b := p.pm(tr2, tr3)
-	ch[2] = append(ch[2], piece{l.im1, a})
-	ch[1] = append(ch[1], piece{l.icm1, b})
-	a, b = p.pm(ti3, ti2)
-	ch[2] = append(ch[2], piece{l.i, a})
-	ch[1] = append(ch[1], piece{l.ic, b})
+	p.pmTo(ch, 2, l.im1, 1, l.icm1, tr2, tr3)
+	p.pmTo(ch, 2, l.i, 1, l.ic, ti3, ti2)
 	return ch
 }
 
@@ -113,9 +109,7 @@ func (p *pack) radb3(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	cr2 := p.add(c0, p.kmul(taur, tr2))
 	ch[0] = append(ch[0], piece{z, p.add(c0, tr2)})
 	ci3 := p.kmul(rounded(2*taui, p.bits), p.pick(cc[2], z))
-	a, b := p.pm(cr2, ci3)
-	ch[2] = append(ch[2], piece{z, a})
-	ch[1] = append(ch[1], piece{z, b})
+	p.pmTo(ch, 2, z, 1, z, cr2, ci3)
 	if ido == 1 {
 		return ch
 	}
@@ -149,19 +143,13 @@ func (p *pack) radf4(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ch[2] = append(ch[2], piece{z, a})
 	tr2, b := p.pm(p.pick(cc[0], z), p.pick(cc[2], z))
 	ch[1] = append(ch[1], piece{e, b})
-	a, b = p.pm(tr2, tr1)
-	ch[0] = append(ch[0], piece{z, a})
-	ch[3] = append(ch[3], piece{e, b})
+	p.pmTo(ch, 0, z, 3, e, tr2, tr1)
 	if ido%2 == 0 {
 		e1, e3 := p.pick(cc[1], e), p.pick(cc[3], e)
 		ti1 := p.kmul(-h, p.add(e1, e3))
 		tr1 := p.kmul(h, p.sub(e1, e3))
-		a, b := p.pm(p.pick(cc[0], e), tr1)
-		ch[0] = append(ch[0], piece{e, a})
-		ch[2] = append(ch[2], piece{e, b})
-		a, b = p.pm(ti1, p.pick(cc[2], e))
-		ch[3] = append(ch[3], piece{z, a})
-		ch[1] = append(ch[1], piece{z, b})
+		p.pmTo(ch, 0, e, 2, e, p.pick(cc[0], e), tr1)
+		p.pmTo(ch, 3, z, 1, z, ti1, p.pick(cc[2], e))
 	}
 	if ido <= 2 {
 		return ch
@@ -179,18 +167,10 @@ func (p *pack) radf4(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ti1, ti4 := p.pm(ci2, ci4)
 	tr2, tr3 := p.pm(r0, cr3)
 	ti2, ti3 := p.pm(p.pick(cc[0], l.i), ci3)
-	a, b = p.pm(tr2, tr1)
-	ch[0] = append(ch[0], piece{l.im1, a})
-	ch[3] = append(ch[3], piece{l.icm1, b})
-	a, b = p.pm(ti1, ti2)
-	ch[0] = append(ch[0], piece{l.i, a})
-	ch[3] = append(ch[3], piece{l.ic, b})
-	a, b = p.pm(tr3, ti4)
-	ch[2] = append(ch[2], piece{l.im1, a})
-	ch[1] = append(ch[1], piece{l.icm1, b})
-	a, b = p.pm(tr4, ti3)
-	ch[2] = append(ch[2], piece{l.i, a})
-	ch[1] = append(ch[1], piece{l.ic, b})
+	p.pmTo(ch, 0, l.im1, 3, l.icm1, tr2, tr1)
+	p.pmTo(ch, 0, l.i, 3, l.ic, ti1, ti2)
+	p.pmTo(ch, 2, l.im1, 1, l.icm1, tr3, ti4)
+	p.pmTo(ch, 2, l.i, 1, l.ic, tr4, ti3)
 	return ch
 }
 
@@ -201,12 +181,8 @@ func (p *pack) radb4(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	tr2, tr1 := p.pm(p.pick(cc[0], z), p.pick(cc[3], e))
 	tr3 := p.kmul(2, p.pick(cc[1], e))
 	tr4 := p.kmul(2, p.pick(cc[2], z))
-	a, b := p.pm(tr2, tr3)
-	ch[0] = append(ch[0], piece{z, a})
-	ch[2] = append(ch[2], piece{z, b})
-	a, b = p.pm(tr1, tr4)
-	ch[3] = append(ch[3], piece{z, a})
-	ch[1] = append(ch[1], piece{z, b})
+	p.pmTo(ch, 0, z, 2, z, tr2, tr3)
+	p.pmTo(ch, 3, z, 1, z, tr1, tr4)
 	if ido%2 == 0 {
 		ti1, ti2 := p.pm(p.pick(cc[3], z), p.pick(cc[1], z))
 		tr2, tr1 := p.pm(p.pick(cc[0], e), p.pick(cc[2], e))
@@ -270,18 +246,10 @@ func (p *pack) radf5(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	ti5 := p.add(p.kmul(i11, di[5]), p.kmul(i12, di[4]))
 	tr4 := p.sub(p.kmul(i12, dr[5]), p.kmul(i11, dr[4]))
 	ti4 := p.sub(p.kmul(i12, di[5]), p.kmul(i11, di[4]))
-	a, b := p.pm(tr2, tr5)
-	ch[2] = append(ch[2], piece{l.im1, a})
-	ch[1] = append(ch[1], piece{l.icm1, b})
-	a, b = p.pm(ti5, ti2)
-	ch[2] = append(ch[2], piece{l.i, a})
-	ch[1] = append(ch[1], piece{l.ic, b})
-	a, b = p.pm(tr3, tr4)
-	ch[4] = append(ch[4], piece{l.im1, a})
-	ch[3] = append(ch[3], piece{l.icm1, b})
-	a, b = p.pm(ti4, ti3)
-	ch[4] = append(ch[4], piece{l.i, a})
-	ch[3] = append(ch[3], piece{l.ic, b})
+	p.pmTo(ch, 2, l.im1, 1, l.icm1, tr2, tr5)
+	p.pmTo(ch, 2, l.i, 1, l.ic, ti5, ti2)
+	p.pmTo(ch, 4, l.im1, 3, l.icm1, tr3, tr4)
+	p.pmTo(ch, 4, l.i, 3, l.ic, ti4, ti3)
 	return ch
 }
 
@@ -297,12 +265,8 @@ func (p *pack) radb5(cc []*hlo.Instruction, l1, ido int64) [][]piece {
 	cr2 := p.add(p.add(c0, p.kmul(r11, tr2)), p.kmul(r12, tr3))
 	cr3 := p.add(p.add(c0, p.kmul(r12, tr2)), p.kmul(r11, tr3))
 	ci5, ci4 := p.mulpm(ti5, ti4, p.k(i11, c0), p.k(i12, c0))
-	a, b := p.pm(cr2, ci5)
-	ch[4] = append(ch[4], piece{z, a})
-	ch[1] = append(ch[1], piece{z, b})
-	a, b = p.pm(cr3, ci4)
-	ch[3] = append(ch[3], piece{z, a})
-	ch[2] = append(ch[2], piece{z, b})
+	p.pmTo(ch, 4, z, 1, z, cr2, ci5)
+	p.pmTo(ch, 3, z, 2, z, cr3, ci4)
 	if ido == 1 {
 		return ch
 	}
@@ -414,19 +378,33 @@ func (p *pack) dcSum(c []*hlo.Instruction, ipph int64) *hlo.Instruction {
 	return s
 }
 
+// genericRows is the generic pass's middle: rows c_1 ... c_(ip-1) put
+// together from the pieces rows(j) gives for c_j and c_(ip-j), then the
+// sums over them and c_0 (genericSums) and the first output row, their
+// plain sum (dcSum).
+func (p *pack) genericRows(c0 *hlo.Instruction, ip, l1, ido int64, rows func(j int64) (pj, pjc []piece)) (lo, hi, dc *hlo.Instruction) {
+	ipph := (ip + 1) / 2
+	c := make([]*hlo.Instruction, ip)
+	c[0] = c0
+	for j := int64(1); j < ipph; j++ {
+		pj, pjc := rows(j)
+		c[j], c[ip-j] = p.assemble(l1, ido, pj), p.assemble(l1, ido, pjc)
+	}
+	lo, hi = p.genericSums(c, ip)
+	return lo, hi, p.dcSum(c, ipph)
+}
+
 func (p *pack) radfg(cc []*hlo.Instruction, ip, l1, ido int64) [][]piece {
 	ipph := (ip + 1) / 2
 	z, e := []int64{0}, []int64{ido - 1}
 	o := oddsOf(ido)
-	c := make([]*hlo.Instruction, ip)
-	c[0] = cc[0]
-	for j := int64(1); j < ipph; j++ {
+	lo, hi, dc := p.genericRows(cc[0], ip, l1, ido, func(j int64) (pj, pjc []piece) {
 		jc := ip - j
 		// Position 0: the sum and difference of rows jc and j; the
 		// others: each row times its twiddle, then sums and
 		// differences of the pair.
 		a, b := p.pick(cc[jc], z), p.pick(cc[j], z)
-		pj, pjc := []piece{{z, p.add(a, b)}}, []piece{{z, p.sub(a, b)}}
+		pj, pjc = []piece{{z, p.add(a, b)}}, []piece{{z, p.sub(a, b)}}
 		if ido > 1 {
 			t1, t2 := p.pick(cc[j], o.i), p.pick(cc[j], o.i1)
 			t3, t4 := p.pick(cc[jc], o.i), p.pick(cc[jc], o.i1)
@@ -443,11 +421,10 @@ func (p *pack) radfg(cc []*hlo.Instruction, ip, l1, ido int64) [][]piece {
 			pj = append(pj, piece{o.i1, a})
 			pjc = append(pjc, piece{o.i, b})
 		}
-		c[j], c[jc] = p.assemble(l1, ido, pj), p.assemble(l1, ido, pjc)
-	}
-	lo, hi := p.genericSums(c, ip)
+		return pj, pjc
+	})
 	ch := make([][]piece, ip)
-	ch[0] = []piece{{seq(ido), p.dcSum(c, ipph)}}
+	ch[0] = []piece{{iotaDims(int(ido)), dc}}
 	for j := int64(1); j < ipph; j++ {
 		lj, hj := p.row(lo, j), p.row(hi, j)
 		j2 := 2*j - 1
@@ -467,29 +444,24 @@ func (p *pack) radbg(cc []*hlo.Instruction, ip, l1, ido int64) [][]piece {
 	ipph := (ip + 1) / 2
 	z, e := []int64{0}, []int64{ido - 1}
 	o := oddsOf(ido)
-	c := make([]*hlo.Instruction, ip)
-	c[0] = cc[0]
-	for j := int64(1); j < ipph; j++ {
-		jc, j2 := ip-j, 2*j-1
-		pj := []piece{{z, p.kmul(2, p.pick(cc[j2], e))}}
-		pjc := []piece{{z, p.kmul(2, p.pick(cc[j2+1], z))}}
+	lo, hi, dc := p.genericRows(cc[0], ip, l1, ido, func(j int64) (pj, pjc []piece) {
+		j2 := 2*j - 1
+		pj = []piece{{z, p.kmul(2, p.pick(cc[j2], e))}}
+		pjc = []piece{{z, p.kmul(2, p.pick(cc[j2+1], z))}}
 		if ido > 1 {
 			ai, ai1 := p.pick(cc[j2+1], o.i), p.pick(cc[j2+1], o.i1)
 			bc, bc1 := p.pick(cc[j2], o.ic), p.pick(cc[j2], o.ic1)
 			pj = append(pj, piece{o.i, p.add(ai, bc)}, piece{o.i1, p.sub(ai1, bc1)})
 			pjc = append(pjc, piece{o.i, p.sub(ai, bc)}, piece{o.i1, p.add(ai1, bc1)})
 		}
-		c[j], c[jc] = p.assemble(l1, ido, pj), p.assemble(l1, ido, pjc)
-	}
-	lo, hi := p.genericSums(c, ip)
+		return pj, pjc
+	})
 	ch := make([][]piece, ip)
-	ch[0] = []piece{{seq(ido), p.dcSum(c, ipph)}}
+	ch[0] = []piece{{iotaDims(int(ido)), dc}}
 	for j := int64(1); j < ipph; j++ {
 		jc := ip - j
 		lj, hj := p.row(lo, j), p.row(hi, j)
-		a, b := p.pm(p.pick(lj, z), p.pick(hj, z))
-		ch[jc] = append(ch[jc], piece{z, a})
-		ch[j] = append(ch[j], piece{z, b})
+		p.pmTo(ch, jc, z, j, z, p.pick(lj, z), p.pick(hj, z))
 		if ido == 1 {
 			continue
 		}
@@ -503,13 +475,4 @@ func (p *pack) radbg(cc []*hlo.Instruction, ip, l1, ido int64) [][]piece {
 		ch[jc] = append(ch[jc], rot(jc-1, p.add(li, hi1), p.sub(li1, hi_))...)
 	}
 	return ch
-}
-
-// seq is 0, 1, ... n-1.
-func seq(n int64) []int64 {
-	s := make([]int64, n)
-	for i := range s {
-		s[i] = int64(i)
-	}
-	return s
 }
