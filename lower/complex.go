@@ -127,6 +127,15 @@ func (x *cx) place(from, in *hlo.Instruction) *hlo.Instruction {
 	return x.add(in)
 }
 
+// slice is positions lo, lo+step, ... < hi of dimension d of v, all of
+// the others, helping compute from.
+func (x *cx) slice(from, v *hlo.Instruction, d int, lo, hi, step int64) *hlo.Instruction {
+	a, dims := sliceAlong(v.Shape.Dims, d, lo, hi, step)
+	sl := x.inst(from, hlo.OpSlice, hlo.ArrayShape(v.Shape.Elem, dims...), v)
+	sl.A.Slice = a
+	return sl
+}
+
 // reshape is v with dimensions dims, helping compute from.
 func (x *cx) reshape(from, v *hlo.Instruction, dims []int64) *hlo.Instruction {
 	return x.inst(from, hlo.OpReshape, hlo.ArrayShape(v.Shape.Elem, dims...), v)
@@ -171,15 +180,9 @@ func (x *cx) parts(in *hlo.Instruction) [2]*hlo.Instruction {
 		return pr
 	}
 	w := x.whole[in]
-	rt, _ := in.Shape.Elem.ComplexPart()
 	var pr [2]*hlo.Instruction
 	for k := range pr {
-		sl := x.inst(in, hlo.OpSlice, hlo.ArrayShape(rt, append(append([]int64{}, in.Shape.Dims...), 1)...), w)
-		for _, d := range in.Shape.Dims {
-			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: d, Stride: 1})
-		}
-		sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: int64(k), Limit: int64(k) + 1, Stride: 1})
-		pr[k] = x.reshape(in, sl, in.Shape.Dims)
+		pr[k] = x.reshape(in, x.slice(in, w, in.Shape.Rank(), int64(k), int64(k)+1, 1), in.Shape.Dims)
 	}
 	x.pairs[in] = pr
 	return pr

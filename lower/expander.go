@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/chlo"
@@ -159,17 +160,24 @@ func (b *expander) reshape(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 
 // slice takes [lo, hi) of dimension d of x, all of the others.
 func (b *expander) slice(x *hlo.Instruction, d int, lo, hi int64) *hlo.Instruction {
-	dims := append([]int64{}, x.Shape.Dims...)
-	dims[d] = hi - lo
+	a, dims := sliceAlong(x.Shape.Dims, d, lo, hi, 1)
 	sl := b.inst(hlo.OpSlice, hlo.ArrayShape(x.Shape.Elem, dims...), x)
-	for e, n := range x.Shape.Dims {
-		if e == d {
-			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: lo, Limit: hi, Stride: 1})
-		} else {
-			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: n, Stride: 1})
-		}
-	}
+	sl.A.Slice = a
 	return sl
+}
+
+// sliceAlong is a slice's attributes and result dimensions that take
+// positions lo, lo+step, ... < hi of dimension d of an array of
+// dimensions dims, all of the others.
+func sliceAlong(dims []int64, d int, lo, hi, step int64) ([]hlo.SliceDim, []int64) {
+	a := make([]hlo.SliceDim, len(dims))
+	out := slices.Clone(dims)
+	for e, n := range dims {
+		a[e] = hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
+	}
+	a[d] = hlo.SliceDim{Start: lo, Limit: hi, Stride: step}
+	out[d] = (hi - lo + step - 1) / step
+	return a, out
 }
 
 // concat joins xs along dimension d.

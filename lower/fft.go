@@ -77,17 +77,7 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			hi = m - 1
 		}
 		if hi > lo {
-			dims := slices.Clone(im.Shape.Dims)
-			dims[rank-1] = hi - lo
-			sl := x.inst(in, hlo.OpSlice, hlo.ArrayShape(rt, dims...), im)
-			for a, d := range im.Shape.Dims {
-				sd := hlo.SliceDim{Start: 0, Limit: d, Stride: 1}
-				if a == rank-1 {
-					sd = hlo.SliceDim{Start: lo, Limit: hi, Stride: 1}
-				}
-				sl.A.Slice = append(sl.A.Slice, sd)
-			}
-			out = g.Add(out, x.along(in, sl, rowsOf(s, lo, hi), rank-1))
+			out = g.Add(out, x.along(in, x.slice(in, im, rank-1, lo, hi, 1), rowsOf(s, lo, hi), rank-1))
 		}
 		x.whole[in] = out
 		return nil
@@ -104,10 +94,7 @@ func (x *cx) fft(in *hlo.Instruction) error {
 // empty array.
 func (x *cx) packFor(in *hlo.Instruction, t hlo.ElementType, dims []int64) *pack {
 	n := dims[len(dims)-1]
-	rows := int64(1)
-	for _, d := range dims[:len(dims)-1] {
-		rows *= d
-	}
+	rows := prod(dims[:len(dims)-1])
 	if rows == 0 || !packable(n) {
 		return nil
 	}

@@ -140,20 +140,10 @@ func (p *pack) pass(v *hlo.Instruction, ip, l1, ido int64, fwd bool) *hlo.Instru
 // is dimension dim of v as [rows, ip, l1, ido] (dim 1) or [rows, l1,
 // ip, ido] (dim 2).
 func (p *pack) split(v *hlo.Instruction, ip, l1, ido int64, dim int) []*hlo.Instruction {
-	d4 := []int64{p.rows, l1, ido}
-	d4 = slices.Insert(d4, dim, ip)
-	v4 := p.x.reshape(p.in, v, d4)
+	v4 := p.x.reshape(p.in, v, slices.Insert([]int64{p.rows, l1, ido}, dim, ip))
 	out := make([]*hlo.Instruction, ip)
 	for j := range ip {
-		sl := p.x.inst(p.in, hlo.OpSlice, hlo.ArrayShape(p.t, slices.Replace(slices.Clone(d4), dim, dim+1, 1)...), v4)
-		for a, n := range d4 {
-			sd := hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
-			if a == dim {
-				sd = hlo.SliceDim{Start: j, Limit: j + 1, Stride: 1}
-			}
-			sl.A.Slice = append(sl.A.Slice, sd)
-		}
-		out[j] = p.x.reshape(p.in, sl, []int64{p.rows, l1, ido})
+		out[j] = p.x.reshape(p.in, p.x.slice(p.in, v4, dim, j, j+1, 1), []int64{p.rows, l1, ido})
 	}
 	return out
 }
@@ -225,21 +215,10 @@ func (p *pack) reverse(v *hlo.Instruction) *hlo.Instruction {
 	return r
 }
 
-// strided is v [rows, a, b] at positions lo, lo+step, ... < hi of its
-// last dimension.
+// strided is v at positions lo, lo+step, ... < hi of its last
+// dimension.
 func (p *pack) strided(v *hlo.Instruction, lo, hi, step int64) *hlo.Instruction {
-	d := slices.Clone(v.Shape.Dims)
-	last := len(d) - 1
-	cnt := (hi - lo + step - 1) / step
-	sl := p.x.inst(p.in, hlo.OpSlice, hlo.ArrayShape(p.t, slices.Replace(slices.Clone(d), last, last+1, cnt)...), v)
-	for a, n := range d {
-		sd := hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
-		if a == last {
-			sd = hlo.SliceDim{Start: lo, Limit: hi, Stride: step}
-		}
-		sl.A.Slice = append(sl.A.Slice, sd)
-	}
-	return sl
+	return p.x.slice(p.in, v, v.Shape.Rank()-1, lo, hi, step)
 }
 
 // concat joins vs along dimension dim.

@@ -358,15 +358,7 @@ func (p *pack) genericSums(c []*hlo.Instruction, ip int64) (lo, hi *hlo.Instruct
 // row is row l (1-based) of the sums' new dimension, [rows, l1, ido].
 func (p *pack) row(s *hlo.Instruction, l int64) *hlo.Instruction {
 	d := s.Shape.Dims
-	sl := p.x.inst(p.in, hlo.OpSlice, hlo.ArrayShape(p.t, d[0], 1, d[2], d[3]), s)
-	for a, n := range d {
-		sd := hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
-		if a == 1 {
-			sd = hlo.SliceDim{Start: l - 1, Limit: l, Stride: 1}
-		}
-		sl.A.Slice = append(sl.A.Slice, sd)
-	}
-	return p.x.reshape(p.in, sl, []int64{d[0], d[2], d[3]})
+	return p.x.reshape(p.in, p.x.slice(p.in, s, 1, l-1, l, 1), []int64{d[0], d[2], d[3]})
 }
 
 // dcSum is c_0 + c_1 + ... + c_(ipph-1), in that order.
