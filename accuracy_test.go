@@ -592,6 +592,28 @@ ENTRY main {
 	require.Equal(t, []byte{0x81, 0x4e}, outs[0].Data[:2]) // 2^30 + 2^23
 }
 
+// TestConvertToHalfBelowSubnormals: f32 values under f16's smallest
+// subnormal 2^-24 round to it above 2^-25 and to 0 at or below it (a tie
+// to the even 0), as the evaluator rounds them; the device's rounding
+// used to give 0 for all of (2^-25, 2^-24), the f16 exp of -17.15 among
+// them.
+func TestConvertToHalfBelowSubnormals(t *testing.T) {
+	defer noValidationMessages(t)
+	xs := []float32{0x1p-25, math.Nextafter32(0x1p-25, 1), 0x1.6p-25, math.Nextafter32(0x1p-24, 0), 0x1p-24,
+		math.Nextafter32(0x1p-25, 0), 0x1p-26, 0x1p-149, -0x1.6p-25, -0x1p-25, 0x1.8p-24, 0x1.8p-23}
+	want := []uint16{0, 1, 1, 1, 1, 0, 0, 0, 0x8001, 0x8000, 2, 3}
+	m, err := hlo.Parse("to_half", fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%[1]d] parameter(0)\n  ROOT h = f16[%[1]d] convert(x)\n}", len(xs)))
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	x := must(vkjit.Float32s([]int64{int64(len(xs))}, xs))
+	_, ref, outs := runBothOn(t, exe, m, []*hlo.Literal{{Shape: hlo.ArrayShape(hlo.F32, int64(len(xs))), Data: x.Data}}, "to_half")
+	for i, w := range want {
+		require.Equal(t, w, binary.LittleEndian.Uint16(outs[0].Data[2*i:]), "device f16(%g)", xs[i])
+		require.Equal(t, w, binary.LittleEndian.Uint16(ref.Leaves()[0].Data[2*i:]), "evaluator f16(%g)", xs[i])
+	}
+}
+
 // TestGemmFlushesSubnormals: the tiled kernel reads subnormal operands
 // as zeros, as XLA's CPU and GPU backends (which flush denormals) do;
 // lavapipe computes with subnormals 8x slower.

@@ -283,6 +283,12 @@ func (k *kernelBuilder) roundF16(bits spirv.ID, v val) spirv.ID {
 	lsb := op(spirv.OpBitwiseAnd, op(spirv.OpShiftRightLogical, mag, drop), one)
 	mask := k.f.Not(u32, op(spirv.OpISub, op(spirv.OpShiftLeftLogical, one, drop), one))
 	rounded := op(spirv.OpBitwiseAnd, op(spirv.OpIAdd, mag, op(spirv.OpIAdd, half, lsb)), mask)
+	// Below 2^-24, the smallest subnormal, the spacing is no longer a
+	// power of two within the binade the carry trick works in (it made
+	// (2^-25, 2^-24) 2^-25, then 0): above 2^-25 the value rounds up to
+	// 2^-24, at or below it (a tie goes to the even 0) to 0.
+	rounded = k.f.Select(u32, k.boolOp(spirv.OpULessThan, exp, k.cu32(103)),
+		k.f.Select(u32, k.boolOp(spirv.OpUGreaterThan, mag, k.cu32(0x33000000)), k.cu32(0x33800000), k.cu32(0)), rounded)
 	// Beyond the largest f16 (65504) the result is infinity.
 	rounded = k.f.Select(u32, k.boolOp(spirv.OpUGreaterThan, rounded, k.cu32(0x477fe000)),
 		k.cu32(0x7f800000), rounded)
