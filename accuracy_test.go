@@ -883,3 +883,67 @@ func TestRefinedDivSqrt(t *testing.T) {
 		require.Equal(t, math.Float32bits(float32(math.Sqrt(float64(x)))), math.Float32bits(float32(outs[0].Float64At(int64(i)))), "sqrt(%g)", x)
 	}
 }
+
+// TestExpLogBitsOfTheFolder: f32 exp, expm1 and log (f16 and bf16
+// through them) give on the device the bits the evaluator gives, which
+// folds ops of constants (hlo/eval/f32math.go repeats mathlib's steps,
+// XLA's CPU algorithm), so that a program's result does not depend on
+// which of its inputs were constants. Inputs: each function's range
+// swept, random bit patterns, and the edges of its branches.
+func TestExpLogBitsOfTheFolder(t *testing.T) {
+	defer noValidationMessages(t)
+	const n = 1 << 18
+	edges := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -0.5,
+		float64(math.Nextafter32(0.5, 1)), float64(math.Nextafter32(-0.5, -1)), 88.72283935546875, 88.7229, 88.376,
+		-87.33654, -103.972084, -103.9721, 1e-40, -1e-40, 0x1p-126, 0x1p-149, math.MaxFloat32, 1, -1, 1e-30}
+	for _, op := range []string{"exponential", "exponential-minus-one", "log"} {
+		for _, ty := range []hlo.ElementType{hlo.F32, hlo.F16, hlo.BF16} {
+			t.Run(fmt.Sprintf("%s/%s", op, ty), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(3, 4))
+				es := ty.Bytes()
+				data := make([]byte, 0, n*es)
+				for i := 0; i < n; i++ {
+					var x float64
+					switch {
+					case i < len(edges):
+						x = edges[i]
+					case i%3 == 0:
+						x = float64(math.Float32frombits(rng.Uint32()))
+					case i%3 == 1:
+						x = float64(sweep(i, n, -110, 90))
+					default:
+						x = float64(sweep(i, n, -1, 1))
+					}
+					b := make([]byte, 8)
+					binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(ty, x))
+					data = append(data, b[:es]...)
+				}
+				src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  ROOT r = %[1]s[%[2]d] %[3]s(x)\n}", ty, n, op)
+				m, err := hlo.Parse(op, src)
+				require.NoError(t, err)
+				ref, err := eval.Run(m, &hlo.Literal{Shape: hlo.ArrayShape(ty, n), Data: data})
+				require.NoError(t, err)
+				exe, err := rt.Compile(m, vkjit.CompileOptions{})
+				require.NoError(t, err)
+				outs, _, err := exe.Run(context.Background(), &vkjit.Tensor{Type: vkjit.DType(ty), Dims: []int64{n}, Data: data})
+				exe.Close()
+				require.NoError(t, err)
+				want, got := ref.Leaves()[0].Data, outs[0].Data
+				for i := 0; i < n; i++ {
+					w, g := want[i*es:(i+1)*es], got[i*es:(i+1)*es]
+					if string(w) != string(g) {
+						dec := func(b []byte) float64 {
+							v := make([]byte, 8)
+							copy(v, b)
+							return hlo.DecodeFloat(ty, binary.LittleEndian.Uint64(v))
+						}
+						if math.IsNaN(dec(w)) && math.IsNaN(dec(g)) {
+							continue
+						}
+						require.Failf(t, "bits differ", "%s(%g): device %g, evaluator %g", op, dec(data[i*es:(i+1)*es]), dec(g), dec(w))
+					}
+				}
+			})
+		}
+	}
+}

@@ -122,15 +122,24 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(math.Round(x.f))
 		}
 	case hlo.OpExp:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(ExpF32(float32(x.f))))
+		case isF:
 			return f(Exp(x.f))
 		}
 	case hlo.OpExpm1:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(Expm1F32(float32(x.f))))
+		case isF:
 			return f(math.Expm1(x.f))
 		}
 	case hlo.OpLog:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(LogF32(float32(x.f))))
+		case isF:
 			return f(logf(x.f))
 		}
 	case hlo.OpLog1p:

@@ -209,22 +209,35 @@ func (m fm) scale(y, n spirv.ID) spirv.ID {
 	return m.mul(m.mul(y, m.pow2(half)), m.pow2(rest))
 }
 
-// expReduce splits e^x = 2^n * (1 + p) for x in [-104, 89] (callers
-// clamp x, or replace the results outside): n is round(x/ln2) (float and
-// s32) and p = e^r - 1 for r = x - n*ln2, |r| <= ln2/2, as r + r^2 q(r):
-// q of degree 4, fitted to the relative error of e^r over |r| <= ln2/2
-// (weighted least squares with Lawson's reweighting; its error 3e-9). In
-// f32 arithmetic it gives exp within 0.99 ulp over [-103.97, 88.72], as
-// Cephes expf's degree-5 q did (a float64 simulation of the f32 steps
-// over 6e7 arguments, and TestTranscendentalAccuracy on lavapipe), for
-// a multiply-add less: softmax ran 4.7% faster (interleaved pairs).
-func (m fm) expReduce(xc spirv.ID) (n, ni, p spirv.ID) {
-	n = m.fn.Ext(m.f, spirv.GLSLRoundEven, m.mul(xc, m.c(math.Log2E)))
-	// ln2 split so that n*ln2hi is exact.
-	r := m.sub(xc, m.mul(n, m.c(0.693359375)))
-	r = m.sub(r, m.mul(n, m.c(-2.12194440e-4)))
-	q := m.poly(r, 1.3814538252e-3, 8.3687454462e-3, 4.1668388993e-2, 1.6666521132e-1, 4.9999994040e-1)
-	p = m.add(m.mul(m.mul(q, r), r), r)
+// ma is a*b + c in two roundings. XLA's CPU code fuses the multiply-
+// adds of its exp (LLVM contracts them there); Vulkan does not promise
+// a fused GLSL.std.450 Fma (its precision is OpFMul's then OpFAdd's) and
+// llvmpipe splits it, so they stay two operations here, the same on
+// every driver: exp then differs from XLA's in the last bit at 3 of
+// exp_float32's 400 values.
+func (m fm) ma(a, b, c spirv.ID) spirv.ID { return m.add(m.mul(a, b), c) }
+
+// expReduce splits e^x = 2^n * (1 + p) as XLA's CPU backend computes f32
+// exp (xla/service/cpu/llvm_ir_runtime.cc, Cephes expf's polynomial;
+// its multiply-adds unfused, see ma), so that exp, and expm1 beyond
+// 1/2, give XLA's bits: n = floor(x log2(e) + 1/2) (float and s32),
+// r = x - n ln2 with ln2 in two parts (n*ln2hi exact), p = r + r^2 q(r)
+// with q of degree 5. exp's error is 0.98 ulp over [-87.3, 88.72] (a
+// float64 simulation of these f32 steps over 8e6 arguments; vkjit's
+// own degree-4 q had 0.99), and it matches 397 of exp_float32's 400 XLA
+// values, where correctly rounded values match 359; the one value of
+// sin_complex64 that no accurate exp passes (XLA's e^11.567824 is 0.67
+// ulp low) is XLA's. Callers handle x outside [-104, 89] and NaN by
+// selects.
+func (m fm) expReduce(x spirv.ID) (n, ni, p spirv.ID) {
+	n = m.fn.Ext(m.f, spirv.GLSLFloor, m.ma(x, m.c(1.44269504088896341), m.c(0.5)))
+	r := m.ma(n, m.c(-0.693359375), x)
+	r = m.ma(n, m.c(2.12194440e-4), r)
+	q := m.ma(r, m.c(1.9875691500e-4), m.c(1.3981999507e-3))
+	for _, c := range []float64{8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
+		q = m.ma(q, r, m.c(c))
+	}
+	p = m.ma(q, m.mul(r, r), r)
 	return n, m.op(spirv.OpConvertFToS, m.s, n), p
 }
 
@@ -232,8 +245,16 @@ func (m fm) expReduce(xc spirv.ID) (n, ni, p spirv.ID) {
 // the selects replace whatever the reduction made of it, so a clamp
 // (NaN-aware max and min, 6 instructions on lavapipe) would only cost:
 // softmax 8.9-9.2 ms against 9.4 (min of 15, three interleaved rounds).
+// Unlike XLA's, whose n stops at 127 (3.9 ulp near 88.7) and whose
+// results below 2^-126 flush to 0, the scaling takes n = 128 and
+// subnormal results in two steps.
 func (m fm) exp(x spirv.ID) spirv.ID {
 	_, ni, p := m.expReduce(x)
+	return m.expFrom(x, ni, p)
+}
+
+// expFrom is exp's result from x's reduction.
+func (m fm) expFrom(x, ni, p spirv.ID) spirv.ID {
 	y := m.scale(m.add(p, m.c(1)), ni)
 	y = m.self(m.gt(x, m.c(88.72283935546875)), m.c(math.Inf(1)), y)
 	y = m.self(m.lt(x, m.c(-103.972084)), m.c(0), y)
@@ -269,17 +290,17 @@ func (m fm) expNonPositive(x spirv.ID) spirv.ID {
 	return m.self(m.lt(x, m.c(-103.972084)), m.c(0), y)
 }
 
-// expm1 is e^x - 1 = 2^n*p + (2^n - 1): both terms are exact for the n
-// where the difference matters, so the one rounding of their sum is the
-// only error beyond p's.
+// expm1 is e^x - 1 as XLA computes it beyond |x| = 1/2: its exp, then
+// the subtraction (1.69 ulp at worst there, by the simulation above).
+// Nearer 0, where XLA's tanh(x/2)(e^x + 1) with its rational tanh errs
+// by 5.5 ulp, it is 2^n*p + (2^n - 1) from the same reduction, n in
+// {-1, 0, 1}: both terms are exact, so the one rounding of their sum is
+// the only error beyond p's.
 func (m fm) expm1(x spirv.ID) spirv.ID {
-	_, ni, p := m.expReduce(m.fn.Ext(m.f, spirv.GLSLFClamp, x, m.c(-104), m.c(89)))
-	small := m.op(spirv.OpSLessThanEqual, m.b, m.fn.Ext(m.s, spirv.GLSLSAbs, ni), m.cs(60))
-	nc := m.sel(m.s, small, ni, m.cs(0))
-	t := m.pow2(nc)
+	_, ni, p := m.expReduce(x)
+	t := m.pow2(m.fn.Ext(m.s, spirv.GLSLSClamp, ni, m.cs(-1), m.cs(1)))
 	y := m.add(m.mul(t, p), m.sub(t, m.c(1)))
-	// Far from zero, e^x - 1 is e^x (large x) or -1 (x < -60 ln2).
-	y = m.self(small, y, m.self(m.gt(x, m.c(0)), m.exp(x), m.c(-1)))
+	y = m.self(m.gt(m.abs(x), m.c(0.5)), m.sub(m.expFrom(x, ni, p), m.c(1)), y)
 	y = m.self(m.eq(x, m.c(0)), x, y) // keeps -0
 	return m.self(m.isNaN(x), x, y)
 }
