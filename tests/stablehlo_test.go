@@ -16,16 +16,20 @@ import (
 
 // TestStableHLOSuite runs StableHLO's conformance files (programs JAX
 // wrote with the values XLA computed, and the spec authors' interpreter
-// tests) through `vkjit test` with the validation layer on, fused and
-// with fusion and buffer reuse off. Every module must pass its checks,
-// be skipped for a stated reason (modules with no checks, outfeed), or
-// be listed in
-// testdata/stablehlo_failures.txt with the failure it gives; a listed
-// module that passes fails the run, so the list only shrinks.
+// tests) through `vkjit test` with the validation layer on: fused, with
+// each module's array constants passed as arguments (the files' inputs
+// are constants, which the compiler would fold on the host with the
+// reference evaluator; as arguments the device computes every op, as
+// for a program JAX runs on arguments), and with fusion and buffer
+// reuse off and the constants left to the folder. Every module must
+// pass its checks, be skipped for a stated reason (modules with no
+// checks, outfeed), or be listed in testdata/stablehlo_failures.txt with
+// the failure it gives; a listed module that passes fails the run, so
+// the list only shrinks.
 func TestStableHLOSuite(t *testing.T) {
 	suite := shared.Dir(t, "stablehlo-suite")
 	summary := regexp.MustCompile(`(?m)^(\d+) passed, 0 failed, (\d+) skipped \((\d+) modules fail as stablehlo_failures.txt expects\)$`)
-	for _, mode := range [][]string{nil, {"--no-fuse", "--no-reuse"}} {
+	for _, mode := range [][]string{{"--constants-as-args"}, {"--no-fuse", "--no-reuse"}} {
 		args := append([]string{"test", "--validate", "--expected", "testdata/stablehlo_failures.txt"}, mode...)
 		cmd := exec.Command(vkjitBin, append(args, suite)...)
 		cmd.Env = append(os.Environ(), "VKJIT_VALIDATE=1")

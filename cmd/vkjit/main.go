@@ -52,7 +52,9 @@ Usage:
                                              failure and "N passed, M failed, K skipped":
                                              --expected FILE (modules that cannot pass yet),
                                              --write-expected FILE (write that list),
-                                             --jobs N, -v, --no-fuse, --host-loops, ...
+                                             --jobs N, -v, --no-fuse, --host-loops,
+                                             --constants-as-args (the device computes what
+                                             folding would), ...
   vkjit help                                 show this text
 
 Flags of run (before or after the positional arguments):

@@ -17,6 +17,8 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/hlo/stablehlo"
+	"github.com/vkjit/vkjit/lower"
 )
 
 func TestMain(m *testing.M) {
@@ -661,4 +663,35 @@ ENTRY e {
 	var b strings.Builder
 	require.False(t, compareOutputs(&b, []*vkjit.Tensor{got}, want, []hlo.ElementType{hlo.Invalid}, -1, -1))
 	require.True(t, compareOutputs(&b, []*vkjit.Tensor{got}, want, []hlo.ElementType{hlo.BF16}, -1, -1), b.String())
+}
+
+// TestConstantsAsArgs: --constants-as-args turns a conformance module's
+// array constants into parameters passed as arguments, so that the
+// device computes the ops folding would compute on the host; both ways
+// the module passes.
+func TestConstantsAsArgs(t *testing.T) {
+	file := filepath.Join("testdata", "folded.mlir")
+	for _, flags := range [][]string{nil, {"--constants-as-args"}} {
+		code, stdout, stderr := vkjitCmd(append(append([]string{"test"}, flags...), file)...)
+		require.Equal(t, 0, code, "%v: %s%s", flags, stdout, stderr)
+		require.Contains(t, stdout, "1 passed, 0 failed", "%v", flags)
+	}
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	ts, errs, err := stablehlo.Parse(file, string(src))
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	m := ts[0].HLO
+	args := constantsAsArgs(m)
+	require.Len(t, args, 2)
+	require.Len(t, m.Entry.Params, 2)
+	for i, p := range m.Entry.Params {
+		require.Equal(t, hlo.OpParameter, p.Op)
+		require.Equal(t, i, p.ParamNum)
+		require.Equal(t, []int64{3}, args[i].Dims)
+	}
+	require.Equal(t, []byte{0x00, 0x00, 0x00, 0x3c, 0x4a, 0xcc}, args[0].Data) // 0, 1, -17.15625 as f16
+	prog, err := lower.Compile(m, lower.LlvmpipeTarget, lower.Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, prog.Kernels, "the exponential runs on the device")
 }

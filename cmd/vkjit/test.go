@@ -45,6 +45,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	hostLoops := fset.Bool("host-loops", false, "run every while loop from the host")
 	storageLoads := fset.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only")
 	addressAbove := fset.Int64("address-above", 0, "reach every array of more bytes through its buffer device address, as arrays past maxStorageBufferRange are (to test and compare against)")
+	asArgs := fset.Bool("constants-as-args", false, "pass each module's array constants (its inputs and expected values) as arguments, so that the device computes the ops constant folding would compute on the host")
 	expected := fset.String("expected", "", "a file listing the files that cannot pass yet (path: reason)")
 	writeExpected := fset.String("write-expected", "", "write the list of failing files, each with its first failure, to this file")
 	jobs := fset.Int("jobs", runtime.NumCPU(), "modules compiled and run at once")
@@ -104,7 +105,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				results[i] = testFile(rt, files[i], opts)
+				results[i] = testFile(rt, files[i], opts, *asArgs)
 			}
 		}()
 	}
@@ -239,7 +240,7 @@ type moduleResult struct {
 }
 
 // testFile runs every module of one file.
-func testFile(rt *vkjit.Runtime, file string, opts vkjit.CompileOptions) fileResult {
+func testFile(rt *vkjit.Runtime, file string, opts vkjit.CompileOptions, asArgs bool) fileResult {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return fileResult{[]moduleResult{{where: file, failures: []string{err.Error()}}}}
@@ -250,12 +251,12 @@ func testFile(rt *vkjit.Runtime, file string, opts vkjit.CompileOptions) fileRes
 	}
 	var out fileResult
 	for i, t := range ts {
-		out.modules = append(out.modules, testModule(rt, file, t, errs[i], opts))
+		out.modules = append(out.modules, testModule(rt, file, t, errs[i], opts, asArgs))
 	}
 	return out
 }
 
-func testModule(rt *vkjit.Runtime, file string, t *stablehlo.Translated, terr error, opts vkjit.CompileOptions) moduleResult {
+func testModule(rt *vkjit.Runtime, file string, t *stablehlo.Translated, terr error, opts vkjit.CompileOptions, asArgs bool) moduleResult {
 	r := moduleResult{line: t.Pos.Line, where: fmt.Sprintf("%s:%d", file, t.Pos.Line)}
 	if terr != nil {
 		var u *stablehlo.Unsupported
@@ -274,13 +275,40 @@ func testModule(rt *vkjit.Runtime, file string, t *stablehlo.Translated, terr er
 		r.failures = append(r.failures, fmt.Sprintf("the entry function takes %d arguments, and a test gives none", n))
 		return r
 	}
-	outs, err := runChecked(rt, t, nil, opts)
+	var args []*vkjit.Tensor
+	if asArgs {
+		args = constantsAsArgs(t.HLO)
+	}
+	outs, err := runChecked(rt, t, args, opts)
 	if err != nil {
 		r.failures = append(r.failures, oneLine(err))
 		return r
 	}
 	r.failures = evalChecks(t, outs)
 	return r
+}
+
+// constantsAsArgs turns the entry's array constants into parameters of
+// m and returns their values as the arguments. A conformance file's
+// inputs and expected values are constants, so the compiler would fold
+// its elementwise ops on the host with the reference evaluator; as
+// arguments the device computes them, as it does for a program JAX runs
+// on arguments. Scalars stay constants (kernels take them as such).
+func constantsAsArgs(m *hlo.Module) []*vkjit.Tensor {
+	var args []*vkjit.Tensor
+	for _, in := range m.Entry.Instructions {
+		if in.Op != hlo.OpConstant || !in.Shape.IsArray() || in.Shape.Rank() == 0 || in.Shape.NumElements() == 0 {
+			continue
+		}
+		x, err := vkjit.NewTensor(vkjit.DType(in.Shape.Elem), in.Shape.Dims, in.Literal.Data)
+		if err != nil {
+			continue // a type no argument can have stays a constant
+		}
+		in.Op, in.Literal, in.ParamNum = hlo.OpParameter, nil, len(m.Entry.Params)
+		m.Entry.Params = append(m.Entry.Params, in)
+		args = append(args, x)
+	}
+	return args
 }
 
 // runChecked compiles and runs a translated module, returning every
