@@ -143,7 +143,10 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(logf(x.f))
 		}
 	case hlo.OpLog1p:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(Log1pF32(float32(x.f))))
+		case isF:
 			return f(math.Log1p(x.f))
 		}
 	case hlo.OpSqrt:
@@ -159,10 +162,16 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(math.Cbrt(x.f))
 		}
 	case hlo.OpTanh:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(TanhF32(float32(x.f))))
+		case isF:
 			return f(math.Tanh(x.f))
 		}
 	case hlo.OpLogistic:
+		if isF && t != hlo.F64 {
+			return f(float64(LogisticF32(float32(x.f))))
+		}
 		if isF {
 			// e^x / (1 + e^x) below 0: 1 / (1 + e^-x) would give 0 once
 			// e^-x overflows, where the answer is subnormal.
@@ -173,15 +182,24 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(1 / (1 + Exp(-x.f)))
 		}
 	case hlo.OpSin:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(SinCosF32(float32(x.f), false)))
+		case isF:
 			return f(Sin(x.f))
 		}
 	case hlo.OpCos:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(SinCosF32(float32(x.f), true)))
+		case isF:
 			return f(Cos(x.f))
 		}
 	case hlo.OpTan:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(TanF32(float32(x.f))))
+		case isF:
 			return f(Tan(x.f))
 		}
 	case hlo.OpErf:

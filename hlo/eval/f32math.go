@@ -2,15 +2,15 @@ package eval
 
 import "math"
 
-// The f32 exp, expm1 and log of the device (lower/mathlib), step for
-// step, for f32 and the floats computed through it (f16, bf16, the f8
-// types). Folding an op of constants with them gives what the device
-// gives for the same op of parameters, so a program's result does not
-// depend on which of its inputs were constants. exp, and expm1 beyond
-// 1/2, are XLA's CPU backend's (its Cephes-derived expf, whose bits the
-// StableHLO suite's expected values are; its multiply-adds, fused
-// there, are not here: see mathlib's ma). Their error against float64
-// is in docs/ACCURACY.md (1, 2 and 1 ulp).
+// The f32 exp, expm1, log, log1p, tanh, logistic, sine, cosine and
+// tangent of the device (lower/mathlib), step for step, for f32 and the
+// floats computed through it (f16, bf16, the f8 types). Folding an op
+// of constants with them gives what the device gives for the same op
+// of parameters, so a program's result does not depend on which of its
+// inputs were constants. exp, and expm1 beyond 1/2, are XLA's CPU
+// backend's (its Cephes-derived expf, whose bits the StableHLO suite's
+// expected values are; its multiply-adds, fused there, are not here:
+// see mathlib's ma). Their error against float64 is in docs/ACCURACY.md.
 //
 // Products are rounded by explicit conversions: Go may otherwise fuse
 // a*b + c into one rounding.
@@ -108,4 +108,175 @@ func LogF32(x float32) float32 {
 	tail := float32(float32(y*z)*zz) + float32(zz*-0.5)
 	r := z + (float32(ef*-2.12194440e-4) + tail)
 	return r + float32(ef*0.693359375)
+}
+
+// Log1pF32 is the device's f32 ln(1 + x): ln of u = fl(1 + x), plus
+// (x - (u - 1))/u for the low bits of x that u lost.
+func Log1pF32(x float32) float32 {
+	switch {
+	case x != x || math.IsInf(float64(x), 1):
+		return x
+	case x == -1:
+		return float32(math.Inf(-1))
+	case x < -1:
+		return float32(math.NaN())
+	}
+	u := 1 + x
+	if u == 1 {
+		return x // keeps -0
+	}
+	var corr float32
+	if x < 0x1p24 && x > -0x1p24 {
+		corr = (x - (u - 1)) / u
+	}
+	return LogF32(u) + corr
+}
+
+// TanhF32 is the device's f32 tanh: t/(t + 2) with t = e^(2|x|) - 1 =
+// 2^n p + (2^n - 1), |x| clamped to 9.02, x's sign.
+func TanhF32(x float32) float32 {
+	if x != x {
+		return x
+	}
+	ax := float32(math.Abs(float64(x)))
+	if ax > 9.02 {
+		ax = 9.02
+	}
+	n, p := expReduce32(ax + ax)
+	s := pow2f(n)
+	t := float32(s*p) + (s - 1)
+	return float32(math.Copysign(float64(t/(t+2)), float64(x)))
+}
+
+// LogisticF32 is the device's f32 logistic: from e = e^-|x|, 1/(1 + e)
+// for x >= 0 and e/(1 + e) below.
+func LogisticF32(x float32) float32 {
+	e := ExpF32(-float32(math.Abs(float64(x))))
+	n := float32(1)
+	if x < 0 {
+		n = e
+	}
+	return n / (1 + e)
+}
+
+// twoOverPi32 is mathlib's twoOverPi: the bits of 2/pi after the binary
+// point, 32 to a word.
+var twoOverPi32 = [7]uint32{0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599, 0x3C439041, 0xFE5163AB}
+
+// twoSum32 and twoProd32 are mathlib's error-free sum and product.
+func twoSum32(a, b float32) (s, e float32) {
+	s = a + b
+	bv := s - a
+	av := s - bv
+	return s, (a - av) + (b - bv)
+}
+
+func split32(a float32) (hi, lo float32) {
+	t := float32(a * 4097)
+	hi = t - (t - a)
+	return hi, a - hi
+}
+
+func twoProd32(a, b float32) (p, e float32) {
+	p = float32(a * b)
+	ah, al := split32(a)
+	bh, bl := split32(b)
+	e = float32(ah*bh) - p
+	e += float32(ah * bl)
+	e += float32(al * bh)
+	e += float32(al * bl)
+	return p, e
+}
+
+// trigReduce32 is mathlib's trigReduce: |x| = q pi/2 + r (mod 2 pi),
+// r in [-pi/4, pi/4], by Payne and Hanek's reduction in integers beyond
+// pi/4.
+func trigReduce32(ax float32) (r float32, q uint32) {
+	if ax < math.Pi/4 {
+		return ax, 0
+	}
+	bits := math.Float32bits(ax)
+	e := int32(bits>>23) - 150
+	mant := bits&0x7fffff | 0x800000
+	var p [8]uint32
+	carry := uint32(0)
+	for i := len(twoOverPi32) - 1; i >= 0; i-- {
+		prod := uint64(mant) * uint64(twoOverPi32[i])
+		sum := uint32(prod) + carry
+		wrapped := uint32(0)
+		if sum < carry {
+			wrapped = 1
+		}
+		p[i+1] = sum
+		carry = uint32(prod>>32) + wrapped
+	}
+	p[0] = carry
+	j0 := min(max((e+30)>>5, 0), 4)
+	sh := uint32(e + 30 - j0<<5)
+	sh = min(sh, 31) // an unsigned clamp, as mathlib's
+	funnel := func(x, y uint32) uint32 { return x<<sh | y>>1>>(31-sh) }
+	hiW, loW := funnel(p[j0], p[j0+1]), funnel(p[j0+1], p[j0+2])
+	q = (hiW>>30 + hiW>>29&1) & 3
+	fh := hiW<<2 | loW>>30
+	fl := loW << 2
+	fa := float32(int32(fh)>>8) * 0x1p-24
+	fb := float32(fh<<24|fl>>8) * 0x1p-56
+	hi, lo := twoSum32(fa, fb)
+	rh, re := twoProd32(hi, piHalf1)
+	return rh + (re + (float32(hi*float32(piHalf2)) + float32(lo*piHalf1))), q
+}
+
+// pi/2 in two parts, as mathlib's trigReduce takes it (the tail a
+// float64 rounded to f32 where it is used).
+const piHalf1 = float32(math.Pi / 2)
+
+var piHalf2 = math.Pi/2 - float64(piHalf1)
+
+// poly32 is mathlib's poly (Horner's rule, two roundings a step).
+func poly32(x float32, cs ...float32) float32 {
+	y := cs[0]
+	for _, c := range cs[1:] {
+		y = float32(y*x) + c
+	}
+	return y
+}
+
+// SinCosF32 is the device's f32 sine (cos false) or cosine: Cephes's
+// polynomials on the reduced argument, the quadrant's sign.
+func SinCosF32(x float32, cos bool) float32 {
+	if x != x || math.IsInf(float64(x), 0) {
+		return float32(math.NaN())
+	}
+	r, q := trigReduce32(float32(math.Abs(float64(x))))
+	z := float32(r * r)
+	s := float32(float32(poly32(z, -1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)*z)*r) + r
+	cy := float32(float32(poly32(z, 2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)*z) * z)
+	c := (cy - float32(z*0.5)) + 1
+	if cos {
+		q++
+	}
+	y := s
+	if q&1 != 0 {
+		y = c
+	}
+	sign := (q & 2) << 30
+	if !cos {
+		sign ^= math.Float32bits(x) & 0x80000000
+	}
+	return math.Float32frombits(math.Float32bits(y) ^ sign)
+}
+
+// TanF32 is the device's f32 tangent: Cephes tanf's polynomial on the
+// reduced argument, -1/tan r in odd quadrants.
+func TanF32(x float32) float32 {
+	if x != x || math.IsInf(float64(x), 0) {
+		return float32(math.NaN())
+	}
+	r, q := trigReduce32(float32(math.Abs(float64(x))))
+	z := float32(r * r)
+	y := float32(float32(poly32(z, 9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2, 5.34112807005e-2, 1.33387994085e-1, 3.33331568548e-1)*z)*r) + r
+	if q&1 != 0 {
+		y = -1 / y
+	}
+	return math.Float32frombits(math.Float32bits(y) ^ math.Float32bits(x)&0x80000000)
 }
