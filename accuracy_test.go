@@ -885,7 +885,7 @@ func TestRefinedDivSqrt(t *testing.T) {
 }
 
 // TestFolderGivesDeviceBits: f32 exp, expm1, log, log1p, tanh,
-// logistic, sine, cosine and tan (f16 and bf16 through them) give on the
+// logistic, sine, cosine, tan, erf and cbrt (f16 and bf16 through them) give on the
 // device the bits the evaluator gives, which
 // folds ops of constants (hlo/eval/f32math.go repeats mathlib's steps,
 // XLA's CPU algorithm), so that a program's result does not depend on
@@ -898,8 +898,9 @@ func TestFolderGivesDeviceBits(t *testing.T) {
 		float64(math.Nextafter32(0.5, 1)), float64(math.Nextafter32(-0.5, -1)), 88.72283935546875, 88.7229, 88.376,
 		-87.33654, -103.972084, -103.9721, 1e-40, -1e-40, 0x1p-126, 0x1p-149, math.MaxFloat32, 1, -1, 1e-30,
 		9.02, -9.02, 9.03, 0x1p24, -0x1p24, 0x1p25, -0.9999999, -1.0000001, 1e-8, -1e-8,
-		math.Pi / 4, float64(math.Nextafter32(math.Pi/4, 0)), math.Pi / 2, math.Pi, 1e30, -3e9, 3.5470995e+06, -1.7939637e+29}
-	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan"} {
+		math.Pi / 4, float64(math.Nextafter32(math.Pi/4, 0)), math.Pi / 2, math.Pi, 1e30, -3e9, 3.5470995e+06, -1.7939637e+29,
+		2, 4, 4.0000005, 0x1p-78, 0x1.fffffep-79, -5.3e-35, 1000, -27}
+	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan", "erf", "cbrt"} {
 		for _, ty := range []hlo.ElementType{hlo.F32, hlo.F16, hlo.BF16} {
 			t.Run(fmt.Sprintf("%s/%s", op, ty), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))

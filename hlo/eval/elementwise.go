@@ -158,7 +158,10 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(1 / math.Sqrt(x.f))
 		}
 	case hlo.OpCbrt:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(CbrtF32(float32(x.f))))
+		case isF:
 			return f(math.Cbrt(x.f))
 		}
 	case hlo.OpTanh:
@@ -203,7 +206,10 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(Tan(x.f))
 		}
 	case hlo.OpErf:
-		if isF {
+		switch {
+		case isF && t != hlo.F64:
+			return f(float64(ErfF32(float32(x.f))))
+		case isF:
 			return f(math.Erf(x.f))
 		}
 	case hlo.OpIsFinite:

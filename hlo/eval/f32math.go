@@ -2,15 +2,16 @@ package eval
 
 import "math"
 
-// The f32 exp, expm1, log, log1p, tanh, logistic, sine, cosine and
-// tangent of the device (lower/mathlib), step for step, for f32 and the
-// floats computed through it (f16, bf16, the f8 types). Folding an op
-// of constants with them gives what the device gives for the same op
-// of parameters, so a program's result does not depend on which of its
-// inputs were constants. exp, and expm1 beyond 1/2, are XLA's CPU
-// backend's (its Cephes-derived expf, whose bits the StableHLO suite's
-// expected values are; its multiply-adds, fused there, are not here:
-// see mathlib's ma). Their error against float64 is in docs/ACCURACY.md.
+// The f32 exp, expm1, log, log1p, tanh, logistic, sine, cosine,
+// tangent, erf and cube root of the device (lower/mathlib), step for
+// step, for f32 and the floats computed through it (f16, bf16, the f8
+// types). Folding an op of constants with them gives what the device
+// gives for the same op of parameters, so a program's result does not
+// depend on which of its inputs were constants. exp, and expm1 beyond
+// 1/2, are XLA's CPU backend's (its Cephes-derived expf, whose bits the
+// StableHLO suite's expected values are; its multiply-adds, fused there,
+// are not here: see mathlib's ma). Their error against float64 is in
+// docs/ACCURACY.md.
 //
 // Products are rounded by explicit conversions: Go may otherwise fuse
 // a*b + c into one rounding.
@@ -279,4 +280,63 @@ func TanF32(x float32) float32 {
 		y = -1 / y
 	}
 	return math.Float32frombits(math.Float32bits(y) ^ math.Float32bits(x)&0x80000000)
+}
+
+// ErfF32 is the device's f32 erf: Cephes erff below |x| = 1, 1 - erfc
+// above with erfc = e^(-x^2) R(1/x^2)/x, +-1 beyond 4.
+func ErfF32(x float32) float32 {
+	if x != x {
+		return x
+	}
+	sign := math.Float32bits(x) & 0x80000000
+	ax := math.Float32frombits(math.Float32bits(x) &^ 0x80000000)
+	z := float32(x * x)
+	switch {
+	case ax < 1:
+		return float32(x * poly32(z, 7.853861353153693e-5, -8.010193625184903e-4, 5.188327685732524e-3, -2.685381193529856e-2, 1.128358514861418e-1, -3.761262582423300e-1, 1.128379165726710))
+	case ax > 4:
+		return math.Float32frombits(math.Float32bits(1) ^ sign)
+	}
+	q := 1 / ax
+	w := float32(q * q)
+	var p float32
+	if ax < 2 {
+		p = poly32(w, 2.326819970068386e-2, -1.387039388740657e-1, 3.687424674597105e-1, -5.824733027278666e-1, 6.210004621745983e-1, -4.944515323274145e-1, 3.404879937665872e-1, -2.741127028184656e-1, 5.638259427386472e-1)
+	} else {
+		p = poly32(w, -1.047766399936249e1, 1.297719955372516e1, -7.495518717768503, 2.921019019210786, -1.015265279202700, 4.218463358204948e-1, -2.820767439740514e-1, 5.641895067754075e-1)
+	}
+	erfc := float32(float32(ExpF32(-z)*q) * p)
+	return math.Float32frombits(math.Float32bits(1-erfc) ^ sign)
+}
+
+// CbrtF32 is the device's f32 cube root: a first guess from the bits
+// (x below 2^-78 scaled by 2^72 first), three Newton steps, and a last
+// one with the residual x - r^3 in two floats.
+func CbrtF32(x float32) float32 {
+	sign := math.Float32bits(x) & 0x80000000
+	ax := math.Float32frombits(math.Float32bits(x) &^ 0x80000000)
+	switch {
+	case x != x:
+		return x
+	case ax == 0 || math.IsInf(float64(ax), 0):
+		return x
+	}
+	sub := ax < 0x1p-78
+	xs := ax
+	if sub {
+		xs = float32(ax * 0x1p72)
+	}
+	r := math.Float32frombits(math.Float32bits(xs)/3 + 709958130)
+	const third = float32(1.0 / 3)
+	for range 3 {
+		r += float32((xs/float32(r*r) - r) * third)
+	}
+	r2, r2e := twoProd32(r, r)
+	r3, r3e := twoProd32(r2, r)
+	res := ((xs - r3) - r3e) - float32(r2e*r)
+	r += res / float32(3*r2)
+	if sub {
+		r = float32(r * 0x1p-24)
+	}
+	return math.Float32frombits(math.Float32bits(r) ^ sign)
 }
