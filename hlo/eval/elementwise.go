@@ -63,6 +63,11 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return u(uint64(c))
 	}
 	x := a[0]
+	if isF && t != hlo.F64 {
+		if fn, ok := deviceF32[in.Op]; ok {
+			return f(float64(fn(float32(x.f))))
+		}
+	}
 	if fn, ok := hyperbolic[in.Op]; ok && isF {
 		return f(fn(x.f))
 	}
@@ -122,31 +127,19 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(math.Round(x.f))
 		}
 	case hlo.OpExp:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(ExpF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(Exp(x.f))
 		}
 	case hlo.OpExpm1:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(Expm1F32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(math.Expm1(x.f))
 		}
 	case hlo.OpLog:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(LogF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(logf(x.f))
 		}
 	case hlo.OpLog1p:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(Log1pF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(math.Log1p(x.f))
 		}
 	case hlo.OpSqrt:
@@ -158,23 +151,14 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(1 / math.Sqrt(x.f))
 		}
 	case hlo.OpCbrt:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(CbrtF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(math.Cbrt(x.f))
 		}
 	case hlo.OpTanh:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(TanhF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(math.Tanh(x.f))
 		}
 	case hlo.OpLogistic:
-		if isF && t != hlo.F64 {
-			return f(float64(LogisticF32(float32(x.f))))
-		}
 		if isF {
 			// e^x / (1 + e^x) below 0: 1 / (1 + e^-x) would give 0 once
 			// e^-x overflows, where the answer is subnormal.
@@ -185,31 +169,19 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 			return f(1 / (1 + Exp(-x.f)))
 		}
 	case hlo.OpSin:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(SinCosF32(float32(x.f), false)))
-		case isF:
+		if isF {
 			return f(Sin(x.f))
 		}
 	case hlo.OpCos:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(SinCosF32(float32(x.f), true)))
-		case isF:
+		if isF {
 			return f(Cos(x.f))
 		}
 	case hlo.OpTan:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(TanF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(Tan(x.f))
 		}
 	case hlo.OpErf:
-		switch {
-		case isF && t != hlo.F64:
-			return f(float64(ErfF32(float32(x.f))))
-		case isF:
+		if isF {
 			return f(math.Erf(x.f))
 		}
 	case hlo.OpIsFinite:
@@ -274,6 +246,16 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 		return binaryOp(hlo.OpMinimum, t, r, a[2])
 	}
 	return scalar{}, &Unsupported{fmt.Sprintf("%s on %s", in.Op, t)}
+}
+
+// deviceF32 holds the functions the device computes in f32 by its own
+// steps, for f32 and the floats narrower than it, which the evaluator
+// repeats (f32math.go) so that folding gives the device's bits.
+var deviceF32 = map[hlo.Opcode]func(float32) float32{
+	hlo.OpExp: ExpF32, hlo.OpExpm1: Expm1F32, hlo.OpLog: LogF32, hlo.OpLog1p: Log1pF32,
+	hlo.OpTanh: TanhF32, hlo.OpLogistic: LogisticF32, hlo.OpTan: TanF32, hlo.OpErf: ErfF32, hlo.OpCbrt: CbrtF32,
+	hlo.OpSin: func(x float32) float32 { return SinCosF32(x, false) },
+	hlo.OpCos: func(x float32) float32 { return SinCosF32(x, true) },
 }
 
 // hyperbolic maps CHLO's functions (hlo.CHLOFunctions: the
