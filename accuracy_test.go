@@ -885,12 +885,13 @@ func TestRefinedDivSqrt(t *testing.T) {
 }
 
 // TestFolderGivesDeviceBits: f32 exp, expm1, log, log1p, tanh,
-// logistic, sine, cosine, tan, erf and cbrt (f16 and bf16 through them) give on the
-// device the bits the evaluator gives, which
+// logistic, sine, cosine, tan, erf, cbrt, power and atan2 (f16 and bf16
+// through them) give on the device the bits the evaluator gives, which
 // folds ops of constants (hlo/eval/f32math.go repeats mathlib's steps,
 // XLA's CPU algorithm), so that a program's result does not depend on
 // which of its inputs were constants. Inputs: each function's range
-// swept, random bit patterns, and the edges of its branches.
+// swept, random bit patterns, and the edges of its branches (every pair
+// of them for the binary ops).
 func TestFolderGivesDeviceBits(t *testing.T) {
 	defer noValidationMessages(t)
 	const n = 1 << 18
@@ -899,54 +900,99 @@ func TestFolderGivesDeviceBits(t *testing.T) {
 		-87.33654, -103.972084, -103.9721, 1e-40, -1e-40, 0x1p-126, 0x1p-149, math.MaxFloat32, 1, -1, 1e-30,
 		9.02, -9.02, 9.03, 0x1p24, -0x1p24, 0x1p25, -0.9999999, -1.0000001, 1e-8, -1e-8,
 		math.Pi / 4, float64(math.Nextafter32(math.Pi/4, 0)), math.Pi / 2, math.Pi, 1e30, -3e9, 3.5470995e+06, -1.7939637e+29,
-		2, 4, 4.0000005, 0x1p-78, 0x1.fffffep-79, -5.3e-35, 1000, -27}
-	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan", "erf", "cbrt"} {
+		2, 4, 4.0000005, 0x1p-78, 0x1.fffffep-79, -5.3e-35, 1000, -27, 0.41421357, 0.4142135, 3, -3, 0.25, 1e35, -1e35}
+	// x is the first operand's i-th value; y the second's (binary ops).
+	x := func(rng *rand.Rand, i int) float64 {
+		switch {
+		case i < len(edges):
+			return edges[i]
+		case i%3 == 0:
+			return float64(math.Float32frombits(rng.Uint32()))
+		case i%3 == 1:
+			return float64(sweep(i, n, -110, 90))
+		}
+		return float64(sweep(i, n, -1, 1))
+	}
+	y := func(rng *rand.Rand, i int) float64 {
+		switch {
+		case i < len(edges)*len(edges):
+			return edges[i%len(edges)]
+		case i%4 == 0:
+			return float64(math.Float32frombits(rng.Uint32()))
+		case i%4 == 1:
+			return float64(rng.IntN(61) - 30) // whole powers: the sign of a negative base's
+		case i%4 == 2:
+			return float64(rng.IntN(61)-30) + 0.5
+		}
+		return float64(sweep(i, n, -30, 30))
+	}
+	twoOperands := map[string]bool{"power": true, "atan2": true}
+	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan", "erf", "cbrt", "power", "atan2"} {
 		for _, ty := range []hlo.ElementType{hlo.F32, hlo.F16, hlo.BF16} {
 			t.Run(fmt.Sprintf("%s/%s", op, ty), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))
 				es := ty.Bytes()
-				data := make([]byte, 0, n*es)
-				for i := 0; i < n; i++ {
-					var x float64
-					switch {
-					case i < len(edges):
-						x = edges[i]
-					case i%3 == 0:
-						x = float64(math.Float32frombits(rng.Uint32()))
-					case i%3 == 1:
-						x = float64(sweep(i, n, -110, 90))
-					default:
-						x = float64(sweep(i, n, -1, 1))
-					}
+				operands := 1
+				if twoOperands[op] {
+					operands = 2
+				}
+				data := make([][]byte, operands)
+				put := func(k int, v float64) {
 					b := make([]byte, 8)
-					binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(ty, x))
-					data = append(data, b[:es]...)
+					binary.LittleEndian.PutUint64(b, hlo.EncodeFloat(ty, v))
+					data[k] = append(data[k], b[:es]...)
+				}
+				for i := 0; i < n; i++ {
+					if operands == 2 && i < len(edges)*len(edges) {
+						put(0, edges[i/len(edges)])
+					} else {
+						put(0, x(rng, i))
+					}
+					if operands == 2 {
+						put(1, y(rng, i))
+					}
 				}
 				src := fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  ROOT r = %[1]s[%[2]d] %[3]s(x)\n}", ty, n, op)
+				if operands == 2 {
+					src = fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]d] parameter(0)\n  y = %[1]s[%[2]d] parameter(1)\n  ROOT r = %[1]s[%[2]d] %[3]s(x, y)\n}", ty, n, op)
+				}
 				m, err := hlo.Parse(op, src)
 				require.NoError(t, err)
-				ref, err := eval.Run(m, &hlo.Literal{Shape: hlo.ArrayShape(ty, n), Data: data})
+				var lits []*hlo.Literal
+				var args []*vkjit.Tensor
+				for _, d := range data {
+					lits = append(lits, &hlo.Literal{Shape: hlo.ArrayShape(ty, n), Data: d})
+					args = append(args, &vkjit.Tensor{Type: vkjit.DType(ty), Dims: []int64{n}, Data: d})
+				}
+				ref, err := eval.Run(m, lits...)
 				require.NoError(t, err)
 				exe, err := rt.Compile(m, vkjit.CompileOptions{})
 				require.NoError(t, err)
-				outs, _, err := exe.Run(context.Background(), &vkjit.Tensor{Type: vkjit.DType(ty), Dims: []int64{n}, Data: data})
+				outs, _, err := exe.Run(context.Background(), args...)
 				exe.Close()
 				require.NoError(t, err)
 				want, got := ref.Leaves()[0].Data, outs[0].Data
+				dec := func(b []byte) float64 {
+					v := make([]byte, 8)
+					copy(v, b)
+					return hlo.DecodeFloat(ty, binary.LittleEndian.Uint64(v))
+				}
+				at := func(b []byte, i int) float64 { return dec(b[i*es : (i+1)*es]) }
+				bad := 0
 				for i := 0; i < n; i++ {
-					w, g := want[i*es:(i+1)*es], got[i*es:(i+1)*es]
-					if string(w) != string(g) {
-						dec := func(b []byte) float64 {
-							v := make([]byte, 8)
-							copy(v, b)
-							return hlo.DecodeFloat(ty, binary.LittleEndian.Uint64(v))
-						}
-						if math.IsNaN(dec(w)) && math.IsNaN(dec(g)) {
-							continue
-						}
-						require.Failf(t, "bits differ", "%s(%g): device %g, evaluator %g", op, dec(data[i*es:(i+1)*es]), dec(g), dec(w))
+					w, g := at(want, i), at(got, i)
+					if string(want[i*es:(i+1)*es]) == string(got[i*es:(i+1)*es]) || math.IsNaN(w) && math.IsNaN(g) {
+						continue
+					}
+					in := fmt.Sprint(at(data[0], i))
+					if operands == 2 {
+						in += fmt.Sprint(", ", at(data[1], i))
+					}
+					if bad++; bad <= 10 {
+						t.Errorf("%s(%s): device %g, evaluator %g", op, in, g, w)
 					}
 				}
+				require.Zero(t, bad, "of %d values", n)
 			})
 		}
 	}

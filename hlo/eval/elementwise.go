@@ -258,6 +258,9 @@ var deviceF32 = map[hlo.Opcode]func(float32) float32{
 	hlo.OpCos: func(x float32) float32 { return SinCosF32(x, true) },
 }
 
+// deviceF32Binary is deviceF32's binary counterpart.
+var deviceF32Binary = map[hlo.Opcode]func(x, y float32) float32{hlo.OpPower: PowF32, hlo.OpAtan2: Atan2F32}
+
 // hyperbolic maps CHLO's functions (hlo.CHLOFunctions: the
 // inverse-trigonometric and hyperbolic ops) to Go's functions (built
 // once, not per element); asin and acos as atan2 of
@@ -294,6 +297,9 @@ func applyBinary(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) 
 func binaryOp(op hlo.Opcode, t hlo.ElementType, x, y scalar) (scalar, error) {
 	switch t.Kind() {
 	case hlo.KindFloat:
+		if fn, ok := deviceF32Binary[op]; ok && t != hlo.F64 {
+			return scalar{f: round(t, float64(fn(float32(x.f), float32(y.f))))}, nil
+		}
 		var r float64
 		switch op {
 		case hlo.OpAdd:

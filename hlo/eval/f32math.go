@@ -3,9 +3,9 @@ package eval
 import "math"
 
 // The f32 exp, expm1, log, log1p, tanh, logistic, sine, cosine,
-// tangent, erf and cube root of the device (lower/mathlib), step for
-// step, for f32 and the floats computed through it (f16, bf16, the f8
-// types). Folding an op of constants with them gives what the device
+// tangent, erf, cube root, power and atan2 of the device
+// (lower/mathlib), step for step, for f32 and the floats computed
+// through it (f16, bf16, the f8 types). Folding an op of constants with them gives what the device
 // gives for the same op of parameters, so a program's result does not
 // depend on which of its inputs were constants. exp, and expm1 beyond
 // 1/2, are XLA's CPU backend's (its Cephes-derived expf, whose bits the
@@ -339,4 +339,167 @@ func CbrtF32(x float32) float32 {
 		r = float32(r * 0x1p-24)
 	}
 	return math.Float32frombits(math.Float32bits(r) ^ sign)
+}
+
+// atanRatio32 and atan01_32 are mathlib's atanRatio and atan01: the
+// smaller of |y|, |x| over the larger (0 for two zeros or a finite over
+// an infinity, 1 for two infinities), whether |y| was the larger, and
+// Cephes atanf's reduction and polynomial on [0, 1].
+func atanRatio32(y, x float32) (a float32, swap bool) {
+	ay, ax := abs32(y), abs32(x)
+	swap = ay > ax
+	num, den := ay, ax
+	if swap {
+		num, den = ax, ay
+	}
+	a = num / den
+	infX, infY := math.IsInf(float64(ax), 0), math.IsInf(float64(ay), 0)
+	switch {
+	case math.IsInf(float64(den), 0) && !math.IsInf(float64(num), 0):
+		a = 0
+	case infX && infY:
+		a = 1
+	case den == 0:
+		a = 0
+	}
+	return a, swap
+}
+
+func atan01_32(a float32) float32 {
+	mid := a > float32(0.4142135623730950)
+	t := a
+	if mid {
+		t = (a - 1) / (a + 1)
+	}
+	z := float32(t * t)
+	y := float32(float32(poly32(z, 8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)*z)*t) + t
+	if mid {
+		y += float32(math.Pi / 4)
+	}
+	return y
+}
+
+// Atan2F32 is the device's f32 atan2 (C's for every sign, zero,
+// infinity and NaN): the first octant's angle moved into place.
+func Atan2F32(y, x float32) float32 {
+	if x != x || y != y {
+		return float32(math.NaN())
+	}
+	a, swap := atanRatio32(y, x)
+	r := atan01_32(a)
+	if swap {
+		r = float32(math.Pi/2) - r
+	}
+	if math.Signbit(float64(x)) {
+		r = float32(math.Pi) - r
+	}
+	return math.Float32frombits(math.Float32bits(r) ^ math.Float32bits(y)&0x80000000)
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ 0x80000000) }
+
+// logParts32 is mathlib's logParts: ln x = ef ln2 + z + tail for
+// positive x, z = m - 1 exact.
+func logParts32(x float32) (ef, z, tail float32) {
+	bias := 126
+	if x < 0x1p-126 {
+		x, bias = float32(x*0x1p23), 126+23
+	}
+	bits := math.Float32bits(x)
+	e := int32(bits>>23) - int32(bias)
+	mant := math.Float32frombits(bits&0x007fffff | 0x3f000000)
+	if mant < 0.707106781186547524 {
+		e--
+		z = (mant + mant) - 1
+	} else {
+		z = mant - 1
+	}
+	zz := float32(z * z)
+	y := poly32(z, 7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
+	return float32(e), z, float32(float32(y*z)*zz) + float32(zz*-0.5)
+}
+
+// logDF32 is mathlib's logDF: ln x as hi + lo, to about 2^-40.
+func logDF32(x float32) (hi, lo float32) {
+	ef, z, _ := logParts32(x)
+	dh, dl := twoSum32(2, z)
+	sh := z / dh
+	ph, pl := twoProd32(sh, dh)
+	sl := (((z - ph) - pl) - float32(sh*dl)) / dh
+	s2 := float32(sh * sh)
+	tail := float32(float32(float32(sh*s2)*2) * poly32(s2, 1.0/13, 1.0/11, 1.0/9, 1.0/7, 1.0/5, 1.0/3))
+	h, e1 := twoSum32(float32(ef*0.693145751953125), sh+sh)
+	lo = e1 + ((sl + sl) + (tail + float32(ef*float32(ln2Lo))))
+	return twoSum32(h, lo)
+}
+
+// ln2Lo is ln 2 less its first 16 bits (a float64, rounded to f32 where
+// it is used, as mathlib's).
+var ln2Lo = math.Ln2 - 0.693145751953125
+
+// expTail32 is mathlib's expTail: e^(x + tl) as e^x (1 + tl), the tail
+// applied before the scaling by 2^n.
+func expTail32(x, tl float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x > 88.72283935546875:
+		return float32(math.Inf(1))
+	case x < -103.972084:
+		return 0
+	}
+	n, p := expReduce32(x)
+	y := p + 1
+	y += float32(y * tl)
+	half := n >> 1
+	return float32(float32(y*pow2f(half)) * pow2f(n-half))
+}
+
+// PowF32 is the device's f32 pow (C's special values): e^(y ln|x|) with
+// ln|x| in two floats and the product made exact.
+func PowF32(x, y float32) float32 {
+	isInf := func(v float32) bool { return math.IsInf(float64(v), 0) }
+	whole := func(v float32) bool { return float32(math.Floor(float64(v))) == v }
+	switch {
+	case y == 0 || x == 1:
+		return 1
+	case x != x || y != y:
+		return float32(math.NaN())
+	}
+	ax := abs32(x)
+	yNeg := y < 0
+	if isInf(y) {
+		switch {
+		case ax == 1:
+			return 1
+		case (ax < 1) != yNeg:
+			return 0
+		}
+		return float32(math.Inf(1))
+	}
+	yInt := whole(y)
+	if x < 0 && !isInf(x) && !yInt {
+		return float32(math.NaN())
+	}
+	var r float32
+	switch {
+	case isInf(ax) && yNeg, ax == 0 && !yNeg:
+		r = 0
+	case isInf(ax), ax == 0:
+		r = float32(math.Inf(1))
+	default:
+		lh, ll := logDF32(ax)
+		th, te := twoProd32(y, lh)
+		th, tl := twoSum32(th, te+float32(y*ll))
+		r = expTail32(th, tl)
+		if t := float32(y * lh); t > 88.72283935546875 {
+			r = float32(math.Inf(1))
+		} else if t < -104 {
+			r = 0
+		}
+	}
+	if math.Signbit(float64(x)) && yInt && !whole(float32(y*0.5)) && abs32(y) < 0x1p24 {
+		r = -r
+	}
+	return r
 }
