@@ -117,10 +117,14 @@ func TestNoDevice(t *testing.T) {
 // in different orders, so outputs agree to 1e-5 of the
 // output's largest magnitude, not to the bit. Each program is given
 // twice: as HLO text (graph.hlo) and as StableHLO, the form JAX prints
-// by default (graph.mlir).
+// by default (graph.mlir); mlp_train also as JAX prints it with Shardy's
+// meshes and shardings (graph_shardy.mlir).
 func TestPrograms(t *testing.T) {
 	for _, name := range []string{"mlp_train", "transformer", "cnn", "while_loop"} {
-		for _, form := range []string{"graph.hlo", "graph.mlir"} {
+		for _, form := range []string{"graph.hlo", "graph.mlir", "graph_shardy.mlir"} {
+			if _, err := os.Stat(filepath.Join("testdata", name, form)); form == "graph_shardy.mlir" && err != nil {
+				continue
+			}
 			t.Run(name+"/"+form, func(t *testing.T) { testProgram(t, name, form) })
 		}
 	}

@@ -72,6 +72,9 @@ func init() {
 	customForms["interpreter.probe"] = simpleForm
 	customForms["interpreter.print"] = simpleForm
 	customForms["chlo.scan"] = scanForm
+	for name, f := range shardyForms {
+		customForms[name] = f
+	}
 }
 
 // simpleForm reads `operands [, name = value]... [{attrs}] : signature`,

@@ -253,7 +253,8 @@ type Func struct {
 
 // Module is an MLIR module: its functions, in order.
 type Module struct {
-	Name  string
-	Funcs []*Func
-	Pos   hlo.Pos
+	Name   string
+	Funcs  []*Func
+	Meshes map[string]Mesh // Shardy's sdy.mesh ops, by name (shardy.go)
+	Pos    hlo.Pos
 }

@@ -118,6 +118,9 @@ func init() {
 	ops["stablehlo.recv"] = recvRule
 	ops["stablehlo.infeed"] = infeedRule
 	ops["stablehlo.outfeed"] = refuseRule(hostCategory)
+	for name, r := range shardyRules {
+		ops[name] = r
+	}
 }
 
 // batchNormRule is a batch_norm op: HLO's of the same operands, results

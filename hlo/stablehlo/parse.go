@@ -66,6 +66,10 @@ func (p *parser) parseModule() (*Module, error) {
 				return nil, s.errorf("unexpected %s after the module", s.describe())
 			}
 			return m, nil
+		case s.lookingAtWord("sdy.mesh"):
+			if err := p.meshOp(m); err != nil {
+				return nil, err
+			}
 		case s.lookingAtWord("func.func"):
 			f, err := p.function()
 			if err != nil {
@@ -92,6 +96,8 @@ func (p *parser) parseModule() (*Module, error) {
 // a builtin.module's functions, or one func.func.
 func (p *parser) genericTop(m *Module, op *Op, wrapped bool) error {
 	switch {
+	case op.Name == "sdy.mesh":
+		return m.genericMesh(op)
 	case op.Name == "func.func":
 		f, err := genericFunc(op)
 		if err != nil {
@@ -108,6 +114,12 @@ func (p *parser) genericTop(m *Module, op *Op, wrapped bool) error {
 			return &Error{Pos: op.Pos, Msg: "builtin.module wants one region of one block"}
 		}
 		for _, inner := range op.Regions[0].Blocks[0].Ops {
+			if inner.Name == "sdy.mesh" {
+				if err := m.genericMesh(inner); err != nil {
+					return err
+				}
+				continue
+			}
 			if inner.Name != "func.func" {
 				return &Error{Pos: inner.Pos, Msg: fmt.Sprintf("expected a func.func in the module, found %s", inner.Name)}
 			}

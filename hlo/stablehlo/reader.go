@@ -20,15 +20,15 @@ import (
 )
 
 // IsMLIR reports whether src looks like MLIR text rather than HLO text:
-// its first words are module or func.func (either form) or an attribute
-// alias (#loc), where HLO text starts with HloModule.
+// its first words are module, func.func or sdy.mesh (either form) or an
+// attribute alias (#loc), where HLO text starts with HloModule.
 func IsMLIR(src string) bool {
 	for _, ln := range strings.Split(src, "\n") {
 		t := strings.TrimSpace(ln)
 		if t == "" || strings.HasPrefix(t, "//") {
 			continue
 		}
-		for _, w := range []string{"module", "func.func", "#", `"builtin.module"`, `"func.func"`} {
+		for _, w := range []string{"module", "func.func", "#", `"builtin.module"`, `"func.func"`, "sdy.mesh", `"sdy.mesh"`} {
 			if strings.HasPrefix(t, w) {
 				return true
 			}

@@ -96,3 +96,19 @@ func TestTranslationDeterministic(t *testing.T) {
 		require.Equal(t, first.String(), m.String(), "translation %d differs", i)
 	}
 }
+
+// TestIsMLIR tells StableHLO text from HLO text by its first words.
+func TestIsMLIR(t *testing.T) {
+	for src, want := range map[string]bool{
+		"module @jit_f {\n}":                            true,
+		"// a comment\nfunc.func @main() {\n}":          true,
+		"#loc = loc(unknown)\nmodule {\n}":              true,
+		"sdy.mesh @mesh = <[\"x\"=1]>\nfunc.func @main": true,
+		"\"sdy.mesh\"() <{}> : () -> ()":                true,
+		"\"builtin.module\"() ({\n}) : () -> ()":        true,
+		"HloModule m\nENTRY e {\n}":                     false,
+		"":                                              false,
+	} {
+		require.Equal(t, want, IsMLIR(src), "%q", src)
+	}
+}

@@ -501,7 +501,7 @@ func (t *translator) block(r *Region, sc *scope, entry bool) ([]*hlo.Instruction
 		return nil, &Error{Pos: r.Pos, Msg: fmt.Sprintf("a region of %d blocks (control flow between blocks is not StableHLO)", len(r.Blocks))}
 	}
 	for _, op := range r.Blocks[0].Ops {
-		if op.Name == "func.return" || op.Name == "stablehlo.return" {
+		if op.Name == "func.return" || op.Name == "stablehlo.return" || op.Name == "sdy.return" {
 			return t.operands(op, sc)
 		}
 		if err := t.op(op, sc, entry); err != nil {

@@ -76,6 +76,11 @@ var errorCases = []struct {
 	{"bad dense", head + "  %c = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<2xf32>\n  return %c : tensor<2xf32>\n}\n", "t.mlir:2:", false},
 	{"unknown op", head + "  %0 = stablehlo.frobnicate %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "stablehlo.frobnicate", true},
 	{"dynamic shape", "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n  return %a : tensor<?xf32>\n}\n", "t.mlir:1:", true},
+	{"sdy manual computation over two devices", "sdy.mesh @mesh = <[\"x\"=2, \"y\"=1]>\n" + "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{\"x\"}]>] out_shardings=[<@mesh, [{\"x\"}]>] manual_axes={\"x\", \"y\"} (%b: tensor<1xf32>) {\n    sdy.return %b : tensor<1xf32>\n  } : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:3:8: sdy.manual_computation: sdy.manual_computation over manual axes \"x\"=2", true},
+	{"sdy all_reduce over two devices", "sdy.mesh @mesh = <[\"x\"=2]>\n" + head + "  %0 = sdy.all_reduce {\"x\"} %a out_sharding=<@mesh, [{}]> : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:3:8: sdy.all_reduce: sdy.all_reduce over axes \"x\"=2", true},
+	{"sdy sharding of no mesh", head + "  %0 = sdy.all_reduce {\"x\"} %a out_sharding=<@nomesh, [{}]> : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:8: sdy.all_reduce: sharding @nomesh, [{}] names no sdy.mesh", false},
+	{"sdy mesh axis of size 0", "sdy.mesh @mesh = <[\"x\"=0]>\n" + head + "  return %a : tensor<2xf32>\n}\n", "t.mlir:1:1: sdy.mesh @mesh: mesh axis \"x\" of size 0", false},
+	{"sdy body of other arguments", head + "  %0 = sdy.named_computation<\"f\">(%a) (%b: tensor<3xf32>) {\n    sdy.return %b : tensor<3xf32>\n  } : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:8: sdy.named_computation: its body's argument 0 is tensor<3xf32>", false},
 	{"no main", "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\nfunc.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n", "main", false},
 }
 
