@@ -37,7 +37,10 @@ type CallKind int
 
 const (
 	// CallIdentity: Sharding, SPMDFullToShardShape, SPMDShardToFullShape
-	// of one device: the operand itself.
+	// of one device, and the memory placements (JAX's
+	// annotate_device_placement, XLA's MoveToHost and MoveToDevice, which
+	// its host offloader deletes once it has placed the value): the
+	// operand itself.
 	CallIdentity CallKind = iota + 1
 	// CallTrsm: op(a) x = b (left side) or x op(a) = b, a triangular:
 	// triangular-solve.
@@ -114,7 +117,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		return nil, nil
 	}
 	switch in.A.Target {
-	case "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape":
+	case "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement", "MoveToHost", "MoveToDevice":
 		if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
 			return nil, fmt.Errorf("custom-call %s of one device takes one array and returns it, of its shape", in.A.Target)
 		}

@@ -1,6 +1,7 @@
 // A program as JAX prints it with Shardy, the partitioner, on: meshes,
 // shardings and constraints, a manual computation (shard_map) over an
-// axis of one device, a named computation, global-view collectives.
+// axis of one device, a named computation, global-view collectives; and
+// the memory placements of jax.device_put inside jit.
 module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22x\22=1, \22y\22=1]>}"}, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["x"=1, "y"=1]>
   sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>
@@ -23,6 +24,9 @@ module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = 
     %7 = sdy.propagation_barrier %6 allowed_direction=BACKWARD : tensor<8x4xf32>
     sdy.sharding_group %7 group_id=0 : tensor<8x4xf32>
     %8 = stablehlo.tanh %7 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x4xf32>
-    return %8 : tensor<8x4xf32>
+    %9 = stablehlo.custom_call @annotate_device_placement(%8) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    %10 = stablehlo.custom_call @MoveToHost(%9) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    %11 = stablehlo.custom_call @MoveToDevice(%10) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %11 : tensor<8x4xf32>
   }
 }
