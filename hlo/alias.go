@@ -73,3 +73,55 @@ func (m *Module) InputOutputAlias() ([]Alias, error) {
 	}
 	return out, nil
 }
+
+var donorEntry = regexp.MustCompile(`^\(\s*(\d+)\s*,\s*\{([^{}]*)\}\s*\)$`)
+
+// BufferDonors parses the module header's buffer_donor attribute, `{
+// (0, {}), (2, {1}) }`: parameters (at an index path) whose memory the
+// program may reuse, with no result to alias them to; as Alias entries
+// without Output. None gives nil.
+func (m *Module) BufferDonors() ([]Alias, error) {
+	var attr *Attr
+	for i := range m.Attrs {
+		if m.Attrs[i].Name == "buffer_donor" {
+			attr = &m.Attrs[i]
+		}
+	}
+	if attr == nil {
+		return nil, nil
+	}
+	bad := func(format string, args ...any) error {
+		return &Error{Pos: attr.Pos, Msg: "buffer_donor: " + fmt.Sprintf(format, args...)}
+	}
+	v := strings.TrimSpace(attr.Value)
+	if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
+		return nil, bad("want {(param, {index}), ...}")
+	}
+	body := strings.TrimSpace(v[1 : len(v)-1])
+	var out []Alias
+	for body != "" {
+		end := strings.Index(body, ")")
+		if end < 0 {
+			return nil, bad("unterminated entry %q", body)
+		}
+		entry := strings.TrimSpace(body[:end+1])
+		body = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(body[end+1:]), ","))
+		mm := donorEntry.FindStringSubmatch(entry)
+		if mm == nil {
+			return nil, bad("cannot read entry %q", entry)
+		}
+		var a Alias
+		var err error
+		if a.ParamIndex, err = parseIntList("{" + mm[2] + "}"); err != nil {
+			return nil, bad("parameter index: %v", err)
+		}
+		if a.Param, err = strconv.ParseInt(mm[1], 10, 64); err != nil {
+			return nil, bad("parameter number: %v", err)
+		}
+		if m.Entry != nil && int(a.Param) >= len(m.Entry.Params) {
+			return nil, bad("parameter %d does not exist (the entry has %d)", a.Param, len(m.Entry.Params))
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

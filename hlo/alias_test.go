@@ -22,3 +22,26 @@ func TestInputOutputAlias(t *testing.T) {
 	require.ErrorContains(t, err, "b.hlo:1:")
 	require.ErrorContains(t, err, "parameter 7 does not exist")
 }
+
+func TestBufferDonors(t *testing.T) {
+	m, err := Parse("a.hlo", "HloModule f, buffer_donor={ (0, {}), (1, {1}) }\nENTRY e {\n  a = f32[2] parameter(0)\n  b = (f32[2], f32[3]) parameter(1)\n  ROOT n = f32[2] negate(a)\n}")
+	require.NoError(t, err)
+	d, err := m.BufferDonors()
+	require.NoError(t, err)
+	require.Equal(t, []Alias{{Param: 0, ParamIndex: []int64{}}, {Param: 1, ParamIndex: []int64{1}}}, d)
+	for _, c := range []struct{ attr, want string }{
+		{"{ (2, {}) }", "parameter 2 does not exist"},
+		{"{ (0, {} }", "unterminated"},
+		{"{ 0 }", "unterminated"},
+		{"(0, {})", "want {"},
+	} {
+		m, err := Parse("b.hlo", "HloModule f, buffer_donor="+c.attr+"\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}")
+		if err != nil {
+			require.ErrorContains(t, err, "b.hlo:1:", c.attr)
+			continue
+		}
+		_, err = m.BufferDonors()
+		require.ErrorContains(t, err, "b.hlo:1:", c.attr)
+		require.ErrorContains(t, err, c.want, c.attr)
+	}
+}

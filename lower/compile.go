@@ -670,7 +670,8 @@ func whileIndices(in *hlo.Instruction) (cond, body int) {
 }
 
 // donated returns the entry parameter leaves whose memory the program
-// may reuse: Options.Donate and the parameters input_output_alias names;
+// may reuse: Options.Donate and the parameters input_output_alias and
+// buffer_donor name;
 // every leaf of a while body's state, which a result may take in place
 // (planMemory keeps those only).
 func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
@@ -695,7 +696,11 @@ func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range aliases {
+	donors, err := s.mod.BufferDonors()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range append(aliases, donors...) {
 		p := s.mod.Entry.Params[a.Param]
 		first, count := firstLeaf[a.Param], len(p.Shape.Leaves())
 		if len(a.ParamIndex) > 0 {
@@ -703,7 +708,7 @@ func (s *state) donated(firstLeaf []int) (map[int]bool, error) {
 			sh, off := p.Shape, 0
 			for _, i := range a.ParamIndex {
 				if !sh.IsTuple() || i < 0 || int(i) >= len(sh.Tuple) {
-					return nil, p.Errorf("input_output_alias names index %v, which the parameter's shape %s lacks", a.ParamIndex, p.Shape)
+					return nil, p.Errorf("input_output_alias or buffer_donor names index %v, which the parameter's shape %s lacks", a.ParamIndex, p.Shape)
 				}
 				off += sh.LeafOffset(int(i))
 				sh = sh.Tuple[i]

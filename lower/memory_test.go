@@ -179,7 +179,7 @@ func TestMemoryBudget(t *testing.T) {
 // TestDonation: donated parameters give their memory to a result of
 // their size written after their last read (as input_output_alias), or
 // join the arena, where it is reused once they are dead: the peak drops;
-// input_output_alias donates the parameters it names.
+// input_output_alias and buffer_donor donate the parameters they name.
 func TestDonation(t *testing.T) {
 	mods, err := hlo.ParseFile("../tests/testdata/mlp_train/graph.hlo")
 	require.NoError(t, err)
@@ -201,6 +201,16 @@ func TestDonation(t *testing.T) {
 	require.Equal(t, p.Outputs[0]+1, a.Alias, "the result takes over the parameter's memory")
 	require.Equal(t, p.Params[0]+1, p.Buffers[p.Outputs[0]].Alias)
 	require.Equal(t, int64(4000), p.PeakBytes(), "no arena: the result is written over the parameter")
+
+	// buffer_donor donates too (JAX's donated arguments that no result
+	// aliases).
+	m, err = hlo.Parse("donor.hlo", "HloModule f, buffer_donor={ (0, {}) }\nENTRY f {\n  a = s32[1000] parameter(0)\n  b = s32[1000] parameter(1)\n  ROOT sum = s32[1000] add(a, b)\n}")
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.True(t, p.Buffers[p.Params[0]].Donated)
+	require.False(t, p.Buffers[p.Params[1]].Donated)
+	require.Equal(t, p.Outputs[0]+1, p.Buffers[p.Params[0]].Alias, "the result takes over the donor's memory")
 
 	// A result of the parameter's size but written before its last read
 	// cannot take its memory: the parameter stays in the arena.

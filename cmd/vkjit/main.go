@@ -86,7 +86,8 @@ Flags of run (before or after the positional arguments):
   --no-cache            neither read nor write the compile cache
   --donate LIST         let the program reuse these parameters' memory once they are
                         dead (jax's donate_argnums): "all" or leaf numbers like 2,3;
-                        input_output_alias in the module header donates its parameters
+                        input_output_alias and buffer_donor in the module header (in
+                        StableHLO, tf.aliasing_output and jax.buffer_donor) donate too
   --memprofile FILE     write the device memory at the planned peak in pprof format
                         (one sample per live buffer, by instruction): go tool pprof -top FILE
   --memory-budget BYTES plan at most BYTES of device memory (arena, parameters,

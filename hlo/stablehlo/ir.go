@@ -236,9 +236,10 @@ type Block struct {
 
 // Arg is a function's or block's argument.
 type Arg struct {
-	Name string
-	Type Type
-	Pos  hlo.Pos
+	Name  string
+	Type  Type
+	Attrs []NamedAttr // a function argument's {...}: JAX's donation, shardings
+	Pos   hlo.Pos
 }
 
 // Func is a func.func.

@@ -257,7 +257,7 @@ func (p *parser) argument() (Arg, error) {
 	}
 	a.Type = t
 	if s.peek() == '{' {
-		if _, err := p.attrDict(); err != nil {
+		if a.Attrs, err = p.attrDict(); err != nil {
 			return a, err
 		}
 	}

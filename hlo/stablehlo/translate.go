@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -374,7 +375,50 @@ func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := donations(hm, entry, res+len(t.outs)); err != nil {
+		return nil, err
+	}
 	return &Translated{HLO: hm, Entry: entry.Name, Results: res, Checks: t.checks, Pos: entry.Pos}, nil
+}
+
+// donations gives hm the header attributes HLO spells JAX's donated
+// arguments with: an argument of the entry marked tf.aliasing_output = i
+// (donate_argnums, the result i of its type) becomes an entry of
+// input_output_alias, one marked jax.buffer_donor = true (donated, no
+// result to alias) of buffer_donor. outputs is how many values the
+// entry returns (one is returned alone, more as a tuple).
+func donations(hm *hlo.Module, entry *Func, outputs int) error {
+	var alias, donors []string
+	for i, a := range entry.Args {
+		for _, na := range a.Attrs {
+			switch na.Name {
+			case "tf.aliasing_output":
+				out, err := strconv.ParseInt(na.Attr.Text, 10, 64)
+				if na.Attr.Kind != IntAttr || err != nil || out < 0 || int(out) >= len(entry.Results) {
+					return &Error{Pos: a.Pos, Msg: fmt.Sprintf("%%%s: tf.aliasing_output %s names no result of @%s", a.Name, na.Attr.Text, entry.Name)}
+				}
+				if !entry.Results[out].Shape().Equal(a.Type.Shape()) {
+					return &Error{Pos: a.Pos, Msg: fmt.Sprintf("%%%s: tf.aliasing_output %d is %s, the argument %s", a.Name, out, entry.Results[out].Text, a.Type.Text)}
+				}
+				index := fmt.Sprint(out)
+				if outputs == 1 {
+					index = ""
+				}
+				alias = append(alias, fmt.Sprintf("{%s}: (%d, {}, may-alias)", index, i))
+			case "jax.buffer_donor":
+				if na.Attr.Kind == BoolAttr && na.Attr.Text == "true" {
+					donors = append(donors, fmt.Sprintf("(%d, {})", i))
+				}
+			}
+		}
+	}
+	if len(alias) > 0 {
+		hm.Attrs = append(hm.Attrs, hlo.Attr{Name: "input_output_alias", Value: "{ " + strings.Join(alias, ", ") + " }"})
+	}
+	if len(donors) > 0 {
+		hm.Attrs = append(hm.Attrs, hlo.Attr{Name: "buffer_donor", Value: "{ " + strings.Join(donors, ", ") + " }"})
+	}
+	return nil
 }
 
 // Entries are the functions a module runs from: @main; else the public

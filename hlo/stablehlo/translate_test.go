@@ -272,3 +272,40 @@ func TestBatchNorm(t *testing.T) {
 	}
 	require.Len(t, seen, 3)
 }
+
+// TestDonations: JAX marks donated arguments (donate_argnums) with
+// tf.aliasing_output (the result that may take the argument's memory) or
+// jax.buffer_donor; they become HLO's input_output_alias and
+// buffer_donor, which the compiler honours.
+func TestDonations(t *testing.T) {
+	src := `func.func public @main(%a: tensor<4xf32> {tf.aliasing_output = 1 : i32}, %b: tensor<4xf32> {jax.buffer_donor = true}, %c: tensor<2xf32>) -> (tensor<2xf32>, tensor<4xf32>) {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %c, %0 : tensor<2xf32>, tensor<4xf32>
+}
+`
+	m, err := ParseModule("d.mlir", src)
+	require.NoError(t, err)
+	al, err := m.InputOutputAlias()
+	require.NoError(t, err)
+	require.Equal(t, []hlo.Alias{{Output: []int64{1}, Param: 0, ParamIndex: []int64{}}}, al)
+	d, err := m.BufferDonors()
+	require.NoError(t, err)
+	require.Equal(t, []hlo.Alias{{Param: 1, ParamIndex: []int64{}}}, d)
+
+	one := "func.func public @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {\n  %0 = stablehlo.negate %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+	m, err = ParseModule("d.mlir", one)
+	require.NoError(t, err)
+	al, err = m.InputOutputAlias()
+	require.NoError(t, err)
+	require.Equal(t, []hlo.Alias{{Output: []int64{}, Param: 0, ParamIndex: []int64{}}}, al, "a single result is the root itself")
+
+	for _, c := range []struct{ attr, want string }{
+		{"tf.aliasing_output = 1 : i32", "d.mlir:1:24: %a: tf.aliasing_output 1 names no result of @main"},
+		{`tf.aliasing_output = "x"`, "names no result"},
+	} {
+		_, err := ParseModule("d.mlir", strings.Replace(one, "tf.aliasing_output = 0 : i32", c.attr, 1))
+		require.ErrorContains(t, err, c.want)
+	}
+	_, err = ParseModule("d.mlir", "func.func public @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<2xf32> {\n  %0 = stablehlo.slice %a [0:2] : (tensor<4xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n")
+	require.ErrorContains(t, err, "tf.aliasing_output 0 is tensor<2xf32>, the argument tensor<4xf32>")
+}
