@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ func (p *parser) attrTyped(typed bool) (*Attr, error) {
 		return nil, err
 	}
 	a.Pos = pos
-	if typed && s.peek() == ':' && !s.lookingAt("::") && (a.Kind == IntAttr || a.Kind == FloatAttr || a.Kind == DenseAttr || a.Kind == BoolAttr) {
+	if typed && s.peek() == ':' && !s.lookingAt("::") && (a.Kind == IntAttr || a.Kind == FloatAttr || a.Kind == DenseAttr || a.Kind == DenseResourceAttr || a.Kind == BoolAttr) {
 		s.advance(1)
 		t, err := p.typ()
 		if err != nil {
@@ -91,6 +92,17 @@ func (p *parser) attrBody() (*Attr, error) {
 			kind = FloatAttr
 		}
 		return &Attr{Kind: kind, Text: n}, nil
+	case s.lookingAtWord("dense_resource"):
+		s.advance(len("dense_resource"))
+		if err := s.expect("<"); err != nil {
+			return nil, err
+		}
+		name, err := s.balanced('<', '>')
+		name = strings.TrimSpace(name)
+		if u, uerr := strconv.Unquote(name); uerr == nil {
+			name = u // a key that is not an identifier is quoted
+		}
+		return &Attr{Kind: DenseResourceAttr, Text: name}, err
 	case s.lookingAtWord("dense"):
 		s.advance(len("dense"))
 		if err := s.expect("<"); err != nil {

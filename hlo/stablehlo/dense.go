@@ -96,6 +96,9 @@ func denseLiteral(a *Attr, t Type) (*hlo.Literal, error) {
 		}
 		return &hlo.Literal{Shape: shape, Data: raw}, nil
 	}
+	if a.Kind == DenseResourceAttr {
+		return nil, fmt.Errorf("dense_resource<%s> without its resource", a.Text)
+	}
 	if n == 0 {
 		elems = nil // a splat of nothing
 	}

@@ -56,20 +56,21 @@ func (t Type) Shape() hlo.Shape {
 type AttrKind uint8
 
 const (
-	IntAttr          AttrKind = iota // 1 : i64, or a bare integer
-	FloatAttr                        // 1.5 : f32
-	BoolAttr                         // true, false
-	StringAttr                       // "text"
-	ListAttr                         // [a, b]
-	DictAttr                         // {a = 1, b}
-	DenseAttr                        // dense<...> : tensor<...>
-	ArrayAttr                        // array<i64: 1, 2>
-	SymbolAttr                       // @name
-	TypeAttr                         // a type
-	DialectAttr                      // #dialect<...> or #dialect.name<...>, its body kept as text
-	UnitAttr                         // a name with no value
-	FunctionTypeAttr                 // (T, ...) -> (R, ...): In and Out
-	KeywordAttr                      // a bare word (an enum's value in a custom form)
+	IntAttr           AttrKind = iota // 1 : i64, or a bare integer
+	FloatAttr                         // 1.5 : f32
+	BoolAttr                          // true, false
+	StringAttr                        // "text"
+	ListAttr                          // [a, b]
+	DictAttr                          // {a = 1, b}
+	DenseAttr                         // dense<...> : tensor<...>
+	ArrayAttr                         // array<i64: 1, 2>
+	SymbolAttr                        // @name
+	TypeAttr                          // a type
+	DialectAttr                       // #dialect<...> or #dialect.name<...>, its body kept as text
+	UnitAttr                          // a name with no value
+	FunctionTypeAttr                  // (T, ...) -> (R, ...): In and Out
+	KeywordAttr                       // a bare word (an enum's value in a custom form)
+	DenseResourceAttr                 // dense_resource<name> : tensor<...>: Text is the name of the module's resource that holds the bytes
 )
 
 // Attr is an MLIR attribute.
@@ -257,5 +258,9 @@ type Module struct {
 	Name   string
 	Funcs  []*Func
 	Meshes map[string]Mesh // Shardy's sdy.mesh ops, by name (shardy.go)
-	Pos    hlo.Pos
+	// Resources: the blobs of the text's {-# dialect_resources #-}
+	// section by key (their alignment word taken off), which
+	// dense_resource constants name.
+	Resources map[string][]byte
+	Pos       hlo.Pos
 }

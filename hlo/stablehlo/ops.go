@@ -276,13 +276,20 @@ func attrRule(op hlo.Opcode, hloName string, names ...string) rule {
 
 func constantRule(c *opContext) ([]*hlo.Instruction, error) {
 	v := c.attr("value")
-	if v == nil || v.Kind != DenseAttr {
+	if v == nil || v.Kind != DenseAttr && v.Kind != DenseResourceAttr {
 		return nil, fmt.Errorf("needs a dense value")
 	}
 	if len(c.op.OutTypes) != 1 {
 		return nil, fmt.Errorf("needs its type")
 	}
 	t := c.op.OutTypes[0]
+	if v.Kind == DenseResourceAttr {
+		lit, err := c.t.resourceLiteral(v.Text, t)
+		if err != nil {
+			return nil, err
+		}
+		return []*hlo.Instruction{c.cb.Constant(lit)}, nil
+	}
 	if one, ok, err := denseSplat(v, t); err != nil || ok {
 		if err != nil {
 			return nil, err

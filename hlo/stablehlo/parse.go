@@ -28,6 +28,10 @@ func (p *parser) parseModule() (*Module, error) {
 				return nil, s.errorf("expected \"}\" to close the module")
 			}
 			return m, nil
+		case s.lookingAt("{-#"):
+			if err := p.resourceSection(m); err != nil {
+				return nil, err
+			}
 		case s.peek() == '#':
 			if err := p.alias(); err != nil {
 				return nil, err
@@ -57,10 +61,17 @@ func (p *parser) parseModule() (*Module, error) {
 				}
 			}
 			s.skip()
-			for s.peek() == '#' {
-				if err := p.alias(); err != nil {
+			for s.peek() == '#' || s.lookingAt("{-#") {
+				var err error
+				if s.peek() == '#' {
+					err = p.alias()
+				} else {
+					err = p.resourceSection(m)
+				}
+				if err != nil {
 					return nil, err
 				}
+				s.skip()
 			}
 			if !s.eof() {
 				return nil, s.errorf("unexpected %s after the module", s.describe())

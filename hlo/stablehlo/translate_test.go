@@ -81,6 +81,12 @@ var errorCases = []struct {
 	{"sdy sharding of no mesh", head + "  %0 = sdy.all_reduce {\"x\"} %a out_sharding=<@nomesh, [{}]> : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:8: sdy.all_reduce: sharding @nomesh, [{}] names no sdy.mesh", false},
 	{"sdy mesh axis of size 0", "sdy.mesh @mesh = <[\"x\"=0]>\n" + head + "  return %a : tensor<2xf32>\n}\n", "t.mlir:1:1: sdy.mesh @mesh: mesh axis \"x\" of size 0", false},
 	{"sdy body of other arguments", head + "  %0 = sdy.named_computation<\"f\">(%a) (%b: tensor<3xf32>) {\n    sdy.return %b : tensor<3xf32>\n  } : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n", "t.mlir:2:8: sdy.named_computation: its body's argument 0 is tensor<3xf32>", false},
+	{"elided resource", head + "  %c = stablehlo.constant dense_resource<__elided__> : tensor<2xf32>\n  return %c : tensor<2xf32>\n}\n", "t.mlir:2:8: stablehlo.constant: dense_resource<__elided__>: the constant's bytes were left out", false},
+	{"missing resource", head + "  %c = stablehlo.constant dense_resource<w> : tensor<2xf32>\n  return %c : tensor<2xf32>\n}\n", "t.mlir:2:8: stablehlo.constant: dense_resource<w>: the text has no resource w", false},
+	{"short resource", head + "  %c = stablehlo.constant dense_resource<w> : tensor<2xf32>\n  return %c : tensor<2xf32>\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      w: \"0x040000000000803F\"\n    }\n  }\n#-}\n", "dense_resource<w> holds 4 bytes, tensor<2xf32> 8", false},
+	{"bad resource blob", head + "  return %a : tensor<2xf32>\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      w: \"0x0400000\"\n    }\n  }\n#-}\n", "t.mlir:7:7: resource w: encoding/hex: odd length hex string", false},
+	{"resource blob without alignment", head + "  return %a : tensor<2xf32>\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      w: \"0x0300000000\"\n    }\n  }\n#-}\n", "t.mlir:7:7: resource w: alignment 3 is not a power of two", false},
+	{"unterminated resources", head + "  return %a : tensor<2xf32>\n}\n{-#\n  dialect_resources: {\n", "t.mlir:", false},
 	{"no main", "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\nfunc.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n", "main", false},
 }
 
