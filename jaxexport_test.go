@@ -2,12 +2,19 @@ package vkjit_test
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"math/cmplx"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/stablehlo"
 )
 
 // TestJAXExportedComplexLapack runs StableHLO that JAX exported for its
@@ -73,5 +80,109 @@ func TestJAXExportedComplexLapack(t *testing.T) {
 	}
 	for _, c := range []int64{1, 2} {
 		require.Less(t, cmplx.Abs(valueAt(e[0], c)), 1e-5*32.5, "cgeev: the double zero eigenvalue")
+	}
+}
+
+// TestJAXExportedTridiagonalSolve runs jax.lax.linalg.tridiagonal_solve
+// as JAX exported it for its CPU backward-compatibility tests (LAPACK's
+// gtsv, testdata/jax/tridiagonal_solve_*.mlir) on those tests' inputs,
+// and compares the device's and the evaluator's solutions with the ones
+// LAPACK computed there (.npz, want): f32 (the device's elimination and
+// substitution are LAPACK's steps in f32) and c128.
+func TestJAXExportedTridiagonalSolve(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		name string
+		tol  float64 // relative to the solution's largest element
+	}{{"f32", 2e-6}, {"c128", 1e-14}} {
+		t.Run(c.name, func(t *testing.T) {
+			file := "testdata/jax/tridiagonal_solve_" + c.name
+			data, err := vkjit.ReadNPZ(file + ".npz")
+			require.NoError(t, err)
+			args := []*vkjit.Tensor{data["dl"], data["d"], data["du"], data["b"]}
+			exe, err := rt.CompileFile(file+".mlir", vkjit.CompileOptions{})
+			require.NoError(t, err)
+			defer exe.Close()
+			res, _, err := exe.Run(context.Background(), args...)
+			require.NoError(t, err)
+			want := data["want"]
+			scale := 0.0
+			for i := range want.NumElements() {
+				scale = max(scale, cmplx.Abs(valueAt(want, i)))
+			}
+			src, err := os.ReadFile(file + ".mlir")
+			require.NoError(t, err)
+			mod, err := stablehlo.ParseModule(file+".mlir", string(src))
+			require.NoError(t, err)
+			lits := make([]*hlo.Literal, len(args))
+			for i, a := range args {
+				lits[i] = literalOf(a)
+			}
+			ev, err := eval.Run(mod, lits...)
+			require.NoError(t, err)
+			e := ev.Leaves()[0]
+			et := &vkjit.Tensor{Type: vkjit.DType(e.Shape.Elem), Dims: e.Shape.Dims, Data: e.Data}
+			for i := range want.NumElements() {
+				w := valueAt(want, i)
+				require.LessOrEqual(t, cmplx.Abs(valueAt(res[0], i)-w), c.tol*scale, "device, element %d", i)
+				require.LessOrEqual(t, cmplx.Abs(valueAt(et, i)-w), c.tol*scale, "evaluator, element %d", i)
+			}
+		})
+	}
+}
+
+// TestGtsv holds the device's gtsv to the evaluator's on what the
+// exported tests leave out: every output (the factored diagonals and
+// info too), a batch where one system meets a zero pivot (LAPACK stops
+// there: info is the pivot's row + 1, and JAX makes that system's x NaN)
+// beside one that pivots, one row, and the f64 and c64 kernels.
+func TestGtsv(t *testing.T) {
+	defer noValidationMessages(t)
+	prog := func(ty string, batch, n, k int) string {
+		return fmt.Sprintf(`HloModule gtsv
+ENTRY e {
+  dl = %[1]s[%[2]d,%[3]d] parameter(0)
+  d = %[1]s[%[2]d,%[3]d] parameter(1)
+  du = %[1]s[%[2]d,%[3]d] parameter(2)
+  b = %[1]s[%[2]d,%[3]d,%[4]d] parameter(3)
+  ROOT r = (%[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d,%[4]d], s32[%[2]d]) custom-call(dl, d, du, b), custom_call_target="lapack_%[5]sgtsv_ffi"
+}`, ty, batch, n, k, map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty])
+	}
+	tensor := func(ty vkjit.DType, dims []int64, vals []float64) *vkjit.Tensor {
+		var data []byte
+		for _, v := range vals {
+			switch hlo.ElementType(ty) {
+			case hlo.F32:
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+			case hlo.C64: // v + i v/2
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v/2)))
+			case hlo.F64:
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+			case hlo.C128:
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v/2))
+			}
+		}
+		return &vkjit.Tensor{Type: ty, Dims: dims, Data: data}
+	}
+	// System 0 pivots at row 1 (|dl| > |d|) and meets a zero pivot at
+	// row 3; system 1 keeps its rows.
+	dl := []float64{0, 3, 0, 0, 0, 0.5, 0.25, 0.125}
+	d := []float64{1, 2, 0, 4, 4, 5, 6, 7}
+	du := []float64{2, 6, 1, 0, 1, 1, 1, 0}
+	b := []float64{1, 2, 3, 4, 5, 6, 7, 8, 1, -1, 2, -2, 3, -3, 4, -4}
+	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
+		dt := vkjit.DType(map[string]hlo.ElementType{"f32": hlo.F32, "f64": hlo.F64, "c64": hlo.C64, "c128": hlo.C128}[ty])
+		res, want := deviceAndEval(t, "gtsv "+ty, prog(ty, 2, 4, 2),
+			tensor(dt, []int64{2, 4}, dl), tensor(dt, []int64{2, 4}, d), tensor(dt, []int64{2, 4}, du), tensor(dt, []int64{2, 4, 2}, b))
+		require.Equal(t, []int32{3, 0}, []int32{int32(real(valueAt(res[4], 0))), int32(real(valueAt(res[4], 1)))}, "%s info", ty)
+		requireNearEval(t, "gtsv "+ty, res, want, 1e-5)
+		res, want = deviceAndEval(t, "gtsv one row "+ty, prog(ty, 1, 1, 1),
+			tensor(dt, []int64{1, 1}, []float64{9}), tensor(dt, []int64{1, 1}, []float64{4}), tensor(dt, []int64{1, 1}, []float64{9}), tensor(dt, []int64{1, 1, 1}, []float64{2}))
+		requireNearEval(t, "gtsv one row "+ty, res, want, 0)
+		if x := valueAt(res[3], 0); ty == "f32" || ty == "f64" {
+			require.Equal(t, complex(0.5, 0), x, "2/4")
+		}
 	}
 }

@@ -101,10 +101,18 @@ const (
 	// (its first element 1 implied), tau [..., n-1], info); cgehrd and
 	// zgehrd likewise, h = Q^H a Q.
 	CallGehrd
+	// CallGtsv: the solution x of a x = b for a tridiagonal a [..., n,
+	// n] given by its diagonals dl, d, du [..., n] (dl[0] and du[n-1]
+	// unused, as JAX passes them) and b [..., n, nrhs], LAPACK's gtsv
+	// (Gaussian elimination with partial pivoting) as jaxlib's FFI kernel
+	// returns it: (dl, d, du overwritten with U's second superdiagonal,
+	// diagonal and first superdiagonal, x in b's shape, info), info the
+	// first zero pivot's row + 1 (x then partly computed), or 0.
+	CallGtsv
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -334,6 +342,19 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		bd := batch(a[0])
 		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(t, append(slices.Clone(bd), max(n-1, 0))...), ArrayShape(S32, bd...))) {
 			return nil, bad("a square matrix and returns (its shape, tau of n-1 per matrix, s32 info per matrix)")
+		}
+	case "gtsv":
+		c.Kind = CallGtsv
+		o := in.Operands
+		ok := len(o) == 4 && o[0].Shape.Rank() >= 1 && o[0].Shape.Equal(o[1].Shape) && o[0].Shape.Equal(o[2].Shape) && matrix(o[3])
+		if ok {
+			d, b := o[0].Shape.Dims, o[3].Shape.Dims
+			bd := d[:len(d)-1]
+			ok = slices.Equal(b[:len(b)-1], d) &&
+				in.Shape.Equal(TupleShape(o[0].Shape, o[1].Shape, o[2].Shape, o[3].Shape, ArrayShape(S32, bd...)))
+		}
+		if !ok {
+			return nil, bad("dl, d, du [..., n] and b [..., n, nrhs] and returns (dl, d, du, x in b's shape, s32 info per system)")
 		}
 	case "getrf":
 		c.Kind = CallGetrf

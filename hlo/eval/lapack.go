@@ -45,6 +45,9 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallGetrf:
 		lu, ipiv, info := getrf(ops[0].Lit)
 		res = []*hlo.Literal{lu, ipiv, info}
+	case hlo.CallGtsv:
+		dl, d, du, x, info := gtsv(ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)
+		res = []*hlo.Literal{dl, d, du, x, info}
 	case hlo.CallTopK:
 		return e.topKCall(in, ops[0].Lit)
 	case hlo.CallGesdd:
@@ -754,4 +757,81 @@ func epsilon(t hlo.ElementType) float64 {
 		return 0x1p-53
 	}
 	return 0x1p-24
+}
+
+// gtsv solves tridiagonal systems as LAPACK's gtsv: Gaussian elimination
+// with partial pivoting (row i and i+1 swapped where |dl_i| > |d_i|, by
+// |re| + |im| for complex types as cgtsv's CABS1), then back
+// substitution with U's three diagonals. dl, d, du are [..., n] with
+// dl[0] and du[n-1] unused (JAX's layout, whose kernel passes dl + 1);
+// b is [..., n, nrhs]. A zero pivot stops the system there, as LAPACK
+// returns: info is its row + 1, b and the diagonals as far as they got.
+func gtsv(dlL, dL, duL, bL *hlo.Literal) (dlo, do, duo, x, infoL *hlo.Literal) {
+	dl, d, du, b := complexes(dlL), complexes(dL), complexes(duL), complexes(bL)
+	r := bL.Shape.Rank()
+	n, nrhs := bL.Shape.Dims[r-2], bL.Shape.Dims[r-1]
+	batch := int64(0)
+	if n > 0 {
+		batch = int64(len(d)) / n
+	}
+	info := make([]complex128, batch)
+	abs1 := func(v complex128) float64 { return math.Abs(real(v)) + math.Abs(imag(v)) }
+	for s := int64(0); s < batch; s++ {
+		// LAPACK's 1-based DL(i), D(i), DU(i), B(i, j).
+		DL := func(i int64) *complex128 { return &dl[s*n+i] } // dl[i] is DL(i): JAX's dl[0] is unused
+		D := func(i int64) *complex128 { return &d[s*n+i-1] }
+		DU := func(i int64) *complex128 { return &du[s*n+i-1] }
+		B := func(i, j int64) *complex128 { return &b[(s*n+i-1)*nrhs+j] }
+		solved := true
+		for i := int64(1); i <= n-1 && solved; i++ {
+			if abs1(*D(i)) >= abs1(*DL(i)) {
+				if *D(i) == 0 {
+					info[s], solved = complex(float64(i), 0), false
+					break
+				}
+				fact := *DL(i) / *D(i)
+				*D(i + 1) -= fact * *DU(i)
+				for j := range nrhs {
+					*B(i+1, j) -= fact * *B(i, j)
+				}
+				if i < n-1 {
+					*DL(i) = 0
+				}
+				continue
+			}
+			fact := *D(i) / *DL(i)
+			*D(i) = *DL(i)
+			temp := *D(i + 1)
+			*D(i + 1) = *DU(i) - fact*temp
+			if i < n-1 {
+				*DL(i) = *DU(i + 1)
+				*DU(i + 1) = -fact * *DL(i)
+			}
+			*DU(i) = temp
+			for j := range nrhs {
+				t := *B(i, j)
+				*B(i, j) = *B(i+1, j)
+				*B(i+1, j) = t - fact**B(i+1, j)
+			}
+		}
+		if solved && n > 0 && *D(n) == 0 {
+			info[s], solved = complex(float64(n), 0), false
+		}
+		if !solved {
+			continue
+		}
+		for j := range nrhs {
+			*B(n, j) /= *D(n)
+			if n > 1 {
+				*B(n-1, j) = (*B(n-1, j) - *DU(n - 1)**B(n, j)) / *D(n - 1)
+			}
+			for i := n - 2; i >= 1; i-- {
+				*B(i, j) = (*B(i, j) - *DU(i)**B(i+1, j) - *DL(i)**B(i+2, j)) / *D(i)
+			}
+		}
+	}
+	t := bL.Shape.Elem
+	bd := slices.Clone(dL.Shape.Dims[:dL.Shape.Rank()-1])
+	return literal(t, dlL.Shape.Dims, dl), literal(t, dL.Shape.Dims, d), literal(t, duL.Shape.Dims, du),
+		literal(t, bL.Shape.Dims, b), literal(hlo.S32, bd, info)
 }

@@ -157,6 +157,14 @@ ENTRY e {
   a = f32[3,3] parameter(0)
   ROOT r = (f32[3,3], f32[3,3], f32[3], f32[3], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", backend_config={mode = 86 : ui8, sort = 83 : ui8}
 }`, "custom-call lapack_sgees_ffi"},
+		{`HloModule m
+ENTRY e {
+  dl = f32[2,4] parameter(0)
+  d = f32[2,4] parameter(1)
+  du = f32[2,3] parameter(2)
+  b = f32[2,4,3] parameter(3)
+  ROOT r = (f32[2,4], f32[2,4], f32[2,3], f32[2,4,3], s32[2]) custom-call(dl, d, du, b), custom_call_target="lapack_sgtsv_ffi"
+}`, "takes dl, d, du [..., n] and b [..., n, nrhs]"},
 	} {
 		m, err := hlo.Parse("t.hlo", c.src)
 		require.NoError(t, err)
