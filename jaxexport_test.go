@@ -186,3 +186,48 @@ ENTRY e {
 		}
 	}
 }
+
+// TestShardyRoundTripCalls: HLO that JAX prints with Shardy on carries
+// its manual computations and result shardings as custom-calls
+// (xla.sdy.GlobalToLocalShape of several operands, LocalToGlobalShape,
+// PropagationBarrier, FuncResultSharding); on a mesh of one device each
+// passes its operands on.
+func TestShardyRoundTripCalls(t *testing.T) {
+	defer noValidationMessages(t)
+	src := `HloModule jit_f, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=1]>}}
+
+body {
+  a = f32[8,4] parameter(0)
+  b = f32[4] parameter(1)
+  bb = f32[8,4] broadcast(b), dimensions={1}
+  ROOT m = f32[8,4] multiply(a, bb)
+}
+
+ENTRY main {
+  x = f32[8,4] parameter(0)
+  y = f32[4] parameter(1)
+  g = (f32[8,4], f32[4]) custom-call(x, y), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true
+  g0 = f32[8,4] get-tuple-element(g), index=0
+  g1 = f32[4] get-tuple-element(g), index=1
+  c = f32[8,4] call(g0, g1), to_apply=body
+  l = f32[8,4] custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape"
+  p = f32[8,4] custom-call(l), custom_call_target="xla.sdy.PropagationBarrier"
+  ROOT r = f32[8,4] custom-call(p), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true
+}`
+	x, y := make([]float64, 32), []float64{1, -2, 0.5, 3}
+	for i := range x {
+		x[i] = float64(i) - 7.5
+	}
+	f32s := func(dims []int64, v []float64) *vkjit.Tensor {
+		var data []byte
+		for _, f := range v {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(f)))
+		}
+		return &vkjit.Tensor{Type: vkjit.DType(hlo.F32), Dims: dims, Data: data}
+	}
+	res, want := deviceAndEval(t, "sdy round trip", src, f32s([]int64{8, 4}, x), f32s([]int64{4}, y))
+	requireNearEval(t, "sdy round trip", res, want, 0)
+	for i := range int64(32) {
+		require.Equal(t, complex(float64(float32(x[i]*y[i%4])), 0), valueAt(res[0], i))
+	}
+}

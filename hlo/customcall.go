@@ -37,10 +37,12 @@ type CallKind int
 
 const (
 	// CallIdentity: Sharding, SPMDFullToShardShape, SPMDShardToFullShape
-	// of one device, and the memory placements (JAX's
+	// of one device, Shardy's round-trip calls (xla.sdy.*: a manual
+	// computation's shape changes, of one device, a result's sharding, a
+	// propagation barrier), and the memory placements (JAX's
 	// annotate_device_placement, XLA's MoveToHost and MoveToDevice, which
 	// its host offloader deletes once it has placed the value): the
-	// operand itself.
+	// operand itself (the operands, as a tuple, where there are several).
 	CallIdentity CallKind = iota + 1
 	// CallTrsm: op(a) x = b (left side) or x op(a) = b, a triangular:
 	// triangular-solve.
@@ -125,9 +127,17 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		return nil, nil
 	}
 	switch in.A.Target {
-	case "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement", "MoveToHost", "MoveToDevice":
-		if len(in.Operands) != 1 || !in.Shape.IsArray() || !in.Shape.Equal(in.Operands[0].Shape) {
-			return nil, fmt.Errorf("custom-call %s of one device takes one array and returns it, of its shape", in.A.Target)
+	case "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement", "MoveToHost", "MoveToDevice",
+		"xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding", "xla.sdy.PropagationBarrier":
+		ok := len(in.Operands) == 1 && in.Shape.IsArray() && in.Shape.Equal(in.Operands[0].Shape)
+		if len(in.Operands) > 1 && in.Shape.IsTuple() && len(in.Shape.Tuple) == len(in.Operands) {
+			ok = true
+			for i, o := range in.Operands {
+				ok = ok && o.Shape.IsArray() && o.Shape.Equal(in.Shape.Tuple[i])
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("custom-call %s of one device takes arrays and returns them, of their shapes", in.A.Target)
 		}
 		return &CustomCall{Kind: CallIdentity}, nil
 	}

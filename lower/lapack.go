@@ -34,6 +34,9 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 	var res []*hlo.Instruction
 	switch c.Kind {
 	case hlo.CallIdentity:
+		if in.Shape.IsTuple() {
+			return b.inst(hlo.OpTuple, in.Shape, in.Operands...), nil
+		}
 		return b.inst(hlo.OpReshape, in.Shape, in.Operands[0]), nil
 	case hlo.CallTrsm:
 		ts := as(hlo.OpTriangularSolve, in.Shape)

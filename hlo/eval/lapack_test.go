@@ -159,6 +159,11 @@ ENTRY e {
 }`, "custom-call lapack_sgees_ffi"},
 		{`HloModule m
 ENTRY e {
+  x = f32[8,4] parameter(0)
+  ROOT g = f32[4,4] custom-call(x), custom_call_target="xla.sdy.GlobalToLocalShape"
+}`, "custom-call xla.sdy.GlobalToLocalShape of one device takes arrays and returns them, of their shapes"},
+		{`HloModule m
+ENTRY e {
   dl = f32[2,4] parameter(0)
   d = f32[2,4] parameter(1)
   du = f32[2,3] parameter(2)
