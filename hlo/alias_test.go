@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,5 +44,22 @@ func TestBufferDonors(t *testing.T) {
 		_, err = m.BufferDonors()
 		require.ErrorContains(t, err, "b.hlo:1:", c.attr)
 		require.ErrorContains(t, err, c.want, c.attr)
+	}
+}
+
+// TestUnknownCustomCall: a target vkjit cannot run is named with why:
+// a host callback, a GPU library's call, or neither.
+func TestUnknownCustomCall(t *testing.T) {
+	for target, want := range map[string]string{
+		"xla_ffi_python_cpu_callback": "a host callback (jax.debug.print",
+		"xla_python_gpu_callback":     "a host callback",
+		"__cublas$lt$matmul":          "a GPU library's call",
+		"cusolver_getrf_ffi":          "a GPU library's call",
+		"mystery":                     `custom-call target "mystery" is not supported (vkjit runs JAX's LAPACK calls`,
+	} {
+		msg := UnknownCustomCall(target)
+		require.Contains(t, msg, want, target)
+		require.Contains(t, msg, fmt.Sprintf("custom-call target %q is not supported", target))
+		require.Contains(t, msg, "gtsv", "the list of what runs")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // CustomCall is what a custom-call computes, for the targets vkjit runs
@@ -399,4 +400,21 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 		zeros = append(zeros, i)
 	}
 	return zeros, true
+}
+
+// UnknownCustomCall says why a custom-call target that KnownCustomCall
+// does not know cannot run, and what does: the targets of host
+// callbacks and of GPU libraries, which no Vulkan program can call, by
+// what writes them.
+func UnknownCustomCall(target string) string {
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd and gtsv, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	switch {
+	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
+		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)
+	case strings.HasPrefix(target, "__cublas$"), strings.HasPrefix(target, "__cudnn$"), strings.HasPrefix(target, "__triton"),
+		strings.HasPrefix(target, "cu_"), strings.HasPrefix(target, "cusolver_"), strings.HasPrefix(target, "cusparse_"),
+		strings.HasPrefix(target, "hip_"), strings.HasPrefix(target, "hipsolver_"), strings.HasPrefix(target, "hipsparse_"):
+		return fmt.Sprintf("custom-call target %q is not supported: a GPU library's call, which XLA's GPU compiler (after its optimizations) or JAX's GPU lowering writes; give vkjit the module as jax.jit(f).lower(...) prints it for the CPU, or XLA's HLO from before optimization (%s)", target, known)
+	}
+	return fmt.Sprintf("custom-call target %q is not supported (%s)", target, known)
 }

@@ -249,7 +249,7 @@ func checkSupport(s *state) error {
 			}
 		case hlo.OpCustomCall:
 			// expandLinalg took every target vkjit knows (hlo.KnownCustomCall).
-			return in.Errorf("custom-call target %q is not supported (vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr, syevd/heevd and gesdd, XLA's TopK, and sharding annotations)", in.A.Target)
+			return in.Errorf("%s", hlo.UnknownCustomCall(in.A.Target))
 		case hlo.OpAllReduce, hlo.OpAllGather, hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute,
 			hlo.OpAllReduceStart, hlo.OpAllGatherStart, hlo.OpCollectivePermuteStart:
 			// oneProcess took every collective of a group of one.
