@@ -22,32 +22,12 @@ var aliasEntry = regexp.MustCompile(`^\{([^{}]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([^{
 // InputOutputAlias parses the module header's input_output_alias
 // attribute, `{ {0}: (1, {}, may-alias), ... }`; none gives nil.
 func (m *Module) InputOutputAlias() ([]Alias, error) {
-	var attr *Attr
-	for i := range m.Attrs {
-		if m.Attrs[i].Name == "input_output_alias" {
-			attr = &m.Attrs[i]
-		}
+	entries, bad, err := m.headerEntries("input_output_alias", "{{output}: (param, {index}, kind), ...}")
+	if err != nil || entries == nil {
+		return nil, err
 	}
-	if attr == nil {
-		return nil, nil
-	}
-	bad := func(format string, args ...any) error {
-		return &Error{Pos: attr.Pos, Msg: "input_output_alias: " + fmt.Sprintf(format, args...)}
-	}
-	v := strings.TrimSpace(attr.Value)
-	if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
-		return nil, bad("want {{output}: (param, {index}, kind), ...}")
-	}
-	body := strings.TrimSpace(v[1 : len(v)-1])
 	var out []Alias
-	// Entries end at the ")" that closes their parameter part.
-	for body != "" {
-		end := strings.Index(body, ")")
-		if end < 0 {
-			return nil, bad("unterminated entry %q", body)
-		}
-		entry := strings.TrimSpace(body[:end+1])
-		body = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(body[end+1:]), ","))
+	for _, entry := range entries {
 		mm := aliasEntry.FindStringSubmatch(entry)
 		if mm == nil {
 			return nil, bad("cannot read entry %q", entry)
@@ -56,22 +36,66 @@ func (m *Module) InputOutputAlias() ([]Alias, error) {
 		if mm[4] != "" && mm[4] != "must-alias" && mm[4] != "may-alias" {
 			return nil, bad("unknown alias kind %q", mm[4])
 		}
-		var err error
 		if a.Output, err = parseIntList("{" + mm[1] + "}"); err != nil {
 			return nil, bad("output index: %v", err)
 		}
-		if a.ParamIndex, err = parseIntList("{" + mm[3] + "}"); err != nil {
-			return nil, bad("parameter index: %v", err)
-		}
-		if a.Param, err = strconv.ParseInt(mm[2], 10, 64); err != nil {
-			return nil, bad("parameter number: %v", err)
-		}
-		if m.Entry != nil && (a.Param < 0 || int(a.Param) >= len(m.Entry.Params)) {
-			return nil, bad("parameter %d does not exist (the entry has %d)", a.Param, len(m.Entry.Params))
+		if a.Param, a.ParamIndex, err = m.param(mm[2], mm[3], bad); err != nil {
+			return nil, err
 		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// headerEntries finds the module header's attribute name, a braced
+// list of entries that each end at the ")" closing their parameter part,
+// and returns the entries; nil where the header has no such attribute.
+// bad makes the attribute's errors (want: its form).
+func (m *Module) headerEntries(name, want string) (entries []string, bad func(format string, args ...any) error, err error) {
+	var attr *Attr
+	for i := range m.Attrs {
+		if m.Attrs[i].Name == name {
+			attr = &m.Attrs[i]
+		}
+	}
+	if attr == nil {
+		return nil, nil, nil
+	}
+	bad = func(format string, args ...any) error {
+		return &Error{Pos: attr.Pos, Msg: name + ": " + fmt.Sprintf(format, args...)}
+	}
+	v := strings.TrimSpace(attr.Value)
+	if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
+		return nil, nil, bad("want %s", want)
+	}
+	body := strings.TrimSpace(v[1 : len(v)-1])
+	entries = []string{}
+	for body != "" {
+		end := strings.Index(body, ")")
+		if end < 0 {
+			return nil, nil, bad("unterminated entry %q", body)
+		}
+		entries = append(entries, strings.TrimSpace(body[:end+1]))
+		body = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(body[end+1:]), ","))
+	}
+	return entries, bad, nil
+}
+
+// param reads an entry's parameter number and index path, checked
+// against the entry computation.
+func (m *Module) param(num, index string, bad func(format string, args ...any) error) (int64, []int64, error) {
+	p, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, nil, bad("parameter number: %v", err)
+	}
+	ix, err := parseIntList("{" + index + "}")
+	if err != nil {
+		return 0, nil, bad("parameter index: %v", err)
+	}
+	if m.Entry != nil && (p < 0 || int(p) >= len(m.Entry.Params)) {
+		return 0, nil, bad("parameter %d does not exist (the entry has %d)", p, len(m.Entry.Params))
+	}
+	return p, ix, nil
 }
 
 var donorEntry = regexp.MustCompile(`^\(\s*(\d+)\s*,\s*\{([^{}]*)\}\s*\)$`)
@@ -81,45 +105,19 @@ var donorEntry = regexp.MustCompile(`^\(\s*(\d+)\s*,\s*\{([^{}]*)\}\s*\)$`)
 // program may reuse, with no result to alias them to; as Alias entries
 // without Output. None gives nil.
 func (m *Module) BufferDonors() ([]Alias, error) {
-	var attr *Attr
-	for i := range m.Attrs {
-		if m.Attrs[i].Name == "buffer_donor" {
-			attr = &m.Attrs[i]
-		}
+	entries, bad, err := m.headerEntries("buffer_donor", "{(param, {index}), ...}")
+	if err != nil || entries == nil {
+		return nil, err
 	}
-	if attr == nil {
-		return nil, nil
-	}
-	bad := func(format string, args ...any) error {
-		return &Error{Pos: attr.Pos, Msg: "buffer_donor: " + fmt.Sprintf(format, args...)}
-	}
-	v := strings.TrimSpace(attr.Value)
-	if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
-		return nil, bad("want {(param, {index}), ...}")
-	}
-	body := strings.TrimSpace(v[1 : len(v)-1])
 	var out []Alias
-	for body != "" {
-		end := strings.Index(body, ")")
-		if end < 0 {
-			return nil, bad("unterminated entry %q", body)
-		}
-		entry := strings.TrimSpace(body[:end+1])
-		body = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(body[end+1:]), ","))
+	for _, entry := range entries {
 		mm := donorEntry.FindStringSubmatch(entry)
 		if mm == nil {
 			return nil, bad("cannot read entry %q", entry)
 		}
 		var a Alias
-		var err error
-		if a.ParamIndex, err = parseIntList("{" + mm[2] + "}"); err != nil {
-			return nil, bad("parameter index: %v", err)
-		}
-		if a.Param, err = strconv.ParseInt(mm[1], 10, 64); err != nil {
-			return nil, bad("parameter number: %v", err)
-		}
-		if m.Entry != nil && int(a.Param) >= len(m.Entry.Params) {
-			return nil, bad("parameter %d does not exist (the entry has %d)", a.Param, len(m.Entry.Params))
+		if a.Param, a.ParamIndex, err = m.param(mm[1], mm[2], bad); err != nil {
+			return nil, err
 		}
 		out = append(out, a)
 	}

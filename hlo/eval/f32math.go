@@ -34,9 +34,13 @@ func expReduce32(x float32) (n int, p float32) {
 	return int(nf), ma(q, float32(r*r), r)
 }
 
-// expFrom32 is mathlib's expFrom: (1 + p) 2^n, scaled in two steps so
-// that a subnormal result rounds once, and the range's edges.
-func expFrom32(x float32, n int, p float32) float32 {
+// expFrom32 is mathlib's expFrom: (1 + p) 2^n.
+func expFrom32(x float32, n int, p float32) float32 { return expScaled32(x, n, p+1) }
+
+// expScaled32 is y 2^n, scaled in two steps so that a subnormal result
+// rounds once, and the range's edges of e^x (mathlib's scale and its
+// selects).
+func expScaled32(x float32, n int, y float32) float32 {
 	switch {
 	case x != x:
 		return x
@@ -46,7 +50,7 @@ func expFrom32(x float32, n int, p float32) float32 {
 		return 0
 	}
 	half := n >> 1
-	return float32(float32((p+1)*pow2f(half)) * pow2f(n-half))
+	return float32(float32(y*pow2f(half)) * pow2f(n-half))
 }
 
 // ExpF32 is the device's f32 e^x.
@@ -440,19 +444,12 @@ var ln2Lo = math.Ln2 - 0.693145751953125
 // expTail32 is mathlib's expTail: e^(x + tl) as e^x (1 + tl), the tail
 // applied before the scaling by 2^n.
 func expTail32(x, tl float32) float32 {
-	switch {
-	case x != x:
-		return x
-	case x > 88.72283935546875:
-		return float32(math.Inf(1))
-	case x < -103.972084:
-		return 0
+	if x != x || x > 89 || x < -104 {
+		return expScaled32(x, 0, 0)
 	}
 	n, p := expReduce32(x)
 	y := p + 1
-	y += float32(y * tl)
-	half := n >> 1
-	return float32(float32(y*pow2f(half)) * pow2f(n-half))
+	return expScaled32(x, n, y+float32(y*tl))
 }
 
 // PowF32 is the device's f32 pow (C's special values): e^(y ln|x|) with

@@ -36,14 +36,8 @@ func (p *parser) resourceSection(m *Module) error {
 		if s.accept("#-}") {
 			return nil
 		}
-		section := s.ident()
-		if section == "" {
-			return s.errorf("expected a resource section (dialect_resources:) or #-}, found %s", s.describe())
-		}
-		if err := s.expect(":"); err != nil {
-			return err
-		}
-		if err := s.expect("{"); err != nil {
+		section, err := p.openBlock("a resource section (dialect_resources:) or #-}")
+		if err != nil {
 			return err
 		}
 		if section != "dialect_resources" {
@@ -65,14 +59,8 @@ func (p *parser) dialectResources(m *Module) error {
 		if s.accept("}") {
 			return nil
 		}
-		dialect := s.ident()
-		if dialect == "" {
-			return s.errorf("expected a dialect's resources, found %s", s.describe())
-		}
-		if err := s.expect(":"); err != nil {
-			return err
-		}
-		if err := s.expect("{"); err != nil {
+		dialect, err := p.openBlock("a dialect's resources")
+		if err != nil {
 			return err
 		}
 		if dialect != "builtin" {
@@ -107,6 +95,20 @@ func (p *parser) dialectResources(m *Module) error {
 		}
 		s.accept(",")
 	}
+}
+
+// openBlock reads `name: {` and returns the name; what names what was
+// expected there.
+func (p *parser) openBlock(what string) (string, error) {
+	s := p.s
+	name := s.ident()
+	if name == "" {
+		return "", s.errorf("expected %s, found %s", what, s.describe())
+	}
+	if err := s.expect(":"); err != nil {
+		return "", err
+	}
+	return name, s.expect("{")
 }
 
 // resourceKey reads a resource's key: a string, or the characters up to
