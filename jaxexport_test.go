@@ -2,9 +2,7 @@ package vkjit_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/cmplx"
 	"os"
 	"testing"
@@ -148,23 +146,13 @@ ENTRY e {
   ROOT r = (%[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d,%[4]d], s32[%[2]d]) custom-call(dl, d, du, b), custom_call_target="lapack_%[5]sgtsv_ffi"
 }`, ty, batch, n, k, map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty])
 	}
-	tensor := func(ty vkjit.DType, dims []int64, vals []float64) *vkjit.Tensor {
-		var data []byte
-		for _, v := range vals {
-			switch hlo.ElementType(ty) {
-			case hlo.F32:
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
-			case hlo.C64: // v + i v/2
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v/2)))
-			case hlo.F64:
-				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
-			case hlo.C128:
-				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
-				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v/2))
-			}
+	// tensor holds v + i v/2 (v alone for the real types).
+	tensor := func(ty string, dims []int64, vals []float64) *vkjit.Tensor {
+		cs := make([]complex128, len(vals))
+		for i, v := range vals {
+			cs[i] = complex(v, v/2)
 		}
-		return &vkjit.Tensor{Type: ty, Dims: dims, Data: data}
+		return tensorOf(ty, dims, cs)
 	}
 	// System 0 pivots at row 1 (|dl| > |d|) and meets a zero pivot at
 	// row 3; system 1 keeps its rows.
@@ -173,13 +161,12 @@ ENTRY e {
 	du := []float64{2, 6, 1, 0, 1, 1, 1, 0}
 	b := []float64{1, 2, 3, 4, 5, 6, 7, 8, 1, -1, 2, -2, 3, -3, 4, -4}
 	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
-		dt := vkjit.DType(map[string]hlo.ElementType{"f32": hlo.F32, "f64": hlo.F64, "c64": hlo.C64, "c128": hlo.C128}[ty])
 		res, want := deviceAndEval(t, "gtsv "+ty, prog(ty, 2, 4, 2),
-			tensor(dt, []int64{2, 4}, dl), tensor(dt, []int64{2, 4}, d), tensor(dt, []int64{2, 4}, du), tensor(dt, []int64{2, 4, 2}, b))
+			tensor(ty, []int64{2, 4}, dl), tensor(ty, []int64{2, 4}, d), tensor(ty, []int64{2, 4}, du), tensor(ty, []int64{2, 4, 2}, b))
 		require.Equal(t, []int32{3, 0}, []int32{int32(real(valueAt(res[4], 0))), int32(real(valueAt(res[4], 1)))}, "%s info", ty)
 		requireNearEval(t, "gtsv "+ty, res, want, 1e-5)
 		res, want = deviceAndEval(t, "gtsv one row "+ty, prog(ty, 1, 1, 1),
-			tensor(dt, []int64{1, 1}, []float64{9}), tensor(dt, []int64{1, 1}, []float64{4}), tensor(dt, []int64{1, 1}, []float64{9}), tensor(dt, []int64{1, 1, 1}, []float64{2}))
+			tensor(ty, []int64{1, 1}, []float64{9}), tensor(ty, []int64{1, 1}, []float64{4}), tensor(ty, []int64{1, 1}, []float64{9}), tensor(ty, []int64{1, 1, 1}, []float64{2}))
 		requireNearEval(t, "gtsv one row "+ty, res, want, 0)
 		if x := valueAt(res[3], 0); ty == "f32" || ty == "f64" {
 			require.Equal(t, complex(0.5, 0), x, "2/4")
@@ -219,11 +206,11 @@ ENTRY main {
 		x[i] = float64(i) - 7.5
 	}
 	f32s := func(dims []int64, v []float64) *vkjit.Tensor {
-		var data []byte
-		for _, f := range v {
-			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(f)))
+		cs := make([]complex128, len(v))
+		for i, f := range v {
+			cs[i] = complex(f, 0)
 		}
-		return &vkjit.Tensor{Type: vkjit.DType(hlo.F32), Dims: dims, Data: data}
+		return tensorOf("f32", dims, cs)
 	}
 	res, want := deviceAndEval(t, "sdy round trip", src, f32s([]int64{8, 4}, x), f32s([]int64{4}, y))
 	requireNearEval(t, "sdy round trip", res, want, 0)
