@@ -215,20 +215,8 @@ func (p *parser) function() (*Func, error) {
 	if err := s.expect("("); err != nil {
 		return nil, err
 	}
-	if !s.accept(")") {
-		for {
-			a, err := p.argument()
-			if err != nil {
-				return nil, err
-			}
-			f.Args = append(f.Args, a)
-			if s.accept(")") {
-				break
-			}
-			if err := s.expect(","); err != nil {
-				return nil, err
-			}
-		}
+	if f.Args, err = p.arguments(); err != nil {
+		return nil, err
 	}
 	if s.accept("->") {
 		if f.Results, err = p.typeList(); err != nil {
@@ -249,6 +237,30 @@ func (p *parser) function() (*Func, error) {
 		}
 	}
 	return f, nil
+}
+
+// arguments reads %name: type [{attrs}], ... up to the ")" that closes
+// the list (consumed), its "(" read already: a function's, a block's, a
+// region-holding op's.
+func (p *parser) arguments() ([]Arg, error) {
+	s := p.s
+	var out []Arg
+	if s.accept(")") {
+		return out, nil
+	}
+	for {
+		a, err := p.argument()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+		if s.accept(")") {
+			return out, nil
+		}
+		if err := s.expect(","); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // argument reads %name: type [{attrs}] [loc(...)].
@@ -302,20 +314,12 @@ func (p *parser) region() (*Region, error) {
 				b = &Block{}
 				r.Blocks = append(r.Blocks, b)
 			}
-			if s.accept("(") && !s.accept(")") {
-				for {
-					a, err := p.argument()
-					if err != nil {
-						return nil, err
-					}
-					b.Args = append(b.Args, a)
-					if s.accept(")") {
-						break
-					}
-					if err := s.expect(","); err != nil {
-						return nil, err
-					}
+			if s.accept("(") {
+				args, err := p.arguments()
+				if err != nil {
+					return nil, err
 				}
+				b.Args = args
 			}
 			if err := s.expect(":"); err != nil {
 				return nil, err

@@ -171,13 +171,7 @@ func (p *parser) sdyKeywords(op *Op) error {
 				return err
 			}
 		case '[', '{':
-			open := s.peek()
-			close := byte(']')
-			if open == '{' {
-				close = '}'
-			}
-			s.advance(1)
-			body, err := s.balanced(open, close)
+			body, err := p.bracketed()
 			if err != nil {
 				return err
 			}
@@ -200,20 +194,26 @@ func (p *parser) sdyKeywords(op *Op) error {
 // collective_permute, all_reduce, reduce_scatter); the axes are a list
 // or a set before the operand.
 func sdyCollectiveForm(p *parser, op *Op) error {
-	s := p.s
-	if c := s.peek(); c == '[' || c == '{' {
-		close := byte(']')
-		if c == '{' {
-			close = '}'
-		}
-		s.advance(1)
-		body, err := s.balanced(c, close)
+	if c := p.s.peek(); c == '[' || c == '{' {
+		body, err := p.bracketed()
 		if err != nil {
 			return err
 		}
 		op.setAttr("axes", &Attr{Kind: DialectAttr, Text: "axes", Body: body})
 	}
 	return sdyValueForm(p, op)
+}
+
+// bracketed reads a list [...] or a set {...} whole and returns what is
+// inside it, kept as text (axis lists).
+func (p *parser) bracketed() (string, error) {
+	s := p.s
+	open, close := s.peek(), byte(']')
+	if open == '{' {
+		close = '}'
+	}
+	s.advance(1)
+	return s.balanced(open, close)
 }
 
 // sdyRegionForm reads manual_computation's and named_computation's
@@ -243,21 +243,9 @@ func sdyRegionForm(p *parser, op *Op) error {
 	if err := s.expect("("); err != nil {
 		return err
 	}
-	var args []Arg
-	if !s.accept(")") {
-		for {
-			a, err := p.argument()
-			if err != nil {
-				return err
-			}
-			args = append(args, a)
-			if s.accept(")") {
-				break
-			}
-			if err := s.expect(","); err != nil {
-				return err
-			}
-		}
+	args, err := p.arguments()
+	if err != nil {
+		return err
 	}
 	r, err := p.region()
 	if err != nil {
