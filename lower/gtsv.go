@@ -34,13 +34,13 @@ func (b *expander) gtsv(in *hlo.Instruction) []*hlo.Instruction {
 	set := func(lb *expander, v, x, i *hlo.Instruction) *hlo.Instruction {
 		return lb.inst(hlo.OpDynamicUpdateSlice, v.Shape, append([]*hlo.Instruction{v, x}, lb.batched(t, batch).starts(i)...)...)
 	}
+	// rowAt and setRow read and write row i of each system's b: the
+	// batched matrix helpers, at column 0.
 	rowAt := func(lb *expander, m, i *hlo.Instruction) *hlo.Instruction {
-		s := lb.inst(hlo.OpDynamicSlice, row, append([]*hlo.Instruction{m}, lb.batched(t, batch).starts(i, zero(lb))...)...)
-		s.A.DynSliceSizes = row.Dims
-		return s
+		return lb.batched(t, batch).slice(m, row.Dims, i, zero(lb))
 	}
 	setRow := func(lb *expander, m, x, i *hlo.Instruction) *hlo.Instruction {
-		return lb.inst(hlo.OpDynamicUpdateSlice, m.Shape, append([]*hlo.Instruction{m, x}, lb.batched(t, batch).starts(i, zero(lb))...)...)
+		return lb.batched(t, batch).update(m, x, i, zero(lb))
 	}
 	// spread widens a [batch..., 1] value (or a [batch...] flag) over sh.
 	spread := func(lb *expander, v *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
@@ -100,7 +100,7 @@ func (b *expander) gtsv(in *hlo.Instruction) []*hlo.Instruction {
 		bm = setRow(lb, bm, pickRow(bc, bc1, bc), c)
 		bm = setRow(lb, bm, pickRow(kB1, sB1, bc1), c1)
 		stop := lb.inst(hlo.OpAnd, flag, running, lb.reshape(zeroPiv, batch...))
-		info = lb.sel(stop, lb.full(lb.convert(c1, hlo.S32), infoSh), info)
+		info = lb.sel(stop, lb.full(c1, infoSh), info)
 		return []*hlo.Instruction{c1, dl, d, du, bm, info}
 	})
 	dl, d, du := b.element(elim, 1), b.element(elim, 2), b.element(elim, 3)
