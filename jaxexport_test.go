@@ -218,3 +218,80 @@ ENTRY main {
 		require.Equal(t, complex(float64(float32(x[i]*y[i%4])), 0), valueAt(res[0], i))
 	}
 }
+
+// TestJAXExportedTridiagonal runs jax.lax.linalg.tridiagonal as JAX
+// exported it for its CPU backward-compatibility tests (LAPACK's ssytrd
+// and chetrd, lower triangle, testdata/jax/tridiagonal_*.mlir) and holds
+// every result, on the device and in the evaluator, to the values
+// LAPACK computed there: the matrix with the tridiagonal form and the
+// reflectors in its lower triangle (its upper triangle as it was, a
+// Hermitian diagonal made real), d, e and tau.
+func TestJAXExportedTridiagonal(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		name string
+		want [4][]complex128 // a, d, e, tau
+	}{
+		{"f32", [4][]complex128{
+			{-0.8395241, 0.156272, -1.6810869, 0.23832119, -2.985257, -5.571, -0.22652794, -0.83806676,
+				0.27237308, -1.6295947, 2.0042834, -1.148861, -0.17183593, 0.57464546, 0.5536146, -4.206357,
+				1.7666914, 2.569005, -0.86576384, -0.1617768, -5.143918, 5.0426254, -3.7237067, 4.383015,
+				0.33311516, -1.5299042, -8.854181, -2.896776, 0.3419102, 0.2669245, -2.8250606, 5.752488},
+			{-0.8395241, -5.571, 2.0042834, -4.206357, 1.7666914, 5.0426254, -8.854181, 5.752488},
+			{-2.985257, -1.6295947, 0.5536146, -5.143918, -1.5299042, -2.8250606},
+			{1.8120625, 1.5035137, 0, 1.6288393, 1.8669801, 0},
+		}},
+		{"c64", [4][]complex128{
+			{3.3228416, -1.9756439 + 4.593356i, 7.367708 + 0.88518727i, -8.659938 + 1.6132793i,
+				-6.9206004, -3.6362798, 3.3011198 - 4.644362i, -4.8589935 - 0.61439794i,
+				0.64957 + 0.060723424i, 6.620491, 0.2882607, -1.0288142 + 1.8544064i,
+				-0.05458622 + 0.10473086i, -0.15611424 + 0.06925995i, -4.431866, 2.364208,
+				-4.1803885, 0.5670845 + 0.6913016i, 2.675204 - 0.23881845i, -0.41825035 - 1.4060576i,
+				8.33625, 2.6144838, -2.4941807 - 1.9316154i, 0.6687787 - 2.209776i,
+				0.019031923 + 0.17462212i, 2.7034955, -0.70924187, 2.7962255 + 1.5316825i,
+				-0.057821754 + 0.023692288i, -0.62805307 - 0.0882424i, 6.6364865, -1.698973},
+			{3.3228416, -3.6362798, 0.2882607, 2.364208, -4.1803885, 2.6144838, -0.70924187, -1.698973},
+			{-6.9206004, 6.620491, -4.431866, 8.33625, 2.7034955, 6.6364865},
+			{1.360567 + 0.1977107i, 1.7586378 - 0.56989706i, 1.5772758 - 0.8165493i,
+				1.9152443 - 0.1834492i, 1.1593437 + 0.55631363i, 1.6889225 - 0.724835i},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := "testdata/jax/tridiagonal_" + c.name + ".mlir"
+			src, err := os.ReadFile(file)
+			require.NoError(t, err)
+			mod, err := stablehlo.ParseModule(file, string(src))
+			require.NoError(t, err)
+			ev, err := eval.Run(mod)
+			require.NoError(t, err)
+			// The matrix, a constant in the file, as the argument it is
+			// in a program: the compiler would fold the call with the
+			// evaluator otherwise.
+			var args []*vkjit.Tensor
+			for _, in := range mod.Entry.Instructions {
+				if in.Op == hlo.OpConstant && in.Shape.Rank() == 3 {
+					args = append(args, must(vkjit.NewTensor(vkjit.DType(in.Shape.Elem), in.Shape.Dims, in.Literal.Data)))
+					in.Op, in.Literal, in.ParamNum = hlo.OpParameter, nil, len(mod.Entry.Params)
+					mod.Entry.Params = append(mod.Entry.Params, in)
+				}
+			}
+			require.Len(t, args, 1)
+			exe, err := rt.Compile(mod, vkjit.CompileOptions{})
+			require.NoError(t, err)
+			defer exe.Close()
+			res, _, err := exe.Run(context.Background(), args...)
+			require.NoError(t, err)
+			for o, want := range c.want {
+				e := ev.Leaves()[o]
+				et := &vkjit.Tensor{Type: vkjit.DType(e.Shape.Elem), Dims: e.Shape.Dims, Data: e.Data}
+				for i, w := range want {
+					// f32 rounding of values up to 9: LAPACK's blocked
+					// products and these loops differ by a few ulp.
+					tol := 4e-6 * max(1, cmplx.Abs(w))
+					require.LessOrEqual(t, cmplx.Abs(valueAt(res[o], int64(i))-w), tol, "device, output %d element %d", o, i)
+					require.LessOrEqual(t, cmplx.Abs(valueAt(et, int64(i))-w), tol, "evaluator, output %d element %d", o, i)
+				}
+			}
+		})
+	}
+}

@@ -1302,3 +1302,186 @@ ENTRY e {
 		}
 	}
 }
+
+// TestSytrd holds the device's sytrd and hetrd (jax.lax.linalg.
+// tridiagonal) to the evaluator's, lower and upper, in f32, f64, c64
+// and c128, on a batch of a random matrix, one whose first column is
+// already reduced (its reflector is the identity: tau 0) and a diagonal
+// one, and of order 1; the triangle neither reads holds NaN (returned
+// as it was) and a Hermitian diagonal's imaginary parts are ignored.
+// Apart from the evaluator, the device's results must give the matrix
+// back as LAPACK defines them: Q T Q^H with T tridiagonal from d and e,
+// Q = H(0) ... H(n-2) (upper: H(n-2) ... H(0)), H(i) = I - tau_i v v^H
+// with v read from the returned matrix as LAPACK stores it.
+func TestSytrd(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	prog := func(ty string, batch, n int64, lower bool) string {
+		rt, name, uplo := ty, "sytrd", 85
+		switch ty {
+		case "c64":
+			rt, name = "f32", "hetrd"
+		case "c128":
+			rt, name = "f64", "hetrd"
+		}
+		if lower {
+			uplo = 76
+		}
+		return fmt.Sprintf(`HloModule sytrd
+ENTRY e {
+  a = %[1]s[%[3]d,%[4]d,%[4]d] parameter(0)
+  ROOT r = (%[1]s[%[3]d,%[4]d,%[4]d], %[2]s[%[3]d,%[4]d], %[2]s[%[3]d,%[5]d], %[1]s[%[3]d,%[5]d], s32[%[3]d]) custom-call(a), custom_call_target="lapack_%[6]s%[7]s_ffi", backend_config={uplo = %[8]d : ui8}
+}`, ty, rt, batch, n, max(n-1, 0), map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty], name, uplo)
+	}
+	nan := complex(math.NaN(), math.NaN())
+	// matrices fills the read triangle, NaN in the other.
+	matrices := func(ty string, batch, n int, lower bool, fill func(b, i, j int) complex128) []complex128 {
+		a := make([]complex128, batch*n*n)
+		for b := range batch {
+			for i := range n {
+				for j := range n {
+					v := nan
+					if i == j || (i > j) == lower {
+						v = fill(b, i, j)
+					}
+					if ty == "f32" || ty == "f64" {
+						v = complex(real(v), 0)
+						if cmplx.IsNaN(v) {
+							v = complex(math.NaN(), 0)
+						}
+					}
+					a[(b*n+i)*n+j] = v
+				}
+			}
+		}
+		return a
+	}
+	same := func(g, w complex128, tol float64) bool {
+		if cmplx.IsNaN(w) {
+			return cmplx.IsNaN(g)
+		}
+		return cmplx.Abs(g-w) <= tol
+	}
+	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
+		tol := 2e-5
+		if ty == "f64" || ty == "c128" {
+			tol = 1e-12
+		}
+		for _, lower := range []bool{true, false} {
+			const batch, n = 3, 6
+			name := fmt.Sprintf("sytrd %s lower=%v", ty, lower)
+			a := matrices(ty, batch, n, lower, func(b, i, j int) complex128 {
+				v := complex(rng.Float64()*4-2, rng.Float64()*4-2)
+				// Matrix 1's first reduced column (lower: column 0;
+				// upper: column n-1) has zeros past the off-diagonal
+				// and a real element on it.
+				first, off := j == 0 && i > 1, j == 0 && i == 1
+				if !lower {
+					first, off = j == n-1 && i < n-2, j == n-1 && i == n-2
+				}
+				switch {
+				case b == 1 && first, b == 2 && i != j:
+					return 0
+				case b == 1 && off:
+					return complex(real(v), 0)
+				}
+				return v
+			})
+			res, want := deviceAndEval(t, name, prog(ty, batch, n, lower), tensorOf(ty, []int64{batch, n, n}, a))
+			for o, w := range want.Leaves() {
+				wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}
+				for i := range wt.NumElements() {
+					g, e := valueAt(res[o], i), valueAt(wt, i)
+					require.True(t, same(g, e, tol*4), "%s output %d element %d: %v, want %v", name, o, i, g, e)
+				}
+			}
+			for b := range batch {
+				if b == 1 { // the reduced column's reflector is the identity
+					k := int64(b * (n - 1))
+					if !lower {
+						k += n - 2
+					}
+					require.Equal(t, complex128(0), valueAt(res[3], k), "%s: tau of a reduced column", name)
+				}
+				checkTridiagonal(t, name, res, a, b, n, lower, tol*float64(n))
+			}
+		}
+		res, want := deviceAndEval(t, "sytrd order 1 "+ty, prog(ty, 1, 1, true), tensorOf(ty, []int64{1, 1, 1}, []complex128{3 + 4i}))
+		requireNearEval(t, "sytrd order 1 "+ty, res, want, 0)
+		require.Equal(t, complex(3, 0), valueAt(res[0], 0), "a Hermitian diagonal is real")
+		require.Equal(t, complex(3, 0), valueAt(res[1], 0))
+	}
+}
+
+// checkTridiagonal rebuilds matrix b of the batch from sytrd's results
+// res (a, d, e, tau) as LAPACK defines them and compares it with the
+// Hermitian matrix a's read triangle stands for.
+func checkTridiagonal(t *testing.T, name string, res []*vkjit.Tensor, a []complex128, b, n int, lower bool, tol float64) {
+	t.Helper()
+	at := func(x *vkjit.Tensor, base, i int) complex128 { return valueAt(x, int64(base+i)) }
+	// q starts as the identity; each H(i) multiplies it on the right in
+	// LAPACK's order.
+	q := make([]complex128, n*n)
+	for i := range n {
+		q[i*n+i] = 1
+	}
+	steps := make([]int, n-1)
+	for i := range steps {
+		steps[i] = i
+		if !lower {
+			steps[i] = n - 2 - i
+		}
+	}
+	for _, i := range steps {
+		v := make([]complex128, n)
+		if lower {
+			v[i+1] = 1
+			for r := i + 2; r < n; r++ {
+				v[r] = at(res[0], b*n*n, r*n+i)
+			}
+		} else {
+			v[i] = 1
+			for r := 0; r < i; r++ {
+				v[r] = at(res[0], b*n*n, r*n+i+1)
+			}
+		}
+		tau := at(res[3], b*(n-1), i)
+		for r := range n { // q = q (I - tau v v^H)
+			var s complex128
+			for c := range n {
+				s += q[r*n+c] * v[c]
+			}
+			for c := range n {
+				q[r*n+c] -= tau * s * cmplx.Conj(v[c])
+			}
+		}
+	}
+	tri := func(i, j int) complex128 {
+		switch {
+		case i == j:
+			return at(res[1], b*n, i)
+		case i == j+1:
+			return at(res[2], b*(n-1), j)
+		case j == i+1:
+			return at(res[2], b*(n-1), i)
+		}
+		return 0
+	}
+	for i := range n {
+		for j := range n {
+			var s complex128
+			for k := range n {
+				for l := range n {
+					s += q[i*n+k] * tri(k, l) * cmplx.Conj(q[j*n+l])
+				}
+			}
+			w := a[(b*n+i)*n+j]
+			if i == j {
+				w = complex(real(w), 0)
+			} else if (i > j) != lower {
+				w = cmplx.Conj(a[(b*n+j)*n+i])
+			}
+			require.LessOrEqual(t, cmplx.Abs(s-w), tol*4, "%s: matrix %d (%d, %d) of Q T Q^H: %v, a's %v", name, b, i, j, s, w)
+		}
+	}
+}

@@ -112,10 +112,21 @@ const (
 	// diagonal and first superdiagonal, x in b's shape, info), info the
 	// first zero pivot's row + 1 (x then partly computed), or 0.
 	CallGtsv
+	// CallSytrd: the tridiagonal form t = Q^T a Q of a symmetric matrix
+	// [..., n, n] (hetrd: Q^H a Q of a Hermitian one), its uplo triangle
+	// read (Lower), LAPACK's sytrd and hetrd as jaxlib's FFI kernel
+	// returns them: (a with t's diagonal and off-diagonal in place of
+	// its uplo triangle's first two diagonals and each reflector's
+	// vector beyond them, the other triangle as it was; d [..., n] and e
+	// [..., n-1], t's diagonal and off-diagonal, real; tau [..., n-1];
+	// info, 0). Lower: Q = H(0) ... H(n-2), H(i)'s vector 1 at row i+1
+	// and stored below it in column i; upper: Q = H(n-2) ... H(0), 1 at
+	// row i and stored above it in column i+1.
+	CallSytrd
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv|sytrd|hetrd)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -367,6 +378,25 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		if !ok {
 			return nil, bad("dl, d, du [..., n] and b [..., n, nrhs] and returns (dl, d, du, x in b's shape, s32 info per system)")
 		}
+	case "sytrd", "hetrd":
+		c.Kind, c.Lower = CallSytrd, cfg["uplo"] == 'L'
+		if (rt != t) != (m[2] == "hetrd") {
+			return nil, nil // LAPACK has no real hetrd nor complex sytrd
+		}
+		if u := cfg["uplo"]; u != 'L' && u != 'U' {
+			return nil, bad(fmt.Sprintf("uplo = 76 ('L') or 85 ('U'), not %d", u))
+		}
+		a := in.Operands
+		if len(a) != 1 || !square(a[0]) {
+			return nil, bad("one square matrix")
+		}
+		d := a[0].Shape.Dims
+		n := d[len(d)-1]
+		bd := batch(a[0])
+		v := func(t ElementType, k int64) Shape { return ArrayShape(t, append(slices.Clone(bd), k)...) }
+		if !in.Shape.Equal(TupleShape(a[0].Shape, v(rt, n), v(rt, max(n-1, 0)), v(t, max(n-1, 0)), ArrayShape(S32, bd...))) {
+			return nil, bad("a square matrix and returns (its shape, real d of n and e of n-1, tau of n-1 per matrix, s32 info per matrix)")
+		}
 	case "getrf":
 		c.Kind = CallGetrf
 		a := in.Operands
@@ -407,7 +437,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd and gtsv, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

@@ -75,6 +75,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = b.gehrd(in)
 	case hlo.CallGtsv:
 		res = b.gtsv(in)
+	case hlo.CallSytrd:
+		res = b.sytrd(in, c.Lower)
 	case hlo.CallTopK: // topk with its own comparator, which expandTopK expands
 		tk := b.inst(hlo.OpTopK, in.Shape, in.Operands...)
 		tk.Called = in.Called

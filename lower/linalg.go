@@ -323,8 +323,13 @@ func (b *expander) spreadBatch(x *hlo.Instruction, sh hlo.Shape) *hlo.Instructio
 
 // nanLike is NaN of sh (NaN + 0i for complex types, as XLA's FullLike).
 func (b *expander) nanLike(sh hlo.Shape) *hlo.Instruction {
-	rt, _ := sh.Elem.ComplexPart()
+	return b.full(b.realScalar(sh.Elem, math.NaN()), sh)
+}
+
+// realScalar is the scalar v of type t (v + 0i for complex types).
+func (b *expander) realScalar(t hlo.ElementType, v float64) *hlo.Instruction {
+	rt, _ := t.ComplexPart()
 	c := b.inst(hlo.OpConstant, hlo.ArrayShape(rt))
-	c.Literal = hlo.ScalarLiteral(rt, math.NaN())
-	return b.full(b.convert(c, sh.Elem), sh)
+	c.Literal = hlo.ScalarLiteral(rt, v)
+	return b.convert(c, t)
 }

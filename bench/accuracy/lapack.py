@@ -53,3 +53,21 @@ def gehrd_errors(h, tau, x, wide_letter, eps):
     of max|h|, tau in ulps."""
     hw, tw = gehrd(x.astype(np.promote_types(x.dtype, np.float64)), wide_letter, np.promote_types(x.dtype, np.float64))
     return np.abs(h - hw).max() / np.abs(hw).max() / eps, np.abs(tau - tw).max() / eps
+
+
+def sytrd(x, letter, dt, uplo):
+    """LAPACK's xsytrd (xhetrd for complex letters c, z) of x in dtype
+    dt, its uplo ('L' or 'U') triangle read: (a, d, e, tau), widened to
+    float64 or complex128."""
+    n = x.shape[0]
+    f = np.asfortranarray(x.astype(dt))
+    rt = np.float32 if dt in (np.float32, np.complex64) else np.float64
+    d, e, tau = np.zeros(n, rt), np.zeros(max(n - 1, 1), rt), np.zeros(max(n - 1, 1), dt)
+    lwork = 64 * n
+    work, info = np.zeros(lwork, dt), ctypes.c_int(0)
+    name = letter + ('hetrd_' if letter in 'cz' else 'sytrd_')
+    getattr(lib, name)(ctypes.c_char_p(uplo.encode()), i(n), p(f), i(n), p(d), p(e), p(tau), p(work), i(lwork), ctypes.byref(info))
+    assert info.value == 0
+    wide = np.promote_types(dt, np.float64)
+    return (np.ascontiguousarray(f).astype(wide), d.astype(np.float64), e[:n - 1].astype(np.float64),
+            tau[:n - 1].astype(wide))

@@ -170,6 +170,21 @@ ENTRY e {
   b = f32[2,4,3] parameter(3)
   ROOT r = (f32[2,4], f32[2,4], f32[2,3], f32[2,4,3], s32[2]) custom-call(dl, d, du, b), custom_call_target="lapack_sgtsv_ffi"
 }`, "takes dl, d, du [..., n] and b [..., n, nrhs]"},
+		{`HloModule m
+ENTRY e {
+  a = c64[2,4,4] parameter(0)
+  ROOT r = (c64[2,4,4], f32[2,4], f32[2,3], f32[2,3], s32[2]) custom-call(a), custom_call_target="lapack_chetrd_ffi", backend_config={uplo = 76 : ui8}
+}`, "returns (its shape, real d of n and e of n-1, tau of n-1 per matrix, s32 info per matrix)"},
+		{`HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0)
+  ROOT r = (f32[4,4], f32[4], f32[3], f32[3], s32[]) custom-call(a), custom_call_target="lapack_ssytrd_ffi"
+}`, "uplo = 76 ('L') or 85 ('U'), not 0"},
+		{`HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0)
+  ROOT r = (f32[4,4], f32[4], f32[3], f32[3], s32[]) custom-call(a), custom_call_target="lapack_shetrd_ffi", backend_config={uplo = 76 : ui8}
+}`, "does not run custom-call lapack_shetrd_ffi"},
 	} {
 		m, err := hlo.Parse("t.hlo", c.src)
 		require.NoError(t, err)
