@@ -341,6 +341,12 @@ func ColumnReduceCases(t hlo.ElementType) []Case {
 		mkc("max", comp("mx", "maximum"), "  p0 = T[21,2048] parameter(0)\n  z = T[] parameter(1)\n  ROOT r = T[2048] reduce(p0, z), dimensions={0}, to_apply=mx"),
 		argmax,
 	}
+	if t != hlo.PRED {
+		// A column's max taken from each of its elements, then summed (a
+		// softmax over a leading axis): the max is the sum's prologue,
+		// held in a register for its lane.
+		cases = append(cases, mkc("centered", comp("add", "add")+comp("mx", "maximum"), "  p0 = T[2,16,32] parameter(0)\n  z = T[] parameter(1)\n  m = T[2,32] reduce(p0, z), dimensions={1}, to_apply=mx\n  mb = T[2,16,32] broadcast(m), dimensions={0,2}\n  d = T[2,16,32] subtract(p0, mb)\n  ROOT r = T[2,32] reduce(d, z), dimensions={1}, to_apply=add"))
+	}
 	if t.IsFloat() {
 		cases = append(cases, mkc("mean", comp("add", "add"), "  p0 = T[19,1024] parameter(0)\n  z = T[] parameter(1)\n  s = T[1024] reduce(p0, z), dimensions={0}, to_apply=add\n  n = T[] constant(19)\n  bn = T[1024] broadcast(n), dimensions={}\n  ROOT r = T[1024] divide(s, bn)"))
 	}

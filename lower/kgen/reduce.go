@@ -222,16 +222,37 @@ func (k *kernelBuilder) foldColumns(c *hlo.Computation, inits []val, cols int, c
 // operand a step, and one loop folds all the lanes' columns
 // (foldColumns) where a loop per lane would read its column alone,
 // strided, through every row. It returns the lanes' element indices
-// and idx's lane.
-func (k *kernelBuilder) columnLanes(in *hlo.Instruction, idx spirv.ID) ([]spirv.ID, int, bool) {
+// and idx's lane. Not where the reduce's operands (read through binds)
+// read a value held in a register, as a prologue's or a GEMM's: the
+// register holds the current lane's element, which the other lanes'
+// columns would read as theirs (a column softmax's max, a prologue of
+// its sum: every column took lane 0's).
+func (k *kernelBuilder) columnLanes(in *hlo.Instruction, binds []int, idx spirv.ID) ([]spirv.ID, int, bool) {
 	if k.vector == nil || k.lanes > 0 {
 		return nil, 0, false
 	}
 	lane, ok := k.vector.lanes[idx]
-	if !ok || !keepsMinor(in, int64(k.vector.width)) {
+	if !ok || !keepsMinor(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
 		return nil, 0, false
 	}
 	return k.vector.idxs, lane, true
+}
+
+// readsRegister reports whether reading through binds reaches a fused
+// operand held in a register (fusedOperand.reg); seen holds the
+// virtual bindings walked.
+func (k *kernelBuilder) readsRegister(binds []int, seen map[int]bool) bool {
+	for _, b := range binds {
+		if isBuffer(b) || b >= regBase || seen[b] {
+			continue
+		}
+		seen[b] = true
+		f := k.virtual[b-virtualBase]
+		if f.reg != nil || k.readsRegister(f.binds, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepsMinor reports whether r is a reduce that keeps its operands'
@@ -540,7 +561,7 @@ func (k *kernelBuilder) reduceValues(in *hlo.Instruction, binds []int, idx spirv
 				return nil
 			})
 		}
-		if cols, lane, ok := k.columnLanes(in, idx); ok {
+		if cols, lane, ok := k.columnLanes(in, binds, idx); ok {
 			key := computedKey{in, cols[0]}
 			if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
 				return c.vals[lane], nil
