@@ -118,7 +118,7 @@ func randomArray(rng *rand.Rand, ty string, dims []int64) *vkjit.Tensor {
 	return tensorOf(ty, dims, vals)
 }
 
-// tensorOf is a tensor of type ty (f32, f64, c64, c128) holding vals,
+// tensorOf is a tensor of type ty (f32, f64, c64, c128, s32) holding vals,
 // real parts only for the real types.
 func tensorOf(ty string, dims []int64, vals []complex128) *vkjit.Tensor {
 	typ := must(vkjit.ParseDType(ty))
@@ -129,7 +129,9 @@ func tensorOf(ty string, dims []int64, vals []complex128) *vkjit.Tensor {
 	var data []byte
 	for _, v := range vals {
 		for _, part := range []float64{real(v), imag(v)}[:parts] {
-			if typ == vkjit.F32 || typ == vkjit.C64 {
+			if typ == vkjit.S32 {
+				data = binary.LittleEndian.AppendUint32(data, uint32(int32(part)))
+			} else if typ == vkjit.F32 || typ == vkjit.C64 {
 				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(part)))
 			} else {
 				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(part))
@@ -1483,5 +1485,124 @@ func checkTridiagonal(t *testing.T, name string, res []*vkjit.Tensor, a []comple
 			}
 			require.LessOrEqual(t, cmplx.Abs(s-w), tol*4, "%s: matrix %d (%d, %d) of Q T Q^H: %v, a's %v", name, b, i, j, s, w)
 		}
+	}
+}
+
+// TestGeqp3 holds the device's geqp3 (jax.lax.linalg.qr with
+// pivoting=True) to the evaluator's in f32, f64, c64 and c128: a batch
+// of tall matrices, one with a zero column, with no column fixed and
+// with different columns fixed per matrix, a wide batch with more
+// fixed columns than rows, and a 24x16 batch (its column norms in
+// vector kernels). Apart from the evaluator, the device's
+// results must be a pivoted QR as LAPACK defines it: a P = Q R with Q
+// = H(0) ... H(k-1) from the stored reflectors, P from jpvt a
+// permutation, and |r_ii| not increasing over the pivoted columns.
+func TestGeqp3(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(23, 24))
+	prog := func(ty string, batch, m, n int64) string {
+		return fmt.Sprintf(`HloModule qp3
+ENTRY e {
+  a = %[1]s[%[2]d,%[3]d,%[4]d] parameter(0)
+  p = s32[%[2]d,%[4]d] parameter(1)
+  ROOT r = (%[1]s[%[2]d,%[3]d,%[4]d], s32[%[2]d,%[4]d], %[1]s[%[2]d,%[5]d]) custom-call(a, p), custom_call_target="lapack_%[6]sgeqp3_ffi"
+}`, ty, batch, m, n, min(m, n), map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty])
+	}
+	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
+		tol := 2e-5
+		if ty == "f64" || ty == "c128" {
+			tol = 1e-12
+		}
+		isComplex := ty == "c64" || ty == "c128"
+		for _, c := range []struct {
+			m, n  int
+			fixed [][]int32 // per matrix
+		}{
+			{7, 5, [][]int32{{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
+			{7, 5, [][]int32{{0, 1, 0, 0, 1}, {1, 0, 0, 0, 0}}},
+			{3, 6, [][]int32{{1, 0, 1, 1, 0, 1}, {0, 0, 0, 0, 0, 0}}},
+			{24, 16, [][]int32{make([]int32, 16), make([]int32, 16)}}, // vector kernels' column norms
+		} {
+			name := fmt.Sprintf("geqp3 %s %dx%d fixed %v", ty, c.m, c.n, c.fixed)
+			batch := len(c.fixed)
+			a := make([]complex128, batch*c.m*c.n)
+			for i := range a {
+				a[i] = complex(rng.Float64()*2-1, 0)
+				if isComplex {
+					a[i] += complex(0, rng.Float64()*2-1)
+				}
+				if i < c.m*c.n && i%c.n == 2 { // matrix 0's third column: zero
+					a[i] = 0
+				}
+			}
+			var jp []complex128
+			for _, f := range c.fixed {
+				for _, v := range f {
+					jp = append(jp, complex(float64(v), 0))
+				}
+			}
+			res, want := deviceAndEval(t, name, prog(ty, int64(batch), int64(c.m), int64(c.n)),
+				tensorOf(ty, []int64{int64(batch), int64(c.m), int64(c.n)}, a), tensorOf("s32", []int64{int64(batch), int64(c.n)}, jp))
+			requireNearEval(t, name, res, want, tol*4)
+			for b := range batch {
+				checkPivotedQR(t, name, res, a, b, c.m, c.n, c.fixed[b], tol*float64(c.m))
+			}
+		}
+	}
+}
+
+// checkPivotedQR rebuilds matrix b of the batch from geqp3's results
+// (r and the reflectors, jpvt, tau) as LAPACK defines them: a P = Q R.
+func checkPivotedQR(t *testing.T, name string, res []*vkjit.Tensor, a []complex128, b, m, n int, fixed []int32, tol float64) {
+	t.Helper()
+	k := min(m, n)
+	perm := make([]int, n)
+	seen := make([]bool, n)
+	nfxd := 0
+	for j := range n {
+		perm[j] = int(real(valueAt(res[1], int64(b*n+j)))) - 1
+		require.True(t, perm[j] >= 0 && perm[j] < n && !seen[perm[j]], "%s: jpvt of matrix %d is not a permutation", name, b)
+		seen[perm[j]] = true
+		if fixed[j] != 0 {
+			nfxd++
+		}
+	}
+	for j := range nfxd { // the fixed columns first, in order
+		require.NotZero(t, fixed[perm[j]], "%s: matrix %d column %d is not fixed", name, b, j)
+	}
+	rAt := func(i, j int) complex128 { return valueAt(res[0], int64((b*m+i)*n+j)) }
+	q := make([]complex128, m*m)
+	for i := range m {
+		q[i*m+i] = 1
+	}
+	for j := range k { // q = q H(j)
+		v := make([]complex128, m)
+		v[j] = 1
+		for i := j + 1; i < m; i++ {
+			v[i] = rAt(i, j)
+		}
+		tau := valueAt(res[2], int64(b*k+j))
+		for i := range m {
+			var s complex128
+			for l := range m {
+				s += q[i*m+l] * v[l]
+			}
+			for l := range m {
+				q[i*m+l] -= tau * s * cmplx.Conj(v[l])
+			}
+		}
+	}
+	for i := range m {
+		for j := range n {
+			var s complex128
+			for l := range min(j+1, m) {
+				s += q[i*m+l] * rAt(l, j)
+			}
+			w := a[(b*m+i)*n+perm[j]]
+			require.LessOrEqual(t, cmplx.Abs(s-w), tol, "%s: matrix %d (%d, %d) of Q R: %v, a P's %v", name, b, i, j, s, w)
+		}
+	}
+	for j := max(nfxd, 0) + 1; j < k; j++ {
+		require.LessOrEqual(t, cmplx.Abs(rAt(j, j)), cmplx.Abs(rAt(j-1, j-1))*(1+tol), "%s: matrix %d: |r_jj| grows at %d", name, b, j)
 	}
 }

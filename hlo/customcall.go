@@ -56,6 +56,14 @@ const (
 	// the upper triangle and the reflectors' vectors below it, tau
 	// [..., min(m, n)]).
 	CallGeqrf
+	// CallGeqp3: QR with column pivoting, a P = Q R, of a [..., m, n]
+	// and jpvt [..., n] s32, LAPACK's geqp3 as jaxlib's FFI kernel
+	// returns it: (r and the reflectors as geqrf stores them, jpvt with
+	// column j of a P being column jpvt[j]-1 of a, tau [..., min(m,
+	// n)]). Columns whose jpvt is not 0 on entry are moved to the front
+	// and factored first, without pivoting; the rest are pivoted by
+	// their remaining norms.
+	CallGeqp3
 	// CallOrgqr: the first n columns of Q = H(0) H(1) ... H(k-1) from
 	// geqrf's (a [..., m, n], tau [..., k]): LAPACK's orgqr (ungqr for
 	// complex types).
@@ -126,7 +134,7 @@ const (
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv|sytrd|hetrd)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -181,7 +189,10 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	bad := func(want string) error {
 		return fmt.Errorf("custom-call %s takes %s", in.A.Target, want)
 	}
-	for _, o := range in.Operands {
+	for i, o := range in.Operands {
+		if m[2] == "geqp3" && i == 1 {
+			continue // jpvt, s32
+		}
 		if !o.Shape.IsArray() || o.Shape.Elem != t {
 			return nil, bad(fmt.Sprintf("%s arrays", t))
 		}
@@ -234,6 +245,20 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		if c.Zeros, ok = trailing(in.Shape, 2, ArrayShape(S32, batch(a[0])...)); !ok || !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 ||
 			!in.Shape.Tuple[0].Equal(a[0].Shape) || !in.Shape.Tuple[1].Equal(tau) {
 			return nil, bad("a matrix and returns (its shape, tau of min(m, n) per matrix)")
+		}
+	case "geqp3":
+		c.Kind = CallGeqp3
+		a := in.Operands
+		ok := len(a) == 2 && matrix(a[0])
+		if ok {
+			d := a[0].Shape.Dims
+			bd := batch(a[0])
+			jp := ArrayShape(S32, append(slices.Clone(bd), d[len(d)-1])...)
+			tau := ArrayShape(t, append(slices.Clone(bd), min(d[len(d)-1], d[len(d)-2]))...)
+			ok = a[1].Shape.Equal(jp) && in.Shape.Equal(TupleShape(a[0].Shape, jp, tau))
+		}
+		if !ok {
+			return nil, bad("a matrix [..., m, n] and s32 jpvt [..., n], and returns (the matrix's shape, jpvt, tau of min(m, n) per matrix)")
 		}
 	case "orgqr", "ungqr":
 		c.Kind = CallOrgqr
@@ -437,7 +462,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

@@ -50,6 +50,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 	case hlo.CallGeqrf:
 		h, tau := b.geqrf(in, in.Operands[0], in.Shape.Tuple[1])
 		res = []*hlo.Instruction{h, tau}
+	case hlo.CallGeqp3:
+		res = b.geqp3(in)
 	case hlo.CallOrgqr:
 		res = []*hlo.Instruction{b.orgqr(in, in.Operands[0], in.Operands[1])}
 	case hlo.CallGesdd:
@@ -187,19 +189,12 @@ func (b *expander) potrf(in, ch *hlo.Instruction) *hlo.Instruction {
 	return b.inst(hlo.OpTuple, in.Shape, f, info)
 }
 
-// geqrf is LAPACK's geqr2 over a batch of m x n matrices: for column j
-// (a while loop's iteration), larfg's reflector H(j) = I - tau v v^H,
-// v(j) = 1, takes a(j:, j) to (beta, 0, ...) with beta = -sign(re
-// alpha) |(alpha, x)| (a zero of either sign as +0) (norms scaled by their largest element, as nrm2
-// and lapy3 avoid overflow), tau = (beta - alpha) / beta and v's tail x /
-// (alpha - beta), or tau = 0 when x is zero and alpha real; H(j)^H is
-// applied to the columns after j (a -= conj(tau) v (v^H a)), and column
-// j becomes (r above it, beta, v's tail).
+// geqrf is LAPACK's geqr2 over a batch of m x n matrices: reflectColumn
+// of column j at each iteration of a while loop.
 func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.Instruction) {
 	sh := a.Shape
 	t := sh.Elem
 	r := sh.Rank()
-	m, n := sh.Dims[r-2], sh.Dims[r-1]
 	k := tauSh.Dims[r-2]
 	batch := sh.Dims[:r-2]
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), sh, tauSh)
@@ -207,20 +202,7 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 	out := b.countedLoop(in, in.Name+".geqrf", state, k, init, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, am, taus := e[0], e[1], e[2]
 		x := lb.batched(t, batch)
-		colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
-		col := x.slice(am, x.sizes(m, 1), x.zero, j)
-		ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
-		jc := lb.full(j, ri.Shape)
-		below, at := lb.compare(ri, jc, "GT"), lb.compare(ri, jc, "EQ")
-		alpha := x.slice(am, x.sizes(1, 1), j, j)
-		vfull, tau, beta, skip := lb.householder(x, col, alpha, below, at)
-		newCol := lb.sel(at, lb.sel(x.spread(skip, colSh), col, x.spread(beta, colSh)), lb.sel(below, vfull, col))
-		// a(:, j+1:) -= conj(tau) v (v^H a).
-		w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(vfull), am, int64(r-2), int64(r-2))
-		w = lb.inst(hlo.OpMultiply, w.Shape, w, x.spread(lb.conj(tau), w.Shape))
-		upd := lb.inst(hlo.OpSubtract, sh, am, x.dot(sh, vfull, w, int64(r-1), int64(r-2)))
-		after := lb.compare(lb.iota(hlo.S32, r-1, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "GT")
-		next := x.update(lb.sel(after, upd, am), newCol, x.zero, j)
+		next, tau := lb.reflectColumn(x, am, j)
 		tauAt := lb.inst(hlo.OpDynamicUpdateSlice, tauSh, append([]*hlo.Instruction{taus, lb.reshape(tau, x.sizes(1)...)}, x.starts(j)...)...)
 		j1 := lb.inst(hlo.OpAdd, j.Shape, j, lb.constant(hlo.S32, 1))
 		return []*hlo.Instruction{j1, next, tauAt}
@@ -228,6 +210,36 @@ func (b *expander) geqrf(in, a *hlo.Instruction, tauSh hlo.Shape) (h, tau *hlo.I
 	taus := b.inst(hlo.OpGetTupleElement, tauSh, out.Operands[0])
 	taus.A.Index = 2
 	return out, taus
+}
+
+// reflectColumn is geqr2's step j over the batch of m x n matrices am:
+// larfg's reflector H(j) = I - tau v v^H, v(j) = 1, takes am(j:, j) to
+// (beta, 0, ...) with beta = -sign(re alpha) |(alpha, x)| (a zero of
+// either sign as +0) (norms scaled by their largest element, as nrm2
+// and lapy3 avoid overflow), tau = (beta - alpha) / beta and v's tail x
+// / (alpha - beta), or tau = 0 when x is zero and alpha real; H(j)^H is
+// applied to the columns after j (a -= conj(tau) v (v^H a)), and column
+// j becomes (r above it, beta, v's tail). It returns (am so updated,
+// tau [..., 1, 1]).
+func (lb *expander) reflectColumn(x batched, am, j *hlo.Instruction) (next, tau *hlo.Instruction) {
+	sh := am.Shape
+	t := sh.Elem
+	r := sh.Rank()
+	m, n := sh.Dims[r-2], sh.Dims[r-1]
+	colSh := hlo.ArrayShape(t, x.sizes(m, 1)...)
+	col := x.slice(am, x.sizes(m, 1), x.zero, j)
+	ri := lb.iota(hlo.S32, r-2, colSh.Dims...)
+	jc := lb.full(j, ri.Shape)
+	below, at := lb.compare(ri, jc, "GT"), lb.compare(ri, jc, "EQ")
+	alpha := x.slice(am, x.sizes(1, 1), j, j)
+	vfull, tau, beta, skip := lb.householder(x, col, alpha, below, at)
+	newCol := lb.sel(at, lb.sel(x.spread(skip, colSh), col, x.spread(beta, colSh)), lb.sel(below, vfull, col))
+	// a(:, j+1:) -= conj(tau) v (v^H a).
+	w := x.dot(hlo.ArrayShape(t, x.sizes(1, n)...), lb.conj(vfull), am, int64(r-2), int64(r-2))
+	w = lb.inst(hlo.OpMultiply, w.Shape, w, x.spread(lb.conj(tau), w.Shape))
+	upd := lb.inst(hlo.OpSubtract, sh, am, x.dot(sh, vfull, w, int64(r-1), int64(r-2)))
+	after := lb.compare(lb.iota(hlo.S32, r-1, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "GT")
+	return x.update(lb.sel(after, upd, am), newCol, x.zero, j), tau
 }
 
 // householder is larfg (zlarfg) of the column col ([..., m, 1] in x's

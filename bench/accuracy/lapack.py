@@ -71,3 +71,22 @@ def sytrd(x, letter, dt, uplo):
     wide = np.promote_types(dt, np.float64)
     return (np.ascontiguousarray(f).astype(wide), d.astype(np.float64), e[:n - 1].astype(np.float64),
             tau[:n - 1].astype(wide))
+
+
+def geqp3(x, letter, dt):
+    """LAPACK's xgeqp3 of x in dtype dt, no column fixed: (r with the
+    reflectors below it, jpvt 1-based, tau), widened to float64 or
+    complex128."""
+    m, n = x.shape
+    f = np.asfortranarray(x.astype(dt))
+    jp = np.zeros(n, np.int32)
+    tau = np.zeros(min(m, n), dt)
+    lwork = 64 * (n + 1)
+    work, info = np.zeros(lwork, dt), ctypes.c_int(0)
+    args = [i(m), i(n), p(f), i(m), p(jp), p(tau), p(work), i(lwork)]
+    if letter in 'cz':
+        args.append(p(np.zeros(2 * n, np.float32 if letter == 'c' else np.float64)))
+    getattr(lib, letter + 'geqp3_')(*args, ctypes.byref(info))
+    assert info.value == 0
+    wide = np.promote_types(dt, np.float64)
+    return np.ascontiguousarray(f).astype(wide), jp, tau.astype(wide)

@@ -43,6 +43,9 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallGeqrf:
 		a, tau := geqrf(ops[0].Lit, in.Shape.Tuple[1])
 		res = []*hlo.Literal{a, tau}
+	case hlo.CallGeqp3:
+		a, jpvt, tau := geqp3(ops[0].Lit, ops[1].Lit, in.Shape.Tuple[2])
+		res = []*hlo.Literal{a, jpvt, tau}
 	case hlo.CallOrgqr:
 		res = []*hlo.Literal{orgqr(ops[0].Lit, ops[1].Lit)}
 	case hlo.CallGetrf:
@@ -124,15 +127,20 @@ func matrices(l *hlo.Literal) (batch, m, n int64, a []complex128) {
 	return int64(len(a)) / (m * n), m, n, a
 }
 
-// complexes reads a literal's elements as complex128 (real types with
-// zero imaginary parts).
+// complexes reads a literal's elements as complex128 (real and integer
+// types with zero imaginary parts).
 func complexes(l *hlo.Literal) []complex128 {
 	v := make([]complex128, l.Shape.NumElements())
 	for i := range v {
 		s := get(l, int64(i))
-		if l.Shape.Elem.IsComplex() {
+		switch l.Shape.Elem.Kind() {
+		case hlo.KindComplex:
 			v[i] = s.c
-		} else {
+		case hlo.KindSigned:
+			v[i] = complex(float64(s.i), 0)
+		case hlo.KindUnsigned:
+			v[i] = complex(float64(s.u), 0)
+		default:
 			v[i] = complex(s.f, 0)
 		}
 	}
@@ -169,47 +177,52 @@ func geqrf(l *hlo.Literal, tauShape hlo.Shape) (*hlo.Literal, *hlo.Literal) {
 	return literal(l.Shape.Elem, l.Shape.Dims, a), literal(tauShape.Elem, tauShape.Dims, taus)
 }
 
-// geqr2 is LAPACK's geqr2 on the m x n matrix a, in place: for each
-// column j, the reflector H(j) = I - tau v v^H with v(j) = 1 that takes
-// a(j:, j) to (beta, 0, ...) (larfg: beta = -sign(re alpha) |(alpha,
-// x)|, a zero of either sign taken as +0 so that the reflector does not
-// hang on the sign of a zero, tau = (beta - alpha) / beta, v = x / (alpha - beta); tau = 0 and
-// no change when x is zero and alpha real), applied as H(j)^H to the
-// columns after j. It returns the taus.
+// geqr2 is LAPACK's geqr2 on the m x n matrix a, in place: reflectColumn
+// of each column j < min(m, n). It returns the taus.
 func geqr2(a []complex128, m, n int64) []complex128 {
-	k := min(m, n)
-	taus := make([]complex128, k)
-	at := func(i, j int64) *complex128 { return &a[i*n+j] }
-	for j := int64(0); j < k; j++ {
-		x := make([]complex128, 0, m-j-1)
-		for i := j + 1; i < m; i++ {
-			x = append(x, *at(i, j))
-		}
-		beta, tau := larfgC(*at(j, j), x)
-		for i := j + 1; i < m; i++ {
-			*at(i, j) = x[i-j-1]
-		}
-		*at(j, j) = complex(beta, 0)
-		taus[j] = tau
-		// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
-		v := func(i int64) complex128 {
-			if i == j {
-				return 1
-			}
-			return *at(i, j)
-		}
-		for c := j + 1; c < n; c++ {
-			var w complex128
-			for i := j; i < m; i++ {
-				w += conj(v(i)) * *at(i, c)
-			}
-			w *= conj(tau)
-			for i := j; i < m; i++ {
-				*at(i, c) -= v(i) * w
-			}
-		}
+	taus := make([]complex128, min(m, n))
+	for j := range taus {
+		taus[j] = reflectColumn(a, m, n, int64(j))
 	}
 	return taus
+}
+
+// reflectColumn is geqr2's step j on the m x n matrix a, in place: the
+// reflector H(j) = I - tau v v^H with v(j) = 1 that takes a(j:, j) to
+// (beta, 0, ...) (larfgC: beta = -sign(re alpha) |(alpha, x)|, a zero of
+// either sign taken as +0 so that the reflector does not hang on the
+// sign of a zero, tau = (beta - alpha) / beta, v = x / (alpha - beta);
+// tau = 0 and no change when x is zero and alpha real), applied as
+// H(j)^H to the columns after j. It returns tau.
+func reflectColumn(a []complex128, m, n, j int64) complex128 {
+	at := func(i, j int64) *complex128 { return &a[i*n+j] }
+	x := make([]complex128, 0, m-j-1)
+	for i := j + 1; i < m; i++ {
+		x = append(x, *at(i, j))
+	}
+	beta, tau := larfgC(*at(j, j), x)
+	for i := j + 1; i < m; i++ {
+		*at(i, j) = x[i-j-1]
+	}
+	*at(j, j) = complex(beta, 0)
+	// a(j:, j+1:) -= conj(tau) v (v^H a(j:, j+1:)).
+	v := func(i int64) complex128 {
+		if i == j {
+			return 1
+		}
+		return *at(i, j)
+	}
+	for c := j + 1; c < n; c++ {
+		var w complex128
+		for i := j; i < m; i++ {
+			w += conj(v(i)) * *at(i, c)
+		}
+		w *= conj(tau)
+		for i := j; i < m; i++ {
+			*at(i, c) -= v(i) * w
+		}
+	}
+	return tau
 }
 
 // larfgC is LAPACK's larfg (zlarfg) on (alpha; x): the reflector H = I

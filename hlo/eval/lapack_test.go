@@ -185,6 +185,12 @@ ENTRY e {
   a = f32[4,4] parameter(0)
   ROOT r = (f32[4,4], f32[4], f32[3], f32[3], s32[]) custom-call(a), custom_call_target="lapack_shetrd_ffi", backend_config={uplo = 76 : ui8}
 }`, "does not run custom-call lapack_shetrd_ffi"},
+		{`HloModule m
+ENTRY e {
+  a = f32[4,3] parameter(0)
+  p = f32[3] parameter(1)
+  ROOT r = (f32[4,3], f32[3], f32[3]) custom-call(a, p), custom_call_target="lapack_sgeqp3_ffi"
+}`, "takes a matrix [..., m, n] and s32 jpvt [..., n]"},
 	} {
 		m, err := hlo.Parse("t.hlo", c.src)
 		require.NoError(t, err)
