@@ -33,6 +33,7 @@ type Attributes struct {
 	ExponentBits  int64  // reduce-precision
 	MantissaBits  int64
 	RngAlgorithm  string  // rng-bit-generator: rng_default, rng_three_fry, rng_philox
+	DotAlgorithm  string  // dot: XLA's algorithm (dot_bf16_bf16_f32 and the like: dotalgorithm.go), "" for the default
 	Distribution  string  // rng: rng_uniform, rng_normal
 	Target        string  // custom-call target
 	FftType       string  // fft: FFT, IFFT, RFFT, IRFFT
@@ -233,7 +234,11 @@ func parseTypedAttrs(in *Instruction) error {
 		case "mantissa_bits":
 			in.A.MantissaBits, err = strconv.ParseInt(v, 10, 64)
 		case "algorithm":
-			in.A.RngAlgorithm = v
+			if strings.HasPrefix(v, "dot_") {
+				in.A.DotAlgorithm, err = v, DotAlgorithmName(v)
+			} else {
+				in.A.RngAlgorithm = v
+			}
 		case "distribution":
 			in.A.Distribution = v
 		case "custom_call_target":

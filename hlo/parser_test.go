@@ -102,6 +102,8 @@ func TestSyntaxErrors(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(4294967295)\n}", "t.hlo:4:3: y (parameter): parameter number 4294967295, but computation \"e\" has 2 parameters"},
 		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(2)\n}", "t.hlo:4:3: y (parameter): parameter number 2, but"},
 		{"HloModule m\nENTRY e {\n  x = f32[2] parameter(1)\n  y = f32[2] parameter(1)\n}", "parameter number 1 used twice"},
+		{"HloModule m\nENTRY e {\n  x = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_bf17_bf16_f32\n}", "t.hlo:4:"},
+		{"HloModule m\nENTRY e {\n  x = f32[2,2] parameter(0)\n  ROOT d = f32[2,2] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_bf17_bf16_f32\n}", "unknown dot algorithm \"dot_bf17_bf16_f32\" (XLA's: dot_any_f8_any_f8_f32"},
 	} {
 		_, err := Parse("t.hlo", tc.src)
 		require.Error(t, err, tc.src)

@@ -640,7 +640,7 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 	case hlo.OpDot:
 		return one(dot(in, lit(0), lit(1), e.sumType(in)))
 	case hlo.OpConvolution:
-		return one(convolution(in, lit(0), lit(1), e.sumType(in)))
+		return one(convolution(in, dotRounded(in, lit(0)), dotRounded(in, lit(1)), e.sumType(in)))
 	case hlo.OpRngBitGenerator:
 		return rngBitGenerator(in, lit(0))
 	case hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:

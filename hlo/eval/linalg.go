@@ -88,9 +88,33 @@ func store(out *hlo.Literal, j int64, f float64, i int64) {
 	}
 }
 
+// dotRounded is operand x of dot in as its algorithm rounds it
+// (hlo.Instruction.DotOperandRounding): converted to the narrower float
+// and back, or reduced to tf32's precision; x itself otherwise.
+func dotRounded(in *hlo.Instruction, x *hlo.Literal) *hlo.Literal {
+	t := x.Shape.Elem
+	to, tf32 := in.DotOperandRounding(t)
+	if to == 0 && !tf32 {
+		return x
+	}
+	out := newLit(t, x.Shape.Dims)
+	for i := range x.Shape.NumElements() {
+		v := get(x, i)
+		if tf32 {
+			v.f = reducePrecision(t, v.f, 8, 10)
+		} else {
+			v = convert(to, t, convert(t, to, v))
+		}
+		put(out.Data, t, i, v)
+	}
+	return out
+}
+
 // dot is the general dot: batch dimensions, then the free dimensions of
-// the lhs, then those of the rhs.
+// the lhs, then those of the rhs, of the operands as the dot's
+// algorithm rounds them.
 func dot(in *hlo.Instruction, l, r *hlo.Literal, sum hlo.ElementType) (*hlo.Literal, error) {
+	l, r = dotRounded(in, l), dotRounded(in, r)
 	d := in.A.Dot
 	out := newLit(in.Shape.Elem, in.Shape.Dims)
 	isC := in.Shape.Elem.IsComplex()

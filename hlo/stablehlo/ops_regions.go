@@ -56,7 +56,61 @@ func dotGeneralRule(c *opContext) ([]*hlo.Instruction, error) {
 		return nil, err
 	}
 	ib.Set("lhs_batch_dims", list(lb)).Set("rhs_batch_dims", list(rb)).Set("lhs_contracting_dims", list(lc)).Set("rhs_contracting_dims", list(rc))
+	if a := c.attr("algorithm"); a != nil {
+		name, err := c.t.dotAlgorithm(a)
+		if err != nil {
+			return nil, err
+		}
+		ib.Set("algorithm", name)
+	}
 	return one(ib, nil)
+}
+
+// dotAlgorithm is the HLO name (dot_bf16_bf16_f32 and the like) of a
+// #stablehlo.dot_algorithm: its operands' and accumulation's precision
+// types, and for the bf16 and tf32 emulations of f32 the number of
+// products (num_primitive_operations: 3, 6 or 9); f8 operands of any
+// kind are XLA's any_f8, allow_imprecise_accumulation its fast_accum.
+func (t *translator) dotAlgorithm(a *Attr) (string, error) {
+	f, err := t.fields(a)
+	if err != nil {
+		return "", err
+	}
+	word := func(name string) string {
+		if v := f[name]; v != nil {
+			return v.Text
+		}
+		return ""
+	}
+	num := func(name string) int64 {
+		if v := f[name]; v != nil {
+			n, _ := v.Int()
+			return n
+		}
+		return 1
+	}
+	prec := func(name string) string {
+		w := word(name)
+		if strings.HasPrefix(w, "f8E") {
+			return "any_f8"
+		}
+		return w
+	}
+	lhs, rhs, acc := prec("lhs_precision_type"), prec("rhs_precision_type"), word("accumulation_type")
+	name := fmt.Sprintf("dot_%s_%s_%s", lhs, rhs, acc)
+	if ops := num("num_primitive_operations"); ops > 1 {
+		name += fmt.Sprintf("_x%d", ops)
+	}
+	if word("allow_imprecise_accumulation") == "true" {
+		name += "_fast_accum"
+	}
+	if num("lhs_component_count") != 1 || num("rhs_component_count") != 1 {
+		return "", fmt.Errorf("dot algorithm <%s> is not one of XLA's", a.Body)
+	}
+	if err := hlo.DotAlgorithmName(name); err != nil {
+		return "", fmt.Errorf("dot algorithm <%s> is not one of XLA's (%s)", a.Body, name)
+	}
+	return name, nil
 }
 
 // dotRule: the old dot, a matrix or vector product.
