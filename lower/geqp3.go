@@ -53,29 +53,28 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 	}, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		i, am, jpvt, taus, vn1, vn2, fixed, nfxd := e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]
 		x := lb.batched(t, batch)
-		vec := func(s *hlo.Instruction, sh hlo.Shape) *hlo.Instruction { return lb.full(s, sh) }
 		perVec := func(p *hlo.Instruction) *hlo.Instruction { // a [batch...] value over [batch..., n]
 			bc := lb.inst(hlo.OpBroadcast, hlo.ArrayShape(p.Shape.Elem, jpSh.Dims...), p)
 			bc.A.Dimensions, bc.A.HasDimensions = x.dims(), true
 			return bc
 		}
 		cols := lb.iota(hlo.S32, r-2, jpSh.Dims...)
-		atOrAfter := lb.compare(cols, vec(i, flagSh), "GE")
-		fixedStep := lb.compare(vec(i, nbSh), nfxd, "LT")     // [batch...]
-		fresh := perVec(lb.compare(vec(i, nbSh), nfxd, "EQ")) // the first pivoted step: norms afresh
+		atOrAfter := lb.compare(cols, lb.full(i, flagSh), "GE")
+		fixedStep := lb.compare(lb.full(i, nbSh), nfxd, "LT")     // [batch...]
+		fresh := perVec(lb.compare(lb.full(i, nbSh), nfxd, "EQ")) // the first pivoted step: norms afresh
 		active := lb.compare(i, lb.constant(hlo.S32, k), "LT")
 		// Norms afresh of rows i on.
 		now := lb.columnNorms(x, am, i, "GE")
 		vn1, vn2 = lb.sel(fresh, now, vn1), lb.sel(fresh, now, vn2)
 		// The pivot: the first fixed column at or after i, or the first
 		// of largest norm (none where NaNs: i itself).
-		minusOne := vec(lb.convert(lb.constant(hlo.S32, -1), rt), vnSh)
+		minusOne := lb.full(lb.convert(lb.constant(hlo.S32, -1), rt), vnSh)
 		fixedCol := lb.firstOfMax(lb.sel(atOrAfter, lb.convert(fixed, rt), minusOne), r-2)
 		normCol := lb.firstOfMax(lb.sel(atOrAfter, vn1, minusOne), r-2)
-		pvt := lb.sel(fixedStep, fixedCol, lb.sel(vec(active, nbSh), normCol, vec(i, nbSh)))
-		pvt = lb.sel(lb.compare(pvt, vec(lb.constant(hlo.S32, n), nbSh), "EQ"), vec(i, nbSh), pvt)
+		pvt := lb.sel(fixedStep, fixedCol, lb.sel(lb.full(active, nbSh), normCol, lb.full(i, nbSh)))
+		pvt = lb.sel(lb.compare(pvt, lb.full(lb.constant(hlo.S32, n), nbSh), "EQ"), lb.full(i, nbSh), pvt)
 		// Columns i and pvt swapped, in a and in the vectors.
-		isP, isI := lb.compare(cols, perVec(pvt), "EQ"), lb.compare(cols, vec(i, flagSh), "EQ")
+		isP, isI := lb.compare(cols, perVec(pvt), "EQ"), lb.compare(cols, lb.full(i, flagSh), "EQ")
 		swapVec := func(v *hlo.Instruction) *hlo.Instruction {
 			atP := perVec(lb.reduceDim(lb.sel(isP, v, lb.zeros(v.Shape)), r-2, hlo.OpAdd, lb.constant(v.Shape.Elem, 0)))
 			atI := perVec(lb.reduceDim(lb.sel(isI, v, lb.zeros(v.Shape)), r-2, hlo.OpAdd, lb.constant(v.Shape.Elem, 0)))
@@ -90,7 +89,7 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 		}
 		pM := lb.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.S32, sh.Dims...), pvt)
 		pM.A.Dimensions, pM.A.HasDimensions = x.dims(), true
-		isPM, isIM := lb.compare(colsM, pM, "EQ"), lb.compare(colsM, vec(i, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
+		isPM, isIM := lb.compare(colsM, pM, "EQ"), lb.compare(colsM, lb.full(i, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
 		colP := lb.reduceDim(lb.sel(isPM, am, lb.zeros(sh)), r-1, hlo.OpAdd, lb.constant(t, 0)) // [batch..., m]
 		colI := lb.reduceDim(lb.sel(isIM, am, lb.zeros(sh)), r-1, hlo.OpAdd, lb.constant(t, 0))
 		swapped := lb.sel(isIM, spreadCol(colP), lb.sel(isPM, spreadCol(colI), am))
@@ -116,8 +115,8 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 		q := f.Div(vn1, vn2)
 		recompute := f.Cmp(f.Mul(temp, f.Mul(q, q)), "LE", f.K(tol3z))
 		after := lb.columnNorms(x, next, ic, "GT")
-		move := lb.inst(hlo.OpAnd, pred(vnSh), lb.compare(cols, vec(i, flagSh), "GT"), lb.compare(vn1, lb.zeros(vnSh), "NE"))
-		move = lb.inst(hlo.OpAnd, pred(vnSh), move, perVec(lb.inst(hlo.OpAnd, pred(nbSh), lb.inst(hlo.OpNot, pred(nbSh), fixedStep), vec(active, pred(nbSh)))))
+		move := lb.inst(hlo.OpAnd, pred(vnSh), lb.compare(cols, lb.full(i, flagSh), "GT"), lb.compare(vn1, lb.zeros(vnSh), "NE"))
+		move = lb.inst(hlo.OpAnd, pred(vnSh), move, perVec(lb.inst(hlo.OpAnd, pred(nbSh), lb.inst(hlo.OpNot, pred(nbSh), fixedStep), lb.full(active, pred(nbSh)))))
 		nvn1 := f.Sel(move, f.Sel(recompute, after, f.Mul(vn1, f.Sqrt(temp))), vn1)
 		nvn2 := f.Sel(lb.inst(hlo.OpAnd, pred(vnSh), move, recompute), after, vn2)
 		i1 := lb.inst(hlo.OpAdd, s32, i, lb.constant(hlo.S32, 1))
