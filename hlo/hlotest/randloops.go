@@ -161,6 +161,9 @@ func (g *gen) reduce() {
 	}
 	init := g.identity(op, t)
 	exact, mag, frac := exactFold(op, v, init, n)
+	if !exact && orderBound(t, n) {
+		return
+	}
 	if len(dims) == 1 && g.rng.IntN(4) == 0 && v.exact && t != hlo.PRED && !t.IsComplex() {
 		// A variadic argmax (argmin): the first index of the largest
 		// (smallest) value, ties to the lower index.
@@ -168,6 +171,63 @@ func (g *gen) reduce() {
 		return
 	}
 	g.keep(g.op(hlo.OpReduce, v, init).Set("dimensions", list(dims)).Calls(g.reducer(op, t)).Instruction, exact, mag, frac, false)
+}
+
+// centered reduces v over some dimensions, spreads the result back
+// over them and combines it with v, then reduces that over the same
+// dimensions: softmax's and layer norm's shape along any axes (a max or
+// a mean taken from each element, then summed), where a kernel computes
+// the first reduction ahead of the second (a prologue, or fused into it).
+func (g *gen) centered() {
+	v := g.pick(func(v *gval) bool {
+		t := v.t()
+		return v.s().Rank() > 0 && t != hlo.PRED && !t.IsComplex() && t.Bits() >= 8
+	})
+	if v == nil {
+		return
+	}
+	t := v.t()
+	var dims, kept []int64
+	for i := range v.s().Rank() {
+		if g.rng.IntN(2) == 0 {
+			dims = append(dims, int64(i))
+		} else {
+			kept = append(kept, int64(i))
+		}
+	}
+	if len(dims) == 0 {
+		dims, kept = append([]int64{kept[0]}, dims...), kept[1:]
+	}
+	var keptDims []int64
+	n := int64(1)
+	for i, d := range v.s().Dims {
+		if slices.Contains(kept, int64(i)) {
+			keptDims = append(keptDims, d)
+		} else {
+			n *= d
+		}
+	}
+	if orderBound(t, n) {
+		return
+	}
+	first := []hlo.Opcode{hlo.OpMaximum, hlo.OpAdd}[g.rng.IntN(2)]
+	m := g.op(hlo.OpReduce, v, g.identity(first, t)).Set("dimensions", list(dims)).Calls(g.reducer(first, t)).WithShape(hlo.ArrayShape(t, keptDims...)).Instruction
+	mv := g.keep(m, false, 0, 0, false)
+	mb := g.keep(g.op(hlo.OpBroadcast, mv).Set("dimensions", list(kept)).WithShape(v.s()).Instruction, false, 0, 0, false)
+	combine := []hlo.Opcode{hlo.OpSubtract, hlo.OpMultiply, hlo.OpAdd}[g.rng.IntN(3)]
+	d := g.keep(g.op(combine, v, mb).Instruction, false, 0, 0, false)
+	second := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum}[g.rng.IntN(2)]
+	g.keep(g.op(hlo.OpReduce, d, g.identity(second, t)).Set("dimensions", list(dims)).Calls(g.reducer(second, t)).WithShape(hlo.ArrayShape(t, keptDims...)).Instruction, false, 0, 0, false)
+}
+
+// orderBound reports whether an inexact fold of n values of type t has
+// results that hang on the order of its steps beyond what the
+// comparison's other evaluations show: a small float type's sums
+// saturate or round to a coarse grid at every step, and a device folds
+// long rows in lanes (8 and more elements per output), in an order of
+// its own.
+func orderBound(t hlo.ElementType, n int64) bool {
+	return hlo.IsMiniFloat(t) && n > 8
 }
 
 func (g *gen) argReduce(v *gval, dims []int64) {
@@ -453,6 +513,9 @@ func (g *gen) reduceWindow() {
 	}
 	init := g.identity(op, t)
 	exact, mag, frac := exactFold(op, v, init, n)
+	if !exact && orderBound(t, n) {
+		return
+	}
 	win := fmt.Sprintf("{size=%s stride=%s pad=%s}", strings.Join(size, "x"), strings.Join(stride, "x"), strings.Join(pad, "x"))
 	g.keep(g.op(hlo.OpReduceWindow, v, init).Set("window", win).Calls(g.reducer(op, t)).Instruction, exact, mag, frac, false)
 }

@@ -138,8 +138,20 @@ func (g *gen) pick(ok func(*gval) bool) *gval {
 func (g *gen) anyType() hlo.ElementType { return g.types[g.rng.IntN(len(g.types))] }
 
 // shape is a small random shape: rank 0 to 3, dimensions 1 to 5, now and
-// then 0.
+// then 0; one in ten a row of 8 to 32 elements under up to two
+// dimensions of 1 to 6.
 func (g *gen) shape() []int64 {
+	if g.rng.IntN(10) == 0 {
+		// Rows of whole octets: the vector kernels' shapes (8 lanes
+		// of a row a step; a reduce keeping such a row folds its
+		// columns together), which dimensions of 1 to 5 never make.
+		dims := make([]int64, 1+g.rng.IntN(3))
+		for i := range dims {
+			dims[i] = 1 + int64(g.rng.IntN(6))
+		}
+		dims[len(dims)-1] = 8 * (1 + int64(g.rng.IntN(4)))
+		return dims
+	}
 	dims := make([]int64, g.rng.IntN(4))
 	for i := range dims {
 		dims[i] = 1 + int64(g.rng.IntN(5))
@@ -314,7 +326,7 @@ func init() {
 	}{
 		{(*gen).unary, 6}, {(*gen).binary, 8}, {(*gen).compareSelect, 3}, {(*gen).convert, 3}, {(*gen).bitcast, 1}, {(*gen).clamp, 1},
 		{(*gen).broadcast, 2}, {(*gen).reshape, 2}, {(*gen).transpose, 2}, {(*gen).slice, 2}, {(*gen).reverse, 1},
-		{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).dot, 2},
+		{(*gen).pad, 1}, {(*gen).concatenate, 1}, {(*gen).iota, 1}, {(*gen).reduce, 4}, {(*gen).centered, 2}, {(*gen).dot, 2},
 		{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
 		{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
 		{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
