@@ -665,6 +665,42 @@ func TestColumnReductions(t *testing.T) {
 	}
 }
 
+// TestColumnSoftmax: a softmax over the leading axis, whose column max
+// is its sum's prologue in a vector kernel. The sum's lanes had folded
+// their columns together with lane 0's max in the register for all of
+// them: 146,445 of the 262,144 results were wrong.
+func TestColumnSoftmax(t *testing.T) {
+	defer noValidationMessages(t)
+	src := `HloModule colsm
+maxf {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+addf {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[256,1024] parameter(0)
+  ninf = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[1024] reduce(x, ninf), dimensions={0}, to_apply=maxf
+  mb = f32[256,1024] broadcast(m), dimensions={1}
+  d = f32[256,1024] subtract(x, mb)
+  ex = f32[256,1024] exponential(d)
+  s = f32[1024] reduce(ex, z), dimensions={0}, to_apply=addf
+  sb = f32[256,1024] broadcast(s), dimensions={1}
+  ROOT y = f32[256,1024] divide(ex, sb)
+}`
+	m, err := hlo.Parse("colsm", src)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	requireSoftmax(t, exe, m) // closes exe
+}
+
 // requireRowReduction runs a row reduction case on the device and in the
 // reference: exactly equal for integers and max, within a tolerance for
 // float sums (the lanes fold in another order).
