@@ -139,17 +139,22 @@ func (g *gen) anyType() hlo.ElementType { return g.types[g.rng.IntN(len(g.types)
 
 // shape is a small random shape: rank 0 to 3, dimensions 1 to 5, now and
 // then 0; one in ten a row of 8 to 32 elements under up to two
-// dimensions of 1 to 6.
+// dimensions of 1 to 6, or (one in four of those) 4 to 8 rows of 256.
 func (g *gen) shape() []int64 {
 	if g.rng.IntN(10) == 0 {
 		// Rows of whole octets: the vector kernels' shapes (8 lanes
 		// of a row a step; a reduce keeping such a row folds its
-		// columns together), which dimensions of 1 to 5 never make.
+		// columns together), which dimensions of 1 to 5 never make;
+		// one in four of 1024 to 2048 elements, where elementwise
+		// kernels take the vector form too.
 		dims := make([]int64, 1+g.rng.IntN(3))
 		for i := range dims {
 			dims[i] = 1 + int64(g.rng.IntN(6))
 		}
 		dims[len(dims)-1] = 8 * (1 + int64(g.rng.IntN(4)))
+		if g.rng.IntN(4) == 0 {
+			dims = []int64{4 + int64(g.rng.IntN(5)), 256}
+		}
 		return dims
 	}
 	dims := make([]int64, g.rng.IntN(4))
