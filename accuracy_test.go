@@ -927,7 +927,7 @@ func TestFolderGivesDeviceBits(t *testing.T) {
 		return float64(sweep(i, n, -30, 30))
 	}
 	twoOperands := map[string]bool{"power": true, "atan2": true}
-	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan", "erf", "cbrt", "power", "atan2"} {
+	for _, op := range []string{"exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic", "sine", "cosine", "tan", "erf", "cbrt", "rsqrt", "power", "atan2"} {
 		for _, ty := range []hlo.ElementType{hlo.F32, hlo.F16, hlo.BF16} {
 			t.Run(fmt.Sprintf("%s/%s", op, ty), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))

@@ -69,7 +69,14 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal, nudge int) (*Value, erro
 		}
 		return s
 	}
-	rsqrt := func(v float64) float64 { return ri(1 / math.Sqrt(v)) }
+	// rsqrt is the rsqrt op's: in f32 the device's 1/sqrt, each step
+	// correctly rounded (RsqrtF32), as the expander's rsqrt computes it.
+	rsqrt := func(v float64) float64 {
+		if t == hlo.F32 {
+			return ri(float64(RsqrtF32(float32(v))))
+		}
+		return ri(1 / math.Sqrt(v))
+	}
 	lit := func(v []float64, like hlo.Shape) *Value {
 		l := zeros(hlo.ArrayShape(out, like.Dims...))
 		for i, e := range v {

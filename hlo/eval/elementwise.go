@@ -254,8 +254,9 @@ func apply(in *hlo.Instruction, types []hlo.ElementType, a []scalar) (scalar, er
 var deviceF32 = map[hlo.Opcode]func(float32) float32{
 	hlo.OpExp: ExpF32, hlo.OpExpm1: Expm1F32, hlo.OpLog: LogF32, hlo.OpLog1p: Log1pF32,
 	hlo.OpTanh: TanhF32, hlo.OpLogistic: LogisticF32, hlo.OpTan: TanF32, hlo.OpErf: ErfF32, hlo.OpCbrt: CbrtF32,
-	hlo.OpSin: func(x float32) float32 { return SinCosF32(x, false) },
-	hlo.OpCos: func(x float32) float32 { return SinCosF32(x, true) },
+	hlo.OpRsqrt: RsqrtF32,
+	hlo.OpSin:   func(x float32) float32 { return SinCosF32(x, false) },
+	hlo.OpCos:   func(x float32) float32 { return SinCosF32(x, true) },
 }
 
 // deviceF32Binary is deviceF32's binary counterpart.

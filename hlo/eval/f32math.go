@@ -500,3 +500,10 @@ func PowF32(x, y float32) float32 {
 	}
 	return r
 }
+
+// RsqrtF32 is the device's f32 rsqrt: 1 / sqrt(x), each step correctly
+// rounded (lower/kgen's rsqrt), so -0 gives -inf, +0 +inf, +inf 0.
+func RsqrtF32(x float32) float32 {
+	s := float32(math.Sqrt(float64(x)))
+	return float32(1 / float64(s))
+}

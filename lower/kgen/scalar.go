@@ -412,7 +412,24 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			return k.sel(neg, nan, k.sel(zero, x, root)), nil
 		}
 		signed := k.sel(k.signSet(x), val{k.constFloat(t, math.Inf(-1)), t}, val{k.constFloat(t, math.Inf(1)), t})
-		r := k.sel(zero, signed, k.ext(spirv.GLSLInverseSqrt, t, x.id))
+		inv := k.ext(spirv.GLSLInverseSqrt, t, x.id)
+		if regBits(t) == 32 {
+			// 1 / sqrt(x), each step correctly rounded as sqrt and
+			// divide are above (within an ulp): one formula on every
+			// device, where InverseSqrt is each driver's own (Vulkan
+			// allows 2 ulp), which the folder and the evaluator repeat
+			// bit for bit (hlo/eval RsqrtF32). An ulp matters: a batch
+			// norm with scale = offset cancels 30-fold after it
+			// (FuzzPrograms seed 545).
+			one := k.constFloat(t, 1)
+			if k.tg.IEEEDivSqrt {
+				inv = k.op(spirv.OpFDiv, t, one, k.ext(spirv.GLSLSqrt, t, x.id).id)
+			} else {
+				m := mathlib.F32(k.b, k.f, k.mathDriver())
+				inv = val{m.Div(one, m.Sqrt(x.id)), t}
+			}
+		}
+		r := k.sel(zero, signed, inv)
 		return k.sel(neg, nan, r), nil
 	case hlo.OpExp, hlo.OpExpm1, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic, hlo.OpTanh, hlo.OpSin, hlo.OpCos,
 		hlo.OpTan, hlo.OpErf, hlo.OpCbrt, hlo.OpAtan2:
