@@ -15,10 +15,7 @@ func geqp3(l, jl *hlo.Literal, tauSh hlo.Shape) (a, jpvt, tau *hlo.Literal) {
 	rt, _ := l.Shape.Elem.ComplexPart()
 	// laqp2's threshold for recomputing a downdated norm: the square
 	// root of the type's unit roundoff (dlamch('E')).
-	tol3z := math.Sqrt(math.Ldexp(1, -24))
-	if rt == hlo.F64 {
-		tol3z = math.Sqrt(math.Ldexp(1, -53))
-	}
+	tol3z := math.Sqrt(epsilon(rt))
 	jp := complexes(jl)
 	k := min(m, n)
 	taus := make([]complex128, 0, batch*k)

@@ -404,29 +404,36 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 		zero := k.boolOp(spirv.OpFOrdEqual, x.id, k.constFloat(t, 0))
 		neg := k.boolOp(spirv.OpFOrdLessThan, x.id, k.constFloat(t, 0))
 		nan := val{k.constFloat(t, math.NaN()), t}
-		if in.Op == hlo.OpSqrt {
-			root := k.ext(spirv.GLSLSqrt, t, x.id)
-			if regBits(t) == 32 && !k.tg.IEEEDivSqrt { // f16 and bf16 too (one rounding from f32's)
-				root = val{mathlib.F32(k.b, k.f, k.mathDriver()).Sqrt(x.id), t}
+		// sqrt is x's square root, correctly rounded: the driver's where
+		// its sqrt is IEEE's, else mathlib's (f16 and bf16 too: one
+		// rounding from f32's).
+		sqrt := func() val {
+			if regBits(t) == 32 && !k.tg.IEEEDivSqrt {
+				return val{mathlib.F32(k.b, k.f, k.mathDriver()).Sqrt(x.id), t}
 			}
-			return k.sel(neg, nan, k.sel(zero, x, root)), nil
+			return k.ext(spirv.GLSLSqrt, t, x.id)
+		}
+		if in.Op == hlo.OpSqrt {
+			return k.sel(neg, nan, k.sel(zero, x, sqrt())), nil
 		}
 		signed := k.sel(k.signSet(x), val{k.constFloat(t, math.Inf(-1)), t}, val{k.constFloat(t, math.Inf(1)), t})
-		inv := k.ext(spirv.GLSLInverseSqrt, t, x.id)
-		if regBits(t) == 32 {
-			// 1 / sqrt(x), each step correctly rounded as sqrt and
-			// divide are above (within an ulp): one formula on every
-			// device, where InverseSqrt is each driver's own (Vulkan
-			// allows 2 ulp), which the folder and the evaluator repeat
-			// bit for bit (hlo/eval RsqrtF32). An ulp matters: a batch
-			// norm with scale = offset cancels 30-fold after it
-			// (FuzzPrograms seed 545).
-			one := k.constFloat(t, 1)
+		var inv val
+		switch {
+		case regBits(t) != 32:
+			inv = k.ext(spirv.GLSLInverseSqrt, t, x.id)
+		default:
+			// 1 / sqrt(x), the sqrt above and the division as divide
+			// does it, each correctly rounded (within an ulp): one
+			// formula on every device, where InverseSqrt is each
+			// driver's own (Vulkan allows 2 ulp), which the folder and
+			// the evaluator repeat bit for bit (hlo/eval RsqrtF32). An
+			// ulp matters: a batch norm with scale = offset cancels
+			// 30-fold after it (FuzzPrograms seed 545).
+			one, root := k.constFloat(t, 1), sqrt().id
 			if k.tg.IEEEDivSqrt {
-				inv = k.op(spirv.OpFDiv, t, one, k.ext(spirv.GLSLSqrt, t, x.id).id)
+				inv = k.op(spirv.OpFDiv, t, one, root)
 			} else {
-				m := mathlib.F32(k.b, k.f, k.mathDriver())
-				inv = val{m.Div(one, m.Sqrt(x.id)), t}
+				inv = val{mathlib.F32(k.b, k.f, k.mathDriver()).Div(one, root), t}
 			}
 		}
 		r := k.sel(zero, signed, inv)
