@@ -64,7 +64,7 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 		fresh := perVec(lb.compare(lb.full(i, nbSh), nfxd, "EQ")) // the first pivoted step: norms afresh
 		active := lb.compare(i, lb.constant(hlo.S32, k), "LT")
 		// Norms afresh of rows i on.
-		now := lb.columnNorms(x, am, i, "GE")
+		now := lb.columnNorms(am, i, "GE")
 		vn1, vn2 = lb.sel(fresh, now, vn1), lb.sel(fresh, now, vn2)
 		// The pivot: the first fixed column at or after i, or the first
 		// of largest norm (none where NaNs: i itself).
@@ -114,7 +114,7 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 		temp := f.Max(f.Sub(f.K(1), f.Mul(ratio, ratio)), f.K(0))
 		q := f.Div(vn1, vn2)
 		recompute := f.Cmp(f.Mul(temp, f.Mul(q, q)), "LE", f.K(tol3z))
-		after := lb.columnNorms(x, next, ic, "GT")
+		after := lb.columnNorms(next, ic, "GT")
 		move := lb.inst(hlo.OpAnd, pred(vnSh), lb.compare(cols, lb.full(i, flagSh), "GT"), lb.compare(vn1, lb.zeros(vnSh), "NE"))
 		move = lb.inst(hlo.OpAnd, pred(vnSh), move, perVec(lb.inst(hlo.OpAnd, pred(nbSh), lb.inst(hlo.OpNot, pred(nbSh), fixedStep), lb.full(active, pred(nbSh)))))
 		nvn1 := f.Sel(move, f.Sel(recompute, after, f.Mul(vn1, f.Sqrt(temp))), vn1)
@@ -127,20 +127,14 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 
 // columnNorms is the Euclidean norm of each column of the batch of
 // matrices am over its rows whose index compares to row as dir (rows
-// "GE" i, or "GT" i), scaled by the largest magnitude as nrm2 avoids
-// overflow: [batch..., n], real.
-func (lb *expander) columnNorms(x batched, am, row *hlo.Instruction, dir string) *hlo.Instruction {
+// "GE" i, or "GT" i), scaled as nrm2 scales it (scaledNorm): [batch...,
+// n], real.
+func (lb *expander) columnNorms(am, row *hlo.Instruction, dir string) *hlo.Instruction {
 	sh := am.Shape
 	rt, _ := sh.Elem.ComplexPart()
 	r := sh.Rank()
 	mag := lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, sh.Dims...), am)
 	rows := lb.iota(hlo.S32, r-2, sh.Dims...)
 	mag = lb.sel(lb.compare(rows, lb.full(row, rows.Shape), dir), mag, lb.zeros(mag.Shape))
-	s := lb.reduceDim(mag, r-2, hlo.OpMaximum, lb.constant(rt, 0)) // [batch..., n]
-	safe := lb.sel(lb.compare(s, lb.zeros(s.Shape), "EQ"), lb.full(lb.constant(rt, 1), s.Shape), s)
-	sb := lb.inst(hlo.OpBroadcast, mag.Shape, safe)
-	sb.A.Dimensions, sb.A.HasDimensions = append(x.dims(), int64(r-1)), true
-	q := lb.inst(hlo.OpDivide, mag.Shape, mag, sb)
-	ss := lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0))
-	return lb.inst(hlo.OpMultiply, s.Shape, s, lb.inst(hlo.OpSqrt, s.Shape, ss))
+	return lb.scaledNorm(mag, lb.reduceDim(mag, r-2, hlo.OpMaximum, lb.constant(rt, 0)), r-2)
 }

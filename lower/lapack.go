@@ -270,12 +270,8 @@ func (lb *expander) householder(x batched, col, alpha, below, at *hlo.Instructio
 	k := lb.tinyScale(lb.inst(hlo.OpMaximum, oneR, s, lb.abs1(alpha)))
 	xs, alpha, s = lb.scaleEach(xs, x.spread(k, hlo.ArrayShape(hlo.S32, colSh.Dims...))), lb.scaleEach(alpha, k), lb.scaleEach(s, k)
 	absx = lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, colSh.Dims...), xs)
-	// xnorm = s sqrt(sum (|x_i| / s)^2), s the largest |x_i|.
+	xnorm := lb.reshape(lb.scaledNorm(absx, lb.reshape(s, x.sizes(1)...), r-2), oneR.Dims...)
 	zeroR, oneRc := lb.zeros(oneR), lb.full(lb.constant(rt, 1), oneR)
-	safe := lb.sel(lb.compare(s, zeroR, "EQ"), oneRc, s)
-	q := lb.inst(hlo.OpDivide, absx.Shape, absx, x.spread(safe, absx.Shape))
-	ss := lb.reshape(lb.reduceDim(lb.inst(hlo.OpMultiply, q.Shape, q, q), r-2, hlo.OpAdd, lb.constant(rt, 0)), oneR.Dims...)
-	xnorm := lb.inst(hlo.OpMultiply, oneR, s, lb.inst(hlo.OpSqrt, oneR, ss))
 	// |(alpha, x)| = hi sqrt(1 + (lo/hi)^2).
 	aabs := lb.inst(hlo.OpAbs, oneR, alpha)
 	hi, lo := lb.inst(hlo.OpMaximum, oneR, aabs, xnorm), lb.inst(hlo.OpMinimum, oneR, aabs, xnorm)
@@ -296,6 +292,25 @@ func (lb *expander) householder(x batched, col, alpha, below, at *hlo.Instructio
 	v := lb.sel(skipC, xs, lb.inst(hlo.OpMultiply, colSh, xs, x.spread(scale, colSh)))
 	vfull := lb.sel(at, lb.full(lb.one(t), colSh), v)
 	return vfull, tau, lb.scaleEach(beta, lb.inst(hlo.OpNegate, k.Shape, k)), skip
+}
+
+// scaledNorm is the Euclidean norm of the real magnitudes mag along
+// their dimension d, s their largest there (mag's shape without d): s
+// sqrt(sum (mag / s)^2), as nrm2 keeps the squares from overflowing
+// and underflowing; 0 where s is.
+func (b *expander) scaledNorm(mag, s *hlo.Instruction, d int) *hlo.Instruction {
+	rt := mag.Shape.Elem
+	safe := b.sel(b.compare(s, b.zeros(s.Shape), "EQ"), b.full(b.constant(rt, 1), s.Shape), s)
+	sb := b.inst(hlo.OpBroadcast, mag.Shape, safe)
+	for i := range mag.Shape.Rank() {
+		if i != d {
+			sb.A.Dimensions = append(sb.A.Dimensions, int64(i))
+		}
+	}
+	sb.A.HasDimensions = true
+	q := b.inst(hlo.OpDivide, mag.Shape, mag, sb)
+	ss := b.reduceDim(b.inst(hlo.OpMultiply, q.Shape, q, q), d, hlo.OpAdd, b.constant(rt, 0))
+	return b.inst(hlo.OpMultiply, s.Shape, s, b.inst(hlo.OpSqrt, s.Shape, ss))
 }
 
 // orgqr is LAPACK's org2r (ung2r): Q = H(0) ... H(k-1) applied to the
