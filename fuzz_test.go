@@ -797,7 +797,7 @@ func checkMutant(t testing.TB, text string, seed uint64) *failure {
 	if fail != nil && strings.HasPrefix(fail.kind, "compile") && mutantPos.MatchString(fail.msg) && !strings.Contains(fail.msg, "internal error") {
 		return nil // refused by name, with a position
 	}
-	if fail != nil && strings.Contains(fail.kind, " out") && orderBound(m) {
+	if fail != nil && strings.Contains(fail.kind, " out") && reducerHangsOnOrder(m) {
 		return nil // a value no order is the answer for; it compiled and ran
 	}
 	if fail != nil && (fail.kind == "refused" || fail.kind == "endless") {
@@ -806,12 +806,12 @@ func checkMutant(t testing.TB, text string, seed uint64) *failure {
 	return fail
 }
 
-// orderBound reports whether m folds with a computation whose result
+// reducerHangsOnOrder reports whether m folds with a computation whose result
 // hangs on the order of its steps (a mutant's reducer that returns a
 // parameter, or subtracts; FuzzMutants seed 292, mutation 537): XLA
 // leaves a reduction's order to the implementation, and a device folds
 // rows of 8 and more in lanes, so no one evaluation is the answer.
-func orderBound(m *hlo.Module) bool {
+func reducerHangsOnOrder(m *hlo.Module) bool {
 	free := map[hlo.Opcode]bool{hlo.OpAdd: true, hlo.OpMultiply: true, hlo.OpMaximum: true, hlo.OpMinimum: true,
 		hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true}
 	for _, c := range m.Computations {
