@@ -238,3 +238,108 @@ ENTRY e {
 		}
 	}
 }
+
+// TestComplexFFTLengths runs FFT and IFFT in c64 and c128 at lengths that
+// take each radix pass (lower/fft.go emitFft, kgen/fft.go: 2, 4 and the
+// odd primes to 13, one and several positions per butterfly, stages of
+// one and several passes), along the last dimension and along a middle
+// one (values Inner apart; also as the complex dimension of a 2-D RFFT
+// and IRFFT), at the length 1, and at lengths with a prime factor past
+// the passes' (17, 34) that keep the DFT matrices, alone and between
+// passed dimensions,
+// against the reference evaluator: the largest error relative to the
+// result's largest magnitude, in ulps of the part type, stays within
+// TestFFTAccuracy's bound of 8 (logged).
+func TestComplexFFTLengths(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(7, 23))
+	random := func(dt vkjit.DType, dims ...int64) (*vkjit.Tensor, *hlo.Literal) {
+		n := int64(1)
+		if dt == vkjit.C64 || dt == vkjit.C128 {
+			n = 2
+		}
+		for _, d := range dims {
+			n *= d
+		}
+		var b []byte
+		for range n {
+			v := rng.NormFloat64()
+			if dt == vkjit.C64 || dt == vkjit.F32 {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+			} else {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+			}
+		}
+		x := must(vkjit.NewTensor(dt, dims, b))
+		return x, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(dt), dims...), Data: x.Data}
+	}
+	check := func(name, src string, args []*vkjit.Tensor, lits []*hlo.Literal) {
+		exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
+		require.NoError(t, err, name)
+		res, _, err := exe.Run(context.Background(), args...)
+		require.NoError(t, err, name)
+		exe.Close()
+		mod, err := hlo.Parse(name, src)
+		require.NoError(t, err)
+		ref, err := eval.Run(mod, lits...)
+		require.NoError(t, err, name)
+		for i, l := range ref.Leaves() {
+			want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+			var worst, scale float64
+			for e := range want.NumElements() {
+				w := valueAt(want, e)
+				scale = math.Max(scale, cmplx.Abs(w))
+				worst = math.Max(worst, cmplx.Abs(valueAt(res[i], e)-w))
+			}
+			eps := math.Ldexp(1, -23)
+			if want.Type == vkjit.C128 || want.Type == vkjit.F64 {
+				eps = math.Ldexp(1, -52)
+			}
+			t.Logf("%s, result %d: %.2f ulp", name, i, worst/scale/eps)
+			require.LessOrEqual(t, worst/scale/eps, 8.0, "%s, result %d", name, i)
+		}
+	}
+	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 26, 30, 34, 48, 64, 77, 81, 100, 143, 256, 1024} {
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  a = c64[3,%[1]d] parameter(0)
+  b = c128[3,%[1]d] parameter(1)
+  c = c64[2,%[1]d,3] parameter(2)
+  d = c128[2,%[1]d,3] parameter(3)
+  fa = c64[3,%[1]d] fft(a), fft_type=FFT, fft_length={%[1]d}
+  ia = c64[3,%[1]d] fft(a), fft_type=IFFT, fft_length={%[1]d}
+  fb = c128[3,%[1]d] fft(b), fft_type=FFT, fft_length={%[1]d}
+  ib = c128[3,%[1]d] fft(b), fft_type=IFFT, fft_length={%[1]d}
+  g = f32[2,%[1]d,6] parameter(4)
+  h = c128[2,%[1]d,4] parameter(5)
+  fc = c64[2,%[1]d,3] fft(c), fft_type=FFT, fft_length={%[1]d,3}
+  id = c128[2,%[1]d,3] fft(d), fft_type=IFFT, fft_length={%[1]d,3}
+  rg = c64[2,%[1]d,4] fft(g), fft_type=RFFT, fft_length={%[1]d,6}
+  ih = f64[2,%[1]d,6] fft(h), fft_type=IRFFT, fft_length={%[1]d,6}
+  ROOT r = (c64[3,%[1]d], c64[3,%[1]d], c128[3,%[1]d], c128[3,%[1]d], c64[2,%[1]d,3], c128[2,%[1]d,3], c64[2,%[1]d,4], f64[2,%[1]d,6]) tuple(fa, ia, fb, ib, fc, id, rg, ih)
+}`, n)
+		var args []*vkjit.Tensor
+		var lits []*hlo.Literal
+		for _, a := range []struct {
+			t    vkjit.DType
+			dims []int64
+		}{{vkjit.C64, []int64{3, n}}, {vkjit.C128, []int64{3, n}}, {vkjit.C64, []int64{2, n, 3}}, {vkjit.C128, []int64{2, n, 3}},
+			{vkjit.F32, []int64{2, n, 6}}, {vkjit.C128, []int64{2, n, 4}}} {
+			x, l := random(a.t, a.dims...)
+			args, lits = append(args, x), append(lits, l)
+		}
+		check(fmt.Sprint("length ", n), src, args, lits)
+	}
+	// Passes, a DFT matrix, passes, and back: the value goes from memory
+	// form to parts and back.
+	x, l := random(vkjit.C64, 4, 17, 6)
+	y, m := random(vkjit.C128, 4, 17, 6)
+	check("4x17x6", `HloModule m
+ENTRY e {
+  x = c64[4,17,6] parameter(0)
+  y = c128[4,17,6] parameter(1)
+  f = c64[4,17,6] fft(x), fft_type=FFT, fft_length={4,17,6}
+  i = c128[4,17,6] fft(y), fft_type=IFFT, fft_length={4,17,6}
+  ROOT r = (c64[4,17,6], c128[4,17,6]) tuple(f, i)
+}`, []*vkjit.Tensor{x, y}, []*hlo.Literal{l, m})
+}

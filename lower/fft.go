@@ -2,35 +2,40 @@ package lower
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
-// fft computes a discrete Fourier transform as products with its
-// matrices, one transformed dimension at a time: of any length, not only
-// powers of two, in as many real dots as the parts need (four per
-// dimension of a complex transform), which run as tiled GEMMs. The
-// twiddles are computed in float64 from jk mod n, so that each is the
-// rounded true value. IFFT and IRFFT scale by 1/n in their matrices.
+// fft computes a discrete Fourier transform one transformed dimension at
+// a time, of any length, not only powers of two. A complex transform's
+// dimension whose prime factors are all at most kgen.FftRadixMax runs
+// ducc's radix passes on the values in memory form (radixAxis, then
+// emitFft: a kernel per stage of passes, O(n log n)); RFFT and IRFFT
+// along the last dimension run FFTPACK's real passes as HLO (fftpack.go);
+// the other dimensions are products with their DFT matrices (four real
+// dots per dimension of a complex transform, which run as tiled GEMMs;
+// fourStep splits the long composite ones). The twiddles are computed in
+// float64 from jk mod n, so that each is the rounded true value. IFFT
+// and IRFFT scale by 1/n in their matrices, and by one factor on the
+// first dimension the passes transform.
 func (x *cx) fft(in *hlo.Instruction) error {
 	l := in.A.FftLength
 	src := in.Operands[0]
 	rank := src.Shape.Rank()
 	first := rank - len(l)
-	var re, im *hlo.Instruction
 	switch in.A.FftType {
 	case "FFT", "IFFT":
-		p := x.parts(src)
-		re, im = p[0], p[1]
-		for a := first; a < rank; a++ {
-			re, im = x.dftAxis(in, re, im, a, l[a-first], in.A.FftType == "IFFT")
-		}
+		x.result(in, x.complexAxes(in, src, first, l, in.A.FftType == "IFFT"))
+		return nil
 	case "RFFT":
 		v := x.memory(src)
 		n := l[len(l)-1]
 		m := n/2 + 1
+		var re, im *hlo.Instruction
 		if pk := x.packFor(in, src.Shape.Elem, src.Shape.Dims); pk != nil {
 			re, im = pk.rfft(x.reshape(in, v, []int64{pk.rows, n}))
 			dims := slices.Clone(src.Shape.Dims)
@@ -40,15 +45,11 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
 			re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
 		}
-		for a := first; a < rank-1; a++ {
-			re, im = x.dftAxis(in, re, im, a, l[a-first], false)
-		}
+		x.result(in, x.complexAxes(in, x.partsKey(in, re, im), first, l[:len(l)-1], false))
+		return nil
 	case "IRFFT":
-		p := x.parts(src)
-		re, im = p[0], p[1]
-		for a := first; a < rank-1; a++ {
-			re, im = x.dftAxis(in, re, im, a, l[a-first], true)
-		}
+		p := x.parts(x.complexAxes(in, src, first, l[:len(l)-1], true))
+		re, im := p[0], p[1]
 		n := l[len(l)-1]
 		m := n/2 + 1
 		rt, _ := src.Shape.Elem.ComplexPart()
@@ -81,10 +82,204 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		}
 		x.whole[in] = out
 		return nil
-	default:
-		return x.unsupported(in)
 	}
-	x.pairs[in] = [2]*hlo.Instruction{re, im}
+	return x.unsupported(in)
+}
+
+// fftAxisTarget is the custom-call lowerComplex makes of a complex
+// transform along one dimension by radix passes (emitFft): operand and
+// result of one shape, complex values in memory form (f32 or f64, the
+// last dimension the parts), the transformed dimension in
+// A.Dimensions, "IFFT" in A.FftType for the inverse, whose outputs are
+// multiplied by 1/m for A.FftLength {m}.
+const fftAxisTarget = "vkjit$fft-axis"
+
+// isFftAxis reports whether in is fftAxisTarget's custom-call.
+func isFftAxis(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpCustomCall && in.A.Target == fftAxisTarget
+}
+
+// radixPassable reports whether a complex transform of length n runs as
+// radix passes: every prime factor at most kgen.FftRadixMax. Longer
+// prime factors keep the DFT matrices (and fourStep's splits).
+func radixPassable(n int64) bool {
+	if n < 2 {
+		return false
+	}
+	for _, f := range packFactors(n) {
+		if f > kgen.FftRadixMax {
+			return false
+		}
+	}
+	return true
+}
+
+// complexAxes transforms complex value v (an instruction whose value
+// x.whole or x.pairs holds) along dimensions first, first+1, ... of
+// lengths l: by radix passes on its memory form where the length allows
+// (radixPassable), by DFT matrices on its parts elsewhere. The result is
+// a stand-in key of the same kind. IFFT's 1/n of the dimensions the
+// passes transform is one factor, 1/(their lengths' product), on the
+// first of them, as ducc applies it (the DFT matrices hold their own
+// 1/n).
+func (x *cx) complexAxes(in, v *hlo.Instruction, first int, l []int64, inverse bool) *hlo.Instruction {
+	var scale int64
+	if inverse {
+		scale = 1
+		for _, n := range l {
+			if radixPassable(n) {
+				scale *= n
+			}
+		}
+	}
+	for i, n := range l {
+		a := first + i
+		switch {
+		case n == 1: // the transform of length 1 is the value itself
+		case radixPassable(n) && v.Shape.NumElements() > 0:
+			w := x.radixAxis(in, x.memory(v), a, inverse, scale)
+			scale = 1
+			v = x.complexOf(in, w.Shape.Dims[:len(w.Shape.Dims)-1], w.Shape.Elem)
+			x.whole[v] = w
+		default:
+			p := x.parts(v)
+			re, im := x.dftAxis(in, p[0], p[1], a, n, inverse)
+			v = x.partsKey(in, re, im)
+		}
+	}
+	return v
+}
+
+// result makes v's value (complexAxes) in's.
+func (x *cx) result(in, v *hlo.Instruction) {
+	if w := x.whole[v]; w != nil {
+		x.whole[in] = w
+	}
+	if p, ok := x.pairs[v]; ok {
+		x.pairs[in] = p
+	}
+}
+
+// partsKey is a stand-in complex value of parts re and im.
+func (x *cx) partsKey(in, re, im *hlo.Instruction) *hlo.Instruction {
+	v := x.complexOf(in, re.Shape.Dims, re.Shape.Elem)
+	x.pairs[v] = [2]*hlo.Instruction{re, im}
+	return v
+}
+
+// complexOf is a stand-in complex value of dimensions dims, parts of type
+// t, helping compute from: a key for memory and parts, never emitted.
+func (x *cx) complexOf(from *hlo.Instruction, dims []int64, t hlo.ElementType) *hlo.Instruction {
+	c := hlo.C64
+	if t == hlo.F64 {
+		c = hlo.C128
+	}
+	return &hlo.Instruction{Name: from.Name, Pos: from.Pos, Shape: hlo.ArrayShape(c, slices.Clone(dims)...)}
+}
+
+// radixAxis transforms w (memory form) along dimension a, the inverse
+// transform's outputs multiplied by 1/scale (none for 1).
+func (x *cx) radixAxis(in, w *hlo.Instruction, a int, inverse bool, scale int64) *hlo.Instruction {
+	c := x.inst(in, hlo.OpCustomCall, w.Shape, w)
+	c.A.Target = fftAxisTarget
+	c.A.Dimensions, c.A.HasDimensions = []int64{int64(a)}, true
+	c.A.FftType = "FFT"
+	if inverse {
+		c.A.FftType = "IFFT"
+		c.A.FftLength = []int64{scale}
+	}
+	return c
+}
+
+// emitFft plans a radix-pass transform (fftAxisTarget): a pass per
+// factor of the length, in ducc's order (packFactors), consecutive
+// passes whose factors multiply to at most kgen.FftStageMax run by one
+// kernel (kgen/fft.go), each stage's kernel reading the previous one's
+// output and writing, in turn, the result's buffer and a scratch one, so
+// that the last writes the result. A stage's twiddles are a constant
+// buffer of the rounded roots (unityRoots), as ducc's tables hold them.
+func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
+	sh := in.Shape
+	t := sh.Elem
+	a := int(in.A.Dimensions[0])
+	n := sh.Dims[a]
+	roots := newUnityRoots(n)
+	bits := t.Bits()
+	var stages []kgen.FftStage
+	q := int64(kgen.FftStageMax + 1)
+	for _, f := range packFactors(n) {
+		if q*f > kgen.FftStageMax {
+			stages = append(stages, kgen.FftStage{
+				Length: n, Outer: prod(sh.Dims[:a]), Inner: prod(sh.Dims[a+1 : len(sh.Dims)-1]),
+				Forward: in.A.FftType != "IFFT", Scale: 1, L1: n / q,
+			})
+			q = 1
+		}
+		st := &stages[len(stages)-1]
+		var rs [][2]float64
+		if f%2 == 1 {
+			ang := octantAngle(f)
+			for j := int64(0); j < f; j++ {
+				rs = append(rs, octantRoot(j, f, ang))
+			}
+		}
+		st.Radices, st.Roots = append(st.Radices, f), append(st.Roots, rs)
+		q *= f
+	}
+	// Each stage's L1 is the product of the factors before it.
+	l1 := int64(1)
+	for i := range stages {
+		stages[i].L1 = l1
+		for _, f := range stages[i].Radices {
+			l1 *= f
+		}
+	}
+	if m := in.A.FftLength; len(m) == 1 && m[0] > 1 {
+		stages[len(stages)-1].Scale = rounded(1/float64(m[0]), bits)
+	}
+	cur := s.values[in.Operands[0]][0]
+	bufs := [2]int{s.values[in][0], -1}
+	if len(stages) > 1 {
+		b, err := s.newBuffer(Buffer{Name: in.Name + "/scratch", Kind: BufTemp, Shape: sh})
+		if err != nil {
+			return in.Errorf("%v", err)
+		}
+		bufs[1] = b
+	}
+	for i, st := range stages {
+		env.Local = kgen.LocalSize(s.tg, st.Invocations(), false)
+		k, err := kgen.FftStageKernel(env, t, st)
+		if err != nil {
+			return in.Errorf("%v", err)
+		}
+		reads := []int{cur}
+		if st.Twiddles() > 0 {
+			var data []byte
+			for p := range st.Radices {
+				r, l1, ido := st.Pass(p)
+				if ido == 1 {
+					continue
+				}
+				for j := int64(1); j < r; j++ {
+					for i := int64(0); i < ido; i++ {
+						re, im := roots.at(j * l1 * i)
+						data = appendPart(appendPart(data, t, rounded(re, bits)), t, rounded(im, bits))
+					}
+				}
+			}
+			tw, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/twiddles%d", in.Name, i), Kind: BufConstant,
+				Shape: hlo.ArrayShape(t, 2*st.Twiddles()), Data: ToStorage(t, data, s.tg)})
+			if err != nil {
+				return in.Errorf("%v", err)
+			}
+			reads = append(reads, tw)
+		}
+		dst := bufs[(len(stages)-1-i)%2]
+		if err := s.dispatch(in, k, st.Invocations(), reads, []int{dst}, nil); err != nil {
+			return err
+		}
+		cur = dst
+	}
 	return nil
 }
 

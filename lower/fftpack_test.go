@@ -3,9 +3,13 @@ package lower
 import (
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/spirv"
 )
 
 // TestPackFactors: ducc's factorization (4s first, a 2 moved to the
@@ -67,4 +71,50 @@ func series(x *big.Float) (float64, float64) {
 	fc, _ := c.Float64()
 	fs, _ := s.Float64()
 	return fc, fs
+}
+
+// TestFftPassKernels: a complex transform whose length's prime factors
+// are at most kgen.FftRadixMax is a kernel per stage of passes (factors
+// in ducc's order, their product at most kgen.FftStageMax; one stage
+// list per dimension transformed, along a middle one too), each passing
+// spirv-val, and no other kernel; a length with a larger prime factor
+// keeps the DFT matrices' products (another kernel).
+func TestFftPassKernels(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		stages []string
+		others bool
+	}{
+		{"HloModule m\nENTRY e {\n  x = c64[8,360] parameter(0)\n  ROOT f = c64[8,360] fft(x), fft_type=FFT, fft_length={360}\n}",
+			[]string{"fft_pass2x4x3_fwd_f32", "fft_pass3x5_fwd_f32"}, false},
+		{"HloModule m\nENTRY e {\n  x = c128[5,12,7] parameter(0)\n  ROOT f = c128[5,12,7] fft(x), fft_type=IFFT, fft_length={12,7}\n}",
+			[]string{"fft_pass4x3_bwd_f64", "fft_pass7_bwd_f64"}, false},
+		{"HloModule m\nENTRY e {\n  x = c64[2,4096] parameter(0)\n  ROOT f = c64[2,4096] fft(x), fft_type=FFT, fft_length={4096}\n}",
+			[]string{"fft_pass4x4x4_fwd_f32", "fft_pass4x4x4_fwd_f32"}, false},
+		{"HloModule m\nENTRY e {\n  x = c64[4,17] parameter(0)\n  ROOT f = c64[4,17] fft(x), fft_type=FFT, fft_length={4,17}\n}",
+			[]string{"fft_pass4_fwd_f32"}, true},
+	} {
+		m, err := hlo.Parse("test.hlo", c.text)
+		require.NoError(t, err)
+		p, err := Compile(m, LlvmpipeTarget, Options{})
+		require.NoError(t, err)
+		var stages []string
+		others := false
+		for _, s := range p.Steps {
+			if s.Kind != StepDispatch {
+				continue
+			}
+			k := p.Kernels[s.Kernel]
+			if strings.HasPrefix(k.Name, "fft_pass") {
+				stages = append(stages, k.Name)
+			} else {
+				others = true
+			}
+		}
+		require.Equal(t, c.stages, stages, c.text)
+		require.Equal(t, c.others, others, c.text)
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), k.Name)
+		}
+	}
 }

@@ -68,11 +68,7 @@ type unityRoots struct {
 
 func newUnityRoots(n int64) *unityRoots {
 	r := &unityRoots{n: n}
-	// ang = pi/(4n) in x87 long double (64-bit significand), then
-	// rounded to float64, as ducc's constructor computes it.
-	pi, _, _ := big.ParseFloat("3.141592653589793238462643383279502884197", 10, 64, big.ToNearestEven)
-	q := new(big.Float).SetPrec(64).Quo(new(big.Float).SetPrec(64).Mul(pi, big.NewFloat(0.25)), new(big.Float).SetInt64(n))
-	ang, _ := q.Float64()
+	ang := octantAngle(n)
 	nval := (n + 2) / 2
 	r.shift = 1
 	for (int64(1)<<r.shift)*(int64(1)<<r.shift) < nval {
@@ -90,6 +86,15 @@ func newUnityRoots(n int64) *unityRoots {
 		r.v2[i] = octantRoot(i*(r.mask+1), n, ang)
 	}
 	return r
+}
+
+// octantAngle is pi/(4n) in x87 long double (64-bit significand), then
+// rounded to float64, as ducc's constructor computes it.
+func octantAngle(n int64) float64 {
+	pi, _, _ := big.ParseFloat("3.141592653589793238462643383279502884197", 10, 64, big.ToNearestEven)
+	q := new(big.Float).SetPrec(64).Quo(new(big.Float).SetPrec(64).Mul(pi, big.NewFloat(0.25)), new(big.Float).SetInt64(n))
+	ang, _ := q.Float64()
+	return ang
 }
 
 // octantRoot is e^(2 pi i x/n) from the cosine and sine of an angle in

@@ -112,6 +112,8 @@ func kindOf(s *state, in *hlo.Instruction) (kgen.Kind, *kgen.GemmPlan) {
 	switch {
 	case in.Op == hlo.OpWhile || in.Op == hlo.OpConditional:
 		return kgen.KindHost, nil
+	case isFftAxis(in):
+		return kgen.KindFft, nil
 	case kgen.OpKind(in.Op) == kgen.KindNone:
 		return kgen.KindNone, nil // parameters, constants, tuples: no kernel
 	case in.Shape.Leaves()[0].NumElements() == 0:

@@ -111,6 +111,14 @@ def fft256(x):
     return xp.fft.fft(x, axis=-1)
 
 
+def fft4096(x):
+    return xp.fft.fft(x, axis=-1)
+
+
+def fft2d256(x):
+    return xp.fft.fft2(x)
+
+
 def rfft512x256(x):
     return xp.fft.rfft(x, axis=-1)  # NumPy's pocketfft computes in float64
 
@@ -133,6 +141,8 @@ def c(*shape):
 WORKLOADS = {
     "complex_mul": (complex_mul, lambda: [c(1024, 1024), c(1024, 1024)]),
     "fft256": (fft256, lambda: [c(256, 256)]),
+    "fft4096": (fft4096, lambda: [c(64, 4096)]),
+    "fft2d256": (fft2d256, lambda: [c(256, 256)]),
     "rfft512x256": (rfft512x256, lambda: [u(512, 256)]),
     "irfft64x1000": (irfft64x1000, lambda: [c(64, 501)]),
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),

@@ -24,12 +24,13 @@ const (
 	KindSelectAndScatter             // as a gather of the windows that select each element (selectscatter.go)
 	KindScatter                      // (scatter.go)
 	KindSort                         // a slice per invocation, or merge passes for long slices (sort.go)
+	KindFft                          // a complex transform along one dimension: a kernel per radix pass (fft.go)
 	KindDeviceLoop                   // a while loop that iterates inside one invocation (seqkernel.go; planned by lower/seqloop.go)
 	KindHost                         // a while or conditional whose computations run as sub-programs driven from the host
 )
 
 func (k Kind) String() string {
-	return [...]string{"none", "elementwise", "remap", "reduce", "row", "gemm", "dot", "conv", "reduce-window", "select-and-scatter", "scatter", "sort", "device-loop", "host"}[k]
+	return [...]string{"none", "elementwise", "remap", "reduce", "row", "gemm", "dot", "conv", "reduce-window", "select-and-scatter", "scatter", "sort", "fft", "device-loop", "host"}[k]
 }
 
 // Plan is one planned kernel (or control step).
