@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -127,7 +128,8 @@ func valueAt(x *vkjit.Tensor, i int64) complex128 {
 // TestIRFFTIgnoresImaginaryEnds: an IRFFT reads only the real parts of
 // X_0 and, for an even length, X_(n/2), as XLA's and pocketfft's do: a
 // NaN or infinity there changes nothing (the device's DFT matrix had
-// multiplied them by sin 0 and sin(pi k): inf * 0 = NaN everywhere).
+// multiplied them by sin 0 and sin(pi k): inf * 0 = NaN everywhere),
+// whichever way the length runs.
 func TestIRFFTIgnoresImaginaryEnds(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, n := range []int{4, 5} {
@@ -162,20 +164,58 @@ func TestIRFFTIgnoresImaginaryEnds(t *testing.T) {
 			require.InDelta(t, want/float64(n), got[j], 1e-5, "n %d, x_%d", n, j)
 		}
 	}
+	// Lengths that run as a complex inverse of the whole spectrum (an
+	// even length past 1000, a prime past 64): the ends' imaginary parts
+	// NaN and infinite give the signal they give as zeros, bit for bit.
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, n := range []int64{1024, 67} {
+		m := n/2 + 1
+		parts := make([]float32, 2*m)
+		for i := range parts {
+			parts[i] = float32(rng.NormFloat64())
+		}
+		run := func(first, last float32) []float32 {
+			p := slices.Clone(parts)
+			p[1] = first
+			if n%2 == 0 {
+				p[2*m-1] = last
+			}
+			b := make([]byte, 0, 4*len(p))
+			for _, v := range p {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+			}
+			x := must(vkjit.NewTensor(vkjit.C64, []int64{m}, b))
+			exe, err := rt.CompileText("irfft", fmt.Sprintf("HloModule m\nENTRY e {\n  x = c64[%d] parameter(0)\n  ROOT r = f32[%d] fft(x), fft_type=IRFFT, fft_length={%d}\n}", m, n, n), vkjit.CompileOptions{})
+			require.NoError(t, err)
+			defer exe.Close()
+			res, _, err := exe.Run(context.Background(), x)
+			require.NoError(t, err)
+			got, err := res[0].AsFloat32()
+			require.NoError(t, err)
+			return got
+		}
+		want := run(0, 0)
+		got := run(float32(math.NaN()), float32(math.Inf(-1)))
+		for j := range want {
+			require.Equal(t, math.Float32bits(want[j]), math.Float32bits(got[j]), "n %d, x_%d", n, j)
+		}
+	}
 }
 
 // TestRealFFTLengths runs RFFT and IRFFT in f32 and f64 at lengths that
 // take each of the real radix passes (fftpack: 2, 3, 4, 5 and the
 // generic one, forward and backward, with one and several positions per
-// row, an even ido for 2 and 4) and at lengths that keep the DFT
-// matrices (a prime past 50, an even length past 1000), against the
+// row, an even ido for 2 and 4), at lengths that keep the DFT matrices
+// (a prime past 50 and under 64), and at lengths that run as complex
+// transforms (even past 1000 by the complex passes; 67 and 1030 = 2 5
+// 103 by Bluestein's algorithm), against the
 // reference evaluator: the largest error relative to the result's
 // largest magnitude, in ulps of the part type, stays within
 // TestFFTAccuracy's bound of 8 (logged: the passes' are within 2.4).
 func TestRealFFTLengths(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(5, 17))
-	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17, 21, 24, 25, 27, 32, 35, 48, 49, 53, 60, 64, 96, 100, 343, 1000, 1024} {
+	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17, 21, 24, 25, 27, 32, 35, 48, 49, 53, 60, 64, 67, 96, 100, 343, 1000, 1024, 1030, 2048} {
 		m := n/2 + 1
 		src := fmt.Sprintf(`HloModule m
 ENTRY e {
@@ -244,9 +284,10 @@ ENTRY e {
 // odd primes to 13, one and several positions per butterfly, stages of
 // one and several passes), along the last dimension and along a middle
 // one (values Inner apart; also as the complex dimension of a 2-D RFFT
-// and IRFFT), at the length 1, and at lengths with a prime factor past
-// the passes' (17, 34) that keep the DFT matrices, alone and between
-// passed dimensions,
+// and IRFFT), at the length 1, at lengths with a prime factor past the
+// passes' (17, 34) that keep the DFT matrices, alone and between passed
+// dimensions, and at lengths with a prime factor of 64 or more (67, 134,
+// 1021) that run Bluestein's algorithm,
 // against the reference evaluator: the largest error relative to the
 // result's largest magnitude, in ulps of the part type, stays within
 // TestFFTAccuracy's bound of 8 (logged).
@@ -299,7 +340,7 @@ func TestComplexFFTLengths(t *testing.T) {
 			require.LessOrEqual(t, worst/scale/eps, 8.0, "%s, result %d", name, i)
 		}
 	}
-	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 26, 30, 34, 48, 64, 77, 81, 100, 143, 256, 1024} {
+	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 26, 30, 34, 48, 64, 67, 77, 81, 100, 134, 143, 256, 1021, 1024} {
 		src := fmt.Sprintf(`HloModule m
 ENTRY e {
   a = c64[3,%[1]d] parameter(0)

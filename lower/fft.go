@@ -41,6 +41,13 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			dims := slices.Clone(src.Shape.Dims)
 			dims[rank-1] = m
 			re, im = x.reshape(in, re, dims), x.reshape(in, im, dims)
+		} else if fastComplex(n) && src.Shape.NumElements() > 0 {
+			// The complex transform of the signal (imaginary parts 0),
+			// its first m bins: O(n log n), where a matrix of the half
+			// spectrum costs n m products per row.
+			zero := x.inst(in, hlo.OpBroadcast, src.Shape, x.matrix(in, zeroLiteral(src.Shape.Elem)))
+			p := x.parts(x.complexAxes(in, x.partsKey(in, v, zero), rank-1, []int64{n}, false))
+			re, im = x.slice(in, p[0], rank-1, 0, m, 1), x.slice(in, p[1], rank-1, 0, m, 1)
 		} else {
 			c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
 			re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
@@ -56,6 +63,10 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		if pk := x.packFor(in, rt, in.Shape.Dims); pk != nil {
 			out := pk.irfft(x.reshape(in, re, []int64{pk.rows, m}), x.reshape(in, im, []int64{pk.rows, m}))
 			x.whole[in] = x.reshape(in, out, in.Shape.Dims)
+			return nil
+		}
+		if fastComplex(n) && in.Shape.NumElements() > 0 {
+			x.whole[in] = x.hermitianInverse(in, re, im, n)
 			return nil
 		}
 		// The half spectrum's weights: X_0 once, X_j and its mirror
@@ -114,6 +125,63 @@ func radixPassable(n int64) bool {
 	return true
 }
 
+// fastComplex reports whether a complex transform of length n runs in
+// O(n log n): by radix passes, or by Bluestein's algorithm.
+func fastComplex(n int64) bool {
+	return radixPassable(n) || largestPrime(n) >= bluesteinPrime
+}
+
+// hermitianInverse is IRFFT's signal of length n along the last
+// dimension from the half spectrum (re, im) of n/2 + 1 bins, as the
+// real part of the complex inverse transform of the whole spectrum,
+// X_(n-k) = conj(X_k). The imaginary parts of X_0 and, for an even n,
+// X_(n/2) do not count (XLA's and pocketfft's IRFFT): they are replaced
+// by zeros.
+func (x *cx) hermitianInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instruction {
+	t := re.Shape.Elem
+	d := re.Shape.Rank() - 1
+	m := n/2 + 1
+	hi := m // the bins whose imaginary parts count: 1 <= k < hi
+	if n%2 == 0 {
+		hi = m - 1
+	}
+	zeros := func(k int64) *hlo.Instruction {
+		dims := slices.Clone(re.Shape.Dims)
+		dims[d] = k
+		return x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, dims...), x.matrix(in, zeroLiteral(t)))
+	}
+	concat := func(vs ...*hlo.Instruction) *hlo.Instruction {
+		var ops []*hlo.Instruction
+		dims := slices.Clone(re.Shape.Dims)
+		dims[d] = 0
+		for _, v := range vs {
+			if v.Shape.Dims[d] > 0 {
+				ops = append(ops, v)
+				dims[d] += v.Shape.Dims[d]
+			}
+		}
+		if len(ops) == 1 {
+			return ops[0]
+		}
+		c := x.inst(in, hlo.OpConcatenate, hlo.ArrayShape(t, dims...), ops...)
+		c.A.Dimensions, c.A.HasDimensions = []int64{int64(d)}, true
+		return c
+	}
+	reverse := func(v *hlo.Instruction) *hlo.Instruction {
+		r := x.inst(in, hlo.OpReverse, v.Shape, v)
+		r.A.Dimensions, r.A.HasDimensions = []int64{int64(d)}, true
+		return r
+	}
+	// Bins m..n-1 mirror bins n-m..1.
+	mirRe := reverse(x.slice(in, re, d, 1, n-m+1, 1))
+	mirIm := reverse(x.slice(in, im, d, 1, n-m+1, 1))
+	g := x.expr(in, t, mirIm.Shape.Dims)
+	fullRe := concat(re, mirRe)
+	fullIm := concat(zeros(1), x.slice(in, im, d, 1, hi, 1), zeros(m-hi), g.Neg(mirIm))
+	v := x.complexAxes(in, x.partsKey(in, fullRe, fullIm), d, []int64{n}, true)
+	return x.parts(v)[0]
+}
+
 // complexAxes transforms complex value v (an instruction whose value
 // x.whole or x.pairs holds) along dimensions first, first+1, ... of
 // lengths l: by radix passes on its memory form where the length allows
@@ -137,10 +205,10 @@ func (x *cx) complexAxes(in, v *hlo.Instruction, first int, l []int64, inverse b
 		switch {
 		case n == 1: // the transform of length 1 is the value itself
 		case radixPassable(n) && v.Shape.NumElements() > 0:
-			w := x.radixAxis(in, x.memory(v), a, inverse, scale)
+			v = x.wholeKey(in, x.radixAxis(in, x.memory(v), a, inverse, scale))
 			scale = 1
-			v = x.complexOf(in, w.Shape.Dims[:len(w.Shape.Dims)-1], w.Shape.Elem)
-			x.whole[v] = w
+		case largestPrime(n) >= bluesteinPrime && v.Shape.NumElements() > 0:
+			v = x.bluestein(in, v, a, n, inverse)
 		default:
 			p := x.parts(v)
 			re, im := x.dftAxis(in, p[0], p[1], a, n, inverse)
@@ -158,6 +226,13 @@ func (x *cx) result(in, v *hlo.Instruction) {
 	if p, ok := x.pairs[v]; ok {
 		x.pairs[in] = p
 	}
+}
+
+// wholeKey is a stand-in complex value of memory form w.
+func (x *cx) wholeKey(in, w *hlo.Instruction) *hlo.Instruction {
+	v := x.complexOf(in, w.Shape.Dims[:len(w.Shape.Dims)-1], w.Shape.Elem)
+	x.whole[v] = w
+	return v
 }
 
 // partsKey is a stand-in complex value of parts re and im.

@@ -3,6 +3,7 @@ package lower
 import (
 	"math"
 	"math/big"
+	"math/cmplx"
 	"strings"
 	"testing"
 
@@ -93,6 +94,9 @@ func TestFftPassKernels(t *testing.T) {
 			[]string{"fft_pass4x4x4_fwd_f32", "fft_pass4x4x4_fwd_f32"}, false},
 		{"HloModule m\nENTRY e {\n  x = c64[4,17] parameter(0)\n  ROOT f = c64[4,17] fft(x), fft_type=FFT, fft_length={4,17}\n}",
 			[]string{"fft_pass4_fwd_f32"}, true},
+		// A prime of 64 or more: Bluestein's transforms of 135 = 3^3 5.
+		{"HloModule m\nENTRY e {\n  x = c64[2,67] parameter(0)\n  ROOT f = c64[2,67] fft(x), fft_type=FFT, fft_length={67}\n}",
+			[]string{"fft_pass3x3x3_fwd_f32", "fft_pass5_fwd_f32", "fft_pass3x3x3_bwd_f32", "fft_pass5_bwd_f32"}, true},
 	} {
 		m, err := hlo.Parse("test.hlo", c.text)
 		require.NoError(t, err)
@@ -116,5 +120,54 @@ func TestFftPassKernels(t *testing.T) {
 		for _, k := range p.Kernels {
 			require.NoError(t, spirv.Validate(k.Words), k.Name)
 		}
+	}
+}
+
+// TestBluesteinSizes: goodSize is the least length of factors 2, 3, 5, 7
+// and 11 at least m (against a search), and largestPrime the largest
+// prime factor.
+func TestBluesteinSizes(t *testing.T) {
+	smooth := func(n int64) bool {
+		for _, p := range []int64{2, 3, 5, 7, 11} {
+			for n%p == 0 {
+				n /= p
+			}
+		}
+		return n == 1
+	}
+	for m := int64(1); m < 3000; m++ {
+		want := m
+		for !smooth(want) {
+			want++
+		}
+		require.Equal(t, want, goodSize(m), "m %d", m)
+	}
+	require.Equal(t, int64(8232), goodSize(8197))
+	for n, p := range map[int64]int64{1: 1, 2: 2, 12: 3, 67: 67, 134: 67, 4099: 4099, 1 << 20: 2, 3 * 4099 * 4099: 4099} {
+		require.Equal(t, p, largestPrime(n), "n %d", n)
+	}
+}
+
+// TestHostDFT: the float64 transform Bluestein's algorithm makes its
+// constants with agrees with a direct sum to 1e-13 of the largest
+// magnitude (both round: the bound is loose for either).
+func TestHostDFT(t *testing.T) {
+	for _, n := range []int64{1, 2, 6, 35, 135, 1024, 8232} {
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(math.Sin(float64(i)*1.3), math.Cos(float64(i*i)*0.7))
+		}
+		got := hostDFT(x, newUnityRoots(n), -1)
+		var worst, scale float64
+		for k := int64(0); k < n; k += max(1, n/64) {
+			var sum complex128
+			for j := int64(0); j < n; j++ {
+				s, c := math.Sincos(-2 * math.Pi * float64(j*k%n) / float64(n))
+				sum += x[j] * complex(c, s)
+			}
+			worst = math.Max(worst, cmplx.Abs(got[k]-sum))
+			scale = math.Max(scale, cmplx.Abs(sum))
+		}
+		require.Less(t, worst/scale, 1e-13, "n %d", n)
 	}
 }
