@@ -41,6 +41,8 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			dims := slices.Clone(src.Shape.Dims)
 			dims[rank-1] = m
 			re, im = x.reshape(in, re, dims), x.reshape(in, im, dims)
+		} else if n%2 == 0 && fastComplex(n/2) && src.Shape.NumElements() > 0 {
+			re, im = x.halfLengthForward(in, v, n)
 		} else if fastComplex(n) && src.Shape.NumElements() > 0 {
 			// The complex transform of the signal (imaginary parts 0),
 			// its first m bins: O(n log n), where a matrix of the half
@@ -65,7 +67,12 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			x.whole[in] = x.reshape(in, out, in.Shape.Dims)
 			return nil
 		}
-		if fastComplex(n) && in.Shape.NumElements() > 0 {
+		switch {
+		case in.Shape.NumElements() == 0:
+		case n%2 == 0 && fastComplex(n/2):
+			x.whole[in] = x.halfLengthInverse(in, re, im, n)
+			return nil
+		case fastComplex(n):
 			x.whole[in] = x.hermitianInverse(in, re, im, n)
 			return nil
 		}
@@ -98,9 +105,10 @@ func (x *cx) fft(in *hlo.Instruction) error {
 }
 
 // fftAxisTarget is the custom-call lowerComplex makes of a complex
-// transform along one dimension by radix passes (emitFft): operand and
-// result of one shape, complex values in memory form (f32 or f64, the
-// last dimension the parts), the transformed dimension in
+// transform along one dimension by radix passes (emitFft): its result's
+// shape the complex values in memory form (f32 or f64, the last
+// dimension the parts), its operand as many elements of that type in
+// that order (of any shape: a real signal's buffer read as pairs), the transformed dimension in
 // A.Dimensions, "IFFT" in A.FftType for the inverse, whose outputs are
 // multiplied by 1/m for A.FftLength {m}.
 const fftAxisTarget = "vkjit$fft-axis"
@@ -129,6 +137,130 @@ func radixPassable(n int64) bool {
 // O(n log n): by radix passes, or by Bluestein's algorithm.
 func fastComplex(n int64) bool {
 	return radixPassable(n) || largestPrime(n) >= bluesteinPrime
+}
+
+// halfLengthForward is RFFT's n/2 + 1 bins of a real signal v of even
+// length n along its last dimension, by a complex transform of n/2 (as
+// ducc's rfftp runs an even length past 1000): the signal's memory is
+// that of z_m = x_(2m) + i x_(2m+1), whose transform Z gives the
+// transforms of the even and odd samples, E_k = (Z_k + conj Z_(n/2-k))/2
+// and O_k = -i (Z_k - conj Z_(n/2-k))/2, and X_k = E_k + w^k O_k, w =
+// e^(-2 pi i/n), k <= n/2 (Z_(n/2) = Z_0).
+func (x *cx) halfLengthForward(in, v *hlo.Instruction, n int64) (re, im *hlo.Instruction) {
+	t := v.Shape.Elem
+	d := v.Shape.Rank() - 1
+	h := n / 2
+	pairs := slices.Concat(v.Shape.Dims[:d], []int64{h, 2})
+	var zk *hlo.Instruction
+	if radixPassable(h) {
+		// The passes read the signal's buffer as the pairs it holds: no
+		// copy for the reshape.
+		zk = x.wholeKey(in, x.radixAxisAs(in, v, hlo.ArrayShape(t, pairs...), d, false, 1))
+	} else {
+		zk = x.complexAxes(in, x.wholeKey(in, x.reshape(in, v, pairs)), d, []int64{h}, false)
+	}
+	z := x.parts(zk)
+	// Z_0 .. Z_(n/2), and Z_(n/2-k) at k.
+	var zr, zm [2]*hlo.Instruction
+	for p := range z {
+		zr[p] = x.wrapAlong(in, d, z[p], 1)
+		zm[p] = x.reverseAlong(in, d, zr[p])
+	}
+	g := x.expr(in, t, zr[0].Shape.Dims)
+	half := g.K(0.5)
+	// E = ((Zr + Mr)/2, (Zi - Mi)/2); D = Z - conj M; O = (Di/2, -Dr/2).
+	er, ei := g.Mul(g.Add(zr[0], zm[0]), half), g.Mul(g.Sub(zr[1], zm[1]), half)
+	dr, di := g.Sub(zr[0], zm[0]), g.Add(zr[1], zm[1])
+	or, oi := g.Mul(di, half), g.Neg(g.Mul(dr, half))
+	w := x.rootsAlong(in, t, n, h+1, -1, d, zr[0].Shape.Dims)
+	return g.Add(er, g.Sub(g.Mul(w[0], or), g.Mul(w[1], oi))), g.Add(ei, g.Add(g.Mul(w[0], oi), g.Mul(w[1], or)))
+}
+
+// halfLengthInverse is IRFFT's real signal of even length n from the
+// half spectrum (re, im) by a complex inverse transform of n/2: Z_k =
+// ((X_k + conj X_(n/2-k)) + i w^-k (X_k - conj X_(n/2-k)))/2, k < n/2,
+// is E_k + i O_k, whose inverse (with 1/(n/2)) is z_m = x_(2m) + i
+// x_(2m+1): the signal's memory. The imaginary parts of X_0 and X_(n/2) do not
+// count (XLA's and pocketfft's IRFFT): they are replaced by zeros.
+func (x *cx) halfLengthInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instruction {
+	t := re.Shape.Elem
+	d := re.Shape.Rank() - 1
+	h := n / 2
+	// X_k and X_(n/2-k), k < n/2; the imaginary parts of X_0 (k = 0 in
+	// the first) and X_(n/2) (k = 0 in the second) zeros.
+	dims := slices.Clone(re.Shape.Dims)
+	dims[d] = h
+	zeroFirst := func(v *hlo.Instruction) *hlo.Instruction {
+		pd := x.inst(in, hlo.OpPad, hlo.ArrayShape(t, dims...), v, x.matrix(in, zeroLiteral(t)))
+		pd.A.Padding = make([]hlo.PadDim, len(dims))
+		pd.A.Padding[d] = hlo.PadDim{Lo: 1}
+		return pd
+	}
+	inner := x.slice(in, im, d, 1, h, 1) // Im X_1 .. X_(n/2-1)
+	xr, xi := x.slice(in, re, d, 0, h, 1), zeroFirst(inner)
+	mr, mi := x.slice(in, x.reverseAlong(in, d, re), d, 0, h, 1), zeroFirst(x.reverseAlong(in, d, inner))
+	g := x.expr(in, t, xr.Shape.Dims)
+	// S = X + conj M, D = X - conj M, Z = S + i w^-k D.
+	sr, si := g.Add(xr, mr), g.Sub(xi, mi)
+	dr, di := g.Sub(xr, mr), g.Add(xi, mi)
+	w := x.rootsAlong(in, t, n, h, 1, d, xr.Shape.Dims)
+	pr, pi := g.Sub(g.Mul(w[0], dr), g.Mul(w[1], di)), g.Add(g.Mul(w[0], di), g.Mul(w[1], dr))
+	// Z/2 (exactly): complexAxes scales the inverse by 1/h = 2/n.
+	half := g.K(0.5)
+	zr, zi := g.Mul(g.Sub(sr, pi), half), g.Mul(g.Add(si, pr), half)
+	v := x.complexAxes(in, x.partsKey(in, zr, zi), d, []int64{h}, true)
+	return x.reshape(in, x.memory(v), slices.Concat(re.Shape.Dims[:d], []int64{n}))
+}
+
+// rootsAlong is e^(sign 2 pi i k/n), k < count, rounded to type t, as
+// parts broadcast along dimension d of dims.
+func (x *cx) rootsAlong(in *hlo.Instruction, t hlo.ElementType, n, count int64, sign float64, d int, dims []int64) [2]*hlo.Instruction {
+	roots := newUnityRoots(n)
+	var r [2]*hlo.Instruction
+	for p := range r {
+		data := make([]byte, 0, count*int64(t.Bytes()))
+		for k := range count {
+			re, im := roots.at(k)
+			v := re
+			if p == 1 {
+				v = sign * im
+			}
+			data = appendPart(data, t, rounded(v, t.Bits()))
+		}
+		lit, _ := hlo.NewLiteral(hlo.ArrayShape(t, count), data)
+		bc := x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, dims...), x.matrix(in, lit))
+		bc.A.Dimensions, bc.A.HasDimensions = []int64{int64(d)}, true
+		r[p] = bc
+	}
+	return r
+}
+
+// wrapAlong is v followed by its first extra positions along dimension
+// d (extra at most its length): two copies side by side, sliced, which
+// fusion computes inline where a concatenate would be a kernel.
+func (x *cx) wrapAlong(in *hlo.Instruction, d int, v *hlo.Instruction, extra int64) *hlo.Instruction {
+	dims := v.Shape.Dims
+	twice := slices.Concat(dims[:d], []int64{2}, dims[d:])
+	bd := make([]int64, 0, len(dims))
+	for i := range dims {
+		if i < d {
+			bd = append(bd, int64(i))
+		} else {
+			bd = append(bd, int64(i+1))
+		}
+	}
+	b := x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(v.Shape.Elem, twice...), v)
+	b.A.Dimensions, b.A.HasDimensions = bd, true
+	long := slices.Clone(dims)
+	long[d] *= 2
+	return x.slice(in, x.reshape(in, b, long), d, 0, dims[d]+extra, 1)
+}
+
+// reverseAlong is v reversed along dimension d.
+func (x *cx) reverseAlong(in *hlo.Instruction, d int, v *hlo.Instruction) *hlo.Instruction {
+	r := x.inst(in, hlo.OpReverse, v.Shape, v)
+	r.A.Dimensions, r.A.HasDimensions = []int64{int64(d)}, true
+	return r
 }
 
 // hermitianInverse is IRFFT's signal of length n along the last
@@ -255,7 +387,14 @@ func (x *cx) complexOf(from *hlo.Instruction, dims []int64, t hlo.ElementType) *
 // radixAxis transforms w (memory form) along dimension a, the inverse
 // transform's outputs multiplied by 1/scale (none for 1).
 func (x *cx) radixAxis(in, w *hlo.Instruction, a int, inverse bool, scale int64) *hlo.Instruction {
-	c := x.inst(in, hlo.OpCustomCall, w.Shape, w)
+	return x.radixAxisAs(in, w, w.Shape, a, inverse, scale)
+}
+
+// radixAxisAs is radixAxis of the memory form of shape sh that w's
+// elements hold in their order (w of any shape of as many elements of
+// sh's type): the kernels read its buffer as they would sh's.
+func (x *cx) radixAxisAs(in, w *hlo.Instruction, sh hlo.Shape, a int, inverse bool, scale int64) *hlo.Instruction {
+	c := x.inst(in, hlo.OpCustomCall, sh, w)
 	c.A.Target = fftAxisTarget
 	c.A.Dimensions, c.A.HasDimensions = []int64{int64(a)}, true
 	c.A.FftType = "FFT"
