@@ -267,15 +267,9 @@ func TestJAXExportedTridiagonal(t *testing.T) {
 			// The matrix, a constant in the file, as the argument it is
 			// in a program: the compiler would fold the call with the
 			// evaluator otherwise.
-			var args []*vkjit.Tensor
-			for _, in := range mod.Entry.Instructions {
-				if in.Op == hlo.OpConstant && in.Shape.Rank() == 3 {
-					args = append(args, must(vkjit.NewTensor(vkjit.DType(in.Shape.Elem), in.Shape.Dims, in.Literal.Data)))
-					in.Op, in.Literal, in.ParamNum = hlo.OpParameter, nil, len(mod.Entry.Params)
-					mod.Entry.Params = append(mod.Entry.Params, in)
-				}
-			}
+			args := vkjit.ConstantsAsParameters(mod)
 			require.Len(t, args, 1)
+			require.Equal(t, 3, len(args[0].Dims))
 			exe, err := rt.Compile(mod, vkjit.CompileOptions{})
 			require.NoError(t, err)
 			defer exe.Close()

@@ -385,6 +385,32 @@ ENTRY e {
 	}
 }
 
+// TestGetrfKeepsSignedZeros: the row swap moves a -0 as it is (each
+// row is summed out of the matrix masked to -0, not to +0, which made
+// it +0): [[-0, 1], [2, -0]] pivots on 2 and factors into [[2, -0], [-0,
+// 1]], bit for bit, on the device and in the evaluator.
+func TestGetrfKeepsSignedZeros(t *testing.T) {
+	defer noValidationMessages(t)
+	nz := float32(math.Copysign(0, -1))
+	a := must(vkjit.Float32s([]int64{1, 2, 2}, []float32{nz, 1, 2, nz}))
+	src := `HloModule lu
+ENTRY e {
+  a = f32[1,2,2] parameter(0)
+  lu = (f32[1,2,2], s32[1,2], s32[1]) custom-call(a), custom_call_target="lapack_sgetrf_ffi"
+  ROOT f = f32[1,2,2] get-tuple-element(lu), index=0
+}`
+	res, want := deviceAndEval(t, "getrf -0", src, a)
+	got, err := res[0].AsFloat32()
+	require.NoError(t, err)
+	w := want.Leaves()[0]
+	ev, err := (&vkjit.Tensor{Type: vkjit.F32, Dims: w.Shape.Dims, Data: w.Data}).AsFloat32()
+	require.NoError(t, err)
+	for i, v := range []float32{2, nz, nz, 1} {
+		require.Equal(t, math.Float32bits(v), math.Float32bits(got[i]), "device, element %d: %v", i, got[i])
+		require.Equal(t, math.Float32bits(v), math.Float32bits(ev[i]), "evaluator, element %d: %v", i, ev[i])
+	}
+}
+
 // TestSyevd runs LAPACK's syevd and heevd as JAX's CPU lowering calls
 // them for jnp.linalg.eigh on the device (Jacobi sweeps in while loops),
 // for orders 1, 2, 7 and 17, both triangles, f32, f64 and c64, against

@@ -47,3 +47,28 @@ func parseOne(name, src string) (*hlo.Module, error) {
 	}
 	return stablehlo.ParseModule(name, src)
 }
+
+// ConstantsAsParameters turns the entry's array constants (of one or
+// more dimensions, not empty, of a type a Tensor holds) into parameters
+// after m's own, and returns their values: the arguments they now take.
+// A module whose inputs are constants (a conformance file, JAX's export
+// of a call on concrete values) would have the compiler fold its ops on
+// the host with the reference evaluator; with these as arguments the
+// device computes them, as it does for a program run on arguments.
+// Scalars stay constants (kernels take them as such).
+func ConstantsAsParameters(m *hlo.Module) []*Tensor {
+	var args []*Tensor
+	for _, in := range m.Entry.Instructions {
+		if in.Op != hlo.OpConstant || !in.Shape.IsArray() || in.Shape.Rank() == 0 || in.Shape.NumElements() == 0 {
+			continue
+		}
+		x, err := NewTensor(DType(in.Shape.Elem), in.Shape.Dims, in.Literal.Data)
+		if err != nil {
+			continue // a type no argument can have stays a constant
+		}
+		in.Op, in.Literal, in.ParamNum = hlo.OpParameter, nil, len(m.Entry.Params)
+		m.Entry.Params = append(m.Entry.Params, in)
+		args = append(args, x)
+	}
+	return args
+}

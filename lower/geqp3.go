@@ -75,24 +75,13 @@ func (b *expander) geqp3(in *hlo.Instruction) []*hlo.Instruction {
 		pvt = lb.sel(lb.compare(pvt, lb.full(lb.constant(hlo.S32, n), nbSh), "EQ"), lb.full(i, nbSh), pvt)
 		// Columns i and pvt swapped, in a and in the vectors.
 		isP, isI := lb.compare(cols, perVec(pvt), "EQ"), lb.compare(cols, lb.full(i, flagSh), "EQ")
-		swapVec := func(v *hlo.Instruction) *hlo.Instruction {
-			atP := perVec(lb.reduceDim(lb.sel(isP, v, lb.zeros(v.Shape)), r-2, hlo.OpAdd, lb.constant(v.Shape.Elem, 0)))
-			atI := perVec(lb.reduceDim(lb.sel(isI, v, lb.zeros(v.Shape)), r-2, hlo.OpAdd, lb.constant(v.Shape.Elem, 0)))
-			return lb.sel(isI, atP, lb.sel(isP, atI, v))
-		}
+		swapVec := func(v *hlo.Instruction) *hlo.Instruction { return lb.swapAlong(v, r-2, isI, isP) }
 		jpvt, vn1, vn2, fixed = swapVec(jpvt), swapVec(vn1), swapVec(vn2), swapVec(fixed)
 		colsM := lb.iota(hlo.S32, r-1, sh.Dims...)
-		spreadCol := func(v *hlo.Instruction) *hlo.Instruction { // [batch..., m] over every column
-			bc := lb.inst(hlo.OpBroadcast, sh, v)
-			bc.A.Dimensions, bc.A.HasDimensions = append(x.dims(), int64(r-2)), true
-			return bc
-		}
 		pM := lb.inst(hlo.OpBroadcast, hlo.ArrayShape(hlo.S32, sh.Dims...), pvt)
 		pM.A.Dimensions, pM.A.HasDimensions = x.dims(), true
 		isPM, isIM := lb.compare(colsM, pM, "EQ"), lb.compare(colsM, lb.full(i, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
-		colP := lb.reduceDim(lb.sel(isPM, am, lb.zeros(sh)), r-1, hlo.OpAdd, lb.constant(t, 0)) // [batch..., m]
-		colI := lb.reduceDim(lb.sel(isIM, am, lb.zeros(sh)), r-1, hlo.OpAdd, lb.constant(t, 0))
-		swapped := lb.sel(isIM, spreadCol(colP), lb.sel(isPM, spreadCol(colI), am))
+		swapped := lb.swapAlong(am, r-1, isIM, isPM)
 		if k == 0 { // no rows: only the fixed columns move
 			i1 := lb.inst(hlo.OpAdd, s32, i, lb.constant(hlo.S32, 1))
 			return []*hlo.Instruction{i1, swapped, jpvt, taus, vn1, vn2, fixed, nfxd, e[8]}

@@ -112,6 +112,41 @@ func (b *expander) full(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 	return b.bcast(x, sh.Dims...)
 }
 
+// swapAlong is v with the positions isA and isB mark along dimension d
+// exchanged (one of each in every line along d; the same one where they
+// coincide). Each side is summed out of v masked to -0, from -0, which
+// gives the value bit for bit: its sign where it is a zero, NaNs and
+// infinities as they are (a mask of +0 made -0 into +0). Matrices of a
+// batch each swap their own lines: the positions are data, not slices.
+func (b *expander) swapAlong(v *hlo.Instruction, d int, isA, isB *hlo.Instruction) *hlo.Instruction {
+	t := v.Shape.Elem
+	data := make([]byte, t.Bytes())
+	if t.IsComplex() || t.IsFloat() && t.Bytes() >= 2 { // the sign bit of each part
+		part := t.Bytes()
+		if t.IsComplex() {
+			part /= 2
+		}
+		for o := part - 1; o < len(data); o += part {
+			data[o] = 0x80
+		}
+	}
+	nz := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
+	nz.Literal, _ = hlo.NewLiteral(nz.Shape, data)
+	var others []int64
+	for i := range v.Shape.Dims {
+		if i != d {
+			others = append(others, int64(i))
+		}
+	}
+	at := func(mask *hlo.Instruction) *hlo.Instruction {
+		line := b.reduceDim(b.sel(mask, v, b.full(nz, v.Shape)), d, hlo.OpAdd, nz)
+		bc := b.inst(hlo.OpBroadcast, v.Shape, line)
+		bc.A.Dimensions, bc.A.HasDimensions = others, true
+		return bc
+	}
+	return b.sel(isA, at(isB), b.sel(isB, at(isA), v))
+}
+
 // one is 1 of type t (complex: 1 + 0i).
 func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
 	rt, _ := t.ComplexPart()
@@ -380,17 +415,10 @@ func (b *expander) getrf(in *hlo.Instruction) *hlo.Instruction {
 		mag = lb.sel(lb.compare(ri, jc, "GE"), mag, lb.full(lb.convert(lb.constant(hlo.S32, -1), rt), mag.Shape))
 		p := lb.reshape(lb.firstOfMax(mag, r-2), x.sizes(1, 1)...)
 		p = lb.sel(lb.compare(p, lb.full(lb.constant(hlo.S32, m), p.Shape), "EQ"), lb.full(j, p.Shape), p) // NaNs: no row is largest
-		// Rows j and p swapped: row p summed out of the masked matrix.
+		// Rows j and p swapped.
 		isP := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), x.spread(p, sh), "EQ")
 		isJ := lb.compare(lb.iota(hlo.S32, r-2, sh.Dims...), lb.full(j, hlo.ArrayShape(hlo.S32, sh.Dims...)), "EQ")
-		rowP := lb.reduceDim(lb.sel(isP, am, lb.zeros(sh)), r-2, hlo.OpAdd, lb.constant(t, 0)) // [batch..., n]
-		rowJ := lb.reshape(x.slice(am, x.sizes(1, n), j, x.zero), rowP.Shape.Dims...)
-		spreadRow := func(v *hlo.Instruction) *hlo.Instruction {
-			bc := lb.inst(hlo.OpBroadcast, sh, v)
-			bc.A.Dimensions, bc.A.HasDimensions = append(x.dims(), int64(r-1)), true
-			return bc
-		}
-		swapped := lb.sel(isJ, spreadRow(rowP), lb.sel(isP, spreadRow(rowJ), am))
+		swapped := lb.swapAlong(am, r-2, isJ, isP)
 		// The column below the pivot scaled, unless the pivot is zero.
 		col = x.slice(swapped, x.sizes(m, 1), x.zero, j)
 		piv := x.slice(swapped, x.sizes(1, 1), j, j)

@@ -682,7 +682,7 @@ func TestConstantsAsArgs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, errs[0])
 	m := ts[0].HLO
-	args := constantsAsArgs(m)
+	args := vkjit.ConstantsAsParameters(m)
 	require.Len(t, args, 2)
 	require.Len(t, m.Entry.Params, 2)
 	for i, p := range m.Entry.Params {

@@ -277,7 +277,7 @@ func testModule(rt *vkjit.Runtime, file string, t *stablehlo.Translated, terr er
 	}
 	var args []*vkjit.Tensor
 	if asArgs {
-		args = constantsAsArgs(t.HLO)
+		args = vkjit.ConstantsAsParameters(t.HLO)
 	}
 	outs, err := runChecked(rt, t, args, opts)
 	if err != nil {
@@ -286,29 +286,6 @@ func testModule(rt *vkjit.Runtime, file string, t *stablehlo.Translated, terr er
 	}
 	r.failures = evalChecks(t, outs)
 	return r
-}
-
-// constantsAsArgs turns the entry's array constants into parameters of
-// m and returns their values as the arguments. A conformance file's
-// inputs and expected values are constants, so the compiler would fold
-// its elementwise ops on the host with the reference evaluator; as
-// arguments the device computes them, as it does for a program JAX runs
-// on arguments. Scalars stay constants (kernels take them as such).
-func constantsAsArgs(m *hlo.Module) []*vkjit.Tensor {
-	var args []*vkjit.Tensor
-	for _, in := range m.Entry.Instructions {
-		if in.Op != hlo.OpConstant || !in.Shape.IsArray() || in.Shape.Rank() == 0 || in.Shape.NumElements() == 0 {
-			continue
-		}
-		x, err := vkjit.NewTensor(vkjit.DType(in.Shape.Elem), in.Shape.Dims, in.Literal.Data)
-		if err != nil {
-			continue // a type no argument can have stays a constant
-		}
-		in.Op, in.Literal, in.ParamNum = hlo.OpParameter, nil, len(m.Entry.Params)
-		m.Entry.Params = append(m.Entry.Params, in)
-		args = append(args, x)
-	}
-	return args
 }
 
 // runChecked compiles and runs a translated module, returning every
