@@ -309,6 +309,10 @@ func assignBuffers(s *state) error {
 		if s.plan.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
 			continue // no buffer: its consumers compute it, or nothing reads it
 		}
+		if s.plan.aliased[in] {
+			s.values[in] = s.values[in.Operands[0]]
+			continue
+		}
 		switch in.Op {
 		case hlo.OpParameter:
 			var leaves []int

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -382,4 +383,38 @@ func TestStorageRangeLimit(t *testing.T) {
 	require.Equal(t, []int{0, 1}, p.Kernels[0].Addressed)
 	_, err = Compile(add(2048), tg, Options{})
 	require.ErrorContains(t, err, "a kernel reaches more arrays past maxStorageBufferRange (4096 bytes) than its 20 bytes of push constants hold the addresses of")
+}
+
+// TestReshapeAliases: a reshape of a kernel's result is that result's
+// buffer read in its own dimensions, with no kernel of its own, at the
+// root and before a reader that takes buffers (an FFT's passes); a
+// reshape of a parameter, a reshape beside its operand among the
+// results, and two reshapes of one value among them keep their copies.
+func TestReshapeAliases(t *testing.T) {
+	for _, c := range []struct {
+		body    string
+		kernels int
+	}{
+		{"  y = f32[8] reduce(x, c), dimensions={1}, to_apply=add\n  ROOT r = f32[2,4] reshape(y)", 1},
+		{"  ROOT r = f32[48] reshape(x)", 1},
+		{"  y = f32[8] reduce(x, c), dimensions={1}, to_apply=add\n  r = f32[2,4] reshape(y)\n  ROOT t = (f32[8], f32[2,4]) tuple(y, r)", 2},
+		{"  y = f32[8] reduce(x, c), dimensions={1}, to_apply=add\n  r = f32[2,4] reshape(y)\n  q = f32[4,2] reshape(y)\n  ROOT t = (f32[2,4], f32[4,2]) tuple(r, q)", 2},
+		{"  y = f32[8] reduce(x, c), dimensions={1}, to_apply=add\n  r = f32[2,4] reshape(y)\n  q = f32[4,2] reshape(y)\n  ROOT t = (f32[2,4], f32[4,2], f32[8]) tuple(r, q, y)", 3},
+	} {
+		p, err := compileText(t, "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[8,6] parameter(0)\n  c = f32[] constant(0)\n"+c.body+"\n}")
+		require.NoError(t, err, c.body)
+		require.Len(t, p.Steps, c.kernels, c.body)
+		seen := map[int]bool{}
+		for _, b := range p.Outputs {
+			require.False(t, seen[b], "%s: one buffer is two results", c.body)
+			seen[b] = true
+		}
+	}
+	// The IRFFT of an even length past 1000 ends in its passes' pairs
+	// reshaped into the signal: the last pass writes the result.
+	p, err := compileText(t, "HloModule m\nENTRY e {\n  x = c64[2,1025] parameter(0)\n  ROOT f = f32[2,2048] fft(x), fft_type=IRFFT, fft_length={2048}\n}")
+	require.NoError(t, err)
+	last := p.Steps[len(p.Steps)-1]
+	require.True(t, strings.HasPrefix(p.Kernels[last.Kernel].Name, "fft_pass"), p.Kernels[last.Kernel].Name)
+	require.Equal(t, p.Outputs[0], last.Buffers[len(last.Buffers)-1])
 }

@@ -31,10 +31,14 @@ type plan struct {
 	// order is every kernel and control step in run order ("plan
 	// kernels", from the schedule).
 	order []*kgen.Plan
+	// aliased reshapes are their operand's buffer read in their own
+	// dimensions (aliasesOperand): no kernel, no buffer.
+	aliased map[*hlo.Instruction]bool
 }
 
 func newPlan() *plan {
-	return &plan{fused: map[*hlo.Instruction]bool{}, moved: map[*hlo.Instruction]bool{}, kernels: map[*hlo.Instruction]*kgen.Plan{}}
+	return &plan{fused: map[*hlo.Instruction]bool{}, moved: map[*hlo.Instruction]bool{}, kernels: map[*hlo.Instruction]*kgen.Plan{},
+		aliased: map[*hlo.Instruction]bool{}}
 }
 
 // kernel returns root's kernel plan, made empty if it has none yet.
@@ -69,9 +73,18 @@ func (p *plan) rowDims(root *hlo.Instruction) (int, bool) {
 // once here and read by emission.
 func planKernels(s *state) error {
 	s.plan.order = nil
+	clear(s.plan.aliased)
+	outputs := map[*hlo.Instruction]int{} // the entry's result leaves
+	for _, l := range rootLeaves(s.mod.Entry.Root) {
+		outputs[l]++
+	}
 	for _, in := range s.order {
 		if s.plan.fused[in] || s.plan.moved[in] {
 			continue // computed by other kernels
+		}
+		if s.aliasesOperand(in, outputs) {
+			s.plan.aliased[in] = true
+			continue
 		}
 		kind, g := kindOf(s, in)
 		if kind == kgen.KindNone {
@@ -100,6 +113,47 @@ func planKernels(s *state) error {
 		s.prog.Plan = append(s.prog.Plan, kp.String())
 	}
 	return nil
+}
+
+// aliasesOperand reports whether reshape in can be its operand's buffer
+// read in its own dimensions, as XLA makes a reshape a bitcast: a
+// row-major reshape keeps every element's place in memory, and a
+// buffer is written once, by its producer. The operand must be a
+// kernel's own result (a temporary: not a parameter, which the caller
+// owns, or a constant), and the two may not both be results of the
+// entry (a buffer is one result). Sub-programs keep their copies: a
+// loop body's results become its state.
+func (s *state) aliasesOperand(in *hlo.Instruction, outputs map[*hlo.Instruction]int) bool {
+	if in.Op != hlo.OpReshape || s.opts.sub || !in.Shape.IsArray() {
+		return false
+	}
+	o := in.Operands[0]
+	if s.plan.fused[o] || !o.Shape.IsArray() || o.Shape.Elem != in.Shape.Elem {
+		return false
+	}
+	switch kind, _ := kindOf(s, o); kind {
+	case kgen.KindNone, kgen.KindHost, kgen.KindDeviceLoop:
+		return false
+	}
+	if outputs[in] > 0 && (outputs[in] > 1 || outputs[o] > 0) {
+		return false
+	}
+	// One alias of o among the results at most.
+	for x := range s.plan.aliased {
+		if x.Operands[0] == o && outputs[x] > 0 && outputs[in] > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rootLeaves is the instructions whose values are the entry's result
+// leaves: the root, or the operands of a root tuple.
+func rootLeaves(root *hlo.Instruction) []*hlo.Instruction {
+	if root.Op == hlo.OpTuple {
+		return root.Operands
+	}
+	return []*hlo.Instruction{root}
 }
 
 // kindOf is the form of in's kernel, and a tiled GEMM's plan. The checks
