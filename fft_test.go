@@ -207,11 +207,10 @@ func TestIRFFTIgnoresImaginaryEnds(t *testing.T) {
 // generic one, forward and backward, with one and several positions per
 // row, an even ido for 2 and 4), at lengths that keep the DFT matrices
 // (a prime past 50 and under 64), and at lengths that run as complex
-// transforms (even past 1000 by the complex passes; 67 and 1030 = 2 5
-// 103 by Bluestein's algorithm), against the
-// reference evaluator: the largest error relative to the result's
-// largest magnitude, in ulps of the part type, stays within
-// TestFFTAccuracy's bound of 8 (logged: the passes' are within 2.4).
+// transforms (even past 1000 by the complex passes of n/2; 67 and 1030
+// = 2 5 103 by Bluestein's algorithm), against the reference evaluator
+// (checkFFTs: within 8 ulp of the largest magnitude; logged, all within
+// 2.9).
 func TestRealFFTLengths(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(5, 17))
@@ -229,53 +228,53 @@ ENTRY e {
   id = f64[3,%[1]d] fft(d), fft_type=IRFFT, fft_length={%[1]d}
   ROOT r = (c64[3,%[2]d], c128[3,%[2]d], f32[3,%[1]d], f64[3,%[1]d]) tuple(ra, rb, ic, id)
 }`, n, m)
-		var args []*vkjit.Tensor
-		var lits []*hlo.Literal
-		for _, a := range []struct {
-			t    vkjit.DType
-			vals int64
-		}{{vkjit.F32, 3 * n}, {vkjit.F64, 3 * n}, {vkjit.C64, 6 * m}, {vkjit.C128, 6 * m}} {
-			var b []byte
-			for range a.vals {
-				v := rng.NormFloat64()
-				if a.t == vkjit.F32 || a.t == vkjit.C64 {
-					b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
-				} else {
-					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-				}
-			}
-			last := n
-			if a.t == vkjit.C64 || a.t == vkjit.C128 {
-				last = m
-			}
-			x := must(vkjit.NewTensor(a.t, []int64{3, last}, b))
-			args = append(args, x)
-			lits = append(lits, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(a.t), x.Dims...), Data: x.Data})
+		checkFFTs(t, fmt.Sprint("length ", n), src, normals(rng, vkjit.F32, 3, n), normals(rng, vkjit.F64, 3, n),
+			normals(rng, vkjit.C64, 3, m), normals(rng, vkjit.C128, 3, m))
+	}
+}
+
+// normals is a tensor of type t (real or complex, of f32 or f64 parts)
+// and dimensions dims, its parts normally distributed.
+func normals(rng *rand.Rand, t vkjit.DType, dims ...int64) *vkjit.Tensor {
+	n := int64(1)
+	if t == vkjit.C64 || t == vkjit.C128 {
+		n = 2
+	}
+	for _, d := range dims {
+		n *= d
+	}
+	var b []byte
+	for range n {
+		v := rng.NormFloat64()
+		if t == vkjit.C64 || t == vkjit.F32 {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 		}
-		exe, err := rt.CompileText(fmt.Sprint("rfft", n), src, vkjit.CompileOptions{})
-		require.NoError(t, err, n)
-		res, _, err := exe.Run(context.Background(), args...)
-		require.NoError(t, err, n)
-		exe.Close()
-		mod, err := hlo.Parse("rfft", src)
-		require.NoError(t, err)
-		ref, err := eval.Run(mod, lits...)
-		require.NoError(t, err, n)
-		for i, l := range ref.Leaves() {
-			want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
-			var worst, scale float64
-			for e := range want.NumElements() {
-				w := valueAt(want, e)
-				scale = math.Max(scale, cmplx.Abs(w))
-				worst = math.Max(worst, cmplx.Abs(valueAt(res[i], e)-w))
-			}
-			eps := math.Ldexp(1, -23)
-			if i%2 == 1 {
-				eps = math.Ldexp(1, -52)
-			}
-			t.Logf("length %d, result %d: %.2f ulp", n, i, worst/scale/eps)
-			require.LessOrEqual(t, worst/scale/eps, 8.0, "length %d, result %d", n, i)
+	}
+	return must(vkjit.NewTensor(t, dims, b))
+}
+
+// checkFFTs runs src on the device and in the evaluator and holds every
+// result's largest error relative to its largest magnitude, in ulps of
+// its part type, within TestFFTAccuracy's bound of 8 (logged).
+func checkFFTs(t *testing.T, name, src string, args ...*vkjit.Tensor) {
+	t.Helper()
+	res, ref := deviceAndEval(t, name, src, args...)
+	for i, l := range ref.Leaves() {
+		want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+		var worst, scale float64
+		for e := range want.NumElements() {
+			w := valueAt(want, e)
+			scale = math.Max(scale, cmplx.Abs(w))
+			worst = math.Max(worst, cmplx.Abs(valueAt(res[i], e)-w))
 		}
+		eps := math.Ldexp(1, -23)
+		if want.Type == vkjit.C128 || want.Type == vkjit.F64 {
+			eps = math.Ldexp(1, -52)
+		}
+		t.Logf("%s, result %d: %.2f ulp", name, i, worst/scale/eps)
+		require.LessOrEqual(t, worst/scale/eps, 8.0, "%s, result %d", name, i)
 	}
 }
 
@@ -294,52 +293,6 @@ ENTRY e {
 func TestComplexFFTLengths(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(7, 23))
-	random := func(dt vkjit.DType, dims ...int64) (*vkjit.Tensor, *hlo.Literal) {
-		n := int64(1)
-		if dt == vkjit.C64 || dt == vkjit.C128 {
-			n = 2
-		}
-		for _, d := range dims {
-			n *= d
-		}
-		var b []byte
-		for range n {
-			v := rng.NormFloat64()
-			if dt == vkjit.C64 || dt == vkjit.F32 {
-				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
-			} else {
-				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-			}
-		}
-		x := must(vkjit.NewTensor(dt, dims, b))
-		return x, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(dt), dims...), Data: x.Data}
-	}
-	check := func(name, src string, args []*vkjit.Tensor, lits []*hlo.Literal) {
-		exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
-		require.NoError(t, err, name)
-		res, _, err := exe.Run(context.Background(), args...)
-		require.NoError(t, err, name)
-		exe.Close()
-		mod, err := hlo.Parse(name, src)
-		require.NoError(t, err)
-		ref, err := eval.Run(mod, lits...)
-		require.NoError(t, err, name)
-		for i, l := range ref.Leaves() {
-			want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
-			var worst, scale float64
-			for e := range want.NumElements() {
-				w := valueAt(want, e)
-				scale = math.Max(scale, cmplx.Abs(w))
-				worst = math.Max(worst, cmplx.Abs(valueAt(res[i], e)-w))
-			}
-			eps := math.Ldexp(1, -23)
-			if want.Type == vkjit.C128 || want.Type == vkjit.F64 {
-				eps = math.Ldexp(1, -52)
-			}
-			t.Logf("%s, result %d: %.2f ulp", name, i, worst/scale/eps)
-			require.LessOrEqual(t, worst/scale/eps, 8.0, "%s, result %d", name, i)
-		}
-	}
 	for _, n := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 26, 30, 34, 48, 64, 67, 77, 81, 100, 134, 143, 256, 1021, 1024} {
 		src := fmt.Sprintf(`HloModule m
 ENTRY e {
@@ -347,40 +300,29 @@ ENTRY e {
   b = c128[3,%[1]d] parameter(1)
   c = c64[2,%[1]d,3] parameter(2)
   d = c128[2,%[1]d,3] parameter(3)
+  g = f32[2,%[1]d,6] parameter(4)
+  h = c128[2,%[1]d,4] parameter(5)
   fa = c64[3,%[1]d] fft(a), fft_type=FFT, fft_length={%[1]d}
   ia = c64[3,%[1]d] fft(a), fft_type=IFFT, fft_length={%[1]d}
   fb = c128[3,%[1]d] fft(b), fft_type=FFT, fft_length={%[1]d}
   ib = c128[3,%[1]d] fft(b), fft_type=IFFT, fft_length={%[1]d}
-  g = f32[2,%[1]d,6] parameter(4)
-  h = c128[2,%[1]d,4] parameter(5)
   fc = c64[2,%[1]d,3] fft(c), fft_type=FFT, fft_length={%[1]d,3}
   id = c128[2,%[1]d,3] fft(d), fft_type=IFFT, fft_length={%[1]d,3}
   rg = c64[2,%[1]d,4] fft(g), fft_type=RFFT, fft_length={%[1]d,6}
   ih = f64[2,%[1]d,6] fft(h), fft_type=IRFFT, fft_length={%[1]d,6}
   ROOT r = (c64[3,%[1]d], c64[3,%[1]d], c128[3,%[1]d], c128[3,%[1]d], c64[2,%[1]d,3], c128[2,%[1]d,3], c64[2,%[1]d,4], f64[2,%[1]d,6]) tuple(fa, ia, fb, ib, fc, id, rg, ih)
 }`, n)
-		var args []*vkjit.Tensor
-		var lits []*hlo.Literal
-		for _, a := range []struct {
-			t    vkjit.DType
-			dims []int64
-		}{{vkjit.C64, []int64{3, n}}, {vkjit.C128, []int64{3, n}}, {vkjit.C64, []int64{2, n, 3}}, {vkjit.C128, []int64{2, n, 3}},
-			{vkjit.F32, []int64{2, n, 6}}, {vkjit.C128, []int64{2, n, 4}}} {
-			x, l := random(a.t, a.dims...)
-			args, lits = append(args, x), append(lits, l)
-		}
-		check(fmt.Sprint("length ", n), src, args, lits)
+		checkFFTs(t, fmt.Sprint("length ", n), src, normals(rng, vkjit.C64, 3, n), normals(rng, vkjit.C128, 3, n),
+			normals(rng, vkjit.C64, 2, n, 3), normals(rng, vkjit.C128, 2, n, 3), normals(rng, vkjit.F32, 2, n, 6), normals(rng, vkjit.C128, 2, n, 4))
 	}
 	// Passes, a DFT matrix, passes, and back: the value goes from memory
 	// form to parts and back.
-	x, l := random(vkjit.C64, 4, 17, 6)
-	y, m := random(vkjit.C128, 4, 17, 6)
-	check("4x17x6", `HloModule m
+	checkFFTs(t, "4x17x6", `HloModule m
 ENTRY e {
   x = c64[4,17,6] parameter(0)
   y = c128[4,17,6] parameter(1)
   f = c64[4,17,6] fft(x), fft_type=FFT, fft_length={4,17,6}
   i = c128[4,17,6] fft(y), fft_type=IFFT, fft_length={4,17,6}
   ROOT r = (c64[4,17,6], c128[4,17,6]) tuple(f, i)
-}`, []*vkjit.Tensor{x, y}, []*hlo.Literal{l, m})
+}`, normals(rng, vkjit.C64, 4, 17, 6), normals(rng, vkjit.C128, 4, 17, 6))
 }
