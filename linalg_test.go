@@ -385,6 +385,36 @@ ENTRY e {
 	}
 }
 
+// TestCholeskyOrderOne: XLA's expander factors a block of one as its
+// square root, sqrt(a) bit for bit (0 for 0), where its unblocked loop
+// divides the whole column, the diagonal w / sqrt(w) too, which rounds
+// twice (1 ulp off for about half of all f32 values; 0/0 for 0). A
+// negative element is a failed factorization: NaN. Device and
+// evaluator.
+func TestCholeskyOrderOne(t *testing.T) {
+	defer noValidationMessages(t)
+	xs := []float32{0, 2, 3, 68.25, 4.26171875, 1e-30, -1}
+	a := must(vkjit.Float32s([]int64{int64(len(xs)), 1, 1}, xs))
+	for _, lower := range []bool{true, false} {
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = f32[%d,1,1] parameter(0)\n  ROOT l = f32[%d,1,1] cholesky(a), lower=%v\n}", len(xs), len(xs), lower)
+		res, want := deviceAndEval(t, "cholesky 1x1", src, a)
+		got, err := res[0].AsFloat32()
+		require.NoError(t, err)
+		w := want.Leaves()[0]
+		ev, err := (&vkjit.Tensor{Type: vkjit.F32, Dims: w.Shape.Dims, Data: w.Data}).AsFloat32()
+		require.NoError(t, err)
+		for i, x := range xs {
+			r := float32(math.Sqrt(float64(x)))
+			if x < 0 {
+				require.True(t, math.IsNaN(float64(got[i])) && math.IsNaN(float64(ev[i])), "sqrt(%v): %v, %v", x, got[i], ev[i])
+				continue
+			}
+			require.Equal(t, math.Float32bits(r), math.Float32bits(got[i]), "device, sqrt(%v): %v", x, got[i])
+			require.Equal(t, math.Float32bits(r), math.Float32bits(ev[i]), "evaluator, sqrt(%v): %v", x, ev[i])
+		}
+	}
+}
+
 // TestGetrfKeepsSignedZeros: the row swap moves a -0 as it is (each
 // row is summed out of the matrix masked to -0, not to +0, which made
 // it +0): [[-0, 1], [2, -0]] pivots on 2 and factors into [[2, -0], [-0,

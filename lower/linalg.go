@@ -256,12 +256,23 @@ func (b *expander) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 
 // cholesky is XLA's cholesky (its cholesky_expander): l lower triangular
 // with a = l l^H (lower=true), or u upper with a = u^H u, reading only
-// that triangle of a; the other triangle of the result is zero, and a
+// that triangle of a (a matrix of order 1: its square root, XLA's block
+// of one); the other triangle of the result is zero, and a
 // matrix with a pivot whose square root is NaN (negative, or NaN) is NaN
 // throughout. The upper form is the lower one of a^H,
 // conjugate-transposed back.
 func (b *expander) cholesky(in *hlo.Instruction) *hlo.Instruction {
 	l, failed := b.choleskyColumns(in)
+	if a := in.Operands[0]; a.Shape.Dims[a.Shape.Rank()-1] == 1 {
+		// XLA factors a block of one as its square root (0 for 0); its
+		// unblocked loop divides the whole column by it, the diagonal
+		// w_jj / sqrt(w_jj) too (0/0 for 0).
+		rt, isComplex := a.Shape.Elem.ComplexPart()
+		l = b.inst(hlo.OpSqrt, hlo.ArrayShape(rt, a.Shape.Dims...), b.realOf(a))
+		if isComplex {
+			l = b.convert(l, a.Shape.Elem)
+		}
+	}
 	nan := b.nanLike(l.Shape)
 	l = b.sel(b.spreadBatch(failed, l.Shape), nan, l)
 	if !in.A.Lower {

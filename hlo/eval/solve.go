@@ -142,9 +142,10 @@ func nudgeSolution(y []complex128, m func(i, j int64) complex128, lower, unit bo
 }
 
 // cholesky is XLA's cholesky (its cholesky_expander) by the column
-// algorithm in float64 or complex128: l_jj = sqrt(a_jj - sum_k<j l_jk
-// conj(l_jk)) (of its real part, for complex types), l_ij = (a_ij -
-// sum_k<j l_ik conj(l_jk)) / l_jj below it, reading only a's lower
+// algorithm in float64 or complex128: d = sqrt(w_jj), w_ij = a_ij -
+// sum_k<j l_ik conj(l_jk) (of its real part, for complex types), l_ij =
+// w_ij / d on and below the diagonal (XLA's unblocked loop divides the
+// whole column; a matrix of order 1 is its block of one, l = d), reading only a's lower
 // triangle (lower=true) or, for u with a = u^H u, its upper one (the
 // lower one of a^H, transposed back); the other triangle is zero. A
 // matrix with a pivot whose square root is NaN is NaN throughout (NaN +
@@ -158,6 +159,17 @@ func cholesky(in *hlo.Instruction, a *hlo.Literal, nudge int) *hlo.Literal {
 	batch := hlo.Shape{Dims: a.Shape.Dims[:r-2]}.NumElements() // 0 x 0 matrices too
 	for bt := int64(0); bt < batch; bt++ {
 		l, failed, pivot := choleskyColumns(a, bt, n, in.A.Lower)
+		if n == 1 {
+			// XLA factors a block of one as its square root (0 for 0);
+			// its unblocked loop divides the whole column by it, the
+			// diagonal w_jj / sqrt(w_jj) too (0/0 for 0).
+			v := get(a, bt)
+			re := v.f
+			if a.Shape.Elem.IsComplex() {
+				re = real(v.c)
+			}
+			l[0] = complex(math.Sqrt(re), 0)
+		}
 		switch {
 		case nudge == 0:
 		case !(pivot > nearSingular(n, t)):
