@@ -108,9 +108,9 @@ func (x *cx) fft(in *hlo.Instruction) error {
 // transform along one dimension by radix passes (emitFft): its result's
 // shape the complex values in memory form (f32 or f64, the last
 // dimension the parts), its operand as many elements of that type in
-// that order (of any shape: a real signal's buffer read as pairs), the transformed dimension in
-// A.Dimensions, "IFFT" in A.FftType for the inverse, whose outputs are
-// multiplied by 1/m for A.FftLength {m}.
+// that order (of any shape: a real signal's buffer read as pairs), the
+// transformed dimension in A.Dimensions, "IFFT" in A.FftType for the
+// inverse, whose outputs are multiplied by 1/m for A.FftLength {m}.
 const fftAxisTarget = "vkjit$fft-axis"
 
 // isFftAxis reports whether in is fftAxisTarget's custom-call.
@@ -120,7 +120,8 @@ func isFftAxis(in *hlo.Instruction) bool {
 
 // radixPassable reports whether a complex transform of length n runs as
 // radix passes: every prime factor at most kgen.FftRadixMax. Longer
-// prime factors keep the DFT matrices (and fourStep's splits).
+// prime factors keep the DFT matrices (and fourStep's splits), or run
+// Bluestein's algorithm (bluesteinPrime).
 func radixPassable(n int64) bool {
 	if n < 2 {
 		return false
@@ -180,8 +181,9 @@ func (x *cx) halfLengthForward(in, v *hlo.Instruction, n int64) (re, im *hlo.Ins
 // half spectrum (re, im) by a complex inverse transform of n/2: Z_k =
 // ((X_k + conj X_(n/2-k)) + i w^-k (X_k - conj X_(n/2-k)))/2, k < n/2,
 // is E_k + i O_k, whose inverse (with 1/(n/2)) is z_m = x_(2m) + i
-// x_(2m+1): the signal's memory. The imaginary parts of X_0 and X_(n/2) do not
-// count (XLA's and pocketfft's IRFFT): they are replaced by zeros.
+// x_(2m+1): the signal's memory. The imaginary parts of X_0 and X_(n/2)
+// do not count (XLA's and pocketfft's IRFFT): they are replaced by
+// zeros.
 func (x *cx) halfLengthInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instruction {
 	t := re.Shape.Elem
 	d := re.Shape.Rank() - 1
@@ -205,7 +207,8 @@ func (x *cx) halfLengthInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instru
 	dr, di := g.Sub(xr, mr), g.Add(xi, mi)
 	w := x.rootsAlong(in, t, n, h, 1, d, xr.Shape.Dims)
 	pr, pi := g.Sub(g.Mul(w[0], dr), g.Mul(w[1], di)), g.Add(g.Mul(w[0], di), g.Mul(w[1], dr))
-	// Z/2 (exactly): complexAxes scales the inverse by 1/h = 2/n.
+	// Z/2 (exact, but for subnormal halves): complexAxes scales the
+	// inverse by 1/h = 2/n.
 	half := g.K(0.5)
 	zr, zi := g.Mul(g.Sub(sr, pi), half), g.Mul(g.Add(si, pr), half)
 	v := x.complexAxes(in, x.partsKey(in, zr, zi), d, []int64{h}, true)

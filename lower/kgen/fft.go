@@ -52,14 +52,15 @@ type FftStage struct {
 	Length       int64 // N
 	Outer, Inner int64
 	Forward      bool
-	// Scale multiplies the outputs (IFFT's 1/N on its last stage; 1
-	// elsewhere, which the kernel leaves out).
+	// Scale multiplies the outputs (an inverse transform's factor on
+	// its last stage; 1 elsewhere, which the kernel leaves out).
 	Scale float64
 }
 
 // FftRadixMax is the largest factor a pass transforms: its butterfly
-// costs about R^2/2 multiply-adds per R values, more than the DFT
-// matrices' products for longer prime factors.
+// costs about R^2/2 multiply-adds per R values, and its code grows as
+// R^2 (lower keeps DFT matrices for longer prime factors, and runs
+// Bluestein's algorithm over the passes for the longest).
 const FftRadixMax = 13
 
 // FftStageMax bounds a stage's Q, the values an invocation holds (128
