@@ -397,12 +397,7 @@ func TestCholeskyOrderOne(t *testing.T) {
 	a := must(vkjit.Float32s([]int64{int64(len(xs)), 1, 1}, xs))
 	for _, lower := range []bool{true, false} {
 		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = f32[%d,1,1] parameter(0)\n  ROOT l = f32[%d,1,1] cholesky(a), lower=%v\n}", len(xs), len(xs), lower)
-		res, want := deviceAndEval(t, "cholesky 1x1", src, a)
-		got, err := res[0].AsFloat32()
-		require.NoError(t, err)
-		w := want.Leaves()[0]
-		ev, err := (&vkjit.Tensor{Type: vkjit.F32, Dims: w.Shape.Dims, Data: w.Data}).AsFloat32()
-		require.NoError(t, err)
+		got, ev := deviceAndEvalF32(t, "cholesky 1x1", src, a)
 		for i, x := range xs {
 			r := float32(math.Sqrt(float64(x)))
 			if x < 0 {
@@ -429,12 +424,7 @@ ENTRY e {
   lu = (f32[1,2,2], s32[1,2], s32[1]) custom-call(a), custom_call_target="lapack_sgetrf_ffi"
   ROOT f = f32[1,2,2] get-tuple-element(lu), index=0
 }`
-	res, want := deviceAndEval(t, "getrf -0", src, a)
-	got, err := res[0].AsFloat32()
-	require.NoError(t, err)
-	w := want.Leaves()[0]
-	ev, err := (&vkjit.Tensor{Type: vkjit.F32, Dims: w.Shape.Dims, Data: w.Data}).AsFloat32()
-	require.NoError(t, err)
+	got, ev := deviceAndEvalF32(t, "getrf -0", src, a)
 	for i, v := range []float32{2, nz, nz, 1} {
 		require.Equal(t, math.Float32bits(v), math.Float32bits(got[i]), "device, element %d: %v", i, got[i])
 		require.Equal(t, math.Float32bits(v), math.Float32bits(ev[i]), "evaluator, element %d: %v", i, ev[i])
@@ -1213,6 +1203,19 @@ func requireNearEval(t *testing.T, name string, res []*vkjit.Tensor, want *eval.
 			require.LessOrEqual(t, cmplx.Abs(g-e), tol, "%s output %d element %d: %v, want %v", name, o, i, g, e)
 		}
 	}
+}
+
+// deviceAndEvalF32 is deviceAndEval's first result, an f32 array, from
+// the device and from the evaluator.
+func deviceAndEvalF32(t *testing.T, name, src string, args ...*vkjit.Tensor) (device, evaluator []float32) {
+	t.Helper()
+	res, want := deviceAndEval(t, name, src, args...)
+	device, err := res[0].AsFloat32()
+	require.NoError(t, err)
+	w := want.Leaves()[0]
+	evaluator, err = (&vkjit.Tensor{Type: vkjit.F32, Dims: w.Shape.Dims, Data: w.Data}).AsFloat32()
+	require.NoError(t, err)
+	return device, evaluator
 }
 
 func deviceAndEval(t *testing.T, name, src string, args ...*vkjit.Tensor) ([]*vkjit.Tensor, *eval.Value) {
