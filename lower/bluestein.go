@@ -62,7 +62,6 @@ func goodSize(m int64) int64 {
 func (x *cx) bluestein(in, v *hlo.Instruction, a int, n int64, inverse bool) *hlo.Instruction {
 	p := x.parts(v)
 	t := p[0].Shape.Elem
-	bits := t.Bits()
 	dims := p[0].Shape.Dims
 	big := goodSize(2*n - 1)
 	// The chirp c_m = e^(-+ pi i m^2/n) = e^(-+ 2 pi i (m^2 mod 2n)/(2n)):
@@ -95,44 +94,17 @@ func (x *cx) bluestein(in, v *hlo.Instruction, a int, n int64, inverse bool) *hl
 	for i := range bt {
 		bt[i] *= complex(scale, 0)
 	}
-	// along is a constant vector's parts broadcast along dimension a of
-	// dimensions ds.
-	along := func(c []complex128, ds []int64) [2]*hlo.Instruction {
-		var r [2]*hlo.Instruction
-		for k := range r {
-			data := make([]byte, 0, len(c)*t.Bytes())
-			for _, z := range c {
-				v := real(z)
-				if k == 1 {
-					v = imag(z)
-				}
-				data = appendPart(data, t, rounded(v, bits))
-			}
-			lit, _ := hlo.NewLiteral(hlo.ArrayShape(t, int64(len(c))), data)
-			bc := x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, ds...), x.matrix(in, lit))
-			bc.A.Dimensions, bc.A.HasDimensions = []int64{int64(a)}, true
-			r[k] = bc
-		}
-		return r
-	}
 	mul := func(u, w [2]*hlo.Instruction) [2]*hlo.Instruction {
-		g := x.expr(in, t, u[0].Shape.Dims)
-		return [2]*hlo.Instruction{g.Sub(g.Mul(u[0], w[0]), g.Mul(u[1], w[1])), g.Add(g.Mul(u[0], w[1]), g.Mul(u[1], w[0]))}
+		return x.expr(in, t, u[0].Shape.Dims).cmulRounded(u, w)
 	}
-	c := along(chirp, dims)
+	c := x.constAlong(in, t, chirp, a, dims)
 	u := mul(p, c)
-	padded := append([]int64{}, dims...)
-	padded[a] = big
-	zero := x.matrix(in, zeroLiteral(t))
 	for k := range u {
-		pd := x.inst(in, hlo.OpPad, hlo.ArrayShape(t, padded...), u[k], zero)
-		pd.A.Padding = make([]hlo.PadDim, len(dims))
-		pd.A.Padding[a].Hi = big - n
-		u[k] = pd
+		u[k] = x.padAlong(in, u[k], a, 0, big-n)
 	}
 	w := x.radixAxis(in, x.memory(x.partsKey(in, u[0], u[1])), a, false, 1)
 	f := x.parts(x.wholeKey(in, w))
-	u = mul(f, along(bt, padded))
+	u = mul(f, x.constAlong(in, t, bt, a, f[0].Shape.Dims))
 	w = x.radixAxis(in, x.memory(x.partsKey(in, u[0], u[1])), a, true, 1)
 	f = x.parts(x.wholeKey(in, w))
 	for k := range f {

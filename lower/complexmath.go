@@ -28,6 +28,14 @@ func (f *rexpr) cmul(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
 	return f.FMA(a, c, f.Neg(f.Mul(b, d))), f.FMA(b, c, f.Mul(a, d))
 }
 
+// cmulRounded is (a + bi)(c + di) with each product and sum rounded on
+// its own, ac - bd and ad + bc: the FFT's twiddle products, as ducc
+// computes them.
+func (f *rexpr) cmulRounded(x, y [2]*hlo.Instruction) [2]*hlo.Instruction {
+	a, b, c, d := x[0], x[1], y[0], y[1]
+	return [2]*hlo.Instruction{f.Sub(f.Mul(a, c), f.Mul(b, d)), f.Add(f.Mul(a, d), f.Mul(b, c))}
+}
+
 // cdiv is (a + bi) / (c + di) by Smith's algorithm (no overflow where the
 // quotient is representable), and where that gives NaN in both parts,
 // XLA's corner cases in its order: a zero denominator (the numerator not

@@ -47,7 +47,7 @@ func (x *cx) fft(in *hlo.Instruction) error {
 			// The complex transform of the signal (imaginary parts 0),
 			// its first m bins: O(n log n), where a matrix of the half
 			// spectrum costs n m products per row.
-			zero := x.inst(in, hlo.OpBroadcast, src.Shape, x.matrix(in, zeroLiteral(src.Shape.Elem)))
+			zero := x.expr(in, src.Shape.Elem, src.Shape.Dims).K(0)
 			p := x.parts(x.complexAxes(in, x.partsKey(in, v, zero), rank-1, []int64{n}, false))
 			re, im = x.slice(in, p[0], rank-1, 0, m, 1), x.slice(in, p[1], rank-1, 0, m, 1)
 		} else {
@@ -172,9 +172,9 @@ func (x *cx) halfLengthForward(in, v *hlo.Instruction, n int64) (re, im *hlo.Ins
 	// E = ((Zr + Mr)/2, (Zi - Mi)/2); D = Z - conj M; O = (Di/2, -Dr/2).
 	er, ei := g.Mul(g.Add(zr[0], zm[0]), half), g.Mul(g.Sub(zr[1], zm[1]), half)
 	dr, di := g.Sub(zr[0], zm[0]), g.Add(zr[1], zm[1])
-	or, oi := g.Mul(di, half), g.Neg(g.Mul(dr, half))
-	w := x.rootsAlong(in, t, n, h+1, -1, d, zr[0].Shape.Dims)
-	return g.Add(er, g.Sub(g.Mul(w[0], or), g.Mul(w[1], oi))), g.Add(ei, g.Add(g.Mul(w[0], oi), g.Mul(w[1], or)))
+	o := [2]*hlo.Instruction{g.Mul(di, half), g.Neg(g.Mul(dr, half))}
+	wo := g.cmulRounded(x.rootsAlong(in, t, n, h+1, -1, d, zr[0].Shape.Dims), o)
+	return g.Add(er, wo[0]), g.Add(ei, wo[1])
 }
 
 // halfLengthInverse is IRFFT's real signal of even length n from the
@@ -190,27 +190,18 @@ func (x *cx) halfLengthInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instru
 	h := n / 2
 	// X_k and X_(n/2-k), k < n/2; the imaginary parts of X_0 (k = 0 in
 	// the first) and X_(n/2) (k = 0 in the second) zeros.
-	dims := slices.Clone(re.Shape.Dims)
-	dims[d] = h
-	zeroFirst := func(v *hlo.Instruction) *hlo.Instruction {
-		pd := x.inst(in, hlo.OpPad, hlo.ArrayShape(t, dims...), v, x.matrix(in, zeroLiteral(t)))
-		pd.A.Padding = make([]hlo.PadDim, len(dims))
-		pd.A.Padding[d] = hlo.PadDim{Lo: 1}
-		return pd
-	}
 	inner := x.slice(in, im, d, 1, h, 1) // Im X_1 .. X_(n/2-1)
-	xr, xi := x.slice(in, re, d, 0, h, 1), zeroFirst(inner)
-	mr, mi := x.slice(in, x.reverseAlong(in, d, re), d, 0, h, 1), zeroFirst(x.reverseAlong(in, d, inner))
+	xr, xi := x.slice(in, re, d, 0, h, 1), x.padAlong(in, inner, d, 1, 0)
+	mr, mi := x.slice(in, x.reverseAlong(in, d, re), d, 0, h, 1), x.padAlong(in, x.reverseAlong(in, d, inner), d, 1, 0)
 	g := x.expr(in, t, xr.Shape.Dims)
 	// S = X + conj M, D = X - conj M, Z = S + i w^-k D.
 	sr, si := g.Add(xr, mr), g.Sub(xi, mi)
 	dr, di := g.Sub(xr, mr), g.Add(xi, mi)
-	w := x.rootsAlong(in, t, n, h, 1, d, xr.Shape.Dims)
-	pr, pi := g.Sub(g.Mul(w[0], dr), g.Mul(w[1], di)), g.Add(g.Mul(w[0], di), g.Mul(w[1], dr))
+	p := g.cmulRounded(x.rootsAlong(in, t, n, h, 1, d, xr.Shape.Dims), [2]*hlo.Instruction{dr, di})
 	// Z/2 (exact, but for subnormal halves): complexAxes scales the
 	// inverse by 1/h = 2/n.
 	half := g.K(0.5)
-	zr, zi := g.Mul(g.Sub(sr, pi), half), g.Mul(g.Add(si, pr), half)
+	zr, zi := g.Mul(g.Sub(sr, p[1]), half), g.Mul(g.Add(si, p[0]), half)
 	v := x.complexAxes(in, x.partsKey(in, zr, zi), d, []int64{h}, true)
 	return x.reshape(in, x.memory(v), slices.Concat(re.Shape.Dims[:d], []int64{n}))
 }
@@ -219,23 +210,43 @@ func (x *cx) halfLengthInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instru
 // parts broadcast along dimension d of dims.
 func (x *cx) rootsAlong(in *hlo.Instruction, t hlo.ElementType, n, count int64, sign float64, d int, dims []int64) [2]*hlo.Instruction {
 	roots := newUnityRoots(n)
+	c := make([]complex128, count)
+	for k := range c {
+		re, im := roots.at(int64(k))
+		c[k] = complex(re, sign*im)
+	}
+	return x.constAlong(in, t, c, d, dims)
+}
+
+// constAlong is the constant vector c rounded to parts of type t, each
+// broadcast along dimension d of dims.
+func (x *cx) constAlong(in *hlo.Instruction, t hlo.ElementType, c []complex128, d int, dims []int64) [2]*hlo.Instruction {
 	var r [2]*hlo.Instruction
 	for p := range r {
-		data := make([]byte, 0, count*int64(t.Bytes()))
-		for k := range count {
-			re, im := roots.at(k)
-			v := re
+		data := make([]byte, 0, len(c)*t.Bytes())
+		for _, z := range c {
+			v := real(z)
 			if p == 1 {
-				v = sign * im
+				v = imag(z)
 			}
 			data = appendPart(data, t, rounded(v, t.Bits()))
 		}
-		lit, _ := hlo.NewLiteral(hlo.ArrayShape(t, count), data)
+		lit, _ := hlo.NewLiteral(hlo.ArrayShape(t, int64(len(c))), data)
 		bc := x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, dims...), x.matrix(in, lit))
 		bc.A.Dimensions, bc.A.HasDimensions = []int64{int64(d)}, true
 		r[p] = bc
 	}
 	return r
+}
+
+// padAlong is v with lo zeros before and hi after it along dimension d.
+func (x *cx) padAlong(in, v *hlo.Instruction, d int, lo, hi int64) *hlo.Instruction {
+	dims := slices.Clone(v.Shape.Dims)
+	dims[d] += lo + hi
+	pd := x.inst(in, hlo.OpPad, hlo.ArrayShape(v.Shape.Elem, dims...), v, x.matrix(in, zeroLiteral(v.Shape.Elem)))
+	pd.A.Padding = make([]hlo.PadDim, len(dims))
+	pd.A.Padding[d] = hlo.PadDim{Lo: lo, Hi: hi}
+	return pd
 }
 
 // wrapAlong is v followed by its first extra positions along dimension
@@ -280,39 +291,19 @@ func (x *cx) hermitianInverse(in, re, im *hlo.Instruction, n int64) *hlo.Instruc
 	if n%2 == 0 {
 		hi = m - 1
 	}
-	zeros := func(k int64) *hlo.Instruction {
-		dims := slices.Clone(re.Shape.Dims)
-		dims[d] = k
-		return x.inst(in, hlo.OpBroadcast, hlo.ArrayShape(t, dims...), x.matrix(in, zeroLiteral(t)))
-	}
-	concat := func(vs ...*hlo.Instruction) *hlo.Instruction {
-		var ops []*hlo.Instruction
-		dims := slices.Clone(re.Shape.Dims)
-		dims[d] = 0
-		for _, v := range vs {
-			if v.Shape.Dims[d] > 0 {
-				ops = append(ops, v)
-				dims[d] += v.Shape.Dims[d]
-			}
-		}
-		if len(ops) == 1 {
-			return ops[0]
-		}
-		c := x.inst(in, hlo.OpConcatenate, hlo.ArrayShape(t, dims...), ops...)
+	concat := func(a, b *hlo.Instruction) *hlo.Instruction {
+		dims := slices.Clone(a.Shape.Dims)
+		dims[d] += b.Shape.Dims[d]
+		c := x.inst(in, hlo.OpConcatenate, hlo.ArrayShape(t, dims...), a, b)
 		c.A.Dimensions, c.A.HasDimensions = []int64{int64(d)}, true
 		return c
 	}
-	reverse := func(v *hlo.Instruction) *hlo.Instruction {
-		r := x.inst(in, hlo.OpReverse, v.Shape, v)
-		r.A.Dimensions, r.A.HasDimensions = []int64{int64(d)}, true
-		return r
-	}
-	// Bins m..n-1 mirror bins n-m..1.
-	mirRe := reverse(x.slice(in, re, d, 1, n-m+1, 1))
-	mirIm := reverse(x.slice(in, im, d, 1, n-m+1, 1))
+	// Bins m..n-1 mirror bins n-m..1 (n > 2: some are).
+	mirRe := x.reverseAlong(in, d, x.slice(in, re, d, 1, n-m+1, 1))
+	mirIm := x.reverseAlong(in, d, x.slice(in, im, d, 1, n-m+1, 1))
 	g := x.expr(in, t, mirIm.Shape.Dims)
 	fullRe := concat(re, mirRe)
-	fullIm := concat(zeros(1), x.slice(in, im, d, 1, hi, 1), zeros(m-hi), g.Neg(mirIm))
+	fullIm := concat(x.padAlong(in, x.slice(in, im, d, 1, hi, 1), d, 1, m-hi), g.Neg(mirIm))
 	v := x.complexAxes(in, x.partsKey(in, fullRe, fullIm), d, []int64{n}, true)
 	return x.parts(v)[0]
 }
@@ -423,12 +414,14 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 	roots := newUnityRoots(n)
 	bits := t.Bits()
 	var stages []kgen.FftStage
-	q := int64(kgen.FftStageMax + 1)
+	// done is the product of the factors before f, q of those in its
+	// stage so far.
+	done, q := int64(1), int64(kgen.FftStageMax+1)
 	for _, f := range packFactors(n) {
 		if q*f > kgen.FftStageMax {
 			stages = append(stages, kgen.FftStage{
 				Length: n, Outer: prod(sh.Dims[:a]), Inner: prod(sh.Dims[a+1 : len(sh.Dims)-1]),
-				Forward: in.A.FftType != "IFFT", Scale: 1, L1: n / q,
+				Forward: in.A.FftType != "IFFT", Scale: 1, L1: done,
 			})
 			q = 1
 		}
@@ -441,15 +434,7 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 			}
 		}
 		st.Radices, st.Roots = append(st.Radices, f), append(st.Roots, rs)
-		q *= f
-	}
-	// Each stage's L1 is the product of the factors before it.
-	l1 := int64(1)
-	for i := range stages {
-		stages[i].L1 = l1
-		for _, f := range stages[i].Radices {
-			l1 *= f
-		}
+		q, done = q*f, done*f
 	}
 	if m := in.A.FftLength; len(m) == 1 && m[0] > 1 {
 		stages[len(stages)-1].Scale = rounded(1/float64(m[0]), bits)
@@ -463,7 +448,7 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 		}
 		bufs[1] = b
 	}
-	for i, st := range stages {
+	for si, st := range stages {
 		env.Local = kgen.LocalSize(s.tg, st.Invocations(), false)
 		k, err := kgen.FftStageKernel(env, t, st)
 		if err != nil {
@@ -484,14 +469,14 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 					}
 				}
 			}
-			tw, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/twiddles%d", in.Name, i), Kind: BufConstant,
+			tw, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/twiddles%d", in.Name, si), Kind: BufConstant,
 				Shape: hlo.ArrayShape(t, 2*st.Twiddles()), Data: ToStorage(t, data, s.tg)})
 			if err != nil {
 				return in.Errorf("%v", err)
 			}
 			reads = append(reads, tw)
 		}
-		dst := bufs[(len(stages)-1-i)%2]
+		dst := bufs[(len(stages)-1-si)%2]
 		if err := s.dispatch(in, k, st.Invocations(), reads, []int{dst}, nil); err != nil {
 			return err
 		}
@@ -665,8 +650,8 @@ func (x *cx) fourStep(in, re, im *hlo.Instruction, a int, n1, n2 int64, inverse 
 		return b
 	}
 	wc, ws := bc(c), bc(s)
-	g := x.expr(in, t, split)
-	re, im = g.Sub(g.Mul(re, wc), g.Mul(im, ws)), g.Add(g.Mul(re, ws), g.Mul(im, wc))
+	w := x.expr(in, t, split).cmulRounded([2]*hlo.Instruction{re, im}, [2]*hlo.Instruction{wc, ws})
+	re, im = w[0], w[1]
 	re, im = x.dftAxis(in, re, im, a+1, n2, inverse)
 	perm := make([]int64, len(split))
 	for i := range perm {

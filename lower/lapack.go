@@ -120,18 +120,7 @@ func (b *expander) full(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
 // batch each swap their own lines: the positions are data, not slices.
 func (b *expander) swapAlong(v *hlo.Instruction, d int, isA, isB *hlo.Instruction) *hlo.Instruction {
 	t := v.Shape.Elem
-	data := make([]byte, t.Bytes())
-	if t.IsComplex() || t.IsFloat() && t.Bytes() >= 2 { // the sign bit of each part
-		part := t.Bytes()
-		if t.IsComplex() {
-			part /= 2
-		}
-		for o := part - 1; o < len(data); o += part {
-			data[o] = 0x80
-		}
-	}
-	nz := b.inst(hlo.OpConstant, hlo.ArrayShape(t))
-	nz.Literal, _ = hlo.NewLiteral(nz.Shape, data)
+	nz := b.inst(hlo.OpNegate, hlo.ArrayShape(t), b.constant(t, 0)) // -0 (-0 - 0i; 0 for integers)
 	var others []int64
 	for i := range v.Shape.Dims {
 		if i != d {

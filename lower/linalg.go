@@ -262,16 +262,19 @@ func (b *expander) forward(in, a, rhs *hlo.Instruction) *hlo.Instruction {
 // throughout. The upper form is the lower one of a^H,
 // conjugate-transposed back.
 func (b *expander) cholesky(in *hlo.Instruction) *hlo.Instruction {
-	l, failed := b.choleskyColumns(in)
+	var l, failed *hlo.Instruction
 	if a := in.Operands[0]; a.Shape.Dims[a.Shape.Rank()-1] == 1 {
 		// XLA factors a block of one as its square root (0 for 0); its
-		// unblocked loop divides the whole column by it, the diagonal
-		// w_jj / sqrt(w_jj) too (0/0 for 0).
+		// unblocked loop (choleskyColumns) divides the whole column by
+		// it, the diagonal w_jj / sqrt(w_jj) too (0/0 for 0).
 		rt, isComplex := a.Shape.Elem.ComplexPart()
 		l = b.inst(hlo.OpSqrt, hlo.ArrayShape(rt, a.Shape.Dims...), b.realOf(a))
+		failed = b.reshape(b.compare(l, l, "NE"), a.Shape.Dims[:a.Shape.Rank()-2]...)
 		if isComplex {
 			l = b.convert(l, a.Shape.Elem)
 		}
+	} else {
+		l, failed = b.choleskyColumns(in)
 	}
 	nan := b.nanLike(l.Shape)
 	l = b.sel(b.spreadBatch(failed, l.Shape), nan, l)

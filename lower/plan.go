@@ -78,11 +78,12 @@ func planKernels(s *state) error {
 	for _, l := range rootLeaves(s.mod.Entry.Root) {
 		outputs[l]++
 	}
+	resultAlias := map[*hlo.Instruction]bool{} // buffers an aliased result reads, by their producer
 	for _, in := range s.order {
 		if s.plan.fused[in] || s.plan.moved[in] {
 			continue // computed by other kernels
 		}
-		if s.aliasesOperand(in, outputs) {
+		if s.aliasesOperand(in, outputs, resultAlias) {
 			s.plan.aliased[in] = true
 			continue
 		}
@@ -123,11 +124,14 @@ func planKernels(s *state) error {
 // owns, or a constant), and the two may not both be results of the
 // entry (a buffer is one result). Sub-programs keep their copies: a
 // loop body's results become its state.
-func (s *state) aliasesOperand(in *hlo.Instruction, outputs map[*hlo.Instruction]int) bool {
+func (s *state) aliasesOperand(in *hlo.Instruction, outputs map[*hlo.Instruction]int, resultAlias map[*hlo.Instruction]bool) bool {
 	if in.Op != hlo.OpReshape || s.opts.sub || !in.Shape.IsArray() {
 		return false
 	}
 	o := in.Operands[0]
+	for s.plan.aliased[o] {
+		o = o.Operands[0] // the buffer's producer
+	}
 	if s.plan.fused[o] || !o.Shape.IsArray() || o.Shape.Elem != in.Shape.Elem {
 		return false
 	}
@@ -135,14 +139,12 @@ func (s *state) aliasesOperand(in *hlo.Instruction, outputs map[*hlo.Instruction
 	case kgen.KindNone, kgen.KindHost, kgen.KindDeviceLoop:
 		return false
 	}
-	if outputs[in] > 0 && (outputs[in] > 1 || outputs[o] > 0) {
-		return false
-	}
-	// One alias of o among the results at most.
-	for x := range s.plan.aliased {
-		if x.Operands[0] == o && outputs[x] > 0 && outputs[in] > 0 {
+	if outputs[in] > 0 {
+		// One result per buffer: not o's own, nor another reshape's.
+		if outputs[in] > 1 || outputs[o] > 0 || resultAlias[o] {
 			return false
 		}
+		resultAlias[o] = true
 	}
 	return true
 }

@@ -195,14 +195,14 @@ func FftStageKernel(env Env, t hlo.ElementType, st FftStage) (*Kernel, error) {
 						// i = I + ido_(m-1) d is 0 only where I and d are.
 						i := add(ii, cu(idoLast*d))
 						for j := 1; j < len(y); j++ {
-							m := f.twiddle(y[j], c.load(tw, add(cu(twAt+int64(j-1)*ido), i)))
+							v := f.twiddle(y[j], c.load(tw, add(cu(twAt+int64(j-1)*ido), i)))
 							if d == 0 {
 								// At i = 0 the twiddle is 1: the value
 								// is left as it is (an infinite part
 								// times 0 would be NaN).
-								m = cval{k.sel(first, y[j].re, m.re), k.sel(first, y[j].im, m.im)}
+								v = cval{k.sel(first, y[j].re, v.re), k.sel(first, y[j].im, v.im)}
 							}
-							y[j] = m
+							y[j] = v
 						}
 					}
 					for j, v := range y {
@@ -221,11 +221,14 @@ func FftStageKernel(env Env, t hlo.ElementType, st FftStage) (*Kernel, error) {
 			offs = append(offs, off)
 		}
 		slices.Sort(offs)
+		var scale val
+		if st.Scale != 1 {
+			scale = val{k.constFloat(t, st.Scale), t}
+		}
 		for _, off := range offs {
 			v := vals[off]
 			if st.Scale != 1 {
-				c := val{k.constFloat(t, st.Scale), t}
-				v = cval{f.mul(v.re, c), f.mul(v.im, c)}
+				v = cval{f.mul(v.re, scale), f.mul(v.im, scale)}
 			}
 			c.store(dst, at(add(base, cu(off))), v)
 		}
