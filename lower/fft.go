@@ -15,7 +15,7 @@ import (
 // dimension whose prime factors are all at most kgen.FftRadixMax runs
 // ducc's radix passes on the values in memory form (radixAxis, then
 // emitFft: a kernel per stage of passes, O(n log n)); RFFT and IRFFT
-// along the last dimension run FFTPACK's real passes as HLO (fftpack.go);
+// along the last dimension run FFTPACK's real passes as kernels (fftpack.go);
 // the other dimensions are products with their DFT matrices (four real
 // dots per dimension of a complex transform, which run as tiled GEMMs;
 // fourStep splits the long composite ones). The twiddles are computed in
@@ -35,38 +35,41 @@ func (x *cx) fft(in *hlo.Instruction) error {
 		v := x.memory(src)
 		n := l[len(l)-1]
 		m := n/2 + 1
-		var re, im *hlo.Instruction
-		if pk := x.packFor(in, src.Shape.Elem, src.Shape.Dims); pk != nil {
-			re, im = pk.rfft(x.reshape(in, v, []int64{pk.rows, n}))
-			dims := slices.Clone(src.Shape.Dims)
-			dims[rank-1] = m
-			re, im = x.reshape(in, re, dims), x.reshape(in, im, dims)
-		} else if n%2 == 0 && fastComplex(n/2) && src.Shape.NumElements() > 0 {
-			re, im = x.halfLengthForward(in, v, n)
-		} else if fastComplex(n) && src.Shape.NumElements() > 0 {
-			// The complex transform of the signal (imaginary parts 0),
-			// its first m bins: O(n log n), where a matrix of the half
-			// spectrum costs n m products per row.
-			zero := x.expr(in, src.Shape.Elem, src.Shape.Dims).K(0)
-			p := x.parts(x.complexAxes(in, x.partsKey(in, v, zero), rank-1, []int64{n}, false))
-			re, im = x.slice(in, p[0], rank-1, 0, m, 1), x.slice(in, p[1], rank-1, 0, m, 1)
+		t := src.Shape.Elem
+		var spec *hlo.Instruction // the half spectra along the last dimension
+		if rows := prod(src.Shape.Dims[:rank-1]); rows > 0 && realPassable(n) {
+			dims := slices.Concat(src.Shape.Dims[:rank-1], []int64{m, 2})
+			spec = x.wholeKey(in, x.reshape(in, x.realPasses(in, v, t, rows, n, true), dims))
 		} else {
-			c, s := twiddles(n, n, m, src.Shape.Elem, func(j, k int64) float64 { return 1 }, -1)
-			re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
+			var re, im *hlo.Instruction
+			if n%2 == 0 && fastComplex(n/2) && src.Shape.NumElements() > 0 {
+				re, im = x.halfLengthForward(in, v, n)
+			} else if fastComplex(n) && src.Shape.NumElements() > 0 {
+				// The complex transform of the signal (imaginary parts 0),
+				// its first m bins: O(n log n), where a matrix of the half
+				// spectrum costs n m products per row.
+				zero := x.expr(in, t, src.Shape.Dims).K(0)
+				p := x.parts(x.complexAxes(in, x.partsKey(in, v, zero), rank-1, []int64{n}, false))
+				re, im = x.slice(in, p[0], rank-1, 0, m, 1), x.slice(in, p[1], rank-1, 0, m, 1)
+			} else {
+				c, s := twiddles(n, n, m, t, func(j, k int64) float64 { return 1 }, -1)
+				re, im = x.along(in, v, c, rank-1), x.along(in, v, s, rank-1)
+			}
+			spec = x.partsKey(in, re, im)
 		}
-		x.result(in, x.complexAxes(in, x.partsKey(in, re, im), first, l[:len(l)-1], false))
+		x.result(in, x.complexAxes(in, spec, first, l[:len(l)-1], false))
 		return nil
 	case "IRFFT":
-		p := x.parts(x.complexAxes(in, src, first, l[:len(l)-1], true))
-		re, im := p[0], p[1]
+		spec := x.complexAxes(in, src, first, l[:len(l)-1], true)
 		n := l[len(l)-1]
 		m := n/2 + 1
 		rt, _ := src.Shape.Elem.ComplexPart()
-		if pk := x.packFor(in, rt, in.Shape.Dims); pk != nil {
-			out := pk.irfft(x.reshape(in, re, []int64{pk.rows, m}), x.reshape(in, im, []int64{pk.rows, m}))
-			x.whole[in] = x.reshape(in, out, in.Shape.Dims)
+		if rows := prod(in.Shape.Dims[:rank-1]); rows > 0 && realPassable(n) {
+			x.whole[in] = x.reshape(in, x.realPasses(in, x.memory(spec), rt, rows, n, false), in.Shape.Dims)
 			return nil
 		}
+		p := x.parts(spec)
+		re, im := p[0], p[1]
 		switch {
 		case in.Shape.NumElements() == 0:
 		case n%2 == 0 && fastComplex(n/2):
@@ -111,6 +114,8 @@ func (x *cx) fft(in *hlo.Instruction) error {
 // that order (of any shape: a real signal's buffer read as pairs), the
 // transformed dimension in A.Dimensions, "IFFT" in A.FftType for the
 // inverse, whose outputs are multiplied by 1/m for A.FftLength {m}.
+// With "RFFT" or "IRFFT" in A.FftType it is a real transform's passes
+// instead (realPasses: [rows, n] real values, dimension 1).
 const fftAxisTarget = "vkjit$fft-axis"
 
 // isFftAxis reports whether in is fftAxisTarget's custom-call.
@@ -407,6 +412,9 @@ func (x *cx) radixAxisAs(in, w *hlo.Instruction, sh hlo.Shape, a int, inverse bo
 // that the last writes the result. A stage's twiddles are a constant
 // buffer of the rounded roots (unityRoots), as ducc's tables hold them.
 func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
+	if t := in.A.FftType; t == "RFFT" || t == "IRFFT" {
+		return s.emitRealFft(in, env)
+	}
 	sh := in.Shape
 	t := sh.Elem
 	a := int(in.A.Dimensions[0])
@@ -483,19 +491,6 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 		cur = dst
 	}
 	return nil
-}
-
-// packFor is the radix passes of a real transform whose real side has
-// type t and dimensions dims (the last one transformed), or nil where
-// fftpack.go does not apply: a length ducc transforms otherwise, or an
-// empty array.
-func (x *cx) packFor(in *hlo.Instruction, t hlo.ElementType, dims []int64) *pack {
-	n := dims[len(dims)-1]
-	rows := prod(dims[:len(dims)-1])
-	if rows == 0 || !packable(n) {
-		return nil
-	}
-	return newPack(x, in, t, rows, n)
 }
 
 // fourStepMin is the shortest transform split into two shorter ones

@@ -123,6 +123,46 @@ func TestFftPassKernels(t *testing.T) {
 	}
 }
 
+// TestRealFftPassKernels: a real transform of a length ducc's real
+// passes take is a kernel per factor (forward last factor first,
+// backward first factor first: packFactors), for the fixed radices and
+// the generic one, with even and odd ido, each passing spirv-val, beside
+// the elementwise kernels of the half-complex order.
+func TestRealFftPassKernels(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		passes []string
+	}{
+		{"HloModule m\nENTRY e {\n  x = f32[8,1000] parameter(0)\n  ROOT f = c64[8,501] fft(x), fft_type=RFFT, fft_length={1000}\n}",
+			[]string{"rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf4_f32", "rfft_radf2_f32"}},
+		{"HloModule m\nENTRY e {\n  x = c64[8,501] parameter(0)\n  ROOT f = f32[8,1000] fft(x), fft_type=IRFFT, fft_length={1000}\n}",
+			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb5_f32", "rfft_radb5_f32", "rfft_radb5_f32"}},
+		{"HloModule m\nENTRY e {\n  x = f64[3,154] parameter(0)\n  ROOT f = c128[3,78] fft(x), fft_type=RFFT, fft_length={154}\n}",
+			[]string{"rfft_radf11_f64", "rfft_radf7_f64", "rfft_radf2_f64"}},
+		{"HloModule m\nENTRY e {\n  x = c128[3,78] parameter(0)\n  ROOT f = f64[3,154] fft(x), fft_type=IRFFT, fft_length={154}\n}",
+			[]string{"rfft_radb2_f64", "rfft_radb7_f64", "rfft_radb11_f64"}},
+		{"HloModule m\nENTRY e {\n  x = f32[2,5,96] parameter(0)\n  ROOT f = c64[2,5,49] fft(x), fft_type=RFFT, fft_length={96}\n}",
+			[]string{"rfft_radf3_f32", "rfft_radf4_f32", "rfft_radf4_f32", "rfft_radf2_f32"}},
+		{"HloModule m\nENTRY e {\n  x = c64[2,5,49] parameter(0)\n  ROOT f = f32[2,5,96] fft(x), fft_type=IRFFT, fft_length={96}\n}",
+			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb4_f32", "rfft_radb3_f32"}},
+	} {
+		m, err := hlo.Parse("test.hlo", c.text)
+		require.NoError(t, err)
+		p, err := Compile(m, LlvmpipeTarget, Options{})
+		require.NoError(t, err)
+		var passes []string
+		for _, s := range p.Steps {
+			if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "rfft_") {
+				passes = append(passes, p.Kernels[s.Kernel].Name)
+			}
+		}
+		require.Equal(t, c.passes, passes, c.text)
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), k.Name)
+		}
+	}
+}
+
 // TestBluesteinSizes: goodSize is the least length of factors 2, 3, 5, 7
 // and 11 at least m (against a search), and largestPrime the largest
 // prime factor.

@@ -181,18 +181,3 @@ func rounded(v float64, bits int) float64 {
 	}
 	return v
 }
-
-// constant is a decimal constant rounded once to a part of width bits
-// (ducc's long double literals converted to the part type).
-func constant(dec string, bits int) float64 {
-	f, _, err := big.ParseFloat(dec, 10, 200, big.ToNearestEven)
-	if err != nil {
-		panic(err)
-	}
-	if bits == 32 {
-		v, _ := f.Float32()
-		return float64(v)
-	}
-	v, _ := f.Float64()
-	return v
-}
