@@ -114,8 +114,8 @@ func (x *cx) fft(in *hlo.Instruction) error {
 // that order (of any shape: a real signal's buffer read as pairs), the
 // transformed dimension in A.Dimensions, "IFFT" in A.FftType for the
 // inverse, whose outputs are multiplied by 1/m for A.FftLength {m}.
-// With "RFFT" or "IRFFT" in A.FftType it is a real transform's passes
-// instead (realPasses: [rows, n] real values, dimension 1).
+// With "RFFT" or "IRFFT" in A.FftType it is instead the real passes of
+// sequences of length A.FftLength {n} along dimension 1 (realPasses).
 const fftAxisTarget = "vkjit$fft-axis"
 
 // isFftAxis reports whether in is fftAxisTarget's custom-call.
