@@ -326,3 +326,52 @@ ENTRY e {
   ROOT r = (c64[4,17,6], c128[4,17,6]) tuple(f, i)
 }`, normals(rng, vkjit.C64, 4, 17, 6), normals(rng, vkjit.C128, 4, 17, 6))
 }
+
+// TestSharedRealFFT: the GPUs' form of the real passes, one kernel
+// holding a workgroup's sequences in shared memory between passes
+// (kgen.RealFftRows, forced on lavapipe by SharedFft), gives the
+// kernel-per-pass form's values bit for bit: forward and backward, f32
+// and f64, fixed and generic passes, two passes (one shared array) and
+// more (two), one sequence a workgroup and several with the last
+// workgroup's partly past the end.
+func TestSharedRealFFT(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(11, 3))
+	for _, c := range []struct{ n, rows int64 }{{1000, 3}, {256, 5}, {154, 7}, {289, 2}, {42, 9}, {12, 40}} {
+		n, m := c.n, c.n/2+1
+		src := fmt.Sprintf(`HloModule m
+ENTRY e {
+  a = f32[%[3]d,%[1]d] parameter(0)
+  b = f64[%[3]d,%[1]d] parameter(1)
+  c = c64[%[3]d,%[2]d] parameter(2)
+  d = c128[%[3]d,%[2]d] parameter(3)
+  ra = c64[%[3]d,%[2]d] fft(a), fft_type=RFFT, fft_length={%[1]d}
+  rb = c128[%[3]d,%[2]d] fft(b), fft_type=RFFT, fft_length={%[1]d}
+  ic = f32[%[3]d,%[1]d] fft(c), fft_type=IRFFT, fft_length={%[1]d}
+  id = f64[%[3]d,%[1]d] fft(d), fft_type=IRFFT, fft_length={%[1]d}
+  ROOT r = (c64[%[3]d,%[2]d], c128[%[3]d,%[2]d], f32[%[3]d,%[1]d], f64[%[3]d,%[1]d]) tuple(ra, rb, ic, id)
+}`, n, m, c.rows)
+		mod, err := hlo.Parse("test", src)
+		require.NoError(t, err)
+		args := []*vkjit.Tensor{normals(rng, vkjit.F32, c.rows, n), normals(rng, vkjit.F64, c.rows, n),
+			normals(rng, vkjit.C64, c.rows, m), normals(rng, vkjit.C128, c.rows, m)}
+		var results [2][]*vkjit.Tensor
+		for i, opts := range []vkjit.CompileOptions{{}, {SharedFft: true}} {
+			exe, err := rt.Compile(mod, opts)
+			require.NoError(t, err)
+			rows := 0
+			for _, k := range vkjit.ProgramOf(exe).Kernels {
+				if strings.HasPrefix(k.Name, "rfft_rows_") {
+					rows++
+				}
+			}
+			require.Equal(t, 4*i, rows, "length %d: rows kernels with %+v", n, opts)
+			results[i], _, err = exe.Run(context.Background(), args...)
+			require.NoError(t, err)
+			exe.Close()
+		}
+		for i := range results[0] {
+			require.Equal(t, results[0][i].Data, results[1][i].Data, "length %d, result %d", n, i)
+		}
+	}
+}

@@ -108,10 +108,10 @@ type CompileOptions struct {
 	NoReuse   bool // every temporary its own memory
 	HostLoops bool // every while loop run from the host, none as a device loop
 	// CPU devices' code generation choices, made the GPU way (subgroup
-	// and workgroup row reductions, GEMM tiles through shared memory) or
-	// the older way (vec4 loads, no texel buffer views, a GEMM tile per
-	// invocation rather than per subgroup).
-	SubgroupReduce, WorkgroupReduce, SharedGemm, Vec4Access, StorageLoads, InvocationTiles bool
+	// and workgroup row reductions, GEMM tiles and a real FFT's passes
+	// through shared memory) or the older way (vec4 loads, no texel
+	// buffer views, a GEMM tile per invocation rather than per subgroup).
+	SubgroupReduce, WorkgroupReduce, SharedGemm, SharedFft, Vec4Access, StorageLoads, InvocationTiles bool
 	// RefinedDivSqrt divides f32s and takes their square roots as on a
 	// GPU whose own are not exact (through f64), to test that form.
 	RefinedDivSqrt bool
@@ -125,7 +125,7 @@ type CompileOptions struct {
 func (o CompileOptions) lower() lower.Options {
 	return lower.Options{
 		NoFuse: o.NoFuse, NoReuse: o.NoReuse, MemoryBudget: o.MemoryBudget, Donate: o.Donate,
-		SubgroupReduce: o.SubgroupReduce, WorkgroupReduce: o.WorkgroupReduce, SharedGemm: o.SharedGemm,
+		SubgroupReduce: o.SubgroupReduce, WorkgroupReduce: o.WorkgroupReduce, SharedGemm: o.SharedGemm, SharedFft: o.SharedFft,
 		HostLoops: o.HostLoops, Vec4Access: o.Vec4Access, StorageLoads: o.StorageLoads,
 		InvocationTiles: o.InvocationTiles, AddressAbove: o.AddressAbove, RefinedDivSqrt: o.RefinedDivSqrt,
 	}

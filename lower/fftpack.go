@@ -89,6 +89,21 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 		passes[0].HalfIn = true
 		passes[len(passes)-1].Scale = rounded(1/float64(n), bits)
 	}
+	if rs, ok := kgen.PlanRealFftRows(t, passes); ok && (!s.tg.CPU || s.opts.SharedFft) {
+		k, err := kgen.RealFftRowsKernel(env, t, rs)
+		if err != nil {
+			return in.Errorf("%v", err)
+		}
+		reads := []int{s.values[in.Operands[0]][0]}
+		if rs.Twiddles() > 0 {
+			tw, err := s.twiddleBuffer(in, "twiddles", t, roots, passes...)
+			if err != nil {
+				return err
+			}
+			reads = append(reads, tw)
+		}
+		return s.dispatch(in, k, rs.Groups(), reads, []int{s.values[in][0]}, nil)
+	}
 	cur := s.values[in.Operands[0]][0]
 	bufs := [2]int{s.values[in][0], -1}
 	if len(passes) > 1 {
@@ -108,17 +123,9 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 		}
 		reads := []int{cur}
 		if p.Twiddles() > 0 {
-			var data []byte
-			for j := int64(1); j < p.Radix; j++ {
-				for h := int64(1); h <= (p.Ido-1)/2; h++ {
-					re, im := roots.at(j * p.L1 * h)
-					data = appendPart(appendPart(data, t, rounded(re, bits)), t, rounded(im, bits))
-				}
-			}
-			tw, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/twiddles%d", in.Name, pi), Kind: BufConstant,
-				Shape: hlo.ArrayShape(t, 2*p.Twiddles()), Data: ToStorage(t, data, s.tg)})
+			tw, err := s.twiddleBuffer(in, fmt.Sprint("twiddles", pi), t, roots, p)
 			if err != nil {
-				return in.Errorf("%v", err)
+				return err
 			}
 			reads = append(reads, tw)
 		}
@@ -129,4 +136,27 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 		cur = dst
 	}
 	return nil
+}
+
+// twiddleBuffer is a constant buffer of the passes' tables one after
+// another (kgen.RealFftPass.Twiddles): for j = 1 ... ip-1, h = 1 ...
+// (ido-1)/2, ducc's root j l1 h of the length rounded to part type t.
+func (s *state) twiddleBuffer(in *hlo.Instruction, name string, t hlo.ElementType, roots *unityRoots, passes ...kgen.RealFftPass) (int, error) {
+	var data []byte
+	var n int64
+	for _, p := range passes {
+		for j := int64(1); j < p.Radix; j++ {
+			for h := int64(1); h <= (p.Ido-1)/2; h++ {
+				re, im := roots.at(j * p.L1 * h)
+				data = appendPart(appendPart(data, t, rounded(re, t.Bits())), t, rounded(im, t.Bits()))
+			}
+		}
+		n += p.Twiddles()
+	}
+	b, err := s.newBuffer(Buffer{Name: in.Name + "/" + name, Kind: BufConstant,
+		Shape: hlo.ArrayShape(t, 2*n), Data: ToStorage(t, data, s.tg)})
+	if err != nil {
+		return 0, in.Errorf("%v", err)
+	}
+	return b, nil
 }

@@ -126,8 +126,8 @@ func TestFftPassKernels(t *testing.T) {
 // TestRealFftPassKernels: a real transform of a length ducc's real
 // passes take is a kernel per factor (forward last factor first,
 // backward first factor first: packFactors), for the fixed radices and
-// the generic one, with even and odd ido, each passing spirv-val, beside
-// the elementwise kernels of the half-complex order.
+// the generic one, with even and odd ido, each passing spirv-val; with
+// SharedFft, one kernel of those passes (kgen.RealFftRows).
 func TestRealFftPassKernels(t *testing.T) {
 	for _, c := range []struct {
 		text   string
@@ -160,6 +160,22 @@ func TestRealFftPassKernels(t *testing.T) {
 		for _, k := range p.Kernels {
 			require.NoError(t, spirv.Validate(k.Words), k.Name)
 		}
+		// The GPUs' form: the passes as one kernel, in the same order.
+		p, err = Compile(m, LlvmpipeTarget, Options{SharedFft: true})
+		require.NoError(t, err)
+		var rows []string
+		for _, k := range p.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), k.Name)
+			if strings.HasPrefix(k.Name, "rfft_") {
+				rows = append(rows, k.Name)
+			}
+		}
+		var names []string
+		for _, n := range c.passes {
+			n, _ = strings.CutPrefix(n, "rfft_")
+			names = append(names, n[:strings.LastIndex(n, "_")])
+		}
+		require.Equal(t, []string{"rfft_rows_" + strings.Join(names, "_") + c.passes[0][strings.LastIndex(c.passes[0], "_"):]}, rows, c.text)
 	}
 }
 

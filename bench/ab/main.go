@@ -9,7 +9,8 @@
 //
 // A variant is "base" or a comma-separated list of no-fuse,
 // storage-loads, vec4-access, invocation-tiles, subgroup-reduce,
-// workgroup-reduce (the GPUs' row reductions on a CPU device) and
+// workgroup-reduce (the GPUs' row reductions on a CPU device),
+// shared-fft (the GPUs' real FFT passes in one kernel) and
 // env:NAME=VALUE (set while that variant compiles, for an experiment's
 // edited code to read). Arguments are
 // random (hlotest.UniformInputs); the compile cache is off.
@@ -114,6 +115,8 @@ func compile(rt *vkjit.Runtime, mod *hlo.Module, v string) (*vkjit.Executable, e
 			opts.SubgroupReduce = true
 		case part == "workgroup-reduce":
 			opts.WorkgroupReduce = true
+		case part == "shared-fft":
+			opts.SharedFft = true
 		case strings.HasPrefix(part, "env:"):
 			name, val, ok := strings.Cut(strings.TrimPrefix(part, "env:"), "=")
 			if !ok {

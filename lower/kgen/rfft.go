@@ -3,6 +3,7 @@ package kgen
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -84,49 +85,66 @@ func decimal(dec string, t hlo.ElementType) float64 {
 	return v
 }
 
-// RealFftPassKernel generates pass p over real values of type t (f32 or
-// f64). Bindings: the source (Rows N values), the twiddles where there
-// are any (Twiddles, as (re, im) pairs), the destination. Push constant
-// 0: the invocation count.
-func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, error) {
-	if t != hlo.F32 && t != hlo.F64 {
-		return nil, fmt.Errorf("kgen: real FFT of %s", t)
-	}
+// check reports a pass this generator cannot run.
+func (p RealFftPass) check(t hlo.ElementType) error {
 	generic := p.Radix > 5
 	switch {
+	case t != hlo.F32 && t != hlo.F64:
+		return fmt.Errorf("kgen: real FFT of %s", t)
 	case p.Radix < 2 || p.L1 < 1 || p.Ido < 1 || p.Rows < 1:
-		return nil, fmt.Errorf("kgen: real FFT pass %d after %d of %d", p.Radix, p.L1, p.Ido)
+		return fmt.Errorf("kgen: real FFT pass %d after %d of %d", p.Radix, p.L1, p.Ido)
 	case (generic || p.Radix == 3 || p.Radix == 5) && p.Ido%2 == 0:
 		// ducc's factorization puts the 2s and 4s first: an odd
 		// factor's passes see an odd ido, and the loops assume it.
-		return nil, fmt.Errorf("kgen: real FFT pass %d with an even ido %d", p.Radix, p.Ido)
+		return fmt.Errorf("kgen: real FFT pass %d with an even ido %d", p.Radix, p.Ido)
 	case generic && (p.Radix%2 == 0 || int64(len(p.Roots)) != p.Radix):
-		return nil, fmt.Errorf("kgen: generic real FFT pass %d with %d roots", p.Radix, len(p.Roots))
+		return fmt.Errorf("kgen: generic real FFT pass %d with %d roots", p.Radix, len(p.Roots))
+	case (p.HalfIn || p.HalfOut) && p.L1 != 1:
+		return fmt.Errorf("kgen: real FFT pass %d after %d on the half spectrum", p.Radix, p.L1)
+	case p.Rows*2*(p.Length()/2+1) >= 1<<32:
+		return fmt.Errorf("kgen: real FFT of %d sequences of %d exceeds the 32-bit index", p.Rows, p.Length())
 	}
-	if (p.HalfIn || p.HalfOut) && p.L1 != 1 {
-		return nil, fmt.Errorf("kgen: real FFT pass %d after %d on the half spectrum", p.Radix, p.L1)
-	}
-	// The sequences' strides in the source and the destination.
+	return nil
+}
+
+// strides are the distances between sequences in the source and the
+// destination: N values, or 2(N/2+1) on the half spectrum.
+func (p RealFftPass) strides() (in, out int64) {
 	n, half := p.Length(), 2*(p.Length()/2+1)
-	inLen, outLen := n, n
+	in, out = n, n
 	if p.HalfIn {
-		inLen = half
+		in = half
 	}
 	if p.HalfOut {
-		outLen = half
+		out = half
 	}
-	if p.Rows*half >= 1<<32 {
-		return nil, fmt.Errorf("kgen: real FFT of %d values exceeds the 32-bit index", p.Rows*half)
+	return in, out
+}
+
+func (p RealFftPass) name() string {
+	if p.Forward {
+		return fmt.Sprintf("radf%d", p.Radix)
 	}
+	return fmt.Sprintf("radb%d", p.Radix)
+}
+
+// RealFftPassKernel generates pass p over real values of type t (f32 or
+// f64). Bindings: the source (Rows sequences), the twiddles where there
+// are any (Twiddles, as (re, im) pairs), the destination. Push constant
+// 0: the invocation count.
+func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, error) {
+	if err := p.check(t); err != nil {
+		return nil, err
+	}
+	inLen, outLen := p.strides()
 	k := env.builder(1)
 	src, err := k.addBuffer(t, "src", true, p.Rows*inLen)
 	if err != nil {
 		return nil, err
 	}
-	tw := -1
-	c := complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}
+	tw := twiddleTable{c: complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}, bind: -1}
 	if n := p.Twiddles(); n > 0 {
-		if tw, err = c.bind("twiddles", true, n); err != nil {
+		if tw.bind, err = tw.c.bind("twiddles", true, n); err != nil {
 			return nil, err
 		}
 	}
@@ -134,94 +152,120 @@ func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	dir := "radb"
-	if p.Forward {
-		dir = "radf"
-	}
-	name := fmt.Sprintf("rfft_%s%d_%s", dir, p.Radix, t)
-	return k.perElement(name, func(e spirv.ID) error {
+	return k.perElement(fmt.Sprintf("rfft_%s_%s", p.name(), t), func(e spirv.ID) error {
 		u32 := k.u32()
-		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		hs := p.Ido/2 + 1
-		h, r := k.f.UMod(u32, e, cu(hs)), k.f.UDiv(u32, e, cu(hs))
-		kk, row := k.f.UMod(u32, r, cu(p.L1)), k.f.UDiv(u32, r, cu(p.L1))
-		ip, l1, ido := p.Radix, p.L1, p.Ido
-		// The positions in a sequence of row j at k, (k + l1 j) ido
-		// (CC forward, CH backward) and (j + ip k) ido.
-		byK := func(j int64) spirv.ID { return k.f.IMul(u32, k.f.IAdd(u32, kk, cu(l1*j)), cu(ido)) }
-		byJ := func(j int64) spirv.ID { return k.f.IMul(u32, k.f.IAdd(u32, k.f.IMul(u32, kk, cu(ip)), cu(j)), cu(ido)) }
-		inRow, outRow := byJ, byK
-		if p.Forward {
-			inRow, outRow = byK, byJ
-		}
-		inBase, outBase := k.f.IMul(u32, row, cu(inLen)), k.f.IMul(u32, row, cu(outLen))
-		// at is the index of position a of row j: on the half spectrum,
-		// one past it where the position is not 0 (the position is a +
-		// ido j with k = 0: 0 only for the constant a = 0 in row 0).
-		at := func(base, rowAt spirv.ID, a spirv.ID, j int64, halfForm bool) spirv.ID {
-			i := k.f.IAdd(u32, base, k.f.IAdd(u32, rowAt, a))
-			if a0, ok := k.constU32(a); halfForm && (!ok || a0 != 0 || j != 0) {
-				i = k.f.IAdd(u32, i, cu(1))
+		// The index of a sequence's position: one past it on the half
+		// spectrum but at position 0.
+		at := func(stride int64, half bool, row, pos spirv.ID, zero bool) spirv.ID {
+			i := k.f.IAdd(u32, k.f.IMul(u32, row, k.cu32(uint32(stride))), pos)
+			if half && !zero {
+				i = k.f.IAdd(u32, i, k.cu32(1))
 			}
 			return i
 		}
-		g := &realPass{
-			fftArith: fftArith{k: k, t: t},
-			p:        p,
-			t:        t,
-			cc:       func(a spirv.ID, j int64) val { return k.load(src, at(inBase, inRow(j), a, j, p.HalfIn), t) },
-			ch: func(a spirv.ID, j int64, v val) {
-				if p.Scale != 1 {
-					v = k.op(spirv.OpFMul, t, k.constFloat(t, p.Scale), v.id)
-				}
-				k.store(dst, at(outBase, outRow(j), a, j, p.HalfOut), v)
-			},
-		}
-		body := g.fixedPass()
-		if generic {
-			body = g.genericPass()
-		}
-		z, last := cu(0), cu(ido-1)
-		if err := k.f.If(k.boolOp(spirv.OpIEqual, h, z), func() error {
-			body.zero(z, last)
-			if p.HalfOut {
-				// The imaginary parts of X_0 and X_(N/2).
-				zero := val{k.constFloat(t, 0), t}
-				k.store(dst, k.f.IAdd(u32, outBase, cu(1)), zero)
-				if n%2 == 0 {
-					k.store(dst, k.f.IAdd(u32, outBase, cu(half-1)), zero)
-				}
+		return realPassTask(k, t, p, e, tw, func(row, pos spirv.ID, zero bool) val {
+			return k.load(src, at(inLen, p.HalfIn, row, pos, zero), t)
+		}, func(row, pos spirv.ID, zero bool, v val) {
+			k.storeElem(dst, at(outLen, p.HalfOut, row, pos, zero), v.id)
+		}, func(row spirv.ID, v val) {
+			// The imaginary parts of X_0 and X_(N/2).
+			base := k.f.IMul(u32, row, k.cu32(uint32(outLen)))
+			k.storeElem(dst, k.f.IAdd(u32, base, k.cu32(1)), v.id)
+			if p.Length()%2 == 0 {
+				k.storeElem(dst, k.f.IAdd(u32, base, k.cu32(uint32(outLen-1))), v.id)
 			}
+		})
+	})
+}
+
+// twiddleTable is a kernel's binding of twiddles, a pass's table from
+// complex value at.
+type twiddleTable struct {
+	c    complexAccess
+	bind int
+	at   int64
+}
+
+// realPassTask emits task e of pass p (e < Invocations: one (sequence,
+// k, h) of it), reading position pos of sequence row by load and writing
+// by store (zero: the position is 0, known when the kernel is made), and
+// for HalfOut the zero imaginary parts of a sequence's X_0 and X_(N/2)
+// by zeros.
+func realPassTask(k *kernelBuilder, t hlo.ElementType, p RealFftPass, e spirv.ID, tw twiddleTable,
+	load func(row, pos spirv.ID, zero bool) val, store func(row, pos spirv.ID, zero bool, v val), zeros func(row spirv.ID, v val)) error {
+	u32 := k.u32()
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	ip, l1, ido := p.Radix, p.L1, p.Ido
+	hs := ido/2 + 1
+	h, r := k.f.UMod(u32, e, cu(hs)), k.f.UDiv(u32, e, cu(hs))
+	kk, row := k.f.UMod(u32, r, cu(l1)), k.f.UDiv(u32, r, cu(l1))
+	// The positions in a sequence of row j at k, (k + l1 j) ido (CC
+	// forward, CH backward) and (j + ip k) ido.
+	byK := func(j int64) spirv.ID { return k.f.IMul(u32, k.f.IAdd(u32, kk, cu(l1*j)), cu(ido)) }
+	byJ := func(j int64) spirv.ID { return k.f.IMul(u32, k.f.IAdd(u32, k.f.IMul(u32, kk, cu(ip)), cu(j)), cu(ido)) }
+	inRow, outRow := byJ, byK
+	if p.Forward {
+		inRow, outRow = byK, byJ
+	}
+	// Position a of row j is 0 where a is the constant 0, j is 0 and
+	// there is one k.
+	zero := func(a spirv.ID, j int64) bool {
+		a0, ok := k.constU32(a)
+		return ok && a0 == 0 && j == 0 && l1 == 1
+	}
+	g := &realPass{
+		fftArith: fftArith{k: k, t: t},
+		p:        p,
+		t:        t,
+		cc: func(a spirv.ID, j int64) val {
+			return load(row, k.f.IAdd(u32, inRow(j), a), zero(a, j))
+		},
+		ch: func(a spirv.ID, j int64, v val) {
+			if p.Scale != 1 {
+				v = k.op(spirv.OpFMul, t, k.constFloat(t, p.Scale), v.id)
+			}
+			store(row, k.f.IAdd(u32, outRow(j), a), zero(a, j), v)
+		},
+	}
+	body := g.fixedPass()
+	if p.Radix > 5 {
+		body = g.genericPass()
+	}
+	z, last := cu(0), cu(ido-1)
+	if err := k.f.If(k.boolOp(spirv.OpIEqual, h, z), func() error {
+		body.zero(z, last)
+		if p.HalfOut {
+			zeros(row, val{k.constFloat(t, 0), t})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if ido > 2 {
+		// The pair (2h-1, 2h) and its mirror (ido-2h-1, ido-2h).
+		inPair := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThan, h, z),
+			k.boolOp(spirv.OpULessThanEqual, h, cu((ido-1)/2)))
+		if err := k.f.If(inPair, func() error {
+			b := k.f.IMul(u32, h, cu(2))
+			d := k.f.ISub(u32, cu(ido), b)
+			hm1 := k.f.ISub(u32, h, cu(1))
+			g.tw = func(x int64) (val, val) {
+				w := tw.c.load(tw.bind, k.f.IAdd(u32, cu(tw.at+x*((ido-1)/2)), hm1))
+				return w.re, w.im
+			}
+			body.pair(k.f.ISub(u32, b, cu(1)), b, k.f.ISub(u32, d, cu(1)), d)
 			return nil
 		}); err != nil {
 			return err
 		}
-		if ido > 2 {
-			// The pair (2h-1, 2h) and its mirror (ido-2h-1, ido-2h).
-			inPair := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThan, h, z),
-				k.boolOp(spirv.OpULessThanEqual, h, cu((ido-1)/2)))
-			if err := k.f.If(inPair, func() error {
-				b := k.f.IMul(u32, h, cu(2))
-				d := k.f.ISub(u32, cu(ido), b)
-				hm1 := k.f.ISub(u32, h, cu(1))
-				g.tw = func(x int64) (val, val) {
-					w := c.load(tw, k.f.IAdd(u32, cu(x*((ido-1)/2)), hm1))
-					return w.re, w.im
-				}
-				body.pair(k.f.ISub(u32, b, cu(1)), b, k.f.ISub(u32, d, cu(1)), d)
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		if ido%2 == 0 {
-			return k.f.If(k.boolOp(spirv.OpIEqual, h, cu(ido/2)), func() error {
-				body.last(z, last)
-				return nil
-			})
-		}
-		return nil
-	})
+	}
+	if ido%2 == 0 {
+		return k.f.If(k.boolOp(spirv.OpIEqual, h, cu(ido/2)), func() error {
+			body.last(z, last)
+			return nil
+		})
+	}
+	return nil
 }
 
 // realPass is a pass's arithmetic over its rows: cc(a, j) reads CC(a, k,
@@ -674,4 +718,171 @@ func (g *realPass) genericSums(c [][]val, q int, l int64) (lo, hi val) {
 		lo, hi = g.add(lo, tl), g.add(hi, th)
 	}
 	return lo, hi
+}
+
+// RealFftRows is a real transform's passes run by one kernel: a
+// workgroup of RealFftLanes invocations transforms PerGroup sequences,
+// the first pass reading them from the source, each pass's tasks shared
+// out among the lanes, the values between passes held in shared memory
+// (a barrier after each pass), the last pass writing the destination.
+// Each value is loaded from and stored to device memory once, where a
+// kernel per pass loads and stores it at every pass; the arithmetic is
+// the passes' own, so the values are the same.
+type RealFftRows struct {
+	Passes   []RealFftPass // in order, each over all the sequences
+	PerGroup int64
+}
+
+// RealFftLanes is the rows kernel's workgroup size.
+const RealFftLanes = 64
+
+// realFftShared bounds the rows kernel's shared memory: Vulkan's least
+// maxComputeSharedMemorySize.
+const realFftShared = 16384
+
+// arrays is how many shared arrays the passes between need: one for a
+// value between two passes, two to alternate between more.
+func (rs RealFftRows) arrays() int64 { return min(int64(len(rs.Passes))-1, 2) }
+
+// PlanRealFftRows is the rows kernel for passes over part type t, or
+// false where there are fewer than two passes or a sequence's values
+// between them do not fit the shared memory. A workgroup takes as many
+// sequences as give its lanes a task each in the pass with the most
+// (at least one).
+func PlanRealFftRows(t hlo.ElementType, passes []RealFftPass) (RealFftRows, bool) {
+	rs := RealFftRows{Passes: passes}
+	if len(passes) < 2 {
+		return rs, false
+	}
+	per := passes[0].Length() * int64(t.Bytes()) * rs.arrays()
+	if per > realFftShared {
+		return rs, false
+	}
+	tasks := int64(1)
+	for _, p := range passes {
+		tasks = max(tasks, p.L1*(p.Ido/2+1))
+	}
+	rs.PerGroup = max(1, min(RealFftLanes/tasks, realFftShared/per, passes[0].Rows))
+	return rs, true
+}
+
+// Groups is the rows kernel's workgroup count.
+func (rs RealFftRows) Groups() int64 {
+	return (rs.Passes[0].Rows + rs.PerGroup - 1) / rs.PerGroup
+}
+
+// Twiddles is the length of the rows kernel's table: the passes' tables
+// one after another.
+func (rs RealFftRows) Twiddles() int64 {
+	var n int64
+	for _, p := range rs.Passes {
+		n += p.Twiddles()
+	}
+	return n
+}
+
+// RealFftRowsKernel generates rs over real values of type t. Bindings:
+// the source, the twiddles where there are any, the destination. Push
+// constant 0: the workgroup count (Groups).
+func RealFftRowsKernel(env Env, t hlo.ElementType, rs RealFftRows) (*Kernel, error) {
+	for _, p := range rs.Passes {
+		if err := p.check(t); err != nil {
+			return nil, err
+		}
+	}
+	if len(rs.Passes) < 2 || rs.PerGroup < 1 || rs.PerGroup*rs.Passes[0].Length()*int64(t.Bytes())*rs.arrays() > realFftShared {
+		return nil, fmt.Errorf("kgen: real FFT rows kernel of %d passes, %d sequences a workgroup", len(rs.Passes), rs.PerGroup)
+	}
+	first, last := rs.Passes[0], rs.Passes[len(rs.Passes)-1]
+	inLen, _ := first.strides()
+	_, outLen := last.strides()
+	n, rows, per := first.Length(), first.Rows, rs.PerGroup
+	env.Local = RealFftLanes
+	k := env.builder(1)
+	k.lanes, k.wg = RealFftLanes, true
+	src, err := k.addBuffer(t, "src", true, rows*inLen)
+	if err != nil {
+		return nil, err
+	}
+	tw := twiddleTable{c: complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}, bind: -1}
+	if m := rs.Twiddles(); m > 0 {
+		if tw.bind, err = tw.c.bind("twiddles", true, m); err != nil {
+			return nil, err
+		}
+	}
+	dst, err := k.addBuffer(t, "dst", false, rows*outLen)
+	if err != nil {
+		return nil, err
+	}
+	u32, typ := k.u32(), k.scalarType(t)
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	ptr := k.b.TypePointer(spirv.StorageWorkgroup, typ)
+	var shared [2]spirv.ID
+	for i := range rs.arrays() {
+		shared[i] = k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(typ, cu(per*n), 0)), spirv.StorageWorkgroup)
+	}
+	var names []string
+	for _, p := range rs.Passes {
+		names = append(names, p.name())
+	}
+	name := fmt.Sprintf("rfft_rows_%s_%s", strings.Join(names, "_"), t)
+	return k.perElement(name, func(group spirv.ID) error {
+		base := k.f.IMul(u32, group, cu(per)) // the group's first sequence
+		global := func(stride int64, half bool, s, pos spirv.ID, zero bool) spirv.ID {
+			i := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, base, s), cu(stride)), pos)
+			if half && !zero {
+				i = k.f.IAdd(u32, i, cu(1))
+			}
+			return i
+		}
+		local := func(b int, s, pos spirv.ID) spirv.ID {
+			return k.f.AccessChain(ptr, shared[b], k.f.IAdd(u32, k.f.IMul(u32, s, cu(n)), pos))
+		}
+		for pi, p := range rs.Passes {
+			in, out := (pi+1)%2, pi%2 // the shared arrays read and written
+			load := func(s, pos spirv.ID, zero bool) val {
+				if pi == 0 {
+					return k.load(src, global(inLen, p.HalfIn, s, pos, zero), t)
+				}
+				return val{k.f.Load(typ, local(in, s, pos)), t}
+			}
+			store := func(s, pos spirv.ID, zero bool, v val) {
+				if pi == len(rs.Passes)-1 {
+					k.storeElem(dst, global(outLen, p.HalfOut, s, pos, zero), v.id)
+					return
+				}
+				k.f.Store(local(out, s, pos), v.id)
+			}
+			zeros := func(s spirv.ID, v val) {
+				at := k.f.IMul(u32, k.f.IAdd(u32, base, s), cu(outLen))
+				k.storeElem(dst, k.f.IAdd(u32, at, cu(1)), v.id)
+				if n%2 == 0 {
+					k.storeElem(dst, k.f.IAdd(u32, at, cu(outLen-1)), v.id)
+				}
+			}
+			tasks := p.L1 * (p.Ido/2 + 1) // a sequence's
+			count := per * tasks
+			task := func(it spirv.ID) error {
+				e := k.f.IAdd(u32, k.f.IMul(u32, it, cu(RealFftLanes)), k.lane)
+				// Tasks past the group's, or of sequences past the last.
+				seq := k.f.IAdd(u32, base, k.f.UDiv(u32, e, cu(tasks)))
+				ok := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpULessThan, e, cu(count)), k.boolOp(spirv.OpULessThan, seq, cu(rows)))
+				return k.f.If(ok, func() error { return realPassTask(k, t, p, e, tw, load, store, zeros) })
+			}
+			var err error
+			if iters := (count + RealFftLanes - 1) / RealFftLanes; iters == 1 {
+				err = task(cu(0))
+			} else {
+				err = k.loop(cu(iters), task)
+			}
+			if err != nil {
+				return err
+			}
+			tw.at += p.Twiddles()
+			if pi < len(rs.Passes)-1 {
+				k.barrier()
+			}
+		}
+		return nil
+	})
 }
