@@ -327,13 +327,15 @@ ENTRY e {
 }`, normals(rng, vkjit.C64, 4, 17, 6), normals(rng, vkjit.C128, 4, 17, 6))
 }
 
-// TestSharedRealFFT: the GPUs' form of the real passes, one kernel
-// holding a workgroup's sequences in shared memory between passes
-// (kgen.RealFftRows, forced on lavapipe by SharedFft), gives the
-// kernel-per-pass form's values bit for bit: forward and backward, f32
-// and f64, fixed and generic passes, two passes (one shared array) and
-// more (two), one sequence a workgroup and several with the last
-// workgroup's partly past the end.
+// TestSharedRealFFT: the GPUs' form of the real passes for long
+// sequences, one kernel holding a workgroup's sequences in shared memory
+// between passes (kgen.RealFftRows, forced on lavapipe by SharedFft),
+// gives the default forms' values bit for bit (a kernel per pass past
+// kgen.RealFftRegisterMax: 154, 256, 289, 1000; one invocation a
+// sequence from registers for 12 and 42): forward and backward, f32 and
+// f64, fixed and generic passes, two passes (one shared array) and more
+// (two), one sequence a workgroup and several with the last workgroup's
+// partly past the end.
 func TestSharedRealFFT(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(11, 3))

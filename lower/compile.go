@@ -36,10 +36,12 @@ type Options struct {
 	// memory (kgen/gemm.go) on CPU devices too, where the register tiles are
 	// faster; GPUs use them by default.
 	SharedGemm bool
-	// SharedFft makes a real FFT's passes one kernel on CPU devices too,
-	// a workgroup per few sequences holding them in shared memory
-	// between passes (kgen.RealFftRows): GPUs use it; lavapipe runs it
-	// 1.4-3x slower than a kernel per pass (docs/BENCHMARKS.md).
+	// SharedFft makes a real FFT's passes one kernel through shared
+	// memory (kgen.RealFftRows, a workgroup per few sequences holding
+	// them between passes) wherever it fits: GPUs use it for sequences
+	// too long for registers; lavapipe runs it 1.9-2.6x slower than a
+	// kernel per pass (docs/BENCHMARKS.md), so CPU devices use it only
+	// with this option, which also tests it there.
 	SharedFft bool
 	// InvocationTiles makes tiled dots on CPU devices compute a tile per
 	// invocation instead of a subgroup's (kgen/gemmlanes.go), to compare

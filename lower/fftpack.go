@@ -55,12 +55,18 @@ func prod(f []int64) int64 {
 	return r
 }
 
-// emitRealFft plans the real passes of realPasses: one kernel per pass
-// (kgen/rfft.go), forward last factor first, backward first factor
-// first, as ducc runs them, each reading the previous one's output and
-// writing, in turn, the result's buffer and a scratch one, so that the
-// last writes the result. A pass's twiddles are a constant buffer of
-// the rounded roots (unityRoots), as ducc's tables hold them.
+// emitRealFft plans the real passes of realPasses, forward last factor
+// first, backward first factor first, as ducc runs them, in one of three
+// forms of the same arithmetic. Two or more passes of a sequence of at
+// most kgen.RealFftRegisterMax values run by one invocation a sequence
+// from registers (kgen/rfftregs.go: each value loaded and stored once,
+// where a kernel per pass loads and stores it at each); the passes of a
+// longer sequence, on a GPU, by a workgroup through shared memory
+// (kgen/rfftrows.go); otherwise, a kernel per pass (kgen/rfft.go), each
+// reading the previous one's output and writing, in turn, the result's
+// buffer and a scratch one, so that the last writes the result. The
+// twiddles are ducc's rounded roots (unityRoots), in a constant buffer
+// as its tables hold them, or constants of the registers' kernel.
 func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 	t := in.Shape.Elem
 	rows, n := in.Shape.Dims[0], in.A.FftLength[0]
@@ -88,6 +94,18 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 	} else {
 		passes[0].HalfIn = true
 		passes[len(passes)-1].Scale = rounded(1/float64(n), bits)
+	}
+	if n <= kgen.RealFftRegisterMax && len(passes) > 1 && !s.opts.SharedFft {
+		tables := make([][][2]float64, len(passes))
+		for i, p := range passes {
+			tables[i] = passTwiddles(roots, p, bits)
+		}
+		env.Local = kgen.LocalSize(s.tg, rows, true)
+		k, err := kgen.RealFftRegistersKernel(env, t, passes, tables)
+		if err != nil {
+			return in.Errorf("%v", err)
+		}
+		return s.dispatch(in, k, rows, []int{s.values[in.Operands[0]][0]}, []int{s.values[in][0]}, nil)
 	}
 	if rs, ok := kgen.PlanRealFftRows(t, passes); ok && (!s.tg.CPU || s.opts.SharedFft) {
 		k, err := kgen.RealFftRowsKernel(env, t, rs)
@@ -139,17 +157,13 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 }
 
 // twiddleBuffer is a constant buffer of the passes' tables one after
-// another (kgen.RealFftPass.Twiddles): for j = 1 ... ip-1, h = 1 ...
-// (ido-1)/2, ducc's root j l1 h of the length rounded to part type t.
+// another (passTwiddles).
 func (s *state) twiddleBuffer(in *hlo.Instruction, name string, t hlo.ElementType, roots *unityRoots, passes ...kgen.RealFftPass) (int, error) {
 	var data []byte
 	var n int64
 	for _, p := range passes {
-		for j := int64(1); j < p.Radix; j++ {
-			for h := int64(1); h <= (p.Ido-1)/2; h++ {
-				re, im := roots.at(j * p.L1 * h)
-				data = appendPart(appendPart(data, t, rounded(re, t.Bits())), t, rounded(im, t.Bits()))
-			}
+		for _, w := range passTwiddles(roots, p, t.Bits()) {
+			data = appendPart(appendPart(data, t, w[0]), t, w[1])
 		}
 		n += p.Twiddles()
 	}
@@ -159,4 +173,18 @@ func (s *state) twiddleBuffer(in *hlo.Instruction, name string, t hlo.ElementTyp
 		return 0, in.Errorf("%v", err)
 	}
 	return b, nil
+}
+
+// passTwiddles is pass p's table (kgen.RealFftPass.Twiddles): for j =
+// 1 ... ip-1, h = 1 ... (ido-1)/2, ducc's root j l1 h of the length
+// rounded to a part of width bits.
+func passTwiddles(roots *unityRoots, p kgen.RealFftPass, bits int) [][2]float64 {
+	var w [][2]float64
+	for j := int64(1); j < p.Radix; j++ {
+		for h := int64(1); h <= (p.Ido-1)/2; h++ {
+			re, im := roots.at(j * p.L1 * h)
+			w = append(w, [2]float64{rounded(re, bits), rounded(im, bits)})
+		}
+	}
+	return w
 }

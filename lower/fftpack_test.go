@@ -124,58 +124,54 @@ func TestFftPassKernels(t *testing.T) {
 }
 
 // TestRealFftPassKernels: a real transform of a length ducc's real
-// passes take is a kernel per factor (forward last factor first,
-// backward first factor first: packFactors), for the fixed radices and
-// the generic one, with even and odd ido, each passing spirv-val; with
-// SharedFft, one kernel of those passes (kgen.RealFftRows).
+// passes take runs them in ducc's order (packFactors: forward last
+// factor first, backward first factor first), for the fixed radices and
+// the generic one, with even and odd ido: up to kgen.RealFftRegisterMax
+// as one kernel from registers, past it a kernel per pass, and with
+// SharedFft as one kernel through shared memory; each passes spirv-val.
 func TestRealFftPassKernels(t *testing.T) {
 	for _, c := range []struct {
-		text   string
-		passes []string
+		text    string
+		kernels []string
+		rows    string
 	}{
 		{"HloModule m\nENTRY e {\n  x = f32[8,1000] parameter(0)\n  ROOT f = c64[8,501] fft(x), fft_type=RFFT, fft_length={1000}\n}",
-			[]string{"rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf4_f32", "rfft_radf2_f32"}},
+			[]string{"rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf4_f32", "rfft_radf2_f32"},
+			"rfft_rows_radf5_radf5_radf5_radf4_radf2_f32"},
 		{"HloModule m\nENTRY e {\n  x = c64[8,501] parameter(0)\n  ROOT f = f32[8,1000] fft(x), fft_type=IRFFT, fft_length={1000}\n}",
-			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb5_f32", "rfft_radb5_f32", "rfft_radb5_f32"}},
+			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb5_f32", "rfft_radb5_f32", "rfft_radb5_f32"},
+			"rfft_rows_radb2_radb4_radb5_radb5_radb5_f32"},
 		{"HloModule m\nENTRY e {\n  x = f64[3,154] parameter(0)\n  ROOT f = c128[3,78] fft(x), fft_type=RFFT, fft_length={154}\n}",
-			[]string{"rfft_radf11_f64", "rfft_radf7_f64", "rfft_radf2_f64"}},
+			[]string{"rfft_radf11_f64", "rfft_radf7_f64", "rfft_radf2_f64"}, "rfft_rows_radf11_radf7_radf2_f64"},
 		{"HloModule m\nENTRY e {\n  x = c128[3,78] parameter(0)\n  ROOT f = f64[3,154] fft(x), fft_type=IRFFT, fft_length={154}\n}",
-			[]string{"rfft_radb2_f64", "rfft_radb7_f64", "rfft_radb11_f64"}},
+			[]string{"rfft_radb2_f64", "rfft_radb7_f64", "rfft_radb11_f64"}, "rfft_rows_radb2_radb7_radb11_f64"},
 		{"HloModule m\nENTRY e {\n  x = f32[2,5,96] parameter(0)\n  ROOT f = c64[2,5,49] fft(x), fft_type=RFFT, fft_length={96}\n}",
-			[]string{"rfft_radf3_f32", "rfft_radf4_f32", "rfft_radf4_f32", "rfft_radf2_f32"}},
+			[]string{"rfft_regs_radf3_radf4_radf4_radf2_f32"}, "rfft_rows_radf3_radf4_radf4_radf2_f32"},
 		{"HloModule m\nENTRY e {\n  x = c64[2,5,49] parameter(0)\n  ROOT f = f32[2,5,96] fft(x), fft_type=IRFFT, fft_length={96}\n}",
-			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb4_f32", "rfft_radb3_f32"}},
+			[]string{"rfft_regs_radb2_radb4_radb4_radb3_f32"}, "rfft_rows_radb2_radb4_radb4_radb3_f32"},
+		{"HloModule m\nENTRY e {\n  x = c128[4,25] parameter(0)\n  ROOT f = f64[4,49] fft(x), fft_type=IRFFT, fft_length={49}\n}",
+			[]string{"rfft_regs_radb7_radb7_f64"}, "rfft_rows_radb7_radb7_f64"},
 	} {
 		m, err := hlo.Parse("test.hlo", c.text)
 		require.NoError(t, err)
-		p, err := Compile(m, LlvmpipeTarget, Options{})
-		require.NoError(t, err)
-		var passes []string
-		for _, s := range p.Steps {
-			if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "rfft_") {
-				passes = append(passes, p.Kernels[s.Kernel].Name)
+		for _, opts := range []Options{{}, {SharedFft: true}} {
+			p, err := Compile(m, LlvmpipeTarget, opts)
+			require.NoError(t, err)
+			var kernels []string
+			for _, s := range p.Steps {
+				if s.Kind == StepDispatch && strings.HasPrefix(p.Kernels[s.Kernel].Name, "rfft_") {
+					kernels = append(kernels, p.Kernels[s.Kernel].Name)
+				}
+			}
+			want := c.kernels
+			if opts.SharedFft {
+				want = []string{c.rows}
+			}
+			require.Equal(t, want, kernels, "%s\n%+v", c.text, opts)
+			for _, k := range p.Kernels {
+				require.NoError(t, spirv.Validate(k.Words), k.Name)
 			}
 		}
-		require.Equal(t, c.passes, passes, c.text)
-		for _, k := range p.Kernels {
-			require.NoError(t, spirv.Validate(k.Words), k.Name)
-		}
-		// The GPUs' form: the passes as one kernel, in the same order.
-		p, err = Compile(m, LlvmpipeTarget, Options{SharedFft: true})
-		require.NoError(t, err)
-		var rows []string
-		for _, k := range p.Kernels {
-			require.NoError(t, spirv.Validate(k.Words), k.Name)
-			if strings.HasPrefix(k.Name, "rfft_") {
-				rows = append(rows, k.Name)
-			}
-		}
-		var names []string
-		for _, n := range c.passes {
-			n, _ = strings.CutPrefix(n, "rfft_")
-			names = append(names, n[:strings.LastIndex(n, "_")])
-		}
-		require.Equal(t, []string{"rfft_rows_" + strings.Join(names, "_") + c.passes[0][strings.LastIndex(c.passes[0], "_"):]}, rows, c.text)
 	}
 }
 
