@@ -447,50 +447,71 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 	if m := in.A.FftLength; len(m) == 1 && m[0] > 1 {
 		stages[len(stages)-1].Scale = rounded(1/float64(m[0]), bits)
 	}
+	return s.chain(in, env, sh, len(stages), func(si int, env kgen.Env) (*kgen.Kernel, int64, []int, error) {
+		st := stages[si]
+		env.Local = kgen.LocalSize(s.tg, st.Invocations(), false)
+		k, err := kgen.FftStageKernel(env, t, st)
+		if err != nil || st.Twiddles() == 0 {
+			return k, st.Invocations(), nil, err
+		}
+		var w [][2]float64
+		for p := range st.Radices {
+			r, l1, ido := st.Pass(p)
+			if ido == 1 {
+				continue
+			}
+			for j := int64(1); j < r; j++ {
+				for i := int64(0); i < ido; i++ {
+					re, im := roots.at(j * l1 * i)
+					w = append(w, [2]float64{rounded(re, bits), rounded(im, bits)})
+				}
+			}
+		}
+		tw, err := s.complexConstants(in, fmt.Sprint("twiddles", si), t, w)
+		return k, st.Invocations(), []int{tw}, err
+	})
+}
+
+// chain dispatches count kernels in turn (kernel(i): its kernel, its
+// invocations, the constant buffers it reads after its input), each
+// reading the output of the one before (the first, in's operand) and
+// writing, in turn, in's buffer and a scratch one of shape scratch, so
+// that the last writes in's.
+func (s *state) chain(in *hlo.Instruction, env kgen.Env, scratch hlo.Shape, count int, kernel func(i int, env kgen.Env) (*kgen.Kernel, int64, []int, error)) error {
 	cur := s.values[in.Operands[0]][0]
 	bufs := [2]int{s.values[in][0], -1}
-	if len(stages) > 1 {
-		b, err := s.newBuffer(Buffer{Name: in.Name + "/scratch", Kind: BufTemp, Shape: sh})
+	if count > 1 {
+		b, err := s.newBuffer(Buffer{Name: in.Name + "/scratch", Kind: BufTemp, Shape: scratch})
 		if err != nil {
 			return in.Errorf("%v", err)
 		}
 		bufs[1] = b
 	}
-	for si, st := range stages {
-		env.Local = kgen.LocalSize(s.tg, st.Invocations(), false)
-		k, err := kgen.FftStageKernel(env, t, st)
+	for i := range count {
+		k, n, consts, err := kernel(i, env)
 		if err != nil {
 			return in.Errorf("%v", err)
 		}
-		reads := []int{cur}
-		if st.Twiddles() > 0 {
-			var data []byte
-			for p := range st.Radices {
-				r, l1, ido := st.Pass(p)
-				if ido == 1 {
-					continue
-				}
-				for j := int64(1); j < r; j++ {
-					for i := int64(0); i < ido; i++ {
-						re, im := roots.at(j * l1 * i)
-						data = appendPart(appendPart(data, t, rounded(re, bits)), t, rounded(im, bits))
-					}
-				}
-			}
-			tw, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s/twiddles%d", in.Name, si), Kind: BufConstant,
-				Shape: hlo.ArrayShape(t, 2*st.Twiddles()), Data: ToStorage(t, data, s.tg)})
-			if err != nil {
-				return in.Errorf("%v", err)
-			}
-			reads = append(reads, tw)
-		}
-		dst := bufs[(len(stages)-1-si)%2]
-		if err := s.dispatch(in, k, st.Invocations(), reads, []int{dst}, nil); err != nil {
+		dst := bufs[(count-1-i)%2]
+		if err := s.dispatch(in, k, n, append([]int{cur}, consts...), []int{dst}, nil); err != nil {
 			return err
 		}
 		cur = dst
 	}
 	return nil
+}
+
+// complexConstants is a constant buffer of the complex values w, parts
+// of type t (rounded to it already), in memory form; its error is the
+// planner's, without in's position.
+func (s *state) complexConstants(in *hlo.Instruction, name string, t hlo.ElementType, w [][2]float64) (int, error) {
+	data := make([]byte, 0, 2*len(w)*t.Bytes())
+	for _, v := range w {
+		data = appendPart(appendPart(data, t, v[0]), t, v[1])
+	}
+	b, err := s.newBuffer(Buffer{Name: in.Name + "/" + name, Kind: BufConstant,
+		Shape: hlo.ArrayShape(t, int64(2*len(w))), Data: ToStorage(t, data, s.tg)})
+	return b, err
 }
 
 // fourStepMin is the shortest transform split into two shorter ones

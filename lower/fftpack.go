@@ -116,63 +116,34 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 		if rs.Twiddles() > 0 {
 			tw, err := s.twiddleBuffer(in, "twiddles", t, roots, passes...)
 			if err != nil {
-				return err
+				return in.Errorf("%v", err)
 			}
 			reads = append(reads, tw)
 		}
 		return s.dispatch(in, k, rs.Groups(), reads, []int{s.values[in][0]}, nil)
 	}
-	cur := s.values[in.Operands[0]][0]
-	bufs := [2]int{s.values[in][0], -1}
-	if len(passes) > 1 {
-		// The passes between hold rows n values; the result's buffer
-		// holds at least as many.
-		b, err := s.newBuffer(Buffer{Name: in.Name + "/scratch", Kind: BufTemp, Shape: hlo.ArrayShape(t, rows, n)})
-		if err != nil {
-			return in.Errorf("%v", err)
-		}
-		bufs[1] = b
-	}
-	for pi, p := range passes {
+	// The passes between hold rows n values; the result's buffer holds
+	// at least as many.
+	return s.chain(in, env, hlo.ArrayShape(t, rows, n), len(passes), func(pi int, env kgen.Env) (*kgen.Kernel, int64, []int, error) {
+		p := passes[pi]
 		env.Local = kgen.LocalSize(s.tg, p.Invocations(), false)
 		k, err := kgen.RealFftPassKernel(env, t, p)
-		if err != nil {
-			return in.Errorf("%v", err)
+		if err != nil || p.Twiddles() == 0 {
+			return k, p.Invocations(), nil, err
 		}
-		reads := []int{cur}
-		if p.Twiddles() > 0 {
-			tw, err := s.twiddleBuffer(in, fmt.Sprint("twiddles", pi), t, roots, p)
-			if err != nil {
-				return err
-			}
-			reads = append(reads, tw)
-		}
-		dst := bufs[(len(passes)-1-pi)%2]
-		if err := s.dispatch(in, k, p.Invocations(), reads, []int{dst}, nil); err != nil {
-			return err
-		}
-		cur = dst
-	}
-	return nil
+		tw, err := s.twiddleBuffer(in, fmt.Sprint("twiddles", pi), t, roots, p)
+		return k, p.Invocations(), []int{tw}, err
+	})
 }
 
 // twiddleBuffer is a constant buffer of the passes' tables one after
 // another (passTwiddles).
 func (s *state) twiddleBuffer(in *hlo.Instruction, name string, t hlo.ElementType, roots *unityRoots, passes ...kgen.RealFftPass) (int, error) {
-	var data []byte
-	var n int64
+	var w [][2]float64
 	for _, p := range passes {
-		for _, w := range passTwiddles(roots, p, t.Bits()) {
-			data = appendPart(appendPart(data, t, w[0]), t, w[1])
-		}
-		n += p.Twiddles()
+		w = append(w, passTwiddles(roots, p, t.Bits())...)
 	}
-	b, err := s.newBuffer(Buffer{Name: in.Name + "/" + name, Kind: BufConstant,
-		Shape: hlo.ArrayShape(t, 2*n), Data: ToStorage(t, data, s.tg)})
-	if err != nil {
-		return 0, in.Errorf("%v", err)
-	}
-	return b, nil
+	return s.complexConstants(in, name, t, w)
 }
 
 // passTwiddles is pass p's table (kgen.RealFftPass.Twiddles): for j =

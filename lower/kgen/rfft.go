@@ -111,17 +111,7 @@ func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, erro
 	}
 	inLen, outLen := p.strides()
 	k := env.builder(1)
-	src, err := k.addBuffer(t, "src", true, p.Rows*inLen)
-	if err != nil {
-		return nil, err
-	}
-	tw := twiddleTable{c: complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}, bind: -1}
-	if n := p.Twiddles(); n > 0 {
-		if tw.bind, err = tw.c.bind("twiddles", true, n); err != nil {
-			return nil, err
-		}
-	}
-	dst, err := k.addBuffer(t, "dst", false, p.Rows*outLen)
+	src, tw, dst, err := k.bindRealFft(t, p.Rows*inLen, p.Twiddles(), p.Rows*outLen)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +139,23 @@ func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, erro
 			}
 		})
 	})
+}
+
+// bindRealFft declares a real FFT kernel's bindings: its source of n
+// values of type t, its table of twiddles (complex values) where there
+// are any, its destination of m values.
+func (k *kernelBuilder) bindRealFft(t hlo.ElementType, n, twiddles, m int64) (src int, tw twiddleTable, dst int, err error) {
+	tw = twiddleTable{c: complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}, bind: -1}
+	if src, err = k.addBuffer(t, "src", true, n); err != nil {
+		return
+	}
+	if twiddles > 0 {
+		if tw.bind, err = tw.c.bind("twiddles", true, twiddles); err != nil {
+			return
+		}
+	}
+	dst, err = k.addBuffer(t, "dst", false, m)
+	return
 }
 
 // twiddleTable is a kernel's binding of twiddles, a pass's table from

@@ -46,11 +46,7 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 	_, outLen := last.strides()
 	rows := first.Rows
 	k := env.builder(1)
-	src, err := k.addBuffer(t, "src", true, rows*inLen)
-	if err != nil {
-		return nil, err
-	}
-	dst, err := k.addBuffer(t, "dst", false, rows*outLen)
+	src, _, dst, err := k.bindRealFft(t, rows*inLen, 0, rows*outLen)
 	if err != nil {
 		return nil, err
 	}

@@ -88,17 +88,7 @@ func RealFftRowsKernel(env Env, t hlo.ElementType, rs RealFftRows) (*Kernel, err
 	env.Local = RealFftLanes
 	k := env.builder(1)
 	k.lanes, k.wg = RealFftLanes, true
-	src, err := k.addBuffer(t, "src", true, rows*inLen)
-	if err != nil {
-		return nil, err
-	}
-	tw := twiddleTable{c: complexAccess{k: k, t: t, paired: t == hlo.F32 && k.tg.Int64}, bind: -1}
-	if m := rs.Twiddles(); m > 0 {
-		if tw.bind, err = tw.c.bind("twiddles", true, m); err != nil {
-			return nil, err
-		}
-	}
-	dst, err := k.addBuffer(t, "dst", false, rows*outLen)
+	src, tw, dst, err := k.bindRealFft(t, rows*inLen, rs.Twiddles(), rows*outLen)
 	if err != nil {
 		return nil, err
 	}
