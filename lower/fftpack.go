@@ -56,17 +56,20 @@ func prod(f []int64) int64 {
 }
 
 // emitRealFft plans the real passes of realPasses, forward last factor
-// first, backward first factor first, as ducc runs them, in one of three
-// forms of the same arithmetic. Two or more passes of a sequence of at
-// most kgen.RealFftRegisterMax values run by one invocation a sequence
-// from registers (kgen/rfftregs.go: each value loaded and stored once,
-// where a kernel per pass loads and stores it at each); the passes of a
-// longer sequence, on a GPU, by a workgroup through shared memory
-// (kgen/rfftrows.go); otherwise, a kernel per pass (kgen/rfft.go), each
-// reading the previous one's output and writing, in turn, the result's
-// buffer and a scratch one, so that the last writes the result. The
-// twiddles are ducc's rounded roots (unityRoots), in a constant buffer
-// as its tables hold them, or constants of the registers' kernel.
+// first, backward first factor first, as ducc runs them, in forms of
+// the same arithmetic. The passes that split a sequence into
+// sub-transforms of at most kgen.RealFftRegisterMax values (all of them
+// for a sequence that short), if two or more, run as one kernel of an
+// invocation per sub-transform from registers (kgen/rfftregs.go: each
+// value loaded and stored once, where a kernel per pass loads and
+// stores it at each), each other pass as a kernel of its own
+// (kgen/rfft.go), the kernels reading the previous one's output and
+// writing, in turn, the result's buffer and a scratch one, so that the
+// last writes the result (chain). On a GPU, passes not all in registers
+// run as one kernel of a workgroup through shared memory
+// (kgen/rfftrows.go). The twiddles are ducc's rounded roots
+// (unityRoots), in a constant buffer as its tables hold them, or
+// constants of the registers' kernel.
 func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 	t := in.Shape.Elem
 	rows, n := in.Shape.Dims[0], in.A.FftLength[0]
@@ -95,19 +98,8 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 		passes[0].HalfIn = true
 		passes[len(passes)-1].Scale = rounded(1/float64(n), bits)
 	}
-	if n <= kgen.RealFftRegisterMax && len(passes) > 1 && !s.opts.SharedFft {
-		tables := make([][][2]float64, len(passes))
-		for i, p := range passes {
-			tables[i] = passTwiddles(roots, p, bits)
-		}
-		env.Local = kgen.LocalSize(s.tg, rows, true)
-		k, err := kgen.RealFftRegistersKernel(env, t, passes, tables)
-		if err != nil {
-			return in.Errorf("%v", err)
-		}
-		return s.dispatch(in, k, rows, []int{s.values[in.Operands[0]][0]}, []int{s.values[in][0]}, nil)
-	}
-	if rs, ok := kgen.PlanRealFftRows(t, passes); ok && (!s.tg.CPU || s.opts.SharedFft) {
+	steps := registerSteps(passes)
+	if rs, ok := kgen.PlanRealFftRows(t, passes); ok && (s.opts.SharedFft || !s.tg.CPU && len(steps) > 1) {
 		k, err := kgen.RealFftRowsKernel(env, t, rs)
 		if err != nil {
 			return in.Errorf("%v", err)
@@ -124,16 +116,56 @@ func (s *state) emitRealFft(in *hlo.Instruction, env kgen.Env) error {
 	}
 	// The passes between hold rows n values; the result's buffer holds
 	// at least as many.
-	return s.chain(in, env, hlo.ArrayShape(t, rows, n), len(passes), func(pi int, env kgen.Env) (*kgen.Kernel, int64, []int, error) {
-		p := passes[pi]
+	return s.chain(in, env, hlo.ArrayShape(t, rows, n), len(steps), func(i int, env kgen.Env) (*kgen.Kernel, int64, []int, error) {
+		step := steps[i]
+		if len(step) > 1 {
+			tables := make([][][2]float64, len(step))
+			for j, p := range step {
+				tables[j] = passTwiddles(roots, p, bits)
+			}
+			count := rows * kgen.RealFftSubs(step)
+			env.Local = kgen.LocalSize(s.tg, count, true)
+			k, err := kgen.RealFftRegistersKernel(env, t, step, tables)
+			return k, count, nil, err
+		}
+		p := step[0]
 		env.Local = kgen.LocalSize(s.tg, p.Invocations(), false)
 		k, err := kgen.RealFftPassKernel(env, t, p)
 		if err != nil || p.Twiddles() == 0 {
 			return k, p.Invocations(), nil, err
 		}
-		tw, err := s.twiddleBuffer(in, fmt.Sprint("twiddles", pi), t, roots, p)
+		tw, err := s.twiddleBuffer(in, fmt.Sprint("twiddles", i), t, roots, p)
 		return k, p.Invocations(), []int{tw}, err
 	})
+}
+
+// registerSteps are the kernels of passes (in order): the passes that
+// leave sub-transforms of at most kgen.RealFftRegisterMax values
+// (kgen.RealFftSubs), if two or more, one kernel from registers, each
+// other pass a kernel. Those are the passes of the largest l1, the
+// first forward ones and the last backward ones: l1 falls from pass to
+// pass forward and rises backward.
+func registerSteps(passes []kgen.RealFftPass) [][]kgen.RealFftPass {
+	n := passes[0].Length()
+	fits := func(p kgen.RealFftPass) bool { return n/p.L1 <= kgen.RealFftRegisterMax }
+	lo, hi := 0, len(passes) // the registers' passes
+	if passes[0].Forward {
+		for hi = 0; hi < len(passes) && fits(passes[hi]); hi++ {
+		}
+	} else {
+		for lo = len(passes); lo > 0 && fits(passes[lo-1]); lo-- {
+		}
+	}
+	var steps [][]kgen.RealFftPass
+	for i := 0; i < len(passes); i++ {
+		if i == lo && hi-lo > 1 {
+			steps = append(steps, passes[lo:hi])
+			i = hi - 1
+			continue
+		}
+		steps = append(steps, passes[i:i+1])
+	}
+	return steps
 }
 
 // twiddleBuffer is a constant buffer of the passes' tables one after

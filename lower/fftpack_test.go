@@ -126,9 +126,11 @@ func TestFftPassKernels(t *testing.T) {
 // TestRealFftPassKernels: a real transform of a length ducc's real
 // passes take runs them in ducc's order (packFactors: forward last
 // factor first, backward first factor first), for the fixed radices and
-// the generic one, with even and odd ido: up to kgen.RealFftRegisterMax
-// as one kernel from registers, past it a kernel per pass, and with
-// SharedFft as one kernel through shared memory; each passes spirv-val.
+// the generic one, with even and odd ido: the passes that leave
+// sub-transforms of at most kgen.RealFftRegisterMax values as one kernel
+// from registers (all of them up to that length), each other a kernel,
+// and with SharedFft all as one kernel through shared memory; each
+// passes spirv-val.
 func TestRealFftPassKernels(t *testing.T) {
 	for _, c := range []struct {
 		text    string
@@ -136,15 +138,17 @@ func TestRealFftPassKernels(t *testing.T) {
 		rows    string
 	}{
 		{"HloModule m\nENTRY e {\n  x = f32[8,1000] parameter(0)\n  ROOT f = c64[8,501] fft(x), fft_type=RFFT, fft_length={1000}\n}",
-			[]string{"rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf5_f32", "rfft_radf4_f32", "rfft_radf2_f32"},
+			[]string{"rfft_regs8_radf5_radf5_radf5_f32", "rfft_radf4_f32", "rfft_radf2_f32"},
 			"rfft_rows_radf5_radf5_radf5_radf4_radf2_f32"},
 		{"HloModule m\nENTRY e {\n  x = c64[8,501] parameter(0)\n  ROOT f = f32[8,1000] fft(x), fft_type=IRFFT, fft_length={1000}\n}",
-			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_radb5_f32", "rfft_radb5_f32", "rfft_radb5_f32"},
+			[]string{"rfft_radb2_f32", "rfft_radb4_f32", "rfft_regs8_radb5_radb5_radb5_f32"},
 			"rfft_rows_radb2_radb4_radb5_radb5_radb5_f32"},
 		{"HloModule m\nENTRY e {\n  x = f64[3,154] parameter(0)\n  ROOT f = c128[3,78] fft(x), fft_type=RFFT, fft_length={154}\n}",
-			[]string{"rfft_radf11_f64", "rfft_radf7_f64", "rfft_radf2_f64"}, "rfft_rows_radf11_radf7_radf2_f64"},
+			[]string{"rfft_regs2_radf11_radf7_f64", "rfft_radf2_f64"}, "rfft_rows_radf11_radf7_radf2_f64"},
+		{"HloModule m\nENTRY e {\n  x = f32[3,289] parameter(0)\n  ROOT f = c64[3,145] fft(x), fft_type=RFFT, fft_length={289}\n}",
+			[]string{"rfft_radf17_f32", "rfft_radf17_f32"}, "rfft_rows_radf17_radf17_f32"},
 		{"HloModule m\nENTRY e {\n  x = c128[3,78] parameter(0)\n  ROOT f = f64[3,154] fft(x), fft_type=IRFFT, fft_length={154}\n}",
-			[]string{"rfft_radb2_f64", "rfft_radb7_f64", "rfft_radb11_f64"}, "rfft_rows_radb2_radb7_radb11_f64"},
+			[]string{"rfft_radb2_f64", "rfft_regs2_radb7_radb11_f64"}, "rfft_rows_radb2_radb7_radb11_f64"},
 		{"HloModule m\nENTRY e {\n  x = f32[2,5,96] parameter(0)\n  ROOT f = c64[2,5,49] fft(x), fft_type=RFFT, fft_length={96}\n}",
 			[]string{"rfft_regs_radf3_radf4_radf4_radf2_f32"}, "rfft_rows_radf3_radf4_radf4_radf2_f32"},
 		{"HloModule m\nENTRY e {\n  x = c64[2,5,49] parameter(0)\n  ROOT f = f32[2,5,96] fft(x), fft_type=IRFFT, fft_length={96}\n}",

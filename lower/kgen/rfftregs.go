@@ -2,42 +2,60 @@ package kgen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// RealFftRegisterMax is the longest sequence whose passes one
-// invocation runs from registers (RealFftRegistersKernel): as many
-// values as a complex stage's 64 hold parts (FftStageMax).
+// RealFftRegisterMax bounds the values one invocation holds to run
+// passes from registers (RealFftRegistersKernel): as many as a complex
+// stage's 64 values hold parts (FftStageMax).
 const RealFftRegisterMax = 2 * FftStageMax
 
-// RealFftRegistersKernel generates a real transform's passes (in order,
-// each over all the sequences, of length at most RealFftRegisterMax) as
-// one kernel of an invocation per sequence: it loads the sequence once,
-// runs every pass's loop bodies (rfftpasses.go) on its values in
-// registers, k, h and so every position a constant, and stores the
-// result once, where a kernel per pass loads and stores every value at
-// every pass. The twiddles are constants: tables gives each pass's (its
-// Twiddles values, (re, im), in the table's order). The arithmetic is
-// the passes' own, so the values are the same. Bindings: the source,
-// the destination. Push constant 0: the sequence count.
+// RealFftSubs is the count L of independent sub-transforms that
+// consecutive passes split a sequence into, the least l1 among them:
+// pass t's k runs over k0 + L c, k0 < L, and the values its rows at
+// those k read are those the pass before wrote at them, the positions p
+// with floor(p/ido_t) = k0 mod L (forward; backward floor(p/(ip_t
+// ido_t))), N/L of them.
+func RealFftSubs(passes []RealFftPass) int64 {
+	l := passes[0].L1
+	for _, p := range passes {
+		l = min(l, p.L1)
+	}
+	return l
+}
+
+// RealFftRegistersKernel generates consecutive passes of a real
+// transform (in order, each over all the sequences; N/RealFftSubs at
+// most RealFftRegisterMax) as one kernel of an invocation per
+// sub-transform: it loads its N/L values once, runs the passes' loop
+// bodies (rfftpasses.go) for its k on them in registers, every position
+// a constant offset from k0's (the dynamic part of a position is ido
+// k0 between two passes, ip ido k0 at the other side of a pass: the same
+// at both sides of the registers between passes), and stores them once,
+// where a kernel per pass loads and stores every value at every pass.
+// The twiddles are constants: tables gives each pass's (its Twiddles
+// values, (re, im), in the table's order). The arithmetic is the
+// passes' own, so the values are the same. Bindings: the source, the
+// destination. Push constant 0: the invocation count, Rows L.
 func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, tables [][][2]float64) (*Kernel, error) {
 	if len(passes) == 0 || len(tables) != len(passes) {
 		return nil, fmt.Errorf("kgen: real FFT of %d passes, %d twiddle tables", len(passes), len(tables))
 	}
-	n := passes[0].Length()
-	if n > RealFftRegisterMax {
-		return nil, fmt.Errorf("kgen: real FFT of length %d in registers", n)
+	n, subs := passes[0].Length(), RealFftSubs(passes)
+	if n/subs > RealFftRegisterMax {
+		return nil, fmt.Errorf("kgen: real FFT passes of %d values in registers", n/subs)
 	}
 	var names []string
 	for i, p := range passes {
 		if err := p.check(t); err != nil {
 			return nil, err
 		}
-		if p.Length() != n || int64(len(tables[i])) != p.Twiddles() {
-			return nil, fmt.Errorf("kgen: real FFT pass %s of length %d with %d twiddles", p.name(), p.Length(), len(tables[i]))
+		if p.Length() != n || int64(len(tables[i])) != p.Twiddles() || i > 0 && p.Forward != passes[0].Forward {
+			return nil, fmt.Errorf("kgen: real FFT pass %s of length %d with %d twiddles after %s", p.name(), p.Length(), len(tables[i]), passes[0].name())
 		}
 		names = append(names, p.name())
 	}
@@ -51,29 +69,44 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 		return nil, err
 	}
 	name := fmt.Sprintf("rfft_regs_%s_%s", strings.Join(names, "_"), t)
-	return k.perElement(name, func(seq spirv.ID) error {
+	if subs > 1 {
+		name = fmt.Sprintf("rfft_regs%d_%s_%s", subs, strings.Join(names, "_"), t)
+	}
+	return k.perElement(name, func(e spirv.ID) error {
 		u32 := k.u32()
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		// index is position pos of the sequence at stride: one past it
-		// on the half spectrum but at position 0.
-		index := func(stride int64, half bool, pos int64) spirv.ID {
-			if half && pos > 0 {
-				pos++
+		seq, k0 := k.f.UDiv(u32, e, cu(subs)), k.f.UMod(u32, e, cu(subs))
+		// index is the element of a sequence's position static + dyn
+		// k0 at stride: one past it on the half spectrum but at
+		// position 0 (there subs is 1).
+		index := func(stride int64, half bool, static, dyn int64) spirv.ID {
+			if half && static > 0 {
+				static++
 			}
-			return k.f.IAdd(u32, k.f.IMul(u32, seq, cu(stride)), cu(pos))
+			i := k.f.IAdd(u32, k.f.IMul(u32, seq, cu(stride)), cu(static))
+			if subs > 1 {
+				i = k.f.IAdd(u32, i, k.f.IMul(u32, k0, cu(dyn)))
+			}
+			return i
 		}
-		cur := make([]val, n)
-		for pos := range n {
-			cur[pos] = k.load(src, index(inLen, first.HalfIn, pos), t)
-		}
+		// The values between passes by the static part of their
+		// positions; the first pass loads its own once each.
+		cur, loaded := map[int64]val{}, map[int64]val{}
+		var dynLast int64
 		for pi, p := range passes {
-			next := make([]val, n)
+			next := map[int64]val{}
 			ip, l1, ido := p.Radix, p.L1, p.Ido
+			dynIn, dynOut := ido, ip*ido // CC's and CH's dynamic parts over k0
+			if !p.Forward {
+				dynIn, dynOut = ip*ido, ido
+			}
+			dynLast = dynOut
 			var failed error
-			for kk := range l1 {
-				// Rows j's positions at k (CC and CH, as realPassTask).
-				byK := func(j int64) int64 { return (kk + l1*j) * ido }
-				byJ := func(j int64) int64 { return (j + ip*kk) * ido }
+			for c := range l1 / subs {
+				// Rows j's positions at k = k0 + subs c, static parts
+				// (CC and CH, as realPassTask's).
+				byK := func(j int64) int64 { return (subs*c + l1*j) * ido }
+				byJ := func(j int64) int64 { return (j + ip*subs*c) * ido }
 				inRow, outRow := byJ, byK
 				if p.Forward {
 					inRow, outRow = byK, byJ
@@ -90,10 +123,19 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 					p:        p,
 					t:        t,
 					cc: func(a spirv.ID, j int64) val {
-						if v := cur[inRow(j)+at(a)]; v.id != 0 {
+						pos := inRow(j) + at(a)
+						if pi == 0 {
+							v, ok := loaded[pos]
+							if !ok {
+								v = k.load(src, index(inLen, p.HalfIn, pos, dynIn), t)
+								loaded[pos] = v
+							}
 							return v
 						}
-						failed = fmt.Errorf("kgen: real FFT pass %s reads position %d, which the pass before does not write", p.name(), inRow(j)+at(a))
+						if v, ok := cur[pos]; ok {
+							return v
+						}
+						failed = fmt.Errorf("kgen: real FFT pass %s reads position %d, which the pass before does not write", p.name(), pos)
 						return val{k.constFloat(t, 0), t}
 					},
 					ch: func(a spirv.ID, j int64, v val) {
@@ -123,13 +165,18 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 			if failed != nil {
 				return failed
 			}
+			if int64(len(next)) != n/subs {
+				return fmt.Errorf("kgen: real FFT pass %s writes %d positions of a sub-transform's %d", p.name(), len(next), n/subs)
+			}
 			cur = next
 		}
-		for pos, v := range cur {
-			if v.id == 0 {
-				return fmt.Errorf("kgen: real FFT of %d: the last pass does not write position %d", n, pos)
-			}
-			k.storeElem(dst, index(outLen, last.HalfOut, int64(pos)), v.id)
+		offs := make([]int64, 0, len(cur))
+		for pos := range cur {
+			offs = append(offs, pos)
+		}
+		slices.Sort(offs)
+		for _, pos := range offs {
+			k.storeElem(dst, index(outLen, last.HalfOut, pos, dynLast), cur[pos].id)
 		}
 		if last.HalfOut {
 			// The imaginary parts of X_0 and X_(N/2).
