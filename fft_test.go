@@ -331,10 +331,10 @@ ENTRY e {
 // sequences, one kernel holding a workgroup's sequences in shared memory
 // between passes (kgen.RealFftRows, forced on lavapipe by SharedFft),
 // gives the default forms' values bit for bit (one invocation a
-// sequence from registers for 12 and 42; for 154, 256 and 1000 a
-// kernel from registers for the passes of sub-transforms up to
+// sequence from registers for 12 and 42; for 256 and 1000 a kernel from
+// registers for the passes that leave sub-transforms of at most
 // kgen.RealFftRegisterMax values and one for each other pass; a kernel
-// per pass for 289 = 17^2): forward and backward, f32 and
+// per pass for 154 and 289): forward and backward, f32 and
 // f64, fixed and generic passes, two passes (one shared array) and more
 // (two), one sequence a workgroup and several with the last workgroup's
 // partly past the end.

@@ -10,9 +10,11 @@ import (
 )
 
 // RealFftRegisterMax bounds the values one invocation holds to run
-// passes from registers (RealFftRegistersKernel): as many as a complex
-// stage's 64 values hold parts (FftStageMax).
-const RealFftRegisterMax = 2 * FftStageMax
+// passes from registers (RealFftRegistersKernel), as a complex stage's
+// (FftStageMax). Past it lavapipe's compile grows faster than the code:
+// at 128, sub-transforms of 120 to 125 values took 0.3-0.6 s more to
+// compile than their kernels per pass (docs/BENCHMARKS.md), at 64 none.
+const RealFftRegisterMax = FftStageMax
 
 // RealFftSubs is the count L of independent sub-transforms that
 // consecutive passes split a sequence into, the least l1 among them:
