@@ -139,7 +139,16 @@ func (f *rexpr) cpow(x, y [2]*hlo.Instruction) (re, im *hlo.Instruction) {
 	a, b, c, d := x[0], x[1], y[0], y[1]
 	abs := f.Hypot(a, b)
 	arg := f.Op(hlo.OpAtan2, b, a)
-	coeff := f.Mul(f.Op(hlo.OpPower, abs, c), f.Op(hlo.OpExp, f.Mul(f.Neg(d), arg)))
+	dArg := f.Mul(f.Neg(d), arg)
+	coeff := f.Mul(f.Op(hlo.OpPower, abs, c), f.Op(hlo.OpExp, dArg))
+	// Where that product leaves the range though the value is within it
+	// (a power past the largest float times an exponential below 1, or
+	// the reverse; inf times 0 is NaN: FuzzPrograms seed 1753), the
+	// square of the halves' product, |x|^(c/2) e^(-d arg/2), whose
+	// factors are within range where the value is.
+	half := f.K(0.5)
+	h := f.Mul(f.Op(hlo.OpPower, abs, f.Mul(c, half)), f.Op(hlo.OpExp, f.Mul(dArg, half)))
+	coeff = f.Sel(f.And(f.Finite(coeff), f.Cmp(coeff, "NE", f.K(0))), coeff, f.Mul(h, h))
 	q := f.Add(f.Mul(c, arg), f.Mul(d, f.Op(hlo.OpLog, abs)))
 	re, im = f.Mul(coeff, f.Op(hlo.OpCos, q)), f.Mul(coeff, f.Op(hlo.OpSin, q))
 	zero, one, inf := f.K(0), f.K(1), f.K(math.Inf(1))
