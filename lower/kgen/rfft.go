@@ -2,6 +2,7 @@ package kgen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -51,7 +52,10 @@ type RealFftPass struct {
 func (p RealFftPass) Length() int64 { return p.L1 * p.Radix * p.Ido }
 
 // Invocations is the pass's invocation count: one per (sequence, k, h).
-func (p RealFftPass) Invocations() int64 { return p.Rows * p.L1 * (p.Ido/2 + 1) }
+func (p RealFftPass) Invocations() int64 { return p.Rows * p.tasks() }
+
+// tasks is a sequence's count of (k, h).
+func (p RealFftPass) tasks() int64 { return p.L1 * (p.Ido/2 + 1) }
 
 // Twiddles is the length of the pass's table: for j = 1 ... Radix-1 in
 // turn, the roots w^(j l1 h) of N, h = 1 ... (ido-1)/2, at (j-1)
@@ -101,6 +105,39 @@ func (p RealFftPass) name() string {
 	return fmt.Sprintf("radb%d", p.Radix)
 }
 
+// passNames are the passes' names joined, for a kernel of them all.
+func passNames(passes []RealFftPass) string {
+	names := make([]string, len(passes))
+	for i, p := range passes {
+		names[i] = p.name()
+	}
+	return strings.Join(names, "_")
+}
+
+// seqIndex is the element of position pos of the sequence that starts
+// at element start: on the half spectrum (half) one past it, but at
+// position 0 (zero: known when the kernel is made).
+func (k *kernelBuilder) seqIndex(start, pos spirv.ID, half, zero bool) spirv.ID {
+	if !half || zero {
+		return k.f.IAdd(k.u32(), start, pos)
+	}
+	if p, ok := k.constU32(pos); ok {
+		return k.f.IAdd(k.u32(), start, k.cu32(p+1))
+	}
+	return k.f.IAdd(k.u32(), k.f.IAdd(k.u32(), start, pos), k.cu32(1))
+}
+
+// storeHalfZeros writes the zero imaginary parts of X_0 and, for an even
+// length n, X_(n/2) of the half spectrum in memory form that starts at
+// element start of binding dst (stride 2(n/2+1)).
+func (k *kernelBuilder) storeHalfZeros(dst int, t hlo.ElementType, start spirv.ID, n int64) {
+	zero := k.constFloat(t, 0)
+	k.storeElem(dst, k.f.IAdd(k.u32(), start, k.cu32(1)), zero)
+	if n%2 == 0 {
+		k.storeElem(dst, k.f.IAdd(k.u32(), start, k.cu32(uint32(2*(n/2+1)-1))), zero)
+	}
+}
+
 // RealFftPassKernel generates pass p over real values of type t (f32 or
 // f64). Bindings: the source (Rows sequences), the twiddles where there
 // are any (Twiddles, as (re, im) pairs), the destination. Push constant
@@ -116,27 +153,13 @@ func RealFftPassKernel(env Env, t hlo.ElementType, p RealFftPass) (*Kernel, erro
 		return nil, err
 	}
 	return k.perElement(fmt.Sprintf("rfft_%s_%s", p.name(), t), func(e spirv.ID) error {
-		u32 := k.u32()
-		// The index of a sequence's position: one past it on the half
-		// spectrum but at position 0.
-		at := func(stride int64, half bool, row, pos spirv.ID, zero bool) spirv.ID {
-			i := k.f.IAdd(u32, k.f.IMul(u32, row, k.cu32(uint32(stride))), pos)
-			if half && !zero {
-				i = k.f.IAdd(u32, i, k.cu32(1))
-			}
-			return i
-		}
+		start := func(row spirv.ID, stride int64) spirv.ID { return k.f.IMul(k.u32(), row, k.cu32(uint32(stride))) }
 		return realPassTask(k, t, p, e, tw, func(row, pos spirv.ID, zero bool) val {
-			return k.load(src, at(inLen, p.HalfIn, row, pos, zero), t)
+			return k.load(src, k.seqIndex(start(row, inLen), pos, p.HalfIn, zero), t)
 		}, func(row, pos spirv.ID, zero bool, v val) {
-			k.storeElem(dst, at(outLen, p.HalfOut, row, pos, zero), v.id)
-		}, func(row spirv.ID, v val) {
-			// The imaginary parts of X_0 and X_(N/2).
-			base := k.f.IMul(u32, row, k.cu32(uint32(outLen)))
-			k.storeElem(dst, k.f.IAdd(u32, base, k.cu32(1)), v.id)
-			if p.Length()%2 == 0 {
-				k.storeElem(dst, k.f.IAdd(u32, base, k.cu32(uint32(outLen-1))), v.id)
-			}
+			k.storeElem(dst, k.seqIndex(start(row, outLen), pos, p.HalfOut, zero), v.id)
+		}, func(row spirv.ID) {
+			k.storeHalfZeros(dst, t, start(row, outLen), p.Length())
 		})
 	})
 }
@@ -172,11 +195,11 @@ type twiddleTable struct {
 // for HalfOut the zero imaginary parts of a sequence's X_0 and X_(N/2)
 // by zeros.
 func realPassTask(k *kernelBuilder, t hlo.ElementType, p RealFftPass, e spirv.ID, tw twiddleTable,
-	load func(row, pos spirv.ID, zero bool) val, store func(row, pos spirv.ID, zero bool, v val), zeros func(row spirv.ID, v val)) error {
+	load func(row, pos spirv.ID, zero bool) val, store func(row, pos spirv.ID, zero bool, v val), zeros func(row spirv.ID)) error {
 	u32 := k.u32()
 	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 	ip, l1, ido := p.Radix, p.L1, p.Ido
-	hs := ido/2 + 1
+	hs := ido/2 + 1 // the h of a k
 	h, r := k.f.UMod(u32, e, cu(hs)), k.f.UDiv(u32, e, cu(hs))
 	kk, row := k.f.UMod(u32, r, cu(l1)), k.f.UDiv(u32, r, cu(l1))
 	// The positions in a sequence of row j at k, (k + l1 j) ido (CC
@@ -200,22 +223,16 @@ func realPassTask(k *kernelBuilder, t hlo.ElementType, p RealFftPass, e spirv.ID
 		cc: func(a spirv.ID, j int64) val {
 			return load(row, k.f.IAdd(u32, inRow(j), a), zero(a, j))
 		},
-		ch: func(a spirv.ID, j int64, v val) {
-			if p.Scale != 1 {
-				v = k.op(spirv.OpFMul, t, k.constFloat(t, p.Scale), v.id)
-			}
-			store(row, k.f.IAdd(u32, outRow(j), a), zero(a, j), v)
-		},
 	}
-	body := g.fixedPass()
-	if p.Radix > 5 {
-		body = g.genericPass()
+	g.ch = func(a spirv.ID, j int64, v val) {
+		store(row, k.f.IAdd(u32, outRow(j), a), zero(a, j), g.scaled(v))
 	}
+	body := g.body()
 	z, last := cu(0), cu(ido-1)
 	if err := k.f.If(k.boolOp(spirv.OpIEqual, h, z), func() error {
 		body.zero(z, last)
 		if p.HalfOut {
-			zeros(row, val{k.constFloat(t, 0), t})
+			zeros(row)
 		}
 		return nil
 	}); err != nil {

@@ -57,6 +57,23 @@ type passBody struct {
 	pair       func(a, b, c, d spirv.ID)
 }
 
+// body is the pass's loop bodies: radf2..5 and radb2..5, or the generic
+// ones past 5.
+func (g *realPass) body() passBody {
+	if g.p.Radix > 5 {
+		return g.genericPass()
+	}
+	return g.fixedPass()
+}
+
+// scaled is v times the pass's Scale, where it is not 1.
+func (g *realPass) scaled(v val) val {
+	if g.p.Scale == 1 {
+		return v
+	}
+	return g.mul(g.c(g.p.Scale), v)
+}
+
 // kmul is c v for a constant c (already a value of the part type).
 func (g *realPass) kmul(c float64, v val) val { return g.mul(g.c(c), v) }
 

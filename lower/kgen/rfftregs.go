@@ -3,7 +3,6 @@ package kgen
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -51,7 +50,6 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 	if n/subs > RealFftRegisterMax {
 		return nil, fmt.Errorf("kgen: real FFT passes of %d values in registers", n/subs)
 	}
-	var names []string
 	for i, p := range passes {
 		if err := p.check(t); err != nil {
 			return nil, err
@@ -59,7 +57,6 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 		if p.Length() != n || int64(len(tables[i])) != p.Twiddles() || i > 0 && p.Forward != passes[0].Forward {
 			return nil, fmt.Errorf("kgen: real FFT pass %s of length %d with %d twiddles after %s", p.name(), p.Length(), len(tables[i]), passes[0].name())
 		}
-		names = append(names, p.name())
 	}
 	first, last := passes[0], passes[len(passes)-1]
 	inLen, _ := first.strides()
@@ -70,9 +67,9 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("rfft_regs_%s_%s", strings.Join(names, "_"), t)
+	name := fmt.Sprintf("rfft_regs_%s_%s", passNames(passes), t)
 	if subs > 1 {
-		name = fmt.Sprintf("rfft_regs%d_%s_%s", subs, strings.Join(names, "_"), t)
+		name = fmt.Sprintf("rfft_regs%d_%s_%s", subs, passNames(passes), t)
 	}
 	return k.perElement(name, func(e spirv.ID) error {
 		u32 := k.u32()
@@ -82,10 +79,7 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 		// k0 at stride: one past it on the half spectrum but at
 		// position 0 (there subs is 1).
 		index := func(stride int64, half bool, static, dyn int64) spirv.ID {
-			if half && static > 0 {
-				static++
-			}
-			i := k.f.IAdd(u32, k.f.IMul(u32, seq, cu(stride)), cu(static))
+			i := k.seqIndex(k.f.IMul(u32, seq, cu(stride)), cu(static), half, static == 0)
 			if subs > 1 {
 				i = k.f.IAdd(u32, i, k.f.IMul(u32, k0, cu(dyn)))
 			}
@@ -140,17 +134,9 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 						failed = fmt.Errorf("kgen: real FFT pass %s reads position %d, which the pass before does not write", p.name(), pos)
 						return val{k.constFloat(t, 0), t}
 					},
-					ch: func(a spirv.ID, j int64, v val) {
-						if p.Scale != 1 {
-							v = k.op(spirv.OpFMul, t, k.constFloat(t, p.Scale), v.id)
-						}
-						next[outRow(j)+at(a)] = v
-					},
 				}
-				body := g.fixedPass()
-				if ip > 5 {
-					body = g.genericPass()
-				}
+				g.ch = func(a spirv.ID, j int64, v val) { next[outRow(j)+at(a)] = g.scaled(v) }
+				body := g.body()
 				body.zero(cu(0), cu(ido-1))
 				pairs := (ido - 1) / 2
 				for h := int64(1); h <= pairs; h++ {
@@ -181,12 +167,7 @@ func RealFftRegistersKernel(env Env, t hlo.ElementType, passes []RealFftPass, ta
 			k.storeElem(dst, index(outLen, last.HalfOut, pos, dynLast), cur[pos].id)
 		}
 		if last.HalfOut {
-			// The imaginary parts of X_0 and X_(N/2).
-			zero := k.constFloat(t, 0)
-			k.storeElem(dst, k.f.IAdd(u32, k.f.IMul(u32, seq, cu(outLen)), cu(1)), zero)
-			if n%2 == 0 {
-				k.storeElem(dst, k.f.IAdd(u32, k.f.IMul(u32, seq, cu(outLen)), cu(outLen-1)), zero)
-			}
+			k.storeHalfZeros(dst, t, k.f.IMul(u32, seq, cu(outLen)), n)
 		}
 		return nil
 	})

@@ -2,7 +2,6 @@ package kgen
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
@@ -48,7 +47,7 @@ func PlanRealFftRows(t hlo.ElementType, passes []RealFftPass) (RealFftRows, bool
 	}
 	tasks := int64(1)
 	for _, p := range passes {
-		tasks = max(tasks, p.L1*(p.Ido/2+1))
+		tasks = max(tasks, p.tasks())
 	}
 	rs.PerGroup = max(1, min(RealFftLanes/tasks, realFftShared/per, passes[0].Rows))
 	return rs, true
@@ -99,20 +98,9 @@ func RealFftRowsKernel(env Env, t hlo.ElementType, rs RealFftRows) (*Kernel, err
 	for i := range rs.arrays() {
 		shared[i] = k.b.Variable(k.b.TypePointer(spirv.StorageWorkgroup, k.b.TypeArray(typ, cu(per*n), 0)), spirv.StorageWorkgroup)
 	}
-	var names []string
-	for _, p := range rs.Passes {
-		names = append(names, p.name())
-	}
-	name := fmt.Sprintf("rfft_rows_%s_%s", strings.Join(names, "_"), t)
-	return k.perElement(name, func(group spirv.ID) error {
+	return k.perElement(fmt.Sprintf("rfft_rows_%s_%s", passNames(rs.Passes), t), func(group spirv.ID) error {
 		base := k.f.IMul(u32, group, cu(per)) // the group's first sequence
-		global := func(stride int64, half bool, s, pos spirv.ID, zero bool) spirv.ID {
-			i := k.f.IAdd(u32, k.f.IMul(u32, k.f.IAdd(u32, base, s), cu(stride)), pos)
-			if half && !zero {
-				i = k.f.IAdd(u32, i, cu(1))
-			}
-			return i
-		}
+		start := func(s spirv.ID, stride int64) spirv.ID { return k.f.IMul(u32, k.f.IAdd(u32, base, s), cu(stride)) }
 		local := func(b int, s, pos spirv.ID) spirv.ID {
 			return k.f.AccessChain(ptr, shared[b], k.f.IAdd(u32, k.f.IMul(u32, s, cu(n)), pos))
 		}
@@ -120,25 +108,19 @@ func RealFftRowsKernel(env Env, t hlo.ElementType, rs RealFftRows) (*Kernel, err
 			in, out := (pi+1)%2, pi%2 // the shared arrays read and written
 			load := func(s, pos spirv.ID, zero bool) val {
 				if pi == 0 {
-					return k.load(src, global(inLen, p.HalfIn, s, pos, zero), t)
+					return k.load(src, k.seqIndex(start(s, inLen), pos, p.HalfIn, zero), t)
 				}
 				return val{k.f.Load(typ, local(in, s, pos)), t}
 			}
 			store := func(s, pos spirv.ID, zero bool, v val) {
 				if pi == len(rs.Passes)-1 {
-					k.storeElem(dst, global(outLen, p.HalfOut, s, pos, zero), v.id)
+					k.storeElem(dst, k.seqIndex(start(s, outLen), pos, p.HalfOut, zero), v.id)
 					return
 				}
 				k.f.Store(local(out, s, pos), v.id)
 			}
-			zeros := func(s spirv.ID, v val) {
-				at := k.f.IMul(u32, k.f.IAdd(u32, base, s), cu(outLen))
-				k.storeElem(dst, k.f.IAdd(u32, at, cu(1)), v.id)
-				if n%2 == 0 {
-					k.storeElem(dst, k.f.IAdd(u32, at, cu(outLen-1)), v.id)
-				}
-			}
-			tasks := p.L1 * (p.Ido/2 + 1) // a sequence's
+			zeros := func(s spirv.ID) { k.storeHalfZeros(dst, t, start(s, outLen), n) }
+			tasks := p.tasks()
 			count := per * tasks
 			task := func(it spirv.ID) error {
 				e := k.f.IAdd(u32, k.f.IMul(u32, it, cu(RealFftLanes)), k.lane)
