@@ -289,3 +289,63 @@ func TestJAXExportedTridiagonal(t *testing.T) {
 		})
 	}
 }
+
+// TestJAXExportedApproxTopK runs jax.lax.approx_max_k as JAX exports it:
+// XLA's ApproxTopK custom-call, for TPU (JAX's own test file) and as its
+// CPU lowering writes it (is_fallback), against the values and indices
+// JAX's tests expect, on the device and in the evaluator.
+func TestJAXExportedApproxTopK(t *testing.T) {
+	defer noValidationMessages(t)
+	x := make([]float32, 24)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	arange, err := vkjit.Float32s([]int64{24}, x)
+	require.NoError(t, err)
+	down := func(from, to float64) []float64 {
+		var v []float64
+		for x := from; x >= to; x-- {
+			v = append(v, x)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		file            string
+		args            []*vkjit.Tensor
+		values, indices []float64
+	}{
+		{"approx_top_k_tpu", nil, []float64{7, 6, 5}, []float64{6, 5, 4}},
+		{"approx_top_k_cpu", []*vkjit.Tensor{arange}, down(23, 4), down(23, 4)},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			file := "testdata/jax/" + c.file + ".mlir"
+			exe, err := rt.CompileFile(file, vkjit.CompileOptions{})
+			require.NoError(t, err)
+			defer exe.Close()
+			res, _, err := exe.Run(context.Background(), c.args...)
+			require.NoError(t, err)
+			src, err := os.ReadFile(file)
+			require.NoError(t, err)
+			mod, err := stablehlo.ParseModule(file, string(src))
+			require.NoError(t, err)
+			var lits []*hlo.Literal
+			for _, a := range c.args {
+				lits = append(lits, literalOf(a))
+			}
+			ev, err := eval.Run(mod, lits...)
+			require.NoError(t, err)
+			var evs []*vkjit.Tensor
+			for _, e := range ev.Leaves() {
+				evs = append(evs, &vkjit.Tensor{Type: vkjit.DType(e.Shape.Elem), Dims: e.Shape.Dims, Data: e.Data})
+			}
+			for what, got := range map[string][]*vkjit.Tensor{"device": res, "evaluator": evs} {
+				require.Len(t, got, 2, what)
+				require.Equal(t, int64(len(c.values)), got[0].NumElements(), what)
+				for i := range c.values {
+					require.Equal(t, c.values[i], got[0].Float64At(int64(i)), "%s value %d", what, i)
+					require.Equal(t, c.indices[i], got[1].Float64At(int64(i)), "%s index %d", what, i)
+				}
+			}
+		})
+	}
+}

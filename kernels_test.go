@@ -132,6 +132,65 @@ ENTRY e {
 	}
 }
 
+// TestApproxTopK: XLA's ApproxTopK custom-call as JAX's lowering of
+// jax.lax.approx_max_k and approx_min_k writes it off TPUs (values and
+// an iota, their initial values, a comparator of the values only):
+// along the last dimension and along the first, long enough to be cut
+// into chunks, aggregated to k or to XLA's approximate output size
+// (aggregate_to_topk false: 256 of 1000 here), with ties of small
+// integers (the lower index first), bit for bit with the evaluator; and
+// one operand alone.
+func TestApproxTopK(t *testing.T) {
+	defer noValidationMessages(t)
+	cases := []struct {
+		name, dir, cfg string
+		dims           []int64
+		dim            int
+		out            int64
+	}{
+		{"rows", "GT", "aggregate_to_topk = true, recall_target = 0.949999988, reduction_dim = 1, top_k = 5", []int64{3, 17}, 1, 5},
+		{"columns_chunked_min", "LT", "aggregate_to_topk = true, recall_target = 0.949999988, reduction_dim = 0, top_k = 7", []int64{6000, 3}, 0, 7},
+		{"unaggregated", "GT", "aggregate_to_topk = false, is_fallback = true, recall_target = 0.949999988, reduction_dim = 1, reduction_input_size_override = -1, top_k = 10", []int64{2, 1000}, 1, 256},
+	}
+	list := func(d []int64) string { return strings.Trim(strings.ReplaceAll(fmt.Sprint(d), " ", ","), "[]") }
+	for _, c := range cases {
+		out := slices.Clone(c.dims)
+		out[c.dim] = c.out
+		x, o := list(c.dims), list(out)
+		src := fmt.Sprintf(`HloModule approx
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=%s
+}
+ENTRY e {
+  x = f32[%s] parameter(0)
+  ix = s32[%s] iota(), iota_dimension=%d
+  init = f32[] constant(-inf)
+  none = s32[] constant(-1)
+  ROOT t = (f32[%s], s32[%s]) custom-call(x, ix, init, none), custom_call_target="ApproxTopK", backend_config={%s}, called_computations={cmp}
+}`, c.dir, x, x, c.dim, o, o, c.cfg)
+		// Small integers: many ties. (JAX's comparator, a plain GT or
+		// LT, is no strict weak order with NaNs among the values, which
+		// then sort into an order of the implementation's choosing.)
+		requireExact(t, "approx_topk_"+c.name+"_ties", src, smallInts(8))
+	}
+	one := `HloModule approx
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  x = f32[4,40] parameter(0)
+  init = f32[] constant(-inf)
+  ROOT t = f32[4,3] custom-call(x, init), custom_call_target="ApproxTopK", backend_config={reduction_dim = 1, top_k = 3}, called_computations={cmp}
+}`
+	requireExact(t, "approx_topk_one_operand", one, smallInts(10))
+}
+
 // TestLongReductions: reductions longer than one invocation may loop on
 // llvmpipe (65535 iterations) are split into partial reductions. Integer
 // sums and argmax (ties to the lower index) must be exact; an f32 sum

@@ -1020,7 +1020,8 @@ ENTRY e {
 // batch with a zero column or row (a zero singular value, whose vectors the QR
 // completion makes), against the evaluator (which matches LAPACK itself
 // in hlo/eval): s, u and vt within rounding, u diag(s) vt = a, and u and
-// vt unitary.
+// vt unitary. gesvd (jax.lax.linalg.svd's SvdAlgorithm.QR: the same
+// operands, attributes and results) takes every other shape and mode.
 func TestGesdd(t *testing.T) {
 	defer noValidationMessages(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -1029,15 +1030,16 @@ func TestGesdd(t *testing.T) {
 		if ty == "f64" {
 			tol = 1e-12
 		}
-		for _, d := range [][2]int{{6, 4}, {3, 7}, {5, 5}} {
-			for _, mode := range []byte{'A', 'S'} {
+		for di, d := range [][2]int{{6, 4}, {3, 7}, {5, 5}} {
+			for mi, mode := range []byte{'A', 'S'} {
+				routine := []string{"gesdd", "gesvd"}[(di+mi)%2]
 				m, n := d[0], d[1]
 				k := min(m, n)
 				ur, vr := m, n
 				if mode == 'S' {
 					ur, vr = k, k
 				}
-				name := fmt.Sprintf("%s[2,%d,%d] mode %c", ty, m, n, mode)
+				name := fmt.Sprintf("%s %s[2,%d,%d] mode %c", routine, ty, m, n, mode)
 				a := randomArray(rng, ty, []int64{2, int64(m), int64(n)})
 				for i := range m { // matrix 1's column 1 zero (row 1, when wide): rank k-1
 					for j := range n {
@@ -1049,8 +1051,8 @@ func TestGesdd(t *testing.T) {
 				src := fmt.Sprintf(`HloModule svd
 ENTRY e {
   a = %[1]s[2,%[2]d,%[3]d] parameter(0)
-  ROOT r = (%[1]s[2,%[2]d,%[3]d], %[4]s[2,%[5]d], %[1]s[2,%[2]d,%[6]d], %[1]s[2,%[7]d,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[8]sgesdd_ffi", backend_config={mode = %[9]d : ui8}
-}`, ty, m, n, sty, k, ur, vr, letter, mode)
+  ROOT r = (%[1]s[2,%[2]d,%[3]d], %[4]s[2,%[5]d], %[1]s[2,%[2]d,%[6]d], %[1]s[2,%[7]d,%[3]d], s32[2]) custom-call(a), custom_call_target="lapack_%[8]s%[10]s_ffi", backend_config={mode = %[9]d : ui8}
+}`, ty, m, n, sty, k, ur, vr, letter, mode, routine)
 				res, want := deviceAndEval(t, name, src, a)
 				for o, w := range want.Leaves()[1:4] {
 					wt := &vkjit.Tensor{Type: vkjit.DType(w.Shape.Elem), Dims: w.Shape.Dims, Data: w.Data}

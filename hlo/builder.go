@@ -177,6 +177,8 @@ func (ib *InstBuilder) Calls(cs ...*Computation) *InstBuilder {
 		}
 	case OpFusion:
 		ib.Attrs = append(ib.Attrs, Attr{Name: "calls", Value: names[0]})
+	case OpCustomCall:
+		ib.Attrs = append(ib.Attrs, Attr{Name: "called_computations", Value: "{" + strings.Join(names, ", ") + "}"})
 	default:
 		ib.Attrs = append(ib.Attrs, Attr{Name: "to_apply", Value: names[0]})
 	}

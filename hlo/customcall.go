@@ -31,6 +31,8 @@ type CustomCall struct {
 	// Left, Right: geev computes the left (right) eigenvectors
 	// (compute_left, compute_right 'V'; 'N' leaves them zero).
 	Left, Right bool
+	// Dim: ApproxTopK's reduction dimension.
+	Dim int64
 }
 
 // CallKind names a known custom-call's computation.
@@ -83,9 +85,11 @@ const (
 	// eigenvalues [..., n], info).
 	CallSyevd
 	// CallGesdd: the singular value decomposition a = u diag(s) vt of a
-	// [..., m, n], LAPACK's gesdd: (a's shape, overwritten; s [..., k]
-	// real, descending; u; vt; info), u and vt [m, m] and [n, n] (mode
-	// 'A'), [m, k] and [k, n] (mode 'S'), or not computed (mode 'N').
+	// [..., m, n], LAPACK's gesdd (and gesvd, which JAX calls for
+	// SvdAlgorithm.QR with the same operands, attributes and results; an
+	// algorithm, not another decomposition): (a's shape, overwritten; s
+	// [..., k] real, descending; u; vt; info), u and vt [m, m] and [n, n]
+	// (mode 'A'), [m, k] and [k, n] (mode 'S'), or not computed (mode 'N').
 	CallGesdd
 	// CallGeev: the eigenvalues of a real square matrix [..., n, n] and
 	// its left and right eigenvectors, LAPACK's sgeev and dgeev as
@@ -131,10 +135,21 @@ const (
 	// and stored below it in column i; upper: Q = H(n-2) ... H(0), 1 at
 	// row i and stored above it in column i+1.
 	CallSytrd
+	// CallApproxTopK: XLA's ApproxTopK custom-call, as JAX's lowering of
+	// jax.lax.approx_max_k and approx_min_k writes it: operands x_1 ...
+	// x_n of one shape (JAX: the values and an iota of their indices),
+	// then n scalar initial values, a comparator of 2n scalars, and
+	// mhlo.backend_config's reduction_dim, top_k, recall_target,
+	// aggregate_to_topk and reduction_input_size_override. Off TPUs
+	// (is_fallback) XLA computes it exactly, as ApproxTopKFallback: the
+	// operands sorted along Dim by the comparator, each cut to the first
+	// ApproxTopKOutputSize; vkjit does so everywhere, an exact top k
+	// meeting any recall target. Its results are the n cut arrays.
+	CallApproxTopK
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|gesvd|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
@@ -160,6 +175,9 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 			return nil, fmt.Errorf("custom-call %s of one device takes arrays and returns them, of their shapes", in.A.Target)
 		}
 		return &CustomCall{Kind: CallIdentity}, nil
+	}
+	if in.A.Target == "ApproxTopK" {
+		return approxTopK(in)
 	}
 	if in.A.Target == "TopK" {
 		ok := len(in.Operands) == 1 && in.Operands[0].Shape.IsArray() && in.Operands[0].Shape.Rank() >= 1 && len(in.Called) == 1 &&
@@ -292,7 +310,7 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(rt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
 			return nil, bad("a symmetric (Hermitian) matrix and returns (eigenvectors in its shape, real eigenvalues, s32 info per matrix)")
 		}
-	case "gesdd":
+	case "gesdd", "gesvd": // jax.lax.linalg.svd's DEFAULT and QR algorithms: one decomposition
 		c.Kind, c.Mode = CallGesdd, byte(cfg["mode"])
 		a := in.Operands
 		if len(a) != 1 || !matrix(a[0]) {
@@ -462,7 +480,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

@@ -1,7 +1,7 @@
 package lower
 
 import (
-	"fmt"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 )
@@ -10,87 +10,72 @@ import (
 // TopkDecomposer does: a stable sort of (x, iota) along the last
 // dimension with a total-order comparator (larger first when largest, so
 // NaN ranks above infinity and ties keep the lower index), then slices of
-// the first k. A long row is first cut into chunks (topKChunk) sorted on
-// their own, of which the first k of each go on to the row's sort: the
-// k first of the row are among them, in the row's order where they tie
-// (chunks in order, each sort stable). It works on the entry inlineCalls
-// copied.
+// the first k (sortedFirst).
 func expandTopK(s *state) error {
-	entry := s.mod.Entry
-	var out []*hlo.Instruction
-	for _, in := range entry.Instructions {
-		if in.Op != hlo.OpTopK {
-			out = append(out, in)
-			continue
-		}
-		x := in.Operands[0]
-		dims := x.Shape.Dims
-		last := len(dims) - 1
-		k := in.A.K
-		name := func(s string) string { return in.Name + "/" + s }
-		add := func(ins ...*hlo.Instruction) { out = append(out, ins...) }
-		inst := func(n string, op hlo.Opcode, sh hlo.Shape, ops ...*hlo.Instruction) *hlo.Instruction {
-			return &hlo.Instruction{Name: name(n), Op: op, Shape: sh, Operands: ops, Pos: in.Pos}
-		}
-		iota := inst("iota", hlo.OpIota, hlo.ArrayShape(hlo.S32, dims...))
-		iota.A.IotaDim = int64(last)
-		add(iota)
-		cmp := comparator(in.Name+"/cmp", x.Shape.Elem, in.A.Largest)
-		if len(in.Called) == 1 { // XLA's TopK custom-call: its own comparator of (v, v, i, i)
-			cmp = in.Called[0]
-		}
-		// firstK sorts (v, ix) along their last dimension and slices the
-		// first k of both.
-		firstK := func(tag string, v, ix *hlo.Instruction) (*hlo.Instruction, *hlo.Instruction) {
-			vd := v.Shape.Dims
-			d := len(vd) - 1
-			sorted := inst("sort"+tag, hlo.OpSort, hlo.TupleShape(hlo.ArrayShape(x.Shape.Elem, vd...), hlo.ArrayShape(hlo.S32, vd...)), v, ix)
-			sorted.Called = []*hlo.Computation{cmp}
-			sorted.A.Dimensions, sorted.A.IsStable = []int64{int64(d)}, true
-			add(sorted)
-			parts := make([]*hlo.Instruction, 2)
-			for i := range parts {
-				gte := inst(fmt.Sprintf("gte%s%d", tag, i), hlo.OpGetTupleElement, sorted.Shape.Tuple[i], sorted)
-				gte.A.Index = int64(i)
-				sd := append([]int64{}, vd...)
-				sd[d] = k
-				sl := inst(fmt.Sprintf("slice%s%d", tag, i), hlo.OpSlice, hlo.ArrayShape(sorted.Shape.Tuple[i].Elem, sd...), gte)
-				for e, n := range vd {
-					lim := n
-					if e == d {
-						lim = k
-					}
-					sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: lim, Stride: 1})
-				}
-				add(gte, sl)
-				parts[i] = sl
-			}
-			return parts[0], parts[1]
-		}
-		v, ix := x, iota
-		if c := topKChunk(dims[last], k); c > 0 {
-			// [..., n] -> [..., n/c, c], the first k of each chunk, and
-			// back to one row of (n/c)*k candidates.
-			cd := append(append([]int64{}, dims[:last]...), dims[last]/c, c)
-			vc := inst("chunks", hlo.OpReshape, hlo.ArrayShape(x.Shape.Elem, cd...), x)
-			ic := inst("chunk_iota", hlo.OpReshape, hlo.ArrayShape(hlo.S32, cd...), iota)
-			add(vc, ic)
-			cv, ci := firstK("_chunks", vc, ic)
-			rd := append(append([]int64{}, dims[:last]...), dims[last]/c*k)
-			v = inst("candidates", hlo.OpReshape, hlo.ArrayShape(x.Shape.Elem, rd...), cv)
-			ix = inst("candidate_iota", hlo.OpReshape, hlo.ArrayShape(hlo.S32, rd...), ci)
-			add(v, ix)
-		}
-		tv, ti := firstK("", v, ix)
-		// The topk instruction becomes the tuple of the two slices, so
-		// that its users need no change.
-		tuple := *in
-		tuple.Op, tuple.Operands, tuple.A = hlo.OpTuple, []*hlo.Instruction{tv, ti}, hlo.Attributes{}
-		*in = tuple
-		out = append(out, in)
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpTopK: topK})
+}
+
+func topK(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+	x := in.Operands[0]
+	last := x.Shape.Rank() - 1
+	cmp := comparator(in.Name+"/cmp", x.Shape.Elem, in.A.Largest)
+	if len(in.Called) == 1 { // XLA's TopK custom-call: its own comparator of (v, v, i, i)
+		cmp = in.Called[0]
 	}
-	entry.Instructions = out
-	return nil
+	res := b.sortedFirst([]*hlo.Instruction{x, b.iota(hlo.S32, last, x.Shape.Dims...)}, last, in.A.K, cmp)
+	return b.inst(hlo.OpTuple, in.Shape, res...), nil
+}
+
+// sortedFirst is the first k along dimension d of the arrays xs (of one
+// shape) sorted together, stably, by cmp (a comparator of their 2n
+// scalars). A long dimension is first cut into chunks (topKChunk)
+// sorted on their own, of which the first k of each go on to the
+// dimension's sort: the k first of the whole are among them, in the
+// whole's order where they tie (chunks in order, each sort stable).
+func (b *expander) sortedFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.Computation) []*hlo.Instruction {
+	dims := xs[0].Shape.Dims
+	if c := topKChunk(dims[d], k); c > 0 {
+		// [..., n, ...] -> [..., n/c, c, ...], the first k of each chunk,
+		// and back to (n/c)*k candidates along d.
+		cut := slices.Concat(dims[:d], []int64{dims[d] / c, c}, dims[d+1:])
+		chunks := make([]*hlo.Instruction, len(xs))
+		for i, x := range xs {
+			chunks[i] = b.reshape(x, cut...)
+		}
+		firsts := b.sortFirst(chunks, d+1, k, cmp)
+		row := slices.Concat(dims[:d], []int64{dims[d] / c * k}, dims[d+1:])
+		xs = make([]*hlo.Instruction, len(firsts))
+		for i, f := range firsts {
+			xs[i] = b.reshape(f, row...)
+		}
+	}
+	return b.sortFirst(xs, d, k, cmp)
+}
+
+// sortFirst sorts xs together along dimension d by cmp, stably, and
+// slices the first k of each.
+func (b *expander) sortFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.Computation) []*hlo.Instruction {
+	shapes := make([]hlo.Shape, len(xs))
+	for i, x := range xs {
+		shapes[i] = x.Shape
+	}
+	sh := shapes[0]
+	if len(xs) > 1 {
+		sh = hlo.TupleShape(shapes...)
+	}
+	sorted := b.inst(hlo.OpSort, sh, xs...)
+	sorted.Called = []*hlo.Computation{cmp}
+	sorted.A.Dimensions, sorted.A.IsStable = []int64{int64(d)}, true
+	out := make([]*hlo.Instruction, len(xs))
+	for i := range xs {
+		v := sorted
+		if len(xs) > 1 {
+			v = b.inst(hlo.OpGetTupleElement, shapes[i], sorted)
+			v.A.Index = int64(i)
+		}
+		out[i] = b.slice(v, d, 0, k)
+	}
+	return out
 }
 
 // topKChunk is the chunk length a top-k of k over rows of n cuts them

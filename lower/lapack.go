@@ -79,6 +79,13 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = b.gtsv(in)
 	case hlo.CallSytrd:
 		res = b.sytrd(in, c.Lower)
+	case hlo.CallApproxTopK: // exact, as XLA's ApproxTopKFallback
+		n := len(in.Operands) / 2
+		size := in.Shape
+		if size.IsTuple() {
+			size = size.Tuple[0]
+		}
+		res = b.sortedFirst(in.Operands[:n], int(c.Dim), size.Dims[c.Dim], in.Called[0])
 	case hlo.CallTopK: // topk with its own comparator, which expandTopK expands
 		tk := b.inst(hlo.OpTopK, in.Shape, in.Operands...)
 		tk.Called = in.Called

@@ -59,6 +59,8 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		res = []*hlo.Literal{t, d, off, tau, zeros(in.Shape.Tuple[4])}
 	case hlo.CallTopK:
 		return e.topKCall(in, ops[0].Lit)
+	case hlo.CallApproxTopK:
+		return e.approxTopK(in, ops, c.Dim)
 	case hlo.CallGesdd:
 		u, sv, vt := gesdd(ops[0].Lit, c.Mode, in.Shape.Tuple[1], in.Shape.Tuple[2], in.Shape.Tuple[3])
 		res = []*hlo.Literal{zeros(in.Shape.Tuple[0]), sv, u, vt}
@@ -394,17 +396,43 @@ func (e *evaluator) topKCall(in *hlo.Instruction, x *hlo.Literal) (*Value, error
 	r := x.Shape.Rank()
 	io := &hlo.Instruction{Op: hlo.OpIota, Shape: hlo.ArrayShape(hlo.S32, x.Shape.Dims...)}
 	io.A.IotaDim = int64(r - 1)
+	return e.sortedFirst(in, []*hlo.Literal{x, iota(io)}, r-1)
+}
+
+// approxTopK is XLA's ApproxTopK as it computes it off TPUs
+// (hlo.CallApproxTopK): the operands sorted along dimension d by the
+// comparator, each cut to its result's length.
+func (e *evaluator) approxTopK(in *hlo.Instruction, ops []*Value, d int64) (*Value, error) {
+	var xs []*hlo.Literal
+	for _, o := range ops[:len(ops)/2] {
+		xs = append(xs, o.Lit)
+	}
+	v, err := e.sortedFirst(in, xs, int(d))
+	if err != nil || in.Shape.IsTuple() {
+		return v, err
+	}
+	return v.Tuple[0], nil
+}
+
+// sortedFirst sorts xs along dimension d by in's comparator, stably, and
+// cuts each to the length of in's result there (its results a tuple of
+// them).
+func (e *evaluator) sortedFirst(in *hlo.Instruction, xs []*hlo.Literal, d int) (*Value, error) {
 	srt := &hlo.Instruction{Op: hlo.OpSort, Called: in.Called}
-	srt.A.Dimensions, srt.A.IsStable = []int64{int64(r - 1)}, true
-	sorted, err := e.sort(srt, []*hlo.Literal{x, iota(io)})
+	srt.A.Dimensions, srt.A.IsStable = []int64{int64(d)}, true
+	sorted, err := e.sort(srt, xs)
 	if err != nil {
 		return nil, err
 	}
+	res := []hlo.Shape{in.Shape}
+	if in.Shape.IsTuple() {
+		res = in.Shape.Tuple
+	}
 	out := &Value{}
 	for i, l := range sorted.Leaves() {
-		sl := &hlo.Instruction{Op: hlo.OpSlice, Shape: in.Shape.Tuple[i]}
-		for d, n := range l.Shape.Dims {
-			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: min(n, in.Shape.Tuple[i].Dims[d]), Stride: 1})
+		sl := &hlo.Instruction{Op: hlo.OpSlice, Shape: res[i]}
+		for e, n := range l.Shape.Dims {
+			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: min(n, res[i].Dims[e]), Stride: 1})
 		}
 		out.Tuple = append(out.Tuple, &Value{Lit: slice(sl, l)})
 	}

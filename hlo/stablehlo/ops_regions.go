@@ -854,8 +854,10 @@ func (c *opContext) call(name string) ([]*hlo.Instruction, error) {
 
 // customCallRule translates the custom calls vkjit runs
 // (hlo.KnownCustomCall: JAX's LAPACK calls on CPU, one device's sharding
-// annotations) to HLO's custom-call, their mhlo.backend_config as HLO
-// text prints it; any other target is refused by name.
+// annotations, XLA's ApproxTopK) to HLO's custom-call, their
+// mhlo.backend_config as HLO text prints it and their
+// called_computations as computations; any other target is refused by
+// name.
 func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
 	ib, err := c.emit(hlo.OpCustomCall, c.args...)
 	if err != nil {
@@ -868,6 +870,18 @@ func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
 			fields = append(fields, f.Name+" = "+f.Attr.Text)
 		}
 		ib.Set("backend_config", "{"+strings.Join(fields, ", ")+"}")
+	}
+	if cc := c.attr("called_computations"); cc != nil && cc.Kind == ListAttr {
+		for _, f := range cc.List {
+			if f.Kind != SymbolAttr {
+				return nil, fmt.Errorf("called_computations holds %s, not a function", f.Text)
+			}
+			comp, err := c.t.callee(f.Text)
+			if err != nil {
+				return nil, err
+			}
+			ib.Calls(comp)
+		}
 	}
 	known, err := hlo.KnownCustomCall(ib.Instruction)
 	if err != nil {

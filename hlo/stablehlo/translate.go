@@ -437,6 +437,11 @@ func Entries(m *Module) []*Func {
 				if a := op.Attr("decomposition"); a != nil {
 					called[a.Text] = true
 				}
+				if a := op.Attr("called_computations"); a != nil {
+					for _, f := range a.List {
+						called[f.Text] = true
+					}
+				}
 				for _, sub := range op.Regions {
 					walk(sub)
 				}
