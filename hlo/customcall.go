@@ -146,6 +146,16 @@ const (
 	// ApproxTopKOutputSize; vkjit does so everywhere, an exact top k
 	// meeting any recall target. Its results are the n cut arrays.
 	CallApproxTopK
+	// CallCsrMatmul: jaxlib's cpu_csr_sparse_dense_ffi, which JAX's CPU
+	// lowering calls for a 2-D BCSR matrix times a dense one
+	// (jax.experimental.sparse's bcsr_dot_general, BCSR @ x): operands
+	// data [nnz], indptr [rows+1] and indices [nnz] (s32 or s64, of one
+	// type) of an m x k CSR matrix, and b [k] or [k, n]; the result [m]
+	// or [m, n], each row of the product summed in the order of its
+	// nonzeros from zero, as Eigen's sparse-dense product sums it. A
+	// column index past b reads b's last row (as gather clamps), and
+	// nonzeros outside indptr[0] .. indptr[m] count for no row.
+	CallCsrMatmul
 )
 
 var (
@@ -178,6 +188,9 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	}
 	if in.A.Target == "ApproxTopK" {
 		return approxTopK(in)
+	}
+	if in.A.Target == "cpu_csr_sparse_dense_ffi" {
+		return csrMatmul(in)
 	}
 	if in.A.Target == "TopK" {
 		ok := len(in.Operands) == 1 && in.Operands[0].Shape.IsArray() && in.Operands[0].Shape.Rank() >= 1 && len(in.Called) == 1 &&
@@ -480,7 +493,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, jaxlib's CSR sparse-dense product, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

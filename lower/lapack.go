@@ -79,6 +79,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = b.gtsv(in)
 	case hlo.CallSytrd:
 		res = b.sytrd(in, c.Lower)
+	case hlo.CallCsrMatmul:
+		return b.csrMatmul(in), nil
 	case hlo.CallApproxTopK: // exact, as XLA's ApproxTopKFallback
 		n := len(in.Operands) / 2
 		size := in.Shape
@@ -149,6 +151,21 @@ func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
 	return b.convert(b.constant(rt, 1), t)
 }
 
+// binaryComputation is op over two scalars of type t, a reducer's or a
+// scatter's combiner, named after the instruction b expands and suffix.
+func (b *expander) binaryComputation(suffix string, t hlo.ElementType, op hlo.Opcode) *hlo.Computation {
+	name := b.from.Name + suffix
+	c := &hlo.Computation{Name: name, Pos: b.from.Pos}
+	for i := range 2 {
+		p := &hlo.Instruction{Name: name + "/p" + string(rune('0'+i)), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
+		c.Params = append(c.Params, p)
+		c.Instructions = append(c.Instructions, p)
+	}
+	c.Root = &hlo.Instruction{Name: name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
+	c.Instructions = append(c.Instructions, c.Root)
+	return c
+}
+
 // reduceDim reduces dimension d of x by op from init.
 func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo.Instruction) *hlo.Instruction {
 	return b.reduceDims(x, []int64{int64(d)}, op, init)
@@ -158,15 +175,7 @@ func (b *expander) reduceDim(x *hlo.Instruction, d int, op hlo.Opcode, init *hlo
 // init.
 func (b *expander) reduceDims(x *hlo.Instruction, ds []int64, op hlo.Opcode, init *hlo.Instruction) *hlo.Instruction {
 	t := x.Shape.Elem
-	name := b.from.Name + "/reducer"
-	c := &hlo.Computation{Name: name, Pos: b.from.Pos}
-	for i := range 2 {
-		p := &hlo.Instruction{Name: name + "/p" + string(rune('0'+i)), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
-		c.Params = append(c.Params, p)
-		c.Instructions = append(c.Instructions, p)
-	}
-	c.Root = &hlo.Instruction{Name: name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
-	c.Instructions = append(c.Instructions, c.Root)
+	c := b.binaryComputation("/reducer", t, op)
 	var dims []int64
 	for d, k := range x.Shape.Dims {
 		if !slices.Contains(ds, int64(d)) {

@@ -61,6 +61,12 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 		return e.topKCall(in, ops[0].Lit)
 	case hlo.CallApproxTopK:
 		return e.approxTopK(in, ops, c.Dim)
+	case hlo.CallCsrMatmul:
+		out, err := csrMatmul(in.Shape, ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)
+		if err != nil {
+			return nil, in.Errorf("%w", err)
+		}
+		res = []*hlo.Literal{out}
 	case hlo.CallGesdd:
 		u, sv, vt := gesdd(ops[0].Lit, c.Mode, in.Shape.Tuple[1], in.Shape.Tuple[2], in.Shape.Tuple[3])
 		res = []*hlo.Literal{zeros(in.Shape.Tuple[0]), sv, u, vt}
