@@ -35,7 +35,7 @@ func (r *Runtime) cacheKey(kind string, module []byte, opts CompileOptions) stri
 	d := r.dev.Info
 	device := fmt.Sprintf("%s|%x|%x|%d|%s", d.Name, d.VendorID, d.DeviceID, d.DriverVersion, d.Driver())
 	return cache.Key([]byte("vkjit program"), []byte(kind), selfHash(), []byte(device),
-		[]byte(fmt.Sprintf("%+v", r.tg)), []byte(fmt.Sprintf("%+v", opts.lower())), module)
+		[]byte(fmt.Sprintf("%+v", r.tg)), []byte(fmt.Sprintf("%+v", opts.lower())), []byte(fmt.Sprint(opts.shapes())), module)
 }
 
 // cachedProgram returns the program for m from the cache, or compiles
@@ -50,7 +50,7 @@ func (r *Runtime) cachedProgram(m *hlo.Module, opts CompileOptions) (*lower.Prog
 
 // sourceProgram is cachedProgram for HLO text: a hit needs no parse.
 func (r *Runtime) sourceProgram(name string, src []byte, opts CompileOptions) (*lower.Program, bool, error) {
-	parse := func() (*hlo.Module, error) { return parseOne(name, string(src)) }
+	parse := func() (*hlo.Module, error) { return parseOne(name, string(src), opts) }
 	if r.cache == nil {
 		m, err := parse()
 		if err != nil {

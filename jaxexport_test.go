@@ -2,8 +2,10 @@ package vkjit_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/cmplx"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -347,5 +349,88 @@ func TestJAXExportedApproxTopK(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJAXExportedDynamicShapes runs modules of symbolic shapes as
+// jax.export writes them, refined from their arguments' shapes
+// (CompileOptions.Arguments): JAX's own shape-polymorphic exports of
+// top_k (with a shape_assertion) and of rng_bit_generator (a shape
+// computed from two dimension variables, sliced with a stride), against
+// the values JAX's tests expect; and a softmax of several batch sizes
+// (testdata/dynamic_softmax.mlir) against the evaluator and against
+// NumPy's values for one batch, each size compiled by one runtime (the
+// compile cache keeps the refinements apart).
+func TestJAXExportedDynamicShapes(t *testing.T) {
+	defer noValidationMessages(t)
+	run := func(file string, args ...*vkjit.Tensor) []*vkjit.Tensor {
+		var specs []vkjit.TensorSpec
+		for _, a := range args {
+			specs = append(specs, a.Spec())
+		}
+		exe, err := rt.CompileFile(file, vkjit.CompileOptions{Arguments: specs})
+		require.NoError(t, err, file)
+		defer exe.Close()
+		res, _, err := exe.Run(context.Background(), args...)
+		require.NoError(t, err, file)
+		return res
+	}
+	floats := func(x *vkjit.Tensor) []float64 {
+		v := make([]float64, x.NumElements())
+		for i := range v {
+			v[i] = x.Float64At(int64(i))
+		}
+		return v
+	}
+
+	x, err := vkjit.Float32s([]int64{4, 3}, []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
+	require.NoError(t, err)
+	top := run("testdata/jax/dynamic_top_k.mlir", x)
+	require.Equal(t, []float64{2, 1, 5, 4, 8, 7, 11, 10}, floats(top[0]))
+	require.Equal(t, []float64{2, 1, 2, 1, 2, 1, 2, 1}, floats(top[1]))
+
+	key := &vkjit.Tensor{Type: vkjit.U32, Dims: []int64{4}, Data: binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 42), 43), 44), 45)}
+	a, err := vkjit.Float32s([]int64{2, 3}, make([]float32, 6))
+	require.NoError(t, err)
+	bits := run("testdata/jax/dynamic_rng_bit_generator.mlir", key, a)
+	require.Equal(t, []int64{6, 4}, bits[0].Dims)
+	require.Equal(t, []float64{
+		2427392780, 1458059130, 393278117, 4094008499,
+		2979149501, 2789479602, 236667834, 2209180022,
+		3272265009, 654898663, 3518128447, 3522413436,
+		3152133794, 2429726816, 183393703, 2087683200,
+		2517633375, 3263052868, 344980918, 3676396031,
+		3594828247, 2571774884, 3751275505, 2435848784,
+	}, floats(bits[0]))
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	src, err := os.ReadFile("testdata/dynamic_softmax.mlir")
+	require.NoError(t, err)
+	for _, b := range []int64{3, 1, 37} {
+		v := make([]float32, b*8)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		if b == 3 { // NumPy's float32 softmax of these rows, plus the row index, squared three times, summed by rows
+			copy(v, []float32{1, -1, 0.5, 2, 0, -0.25, 3, 1.5, -2, -1, 0, 1, 2, 3, -3, 0.75, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8})
+		}
+		xb, err := vkjit.Float32s([]int64{b, 8}, v)
+		require.NoError(t, err)
+		res := run("testdata/dynamic_softmax.mlir", xb)
+		require.Equal(t, []int64{b, 8}, res[0].Dims)
+		require.Equal(t, []int64{b}, res[1].Dims)
+		tr, err := stablehlo.ParseOneWith("dynamic_softmax.mlir", string(src), stablehlo.Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.F32, b, 8)}})
+		require.NoError(t, err)
+		ev, err := eval.Run(tr.HLO, literalOf(xb))
+		require.NoError(t, err)
+		for i, l := range ev.Leaves() {
+			require.Equal(t, l.Data, res[i].Data, "b=%d result %d: device against evaluator", b, i)
+		}
+		if b == 3 {
+			want := []float64{5.5238470e-03, 5.4225079e+01, 3.3431558e+03}
+			for i, w := range want {
+				require.InEpsilon(t, w, res[1].Float64At(int64(i)), 1e-5, "row %d against NumPy", i)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package vkjit
 
 import (
+	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/internal/settings"
 	"github.com/vkjit/vkjit/lower"
 	"github.com/vkjit/vkjit/pool"
@@ -119,6 +120,24 @@ type CompileOptions struct {
 	// its buffer device address, as arrays past the device's
 	// maxStorageBufferRange are, to test and measure that path.
 	AddressAbove int64
+	// Arguments, for a StableHLO text whose entry takes dynamic shapes
+	// (tensor<?x4xf32>: jax.export with symbolic shapes), are the
+	// arguments' types and shapes, which its shapes are refined from
+	// before it compiles (as XLA refines such a module); the executable
+	// then takes arguments of these shapes. A static module ignores them.
+	Arguments []TensorSpec
+}
+
+// shapes is Arguments as HLO shapes (nil where none are given).
+func (o CompileOptions) shapes() []hlo.Shape {
+	if o.Arguments == nil {
+		return nil
+	}
+	s := make([]hlo.Shape, len(o.Arguments))
+	for i, a := range o.Arguments {
+		s[i] = hlo.ArrayShape(a.Type.elem(), a.Dims...)
+	}
+	return s
 }
 
 // lower is the options as the code generator takes them.

@@ -12,10 +12,17 @@ import (
 // (stablehlo.IsMLIR), not by the file's name. A StableHLO module's
 // check-dialect ops are dropped (vkjit test evaluates them).
 func ParseText(name, src string) ([]*hlo.Module, error) {
+	return ParseTextFor(name, src, nil)
+}
+
+// ParseTextFor is ParseText for arguments of the shapes args: a
+// StableHLO entry of dynamic shapes is refined from them
+// (CompileOptions.Arguments); nil leaves it dynamic, which is refused.
+func ParseTextFor(name, src string, args []TensorSpec) ([]*hlo.Module, error) {
 	if !stablehlo.IsMLIR(src) {
 		return hlo.ParseModules(name, src)
 	}
-	ts, errs, err := stablehlo.Parse(name, src)
+	ts, errs, err := stablehlo.ParseWith(name, src, stablehlo.Options{Args: CompileOptions{Arguments: args}.shapes()})
 	if err != nil {
 		return nil, err
 	}
@@ -33,19 +40,29 @@ func ParseText(name, src string) ([]*hlo.Module, error) {
 
 // ParseFile is ParseText of a file.
 func ParseFile(path string) ([]*hlo.Module, error) {
+	return ParseFileFor(path, nil)
+}
+
+// ParseFileFor is ParseTextFor of a file.
+func ParseFileFor(path string, args []TensorSpec) ([]*hlo.Module, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseText(path, string(src))
+	return ParseTextFor(path, string(src), args)
 }
 
-// parseOne reads a text of one module.
-func parseOne(name, src string) (*hlo.Module, error) {
+// parseOne reads a text of one module, a StableHLO entry of dynamic
+// shapes refined from opts.Arguments.
+func parseOne(name, src string, opts CompileOptions) (*hlo.Module, error) {
 	if !stablehlo.IsMLIR(src) {
 		return hlo.Parse(name, src)
 	}
-	return stablehlo.ParseModule(name, src)
+	t, err := stablehlo.ParseOneWith(name, src, stablehlo.Options{Args: opts.shapes()})
+	if err != nil {
+		return nil, err
+	}
+	return t.WithoutChecks()
 }
 
 // ConstantsAsParameters turns the entry's array constants (of one or

@@ -97,7 +97,19 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bench: --device-args leaves the host copies out: not with --include-transfers or --stream")
 	}
 	start := time.Now()
-	mods, err := vkjit.ParseFile(pos[0])
+	// .npy arguments are read first: their shapes refine a StableHLO
+	// module of dynamic shapes (a static one ignores them).
+	var tensors []*vkjit.Tensor
+	var specs []vkjit.TensorSpec
+	if len(pos) > 1 {
+		if tensors, err = readNPYs(pos[1:]); err != nil {
+			return err
+		}
+		for _, t := range tensors {
+			specs = append(specs, t.Spec())
+		}
+	}
+	mods, err := vkjit.ParseFileFor(pos[0], specs)
 	if err != nil {
 		return err
 	}
@@ -113,18 +125,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer exe.Close()
 	compileMs := ms(time.Since(start))
-	var tensors []*vkjit.Tensor
 	if len(pos) == 1 {
 		for _, l := range hlotest.UniformInputs(mod, *seed) {
 			tensors = append(tensors, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
-		}
-	} else {
-		for i, f := range pos[1:] {
-			t, err := vkjit.ReadNPYFile(f)
-			if err != nil {
-				return fmt.Errorf("argument %d: %w", i, err)
-			}
-			tensors = append(tensors, t)
 		}
 	}
 	run := func() (vkjit.RunStats, error) {

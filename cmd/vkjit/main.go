@@ -33,6 +33,8 @@ prints it), told apart by its content.
 Usage:
   vkjit devices                              list Vulkan devices
   vkjit run [flags] GRAPH.hlo [ARG.npy ...]  run a module, one .npy per entry parameter
+                                             (their shapes refine a StableHLO module's
+                                             symbolic ones, as jax.export writes them)
   vkjit fmt [--hlo] GRAPH                    print every module in canonical HLO text
                                              (--hlo: the HLO a StableHLO file becomes)
   vkjit graph [-o FILE] GRAPH.hlo            draw the entry computation, one box per kernel

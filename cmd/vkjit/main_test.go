@@ -695,3 +695,33 @@ func TestConstantsAsArgs(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, prog.Kernels, "the exponential runs on the device")
 }
+
+// TestRunDynamicShapes: run refines a module of symbolic shapes from its
+// .npy arguments (--compare against the evaluator of the refined
+// module), and says what to give where none are.
+func TestRunDynamicShapes(t *testing.T) {
+	dir := t.TempDir()
+	graph := filepath.Join("..", "..", "testdata", "dynamic_softmax.mlir")
+	for _, b := range []int64{2, 5} {
+		v := make([]float32, b*8)
+		for i := range v {
+			v[i] = float32(i%7) - 3
+		}
+		x, _ := vkjit.Float32s([]int64{b, 8}, v)
+		px := filepath.Join(dir, "x.npy")
+		f, err := os.Create(px)
+		require.NoError(t, err)
+		require.NoError(t, vkjit.WriteNPY(f, x))
+		require.NoError(t, f.Close())
+		out := filepath.Join(dir, "out.npz")
+		code, stdout, stderr := vkjitCmd("run", "--compare", graph, px, "--out", out)
+		require.Equal(t, 0, code, "%s%s", stdout, stderr)
+		got, err := vkjit.ReadNPZ(out)
+		require.NoError(t, err)
+		require.Equal(t, []int64{b, 8}, got["out0"].Dims)
+		require.Equal(t, []int64{b}, got["out1"].Dims)
+	}
+	code, _, stderr := vkjitCmd("run", "--random-args", graph)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "a dynamic shape without the arguments' shapes to refine it from (vkjit run with .npy files")
+}

@@ -92,9 +92,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	// the run, as vkjit test does.
 	var mod *hlo.Module
 	var checked *stablehlo.Translated
+	var read []*vkjit.Tensor // the .npy arguments, where read before compiling
 	parseMs := 0.0
 	if stablehlo.IsMLIR(string(src)) {
-		if checked, err = pickProgram(graph, string(src), *module); err != nil {
+		// The arguments' shapes refine an entry of dynamic shapes
+		// (jax.export's symbolic shapes); a static one ignores them.
+		var shapes []hlo.Shape
+		if !*randomArgs && len(argFiles) > 0 {
+			if read, err = readNPYs(argFiles); err != nil {
+				return err
+			}
+			for _, t := range read {
+				shapes = append(shapes, hlo.ArrayShape(hlo.ElementType(t.Type), t.Dims...))
+			}
+		}
+		if checked, err = pickProgram(graph, string(src), *module, shapes); err != nil {
 			return err
 		}
 		mod = checked.HLO
@@ -149,7 +161,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		for _, l := range hlotest.UniformLeaves(leaves, *seed) {
 			tensors = append(tensors, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 		}
-	} else if tensors, err = readArgs(graph, exe, argFiles); err != nil {
+	} else if tensors, err = readArgs(graph, exe, argFiles, read); err != nil {
 		return err
 	}
 	results, st, err := exe.Run(context.Background(), tensors...)
@@ -210,19 +222,32 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 
 // readArgs reads the entry's arguments from .npy files, one a parameter
 // leaf.
-func readArgs(graph string, exe *vkjit.Executable, files []string) ([]*vkjit.Tensor, error) {
+func readArgs(graph string, exe *vkjit.Executable, files []string, read []*vkjit.Tensor) ([]*vkjit.Tensor, error) {
 	params := exe.Params()
 	if len(files) != len(params) {
 		return nil, fmt.Errorf("%s takes %d arguments (%s), got %d .npy files", graph, len(params), describeParams(exe), len(files))
 	}
+	if read == nil {
+		var err error
+		if read, err = readNPYs(files); err != nil {
+			return nil, err
+		}
+	}
+	for i, t := range read {
+		if params[i].Type == vkjit.BF16 && t.Type == vkjit.U16 {
+			t.Type = vkjit.BF16 // bf16 travels as raw bits in uint16
+		}
+	}
+	return read, nil
+}
+
+// readNPYs reads the arguments' .npy files.
+func readNPYs(files []string) ([]*vkjit.Tensor, error) {
 	tensors := make([]*vkjit.Tensor, len(files))
 	for i, f := range files {
 		t, err := vkjit.ReadNPYFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
-		}
-		if params[i].Type == vkjit.BF16 && t.Type == vkjit.U16 {
-			t.Type = vkjit.BF16 // bf16 travels as raw bits in uint16
 		}
 		tensors[i] = t
 	}
@@ -423,15 +448,16 @@ func pickModule(file, src, which string) (*hlo.Module, error) {
 
 // pickProgram translates the StableHLO program of src that which names,
 // as pickModule does.
-func pickProgram(file, src, which string) (*stablehlo.Translated, error) {
+func pickProgram(file, src, which string, args []hlo.Shape) (*stablehlo.Translated, error) {
+	o := stablehlo.Options{Args: args}
 	if which == "" {
-		t, err := stablehlo.ParseOne(file, src)
+		t, err := stablehlo.ParseOneWith(file, src, o)
 		if err != nil && strings.Contains(err.Error(), "programs, where one is compiled") {
 			return nil, fmt.Errorf("%w; --module N or --module NAME picks one", err)
 		}
 		return t, err
 	}
-	ts, errs, err := stablehlo.Parse(file, src)
+	ts, errs, err := stablehlo.ParseWith(file, src, o)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ type shapeOperand struct {
 }
 
 // staticRule translates a dynamic op by static, its shape operands read
-// as constants.
+// as constants (folded where they compute a shape from constants:
+// refine.go).
 func staticRule(static rule, shapes ...shapeOperand) rule {
 	return func(c *opContext) ([]*hlo.Instruction, error) {
 		sc := *c
@@ -34,17 +35,21 @@ func staticRule(static rule, shapes ...shapeOperand) rule {
 			if s.index >= len(c.args) {
 				return nil, fmt.Errorf("has no operand %d", s.index)
 			}
-			v, err := constInts(c.args[s.index])
+			v, err := foldInts(c.args[s.index])
 			if err != nil {
 				return nil, unsupportedf(dynamicCategory, "op %s with operand %d %v", c.op.Name, s.index, err)
 			}
 			if s.attr == "" {
-				out, err := c.result(0)
-				if err != nil {
-					return nil, err
+				if len(c.op.OutTypes) != 1 || c.op.OutTypes[0].Kind != TensorType {
+					return nil, fmt.Errorf("the text gives no type for its result")
 				}
-				if !slices.Equal(v, out.Dims) {
+				out := c.op.OutTypes[0]
+				if !fits(out.Shape(), hlo.ArrayShape(out.Elem, v...)) {
 					return nil, fmt.Errorf("operand %d is %v, the result's dimensions %v", s.index, v, out.Dims)
+				}
+				if out.Dynamic { // refined: the operand says the shape
+					out.Dims, out.Dynamic = v, false
+					sc.op.OutTypes = []Type{out}
 				}
 			} else {
 				sc.op.Attrs = append(sc.op.Attrs, NamedAttr{Name: s.attr, Attr: &Attr{Kind: ArrayAttr, Array: v}})
@@ -59,14 +64,6 @@ func staticRule(static rule, shapes ...shapeOperand) rule {
 		}
 		return static(&sc)
 	}
-}
-
-// constInts is the values of an integer constant.
-func constInts(x *hlo.Instruction) ([]int64, error) {
-	if x.Op != hlo.OpConstant || x.Literal == nil {
-		return nil, fmt.Errorf("computed at run time (a dynamic shape)")
-	}
-	return x.Literal.Ints()
 }
 
 // getDimensionSizeRule: the size of a static dimension, an s32 constant.

@@ -166,6 +166,9 @@ func (c *opContext) result(i int) (hlo.Shape, error) {
 	if i >= len(c.op.OutTypes) {
 		return hlo.Shape{}, fmt.Errorf("the text gives no type for result %d", i)
 	}
+	if c.op.OutTypes[i].Dynamic {
+		return hlo.Shape{}, unsupportedf(dynamicCategory, "its result type %s is dynamic, which %s's operands do not determine", c.op.OutTypes[i].Text, c.op.Name)
+	}
 	return c.op.OutTypes[i].Shape(), nil
 }
 
@@ -308,11 +311,14 @@ func constantRule(c *opContext) ([]*hlo.Instruction, error) {
 // bitcast to one i64; HLO's pred is a byte and cannot say that. Such
 // bitcasts are refused by name rather than given another meaning.
 func bitcastConvertRule(c *opContext) ([]*hlo.Instruction, error) {
-	out, err := c.result(0)
-	if err != nil {
-		return nil, err
+	if len(c.op.OutTypes) != 1 {
+		return nil, fmt.Errorf("the text gives no type for its result")
 	}
-	if in := c.args[0].Shape.Elem; (in == hlo.PRED) != (out.Elem == hlo.PRED) {
+	if in := c.args[0].Shape.Elem; (in == hlo.PRED) != (c.op.OutTypes[0].Elem == hlo.PRED) {
+		out, err := c.result(0)
+		if err != nil {
+			return nil, err
+		}
 		// StableHLO's i1 is one bit, HLO's pred a byte: element k of the
 		// i1 dimension is bit k of the wider value.
 		r, err := bitsBitcast(c, c.args[0], out)

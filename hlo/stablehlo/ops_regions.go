@@ -809,7 +809,12 @@ func compositeRule(c *opContext) ([]*hlo.Instruction, error) {
 	return c.call(d.Text)
 }
 
-func callRule(c *opContext) ([]*hlo.Instruction, error) { return c.call(c.op.Callee) }
+func callRule(c *opContext) ([]*hlo.Instruction, error) {
+	if f := c.t.funcs[c.op.Callee]; f != nil && c.t.args != nil && hasDynamicTypes(f) {
+		return c.inline(f) // refined for this call (refine.go)
+	}
+	return c.call(c.op.Callee)
+}
 
 // callee is function name's computation, translated once (once per
 // process of a run_parallel, whose replica_id and partition_id differ).
@@ -859,6 +864,14 @@ func (c *opContext) call(name string) ([]*hlo.Instruction, error) {
 // called_computations as computations; any other target is refused by
 // name.
 func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
+	switch c.op.Callee {
+	case "shape_assertion": // JAX's, on refined shapes (refine.go)
+		return shapeAssertion(c)
+	case "stablehlo.dynamic_top_k":
+		return dynamicTopK(c)
+	case "stablehlo.dynamic_rng_bit_generator":
+		return dynamicRngBitGenerator(c)
+	}
 	ib, err := c.emit(hlo.OpCustomCall, c.args...)
 	if err != nil {
 		return nil, err

@@ -83,6 +83,21 @@ type Check struct {
 // program, or, where it has no @main and several argument-free public
 // functions (a test file's), one program for each.
 func Parse(file, src string) ([]*Translated, []error, error) {
+	return ParseWith(file, src, Options{})
+}
+
+// Options are choices of a translation.
+type Options struct {
+	// Args, where not nil, are the shapes of the entry's arguments: an
+	// entry whose argument types are dynamic (tensor<?x4xf32>: jax.export
+	// with symbolic shapes) is refined from them (refine.go), as XLA's
+	// XlaCallModule refines such a module with its arguments' shapes
+	// before compiling it. A static entry ignores them.
+	Args []hlo.Shape
+}
+
+// ParseWith is Parse with options.
+func ParseWith(file, src string, o Options) ([]*Translated, []error, error) {
 	mods, err := ParseIR(file, src)
 	if err != nil {
 		return nil, nil, err
@@ -102,12 +117,12 @@ func Parse(file, src string) ([]*Translated, []error, error) {
 			if len(es) == 1 {
 				pos = es[0].Pos
 			}
-			t, err := Translate(m)
+			t, err := translate(m, o)
 			add(t, err, pos)
 			continue
 		}
 		for _, e := range es {
-			t, err := TranslateEntry(m, e)
+			t, err := translateEntry(m, e, o)
 			add(t, err, e.Pos)
 		}
 	}
@@ -135,7 +150,12 @@ func ParseModule(file, src string) (*hlo.Module, error) {
 
 // ParseOne reads a file holding one program, checks and all.
 func ParseOne(file, src string) (*Translated, error) {
-	ts, errs, err := Parse(file, src)
+	return ParseOneWith(file, src, Options{})
+}
+
+// ParseOneWith is ParseOne with options.
+func ParseOneWith(file, src string, o Options) (*Translated, error) {
+	ts, errs, err := ParseWith(file, src, o)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +218,11 @@ type translator struct {
 	// op is (parallel.go); nil elsewhere.
 	par  *parallel
 	proc *process
+	// args: the entry's argument shapes where its types are dynamic and
+	// are refined from them (refine.go); inlining, the functions being
+	// inlined into their callers, which refinement specializes.
+	args     []hlo.Shape
+	inlining map[string]bool
 }
 
 // scope maps SSA names to the instructions of one computation: a
@@ -341,7 +366,9 @@ func (t *translator) scalarRegion(r *Region, name string, sc *scope) (*hlo.Compu
 
 // Translate turns one parsed module into HLO, run from its one entry
 // (Entries).
-func Translate(m *Module) (*Translated, error) {
+func Translate(m *Module) (*Translated, error) { return translate(m, Options{}) }
+
+func translate(m *Module, o Options) (*Translated, error) {
 	es := Entries(m)
 	switch {
 	case len(m.Funcs) == 0:
@@ -351,11 +378,15 @@ func Translate(m *Module) (*Translated, error) {
 	case len(es) > 1:
 		return nil, &Error{Pos: m.Pos, Msg: fmt.Sprintf("no @main, and %d public functions (@%s, @%s...) could be the entry", len(es), es[0].Name, es[1].Name)}
 	}
-	return TranslateEntry(m, es[0])
+	return translateEntry(m, es[0], o)
 }
 
 // TranslateEntry turns one parsed module into HLO, run from entry.
 func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
+	return translateEntry(m, entry, Options{})
+}
+
+func translateEntry(m *Module, entry *Func, o Options) (*Translated, error) {
 	t := &translator{m: m, funcs: map[string]*Func{}, comps: map[string]*hlo.Computation{}, names: map[string]int{}, quantOf: map[*hlo.Instruction]*QuantType{}, probes: map[string][]*hlo.Instruction{}, probeRan: map[string][]*hlo.Instruction{}}
 	name := m.Name
 	if name == "" {
@@ -366,6 +397,9 @@ func TranslateEntry(m *Module, entry *Func) (*Translated, error) {
 		t.funcs[f.Name] = f
 	}
 	t.entry = entry
+	if err := t.refineFrom(entry, o.Args); err != nil {
+		return nil, err
+	}
 	t.probeIters = probeChecks(entry)
 	res, err := t.function(t.entry, true)
 	if err != nil {
@@ -499,11 +533,15 @@ func (t *translator) function(f *Func, entry bool) (int, error) {
 		t.comps[t.compKey(f.Name)] = cb.Computation()
 	}
 	sc := newScope(cb)
-	for _, a := range f.Args {
+	for i, a := range f.Args {
 		if err := t.checkType(a.Type, a.Pos); err != nil {
 			return 0, err
 		}
-		sc.vals[a.Name] = cb.Parameter(a.Type.Shape())
+		shape := a.Type.Shape()
+		if entry && t.args != nil {
+			shape = t.args[i]
+		}
+		sc.vals[a.Name] = cb.Parameter(shape)
 		if a.Type.Q != nil {
 			t.quantOf[sc.vals[a.Name]] = a.Type.Q
 		}
@@ -512,13 +550,8 @@ func (t *translator) function(f *Func, entry bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(f.Results) != len(results) {
-		return 0, &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s returns %d values, its type says %d", f.Name, len(results), len(f.Results))}
-	}
-	for i, r := range results {
-		if want := f.Results[i]; want.Kind != OtherType && !want.Shape().Equal(r.Shape) {
-			return 0, &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s result %d is %s, its type says %s", f.Name, i, typeText(r.Shape), want.Text)}
-		}
+	if err := resultsMatch(f, results); err != nil {
+		return 0, err
 	}
 	n := len(results)
 	if entry {
@@ -532,6 +565,20 @@ func (t *translator) function(f *Func, entry bool) (int, error) {
 	}
 	t.root(cb, results)
 	return n, nil
+}
+
+// resultsMatch checks the values f returns against its result types
+// (a dynamic dimension matches any size).
+func resultsMatch(f *Func, results []*hlo.Instruction) error {
+	if len(f.Results) != len(results) {
+		return &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s returns %d values, its type says %d", f.Name, len(results), len(f.Results))}
+	}
+	for i, r := range results {
+		if want := f.Results[i]; want.Kind != OtherType && !fits(want.Shape(), r.Shape) {
+			return &Error{Pos: f.Pos, Msg: fmt.Sprintf("@%s result %d is %s, its type says %s", f.Name, i, typeText(r.Shape), want.Text)}
+		}
+	}
+	return nil
 }
 
 // root makes a computation's result: one value, or a tuple of several.
@@ -571,7 +618,7 @@ func (t *translator) operands(op *Op, sc *scope) ([]*hlo.Instruction, error) {
 			return nil, err
 		}
 		if i < len(op.InTypes) && len(op.InTypes) == len(op.Operands) && op.InTypes[i].Kind != OtherType {
-			if want := op.InTypes[i].Shape(); !want.Equal(in.Shape) {
+			if want := op.InTypes[i].Shape(); !fits(want, in.Shape) {
 				return nil, &Error{Pos: op.Pos, Msg: fmt.Sprintf("%s: operand %d is %s, its type says %s", op.Name, i, typeText(in.Shape), op.InTypes[i].Text)}
 			}
 		}
@@ -585,8 +632,10 @@ func (t *translator) checkType(ty Type, pos hlo.Pos) error {
 	switch {
 	case ty.Quant && ty.Q == nil:
 		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(quantizedCategory, "a quantized type")), Err: &Unsupported{quantizedCategory, "quantized type " + ty.Text}}
-	case ty.Dynamic || ty.Bounded:
-		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(dynamicCategory, "a dynamic shape")), Err: &Unsupported{dynamicCategory, "dynamic shape " + ty.Text}}
+	case ty.Bounded:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(dynamicCategory, "a bounded dynamic shape")), Err: &Unsupported{dynamicCategory, "dynamic shape " + ty.Text}}
+	case ty.Dynamic && t.args == nil:
+		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s: %v", ty.Text, unsupportedf(dynamicCategory, "a dynamic shape without the arguments' shapes to refine it from (vkjit run with .npy files, CompileOptions.Arguments)")), Err: &Unsupported{dynamicCategory, "dynamic shape " + ty.Text}}
 	case ty.Kind == OtherType:
 		return &Error{Pos: pos, Msg: fmt.Sprintf("type %s is not supported", ty.Text), Err: &Unsupported{What: "type " + ty.Text}}
 	case ty.Kind == TensorType && ty.Elem == hlo.Invalid:
@@ -649,6 +698,11 @@ func (t *translator) op(op *Op, sc *scope, entry bool) error {
 	}
 	if err != nil {
 		return errAt(op, err)
+	}
+	if t.args != nil {
+		if err := refine(sc.cb.Computation().Instructions[before:]); err != nil {
+			return errAt(op, err)
+		}
 	}
 	return t.bind(op, sc, before, results)
 }
