@@ -355,8 +355,9 @@ func TestJAXExportedApproxTopK(t *testing.T) {
 // TestJAXExportedDynamicShapes runs modules of symbolic shapes as
 // jax.export writes them, refined from their arguments' shapes
 // (CompileOptions.Arguments): JAX's own shape-polymorphic exports of
-// top_k (with a shape_assertion) and of rng_bit_generator (a shape
-// computed from two dimension variables, sliced with a stride), against
+// top_k (with a shape_assertion), approx_max_k (k symbolic) and
+// rng_bit_generator (a shape computed from two dimension variables,
+// sliced with a stride), against
 // the values JAX's tests expect; and a softmax of several batch sizes
 // (testdata/dynamic_softmax.mlir) against the evaluator and against
 // NumPy's values for one batch, each size compiled by one runtime (the
@@ -388,6 +389,20 @@ func TestJAXExportedDynamicShapes(t *testing.T) {
 	top := run("testdata/jax/dynamic_top_k.mlir", x)
 	require.Equal(t, []float64{2, 1, 5, 4, 8, 7, 11, 10}, floats(top[0]))
 	require.Equal(t, []float64{2, 1, 2, 1, 2, 1, 2, 1}, floats(top[1]))
+
+	ar := make([]float32, 24)
+	for i := range ar {
+		ar[i] = float32(i)
+	}
+	x24, err := vkjit.Float32s([]int64{24}, ar)
+	require.NoError(t, err)
+	approx := run("testdata/jax/dynamic_approx_top_k.mlir", x24)
+	var down []float64
+	for v := 23.0; v >= 4; v-- {
+		down = append(down, v)
+	}
+	require.Equal(t, down, floats(approx[0]))
+	require.Equal(t, down, floats(approx[1]))
 
 	key := &vkjit.Tensor{Type: vkjit.U32, Dims: []int64{4}, Data: binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 42), 43), 44), 45)}
 	a, err := vkjit.Float32s([]int64{2, 3}, make([]float32, 6))

@@ -871,6 +871,8 @@ func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
 		return dynamicTopK(c)
 	case "stablehlo.dynamic_rng_bit_generator":
 		return dynamicRngBitGenerator(c)
+	case "stablehlo.dynamic_approx_top_k":
+		return dynamicApproxTopK(c)
 	}
 	ib, err := c.emit(hlo.OpCustomCall, c.args...)
 	if err != nil {

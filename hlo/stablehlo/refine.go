@@ -283,3 +283,55 @@ func dynamicRngBitGenerator(c *opContext) ([]*hlo.Instruction, error) {
 	sc.op, sc.args = &op, c.args[:1]
 	return rngBitGeneratorRule(&sc)
 }
+
+// dynamicApproxTopK is JAX's stablehlo.dynamic_approx_top_k custom-call
+// (jax.lax.approx_max_k with a symbolic k): ApproxTopK's operands and
+// initial values, then k, then the results' shapes (the operands
+// indices_of_shape_operands lists), with k and the shapes folded: XLA's
+// ApproxTopK custom-call with top_k = k and the refined result types.
+func dynamicApproxTopK(c *opContext) ([]*hlo.Instruction, error) {
+	n := len(c.op.OutTypes)
+	if n == 0 || len(c.args) < 2*n+1+n {
+		return nil, fmt.Errorf("stablehlo.dynamic_approx_top_k takes %d operands and initial values, k and %d shapes", n, n)
+	}
+	k, err := foldInts(c.args[2*n])
+	if err != nil || len(k) != 1 {
+		return nil, unsupportedf(dynamicCategory, "stablehlo.dynamic_approx_top_k with k %v", err)
+	}
+	op := *c.op
+	op.OutTypes = make([]Type, n)
+	for i := range n {
+		dims, err := foldInts(c.args[2*n+1+i])
+		if err != nil {
+			return nil, unsupportedf(dynamicCategory, "stablehlo.dynamic_approx_top_k with the shape of result %d %v", i, err)
+		}
+		out := c.op.OutTypes[i]
+		if out.Kind != TensorType || !fits(out.Shape(), hlo.ArrayShape(out.Elem, dims...)) {
+			return nil, fmt.Errorf("the shape operand of result %d is %v, its type %s", i, dims, out.Text)
+		}
+		out.Dims, out.Dynamic = dims, false
+		op.OutTypes[i] = out
+	}
+	// The backend_config with top_k set: ApproxTopK's own form.
+	op.Attrs = nil
+	for _, a := range c.op.Attrs {
+		if a.Name != "mhlo.backend_config" && a.Name != "backend_config" && a.Name != "indices_of_shape_operands" {
+			op.Attrs = append(op.Attrs, a)
+		}
+	}
+	if cfg := c.attr("mhlo.backend_config", "backend_config"); cfg != nil && cfg.Kind == DictAttr {
+		d := *cfg
+		d.Dict = nil
+		for _, f := range cfg.Dict {
+			if f.Name != "top_k" {
+				d.Dict = append(d.Dict, f)
+			}
+		}
+		d.Dict = append(d.Dict, NamedAttr{Name: "top_k", Attr: &Attr{Kind: IntAttr, Text: fmt.Sprint(k[0])}})
+		op.Attrs = append(op.Attrs, NamedAttr{Name: "mhlo.backend_config", Attr: &d})
+	}
+	op.Callee = "ApproxTopK"
+	sc := *c
+	sc.op, sc.args = &op, c.args[:2*n]
+	return customCallRule(&sc)
+}
