@@ -864,6 +864,10 @@ func (c *opContext) call(name string) ([]*hlo.Instruction, error) {
 // called_computations as computations; any other target is refused by
 // name.
 func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
+	c, err := shapeOperands(c) // results of dynamic shapes (refine.go)
+	if err != nil {
+		return nil, err
+	}
 	switch c.op.Callee {
 	case "shape_assertion": // JAX's, on refined shapes (refine.go)
 		return shapeAssertion(c)

@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -284,38 +285,71 @@ func dynamicRngBitGenerator(c *opContext) ([]*hlo.Instruction, error) {
 	return rngBitGeneratorRule(&sc)
 }
 
+// shapeOperands applies a custom-call's indices_of_shape_operands (how
+// JAX's custom calls of dynamic results pass the results' shapes:
+// mlir.custom_call's result_shapes, one 1-D integer operand per result):
+// with those operands folded, the op's result types refined from them
+// and the operands dropped. Without the attribute it returns c as it is.
+func shapeOperands(c *opContext) (*opContext, error) {
+	idx, ok, err := c.ints("indices_of_shape_operands")
+	if !ok || err != nil {
+		return c, err
+	}
+	if len(idx) != len(c.op.OutTypes) {
+		return nil, fmt.Errorf("indices_of_shape_operands names %d operands for %d results", len(idx), len(c.op.OutTypes))
+	}
+	op := *c.op
+	op.OutTypes = slices.Clone(c.op.OutTypes)
+	op.Attrs = nil
+	for _, a := range c.op.Attrs {
+		if a.Name != "indices_of_shape_operands" {
+			op.Attrs = append(op.Attrs, a)
+		}
+	}
+	drop := map[int64]bool{}
+	for r, i := range idx {
+		if i < 0 || int(i) >= len(c.args) || drop[i] {
+			return nil, fmt.Errorf("indices_of_shape_operands names operand %d of %d", i, len(c.args))
+		}
+		drop[i] = true
+		dims, err := foldInts(c.args[i])
+		if err != nil {
+			return nil, unsupportedf(dynamicCategory, "%s with the shape of result %d %v", op.Callee, r, err)
+		}
+		out := op.OutTypes[r]
+		if out.Kind != TensorType || !fits(out.Shape(), hlo.ArrayShape(out.Elem, dims...)) {
+			return nil, fmt.Errorf("the shape operand of result %d is %v, its type %s", r, dims, out.Text)
+		}
+		out.Dims, out.Dynamic = dims, false
+		op.OutTypes[r] = out
+	}
+	sc := *c
+	sc.op, sc.args = &op, nil
+	for i, a := range c.args {
+		if !drop[int64(i)] {
+			sc.args = append(sc.args, a)
+		}
+	}
+	return &sc, nil
+}
+
 // dynamicApproxTopK is JAX's stablehlo.dynamic_approx_top_k custom-call
-// (jax.lax.approx_max_k with a symbolic k): ApproxTopK's operands and
-// initial values, then k, then the results' shapes (the operands
-// indices_of_shape_operands lists), with k and the shapes folded: XLA's
-// ApproxTopK custom-call with top_k = k and the refined result types.
+// (jax.lax.approx_max_k with a symbolic k) once shapeOperands has taken
+// its results' shapes: ApproxTopK's operands and initial values, then
+// k, folded: XLA's ApproxTopK with top_k = k.
 func dynamicApproxTopK(c *opContext) ([]*hlo.Instruction, error) {
 	n := len(c.op.OutTypes)
-	if n == 0 || len(c.args) < 2*n+1+n {
-		return nil, fmt.Errorf("stablehlo.dynamic_approx_top_k takes %d operands and initial values, k and %d shapes", n, n)
+	if n == 0 || len(c.args) != 2*n+1 {
+		return nil, fmt.Errorf("stablehlo.dynamic_approx_top_k takes %d operands and initial values and k", n)
 	}
 	k, err := foldInts(c.args[2*n])
 	if err != nil || len(k) != 1 {
 		return nil, unsupportedf(dynamicCategory, "stablehlo.dynamic_approx_top_k with k %v", err)
 	}
 	op := *c.op
-	op.OutTypes = make([]Type, n)
-	for i := range n {
-		dims, err := foldInts(c.args[2*n+1+i])
-		if err != nil {
-			return nil, unsupportedf(dynamicCategory, "stablehlo.dynamic_approx_top_k with the shape of result %d %v", i, err)
-		}
-		out := c.op.OutTypes[i]
-		if out.Kind != TensorType || !fits(out.Shape(), hlo.ArrayShape(out.Elem, dims...)) {
-			return nil, fmt.Errorf("the shape operand of result %d is %v, its type %s", i, dims, out.Text)
-		}
-		out.Dims, out.Dynamic = dims, false
-		op.OutTypes[i] = out
-	}
-	// The backend_config with top_k set: ApproxTopK's own form.
 	op.Attrs = nil
 	for _, a := range c.op.Attrs {
-		if a.Name != "mhlo.backend_config" && a.Name != "backend_config" && a.Name != "indices_of_shape_operands" {
+		if a.Name != "mhlo.backend_config" && a.Name != "backend_config" {
 			op.Attrs = append(op.Attrs, a)
 		}
 	}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +73,36 @@ func TestRefineRefusals(t *testing.T) {
 	m, err := ParseOneWith("s.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n", Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.F32, 5)}})
 	require.NoError(t, err)
 	require.Equal(t, "f32[2]", m.HLO.Entry.Params[0].Shape.String())
+}
+
+// TestRefineCustomCallShapes: a custom-call of dynamic results takes
+// their shapes from the operands its indices_of_shape_operands lists
+// (JAX's result_shapes), folded and dropped: a Sharding annotation and
+// a Cholesky factor of a symbolic batch (lapack_spotrf_ffi), whose
+// results are then what KnownCustomCall checks them against.
+func TestRefineCustomCallShapes(t *testing.T) {
+	src := `func.func public @main(%arg0: tensor<?x3x3xf32>) -> (tensor<?x3x3xf32>, tensor<?xi32>) {
+  %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x3x3xf32>) -> tensor<i32>
+  %1 = stablehlo.reshape %0 : (tensor<i32>) -> tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<2xi32>
+  %2 = stablehlo.concatenate %1, %c, dim = 0 : (tensor<1xi32>, tensor<2xi32>) -> tensor<3xi32>
+  %3 = stablehlo.custom_call @Sharding(%arg0, %2) {indices_of_shape_operands = dense<1> : tensor<1xi64>, mhlo.sharding = "{replicated}"} : (tensor<?x3x3xf32>, tensor<3xi32>) -> tensor<?x3x3xf32>
+  %4:2 = stablehlo.custom_call @lapack_spotrf_ffi(%3, %2, %1) {indices_of_shape_operands = dense<[1, 2]> : tensor<2xi64>, mhlo.backend_config = {uplo = 76 : ui8}} : (tensor<?x3x3xf32>, tensor<3xi32>, tensor<1xi32>) -> (tensor<?x3x3xf32>, tensor<?xi32>)
+  return %4#0, %4#1 : tensor<?x3x3xf32>, tensor<?xi32>
+}
+`
+	tr, err := ParseOneWith("calls.mlir", src, Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.F32, 5, 3, 3)}})
+	require.NoError(t, err)
+	var calls []string
+	for _, in := range tr.HLO.Entry.Instructions {
+		if in.Op == hlo.OpCustomCall {
+			require.Len(t, in.Operands, 1, in.A.Target) // the shape operands dropped
+			calls = append(calls, in.A.Target+" "+in.Shape.String())
+		}
+	}
+	require.Equal(t, []string{"Sharding f32[5,3,3]", "lapack_spotrf_ffi (f32[5,3,3], s32[5])"}, calls)
+	// A shape operand that disagrees with the result type: an error.
+	bad := strings.Replace(src, "dense<3> : tensor<2xi32>", "dense<4> : tensor<2xi32>", 1)
+	_, err = ParseOneWith("calls.mlir", bad, Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.F32, 5, 3, 3)}})
+	require.ErrorContains(t, err, "the shape operand of result 0 is [5 4 4], its type tensor<?x3x3xf32>")
 }
