@@ -449,3 +449,92 @@ func TestJAXExportedDynamicShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestGtsvPerturbed runs jaxlib's tridiagonal_solve_perturbed_ffi
+// (jax.lax.linalg.tridiagonal_solve with perturb_singular, which
+// jax.scipy.linalg.eigh_tridiagonal's inverse iteration calls) on the
+// device against the evaluator: a batch of random diagonally dominant
+// systems (residual |T x - b| within rounding of |b|), one that pivots,
+// a singular one (whose pivot the perturbation moves off zero: x is
+// large along T's null vector (5, 0, -3) and exact where T pins it,
+// x1 = 8 / 2), a single row, in f32, f64, c64 and c128.
+func TestGtsvPerturbed(t *testing.T) {
+	defer noValidationMessages(t)
+	prog := func(ty string, batch, n, k int) string {
+		return fmt.Sprintf(`HloModule gtsv
+ENTRY e {
+  dl = %[1]s[%[2]d,%[3]d] parameter(0)
+  d = %[1]s[%[2]d,%[3]d] parameter(1)
+  du = %[1]s[%[2]d,%[3]d] parameter(2)
+  b = %[1]s[%[2]d,%[3]d,%[4]d] parameter(3)
+  ROOT x = %[1]s[%[2]d,%[3]d,%[4]d] custom-call(dl, d, du, b), custom_call_target="tridiagonal_solve_perturbed_ffi"
+}`, ty, batch, n, k)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
+		tol := 1e-5
+		if ty == "f64" || ty == "c128" {
+			tol = 1e-12
+		}
+		complexType := ty == "c64" || ty == "c128"
+		random := func(scale, shift float64) complex128 {
+			v := complex(scale*(2*rng.Float64()-1)+shift, 0)
+			if complexType {
+				v += complex(0, scale*(2*rng.Float64()-1))
+			}
+			return v
+		}
+		// Three systems of 7 rows, 2 right-hand sides: the first two
+		// diagonally dominant, the third with small diagonals (it pivots).
+		const batch, n, k = 3, 7, 2
+		dl, d, du, b := make([]complex128, batch*n), make([]complex128, batch*n), make([]complex128, batch*n), make([]complex128, batch*n*k)
+		for s := range batch {
+			for i := range n {
+				shift := 4.0
+				if s == 2 {
+					shift = 0
+				}
+				dl[s*n+i], d[s*n+i], du[s*n+i] = random(1, 0), random(0.1, shift), random(1, 0)
+			}
+		}
+		for i := range b {
+			b[i] = random(1, 0)
+		}
+		args := []*vkjit.Tensor{tensorOf(ty, []int64{batch, n}, dl), tensorOf(ty, []int64{batch, n}, d), tensorOf(ty, []int64{batch, n}, du), tensorOf(ty, []int64{batch, n, k}, b)}
+		res, want := deviceAndEval(t, "perturbed "+ty, prog(ty, batch, n, k), args...)
+		requireNearEval(t, "perturbed "+ty, res, want, 100*tol)
+		for s := range batch {
+			for j := range k {
+				x := func(i int) complex128 { return valueAt(res[0], int64((s*n+i)*k+j)) }
+				for i := range n {
+					r := valueAt(args[1], int64(s*n+i))*x(i) - valueAt(args[3], int64((s*n+i)*k+j))
+					if i > 0 {
+						r += valueAt(args[0], int64(s*n+i)) * x(i-1)
+					}
+					if i < n-1 {
+						r += valueAt(args[2], int64(s*n+i)) * x(i+1)
+					}
+					require.LessOrEqual(t, cmplx.Abs(r), 100*tol, "%s system %d rhs %d row %d: residual", ty, s, j, i)
+				}
+			}
+		}
+
+		// Singular: [[0, 2, 0], [3, 0, 5], [0, 6, 0]] x = [8, 9, 10].
+		sing := []*vkjit.Tensor{tensorOf(ty, []int64{1, 3}, []complex128{0, 3, 6}), tensorOf(ty, []int64{1, 3}, []complex128{0, 0, 0}),
+			tensorOf(ty, []int64{1, 3}, []complex128{2, 5, 0}), tensorOf(ty, []int64{1, 3, 1}, []complex128{8, 9, 10})}
+		res, want = deviceAndEval(t, "perturbed singular "+ty, prog(ty, 1, 3, 1), sing...)
+		requireNearEval(t, "perturbed singular "+ty, res, want, 0)
+		x0, x1, x2 := valueAt(res[0], 0), valueAt(res[0], 1), valueAt(res[0], 2)
+		require.Equal(t, complex128(4), x1)
+		require.Greater(t, cmplx.Abs(x0), 1e6, "%s: large along the null vector", ty)
+		require.InDelta(t, -5.0/3, real(x0/x2), 1e-6, "%s: along (5, 0, -3)", ty)
+
+		// One row: b / d, a zero d perturbed to the safe minimum.
+		res, want = deviceAndEval(t, "perturbed one row "+ty, prog(ty, 2, 1, 1),
+			tensorOf(ty, []int64{2, 1}, []complex128{0, 0}), tensorOf(ty, []int64{2, 1}, []complex128{4, 0}),
+			tensorOf(ty, []int64{2, 1}, []complex128{0, 0}), tensorOf(ty, []int64{2, 1, 1}, []complex128{2, 1}))
+		requireNearEval(t, "perturbed one row "+ty, res, want, 0)
+		require.Equal(t, complex128(0.5), valueAt(res[0], 0))
+		require.False(t, cmplx.IsInf(valueAt(res[0], 1)) || cmplx.IsNaN(valueAt(res[0], 1)), "%s: 1/0 perturbed: %v", ty, valueAt(res[0], 1))
+	}
+}

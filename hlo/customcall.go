@@ -156,6 +156,17 @@ const (
 	// column index past b reads b's last row (as gather clamps), and
 	// nonzeros outside indptr[0] .. indptr[m] count for no row.
 	CallCsrMatmul
+	// CallGtsvPerturbed: jaxlib's tridiagonal_solve_perturbed_ffi, which
+	// JAX's CPU lowering calls for jax.lax.linalg.tridiagonal_solve with
+	// perturb_singular (jax.scipy.linalg.eigh_tridiagonal's inverse
+	// iteration for eigenvectors): the solution x [..., n, nrhs] of a
+	// tridiagonal system (dl, d, du [..., n], b [..., n, nrhs]) by
+	// Gaussian elimination with partial pivoting as LAPACK's lagtf and
+	// lagts do it, each pivot of U below 1 in magnitude nudged by eps
+	// times U's largest element (doubling until the row's quotient
+	// cannot overflow) or scaled up, so that a singular system gives a
+	// large finite x instead of infinities.
+	CallGtsvPerturbed
 )
 
 var (
@@ -191,6 +202,9 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	}
 	if in.A.Target == "cpu_csr_sparse_dense_ffi" {
 		return csrMatmul(in)
+	}
+	if in.A.Target == "tridiagonal_solve_perturbed_ffi" {
+		return gtsvPerturbed(in)
 	}
 	if in.A.Target == "TopK" {
 		ok := len(in.Operands) == 1 && in.Operands[0].Shape.IsArray() && in.Operands[0].Shape.Rank() >= 1 && len(in.Called) == 1 &&
@@ -493,7 +507,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, jaxlib's CSR sparse-dense product, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, jaxlib's CSR sparse-dense product and perturbed tridiagonal solve, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

@@ -81,6 +81,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = b.sytrd(in, c.Lower)
 	case hlo.CallCsrMatmul:
 		return b.csrMatmul(in), nil
+	case hlo.CallGtsvPerturbed:
+		return b.gtsvPerturbed(in), nil
 	case hlo.CallApproxTopK: // exact, as XLA's ApproxTopKFallback
 		n := len(in.Operands) / 2
 		size := in.Shape

@@ -54,6 +54,8 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallGtsv:
 		dl, d, du, x, info := gtsv(ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)
 		res = []*hlo.Literal{dl, d, du, x, info}
+	case hlo.CallGtsvPerturbed:
+		res = []*hlo.Literal{gtsvPerturbed(ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)}
 	case hlo.CallSytrd:
 		t, d, off, tau := sytrd(ops[0].Lit, c.Lower, in.Shape.Tuple[1], in.Shape.Tuple[2], in.Shape.Tuple[3])
 		res = []*hlo.Literal{t, d, off, tau, zeros(in.Shape.Tuple[4])}

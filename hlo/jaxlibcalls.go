@@ -1,6 +1,9 @@
 package hlo
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // csrMatmul checks jaxlib's cpu_csr_sparse_dense_ffi (CallCsrMatmul):
 // data [nnz] and b of one type among those jaxlib's kernel takes, indptr
@@ -40,4 +43,23 @@ func csrMatmul(in *Instruction) (*CustomCall, error) {
 		return nil, bad("returns %s for %d rows, not %s", want, indptr.Dims[0]-1, in.Shape)
 	}
 	return &CustomCall{Kind: CallCsrMatmul}, nil
+}
+
+// gtsvPerturbed checks jaxlib's tridiagonal_solve_perturbed_ffi
+// (CallGtsvPerturbed): dl, d, du [..., n] and b [..., n, nrhs] of one
+// floating or complex type, and x of b's shape.
+func gtsvPerturbed(in *Instruction) (*CustomCall, error) {
+	o := in.Operands
+	ok := len(o) == 4 && in.Shape.IsArray()
+	if ok {
+		d, b := o[1].Shape, o[3].Shape
+		t := d.Elem
+		ok = (t == F32 || t == F64 || t == C64 || t == C128) && d.Rank() >= 1 &&
+			o[0].Shape.Equal(d) && o[2].Shape.Equal(d) && b.Elem == t && b.Rank() == d.Rank()+1 &&
+			slices.Equal(b.Dims[:b.Rank()-1], d.Dims) && in.Shape.Equal(b)
+	}
+	if !ok {
+		return nil, fmt.Errorf("custom-call tridiagonal_solve_perturbed_ffi takes dl, d, du [..., n] and b [..., n, nrhs] of one f32, f64, c64 or c128 type, and returns x in b's shape")
+	}
+	return &CustomCall{Kind: CallGtsvPerturbed}, nil
 }
