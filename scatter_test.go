@@ -74,3 +74,31 @@ func TestSortedScatter(t *testing.T) {
 		require.True(t, strings.Contains(fmt.Sprint(names), "scatter_sorted"), "%s: %v", c.name, names)
 	}
 }
+
+// TestLongScatter: a scatter of more update positions than lavapipe
+// lets one invocation loop over (70,000 to 200,000 against its 65,535)
+// runs as a while loop over chunks of them (lower/splitscatter.go),
+// bit for bit the evaluator's single scatter: sorted by vkjit first (a
+// gradient of a large embedding lookup, 100 rows hit about 1,000 times
+// each, a multiply combiner whose rounding shows the order), sorted by
+// the program (every position one row: a single element's 70,000
+// updates), of u32 indices with some outside the operand, and variadic.
+func TestLongScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	mul := "mul {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] multiply(a, b)\n}\n"
+	add := "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+	pair := "pair {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n  s = f32[] add(a, c)\n  m = s32[] maximum(b, d)\n  ROOT r = (f32[], s32[]) tuple(s, m)\n}\n"
+	for _, c := range []struct {
+		name, comps, body string
+		limit             int64
+	}{
+		{"embedding_grad", add, "  x = f32[100,4] parameter(0)\n  i = s32[100000] parameter(1)\n  u = f32[100000,4] parameter(2)\n  ROOT r = f32[100,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", 100},
+		{"mul_order", mul, "  x = f32[100,2] parameter(0)\n  i = s32[100000] parameter(1)\n  u = f32[100000,2] parameter(2)\n  ROOT r = f32[100,2] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=mul", 100},
+		{"one_row_sorted", add, "  x = f32[3,2] parameter(0)\n  z = s32[] constant(1)\n  i = s32[70000] broadcast(z), dimensions={}\n  u = f32[70000,2] parameter(1)\n  ROOT r = f32[3,2] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, indices_are_sorted=true, to_apply=add", 3},
+		{"u32_outside", add, "  x = f32[50,3] parameter(0)\n  i = u32[200000,1] parameter(1)\n  u = f32[200000,3] parameter(2)\n  ROOT r = f32[50,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add", 50},
+		{"variadic", pair, "  x = f32[60,2] parameter(0)\n  y = s32[60,2] parameter(1)\n  i = s32[90000] parameter(2)\n  u = f32[90000,2] parameter(3)\n  v = s32[90000,2] parameter(4)\n  ROOT r = (f32[60,2], s32[60,2]) scatter(x, y, i, u, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair", 60},
+	} {
+		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
+		requireExact(t, c.name, src, indexInputs(5, c.limit))
+	}
+}

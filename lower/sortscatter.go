@@ -38,32 +38,17 @@ func sortScatters(s *state) error {
 func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) {
 	sd := in.A.Scatter
 	n := (len(in.Operands) - 1) / 2
-	xs, ix, us := in.Operands[0].Shape, in.Operands[n].Shape, in.Operands[n+1].Shape
+	xs := in.Operands[0].Shape
 	od, ok := kgen.OneIndexRows(in)
 	if sd.IndicesAreSorted || !ok || xs.Dims[od] >= 1<<31-1 { // keys are s32
 		return in, nil
 	}
 	dim := xs.Dims[od]
-	// The index vector is the last dimension (of size 1) or implicit,
-	// and the updates' window dimensions trail their scatter
-	// dimensions: then both, flattened, list the positions in order.
-	ivd := sd.IndexVectorDim
-	if ivd < int64(ix.Rank()) && (ivd != int64(ix.Rank())-1 || ix.Dims[ivd] != 1) {
+	count, window, ok := flatPositions(in)
+	if !ok || count < 2 || xs.NumElements()*count < sortMinSteps {
 		return in, nil
 	}
-	w := len(sd.UpdateWindowDims)
-	for j, d := range sd.UpdateWindowDims {
-		if d != int64(us.Rank()-w+j) {
-			return in, nil
-		}
-	}
-	count := int64(1)
-	for _, d := range us.Dims[:us.Rank()-w] {
-		count *= d
-	}
-	if count < 2 || xs.NumElements()*count < sortMinSteps {
-		return in, nil
-	}
+	w := len(window)
 
 	idx := b.reshape(in.Operands[n], count)
 	t := idx.Shape.Elem
@@ -87,7 +72,6 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 	perm.A.Index = 1
 	at := b.reshape(perm, count, 1)
 
-	window := us.Dims[us.Rank()-w:]
 	ops := append([]*hlo.Instruction{}, in.Operands[:n]...)
 	ops = append(ops, sorted)
 	for _, u := range in.Operands[n+1:] {
@@ -106,4 +90,30 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 		ScatterDimsToOperandDims: sd.ScatterDimsToOperandDims, IndexVectorDim: 1, IndicesAreSorted: true,
 	}
 	return sc, nil
+}
+
+// flatPositions reports whether scatter in lists its update positions
+// in order when its indices and updates are flattened: the index vector
+// is the last dimension (of size 1) or implicit, and the updates' window
+// dimensions trail their scatter dimensions. It returns how many
+// positions there are and the window's dimensions.
+func flatPositions(in *hlo.Instruction) (count int64, window []int64, ok bool) {
+	sd := in.A.Scatter
+	n := (len(in.Operands) - 1) / 2
+	ix, us := in.Operands[n].Shape, in.Operands[n+1].Shape
+	ivd := sd.IndexVectorDim
+	if ivd < int64(ix.Rank()) && (ivd != int64(ix.Rank())-1 || ix.Dims[ivd] != 1) {
+		return 0, nil, false
+	}
+	w := len(sd.UpdateWindowDims)
+	for j, d := range sd.UpdateWindowDims {
+		if d != int64(us.Rank()-w+j) {
+			return 0, nil, false
+		}
+	}
+	count = 1
+	for _, d := range us.Dims[:us.Rank()-w] {
+		count *= d
+	}
+	return count, us.Dims[us.Rank()-w:], true
 }
