@@ -139,14 +139,8 @@ func TestJAXExportedTridiagonalSolve(t *testing.T) {
 func TestGtsv(t *testing.T) {
 	defer noValidationMessages(t)
 	prog := func(ty string, batch, n, k int) string {
-		return fmt.Sprintf(`HloModule gtsv
-ENTRY e {
-  dl = %[1]s[%[2]d,%[3]d] parameter(0)
-  d = %[1]s[%[2]d,%[3]d] parameter(1)
-  du = %[1]s[%[2]d,%[3]d] parameter(2)
-  b = %[1]s[%[2]d,%[3]d,%[4]d] parameter(3)
-  ROOT r = (%[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d,%[4]d], s32[%[2]d]) custom-call(dl, d, du, b), custom_call_target="lapack_%[5]sgtsv_ffi"
-}`, ty, batch, n, k, map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty])
+		letter := map[string]string{"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[ty]
+		return tridiagonalCall(ty, batch, n, k, fmt.Sprintf("(%[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d], %[1]s[%[2]d,%[3]d,%[4]d], s32[%[2]d])", ty, batch, n, k), "lapack_"+letter+"gtsv_ffi")
 	}
 	// tensor holds v + i v/2 (v alone for the real types).
 	tensor := func(ty string, dims []int64, vals []float64) *vkjit.Tensor {
@@ -461,14 +455,7 @@ func TestJAXExportedDynamicShapes(t *testing.T) {
 func TestGtsvPerturbed(t *testing.T) {
 	defer noValidationMessages(t)
 	prog := func(ty string, batch, n, k int) string {
-		return fmt.Sprintf(`HloModule gtsv
-ENTRY e {
-  dl = %[1]s[%[2]d,%[3]d] parameter(0)
-  d = %[1]s[%[2]d,%[3]d] parameter(1)
-  du = %[1]s[%[2]d,%[3]d] parameter(2)
-  b = %[1]s[%[2]d,%[3]d,%[4]d] parameter(3)
-  ROOT x = %[1]s[%[2]d,%[3]d,%[4]d] custom-call(dl, d, du, b), custom_call_target="tridiagonal_solve_perturbed_ffi"
-}`, ty, batch, n, k)
+		return tridiagonalCall(ty, batch, n, k, fmt.Sprintf("%s[%d,%d,%d]", ty, batch, n, k), "tridiagonal_solve_perturbed_ffi")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, ty := range []string{"f32", "f64", "c64", "c128"} {
@@ -537,4 +524,17 @@ ENTRY e {
 		require.Equal(t, complex128(0.5), valueAt(res[0], 0))
 		require.False(t, cmplx.IsInf(valueAt(res[0], 1)) || cmplx.IsNaN(valueAt(res[0], 1)), "%s: 1/0 perturbed: %v", ty, valueAt(res[0], 1))
 	}
+}
+
+// tridiagonalCall is a module of custom-call target over dl, d, du of
+// [batch, n] and b of [batch, n, k], all of type ty, returning result.
+func tridiagonalCall(ty string, batch, n, k int, result, target string) string {
+	return fmt.Sprintf(`HloModule tridiagonal
+ENTRY e {
+  dl = %[1]s[%[2]d,%[3]d] parameter(0)
+  d = %[1]s[%[2]d,%[3]d] parameter(1)
+  du = %[1]s[%[2]d,%[3]d] parameter(2)
+  b = %[1]s[%[2]d,%[3]d,%[4]d] parameter(3)
+  ROOT r = %[5]s custom-call(dl, d, du, b), custom_call_target="%[6]s"
+}`, ty, batch, n, k, result, target)
 }

@@ -1,6 +1,10 @@
 package lower
 
-import "github.com/vkjit/vkjit/hlo"
+import (
+	"slices"
+
+	"github.com/vkjit/vkjit/hlo"
+)
 
 // gtsv is LAPACK's gtsv (hlo.CallGtsv) over a batch of tridiagonal
 // systems, as the evaluator computes it (hlo/eval's gtsv): a while loop
@@ -13,42 +17,17 @@ import "github.com/vkjit/vkjit/hlo"
 func (b *expander) gtsv(in *hlo.Instruction) []*hlo.Instruction {
 	dl0, d0, du0, b0 := in.Operands[0], in.Operands[1], in.Operands[2], in.Operands[3]
 	vsh, bsh, infoSh := d0.Shape, b0.Shape, in.Shape.Tuple[4]
-	t := vsh.Elem
 	r := vsh.Rank()
-	n, k := vsh.Dims[r-1], bsh.Dims[r]
+	n := vsh.Dims[r-1]
 	batch := vsh.Dims[:r-1]
 	if n == 0 {
 		return []*hlo.Instruction{dl0, d0, du0, b0, b.zeros(infoSh)}
 	}
 	state := hlo.TupleShape(hlo.ArrayShape(hlo.S32), vsh, vsh, vsh, bsh, infoSh)
-	one := hlo.ArrayShape(t, append(append([]int64{}, batch...), 1)...)
-	row := hlo.ArrayShape(t, append(append([]int64{}, batch...), 1, k)...)
+	sys := newTridiagonal(vsh, bsh)
+	one, row := sys.one, sys.row
 	flag := hlo.ArrayShape(hlo.PRED, batch...)
-	zero := func(lb *expander) *hlo.Instruction { return lb.constant(hlo.S32, 0) }
-	// at is element i of each system's vector v, [batch..., 1].
-	at := func(lb *expander, v, i *hlo.Instruction) *hlo.Instruction {
-		s := lb.inst(hlo.OpDynamicSlice, one, append([]*hlo.Instruction{v}, lb.batched(t, batch).starts(i)...)...)
-		s.A.DynSliceSizes = one.Dims
-		return s
-	}
-	set := func(lb *expander, v, x, i *hlo.Instruction) *hlo.Instruction {
-		return lb.inst(hlo.OpDynamicUpdateSlice, v.Shape, append([]*hlo.Instruction{v, x}, lb.batched(t, batch).starts(i)...)...)
-	}
-	// rowAt and setRow read and write row i of each system's b: the
-	// batched matrix helpers, at column 0.
-	rowAt := func(lb *expander, m, i *hlo.Instruction) *hlo.Instruction {
-		return lb.batched(t, batch).slice(m, row.Dims, i, zero(lb))
-	}
-	setRow := func(lb *expander, m, x, i *hlo.Instruction) *hlo.Instruction {
-		return lb.batched(t, batch).update(m, x, i, zero(lb))
-	}
-	// spread widens a [batch..., 1] value (or a [batch...] flag) over sh.
-	spread := func(lb *expander, v *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
-		return lb.batched(t, batch).spread(v, sh)
-	}
-	plus := func(lb *expander, i *hlo.Instruction, c int64) *hlo.Instruction {
-		return lb.inst(hlo.OpAdd, i.Shape, i, lb.constant(hlo.S32, c))
-	}
+	at, set, rowAt, setRow, spread, plus := sys.at, sys.set, sys.rowAt, sys.setRow, sys.spread, addS32
 	var err error
 	defer mustBuild(&err)
 
@@ -120,19 +99,80 @@ func (b *expander) gtsv(in *hlo.Instruction) []*hlo.Instruction {
 	solved := b.countedLoop(in, in.Name+".gtsv.back", state2, n, init2, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, x, dl, d, du := e[0], e[1], e[2], e[3], e[4]
 		c := lb.inst(hlo.OpSubtract, j.Shape, lb.constant(hlo.S32, n-1), j)
-		c1, c2 := plus(lb, c, 1), plus(lb, c, 2)
-		fr := lb.expr(row, &err)
-		rowFlag := func(p *hlo.Instruction) *hlo.Instruction { return lb.full(p, pred(row)) }
-		v := rowAt(lb, x, c)
-		has1 := rowFlag(lb.compare(c1, lb.constant(hlo.S32, n), "LT"))
-		has2 := rowFlag(lb.compare(c2, lb.constant(hlo.S32, n), "LT"))
-		v = fr.Sel(has1, fr.Sub(v, fr.Mul(spread(lb, at(lb, du, c), row), rowAt(lb, x, c1))), v)
-		v = fr.Sel(has2, fr.Sub(v, fr.Mul(spread(lb, at(lb, dl, c1), row), rowAt(lb, x, c2))), v)
-		v = fr.Div(v, spread(lb, at(lb, d, c), row))
+		v := sys.backRow(lb, x, c, n, at(lb, du, c), at(lb, dl, plus(lb, c, 1)), &err)
+		v = lb.expr(row, &err).Div(v, spread(lb, at(lb, d, c), row))
 		return []*hlo.Instruction{plus(lb, j, 1), setRow(lb, x, v, c), dl, d, du}
 	})
 	ok := spread(b, b.compare(info, b.zeros(infoSh), "EQ"), pred(bsh))
 	return []*hlo.Instruction{dl, d, du, b.sel(ok, solved, bm), info}
+}
+
+// tridiagonal addresses a batch of tridiagonal systems, position i of
+// every system at once: diagonals [batch..., n] (at, set: [batch..., 1]
+// elements) and right-hand sides [batch..., n, k] (rowAt, setRow: [batch...,
+// 1, k] rows), by dynamic slices.
+type tridiagonal struct {
+	t        hlo.ElementType
+	batch    []int64
+	one, row hlo.Shape
+}
+
+// newTridiagonal addresses systems of diagonals of shape vsh and
+// right-hand sides of shape bsh.
+func newTridiagonal(vsh, bsh hlo.Shape) tridiagonal {
+	r := vsh.Rank()
+	batch := vsh.Dims[:r-1]
+	return tridiagonal{
+		t: vsh.Elem, batch: batch,
+		one: hlo.ArrayShape(vsh.Elem, append(slices.Clone(batch), 1)...),
+		row: hlo.ArrayShape(vsh.Elem, append(slices.Clone(batch), 1, bsh.Dims[r])...),
+	}
+}
+
+// at is element i of each system's vector v, [batch..., 1].
+func (s tridiagonal) at(lb *expander, v, i *hlo.Instruction) *hlo.Instruction {
+	d := lb.inst(hlo.OpDynamicSlice, s.one, append([]*hlo.Instruction{v}, lb.batched(s.t, s.batch).starts(i)...)...)
+	d.A.DynSliceSizes = s.one.Dims
+	return d
+}
+
+// set writes x ([batch..., 1]) at element i of each system's vector v.
+func (s tridiagonal) set(lb *expander, v, x, i *hlo.Instruction) *hlo.Instruction {
+	return lb.inst(hlo.OpDynamicUpdateSlice, v.Shape, append([]*hlo.Instruction{v, x}, lb.batched(s.t, s.batch).starts(i)...)...)
+}
+
+// rowAt and setRow read and write row i of each system's right-hand
+// sides m: the batched matrix helpers, at column 0.
+func (s tridiagonal) rowAt(lb *expander, m, i *hlo.Instruction) *hlo.Instruction {
+	return lb.batched(s.t, s.batch).slice(m, s.row.Dims, i, lb.constant(hlo.S32, 0))
+}
+
+func (s tridiagonal) setRow(lb *expander, m, x, i *hlo.Instruction) *hlo.Instruction {
+	return lb.batched(s.t, s.batch).update(m, x, i, lb.constant(hlo.S32, 0))
+}
+
+// spread widens a [batch..., 1] value (or a [batch...] flag) over sh.
+func (s tridiagonal) spread(lb *expander, v *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
+	return lb.batched(s.t, s.batch).spread(v, sh)
+}
+
+// backRow is row c of each system's x less first times row c+1 and
+// second times row c+2 (first and second [batch..., 1]), the terms past
+// the last of the n rows left out: back substitution's right-hand side.
+func (s tridiagonal) backRow(lb *expander, x, c *hlo.Instruction, n int64, first, second *hlo.Instruction, err *error) *hlo.Instruction {
+	fr := lb.expr(s.row, err)
+	v := s.rowAt(lb, x, c)
+	for i, f := range []*hlo.Instruction{first, second} {
+		next := addS32(lb, c, int64(i+1))
+		has := lb.full(lb.compare(next, lb.constant(hlo.S32, n), "LT"), pred(s.row))
+		v = fr.Sel(has, fr.Sub(v, fr.Mul(s.spread(lb, f, s.row), s.rowAt(lb, x, next))), v)
+	}
+	return v
+}
+
+// addS32 is the s32 i plus c.
+func addS32(lb *expander, i *hlo.Instruction, c int64) *hlo.Instruction {
+	return lb.inst(hlo.OpAdd, i.Shape, i, lb.constant(hlo.S32, c))
 }
 
 // pred is sh's dimensions as a predicate array's shape.

@@ -20,36 +20,15 @@ func (b *expander) gtsvPerturbed(in *hlo.Instruction) *hlo.Instruction {
 	rt, _ := t.ComplexPart()
 	r := vsh.Rank()
 	n, k := vsh.Dims[r-1], bsh.Dims[r]
-	batch := vsh.Dims[:r-1]
 	if n == 0 || k == 0 {
 		return b0
 	}
-	one := hlo.ArrayShape(t, append(append([]int64{}, batch...), 1)...)
+	sys := newTridiagonal(vsh, bsh)
+	one, row := sys.one, sys.row
 	oneR := hlo.ArrayShape(rt, one.Dims...)
-	row := hlo.ArrayShape(t, append(append([]int64{}, batch...), 1, k)...)
-	zero := func(lb *expander) *hlo.Instruction { return lb.constant(hlo.S32, 0) }
-	at := func(lb *expander, v, i *hlo.Instruction) *hlo.Instruction {
-		s := lb.inst(hlo.OpDynamicSlice, one, append([]*hlo.Instruction{v}, lb.batched(t, batch).starts(i)...)...)
-		s.A.DynSliceSizes = one.Dims
-		return s
-	}
-	set := func(lb *expander, v, x, i *hlo.Instruction) *hlo.Instruction {
-		return lb.inst(hlo.OpDynamicUpdateSlice, v.Shape, append([]*hlo.Instruction{v, x}, lb.batched(t, batch).starts(i)...)...)
-	}
-	rowAt := func(lb *expander, m, i *hlo.Instruction) *hlo.Instruction {
-		return lb.batched(t, batch).slice(m, row.Dims, i, zero(lb))
-	}
-	setRow := func(lb *expander, m, x, i *hlo.Instruction) *hlo.Instruction {
-		return lb.batched(t, batch).update(m, x, i, zero(lb))
-	}
-	spread := func(lb *expander, v *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
-		return lb.batched(t, batch).spread(v, sh)
-	}
+	at, set, rowAt, setRow, spread, plus := sys.at, sys.set, sys.rowAt, sys.setRow, sys.spread, addS32
 	mag := func(lb *expander, x *hlo.Instruction) *hlo.Instruction {
 		return lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), x)
-	}
-	plus := func(lb *expander, i *hlo.Instruction, c int64) *hlo.Instruction {
-		return lb.inst(hlo.OpAdd, i.Shape, i, lb.constant(hlo.S32, c))
 	}
 	and := func(lb *expander, x, y *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpAnd, x.Shape, x, y) }
 	not := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpNot, x.Shape, x) }
@@ -138,17 +117,10 @@ func (b *expander) gtsvPerturbed(in *hlo.Instruction) *hlo.Instruction {
 	return b.countedLoop(in, in.Name+".lagts", state2, n, init2, 1, func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 		j, x, u0, u1, u2, perturb := e[0], e[1], e[2], e[3], e[4], e[5]
 		c := lb.inst(hlo.OpSubtract, j.Shape, lb.constant(hlo.S32, n-1), j)
-		c1, c2 := plus(lb, c, 1), plus(lb, c, 2)
-		fr := lb.expr(row, &err)
-		rowFlag := func(p *hlo.Instruction) *hlo.Instruction { return lb.full(p, pred(row)) }
-		v := rowAt(lb, x, c)
-		has1 := rowFlag(lb.compare(c1, lb.constant(hlo.S32, n), "LT"))
-		has2 := rowFlag(lb.compare(c2, lb.constant(hlo.S32, n), "LT"))
-		v = fr.Sel(has1, fr.Sub(v, fr.Mul(spread(lb, at(lb, u1, c), row), rowAt(lb, x, c1))), v)
-		v = fr.Sel(has2, fr.Sub(v, fr.Mul(spread(lb, at(lb, u2, c), row), rowAt(lb, x, c2))), v)
+		v := sys.backRow(lb, x, c, n, at(lb, u1, c), at(lb, u2, c), &err)
 		p, v := lb.perturbPivot(in, at(lb, u0, c), v, perturb, safemin)
 		inv := lb.expr(one, &err).Div(lb.full(lb.one(t), one), p)
-		v = fr.Mul(v, spread(lb, inv, row))
+		v = lb.expr(row, &err).Mul(v, spread(lb, inv, row))
 		return []*hlo.Instruction{plus(lb, j, 1), setRow(lb, x, v, c), u0, u1, u2, perturb}
 	})
 }

@@ -42,14 +42,16 @@ func vkjitCmd(args ...string) (int, string, string) {
 func writeArgs(t *testing.T, dir string) (string, string) {
 	x, _ := vkjit.Float32s([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
 	y, _ := vkjit.Float32s([]int64{2, 3}, []float32{-1, 0, 1, -100, 2, 0.5})
-	px, py := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
-	for p, v := range map[string]*vkjit.Tensor{px: x, py: y} {
-		f, err := os.Create(p)
-		require.NoError(t, err)
-		require.NoError(t, vkjit.WriteNPY(f, v))
-		require.NoError(t, f.Close())
-	}
-	return px, py
+	return writeNPY(t, filepath.Join(dir, "x.npy"), x), writeNPY(t, filepath.Join(dir, "y.npy"), y)
+}
+
+// writeNPY writes x to the .npy file path and returns path.
+func writeNPY(t *testing.T, path string, x *vkjit.Tensor) string {
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, vkjit.WriteNPY(f, x))
+	require.NoError(t, f.Close())
+	return path
 }
 
 func TestDevices(t *testing.T) {
@@ -509,11 +511,7 @@ func TestRunStableHLO(t *testing.T) {
 		says string
 	}{{[]float32{1, 5, 6}, 0, "1 checks passed"}, {[]float32{3, 5, 6}, 1, "checked.mlir:7:3: check.expect_eq_const"}} {
 		x, _ := vkjit.Float32s([]int64{3}, c.x)
-		px := filepath.Join(dir, "x.npy")
-		f, err := os.Create(px)
-		require.NoError(t, err)
-		require.NoError(t, vkjit.WriteNPY(f, x))
-		require.NoError(t, f.Close())
+		px := writeNPY(t, filepath.Join(dir, "x.npy"), x)
 		out := filepath.Join(dir, "out.npz")
 		os.Remove(out)
 		code, stdout, stderr := vkjitCmd("run", graph, px, "--out", out)
@@ -708,11 +706,7 @@ func TestRunDynamicShapes(t *testing.T) {
 			v[i] = float32(i%7) - 3
 		}
 		x, _ := vkjit.Float32s([]int64{b, 8}, v)
-		px := filepath.Join(dir, "x.npy")
-		f, err := os.Create(px)
-		require.NoError(t, err)
-		require.NoError(t, vkjit.WriteNPY(f, x))
-		require.NoError(t, f.Close())
+		px := writeNPY(t, filepath.Join(dir, "x.npy"), x)
 		out := filepath.Join(dir, "out.npz")
 		code, stdout, stderr := vkjitCmd("run", "--compare", graph, px, "--out", out)
 		require.Equal(t, 0, code, "%s%s", stdout, stderr)
