@@ -1662,3 +1662,38 @@ ENTRY e {
   ROOT r = f16[1,6,6,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 }`, cycle(2049, 0, 1, 0, -3))
 }
+
+// TestLongDot: a dot contracting more elements than lavapipe lets one
+// invocation loop over (65,535) sums dots over parts of its contraction
+// (lower/splitdot.go): two vectors of 100,003 (not a whole number of
+// parts), a matrix product of contraction 100,000, a batched dot
+// contracting two dimensions (300 x 400), against the evaluator within
+// f32 rounding of sums of 10^5 terms, and an s32 dot exactly.
+func TestLongDot(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		name, body string
+		tol        float64
+	}{
+		{"vectors", "  x = f32[1,100003] parameter(0)\n  y = f32[100003,1] parameter(1)\n  ROOT r = f32[1,1] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1e-2},
+		{"matrices", "  x = f32[8,100000] parameter(0)\n  y = f32[100000,5] parameter(1)\n  ROOT r = f32[8,5] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1e-2},
+		{"batched_two_dims", "  x = f32[2,300,3,400] parameter(0)\n  y = f32[2,400,300] parameter(1)\n  ROOT r = f32[2,3] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1,3}, rhs_contracting_dims={2,1}", 1e-2},
+		{"s32", "  x = s32[2,70000] parameter(0)\n  y = s32[70000,3] parameter(1)\n  ROOT r = s32[2,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 0},
+	} {
+		src := "HloModule dot_" + c.name + "\nENTRY e {\n" + c.body + "\n}"
+		m, err := hlo.Parse(c.name, src)
+		require.NoError(t, err)
+		var args []*vkjit.Tensor
+		for _, l := range hlotest.SmallIntInputs(m, 11) {
+			args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
+		}
+		if c.tol > 0 {
+			args = nil
+			for _, l := range hlotest.UniformInputs(m, 11) {
+				args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
+			}
+		}
+		res, want := deviceAndEval(t, c.name, src, args...)
+		requireNearEval(t, c.name, res, want, c.tol)
+	}
+}

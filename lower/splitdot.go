@@ -1,0 +1,100 @@
+package lower
+
+import (
+	"slices"
+
+	"github.com/vkjit/vkjit/hlo"
+)
+
+// A dot's kernels loop, per output element (or per tile of them), over
+// its contraction: on a device that bounds a loop's iterations
+// (llvmpipe stops at 65535) a dot contracting more elements could not
+// run (jnp.dot of two vectors of 100,000). Split, as XLA's split-K
+// GEMM does for its own reasons, it contracts parts of at most half the
+// bound each, an extra batch dimension of the parts (the contraction
+// zero-padded to whole parts), and adds the partial products: the same
+// products, summed in another order, as any dot's order is its
+// implementation's.
+
+// splitLongDots splits each dot whose contraction is longer than one
+// invocation may loop over.
+func splitLongDots(s *state) error {
+	budget := loopBudget(s.tg)
+	if s.tg.MaxLoopIterations == 0 || budget < 2048 {
+		return nil
+	}
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpDot: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		return b.splitDot(in, budget/2)
+	}})
+}
+
+// splitDot is dot in as a sum of dots over parts of at most part of its
+// contraction, or in itself where the contraction is no longer.
+func (b *expander) splitDot(in *hlo.Instruction, part int64) (*hlo.Instruction, error) {
+	lhs, rhs := in.Operands[0], in.Operands[1]
+	dd := in.A.Dot
+	if dd == nil || !in.Shape.IsArray() {
+		return in, nil
+	}
+	k := int64(1)
+	for _, d := range dd.LhsContract {
+		k *= lhs.Shape.Dims[d]
+	}
+	if k <= part {
+		return in, nil
+	}
+	parts := (k + part - 1) / part
+	kp := (k + parts - 1) / parts
+	lFree, rFree := dd.FreeDims(lhs.Shape.Rank(), rhs.Shape.Rank())
+	nb := len(dd.LhsBatch)
+	dims := func(x *hlo.Instruction, ds []int64) []int64 {
+		out := make([]int64, len(ds))
+		for i, d := range ds {
+			out[i] = x.Shape.Dims[d]
+		}
+		return out
+	}
+	// Each operand as [batch..., free..., k] (lhs) or [batch..., k,
+	// free...] (rhs), k padded to parts*kp with zeros, then k as [parts,
+	// kp].
+	arrange := func(x *hlo.Instruction, batch, free, contract []int64, kLast bool) *hlo.Instruction {
+		order := slices.Concat(batch, free, contract)
+		shape := slices.Concat(dims(x, batch), dims(x, free), []int64{k})
+		if !kLast {
+			order = slices.Concat(batch, contract, free)
+			shape = slices.Concat(dims(x, batch), []int64{k}, dims(x, free))
+		}
+		v := b.reshape(b.transpose(x, order...), shape...)
+		kd := len(batch) + len(free)
+		if !kLast {
+			kd = len(batch)
+		}
+		if parts*kp > k {
+			padded := slices.Clone(shape)
+			padded[kd] = parts * kp
+			p := b.inst(hlo.OpPad, hlo.ArrayShape(x.Shape.Elem, padded...), v, b.constant(x.Shape.Elem, 0))
+			p.A.Padding = make([]hlo.PadDim, len(shape))
+			p.A.Padding[kd].Hi = parts*kp - k
+			v = p
+		}
+		split := slices.Concat(shape[:kd], []int64{parts, kp}, shape[kd+1:])
+		return b.reshape(v, split...)
+	}
+	l := arrange(lhs, dd.LhsBatch, lFree, dd.LhsContract, true)
+	r := arrange(rhs, dd.RhsBatch, rFree, dd.RhsContract, false)
+	// The parts a batch dimension after the dot's own: lhs [batch...,
+	// free..., parts, kp], rhs [batch..., parts, kp, free...].
+	lp := int64(nb + len(lFree))
+	bd := make([]int64, nb)
+	for i := range bd {
+		bd[i] = int64(i)
+	}
+	partial := slices.Concat(in.Shape.Dims[:nb], []int64{parts}, in.Shape.Dims[nb:])
+	d := b.inst(hlo.OpDot, hlo.ArrayShape(in.Shape.Elem, partial...), l, r)
+	d.A = in.A
+	d.A.Dot = &hlo.DotDims{
+		LhsBatch: append(slices.Clone(bd), lp), RhsBatch: append(slices.Clone(bd), int64(nb)),
+		LhsContract: []int64{lp + 1}, RhsContract: []int64{int64(nb) + 1},
+	}
+	return b.reduceDim(d, nb, hlo.OpAdd, b.constant(in.Shape.Elem, 0)), nil
+}
