@@ -1665,7 +1665,7 @@ ENTRY e {
 
 // TestLongDot: a dot contracting more elements than lavapipe lets one
 // invocation loop over (65,535) sums dots over parts of its contraction
-// (lower/splitdot.go): two vectors of 100,003 (not a whole number of
+// (lower/splitbound.go): two vectors of 100,003 (not a whole number of
 // parts), a matrix product of contraction 100,000, a batched dot
 // contracting two dimensions (300 x 400), against the evaluator within
 // f32 rounding of sums of 10^5 terms, and an s32 dot exactly.
@@ -1692,6 +1692,34 @@ func TestLongDot(t *testing.T) {
 			for _, l := range hlotest.UniformInputs(m, 11) {
 				args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 			}
+		}
+		res, want := deviceAndEval(t, c.name, src, args...)
+		requireNearEval(t, c.name, res, want, c.tol)
+	}
+}
+
+// TestLongWindows: a reduce-window whose windows tile its operand and
+// hold more elements than lavapipe lets one invocation loop over (a
+// global pooling of 512 x 512 images) is a reduce of the operand split
+// into its windows (lower/splitbound.go): a sum within f32 rounding of the
+// evaluator's, a max exactly.
+func TestLongWindows(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct {
+		name, comp, body string
+		tol              float64
+	}{
+		{"sum_pool", "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n",
+			"  x = f32[2,512,512,3] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[2,1,1,3] reduce-window(x, z), window={size=1x512x512x1 stride=1x512x512x1}, to_apply=add", 1e-2},
+		{"max_tiles", "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\n",
+			"  x = f32[4,600,400] parameter(0)\n  z = f32[] constant(-inf)\n  ROOT r = f32[4,2,1] reduce-window(x, z), window={size=1x300x400 stride=1x300x400}, to_apply=mx", 0},
+	} {
+		src := "HloModule w_" + c.name + "\n" + c.comp + "ENTRY e {\n" + c.body + "\n}"
+		m, err := hlo.Parse(c.name, src)
+		require.NoError(t, err)
+		var args []*vkjit.Tensor
+		for _, l := range hlotest.UniformInputs(m, 13) {
+			args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
 		}
 		res, want := deviceAndEval(t, c.name, src, args...)
 		requireNearEval(t, c.name, res, want, c.tol)

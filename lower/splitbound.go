@@ -98,3 +98,52 @@ func (b *expander) splitDot(in *hlo.Instruction, part int64) (*hlo.Instruction, 
 	}
 	return b.reduceDim(d, nb, hlo.OpAdd, b.constant(in.Shape.Elem, 0)), nil
 }
+
+// splitLongWindows rewrites each reduce-window whose window holds more
+// elements than one invocation may loop over, on a device that bounds
+// loops, where its windows tile the operand (stride the window's size,
+// no padding or dilation, each dimension a whole number of windows: a
+// global pooling over large images): a reduce of the operand reshaped to
+// [d0/w0, w0, d1/w1, w1, ...] over the w dimensions, which split long
+// reductions then splits. Other long windows stay refused by name.
+func splitLongWindows(s *state) error {
+	budget := loopBudget(s.tg)
+	if s.tg.MaxLoopIterations == 0 {
+		return nil
+	}
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpReduceWindow: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		return b.tiledWindows(in, budget)
+	}})
+}
+
+// tiledWindows is reduce-window in as a reduce where its windows tile
+// its operands and hold more than limit elements, or in itself.
+func (b *expander) tiledWindows(in *hlo.Instruction, limit int64) (*hlo.Instruction, error) {
+	n := len(in.Operands) / 2
+	if in.A.Window == nil || n == 0 {
+		return in, nil
+	}
+	x := in.Operands[0].Shape
+	size := int64(1)
+	var split, reduced []int64
+	for d, w := range in.A.Window.Dims {
+		if w.Stride != w.Size || w.PadLo != 0 || w.PadHi != 0 || max(w.LhsDilate, 1) != 1 || max(w.RhsDilate, 1) != 1 || w.Reversal || w.Size == 0 || x.Dims[d]%w.Size != 0 {
+			return in, nil
+		}
+		size *= w.Size
+		split = append(split, x.Dims[d]/w.Size, w.Size)
+		reduced = append(reduced, int64(2*d+1))
+	}
+	if size <= limit {
+		return in, nil
+	}
+	ops := make([]*hlo.Instruction, 0, 2*n)
+	for _, o := range in.Operands[:n] {
+		ops = append(ops, b.reshape(o, split...))
+	}
+	ops = append(ops, in.Operands[n:]...)
+	r := b.inst(hlo.OpReduce, in.Shape, ops...)
+	r.Called = in.Called
+	r.A.Dimensions, r.A.HasDimensions = reduced, true
+	return r, nil
+}
