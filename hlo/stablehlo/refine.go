@@ -40,7 +40,13 @@ func (t *translator) refineFrom(entry *Func, args []hlo.Shape) error {
 	if len(args) != len(entry.Args) {
 		return &Error{Pos: entry.Pos, Msg: fmt.Sprintf("@%s takes %d arguments, %d shapes given to refine its dynamic types", entry.Name, len(entry.Args), len(args))}
 	}
+	args = slices.Clone(args)
 	for i, a := range entry.Args {
+		if a.Type.Elem == hlo.BF16 && args[i].Elem == hlo.U16 {
+			// NumPy has no bfloat16: .npy files carry bf16 as its bits,
+			// uint16, and vkjit run reads them so.
+			args[i] = hlo.ArrayShape(hlo.BF16, args[i].Dims...)
+		}
 		if a.Type.Kind != TensorType || !fits(a.Type.Shape(), args[i]) {
 			return &Error{Pos: a.Pos, Msg: fmt.Sprintf("argument %d is %s, which does not fit %%%s: %s", i, typeText(args[i]), a.Name, a.Type.Text)}
 		}

@@ -58,7 +58,8 @@ func TestRefineShapes(t *testing.T) {
 // TestRefineRefusals: what refinement cannot determine is refused by
 // name: a static op whose result type is dynamic and which its operands
 // do not determine (broadcast_in_dim), and a shape operand computed
-// from the data rather than from shapes.
+// from the data rather than from shapes; and what it takes: u16 for
+// bf16 (NumPy's stand-in), static modules as they are.
 func TestRefineRefusals(t *testing.T) {
 	x := []hlo.Shape{hlo.ArrayShape(hlo.F32, 3)}
 	for _, c := range []struct{ body, want string }{
@@ -69,6 +70,10 @@ func TestRefineRefusals(t *testing.T) {
 		_, err := ParseOneWith("r.mlir", src, Options{Args: x})
 		require.ErrorContains(t, err, c.want)
 	}
+	// u16 shapes (a .npy file's bf16 bits) refine bf16 arguments.
+	tr, err := ParseOneWith("bf.mlir", "func.func public @main(%a: tensor<?xbf16>) -> tensor<?xbf16> {\n  %0 = stablehlo.add %a, %a : tensor<?xbf16>\n  return %0 : tensor<?xbf16>\n}\n", Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.U16, 3)}})
+	require.NoError(t, err)
+	require.Equal(t, "bf16[3]", tr.HLO.Entry.Params[0].Shape.String())
 	// A static module ignores the shapes given.
 	m, err := ParseOneWith("s.mlir", "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n", Options{Args: []hlo.Shape{hlo.ArrayShape(hlo.F32, 5)}})
 	require.NoError(t, err)
