@@ -897,6 +897,11 @@ func customCallRule(c *opContext) ([]*hlo.Instruction, error) {
 			}
 			comp, err := c.t.callee(f.Text)
 			if err != nil {
+				if known, _ := hlo.KnownCustomCall(ib.Instruction); known == nil {
+					// A target vkjit does not run is refused by its name,
+					// not by what its computation holds.
+					return nil, unsupportedf("", "custom_call @%s", c.op.Callee)
+				}
 				return nil, err
 			}
 			ib.Calls(comp)
