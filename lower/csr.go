@@ -10,8 +10,10 @@ import (
 // each nonzero's product with its row of b (a gather), summed into its
 // row of the result by a scatter-add whose indices are sorted (the row
 // of each nonzero is non-decreasing along them), which adds a row's
-// products in their order from zero, as Eigen's product does (and, large
-// enough, finds each row's nonzeros by binary search: kgen.SortedRows).
+// products in their order from zero, as Eigen's product does; its
+// kernel finds each row's nonzeros by binary search (kgen.SortedRows),
+// in chunks of positions where the device bounds loops
+// (splitscatter.go).
 // A nonzero's row is the last i with indptr[i] <= p, found by a binary
 // search over indptr unrolled into log2(rows) steps of elementwise ops
 // and a gather; nonzeros outside indptr[0] .. indptr[rows] add zero.
