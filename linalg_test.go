@@ -1667,3 +1667,62 @@ func checkPivotedQR(t *testing.T, name string, res []*vkjit.Tensor, a []complex1
 		require.LessOrEqual(t, cmplx.Abs(rAt(j, j)), cmplx.Abs(rAt(j-1, j-1))*(1+tol), "%s: matrix %d: |r_jj| grows at %d", name, b, j)
 	}
 }
+
+// TestOrmqr runs LAPACK's ormqr and unmqr (jax.lax.linalg.ormqr) on
+// geqrf's reflectors of tall, square and wide matrices: Q^H a gives R
+// (geqrf's upper triangle, zeros below), Q^H (Q c) gives c back from the
+// left and (c Q) Q^H from the right, in f32, f64 and c64, on the device
+// and in the evaluator.
+func TestOrmqr(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, ty := range []string{"f32", "f64", "c64"} {
+		letter := map[string]string{"f32": "sormqr", "f64": "dormqr", "c64": "cunmqr"}[ty]
+		geqrf := map[string]string{"f32": "sgeqrf", "f64": "dgeqrf", "c64": "cgeqrf"}[ty]
+		tol := 2e-5
+		if ty == "f64" {
+			tol = 1e-12
+		}
+		for _, d := range [][2]int{{6, 4}, {5, 5}, {3, 5}} {
+			m, n := d[0], d[1]
+			k := min(m, n)
+			call := func(left, adjoint bool, c string) string {
+				return fmt.Sprintf(`custom-call(qa, tau, %s), custom_call_target="lapack_%s_ffi", backend_config={left = %v, transpose = %v}`, c, letter, left, adjoint)
+			}
+			src := fmt.Sprintf(`HloModule ormqr
+ENTRY e {
+  a = %[1]s[2,%[2]d,%[3]d] parameter(0)
+  c = %[1]s[2,%[2]d,3] parameter(1)
+  cr = %[1]s[2,3,%[2]d] parameter(2)
+  qr = (%[1]s[2,%[2]d,%[3]d], %[1]s[2,%[4]d]) custom-call(a), custom_call_target="lapack_%[5]s_ffi"
+  qa = %[1]s[2,%[2]d,%[3]d] get-tuple-element(qr), index=0
+  tau = %[1]s[2,%[4]d] get-tuple-element(qr), index=1
+  rfull = %[1]s[2,%[2]d,%[3]d] %[6]s
+  qc = %[1]s[2,%[2]d,3] %[7]s
+  back = %[1]s[2,%[2]d,3] %[8]s
+  cq = %[1]s[2,3,%[2]d] %[9]s
+  backr = %[1]s[2,3,%[2]d] %[10]s
+  ROOT r = (%[1]s[2,%[2]d,%[3]d], %[1]s[2,%[2]d,%[3]d], %[1]s[2,%[2]d,3], %[1]s[2,%[2]d,3], %[1]s[2,3,%[2]d]) tuple(qa, rfull, qc, back, backr)
+}`, ty, m, n, k, geqrf, call(true, true, "a"), call(true, false, "c"), call(true, true, "qc"), call(false, false, "cr"), call(false, true, "cq"))
+			name := fmt.Sprintf("%s %dx%d", letter, m, n)
+			a, c, cr := randomArray(rng, ty, []int64{2, int64(m), int64(n)}), randomArray(rng, ty, []int64{2, int64(m), 3}), randomArray(rng, ty, []int64{2, 3, int64(m)})
+			res, want := deviceAndEval(t, name, src, a, c, cr)
+			requireNearEval(t, name, res, want, 10*tol)
+			for b := range 2 {
+				for i := range m {
+					for j := range n {
+						got, r := valueAt(res[1], int64((b*m+i)*n+j)), complex128(0)
+						if i <= j {
+							r = valueAt(res[0], int64((b*m+i)*n+j))
+						}
+						require.LessOrEqual(t, cmplx.Abs(got-r), 10*tol, "%s: Q^H a at [%d,%d,%d]: %v, R %v", name, b, i, j, got, r)
+					}
+					for j := range 3 {
+						require.LessOrEqual(t, cmplx.Abs(valueAt(res[3], int64((b*m+i)*3+j))-valueAt(c, int64((b*m+i)*3+j))), 10*tol, "%s: Q^H Q c at [%d,%d,%d]", name, b, i, j)
+						require.LessOrEqual(t, cmplx.Abs(valueAt(res[4], int64((b*3+j)*m+i))-valueAt(cr, int64((b*3+j)*m+i))), 10*tol, "%s: c Q Q^H at [%d,%d,%d]", name, b, j, i)
+					}
+				}
+			}
+		}
+	}
+}

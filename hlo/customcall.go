@@ -167,11 +167,18 @@ const (
 	// cannot overflow) or scaled up, so that a singular system gives a
 	// large finite x instead of infinities.
 	CallGtsvPerturbed
+	// CallOrmqr: c multiplied by Q = H(0) ... H(k-1), geqrf's reflectors
+	// (a [..., m, k'], tau [..., k]), LAPACK's ormqr (unmqr for complex
+	// types) as jax.lax.linalg.ormqr calls it: Q c or Q^H c (LeftSide, c
+	// [..., m, n]), c Q or c Q^H (c [..., n, m]), Transpose ADJOINT for
+	// the adjoint (the transpose for real types).
+	CallOrmqr
 )
 
 var (
-	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|gesvd|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
+	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|gesvd|ormqr|unmqr|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
 	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
+	boolField    = regexp.MustCompile(`(\w+)\s*=\s*(true|false)\b`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
 
@@ -229,6 +236,9 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 	if v, ok := in.AttrValue("backend_config"); ok {
 		for _, f := range configField.FindAllStringSubmatch(v, -1) {
 			cfg[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
+		}
+		for _, f := range boolField.FindAllStringSubmatch(v, -1) { // true as 1
+			cfg[f[1]] = map[string]int64{"true": 1, "false": 0}[f[2]]
 		}
 	}
 	bad := func(want string) error {
@@ -336,6 +346,30 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		d := a[0].Shape.Dims
 		if !in.Shape.Equal(TupleShape(a[0].Shape, ArrayShape(rt, append(batch(a[0]), d[len(d)-1])...), ArrayShape(S32, batch(a[0])...))) {
 			return nil, bad("a symmetric (Hermitian) matrix and returns (eigenvectors in its shape, real eigenvalues, s32 info per matrix)")
+		}
+	case "ormqr", "unmqr":
+		c.Kind, c.LeftSide = CallOrmqr, cfg["left"] != 0
+		if (rt != t) != (m[2] == "unmqr") {
+			return nil, nil // LAPACK has no real unmqr nor complex ormqr
+		}
+		c.Transpose = "NO_TRANSPOSE"
+		if cfg["transpose"] != 0 {
+			c.Transpose = "ADJOINT" // Q^T, Q^H for complex types
+		}
+		o := in.Operands
+		ok := len(o) == 3 && matrix(o[0]) && matrix(o[2]) && in.Shape.Equal(o[2].Shape)
+		if ok {
+			a, tau, cm := o[0].Shape.Dims, o[1].Shape.Dims, o[2].Shape.Dims
+			r := len(a)
+			order := cm[r-2] // Q multiplies c's rows (left) or columns
+			if !c.LeftSide {
+				order = cm[r-1]
+			}
+			ok = len(cm) == r && len(tau) == r-1 && slices.Equal(a[:r-2], cm[:r-2]) && slices.Equal(tau[:r-2], a[:r-2]) &&
+				a[r-2] == order && tau[r-2] <= min(a[r-2], a[r-1])
+		}
+		if !ok {
+			return nil, bad("geqrf's reflectors a [..., m, k'], tau [..., k] and c, which Q (of order m) multiplies from the left (c [..., m, n]) or the right (c [..., n, m]), and returns c's shape")
 		}
 	case "gesdd", "gesvd": // jax.lax.linalg.svd's DEFAULT and QR algorithms: one decomposition
 		c.Kind, c.Mode = CallGesdd, byte(cfg["mode"])
@@ -507,7 +541,7 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 // callbacks and of GPU libraries, which no Vulkan program can call, by
 // what writes them.
 func UnknownCustomCall(target string) string {
-	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, jaxlib's CSR sparse-dense product and perturbed tridiagonal solve, sharding annotations (GSPMD's and Shardy's) and memory placements"
+	known := "vkjit runs JAX's LAPACK calls trsm, potrf, getrf, geqrf, geqp3, orgqr/ungqr, syevd/heevd, gesdd/gesvd, ormqr/unmqr, geev, gees, gehrd, gtsv and sytrd/hetrd, XLA's TopK and ApproxTopK, jaxlib's CSR sparse-dense product and perturbed tridiagonal solve, sharding annotations (GSPMD's and Shardy's) and memory placements"
 	switch {
 	case strings.Contains(target, "python") && strings.Contains(target, "callback"):
 		return fmt.Sprintf("custom-call target %q is not supported: a host callback (jax.debug.print, jax.pure_callback, io_callback), Python on the host, which a program compiled whole for the device cannot call (%s)", target, known)

@@ -81,6 +81,8 @@ func (b *expander) customCall(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = b.sytrd(in, c.Lower)
 	case hlo.CallCsrMatmul:
 		return b.csrMatmul(in), nil
+	case hlo.CallOrmqr:
+		return b.ormqr(in, c.LeftSide, c.Transpose == "ADJOINT"), nil
 	case hlo.CallGtsvPerturbed:
 		return b.gtsvPerturbed(in), nil
 	case hlo.CallApproxTopK: // exact, as XLA's ApproxTopKFallback
@@ -151,6 +153,44 @@ func (b *expander) swapAlong(v *hlo.Instruction, d int, isA, isB *hlo.Instructio
 func (b *expander) one(t hlo.ElementType) *hlo.Instruction {
 	rt, _ := t.ComplexPart()
 	return b.convert(b.constant(rt, 1), t)
+}
+
+// ormqr is LAPACK's ormqr (hlo.CallOrmqr): Q made whole by orgqr's
+// loop over a's first m columns (zero columns past its own, whose taus
+// are none: H = I), then one dot with c, Q or its adjoint from the left
+// or the right, as the evaluator computes it. (LAPACK applies the
+// reflectors to c one by one; forming Q first is as stable, and one dot.)
+func (b *expander) ormqr(in *hlo.Instruction, left, adjoint bool) *hlo.Instruction {
+	a, tau, c := in.Operands[0], in.Operands[1], in.Operands[2]
+	sh := a.Shape
+	r := sh.Rank()
+	m, ka := sh.Dims[r-2], sh.Dims[r-1]
+	sq := a
+	if ka > m {
+		sq = b.slice(a, r-1, 0, m)
+	} else if ka < m {
+		dims := slices.Clone(sh.Dims)
+		dims[r-1] = m
+		p := b.inst(hlo.OpPad, hlo.ArrayShape(sh.Elem, dims...), a, b.constant(sh.Elem, 0))
+		p.A.Padding = make([]hlo.PadDim, r)
+		p.A.Padding[r-1].Hi = m - ka
+		sq = p
+	}
+	q := b.orgqr(in, sq, tau)
+	if adjoint {
+		q = b.conj(q)
+	}
+	x := b.batched(sh.Elem, sh.Dims[:r-2])
+	// op(Q)[i, p] is Q[i, p] or conj(Q[p, i]): the dot contracts Q's
+	// columns or rows.
+	qc := int64(r - 1)
+	if adjoint {
+		qc = int64(r - 2)
+	}
+	if left {
+		return x.dot(c.Shape, q, c, qc, int64(r-2))
+	}
+	return x.dot(c.Shape, c, q, int64(r-1), int64(2*r-3)-qc)
 }
 
 // binaryComputation is op over two scalars of type t, a reducer's or a

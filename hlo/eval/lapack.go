@@ -54,6 +54,8 @@ func (e *evaluator) customCall(in *hlo.Instruction, ops []*Value) (*Value, error
 	case hlo.CallGtsv:
 		dl, d, du, x, info := gtsv(ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)
 		res = []*hlo.Literal{dl, d, du, x, info}
+	case hlo.CallOrmqr:
+		res = []*hlo.Literal{ormqr(ops[0].Lit, ops[1].Lit, ops[2].Lit, c.LeftSide, c.Transpose == "ADJOINT")}
 	case hlo.CallGtsvPerturbed:
 		res = []*hlo.Literal{gtsvPerturbed(ops[0].Lit, ops[1].Lit, ops[2].Lit, ops[3].Lit)}
 	case hlo.CallSytrd:
@@ -270,6 +272,51 @@ func orgqr(l, tl *hlo.Literal) *hlo.Literal {
 		org2r(a[b*m*n:(b+1)*m*n], tau[b*k:(b+1)*k], m, n)
 	}
 	return literal(l.Shape.Elem, l.Shape.Dims, a)
+}
+
+// ormqr is LAPACK's ormqr (unmqr): c times Q = H(0) ... H(k-1), the
+// reflectors of a [..., m, k'] and tau [..., k], from the left or the
+// right, Q or its adjoint; Q made whole (org2r over a's first columns,
+// m of them, those past k' zero) and multiplied in complex128, rounded
+// once.
+func ormqr(al, tl, cl *hlo.Literal, left, adjoint bool) *hlo.Literal {
+	batch, m, ka, a := matrices(al)
+	k := tl.Shape.Dims[tl.Shape.Rank()-1]
+	tau := complexes(tl)
+	_, cr, cc, c := matrices(cl)
+	out := make([]complex128, len(c))
+	for b := int64(0); b < batch; b++ {
+		q := make([]complex128, m*m)
+		for i := range m {
+			for j := range min(m, ka) {
+				q[i*m+j] = a[b*m*ka+i*ka+j]
+			}
+		}
+		org2r(q, tau[b*k:(b+1)*k], m, m)
+		qAt := func(i, j int64) complex128 { // op(Q)[i, j]
+			if adjoint {
+				return cmplx.Conj(q[j*m+i])
+			}
+			return q[i*m+j]
+		}
+		cb, ob := c[b*cr*cc:(b+1)*cr*cc], out[b*cr*cc:(b+1)*cr*cc]
+		for i := range cr {
+			for j := range cc {
+				var s complex128
+				if left { // op(Q) c: c is m x cc
+					for p := range m {
+						s += qAt(i, p) * cb[p*cc+j]
+					}
+				} else { // c op(Q): c is cr x m
+					for p := range m {
+						s += cb[i*cc+p] * qAt(p, j)
+					}
+				}
+				ob[i*cc+j] = s
+			}
+		}
+	}
+	return literal(cl.Shape.Elem, cl.Shape.Dims, out)
 }
 
 // org2r is LAPACK's org2r (ung2r) on the m x n matrix a, in place: Q's
