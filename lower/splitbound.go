@@ -19,13 +19,9 @@ import (
 // splitLongDots splits each dot whose contraction is longer than one
 // invocation may loop over.
 func splitLongDots(s *state) error {
-	budget := loopBudget(s.tg)
-	if s.tg.MaxLoopIterations == 0 || budget < 2048 {
-		return nil
-	}
-	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpDot: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+	return expandWithinBound(s, hlo.OpDot, func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error) {
 		return b.splitDot(in, budget/2)
-	}})
+	})
 }
 
 // splitDot is dot in as a sum of dots over parts of at most part of its
@@ -107,13 +103,7 @@ func (b *expander) splitDot(in *hlo.Instruction, part int64) (*hlo.Instruction, 
 // [d0/w0, w0, d1/w1, w1, ...] over the w dimensions, which split long
 // reductions then splits. Other long windows stay refused by name.
 func splitLongWindows(s *state) error {
-	budget := loopBudget(s.tg)
-	if s.tg.MaxLoopIterations == 0 {
-		return nil
-	}
-	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpReduceWindow: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
-		return b.tiledWindows(in, budget)
-	}})
+	return expandWithinBound(s, hlo.OpReduceWindow, (*expander).tiledWindows)
 }
 
 // tiledWindows is reduce-window in as a reduce where its windows tile

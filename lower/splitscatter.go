@@ -24,13 +24,21 @@ import (
 // chunks of the budget less room for the sorted form's two binary
 // searches (62,463 positions on lavapipe).
 func splitLongScatters(s *state) error {
+	return expandWithinBound(s, hlo.OpScatter, func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error) {
+		return b.chunkedScatter(in, budget-1024)
+	})
+}
+
+// expandWithinBound expands each op instruction by expand, given the
+// iterations a kernel may loop (loopBudget), on a device that bounds
+// loops; elsewhere it changes nothing.
+func expandWithinBound(s *state, op hlo.Opcode, expand func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error)) error {
 	budget := loopBudget(s.tg)
 	if s.tg.MaxLoopIterations == 0 || budget < 2048 {
 		return nil
 	}
-	chunk := budget - 1024
-	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpScatter: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
-		return b.chunkedScatter(in, chunk)
+	return expandEach(s, map[hlo.Opcode]expansion{op: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		return expand(b, in, budget)
 	}})
 }
 
