@@ -14,11 +14,13 @@ import (
 // computed at run time is a dynamic shape, which vkjit refuses by name.
 
 // shapeOperand is a dynamic op's operand that holds what its static form
-// takes as an attribute: the operand's index and the attribute's name
-// ("" where the result type already says it, checked against it).
+// takes as an attribute: the operand's index and the attribute's name,
+// or, where attr is "", the dimensions of the op's result number result
+// (checked against its type, whose dynamic dimensions take them).
 type shapeOperand struct {
-	index int
-	attr  string
+	index  int
+	attr   string
+	result int
 }
 
 // staticRule translates a dynamic op by static, its shape operands read
@@ -26,44 +28,57 @@ type shapeOperand struct {
 // refine.go).
 func staticRule(static rule, shapes ...shapeOperand) rule {
 	return func(c *opContext) ([]*hlo.Instruction, error) {
-		sc := *c
-		sc.op = &Op{}
-		*sc.op = *c.op
-		sc.op.Attrs = slices.Clone(c.op.Attrs)
-		var drop []int
-		for _, s := range shapes {
-			if s.index >= len(c.args) {
-				return nil, fmt.Errorf("has no operand %d", s.index)
-			}
-			v, err := foldInts(c.args[s.index])
-			if err != nil {
-				return nil, unsupportedf(dynamicCategory, "op %s with operand %d %v", c.op.Name, s.index, err)
-			}
-			if s.attr == "" {
-				if len(c.op.OutTypes) != 1 || c.op.OutTypes[0].Kind != TensorType {
-					return nil, fmt.Errorf("the text gives no type for its result")
-				}
-				out := c.op.OutTypes[0]
-				if !fits(out.Shape(), hlo.ArrayShape(out.Elem, v...)) {
-					return nil, fmt.Errorf("operand %d is %v, the result's dimensions %v", s.index, v, out.Dims)
-				}
-				if out.Dynamic { // refined: the operand says the shape
-					out.Dims, out.Dynamic = v, false
-					sc.op.OutTypes = []Type{out}
-				}
-			} else {
-				sc.op.Attrs = append(sc.op.Attrs, NamedAttr{Name: s.attr, Attr: &Attr{Kind: ArrayAttr, Array: v}})
-			}
-			drop = append(drop, s.index)
+		sc, err := withShapes(c, shapes)
+		if err != nil {
+			return nil, err
 		}
-		sc.args = nil
-		for i, a := range c.args {
-			if !slices.Contains(drop, i) {
-				sc.args = append(sc.args, a)
-			}
-		}
-		return static(&sc)
+		return static(sc)
 	}
+}
+
+// withShapes is c with its shape operands folded into attributes or
+// result types and dropped from its operands.
+func withShapes(c *opContext, shapes []shapeOperand) (*opContext, error) {
+	sc := *c
+	sc.op = &Op{}
+	*sc.op = *c.op
+	sc.op.Attrs = slices.Clone(c.op.Attrs)
+	sc.op.OutTypes = slices.Clone(c.op.OutTypes)
+	var drop []int
+	for _, s := range shapes {
+		if s.index < 0 || s.index >= len(c.args) || slices.Contains(drop, s.index) {
+			return nil, fmt.Errorf("has no shape operand %d of %d", s.index, len(c.args))
+		}
+		v, err := foldInts(c.args[s.index])
+		if err != nil {
+			what := c.op.Name
+			if c.op.Callee != "" {
+				what += " @" + c.op.Callee
+			}
+			return nil, unsupportedf(dynamicCategory, "op %s with operand %d %v", what, s.index, err)
+		}
+		if s.attr == "" {
+			if s.result >= len(c.op.OutTypes) {
+				return nil, fmt.Errorf("the text gives no type for result %d", s.result)
+			}
+			out := c.op.OutTypes[s.result]
+			if out.Kind != TensorType || !fits(out.Shape(), hlo.ArrayShape(out.Elem, v...)) {
+				return nil, fmt.Errorf("the shape operand of result %d is %v, its type %s", s.result, v, out.Text)
+			}
+			out.Dims, out.Dynamic = v, false // refined where it was dynamic
+			sc.op.OutTypes[s.result] = out
+		} else {
+			sc.op.Attrs = append(sc.op.Attrs, NamedAttr{Name: s.attr, Attr: &Attr{Kind: ArrayAttr, Array: v}})
+		}
+		drop = append(drop, s.index)
+	}
+	sc.args = nil
+	for i, a := range c.args {
+		if !slices.Contains(drop, i) {
+			sc.args = append(sc.args, a)
+		}
+	}
+	return &sc, nil
 }
 
 // getDimensionSizeRule: the size of a static dimension, an s32 constant.

@@ -95,13 +95,13 @@ func init() {
 	for _, name := range chlo.Names() {
 		ops["chlo."+name] = chloRule(name)
 	}
-	ops["stablehlo.dynamic_broadcast_in_dim"] = staticRule(broadcastInDimRule, shapeOperand{1, ""})
-	ops["stablehlo.dynamic_iota"] = staticRule(iotaRule, shapeOperand{0, ""})
-	ops["stablehlo.dynamic_reshape"] = staticRule(renameRule(hlo.OpReshape), shapeOperand{1, ""})
-	ops["stablehlo.dynamic_pad"] = staticRule(padRule, shapeOperand{2, "edge_padding_low"}, shapeOperand{3, "edge_padding_high"}, shapeOperand{4, "interior_padding"})
-	ops["stablehlo.dynamic_gather"] = staticRule(gatherRule, shapeOperand{2, "slice_sizes"})
-	ops["stablehlo.dynamic_conv"] = staticRule(convolutionRule, shapeOperand{2, "padding"})
-	ops["stablehlo.real_dynamic_slice"] = staticRule(sliceRule, shapeOperand{1, "start_indices"}, shapeOperand{2, "limit_indices"}, shapeOperand{3, "strides"})
+	ops["stablehlo.dynamic_broadcast_in_dim"] = staticRule(broadcastInDimRule, shapeOperand{index: 1})
+	ops["stablehlo.dynamic_iota"] = staticRule(iotaRule, shapeOperand{index: 0})
+	ops["stablehlo.dynamic_reshape"] = staticRule(renameRule(hlo.OpReshape), shapeOperand{index: 1})
+	ops["stablehlo.dynamic_pad"] = staticRule(padRule, shapeOperand{index: 2, attr: "edge_padding_low"}, shapeOperand{index: 3, attr: "edge_padding_high"}, shapeOperand{index: 4, attr: "interior_padding"})
+	ops["stablehlo.dynamic_gather"] = staticRule(gatherRule, shapeOperand{index: 2, attr: "slice_sizes"})
+	ops["stablehlo.dynamic_conv"] = staticRule(convolutionRule, shapeOperand{index: 2, attr: "padding"})
+	ops["stablehlo.real_dynamic_slice"] = staticRule(sliceRule, shapeOperand{index: 1, attr: "start_indices"}, shapeOperand{index: 2, attr: "limit_indices"}, shapeOperand{index: 3, attr: "strides"})
 	ops["stablehlo.get_dimension_size"] = getDimensionSizeRule
 	ops["stablehlo.batch_norm_training"] = batchNormRule(hlo.OpBatchNormTraining)
 	ops["stablehlo.batch_norm_inference"] = batchNormRule(hlo.OpBatchNormInference)

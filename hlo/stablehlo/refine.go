@@ -272,30 +272,18 @@ func dynamicTopK(c *opContext) ([]*hlo.Instruction, error) {
 // stablehlo.dynamic_rng_bit_generator custom-call (state, shape) with
 // the shape folded: rng_bit_generator of that output shape.
 func dynamicRngBitGenerator(c *opContext) ([]*hlo.Instruction, error) {
-	if len(c.args) != 2 || len(c.op.OutTypes) != 2 || c.op.OutTypes[1].Kind != TensorType {
+	if len(c.args) != 2 || len(c.op.OutTypes) != 2 {
 		return nil, fmt.Errorf("stablehlo.dynamic_rng_bit_generator takes a state and a shape, and returns a state and an array")
 	}
-	dims, err := foldInts(c.args[1])
-	if err != nil {
-		return nil, unsupportedf(dynamicCategory, "stablehlo.dynamic_rng_bit_generator with a shape %v", err)
-	}
-	out := c.op.OutTypes[1]
-	if !fits(out.Shape(), hlo.ArrayShape(out.Elem, dims...)) {
-		return nil, fmt.Errorf("the shape operand is %v, the result's dimensions %v", dims, out.Dims)
-	}
-	out.Dims, out.Dynamic = dims, false
-	sc := *c
-	op := *c.op
-	op.OutTypes = []Type{c.op.OutTypes[0], out}
-	sc.op, sc.args = &op, c.args[:1]
-	return rngBitGeneratorRule(&sc)
+	return staticRule(rngBitGeneratorRule, shapeOperand{index: 1, result: 1})(c)
 }
 
 // shapeOperands applies a custom-call's indices_of_shape_operands (how
 // JAX's custom calls of dynamic results pass the results' shapes:
 // mlir.custom_call's result_shapes, one 1-D integer operand per result):
 // with those operands folded, the op's result types refined from them
-// and the operands dropped. Without the attribute it returns c as it is.
+// and the operands dropped (withShapes). Without the attribute it
+// returns c as it is.
 func shapeOperands(c *opContext) (*opContext, error) {
 	idx, ok, err := c.ints("indices_of_shape_operands")
 	if !ok || err != nil {
@@ -304,39 +292,16 @@ func shapeOperands(c *opContext) (*opContext, error) {
 	if len(idx) != len(c.op.OutTypes) {
 		return nil, fmt.Errorf("indices_of_shape_operands names %d operands for %d results", len(idx), len(c.op.OutTypes))
 	}
-	op := *c.op
-	op.OutTypes = slices.Clone(c.op.OutTypes)
-	op.Attrs = nil
-	for _, a := range c.op.Attrs {
-		if a.Name != "indices_of_shape_operands" {
-			op.Attrs = append(op.Attrs, a)
-		}
-	}
-	drop := map[int64]bool{}
+	shapes := make([]shapeOperand, len(idx))
 	for r, i := range idx {
-		if i < 0 || int(i) >= len(c.args) || drop[i] {
-			return nil, fmt.Errorf("indices_of_shape_operands names operand %d of %d", i, len(c.args))
-		}
-		drop[i] = true
-		dims, err := foldInts(c.args[i])
-		if err != nil {
-			return nil, unsupportedf(dynamicCategory, "%s with the shape of result %d %v", op.Callee, r, err)
-		}
-		out := op.OutTypes[r]
-		if out.Kind != TensorType || !fits(out.Shape(), hlo.ArrayShape(out.Elem, dims...)) {
-			return nil, fmt.Errorf("the shape operand of result %d is %v, its type %s", r, dims, out.Text)
-		}
-		out.Dims, out.Dynamic = dims, false
-		op.OutTypes[r] = out
+		shapes[r] = shapeOperand{index: int(i), result: r}
 	}
-	sc := *c
-	sc.op, sc.args = &op, nil
-	for i, a := range c.args {
-		if !drop[int64(i)] {
-			sc.args = append(sc.args, a)
-		}
+	sc, err := withShapes(c, shapes)
+	if err != nil {
+		return nil, err
 	}
-	return &sc, nil
+	sc.op.Attrs = slices.DeleteFunc(sc.op.Attrs, func(a NamedAttr) bool { return a.Name == "indices_of_shape_operands" })
+	return sc, nil
 }
 
 // dynamicApproxTopK is JAX's stablehlo.dynamic_approx_top_k custom-call
