@@ -27,15 +27,12 @@ func (b *expander) gtsvPerturbed(in *hlo.Instruction) *hlo.Instruction {
 	one, row := sys.one, sys.row
 	oneR := hlo.ArrayShape(rt, one.Dims...)
 	at, set, rowAt, setRow, spread, plus := sys.at, sys.set, sys.rowAt, sys.setRow, sys.spread, addS32
-	mag := func(lb *expander, x *hlo.Instruction) *hlo.Instruction {
-		return lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), x)
-	}
+	mag := (*expander).magnitude
 	and := func(lb *expander, x, y *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpAnd, x.Shape, x, y) }
 	not := func(lb *expander, x *hlo.Instruction) *hlo.Instruction { return lb.inst(hlo.OpNot, x.Shape, x) }
-	eps, safemin := 0x1p-52, 0x1p-1022
-	if rt == hlo.F32 {
-		eps, safemin = 0x1p-23, 0x1p-126
-	}
+	// numeric_limits' epsilon (twice LAPACK's unit roundoff) and the
+	// safe minimum (lamch's: the smallest normal), as jaxlib's.
+	eps, safemin := 2*epsilon(rt), smallestNormal(rt)
 	var err error
 	defer mustBuild(&err)
 
@@ -144,9 +141,7 @@ func (b *expander) perturbPivot(in *hlo.Instruction, p, v, perturb *hlo.Instruct
 	var err error
 	defer mustBuild(&err)
 	g := b.expr(oneR, &err)
-	mag := func(lb *expander, x *hlo.Instruction) *hlo.Instruction {
-		return lb.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), x)
-	}
+	mag := (*expander).magnitude
 	// The row's largest magnitude, NaN where one is.
 	maxFactor := b.reshape(b.reduceDim(mag(b, v), row.Rank()-1, hlo.OpMaximum, b.constant(rt, 0)), one.Dims...)
 	step := g.CopySign(g.Max(g.Abs(perturb), g.Broadcast(g.K(safemin))), b.realOf(p))
@@ -181,4 +176,10 @@ func (b *expander) perturbPivot(in *hlo.Instruction, p, v, perturb *hlo.Instruct
 		return []*hlo.Instruction{np, nv, nstep, nactive, maxFactor}
 	})
 	return b.element(w, 0), b.element(w, 1)
+}
+
+// magnitude is |x|, of x's real type (the modulus of a complex x).
+func (b *expander) magnitude(x *hlo.Instruction) *hlo.Instruction {
+	rt, _ := x.Shape.Elem.ComplexPart()
+	return b.inst(hlo.OpAbs, hlo.ArrayShape(rt, x.Shape.Dims...), x)
 }

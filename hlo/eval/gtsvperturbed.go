@@ -24,7 +24,10 @@ func gtsvPerturbed(dlL, dL, duL, bL *hlo.Literal) *hlo.Literal {
 	if n == 0 {
 		return literal(t, bL.Shape.Dims, x)
 	}
-	eps, safemin := perturbConstants(t)
+	// numeric_limits' epsilon (twice LAPACK's unit roundoff) and the
+	// safe minimum (lamch's: the smallest normal) of b's real type.
+	rt, _ := t.ComplexPart()
+	eps, safemin := 2*epsilon(rt), smallestNormal(rt)
 	for s := int64(0); s < int64(len(d))/n; s++ {
 		DL := func(i int64) complex128 { return dl[s*n+i] }
 		D := func(i int64) complex128 { return d[s*n+i] }
@@ -115,16 +118,6 @@ func gtsvPerturbed(dlL, dL, duL, bL *hlo.Literal) *hlo.Literal {
 		}
 	}
 	return literal(t, bL.Shape.Dims, x)
-}
-
-// perturbConstants are numeric_limits' epsilon and the safe minimum
-// (LAPACK's lamch: the smallest normal, whose reciprocal is finite) of
-// t's real type.
-func perturbConstants(t hlo.ElementType) (eps, safemin float64) {
-	if rt, _ := t.ComplexPart(); rt == hlo.F32 {
-		return 0x1p-23, 0x1p-126
-	}
-	return 0x1p-52, 0x1p-1022
 }
 
 // perturbPivot is jaxlib's MaybePerturbPivot (from LAPACK's lagts): a

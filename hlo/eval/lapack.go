@@ -400,10 +400,7 @@ func potrf(l *hlo.Literal, lower bool) (*hlo.Literal, *hlo.Literal) {
 func getrf(l *hlo.Literal) (*hlo.Literal, *hlo.Literal, *hlo.Literal) {
 	batch, m, n, a := matrices(l)
 	k := min(m, n)
-	sfmin := 0x1p-1022 // the smallest normal f64
-	if realType(l.Shape.Elem) == hlo.F32 {
-		sfmin = 0x1p-126
-	}
+	sfmin := smallestNormal(realType(l.Shape.Elem))
 	ipiv := make([]complex128, batch*k)
 	info := make([]complex128, batch)
 	abs1 := func(v complex128) float64 { return math.Abs(real(v)) + math.Abs(imag(v)) }
