@@ -83,13 +83,22 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 		}
 		ops = append(ops, g)
 	}
+	return b.flatScatter(in, ops, w, true, false), nil
+}
+
+// flatScatter is a scatter of the flattened form (flatPositions) that
+// stands for scatter in: ops are in's operands, then [count, 1] indices
+// and [count, window...] updates, w the window's rank.
+func (b *expander) flatScatter(in *hlo.Instruction, ops []*hlo.Instruction, w int, sorted, unique bool) *hlo.Instruction {
+	sd := in.A.Scatter
 	sc := b.inst(hlo.OpScatter, in.Shape, ops...)
 	sc.Called = in.Called
 	sc.A.Scatter = &hlo.ScatterDims{
 		UpdateWindowDims: iotaDims(w + 1)[1:], InsertedWindowDims: sd.InsertedWindowDims,
-		ScatterDimsToOperandDims: sd.ScatterDimsToOperandDims, IndexVectorDim: 1, IndicesAreSorted: true,
+		ScatterDimsToOperandDims: sd.ScatterDimsToOperandDims, IndexVectorDim: 1,
+		IndicesAreSorted: sorted, UniqueIndices: unique,
 	}
-	return sc, nil
+	return sc
 }
 
 // flatPositions reports whether scatter in lists its update positions

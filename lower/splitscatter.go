@@ -82,13 +82,7 @@ func (b *expander) chunkedScatter(in *hlo.Instruction, chunk int64) (*hlo.Instru
 		for _, u := range ups {
 			ops = append(ops, slice(u))
 		}
-		sc := lb.inst(hlo.OpScatter, in.Shape, ops...)
-		sc.Called = in.Called
-		sc.A.Scatter = &hlo.ScatterDims{
-			UpdateWindowDims: iotaDims(w + 1)[1:], InsertedWindowDims: sd.InsertedWindowDims,
-			ScatterDimsToOperandDims: sd.ScatterDimsToOperandDims, IndexVectorDim: 1,
-			IndicesAreSorted: sd.IndicesAreSorted, UniqueIndices: sd.UniqueIndices,
-		}
+		sc := lb.flatScatter(in, ops, w, sd.IndicesAreSorted, sd.UniqueIndices)
 		if n == 1 {
 			return []*hlo.Instruction{sc}
 		}
