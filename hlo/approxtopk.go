@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"regexp"
 	"strconv"
 )
 
@@ -67,18 +66,19 @@ type approxTopKSettings struct {
 	aggregate        bool
 }
 
-// approxField is one "name = value" of a backend_config dictionary as
-// the StableHLO reader prints it, the value's ": type" dropped.
-var approxField = regexp.MustCompile(`(\w+)\s*=\s*([^,:}\s]+)`)
-
-// approxTopKConfig reads ApproxTopK's backend_config. JAX writes every
-// field; top_k and reduction_dim have no default.
+// approxTopKConfig reads ApproxTopK's backend_config (configFields).
+// JAX writes every field; top_k and reduction_dim have no default.
 func approxTopKConfig(in *Instruction) (approxTopKSettings, error) {
 	s := approxTopKSettings{override: -1, recall: 0.95, aggregate: true}
-	v, _ := in.AttrValue("backend_config")
-	seen := map[string]bool{}
-	for _, f := range approxField.FindAllStringSubmatch(v, -1) {
-		name, val := f[1], f[2]
+	fields := configFields(in)
+	for _, name := range []string{"reduction_dim", "top_k", "reduction_input_size_override", "recall_target", "aggregate_to_topk", "is_fallback"} {
+		val, ok := fields[name]
+		if !ok {
+			if name == "reduction_dim" || name == "top_k" {
+				return s, fmt.Errorf("backend_config has no %s", name)
+			}
+			continue
+		}
 		var err error
 		switch name {
 		case "reduction_dim":
@@ -98,12 +98,6 @@ func approxTopKConfig(in *Instruction) (approxTopKSettings, error) {
 		}
 		if err != nil {
 			return s, fmt.Errorf("backend_config's %s = %s: %v", name, val, err)
-		}
-		seen[name] = true
-	}
-	for _, need := range []string{"reduction_dim", "top_k"} {
-		if !seen[need] {
-			return s, fmt.Errorf("backend_config has no %s", need)
 		}
 	}
 	if s.k < 1 {

@@ -177,8 +177,7 @@ const (
 
 var (
 	lapackTarget = regexp.MustCompile(`^lapack_([sdcz])(trsm|potrf|geqrf|orgqr|ungqr|getrf|syevd|heevd|gesdd|gesvd|ormqr|unmqr|geev|gees|gehrd|gtsv|sytrd|hetrd|geqp3)_ffi$`)
-	configField  = regexp.MustCompile(`(\w+)\s*=\s*(-?\d+)`)
-	boolField    = regexp.MustCompile(`(\w+)\s*=\s*(true|false)\b`)
+	configField  = regexp.MustCompile(`(\w+)\s*=\s*([^,:}\s]+)`)
 	lapackTypes  = map[string]ElementType{"s": F32, "d": F64, "c": C64, "z": C128}
 )
 
@@ -231,14 +230,13 @@ func KnownCustomCall(in *Instruction) (*CustomCall, error) {
 		return nil, nil
 	}
 	t := lapackTypes[m[1]]
-	rt, _ := t.ComplexPart() // the real type of t's parts (eigenvalues, singular values)
-	cfg := map[string]int64{}
-	if v, ok := in.AttrValue("backend_config"); ok {
-		for _, f := range configField.FindAllStringSubmatch(v, -1) {
-			cfg[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
-		}
-		for _, f := range boolField.FindAllStringSubmatch(v, -1) { // true as 1
-			cfg[f[1]] = map[string]int64{"true": 1, "false": 0}[f[2]]
+	rt, _ := t.ComplexPart()  // the real type of t's parts (eigenvalues, singular values)
+	cfg := map[string]int64{} // LAPACK's letters as their codes, booleans as 1 and 0
+	for name, v := range configFields(in) {
+		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+			cfg[name] = i
+		} else if v == "true" || v == "false" {
+			cfg[name] = map[string]int64{"true": 1}[v]
 		}
 	}
 	bad := func(want string) error {
@@ -534,6 +532,18 @@ func trailing(s Shape, from int, info Shape) (zeros []int, ok bool) {
 		zeros = append(zeros, i)
 	}
 	return zeros, true
+}
+
+// configFields are the fields of a custom-call's backend_config
+// dictionary as the StableHLO reader writes it ({name = value : type,
+// ...}), each value's text, its ": type" dropped.
+func configFields(in *Instruction) map[string]string {
+	fields := map[string]string{}
+	v, _ := in.AttrValue("backend_config")
+	for _, f := range configField.FindAllStringSubmatch(v, -1) {
+		fields[f[1]] = f[2]
+	}
+	return fields
 }
 
 // UnknownCustomCall says why a custom-call target that KnownCustomCall
