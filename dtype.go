@@ -79,7 +79,9 @@ type TensorSpec struct {
 }
 
 // String prints the spec as HLO text does: "f32[2,3]".
-func (s TensorSpec) String() string { return hlo.ArrayShape(s.Type.elem(), s.Dims...).DimsString() }
+func (s TensorSpec) String() string { return s.shape().DimsString() }
+
+func (s TensorSpec) shape() hlo.Shape { return hlo.ArrayShape(s.Type.elem(), s.Dims...) }
 
 func specOf(name string, sh hlo.Shape) TensorSpec {
 	return TensorSpec{Name: name, Type: DType(sh.Elem), Dims: append([]int64{}, sh.Dims...)}

@@ -129,13 +129,16 @@ type CompileOptions struct {
 }
 
 // shapes is Arguments as HLO shapes (nil where none are given).
-func (o CompileOptions) shapes() []hlo.Shape {
-	if o.Arguments == nil {
+func (o CompileOptions) shapes() []hlo.Shape { return specShapes(o.Arguments) }
+
+// specShapes is specs as HLO shapes (nil for nil).
+func specShapes(specs []TensorSpec) []hlo.Shape {
+	if specs == nil {
 		return nil
 	}
-	s := make([]hlo.Shape, len(o.Arguments))
-	for i, a := range o.Arguments {
-		s[i] = hlo.ArrayShape(a.Type.elem(), a.Dims...)
+	s := make([]hlo.Shape, len(specs))
+	for i, a := range specs {
+		s[i] = a.shape()
 	}
 	return s
 }

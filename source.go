@@ -22,7 +22,7 @@ func ParseTextFor(name, src string, args []TensorSpec) ([]*hlo.Module, error) {
 	if !stablehlo.IsMLIR(src) {
 		return hlo.ParseModules(name, src)
 	}
-	ts, errs, err := stablehlo.ParseWith(name, src, stablehlo.Options{Args: CompileOptions{Arguments: args}.shapes()})
+	ts, errs, err := stablehlo.ParseWith(name, src, stablehlo.Options{Args: specShapes(args)})
 	if err != nil {
 		return nil, err
 	}

@@ -483,8 +483,8 @@ func (e *evaluator) sortedFirst(in *hlo.Instruction, xs []*hlo.Literal, d int) (
 	out := &Value{}
 	for i, l := range sorted.Leaves() {
 		sl := &hlo.Instruction{Op: hlo.OpSlice, Shape: res[i]}
-		for e, n := range l.Shape.Dims {
-			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: min(n, res[i].Dims[e]), Stride: 1})
+		for dim, n := range l.Shape.Dims {
+			sl.A.Slice = append(sl.A.Slice, hlo.SliceDim{Start: 0, Limit: min(n, res[i].Dims[dim]), Stride: 1})
 		}
 		out.Tuple = append(out.Tuple, &Value{Lit: slice(sl, l)})
 	}
