@@ -247,8 +247,7 @@ func shapeAssertion(c *opContext) ([]*hlo.Instruction, error) {
 }
 
 // dynamicTopK is StableHLO's stablehlo.dynamic_top_k custom-call (x, k)
-// with k folded: top_k's k largest along the last dimension and their
-// s32 indices.
+// with k folded: chlo.top_k of that k.
 func dynamicTopK(c *opContext) ([]*hlo.Instruction, error) {
 	if len(c.args) != 2 || len(c.op.Results) != 2 {
 		return nil, fmt.Errorf("stablehlo.dynamic_top_k takes an array and k, and returns values and indices")
@@ -261,11 +260,11 @@ func dynamicTopK(c *opContext) ([]*hlo.Instruction, error) {
 	if x.Rank() == 0 || k[0] < 0 || k[0] > x.Dims[x.Rank()-1] {
 		return nil, fmt.Errorf("stablehlo.dynamic_top_k of %d of %s", k[0], typeText(x))
 	}
-	dims := append([]int64{}, x.Dims...)
-	dims[len(dims)-1] = k[0]
-	ib := c.cb.Op(hlo.OpTopK, c.args[0]).Set("k", fmt.Sprint(k[0])).Set("largest", "true").
-		WithShape(hlo.TupleShape(hlo.ArrayShape(x.Elem, dims...), hlo.ArrayShape(hlo.S32, dims...)))
-	return c.results(ib.Instruction), nil
+	sc := *c
+	op := *c.op
+	op.Attrs = append(slices.Clone(c.op.Attrs), NamedAttr{Name: "k", Attr: &Attr{Kind: IntAttr, Text: fmt.Sprint(k[0])}})
+	sc.op, sc.args = &op, c.args[:1]
+	return topKRule(&sc) // its result types refined from x and k (refine)
 }
 
 // dynamicRngBitGenerator is StableHLO's
