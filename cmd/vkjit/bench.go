@@ -85,7 +85,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	stream := fs.Int("stream", 0, "also time N runs with transfers, sequential and streamed (uploads overlapping runs)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return fmt.Errorf("bench: %v", err)
+		return fmt.Errorf("bench: %w", err)
 	}
 	if len(pos) == 0 {
 		return fmt.Errorf("bench: no HLO file given (usage: vkjit bench [flags] GRAPH.hlo [ARG.npy ...])")

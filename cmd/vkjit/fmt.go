@@ -27,7 +27,7 @@ func cmdFmt(args []string, out io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "with --plan: every instruction its own kernel")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return fmt.Errorf("fmt: %v", err)
+		return fmt.Errorf("fmt: %w", err)
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("fmt: want one file (usage: vkjit fmt [--hlo] [--plan [--target T] [--no-fuse]] GRAPH)")

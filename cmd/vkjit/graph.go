@@ -26,7 +26,7 @@ func cmdGraph(args []string, stdout io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "draw the plan without fusion")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return fmt.Errorf("graph: %v", err)
+		return fmt.Errorf("graph: %w", err)
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("graph: want one HLO file (usage: vkjit graph [-o FILE] GRAPH.hlo)")

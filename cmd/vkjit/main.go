@@ -58,6 +58,7 @@ Usage:
                                              --constants-as-args (the device computes what
                                              folding would), ...
   vkjit help                                 show this text
+  vkjit COMMAND -h                           every flag of a command
 
 Flags of run (before or after the positional arguments):
   --out PATH.npz        write the results to an .npz (keys out0, out1, ...)
@@ -143,7 +144,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("unknown command %q (try vkjit help)", args[0])
 	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		var help *helpRequest
+		if errors.As(err, &help) {
+			// vkjit CMD -h: the command's flags, to stdout.
+			fmt.Fprintf(stdout, "Flags of vkjit %s (vkjit help for the commands):\n", help.fs.Name())
+			help.fs.SetOutput(stdout)
+			help.fs.PrintDefaults()
 			return 0
 		}
 		// Library errors name their package ("vkjit: ...", "pool: ...");
@@ -161,6 +167,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &helpRequest{fs}
+			}
 			return nil, err
 		}
 		args = fs.Args()
@@ -174,6 +183,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// helpRequest is a command's -h or --help: run prints its flags.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return h.fs.Name() + ": " + flag.ErrHelp.Error() }
+func (h *helpRequest) Unwrap() error { return flag.ErrHelp }
 
 // ms is a duration in milliseconds, as vkjit's reports give times.
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

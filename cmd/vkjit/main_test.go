@@ -142,6 +142,22 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// TestCommandHelp: each command's -h or --help prints its flags to
+// stdout and succeeds (it printed "flag: help requested" as an error).
+func TestCommandHelp(t *testing.T) {
+	for _, tc := range []struct{ cmd, flag string }{
+		{"run", "-compare"}, {"bench", "-iterations"}, {"test", "-expected"}, {"fmt", "-hlo"}, {"graph", "-o"}, {"devices", ""},
+	} {
+		for _, h := range []string{"-h", "--help"} {
+			code, out, errs := vkjitCmd(tc.cmd, h)
+			require.Equal(t, 0, code, "%s %s: %s", tc.cmd, h, errs)
+			require.Empty(t, errs)
+			require.Contains(t, out, "Flags of vkjit "+tc.cmd)
+			require.Contains(t, out, tc.flag)
+		}
+	}
+}
+
 func TestFmtFixedPoint(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.hlo")

@@ -71,7 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	atol := fs.Float64("atol", -1, "absolute tolerance for --compare (default by type)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return fmt.Errorf("run: %v", err)
+		return fmt.Errorf("run: %w", err)
 	}
 	if len(pos) == 0 {
 		return fmt.Errorf("run: no HLO file given (usage: vkjit run [flags] GRAPH.hlo [ARG.npy ...])")

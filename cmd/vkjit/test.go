@@ -54,7 +54,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) error {
 	noCache := fset.Bool("no-cache", false, "neither read nor write the compile cache")
 	pos, err := parseInterleaved(fset, args)
 	if err != nil {
-		return fmt.Errorf("test: %v", err)
+		return fmt.Errorf("test: %w", err)
 	}
 	if len(pos) == 0 {
 		return fmt.Errorf("test: no file or directory given (usage: vkjit test [flags] FILE.mlir|DIR ...)")
