@@ -77,6 +77,11 @@ func indexOnly(in *hlo.Instruction) bool {
 	switch in.Op {
 	case hlo.OpBroadcast, hlo.OpReshape, hlo.OpBitcast, hlo.OpTranspose, hlo.OpSlice, hlo.OpIota, hlo.OpReverse:
 		return true
+	case hlo.OpPad:
+		// A select between the operand's element and the padding value
+		// by the index: a tree scan's blocks padded out, read by the
+		// blocks' reduce-window, or its totals shifted by one.
+		return true
 	case hlo.OpConstant:
 		return in.Shape.IsArray() && in.Shape.NumElements() == 1
 	}
@@ -346,7 +351,7 @@ func fuseLoops(s *state) error {
 		s.walkFused(p, func(x *hlo.Instruction) []*hlo.Instruction { return users[x] }, nil,
 			func(k *hlo.Instruction) { dirty[pos[k]] = true })
 	}
-	budget := loopBudget(s.tg)
+	budget := s.tg.LoopBudget()
 	for changed := true; changed; {
 		changed = false
 		for i, in := range c.Instructions {

@@ -201,7 +201,7 @@ func fuseSiblings(s *state) error {
 			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
 				continue
 			}
-			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > loopBudget(s.tg) || !g.bindingsFit(k1, k2) {
+			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > s.tg.LoopBudget() || !g.bindingsFit(k1, k2) {
 				continue
 			}
 			kp := s.plan.kernel(k2)

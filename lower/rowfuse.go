@@ -158,7 +158,7 @@ func fuseRows(s *state) error {
 		}
 		return false
 	}
-	budget := loopBudget(s.tg)
+	budget := s.tg.LoopBudget()
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
 		if s.plan.fused[k2] || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 || !k2.Op.IsElementwise() ||

@@ -22,7 +22,7 @@ func checkLoopBounds(s *state) error {
 		if s.plan.fused[in] || s.plan.moved[in] || consumerReads(in) == readsNone {
 			continue
 		}
-		if n := s.kernelIters(in); n > loopBudget(s.tg) {
+		if n := s.kernelIters(in); n > s.tg.LoopBudget() {
 			return in.Errorf("one invocation of its kernel would run %d loop iterations, beyond the device's bound of %d (llvmpipe stops loops there); not supported on this device yet", n, s.tg.MaxLoopIterations)
 		}
 	}
@@ -130,15 +130,6 @@ func (s *state) kernelIters(in *hlo.Instruction) int64 {
 		n += s.loopIters(p)
 	}
 	return n
-}
-
-// loopBudget is the iterations a kernel may plan for: the device's bound
-// with room for the short loops of the math library (fmod, integer power).
-func loopBudget(tg kgen.Target) int64 {
-	if tg.MaxLoopIterations == 0 {
-		return 1 << 62
-	}
-	return tg.MaxLoopIterations - 2048
 }
 
 // schedule orders the steps depth first from the root: each kernel runs

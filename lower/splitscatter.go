@@ -33,7 +33,7 @@ func splitLongScatters(s *state) error {
 // iterations a kernel may loop (loopBudget), on a device that bounds
 // loops; elsewhere it changes nothing.
 func expandWithinBound(s *state, op hlo.Opcode, expand func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error)) error {
-	budget := loopBudget(s.tg)
+	budget := s.tg.LoopBudget()
 	if s.tg.MaxLoopIterations == 0 || budget < 2048 {
 		return nil
 	}

@@ -103,6 +103,10 @@ def sort_rows(x):
     return xp.sort(x, axis=1)  # NumPy's default, quicksort (jnp.sort is stable)
 
 
+def cumsum_rows(x):
+    return xp.cumsum(x, axis=1)
+
+
 def complex_mul(x, y):
     return x * y
 
@@ -147,6 +151,7 @@ WORKLOADS = {
     "irfft64x1000": (irfft64x1000, lambda: [c(64, 501)]),
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "sort_rows": (sort_rows, lambda: [u(1024, 4096)]),
+    "cumsum_rows": (cumsum_rows, lambda: [u(1024, 4096)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
     "softmax": (softmax, lambda: [u(4096, 1024)]),
     "gemm1024": (gemm, lambda: [u(1024, 1024), u(1024, 1024)]),

@@ -25,9 +25,10 @@ type Env struct {
 	// within its elements, so every invocation runs every loop of its
 	// folds: foldColumns waits for the workgroup at each step.
 	lockstep bool
-	// Heavy: each element runs more than LightKernel loop iterations
-	// (LocalSize).
-	Heavy bool
+	// Iters is the loop iterations computing one element runs (its own
+	// loops, its fused producers' and its prologue's), which the vector
+	// form runs once per lane.
+	Iters int64
 
 	SubgroupReduce bool                      // row reductions may take a subgroup per output
 	WorkgroupLanes uint32                    // row reductions long enough take a workgroup of this many per output (0: never)
@@ -38,6 +39,10 @@ type Env struct {
 	// tests do.
 	Check bool
 }
+
+// Heavy reports whether each element runs more than LightKernel loop
+// iterations (LocalSize).
+func (e Env) Heavy() bool { return e.Iters > LightKernel }
 
 // plan returns in's kernel plan: the one being generated, or an empty
 // one for a kernel of another instruction.
@@ -276,10 +281,17 @@ func (k *kernelBuilder) computeFresh(f fusedOperand, idx spirv.ID) val {
 // element with values: its vector form (vector.go) where vector allows
 // and its accesses and size do, else the scalar form.
 func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *kernelBuilder, binds []int, idx spirv.ID) ([]val, error), vector bool) (*Kernel, error) {
-	if n := elementCount(in); vector && (vectorShape(n, env.Target) || env.Heavy && foldsColumns(in, env.Fused) && vectorAligned(n, env.Target)) {
+	// The vector form runs its lanes' loops one after another, VectorWidth
+	// times an element's iterations in one invocation, which must stay
+	// within the device's loop bound (a cumulative sum of 8192 elements,
+	// 8 x 8192 iterations, lost every eighth element to llvmpipe's); a
+	// column fold loops once for all its lanes.
+	columns := env.Heavy() && foldsColumns(in, env.Fused)
+	lanesFit := columns || env.Iters <= env.Target.LoopBudget()/VectorWidth
+	if n := elementCount(in); vector && lanesFit && (vectorShape(n, env.Target) || columns && vectorAligned(n, env.Target)) {
 		venv := env
 		venv.Local = LocalSize(env.Target, n/VectorWidth, false)
-		if h := LocalSize(env.Target, n/VectorWidth, env.Heavy); h < ElementwiseLocalSize(env.Target) {
+		if h := LocalSize(env.Target, n/VectorWidth, env.Heavy()); h < ElementwiseLocalSize(env.Target) {
 			venv.Local = h // few heavy invocations: a workgroup for each core
 		}
 		venv.lockstep = env.Target.CPU && n/VectorWidth%int64(venv.Local) == 0
@@ -290,7 +302,7 @@ func elementKernel(in *hlo.Instruction, env Env, name string, values func(k *ker
 	}
 	if p := partsOf(in); p > 1 {
 		penv := env
-		penv.parts, penv.Local = p, LocalSize(env.Target, elementCount(in)/int64(p), env.Heavy)
+		penv.parts, penv.Local = p, LocalSize(env.Target, elementCount(in)/int64(p), env.Heavy())
 		return outputKernelMode(in, penv, name+"_parts", values, false)
 	}
 	return outputKernelMode(in, env, name, values, false)

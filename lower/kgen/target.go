@@ -91,6 +91,16 @@ type Target struct {
 	TexelReads bool
 }
 
+// LoopBudget is the loop iterations a kernel's invocation may plan for:
+// the device's bound with room for the short loops of the math library
+// (fmod, integer power), or no bound.
+func (tg Target) LoopBudget() int64 {
+	if tg.MaxLoopIterations == 0 {
+		return 1 << 62
+	}
+	return tg.MaxLoopIterations - 2048
+}
+
 // LlvmpipeLoopLimit is llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS.
 const LlvmpipeLoopLimit = 65535
 
