@@ -10,6 +10,7 @@ import (
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/spirv"
 )
 
 // indexInputs are uniform inputs (hlotest.UniformInputs) with every
@@ -100,5 +101,44 @@ func TestLongScatter(t *testing.T) {
 	} {
 		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
 		requireExact(t, c.name, src, indexInputs(5, c.limit))
+	}
+}
+
+// TestAtomicScatter: scatters whose combiner commutes and associates
+// exactly (integer add, min, max, and, or, xor; pred's or) apply their
+// updates by atomic operations (kgen/atomicscatter.go), the evaluator's
+// results bit for bit, fused and unfused: a bincount of 30,000 values
+// into 100 bins with indices outside on both sides, rows of u32 max,
+// scalar updates at 2-D indices, windows that do not fit (skipped),
+// batching dimensions, pred or and u32 xor. Every kernel passes
+// spirv-val, and each program has the atomic kernel.
+func TestAtomicScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	comp := func(op, ty string) string {
+		return fmt.Sprintf("c {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT c = %s[] %s(a, b)\n}\n", ty, ty, ty, op)
+	}
+	for _, c := range []struct {
+		name, comps, body string
+		limit             int64
+	}{
+		{"bincount", comp("add", "s32"), "  i = s32[30000] parameter(0)\n  i2 = s32[30000,1] reshape(i)\n  one = s32[] constant(1)\n  u = s32[30000] broadcast(one), dimensions={}\n  z = s32[] constant(0)\n  x = s32[100] broadcast(z), dimensions={}\n  ROOT r = s32[100] scatter(x, i2, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=c", 100},
+		{"u32_max_rows", comp("maximum", "u32"), "  x = u32[64,8] parameter(0)\n  i = s32[20000] parameter(1)\n  u = u32[20000,8] parameter(2)\n  ROOT r = u32[64,8] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=c", 64},
+		{"s32_min_2d_index", comp("minimum", "s32"), "  x = s32[40,50] parameter(0)\n  i = s32[30000,2] parameter(1)\n  u = s32[30000] parameter(2)\n  ROOT r = s32[40,50] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=c", 45},
+		{"windows_past_the_end", comp("add", "s32"), "  x = s32[100,6] parameter(0)\n  i = s32[20000,1] parameter(1)\n  u = s32[20000,3,6] parameter(2)\n  ROOT r = s32[100,6] scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=c", 100},
+		{"batching", comp("add", "s32"), "  x = s32[4,100] parameter(0)\n  i = s32[4,5000,1] parameter(1)\n  u = s32[4,5000] parameter(2)\n  ROOT r = s32[4,100] scatter(x, i, u), update_window_dims={}, inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=c", 100},
+		{"pred_or", comp("or", "pred"), "  x = pred[128] parameter(0)\n  i = s32[40000] parameter(1)\n  u = pred[40000] parameter(2)\n  ROOT r = pred[128] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=c", 128},
+		{"u32_xor", comp("xor", "u32"), "  x = u32[300] parameter(0)\n  i = u32[50000] parameter(1)\n  u = u32[50000] parameter(2)\n  ROOT r = u32[300] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=c", 300},
+	} {
+		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
+		requireExact(t, c.name, src, indexInputs(11, c.limit))
+		exe, err := rt.CompileText(c.name, src, vkjit.CompileOptions{})
+		require.NoError(t, err, c.name)
+		var names []string
+		for _, k := range vkjit.ProgramOf(exe).Kernels {
+			names = append(names, k.Name)
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
+		}
+		exe.Close()
+		require.Contains(t, fmt.Sprint(names), "scatter_atomic", c.name)
 	}
 }

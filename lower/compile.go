@@ -452,6 +452,11 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 	switch kp.Kind {
 	case kgen.KindSort:
 		return s.emitSort(in, env)
+	case kgen.KindScatter:
+		if atomicScatter(in) {
+			return s.emitAtomicScatter(in, env)
+		}
+		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindFft:
 		return s.emitFft(in, env)
 	case kgen.KindGemm:
@@ -525,6 +530,25 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 		Inst:    in.Name,
 	})
 	return nil
+}
+
+// emitAtomicScatter plans a scatter that applies its updates by atomic
+// operations (kgen/atomicscatter.go): the operand copied into the
+// result, an invocation an element, then an invocation an update.
+func (s *state) emitAtomicScatter(in *hlo.Instruction, env kgen.Env) error {
+	k, err := kgen.AtomicScatterInitKernel(in, env)
+	if err != nil {
+		return err
+	}
+	if err := s.dispatch(in, k, in.Shape.NumElements(), nil, s.values[in], nil); err != nil {
+		return err
+	}
+	updates := in.Operands[2].Shape.NumElements()
+	env.Local = kgen.LocalSize(s.tg, updates, false)
+	if k, err = kgen.AtomicScatterKernel(in, env); err != nil {
+		return err
+	}
+	return s.dispatch(in, k, updates, nil, s.values[in], nil)
 }
 
 // emitSort plans a sort (kgen/sort.go): slices of at most SortChunk

@@ -50,19 +50,10 @@ func ownLoop(in *hlo.Instruction) int64 {
 		}
 		return w
 	case hlo.OpScatter:
-		n := len(in.Operands) / 2
-		upd := in.Operands[n+1].Shape
-		window := map[int64]bool{}
-		for _, d := range in.A.Scatter.UpdateWindowDims {
-			window[d] = true
+		if atomicScatter(in) {
+			return 0 // an invocation an update
 		}
-		count := int64(1)
-		for d, x := range upd.Dims {
-			if !window[int64(d)] {
-				count *= x
-			}
-		}
-		return count
+		return scatterPositions(in)
 	case hlo.OpSort:
 		length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 		steps := int64(0)

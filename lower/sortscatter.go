@@ -3,6 +3,7 @@ package lower
 import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
+	"slices"
 )
 
 // A scatter's kernel walks every update position once per operand
@@ -29,6 +30,34 @@ func sortScatters(s *state) error {
 	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpScatter: (*expander).sortedScatter})
 }
 
+// atomicMinSteps is the size (operand elements x positions) from which
+// a scatter whose combiner commutes and associates exactly (an integer
+// sum, min or max, a bitwise and, or or xor: kgen.AtomicScatter)
+// applies its updates by atomic operations, an invocation an update,
+// after a copy of the operand: two dispatches where the walk of every
+// position is one.
+const atomicMinSteps = 1 << 16
+
+// atomicScatter reports whether scatter in applies its updates by atomic
+// operations.
+func atomicScatter(in *hlo.Instruction) bool {
+	return kgen.AtomicScatter(in) && in.Operands[0].Shape.NumElements()*scatterPositions(in) >= atomicMinSteps
+}
+
+// scatterPositions is how many update windows scatter in applies: its
+// updates' elements along the dimensions that are no window dimensions.
+func scatterPositions(in *hlo.Instruction) int64 {
+	n := len(in.Operands) / 2
+	upd := in.Operands[n+1].Shape
+	count := int64(1)
+	for d, x := range upd.Dims {
+		if !slices.Contains(in.A.Scatter.UpdateWindowDims, int64(d)) {
+			count *= x
+		}
+	}
+	return count
+}
+
 // sortedScatter builds scatter in over its positions sorted by index:
 // the indices as s32 keys (an index outside the operand becomes the
 // dimension's size, which the scatter skips as it skipped the index),
@@ -40,7 +69,7 @@ func (b *expander) sortedScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 	n := (len(in.Operands) - 1) / 2
 	xs := in.Operands[0].Shape
 	od, ok := kgen.OneIndexRows(in)
-	if sd.IndicesAreSorted || !ok || xs.Dims[od] >= 1<<31-1 { // keys are s32
+	if sd.IndicesAreSorted || !ok || xs.Dims[od] >= 1<<31-1 || atomicScatter(in) { // keys are s32
 		return in, nil
 	}
 	dim := xs.Dims[od]

@@ -48,7 +48,7 @@ func expandWithinBound(s *state, op hlo.Opcode, expand func(b *expander, in *hlo
 func (b *expander) chunkedScatter(in *hlo.Instruction, chunk int64) (*hlo.Instruction, error) {
 	sd := in.A.Scatter
 	n := (len(in.Operands) - 1) / 2
-	if _, ok := kgen.OneIndexRows(in); !ok {
+	if _, ok := kgen.OneIndexRows(in); !ok || atomicScatter(in) {
 		return in, nil
 	}
 	count, window, ok := flatPositions(in)

@@ -117,6 +117,14 @@ const (
 	OpNot                       Op = 200
 	OpBitCount                  Op = 205
 	OpControlBarrier            Op = 224
+	OpAtomicIAdd                Op = 234
+	OpAtomicSMin                Op = 236
+	OpAtomicUMin                Op = 237
+	OpAtomicSMax                Op = 238
+	OpAtomicUMax                Op = 239
+	OpAtomicAnd                 Op = 240
+	OpAtomicOr                  Op = 241
+	OpAtomicXor                 Op = 242
 	OpMemoryBarrier             Op = 225
 	OpPhi                       Op = 245
 	OpLoopMerge                 Op = 246

@@ -59,25 +59,7 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		}
 		res, err := k.fold(in.Called[0], inits, count, func(c spirv.ID) (spirv.ID, []val) {
 			sp := k.unravel(c, scatterSizes) // position among the scatter dims
-			start := make([]spirv.ID, xs.Rank())
-			for d := range start {
-				start[d] = k.cu32(0)
-			}
-			for j := int64(0); j < geo.IndexCount; j++ {
-				v := k.scatterIndex(binds[n], ix, geo, sd.IndexVectorDim, sp, j)
-				od := sd.ScatterDimsToOperandDims[j]
-				// Keep the index signed in 32 bits; out-of-range starts are
-				// rejected below (clamped first so 64-bit values stay exact
-				// in their verdict).
-				start[od] = k.clampIndex(v, xs.Dims[od]) // in [0, dim]: dim itself never fits a window
-				if ix.Elem.Kind() == hlo.KindSigned {
-					neg := k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem))
-					start[od] = k.f.Select(u32, neg, k.cu32(0xffffffff), start[od])
-				}
-			}
-			for j, od := range sd.InputBatchingDims {
-				start[od] = sp[geo.BatchPos(sd.ScatterIndicesBatchingDims[j])]
-			}
+			start := k.scatterStarts(in, binds[n], geo, sp)
 			fits, inside := k.b.ConstantBool(true), k.b.ConstantBool(true)
 			ui := make([]spirv.ID, us.Rank())
 			for j, d := range scatterDims {
@@ -109,6 +91,35 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		k.storeAll(outs, idx, res)
 		return nil
 	})
+}
+
+// scatterStarts is the start of scatter in's update window at scatter
+// position sp (its place among the scatter dimensions) along each operand
+// dimension, its indices read through binding ix: clamped into [0,
+// dim] (dim itself never fits a window, so that a 64-bit index keeps its
+// verdict), a negative index 0xffffffff; a batching dimension's start
+// is the position's own.
+func (k *kernelBuilder) scatterStarts(in *hlo.Instruction, ixBind int, geo hlo.Indexing, sp []spirv.ID) []spirv.ID {
+	sd := in.A.Scatter
+	n := (len(in.Operands) - 1) / 2
+	xs, ix := in.Operands[0].Shape, in.Operands[n].Shape
+	start := make([]spirv.ID, xs.Rank())
+	for d := range start {
+		start[d] = k.cu32(0)
+	}
+	for j := int64(0); j < geo.IndexCount; j++ {
+		v := k.scatterIndex(ixBind, ix, geo, sd.IndexVectorDim, sp, j)
+		od := sd.ScatterDimsToOperandDims[j]
+		start[od] = k.clampIndex(v, xs.Dims[od])
+		if ix.Elem.Kind() == hlo.KindSigned {
+			neg := k.boolOp(spirv.OpSLessThan, v.id, k.zero(ix.Elem))
+			start[od] = k.f.Select(k.u32(), neg, k.cu32(0xffffffff), start[od])
+		}
+	}
+	for j, od := range sd.InputBatchingDims {
+		start[od] = sp[geo.BatchPos(sd.ScatterIndicesBatchingDims[j])]
+	}
+	return start
 }
 
 // scatterIndex loads component j of the index vector at scatter
