@@ -406,7 +406,7 @@ func (x *cx) radixAxisAs(in, w *hlo.Instruction, sh hlo.Shape, a int, inverse bo
 
 // emitFft plans a radix-pass transform (fftAxisTarget): a pass per
 // factor of the length, in ducc's order (packFactors), consecutive
-// passes whose factors multiply to at most kgen.FftStageMax run by one
+// passes whose factors multiply to at most kgen.FftStageLimit run by one
 // kernel (kgen/fft.go), each stage's kernel reading the previous one's
 // output and writing, in turn, the result's buffer and a scratch one, so
 // that the last writes the result. A stage's twiddles are a constant
@@ -424,9 +424,11 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 	var stages []kgen.FftStage
 	// done is the product of the factors before f, q of those in its
 	// stage so far.
-	done, q := int64(1), int64(kgen.FftStageMax+1)
-	for _, f := range packFactors(n) {
-		if q*f > kgen.FftStageMax {
+	factors := packFactors(n)
+	limit := kgen.FftStageLimit(s.tg, n, factors)
+	done, q := int64(1), limit+1
+	for _, f := range factors {
+		if q*f > limit {
 			stages = append(stages, kgen.FftStage{
 				Length: n, Outer: prod(sh.Dims[:a]), Inner: prod(sh.Dims[a+1 : len(sh.Dims)-1]),
 				Forward: in.A.FftType != "IFFT", Scale: 1, L1: done,

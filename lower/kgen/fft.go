@@ -68,6 +68,27 @@ const FftRadixMax = 13
 // far cheaper than a store to a buffer).
 const FftStageMax = 64
 
+// FftWholeMax is the longest transform of radix-2 and -4 passes that a
+// CPU device runs as one stage, every pass in one invocation's
+// registers: no second dispatch and no twiddle table to read. 512
+// transforms of 128 (vkjit bench, two runs each): 0.81-0.99 ms as
+// stages of 64 and 2, 0.45 as one; of 256, 1.47-1.56 against 0.92-1.04;
+// 256 x 256: 0.82-1.01 against 0.40-0.52 (NumPy 0.2). Longer stages
+// did not pay (2048 as stages of 256 and 8: 10% slower than 64, 32),
+// odd radices' code grows faster (243 as one stage: as fast, 150 ms
+// more to compile), and a GPU holds far fewer registers.
+const FftWholeMax = 256
+
+// FftStageLimit is the most values a stage holds in a transform of
+// length n by passes of radices on tg: FftStageMax, or n itself where a
+// CPU device runs the whole transform as one stage (FftWholeMax).
+func FftStageLimit(tg Target, n int64, radices []int64) int64 {
+	if !tg.CPU || n > FftWholeMax || slices.ContainsFunc(radices, func(r int64) bool { return r != 2 && r != 4 }) {
+		return FftStageMax
+	}
+	return max(n, FftStageMax)
+}
+
 // Pass is pass t's factor, l1 and ido.
 func (st FftStage) Pass(t int) (r, l1, ido int64) {
 	l1 = st.L1
@@ -111,7 +132,7 @@ func FftStageKernel(env Env, t hlo.ElementType, st FftStage) (*Kernel, error) {
 		}
 		q *= r
 	}
-	if len(st.Radices) == 0 || q > FftStageMax && len(st.Radices) > 1 || st.Length%(st.L1*q) != 0 {
+	if len(st.Radices) == 0 || q > FftStageLimit(env.Target, st.Length, st.Radices) && len(st.Radices) > 1 || st.Length%(st.L1*q) != 0 {
 		return nil, fmt.Errorf("kgen: FFT stage %v of length %d after %d", st.Radices, st.Length, st.L1)
 	}
 	total := st.Outer * st.Length * st.Inner
