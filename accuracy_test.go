@@ -786,11 +786,8 @@ ENTRY e {
 		}
 		return
 	}
-	tensor := func(l *hlo.Literal) *vkjit.Tensor {
-		return &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
-	}
 	dy, dm, dv := measure(outs[0], outs[1], outs[2])
-	ey, em, evv := measure(tensor(ev.Tuple[0].Lit), tensor(ev.Tuple[1].Lit), tensor(ev.Tuple[2].Lit))
+	ey, em, evv := measure(literalTensor(ev.Tuple[0].Lit), literalTensor(ev.Tuple[1].Lit), literalTensor(ev.Tuple[2].Lit))
 	t.Logf("device: output max abs error %.3g (%.1f ulp of 1), mean max rel error %.3g, variance %.3g", dy, dy/0x1p-23, dm, dv)
 	t.Logf("XLA's formula in f32, sums exact: output %.3g (%.1f ulp of 1), mean %.3g, variance %.3g", ey, ey/0x1p-23, em, evv)
 	require.Less(t, dy, 4e-4)

@@ -82,7 +82,7 @@ func TestFFTAccuracy(t *testing.T) {
 		ref, err := eval.Run(m, &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(x.Type), x.Dims...), Data: x.Data})
 		require.NoError(t, err, name)
 		l := ref.Leaves()[0]
-		got := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+		got := literalTensor(l)
 		// The evaluator rounds to the result type: compare at its
 		// precision.
 		require.LessOrEqual(t, errOf(got)/eps, 4.0, "%s: the evaluator against NumPy", name)
@@ -262,7 +262,7 @@ func checkFFTs(t *testing.T, name, src string, args ...*vkjit.Tensor) {
 	t.Helper()
 	res, ref := deviceAndEval(t, name, src, args...)
 	for i, l := range ref.Leaves() {
-		want := &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+		want := literalTensor(l)
 		var worst, scale float64
 		for e := range want.NumElements() {
 			w := valueAt(want, e)

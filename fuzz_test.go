@@ -220,6 +220,21 @@ func literalOf(x *vkjit.Tensor) *hlo.Literal {
 	return &hlo.Literal{Shape: hlo.ArrayShape(hlo.ElementType(x.Type), x.Dims...), Data: x.Data}
 }
 
+// literalTensor is literal l as a tensor (its bytes shared), literalOf's
+// inverse.
+func literalTensor(l *hlo.Literal) *vkjit.Tensor {
+	return &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data}
+}
+
+// literalTensors is literalTensor of each literal.
+func literalTensors(lits []*hlo.Literal) []*vkjit.Tensor {
+	ts := make([]*vkjit.Tensor, len(lits))
+	for i, l := range lits {
+		ts[i] = literalTensor(l)
+	}
+	return ts
+}
+
 // differs compares output i of the device with the evaluator's: integers
 // and pred exactly; floats within what rounding explains. A float result
 // may move by 16 times the distance between the evaluator's result and

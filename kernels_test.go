@@ -1684,15 +1684,9 @@ func TestLongDot(t *testing.T) {
 		src := "HloModule dot_" + c.name + "\nENTRY e {\n" + c.body + "\n}"
 		m, err := hlo.Parse(c.name, src)
 		require.NoError(t, err)
-		var args []*vkjit.Tensor
-		for _, l := range hlotest.SmallIntInputs(m, 11) {
-			args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
-		}
+		args := literalTensors(hlotest.SmallIntInputs(m, 11))
 		if c.tol > 0 {
-			args = nil
-			for _, l := range hlotest.UniformInputs(m, 11) {
-				args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
-			}
+			args = literalTensors(hlotest.UniformInputs(m, 11))
 		}
 		res, want := deviceAndEval(t, c.name, src, args...)
 		requireNearEval(t, c.name, res, want, c.tol)
@@ -1727,10 +1721,7 @@ func TestCumulativeReductions(t *testing.T) {
 		src := module(c.name, c.typ, c.op, c.init, c.x, c.out, c.window)
 		m, err := hlo.Parse(c.name, src)
 		require.NoError(t, err)
-		var args []*vkjit.Tensor
-		for _, l := range hlotest.SmallIntInputs(m, 5) {
-			args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
-		}
+		args := literalTensors(hlotest.SmallIntInputs(m, 5))
 		res, want := deviceAndEval(t, c.name, src, args...)
 		require.Equal(t, want.Leaves()[0].Data, res[0].Data, c.name)
 	}
@@ -1777,10 +1768,7 @@ func TestLongWindows(t *testing.T) {
 		src := "HloModule w_" + c.name + "\n" + c.comp + "ENTRY e {\n" + c.body + "\n}"
 		m, err := hlo.Parse(c.name, src)
 		require.NoError(t, err)
-		var args []*vkjit.Tensor
-		for _, l := range hlotest.UniformInputs(m, 13) {
-			args = append(args, &vkjit.Tensor{Type: vkjit.DType(l.Shape.Elem), Dims: l.Shape.Dims, Data: l.Data})
-		}
+		args := literalTensors(hlotest.UniformInputs(m, 13))
 		res, want := deviceAndEval(t, c.name, src, args...)
 		requireNearEval(t, c.name, res, want, c.tol)
 	}

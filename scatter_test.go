@@ -65,14 +65,7 @@ func TestSortedScatter(t *testing.T) {
 	} {
 		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
 		requireExact(t, c.name, src, indexInputs(3, c.limit))
-		exe, err := rt.CompileText(c.name, src, vkjit.CompileOptions{})
-		require.NoError(t, err, c.name)
-		var names []string
-		for _, k := range vkjit.ProgramOf(exe).Kernels {
-			names = append(names, k.Name)
-		}
-		exe.Close()
-		require.True(t, strings.Contains(fmt.Sprint(names), "scatter_sorted"), "%s: %v", c.name, names)
+		require.Contains(t, kernelNames(t, c.name, src), "scatter_sorted", c.name)
 	}
 }
 
@@ -131,14 +124,21 @@ func TestAtomicScatter(t *testing.T) {
 	} {
 		src := "HloModule s_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
 		requireExact(t, c.name, src, indexInputs(11, c.limit))
-		exe, err := rt.CompileText(c.name, src, vkjit.CompileOptions{})
-		require.NoError(t, err, c.name)
-		var names []string
-		for _, k := range vkjit.ProgramOf(exe).Kernels {
-			names = append(names, k.Name)
-			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
-		}
-		exe.Close()
-		require.Contains(t, fmt.Sprint(names), "scatter_atomic", c.name)
+		require.Contains(t, kernelNames(t, c.name, src), "scatter_atomic", c.name)
 	}
+}
+
+// kernelNames compiles src and returns its kernels' names, one string,
+// each kernel through spirv-val.
+func kernelNames(t *testing.T, name, src string) string {
+	t.Helper()
+	exe, err := rt.CompileText(name, src, vkjit.CompileOptions{})
+	require.NoError(t, err, name)
+	defer exe.Close()
+	var names []string
+	for _, k := range vkjit.ProgramOf(exe).Kernels {
+		names = append(names, k.Name)
+		require.NoError(t, spirv.Validate(k.Words), "%s: %s", name, k.Name)
+	}
+	return strings.Join(names, " ")
 }
