@@ -9,7 +9,7 @@ import (
 
 // fft is XLA's fft as the plain definition: a discrete Fourier transform
 // of each transformed (trailing) dimension in turn, O(n^2) in complex128
-// with twiddles from jk mod n. RFFT transforms the last dimension of a
+// with twiddles from jk mod n (from fastDFTMin on, fftOf's recursion). RFFT transforms the last dimension of a
 // real operand into its half spectrum first; IRFFT transforms the others
 // inversely first, then the half spectrum of the last into the real
 // signal, its mirrored half the conjugate (XLA's and pocketfft's: the
@@ -177,6 +177,25 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 			for j := int64(0); j < in; j++ {
 				row[j] = v[(o*in+j)*inner+i]
 			}
+			if n >= fastDFTMin {
+				x := make([]complex128, n)
+				for j := range terms {
+					if full != nil {
+						x[j] = full(row, j)
+					} else {
+						x[j] = row[j]
+					}
+				}
+				y := fftOf(x, sign)
+				for k := range out {
+					acc := y[k]
+					if inverse {
+						acc /= complex(float64(n), 0)
+					}
+					res[(o*out+k)*inner+i] = acc
+				}
+				continue
+			}
 			for k := int64(0); k < out; k++ {
 				// Compensated sums (Neumaier's), so that the reference
 				// stays within an ulp or two of the true transform at any
@@ -203,6 +222,110 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 		}
 	}
 	return res
+}
+
+// fastDFTMin is the length from which a transform is computed by
+// fftOf in O(n log n) rather than by its definition in O(n^2): a
+// transform of 2^20 took hours (vkjit run --compare of a 1M-point FFT
+// never finished). Its float64 error, a few units of 2^-53 times log2 n
+// of the row's magnitude, is still far below an f32 result's ulp and
+// within --compare's f64 tolerance; below it, where the tests compare
+// c128 results to a few ulps, the compensated definition stays.
+var fastDFTMin int64 = 8192
+
+// fftOf is the DFT of x, X_k = sum_j x_j e^(sign 2 pi i jk/n), by
+// Cooley and Tukey's recursion over n's smallest prime factor p: p
+// transforms of the elements p apart, combined by DFTs of length p
+// across them with twiddles e^(sign 2 pi i rk/n) (the exponent reduced
+// mod n, so every root is sin and cos of an angle below 2 pi). A prime
+// length past 64 is Bluestein's convolution by transforms of a power of
+// two; short ones their definition.
+func fftOf(x []complex128, sign float64) []complex128 {
+	n := int64(len(x))
+	root := func(e, m int64) complex128 {
+		s, c := math.Sincos(2 * math.Pi * float64(e%m) / float64(m))
+		return complex(c, sign*s)
+	}
+	p := smallestFactor(n)
+	if p == n {
+		if n <= 64 {
+			y := make([]complex128, n)
+			for k := range n {
+				var acc complex128
+				for j := range n {
+					acc += x[j] * root(j*k, n)
+				}
+				y[k] = acc
+			}
+			return y
+		}
+		return bluestein(x, sign)
+	}
+	m := n / p
+	subs := make([][]complex128, p)
+	for r := range p {
+		sub := make([]complex128, m)
+		for j := range m {
+			sub[j] = x[r+p*j]
+		}
+		subs[r] = fftOf(sub, sign)
+	}
+	y := make([]complex128, n)
+	for k := range m {
+		for q := range p {
+			var acc complex128
+			for r := range p {
+				acc += subs[r][k] * root(r*(k+m*q), n)
+			}
+			y[k+m*q] = acc
+		}
+	}
+	return y
+}
+
+// smallestFactor is n's smallest prime factor (n itself for a prime).
+func smallestFactor(n int64) int64 {
+	for p := int64(2); p*p <= n; p++ {
+		if n%p == 0 {
+			return p
+		}
+	}
+	return n
+}
+
+// bluestein is the DFT of x by Bluestein's algorithm: X_k = c_k sum_j
+// (x_j c_j) conj(c_(k-j)) with the chirp c_j = e^(sign pi i j^2/n) (j^2
+// reduced mod 2n), a convolution by transforms of a power of two at
+// least 2n - 1 long.
+func bluestein(x []complex128, sign float64) []complex128 {
+	n := int64(len(x))
+	m := int64(1)
+	for m < 2*n-1 {
+		m *= 2
+	}
+	chirp := make([]complex128, n)
+	for j := range n {
+		s, c := math.Sincos(math.Pi * float64(j*j%(2*n)) / float64(n))
+		chirp[j] = complex(c, sign*s)
+	}
+	a, b := make([]complex128, m), make([]complex128, m)
+	for j := range n {
+		a[j] = x[j] * chirp[j]
+		b[j] = cmplx.Conj(chirp[j])
+		if j > 0 {
+			b[m-j] = b[j]
+		}
+	}
+	fa, fb := fftOf(a, -1), fftOf(b, -1)
+	for i := range fa {
+		fa[i] *= fb[i]
+	}
+	conv := fftOf(fa, 1)
+	y := make([]complex128, n)
+	for k := range n {
+		y[k] = conv[k] / complex(float64(m), 0) * chirp[k]
+	}
+	return y
 }
 
 // compensated is a float64 sum that carries its rounding errors
