@@ -1700,7 +1700,9 @@ func TestLongDot(t *testing.T) {
 // cumulative sum of 100,000, past llvmpipe's loop bound as one window,
 // against float64 sums. And a long window that is no scan, whose vector
 // kernel would run its 8 lanes' loops past the bound (every eighth
-// element of a cumulative sum of 8192 was lost so).
+// element of a cumulative sum of 8192 was lost so). Inits that are no
+// identity (a sum from 1) and a reducer of several ops (a cumulative
+// logsumexp) take the flagged scan.
 func TestCumulativeReductions(t *testing.T) {
 	defer noValidationMessages(t)
 	reducer := func(op, typ string) string {
@@ -1717,6 +1719,8 @@ func TestCumulativeReductions(t *testing.T) {
 		{"cumprod", "s32", "multiply", "1", "5,600", "5,600", "size=1x600 pad=0_0x599_0"},
 		{"cummax", "f32", "maximum", "-inf", "3,2000", "3,2000", "size=1x2000 pad=0_0x1999_0"},
 		{"long_window", "f32", "add", "0", "9215", "1024", "size=8192"},
+		{"cumsum_from_1", "f32", "add", "1", "6,1000", "6,1000", "size=1x1000 pad=0_0x999_0"},
+		{"cumprod_reversed_from_2", "s32", "multiply", "2", "1000,3", "1000,3", "size=1000x1 pad=0_999x0_0"},
 	} {
 		src := module(c.name, c.typ, c.op, c.init, c.x, c.out, c.window)
 		m, err := hlo.Parse(c.name, src)
@@ -1725,6 +1729,18 @@ func TestCumulativeReductions(t *testing.T) {
 		res, want := deviceAndEval(t, c.name, src, args...)
 		require.Equal(t, want.Leaves()[0].Data, res[0].Data, c.name)
 	}
+	// jax.lax.cumlogsumexp: jnp.logaddexp's ops from -inf, scanned with
+	// a flag per fold; rounded in the tree's order.
+	const logaddexp = "lae {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  m = f32[] maximum(a, b)\n  d = f32[] subtract(a, b)\n" +
+		"  nan = pred[] compare(d, d), direction=NE\n  s = f32[] add(a, b)\n  ad = f32[] abs(d)\n  nd = f32[] negate(ad)\n  e = f32[] exponential(nd)\n" +
+		"  l = f32[] log-plus-one(e)\n  r = f32[] add(m, l)\n  ROOT o = f32[] select(nan, s, r)\n}\n"
+	src := "HloModule cumlogsumexp\n" + logaddexp + "ENTRY e {\n  x = f32[4,3000] parameter(0)\n  i = f32[] constant(-inf)\n" +
+		"  ROOT r = f32[4,3000] reduce-window(x, i), window={size=1x3000 pad=0_0x2999_0}, to_apply=lae\n}\n"
+	m, err := hlo.Parse("cumlogsumexp", src)
+	require.NoError(t, err)
+	require.Contains(t, kernelNames(t, "cumlogsumexp", src), "reduce_window")
+	res, want := deviceAndEval(t, "cumlogsumexp", src, literalTensors(hlotest.UniformInputs(m, 3))...)
+	requireNearEval(t, "cumlogsumexp", res, want, 1e-5)
 	const n = 100000
 	exe, err := rt.CompileText("cumsum_long", module("cumsum_long", "f32", "add", "0", "100000", "100000", "size=100000 pad=99999_0"), vkjit.CompileOptions{})
 	require.NoError(t, err)
@@ -1736,7 +1752,7 @@ func TestCumulativeReductions(t *testing.T) {
 	}
 	arg, err := vkjit.Float32s([]int64{n}, x)
 	require.NoError(t, err)
-	res, _, err := exe.Run(context.Background(), arg)
+	res, _, err = exe.Run(context.Background(), arg)
 	require.NoError(t, err)
 	got, err := res[0].AsFloat32()
 	require.NoError(t, err)

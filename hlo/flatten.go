@@ -130,6 +130,12 @@ func (c *Computation) Flatten(name string) *Computation {
 	return out
 }
 
+// MapOver is mapOver for other packages: a map's computation, or a
+// reducer's, applied elementwise to arrays.
+func MapOver(c *Computation, args []*Instruction, dims []int64, prefix string, pos Pos, add func(*Instruction)) *Instruction {
+	return mapOver(c, args, dims, prefix, pos, add)
+}
+
 // mapOver emits scalar computation c's ops over arrays of dimensions
 // dims, its parameters bound to args (a map's operands) and its
 // constants broadcast, calls inlined; add receives each new instruction.

@@ -70,8 +70,7 @@ func (b *expander) sortFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.Com
 	for i := range xs {
 		v := sorted
 		if len(xs) > 1 {
-			v = b.inst(hlo.OpGetTupleElement, shapes[i], sorted)
-			v.A.Index = int64(i)
+			v = b.gte(sorted, i)
 		}
 		out[i] = b.slice(v, d, 0, k)
 	}

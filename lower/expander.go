@@ -195,6 +195,13 @@ func (b *expander) concat(d int, xs ...*hlo.Instruction) *hlo.Instruction {
 	return c
 }
 
+// gte is element i of tuple t.
+func (b *expander) gte(t *hlo.Instruction, i int) *hlo.Instruction {
+	g := b.inst(hlo.OpGetTupleElement, t.Shape.Tuple[i], t)
+	g.A.Index = int64(i)
+	return g
+}
+
 // iota counts along dimension d of an array of type t and dims.
 func (b *expander) iota(t hlo.ElementType, d int, dims ...int64) *hlo.Instruction {
 	io := b.inst(hlo.OpIota, hlo.ArrayShape(t, dims...))

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"slices"
 
@@ -21,13 +22,18 @@ import (
 // each block's scan and the fold of the blocks before it: about
 // n*scanBase steps in a few kernels.
 //
-// The blocks fold the init value in again, which is exact only where
-// doing so changes nothing: add, or and xor from zero, multiply from
-// one, and from all ones, max and min from any init (identityInit);
-// other reducers and inits keep the reduce-window. A float sum is then
-// summed in another order, block by block, as XLA's GPU backend sums
-// it: each output is a fold of a few folds of scanBase elements, whose
-// rounding error grows with scanBase times the tree's levels, not n.
+// A reducer of one op whose identity init is (add, or and xor from
+// zero, multiply from one, and from all ones; max and min from any init,
+// being idempotent: identityInit) lets the blocks fold init in again.
+// Any other reducer of scalar elementwise ops, or init, is scanned with
+// a flag per fold that says whether it holds an element
+// (flaggedScanner), so that init is folded in once, first, as each
+// window folds it: a cumulative logsumexp (-inf and jnp.logaddexp), a
+// sum from 1. XLA asks a reducer to be associative; one op known not to
+// be (subtract, divide) keeps its window. A float sum is summed in
+// another order, block by block, as XLA's GPU backend sums it: each
+// output is a fold of a few folds of scanBase elements, whose rounding
+// error grows with scanBase times the tree's levels, not n.
 
 // scanBase is the block length of a tree scan: a reduce-window of 8
 // steps an element, a kernel per level (4096 elements: 4 levels). Rows
@@ -49,23 +55,26 @@ func treeScans(s *state) error {
 	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpReduceWindow: (*expander).treeScan})
 }
 
-// scanForm is a reduce-window that is a cumulative reduction by op along
+// scanForm is a reduce-window that is a cumulative reduction along
 // dimension d of its operand: reverse folds from the end; exclusive
 // results have one element more, the init value first (last, reversed).
 type scanForm struct {
 	d                  int
-	op                 hlo.Opcode
 	reverse, exclusive bool
 }
 
-// scanOf reports whether in is a cumulative reduction it may reassociate.
+// scanOf reports whether in is a cumulative reduction of one operand
+// that a tree scan may reassociate: its reducer one associative op, or
+// scalar elementwise ops that XLA asks to be associative (a cumulative
+// logsumexp's); one op known not to be (subtract, divide) keeps its
+// window's order.
 func scanOf(in *hlo.Instruction) (scanForm, bool) {
 	f := scanForm{d: -1}
-	if len(in.Operands) != 2 || in.A.Window == nil || !in.Shape.IsArray() || len(in.Called) != 1 {
+	if len(in.Operands) != 2 || in.A.Window == nil || !in.Shape.IsArray() || len(in.Called) != 1 ||
+		!in.Called[0].IsScalarElementwise() || in.Called[0].Root.Op == hlo.OpTuple {
 		return f, false
 	}
-	f.op = kgen.ReducerOp(in.Called[0])
-	if !identityInit(f.op, in.Operands[1]) {
+	if op := kgen.ReducerOp(in.Called[0]); op != hlo.OpParameter && !associative[op] {
 		return f, false
 	}
 	x := in.Operands[0].Shape
@@ -91,6 +100,12 @@ func scanOf(in *hlo.Instruction) (scanForm, bool) {
 		f.exclusive = lo == n
 	}
 	return f, f.d >= 0
+}
+
+// associative are the binary ops a reducer of one op may reassociate.
+var associative = map[hlo.Opcode]bool{
+	hlo.OpAdd: true, hlo.OpMultiply: true, hlo.OpMaximum: true, hlo.OpMinimum: true,
+	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true,
 }
 
 // identityInit reports whether folding init into a fold by op again
@@ -127,40 +142,119 @@ func (b *expander) treeScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 	if !ok {
 		return in, nil
 	}
-	if n := in.Operands[0].Shape.Dims[f.d]; n <= scanBase || in.Shape.NumElements()*n < minScanWork {
+	x, init, c := in.Operands[0], in.Operands[1], in.Called[0]
+	if n := x.Shape.Dims[f.d]; n <= scanBase || in.Shape.NumElements()*n < minScanWork {
 		return in, nil
 	}
-	r := b.scan(in.Operands[0], in.Operands[1], in.Called[0], f)
+	var r *hlo.Instruction
+	if op := kgen.ReducerOp(c); identityInit(op, init) {
+		r = b.scan([]*hlo.Instruction{x}, b.plainScanner(init, c, op), f)[0]
+	} else {
+		// Every element's fold folds init first, once: init, then the
+		// elements' fold, which the scan makes without init.
+		r = b.scan([]*hlo.Instruction{x, b.full(b.predConstant(true), hlo.ArrayShape(hlo.PRED, x.Shape.Dims...))}, b.flaggedScanner(init, c), f)[0]
+		r = b.mapped(c, b.full(init, x.Shape), r)
+	}
 	if f.exclusive {
 		lo, hi := int64(1), int64(0)
 		if f.reverse {
 			lo, hi = 0, 1
 		}
-		r = b.padAlong(r, f.d, lo, hi, in.Operands[1])
+		r = b.padAlong(r, f.d, lo, hi, init)
 	}
 	return r, nil
 }
 
-// scan is the inclusive cumulative reduction of x along f.d by reducer
-// c from init.
-func (b *expander) scan(x, init *hlo.Instruction, c *hlo.Computation, f scanForm) *hlo.Instruction {
-	dims := x.Shape.Dims
+// A scanner is what a tree scan folds: one value an element per array,
+// each array's init value, the reducer of a window over them all, and
+// how the folds of two runs of elements combine, elementwise.
+type scanner struct {
+	inits   []*hlo.Instruction
+	reducer *hlo.Computation
+	// combine is the fold of first's elements followed by last's.
+	combine func(first, last []*hlo.Instruction) []*hlo.Instruction
+}
+
+// plainScanner folds by reducer c, one op whose identity (or an
+// idempotent op's value) init is: init may be folded in again anywhere.
+func (b *expander) plainScanner(init *hlo.Instruction, c *hlo.Computation, op hlo.Opcode) scanner {
+	return scanner{[]*hlo.Instruction{init}, c, func(first, last []*hlo.Instruction) []*hlo.Instruction {
+		return []*hlo.Instruction{b.binary(op, first[0], last[0])}
+	}}
+}
+
+// flaggedScanner folds by any reducer c without folding init: each fold
+// carries a pred, whether it holds an element, init (false) where it
+// holds none, so that a window's padding and a block's are no element;
+// a fold with none leaves the other as it is. XLA asks a reducer to be
+// associative, not init to be its identity (a cumulative logsumexp's
+// -inf is; a sum from 1 is not).
+func (b *expander) flaggedScanner(init *hlo.Instruction, c *hlo.Computation) scanner {
+	t := init.Shape.Elem
+	name := b.from.Name + "/flagged"
+	fc := &hlo.Computation{Name: name, Pos: b.from.Pos}
+	param := func(i int, t hlo.ElementType) *hlo.Instruction {
+		p := &hlo.Instruction{Name: fmt.Sprintf("%s/p%d", name, i), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
+		fc.Params = append(fc.Params, p)
+		fc.Instructions = append(fc.Instructions, p)
+		return p
+	}
+	a, af, v, vf := param(0, t), param(1, hlo.PRED), param(2, t), param(3, hlo.PRED)
+	inner := &expander{from: b.from, n: b.n}
+	folds := inner.flaggedFold(c, []*hlo.Instruction{a, af}, []*hlo.Instruction{v, vf})
+	fc.Instructions = append(fc.Instructions, inner.out...)
+	fc.Root = inner.tuple(folds...)
+	fc.Instructions = append(fc.Instructions, fc.Root)
+	return scanner{[]*hlo.Instruction{init, b.predConstant(false)}, fc, func(first, last []*hlo.Instruction) []*hlo.Instruction {
+		return b.flaggedFold(c, first, last)
+	}}
+}
+
+// flaggedFold is the fold by c of flagged folds first and last (value,
+// holds an element), elementwise: c of both where both hold one, else
+// the one that does.
+func (b *expander) flaggedFold(c *hlo.Computation, first, last []*hlo.Instruction) []*hlo.Instruction {
+	both := b.mapped(c, first[0], last[0])
+	v := b.sel(first[1], b.sel(last[1], both, first[0]), last[0])
+	return []*hlo.Instruction{v, b.binary(hlo.OpOr, first[1], last[1])}
+}
+
+// mapped applies scalar computation c to x and y elementwise.
+func (b *expander) mapped(c *hlo.Computation, x, y *hlo.Instruction) *hlo.Instruction {
+	*b.n++
+	return hlo.MapOver(c, []*hlo.Instruction{x, y}, x.Shape.Dims, fmt.Sprintf("%s.map%d/", b.from.Name, *b.n), b.from.Pos, func(in *hlo.Instruction) { b.out = append(b.out, in) })
+}
+
+// predConstant is a pred scalar.
+func (b *expander) predConstant(v bool) *hlo.Instruction {
+	if v {
+		return b.constant(hlo.PRED, 1)
+	}
+	return b.constant(hlo.PRED, 0)
+}
+
+// scan is the inclusive cumulative fold of xs along f.d by sc.
+func (b *expander) scan(xs []*hlo.Instruction, sc scanner, f scanForm) []*hlo.Instruction {
+	dims := xs[0].Shape.Dims
 	n := dims[f.d]
 	if n <= scanBase {
-		return b.windowScan(x, init, c, f)
+		return b.windowScan(xs, sc, f)
 	}
 	// Blocks of scanBase along d, the last filled out with init.
 	m := (n + scanBase - 1) / scanBase
-	xp := x
-	if m*scanBase > n {
-		lo, hi := int64(0), m*scanBase-n
-		if f.reverse {
-			lo, hi = hi, lo
-		}
-		xp = b.padAlong(x, f.d, lo, hi, init)
-	}
 	tiled := slices.Concat(dims[:f.d], []int64{m, scanBase}, dims[f.d+1:])
-	inner := b.windowScan(b.reshape(xp, tiled...), init, c, scanForm{d: f.d + 1, op: f.op, reverse: f.reverse})
+	blocks := make([]*hlo.Instruction, len(xs))
+	for i, x := range xs {
+		if m*scanBase > n {
+			lo, hi := int64(0), m*scanBase-n
+			if f.reverse {
+				lo, hi = hi, lo
+			}
+			x = b.padAlong(x, f.d, lo, hi, sc.inits[i])
+		}
+		blocks[i] = b.reshape(x, tiled...)
+	}
+	inner := b.windowScan(blocks, sc, scanForm{d: f.d + 1, reverse: f.reverse})
 	// Each block's total, its scan's last element (first, reversed), and
 	// the fold of the blocks before it: the totals' scan shifted by one,
 	// init first.
@@ -169,50 +263,73 @@ func (b *expander) scan(x, init *hlo.Instruction, c *hlo.Computation, f scanForm
 		last = 0
 	}
 	totalDims := slices.Concat(dims[:f.d], []int64{m}, dims[f.d+1:])
-	totals := b.reshape(b.slice(inner, f.d+1, last, last+1), totalDims...)
-	before := b.scan(totals, init, c, scanForm{d: f.d, op: f.op, reverse: f.reverse})
-	if f.reverse {
-		before = b.slice(b.padAlong(before, f.d, 0, 1, init), f.d, 1, m+1)
-	} else {
-		before = b.slice(b.padAlong(before, f.d, 1, 0, init), f.d, 0, m)
+	totals := make([]*hlo.Instruction, len(xs))
+	for i, x := range inner {
+		totals[i] = b.reshape(b.slice(x, f.d+1, last, last+1), totalDims...)
 	}
 	kept := make([]int64, 0, len(totalDims))
 	for d := range totalDims {
 		kept = append(kept, int64(d+min(1, max(0, d-f.d))))
 	}
-	spread := b.inst(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.Elem, tiled...), before)
-	spread.A.Dimensions, spread.A.HasDimensions = kept, true
-	// The blocks before fold first, the blocks after last (reversed).
-	out := b.binary(f.op, spread, inner)
-	if f.reverse {
-		out = b.binary(f.op, inner, spread)
-	}
-	out = b.reshape(out, slices.Concat(dims[:f.d], []int64{m * scanBase}, dims[f.d+1:])...)
-	if m*scanBase > n {
-		lo := int64(0)
+	spread := b.scan(totals, sc, f)
+	for i, before := range spread {
 		if f.reverse {
-			lo = m*scanBase - n
+			before = b.slice(b.padAlong(before, f.d, 0, 1, sc.inits[i]), f.d, 1, m+1)
+		} else {
+			before = b.slice(b.padAlong(before, f.d, 1, 0, sc.inits[i]), f.d, 0, m)
 		}
-		out = b.slice(out, f.d, lo, lo+n)
+		spread[i] = b.inst(hlo.OpBroadcast, hlo.ArrayShape(before.Shape.Elem, tiled...), before)
+		spread[i].A.Dimensions, spread[i].A.HasDimensions = kept, true
+	}
+	// The blocks before fold first, the blocks after last (reversed).
+	out := sc.combine(spread, inner)
+	if f.reverse {
+		out = sc.combine(inner, spread)
+	}
+	for i, x := range out {
+		x = b.reshape(x, slices.Concat(dims[:f.d], []int64{m * scanBase}, dims[f.d+1:])...)
+		if m*scanBase > n {
+			lo := int64(0)
+			if f.reverse {
+				lo = m*scanBase - n
+			}
+			x = b.slice(x, f.d, lo, lo+n)
+		}
+		out[i] = x
 	}
 	return out
 }
 
-// windowScan is the inclusive cumulative reduction of x along f.d as one
-// reduce-window.
-func (b *expander) windowScan(x, init *hlo.Instruction, c *hlo.Computation, f scanForm) *hlo.Instruction {
-	w := &hlo.Window{Dims: make([]hlo.WindowDim, x.Shape.Rank())}
+// windowScan is the inclusive cumulative fold of xs along f.d by sc as
+// one reduce-window.
+func (b *expander) windowScan(xs []*hlo.Instruction, sc scanner, f scanForm) []*hlo.Instruction {
+	w := &hlo.Window{Dims: make([]hlo.WindowDim, xs[0].Shape.Rank())}
 	for d := range w.Dims {
 		w.Dims[d] = hlo.WindowDim{Size: 1, Stride: 1, LhsDilate: 1, RhsDilate: 1}
 	}
-	n := x.Shape.Dims[f.d]
+	n := xs[0].Shape.Dims[f.d]
 	w.Dims[f.d].Size, w.Dims[f.d].PadLo = n, n-1
 	if f.reverse {
 		w.Dims[f.d].PadLo, w.Dims[f.d].PadHi = 0, n-1
 	}
-	r := b.inst(hlo.OpReduceWindow, x.Shape, x, init)
-	r.A.Window, r.Called = w, []*hlo.Computation{c}
-	return r
+	shapes := make([]hlo.Shape, len(xs))
+	for i, x := range xs {
+		shapes[i] = x.Shape
+	}
+	sh := shapes[0]
+	if len(xs) > 1 {
+		sh = hlo.TupleShape(shapes...)
+	}
+	r := b.inst(hlo.OpReduceWindow, sh, slices.Concat(xs, sc.inits)...)
+	r.A.Window, r.Called = w, []*hlo.Computation{sc.reducer}
+	if len(xs) == 1 {
+		return []*hlo.Instruction{r}
+	}
+	out := make([]*hlo.Instruction, len(xs))
+	for i := range xs {
+		out[i] = b.gte(r, i)
+	}
+	return out
 }
 
 // padAlong pads dimension d of x with lo values v before and hi after.

@@ -13,10 +13,11 @@ import (
 
 // TestTreeScans: each form of cumulative reduction JAX and XLA write
 // (forward and reversed, inclusive and exclusive, along any dimension,
-// lengths that are no multiple of a block) becomes a tree scan whose
-// values the evaluator finds equal to the reduce-window's, bit for bit
-// on small integers; the reduce-windows it may not reassociate, or that
-// are no scan, stay as they are.
+// lengths that are no multiple of a block; inits that are the reducer's
+// identity, and inits that are not, folded once by the flagged scan)
+// becomes a tree scan whose values the evaluator finds equal to the
+// reduce-window's, bit for bit on small integers; the reduce-windows it
+// may not reassociate, or that are no scan, stay as they are.
 func TestTreeScans(t *testing.T) {
 	reducer := func(op, typ string) string {
 		return fmt.Sprintf("r_%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT s = %s[] %s(a, b)\n}\n", op, typ, typ, typ, op)
@@ -34,8 +35,10 @@ func TestTreeScans(t *testing.T) {
 		{"cummin from any init", "s32", "minimum", "2", "900", "900", "size=900 pad=0_899", true},
 		{"all", "pred", "and", "true", "600", "600", "size=600 pad=599_0", true},
 		{"xor", "u32", "xor", "0", "1024", "1024", "size=1024 pad=1023_0", true},
-		{"a sum from 1", "f32", "add", "1", "1000", "1000", "size=1000 pad=999_0", false},
-		{"a product from 2", "s32", "multiply", "2", "1000", "1000", "size=1000 pad=999_0", false},
+		{"a sum from 1, init folded once", "f32", "add", "1", "1000", "1000", "size=1000 pad=999_0", true},
+		{"a product from 2, reversed", "s32", "multiply", "2", "3,1000", "3,1000", "size=1x1000 pad=0_0x0_999", true},
+		{"a difference, not associative", "s32", "subtract", "0", "700", "700", "size=700 pad=699_0", false},
+		{"exclusive from 3", "s32", "add", "3", "2,1000", "2,1001", "size=1x1000 pad=0_0x1000_0", true},
 		{"a window short of the dimension", "f32", "add", "0", "1000", "1000", "size=999 pad=998_0", false},
 		{"two dimensions", "f32", "add", "0", "40,40", "40,40", "size=40x40 pad=39_0x39_0", false},
 		{"little work", "f32", "add", "0", "100", "100", "size=100 pad=99_0", false},
