@@ -158,6 +158,10 @@ func mapOver(c *Computation, args []*Instruction, dims []int64, prefix string, p
 			k := *x
 			k.Name, k.Pos = prefix+x.Name, pos
 			add(&k)
+			if len(dims) == 0 { // over scalars: the constant itself
+				m[x] = &k
+				continue
+			}
 			b := &Instruction{Name: prefix + x.Name + "/broadcast", Op: OpBroadcast, Shape: ArrayShape(x.Shape.Elem, dims...), Operands: []*Instruction{&k}, Pos: pos}
 			add(b)
 			m[x] = b

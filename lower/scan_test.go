@@ -20,6 +20,9 @@ import (
 // may not reassociate, or that are no scan, stay as they are.
 func TestTreeScans(t *testing.T) {
 	reducer := func(op, typ string) string {
+		if op == "add_zero" { // several ops, a constant among them
+			return fmt.Sprintf("r_%[2]s {\n  a = %[1]s[] parameter(0)\n  b = %[1]s[] parameter(1)\n  s = %[1]s[] add(a, b)\n  z = %[1]s[] constant(0)\n  ROOT o = %[1]s[] add(s, z)\n}\n", typ, op)
+		}
 		return fmt.Sprintf("r_%s {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT s = %s[] %s(a, b)\n}\n", op, typ, typ, typ, op)
 	}
 	cases := []struct {
@@ -39,6 +42,7 @@ func TestTreeScans(t *testing.T) {
 		{"a product from 2, reversed", "s32", "multiply", "2", "3,1000", "3,1000", "size=1x1000 pad=0_0x0_999", true},
 		{"a difference, not associative", "s32", "subtract", "0", "700", "700", "size=700 pad=699_0", false},
 		{"exclusive from 3", "s32", "add", "3", "2,1000", "2,1001", "size=1x1000 pad=0_0x1000_0", true},
+		{"a reducer of several ops, reversed from 2", "s32", "add_zero", "2", "3,1000", "3,1000", "size=1x1000 pad=0_0x0_999", true},
 		{"a window short of the dimension", "f32", "add", "0", "1000", "1000", "size=999 pad=998_0", false},
 		{"two dimensions", "f32", "add", "0", "40,40", "40,40", "size=40x40 pad=39_0x39_0", false},
 		{"little work", "f32", "add", "0", "100", "100", "size=100 pad=99_0", false},
@@ -58,6 +62,7 @@ func TestTreeScans(t *testing.T) {
 		for _, in := range s.mod.Entry.Instructions {
 			if in.Op == hlo.OpReduceWindow {
 				windows++
+				require.True(t, in.Called[0].IsScalarElementwise(), "%s: %s's reducer, as the device's windows need", c.name, in.Name)
 				if c.tree {
 					for _, w := range in.A.Window.Dims {
 						require.LessOrEqual(t, w.Size, int64(scanBase), c.name)
