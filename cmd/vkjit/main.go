@@ -148,8 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &help) {
 			// vkjit CMD -h: the command's flags, to stdout.
 			fmt.Fprintf(stdout, "Flags of vkjit %s (vkjit help for the commands):\n", help.fs.Name())
-			help.fs.SetOutput(stdout)
-			help.fs.PrintDefaults()
+			printFlags(stdout, help.fs)
 			return 0
 		}
 		// Library errors name their package ("vkjit: ...", "pool: ...");
@@ -182,6 +181,26 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, with a
+// default only where one is set: -1 is the tolerances' "by type", which
+// their text says.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if kind != "" {
+			fmt.Fprintf(w, " %s", kind)
+		}
+		fmt.Fprintf(w, "\n    \t%s", usage)
+		switch f.DefValue {
+		case "", "0", "false", "-1":
+		default:
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // helpRequest is a command's -h or --help: run prints its flags.
