@@ -1,9 +1,10 @@
 package lower
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
-	"slices"
 )
 
 // A scatter's kernel walks every update position once per operand

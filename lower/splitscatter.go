@@ -30,7 +30,7 @@ func splitLongScatters(s *state) error {
 }
 
 // expandWithinBound expands each op instruction by expand, given the
-// iterations a kernel may loop (loopBudget), on a device that bounds
+// iterations a kernel may loop (Target.LoopBudget), on a device that bounds
 // loops; elsewhere it changes nothing.
 func expandWithinBound(s *state, op hlo.Opcode, expand func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error)) error {
 	budget := s.tg.LoopBudget()
