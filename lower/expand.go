@@ -55,23 +55,11 @@ func (b *expander) sortedFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.C
 // sortFirst sorts xs together along dimension d by cmp, stably, and
 // slices the first k of each.
 func (b *expander) sortFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.Computation) []*hlo.Instruction {
-	shapes := make([]hlo.Shape, len(xs))
-	for i, x := range xs {
-		shapes[i] = x.Shape
-	}
-	sh := shapes[0]
-	if len(xs) > 1 {
-		sh = hlo.TupleShape(shapes...)
-	}
-	sorted := b.inst(hlo.OpSort, sh, xs...)
+	sorted := b.inst(hlo.OpSort, variadicShape(xs), xs...)
 	sorted.Called = []*hlo.Computation{cmp}
 	sorted.A.Dimensions, sorted.A.IsStable = []int64{int64(d)}, true
-	out := make([]*hlo.Instruction, len(xs))
-	for i := range xs {
-		v := sorted
-		if len(xs) > 1 {
-			v = b.gte(sorted, i)
-		}
+	out := b.leaves(sorted, len(xs))
+	for i, v := range out {
 		out[i] = b.slice(v, d, 0, k)
 	}
 	return out

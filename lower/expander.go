@@ -195,6 +195,32 @@ func (b *expander) concat(d int, xs ...*hlo.Instruction) *hlo.Instruction {
 	return c
 }
 
+// variadicShape is the result shape of a variadic op over xs (sort,
+// reduce-window): xs[0]'s alone, else the tuple of theirs.
+func variadicShape(xs []*hlo.Instruction) hlo.Shape {
+	if len(xs) == 1 {
+		return xs[0].Shape
+	}
+	shapes := make([]hlo.Shape, len(xs))
+	for i, x := range xs {
+		shapes[i] = x.Shape
+	}
+	return hlo.TupleShape(shapes...)
+}
+
+// leaves is the n results of variadic op r: r itself, or each element
+// of its tuple.
+func (b *expander) leaves(r *hlo.Instruction, n int) []*hlo.Instruction {
+	if n == 1 {
+		return []*hlo.Instruction{r}
+	}
+	out := make([]*hlo.Instruction, n)
+	for i := range out {
+		out[i] = b.gte(r, i)
+	}
+	return out
+}
+
 // gte is element i of tuple t.
 func (b *expander) gte(t *hlo.Instruction, i int) *hlo.Instruction {
 	g := b.inst(hlo.OpGetTupleElement, t.Shape.Tuple[i], t)

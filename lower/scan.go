@@ -312,24 +312,9 @@ func (b *expander) windowScan(xs []*hlo.Instruction, sc scanner, f scanForm) []*
 	if f.reverse {
 		w.Dims[f.d].PadLo, w.Dims[f.d].PadHi = 0, n-1
 	}
-	shapes := make([]hlo.Shape, len(xs))
-	for i, x := range xs {
-		shapes[i] = x.Shape
-	}
-	sh := shapes[0]
-	if len(xs) > 1 {
-		sh = hlo.TupleShape(shapes...)
-	}
-	r := b.inst(hlo.OpReduceWindow, sh, slices.Concat(xs, sc.inits)...)
+	r := b.inst(hlo.OpReduceWindow, variadicShape(xs), slices.Concat(xs, sc.inits)...)
 	r.A.Window, r.Called = w, []*hlo.Computation{sc.reducer}
-	if len(xs) == 1 {
-		return []*hlo.Instruction{r}
-	}
-	out := make([]*hlo.Instruction, len(xs))
-	for i := range xs {
-		out[i] = b.gte(r, i)
-	}
-	return out
+	return b.leaves(r, len(xs))
 }
 
 // padAlong pads dimension d of x with lo values v before and hi after.
