@@ -425,7 +425,7 @@ func (s *state) emitFft(in *hlo.Instruction, env kgen.Env) error {
 	// done is the product of the factors before f, q of those in its
 	// stage so far.
 	factors := packFactors(n)
-	limit := kgen.FftStageLimit(s.tg, n, factors)
+	limit := kgen.FftStageLimit(s.tg, t, n, factors)
 	done, q := int64(1), limit+1
 	for _, f := range factors {
 		if q*f > limit {
