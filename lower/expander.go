@@ -180,6 +180,16 @@ func sliceAlong(dims []int64, d int, lo, hi, step int64) ([]hlo.SliceDim, []int6
 	return a, out
 }
 
+// padAlong pads dimension d of x with lo values v before and hi after.
+func (b *expander) padAlong(x *hlo.Instruction, d int, lo, hi int64, v *hlo.Instruction) *hlo.Instruction {
+	dims := slices.Clone(x.Shape.Dims)
+	dims[d] += lo + hi
+	p := b.inst(hlo.OpPad, hlo.ArrayShape(x.Shape.Elem, dims...), x, v)
+	p.A.Padding = make([]hlo.PadDim, len(dims))
+	p.A.Padding[d] = hlo.PadDim{Lo: lo, Hi: hi}
+	return p
+}
+
 // concat joins xs along dimension d.
 func (b *expander) concat(d int, xs ...*hlo.Instruction) *hlo.Instruction {
 	if len(xs) == 1 {

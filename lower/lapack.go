@@ -169,12 +169,7 @@ func (b *expander) ormqr(in *hlo.Instruction, left, adjoint bool) *hlo.Instructi
 	if ka > m {
 		sq = b.slice(a, r-1, 0, m)
 	} else if ka < m {
-		dims := slices.Clone(sh.Dims)
-		dims[r-1] = m
-		p := b.inst(hlo.OpPad, hlo.ArrayShape(sh.Elem, dims...), a, b.constant(sh.Elem, 0))
-		p.A.Padding = make([]hlo.PadDim, r)
-		p.A.Padding[r-1].Hi = m - ka
-		sq = p
+		sq = b.padAlong(a, r-1, 0, m-ka, b.constant(sh.Elem, 0))
 	}
 	q := b.orgqr(in, sq, tau)
 	if adjoint {

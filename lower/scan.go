@@ -316,13 +316,3 @@ func (b *expander) windowScan(xs []*hlo.Instruction, sc scanner, f scanForm) []*
 	r.A.Window, r.Called = w, []*hlo.Computation{sc.reducer}
 	return b.leaves(r, len(xs))
 }
-
-// padAlong pads dimension d of x with lo values v before and hi after.
-func (b *expander) padAlong(x *hlo.Instruction, d int, lo, hi int64, v *hlo.Instruction) *hlo.Instruction {
-	dims := slices.Clone(x.Shape.Dims)
-	dims[d] += lo + hi
-	p := b.inst(hlo.OpPad, hlo.ArrayShape(x.Shape.Elem, dims...), x, v)
-	p.A.Padding = make([]hlo.PadDim, len(dims))
-	p.A.Padding[d] = hlo.PadDim{Lo: lo, Hi: hi}
-	return p
-}

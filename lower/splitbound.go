@@ -66,12 +66,7 @@ func (b *expander) splitDot(in *hlo.Instruction, part int64) (*hlo.Instruction, 
 			kd = len(batch)
 		}
 		if parts*kp > k {
-			padded := slices.Clone(shape)
-			padded[kd] = parts * kp
-			p := b.inst(hlo.OpPad, hlo.ArrayShape(x.Shape.Elem, padded...), v, b.constant(x.Shape.Elem, 0))
-			p.A.Padding = make([]hlo.PadDim, len(shape))
-			p.A.Padding[kd].Hi = parts*kp - k
-			v = p
+			v = b.padAlong(v, kd, 0, parts*kp-k, b.constant(x.Shape.Elem, 0))
 		}
 		split := slices.Concat(shape[:kd], []int64{parts, kp}, shape[kd+1:])
 		return b.reshape(v, split...)
