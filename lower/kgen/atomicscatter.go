@@ -26,28 +26,23 @@ func AtomicScatter(in *hlo.Instruction) bool {
 	return ok
 }
 
+// atomicOps are the atomic instructions that apply a combiner of one op
+// to a result of each type (pred held as a u32 0 or 1).
+var atomicOps = map[hlo.ElementType]map[hlo.Opcode]spirv.Op{
+	hlo.PRED: {hlo.OpAnd: spirv.OpAtomicAnd, hlo.OpOr: spirv.OpAtomicOr, hlo.OpXor: spirv.OpAtomicXor},
+	hlo.S32: {hlo.OpAdd: spirv.OpAtomicIAdd, hlo.OpAnd: spirv.OpAtomicAnd, hlo.OpOr: spirv.OpAtomicOr, hlo.OpXor: spirv.OpAtomicXor,
+		hlo.OpMinimum: spirv.OpAtomicSMin, hlo.OpMaximum: spirv.OpAtomicSMax},
+	hlo.U32: {hlo.OpAdd: spirv.OpAtomicIAdd, hlo.OpAnd: spirv.OpAtomicAnd, hlo.OpOr: spirv.OpAtomicOr, hlo.OpXor: spirv.OpAtomicXor,
+		hlo.OpMinimum: spirv.OpAtomicUMin, hlo.OpMaximum: spirv.OpAtomicUMax},
+}
+
 // atomicOp is the atomic instruction that applies scatter in's combiner.
 func atomicOp(in *hlo.Instruction) (spirv.Op, bool) {
 	if in.Op != hlo.OpScatter || len(in.Operands) != 3 || !in.Shape.IsArray() {
 		return 0, false
 	}
-	t := in.Shape.Elem
-	op := ReducerOp(in.Called[0])
-	switch {
-	case t == hlo.PRED:
-		ops := map[hlo.Opcode]spirv.Op{hlo.OpAnd: spirv.OpAtomicAnd, hlo.OpOr: spirv.OpAtomicOr, hlo.OpXor: spirv.OpAtomicXor}
-		a, ok := ops[op]
-		return a, ok
-	case t == hlo.S32 || t == hlo.U32:
-		ops := map[hlo.Opcode]spirv.Op{hlo.OpAdd: spirv.OpAtomicIAdd, hlo.OpAnd: spirv.OpAtomicAnd, hlo.OpOr: spirv.OpAtomicOr, hlo.OpXor: spirv.OpAtomicXor,
-			hlo.OpMinimum: spirv.OpAtomicUMin, hlo.OpMaximum: spirv.OpAtomicUMax}
-		if t == hlo.S32 {
-			ops[hlo.OpMinimum], ops[hlo.OpMaximum] = spirv.OpAtomicSMin, spirv.OpAtomicSMax
-		}
-		a, ok := ops[op]
-		return a, ok
-	}
-	return 0, false
+	a, ok := atomicOps[in.Shape.Elem][ReducerOp(in.Called[0])]
+	return a, ok
 }
 
 // AtomicScatterInitKernel generates the first step of an atomic
@@ -83,6 +78,7 @@ func AtomicScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	}
 	xs, ix, us := in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape
 	geo := sd.Indexing(xs.Rank(), ix, us.Rank())
+	size, updDimOf := scatterWindow(in, geo)
 	return k.perElement("scatter_atomic_"+xs.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		ui := k.unravel(idx, us.Dims)
@@ -91,23 +87,17 @@ func AtomicScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 			sp[j] = ui[d]
 		}
 		start := k.scatterStarts(in, binds[1], geo, sp)
-		// The update's place in the window along each operand dimension:
-		// its offset along the update window dimension that walks it, 0
-		// along an inserted or batching one.
-		offset := make([]spirv.ID, xs.Rank())
-		size := make([]int64, xs.Rank())
-		for d := range offset {
-			offset[d], size[d] = k.cu32(0), 1
-		}
-		for j, od := range geo.WindowDims {
-			offset[od], size[od] = ui[sd.UpdateWindowDims[j]], us.Dims[sd.UpdateWindowDims[j]]
-		}
 		fits := k.b.ConstantBool(true)
 		pos := make([]spirv.ID, xs.Rank())
 		for d := range pos {
 			// start is u32, 0xffffffff for a negative index.
 			fits = k.boolOp(spirv.OpLogicalAnd, fits, k.boolOp(spirv.OpULessThanEqual, start[d], k.cu32(uint32(xs.Dims[d]-size[d]))))
-			pos[d] = k.f.IAdd(u32, start[d], offset[d])
+			// The update's place in the window: its offset along the
+			// update dimension that walks d, 0 along an inserted one.
+			pos[d] = start[d]
+			if updDimOf[d] >= 0 {
+				pos[d] = k.f.IAdd(u32, start[d], ui[updDimOf[d]])
+			}
 		}
 		u := k.load(binds[2], idx, us.Elem)
 		return k.f.If(fits, func() error {

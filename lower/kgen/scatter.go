@@ -33,15 +33,7 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	for j, d := range scatterDims {
 		scatterSizes[j] = us.Dims[d]
 	}
-	windowSize := make([]int64, xs.Rank())
-	updDimOf := make([]int64, xs.Rank()) // update dim covering operand dim, or -1
-	for d := range windowSize {
-		windowSize[d], updDimOf[d] = 1, -1
-	}
-	for j, od := range geo.WindowDims {
-		windowSize[od] = us.Dims[sd.UpdateWindowDims[j]]
-		updDimOf[od] = sd.UpdateWindowDims[j]
-	}
+	windowSize, updDimOf := scatterWindow(in, geo)
 	count := int64(1)
 	for _, s := range scatterSizes {
 		count *= s
@@ -91,6 +83,24 @@ func ScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		k.storeAll(outs, idx, res)
 		return nil
 	})
+}
+
+// scatterWindow is scatter in's update window along each operand
+// dimension: its size, and the update dimension that walks it (-1 for
+// an inserted or batching dimension, of size 1).
+func scatterWindow(in *hlo.Instruction, geo hlo.Indexing) (size, updDimOf []int64) {
+	n := (len(in.Operands) - 1) / 2
+	rank := in.Operands[0].Shape.Rank()
+	us := in.Operands[n+1].Shape
+	size, updDimOf = make([]int64, rank), make([]int64, rank)
+	for d := range size {
+		size[d], updDimOf[d] = 1, -1
+	}
+	for j, od := range geo.WindowDims {
+		uw := in.A.Scatter.UpdateWindowDims[j]
+		size[od], updDimOf[od] = us.Dims[uw], uw
+	}
+	return size, updDimOf
 }
 
 // scatterStarts is the start of scatter in's update window at scatter
