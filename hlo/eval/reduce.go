@@ -77,46 +77,76 @@ func tupleOf(ls []*hlo.Literal) *Value {
 	return v
 }
 
+// folding is a variadic reduction as it runs (inputs, then as many init
+// values): its reducer, its results, and the fold of the output it is
+// at.
+type folding struct {
+	inputs, inits, outs []*hlo.Literal
+	types               []hlo.ElementType
+	f                   fold
+	acc, x              []scalar
+}
+
+// newFolding starts reduction in of ops into results of dimensions
+// outDims.
+func (e *evaluator) newFolding(in *hlo.Instruction, ops []*hlo.Literal, outDims []int64) *folding {
+	n := len(ops) / 2
+	s := &folding{inputs: ops[:n], inits: ops[n:], outs: make([]*hlo.Literal, n), types: make([]hlo.ElementType, n),
+		acc: make([]scalar, n), x: make([]scalar, n)}
+	for i := range s.types {
+		s.types[i] = s.inits[i].Shape.Elem
+		s.outs[i] = newLit(s.types[i], outDims)
+	}
+	s.f = e.reducer(in.Called[0], s.types)
+	return s
+}
+
+// start begins an output's fold at the init values.
+func (s *folding) start() {
+	for i := range s.acc {
+		s.acc[i] = get(s.inits[i], 0)
+	}
+}
+
+// add folds in the input elements at linear position p.
+func (s *folding) add(p int64) error {
+	for i := range s.x {
+		s.x[i] = get(s.inputs[i], p)
+	}
+	next, err := s.f(s.acc, s.x)
+	if err == nil {
+		copy(s.acc, next)
+	}
+	return err
+}
+
+// store writes the fold so far as the results at linear position o.
+func (s *folding) store(o int64) {
+	for i := range s.outs {
+		put(s.outs[i].Data, s.types[i], o, s.acc[i])
+	}
+}
+
 // foldOutputs computes a variadic reduction (inputs, then as many init
 // values): for every output position o it starts from the init values
 // and folds in, through the to_apply computation, the input elements at
 // the linear positions positions(o) yields, in that order.
 func (e *evaluator) foldOutputs(in *hlo.Instruction, ops []*hlo.Literal, outDims []int64, positions func(o []int64, yield func(p int64))) (*Value, error) {
-	n := len(ops) / 2
-	inputs, inits := ops[:n], ops[n:]
-	types := make([]hlo.ElementType, n)
-	outs := make([]*hlo.Literal, n)
-	for i := range types {
-		types[i] = inits[i].Shape.Elem
-		outs[i] = newLit(types[i], outDims)
-	}
-	f := e.reducer(in.Called[0], types)
-	acc, x := make([]scalar, n), make([]scalar, n)
+	s := e.newFolding(in, ops, outDims)
 	var err error
 	forEach(outDims, func(o []int64, olin int64) {
-		for i := range acc {
-			acc[i] = get(inits[i], 0)
-		}
+		s.start()
 		positions(o, func(p int64) {
-			if err != nil {
-				return
-			}
-			for i := range x {
-				x[i] = get(inputs[i], p)
-			}
-			var next []scalar
-			if next, err = f(acc, x); err == nil {
-				copy(acc, next)
+			if err == nil {
+				err = s.add(p)
 			}
 		})
-		for i := range outs {
-			put(outs[i].Data, types[i], olin, acc[i])
-		}
+		s.store(olin)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return tupleOf(outs), nil
+	return tupleOf(s.outs), nil
 }
 
 // reduce folds the reduced dimensions in row-major order, starting from
@@ -222,52 +252,34 @@ func prefixWindows(w *hlo.Window, dims []int64) (int, bool) {
 // output's window makes (the init, then its elements in order): n steps
 // a line where windows took n^2 (jnp.cumsum of 100,000 elements).
 func (e *evaluator) prefixFolds(in *hlo.Instruction, ops []*hlo.Literal, d int) (*Value, error) {
-	n := len(ops) / 2
-	inputs, inits := ops[:n], ops[n:]
-	types := make([]hlo.ElementType, n)
-	outs := make([]*hlo.Literal, n)
 	outDims := in.Shape.Leaves()[0].Dims
-	for i := range types {
-		types[i] = inits[i].Shape.Elem
-		outs[i] = newLit(types[i], outDims)
-	}
-	f := e.reducer(in.Called[0], types)
+	s := e.newFolding(in, ops, outDims)
 	wd := in.A.Window.Dims[d]
-	srcDims := inputs[0].Shape.Dims
+	srcDims := ops[0].Shape.Dims
 	ss, os := strides(srcDims), strides(outDims)
 	lines := append([]int64{}, outDims...)
 	lines[d] = 1
-	acc, x := make([]scalar, n), make([]scalar, n)
 	var err error
 	forEach(lines, func(o []int64, _ int64) {
 		if err != nil {
 			return
 		}
-		for i := range acc {
-			acc[i] = get(inits[i], 0)
-		}
+		s.start()
 		src, out := linear(o, ss), linear(o, os)
 		next := int64(0) // the next element along d to fold in
 		for i := range outDims[d] {
 			for ; next <= min(i+wd.Size-1-wd.PadLo, srcDims[d]-1); next++ {
-				for k := range x {
-					x[k] = get(inputs[k], src+next*ss[d])
-				}
-				var r []scalar
-				if r, err = f(acc, x); err != nil {
+				if err = s.add(src + next*ss[d]); err != nil {
 					return
 				}
-				copy(acc, r)
 			}
-			for k := range outs {
-				put(outs[k].Data, types[k], out+i*os[d], acc[k])
-			}
+			s.store(out + i*os[d])
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	return tupleOf(outs), nil
+	return tupleOf(s.outs), nil
 }
 
 // selectAndScatter picks one element per window with the select
