@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -191,15 +192,23 @@ func (b *expander) ormqr(in *hlo.Instruction, left, adjoint bool) *hlo.Instructi
 // binaryComputation is op over two scalars of type t, a reducer's or a
 // scatter's combiner, named after the instruction b expands and suffix.
 func (b *expander) binaryComputation(suffix string, t hlo.ElementType, op hlo.Opcode) *hlo.Computation {
+	c := b.scalarComputation(suffix, t, t)
+	c.Root = &hlo.Instruction{Name: c.Name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
+	c.Instructions = append(c.Instructions, c.Root)
+	return c
+}
+
+// scalarComputation is a computation of scalar parameters of types ts
+// (named name/p0, name/p1, ...) and nothing else yet, named after the
+// instruction b expands and suffix.
+func (b *expander) scalarComputation(suffix string, ts ...hlo.ElementType) *hlo.Computation {
 	name := b.from.Name + suffix
 	c := &hlo.Computation{Name: name, Pos: b.from.Pos}
-	for i := range 2 {
-		p := &hlo.Instruction{Name: name + "/p" + string(rune('0'+i)), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
+	for i, t := range ts {
+		p := &hlo.Instruction{Name: fmt.Sprintf("%s/p%d", name, i), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
 		c.Params = append(c.Params, p)
 		c.Instructions = append(c.Instructions, p)
 	}
-	c.Root = &hlo.Instruction{Name: name + "/op", Op: op, Shape: hlo.ArrayShape(t), Operands: c.Params, Pos: b.from.Pos}
-	c.Instructions = append(c.Instructions, c.Root)
 	return c
 }
 

@@ -191,17 +191,9 @@ func (b *expander) plainScanner(init *hlo.Instruction, c *hlo.Computation, op hl
 // -inf is; a sum from 1 is not).
 func (b *expander) flaggedScanner(init *hlo.Instruction, c *hlo.Computation) scanner {
 	t := init.Shape.Elem
-	name := b.from.Name + "/flagged"
-	fc := &hlo.Computation{Name: name, Pos: b.from.Pos}
-	param := func(i int, t hlo.ElementType) *hlo.Instruction {
-		p := &hlo.Instruction{Name: fmt.Sprintf("%s/p%d", name, i), Op: hlo.OpParameter, Shape: hlo.ArrayShape(t), ParamNum: i, Pos: b.from.Pos}
-		fc.Params = append(fc.Params, p)
-		fc.Instructions = append(fc.Instructions, p)
-		return p
-	}
-	a, af, v, vf := param(0, t), param(1, hlo.PRED), param(2, t), param(3, hlo.PRED)
+	fc := b.scalarComputation("/flagged", t, hlo.PRED, t, hlo.PRED)
 	inner := &expander{from: b.from, n: b.n}
-	folds := inner.flaggedFold(c, []*hlo.Instruction{a, af}, []*hlo.Instruction{v, vf})
+	folds := inner.flaggedFold(c, fc.Params[:2], fc.Params[2:])
 	fc.Instructions = append(fc.Instructions, inner.out...)
 	fc.Root = inner.tuple(folds...)
 	fc.Instructions = append(fc.Instructions, fc.Root)
