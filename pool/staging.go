@@ -73,7 +73,7 @@ func (p *Pool) Upload(ws ...Write) (err error) {
 				}
 				continue
 			}
-			copy(r.buf.Bytes()[off:off+n], w.Data[done:done+n])
+			vk.CopyHost(r.buf.Bytes()[off:off+n], w.Data[done:done+n])
 			regions = append(regions, vk.Region{Src: r.buf, Dst: w.Dst, SrcOffset: off, DstOffset: done, Size: n})
 			done += n
 		}
@@ -88,7 +88,7 @@ func (p *Pool) Download(src *vk.Buffer, dst []byte) error {
 		return fmt.Errorf("pool: download of %d bytes from a %d-byte buffer", len(dst), src.Size())
 	}
 	if !p.dev.Staged() {
-		copy(dst, src.Bytes())
+		vk.CopyHost(dst, src.Bytes())
 		return nil
 	}
 	for done := int64(0); done < int64(len(dst)); {
@@ -115,7 +115,7 @@ func (p *Pool) Download(src *vk.Buffer, dst []byte) error {
 		p.smu.Unlock()
 		err = p.dev.Wait(t)
 		if err == nil {
-			copy(dst[done:done+n], r.buf.Bytes()[off:off+n])
+			vk.CopyHost(dst[done:done+n], r.buf.Bytes()[off:off+n])
 		}
 		p.smu.Lock()
 		s.held = false

@@ -39,3 +39,26 @@ func TestMappedMainHeap(t *testing.T) {
 		require.Equal(t, c.mapped, c.info.MappedMainHeap(), c.name)
 	}
 }
+
+// TestCopyHost: the chunked copy copies what copy does, across chunk
+// boundaries, for either side the shorter.
+func TestCopyHost(t *testing.T) {
+	src := make([]byte, 2*copyChunk+12345)
+	for i := range src {
+		src[i] = byte(i*7 + i>>13)
+	}
+	for _, n := range []int{0, 1, copyChunk - 1, copyChunk, copyChunk + 1, len(src), len(src) + 99} {
+		dst := make([]byte, n)
+		want := make([]byte, n)
+		require.Equal(t, copy(want, src), CopyHost(dst, src), "dst of %d", n)
+		require.Equal(t, want, dst, "dst of %d", n)
+		// and from a shorter source
+		short := src[:min(n, len(src))/2]
+		for i := range dst {
+			dst[i] = 0xAA
+			want[i] = 0xAA
+		}
+		require.Equal(t, copy(want, short), CopyHost(dst, short), "src of %d", len(short))
+		require.Equal(t, want, dst, "src of %d", len(short))
+	}
+}

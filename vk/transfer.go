@@ -149,7 +149,7 @@ func (d *Device) Copy(regions []Region, afterCompute bool) (Ticket, error) {
 			if r.Src.data == nil || r.Dst.data == nil {
 				return 0, fmt.Errorf("vk: copy between unmapped buffers on a device that does not stage")
 			}
-			copy(r.Dst.data[r.DstOffset:r.DstOffset+r.Size], r.Src.data[r.SrcOffset:r.SrcOffset+r.Size])
+			CopyHost(r.Dst.data[r.DstOffset:r.DstOffset+r.Size], r.Src.data[r.SrcOffset:r.SrcOffset+r.Size])
 		}
 		return 0, nil
 	}
