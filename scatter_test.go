@@ -142,3 +142,79 @@ func kernelNames(t *testing.T, name, src string) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// TestUpdateInPlace: a dynamic-update-slice whose update is a small
+// part of its result copies its operand into the result and writes the
+// update there (kgen/updateslice.go); where the operand's memory
+// becomes the result's (a loop's stacked outputs, its last use) the
+// copy is no step. Bit for bit as the evaluator, fused and unfused,
+// start indices clamped from below and above, operands a parameter, a
+// computed value read again after the update, and a broadcast computed
+// by the copy (a copy kernel each), in the element types stored at each
+// width.
+func TestUpdateInPlace(t *testing.T) {
+	defer noValidationMessages(t)
+	const scan = `HloModule scan
+cond {
+  p = (s32[], f32[16], f32[300,16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(300)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[16], f32[300,16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  h = f32[16] get-tuple-element(p), index=1
+  ys = f32[300,16] get-tuple-element(p), index=2
+  z = s32[] constant(0)
+  t = f32[16] sine(h)
+  t2 = f32[1,16] reshape(t)
+  ys2 = f32[300,16] dynamic-update-slice(ys, t2, i, z)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT r = (s32[], f32[16], f32[300,16]) tuple(i1, t, ys2)
+}
+ENTRY main {
+  h = f32[16] parameter(0)
+  z = s32[] constant(0)
+  x = f32[] constant(0.5)
+  ys = f32[300,16] broadcast(x), dimensions={}
+  t = (s32[], f32[16], f32[300,16]) tuple(z, h, ys)
+  w = (s32[], f32[16], f32[300,16]) while(t), condition=cond, body=body
+  ROOT r = f32[300,16] get-tuple-element(w), index=2
+}`
+	requireExact(t, "scan", scan, indexInputs(3, 300))
+	exe, err := rt.CompileText("scan", scan, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	for _, sub := range vkjit.ProgramOf(exe).Subs {
+		for _, k := range sub.Kernels {
+			require.NotContains(t, k.Name, "copy", "the loop body copies its stack")
+		}
+	}
+
+	dus := func(name, ty, ity string, dims, up string, extra string) string {
+		return fmt.Sprintf("HloModule %s\nlt {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT l = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = %s[%s] parameter(0)\n  u = %s[%s] parameter(1)\n  i = %s[] parameter(2)\n  j = %s[] parameter(3)\n%s\n}",
+			name, ty, dims, ty, up, ity, ity, extra)
+	}
+	for _, c := range []struct {
+		name, ty, ity, dims, up, body string
+		copies                        bool
+	}{
+		{"parameter", "f32", "s32", "40,50", "7,9", "  ROOT d = f32[40,50] dynamic-update-slice(p, u, i, j)", true},
+		{"read_after", "s32", "s32", "50,50", "7,9", "  x = s32[50,50] sort(p), dimensions={1}, to_apply=lt\n  d = s32[50,50] dynamic-update-slice(x, u, i, j)\n  s = s32[50,10] slice(x), slice={[0:50],[0:10]}\n  ROOT t = (s32[50,50], s32[50,10]) tuple(d, s)", true},
+		{"last_use", "s32", "s32", "50,50", "7,9", "  x = s32[50,50] sort(p), dimensions={1}, to_apply=lt\n  ROOT d = s32[50,50] dynamic-update-slice(x, u, i, j)", false},
+		{"broadcast", "s8", "s64", "40,50", "40,1", "  c = s8[] constant(-7)\n  x = s8[40,50] broadcast(c), dimensions={}\n  ROOT d = s8[40,50] dynamic-update-slice(x, u, i, j)", true},
+		{"f16", "f16", "u8", "40,50", "1,50", "  x = f16[40,50] sqrt(p)\n  ROOT d = f16[40,50] dynamic-update-slice(x, u, i, j)", true},
+		{"pred", "pred", "s16", "40,50", "20,3", "  x = pred[40,50] not(p)\n  ROOT d = pred[40,50] dynamic-update-slice(x, u, i, j)", true},
+		{"f64", "f64", "s32", "40,50", "3,25", "  x = f64[40,50] negate(p)\n  ROOT d = f64[40,50] dynamic-update-slice(x, u, i, j)", true},
+	} {
+		src := dus(c.name, c.ty, c.ity, c.dims, c.up, c.body)
+		for seed := range uint64(4) {
+			requireExact(t, fmt.Sprintf("%s_%d", c.name, seed), src, indexInputs(seed, 50))
+		}
+		names := kernelNames(t, c.name, src)
+		require.Contains(t, names, "update_slice", c.name)
+		require.Equal(t, c.copies, strings.Contains(names, "copy_"), "%s: %s", c.name, names)
+	}
+}

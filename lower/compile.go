@@ -85,6 +85,7 @@ type state struct {
 	live     map[*hlo.Instruction]bool  // what the root depends on (schedule); the rest is dead
 	values   map[*hlo.Instruction][]int // buffers of each value's leaves (assign buffers)
 	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
+	copies   map[int]bool               // steps that copy an operand into a result an update writes over (dropInPlaceCopies)
 	api      *apiShapes                 // the entry's shapes before a pass changed its types (complex.go, subbyte.go)
 }
 
@@ -137,6 +138,7 @@ func init() {
 		{"assign buffers", assignBuffers, false},                    // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels, false},                        // each planned kernel by its kind's generator, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory, false},                          // temporaries placed in one arena by live range, sharing memory when lives do not overlap
+		{"drop in-place copies", dropInPlaceCopies, false},          // an update's copy of its operand into its result, where the two share memory, is no step
 		{"plan barriers", planBarriers, false},                      // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
 		{"check plan", checkPlan, false},                            // bindings match kernels, temporaries written before read, no two live values in one place
 	}
@@ -457,6 +459,11 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 			return s.emitAtomicScatter(in, env)
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
+	case kgen.KindRemap:
+		if updatesInPlace(in) && len(kp.Prologue) == 0 {
+			return s.emitUpdateSlice(in, env)
+		}
+		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindFft:
 		return s.emitFft(in, env)
 	case kgen.KindGemm:
@@ -534,21 +541,62 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 
 // emitAtomicScatter plans a scatter that applies its updates by atomic
 // operations (kgen/atomicscatter.go): the operand copied into the
-// result, an invocation an element, then an invocation an update.
+// result, then an invocation an update.
 func (s *state) emitAtomicScatter(in *hlo.Instruction, env kgen.Env) error {
-	k, err := kgen.AtomicScatterInitKernel(in, env)
-	if err != nil {
-		return err
-	}
-	if err := s.dispatch(in, k, in.Shape.NumElements(), nil, s.values[in], nil); err != nil {
+	if err := s.emitOperandCopy(in, env); err != nil {
 		return err
 	}
 	updates := in.Operands[2].Shape.NumElements()
 	env.Local = kgen.LocalSize(s.tg, updates, false)
-	if k, err = kgen.AtomicScatterKernel(in, env); err != nil {
+	k, err := kgen.AtomicScatterKernel(in, env)
+	if err != nil {
 		return err
 	}
 	return s.dispatch(in, k, updates, nil, s.values[in], nil)
+}
+
+// updatesInPlace reports whether dynamic-update-slice in is computed as
+// an update in place (kgen/updateslice.go): its update at most half its
+// result, so that a copy and the update cost no more than the remap
+// kernel where the copy stays, and much less where it goes.
+func updatesInPlace(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpDynamicUpdateSlice && 2*in.Operands[1].Shape.NumElements() <= in.Shape.NumElements()
+}
+
+// emitUpdateSlice plans a dynamic-update-slice as an update in place:
+// the operand copied into the result, then an invocation an update
+// element.
+func (s *state) emitUpdateSlice(in *hlo.Instruction, env kgen.Env) error {
+	if err := s.emitOperandCopy(in, env); err != nil {
+		return err
+	}
+	updates := in.Operands[1].Shape.NumElements()
+	if updates == 0 {
+		return nil
+	}
+	env.Local = kgen.LocalSize(s.tg, updates, false)
+	k, err := kgen.UpdateSliceKernel(in, env)
+	if err != nil {
+		return err
+	}
+	return s.dispatch(in, k, updates, nil, s.values[in], nil)
+}
+
+// emitOperandCopy plans the first step of an update in place: in's
+// first operand copied into its result, a step dropInPlaceCopies takes
+// out where memory planning gives the two the same memory.
+func (s *state) emitOperandCopy(in *hlo.Instruction, env kgen.Env) error {
+	k, err := kgen.CopyOperandKernel(in, env)
+	if err != nil {
+		return err
+	}
+	if len(k.Fused) == 0 { // a copy of a buffer, not a computed operand
+		if s.copies == nil {
+			s.copies = map[int]bool{}
+		}
+		s.copies[len(s.prog.Steps)] = true
+	}
+	return s.dispatch(in, k, in.Shape.NumElements(), nil, s.values[in], nil)
 }
 
 // emitSort plans a sort (kgen/sort.go): slices of at most SortChunk

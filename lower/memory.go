@@ -353,6 +353,48 @@ func planMemory(s *state) error {
 	return nil
 }
 
+// dropInPlaceCopies takes out the steps that copy an update's operand
+// into its result (state.copies) where memory planning gave the two the
+// same memory: the operand's last use, or a donated parameter, that the
+// update then writes over in place.
+func dropInPlaceCopies(s *state) error {
+	if len(s.copies) == 0 {
+		return nil
+	}
+	p := s.prog
+	before := len(p.Steps)
+	steps := p.Steps[:0]
+	for i, st := range p.Steps {
+		if s.copies[i] && p.span(st.Buffers[0]) == p.span(st.Buffers[1]) {
+			continue
+		}
+		steps = append(steps, st)
+	}
+	p.Steps = steps
+	s.copies = nil
+	if len(steps) == before {
+		return nil
+	}
+	// A copy kernel no step runs any more is not built into a pipeline.
+	renum := make([]int, len(p.Kernels))
+	for i := range renum {
+		renum[i] = -1
+	}
+	var kernels []*kgen.Kernel
+	for i, st := range p.Steps {
+		if !st.Kind.IsDispatch() {
+			continue
+		}
+		if renum[st.Kernel] < 0 {
+			renum[st.Kernel] = len(kernels)
+			kernels = append(kernels, p.Kernels[st.Kernel])
+		}
+		p.Steps[i].Kernel = renum[st.Kernel]
+	}
+	p.Kernels = kernels
+	return nil
+}
+
 // aliasDonated gives each donated parameter's memory to a result of its
 // size and element width that is written no sooner than the parameter's
 // last read (or by that read's step, in place), in order of results: a

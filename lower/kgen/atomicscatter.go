@@ -12,7 +12,8 @@ import (
 // the combiner is an integer add, min or max, or a bitwise and, or or
 // xor (pred's too, stored as 0 and 1), the updates commute and
 // associate exactly, so any order gives the bits the sequential order
-// gives: the result is the operand copied (AtomicScatterInitKernel),
+// gives: the result is the operand copied (CopyOperandKernel, where
+// memory planning may leave it out: updateslice.go),
 // then an invocation per update element that applies it by one atomic
 // operation on the result (AtomicScatterKernel), as XLA's GPU backend
 // scatters. Float combiners keep the ordered kernels: atomics would
@@ -45,26 +46,11 @@ func atomicOp(in *hlo.Instruction) (spirv.Op, bool) {
 	return a, ok
 }
 
-// AtomicScatterInitKernel generates the first step of an atomic
-// scatter: each element of the operand, stored as the result (an
-// invocation per element). Bindings: ScatterKernel's.
-func AtomicScatterInitKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
-	k := env.builder(1)
-	binds, outs, err := k.bind(in)
-	if err != nil {
-		return nil, err
-	}
-	return k.perElement("scatter_init_"+in.Shape.Elem.String(), func(idx spirv.ID) error {
-		k.store(outs[0], idx, k.load(binds[0], idx, in.Shape.Elem))
-		return nil
-	})
-}
-
 // AtomicScatterKernel generates the second step of an atomic scatter:
 // an invocation per element of the updates applies it to the result
 // element its window puts it on, by one atomic operation, where the
 // whole window fits in the operand (XLA skips a window that does not).
-// Bindings: ScatterKernel's; the operand's is not read.
+// Bindings: the indices', the updates', then the result.
 func AtomicScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	aop, ok := atomicOp(in)
 	if !ok {
@@ -72,7 +58,7 @@ func AtomicScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	}
 	sd := in.A.Scatter
 	k := env.builder(1)
-	binds, outs, err := k.bind(in)
+	binds, outs, err := k.bindUpdates(in)
 	if err != nil {
 		return nil, err
 	}
