@@ -8,19 +8,26 @@
 // and an entry that is corrupt, truncated or written by another format
 // version is removed with a warning and counted as a miss. The cache
 // keeps its total size under a limit by removing the entries used least
-// recently (a hit refreshes an entry's modification time).
+// recently (a hit refreshes an entry's modification time). It knows its
+// size from a hint file that each write adds to, and looks at every
+// entry only when the hint passes the limit (or, now and then, to put
+// right what concurrent writers' lost additions left out): a scan per
+// write took 290 ms of each compile's 380 in a cache of 39,572 entries.
 package cache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +48,14 @@ const headerSize = 4 + 4 + 4 + 8 + 8
 
 // DefaultLimit is the size limit when none is given: 1 GiB.
 const DefaultLimit = 1 << 30
+
+// sizeFile holds the hint of the entries' total size, in decimal.
+const sizeFile = "size"
+
+// rescanOdds is one in how many writes scans the entries even under the
+// limit: processes that write at once each add to the hint they read,
+// and one's addition can overwrite another's.
+const rescanOdds = 256
 
 // Cache is one cache directory.
 type Cache struct {
@@ -158,6 +173,10 @@ func (c *Cache) Put(key string, data []byte) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
+	added := int64(len(b))
+	if info, serr := os.Stat(c.path(key)); serr == nil {
+		added -= info.Size() // written over
+	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), c.path(key))
 	}
@@ -165,7 +184,42 @@ func (c *Cache) Put(key string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("cache: %w", err)
 	}
-	return c.trim()
+	total, ok := c.readSize()
+	if !ok || total+added > c.limit || rand.IntN(rescanOdds) == 0 {
+		return c.trim()
+	}
+	c.writeSize(total + added)
+	return nil
+}
+
+// readSize reads the size hint; false where there is none to trust.
+func (c *Cache) readSize() (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(c.dir, sizeFile))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// writeSize replaces the size hint, atomically (a reader sees the old
+// number or the new one); the hint is only a hint, so a failure to write
+// it leaves the next write to scan.
+func (c *Cache) writeSize(n int64) {
+	tmp, err := os.CreateTemp(c.dir, "tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = tmp.WriteString(strconv.FormatInt(n, 10) + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(c.dir, sizeFile))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 // entry is one file of the cache.
@@ -214,6 +268,7 @@ func (c *Cache) trim() error {
 			total -= e.size
 		}
 	}
+	c.writeSize(total)
 	return nil
 }
 
@@ -245,7 +300,7 @@ func (c *Cache) Clear() error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	for _, de := range des {
-		if strings.HasSuffix(de.Name(), ".vkjit") || strings.HasPrefix(de.Name(), "tmp-") {
+		if strings.HasSuffix(de.Name(), ".vkjit") || strings.HasPrefix(de.Name(), "tmp-") || de.Name() == sizeFile {
 			if err := os.Remove(filepath.Join(c.dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("cache: %w", err)
 			}

@@ -162,3 +162,37 @@ func TestManyProcesses(t *testing.T) {
 	leftovers, _ := filepath.Glob(filepath.Join(dir, "tmp-*"))
 	require.Empty(t, leftovers)
 }
+
+// TestSizeHint: writes keep the size hint equal to the entries' bytes
+// (an entry written over counted once), a hint that cannot be read is
+// put right by a scan, and Clear takes it with the entries.
+func TestSizeHint(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(dir, 1<<20)
+	require.NoError(t, err)
+	check := func(what string) {
+		t.Helper()
+		st, err := c.Stats()
+		require.NoError(t, err)
+		n, ok := c.readSize()
+		require.True(t, ok, what)
+		require.Equal(t, st.Bytes, n, what)
+	}
+	for i := range 10 {
+		require.NoError(t, c.Put(Key([]byte{byte(i)}), make([]byte, 100*i)))
+	}
+	check("ten entries")
+	require.NoError(t, c.Put(Key([]byte{3}), make([]byte, 5000)))
+	check("one written over")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, sizeFile), []byte("12ab"), 0o644))
+	require.NoError(t, c.Put(Key([]byte{11}), make([]byte, 7)))
+	check("after a damaged hint")
+	require.NoError(t, os.Remove(filepath.Join(dir, sizeFile)))
+	require.NoError(t, c.Put(Key([]byte{12}), make([]byte, 7)))
+	check("after a missing hint")
+	require.NoError(t, c.Clear())
+	_, ok := c.readSize()
+	require.False(t, ok, "Clear leaves the hint")
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Empty(t, leftovers)
+}
