@@ -508,7 +508,7 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 			for _, b := range s.InPlace {
 				writable[bufs[b]] = true
 			}
-			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]), writable)
+			res, resOwned, err = r.while(l.subs[s.Cond], l.subs[s.Body], pick(bufs, s.In[0]), writable, s.Counter)
 		case lower.StepConditional:
 			res, resOwned, err = r.conditional(l, s, bufs)
 		}
@@ -581,7 +581,20 @@ func (r *run) readScalar(b *vk.Buffer) (int64, error) {
 // temporaries that die with the loop, Step.InPlace, and what earlier
 // iterations made) that no other element shares. It copies any other
 // element the body writes over, once; the copy is its own from then on.
-func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) ([]*vk.Buffer, []*vk.Buffer, error) {
+//
+// A counted loop (ctr, lower.Counter) whose iterations follow from its
+// counter's start runs them without reading the condition back: the
+// iterations go into submits of countedBatch dispatches or more.
+func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool, ctr *lower.Counter) ([]*vk.Buffer, []*vk.Buffer, error) {
+	if ctr != nil {
+		start, err := r.readScalar(state[ctr.Leaf])
+		if err != nil {
+			return nil, nil, err
+		}
+		if n, ok := ctr.Iterations(start); ok {
+			return r.counted(body, state, writable, n)
+		}
+	}
 	var mine []*vk.Buffer // state buffers this loop allocated
 	c, cOwned, err := r.exec(cond, state, nil)
 	for {
@@ -643,6 +656,90 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buf
 		r.free(drop)
 		mine, state = still, next
 	}
+}
+
+// countedBatch is how many dispatches of a counted loop's iterations
+// go into one submit, at least: enough that a submit's round trip (50-150
+// us on lavapipe) is small beside them, few enough that the memory the
+// iterations free comes back soon.
+const countedBatch = 256
+
+// counted runs n iterations of a loop's body with no condition between
+// them, as while does otherwise: each iteration's dispatches join one
+// batch, whose first waits for the iteration before (execInto), and the
+// memory an iteration leaves is freed as it is built (a buffer freed
+// while a dispatch not yet submitted reads it is written again only by
+// a later dispatch of the same batch, after that barrier).
+func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool, n int64) ([]*vk.Buffer, []*vk.Buffer, error) {
+	var mine []*vk.Buffer // state buffers this loop allocated
+	b := &batch{owner: body}
+	for range n {
+		if r.needsOwnState(body, state, writable) {
+			// Its copies read the state where it is: what the batch
+			// computes first.
+			if err := r.flush(b); err != nil {
+				return nil, mine, err
+			}
+		}
+		copies, err := r.ownState(body, state, writable)
+		mine = append(mine, copies...)
+		if err != nil {
+			return nil, mine, err
+		}
+		next, bOwned, err := r.execInto(body, state, nil, b)
+		if err != nil {
+			r.free(bOwned)
+			return nil, mine, err
+		}
+		made := map[*vk.Buffer]bool{}
+		for _, o := range bOwned {
+			made[o] = true
+		}
+		w := map[*vk.Buffer]bool{}
+		for _, x := range next {
+			if writable[x] || made[x.Root()] {
+				w[x] = true
+			}
+		}
+		writable = w
+		if len(b.ds) >= countedBatch {
+			if err := r.flush(b); err != nil {
+				r.free(bOwned)
+				return nil, mine, err
+			}
+		}
+		keep := map[*vk.Buffer]bool{}
+		for _, x := range next {
+			keep[x.Root()] = true
+		}
+		var still, drop []*vk.Buffer
+		for _, x := range append(mine, bOwned...) {
+			if keep[x] {
+				still = append(still, x)
+				delete(keep, x)
+			} else {
+				drop = append(drop, x)
+			}
+		}
+		r.free(drop)
+		mine, state = still, next
+	}
+	return state, mine, r.flush(b)
+}
+
+// needsOwnState reports whether ownState would copy a state element.
+func (r *run) needsOwnState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) bool {
+	p := body.prog
+	uses := map[*vk.Buffer]int{}
+	for _, x := range state {
+		uses[x]++
+	}
+	for i, pb := range p.Params {
+		if p.Buffers[pb].Alias != 0 && !(writable[state[i]] && uses[state[i]] == 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownState makes every state element that body writes over in place

@@ -290,3 +290,100 @@ ENTRY e {
 		})
 	}
 }
+
+// TestCountedLoops: loops whose iterations follow from their counter's
+// start (lower.Counter) run them without reading the condition back,
+// several iterations a submit: counters of each width stepping up and
+// down to limits of each direction, no iterations, more dispatches than
+// one submit takes, a loop nested in a counted one, and a counter that
+// wraps around (not counted: its condition decides). Bit for bit the
+// evaluator's, fused and not.
+func TestCountedLoops(t *testing.T) {
+	defer noValidationMessages(t)
+	loop := func(ty, start, limit, dir, next, inner string) string {
+		st := "(" + ty + "[], f32[3000], f32[3000])"
+		return `HloModule m
+cond {
+  p = ` + st + ` parameter(0)
+  i = ` + ty + `[] get-tuple-element(p), index=0
+  n = ` + ty + `[] constant(` + limit + `)
+  ROOT c = pred[] compare(i, n), direction=` + dir + `
+}
+icond {
+  p = (s32[], f32[3000]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+ibody {
+  p = (s32[], f32[3000]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[3000] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  s = f32[3000] sine(x)
+  ROOT o = (s32[], f32[3000]) tuple(i1, s)
+}
+body {
+  p = ` + st + ` parameter(0)
+  i = ` + ty + `[] get-tuple-element(p), index=0
+  x = f32[3000] get-tuple-element(p), index=1
+  acc = f32[3000] get-tuple-element(p), index=2
+  i1 = ` + ty + `[] ` + next + `
+  h = f32[] constant(0.5)
+  hb = f32[3000] broadcast(h), dimensions={}
+  m = f32[3000] multiply(x, hb)
+  ic = f32[] convert(i)
+  icb = f32[3000] broadcast(ic), dimensions={}
+  x1 = f32[3000] add(m, icb)
+` + inner + `
+  acc1 = f32[3000] add(acc, x2)
+  ROOT o = ` + st + ` tuple(i1, x2, acc1)
+}
+ENTRY e {
+  a = f32[3000] parameter(0)
+  z = ` + ty + `[] constant(` + start + `)
+  t = ` + st + ` tuple(z, a, a)
+  w = ` + st + ` while(t), condition=cond, body=body
+  ROOT r = f32[3000] get-tuple-element(w), index=2
+}
+`
+	}
+	const plain = "  x2 = f32[3000] copy(x1)"
+	const nested = "  iz = s32[] constant(0)\n  it = (s32[], f32[3000]) tuple(iz, x1)\n  iw = (s32[], f32[3000]) while(it), condition=icond, body=ibody\n  x2 = f32[3000] get-tuple-element(iw), index=1"
+	for _, c := range []struct {
+		name, ty, start, limit, dir, next, inner string
+		counted                                  bool
+	}{
+		{"up", "s32", "-3", "300", "LT", "add(i, k)", plain, true}, // 303 iterations: several submits
+		{"s64 by two", "s64", "0", "17", "LE", "add(k, i)", plain, true},
+		{"down", "s32", "50", "0", "GT", "subtract(i, k)", plain, true},
+		{"u32 to equal", "u32", "4", "40", "NE", "add(i, k)", plain, true},
+		{"none", "s32", "10", "5", "LT", "add(i, k)", plain, true},
+		{"nested", "s32", "0", "40", "LT", "add(i, k)", nested, true},
+		{"wraps", "s8", "0", "5", "LT", "subtract(i, k)", plain, true}, // 0, -1 ... -128, 127: 129 iterations by its condition
+	} {
+		step := map[string]string{"s64 by two": "2", "down": "3", "u32 to equal": "4"}[c.name]
+		if step == "" {
+			step = "1"
+		}
+		text := strings.Replace(loop(c.ty, c.start, c.limit, c.dir, c.next, c.inner), "  i1 = "+c.ty+"[] "+c.next,
+			"  k = "+c.ty+"[] constant("+step+")\n  i1 = "+c.ty+"[] "+c.next, 1)
+		m, err := hlo.Parse(c.name, text)
+		require.NoError(t, err, c.name)
+		require.NoError(t, hlo.Verify(m), c.name)
+		for _, opts := range []vkjit.CompileOptions{{HostLoops: true}, {HostLoops: true, NoFuse: true, NoReuse: true}} {
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.name)
+			counted := false
+			for _, s := range vkjit.ProgramOf(exe).Steps {
+				if s.Kind == lower.StepWhile && s.Counter != nil {
+					counted = true
+				}
+			}
+			require.Equal(t, c.counted, counted, c.name)
+			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 9), c.name)
+			requireSameValues(t, hlo.F32, want.Leaves()[0].Data, outs[0].Data, "%s %+v", c.name, opts)
+		}
+	}
+}

@@ -735,6 +735,13 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 			return err
 		}
 		st.In = [][]int{s.values[in.Operands[0]]}
+		if c, ok := hlo.CountedLoop(cond, body); ok && in.Shape.IsTuple() && c.Index < len(in.Shape.Tuple) {
+			leaf := 0 // the counter's leaf: those of the state's elements before it
+			for _, e := range in.Shape.Tuple[:c.Index] {
+				leaf += len(e.Leaves())
+			}
+			st.Counter = &Counter{Leaf: leaf, Counter: c}
+		}
 	case hlo.OpConditional:
 		st.Kind = StepConditional
 		st.Pred = s.values[in.Operands[0]][0]

@@ -90,6 +90,9 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 			if len(s.InPlace) > 0 {
 				extra = " in place over " + bufList(s.InPlace)
 			}
+			if c := s.Counter; c != nil {
+				extra += fmt.Sprintf("; counted: b%d %s %d, step %d", s.In[0][c.Leaf], c.Dir, c.Limit, c.Step)
+			}
 			line("  s%d %s while sub%d do sub%d: %s -> %s%s", i, s.Inst, s.Cond, s.Body, bufList(s.In[0]), bufList(s.Out), extra)
 		case StepConditional:
 			var bs []string

@@ -82,6 +82,16 @@ type Step struct {
 	Inst        string   // the HLO instruction it computes, for profiles and errors
 	Fused       []string // the instructions its kernel computes inline or alongside Inst (fusion)
 	InPlace     []int    // dispatch: buffers it reads only at the index where it writes its results (they may share their memory); while: initial state the loop may write over
+	Counter     *Counter // while: the counter of a counted loop (nil: its condition decides each iteration)
+}
+
+// Counter is a counted while loop's induction variable (hlo.CountedLoop)
+// by its leaf of the loop's state: the runtime reads its start and runs
+// the iterations that follows from it (hlo.Counter.Iterations) without
+// reading the condition back after each.
+type Counter struct {
+	Leaf int
+	hlo.Counter
 }
 
 // PushBytes encodes the push constants little-endian.

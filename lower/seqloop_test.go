@@ -114,7 +114,8 @@ ENTRY main {
 	}
 }
 
-// TestTripCount recognizes fori_loop's counted loops and nothing else.
+// TestTripCount counts the counted loops (hlo.CountedLoop) whose counter
+// starts at a constant, for unrolling in device loops.
 func TestTripCount(t *testing.T) {
 	loop := func(start, limit, step, dir string) string {
 		return `HloModule t
@@ -147,8 +148,9 @@ ENTRY main {
 		{"0", "5", "1", "LT", 5, true},
 		{"-3", "4", "1", "LT", 7, true},
 		{"9", "4", "1", "LT", 0, true},
-		{"0", "5", "2", "LT", 0, false},
-		{"0", "5", "1", "LE", 0, false},
+		{"0", "5", "2", "LT", 3, true},
+		{"0", "5", "1", "LE", 6, true},
+		{"0", "5", "-1", "LT", 0, false}, // runs until the counter wraps around
 	} {
 		m, err := hlo.Parse("t", loop(c.start, c.limit, c.step, c.dir))
 		require.NoError(t, err)

@@ -637,64 +637,19 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	return state(), nil
 }
 
-// TripCount recognizes the counted loop JAX's fori_loop writes: a state
-// leaf that starts at a constant, the body adds the constant 1 to, and
-// the condition compares as less than a constant. It returns the number
-// of iterations.
+// TripCount is the number of iterations of a counted loop
+// (hlo.CountedLoop) whose counter starts at a constant.
 func TripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
+	c, ok := hlo.CountedLoop(cond, body)
 	init := w.Operands[0]
-	c := cond.Root
-	if c.Op != hlo.OpCompare || c.A.Direction != "LT" || body.Root.Op != hlo.OpTuple || init.Op != hlo.OpTuple {
+	if !ok || init.Op != hlo.OpTuple || c.Index >= len(init.Operands) || init.Operands[c.Index].Op != hlo.OpConstant {
 		return 0, false
 	}
-	g, limit := c.Operands[0], c.Operands[1]
-	if g.Op != hlo.OpGetTupleElement || g.Operands[0] != cond.Params[0] || limit.Op != hlo.OpConstant || !g.Shape.Elem.IsInteger() {
+	start, ok := hlo.ScalarInt(init.Operands[c.Index].Literal)
+	if !ok {
 		return 0, false
 	}
-	i := int(g.A.Index)
-	if i >= len(init.Operands) || i >= len(body.Root.Operands) || !g.Shape.IsArray() || g.Shape.Rank() != 0 {
-		return 0, false
-	}
-	start, step := init.Operands[i], body.Root.Operands[i]
-	if start.Op != hlo.OpConstant || step.Op != hlo.OpAdd {
-		return 0, false
-	}
-	a, b := step.Operands[0], step.Operands[1]
-	if a.Op == hlo.OpConstant {
-		a, b = b, a
-	}
-	if a.Op != hlo.OpGetTupleElement || a.Operands[0] != body.Params[0] || int(a.A.Index) != i || b.Op != hlo.OpConstant {
-		return 0, false
-	}
-	s0, ok0 := intLiteral(start.Literal)
-	one, ok1 := intLiteral(b.Literal)
-	n, ok2 := intLiteral(limit.Literal)
-	if !ok0 || !ok1 || !ok2 || one != 1 {
-		return 0, false
-	}
-	if g.Shape.Elem.Kind() == hlo.KindUnsigned && (s0 < 0 || n < 0) {
-		return 0, false
-	}
-	return max(0, n-s0), true
-}
-
-// intLiteral reads a rank-0 integer literal as an int64.
-func intLiteral(l *hlo.Literal) (int64, bool) {
-	if l == nil || l.Elided || l.Shape.Rank() != 0 || !l.Shape.Elem.IsInteger() {
-		return 0, false
-	}
-	var v uint64
-	for j := len(l.Data) - 1; j >= 0; j-- {
-		v = v<<8 | uint64(l.Data[j])
-	}
-	bits := uint(8 * len(l.Data))
-	if l.Shape.Elem.Kind() == hlo.KindSigned && bits < 64 {
-		return int64(v<<(64-bits)) >> (64 - bits), true
-	}
-	if bits == 64 && l.Shape.Elem.Kind() == hlo.KindUnsigned && int64(v) < 0 {
-		return 0, false
-	}
-	return int64(v), true
+	return c.Iterations(start)
 }
 
 // conditional emits a conditional inside a device loop: only the chosen
