@@ -458,6 +458,9 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 		if atomicScatter(in) {
 			return s.emitAtomicScatter(in, env)
 		}
+		if kgen.RunScatter(in) && len(kp.Prologue) == 0 {
+			return s.emitRunScatter(in, env)
+		}
 		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindRemap:
 		if updatesInPlace(in) && len(kp.Prologue) == 0 {
@@ -549,6 +552,25 @@ func (s *state) emitAtomicScatter(in *hlo.Instruction, env kgen.Env) error {
 	updates := in.Operands[2].Shape.NumElements()
 	env.Local = kgen.LocalSize(s.tg, updates, false)
 	k, err := kgen.AtomicScatterKernel(in, env)
+	if err != nil {
+		return err
+	}
+	return s.dispatch(in, k, updates, nil, s.values[in], nil)
+}
+
+// emitRunScatter plans a scatter over sorted indices as an update in
+// place (kgen.RunScatterKernel): the operand copied into the result,
+// then an invocation an update element.
+func (s *state) emitRunScatter(in *hlo.Instruction, env kgen.Env) error {
+	if err := s.emitOperandCopy(in, env); err != nil {
+		return err
+	}
+	updates := in.Operands[2].Shape.NumElements()
+	if updates == 0 {
+		return nil
+	}
+	env.Local = kgen.LocalSize(s.tg, updates, false)
+	k, err := kgen.RunScatterKernel(in, env)
 	if err != nil {
 		return err
 	}
