@@ -224,3 +224,34 @@ ENTRY main {
 		require.Equal(t, c.copies, strings.Contains(names, "copy_"), "%s: %s", c.name, names)
 	}
 }
+
+// TestPointScatter: scatters of points along leading dimensions
+// (x.at[i, j].add(v)) become scatters of linear indices (lower's
+// linearScatter), sorted and folded by runs: bit for bit the
+// evaluator's, fused and unfused, with index vectors outside the
+// operand on either side of each dimension, more points than lavapipe
+// loops over (refused before), windows over the trailing dimensions, the
+// leading dimensions indexed in the other order, two operands, narrow
+// and wide index types, and integer sums by atomics.
+func TestPointScatter(t *testing.T) {
+	defer noValidationMessages(t)
+	comp := func(op, ty string) string {
+		return fmt.Sprintf("c {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  ROOT c = %s[] %s(a, b)\n}\n", ty, ty, ty, op)
+	}
+	pair := "c {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n  s = f32[] add(a, c)\n  m = s32[] maximum(b, d)\n  ROOT r = (f32[], s32[]) tuple(s, m)\n}\n"
+	for _, c := range []struct {
+		name, comps, body, kernel string
+		limit                     int64
+	}{
+		{"long_2d", comp("add", "f32"), "  x = f32[300,200] parameter(0)\n  i = s32[100000,2] parameter(1)\n  u = f32[100000] parameter(2)\n  ROOT r = f32[300,200] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=c", "scatter_runs", 300},
+		{"window_mul", comp("multiply", "f32"), "  x = f32[20,30,8] parameter(0)\n  i = s64[50,100,2] parameter(1)\n  u = f32[50,100,8] parameter(2)\n  ROOT r = f32[20,30,8] scatter(x, i, u), update_window_dims={2}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=2, to_apply=c", "scatter_runs", 30},
+		{"swapped", comp("add", "f32"), "  x = f32[40,50,3] parameter(0)\n  i = u16[20000,2] parameter(1)\n  u = f32[20000,3] parameter(2)\n  ROOT r = f32[40,50,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={1,0}, index_vector_dim=1, to_apply=c", "scatter_runs", 50},
+		{"three_dims", comp("maximum", "f32"), "  x = f32[10,12,14] parameter(0)\n  i = s32[30000,3] parameter(1)\n  u = f32[30000] parameter(2)\n  ROOT r = f32[10,12,14] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0,1,2}, scatter_dims_to_operand_dims={0,1,2}, index_vector_dim=1, to_apply=c", "scatter_runs", 14},
+		{"variadic", pair, "  x = f32[60,70] parameter(0)\n  y = s32[60,70] parameter(1)\n  i = s32[30000,2] parameter(2)\n  u = f32[30000] parameter(3)\n  v = s32[30000] parameter(4)\n  ROOT r = (f32[60,70], s32[60,70]) scatter(x, y, i, u, v), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=c", "scatter_sorted", 70},
+		{"histogram", comp("add", "s32"), "  x = s32[64,64] parameter(0)\n  i = s32[100000,2] parameter(1)\n  u = s32[100000] parameter(2)\n  ROOT r = s32[64,64] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=c", "scatter_atomic", 64},
+	} {
+		src := "HloModule p_" + c.name + "\n" + c.comps + "ENTRY e {\n" + c.body + "\n}"
+		requireExact(t, c.name, src, indexInputs(5, c.limit))
+		require.Contains(t, kernelNames(t, c.name, src), c.kernel, c.name)
+	}
+}

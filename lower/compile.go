@@ -122,6 +122,7 @@ func init() {
 		{"split wide ops", splitWideOps, true},                      // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK, true},                           // topk becomes a stable sort of (x, iota) and two slices
 		{"tree scans", treeScans, true},                             // a cumulative reduction (jnp.cumsum's reduce-window) whose window would run 2^18 steps becomes scans of blocks of 8 and of their totals (scan.go)
+		{"linearize scatter points", linearScatters, true},          // a large scatter of points along leading dimensions (x.at[i, j].add(v)) becomes one of linear indices into those dimensions made one (sortscatter.go)
 		{"sort scatter indices", sortScatters, true},                // a large scatter of one index per position applies its updates sorted by index, found by binary search (sortscatter.go)
 		{"split long scatters", splitLongScatters, true},            // a scatter of more positions than a device's loop bound allows becomes a while loop over chunks of them (splitscatter.go)
 		{"split long dots", splitLongDots, true},                    // a dot contracting more than a device's loop bound allows sums dots over parts of its contraction (splitbound.go)

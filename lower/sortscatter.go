@@ -156,3 +156,113 @@ func flatPositions(in *hlo.Instruction) (count int64, window []int64, ok bool) {
 	}
 	return count, us.Dims[us.Rank()-w:], true
 }
+
+// linearMinPoints is how many points a scatter linearScatter rewrites
+// has at least, however small its operand: what one invocation might not
+// loop over on a device that bounds loops (the linear form splits into
+// chunks: splitscatter.go).
+const linearMinPoints = 1 << 14
+
+// linearScatters rewrites each large scatter of points along leading
+// dimensions (linearScatter) as one of the sorted form's.
+func linearScatters(s *state) error {
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpScatter: (*expander).linearScatter})
+}
+
+// linearScatter builds scatter in, whose index vectors select a point
+// along the operand's k leading dimensions (x.at[i, j].add(v): indices
+// [..., k], those dimensions inserted, windows over the rest), as a
+// scatter over the operand with those dimensions made one, each index
+// vector made its linear index (one outside the operand made the one
+// past the end, which the scatter skips as it skipped the vector): the
+// form whose indices the next pass sorts and whose runs fold in place,
+// and that splits into chunks where a device bounds loops. Its general
+// kernel walks every position for each element: 100,000 points into
+// f32[1000,1000] ran 100,000 steps an invocation, which lavapipe
+// refused. The updates land in the same order; the bits are the same.
+func (b *expander) linearScatter(in *hlo.Instruction) (*hlo.Instruction, error) {
+	sd := in.A.Scatter
+	n := (len(in.Operands) - 1) / 2
+	xs, ix := in.Operands[0].Shape, in.Operands[n].Shape
+	k := len(sd.ScatterDimsToOperandDims)
+	if k < 2 || len(sd.InputBatchingDims) > 0 || len(sd.InsertedWindowDims) != k || sd.IndexVectorDim != int64(ix.Rank())-1 || !ix.Elem.IsInteger() {
+		return in, nil
+	}
+	lead := make([]bool, k) // each leading dimension indexed once and inserted
+	for _, d := range sd.ScatterDimsToOperandDims {
+		if d >= int64(k) || lead[d] {
+			return in, nil
+		}
+		lead[d] = true
+	}
+	for _, d := range sd.InsertedWindowDims {
+		if d >= int64(k) {
+			return in, nil
+		}
+	}
+	// The updates' window dimensions trail their scatter dimensions.
+	us := in.Operands[n+1].Shape
+	w := len(sd.UpdateWindowDims)
+	for j, d := range sd.UpdateWindowDims {
+		if d != int64(us.Rank()-w+j) {
+			return in, nil
+		}
+	}
+	count, window := int64(1), us.Dims[us.Rank()-w:]
+	for _, d := range us.Dims[:us.Rank()-w] {
+		count *= d
+	}
+	points := int64(1)
+	for _, d := range xs.Dims[:k] {
+		points *= d
+	}
+	if points >= 1<<31-1 || xs.NumElements()*count < sortMinSteps && count < linearMinPoints {
+		return in, nil
+	}
+	idx := b.reshape(in.Operands[n], count, int64(k))
+	t := idx.Shape.Elem
+	var valid, lin *hlo.Instruction
+	for c, d := range sd.ScatterDimsToOperandDims {
+		comp := b.reshape(b.slice(idx, 1, int64(c), int64(c+1)), count)
+		ok := b.compare(comp, b.bcast(b.constant(t, xs.Dims[d]), count), "LT")
+		if t.Kind() == hlo.KindSigned {
+			ok = b.binary(hlo.OpAnd, ok, b.compare(comp, b.zeros(comp.Shape), "GE"))
+		}
+		stride := int64(1)
+		for _, e := range xs.Dims[d+1 : k] {
+			stride *= e
+		}
+		term := b.binary(hlo.OpMultiply, b.convert(comp, hlo.S32), b.constant(hlo.S32, stride))
+		if c == 0 {
+			valid, lin = ok, term
+		} else {
+			valid, lin = b.binary(hlo.OpAnd, valid, ok), b.binary(hlo.OpAdd, lin, term)
+		}
+	}
+	key := b.reshape(b.sel(valid, lin, b.bcast(b.constant(hlo.S32, points), count)), count, 1)
+	rest := xs.Dims[k:]
+	ops := make([]*hlo.Instruction, 0, len(in.Operands))
+	shapes := make([]hlo.Shape, n)
+	for i, x := range in.Operands[:n] {
+		ops = append(ops, b.reshape(x, append([]int64{points}, rest...)...))
+		shapes[i] = ops[i].Shape
+	}
+	ops = append(ops, key)
+	for _, u := range in.Operands[n+1:] {
+		ops = append(ops, b.reshape(u, append([]int64{count}, window...)...))
+	}
+	sc := b.inst(hlo.OpScatter, variadicShape(ops[:n]), ops...)
+	sc.Called = in.Called
+	sc.A.Scatter = &hlo.ScatterDims{
+		UpdateWindowDims: iotaDims(len(window) + 1)[1:], InsertedWindowDims: []int64{0},
+		ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1, UniqueIndices: sd.UniqueIndices,
+	}
+	outs := b.leaves(sc, n)
+	for i := range outs {
+		outs[i] = b.reshape(outs[i], in.Operands[i].Shape.Dims...)
+	}
+	if n == 1 {
+		return outs[0], nil
+	}
+	return b.tuple(outs...), nil
+}
