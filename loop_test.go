@@ -167,11 +167,12 @@ ENTRY e {
 		body := p.Subs[while.Body]
 		donated := 0
 		for _, b := range body.Buffers {
-			if b.Kind == lower.BufParam && b.Alias != 0 {
+			if b.Kind == lower.BufParam && b.Alias != 0 && b.Shape.Rank() == 1 {
 				donated++
 			}
 		}
-		require.Equal(t, 2, donated, "%s: the counter and one array updated in place", c.name)
+		// (The counter's step rides in that array's kernel: fuseScalars.)
+		require.Equal(t, 1, donated, "%s: one array updated in place", c.name)
 		want, err := eval.Run(m, args...)
 		require.NoError(t, err, c.name)
 		ins := make([]*vkjit.DeviceTensor, len(args))
@@ -385,5 +386,55 @@ ENTRY e {
 			_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 9), c.name)
 			requireSameValues(t, hlo.F32, want.Leaves()[0].Data, outs[0].Data, "%s %+v", c.name, opts)
 		}
+	}
+}
+
+// TestScalarSiblings: a scalar elementwise kernel rides along with a
+// later kernel of more elements that does not read it (lower's
+// fuseScalars): invocation 0 computes and stores it. Loop counters
+// beside a vector kernel that updates the state in place, and scalars
+// beside an elementwise kernel, a reduction, a row kernel and a dot, of
+// each width: bit for bit the evaluator's, fused and unfused, and each
+// scalar in another kernel's step.
+func TestScalarSiblings(t *testing.T) {
+	defer noValidationMessages(t)
+	const entry = `HloModule scalars
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+ENTRY e {
+  a = f32[64,256] parameter(0)
+  s = f32[] parameter(1)
+  n = s32[] parameter(2)
+  d = f64[] parameter(3)
+  h = u8[] parameter(4)
+  w = f32[256,32] parameter(5)
+  s2 = f32[] multiply(s, s)
+  one = s32[] constant(1)
+  n1 = s32[] add(n, one)
+  d2 = f64[] sqrt(d)
+  h2 = u8[] not(h)
+  e = f32[64,256] multiply(a, a)
+  z = f32[] constant(-inf)
+  r = f32[64] reduce(e, z), dimensions={1}, to_apply=max
+  rb = f32[64,256] broadcast(r), dimensions={0}
+  q = f32[64,256] subtract(e, rb)
+  m = f32[64,32] dot(q, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[], s32[], f64[], u8[], f32[64,256], f32[64,32]) tuple(s2, n1, d2, h2, q, m)
+}`
+	requireExact(t, "scalars", entry, smallInts(4))
+	exe, err := rt.CompileText("scalars", entry, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	fused := map[string]bool{}
+	for _, s := range vkjit.ProgramOf(exe).Steps {
+		for _, f := range s.Fused {
+			fused[f] = true
+		}
+	}
+	exe.Close()
+	for _, x := range []string{"s2", "n1", "d2", "h2"} {
+		require.True(t, fused[x], "%s has a step of its own", x)
 	}
 }

@@ -130,10 +130,16 @@ func (ps *prologue) bindResults(k *kernelBuilder) error {
 	return nil
 }
 
-// emit computes each prologue kernel's element idx into its register.
+// emit computes each prologue kernel's element idx into its register (a
+// scalar's only element: lower's fuseScalars puts a scalar kernel in one
+// of more elements that does not read it).
 func (ps *prologue) emit(k *kernelBuilder, idx spirv.ID) error {
 	for i, p := range ps.pro {
-		v := k.compute(fusedOperand{in: p, binds: ps.binds[i]}, idx)
+		at := idx
+		if p.Shape.Rank() == 0 {
+			at = k.cu32(0)
+		}
+		v := k.compute(fusedOperand{in: p, binds: ps.binds[i]}, at)
 		if k.err != nil {
 			return k.err
 		}
@@ -142,12 +148,22 @@ func (ps *prologue) emit(k *kernelBuilder, idx spirv.ID) error {
 	return nil
 }
 
-// store writes the prologue's results at idx. Kernels call it after
-// every read: a result may share memory with an input (an in-place
-// update) that the kernel's own computation still reads at idx.
+// store writes the prologue's results at idx, a scalar's by index 0
+// alone. Kernels call it after every read: a result may share memory
+// with an input (an in-place update) that the kernel's own computation
+// still reads at idx.
 func (ps *prologue) store(k *kernelBuilder, idx spirv.ID) {
-	for i := range ps.pro {
-		k.store(ps.outs[i], idx, *ps.regs[i])
+	for i, p := range ps.pro {
+		if p.Shape.Rank() > 0 {
+			k.store(ps.outs[i], idx, *ps.regs[i])
+			continue
+		}
+		k.scalarOut[ps.outs[i]] = true
+		v := *ps.regs[i]
+		k.err = errors.Join(k.err, k.f.If(k.boolOp(spirv.OpIEqual, idx, k.cu32(0)), func() error {
+			k.store(ps.outs[i], k.cu32(0), v)
+			return nil
+		}))
 	}
 }
 

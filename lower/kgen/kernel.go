@@ -83,8 +83,9 @@ type kernelBuilder struct {
 
 	// In-place updates (lower/memory.go): the invocation's own index, and the
 	// bindings accessed anywhere else.
-	linear   spirv.ID
-	offIndex map[int]bool
+	linear    spirv.ID
+	offIndex  map[int]bool
+	scalarOut map[int]bool // result bindings only invocation 0 stores (a scalar prologue's)
 	// check (Env.Check): offLane records the bindings a vector kernel's
 	// lane accessed anywhere but at its element (checkVectorBinds).
 	check   bool
@@ -125,7 +126,7 @@ type kernelBuilder struct {
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {
-	k := &kernelBuilder{b: spirv.NewBuilder(), tg: tg, local: local}
+	k := &kernelBuilder{b: spirv.NewBuilder(), tg: tg, local: local, scalarOut: map[int]bool{}}
 	u32 := k.b.TypeInt(32, false)
 	for i := 0; i < pushFields; i++ {
 		k.pcFields = append(k.pcFields, u32)
@@ -322,7 +323,9 @@ func (k *kernelBuilder) finish(name string) *Kernel {
 	inPlace := make([]bool, len(k.inputs))
 	results := true
 	for b := range k.bindings {
-		if k.offIndex[b] && !k.isInput(b) {
+		// A scalar result stored by invocation 0 (a prologue's) after its
+		// own reads: no other invocation reads the element it writes.
+		if k.offIndex[b] && !k.isInput(b) && !k.scalarOut[b] {
 			results = false
 		}
 	}

@@ -340,10 +340,16 @@ func vectorElement(st hlo.ElementType) bool { return st.Bytes() == 4 || isNarrow
 // of those: the kernel has no vector form.
 func (k *kernelBuilder) vectorBinds(in *hlo.Instruction, binds []int, ps *prologue) []bool {
 	off := k.offElement(in, binds, ps)
+	scalar := map[int]bool{} // a scalar prologue's result, stored by lane 0 alone
+	for i, p := range ps.pro {
+		if p.Shape.Rank() == 0 {
+			scalar[ps.outs[i]] = true
+		}
+	}
 	vb := make([]bool, len(k.bindings))
 	for b, bd := range k.bindings {
-		vb[b] = !off[b] && vectorElement(bd.st)
-		if !vb[b] && !k.isInput(b) {
+		vb[b] = !off[b] && !scalar[b] && vectorElement(bd.st)
+		if !vb[b] && !k.isInput(b) && !scalar[b] {
 			return nil
 		}
 	}
@@ -583,7 +589,7 @@ func (k *kernelBuilder) texelLoad1(b int, idx spirv.ID) spirv.ID {
 func (k *kernelBuilder) offElement(in *hlo.Instruction, binds []int, ps *prologue) map[int]bool {
 	w := &readWalk{k: k, off: map[int]bool{}, seen: map[[2]int]bool{}}
 	for i, p := range ps.pro {
-		w.instruction(p, ps.binds[i], true)
+		w.instruction(p, ps.binds[i], p.Shape.Rank() > 0) // a scalar's at its one element
 	}
 	w.instruction(in, binds, true)
 	return w.off
