@@ -660,24 +660,41 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buf
 
 // countedBatch is how many dispatches of a counted loop's iterations
 // go into one submit, at least: enough that a submit's round trip (50-150
-// us on lavapipe) is small beside them, few enough that the memory the
-// iterations free comes back soon.
-const countedBatch = 256
+// us on lavapipe) is small beside them. countedHeld bounds the memory
+// the iterations of one submit leave behind (freed once it is done).
+const (
+	countedBatch = 256
+	countedHeld  = 64 << 20
+)
 
 // counted runs n iterations of a loop's body with no condition between
 // them, as while does otherwise: each iteration's dispatches join one
-// batch, whose first waits for the iteration before (execInto), and the
-// memory an iteration leaves is freed as it is built (a buffer freed
-// while a dispatch not yet submitted reads it is written again only by
-// a later dispatch of the same batch, after that barrier).
-func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool, n int64) ([]*vk.Buffer, []*vk.Buffer, error) {
-	var mine []*vk.Buffer // state buffers this loop allocated
+// batch, whose first waits for the iteration before (execInto). The
+// memory an iteration leaves is freed only once the batch that reads it
+// is done: another run on the runtime may allocate what is freed and
+// write it before the batch's dispatches read it (the StableHLO suite's
+// two jobs did, once, in a triangular solve's loop).
+func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool, n int64) (_ []*vk.Buffer, mine []*vk.Buffer, err error) {
 	b := &batch{owner: body}
+	var held []*vk.Buffer // left by iterations in b, freed after it
+	var heldBytes int64
+	flush := func() error {
+		err := r.flush(b)
+		r.free(held)
+		held, heldBytes = nil, 0
+		return err
+	}
+	defer func() {
+		if err != nil {
+			r.flush(b) // what is recorded reads held memory: run it first
+			r.free(held)
+		}
+	}()
 	for range n {
 		if r.needsOwnState(body, state, writable) {
 			// Its copies read the state where it is: what the batch
 			// computes first.
-			if err := r.flush(b); err != nil {
+			if err := flush(); err != nil {
 				return nil, mine, err
 			}
 		}
@@ -688,7 +705,7 @@ func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]
 		}
 		next, bOwned, err := r.execInto(body, state, nil, b)
 		if err != nil {
-			r.free(bOwned)
+			held = append(held, bOwned...)
 			return nil, mine, err
 		}
 		made := map[*vk.Buffer]bool{}
@@ -702,29 +719,28 @@ func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]
 			}
 		}
 		writable = w
-		if len(b.ds) >= countedBatch {
-			if err := r.flush(b); err != nil {
-				r.free(bOwned)
-				return nil, mine, err
-			}
-		}
 		keep := map[*vk.Buffer]bool{}
 		for _, x := range next {
 			keep[x.Root()] = true
 		}
-		var still, drop []*vk.Buffer
+		var still []*vk.Buffer
 		for _, x := range append(mine, bOwned...) {
 			if keep[x] {
 				still = append(still, x)
 				delete(keep, x)
 			} else {
-				drop = append(drop, x)
+				held = append(held, x)
+				heldBytes += x.Size()
 			}
 		}
-		r.free(drop)
 		mine, state = still, next
+		if len(b.ds) >= countedBatch || heldBytes >= countedHeld {
+			if err := flush(); err != nil {
+				return nil, mine, err
+			}
+		}
 	}
-	return state, mine, r.flush(b)
+	return state, mine, flush()
 }
 
 // needsOwnState reports whether ownState would copy a state element.

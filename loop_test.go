@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -436,5 +437,75 @@ ENTRY e {
 	exe.Close()
 	for _, x := range []string{"s2", "n1", "d2", "h2"} {
 		require.True(t, fused[x], "%s has a step of its own", x)
+	}
+}
+
+// TestCountedLoopsConcurrently: counted loops of runs on one runtime at
+// once. A counted loop batches its iterations, and the memory one leaves
+// must not go back to the pool before the batch that reads it is done:
+// another run would take it and write it first.
+func TestCountedLoopsConcurrently(t *testing.T) {
+	defer noValidationMessages(t)
+	const text = `HloModule m
+cond {
+  p = (s32[], f32[2048], f32[2048]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(400)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[2048], f32[2048]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[2048] get-tuple-element(p), index=1
+  y = f32[2048] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  r = f32[2048] reverse(x), dimensions={0}
+  s = f32[2048] sine(r)
+  q = f32[2048] reverse(s), dimensions={0}
+  y1 = f32[2048] add(y, q)
+  ROOT o = (s32[], f32[2048], f32[2048]) tuple(i1, q, y1)
+}
+ENTRY e {
+  a = f32[2048] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[2048], f32[2048]) tuple(z, a, a)
+  w = (s32[], f32[2048], f32[2048]) while(t), condition=cond, body=body
+  ROOT r = f32[2048] get-tuple-element(w), index=2
+}`
+	m, err := hlo.Parse("m", text)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{HostLoops: true, NoFuse: true})
+	require.NoError(t, err)
+	defer exe.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := hlotest.UniformInputs(m, uint64(g))
+			want, err := eval.Run(m, args...)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for run := range 8 {
+				outs, _, err := exe.Run(context.Background(), &vkjit.Tensor{Type: vkjit.F32, Dims: args[0].Shape.Dims, Data: args[0].Data})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(outs[0].Data) != string(want.Leaves()[0].Data) {
+					errs <- fmt.Errorf("goroutine %d run %d: not the evaluator's result", g, run)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }
