@@ -623,39 +623,50 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buf
 			r.free(bOwned)
 			return nil, mine, berr
 		}
-		// The next state is writable where it is: elements updated in
-		// place and ones in the memory this iteration allocated.
-		made := map[*vk.Buffer]bool{}
-		for _, o := range bOwned {
-			made[o] = true
-		}
-		w := map[*vk.Buffer]bool{}
-		for _, n := range next {
-			if writable[n] || made[n.Root()] {
-				w[n] = true
-			}
-		}
-		writable = w
+		writable = nextWritable(writable, next, bOwned)
 		c, cOwned, err = r.execInto(cond, next, nil, b)
 		if err == nil {
 			err = r.flush(b)
 		}
-		keep := map[*vk.Buffer]bool{} // the memory the new state lives in
-		for _, b := range next {
-			keep[b.Root()] = true
-		}
-		var still, drop []*vk.Buffer
-		for _, b := range append(mine, bOwned...) {
-			if keep[b] {
-				still = append(still, b)
-				delete(keep, b) // several state buffers may share one root
-			} else {
-				drop = append(drop, b)
-			}
-		}
+		still, drop := stateMemory(next, append(mine, bOwned...))
 		r.free(drop)
 		mine, state = still, next
 	}
+}
+
+// nextWritable is which elements of a loop's next state the loop may
+// write over: those updated in place (writable before) and those in the
+// memory the iteration allocated (made).
+func nextWritable(writable map[*vk.Buffer]bool, next, made []*vk.Buffer) map[*vk.Buffer]bool {
+	ours := map[*vk.Buffer]bool{}
+	for _, o := range made {
+		ours[o] = true
+	}
+	w := map[*vk.Buffer]bool{}
+	for _, n := range next {
+		if writable[n] || ours[n.Root()] {
+			w[n] = true
+		}
+	}
+	return w
+}
+
+// stateMemory splits the buffers a loop holds into those the state next
+// lives in (still) and the rest (drop).
+func stateMemory(next, held []*vk.Buffer) (still, drop []*vk.Buffer) {
+	keep := map[*vk.Buffer]bool{}
+	for _, b := range next {
+		keep[b.Root()] = true
+	}
+	for _, b := range held {
+		if keep[b] {
+			still = append(still, b)
+			delete(keep, b) // several state buffers may share one root
+		} else {
+			drop = append(drop, b)
+		}
+	}
+	return still, drop
 }
 
 // countedBatch is how many dispatches of a counted loop's iterations
@@ -708,30 +719,11 @@ func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]
 			held = append(held, bOwned...)
 			return nil, mine, err
 		}
-		made := map[*vk.Buffer]bool{}
-		for _, o := range bOwned {
-			made[o] = true
-		}
-		w := map[*vk.Buffer]bool{}
-		for _, x := range next {
-			if writable[x] || made[x.Root()] {
-				w[x] = true
-			}
-		}
-		writable = w
-		keep := map[*vk.Buffer]bool{}
-		for _, x := range next {
-			keep[x.Root()] = true
-		}
-		var still []*vk.Buffer
-		for _, x := range append(mine, bOwned...) {
-			if keep[x] {
-				still = append(still, x)
-				delete(keep, x)
-			} else {
-				held = append(held, x)
-				heldBytes += x.Size()
-			}
+		writable = nextWritable(writable, next, bOwned)
+		still, drop := stateMemory(next, append(mine, bOwned...))
+		for _, x := range drop {
+			held = append(held, x)
+			heldBytes += x.Size()
 		}
 		mine, state = still, next
 		if len(b.ds) >= countedBatch || heldBytes >= countedHeld {

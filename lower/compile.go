@@ -457,15 +457,15 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 		return s.emitSort(in, env)
 	case kgen.KindScatter:
 		if atomicScatter(in) {
-			return s.emitAtomicScatter(in, env)
+			return s.emitInPlace(in, env, 2, kgen.AtomicScatterKernel)
 		}
 		if kgen.RunScatter(in) && len(kp.Prologue) == 0 {
-			return s.emitRunScatter(in, env)
+			return s.emitInPlace(in, env, 2, kgen.RunScatterKernel)
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindRemap:
 		if updatesInPlace(in) && len(kp.Prologue) == 0 {
-			return s.emitUpdateSlice(in, env)
+			return s.emitInPlace(in, env, 1, kgen.UpdateSliceKernel)
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindFft:
@@ -543,35 +543,22 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 	return nil
 }
 
-// emitAtomicScatter plans a scatter that applies its updates by atomic
-// operations (kgen/atomicscatter.go): the operand copied into the
-// result, then an invocation an update.
-func (s *state) emitAtomicScatter(in *hlo.Instruction, env kgen.Env) error {
+// emitInPlace plans an update in place (kgen/updateslice.go): in's
+// first operand copied into its result, then an invocation per element
+// of its update operand upd by the kernel gen makes: an atomic scatter
+// (kgen.AtomicScatterKernel), a scatter over sorted indices
+// (kgen.RunScatterKernel), a dynamic-update-slice
+// (kgen.UpdateSliceKernel).
+func (s *state) emitInPlace(in *hlo.Instruction, env kgen.Env, upd int, gen func(*hlo.Instruction, kgen.Env) (*kgen.Kernel, error)) error {
 	if err := s.emitOperandCopy(in, env); err != nil {
 		return err
 	}
-	updates := in.Operands[2].Shape.NumElements()
-	env.Local = kgen.LocalSize(s.tg, updates, false)
-	k, err := kgen.AtomicScatterKernel(in, env)
-	if err != nil {
-		return err
-	}
-	return s.dispatch(in, k, updates, nil, s.values[in], nil)
-}
-
-// emitRunScatter plans a scatter over sorted indices as an update in
-// place (kgen.RunScatterKernel): the operand copied into the result,
-// then an invocation an update element.
-func (s *state) emitRunScatter(in *hlo.Instruction, env kgen.Env) error {
-	if err := s.emitOperandCopy(in, env); err != nil {
-		return err
-	}
-	updates := in.Operands[2].Shape.NumElements()
+	updates := in.Operands[upd].Shape.NumElements()
 	if updates == 0 {
 		return nil
 	}
 	env.Local = kgen.LocalSize(s.tg, updates, false)
-	k, err := kgen.RunScatterKernel(in, env)
+	k, err := gen(in, env)
 	if err != nil {
 		return err
 	}
@@ -584,25 +571,6 @@ func (s *state) emitRunScatter(in *hlo.Instruction, env kgen.Env) error {
 // kernel where the copy stays, and much less where it goes.
 func updatesInPlace(in *hlo.Instruction) bool {
 	return in.Op == hlo.OpDynamicUpdateSlice && 2*in.Operands[1].Shape.NumElements() <= in.Shape.NumElements()
-}
-
-// emitUpdateSlice plans a dynamic-update-slice as an update in place:
-// the operand copied into the result, then an invocation an update
-// element.
-func (s *state) emitUpdateSlice(in *hlo.Instruction, env kgen.Env) error {
-	if err := s.emitOperandCopy(in, env); err != nil {
-		return err
-	}
-	updates := in.Operands[1].Shape.NumElements()
-	if updates == 0 {
-		return nil
-	}
-	env.Local = kgen.LocalSize(s.tg, updates, false)
-	k, err := kgen.UpdateSliceKernel(in, env)
-	if err != nil {
-		return err
-	}
-	return s.dispatch(in, k, updates, nil, s.values[in], nil)
 }
 
 // emitOperandCopy plans the first step of an update in place: in's

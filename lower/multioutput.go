@@ -204,15 +204,20 @@ func fuseSiblings(s *state) error {
 			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > s.tg.LoopBudget() || !g.bindingsFit(k1, k2) {
 				continue
 			}
-			kp := s.plan.kernel(k2)
-			kp.Prologue = append(kp.Prologue, k1)
-			s.plan.moved[k1] = true
-			size[k2] += size[k1]
-			g.merge(k1, k2)
+			s.addPrologue(g, k1, k2, size)
 		}
 	}
 	fuseScalars(s, g, elem, size, sched)
 	return nil
+}
+
+// addPrologue makes kernel k2 compute k1 first (its prologue).
+func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) {
+	kp := s.plan.kernel(k2)
+	kp.Prologue = append(kp.Prologue, k1)
+	s.plan.moved[k1] = true
+	size[k2] += size[k1]
+	g.merge(k1, k2)
 }
 
 // scalarTries is how many later kernels fuseScalars tries for each
@@ -245,11 +250,7 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
 				continue
 			}
-			kp := s.plan.kernel(k2)
-			kp.Prologue = append(kp.Prologue, k1)
-			s.plan.moved[k1] = true
-			size[k2] += size[k1]
-			g.merge(k1, k2)
+			s.addPrologue(g, k1, k2, size)
 			break
 		}
 	}

@@ -107,6 +107,33 @@ def cumsum_rows(x):
     return xp.cumsum(x, axis=1)
 
 
+def embedding_grad(u):
+    # The same hashed indices as embedding_grad.hlo; repeated indices
+    # apply one after another, as the scatter applies them.
+    idx = (xp.arange(100000) * 7919) % 50000
+    if xp is np:
+        o = np.zeros((50000, 128), dtype=f32)
+        np.add.at(o, idx, u)
+        return o
+    return xp.zeros((50000, 128), dtype=f32).at[idx].add(u)
+
+
+def scan_rnn(h, w):
+    if xp is np:  # a Python loop: what NumPy has for a scan
+        ys = np.zeros((20000, 128), dtype=f32)
+        for i in range(20000):
+            h = np.tanh(h @ w)
+            ys[i] = h
+        return ys
+    import jax
+
+    def cell(h, _):
+        h = xp.tanh(h @ w)
+        return h, h
+
+    return jax.lax.scan(cell, h, None, length=20000)[1]
+
+
 def complex_mul(x, y):
     return x * y
 
@@ -152,6 +179,8 @@ WORKLOADS = {
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "sort_rows": (sort_rows, lambda: [u(1024, 4096)]),
     "cumsum_rows": (cumsum_rows, lambda: [u(1024, 4096)]),
+    "embedding_grad": (embedding_grad, lambda: [u(100000, 128)]),
+    "scan_rnn": (scan_rnn, lambda: [u(128), u(128, 128)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
     "softmax": (softmax, lambda: [u(4096, 1024)]),
     "gemm1024": (gemm, lambda: [u(1024, 1024), u(1024, 1024)]),

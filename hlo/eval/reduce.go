@@ -229,7 +229,17 @@ func (e *evaluator) reduceWindow(in *hlo.Instruction, ops []*hlo.Literal) (*Valu
 // writes jnp.cumsum (window the dimension's length, padded by one less
 // before it; or by the length, exclusive). Each window is then the one
 // before it and the elements after it.
-func prefixWindows(w *hlo.Window, dims []int64) (int, bool) {
+func prefixWindows(w *hlo.Window, dims []int64) (int, bool) { return cumulativeWindows(w, dims, false) }
+
+// suffixWindows reports whether every window of w over an operand of
+// dims ends at or past the last element of one dimension d (which it
+// returns) and spans one element of the others: a cumulative reduction
+// from the end, as JAX writes lax.cumsum(reverse=True) and the gradient
+// of every jnp.cumsum (window the length, padded by one less after it).
+func suffixWindows(w *hlo.Window, dims []int64) (int, bool) { return cumulativeWindows(w, dims, true) }
+
+// cumulativeWindows is prefixWindows, or with fromEnd suffixWindows.
+func cumulativeWindows(w *hlo.Window, dims []int64, fromEnd bool) (int, bool) {
 	d := -1
 	for i, wd := range w.Dims {
 		if wd.Stride != 1 || wd.LhsDilate != 1 || wd.RhsDilate != 1 || wd.Reversal {
@@ -238,10 +248,16 @@ func prefixWindows(w *hlo.Window, dims []int64) (int, bool) {
 		if wd.Size == 1 && wd.PadLo == 0 && wd.PadHi == 0 {
 			continue
 		}
-		// Output i's last window position, i + Size - 1 - PadLo, reaches
-		// the end by the last output when Size >= n + PadHi; its first,
-		// i - PadLo, is never past the start.
-		if d >= 0 || wd.PadLo < 0 || wd.PadHi < 0 || wd.Size < dims[i]+wd.PadHi {
+		// Output i's window is [i - PadLo, i - PadLo + Size - 1]. Its
+		// end reaches the last element by the last output when Size >=
+		// n + PadHi, and from the first output on when Size >= n +
+		// PadLo (its start then never past the first element, or at or
+		// before the last).
+		pad := wd.PadHi
+		if fromEnd {
+			pad = wd.PadLo
+		}
+		if d >= 0 || wd.PadLo < 0 || wd.PadHi < 0 || wd.Size < dims[i]+pad {
 			return 0, false
 		}
 		d = i
@@ -295,31 +311,6 @@ func (e *evaluator) lineFolds(in *hlo.Instruction, ops []*hlo.Literal, d int, wa
 		return nil, err
 	}
 	return tupleOf(s.outs), nil
-}
-
-// suffixWindows reports whether every window of w over an operand of
-// dims ends at or past the last element of one dimension d (which it
-// returns) and spans one element of the others: a cumulative reduction
-// from the end, as JAX writes lax.cumsum(reverse=True) and the gradient
-// of every jnp.cumsum (window the length, padded by one less after it).
-func suffixWindows(w *hlo.Window, dims []int64) (int, bool) {
-	d := -1
-	for i, wd := range w.Dims {
-		if wd.Stride != 1 || wd.LhsDilate != 1 || wd.RhsDilate != 1 || wd.Reversal {
-			return 0, false
-		}
-		if wd.Size == 1 && wd.PadLo == 0 && wd.PadHi == 0 {
-			continue
-		}
-		// Output i's window ends at i - PadLo + Size - 1, the last
-		// element or past it from the first output on when Size >= n +
-		// PadLo.
-		if d >= 0 || wd.PadLo < 0 || wd.PadHi < 0 || wd.Size < dims[i]+wd.PadLo {
-			return 0, false
-		}
-		d = i
-	}
-	return d, d >= 0
 }
 
 // exactSuffixMax is how many folds suffix windows may take one at a

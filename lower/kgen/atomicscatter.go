@@ -56,14 +56,11 @@ func AtomicScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	if !ok {
 		return nil, in.Errorf("no atomic operation applies this scatter's combiner")
 	}
-	sd := in.A.Scatter
-	k := env.builder(1)
-	binds, outs, err := k.bindUpdates(in)
+	k, binds, outs, geo, err := env.scatterUpdates(in)
 	if err != nil {
 		return nil, err
 	}
-	xs, ix, us := in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape
-	geo := sd.Indexing(xs.Rank(), ix, us.Rank())
+	xs, us := in.Operands[0].Shape, in.Operands[2].Shape
 	size, updDimOf := scatterWindow(in, geo)
 	return k.perElement("scatter_atomic_"+xs.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
@@ -109,4 +106,15 @@ func (k *kernelBuilder) atomic(op spirv.Op, bind int, idx spirv.ID, v val) {
 		id = k.f.Bitcast(t, id)
 	}
 	k.f.Apply(op, t, k.elemPtr(bind, idx), k.cu32(spirv.ScopeDevice), k.cu32(0), id)
+}
+
+// scatterUpdates starts the second step of a scatter in place of one
+// operand: its builder, its bindings (bindUpdates) and its indexing.
+func (env Env) scatterUpdates(in *hlo.Instruction) (k *kernelBuilder, binds, outs []int, geo hlo.Indexing, err error) {
+	k = env.builder(1)
+	if binds, outs, err = k.bindUpdates(in); err != nil {
+		return nil, nil, nil, geo, err
+	}
+	xs, ix, us := in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape
+	return k, binds, outs, in.A.Scatter.Indexing(xs.Rank(), ix, us.Rank()), nil
 }

@@ -313,14 +313,11 @@ func RunScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	if !ok || len(in.Operands) != 3 {
 		return nil, in.Errorf("no run kernel for this scatter")
 	}
-	sd := in.A.Scatter
-	k := env.builder(1)
-	binds, outs, err := k.bindUpdates(in)
+	k, binds, outs, geo, err := env.scatterUpdates(in)
 	if err != nil {
 		return nil, err
 	}
 	xs, ix, us := in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape
-	geo := sd.Indexing(xs.Rank(), ix, us.Rank())
 	sizes := make([]int64, len(geo.BatchDims))
 	count := int64(1)
 	for j, d := range geo.BatchDims {
@@ -328,7 +325,7 @@ func RunScatterKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		count *= sizes[j]
 	}
 	_, updDimOf := scatterWindow(in, geo)
-	keys := sortedKeys{k, binds[1], ix, geo, sd.IndexVectorDim, sizes, xs.Dims[od], count}
+	keys := sortedKeys{k, binds[1], ix, geo, in.A.Scatter.IndexVectorDim, sizes, xs.Dims[od], count}
 	return k.perElement("scatter_runs_"+xs.Elem.String(), func(idx spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
