@@ -10,6 +10,7 @@ import (
 	"github.com/vkjit/vkjit"
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/hlotest"
+	"github.com/vkjit/vkjit/lower"
 	"github.com/vkjit/vkjit/spirv"
 )
 
@@ -153,7 +154,8 @@ func kernelNames(t *testing.T, name, src string) string {
 // part of its result copies its operand into the result and writes the
 // update there (kgen/updateslice.go); where the operand's memory
 // becomes the result's (a loop's stacked outputs, its last use) the
-// copy is no step. Bit for bit as the evaluator, fused and unfused,
+// copy is no step, and its step computes the update's producer too.
+// Bit for bit as the evaluator, fused and unfused,
 // start indices clamped from below and above, operands a parameter, a
 // computed value read again after the update, and a broadcast computed
 // by the copy (a copy kernel each), in the element types stored at each
@@ -189,15 +191,32 @@ ENTRY main {
   w = (s32[], f32[16], f32[300,16]) while(t), condition=cond, body=body
   ROOT r = f32[300,16] get-tuple-element(w), index=2
 }`
-	requireExact(t, "scan", scan, indexInputs(3, 300))
-	exe, err := rt.CompileText("scan", scan, vkjit.CompileOptions{})
+	requireExact(t, "scan", scan, indexInputs(3, 300)) // a device loop
+	m, err := hlo.Parse("scan", scan)
+	require.NoError(t, err)
+	for _, opts := range []vkjit.CompileOptions{{HostLoops: true}, {HostLoops: true, NoFuse: true, NoReuse: true}} {
+		exe, err := rt.Compile(m, opts)
+		require.NoError(t, err)
+		_, want, outs := runBothOn(t, exe, m, indexInputs(3, 300)(m), "scan")
+		requireSameValues(t, hlo.F32, want.Leaves()[0].Data, outs[0].Data, "scan %+v", opts)
+	}
+	exe, err := rt.Compile(m, vkjit.CompileOptions{HostLoops: true})
 	require.NoError(t, err)
 	defer exe.Close()
-	for _, sub := range vkjit.ProgramOf(exe).Subs {
-		for _, k := range sub.Kernels {
-			require.NotContains(t, k.Name, "copy", "the loop body copies its stack")
+	var body *lower.Program
+	for _, st := range vkjit.ProgramOf(exe).Steps {
+		if st.Kind == lower.StepWhile {
+			body = vkjit.ProgramOf(exe).Subs[st.Body]
 		}
 	}
+	require.NotNil(t, body, "the loop runs from the host")
+	for _, k := range body.Kernels {
+		require.NotContains(t, k.Name, "copy", "the loop body copies its stack")
+	}
+	// The new carry and the counter are computed by the update's step
+	// (fuseUpdates, fuseScalars): one dispatch an iteration.
+	require.Len(t, body.Steps, 1)
+	require.ElementsMatch(t, []string{"t", "t2", "i1", "one", "z"}, body.Steps[0].Fused)
 
 	dus := func(name, ty, ity string, dims, up string, extra string) string {
 		return fmt.Sprintf("HloModule %s\nlt {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT l = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = %s[%s] parameter(0)\n  u = %s[%s] parameter(1)\n  i = %s[] parameter(2)\n  j = %s[] parameter(3)\n%s\n}",

@@ -464,7 +464,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindRemap:
-		if updatesInPlace(in) && len(kp.Prologue) == 0 {
+		if updatesInPlace(in) {
 			return s.emitInPlace(in, env, 1, kgen.UpdateSliceKernel)
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
@@ -562,7 +562,11 @@ func (s *state) emitInPlace(in *hlo.Instruction, env kgen.Env, upd int, gen func
 	if err != nil {
 		return err
 	}
-	return s.dispatch(in, k, updates, nil, s.values[in], nil)
+	outs := s.values[in]
+	for _, p := range env.Plan.Prologue { // (fuseUpdates': the update's producer)
+		outs = append(outs, s.values[p]...)
+	}
+	return s.dispatch(in, k, updates, nil, outs, nil)
 }
 
 // updatesInPlace reports whether dynamic-update-slice in is computed as

@@ -207,8 +207,48 @@ func fuseSiblings(s *state) error {
 			s.addPrologue(g, k1, k2, size)
 		}
 	}
+	fuseUpdates(s, g, elem, size, sched)
 	fuseScalars(s, g, elem, size, sched)
 	return nil
+}
+
+// fuseUpdates makes the update step of each dynamic-update-slice done in
+// place (updatesInPlace) compute its update's producer too: a kernel of
+// as many elements, read through reshapes alone, which the update
+// kernel computes at the update element's own index and stores beside
+// the slice (kgen.UpdateSliceKernel). A scan's body computes its new
+// carry and writes it into the stacked outputs in one dispatch, not two.
+func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*hlo.Instruction]int, sched map[*hlo.Instruction]int) {
+	for k2 := range elem {
+		if !updatesInPlace(k2) || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 {
+			continue
+		}
+		k1 := k2.Operands[1]
+		for s.plan.fused[k1] && (k1.Op == hlo.OpReshape || k1.Op == hlo.OpBitcast) && k1.Shape.Elem == k1.Operands[0].Shape.Elem {
+			k1 = k1.Operands[0]
+		}
+		if !elem[k1] || s.plan.fused[k1] || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !k1.Shape.IsArray() || sched[k1] > sched[k2] {
+			continue
+		}
+		// k2 reads k1 through its update alone: the register holds k1
+		// at the update element's index only.
+		other := false
+		for i, o := range k2.Operands {
+			if i == 1 {
+				continue
+			}
+			if o == k1 {
+				other = true
+			}
+			if s.plan.fused[o] {
+				s.visitInputs(o, func(x *hlo.Instruction) { other = other || x == k1 })
+			}
+		}
+		if other || size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
+			continue
+		}
+		s.addPrologue(g, k1, k2, size)
+	}
 }
 
 // addPrologue makes kernel k2 compute k1 first (its prologue).
@@ -241,7 +281,7 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 		}
 		tries := 0
 		for _, k2 := range order[i+1:] {
-			if k2.Shape.Rank() == 0 || s.plan.moved[k2] || updatesInPlace(k2) || g.stepInputs(k2)[k1] {
+			if k2.Shape.Rank() == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
 				continue
 			}
 			if tries++; tries > scalarTries {

@@ -41,19 +41,33 @@ func CopyOperandKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 // UpdateSliceKernel generates the second step of a dynamic-update-slice
 // in place: an invocation per element of the update writes it into the
 // result at the clamped start indices plus its own (the result holds
-// the operand already). Bindings: the update's and the start indices'
-// (the operand's is not), then the result.
+// the operand already). Its prologue (lower's fuseUpdates) is the kernel
+// whose value the update is, reshaped: computed at the update element's
+// own index, stored to its own result too, and written into the slice
+// from the register. Bindings: the prologue's operands, the update's and
+// the start indices' (the operand's is not), the result, the prologue's
+// result.
 func UpdateSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 	if in.Op != hlo.OpDynamicUpdateSlice {
 		return nil, in.Errorf("no update kernel for %s", in.Op)
 	}
 	k := env.builder(1)
+	ps, err := k.bindPrologue(env, in)
+	if err != nil {
+		return nil, err
+	}
 	binds, outs, err := k.bindUpdates(in)
 	if err != nil {
 		return nil, err
 	}
+	if err := ps.bindResults(k); err != nil {
+		return nil, err
+	}
 	s, up := in.Operands[0].Shape, in.Operands[1].Shape
 	return k.perElement("update_slice_"+s.Elem.String(), func(idx spirv.ID) error {
+		if err := ps.emit(k, idx); err != nil {
+			return err
+		}
 		u32 := k.u32()
 		ui := k.unravel(idx, up.Dims)
 		pos := make([]spirv.ID, s.Rank())
@@ -62,6 +76,7 @@ func UpdateSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 			pos[d] = k.f.IAdd(u32, k.clampIndex(st, s.Dims[d]-up.Dims[d]), ui[d])
 		}
 		k.store(outs[0], k.ravel(pos, s.Dims), k.load(binds[1], idx, s.Elem))
+		ps.store(k, idx)
 		return nil
 	})
 }
