@@ -727,3 +727,37 @@ ENTRY main {
 		require.NoError(t, spirv.Validate(k.Words), k.Name)
 	}
 }
+
+// TestFuseScalars: a scalar elementwise kernel rides in a later kernel
+// of more elements (its step names it), but not one whose fused
+// producers loop (a reduction's fold would run in invocation 0 alone).
+func TestFuseScalars(t *testing.T) {
+	p, err := compileText(t, `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[3000] parameter(0)
+  s = f32[] parameter(1)
+  z = f32[] constant(0)
+  r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  two = f32[] constant(2)
+  y = f32[] multiply(r, two)
+  s2 = f32[] multiply(s, s)
+  e = f32[3000] exponential(x)
+  f = f32[3000] add(e, x)
+  ROOT t = (f32[], f32[], f32[3000]) tuple(y, s2, f)
+}`)
+	require.NoError(t, err)
+	owner := map[string]string{}
+	for _, st := range p.Steps {
+		owner[st.Inst] = st.Inst
+		for _, f := range st.Fused {
+			owner[f] = st.Inst
+		}
+	}
+	require.Equal(t, "f", owner["s2"], "s2 rides in f's kernel")
+	require.Equal(t, "y", owner["y"], "y folds a reduction: a step of its own")
+}

@@ -219,7 +219,7 @@ func fuseSiblings(s *state) error {
 // the slice (kgen.UpdateSliceKernel). A scan's body computes its new
 // carry and writes it into the stacked outputs in one dispatch, not two.
 func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*hlo.Instruction]int, sched map[*hlo.Instruction]int) {
-	for k2 := range elem {
+	for _, k2 := range inSchedule(elem, sched) {
 		if !updatesInPlace(k2) || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 {
 			continue
 		}
@@ -244,11 +244,21 @@ func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 				s.visitInputs(o, func(x *hlo.Instruction) { other = other || x == k1 })
 			}
 		}
-		if other || size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
+		if other || size[k1]+size[k2] > maxKernelCost || s.kernelIters(k2)+s.loopIters(k1) > s.tg.LoopBudget() || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
 			continue
 		}
 		s.addPrologue(g, k1, k2, size)
 	}
+}
+
+// inSchedule lists the kernels of set in their schedule's order.
+func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) []*hlo.Instruction {
+	order := make([]*hlo.Instruction, 0, len(set))
+	for in := range set {
+		order = append(order, in)
+	}
+	slices.SortFunc(order, func(a, b *hlo.Instruction) int { return sched[a] - sched[b] })
+	return order
 }
 
 // addPrologue makes kernel k2 compute k1 first (its prologue).
@@ -264,19 +274,16 @@ func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Ins
 // scalar kernel.
 const scalarTries = 8
 
-// fuseScalars lets each scalar elementwise kernel (a loop's counter
-// step, i + 1) ride along with a later kernel of more elements that
+// fuseScalars lets each scalar elementwise kernel with no loop (a loop's
+// counter step, i + 1) ride along with a later kernel of more elements that
 // does not read it: that kernel's invocation 0 computes and stores it
 // (kgen's prologue), one dispatch fewer. A loop body's dispatches cost
 // 30-45 us each on lavapipe, whatever they compute.
 func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*hlo.Instruction]int, sched map[*hlo.Instruction]int) {
-	order := make([]*hlo.Instruction, 0, len(elem))
-	for in := range elem {
-		order = append(order, in)
-	}
-	slices.SortFunc(order, func(a, b *hlo.Instruction) int { return sched[a] - sched[b] })
+	order := inSchedule(elem, sched)
 	for i, k1 := range order {
-		if k1.Shape.Rank() != 0 || !k1.Op.IsElementwise() || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 {
+		// A loop (a fused reduction's) would run in invocation 0 alone.
+		if k1.Shape.Rank() != 0 || !k1.Op.IsElementwise() || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || s.loopIters(k1) > 0 {
 			continue
 		}
 		tries := 0
