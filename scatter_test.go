@@ -157,7 +157,9 @@ func kernelNames(t *testing.T, name, src string) string {
 // copy is no step, and its step computes the update's producer too.
 // Bit for bit as the evaluator, fused and unfused,
 // start indices clamped from below and above, operands a parameter, a
-// computed value read again after the update, and a broadcast computed
+// computed value read again after the update, one another kernel of its
+// shape reads too (no sibling of the result's shape computed at the
+// update's elements), and a broadcast computed
 // by the copy (a copy kernel each), in the element types stored at each
 // width.
 func TestUpdateInPlace(t *testing.T) {
@@ -228,6 +230,7 @@ ENTRY main {
 	}{
 		{"parameter", "f32", "s32", "40,50", "7,9", "  ROOT d = f32[40,50] dynamic-update-slice(p, u, i, j)", true},
 		{"read_after", "s32", "s32", "50,50", "7,9", "  x = s32[50,50] sort(p), dimensions={1}, to_apply=lt\n  d = s32[50,50] dynamic-update-slice(x, u, i, j)\n  s = s32[50,10] slice(x), slice={[0:50],[0:10]}\n  ROOT t = (s32[50,50], s32[50,10]) tuple(d, s)", true},
+		{"sibling", "s32", "s32", "50,50", "7,9", "  x = s32[50,50] sort(p), dimensions={1}, to_apply=lt\n  n = s32[50,50] negate(x)\n  d = s32[50,50] dynamic-update-slice(x, u, i, j)\n  ROOT t = (s32[50,50], s32[50,50]) tuple(n, d)", false},
 		{"last_use", "s32", "s32", "50,50", "7,9", "  x = s32[50,50] sort(p), dimensions={1}, to_apply=lt\n  ROOT d = s32[50,50] dynamic-update-slice(x, u, i, j)", false},
 		{"broadcast", "s8", "s64", "40,50", "40,1", "  c = s8[] constant(-7)\n  x = s8[40,50] broadcast(c), dimensions={}\n  ROOT d = s8[40,50] dynamic-update-slice(x, u, i, j)", true},
 		{"f16", "f16", "u8", "40,50", "1,50", "  x = f16[40,50] sqrt(p)\n  ROOT d = f16[40,50] dynamic-update-slice(x, u, i, j)", true},

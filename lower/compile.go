@@ -464,7 +464,7 @@ func (s *state) emitKernel(kp *kgen.Plan, env kgen.Env) error {
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
 	case kgen.KindRemap:
-		if updatesInPlace(in) {
+		if updatesInPlace(in) && atUpdate(in, kp.Prologue) {
 			return s.emitInPlace(in, env, 1, kgen.UpdateSliceKernel)
 		}
 		k, err = kgen.Generate(kp.Kind, in, env)
@@ -575,6 +575,18 @@ func (s *state) emitInPlace(in *hlo.Instruction, env kgen.Env, upd int, gen func
 // kernel where the copy stays, and much less where it goes.
 func updatesInPlace(in *hlo.Instruction) bool {
 	return in.Op == hlo.OpDynamicUpdateSlice && 2*in.Operands[1].Shape.NumElements() <= in.Shape.NumElements()
+}
+
+// atUpdate reports whether each of an update's prologue kernels (pro)
+// is computed at the update's elements: a scalar, or as many elements as
+// the update (fuseUpdates', fuseScalars').
+func atUpdate(in *hlo.Instruction, pro []*hlo.Instruction) bool {
+	for _, p := range pro {
+		if n := p.Shape.NumElements(); p.Shape.Rank() > 0 && n != in.Operands[1].Shape.NumElements() {
+			return false
+		}
+	}
+	return true
 }
 
 // emitOperandCopy plans the first step of an update in place: in's

@@ -183,7 +183,9 @@ func fuseSiblings(s *state) error {
 		}
 	}
 	for _, k2 := range c.Instructions {
-		if !elem[k2] || s.plan.moved[k2] {
+		// An update in place computes at its update's elements, not at
+		// its result's: its prologues are fuseUpdates' and fuseScalars'.
+		if !elem[k2] || s.plan.moved[k2] || updatesInPlace(k2) {
 			continue
 		}
 		in2 := g.inputsOf(k2)
