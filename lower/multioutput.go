@@ -253,6 +253,16 @@ func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 	}
 }
 
+// invocations is how many elements kernel k2 computes an invocation
+// each: an update in place, its update's; an empty one none, so that
+// nothing computed alongside would be.
+func invocations(k2 *hlo.Instruction) int64 {
+	if updatesInPlace(k2) {
+		return k2.Operands[1].Shape.NumElements()
+	}
+	return k2.Shape.NumElements()
+}
+
 // inSchedule lists the kernels of set in their schedule's order.
 func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) []*hlo.Instruction {
 	order := make([]*hlo.Instruction, 0, len(set))
@@ -290,7 +300,7 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 		}
 		tries := 0
 		for _, k2 := range order[i+1:] {
-			if k2.Shape.Rank() == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
+			if k2.Shape.Rank() == 0 || invocations(k2) == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
 				continue
 			}
 			if tries++; tries > scalarTries {
