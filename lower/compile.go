@@ -550,10 +550,11 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 // (kgen.RunScatterKernel), a dynamic-update-slice
 // (kgen.UpdateSliceKernel).
 func (s *state) emitInPlace(in *hlo.Instruction, env kgen.Env, upd int, gen func(*hlo.Instruction, kgen.Env) (*kgen.Kernel, error)) error {
-	if err := s.emitOperandCopy(in, env); err != nil {
+	// With no update the copy is the result's one write: it stays.
+	updates := in.Operands[upd].Shape.NumElements()
+	if err := s.emitOperandCopy(in, env, updates > 0); err != nil {
 		return err
 	}
-	updates := in.Operands[upd].Shape.NumElements()
 	if updates == 0 {
 		return nil
 	}
@@ -591,13 +592,14 @@ func atUpdate(in *hlo.Instruction, pro []*hlo.Instruction) bool {
 
 // emitOperandCopy plans the first step of an update in place: in's
 // first operand copied into its result, a step dropInPlaceCopies takes
-// out where memory planning gives the two the same memory.
-func (s *state) emitOperandCopy(in *hlo.Instruction, env kgen.Env) error {
+// out (where droppable) where memory planning gives the two the same
+// memory.
+func (s *state) emitOperandCopy(in *hlo.Instruction, env kgen.Env, droppable bool) error {
 	k, err := kgen.CopyOperandKernel(in, env)
 	if err != nil {
 		return err
 	}
-	if len(k.Fused) == 0 { // a copy of a buffer, not a computed operand
+	if droppable && len(k.Fused) == 0 { // a copy of a buffer, not a computed operand
 		if s.copies == nil {
 			s.copies = map[int]bool{}
 		}
