@@ -24,7 +24,6 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
 	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // The random-program differential fuzzer: hlotest.RandomProgram makes a
@@ -841,7 +840,7 @@ func reducerHangsOnOrder(m *hlo.Module, seed uint64) bool {
 				continue
 			}
 			r := in.Called[0]
-			if len(r.Params) == 2 && !free[kgen.ReducerOp(r)] {
+			if len(r.Params) == 2 && !free[r.ReducerOp()] {
 				return true
 			}
 			if len(r.Params) > 2 {

@@ -174,6 +174,17 @@ func (in *Instruction) WhileComputations() (cond, body *Computation) {
 	return cond, body
 }
 
+// ReducerOp is the op of a reducer computation that applies one binary
+// op to its two parameters (either order), else OpParameter.
+func (c *Computation) ReducerOp() Opcode {
+	r := c.Root
+	if len(c.Params) != 2 || len(c.Instructions) != 3 || len(r.Operands) != 2 ||
+		r.Operands[0].Op != OpParameter || r.Operands[1].Op != OpParameter || r.Operands[0] == r.Operands[1] {
+		return OpParameter
+	}
+	return r.Op
+}
+
 // PassThrough returns the get-tuple-elements of while body c's tuple
 // parameter that read an element the body returns unchanged (its root is
 // a tuple whose element i is get-tuple-element i of the parameter). Every

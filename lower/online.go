@@ -42,7 +42,7 @@ func onlineSum(r1, r2 *hlo.Instruction) (kgen.OnlinePair, bool) {
 	t := r1.Shape.Elem
 	if t != hlo.F32 && t != hlo.F64 || r2.Shape.Elem != t ||
 		!kgen.FloatConst(r1.Operands[1], math.Inf(-1)) || !kgen.FloatConst(r2.Operands[1], 0) ||
-		kgen.ReducerOp(r1.Called[0]) != hlo.OpMaximum || kgen.ReducerOp(r2.Called[0]) != hlo.OpAdd {
+		r1.Called[0].ReducerOp() != hlo.OpMaximum || r2.Called[0].ReducerOp() != hlo.OpAdd {
 		return kgen.OnlinePair{}, false
 	}
 	ex := r2.Operands[0]

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // Cumulative reductions. JAX lowers jnp.cumsum, cumprod, cummax and
@@ -74,7 +73,7 @@ func scanOf(in *hlo.Instruction) (scanForm, bool) {
 		!in.Called[0].IsScalarElementwise() || in.Called[0].Root.Op == hlo.OpTuple {
 		return f, false
 	}
-	if op := kgen.ReducerOp(in.Called[0]); op != hlo.OpParameter && !associative[op] {
+	if op := in.Called[0].ReducerOp(); op != hlo.OpParameter && !associative[op] {
 		return f, false
 	}
 	x := in.Operands[0].Shape
@@ -147,7 +146,7 @@ func (b *expander) treeScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return in, nil
 	}
 	var r *hlo.Instruction
-	if op := kgen.ReducerOp(c); identityInit(op, init) {
+	if op := c.ReducerOp(); identityInit(op, init) {
 		r = b.scan([]*hlo.Instruction{x}, b.plainScanner(init, c, op), f)[0]
 	} else {
 		// Every element's fold folds init first, once: init, then the

@@ -304,7 +304,7 @@ func (sp *simplifier) dotOfBroadcasts(in *hlo.Instruction) *hlo.Instruction {
 		return nil
 	}
 	t := in.Shape.Elem
-	if t != hlo.F32 && t != hlo.F64 && !t.IsInteger() || kgen.ReducerOp(in.Called[0]) != hlo.OpAdd || !zeroConst(in.Operands[1]) {
+	if t != hlo.F32 && t != hlo.F64 && !t.IsInteger() || in.Called[0].ReducerOp() != hlo.OpAdd || !zeroConst(in.Operands[1]) {
 		return nil
 	}
 	m := in.Operands[0]

@@ -337,21 +337,11 @@ func suffixFoldSteps(in *hlo.Instruction, d int) float64 {
 // any order agree, exactly for integers, and for floats but for
 // rounding and the sign of a zero.
 func reordersFreely(c *hlo.Computation) bool {
-	r := c.Root
-	if len(c.Params) != 2 || len(r.Operands) != 2 || r.Operands[0] == r.Operands[1] {
-		return false
-	}
-	switch r.Op {
+	switch c.ReducerOp() {
 	case hlo.OpAdd, hlo.OpMultiply, hlo.OpMaximum, hlo.OpMinimum, hlo.OpAnd, hlo.OpOr, hlo.OpXor:
-	default:
-		return false
+		return true
 	}
-	for _, o := range r.Operands {
-		if o.Op != hlo.OpParameter {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // suffixFolds is reduceWindow over suffix windows along dimension d, for

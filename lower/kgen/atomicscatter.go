@@ -42,7 +42,7 @@ func atomicOp(in *hlo.Instruction) (spirv.Op, bool) {
 	if in.Op != hlo.OpScatter || len(in.Operands) != 3 || !in.Shape.IsArray() {
 		return 0, false
 	}
-	a, ok := atomicOps[in.Shape.Elem][ReducerOp(in.Called[0])]
+	a, ok := atomicOps[in.Shape.Elem][in.Called[0].ReducerOp()]
 	return a, ok
 }
 

@@ -27,7 +27,7 @@ func BelowRowMax(x *hlo.Instruction) bool {
 	}
 	v, b := x.Operands[0], x.Operands[1]
 	r := b.Operands[0]
-	if r.Op != hlo.OpReduce || len(r.Operands) != 2 || r.Operands[0] != v || ReducerOp(r.Called[0]) != hlo.OpMaximum {
+	if r.Op != hlo.OpReduce || len(r.Operands) != 2 || r.Operands[0] != v || r.Called[0].ReducerOp() != hlo.OpMaximum {
 		return false
 	}
 	var kept []int64
@@ -52,17 +52,6 @@ func FloatConst(x *hlo.Instruction, v float64) bool {
 	}
 	f := hlo.DecodeFloat(l.Shape.Elem, bits)
 	return f == v && math.Signbit(f) == math.Signbit(v)
-}
-
-// ReducerOp is the op of a reducer computation that applies one binary
-// op to its two parameters (either order), else OpParameter.
-func ReducerOp(c *hlo.Computation) hlo.Opcode {
-	r := c.Root
-	if len(c.Params) != 2 || len(c.Instructions) != 3 || len(r.Operands) != 2 ||
-		r.Operands[0].Op != hlo.OpParameter || r.Operands[1].Op != hlo.OpParameter || r.Operands[0] == r.Operands[1] {
-		return hlo.OpParameter
-	}
-	return r.Op
 }
 
 // onlineFold folds max reduce r1 and its partner's sum (onlinePair) in
