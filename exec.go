@@ -610,7 +610,7 @@ func (r *run) while(cond, body *loaded, state []*vk.Buffer, writable map[*vk.Buf
 		if v == 0 {
 			return state, mine, nil
 		}
-		copies, oerr := r.ownState(body, state, writable)
+		copies, oerr := r.ownState(body, state, writable, nil)
 		mine = append(mine, copies...)
 		if oerr != nil {
 			return nil, mine, oerr
@@ -702,14 +702,9 @@ func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]
 		}
 	}()
 	for range n {
-		if r.needsOwnState(body, state, writable) {
-			// Its copies read the state where it is: what the batch
-			// computes first.
-			if err := flush(); err != nil {
-				return nil, mine, err
-			}
-		}
-		copies, err := r.ownState(body, state, writable)
+		// A copy ownState makes reads the state where it is: what the
+		// batch computes first.
+		copies, err := r.ownState(body, state, writable, flush)
 		mine = append(mine, copies...)
 		if err != nil {
 			return nil, mine, err
@@ -735,25 +730,11 @@ func (r *run) counted(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]
 	return state, mine, flush()
 }
 
-// needsOwnState reports whether ownState would copy a state element.
-func (r *run) needsOwnState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) bool {
-	p := body.prog
-	uses := map[*vk.Buffer]int{}
-	for _, x := range state {
-		uses[x]++
-	}
-	for i, pb := range p.Params {
-		if p.Buffers[pb].Alias != 0 && !(writable[state[i]] && uses[state[i]] == 1) {
-			return true
-		}
-	}
-	return false
-}
-
 // ownState makes every state element that body writes over in place
 // one the loop may write: writable and in no other element, or else a
-// copy, which it returns (the loop's to free).
-func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool) ([]*vk.Buffer, error) {
+// copy, which it returns (the loop's to free). before, where given, runs
+// ahead of the first copy.
+func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer]bool, before func() error) ([]*vk.Buffer, error) {
 	p := body.prog
 	uses := map[*vk.Buffer]int{}
 	for _, b := range state {
@@ -764,6 +745,11 @@ func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer
 	for i, pb := range p.Params {
 		if p.Buffers[pb].Alias == 0 || writable[state[i]] && uses[state[i]] == 1 {
 			continue
+		}
+		if len(copies) == 0 && before != nil {
+			if err := before(); err != nil {
+				return nil, err
+			}
 		}
 		cp, err := r.alloc(p.Buffers[pb].Name, state[i].Size())
 		if err != nil {

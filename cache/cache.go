@@ -165,23 +165,11 @@ func decode(b []byte, key string) ([]byte, error) {
 // limit.
 func (c *Cache) Put(key string, data []byte) error {
 	b := encode(key, data)
-	tmp, err := os.CreateTemp(c.dir, "tmp-*")
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	added := int64(len(b))
-	if info, serr := os.Stat(c.path(key)); serr == nil {
+	if info, err := os.Stat(c.path(key)); err == nil {
 		added -= info.Size() // written over
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), c.path(key))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := c.writeFile(c.path(key), b); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	total, ok := c.readSize()
@@ -206,20 +194,28 @@ func (c *Cache) readSize() (int64, bool) {
 // number or the new one); the hint is only a hint, so a failure to write
 // it leaves the next write to scan.
 func (c *Cache) writeSize(n int64) {
+	c.writeFile(filepath.Join(c.dir, sizeFile), []byte(strconv.FormatInt(n, 10)+"\n"))
+}
+
+// writeFile writes b to path atomically: to a temporary file in the
+// cache's directory (one Clear removes if a crash leaves it), renamed
+// into place, so that readers in other processes see all of it or none.
+func (c *Cache) writeFile(path string, b []byte) error {
 	tmp, err := os.CreateTemp(c.dir, "tmp-*")
 	if err != nil {
-		return
+		return err
 	}
-	_, err = tmp.WriteString(strconv.FormatInt(n, 10) + "\n")
+	_, err = tmp.Write(b)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(c.dir, sizeFile))
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
 	}
+	return err
 }
 
 // entry is one file of the cache.

@@ -39,7 +39,11 @@ func CountedLoop(cond, body *Computation) (Counter, bool) {
 	if !g.Shape.IsArray() || g.Shape.Rank() != 0 || !t.IsInteger() {
 		return Counter{}, false
 	}
-	if ct := c.A.CompareType; ct != "" && ct != map[bool]string{true: "UNSIGNED", false: "SIGNED"}[t.Kind() == KindUnsigned] {
+	own := "SIGNED" // the comparison its type makes
+	if t.Kind() == KindUnsigned {
+		own = "UNSIGNED"
+	}
+	if ct := c.A.CompareType; ct != "" && ct != own {
 		return Counter{}, false
 	}
 	i := int(g.A.Index)

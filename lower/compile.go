@@ -745,11 +745,7 @@ func (s *state) controlStep(in *hlo.Instruction) error {
 		}
 		st.In = [][]int{s.values[in.Operands[0]]}
 		if c, ok := hlo.CountedLoop(cond, body); ok && in.Shape.IsTuple() && c.Index < len(in.Shape.Tuple) {
-			leaf := 0 // the counter's leaf: those of the state's elements before it
-			for _, e := range in.Shape.Tuple[:c.Index] {
-				leaf += len(e.Leaves())
-			}
-			st.Counter = &Counter{Leaf: leaf, Counter: c}
+			st.Counter = &Counter{Leaf: in.Shape.LeafOffset(c.Index), Counter: c}
 		}
 	case hlo.OpConditional:
 		st.Kind = StepConditional

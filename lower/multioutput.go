@@ -203,7 +203,7 @@ func fuseSiblings(s *state) error {
 			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
 				continue
 			}
-			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || s.kernelIters(k2)+s.loopIters(k1) > s.tg.LoopBudget() || !g.bindingsFit(k1, k2) {
+			if !s.fitsPrologue(g, k1, k2, size) {
 				continue
 			}
 			s.addPrologue(g, k1, k2, size)
@@ -229,7 +229,7 @@ func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 		for s.plan.fused[k1] && (k1.Op == hlo.OpReshape || k1.Op == hlo.OpBitcast) && k1.Shape.Elem == k1.Operands[0].Shape.Elem {
 			k1 = k1.Operands[0]
 		}
-		if !elem[k1] || s.plan.fused[k1] || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !k1.Shape.IsArray() || sched[k1] > sched[k2] {
+		if !elem[k1] || s.plan.fused[k1] || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || sched[k1] > sched[k2] {
 			continue
 		}
 		// k2 reads k1 through its update alone: the register holds k1
@@ -246,7 +246,7 @@ func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 				s.visitInputs(o, func(x *hlo.Instruction) { other = other || x == k1 })
 			}
 		}
-		if other || size[k1]+size[k2] > maxKernelCost || s.kernelIters(k2)+s.loopIters(k1) > s.tg.LoopBudget() || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
+		if other || !s.fitsPrologue(g, k1, k2, size) {
 			continue
 		}
 		s.addPrologue(g, k1, k2, size)
@@ -271,6 +271,14 @@ func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) [
 	}
 	slices.SortFunc(order, func(a, b *hlo.Instruction) int { return sched[a] - sched[b] })
 	return order
+}
+
+// fitsPrologue reports whether kernel k2 may compute k1 first: their
+// code within maxKernelCost, their loops within the device's bound, no
+// cycle among the steps, and their buffers within its bindings.
+func (s *state) fitsPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) bool {
+	return size[k1]+size[k2] <= maxKernelCost && s.kernelIters(k2)+s.loopIters(k1) <= s.tg.LoopBudget() &&
+		!g.formsCycle(k1, k2) && g.bindingsFit(k1, k2)
 }
 
 // addPrologue makes kernel k2 compute k1 first (its prologue).
@@ -306,7 +314,7 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 			if tries++; tries > scalarTries {
 				break
 			}
-			if size[k1]+size[k2] > maxKernelCost || g.formsCycle(k1, k2) || !g.bindingsFit(k1, k2) {
+			if !s.fitsPrologue(g, k1, k2, size) {
 				continue
 			}
 			s.addPrologue(g, k1, k2, size)

@@ -144,6 +144,13 @@ func flatPositions(in *hlo.Instruction) (count int64, window []int64, ok bool) {
 	if ivd < int64(ix.Rank()) && (ivd != int64(ix.Rank())-1 || ix.Dims[ivd] != 1) {
 		return 0, nil, false
 	}
+	return trailingWindow(sd, us)
+}
+
+// trailingWindow reports whether updates of shape us have their window
+// dimensions after their scatter dimensions, and returns how many
+// positions those make and the window's dimensions.
+func trailingWindow(sd *hlo.ScatterDims, us hlo.Shape) (count int64, window []int64, ok bool) {
 	w := len(sd.UpdateWindowDims)
 	for j, d := range sd.UpdateWindowDims {
 		if d != int64(us.Rank()-w+j) {
@@ -200,17 +207,9 @@ func (b *expander) linearScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 			return in, nil
 		}
 	}
-	// The updates' window dimensions trail their scatter dimensions.
-	us := in.Operands[n+1].Shape
-	w := len(sd.UpdateWindowDims)
-	for j, d := range sd.UpdateWindowDims {
-		if d != int64(us.Rank()-w+j) {
-			return in, nil
-		}
-	}
-	count, window := int64(1), us.Dims[us.Rank()-w:]
-	for _, d := range us.Dims[:us.Rank()-w] {
-		count *= d
+	count, window, ok := trailingWindow(sd, in.Operands[n+1].Shape)
+	if !ok {
+		return in, nil
 	}
 	points := int64(1)
 	for _, d := range xs.Dims[:k] {
@@ -242,10 +241,8 @@ func (b *expander) linearScatter(in *hlo.Instruction) (*hlo.Instruction, error) 
 	key := b.reshape(b.sel(valid, lin, b.bcast(b.constant(hlo.S32, points), count)), count, 1)
 	rest := xs.Dims[k:]
 	ops := make([]*hlo.Instruction, 0, len(in.Operands))
-	shapes := make([]hlo.Shape, n)
-	for i, x := range in.Operands[:n] {
+	for _, x := range in.Operands[:n] {
 		ops = append(ops, b.reshape(x, append([]int64{points}, rest...)...))
-		shapes[i] = ops[i].Shape
 	}
 	ops = append(ops, key)
 	for _, u := range in.Operands[n+1:] {
