@@ -947,6 +947,51 @@ ENTRY e {
 	}
 }
 
+// TestTransposedConv runs the input gradient of a stride-2 3x3
+// convolution as JAX writes it (a reversed kernel, a dilated input) and a
+// 1-D one of dilation 3 in NCW order: split into the dense convolutions
+// of their phases (lower/transposedconv.go), the 2-D one by implicit
+// GEMMs, both match the reference, fused and unfused.
+func TestTransposedConv(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ name, src string }{
+		{"2-D", `HloModule m
+ENTRY e {
+  g = f32[2,16,17,32] parameter(0)
+  w = f32[3,3,16,32] parameter(1)
+  r = f32[3,3,16,32] reverse(w), dimensions={0,1}
+  ROOT c = f32[2,32,34,16] convolution(g, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
+}`},
+		{"1-D", `HloModule m
+ENTRY e {
+  x = f32[2,4,11] parameter(0)
+  w = f32[8,4,5] parameter(1)
+  ROOT c = f32[2,8,35] convolution(x, w), window={size=5 pad=4_4 lhs_dilate=3}, dim_labels=bf0_oi0->bf0
+}`},
+	} {
+		m, err := hlo.Parse("conv", c.src)
+		require.NoError(t, err, c.name)
+		for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true}} {
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.name)
+			if c.name == "2-D" && cpuForms() {
+				gemms := 0
+				for _, k := range vkjit.ProgramOf(exe).Kernels {
+					if strings.HasPrefix(k.Name, "gemm") {
+						gemms++
+					}
+				}
+				require.Greater(t, gemms, 0, "a phase is an implicit GEMM")
+			}
+			_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 4), "transposed conv")
+			w := want.Leaves()[0]
+			for i := int64(0); i < w.Shape.NumElements(); i++ {
+				require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.name, i)
+			}
+		}
+	}
+}
+
 // TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
 // invariant sum, hoisted before the loop) against the reference: the
 // same result, and one dispatch per iteration fewer than without hoisting

@@ -2,6 +2,7 @@ package hlo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,6 +61,42 @@ type WindowDim struct {
 
 // Window describes the window of a convolution or reduce-window.
 type Window struct{ Dims []WindowDim }
+
+// String is w in HLO's syntax ({size=3x3 stride=2x2 pad=1_1x1_1 ...}),
+// the fields at their defaults left out, as parseWindow reads it back.
+func (w *Window) String() string {
+	join := func(v func(WindowDim) string) string {
+		parts := make([]string, len(w.Dims))
+		for i, d := range w.Dims {
+			parts[i] = v(d)
+		}
+		return strings.Join(parts, "x")
+	}
+	num := func(v func(WindowDim) int64) func(WindowDim) string {
+		return func(d WindowDim) string { return strconv.FormatInt(v(d), 10) }
+	}
+	fields := []string{"size=" + join(num(func(d WindowDim) int64 { return d.Size }))}
+	// Each other field where some dimension is off its default.
+	add := func(name string, off func(WindowDim) bool, v func(WindowDim) string) {
+		if slices.ContainsFunc(w.Dims, off) {
+			fields = append(fields, name+"="+join(v))
+		}
+	}
+	add("stride", func(d WindowDim) bool { return d.Stride > 1 }, num(func(d WindowDim) int64 { return max(d.Stride, 1) }))
+	add("pad", func(d WindowDim) bool { return d.PadLo != 0 || d.PadHi != 0 }, func(d WindowDim) string { return fmt.Sprintf("%d_%d", d.PadLo, d.PadHi) })
+	add("lhs_dilate", func(d WindowDim) bool { return d.LhsDilate > 1 }, num(func(d WindowDim) int64 { return max(d.LhsDilate, 1) }))
+	add("rhs_dilate", func(d WindowDim) bool { return d.RhsDilate > 1 }, num(func(d WindowDim) int64 { return max(d.RhsDilate, 1) }))
+	add("rhs_reversal", func(d WindowDim) bool { return d.Reversal }, func(d WindowDim) string {
+		if d.Reversal {
+			return "1"
+		}
+		return "0"
+	})
+	if len(w.Dims) == 0 {
+		return "{}"
+	}
+	return "{" + strings.Join(fields, " ") + "}"
+}
 
 // ConvDims are a convolution's dimension numbers (dim_labels).
 type ConvDims struct {

@@ -132,3 +132,21 @@ func TestInferredRootShape(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, Verify(m), "t.hlo:4:3: out (reshape): reshape needs its result shape")
 }
+
+// TestWindowString: a window printed by Window.String reads back as the
+// same window, the fields at their defaults left out.
+func TestWindowString(t *testing.T) {
+	for _, c := range []struct{ in, out string }{
+		{"{size=3x3}", "{size=3x3}"},
+		{"{size=3x3 stride=1x1 pad=0_0x0_0 lhs_dilate=1x1}", "{size=3x3}"},
+		{"{size=3x2 stride=2x1 pad=1_-2x0_0 lhs_dilate=1x2 rhs_dilate=3x1 rhs_reversal=0x1}", "{size=3x2 stride=2x1 pad=1_-2x0_0 lhs_dilate=1x2 rhs_dilate=3x1 rhs_reversal=0x1}"},
+		{"{}", "{}"},
+	} {
+		w, err := parseWindow(c.in)
+		require.NoError(t, err, c.in)
+		require.Equal(t, c.out, w.String(), c.in)
+		back, err := parseWindow(w.String())
+		require.NoError(t, err, c.in)
+		require.Equal(t, w, back, c.in)
+	}
+}

@@ -130,48 +130,24 @@ func (t *translator) fields(a *Attr) (map[string]*Attr, error) {
 }
 
 // windowText builds HLO's window={size=... stride=... pad=... ...} from
-// per-dimension lists (nil: the default).
+// per-dimension lists (nil or short: the default).
 func windowText(size, stride, lhsDilate, rhsDilate, reversal []int64, pad [][2]int64) string {
-	n := len(size)
-	join := func(v []int64, def int64) string {
-		parts := make([]string, n)
-		for i := range parts {
-			x := def
-			if i < len(v) {
-				x = v[i]
-			}
-			parts[i] = fmt.Sprint(x)
+	at := func(v []int64, i int, def int64) int64 {
+		if i < len(v) {
+			return v[i]
 		}
-		return strings.Join(parts, "x")
+		return def
 	}
-	if n == 0 {
-		return "{}"
-	}
-	fields := []string{"size=" + join(size, 1)}
-	if stride != nil {
-		fields = append(fields, "stride="+join(stride, 1))
-	}
-	if pad != nil {
-		parts := make([]string, n)
-		for i := range parts {
-			var p [2]int64
-			if i < len(pad) {
-				p = pad[i]
-			}
-			parts[i] = fmt.Sprintf("%d_%d", p[0], p[1])
+	w := &hlo.Window{Dims: make([]hlo.WindowDim, len(size))}
+	for i := range w.Dims {
+		d := &w.Dims[i]
+		d.Size, d.Stride, d.LhsDilate, d.RhsDilate = size[i], at(stride, i, 1), at(lhsDilate, i, 1), at(rhsDilate, i, 1)
+		d.Reversal = at(reversal, i, 0) != 0
+		if i < len(pad) {
+			d.PadLo, d.PadHi = pad[i][0], pad[i][1]
 		}
-		fields = append(fields, "pad="+strings.Join(parts, "x"))
 	}
-	if lhsDilate != nil {
-		fields = append(fields, "lhs_dilate="+join(lhsDilate, 1))
-	}
-	if rhsDilate != nil {
-		fields = append(fields, "rhs_dilate="+join(rhsDilate, 1))
-	}
-	if reversal != nil {
-		fields = append(fields, "rhs_reversal="+join(reversal, 0))
-	}
-	return "{" + strings.Join(fields, " ") + "}"
+	return w.String()
 }
 
 // padding reads an Nx2 padding: dense<[[lo, hi], ...]> or [[lo, hi], ...].
