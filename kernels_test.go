@@ -992,6 +992,28 @@ ENTRY e {
 	}
 }
 
+// TestConv1D: 1-D convolutions (NCW as JAX's default, NWC with a
+// stride, kernel dilation and a dilated input) become 2-D ones of a unit
+// dimension (lower/convorder.go) that the implicit GEMM takes, and match
+// the reference.
+func TestConv1D(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ name, src string }{
+		{"ncw", "  x = f32[8,64,200] parameter(0)\n  k = f32[32,64,5] parameter(1)\n  ROOT c = f32[8,32,200] convolution(x, k), window={size=5 pad=2_2}, dim_labels=bf0_oi0->bf0"},
+		{"nwc_strided", "  x = f32[8,241,64] parameter(0)\n  k = f32[3,64,16] parameter(1)\n  ROOT c = f32[8,119,16] convolution(x, k), window={size=3 stride=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"},
+		{"transposed", "  x = f32[8,100,64] parameter(0)\n  k = f32[4,64,16] parameter(1)\n  ROOT c = f32[8,199,16] convolution(x, k), window={size=4 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"},
+	} {
+		src := "HloModule conv1d_" + c.name + "\nENTRY e {\n" + c.src + "\n}"
+		m, err := hlo.Parse(c.name, src)
+		require.NoError(t, err)
+		if cpuForms() {
+			require.Regexp(t, `(^| )gemm`, kernelNames(t, c.name, src), c.name)
+		}
+		res, want := deviceAndEval(t, c.name, src, literalTensors(hlotest.UniformInputs(m, 6))...)
+		requireNearEval(t, c.name, res, want, 1e-4)
+	}
+}
+
 // TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
 // invariant sum, hoisted before the loop) against the reference: the
 // same result, and one dispatch per iteration fewer than without hoisting
@@ -1735,6 +1757,26 @@ func TestLongDot(t *testing.T) {
 		}
 		res, want := deviceAndEval(t, c.name, src, args...)
 		requireNearEval(t, c.name, res, want, c.tol)
+	}
+}
+
+// TestLongConv: convolutions contracting more taps than lavapipe lets
+// one invocation loop over sum convolutions over bands of their windows
+// (lower/splitbound.go): a weight gradient (the window the whole image,
+// the batch its input features: 65,536 taps an output) and a 1-D NCW
+// convolution of 1024 features by 70 taps, against the evaluator within
+// the rounding of sums of 7*10^4 terms.
+func TestLongConv(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ name, body string }{
+		{"weight_gradient", "  x = f32[16,64,64,8] parameter(0)\n  g = f32[16,64,64,8] parameter(1)\n  ROOT r = f32[3,3,8,8] convolution(x, g), window={size=64x64 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"},
+		{"ncw", "  x = f32[1,1024,80] parameter(0)\n  k = f32[8,1024,70] parameter(1)\n  ROOT r = f32[1,8,11] convolution(x, k), window={size=70}, dim_labels=bf0_oi0->bf0"},
+	} {
+		src := "HloModule conv_" + c.name + "\nENTRY e {\n" + c.body + "\n}"
+		m, err := hlo.Parse(c.name, src)
+		require.NoError(t, err)
+		res, want := deviceAndEval(t, c.name, src, literalTensors(hlotest.UniformInputs(m, 5))...)
+		requireNearEval(t, c.name, res, want, 1e-2)
 	}
 }
 

@@ -127,6 +127,7 @@ func init() {
 		{"sort scatter indices", sortScatters, true},                  // a large scatter of one index per position applies its updates sorted by index, found by binary search (sortscatter.go)
 		{"split long scatters", splitLongScatters, true},              // a scatter of more positions than a device's loop bound allows becomes a while loop over chunks of them (splitscatter.go)
 		{"split long dots", splitLongDots, true},                      // a dot contracting more than a device's loop bound allows sums dots over parts of its contraction (splitbound.go)
+		{"split long convolutions", splitLongConvs, true},             // a convolution contracting more than a device's loop bound allows sums convolutions over bands of its window (splitbound.go)
 		{"split long windows", splitLongWindows, true},                // a reduce-window of tiling windows longer than a device's loop bound allows becomes a reduce (splitbound.go)
 		{"split long reductions", splitLongReductions, true},          // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
 		{"check support", checkSupport, false},                        // name what the device cannot run before any work

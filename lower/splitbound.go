@@ -132,3 +132,101 @@ func (b *expander) tiledWindows(in *hlo.Instruction, limit int64) (*hlo.Instruct
 	r.A.Dimensions, r.A.HasDimensions = reduced, true
 	return r, nil
 }
+
+// A convolution's kernels loop, per output element, over its kernel's
+// input features and window taps. The weight gradient of a convolution
+// is one whose window is the whole image and whose input features are
+// the batch: for a 3x3 convolution of f32[32,64,64,64], 131,072 taps an
+// output, which llvmpipe cannot run. As a dot's, the contraction is
+// split: the window in bands of taps along its outermost splittable
+// dimension (single taps, then the next dimension, where one tap of it
+// is too long), each band a convolution of the input shifted to it, the
+// bands' results added in a balanced tree.
+
+// splitLongConvs splits each convolution whose contraction is longer
+// than one invocation may loop over.
+func splitLongConvs(s *state) error {
+	return expandWithinBound(s, hlo.OpConvolution, func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error) {
+		if in.A.ConvDims == nil || in.A.Window == nil || !in.Shape.IsArray() || in.Shape.NumElements() == 0 || convTaps(in) <= budget/2 {
+			return in, nil
+		}
+		return b.convBands(in, in.Operands[0], in.Operands[1], budget/2), nil
+	})
+}
+
+// convTaps is the contraction of conv: its kernel's input features
+// times its window's taps.
+func convTaps(conv *hlo.Instruction) int64 {
+	n := conv.Operands[1].Shape.Dims[conv.A.ConvDims.KIn]
+	for _, d := range conv.A.Window.Dims {
+		n *= d.Size
+	}
+	return n
+}
+
+// convBands is conv (or its template) of input x and kernel k as the
+// sum of convolutions of at most part taps each, where its window
+// allows, else conv itself.
+func (b *expander) convBands(conv, x, k *hlo.Instruction, part int64) *hlo.Instruction {
+	place := func() *hlo.Instruction {
+		c := *conv
+		c.Operands = []*hlo.Instruction{x, k}
+		c.Attrs = withAttr(conv.Attrs, "window", conv.A.Window.String())
+		return b.place(&c)
+	}
+	taps := convTaps(conv)
+	if taps <= part {
+		return place()
+	}
+	// The outermost dimension whose taps can be split: the input's
+	// elements not interleaved with zeros (a band's shift is then a
+	// slice of it) and its taps not reversed.
+	cd := conv.A.ConvDims
+	i := slices.IndexFunc(conv.A.Window.Dims, func(d hlo.WindowDim) bool {
+		return d.Size > 1 && max(d.LhsDilate, 1) == 1 && !d.Reversal
+	})
+	if i < 0 {
+		return place() // check loop bounds names it
+	}
+	wd := conv.A.Window.Dims[i]
+	rest := taps / wd.Size
+	band := max(part/rest, 1)
+	xd, kd := int(cd.InSpatial[i]), int(cd.KSpatial[i])
+	rd := max(wd.RhsDilate, 1)
+	var sums []*hlo.Instruction
+	for a := int64(0); a < wd.Size; a += band {
+		e := min(a+band, wd.Size)
+		// Taps [a, e): the window shifted by a taps, as many outputs.
+		lo, hi := wd.PadLo-a*rd, wd.PadHi-(wd.Size-e)*rd
+		xb := x
+		h := x.Shape.Dims[xd]
+		from, to := max(-lo, 0), h-max(-hi, 0)
+		if from >= to {
+			continue // the band reads padding only
+		}
+		if from > 0 || to < h {
+			xb = b.slice(x, xd, from, to)
+		}
+		a2, kdims := sliceAlong(k.Shape.Dims, kd, a, e, 1)
+		kb := b.inst(hlo.OpSlice, hlo.ArrayShape(k.Shape.Elem, kdims...), k)
+		kb.A.Slice = a2
+		bc := *conv
+		bc.A.Window = &hlo.Window{Dims: slices.Clone(conv.A.Window.Dims)}
+		bc.A.Window.Dims[i].Size, bc.A.Window.Dims[i].PadLo, bc.A.Window.Dims[i].PadHi = e-a, max(lo, 0), max(hi, 0)
+		sums = append(sums, b.convBands(&bc, xb, kb, part))
+	}
+	if len(sums) == 0 {
+		return b.zeros(conv.Shape)
+	}
+	for len(sums) > 1 {
+		var next []*hlo.Instruction
+		for j := 0; j+1 < len(sums); j += 2 {
+			next = append(next, b.binary(hlo.OpAdd, sums[j], sums[j+1]))
+		}
+		if len(sums)%2 == 1 {
+			next = append(next, sums[len(sums)-1])
+		}
+		sums = next
+	}
+	return sums[0]
+}
