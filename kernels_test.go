@@ -992,18 +992,21 @@ ENTRY e {
 	}
 }
 
-// TestConv1D: 1-D convolutions (NCW as JAX's default, NWC with a
+// TestConvRanks: 1-D convolutions (NCW as JAX's default, NWC with a
 // stride, kernel dilation and a dilated input) become 2-D ones of a unit
-// dimension (lower/convorder.go) that the implicit GEMM takes, and match
-// the reference.
-func TestConv1D(t *testing.T) {
+// dimension, and 3-D ones (NDHWC, NCDHW strided) sums of 2-D ones over
+// their depth taps (lower/convorder.go), which the implicit GEMM takes;
+// all match the reference.
+func TestConvRanks(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ name, src string }{
 		{"ncw", "  x = f32[8,64,200] parameter(0)\n  k = f32[32,64,5] parameter(1)\n  ROOT c = f32[8,32,200] convolution(x, k), window={size=5 pad=2_2}, dim_labels=bf0_oi0->bf0"},
 		{"nwc_strided", "  x = f32[8,241,64] parameter(0)\n  k = f32[3,64,16] parameter(1)\n  ROOT c = f32[8,119,16] convolution(x, k), window={size=3 stride=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"},
 		{"transposed", "  x = f32[8,100,64] parameter(0)\n  k = f32[4,64,16] parameter(1)\n  ROOT c = f32[8,199,16] convolution(x, k), window={size=4 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"},
+		{"ndhwc", "  x = f32[2,6,16,16,8] parameter(0)\n  k = f32[3,3,3,8,16] parameter(1)\n  ROOT c = f32[2,6,16,16,16] convolution(x, k), window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f"},
+		{"ncdhw_strided", "  x = f32[2,8,9,24,24] parameter(0)\n  k = f32[8,8,3,3,3] parameter(1)\n  ROOT c = f32[2,8,4,24,24] convolution(x, k), window={size=3x3x3 stride=2x1x1 pad=0_1x1_1x1_1}, dim_labels=bf012_oi012->bf012"},
 	} {
-		src := "HloModule conv1d_" + c.name + "\nENTRY e {\n" + c.src + "\n}"
+		src := "HloModule conv_" + c.name + "\nENTRY e {\n" + c.src + "\n}"
 		m, err := hlo.Parse(c.name, src)
 		require.NoError(t, err)
 		if cpuForms() {

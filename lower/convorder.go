@@ -2,6 +2,7 @@ package lower
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
@@ -61,7 +62,105 @@ func canonicalConv(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
 		x, k := b.reshape(in.Operands[0], two.Operands[0].Shape.Dims...), b.reshape(in.Operands[1], two.Operands[1].Shape.Dims...)
 		return b.reshape(b.canonical2D(&two, x, k), in.Shape.Dims...), nil
 	}
-	return in, nil
+	return b.depthTaps(in)
+}
+
+// depthTaps is a convolution of three or more spatial dimensions (video,
+// volumes) as the sum over the taps of its first window dimension of
+// convolutions of one dimension fewer, that dimension's output positions
+// folded into the batch: tap z reads, for output position o, input
+// position o*stride + z*dilation of the padded input, a strided slice
+// of it. Each is then a 2-D convolution the implicit GEMM takes (a
+// 3x3x3 convolution of f32[2,16,32,32,32] to 64 features: 1817 -> 48 ms
+// on lavapipe). Where the 2-D convolution would not take the GEMM (or
+// the first dimension is dilated, or batch groups split the batch), the
+// convolution stays as it is.
+func (b *expander) depthTaps(in *hlo.Instruction) (*hlo.Instruction, error) {
+	c := in.A.ConvDims
+	ns := len(c.InSpatial)
+	wd := in.A.Window.Dims[0]
+	if ns < 3 || in.A.BatchGroups > 1 || max(wd.LhsDilate, 1) != 1 || wd.Reversal || wd.Size < 1 || in.Shape.NumElements() == 0 {
+		return in, nil
+	}
+	x, k := in.Operands[0], in.Operands[1]
+	// Operands in [batch, spatial..., feature] and [spatial..., in, out]
+	// orders, the result computed in [batch, spatial..., feature].
+	lPerm := slices.Concat([]int64{c.InBatch}, c.InSpatial, []int64{c.InFeature})
+	kPerm := slices.Concat(c.KSpatial, []int64{c.KIn, c.KOut})
+	oPerm := slices.Concat([]int64{c.OutBatch}, c.OutSpatial, []int64{c.OutFeature})
+	xs, ks, os := transposedShape(x.Shape, lPerm), transposedShape(k.Shape, kPerm), transposedShape(in.Shape, oPerm)
+	nb, do := xs.Dims[0], os.Dims[1]
+	rest := &hlo.ConvDims{
+		InBatch: 0, InFeature: int64(ns), InSpatial: iotaFrom(1, ns-1),
+		KSpatial: iotaFrom(0, ns-1), KIn: int64(ns - 1), KOut: int64(ns),
+		OutBatch: 0, OutFeature: int64(ns), OutSpatial: iotaFrom(1, ns-1),
+	}
+	sub := *in
+	sub.A.ConvDims = rest
+	sub.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims[1:])}
+	sub.Attrs = withAttr(withAttr(in.Attrs, "window", sub.A.Window.String()), "dim_labels", convLabels(ns-1))
+	sub.Shape = hlo.ArrayShape(in.Shape.Elem, slices.Concat([]int64{nb * do}, os.Dims[2:])...)
+	sub.Operands = []*hlo.Instruction{
+		{Shape: hlo.ArrayShape(x.Shape.Elem, slices.Concat([]int64{nb * do}, xs.Dims[2:])...)},
+		{Shape: hlo.ArrayShape(k.Shape.Elem, ks.Dims[1:]...)},
+	}
+	if ns-1 == 2 && !takesGemm(&sub) {
+		return in, nil
+	}
+	xt, kt := b.transposeIf(x, lPerm), b.transposeIf(k, kPerm)
+	// The first dimension padded (negative padding sliced off).
+	lo, hi := wd.PadLo, wd.PadHi
+	if lo < 0 || hi < 0 {
+		xt = b.slice(xt, 1, max(-lo, 0), xs.Dims[1]-max(-hi, 0))
+		lo, hi = max(lo, 0), max(hi, 0)
+	}
+	if lo > 0 || hi > 0 {
+		xt = b.padAlong(xt, 1, lo, hi, b.constant(x.Shape.Elem, 0))
+	}
+	stride, rd := max(wd.Stride, 1), max(wd.RhsDilate, 1)
+	var sums []*hlo.Instruction
+	for z := range wd.Size {
+		a, dims := sliceAlong(xt.Shape.Dims, 1, z*rd, z*rd+(do-1)*stride+1, stride)
+		xz := b.inst(hlo.OpSlice, hlo.ArrayShape(xt.Shape.Elem, dims...), xt)
+		xz.A.Slice = a
+		kz := b.reshape(b.slice(kt, 0, z, z+1), ks.Dims[1:]...)
+		conv := sub
+		conv.Operands = []*hlo.Instruction{b.reshape(xz, sub.Operands[0].Shape.Dims...), kz}
+		r, err := b.depthTaps(&conv) // more dimensions to fold, or conv
+		if err != nil {
+			return nil, err
+		}
+		if r == &conv {
+			r = b.place(&conv)
+		}
+		sums = append(sums, b.reshape(r, os.Dims...))
+	}
+	out := b.sumTree(sums)
+	back := make([]int64, len(oPerm))
+	for i, d := range oPerm {
+		back[d] = int64(i)
+	}
+	return b.transposeIf(out, back), nil
+}
+
+// iotaFrom is [from, from+1, ..., from+n-1].
+func iotaFrom(from int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)
+	}
+	return out
+}
+
+// convLabels are the dim_labels of a convolution of ns spatial
+// dimensions in the orders depthTaps computes in: b01f_01io->b01f and
+// the like.
+func convLabels(ns int) string {
+	sp := ""
+	for i := range ns {
+		sp += strconv.Itoa(i)
+	}
+	return "b" + sp + "f_" + sp + "io->b" + sp + "f"
 }
 
 // convPerms are the transposes that give conv's input, kernel and

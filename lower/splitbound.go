@@ -218,15 +218,20 @@ func (b *expander) convBands(conv, x, k *hlo.Instruction, part int64) *hlo.Instr
 	if len(sums) == 0 {
 		return b.zeros(conv.Shape)
 	}
-	for len(sums) > 1 {
+	return b.sumTree(sums)
+}
+
+// sumTree adds xs (one shape, at least one) in a balanced tree.
+func (b *expander) sumTree(xs []*hlo.Instruction) *hlo.Instruction {
+	for len(xs) > 1 {
 		var next []*hlo.Instruction
-		for j := 0; j+1 < len(sums); j += 2 {
-			next = append(next, b.binary(hlo.OpAdd, sums[j], sums[j+1]))
+		for j := 0; j+1 < len(xs); j += 2 {
+			next = append(next, b.binary(hlo.OpAdd, xs[j], xs[j+1]))
 		}
-		if len(sums)%2 == 1 {
-			next = append(next, sums[len(sums)-1])
+		if len(xs)%2 == 1 {
+			next = append(next, xs[len(xs)-1])
 		}
-		sums = next
+		xs = next
 	}
-	return sums[0]
+	return xs[0]
 }

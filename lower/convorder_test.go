@@ -1,0 +1,69 @@
+package lower
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/hlotest"
+)
+
+// TestCanonicalConvs: convolutions of one and of three or more spatial
+// dimensions become 2-D ones the implicit GEMM takes (a unit dimension
+// more; taps of the first dimension with its outputs folded into the
+// batch), in any dimension order, with strides, kernel dilation and
+// padding beyond or inside the input; the evaluator finds them equal to
+// the original bit for bit on small integers (f32, the GEMM's type).
+// Those the GEMM would not take stay.
+func TestCanonicalConvs(t *testing.T) {
+	cases := []struct {
+		name, x, k, labels, window, attrs string
+		twoD                              bool
+	}{
+		{"1-D NCW", "8,32,256", "16,32,5", "bf0_oi0->bf0", "size=5 pad=2_2", "", true},
+		{"3-D", "2,6,16,16,8", "3,3,3,8,8", "b012f_012io->b012f", "size=3x3x3 pad=1_1x1_1x1_1", "", true},
+		{"3-D NCDHW, strided", "2,8,9,24,24", "8,8,3,3,3", "bf012_oi012->bf012", "size=3x3x3 stride=2x1x1 pad=0_1x1_1x1_1", "", true},
+		{"3-D, dilated, negative padding", "2,9,16,16,8", "3,3,3,8,8", "b012f_012io->b012f", "size=3x3x3 pad=-1_0x1_1x1_1 rhs_dilate=2x1x1", "", true},
+		{"4-D", "1,3,4,16,16,8", "2,2,3,3,8,8", "b0123f_0123io->b0123f", "size=2x2x3x3 pad=0_1x0_0x1_1x1_1", "", true},
+		{"3-D, feature groups", "2,6,16,16,8", "3,3,3,4,8", "b012f_012io->b012f", "size=3x3x3 pad=1_1x1_1x1_1", "feature_group_count=2", false},
+		{"3-D, too small for the GEMM", "1,3,4,4,4", "2,2,2,4,4", "b012f_012io->b012f", "size=2x2x2", "", false},
+	}
+	for _, c := range cases {
+		text := func(out string) string {
+			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%s] parameter(0)\n  k = f32[%s] parameter(1)\n  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s%s\n}\n",
+				c.x, c.k, out, c.window, c.labels, map[bool]string{true: ", " + c.attrs}[c.attrs != ""])
+		}
+		probe, err := hlo.Parse("conv.hlo", text("f32[1]"))
+		require.NoError(t, err, c.name)
+		shape, err := hlo.InferShape(probe.Entry.Root)
+		require.NoError(t, err, c.name)
+		src := text(shape.DimsString())
+		user, err := hlo.Parse("conv.hlo", src)
+		require.NoError(t, err, c.name)
+		m, err := hlo.Parse("conv.hlo", src)
+		require.NoError(t, err, c.name)
+		require.NoError(t, canonicalConvs(&state{mod: m}), c.name)
+		for _, in := range m.Entry.Instructions {
+			if in.Op == hlo.OpConvolution {
+				if c.twoD {
+					require.Len(t, in.A.ConvDims.InSpatial, 2, "%s: %s", c.name, in.Name)
+					require.True(t, takesGemm(in), "%s: %s", c.name, in.Name)
+				} else {
+					require.Same(t, m.Entry.Root, in, c.name)
+				}
+			}
+		}
+		require.NoError(t, hlo.Verify(m), c.name)
+		for seed := range uint64(2) {
+			args := hlotest.SmallIntInputs(user, seed)
+			want, err := eval.Run(user, args...)
+			require.NoError(t, err, c.name)
+			got, err := eval.Run(m, args...)
+			require.NoError(t, err, c.name)
+			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
+		}
+	}
+}
