@@ -15,7 +15,7 @@ rounds=${2:-3}
 bin=bin/vkjit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-workloads="stream_copy chain8 softmax gemm1024 gemm2048 gemv4096 dense_relu mlp_forward mlp_train conv_block transformer_block sort_rows cumsum_rows embedding_grad scan_rnn"
+workloads="stream_copy chain8 softmax gemm1024 gemm2048 gemv4096 dense_relu mlp_forward mlp_train conv_block conv_grad transformer_block sort_rows cumsum_rows embedding_grad scan_rnn"
 (cd bench/gomlx && go build -o "$tmp/gomlx" .)
 blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
 # Each workload's runs come one after another (NumPy, GoMLX, vkjit fused
@@ -28,7 +28,7 @@ blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null |
 for r in $(seq "$rounds"); do
   for w in $workloads; do
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 bench/peers/numpy_peer.py --iterations "$iters" "$w" >> "$tmp/numpy.$r.jsonl"
-    case $w in stream_copy|sort_rows|cumsum_rows|embedding_grad|scan_rnn) ;; *) "$tmp/gomlx" -iterations "$iters" "$w" >> "$tmp/gomlx.$r.jsonl" ;; esac
+    case $w in stream_copy|sort_rows|cumsum_rows|conv_grad|embedding_grad|scan_rnn) ;; *) "$tmp/gomlx" -iterations "$iters" "$w" >> "$tmp/gomlx.$r.jsonl" ;; esac
     $bin bench --json --iterations "$iters" "bench/workloads/$w.hlo" > "$tmp/$w.$r.json"
     $bin bench --json --iterations "$iters" --no-fuse "bench/workloads/$w.hlo" > "$tmp/$w.nofuse.$r.json"
   done

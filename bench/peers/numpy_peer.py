@@ -76,6 +76,25 @@ def conv_block(x, kernel, bias):
     return relu.reshape(n, h // 2, 2, w // 2, 2, -1).max(axis=(2, 4))
 
 
+def conv_grad(x, w, g):
+    # im2col of the stride-2 windows (pad 1 before, 1 after: 64 -> 32);
+    # the kernel's gradient one matrix product, the input's the product
+    # of g with the kernel scattered back (col2im) window by window.
+    n, h, wd, c = x.shape
+    o = w.shape[3]
+    padded = xp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    oh, ow = h // 2, wd // 2
+    cols = xp.concatenate([padded[:, dy:dy + h:2, dx:dx + wd:2, :] for dy in range(3) for dx in range(3)], axis=3)
+    g2 = g.reshape(n * oh * ow, o)
+    dw = (cols.reshape(n * oh * ow, -1).T @ g2).reshape(3, 3, c, o)
+    dcols = (g2 @ w.reshape(-1, o).T).reshape(n, oh, ow, 9, c)
+    dpad = xp.zeros_like(padded)
+    for i in range(9):
+        dy, dx = divmod(i, 3)
+        dpad[:, dy:dy + h:2, dx:dx + wd:2, :] += dcols[:, :, :, i, :]
+    return dpad[:, 1:h + 1, 1:wd + 1, :], dw
+
+
 def layer_norm(x, g, b):
     d = f32(x.shape[1])
     mean = x.sum(axis=1, keepdims=True) / d
@@ -179,6 +198,7 @@ WORKLOADS = {
     "stream_copy": (stream_copy, lambda: [u(4096, 4096)]),
     "sort_rows": (sort_rows, lambda: [u(1024, 4096)]),
     "cumsum_rows": (cumsum_rows, lambda: [u(1024, 4096)]),
+    "conv_grad": (conv_grad, lambda: [u(8, 64, 64, 64), u(3, 3, 64, 128), u(8, 32, 32, 128)]),
     "embedding_grad": (embedding_grad, lambda: [u(100000, 128)]),
     "scan_rnn": (scan_rnn, lambda: [u(128), u(128, 128)]),
     "chain8": (chain8, lambda: [u(4096, 4096)]),
