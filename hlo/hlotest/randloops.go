@@ -528,6 +528,22 @@ func (g *gen) convolution() {
 	x := g.like(t, []int64{nb, h, w, c}, true)
 	k := g.like(t, []int64{kh, kw, c, o}, true)
 	win := fmt.Sprintf("{size=%dx%d pad=%d_%dx%d_%d}", kh, kw, g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2))
+	if g.rng.IntN(2) == 0 {
+		// Strides, a dilated input (a strided convolution's gradient)
+		// and a dilated kernel; where the dilated kernel outgrows the
+		// input, the plain window above.
+		var st, lo, hi, ld, rd [2]int64
+		fits := true
+		for i, n := range [][2]int64{{h, kh}, {w, kw}} {
+			st[i], ld[i], rd[i] = 1+int64(g.rng.IntN(2)), 1+int64(g.rng.IntN(3)), 1+int64(g.rng.IntN(2))
+			lo[i], hi[i] = int64(g.rng.IntN(3)), int64(g.rng.IntN(3))
+			fits = fits && lo[i]+(n[0]-1)*ld[i]+1+hi[i] >= (n[1]-1)*rd[i]+1
+		}
+		if fits {
+			win = fmt.Sprintf("{size=%dx%d stride=%dx%d pad=%d_%dx%d_%d lhs_dilate=%dx%d rhs_dilate=%dx%d}", kh, kw, st[0], st[1],
+				lo[0], hi[0], lo[1], hi[1], ld[0], ld[1], rd[0], rd[1])
+		}
+	}
 	in := g.op(hlo.OpConvolution, x, k).Set("window", win).Set("dim_labels", "b01f_01io->b01f")
 	s, err := hlo.InferShape(in.Instruction)
 	if err != nil {
