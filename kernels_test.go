@@ -948,10 +948,12 @@ ENTRY e {
 }
 
 // TestTransposedConv runs the input gradient of a stride-2 3x3
-// convolution as JAX writes it (a reversed kernel, a dilated input) and a
-// 1-D one of dilation 3 in NCW order: split into the dense convolutions
-// of their phases (lower/transposedconv.go), the 2-D one by implicit
-// GEMMs, both match the reference, fused and unfused.
+// convolution as JAX writes it (a reversed kernel, a dilated input), a
+// 1-D one of dilation 3 in NCW order and the gradient of a stride-2
+// average pooling (a window sum over a pad with interior padding): split
+// into the dense convolutions or windows of their phases
+// (lower/transposedconv.go), the 2-D convolution by implicit GEMMs, all
+// match the reference, fused and unfused.
 func TestTransposedConv(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ name, src string }{
@@ -961,6 +963,18 @@ ENTRY e {
   w = f32[3,3,16,32] parameter(1)
   r = f32[3,3,16,32] reverse(w), dimensions={0,1}
   ROOT c = f32[2,32,34,16] convolution(g, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
+}`},
+		{"average pooling's gradient", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  g = f32[2,14,15,8] parameter(0)
+  z = f32[] constant(0)
+  p = f32[2,29,31,8] pad(g, z), padding=0_0x1_1_1x1_1_1x0_0
+  ROOT r = f32[2,27,29,8] reduce-window(p, z), window={size=1x3x3x1}, to_apply=add
 }`},
 		{"1-D", `HloModule m
 ENTRY e {

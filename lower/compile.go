@@ -103,47 +103,47 @@ var passes []pass
 // called computations with Compile, which reads it.
 func init() {
 	passes = []pass{
-		{"verify", verifyModule, false},                               // shapes and attributes as XLA defines them (once per module)
-		{"inline calls", inlineCalls, true},                           // call, fusion, opt-barrier, domain and the async pairs become what they stand for
-		{"typed bitcasts", typedBitcasts, true},                       // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
-		{"one process's collectives", oneProcess, true},               // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
-		{"expand special functions", expandSpecial, true},             // sinh, acos and the like become exp, log1p, atan2 and sqrt as CHLO's expansions (expander.go)
-		{"expand XLA's decompositions", expandDecompositions, true},   // batch-norm-training, -inference and -grad become reductions and elementwise ops, stochastic-convert elementwise ops, ragged-dot a dot per group, as XLA writes them (decompose.go)
-		{"expand linear algebra", expandLinalg, true},                 // triangular-solve becomes forward substitution in a while loop (linalg.go)
-		{"expand rng-bit-generator", expandRng, true},                 // rng-bit-generator becomes ThreeFry's or Philox's rounds of u32 ops over an iota of counters (rng.go)
-		{"lower complex", lowerComplex, true},                         // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
-		{"expand sub-byte bitcasts", expandSubByteBitcasts, true},     // bitcasts from or to s2-u4, f4 and f6 as operations on their codes, while the types are still there (bitcast.go)
-		{"widen sub-byte integers", widenSubByte, true},               // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
-		{"widen f8", widenF8, true},                                   // f8 types computed in f32, each result rounded to the type's grid (f8.go)
-		{"split bitcast widths", splitBitcasts, true},                 // bitcast-converts between widths become shifts and truncations of one width (bitcast.go)
-		{"split transposed convolutions", splitTransposedConvs, true}, // a convolution of a dilated input becomes the dense convolutions of its phases, interleaved (transposedconv.go)
-		{"canonical convolutions", canonicalConvs, true},              // 2-D convolutions in other dimension orders become NHWC/HWIO ones between transposes, where the implicit GEMM then takes them (convorder.go)
-		{"simplify", simplify, true},                                  // ops of constants folded, reshapes and broadcasts to the same shape, max with -inf and the like taken out, in the entry and what it calls
-		{"hoist loop invariants", hoistInvariants, true},              // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
-		{"split wide ops", splitWideOps, true},                        // concatenates of more operands than a kernel can bind become trees
-		{"expand topk", expandTopK, true},                             // topk becomes a stable sort of (x, iota) and two slices
-		{"tree scans", treeScans, true},                               // a cumulative reduction (jnp.cumsum's reduce-window) whose window would run 2^18 steps becomes scans of blocks of 8 and of their totals (scan.go)
-		{"linearize scatter points", linearScatters, true},            // a large scatter of points along leading dimensions (x.at[i, j].add(v)) becomes one of linear indices into those dimensions made one (sortscatter.go)
-		{"sort scatter indices", sortScatters, true},                  // a large scatter of one index per position applies its updates sorted by index, found by binary search (sortscatter.go)
-		{"split long scatters", splitLongScatters, true},              // a scatter of more positions than a device's loop bound allows becomes a while loop over chunks of them (splitscatter.go)
-		{"split long dots", splitLongDots, true},                      // a dot contracting more than a device's loop bound allows sums dots over parts of its contraction (splitbound.go)
-		{"split long convolutions", splitLongConvs, true},             // a convolution contracting more than a device's loop bound allows sums convolutions over bands of its window (splitbound.go)
-		{"split long windows", splitLongWindows, true},                // a reduce-window of tiling windows longer than a device's loop bound allows becomes a reduce (splitbound.go)
-		{"split long reductions", splitLongReductions, true},          // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
-		{"check support", checkSupport, false},                        // name what the device cannot run before any work
-		{"fuse loops", fuseLoops, false},                              // elementwise and data-movement producers computed inside their consumers
-		{"fuse siblings", fuseSiblings, false},                        // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
-		{"fuse rows", fuseRows, false},                                // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
-		{"check loop bounds", checkLoopBounds, false},                 // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
-		{"schedule", schedule, false},                                 // kernels depth first from the root, each just before its first reader
-		{"plan device loops", planDeviceLoops, false},                 // while loops of small state run as one-invocation kernels that iterate on the device
-		{"plan kernels", planKernels, false},                          // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
-		{"assign buffers", assignBuffers, false},                      // a buffer per array value; tuples alias their elements
-		{"emit kernels", emitKernels, false},                          // each planned kernel by its kind's generator, shared when identical; while and conditional become sub-programs
-		{"plan memory", planMemory, false},                            // temporaries placed in one arena by live range, sharing memory when lives do not overlap
-		{"drop in-place copies", dropInPlaceCopies, false},            // an update's copy of its operand into its result, where the two share memory, is no step
-		{"plan barriers", planBarriers, false},                        // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
-		{"check plan", checkPlan, false},                              // bindings match kernels, temporaries written before read, no two live values in one place
+		{"verify", verifyModule, false},                             // shapes and attributes as XLA defines them (once per module)
+		{"inline calls", inlineCalls, true},                         // call, fusion, opt-barrier, domain and the async pairs become what they stand for
+		{"typed bitcasts", typedBitcasts, true},                     // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
+		{"one process's collectives", oneProcess, true},             // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
+		{"expand special functions", expandSpecial, true},           // sinh, acos and the like become exp, log1p, atan2 and sqrt as CHLO's expansions (expander.go)
+		{"expand XLA's decompositions", expandDecompositions, true}, // batch-norm-training, -inference and -grad become reductions and elementwise ops, stochastic-convert elementwise ops, ragged-dot a dot per group, as XLA writes them (decompose.go)
+		{"expand linear algebra", expandLinalg, true},               // triangular-solve becomes forward substitution in a while loop (linalg.go)
+		{"expand rng-bit-generator", expandRng, true},               // rng-bit-generator becomes ThreeFry's or Philox's rounds of u32 ops over an iota of counters (rng.go)
+		{"lower complex", lowerComplex, true},                       // complex numbers become pairs of real arrays, their ops real arithmetic (complex.go)
+		{"expand sub-byte bitcasts", expandSubByteBitcasts, true},   // bitcasts from or to s2-u4, f4 and f6 as operations on their codes, while the types are still there (bitcast.go)
+		{"widen sub-byte integers", widenSubByte, true},             // s2, s4, u2, u4 computed as 8-bit integers, each result put back in range (subbyte.go)
+		{"widen f8", widenF8, true},                                 // f8 types computed in f32, each result rounded to the type's grid (f8.go)
+		{"split bitcast widths", splitBitcasts, true},               // bitcast-converts between widths become shifts and truncations of one width (bitcast.go)
+		{"split dilated inputs", splitDilatedInputs, true},          // a convolution or reduce-window of a dilated input (lhs_dilate; a pad with interior padding a reduce-window reads) becomes the dense ones of its phases, interleaved (transposedconv.go)
+		{"canonical convolutions", canonicalConvs, true},            // 2-D convolutions in other dimension orders become NHWC/HWIO ones between transposes, where the implicit GEMM then takes them (convorder.go)
+		{"simplify", simplify, true},                                // ops of constants folded, reshapes and broadcasts to the same shape, max with -inf and the like taken out, in the entry and what it calls
+		{"hoist loop invariants", hoistInvariants, true},            // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
+		{"split wide ops", splitWideOps, true},                      // concatenates of more operands than a kernel can bind become trees
+		{"expand topk", expandTopK, true},                           // topk becomes a stable sort of (x, iota) and two slices
+		{"tree scans", treeScans, true},                             // a cumulative reduction (jnp.cumsum's reduce-window) whose window would run 2^18 steps becomes scans of blocks of 8 and of their totals (scan.go)
+		{"linearize scatter points", linearScatters, true},          // a large scatter of points along leading dimensions (x.at[i, j].add(v)) becomes one of linear indices into those dimensions made one (sortscatter.go)
+		{"sort scatter indices", sortScatters, true},                // a large scatter of one index per position applies its updates sorted by index, found by binary search (sortscatter.go)
+		{"split long scatters", splitLongScatters, true},            // a scatter of more positions than a device's loop bound allows becomes a while loop over chunks of them (splitscatter.go)
+		{"split long dots", splitLongDots, true},                    // a dot contracting more than a device's loop bound allows sums dots over parts of its contraction (splitbound.go)
+		{"split long convolutions", splitLongConvs, true},           // a convolution contracting more than a device's loop bound allows sums convolutions over bands of its window (splitbound.go)
+		{"split long windows", splitLongWindows, true},              // a reduce-window of tiling windows longer than a device's loop bound allows becomes a reduce (splitbound.go)
+		{"split long reductions", splitLongReductions, true},        // reduces over more than 4096 elements become partial reduces of chunks and a reduce of those
+		{"check support", checkSupport, false},                      // name what the device cannot run before any work
+		{"fuse loops", fuseLoops, false},                            // elementwise and data-movement producers computed inside their consumers
+		{"fuse siblings", fuseSiblings, false},                      // a kernel computes, alongside, one of the same shape it reads at its own index or shares an input with
+		{"fuse rows", fuseRows, false},                              // an elementwise kernel computes the row reductions it reads along its rows, a row per invocation (CPU devices)
+		{"check loop bounds", checkLoopBounds, false},               // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
+		{"schedule", schedule, false},                               // kernels depth first from the root, each just before its first reader
+		{"plan device loops", planDeviceLoops, false},               // while loops of small state run as one-invocation kernels that iterate on the device
+		{"plan kernels", planKernels, false},                        // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
+		{"assign buffers", assignBuffers, false},                    // a buffer per array value; tuples alias their elements
+		{"emit kernels", emitKernels, false},                        // each planned kernel by its kind's generator, shared when identical; while and conditional become sub-programs
+		{"plan memory", planMemory, false},                          // temporaries placed in one arena by live range, sharing memory when lives do not overlap
+		{"drop in-place copies", dropInPlaceCopies, false},          // an update's copy of its operand into its result, where the two share memory, is no step
+		{"plan barriers", planBarriers, false},                      // a barrier before each step that touches memory an earlier step wrote (or that it overwrites after a read)
+		{"check plan", checkPlan, false},                            // bindings match kernels, temporaries written before read, no two live values in one place
 	}
 }
 

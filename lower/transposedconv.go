@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -19,33 +20,48 @@ import (
 // the undilated input with those taps: the same products, none of them
 // by a zero, and an implicit GEMM each. The phases' results are
 // interleaved back along the dimension.
+//
+// A reduce-window of a dilated input is the same: the gradient of a
+// strided average pooling is a sum over windows of the output gradient
+// padded with zeros between its elements, and its phases are windows of
+// the undilated input (a reduce-window folds the elements it finds, in
+// window order; holes are not folded, so the phases fold the same
+// elements in the same order).
 
 // maxPhases bounds the convolutions one transposed convolution becomes
 // (L^d of them for d dilated dimensions); past it, the direct kernel.
 const maxPhases = 64
 
-// splitTransposedConvs splits each convolution with an input dilation
-// into the dense convolutions of its phases.
-func splitTransposedConvs(s *state) error {
-	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpConvolution: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+// splitDilatedInputs splits each convolution or reduce-window of a
+// dilated input into the dense ones of its phases.
+func splitDilatedInputs(s *state) error {
+	split := func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		if in.Op == hlo.OpReduceWindow {
+			in = b.undilatedPad(in)
+		}
 		phases := int64(1)
-		for i := range dilatedDims(in) {
+		for _, i := range dilatedDims(in) {
 			phases *= in.A.Window.Dims[i].LhsDilate
 		}
 		if phases == 1 || phases > maxPhases || in.Shape.NumElements() == 0 || in.Operands[0].Shape.NumElements() == 0 {
+			if in != b.from {
+				return b.place(in), nil
+			}
 			return in, nil
 		}
-		return b.convPhases(in, in.Operands[0], in.Operands[1])
-	}})
+		return b.phases(in, in.Operands[0], in.Operands[1])
+	}
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpConvolution: split, hlo.OpReduceWindow: split})
 }
 
-// dilatedDims are the spatial dimensions (window indices) of conv that
-// the phase split takes: dilated input, stride 1, no kernel dilation or
-// reversal (a stride or kernel dilation would make the taps of a phase
-// depend on the output position too).
-func dilatedDims(conv *hlo.Instruction) []int {
-	w := conv.A.Window
-	if w == nil || conv.A.ConvDims == nil || !conv.Shape.IsArray() {
+// dilatedDims are the spatial dimensions (window indices) of a
+// convolution or a reduce-window of one operand that the phase split
+// takes: dilated input, stride 1, no kernel dilation or reversal (a
+// stride or kernel dilation would make the taps of a phase depend on
+// the output position too).
+func dilatedDims(in *hlo.Instruction) []int {
+	w := in.A.Window
+	if w == nil || !in.Shape.IsArray() || len(in.Operands) != 2 || in.Op == hlo.OpConvolution && in.A.ConvDims == nil {
 		return nil
 	}
 	var out []int
@@ -57,81 +73,196 @@ func dilatedDims(conv *hlo.Instruction) []int {
 	return out
 }
 
-// convPhases is conv (a convolution, or its template with this input and
-// kernel) with its first dilated dimension split into phases, each of
-// them split again along the next.
-func (b *expander) convPhases(conv, x, k *hlo.Instruction) (*hlo.Instruction, error) {
-	dims := dilatedDims(conv)
-	if len(dims) == 0 {
-		c := *conv
-		c.Operands = []*hlo.Instruction{x, k}
-		c.Attrs = withAttr(conv.Attrs, "window", conv.A.Window.String())
-		if s, err := hlo.InferShape(&c); err != nil || !s.SameDims(c.Shape) {
-			return nil, conv.Errorf("internal error: a phase of the transposed convolution has shape %v, not %v (%v)", s, c.Shape, err)
-		}
-		return b.place(&c), nil
+// undilatedPad is reduce-window in with its operand's interior padding
+// taken as the window's input dilation, where that folds the same
+// elements (an unplaced instruction), else in: the pad's value is the
+// reduce-window's init, and folding that again leaves a fold as it was
+// (an identity, or an idempotent reducer), so the pad's elements, edges
+// and holes, may go unfolded as the window's own padding and holes do.
+// XLA writes the gradient of an average pooling so.
+func (b *expander) undilatedPad(in *hlo.Instruction) *hlo.Instruction {
+	if len(in.Operands) != 2 || in.A.Window == nil || len(in.Called) != 1 {
+		return in
 	}
-	i := dims[0]
-	cd := conv.A.ConvDims
-	xd, kd, od := int(cd.InSpatial[i]), int(cd.KSpatial[i]), int(cd.OutSpatial[i])
-	wd := conv.A.Window.Dims[i]
-	L, K, h, ho := wd.LhsDilate, wd.Size, x.Shape.Dims[xd], conv.Shape.Dims[od]
-	// Output o = r + L*t, tap k: dilated input position o + k - PadLo,
+	init := in.Operands[1]
+	op, li := in.Called[0].ReducerOp(), constLiteral(init)
+	if !associative[op] || li == nil || !identityInit(op, init) {
+		return in
+	}
+	// Pads of init's value, any number of edges around one of interior
+	// padding (jax.grad of avg_pool writes one).
+	w := &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
+	x, interior := in.Operands[0], false
+	for x.Op == hlo.OpPad && !interior {
+		if lv := constLiteral(x.Operands[1]); lv == nil || !bytes.Equal(lv.Data, li.Data) {
+			return in
+		}
+		for d, p := range x.A.Padding {
+			wd := &w.Dims[d]
+			if p.Lo < 0 || p.Hi < 0 || max(wd.LhsDilate, 1) > 1 {
+				return in
+			}
+			if p.Interior > 0 && (max(wd.Stride, 1) != 1 || max(wd.RhsDilate, 1) != 1 || wd.Reversal) {
+				return in // not a dimension the phases would split
+			}
+			interior = interior || p.Interior > 0
+			wd.PadLo, wd.PadHi = wd.PadLo+p.Lo, wd.PadHi+p.Hi
+		}
+		if interior {
+			for d, p := range x.A.Padding {
+				w.Dims[d].LhsDilate = p.Interior + 1
+			}
+		}
+		x = x.Operands[0]
+	}
+	if !interior {
+		return in
+	}
+	rw := *in
+	rw.A.Window = w
+	rw.Operands = []*hlo.Instruction{x, init}
+	rw.Attrs = withAttr(in.Attrs, "window", w.String())
+	return &rw
+}
+
+// phase is one dimension's part of a phase r: the outputs r, r+L, ...
+// (t of them, of at most tMax), read by taps c, c+L, ... (j of them) at
+// input t+q, ..., as a window of the input taken as [from, to) and
+// padded lo below and hi above; empty where no tap reads an input
+// element.
+type phase struct {
+	t, c, j, from, to, lo, hi int64
+	empty                     bool
+}
+
+// phaseOf is phase r of a dimension of input length h dilated by L, a
+// window of K taps padded padLo below, and ho outputs.
+func phaseOf(r, L, K, padLo, h, ho int64) phase {
+	// Output o = r + L*t, tap k: dilated input position o + k - padLo,
 	// an input element where that is a multiple of L: k = c + L*j with
-	// c = (PadLo - r) mod L, at input index t + j + q.
-	tMax := (ho + L - 1) / L
-	phases := make([]*hlo.Instruction, L)
-	for r := range L {
-		t := max((ho-r+L-1)/L, 0)
-		c := ((wd.PadLo-r)%L + L) % L
-		j := max((K-c+L-1)/L, 0)
-		outDims := slices.Clone(conv.Shape.Dims)
-		outDims[od] = tMax
-		if t == 0 || j == 0 {
-			phases[r] = b.zeros(hlo.ArrayShape(conv.Shape.Elem, outDims...)) // no output, or no tap lands on an input element
-			continue
-		}
-		q := (r + c - wd.PadLo) / L
-		if q >= h || q+t+j-2 < 0 {
-			phases[r] = b.zeros(hlo.ArrayShape(conv.Shape.Elem, outDims...)) // every tap in the padding
-			continue
-		}
-		// A dense convolution of taps j over the input shifted by q:
-		// padding -q below, and above what leaves t outputs; negative
-		// padding taken off the input instead.
-		lo, hi := -q, t-1+j-h+q
-		xp := x
-		if lo < 0 {
-			xp, lo = b.slice(xp, xd, -lo, h), 0
-		}
-		if hi < 0 {
-			xp, hi = b.slice(xp, xd, 0, xp.Shape.Dims[xd]+hi), 0
-		}
-		a, kdims := sliceAlong(k.Shape.Dims, kd, c, K, L)
-		kp := b.inst(hlo.OpSlice, hlo.ArrayShape(k.Shape.Elem, kdims...), k)
-		kp.A.Slice = a
-		pc := *conv
-		pc.A.Window = &hlo.Window{Dims: slices.Clone(conv.A.Window.Dims)}
-		pc.A.Window.Dims[i] = hlo.WindowDim{Size: j, Stride: 1, PadLo: lo, PadHi: hi, LhsDilate: 1, RhsDilate: 1}
-		pc.Shape = hlo.ArrayShape(conv.Shape.Elem, slices.Concat(outDims[:od], []int64{t}, outDims[od+1:])...)
-		p, err := b.convPhases(&pc, xp, kp)
-		if err != nil {
-			return nil, err
-		}
-		if t < tMax {
-			p = b.padAlong(p, od, 0, tMax-t, b.constant(p.Shape.Elem, 0))
-		}
-		phases[r] = p
+	// c = (padLo - r) mod L, at input index t + j + q.
+	p := phase{t: max((ho-r+L-1)/L, 0), c: ((padLo-r)%L + L) % L}
+	p.j = max((K-p.c+L-1)/L, 0)
+	q := (r + p.c - padLo) / L
+	if p.t == 0 || p.j == 0 || q >= h || q+p.t+p.j-2 < 0 {
+		p.empty = true
+		return p
 	}
-	// Interleave: each phase a unit dimension after od, joined along
-	// it, od and it made one, the tail past ho cut.
-	for r, p := range phases {
-		phases[r] = b.reshape(p, slices.Insert(slices.Clone(p.Shape.Dims), od+1, 1)...)
+	// Padding -q below, and above what leaves t outputs; negative
+	// padding taken off the input instead.
+	lo, hi := -q, p.t-1+p.j-h+q
+	p.from, p.to, p.lo, p.hi = max(-lo, 0), h-max(-hi, 0), max(lo, 0), max(hi, 0)
+	return p
+}
+
+// phases is in (a convolution or reduce-window with operands x and y:
+// the kernel or the init) as the dense ones of its phases (every
+// combination of a phase of each dilated dimension), interleaved by one
+// transpose of them stacked.
+func (b *expander) phases(in, x, y *hlo.Instruction) (*hlo.Instruction, error) {
+	dims := dilatedDims(in)
+	cd := in.A.ConvDims
+	at := func(i int) (xd, kd, od int) {
+		if in.Op == hlo.OpConvolution {
+			return int(cd.InSpatial[i]), int(cd.KSpatial[i]), int(cd.OutSpatial[i])
+		}
+		return i, -1, i
 	}
-	joined := b.concat(od+1, phases...)
-	out := b.reshape(joined, slices.Concat(conv.Shape.Dims[:od], []int64{tMax * L}, conv.Shape.Dims[od+1:])...)
-	if tMax*L > ho {
-		out = b.slice(out, od, 0, ho)
+	ls := make([]int64, len(dims))
+	padded := slices.Clone(in.Shape.Dims) // each phase's result, padded to tMax outputs
+	for n, i := range dims {
+		_, _, od := at(i)
+		ls[n] = in.A.Window.Dims[i].LhsDilate
+		padded[od] = (in.Shape.Dims[od] + ls[n] - 1) / ls[n]
+	}
+	var stack []*hlo.Instruction
+	for _, rs := range combinations(ls) {
+		ph := make([]phase, len(dims))
+		empty := false
+		for n, i := range dims {
+			xd, _, od := at(i)
+			wd := in.A.Window.Dims[i]
+			ph[n] = phaseOf(rs[n], wd.LhsDilate, wd.Size, wd.PadLo, x.Shape.Dims[xd], in.Shape.Dims[od])
+			empty = empty || ph[n].empty
+		}
+		var p *hlo.Instruction
+		switch {
+		case empty && in.Op == hlo.OpReduceWindow:
+			p = b.bcast(y, padded...) // the init a window folds nothing into
+		case empty:
+			p = b.zeros(hlo.ArrayShape(in.Shape.Elem, padded...))
+		default:
+			c := *in
+			c.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
+			c.Shape = hlo.ArrayShape(in.Shape.Elem, slices.Clone(in.Shape.Dims)...)
+			xp, yp := x, y
+			for n, i := range dims {
+				xd, kd, od := at(i)
+				f := ph[n]
+				if f.from > 0 || f.to < xp.Shape.Dims[xd] {
+					xp = b.slice(xp, xd, f.from, f.to)
+				}
+				if in.Op == hlo.OpConvolution {
+					a, kdims := sliceAlong(yp.Shape.Dims, kd, f.c, in.A.Window.Dims[i].Size, ls[n])
+					yp = b.inst(hlo.OpSlice, hlo.ArrayShape(yp.Shape.Elem, kdims...), yp)
+					yp.A.Slice = a
+				}
+				c.A.Window.Dims[i] = hlo.WindowDim{Size: f.j, Stride: 1, PadLo: f.lo, PadHi: f.hi, LhsDilate: 1, RhsDilate: 1}
+				c.Shape.Dims[od] = f.t
+			}
+			c.Operands = []*hlo.Instruction{xp, yp}
+			c.Attrs = withAttr(in.Attrs, "window", c.A.Window.String())
+			if s, err := hlo.InferShape(&c); err != nil || !s.SameDims(c.Shape) {
+				return nil, in.Errorf("internal error: a phase of the dilated input's %s has shape %v, not %v (%v)", in.Op, s, c.Shape, err)
+			}
+			p = b.place(&c)
+			for n, i := range dims {
+				_, _, od := at(i)
+				if t := ph[n].t; t < padded[od] {
+					p = b.padAlong(p, od, 0, padded[od]-t, b.constant(p.Shape.Elem, 0)) // cut again below
+				}
+			}
+		}
+		stack = append(stack, b.reshape(p, slices.Concat([]int64{1}, padded)...))
+	}
+	// Stacked [phases, out...] as [L..., out...], each L moved after its
+	// output dimension, the two made one, the tails past the outputs cut.
+	st := b.reshape(b.concat(0, stack...), slices.Concat(ls, padded)...)
+	var perm []int64
+	for e := range padded {
+		perm = append(perm, int64(len(ls)+e))
+		for n, i := range dims {
+			if _, _, od := at(i); od == e {
+				perm = append(perm, int64(n))
+			}
+		}
+	}
+	merged := slices.Clone(padded)
+	for n, i := range dims {
+		_, _, od := at(i)
+		merged[od] *= ls[n]
+	}
+	out := b.reshape(b.transposeIf(st, perm), merged...)
+	for _, i := range dims {
+		if _, _, od := at(i); merged[od] > in.Shape.Dims[od] {
+			out = b.slice(out, od, 0, in.Shape.Dims[od])
+		}
 	}
 	return out, nil
+}
+
+// combinations are every tuple (r_0, ..., r_n-1) with 0 <= r_i < ls[i],
+// the last varying fastest.
+func combinations(ls []int64) [][]int64 {
+	out := [][]int64{{}}
+	for _, l := range ls {
+		var next [][]int64
+		for _, c := range out {
+			for r := range l {
+				next = append(next, append(slices.Clone(c), r))
+			}
+		}
+		out = next
+	}
+	return out
 }

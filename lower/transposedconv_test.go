@@ -52,12 +52,12 @@ func TestTransposedConvs(t *testing.T) {
 		m, err := hlo.Parse("conv.hlo", src)
 		require.NoError(t, err, c.name)
 		s := &state{mod: m}
-		require.NoError(t, splitTransposedConvs(s), c.name)
+		require.NoError(t, splitDilatedInputs(s), c.name)
 		convs, dilated := 0, 0
 		for _, in := range m.Entry.Instructions {
 			if in.Op == hlo.OpConvolution {
 				convs++
-				for i := range dilatedDims(in) {
+				for _, i := range dilatedDims(in) {
 					if in.A.Window.Dims[i].LhsDilate > 1 {
 						dilated++
 					}
@@ -83,6 +83,80 @@ func TestTransposedConvs(t *testing.T) {
 			want, err := eval.Run(user, args...)
 			require.NoError(t, err, c.name)
 			got, err := eval.Run(m, args...)
+			require.NoError(t, err, c.name)
+			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
+		}
+	}
+}
+
+// TestDilatedWindows: reduce-windows of a dilated input (the gradient of
+// a strided average pooling as jax.grad writes it: a pad of zeros with
+// interior padding, edges in the same pad or another; a max from the
+// lowest value; a window's own input dilation) become windows of their
+// phases, folding the same elements in the same order as the evaluator
+// finds; a pad of another value than the init, and a strided window,
+// stay.
+func TestDilatedWindows(t *testing.T) {
+	reducer := "r_add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n" +
+		"r_max {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] maximum(a, b)\n}\n" +
+		"r_fadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+	cases := []struct {
+		name, body string
+		split      bool
+	}{
+		{"average pooling's gradient", "  g = s32[2,7,9,3] parameter(0)\n  z = s32[] constant(0)\n  p = s32[2,15,19,3] pad(g, z), padding=0_0x1_1_1x1_1_1x0_0\n" +
+			"  ROOT r = s32[2,13,17,3] reduce-window(p, z), window={size=1x3x3x1}, to_apply=r_add", true},
+		{"edges in another pad", "  g = s32[2,7,9,3] parameter(0)\n  z = s32[] constant(0)\n  p = s32[2,13,17,3] pad(g, z), padding=0_0x0_0_1x0_0_1x0_0\n" +
+			"  p2 = s32[2,16,18,3] pad(p, z), padding=0_0x1_2x0_1x0_0\n  ROOT r = s32[2,14,16,3] reduce-window(p2, z), window={size=1x3x3x1}, to_apply=r_add", true},
+		{"max from the lowest", "  g = s32[11,5] parameter(0)\n  m = s32[] constant(-2147483648)\n  p = s32[35,5] pad(g, m), padding=2_2_2x0_0\n" +
+			"  ROOT r = s32[33,5] reduce-window(p, m), window={size=3x1}, to_apply=r_max", true},
+		{"the window's own dilation", "  g = f32[3,10] parameter(0)\n  z = f32[] constant(0)\n" +
+			"  ROOT r = f32[3,20] reduce-window(g, z), window={size=1x4 pad=0_0x2_2 lhs_dilate=1x2}, to_apply=r_fadd", true},
+		{"a pad of another value", "  g = s32[2,7,9,3] parameter(0)\n  z = s32[] constant(0)\n  o = s32[] constant(1)\n  p = s32[2,15,19,3] pad(g, o), padding=0_0x1_1_1x1_1_1x0_0\n" +
+			"  ROOT r = s32[2,13,17,3] reduce-window(p, z), window={size=1x3x3x1}, to_apply=r_add", false},
+		{"a strided window", "  g = s32[2,7,9,3] parameter(0)\n  z = s32[] constant(0)\n  p = s32[2,15,19,3] pad(g, z), padding=0_0x1_1_1x1_1_1x0_0\n" +
+			"  ROOT r = s32[2,7,17,3] reduce-window(p, z), window={size=1x3x3x1 stride=1x2x1x1}, to_apply=r_add", false},
+	}
+	for _, c := range cases {
+		src := "HloModule m\n" + reducer + "ENTRY e {\n" + c.body + "\n}\n"
+		user, err := hlo.Parse("rw.hlo", src)
+		require.NoError(t, err, c.name)
+		require.NoError(t, hlo.Verify(user), c.name)
+		m, err := hlo.Parse("rw.hlo", src)
+		require.NoError(t, err, c.name)
+		require.NoError(t, splitDilatedInputs(&state{mod: m}), c.name)
+		windows := 0
+		for _, in := range m.Entry.Instructions {
+			if in.Op == hlo.OpReduceWindow {
+				windows++
+				if c.split {
+					for _, d := range in.A.Window.Dims {
+						require.LessOrEqual(t, d.LhsDilate, int64(1), "%s: %s", c.name, in.Name)
+					}
+					require.NotEqual(t, hlo.OpPad, in.Operands[0].Op, "%s: %s", c.name, in.Name)
+				}
+			}
+		}
+		if !c.split {
+			require.Equal(t, 1, windows, c.name)
+			require.Equal(t, hlo.OpReduceWindow, m.Entry.Root.Op, c.name)
+			require.Equal(t, hlo.OpPad, m.Entry.Root.Operands[0].Op, c.name)
+			continue
+		}
+		require.Greater(t, windows, 1, c.name)
+		require.NoError(t, hlo.Verify(&hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}), c.name)
+		fresh, err := hlo.Parse("rw.hlo", src)
+		require.NoError(t, err, c.name)
+		prog, err := Compile(fresh, DefaultTarget, Options{})
+		require.NoError(t, err, c.name)
+		for _, k := range prog.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
+		}
+		for seed := range uint64(3) {
+			args := hlotest.SmallIntInputs(user, seed)
+			want, err := eval.Run(user, args...)
+			require.NoError(t, err, c.name)
+			got, err := eval.Run(&hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}, args...)
 			require.NoError(t, err, c.name)
 			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
 		}
