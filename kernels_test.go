@@ -1777,19 +1777,21 @@ func TestLongDot(t *testing.T) {
 	}
 }
 
-// TestLongConv: convolutions contracting more taps than lavapipe lets
+// TestBands: convolutions contracting more taps than lavapipe lets
 // one invocation loop over sum convolutions over bands of their windows
 // (lower/splitbound.go): a weight gradient (the window the whole image,
-// the batch its input features: 65,536 taps an output) and a 1-D NCW
-// convolution of 1024 features by 70 taps, against the evaluator within
-// the rounding of sums of 7*10^4 terms.
-func TestLongConv(t *testing.T) {
+// the batch its input features: 65,536 taps an output), a 1-D NCW
+// convolution of 1024 features by 70 taps, and a moving sum of 70,000
+// (a reduce-window folding bands of its window), against the evaluator
+// within the rounding of sums of 7*10^4 terms.
+func TestBands(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ name, body string }{
 		{"weight_gradient", "  x = f32[16,64,64,8] parameter(0)\n  g = f32[16,64,64,8] parameter(1)\n  ROOT r = f32[3,3,8,8] convolution(x, g), window={size=64x64 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"},
+		{"moving_sum", "  x = f32[70100] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[101] reduce-window(x, z), window={size=70000}, to_apply=add"},
 		{"ncw", "  x = f32[1,1024,80] parameter(0)\n  k = f32[8,1024,70] parameter(1)\n  ROOT r = f32[1,8,11] convolution(x, k), window={size=70}, dim_labels=bf0_oi0->bf0"},
 	} {
-		src := "HloModule conv_" + c.name + "\nENTRY e {\n" + c.body + "\n}"
+		src := "HloModule long_" + c.name + "\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n" + c.body + "\n}"
 		m, err := hlo.Parse(c.name, src)
 		require.NoError(t, err)
 		res, want := deviceAndEval(t, c.name, src, literalTensors(hlotest.UniformInputs(m, 5))...)

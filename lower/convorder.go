@@ -135,7 +135,7 @@ func (b *expander) depthTaps(in *hlo.Instruction) (*hlo.Instruction, error) {
 		}
 		sums = append(sums, b.reshape(r, os.Dims...))
 	}
-	out := b.sumTree(sums)
+	out := b.foldTree(hlo.OpAdd, sums)
 	back := make([]int64, len(oPerm))
 	for i, d := range oPerm {
 		back[d] = int64(i)

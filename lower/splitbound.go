@@ -96,9 +96,24 @@ func (b *expander) splitDot(in *hlo.Instruction, part int64) (*hlo.Instruction, 
 // no padding or dilation, each dimension a whole number of windows: a
 // global pooling over large images): a reduce of the operand reshaped to
 // [d0/w0, w0, d1/w1, w1, ...] over the w dimensions, which split long
-// reductions then splits. Other long windows stay refused by name.
+// reductions then splits. Other long windows of a reducer that may
+// reassociate, from an init it absorbs, fold bands of their window
+// (windowBands); the rest stay refused by name.
 func splitLongWindows(s *state) error {
-	return expandWithinBound(s, hlo.OpReduceWindow, (*expander).tiledWindows)
+	return expandWithinBound(s, hlo.OpReduceWindow, func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error) {
+		r, err := b.tiledWindows(in, budget)
+		if r != in || err != nil {
+			return r, err
+		}
+		// Overlapping windows (a moving sum of 70,000): bands of the
+		// window folded by the reducer, where it may reassociate and its
+		// init, folded once a band, leaves a fold as it was.
+		if len(in.Operands) != 2 || len(in.Called) != 1 || !in.Shape.IsArray() || in.Shape.NumElements() == 0 ||
+			!associative[in.Called[0].ReducerOp()] || !identityInit(in.Called[0].ReducerOp(), in.Operands[1]) || windowTaps(in) <= budget/2 {
+			return in, nil
+		}
+		return b.windowBands(in, in.Operands[0], in.Operands[1], budget/2), nil
+	})
 }
 
 // tiledWindows is reduce-window in as a reduce where its windows tile
@@ -147,53 +162,61 @@ func (b *expander) tiledWindows(in *hlo.Instruction, limit int64) (*hlo.Instruct
 // than one invocation may loop over.
 func splitLongConvs(s *state) error {
 	return expandWithinBound(s, hlo.OpConvolution, func(b *expander, in *hlo.Instruction, budget int64) (*hlo.Instruction, error) {
-		if in.A.ConvDims == nil || in.A.Window == nil || !in.Shape.IsArray() || in.Shape.NumElements() == 0 || convTaps(in) <= budget/2 {
+		if in.A.ConvDims == nil || in.A.Window == nil || !in.Shape.IsArray() || in.Shape.NumElements() == 0 || windowTaps(in) <= budget/2 {
 			return in, nil
 		}
-		return b.convBands(in, in.Operands[0], in.Operands[1], budget/2), nil
+		return b.windowBands(in, in.Operands[0], in.Operands[1], budget/2), nil
 	})
 }
 
-// convTaps is the contraction of conv: its kernel's input features
-// times its window's taps.
-func convTaps(conv *hlo.Instruction) int64 {
-	n := conv.Operands[1].Shape.Dims[conv.A.ConvDims.KIn]
-	for _, d := range conv.A.Window.Dims {
+// windowTaps is what one output element of a convolution or
+// reduce-window loops over: a convolution's kernel input features
+// times its window's taps, a reduce-window's taps.
+func windowTaps(in *hlo.Instruction) int64 {
+	n := int64(1)
+	if in.Op == hlo.OpConvolution {
+		n = in.Operands[1].Shape.Dims[in.A.ConvDims.KIn]
+	}
+	for _, d := range in.A.Window.Dims {
 		n *= d.Size
 	}
 	return n
 }
 
-// convBands is conv (or its template) of input x and kernel k as the
-// sum of convolutions of at most part taps each, where its window
-// allows, else conv itself.
-func (b *expander) convBands(conv, x, k *hlo.Instruction, part int64) *hlo.Instruction {
+// windowBands is in (a convolution or a reduce-window of one operand,
+// or its template with operands x and y: the kernel or the init) as the
+// sum, or the reducer's fold, of ones of at most part taps each, where
+// its window allows, else in itself. A reduce-window's bands each fold
+// the init: the caller sees that the reducer's init absorbs it.
+func (b *expander) windowBands(in, x, y *hlo.Instruction, part int64) *hlo.Instruction {
 	place := func() *hlo.Instruction {
-		c := *conv
-		c.Operands = []*hlo.Instruction{x, k}
-		c.Attrs = withAttr(conv.Attrs, "window", conv.A.Window.String())
+		c := *in
+		c.Operands = []*hlo.Instruction{x, y}
+		c.Attrs = withAttr(in.Attrs, "window", in.A.Window.String())
 		return b.place(&c)
 	}
-	taps := convTaps(conv)
+	taps := windowTaps(in)
 	if taps <= part {
 		return place()
 	}
 	// The outermost dimension whose taps can be split: the input's
-	// elements not interleaved with zeros (a band's shift is then a
+	// elements not interleaved with holes (a band's shift is then a
 	// slice of it) and its taps not reversed.
-	cd := conv.A.ConvDims
-	i := slices.IndexFunc(conv.A.Window.Dims, func(d hlo.WindowDim) bool {
+	i := slices.IndexFunc(in.A.Window.Dims, func(d hlo.WindowDim) bool {
 		return d.Size > 1 && max(d.LhsDilate, 1) == 1 && !d.Reversal
 	})
 	if i < 0 {
 		return place() // check loop bounds names it
 	}
-	wd := conv.A.Window.Dims[i]
+	wd := in.A.Window.Dims[i]
 	rest := taps / wd.Size
 	band := max(part/rest, 1)
-	xd, kd := int(cd.InSpatial[i]), int(cd.KSpatial[i])
+	xd, kd := i, -1
+	if cd := in.A.ConvDims; in.Op == hlo.OpConvolution {
+		xd, kd = int(cd.InSpatial[i]), int(cd.KSpatial[i])
+	}
 	rd := max(wd.RhsDilate, 1)
-	var sums []*hlo.Instruction
+	var parts []*hlo.Instruction
 	for a := int64(0); a < wd.Size; a += band {
 		e := min(a+band, wd.Size)
 		// Taps [a, e): the window shifted by a taps, as many outputs.
@@ -207,26 +230,36 @@ func (b *expander) convBands(conv, x, k *hlo.Instruction, part int64) *hlo.Instr
 		if from > 0 || to < h {
 			xb = b.slice(x, xd, from, to)
 		}
-		a2, kdims := sliceAlong(k.Shape.Dims, kd, a, e, 1)
-		kb := b.inst(hlo.OpSlice, hlo.ArrayShape(k.Shape.Elem, kdims...), k)
-		kb.A.Slice = a2
-		bc := *conv
-		bc.A.Window = &hlo.Window{Dims: slices.Clone(conv.A.Window.Dims)}
+		yb := y
+		if in.Op == hlo.OpConvolution {
+			a2, kdims := sliceAlong(y.Shape.Dims, kd, a, e, 1)
+			yb = b.inst(hlo.OpSlice, hlo.ArrayShape(y.Shape.Elem, kdims...), y)
+			yb.A.Slice = a2
+		}
+		bc := *in
+		bc.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
 		bc.A.Window.Dims[i].Size, bc.A.Window.Dims[i].PadLo, bc.A.Window.Dims[i].PadHi = e-a, max(lo, 0), max(hi, 0)
-		sums = append(sums, b.convBands(&bc, xb, kb, part))
+		parts = append(parts, b.windowBands(&bc, xb, yb, part))
 	}
-	if len(sums) == 0 {
-		return b.zeros(conv.Shape)
+	if in.Op == hlo.OpReduceWindow {
+		if len(parts) == 0 {
+			return b.bcast(y, in.Shape.Dims...) // only padding: the init
+		}
+		return b.foldTree(in.Called[0].ReducerOp(), parts)
 	}
-	return b.sumTree(sums)
+	if len(parts) == 0 {
+		return b.zeros(in.Shape)
+	}
+	return b.foldTree(hlo.OpAdd, parts)
 }
 
-// sumTree adds xs (one shape, at least one) in a balanced tree.
-func (b *expander) sumTree(xs []*hlo.Instruction) *hlo.Instruction {
+// foldTree folds xs (one shape, at least one) by binary op in a
+// balanced tree.
+func (b *expander) foldTree(op hlo.Opcode, xs []*hlo.Instruction) *hlo.Instruction {
 	for len(xs) > 1 {
 		var next []*hlo.Instruction
 		for j := 0; j+1 < len(xs); j += 2 {
-			next = append(next, b.binary(hlo.OpAdd, xs[j], xs[j+1]))
+			next = append(next, b.binary(op, xs[j], xs[j+1]))
 		}
 		if len(xs)%2 == 1 {
 			next = append(next, xs[len(xs)-1])

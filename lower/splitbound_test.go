@@ -43,7 +43,7 @@ func TestLongConvs(t *testing.T) {
 		src := text(shape.DimsString())
 		user, err := hlo.Parse("conv.hlo", src)
 		require.NoError(t, err, c.name)
-		require.Greater(t, convTaps(user.Entry.Root), tg.LoopBudget()/2, c.name)
+		require.Greater(t, windowTaps(user.Entry.Root), tg.LoopBudget()/2, c.name)
 		m, err := hlo.Parse("conv.hlo", src)
 		require.NoError(t, err, c.name)
 		require.NoError(t, splitLongConvs(&state{mod: m, tg: tg}), c.name)
@@ -51,7 +51,7 @@ func TestLongConvs(t *testing.T) {
 		for _, in := range m.Entry.Instructions {
 			if in.Op == hlo.OpConvolution {
 				convs++
-				require.LessOrEqual(t, convTaps(in), tg.LoopBudget()/2, "%s: %s", c.name, in.Name)
+				require.LessOrEqual(t, windowTaps(in), tg.LoopBudget()/2, "%s: %s", c.name, in.Name)
 			}
 		}
 		require.Positive(t, convs, c.name)
@@ -61,6 +61,70 @@ func TestLongConvs(t *testing.T) {
 			want, err := eval.Run(user, args...)
 			require.NoError(t, err, c.name)
 			got, err := eval.Run(m, args...)
+			require.NoError(t, err, c.name)
+			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
+		}
+	}
+}
+
+// TestLongWindows: reduce-windows of overlapping windows longer than a
+// bounded loop allows (the same target as TestLongConvs) fold bands of
+// their windows by the reducer (a moving sum, a 2-D moving max with
+// strides, padding and a dilated window, a band that reads padding
+// only), equal to the original bit for bit on small integers; a
+// reducer that may not reassociate, or an init it does not absorb,
+// stays.
+func TestLongWindows(t *testing.T) {
+	reducers := "r_add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n" +
+		"r_max {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] maximum(a, b)\n}\n" +
+		"r_sub {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] subtract(a, b)\n}\n"
+	cases := []struct {
+		name, x, op, init, window string
+		split                     bool
+	}{
+		{"moving sum", "3000", "add", "0", "size=2200", true},
+		{"2-D moving max", "90,120", "max", "-2147483648", "size=40x60 stride=3x2 pad=5_7x0_9 rhs_dilate=1x2", true},
+		{"padding only in a band", "2,1200", "add", "0", "size=4x700 pad=0_3x0_0", true},
+		{"a difference", "5000", "sub", "0", "size=3000", false},
+		{"a sum from 1", "5000", "add", "1", "size=3000", false},
+	}
+	tg := kgen.LlvmpipeTarget
+	tg.MaxLoopIterations = 2048 + 2048
+	for _, c := range cases {
+		text := func(out string) string {
+			return fmt.Sprintf("HloModule m\n%sENTRY e {\n  x = s32[%s] parameter(0)\n  i = s32[] constant(%s)\n  ROOT r = %s reduce-window(x, i), window={%s}, to_apply=r_%s\n}\n",
+				reducers, c.x, c.init, out, c.window, c.op)
+		}
+		probe, err := hlo.Parse("rw.hlo", text("s32[1]"))
+		require.NoError(t, err, c.name)
+		shape, err := hlo.InferShape(probe.Entry.Root)
+		require.NoError(t, err, c.name)
+		src := text(shape.DimsString())
+		user, err := hlo.Parse("rw.hlo", src)
+		require.NoError(t, err, c.name)
+		m, err := hlo.Parse("rw.hlo", src)
+		require.NoError(t, err, c.name)
+		require.NoError(t, splitLongWindows(&state{mod: m, tg: tg}), c.name)
+		if !c.split {
+			require.Equal(t, hlo.OpReduceWindow, m.Entry.Root.Op, c.name)
+			require.Equal(t, user.Entry.Root.A.Window.String(), m.Entry.Root.A.Window.String(), c.name)
+			continue
+		}
+		windows := 0
+		for _, in := range m.Entry.Instructions {
+			if in.Op == hlo.OpReduceWindow {
+				windows++
+				require.LessOrEqual(t, windowTaps(in), tg.LoopBudget()/2, "%s: %s", c.name, in.Name)
+			}
+		}
+		require.Greater(t, windows, 1, c.name)
+		rewritten := &hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}
+		require.NoError(t, hlo.Verify(rewritten), c.name)
+		for seed := range uint64(2) {
+			args := hlotest.SmallIntInputs(user, seed)
+			want, err := eval.Run(user, args...)
+			require.NoError(t, err, c.name)
+			got, err := eval.Run(rewritten, args...)
 			require.NoError(t, err, c.name)
 			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
 		}
