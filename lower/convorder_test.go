@@ -17,7 +17,9 @@ import (
 // batch), in any dimension order, with strides, kernel dilation and
 // padding beyond or inside the input; the evaluator finds them equal to
 // the original bit for bit on small integers (f32, the GEMM's type).
-// Those the GEMM would not take stay.
+// A 2-D convolution of a few feature groups is the dense one of its
+// kernel made block-diagonal. Those the GEMM would not take, and
+// depthwise ones, stay.
 func TestCanonicalConvs(t *testing.T) {
 	cases := []struct {
 		name, x, k, labels, window, attrs string
@@ -28,6 +30,9 @@ func TestCanonicalConvs(t *testing.T) {
 		{"3-D NCDHW, strided", "2,8,9,24,24", "8,8,3,3,3", "bf012_oi012->bf012", "size=3x3x3 stride=2x1x1 pad=0_1x1_1x1_1", "", true},
 		{"3-D, dilated, negative padding", "2,9,16,16,8", "3,3,3,8,8", "b012f_012io->b012f", "size=3x3x3 pad=-1_0x1_1x1_1 rhs_dilate=2x1x1", "", true},
 		{"4-D", "1,3,4,16,16,8", "2,2,3,3,8,8", "b0123f_0123io->b0123f", "size=2x2x3x3 pad=0_1x0_0x1_1x1_1", "", true},
+		{"2-D, 4 groups", "2,16,16,32", "3,3,8,16", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", "feature_group_count=4", true},
+		{"NCHW, 2 groups", "2,32,16,16", "16,16,3,3", "bf01_oi01->bf01", "size=3x3 stride=2x1 pad=1_1x0_2", "feature_group_count=2", true},
+		{"depthwise", "2,16,16,64", "3,3,1,64", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", "feature_group_count=64", false},
 		{"3-D, feature groups", "2,6,16,16,8", "3,3,3,4,8", "b012f_012io->b012f", "size=3x3x3 pad=1_1x1_1x1_1", "feature_group_count=2", false},
 		{"3-D, too small for the GEMM", "1,3,4,4,4", "2,2,2,4,4", "b012f_012io->b012f", "size=2x2x2", "", false},
 	}
@@ -45,12 +50,13 @@ func TestCanonicalConvs(t *testing.T) {
 		require.NoError(t, err, c.name)
 		m, err := hlo.Parse("conv.hlo", src)
 		require.NoError(t, err, c.name)
-		require.NoError(t, canonicalConvs(&state{mod: m}), c.name)
+		require.NoError(t, canonicalConvs(&state{mod: m, tg: LlvmpipeTarget}), c.name)
 		for _, in := range m.Entry.Instructions {
 			if in.Op == hlo.OpConvolution {
 				if c.twoD {
 					require.Len(t, in.A.ConvDims.InSpatial, 2, "%s: %s", c.name, in.Name)
 					require.True(t, takesGemm(in), "%s: %s", c.name, in.Name)
+					require.Equal(t, int64(1), max(in.A.FeatureGroups, 1), "%s: %s", c.name, in.Name)
 				} else {
 					require.Same(t, m.Entry.Root, in, c.name)
 				}

@@ -59,7 +59,14 @@ func expandEach(s *state, expansions map[hlo.Opcode]expansion) error {
 				out = append(out, in)
 				continue
 			}
-			out = append(out, b.out[:len(b.out)-1]...)
+			// final takes in's place (users of in read it there): it is
+			// the last instruction placed, or one placed earlier, or one
+			// not placed at all (a template returned as it is).
+			for _, x := range b.out {
+				if x != final {
+					out = append(out, x)
+				}
+			}
 			name := in.Name
 			*in = *final
 			in.Name = name
