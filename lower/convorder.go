@@ -45,6 +45,9 @@ func (b *expander) canonicalConv(in *hlo.Instruction, cpu bool) (*hlo.Instructio
 		if dense := b.denseGroups(in, cpu); dense != nil {
 			return b.canonical2D(dense, dense.Operands[0], dense.Operands[1]), nil
 		}
+		if r := b.denseBatchGroups(in, cpu); r != nil {
+			return r, nil
+		}
 		return b.canonical2D(in, in.Operands[0], in.Operands[1]), nil
 	case 1:
 		// A 1-D convolution (audio, text, a Conformer's) is the 2-D one
@@ -219,6 +222,41 @@ func (b *expander) denseGroups(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 	og := b.binary(hlo.OpDivide, b.iota(hlo.S32, int(c.KOut), dims...), b.constant(hlo.S32, out/g))
 	dense.Operands[1] = b.sel(b.compare(ig, og, "EQ"), tiled, b.zeros(tiled.Shape))
 	return &dense
+}
+
+// denseBatchGroups is 2-D convolution in of batch groups (the kernel
+// gradient of a grouped convolution: output feature group g reads input
+// batch group g) as the diagonal blocks of the dense convolution of
+// every input batch with every output feature, where the GEMM takes that
+// and the groups are few enough (maxDenseGroups), else nil. The blocks
+// are slices, joined along the output features: no arithmetic beyond
+// the dense convolution's.
+func (b *expander) denseBatchGroups(in *hlo.Instruction, cpu bool) *hlo.Instruction {
+	g := in.A.BatchGroups
+	limit := int64(maxDenseGroupsGPU)
+	if cpu {
+		limit = maxDenseGroupsCPU
+	}
+	if g <= 1 || g > limit || in.A.FeatureGroups > 1 {
+		return nil
+	}
+	c := in.A.ConvDims
+	ob, of := int(c.OutBatch), int(c.OutFeature)
+	nb, nf := in.Shape.Dims[ob], in.Shape.Dims[of]/g // per group
+	dense := *in
+	dense.A.BatchGroups = 1
+	dense.Attrs = withAttr(in.Attrs, "batch_group_count", "1")
+	dense.Shape = hlo.ArrayShape(in.Shape.Elem, slices.Clone(in.Shape.Dims)...)
+	dense.Shape.Dims[ob] = nb * g
+	if !takesGemm(&dense) {
+		return nil
+	}
+	d := b.canonical2D(&dense, in.Operands[0], in.Operands[1])
+	blocks := make([]*hlo.Instruction, g)
+	for i := range g {
+		blocks[i] = b.slice(b.slice(d, ob, i*nb, (i+1)*nb), of, i*nf, (i+1)*nf)
+	}
+	return b.concat(of, blocks...)
 }
 
 // convPerms are the transposes that give conv's input, kernel and

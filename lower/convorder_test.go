@@ -18,8 +18,9 @@ import (
 // padding beyond or inside the input; the evaluator finds them equal to
 // the original bit for bit on small integers (f32, the GEMM's type).
 // A 2-D convolution of a few feature groups is the dense one of its
-// kernel made block-diagonal. Those the GEMM would not take, and
-// depthwise ones, stay.
+// kernel made block-diagonal, one of a few batch groups the diagonal
+// blocks of the dense one. Those the GEMM would not take, and depthwise
+// ones, stay.
 func TestCanonicalConvs(t *testing.T) {
 	cases := []struct {
 		name, x, k, labels, window, attrs string
@@ -32,6 +33,8 @@ func TestCanonicalConvs(t *testing.T) {
 		{"4-D", "1,3,4,16,16,8", "2,2,3,3,8,8", "b0123f_0123io->b0123f", "size=2x2x3x3 pad=0_1x0_0x1_1x1_1", "", true},
 		{"2-D, 4 groups", "2,16,16,32", "3,3,8,16", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", "feature_group_count=4", true},
 		{"NCHW, 2 groups", "2,32,16,16", "16,16,3,3", "bf01_oi01->bf01", "size=3x3 stride=2x1 pad=1_1x0_2", "feature_group_count=2", true},
+		{"kernel gradient of 4 groups", "16,12,12,32", "16,12,12,32", "f01b_i01o->01bf", "size=12x12 pad=1_1x1_1", "batch_group_count=4", true},
+		{"depthwise kernel gradient", "16,12,12,64", "16,12,12,64", "f01b_i01o->01bf", "size=12x12 pad=1_1x1_1", "batch_group_count=64", false},
 		{"depthwise", "2,16,16,64", "3,3,1,64", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", "feature_group_count=64", false},
 		{"3-D, feature groups", "2,6,16,16,8", "3,3,3,4,8", "b012f_012io->b012f", "size=3x3x3 pad=1_1x1_1x1_1", "feature_group_count=2", false},
 		{"3-D, too small for the GEMM", "1,3,4,4,4", "2,2,2,4,4", "b012f_012io->b012f", "size=2x2x2", "", false},
@@ -57,6 +60,7 @@ func TestCanonicalConvs(t *testing.T) {
 					require.Len(t, in.A.ConvDims.InSpatial, 2, "%s: %s", c.name, in.Name)
 					require.True(t, takesGemm(in), "%s: %s", c.name, in.Name)
 					require.Equal(t, int64(1), max(in.A.FeatureGroups, 1), "%s: %s", c.name, in.Name)
+					require.Equal(t, int64(1), max(in.A.BatchGroups, 1), "%s: %s", c.name, in.Name)
 				} else {
 					require.Same(t, m.Entry.Root, in, c.name)
 				}
