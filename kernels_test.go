@@ -1011,19 +1011,22 @@ ENTRY e {
 // dimension, 3-D ones (NDHWC, NCDHW strided) sums of 2-D ones over
 // their depth taps, one of 4 feature groups the dense one of a
 // block-diagonal kernel, and one of 4 batch groups (a grouped kernel
-// gradient) the diagonal blocks of a dense one (lower/convorder.go),
-// which the implicit GEMM takes; all match the reference.
+// gradient) the diagonal blocks of a dense one, and bf16 and f16 ones f32
+// convolutions rounded back (lower/convorder.go), which the implicit
+// GEMM takes; all match the reference.
 func TestConvRanks(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct {
 		name, src string
-		tol       float64 // the sums of up to 1728 products, or 9216
+		tol       float64 // the sums of up to 1728 products, or 9216; a bf16 or f16 result's rounding
 	}{
 		{"ncw", "  x = f32[8,64,200] parameter(0)\n  k = f32[32,64,5] parameter(1)\n  ROOT c = f32[8,32,200] convolution(x, k), window={size=5 pad=2_2}, dim_labels=bf0_oi0->bf0", 1e-4},
 		{"nwc_strided", "  x = f32[8,241,64] parameter(0)\n  k = f32[3,64,16] parameter(1)\n  ROOT c = f32[8,119,16] convolution(x, k), window={size=3 stride=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f", 1e-4},
 		{"transposed", "  x = f32[8,100,64] parameter(0)\n  k = f32[4,64,16] parameter(1)\n  ROOT c = f32[8,199,16] convolution(x, k), window={size=4 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f", 1e-4},
 		{"groups", "  x = f32[4,32,32,32] parameter(0)\n  k = f32[3,3,8,32] parameter(1)\n  ROOT c = f32[4,32,32,32] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4", 1e-4},
 		{"batch_groups", "  x = f32[16,24,24,32] parameter(0)\n  g = f32[16,24,24,32] parameter(1)\n  ROOT c = f32[3,3,8,32] convolution(x, g), window={size=24x24 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=4", 1e-3},
+		{"bf16", "  x = bf16[4,32,32,32] parameter(0)\n  k = bf16[3,3,32,32] parameter(1)\n  ROOT c = bf16[4,32,32,32] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 0.07},
+		{"f16_nchw", "  x = f16[4,32,32,32] parameter(0)\n  k = f16[32,32,3,3] parameter(1)\n  ROOT c = f16[4,32,16,16] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 0.01},
 		{"ndhwc", "  x = f32[2,6,16,16,8] parameter(0)\n  k = f32[3,3,3,8,16] parameter(1)\n  ROOT c = f32[2,6,16,16,16] convolution(x, k), window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f", 1e-4},
 		{"ncdhw_strided", "  x = f32[2,8,9,24,24] parameter(0)\n  k = f32[8,8,3,3,3] parameter(1)\n  ROOT c = f32[2,8,4,24,24] convolution(x, k), window={size=3x3x3 stride=2x1x1 pad=0_1x1_1x1_1}, dim_labels=bf012_oi012->bf012", 1e-4},
 	} {

@@ -77,3 +77,55 @@ func TestCanonicalConvs(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenedConvs: f16 and bf16 convolutions (and bf16 operands to an
+// f32 result) are computed as f32 convolutions the implicit GEMM takes,
+// their results rounded back once: bit for bit the evaluator's on small
+// integers (whose f32 sums are exact). One too small for the GEMM stays
+// as it is.
+func TestWidenedConvs(t *testing.T) {
+	cases := []struct {
+		name, x, k, out, labels, window string
+		gemm                            bool
+	}{
+		{"bf16 NHWC", "bf16[2,16,16,32]", "bf16[3,3,32,16]", "bf16", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", true},
+		{"f16 NCHW, strided", "f16[4,32,32,32]", "f16[16,32,3,3]", "f16", "bf01_oi01->bf01", "size=3x3 stride=2x2 pad=1_1x1_1", true},
+		{"bf16 operands, f32 result", "bf16[2,16,16,32]", "bf16[3,3,32,16]", "f32", "b01f_01io->b01f", "size=3x3 pad=1_1x1_1", true},
+		{"f16 1-D", "f16[8,32,256]", "f16[16,32,5]", "f16", "bf0_oi0->bf0", "size=5 pad=2_2", true},
+		{"too small", "bf16[1,4,4,4]", "bf16[2,2,4,4]", "bf16", "b01f_01io->b01f", "size=2x2", false},
+	}
+	for _, c := range cases {
+		text := func(out string) string {
+			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s parameter(0)\n  k = %s parameter(1)\n  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s\n}\n",
+				c.x, c.k, out, c.window, c.labels)
+		}
+		probe, err := hlo.Parse("conv.hlo", text(c.out+"[1]"))
+		require.NoError(t, err, c.name)
+		shape, err := hlo.InferShape(probe.Entry.Root)
+		require.NoError(t, err, c.name)
+		src := text(c.out + shape.DimsString()[len(shape.Elem.String()):])
+		user, err := hlo.Parse("conv.hlo", src)
+		require.NoError(t, err, c.name)
+		m, err := hlo.Parse("conv.hlo", src)
+		require.NoError(t, err, c.name)
+		require.NoError(t, canonicalConvs(&state{mod: m, tg: LlvmpipeTarget}), c.name)
+		gemms := 0
+		for _, in := range m.Entry.Instructions {
+			if in.Op == hlo.OpConvolution && takesGemm(in) {
+				gemms++
+				require.Equal(t, hlo.F32, in.Shape.Elem, c.name)
+			}
+		}
+		require.Equal(t, c.gemm, gemms > 0, c.name)
+		require.Equal(t, user.Entry.Root.Shape.Elem, m.Entry.Root.Shape.Elem, c.name)
+		require.NoError(t, hlo.Verify(m), c.name)
+		for seed := range uint64(2) {
+			args := hlotest.SmallIntInputs(user, seed)
+			want, err := eval.Run(user, args...)
+			require.NoError(t, err, c.name)
+			got, err := eval.Run(m, args...)
+			require.NoError(t, err, c.name)
+			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
+		}
+	}
+}
