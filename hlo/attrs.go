@@ -82,10 +82,12 @@ func (w *Window) String() string {
 			fields = append(fields, name+"="+join(v))
 		}
 	}
-	add("stride", func(d WindowDim) bool { return d.Stride > 1 }, num(func(d WindowDim) int64 { return max(d.Stride, 1) }))
+	// Values off the defaults as they are (a stride of 0 stays 0, for
+	// the verifier to name).
+	add("stride", func(d WindowDim) bool { return d.Stride != 1 }, num(func(d WindowDim) int64 { return d.Stride }))
 	add("pad", func(d WindowDim) bool { return d.PadLo != 0 || d.PadHi != 0 }, func(d WindowDim) string { return fmt.Sprintf("%d_%d", d.PadLo, d.PadHi) })
-	add("lhs_dilate", func(d WindowDim) bool { return d.LhsDilate > 1 }, num(func(d WindowDim) int64 { return max(d.LhsDilate, 1) }))
-	add("rhs_dilate", func(d WindowDim) bool { return d.RhsDilate > 1 }, num(func(d WindowDim) int64 { return max(d.RhsDilate, 1) }))
+	add("lhs_dilate", func(d WindowDim) bool { return d.LhsDilate != 1 }, num(func(d WindowDim) int64 { return d.LhsDilate }))
+	add("rhs_dilate", func(d WindowDim) bool { return d.RhsDilate != 1 }, num(func(d WindowDim) int64 { return d.RhsDilate }))
 	add("rhs_reversal", func(d WindowDim) bool { return d.Reversal }, func(d WindowDim) string {
 		if d.Reversal {
 			return "1"

@@ -140,6 +140,7 @@ func TestWindowString(t *testing.T) {
 		{"{size=3x3}", "{size=3x3}"},
 		{"{size=3x3 stride=1x1 pad=0_0x0_0 lhs_dilate=1x1}", "{size=3x3}"},
 		{"{size=3x2 stride=2x1 pad=1_-2x0_0 lhs_dilate=1x2 rhs_dilate=3x1 rhs_reversal=0x1}", "{size=3x2 stride=2x1 pad=1_-2x0_0 lhs_dilate=1x2 rhs_dilate=3x1 rhs_reversal=0x1}"},
+		{"{size=2 stride=0}", "{size=2 stride=0}"},
 		{"{}", "{}"},
 	} {
 		w, err := parseWindow(c.in)
