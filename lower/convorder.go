@@ -203,7 +203,7 @@ func (b *expander) widenedConv(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 	return b.convert(r, in.Shape.Elem)
 }
 
-// maxDenseGroups bounds the feature groups of a convolution computed as
+// maxDenseGroups bounds the groups of a convolution computed as
 // the dense one of a block-diagonal kernel (XLA's convolution group
 // converter expands filters so), on CPUs and on GPUs. The dense
 // convolution does groups times the multiply-adds as an implicit GEMM;
@@ -212,10 +212,12 @@ func (b *expander) widenedConv(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 // 779 ms, 8 groups 404, 32 groups 105 (the direct kernel ~1 GMAC/s, the
 // GEMM ~70): past about 60 groups the direct kernel wins. A GPU's
 // direct kernel is less far behind its GEMM.
-const (
-	maxDenseGroupsCPU = 32
-	maxDenseGroupsGPU = 8
-)
+func maxDenseGroups(cpu bool) int64 {
+	if cpu {
+		return 32
+	}
+	return 8
+}
 
 // denseGroups is 2-D convolution in of feature groups as the dense
 // convolution of its kernel made block-diagonal (an unplaced
@@ -224,11 +226,7 @@ const (
 // read its own input features, zeros weight the others.
 func (b *expander) denseGroups(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 	g := in.A.FeatureGroups
-	limit := int64(maxDenseGroupsGPU)
-	if cpu {
-		limit = maxDenseGroupsCPU
-	}
-	if g <= 1 || g > limit || in.A.BatchGroups > 1 {
+	if g <= 1 || g > maxDenseGroups(cpu) || in.A.BatchGroups > 1 {
 		return nil
 	}
 	c := in.A.ConvDims
@@ -265,11 +263,7 @@ func (b *expander) denseGroups(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 // the dense convolution's.
 func (b *expander) denseBatchGroups(in *hlo.Instruction, cpu bool) *hlo.Instruction {
 	g := in.A.BatchGroups
-	limit := int64(maxDenseGroupsGPU)
-	if cpu {
-		limit = maxDenseGroupsCPU
-	}
-	if g <= 1 || g > limit || in.A.FeatureGroups > 1 {
+	if g <= 1 || g > maxDenseGroups(cpu) || in.A.FeatureGroups > 1 {
 		return nil
 	}
 	c := in.A.ConvDims

@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/hlo/eval"
-	"github.com/vkjit/vkjit/hlo/hlotest"
 )
 
 // TestCanonicalConvs: convolutions of one and of three or more spatial
@@ -44,15 +42,7 @@ func TestCanonicalConvs(t *testing.T) {
 			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = f32[%s] parameter(0)\n  k = f32[%s] parameter(1)\n  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s%s\n}\n",
 				c.x, c.k, out, c.window, c.labels, map[bool]string{true: ", " + c.attrs}[c.attrs != ""])
 		}
-		probe, err := hlo.Parse("conv.hlo", text("f32[1]"))
-		require.NoError(t, err, c.name)
-		shape, err := hlo.InferShape(probe.Entry.Root)
-		require.NoError(t, err, c.name)
-		src := text(shape.DimsString())
-		user, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
-		m, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
+		_, user, m := inferredModule(t, c.name, "f32", text)
 		require.NoError(t, canonicalConvs(&state{mod: m, tg: LlvmpipeTarget}), c.name)
 		for _, in := range m.Entry.Instructions {
 			if in.Op == hlo.OpConvolution {
@@ -66,15 +56,7 @@ func TestCanonicalConvs(t *testing.T) {
 				}
 			}
 		}
-		require.NoError(t, hlo.Verify(m), c.name)
-		for seed := range uint64(2) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(m, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireSameValues(t, c.name, user, m.Entry, 2)
 	}
 }
 
@@ -99,15 +81,7 @@ func TestWidenedConvs(t *testing.T) {
 			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = %s parameter(0)\n  k = %s parameter(1)\n  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s\n}\n",
 				c.x, c.k, out, c.window, c.labels)
 		}
-		probe, err := hlo.Parse("conv.hlo", text(c.out+"[1]"))
-		require.NoError(t, err, c.name)
-		shape, err := hlo.InferShape(probe.Entry.Root)
-		require.NoError(t, err, c.name)
-		src := text(c.out + shape.DimsString()[len(shape.Elem.String()):])
-		user, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
-		m, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
+		_, user, m := inferredModule(t, c.name, c.out, text)
 		require.NoError(t, canonicalConvs(&state{mod: m, tg: LlvmpipeTarget}), c.name)
 		gemms := 0
 		for _, in := range m.Entry.Instructions {
@@ -118,14 +92,6 @@ func TestWidenedConvs(t *testing.T) {
 		}
 		require.Equal(t, c.gemm, gemms > 0, c.name)
 		require.Equal(t, user.Entry.Root.Shape.Elem, m.Entry.Root.Shape.Elem, c.name)
-		require.NoError(t, hlo.Verify(m), c.name)
-		for seed := range uint64(2) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(m, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireSameValues(t, c.name, user, m.Entry, 2)
 	}
 }

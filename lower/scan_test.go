@@ -7,9 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/hlo/eval"
-	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/spirv"
 )
 
 // TestTreeScans: each form of cumulative reduction JAX and XLA write
@@ -77,25 +74,10 @@ func TestTreeScans(t *testing.T) {
 			continue
 		}
 		require.Greater(t, windows, 1, c.name)
-		rewritten := &hlo.Module{Name: "m", Computations: calledFrom(s.mod.Entry), Entry: s.mod.Entry}
-		require.NoError(t, hlo.Verify(rewritten), c.name)
 		// The kernels a device without a loop bound gets, through
 		// spirv-val (the flagged scans' pred windows among them).
-		fresh, err := hlo.Parse("scan.hlo", text)
-		require.NoError(t, err, c.name)
-		prog, err := Compile(fresh, DefaultTarget, Options{})
-		require.NoError(t, err, c.name)
-		for _, k := range prog.Kernels {
-			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
-		}
-		for seed := range uint64(3) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(rewritten, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireValidKernels(t, c.name, text)
+		requireSameValues(t, c.name, user, s.mod.Entry, 3)
 	}
 }
 

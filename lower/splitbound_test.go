@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/hlo/eval"
-	"github.com/vkjit/vkjit/hlo/hlotest"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
 
@@ -37,16 +35,8 @@ func TestLongConvs(t *testing.T) {
 			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = s32[%s] parameter(0)\n  k = s32[%s] parameter(1)\n  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s%s\n}\n",
 				c.x, c.k, out, c.window, c.labels, map[bool]string{true: ", " + c.attrs}[c.attrs != ""])
 		}
-		probe, err := hlo.Parse("conv.hlo", text("s32[1]"))
-		require.NoError(t, err, c.name)
-		shape, err := hlo.InferShape(probe.Entry.Root)
-		require.NoError(t, err, c.name)
-		src := text(shape.DimsString())
-		user, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
+		_, user, m := inferredModule(t, c.name, "s32", text)
 		require.Greater(t, windowTaps(user.Entry.Root), tg.LoopBudget(), c.name)
-		m, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
 		require.NoError(t, splitLongConvs(&state{mod: m, tg: tg}), c.name)
 		convs := 0
 		for _, in := range m.Entry.Instructions {
@@ -56,15 +46,7 @@ func TestLongConvs(t *testing.T) {
 			}
 		}
 		require.Positive(t, convs, c.name)
-		require.NoError(t, hlo.Verify(m), c.name)
-		for seed := range uint64(3) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(m, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireSameValues(t, c.name, user, m.Entry, 3)
 	}
 	// Within the bound (1600 taps, more than a band's 1024), whole.
 	m, err := hlo.Parse("conv.hlo", "HloModule m\nENTRY e {\n  x = s32[16,10,10,3] parameter(0)\n  k = s32[16,10,10,4] parameter(1)\n"+
@@ -102,15 +84,7 @@ func TestLongWindows(t *testing.T) {
 			return fmt.Sprintf("HloModule m\n%sENTRY e {\n  x = s32[%s] parameter(0)\n  i = s32[] constant(%s)\n  ROOT r = %s reduce-window(x, i), window={%s}, to_apply=r_%s\n}\n",
 				reducers, c.x, c.init, out, c.window, c.op)
 		}
-		probe, err := hlo.Parse("rw.hlo", text("s32[1]"))
-		require.NoError(t, err, c.name)
-		shape, err := hlo.InferShape(probe.Entry.Root)
-		require.NoError(t, err, c.name)
-		src := text(shape.DimsString())
-		user, err := hlo.Parse("rw.hlo", src)
-		require.NoError(t, err, c.name)
-		m, err := hlo.Parse("rw.hlo", src)
-		require.NoError(t, err, c.name)
+		_, user, m := inferredModule(t, c.name, "s32", text)
 		require.NoError(t, splitLongWindows(&state{mod: m, tg: tg}), c.name)
 		if !c.split {
 			require.Equal(t, hlo.OpReduceWindow, m.Entry.Root.Op, c.name)
@@ -125,15 +99,6 @@ func TestLongWindows(t *testing.T) {
 			}
 		}
 		require.Greater(t, windows, 1, c.name)
-		rewritten := &hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}
-		require.NoError(t, hlo.Verify(rewritten), c.name)
-		for seed := range uint64(2) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(rewritten, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireSameValues(t, c.name, user, m.Entry, 2)
 	}
 }

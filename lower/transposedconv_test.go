@@ -7,9 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit/hlo"
-	"github.com/vkjit/vkjit/hlo/eval"
-	"github.com/vkjit/vkjit/hlo/hlotest"
-	"github.com/vkjit/vkjit/spirv"
 )
 
 // TestTransposedConvs: convolutions of dilated inputs as JAX writes
@@ -42,15 +39,7 @@ func TestTransposedConvs(t *testing.T) {
 			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]s] parameter(0)\n  k = %[1]s[%[3]s] parameter(1)\n  ROOT c = %[4]s convolution(x, k), window={%[5]s}, dim_labels=%[6]s%[7]s\n}\n",
 				c.typ, c.x, c.k, out, c.window, c.labels, map[bool]string{true: ", " + c.attrs}[c.attrs != ""])
 		}
-		probe, err := hlo.Parse("conv.hlo", text(c.typ+"[1]"))
-		require.NoError(t, err, c.name)
-		shape, err := hlo.InferShape(probe.Entry.Root)
-		require.NoError(t, err, c.name)
-		src := text(shape.DimsString())
-		user, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
-		m, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
+		src, user, m := inferredModule(t, c.name, c.typ, text)
 		s := &state{mod: m}
 		require.NoError(t, splitDilatedInputs(s), c.name)
 		convs, dilated := 0, 0
@@ -70,22 +59,8 @@ func TestTransposedConvs(t *testing.T) {
 			continue
 		}
 		require.Zero(t, dilated, "%s: no phase dilated where it could be split", c.name)
-		require.NoError(t, hlo.Verify(m), c.name)
-		fresh, err := hlo.Parse("conv.hlo", src)
-		require.NoError(t, err, c.name)
-		prog, err := Compile(fresh, DefaultTarget, Options{})
-		require.NoError(t, err, c.name)
-		for _, k := range prog.Kernels {
-			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
-		}
-		for seed := range uint64(3) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(m, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireValidKernels(t, c.name, src)
+		requireSameValues(t, c.name, user, m.Entry, 3)
 	}
 }
 
@@ -144,21 +119,7 @@ func TestDilatedWindows(t *testing.T) {
 			continue
 		}
 		require.Greater(t, windows, 1, c.name)
-		require.NoError(t, hlo.Verify(&hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}), c.name)
-		fresh, err := hlo.Parse("rw.hlo", src)
-		require.NoError(t, err, c.name)
-		prog, err := Compile(fresh, DefaultTarget, Options{})
-		require.NoError(t, err, c.name)
-		for _, k := range prog.Kernels {
-			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
-		}
-		for seed := range uint64(3) {
-			args := hlotest.SmallIntInputs(user, seed)
-			want, err := eval.Run(user, args...)
-			require.NoError(t, err, c.name)
-			got, err := eval.Run(&hlo.Module{Name: "m", Computations: calledFrom(m.Entry), Entry: m.Entry}, args...)
-			require.NoError(t, err, c.name)
-			require.Equal(t, want.Leaves()[0].Data, got.Leaves()[0].Data, c.name)
-		}
+		requireValidKernels(t, c.name, src)
+		requireSameValues(t, c.name, user, m.Entry, 3)
 	}
 }
