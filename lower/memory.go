@@ -648,6 +648,12 @@ func checkPlan(s *state) error {
 			written[b] = true
 		}
 	}
+	// The caller reads the results after the last step.
+	for _, b := range p.Outputs {
+		if p.Buffers[b].Kind == BufTemp && !written[b] {
+			return fmt.Errorf("lower: result %s is a temporary no step writes", p.Buffers[b].Name)
+		}
+	}
 	lr := liveRanges(p)
 	var bufs []int
 	for b := range lr {

@@ -308,7 +308,9 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 		}
 		tries := 0
 		for _, k2 := range order[i+1:] {
-			if k2.Shape.Rank() == 0 || invocations(k2) == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
+			// A reshape's kernel may become a view of its operand
+			// (planKernels): carrying the scalar would cost it its copy.
+			if k2.Shape.Rank() == 0 || k2.Op == hlo.OpReshape || invocations(k2) == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
 				continue
 			}
 			if tries++; tries > scalarTries {

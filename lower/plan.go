@@ -125,8 +125,8 @@ func planKernels(s *state) error {
 // entry (a buffer is one result). Sub-programs keep their copies: a
 // loop body's results become its state.
 func (s *state) aliasesOperand(in *hlo.Instruction, outputs map[*hlo.Instruction]int, resultAlias map[*hlo.Instruction]bool) bool {
-	if in.Op != hlo.OpReshape || s.opts.sub || !in.Shape.IsArray() {
-		return false
+	if in.Op != hlo.OpReshape || s.opts.sub || !in.Shape.IsArray() || len(s.plan.prologue(in)) > 0 {
+		return false // (a reshape that computes others first is a kernel)
 	}
 	o := in.Operands[0]
 	for s.plan.aliased[o] {
