@@ -940,10 +940,7 @@ ENTRY e {
 			require.True(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "gemm") }), "%s: %v", c.labels, names)
 		}
 		_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 5), "conv")
-		w := want.Leaves()[0]
-		for i := int64(0); i < w.Shape.NumElements(); i++ {
-			require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.labels, i)
-		}
+		requireNearEval(t, c.labels, outs, want, 1e-4)
 	}
 }
 
@@ -998,10 +995,7 @@ ENTRY e {
 				require.Greater(t, gemms, 0, "a phase is an implicit GEMM")
 			}
 			_, want, outs := runBothOn(t, exe, m, hlotest.UniformInputs(m, 4), "transposed conv")
-			w := want.Leaves()[0]
-			for i := int64(0); i < w.Shape.NumElements(); i++ {
-				require.InDelta(t, (&vkjit.Tensor{Type: vkjit.F32, Data: w.Data}).Float64At(i), outs[0].Float64At(i), 1e-4, "%s element %d", c.name, i)
-			}
+			requireNearEval(t, c.name, outs, want, 1e-4)
 		}
 	}
 }

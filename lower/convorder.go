@@ -25,13 +25,16 @@ func canonicalConvs(s *state) error {
 	}})
 }
 
-// canonicalDims are b01f_01io->b01f (a new value each time: passes
-// may edit an instruction's attributes in place).
-func canonicalDims() *hlo.ConvDims {
+// canonicalDims are the dimension numbers of a convolution of ns
+// spatial dimensions in the orders the implicit GEMM takes, b01f_01io->
+// b01f for 2-D (convLabels(ns)); a new value each time: passes may edit
+// an instruction's attributes in place.
+func canonicalDims(ns int) *hlo.ConvDims {
+	f := int64(ns + 1)
 	return &hlo.ConvDims{
-		InBatch: 0, InSpatial: []int64{1, 2}, InFeature: 3,
-		KSpatial: []int64{0, 1}, KIn: 2, KOut: 3,
-		OutBatch: 0, OutSpatial: []int64{1, 2}, OutFeature: 3,
+		InBatch: 0, InSpatial: iotaFrom(1, ns), InFeature: f,
+		KSpatial: iotaFrom(0, ns), KIn: f - 1, KOut: f,
+		OutBatch: 0, OutSpatial: iotaFrom(1, ns), OutFeature: f,
 	}
 }
 
@@ -62,8 +65,7 @@ func (b *expander) canonicalConv(in *hlo.Instruction, cpu bool) (*hlo.Instructio
 		cd := *c
 		cd.InSpatial, cd.KSpatial, cd.OutSpatial = []int64{c.InSpatial[0], 3}, []int64{c.KSpatial[0], 3}, []int64{c.OutSpatial[0], 3}
 		two.A.ConvDims = &cd
-		two.A.Window = &hlo.Window{Dims: []hlo.WindowDim{in.A.Window.Dims[0], {Size: 1, Stride: 1, LhsDilate: 1, RhsDilate: 1}}}
-		two.Attrs = withAttr(in.Attrs, "window", two.A.Window.String())
+		withWindow(&two, &hlo.Window{Dims: []hlo.WindowDim{in.A.Window.Dims[0], {Size: 1, Stride: 1, LhsDilate: 1, RhsDilate: 1}}})
 		unit := func(s hlo.Shape) hlo.Shape { return hlo.ArrayShape(s.Elem, append(slices.Clone(s.Dims), 1)...) }
 		two.Shape = unit(in.Shape)
 		two.Operands = []*hlo.Instruction{{Shape: unit(in.Operands[0].Shape)}, {Shape: unit(in.Operands[1].Shape)}}
@@ -96,20 +98,13 @@ func (b *expander) depthTaps(in *hlo.Instruction) (*hlo.Instruction, error) {
 	x, k := in.Operands[0], in.Operands[1]
 	// Operands in [batch, spatial..., feature] and [spatial..., in, out]
 	// orders, the result computed in [batch, spatial..., feature].
-	lPerm := slices.Concat([]int64{c.InBatch}, c.InSpatial, []int64{c.InFeature})
-	kPerm := slices.Concat(c.KSpatial, []int64{c.KIn, c.KOut})
-	oPerm := slices.Concat([]int64{c.OutBatch}, c.OutSpatial, []int64{c.OutFeature})
+	lPerm, kPerm, oPerm := convPerms(c)
 	xs, ks, os := transposedShape(x.Shape, lPerm), transposedShape(k.Shape, kPerm), transposedShape(in.Shape, oPerm)
 	nb, do := xs.Dims[0], os.Dims[1]
-	rest := &hlo.ConvDims{
-		InBatch: 0, InFeature: int64(ns), InSpatial: iotaFrom(1, ns-1),
-		KSpatial: iotaFrom(0, ns-1), KIn: int64(ns - 1), KOut: int64(ns),
-		OutBatch: 0, OutFeature: int64(ns), OutSpatial: iotaFrom(1, ns-1),
-	}
 	sub := *in
-	sub.A.ConvDims = rest
-	sub.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims[1:])}
-	sub.Attrs = withAttr(withAttr(in.Attrs, "window", sub.A.Window.String()), "dim_labels", convLabels(ns-1))
+	sub.A.ConvDims = canonicalDims(ns - 1)
+	withWindow(&sub, &hlo.Window{Dims: slices.Clone(in.A.Window.Dims[1:])})
+	sub.Attrs = withAttr(sub.Attrs, "dim_labels", convLabels(ns-1))
 	sub.Shape = hlo.ArrayShape(in.Shape.Elem, slices.Concat([]int64{nb * do}, os.Dims[2:])...)
 	sub.Operands = []*hlo.Instruction{
 		{Shape: hlo.ArrayShape(x.Shape.Elem, slices.Concat([]int64{nb * do}, xs.Dims[2:])...)},
@@ -131,9 +126,7 @@ func (b *expander) depthTaps(in *hlo.Instruction) (*hlo.Instruction, error) {
 	stride, rd := max(wd.Stride, 1), max(wd.RhsDilate, 1)
 	var sums []*hlo.Instruction
 	for z := range wd.Size {
-		a, dims := sliceAlong(xt.Shape.Dims, 1, z*rd, z*rd+(do-1)*stride+1, stride)
-		xz := b.inst(hlo.OpSlice, hlo.ArrayShape(xt.Shape.Elem, dims...), xt)
-		xz.A.Slice = a
+		xz := b.strided(xt, 1, z*rd, z*rd+(do-1)*stride+1, stride)
 		kz := b.reshape(b.slice(kt, 0, z, z+1), ks.Dims[1:]...)
 		conv := sub
 		conv.Operands = []*hlo.Instruction{b.reshape(xz, sub.Operands[0].Shape.Dims...), kz}
@@ -146,12 +139,7 @@ func (b *expander) depthTaps(in *hlo.Instruction) (*hlo.Instruction, error) {
 		}
 		sums = append(sums, b.reshape(r, os.Dims...))
 	}
-	out := b.foldTree(hlo.OpAdd, sums)
-	back := make([]int64, len(oPerm))
-	for i, d := range oPerm {
-		back[d] = int64(i)
-	}
-	return b.transposeIf(out, back), nil
+	return b.transposeIf(b.foldTree(hlo.OpAdd, sums), inversePerm(oPerm)), nil
 }
 
 // iotaFrom is [from, from+1, ..., from+n-1].
@@ -163,8 +151,7 @@ func iotaFrom(from int64, n int) []int64 {
 	return out
 }
 
-// convLabels are the dim_labels of a convolution of ns spatial
-// dimensions in the orders depthTaps computes in: b01f_01io->b01f and
+// convLabels are canonicalDims(ns) as dim_labels: b01f_01io->b01f and
 // the like.
 func convLabels(ns int) string {
 	sp := ""
@@ -286,11 +273,21 @@ func (b *expander) denseBatchGroups(in *hlo.Instruction, cpu bool) *hlo.Instruct
 }
 
 // convPerms are the transposes that give conv's input, kernel and
-// result the canonical orders.
+// result the canonical orders ([batch, spatial..., feature] and
+// [spatial..., in, out]).
 func convPerms(c *hlo.ConvDims) (lPerm, kPerm, oPerm []int64) {
-	return []int64{c.InBatch, c.InSpatial[0], c.InSpatial[1], c.InFeature},
-		[]int64{c.KSpatial[0], c.KSpatial[1], c.KIn, c.KOut},
-		[]int64{c.OutBatch, c.OutSpatial[0], c.OutSpatial[1], c.OutFeature}
+	return slices.Concat([]int64{c.InBatch}, c.InSpatial, []int64{c.InFeature}),
+		slices.Concat(c.KSpatial, []int64{c.KIn, c.KOut}),
+		slices.Concat([]int64{c.OutBatch}, c.OutSpatial, []int64{c.OutFeature})
+}
+
+// inversePerm is the transpose that undoes transpose perm.
+func inversePerm(perm []int64) []int64 {
+	back := make([]int64, len(perm))
+	for i, d := range perm {
+		back[d] = int64(i)
+	}
+	return back
 }
 
 // canonicalTemplate is 2-D convolution conv in the canonical orders, its
@@ -298,13 +295,13 @@ func convPerms(c *hlo.ConvDims) (lPerm, kPerm, oPerm []int64) {
 func canonicalTemplate(conv *hlo.Instruction) *hlo.Instruction {
 	lPerm, kPerm, oPerm := convPerms(conv.A.ConvDims)
 	t := *conv
-	t.A.ConvDims = canonicalDims()
+	t.A.ConvDims = canonicalDims(2)
 	t.Operands = []*hlo.Instruction{
 		{Op: hlo.OpTranspose, Shape: transposedShape(conv.Operands[0].Shape, lPerm)},
 		{Op: hlo.OpTranspose, Shape: transposedShape(conv.Operands[1].Shape, kPerm)},
 	}
 	t.Shape = transposedShape(conv.Shape, oPerm)
-	t.Attrs = withAttr(conv.Attrs, "dim_labels", "b01f_01io->b01f")
+	t.Attrs = withAttr(conv.Attrs, "dim_labels", convLabels(2))
 	return &t
 }
 
@@ -331,21 +328,14 @@ func (b *expander) canonical2D(conv, x, k *hlo.Instruction) *hlo.Instruction {
 	}
 	lPerm, kPerm, oPerm := convPerms(conv.A.ConvDims)
 	x, k = b.transposeIf(x, lPerm), b.transposeIf(k, kPerm)
-	out := place(canonicalTemplate(conv))
-	// The result's dimension d is the canonical one at d's place in oPerm.
-	back := make([]int64, 4)
-	for i, d := range oPerm {
-		back[d] = int64(i)
-	}
-	return b.transposeIf(out, back)
+	return b.transposeIf(place(canonicalTemplate(conv)), inversePerm(oPerm))
 }
 
 func isCanonicalConv(c *hlo.ConvDims) bool {
-	eq := func(a, b []int64) bool { return a[0] == b[0] && a[1] == b[1] }
-	k := canonicalDims()
-	return c.InBatch == k.InBatch && c.InFeature == k.InFeature && eq(c.InSpatial, k.InSpatial) &&
-		c.KIn == k.KIn && c.KOut == k.KOut && eq(c.KSpatial, k.KSpatial) &&
-		c.OutBatch == k.OutBatch && c.OutFeature == k.OutFeature && eq(c.OutSpatial, k.OutSpatial)
+	k := canonicalDims(len(c.InSpatial))
+	return c.InBatch == k.InBatch && c.InFeature == k.InFeature && slices.Equal(c.InSpatial, k.InSpatial) &&
+		c.KIn == k.KIn && c.KOut == k.KOut && slices.Equal(c.KSpatial, k.KSpatial) &&
+		c.OutBatch == k.OutBatch && c.OutFeature == k.OutFeature && slices.Equal(c.OutSpatial, k.OutSpatial)
 }
 
 // transposedShape is s with its dimension i s's perm[i] (a transpose's shape).

@@ -167,7 +167,13 @@ func (b *expander) reshape(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 
 // slice takes [lo, hi) of dimension d of x, all of the others.
 func (b *expander) slice(x *hlo.Instruction, d int, lo, hi int64) *hlo.Instruction {
-	a, dims := sliceAlong(x.Shape.Dims, d, lo, hi, 1)
+	return b.strided(x, d, lo, hi, 1)
+}
+
+// strided takes positions lo, lo+step, ... < hi of dimension d of x,
+// all of the others.
+func (b *expander) strided(x *hlo.Instruction, d int, lo, hi, step int64) *hlo.Instruction {
+	a, dims := sliceAlong(x.Shape.Dims, d, lo, hi, step)
 	sl := b.inst(hlo.OpSlice, hlo.ArrayShape(x.Shape.Elem, dims...), x)
 	sl.A.Slice = a
 	return sl

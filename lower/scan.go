@@ -107,6 +107,13 @@ var associative = map[hlo.Opcode]bool{
 	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true,
 }
 
+// regroups reports whether a fold by op from init may be cut into
+// folds of parts, each from init, whose results are folded by op: op
+// associative, and init folded again leaving a fold as it was.
+func regroups(op hlo.Opcode, init *hlo.Instruction) bool {
+	return associative[op] && identityInit(op, init)
+}
+
 // identityInit reports whether folding init into a fold by op again
 // leaves its result as it was: init is op's identity (+0 for add, which
 // gives -0 only from two -0s, so that no fold from it is -0), or op is

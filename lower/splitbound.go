@@ -109,7 +109,7 @@ func splitLongWindows(s *state) error {
 		// window folded by the reducer, where it may reassociate and its
 		// init, folded once a band, leaves a fold as it was.
 		if len(in.Operands) != 2 || len(in.Called) != 1 || !in.Shape.IsArray() || in.Shape.NumElements() == 0 ||
-			!associative[in.Called[0].ReducerOp()] || !identityInit(in.Called[0].ReducerOp(), in.Operands[1]) || windowTaps(in) <= budget {
+			!regroups(in.Called[0].ReducerOp(), in.Operands[1]) || windowTaps(in) <= budget {
 			return in, nil
 		}
 		return b.windowBands(in, in.Operands[0], in.Operands[1], budget/2), nil
@@ -195,7 +195,6 @@ func (b *expander) windowBands(in, x, y *hlo.Instruction, part int64) *hlo.Instr
 	place := func() *hlo.Instruction {
 		c := *in
 		c.Operands = []*hlo.Instruction{x, y}
-		c.Attrs = withAttr(in.Attrs, "window", in.A.Window.String())
 		return b.place(&c)
 	}
 	taps := windowTaps(in)
@@ -214,10 +213,7 @@ func (b *expander) windowBands(in, x, y *hlo.Instruction, part int64) *hlo.Instr
 	wd := in.A.Window.Dims[i]
 	rest := taps / wd.Size
 	band := max(part/rest, 1)
-	xd, kd := i, -1
-	if cd := in.A.ConvDims; in.Op == hlo.OpConvolution {
-		xd, kd = int(cd.InSpatial[i]), int(cd.KSpatial[i])
-	}
+	xd, kd, _ := windowAxes(in, i)
 	rd := max(wd.RhsDilate, 1)
 	var parts []*hlo.Instruction
 	for a := int64(0); a < wd.Size; a += band {
@@ -235,23 +231,19 @@ func (b *expander) windowBands(in, x, y *hlo.Instruction, part int64) *hlo.Instr
 		}
 		yb := y
 		if in.Op == hlo.OpConvolution {
-			a2, kdims := sliceAlong(y.Shape.Dims, kd, a, e, 1)
-			yb = b.inst(hlo.OpSlice, hlo.ArrayShape(y.Shape.Elem, kdims...), y)
-			yb.A.Slice = a2
+			yb = b.slice(y, kd, a, e)
 		}
 		bc := *in
-		bc.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
-		bc.A.Window.Dims[i].Size, bc.A.Window.Dims[i].PadLo, bc.A.Window.Dims[i].PadHi = e-a, max(lo, 0), max(hi, 0)
+		w := &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
+		w.Dims[i].Size, w.Dims[i].PadLo, w.Dims[i].PadHi = e-a, max(lo, 0), max(hi, 0)
+		withWindow(&bc, w)
 		parts = append(parts, b.windowBands(&bc, xb, yb, part))
 	}
-	if in.Op == hlo.OpReduceWindow {
-		if len(parts) == 0 {
-			return b.bcast(y, in.Shape.Dims...) // only padding: the init
-		}
+	switch {
+	case len(parts) == 0:
+		return b.unfolded(in, y, in.Shape.Dims) // only padding
+	case in.Op == hlo.OpReduceWindow:
 		return b.foldTree(in.Called[0].ReducerOp(), parts)
-	}
-	if len(parts) == 0 {
-		return b.zeros(in.Shape)
 	}
 	return b.foldTree(hlo.OpAdd, parts)
 }

@@ -86,7 +86,7 @@ func (b *expander) undilatedPad(in *hlo.Instruction) *hlo.Instruction {
 	}
 	init := in.Operands[1]
 	op, li := in.Called[0].ReducerOp(), constLiteral(init)
-	if !associative[op] || li == nil || !identityInit(op, init) {
+	if li == nil || !regroups(op, init) {
 		return in
 	}
 	// Pads of init's value, any number of edges around one of interior
@@ -119,9 +119,8 @@ func (b *expander) undilatedPad(in *hlo.Instruction) *hlo.Instruction {
 		return in
 	}
 	rw := *in
-	rw.A.Window = w
 	rw.Operands = []*hlo.Instruction{x, init}
-	rw.Attrs = withAttr(in.Attrs, "window", w.String())
+	withWindow(&rw, w)
 	return &rw
 }
 
@@ -161,17 +160,10 @@ func phaseOf(r, L, K, padLo, h, ho int64) phase {
 // transpose of them stacked.
 func (b *expander) phases(in, x, y *hlo.Instruction) (*hlo.Instruction, error) {
 	dims := dilatedDims(in)
-	cd := in.A.ConvDims
-	at := func(i int) (xd, kd, od int) {
-		if in.Op == hlo.OpConvolution {
-			return int(cd.InSpatial[i]), int(cd.KSpatial[i]), int(cd.OutSpatial[i])
-		}
-		return i, -1, i
-	}
 	ls := make([]int64, len(dims))
 	padded := slices.Clone(in.Shape.Dims) // each phase's result, padded to tMax outputs
 	for n, i := range dims {
-		_, _, od := at(i)
+		_, _, od := windowAxes(in, i)
 		ls[n] = in.A.Window.Dims[i].LhsDilate
 		padded[od] = (in.Shape.Dims[od] + ls[n] - 1) / ls[n]
 	}
@@ -180,44 +172,39 @@ func (b *expander) phases(in, x, y *hlo.Instruction) (*hlo.Instruction, error) {
 		ph := make([]phase, len(dims))
 		empty := false
 		for n, i := range dims {
-			xd, _, od := at(i)
+			xd, _, od := windowAxes(in, i)
 			wd := in.A.Window.Dims[i]
 			ph[n] = phaseOf(rs[n], wd.LhsDilate, wd.Size, wd.PadLo, x.Shape.Dims[xd], in.Shape.Dims[od])
 			empty = empty || ph[n].empty
 		}
 		var p *hlo.Instruction
-		switch {
-		case empty && in.Op == hlo.OpReduceWindow:
-			p = b.bcast(y, padded...) // the init a window folds nothing into
-		case empty:
-			p = b.zeros(hlo.ArrayShape(in.Shape.Elem, padded...))
-		default:
+		if empty {
+			p = b.unfolded(in, y, padded)
+		} else {
 			c := *in
-			c.A.Window = &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
+			w := &hlo.Window{Dims: slices.Clone(in.A.Window.Dims)}
 			c.Shape = hlo.ArrayShape(in.Shape.Elem, slices.Clone(in.Shape.Dims)...)
 			xp, yp := x, y
 			for n, i := range dims {
-				xd, kd, od := at(i)
+				xd, kd, od := windowAxes(in, i)
 				f := ph[n]
 				if f.from > 0 || f.to < xp.Shape.Dims[xd] {
 					xp = b.slice(xp, xd, f.from, f.to)
 				}
 				if in.Op == hlo.OpConvolution {
-					a, kdims := sliceAlong(yp.Shape.Dims, kd, f.c, in.A.Window.Dims[i].Size, ls[n])
-					yp = b.inst(hlo.OpSlice, hlo.ArrayShape(yp.Shape.Elem, kdims...), yp)
-					yp.A.Slice = a
+					yp = b.strided(yp, kd, f.c, in.A.Window.Dims[i].Size, ls[n])
 				}
-				c.A.Window.Dims[i] = hlo.WindowDim{Size: f.j, Stride: 1, PadLo: f.lo, PadHi: f.hi, LhsDilate: 1, RhsDilate: 1}
+				w.Dims[i] = hlo.WindowDim{Size: f.j, Stride: 1, PadLo: f.lo, PadHi: f.hi, LhsDilate: 1, RhsDilate: 1}
 				c.Shape.Dims[od] = f.t
 			}
 			c.Operands = []*hlo.Instruction{xp, yp}
-			c.Attrs = withAttr(in.Attrs, "window", c.A.Window.String())
+			withWindow(&c, w)
 			if s, err := hlo.InferShape(&c); err != nil || !s.SameDims(c.Shape) {
 				return nil, in.Errorf("internal error: a phase of the dilated input's %s has shape %v, not %v (%v)", in.Op, s, c.Shape, err)
 			}
 			p = b.place(&c)
 			for n, i := range dims {
-				_, _, od := at(i)
+				_, _, od := windowAxes(in, i)
 				if t := ph[n].t; t < padded[od] {
 					p = b.padAlong(p, od, 0, padded[od]-t, b.constant(p.Shape.Elem, 0)) // cut again below
 				}
@@ -232,19 +219,19 @@ func (b *expander) phases(in, x, y *hlo.Instruction) (*hlo.Instruction, error) {
 	for e := range padded {
 		perm = append(perm, int64(len(ls)+e))
 		for n, i := range dims {
-			if _, _, od := at(i); od == e {
+			if _, _, od := windowAxes(in, i); od == e {
 				perm = append(perm, int64(n))
 			}
 		}
 	}
 	merged := slices.Clone(padded)
 	for n, i := range dims {
-		_, _, od := at(i)
+		_, _, od := windowAxes(in, i)
 		merged[od] *= ls[n]
 	}
 	out := b.reshape(b.transposeIf(st, perm), merged...)
 	for _, i := range dims {
-		if _, _, od := at(i); merged[od] > in.Shape.Dims[od] {
+		if _, _, od := windowAxes(in, i); merged[od] > in.Shape.Dims[od] {
 			out = b.slice(out, od, 0, in.Shape.Dims[od])
 		}
 	}
@@ -265,4 +252,30 @@ func combinations(ls []int64) [][]int64 {
 		out = next
 	}
 	return out
+}
+
+// windowAxes are the input, kernel and output dimensions of window
+// dimension i of a convolution (kernel -1 for a reduce-window, whose
+// window dimensions are its operand's and result's).
+func windowAxes(in *hlo.Instruction, i int) (xd, kd, od int) {
+	if cd := in.A.ConvDims; in.Op == hlo.OpConvolution {
+		return int(cd.InSpatial[i]), int(cd.KSpatial[i]), int(cd.OutSpatial[i])
+	}
+	return i, -1, i
+}
+
+// withWindow gives template c window w, its text too.
+func withWindow(c *hlo.Instruction, w *hlo.Window) {
+	c.A.Window = w
+	c.Attrs = withAttr(c.Attrs, "window", w.String())
+}
+
+// unfolded is what a convolution or reduce-window of operands x and y
+// (the kernel or the init) gives where no window finds an input element,
+// in dimensions dims: zeros, or the init.
+func (b *expander) unfolded(in, y *hlo.Instruction, dims []int64) *hlo.Instruction {
+	if in.Op == hlo.OpReduceWindow {
+		return b.bcast(y, dims...)
+	}
+	return b.zeros(hlo.ArrayShape(in.Shape.Elem, dims...))
 }
