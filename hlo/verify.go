@@ -522,10 +522,23 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if ops[2].Shape.Rank() != 0 {
 			return nil, in.Errorf("init value %s must be a scalar", ops[2].Name)
 		}
-		if err := checkComparator(in, in.Called[0], elementTypes(ops[:1])); err != nil {
+		w, x := in.A.Window, ops[0].Shape
+		if w == nil || len(w.Dims) != x.Rank() {
+			return nil, in.Errorf("needs a window of the operand's %d dimensions", x.Rank())
+		}
+		// The source holds a value per window (XLA's shape inference).
+		windows := make([]int64, x.Rank())
+		for i := range windows {
+			windows[i] = windowOut(x.Dims[i], w.Dims[i])
+		}
+		if src := ops[1].Shape; !src.IsArray() || !slices.Equal(src.Dims, windows) {
+			return nil, in.Errorf("source %s is %s where the windows over %s want %s", ops[1].Name, src.DimsString(), x.DimsString(), arr(src.Elem, windows...).DimsString())
+		}
+		sel, scat := in.SelectAndScatterComputations()
+		if err := checkComparator(in, sel, elementTypes(ops[:1])); err != nil {
 			return nil, err
 		}
-		if err := checkReducer(in, in.Called[1], elementTypes(ops[2:3]), elementTypes(ops[1:2])); err != nil {
+		if err := checkReducer(in, scat, elementTypes(ops[2:3]), elementTypes(ops[1:2])); err != nil {
 			return nil, err
 		}
 		return like(ops[0].Shape), nil
