@@ -1234,8 +1234,12 @@ func TestControlResultAliases(t *testing.T) {
 // TestSelectAndScatter: the gradient of a max pool (select GE, scatter
 // add) and of a min pool, with windows that overlap (stride below size),
 // padding, ties (small integers) and a window larger than the stride in
-// one dimension only, in f32, bf16 and s32, and edge values (NaN, inf,
-// -0) in f32, bit for bit with the evaluator, fused and unfused.
+// one dimension only, gaps between windows and a window of padding
+// only, in f32, bf16 and s32, and edge values (NaN, inf, -0) in f32, bit
+// for bit with the evaluator, fused and unfused: as a reduce-window that
+// chooses and a fold of the choices (selectscatter.go), and, where more
+// windows than maxSelectCandidates hold an element, by the direct
+// kernel.
 func TestSelectAndScatter(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct {
@@ -1246,6 +1250,8 @@ func TestSelectAndScatter(t *testing.T) {
 		{"f32", "LE", "size=3x2 stride=2x1 pad=0_1x1_0", "6,5", "3,5"},
 		{"bf16", "GE", "size=2x3 stride=1x2", "5,7", "4,3"},
 		{"s32", "GE", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "2,5,5,3", "2,3,3,3"},
+		{"f32", "GT", "size=2x3 stride=3x2 pad=2_0x0_1", "7,6", "3,3"},   // gaps between windows, one of padding only
+		{"f32", "GE", "size=9x9 stride=1x1 pad=4_4x4_4", "10,9", "10,9"}, // 81 windows an element: the direct kernel
 	} {
 		src := fmt.Sprintf(`HloModule sas
 select {
@@ -1269,6 +1275,32 @@ ENTRY e {
 			requireExact(t, "select_and_scatter_edges", src, edgeInputs(6))
 		}
 	}
+}
+
+// TestRemapChains: fused chains of remaps whose indices split and merge
+// one another's (kgen's unraveled): a slice of an upsampling (jnp.repeat)
+// of a pad, a slice of a merge of dimensions of a broadcast of a
+// transpose, and a transpose of a split of its reverse, bit for bit with
+// the evaluator, fused and unfused.
+func TestRemapChains(t *testing.T) {
+	defer noValidationMessages(t)
+	requireExact(t, "remap_chains", `HloModule chains
+ENTRY e {
+  x = f32[6,10,12] parameter(0)
+  z = f32[] constant(0)
+  p = f32[6,11,13] pad(x, z), padding=0_0x1_0x0_1
+  b = f32[6,11,3,13,2] broadcast(p), dimensions={0,1,3}
+  r = f32[6,33,26] reshape(b)
+  s = f32[6,28,22] slice(r), slice={[0:6], [2:30], [1:23]}
+  t = f32[12,6,10] transpose(x), dimensions={2,0,1}
+  c = f32[12,4,6,10] broadcast(t), dimensions={0,2,3}
+  m = f32[48,60] reshape(c)
+  u = f32[47,30] slice(m), slice={[1:48], [0:60:2]}
+  y = f32[48,60] reverse(m), dimensions={1}
+  n = f32[12,4,6,10] reshape(y)
+  v = f32[4,12,10,6] transpose(n), dimensions={1,0,3,2}
+  ROOT o = (f32[6,28,22], f32[47,30], f32[4,12,10,6]) tuple(s, u, v)
+}`, smallInts(5))
 }
 
 // TestReducerCalls: a reducer or comparator that calls a function of its

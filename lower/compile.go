@@ -118,6 +118,7 @@ func init() {
 		{"split bitcast widths", splitBitcasts, true},               // bitcast-converts between widths become shifts and truncations of one width (bitcast.go)
 		{"split dilated inputs", splitDilatedInputs, true},          // a convolution or reduce-window of a dilated input (lhs_dilate; a pad with interior padding a reduce-window reads) becomes the dense ones of its phases, interleaved (transposedconv.go)
 		{"canonical convolutions", canonicalConvs, true},            // 2-D convolutions in other dimension orders become NHWC/HWIO ones between transposes, where the implicit GEMM then takes them (convorder.go)
+		{"select windows once", splitSelectAndScatters, true},       // a select-and-scatter (a max pooling's gradient) becomes a reduce-window choosing each window's element and a fused fold of the windows that chose each element (selectscatter.go)
 		{"simplify", simplify, true},                                // ops of constants folded, reshapes and broadcasts to the same shape, max with -inf and the like taken out, in the entry and what it calls
 		{"hoist loop invariants", hoistInvariants, true},            // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},                      // concatenates of more operands than a kernel can bind become trees

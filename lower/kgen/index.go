@@ -1,6 +1,8 @@
 package kgen
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -104,8 +106,70 @@ func (k *kernelBuilder) divMod(idx spirv.ID, s uint32) (q, r spirv.ID) {
 	return k.f.UDiv(u32, idx, k.cu32(s)), k.f.UMod(u32, idx, k.cu32(s))
 }
 
+// raveledIdx is an index known to be ravel(ix, dims), each ix[d] below
+// dims[d].
+type raveledIdx struct {
+	ix   []spirv.ID
+	dims []int64
+}
+
+// unraveled is idx split over dims where idx is known as the ravel of
+// a multi-index over dims, or over dimensions that dims split or merge
+// (a reshape's): a fused chain of remaps (a slice of a reshape of a
+// broadcast of a pad: jnp.repeat, an upsampling, selectscatter.go's
+// windows) otherwise divides each element's index by every stride of
+// every array it passes through, and the divisions, by constants that
+// are no powers of two, were most of such a kernel's time.
+func (k *kernelBuilder) unraveled(idx spirv.ID, dims []int64) ([]spirv.ID, bool) {
+	r, ok := k.raveled[idx]
+	if !ok {
+		return nil, false
+	}
+	if slices.Equal(r.dims, dims) {
+		return slices.Clone(r.ix), true
+	}
+	if g, ok := splitGroups(r.dims, dims); ok { // dims split r.dims
+		out := make([]spirv.ID, 0, len(dims))
+		for i, x := range r.ix {
+			out = append(out, k.unravel(x, dims[g[i]:g[i+1]])...)
+		}
+		return out, true
+	}
+	if g, ok := splitGroups(dims, r.dims); ok { // dims merge r.dims
+		out := make([]spirv.ID, len(dims))
+		for i := range out {
+			out[i] = k.ravel(r.ix[g[i]:g[i+1]], r.dims[g[i]:g[i+1]])
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// splitGroups reports whether fine splits each dimension of coarse into
+// consecutive ones (dimensions of 1 anywhere), and where: coarse[i] is
+// the product of fine[g[i]:g[i+1]].
+func splitGroups(coarse, fine []int64) ([]int, bool) {
+	g := make([]int, len(coarse)+1)
+	j := 0
+	for i, c := range coarse {
+		prod := int64(1)
+		for j < len(fine) && fine[j] > 0 && c%(prod*fine[j]) == 0 {
+			prod *= fine[j]
+			j++
+		}
+		if prod != c {
+			return nil, false
+		}
+		g[i+1] = j
+	}
+	return g, j == len(fine)
+}
+
 // unravel splits a linear u32 index into a multi-index over dims.
 func (k *kernelBuilder) unravel(idx spirv.ID, dims []int64) []spirv.ID {
+	if ix, ok := k.unraveled(idx, dims); ok {
+		return ix
+	}
 	out := make([]spirv.ID, len(dims))
 	rest := idx
 	st := hlo.RowMajorStrides(dims)
@@ -150,7 +214,15 @@ func (k *kernelBuilder) ravel(ix []spirv.ID, dims []int64) spirv.ID {
 	case lin == 0:
 		return k.cu32(konst)
 	case konst != 0:
-		return k.f.IAdd(u32, lin, k.cu32(konst))
+		lin = k.f.IAdd(u32, lin, k.cu32(konst))
+	}
+	// Not where lin is one of ix (one term, stride 1): the split of lin
+	// would be the split of itself.
+	if _, known := k.raveled[lin]; !known && !slices.Contains(ix, lin) && !slices.Contains(dims, 0) {
+		if k.raveled == nil {
+			k.raveled = map[spirv.ID]raveledIdx{}
+		}
+		k.raveled[lin] = raveledIdx{slices.Clone(ix), slices.Clone(dims)}
 	}
 	return lin
 }

@@ -122,6 +122,7 @@ type kernelBuilder struct {
 	columns   map[computedKey]columnVals  // reductions over columns, by lane 0's element (columnLanes)
 	aligned   map[spirv.ID]alignedIdx     // indices known as an aligned base plus a constant (index.go)
 	scaled    map[spirv.ID]scaledIdx      // indices known as a product by a constant (index.go)
+	raveled   map[spirv.ID]raveledIdx     // indices known as the ravel of a multi-index (index.go)
 	u32Consts map[spirv.ID]uint32         // the u32 constants cu32 made
 }
 
