@@ -1035,6 +1035,29 @@ func TestConvRanks(t *testing.T) {
 	}
 }
 
+// TestDepthwiseConvs: depthwise convolutions, whose vector kernels fold
+// their 8 lanes' windows in one loop (kgen's depthwiseLanes): NHWC with
+// padding, strides and kernel dilation, a window reversed, an input
+// gradient (lhs_dilate, split into phases) with its 01oi kernel, NCHW
+// (the features not the minor dimension of the input), a fused
+// producer of the input, bf16 and f16; bit for bit with the evaluator
+// on small integers, fused and unfused.
+func TestDepthwiseConvs(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, c := range []struct{ name, src string }{
+		{"nhwc", "  x = f32[2,12,12,64] parameter(0)\n  k = f32[3,3,1,64] parameter(1)\n  ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
+		{"strided_dilated", "  x = f32[2,15,14,40] parameter(0)\n  k = f32[3,2,1,40] parameter(1)\n  ROOT c = f32[2,7,12,40] convolution(x, k), window={size=3x2 stride=2x1 pad=0_1x0_0 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f, feature_group_count=40"},
+		{"reversed", "  x = f32[2,10,10,48] parameter(0)\n  k = f32[3,3,1,48] parameter(1)\n  ROOT c = f32[2,10,10,48] convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=48"},
+		{"input_grad", "  g = f32[2,8,8,64] parameter(0)\n  w = f32[3,3,64,1] parameter(1)\n  r = f32[3,3,64,1] reverse(w), dimensions={0,1}\n  ROOT c = f32[2,16,16,64] convolution(g, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f, feature_group_count=64"},
+		{"nchw_in", "  x = f32[2,64,12,12] parameter(0)\n  k = f32[3,3,1,64] parameter(1)\n  ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f, feature_group_count=64"},
+		{"fused_input", "  x = f32[2,12,12,64] parameter(0)\n  k = f32[3,3,1,64] parameter(1)\n  y = f32[2,12,12,64] add(x, x)\n  ROOT c = f32[2,12,12,64] convolution(y, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
+		{"bf16", "  x = bf16[2,12,12,64] parameter(0)\n  k = bf16[3,3,1,64] parameter(1)\n  ROOT c = bf16[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
+		{"f16_to_f32", "  x = f16[2,12,12,64] parameter(0)\n  k = f16[3,3,1,64] parameter(1)\n  ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
+	} {
+		requireExact(t, "depthwise_"+c.name, "HloModule depthwise_"+c.name+"\nENTRY e {\n"+c.src+"\n}", smallInts(4))
+	}
+}
+
 // TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
 // invariant sum, hoisted before the loop) against the reference: the
 // same result, and one dispatch per iteration fewer than without hoisting
@@ -1280,8 +1303,10 @@ ENTRY e {
 // TestRemapChains: fused chains of remaps whose indices split and merge
 // one another's (kgen's unraveled): a slice of an upsampling (jnp.repeat)
 // of a pad, a slice of a merge of dimensions of a broadcast of a
-// transpose, and a transpose of a split of its reverse, bit for bit with
-// the evaluator, fused and unfused.
+// transpose, a transpose of a split of its reverse, and concatenates of
+// 3 and 4 operands (each read in a branch of its own positions) fused
+// into a transpose and alone, bit for bit with the evaluator, fused and
+// unfused.
 func TestRemapChains(t *testing.T) {
 	defer noValidationMessages(t)
 	requireExact(t, "remap_chains", `HloModule chains
@@ -1299,7 +1324,12 @@ ENTRY e {
   y = f32[48,60] reverse(m), dimensions={1}
   n = f32[12,4,6,10] reshape(y)
   v = f32[4,12,10,6] transpose(n), dimensions={1,0,3,2}
-  ROOT o = (f32[6,28,22], f32[47,30], f32[4,12,10,6]) tuple(s, u, v)
+  e = f32[6,10,12] exponential(x)
+  t2 = f32[6,10,12] negate(x)
+  q = f32[24,10,12] concatenate(x, e, t2, x), dimensions={0}
+  h = f32[10,12,24] transpose(q), dimensions={1,2,0}
+  j = f32[6,10,36] concatenate(e, x, t2), dimensions={2}
+  ROOT o = (f32[6,28,22], f32[47,30], f32[4,12,10,6], f32[10,12,24], f32[6,10,36]) tuple(s, u, v, h, j)
 }`, smallInts(5))
 }
 

@@ -42,3 +42,25 @@ ENTRY e {
 	// 170.
 	require.LessOrEqual(t, divisions, 8*8+8, text)
 }
+
+// TestDepthwiseLoop: a depthwise convolution's vector kernel folds its
+// lanes' windows in one loop (kgen's depthwiseLanes), reading each tap's
+// 8 input features and 8 kernel outputs as 16-byte texels, where it ran
+// a loop per lane reading element by element.
+func TestDepthwiseLoop(t *testing.T) {
+	m, err := hlo.Parse("depthwise", `HloModule depthwise
+ENTRY e {
+  x = f32[2,12,12,64] parameter(0)
+  k = f32[3,3,1,64] parameter(1)
+  ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64
+}`)
+	require.NoError(t, err)
+	prog, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	require.Len(t, prog.Kernels, 1)
+	require.Contains(t, prog.Kernels[0].Name, "vec4")
+	text, err := spirv.Disassemble(prog.Kernels[0].Words)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
+	require.Equal(t, 4, strings.Count(text, "OpImageFetch"), text) // 2 texels of input, 2 of kernel
+}

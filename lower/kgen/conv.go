@@ -12,6 +12,9 @@ import (
 // and input features (in the evaluator's order) in the result type. The
 // implicit GEMM (gemmconv.go) replaces it where it pays.
 func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID) (val, error) {
+	if v, ok, err := k.depthwiseLanes(in, binds, idx); ok || err != nil {
+		return v, err
+	}
 	c := in.A.ConvDims
 	w := in.A.Window
 	if w == nil {
@@ -74,4 +77,145 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 		}
 		return k.normalize(val{k.f.Load(rt, acc), t}), nil
 	}
+}
+
+// Depthwise convolutions (MobileNet's, ConvNeXt's 7x7: a feature group
+// per input feature, one kernel output each) are no GEMM; the direct
+// kernel above runs them. In a vector kernel its 8 lanes are 8
+// consecutive output features of one position, and each lane looped
+// over the window on its own, dividing out its own position and reading
+// its own input and kernel elements, strided by 8 across the SIMD
+// group's invocations: about 1 GMAC/s on lavapipe. The lanes' windows
+// are the same positions of 8 consecutive input features, and their
+// kernels 8 consecutive outputs of one tap: one loop for all lanes
+// reads each tap's input features and kernel outputs as runs of 8
+// (16-byte texels where the features are the minor dimension), and
+// folds each lane's products in the order the lane's own loop would
+// (the results are its bits).
+
+// DepthwiseLanes reports whether a vector kernel's lanes (width of them)
+// computing convolution in's consecutive elements are consecutive
+// output features of one depthwise convolution, which depthwiseLanes
+// then computes in one loop.
+func DepthwiseLanes(in *hlo.Instruction, width int64) bool {
+	if in.Op != hlo.OpConvolution || !in.Shape.IsArray() {
+		return false
+	}
+	c := in.A.ConvDims
+	kr, out := in.Operands[1].Shape, in.Shape
+	outF := kr.Dims[c.KOut]
+	return in.A.BatchGroups == 1 && kr.Dims[c.KIn] == 1 && in.A.FeatureGroups == outF &&
+		int(c.OutFeature) == out.Rank()-1 && outF%width == 0
+}
+
+// depthwiseLanes computes all lanes of a vector kernel's depthwise
+// convolution (DepthwiseLanes) when the first of them asks, and returns
+// idx's; ok is false where the lanes are not such.
+func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spirv.ID) (v val, ok bool, err error) {
+	if k.vector == nil || k.lanes > 0 || !DepthwiseLanes(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
+		return val{}, false, nil
+	}
+	lane, ok := k.vector.lanes[idx]
+	if !ok {
+		return val{}, false, nil
+	}
+	cols := k.vector.idxs
+	key := computedKey{in, cols[0]}
+	if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
+		return c.vals[lane][0], true, nil
+	}
+	c := in.A.ConvDims
+	w := in.A.Window
+	if w == nil {
+		w = &hlo.Window{}
+	}
+	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	lb, kb := binds[0], binds[1]
+	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
+	ns := len(c.InSpatial)
+	taps := make([]int64, ns)
+	count := int64(1)
+	for i := range taps {
+		taps[i] = kr.Dims[c.KSpatial[i]]
+		count *= taps[i]
+	}
+	t := out.Elem
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	// Lane 0's output element; lane j's feature is its + j.
+	o := k.unravel(cols[0], out.Dims)
+	f0 := o[c.OutFeature]
+	lBase := op(spirv.OpIAdd, op(spirv.OpIMul, o[c.OutBatch], cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
+	kBase := op(spirv.OpIMul, f0, cu(ks[c.KOut]))
+	// runOf reads the lanes' n elements of binding b from i, step apart:
+	// texels of 4 where they are consecutive 32-bit elements of a texel
+	// view (i is then a multiple of 4: every other stride is a multiple
+	// of the features, a multiple of the lanes).
+	runOf := func(b int, i spirv.ID, step int64, et hlo.ElementType) []val {
+		xs := make([]val, len(cols))
+		if step == 1 && b < len(k.bindings) && k.texelAccess(b) && et.Bytes() == 4 && k.bindings[b].st == et {
+			k.noteIndex(b, i)
+			for q := 0; q < len(xs); q += 4 {
+				v := k.texelLoad4(b, op(spirv.OpIAdd, op(spirv.OpUDiv, i, cu(4)), cu(int64(q/4))))
+				for j := range 4 {
+					xs[q+j] = val{k.f.Extract(k.scalarType(et), v, uint32(j)), et}
+				}
+			}
+			return xs
+		}
+		for j := range xs {
+			xs[j] = k.load(b, op(spirv.OpIAdd, i, cu(int64(j)*step)), et)
+		}
+		return xs
+	}
+	rt, _, mul, add := k.sumOfProducts(t)
+	accs := make([]spirv.ID, len(cols))
+	for j := range accs {
+		_, accs[j], _, _ = k.sumOfProducts(t)
+	}
+	err = k.loop(cu(count), func(ti spirv.ID) error {
+		p := k.unravel(ti, taps)
+		valid := k.b.ConstantBool(true)
+		li, ki := lBase, kBase
+		for i := 0; i < ns; i++ {
+			wd := w.Dims[i]
+			q, inside := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
+			valid = k.boolOp(spirv.OpLogicalAnd, valid, inside)
+			li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, cu(ls[c.InSpatial[i]])))
+			kk := p[i]
+			if wd.Reversal {
+				kk = op(spirv.OpISub, cu(taps[i]-1), kk)
+			}
+			ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
+		}
+		li = k.f.Select(u32, valid, li, cu(0))
+		xs, ys := runOf(lb, li, ls[c.InFeature], l.Elem), runOf(kb, ki, ks[c.KOut], kr.Elem)
+		for j, acc := range accs {
+			x, err := k.factor(xs[j], t)
+			if err != nil {
+				return err
+			}
+			y, err := k.factor(ys[j], t)
+			if err != nil {
+				return err
+			}
+			a := k.f.Load(rt, acc)
+			sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
+			k.f.Store(acc, k.f.Select(rt, valid, sum, a))
+		}
+		return nil
+	})
+	if err != nil {
+		return val{}, false, err
+	}
+	vals := make([][]val, len(cols))
+	for j, acc := range accs {
+		vals[j] = []val{k.normalize(val{k.f.Load(rt, acc), t})}
+	}
+	if k.columns == nil {
+		k.columns = map[computedKey]columnVals{}
+	}
+	k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
+	return vals[lane][0], true, nil
 }
