@@ -61,6 +61,13 @@ func consumerReads(in *hlo.Instruction) readCount {
 			return readsDup
 		}
 		return readsMany
+	case in.Op == hlo.OpConcatenate && len(in.Operands) > 1:
+		// Its kernel computes every operand at each element and selects
+		// one: no loop may run there. The stacked phases of a transposed
+		// depthwise convolution (transposedconv.go) computed each of the
+		// four convolutions at every element, 38 ms of 45 on lavapipe
+		// (f32[8,64,64,256]); on their own, 10.
+		return readsDup
 	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduceWindow,
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
 		in.Op == hlo.OpSelectAndScatter:
@@ -96,7 +103,7 @@ func fusible(in *hlo.Instruction) bool {
 	switch {
 	case in.Op == hlo.OpConstant:
 		return indexOnly(in)
-	case in.Op == hlo.OpConcatenate, in.Op == hlo.OpDynamicUpdateSlice, in.Op == hlo.OpGather:
+	case in.Op == hlo.OpDynamicUpdateSlice, in.Op == hlo.OpGather:
 		return false // their kernels write whole regions; keep them materialized
 	case in.Op.IsElementwise() && in.Op != hlo.OpRngBitGenerator, kgen.RemapOps[in.Op]:
 		return true
@@ -307,6 +314,7 @@ func fuseLoops(s *state) error {
 		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
 			continue
 		}
+
 		for _, k := range ks {
 			cost[k] += add[k]
 		}

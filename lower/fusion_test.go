@@ -761,3 +761,36 @@ ENTRY e {
 	require.Equal(t, "f", owner["s2"], "s2 rides in f's kernel")
 	require.Equal(t, "y", owner["y"], "y folds a reduction: a step of its own")
 }
+
+// TestConcatenateKeepsLoops: a concatenate's kernel computes every
+// operand at each element and selects one, so convolutions stacked by
+// one (the phases of a transposed convolution) run as kernels of their
+// own, while the concatenate itself, of cheap operands now, fuses into
+// the transpose that interleaves them.
+func TestConcatenateKeepsLoops(t *testing.T) {
+	m, err := hlo.Parse("stack.hlo", `HloModule stack
+ENTRY e {
+  x = f32[2,8,8,64] parameter(0)
+  k = f32[3,3,1,64] parameter(1)
+  a = f32[2,8,8,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64
+  n = f32[2,8,8,64] negate(x)
+  b = f32[2,8,8,64] convolution(n, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64
+  ra = f32[1,2,8,8,64] reshape(a)
+  rb = f32[1,2,8,8,64] reshape(b)
+  s = f32[2,2,8,8,64] concatenate(ra, rb), dimensions={0}
+  ROOT t = f32[2,8,8,2,64] transpose(s), dimensions={1,2,3,0,4}
+}`)
+	require.NoError(t, err)
+	p, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	fused := map[string]string{}
+	for _, st := range p.Steps {
+		if st.Kind.IsDispatch() {
+			fused[st.Inst] = strings.Join(st.Fused, " ")
+		}
+	}
+	inT := strings.Fields(fused["t"])
+	require.NotContains(t, inT, "a", fused)
+	require.NotContains(t, inT, "b", fused)
+	require.Contains(t, inT, "s", "the concatenate is computed where the transpose reads it")
+}

@@ -1,6 +1,8 @@
 package kgen
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -194,6 +196,9 @@ func (k *kernelBuilder) remapValue(in *hlo.Instruction, binds []int, idx spirv.I
 				off += s.Dims[d]
 			}
 		}
+		if len(in.Operands) > 2 {
+			return k.concatBranches(in, binds, o)
+		}
 		var r val
 		off := int64(0)
 		for i := range in.Operands {
@@ -287,4 +292,29 @@ func (k *kernelBuilder) gatherValue(in *hlo.Instruction, binds []int, idx spirv.
 		src[od] = k.f.IAdd(u32, src[od], o[g.OffsetDims[j]])
 	}
 	return k.load(binds[0], k.ravel(src, xs.Dims), xs.Elem), nil
+}
+
+// concatBranches is the element at o of concatenate in, each operand
+// read in a branch of its own positions only.
+func (k *kernelBuilder) concatBranches(in *hlo.Instruction, binds []int, o []spirv.ID) (val, error) {
+	u32, t := k.u32(), in.Shape.Elem
+	d := in.A.Dimensions[0]
+	vars, acc := k.accumulators([]val{{k.zero(t), t}})
+	off := int64(0)
+	for i, x := range in.Operands {
+		n := x.Shape.Dims[d]
+		mine := k.boolOp(spirv.OpLogicalAnd, k.boolOp(spirv.OpUGreaterThanEqual, o[d], k.cu32(uint32(off))),
+			k.boolOp(spirv.OpULessThan, o[d], k.cu32(uint32(off+n))))
+		err := k.f.If(mine, func() error {
+			ix := slices.Clone(o)
+			ix[d] = k.f.ISub(u32, o[d], k.cu32(uint32(off)))
+			k.f.Store(vars[0], k.load(binds[i], k.ravel(ix, x.Shape.Dims), x.Shape.Elem).id)
+			return nil
+		})
+		if err != nil {
+			return val{}, err
+		}
+		off += n
+	}
+	return acc(0), nil
 }
