@@ -68,6 +68,13 @@ func consumerReads(in *hlo.Instruction) readCount {
 		// four convolutions at every element, 38 ms of 45 on lavapipe
 		// (f32[8,64,64,256]); on their own, 10.
 		return readsDup
+	case in.Op == hlo.OpPad && in.Shape.NumElements() <= 2*in.Operands[0].Shape.NumElements():
+		// Its kernel computes the operand at each element, padding too
+		// (at the first element, then selects the padding value): mostly
+		// operand, a cheap producer may be recomputed there. A long
+		// reduction split into chunks pads its row to whole chunks
+		// (split.go), and a row of 50,000 stored its exp(x) first.
+		return readsDup
 	case in.Op == hlo.OpDot, in.Op == hlo.OpConvolution, in.Op == hlo.OpReduceWindow,
 		in.Op == hlo.OpSort, in.Op == hlo.OpScatter, in.Op == hlo.OpGather, in.Op == hlo.OpPad,
 		in.Op == hlo.OpSelectAndScatter:
