@@ -89,14 +89,16 @@ ENTRY e {
 
 func TestTopK(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, ty := range []string{"f32", "bf16"} {
+	for _, ty := range []string{"f32", "bf16", "f64", "f16", "u32", "s8"} {
 		for _, largest := range []bool{true, false} {
 			src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[3,17] parameter(0)\n  ROOT t = (%s[3,5], s32[3,5]) topk(x), k=5, largest=%v\n}", ty, ty, largest)
 			name := fmt.Sprintf("topk_%s_largest_%v", ty, largest)
 			requireExact(t, name, src, edgeInputs(3)) // edge cases: NaN, inf, ties
-			// Long rows: cut into chunks of 1000 first (expand.go,
-			// topKChunk), or sorted whole (4099 has no divisor to cut by);
-			// small integers tie often, so the lower index must win.
+			// Long rows: chosen in rounds of reductions (expand.go,
+			// selectRounds; types of up to 32 bits), else cut into
+			// chunks of 1000 first (topKChunk) or sorted whole (4099 has
+			// no divisor to cut by); small integers tie often, so the
+			// lower index must win.
 			for _, n := range []int{6000, 4099} {
 				src := fmt.Sprintf("HloModule topk\nENTRY e {\n  x = %s[2,%d] parameter(0)\n  ROOT t = (%s[2,7], s32[2,7]) topk(x), k=7, largest=%v\n}", ty, n, ty, largest)
 				requireExact(t, fmt.Sprintf("%s_%d_edges", name, n), src, edgeInputs(4))

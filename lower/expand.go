@@ -12,18 +12,161 @@ import (
 // NaN ranks above infinity and ties keep the lower index), then slices of
 // the first k (sortedFirst).
 func expandTopK(s *state) error {
-	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpTopK: topK})
+	return expandEach(s, map[hlo.Opcode]expansion{hlo.OpTopK: func(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+		return topK(b, in, s.tg.Int64)
+	}})
 }
 
-func topK(b *expander, in *hlo.Instruction) (*hlo.Instruction, error) {
+// topK is in's expansion; int64 says whether the device computes in 64
+// bits (keyedRounds).
+func topK(b *expander, in *hlo.Instruction, int64s bool) (*hlo.Instruction, error) {
 	x := in.Operands[0]
 	last := x.Shape.Rank() - 1
+	if len(in.Called) == 0 && int64s && keyedRounds(x.Shape, in.A.K) {
+		return b.inst(hlo.OpTuple, in.Shape, b.selectRounds(x, in.A.K, in.A.Largest)...), nil
+	}
 	cmp := comparator(in.Name+"/cmp", x.Shape.Elem, in.A.Largest)
 	if len(in.Called) == 1 { // XLA's TopK custom-call: its own comparator of (v, v, i, i)
 		cmp = in.Called[0]
 	}
 	res := b.sortedFirst([]*hlo.Instruction{x, b.iota(hlo.S32, last, x.Shape.Dims...)}, last, in.A.K, cmp)
 	return b.inst(hlo.OpTuple, in.Shape, res...), nil
+}
+
+// A top-k of few (k of a vocabulary's logits, a beam) sorted its rows
+// (in chunks, sortedFirst) to keep k of each: f32[256,50000] with k = 10
+// took 330 ms on lavapipe. Choosing the first element k times is k
+// reductions of the row instead, each one pass over it, of (key, index)
+// pairs: an element's key is its bits made to order as signed integers
+// as the total order orders the values (reversed for the smallest
+// first), and of equal keys the lower index comes first, as the stable
+// sort puts it. Round r takes the first of the elements after round
+// r-1's choice. The value comes back out of the key: the results are
+// the sort's bit for bit. (Keys of 64 bits, the index in the low half,
+// would make each round a plain maximum, but lavapipe's 64-bit
+// reductions ran 90 ms a round.)
+
+// keyedRounds reports whether a top-k of k over x's rows chooses in
+// rounds (selectRounds): a type of at most 32 bits, k at most
+// maxSelectRounds, and rows long enough that a sort would be long.
+func keyedRounds(x hlo.Shape, k int64) bool {
+	t := x.Elem
+	n := x.Dims[x.Rank()-1]
+	return x.NumElements() > 0 && k >= 1 && k <= maxSelectRounds && n >= 64*k && n < 1<<31 &&
+		(t.IsFloat() && (t.Bits() == 16 || t.Bits() == 32) || t.IsInteger() && t.Bits() >= 8 && t.Bits() <= 32)
+}
+
+// maxSelectRounds bounds the reductions of a top-k chosen in rounds.
+const maxSelectRounds = 16
+
+// selectRounds is the first k elements along the last dimension of x,
+// the largest (or smallest) first in the total order, ties to the lower
+// index, and their indices (keyedRounds).
+func (b *expander) selectRounds(x *hlo.Instruction, k int64, largest bool) []*hlo.Instruction {
+	last := x.Shape.Rank() - 1
+	dims, rows := x.Shape.Dims, x.Shape.Dims[:last]
+	keys, iota := b.orderKey(x, largest), b.iota(hlo.S32, last, dims...)
+	none := b.constant(hlo.S32, -1)
+	first := b.firstKey()
+	spread := func(v *hlo.Instruction) *hlo.Instruction {
+		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(v.Shape.Elem, dims...), v)
+		bc.A.Dimensions, bc.A.HasDimensions = iotaDims(last), true
+		return bc
+	}
+	one := slices.Concat(rows, []int64{1})
+	var topKeys, topIdx []*hlo.Instruction
+	var pk, pi *hlo.Instruction
+	for range k {
+		at := iota
+		if pk != nil {
+			// After the last choice: a lower key, or its key at a higher
+			// index.
+			k, i := spread(pk), spread(pi)
+			after := b.binary(hlo.OpOr, b.compare(keys, k, "LT"), b.binary(hlo.OpAnd, b.compare(keys, k, "EQ"), b.compare(iota, i, "GT")))
+			at = b.sel(after, iota, b.bcast(none, dims...))
+		}
+		red := b.inst(hlo.OpReduce, hlo.TupleShape(hlo.ArrayShape(hlo.S32, rows...), hlo.ArrayShape(hlo.S32, rows...)),
+			keys, at, b.constant(hlo.S32, 0), none)
+		red.A.Dimensions, red.A.HasDimensions = []int64{int64(last)}, true
+		red.Called = []*hlo.Computation{first}
+		pk, pi = b.gte(red, 0), b.gte(red, 1)
+		topKeys, topIdx = append(topKeys, b.reshape(pk, one...)), append(topIdx, b.reshape(pi, one...))
+	}
+	return []*hlo.Instruction{b.fromOrderKey(b.concat(last, topKeys...), x.Shape.Elem, largest), b.concat(last, topIdx...)}
+}
+
+// firstKey is the reducer of (key, index) pairs that keeps the larger
+// key, of equal keys the lower index; an index of -1 is no element.
+func (b *expander) firstKey() *hlo.Computation {
+	c := b.scalarComputation("/first", hlo.S32, hlo.S32, hlo.S32, hlo.S32)
+	in := &expander{from: b.from, n: b.n}
+	a, i, v, j := c.Params[0], c.Params[1], c.Params[2], c.Params[3]
+	zero := in.constant(hlo.S32, 0)
+	before := in.binary(hlo.OpOr, in.compare(v, a, "GT"), in.binary(hlo.OpAnd, in.compare(v, a, "EQ"), in.compare(j, i, "LT")))
+	take := in.binary(hlo.OpAnd, in.compare(j, zero, "GE"), in.binary(hlo.OpOr, in.compare(i, zero, "LT"), before))
+	c.Root = in.tuple(in.sel(take, v, a), in.sel(take, j, i))
+	c.Instructions = append(c.Instructions, in.out...)
+	return c
+}
+
+// orderKey is an s32 per element of x whose signed order is the total
+// order of x's values (reversed unless largest): a float's bits with
+// those below the sign flipped where it is set (-NaN < -inf < ... < -0
+// < +0 < ... < inf < NaN), an integer widened, unsigned ones offset.
+func (b *expander) orderKey(x *hlo.Instruction, largest bool) *hlo.Instruction {
+	t := x.Shape.Elem
+	var k *hlo.Instruction
+	switch {
+	case t.IsFloat():
+		bits := b.signedBits(x)
+		mask := b.binary(hlo.OpAnd, b.binary(hlo.OpShiftRightArithmetic, bits, b.constant(hlo.S32, 31)), b.constant(hlo.S32, 1<<(t.Bits()-1)-1))
+		k = b.binary(hlo.OpXor, bits, mask)
+	case t.Kind() == hlo.KindUnsigned && t.Bits() == 32:
+		k = b.bitcastConvert(b.binary(hlo.OpXor, x, b.constant(hlo.U32, 1<<31)), hlo.S32)
+	default:
+		k = b.convert(x, hlo.S32)
+	}
+	if !largest {
+		k = b.inst(hlo.OpNot, k.Shape, k)
+	}
+	return k
+}
+
+// fromOrderKey is the values of type t whose orderKey (largest or not)
+// is k.
+func (b *expander) fromOrderKey(k *hlo.Instruction, t hlo.ElementType, largest bool) *hlo.Instruction {
+	if !largest {
+		k = b.inst(hlo.OpNot, k.Shape, k)
+	}
+	switch {
+	case t.IsFloat():
+		mask := b.binary(hlo.OpAnd, b.binary(hlo.OpShiftRightArithmetic, k, b.constant(hlo.S32, 31)), b.constant(hlo.S32, 1<<(t.Bits()-1)-1))
+		bits := b.binary(hlo.OpXor, k, mask)
+		if t.Bits() < 32 {
+			bits = b.convert(bits, signedOf(t.Bits()))
+		}
+		return b.bitcastConvert(bits, t)
+	case t.Kind() == hlo.KindUnsigned && t.Bits() == 32:
+		return b.binary(hlo.OpXor, b.bitcastConvert(k, hlo.U32), b.constant(hlo.U32, 1<<31))
+	}
+	return b.convert(k, t)
+}
+
+// signedBits is float x's bits as a signed integer of their width,
+// widened to s32 (the sign extended).
+func (b *expander) signedBits(x *hlo.Instruction) *hlo.Instruction {
+	return b.convert(b.bitcastConvert(x, signedOf(x.Shape.Elem.Bits())), hlo.S32)
+}
+
+// signedOf is the signed integer type of bits bits.
+func signedOf(bits int) hlo.ElementType {
+	switch bits {
+	case 8:
+		return hlo.S8
+	case 16:
+		return hlo.S16
+	}
+	return hlo.S32
 }
 
 // sortedFirst is the first k along dimension d of the arrays xs (of one

@@ -157,6 +157,11 @@ func (b *expander) convert(x *hlo.Instruction, t hlo.ElementType) *hlo.Instructi
 	return b.inst(hlo.OpConvert, hlo.ArrayShape(t, x.Shape.Dims...), x)
 }
 
+// bitcastConvert reads x's bits as type t, of the same width.
+func (b *expander) bitcastConvert(x *hlo.Instruction, t hlo.ElementType) *hlo.Instruction {
+	return b.inst(hlo.OpBitcastConvert, hlo.ArrayShape(t, x.Shape.Dims...), x)
+}
+
 // reshape gives x dimensions dims.
 func (b *expander) reshape(x *hlo.Instruction, dims ...int64) *hlo.Instruction {
 	if hlo.ArrayShape(x.Shape.Elem, dims...).SameDims(x.Shape) {

@@ -217,10 +217,10 @@ func (b *expander) flaggedFold(c *hlo.Computation, first, last []*hlo.Instructio
 	return []*hlo.Instruction{v, b.binary(hlo.OpOr, first[1], last[1])}
 }
 
-// mapped applies scalar computation c to x and y elementwise.
-func (b *expander) mapped(c *hlo.Computation, x, y *hlo.Instruction) *hlo.Instruction {
+// mapped applies scalar computation c to xs (of one shape) elementwise.
+func (b *expander) mapped(c *hlo.Computation, xs ...*hlo.Instruction) *hlo.Instruction {
 	*b.n++
-	return hlo.MapOver(c, []*hlo.Instruction{x, y}, x.Shape.Dims, fmt.Sprintf("%s.map%d/", b.from.Name, *b.n), b.from.Pos, func(in *hlo.Instruction) { b.out = append(b.out, in) })
+	return hlo.MapOver(c, xs, xs[0].Shape.Dims, fmt.Sprintf("%s.map%d/", b.from.Name, *b.n), b.from.Pos, func(in *hlo.Instruction) { b.out = append(b.out, in) })
 }
 
 // predConstant is a pred scalar.
