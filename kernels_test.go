@@ -1042,8 +1042,9 @@ func TestConvRanks(t *testing.T) {
 // padding, strides and kernel dilation, a window reversed, an input
 // gradient (lhs_dilate, split into phases) with its 01oi kernel, NCHW
 // (the features not the minor dimension of the input), a fused
-// producer of the input, bf16 and f16; bit for bit with the evaluator
-// on small integers, fused and unfused.
+// producer of the input, bf16 and f16, and kernel gradients (f32, bf16:
+// one reduction of every tap's products, lower/convorder.go); bit for
+// bit with the evaluator on small integers, fused and unfused.
 func TestDepthwiseConvs(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, c := range []struct{ name, src string }{
@@ -1055,6 +1056,9 @@ func TestDepthwiseConvs(t *testing.T) {
 		{"fused_input", "  x = f32[2,12,12,64] parameter(0)\n  k = f32[3,3,1,64] parameter(1)\n  y = f32[2,12,12,64] add(x, x)\n  ROOT c = f32[2,12,12,64] convolution(y, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
 		{"bf16", "  x = bf16[2,12,12,64] parameter(0)\n  k = bf16[3,3,1,64] parameter(1)\n  ROOT c = bf16[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
 		{"f16_to_f32", "  x = f16[2,12,12,64] parameter(0)\n  k = f16[3,3,1,64] parameter(1)\n  ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64"},
+		{"filter_grad", "  x = f32[4,10,10,64] parameter(0)\n  g = f32[4,10,10,64] parameter(1)\n  ROOT c = f32[3,3,1,64] convolution(x, g), window={size=10x10 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=64"},
+		{"filter_grad_bf16", "  x = bf16[4,10,10,64] parameter(0)\n  g = bf16[4,10,10,64] parameter(1)\n  ROOT c = bf16[3,3,1,64] convolution(x, g), window={size=10x10 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=64"},
+		{"filter_grad_7x7", "  x = f32[2,12,12,64] parameter(0)\n  g = f32[2,12,12,64] parameter(1)\n  ROOT c = f32[7,7,1,64] convolution(x, g), window={size=12x12 pad=3_3x3_3}, dim_labels=f01b_i01o->01bf, batch_group_count=64"},
 	} {
 		requireExact(t, "depthwise_"+c.name, "HloModule depthwise_"+c.name+"\nENTRY e {\n"+c.src+"\n}", smallInts(4))
 	}

@@ -46,6 +46,9 @@ func (b *expander) canonicalConv(in *hlo.Instruction, cpu bool) (*hlo.Instructio
 	if r := b.widenedConv(in, cpu); r != nil {
 		return r, nil
 	}
+	if r := b.depthwiseFilterGrad(in); r != nil {
+		return r, nil
+	}
 	switch len(c.InSpatial) {
 	case 2:
 		if dense := b.denseGroups(in, cpu); dense != nil {
@@ -76,6 +79,151 @@ func (b *expander) canonicalConv(in *hlo.Instruction, cpu bool) (*hlo.Instructio
 		return b.reshape(b.canonical2D(&two, x, k), in.Shape.Dims...), nil
 	}
 	return b.depthTaps(in)
+}
+
+// The kernel gradient of a depthwise convolution is a convolution of
+// as many batch groups as features, each group one input batch element
+// (a feature of the input) and one output feature: output (tap t,
+// feature o) sums x[i, p + t, o] * g[i, p, o] over the batch i and the
+// positions p. Its kernel ran one invocation per output, each a serial
+// loop over every batch element and position (32,768 steps for
+// f32[8,64,64,256]: 150 ms on lavapipe), and dense it would do the
+// features times the work. Per tap it is the product of a slice of the
+// padded input and the gradient, reduced over all but the feature; all
+// taps are one variadic reduction that keeps its operands' minor
+// dimension, whose vector lanes fold 8 features a step (kgen's
+// columnLanes), reading the gradient once a step.
+
+// maxFilterTaps bounds the taps of a depthwise kernel gradient computed
+// as a reduction each (depthwiseFilterGrad).
+const maxFilterTaps = 64
+
+// depthwiseFilterGrad is the depthwise kernel gradient in as one
+// reduction of every tap's products, or nil where in is not one (stride
+// 1, no dilation or reversal, one float type, at most maxFilterTaps
+// taps).
+func (b *expander) depthwiseFilterGrad(in *hlo.Instruction) *hlo.Instruction {
+	c, w := in.A.ConvDims, in.A.Window
+	x, k := in.Operands[0], in.Operands[1]
+	g, t := in.A.BatchGroups, in.Shape.Elem
+	if g < 2 || max(in.A.FeatureGroups, 1) != 1 || k.Shape.Dims[c.KOut] != g || x.Shape.Dims[c.InBatch] != g ||
+		in.Shape.Dims[c.OutBatch] != 1 || x.Shape.Elem != t || k.Shape.Elem != t || !t.IsFloat() || t.Bits() < 16 {
+		return nil
+	}
+	ns := len(c.InSpatial)
+	taps := make([]int64, ns)
+	count := int64(1)
+	for i, wd := range w.Dims {
+		if wd.Stride != 1 || wd.LhsDilate != 1 || wd.RhsDilate != 1 || wd.Reversal {
+			return nil
+		}
+		taps[i] = in.Shape.Dims[c.OutSpatial[i]]
+		count *= taps[i]
+	}
+	if count > maxFilterTaps {
+		return nil
+	}
+	// Both as [batch i, spatial..., feature o]; the input padded.
+	pad := make([]hlo.PadDim, x.Shape.Rank())
+	padded := slices.Clone(x.Shape.Dims)
+	for i, wd := range w.Dims {
+		d := c.InSpatial[i]
+		pad[d] = hlo.PadDim{Lo: wd.PadLo, Hi: wd.PadHi}
+		padded[d] += wd.PadLo + wd.PadHi
+	}
+	// Narrower floats summed in f32 and rounded once, as the direct
+	// kernel sums them.
+	at := t
+	if t.Bits() < 32 {
+		at = hlo.F32
+		x, k = b.convert(x, at), b.convert(k, at)
+	}
+	xp := b.inst(hlo.OpPad, hlo.ArrayShape(at, padded...), x, b.constant(at, 0))
+	xp.A.Padding = pad
+	xt := b.transposeIf(xp, slices.Concat([]int64{c.InFeature}, c.InSpatial, []int64{c.InBatch}))
+	kt := b.transposeIf(k, slices.Concat([]int64{c.KIn}, c.KSpatial, []int64{c.KOut}))
+	// A reduction of the products of up to tapsPerReduce taps: each step
+	// reads the gradient once and the input at each tap.
+	var rows []*hlo.Instruction
+	all := combinations(taps)
+	groups := (len(all) + tapsPerReduce - 1) / tapsPerReduce
+	for len(all) > 0 {
+		n := (len(all) + groups - 1) / groups
+		rows = append(rows, b.tapSums(all[:n], xt, kt, g, at)...)
+		all, groups = all[n:], groups-1
+	}
+	// [taps..., 1, o], then in the result's order.
+	st := b.reshape(b.concat(0, rows...), slices.Concat(taps, []int64{1, g})...)
+	perm := make([]int64, ns+2)
+	for i := range ns {
+		perm[c.OutSpatial[i]] = int64(i)
+	}
+	perm[c.OutBatch], perm[c.OutFeature] = int64(ns), int64(ns+1)
+	return b.convert(b.transposeIf(st, perm), t)
+}
+
+// tapsPerReduce bounds the taps one reduction of a depthwise kernel
+// gradient sums: each is a result, an init and a partial result of its
+// split reduction to bind (49 taps bound 147 buffers, lavapipe allows
+// 32).
+const tapsPerReduce = 9
+
+// tapSums is, for each tap of taps, the sum over all but the last
+// dimension of the products of xt's slice at the tap and kt (both of
+// type t, [batch, spatial..., g]), reshaped to [1, g]: one variadic
+// reduction.
+func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t hlo.ElementType) []*hlo.Instruction {
+	ns := kt.Shape.Rank() - 2
+	var prods, zeros []*hlo.Instruction
+	for _, tap := range taps {
+		sl := b.inst(hlo.OpSlice, kt.Shape, xt)
+		sl.A.Slice = make([]hlo.SliceDim, ns+2)
+		for d, n := range kt.Shape.Dims {
+			sl.A.Slice[d] = hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
+		}
+		for i, s := range tap {
+			sl.A.Slice[1+i] = hlo.SliceDim{Start: s, Limit: s + kt.Shape.Dims[1+i], Stride: 1}
+		}
+		prods, zeros = append(prods, b.binary(hlo.OpMultiply, sl, kt)), append(zeros, b.constant(t, 0))
+	}
+	sums := make([]hlo.Shape, len(prods))
+	for i := range sums {
+		sums[i] = hlo.ArrayShape(t, g)
+	}
+	r := b.inst(hlo.OpReduce, variadicShape(prods), slices.Concat(prods, zeros)...)
+	if len(prods) > 1 {
+		r.Shape = hlo.TupleShape(sums...)
+	} else {
+		r.Shape = sums[0]
+	}
+	r.A.Dimensions, r.A.HasDimensions = iotaDims(ns+1), true
+	r.Called = []*hlo.Computation{b.sums(t, len(prods))}
+	var rows []*hlo.Instruction
+	for _, v := range b.leaves(r, len(prods)) {
+		rows = append(rows, b.reshape(v, 1, g))
+	}
+	return rows
+}
+
+// sums is the reducer of n sums of type t at once.
+func (b *expander) sums(t hlo.ElementType, n int) *hlo.Computation {
+	ts := make([]hlo.ElementType, 2*n)
+	for i := range ts {
+		ts[i] = t
+	}
+	c := b.scalarComputation("/sums", ts...)
+	in := &expander{from: b.from, n: b.n}
+	adds := make([]*hlo.Instruction, n)
+	for i := range adds {
+		adds[i] = in.binary(hlo.OpAdd, c.Params[i], c.Params[n+i])
+	}
+	if n == 1 {
+		c.Root = adds[0]
+	} else {
+		c.Root = in.tuple(adds...)
+	}
+	c.Instructions = append(c.Instructions, in.out...)
+	return c
 }
 
 // depthTaps is a convolution of three or more spatial dimensions (video,

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,6 +93,51 @@ func TestWidenedConvs(t *testing.T) {
 		}
 		require.Equal(t, c.gemm, gemms > 0, c.name)
 		require.Equal(t, user.Entry.Root.Shape.Elem, m.Entry.Root.Shape.Elem, c.name)
+		requireSameValues(t, c.name, user, m.Entry, 2)
+	}
+}
+
+// TestDepthwiseFilterGrads: the kernel gradient of a depthwise
+// convolution (as many batch groups as features, each one input batch
+// element) becomes one reduction of every tap's products, in JAX's
+// NHWC and NCHW dimension numbers, 1-D, with padding on one side or
+// negative, bf16 (summed in f32, rounded once) and 7x7 (49 taps in
+// several reductions, each binding few enough buffers): the evaluator finds
+// it equal to the convolution bit for bit on small integers. A strided
+// one, and one of more taps than maxFilterTaps, stay.
+func TestDepthwiseFilterGrads(t *testing.T) {
+	cases := []struct {
+		name, ty, x, k, labels, window string
+		split                          bool
+	}{
+		{"NHWC", "f32", "4,10,10,16", "4,10,10,16", "f01b_i01o->01bf", "size=10x10 pad=1_1x1_1", true},
+		{"NCHW", "f32", "16,4,10,10", "16,4,10,10", "bf01_oi01->bf01", "size=10x10 pad=1_1x1_1", true},
+		{"1-D", "f32", "4,20,16", "4,20,16", "f0b_i0o->0bf", "size=20 pad=2_2", true},
+		{"padding on one side, negative", "f32", "4,10,10,16", "4,10,10,16", "f01b_i01o->01bf", "size=10x10 pad=0_2x-1_1", true},
+		{"bf16", "bf16", "4,10,10,16", "4,10,10,16", "f01b_i01o->01bf", "size=10x10 pad=1_1x1_1", true},
+		{"7x7, in reductions of at most tapsPerReduce", "f32", "2,8,8,8", "2,8,8,8", "f01b_i01o->01bf", "size=8x8 pad=3_3x3_3", true},
+		{"strided", "f32", "4,11,11,16", "4,5,5,16", "f01b_i01o->01bf", "size=5x5 pad=1_1x1_1 rhs_dilate=2x2", false},
+		{"81 taps", "f32", "4,10,10,16", "4,10,10,16", "f01b_i01o->01bf", "size=10x10 pad=4_4x4_4", false},
+	}
+	for _, c := range cases {
+		groups := c.x[strings.LastIndex(c.x, ",")+1:]
+		if c.name == "NCHW" {
+			groups = c.x[:strings.Index(c.x, ",")]
+		}
+		text := func(out string) string {
+			return fmt.Sprintf("HloModule m\nENTRY e {\n  x = %[1]s[%[2]s] parameter(0)\n  k = %[1]s[%[3]s] parameter(1)\n  ROOT c = %[4]s convolution(x, k), window={%[5]s}, dim_labels=%[6]s, batch_group_count=%[7]s\n}\n",
+				c.ty, c.x, c.k, out, c.window, c.labels, groups)
+		}
+		_, user, m := inferredModule(t, c.name, c.ty, text)
+		require.NoError(t, canonicalConvs(&state{mod: m, tg: LlvmpipeTarget}), c.name)
+		convs := 0
+		for _, in := range m.Entry.Instructions {
+			if in.Op == hlo.OpConvolution {
+				convs++
+			}
+		}
+		require.Equal(t, !c.split, convs > 0, c.name)
+		require.Equal(t, user.Entry.Root.Shape.String(), m.Entry.Root.Shape.String(), c.name)
 		requireSameValues(t, c.name, user, m.Entry, 2)
 	}
 }

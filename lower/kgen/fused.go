@@ -360,8 +360,11 @@ func outputKernelMode(in *hlo.Instruction, env Env, name string, values func(k *
 		if err != nil {
 			return err
 		}
-		if lanes++; vector && lanes == 1 && k.f.Len()-start > vectorMaxLaneWords {
-			return &notVector{-1} // too large to repeat per lane
+		// Too large to repeat per lane; but a fold of all lanes' columns
+		// (columnLanes, depthwiseLanes) is the first lane's code alone,
+		// which the others read.
+		if lanes++; vector && lanes == 1 && k.f.Len()-start > vectorMaxLaneWords && len(k.columns) == 0 {
+			return &notVector{-1}
 		}
 		k.storeAll(outs, idx, vs)
 		ps.store(k, idx)
