@@ -75,6 +75,22 @@ func inferReduce(in *Instruction) (*Shape, error) {
 	return &t, nil
 }
 
+// checkWindow refuses a window XLA's shape inference refuses: a
+// negative size, a stride or a dilation below 1.
+func checkWindow(in *Instruction, w *Window) error {
+	for i, d := range w.Dims {
+		switch {
+		case d.Size < 0:
+			return in.Errorf("window dimension %d has size %d", i, d.Size)
+		case d.Stride < 1:
+			return in.Errorf("window dimension %d has stride %d; strides are at least 1", i, d.Stride)
+		case d.LhsDilate < 1 || d.RhsDilate < 1:
+			return in.Errorf("window dimension %d has dilations %d and %d; dilations are at least 1", i, d.LhsDilate, d.RhsDilate)
+		}
+	}
+	return nil
+}
+
 // windowOut is the output size of one window dimension over an input of
 // size n.
 func windowOut(n int64, w WindowDim) int64 {
@@ -99,6 +115,9 @@ func inferReduceWindow(in *Instruction) (*Shape, error) {
 	}
 	if len(w.Dims) != src.Rank() {
 		return nil, in.Errorf("window has %d dimensions, operand %d", len(w.Dims), src.Rank())
+	}
+	if err := checkWindow(in, w); err != nil {
+		return nil, err
 	}
 	dims := make([]int64, src.Rank())
 	for i := range dims {
@@ -278,6 +297,9 @@ func inferConvolution(in *Instruction) (*Shape, error) {
 	dims := make([]int64, ns+2)
 	dims[c.OutBatch] = l.Dims[c.InBatch] / bg
 	dims[c.OutFeature] = outF
+	if err := checkWindow(in, w); err != nil {
+		return nil, err
+	}
 	for i := 0; i < ns; i++ {
 		wd := w.Dims[i]
 		if wd.Size != k.Dims[c.KSpatial[i]] {

@@ -526,6 +526,9 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if w == nil || len(w.Dims) != x.Rank() {
 			return nil, in.Errorf("needs a window of the operand's %d dimensions", x.Rank())
 		}
+		if err := checkWindow(in, w); err != nil {
+			return nil, err
+		}
 		// The source holds a value per window (XLA's shape inference).
 		windows := make([]int64, x.Rank())
 		for i := range windows {

@@ -41,6 +41,23 @@ ENTRY e {
   x = f32[4] parameter(0)
   ROOT b = f32[2,3] bitcast(x)
 }`, "4:3: b (bitcast): bitcast of f32[4] (16 bytes) to f32[2,3] (24 bytes): sizes differ"},
+	{"reduce_window_stride_0", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[0] reduce-window(x, z), window={size=2 stride=0}, to_apply=add
+}`, "10:3: r (reduce-window): window dimension 0 has stride 0; strides are at least 1"},
+	{"convolution_dilation_0", `HloModule m
+ENTRY e {
+  x = f32[1,8,2] parameter(0)
+  k = f32[3,2,4] parameter(1)
+  ROOT c = f32[1,6,4] convolution(x, k), window={size=3 rhs_dilate=0}, dim_labels=b0f_0io->b0f
+}`, "5:3: c (convolution): window dimension 0 has dilations 1 and 0; dilations are at least 1"},
 	{"select_and_scatter_source", `HloModule m
 ge {
   a = f32[] parameter(0)
