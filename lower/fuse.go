@@ -66,7 +66,12 @@ func consumerReads(in *hlo.Instruction) readCount {
 		// one: no loop may run there. The stacked phases of a transposed
 		// depthwise convolution (transposedconv.go) computed each of the
 		// four convolutions at every element, 38 ms of 45 on lavapipe
-		// (f32[8,64,64,256]); on their own, 10.
+		// (f32[8,64,64,256]); on their own, 10. (One of more operands
+		// reads each in a branch of its own positions, kgen's
+		// concatBranches, but loops in branches still took longer than
+		// stored operands: an average pooling's gradient's four window
+		// sums, f32[8,56,56,256], 69-84 ms in one kernel against 55 in
+		// three, though its peak memory was then 128 MB, not 231.)
 		return readsDup
 	case in.Op == hlo.OpPad && in.Shape.NumElements() <= 2*in.Operands[0].Shape.NumElements():
 		// Its kernel computes the operand at each element, padding too
