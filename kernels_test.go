@@ -1064,6 +1064,50 @@ func TestDepthwiseConvs(t *testing.T) {
 	}
 }
 
+// TestWindowLanes: reduce-windows whose minor dimension is no window
+// dimension (NHWC pooling), whose vector kernels fold their 8 lanes'
+// windows in one loop (kgen's windowLanes): a max pooling with padding
+// (NaN, infinities and -0 among the values), a strided sum, a
+// variadic (value, index) maximum, bf16, and a fused producer of the
+// input; bit for bit with the evaluator, fused and unfused.
+func TestWindowLanes(t *testing.T) {
+	defer noValidationMessages(t)
+	const reducers = `max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+argmax {
+  a = $T[] parameter(0)
+  i = s32[] parameter(1)
+  b = $T[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(b, a), direction=GT
+  m = $T[] select(gt, b, a)
+  k = s32[] select(gt, j, i)
+  ROOT r = ($T[], s32[]) tuple(m, k)
+}
+`
+	for _, c := range []struct{ name, ty, body string }{
+		{"max_pool", "f32", "  x = $T[4,9,9,32] parameter(0)\n  z = $T[] constant(-inf)\n  ROOT r = $T[4,5,5,32] reduce-window(x, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max"},
+		{"strided_sum", "f32", "  x = $T[4,10,10,24] parameter(0)\n  z = $T[] constant(0)\n  ROOT r = $T[4,3,5,24] reduce-window(x, z), window={size=1x3x2x1 stride=1x2x2x1 rhs_dilate=1x2x1x1}, to_apply=add"},
+		{"argmax", "f32", "  x = $T[4,8,8,32] parameter(0)\n  i = s32[4,8,8,32] iota(), iota_dimension=2\n  z = $T[] constant(-inf)\n  n = s32[] constant(-1)\n  ROOT r = ($T[4,4,4,32], s32[4,4,4,32]) reduce-window(x, i, z, n), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=argmax"},
+		{"bf16", "bf16", "  x = $T[2,9,9,16] parameter(0)\n  z = $T[] constant(0)\n  ROOT r = $T[2,9,9,16] reduce-window(x, z), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, to_apply=add"},
+		{"fused_input", "f32", "  x = $T[4,9,9,32] parameter(0)\n  y = $T[4,9,9,32] multiply(x, x)\n  z = $T[] constant(0)\n  ROOT r = $T[4,5,5,32] reduce-window(y, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add"},
+	} {
+		src := strings.ReplaceAll("HloModule window_lanes_"+c.name+"\n"+reducers+"ENTRY e {\n"+c.body+"\n}", "$T", c.ty)
+		requireExact(t, "window_lanes_"+c.name, src, smallInts(3))
+		if c.ty == "f32" {
+			requireExact(t, "window_lanes_"+c.name+"_edges", src, edgeInputs(4))
+		}
+	}
+}
+
 // TestHoistedLoop runs lower/testdata/licm.hlo (a while body with an
 // invariant sum, hoisted before the loop) against the reference: the
 // same result, and one dispatch per iteration fewer than without hoisting

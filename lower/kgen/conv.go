@@ -148,26 +148,10 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 	f0 := o[c.OutFeature]
 	lBase := op(spirv.OpIAdd, op(spirv.OpIMul, o[c.OutBatch], cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
 	kBase := op(spirv.OpIMul, f0, cu(ks[c.KOut]))
-	// runOf reads the lanes' n elements of binding b from i, step apart:
-	// texels of 4 where they are consecutive 32-bit elements of a texel
-	// view (i is then a multiple of 4: every other stride is a multiple
-	// of the features, a multiple of the lanes).
+	// Every other stride is a multiple of the features, a multiple of
+	// the lanes: a run of them starts at a multiple of 4.
 	runOf := func(b int, i spirv.ID, step int64, et hlo.ElementType) []val {
-		xs := make([]val, len(cols))
-		if step == 1 && b < len(k.bindings) && k.texelAccess(b) && et.Bytes() == 4 && k.bindings[b].st == et {
-			k.noteIndex(b, i)
-			for q := 0; q < len(xs); q += 4 {
-				v := k.texelLoad4(b, op(spirv.OpIAdd, op(spirv.OpUDiv, i, cu(4)), cu(int64(q/4))))
-				for j := range 4 {
-					xs[q+j] = val{k.f.Extract(k.scalarType(et), v, uint32(j)), et}
-				}
-			}
-			return xs
-		}
-		for j := range xs {
-			xs[j] = k.load(b, op(spirv.OpIAdd, i, cu(int64(j)*step)), et)
-		}
-		return xs
+		return k.laneRun(b, i, len(cols), step, et)
 	}
 	rt, _, mul, add := k.sumOfProducts(t)
 	accs := make([]spirv.ID, len(cols))
@@ -218,4 +202,27 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 	}
 	k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
 	return vals[lane][0], true, nil
+}
+
+// laneRun reads n elements of binding b, of type et, from i, step
+// apart: texels of 4 where they are consecutive 32-bit elements of a
+// texel view (i is then a multiple of 4, as the callers' lanes make
+// it), else one by one.
+func (k *kernelBuilder) laneRun(b int, i spirv.ID, n int, step int64, et hlo.ElementType) []val {
+	u32 := k.u32()
+	xs := make([]val, n)
+	if step == 1 && n%4 == 0 && b < len(k.bindings) && k.texelAccess(b) && et.Bytes() == 4 && k.bindings[b].st == et {
+		k.noteIndex(b, i)
+		for q := 0; q < n; q += 4 {
+			v := k.texelLoad4(b, k.f.IAdd(u32, k.f.UDiv(u32, i, k.cu32(4)), k.cu32(uint32(q/4))))
+			for j := range 4 {
+				xs[q+j] = val{k.f.Extract(k.scalarType(et), v, uint32(j)), et}
+			}
+		}
+		return xs
+	}
+	for j := range xs {
+		xs[j] = k.load(b, k.f.IAdd(u32, i, k.cu32(uint32(int64(j)*step))), et)
+	}
+	return xs
 }

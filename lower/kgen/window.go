@@ -31,6 +31,9 @@ func (k *kernelBuilder) windowSource(wd hlo.WindowDim, o, w spirv.ID, size int64
 // positions that fall on padding or lhs-dilation holes (as XLA's
 // evaluator does). Bindings: N inputs, N init values, N outputs.
 func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx spirv.ID) ([]val, error) {
+	if vs, ok, err := k.windowLanes(in, binds, idx); ok || err != nil {
+		return vs, err
+	}
 	n := len(in.Operands) / 2
 	outShapes := in.Shape.Leaves()
 	src := in.Operands[0].Shape
@@ -66,4 +69,101 @@ func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx
 			return ok, xs
 		})
 	}
+}
+
+// WindowLanes reports whether a vector kernel's lanes (width of them)
+// computing reduce-window in's consecutive elements fold the same
+// window positions of consecutive operand elements: its minor dimension
+// is no window dimension (size 1, stride 1, no padding or dilation; an
+// NHWC pooling's features) and a multiple of width. One loop then folds
+// all lanes' windows (windowLanes), reading each position's run of
+// elements as texels, where each lane looped on its own, reading its
+// elements one by one, strided across the SIMD group's invocations.
+func WindowLanes(in *hlo.Instruction, width int64) bool {
+	if in.Op != hlo.OpReduceWindow || in.A.Window == nil || !in.Shape.Leaves()[0].IsArray() {
+		return false
+	}
+	src := in.Operands[0].Shape
+	r := src.Rank()
+	if r == 0 || len(in.A.Window.Dims) != r {
+		return false
+	}
+	d := in.A.Window.Dims[r-1]
+	return d.Size == 1 && d.Stride == 1 && d.PadLo == 0 && d.PadHi == 0 && d.LhsDilate == 1 && d.RhsDilate == 1 &&
+		src.Dims[r-1]%width == 0
+}
+
+// windowLanes computes every lane of a vector kernel's reduce-window
+// (WindowLanes) when the first of them asks, each lane's fold in the
+// order of its own (the same bits), and returns idx's; ok is false
+// where the lanes are not such.
+func (k *kernelBuilder) windowLanes(in *hlo.Instruction, binds []int, idx spirv.ID) (vs []val, ok bool, err error) {
+	if k.vector == nil || k.lanes > 0 || !WindowLanes(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
+		return nil, false, nil
+	}
+	lane, ok := k.vector.lanes[idx]
+	if !ok {
+		return nil, false, nil
+	}
+	cols := k.vector.idxs
+	key := computedKey{in, cols[0]}
+	if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
+		return c.vals[lane], true, nil
+	}
+	n := len(in.Operands) / 2
+	src := in.Operands[0].Shape
+	w := in.A.Window
+	sizes := make([]int64, len(w.Dims))
+	count := int64(1)
+	for i, d := range w.Dims {
+		sizes[i] = d.Size
+		count *= d.Size
+	}
+	u32 := k.u32()
+	o := k.unravel(cols[0], in.Shape.Leaves()[0].Dims)
+	inits := make([]val, n)
+	for i := range inits {
+		inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
+	}
+	sets := k.accumulatorSets(in.Called[0], inits, len(cols))
+	err = k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+		wi := k.unravel(c, sizes)
+		valid := k.b.ConstantBool(true)
+		pos := make([]spirv.ID, len(sizes))
+		for d, wd := range w.Dims {
+			var inside spirv.ID
+			pos[d], inside = k.windowSource(wd, o[d], wi[d], src.Dims[d])
+			valid = k.boolOp(spirv.OpLogicalAnd, valid, inside)
+		}
+		// Lane 0's element, a multiple of the lanes (its row's every
+		// stride is); element 0 at skipped positions, to stay in bounds.
+		at := k.f.Select(u32, valid, k.ravel(pos, src.Dims), k.cu32(0))
+		runs := make([][]val, n)
+		for i := range runs {
+			runs[i] = k.laneRun(binds[i], at, len(cols), 1, in.Operands[i].Shape.Elem)
+		}
+		for j := range cols {
+			args := loadAll(sets.accs[j], n)
+			for i := range runs {
+				args = append(args, runs[i][j])
+			}
+			res, err := k.emitReducer(in.Called[0], args)
+			if err != nil {
+				return err
+			}
+			for i, r := range res {
+				k.f.Store(sets.vars[j][i], k.sel(valid, r, args[i]).id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	vals := sets.results()
+	if k.columns == nil {
+		k.columns = map[computedKey]columnVals{}
+	}
+	k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
+	return vals[lane], true, nil
 }

@@ -64,3 +64,29 @@ ENTRY e {
 	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
 	require.Equal(t, 4, strings.Count(text, "OpImageFetch"), text) // 2 texels of input, 2 of kernel
 }
+
+// TestWindowLoop: an NHWC pooling's vector kernel folds its lanes'
+// windows in one loop (kgen's windowLanes), reading each window
+// position's 8 features as two 16-byte texels.
+func TestWindowLoop(t *testing.T) {
+	m, err := hlo.Parse("pool", `HloModule pool
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[4,16,16,32] parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[4,8,8,32] reduce-window(x, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=max
+}`)
+	require.NoError(t, err)
+	prog, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	require.Len(t, prog.Kernels, 1)
+	require.Contains(t, prog.Kernels[0].Name, "vec4")
+	text, err := spirv.Disassemble(prog.Kernels[0].Words)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
+	require.Equal(t, 2, strings.Count(text, "OpImageFetch"), text)
+}
