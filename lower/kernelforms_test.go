@@ -48,19 +48,12 @@ ENTRY e {
 // 8 input features and 8 kernel outputs as 16-byte texels, where it ran
 // a loop per lane reading element by element.
 func TestDepthwiseLoop(t *testing.T) {
-	m, err := hlo.Parse("depthwise", `HloModule depthwise
+	text := vectorKernel(t, `HloModule depthwise
 ENTRY e {
   x = f32[2,12,12,64] parameter(0)
   k = f32[3,3,1,64] parameter(1)
   ROOT c = f32[2,12,12,64] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=64
 }`)
-	require.NoError(t, err)
-	prog, err := Compile(m, LlvmpipeTarget, Options{})
-	require.NoError(t, err)
-	require.Len(t, prog.Kernels, 1)
-	require.Contains(t, prog.Kernels[0].Name, "vec4")
-	text, err := spirv.Disassemble(prog.Kernels[0].Words)
-	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
 	require.Equal(t, 4, strings.Count(text, "OpImageFetch"), text) // 2 texels of input, 2 of kernel
 }
@@ -69,7 +62,7 @@ ENTRY e {
 // windows in one loop (kgen's windowLanes), reading each window
 // position's 8 features as two 16-byte texels.
 func TestWindowLoop(t *testing.T) {
-	m, err := hlo.Parse("pool", `HloModule pool
+	text := vectorKernel(t, `HloModule pool
 max {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -80,13 +73,22 @@ ENTRY e {
   z = f32[] constant(-inf)
   ROOT r = f32[4,8,8,32] reduce-window(x, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=max
 }`)
+	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
+	require.Equal(t, 2, strings.Count(text, "OpImageFetch"), text)
+}
+
+// vectorKernel compiles text for lavapipe, requires one kernel of the
+// vector form that spirv-val passes, and returns its disassembly.
+func vectorKernel(t *testing.T, text string) string {
+	t.Helper()
+	m, err := hlo.Parse("kernel", text)
 	require.NoError(t, err)
 	prog, err := Compile(m, LlvmpipeTarget, Options{})
 	require.NoError(t, err)
 	require.Len(t, prog.Kernels, 1)
 	require.Contains(t, prog.Kernels[0].Name, "vec4")
-	text, err := spirv.Disassemble(prog.Kernels[0].Words)
+	require.NoError(t, spirv.Validate(prog.Kernels[0].Words))
+	dis, err := spirv.Disassemble(prog.Kernels[0].Words)
 	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(text, "OpLoopMerge"), text)
-	require.Equal(t, 2, strings.Count(text, "OpImageFetch"), text)
+	return dis
 }

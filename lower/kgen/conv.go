@@ -48,28 +48,14 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 		err := k.loop(cu(count), func(ci spirv.ID) error {
 			p := k.unravel(ci, loopDims)
 			f := p[ns]
-			ok := k.b.ConstantBool(true)
 			li := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, f, cu(ls[c.InFeature])))
 			ki := op(spirv.OpIAdd, kBase, op(spirv.OpIMul, f, cu(ks[c.KIn])))
-			for i := 0; i < ns; i++ {
-				wd := w.Dims[i]
-				q, valid := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
-				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
-				li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, cu(ls[c.InSpatial[i]])))
-				kk := p[i]
-				if wd.Reversal {
-					kk = op(spirv.OpISub, cu(loopDims[i]-1), kk)
-				}
-				ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
-			}
-			li = k.f.Select(u32, ok, li, cu(0))
+			li, ki, ok := k.convTap(in, w, o, p[:ns], li, ki)
 			x, y, err := k.factors(lb, li, l.Elem, kb, ki, kr.Elem, t)
 			if err != nil {
 				return err
 			}
-			a := k.f.Load(rt, acc)
-			sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
-			k.f.Store(acc, k.f.Select(rt, ok, sum, a))
+			k.addProduct(rt, acc, mul, add, x, y, ok)
 			return nil
 		})
 		if err != nil {
@@ -112,17 +98,12 @@ func DepthwiseLanes(in *hlo.Instruction, width int64) bool {
 // convolution (DepthwiseLanes) when the first of them asks, and returns
 // idx's; ok is false where the lanes are not such.
 func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spirv.ID) (v val, ok bool, err error) {
-	if k.vector == nil || k.lanes > 0 || !DepthwiseLanes(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
+	lane, cols, done, ok := k.sharedLanes(in, binds, idx, DepthwiseLanes)
+	switch {
+	case !ok:
 		return val{}, false, nil
-	}
-	lane, ok := k.vector.lanes[idx]
-	if !ok {
-		return val{}, false, nil
-	}
-	cols := k.vector.idxs
-	key := computedKey{in, cols[0]}
-	if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
-		return c.vals[lane][0], true, nil
+	case done != nil:
+		return done[lane][0], true, nil
 	}
 	c := in.A.ConvDims
 	w := in.A.Window
@@ -159,21 +140,7 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 		_, accs[j], _, _ = k.sumOfProducts(t)
 	}
 	err = k.loop(cu(count), func(ti spirv.ID) error {
-		p := k.unravel(ti, taps)
-		valid := k.b.ConstantBool(true)
-		li, ki := lBase, kBase
-		for i := 0; i < ns; i++ {
-			wd := w.Dims[i]
-			q, inside := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
-			valid = k.boolOp(spirv.OpLogicalAnd, valid, inside)
-			li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, cu(ls[c.InSpatial[i]])))
-			kk := p[i]
-			if wd.Reversal {
-				kk = op(spirv.OpISub, cu(taps[i]-1), kk)
-			}
-			ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, cu(ks[c.KSpatial[i]])))
-		}
-		li = k.f.Select(u32, valid, li, cu(0))
+		li, ki, valid := k.convTap(in, w, o, k.unravel(ti, taps), lBase, kBase)
 		xs, ys := runOf(lb, li, ls[c.InFeature], l.Elem), runOf(kb, ki, ks[c.KOut], kr.Elem)
 		for j, acc := range accs {
 			x, err := k.factor(xs[j], t)
@@ -184,9 +151,7 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 			if err != nil {
 				return err
 			}
-			a := k.f.Load(rt, acc)
-			sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
-			k.f.Store(acc, k.f.Select(rt, valid, sum, a))
+			k.addProduct(rt, acc, mul, add, x, y, valid)
 		}
 		return nil
 	})
@@ -197,11 +162,46 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 	for j, acc := range accs {
 		vals[j] = []val{k.normalize(val{k.f.Load(rt, acc), t})}
 	}
+	k.keepLanes(in, cols, vals)
+	return vals[lane][0], true, nil
+}
+
+// addProduct adds x * y to accumulator acc (of type rt, by mul and add)
+// where ok.
+func (k *kernelBuilder) addProduct(rt, acc spirv.ID, mul, add spirv.Op, x, y val, ok spirv.ID) {
+	a := k.f.Load(rt, acc)
+	sum := k.f.Apply(add, rt, a, k.f.Apply(mul, rt, x.id, y.id))
+	k.f.Store(acc, k.f.Select(rt, ok, sum, a))
+}
+
+// sharedLanes finds the lanes of a vector kernel whose first computes
+// in for all of them in one loop (depthwiseLanes, windowLanes: where
+// lanes(in, width) holds): idx's lane, every lane's element index, and
+// the lanes' values where an earlier lane computed them (keepLanes). ok
+// is false where idx is no lane of such a kernel, or in's operands
+// (read through binds) read a value held in a register, which holds
+// the current lane's element only (columnLanes says more).
+func (k *kernelBuilder) sharedLanes(in *hlo.Instruction, binds []int, idx spirv.ID, lanes func(*hlo.Instruction, int64) bool) (lane int, cols []spirv.ID, done [][]val, ok bool) {
+	if k.vector == nil || k.lanes > 0 || !lanes(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
+		return 0, nil, nil, false
+	}
+	if lane, ok = k.vector.lanes[idx]; !ok {
+		return 0, nil, nil, false
+	}
+	cols = k.vector.idxs
+	if c, ok := k.columns[computedKey{in, cols[0]}]; ok && k.f.Usable(c.at) {
+		return lane, cols, c.vals, true
+	}
+	return lane, cols, nil, true
+}
+
+// keepLanes records the values of in that the lanes at cols computed,
+// for the later lanes (sharedLanes).
+func (k *kernelBuilder) keepLanes(in *hlo.Instruction, cols []spirv.ID, vals [][]val) {
 	if k.columns == nil {
 		k.columns = map[computedKey]columnVals{}
 	}
-	k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
-	return vals[lane][0], true, nil
+	k.columns[computedKey{in, cols[0]}] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
 }
 
 // laneRun reads n elements of binding b, of type et, from i, step
@@ -225,4 +225,28 @@ func (k *kernelBuilder) laneRun(b int, i spirv.ID, n int, step int64, et hlo.Ele
 		xs[j] = k.load(b, k.f.IAdd(u32, i, k.cu32(uint32(int64(j)*step))), et)
 	}
 	return xs
+}
+
+// convTap adds to convolution in's input and kernel element indices li
+// and ki the terms of kernel spatial position p (a tap) for output
+// position o, and says whether the input element is real (not padding
+// or a hole); li is then element 0 where it is not, to stay in bounds.
+func (k *kernelBuilder) convTap(in *hlo.Instruction, w *hlo.Window, o, p []spirv.ID, li, ki spirv.ID) (spirv.ID, spirv.ID, spirv.ID) {
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+	c := in.A.ConvDims
+	l, kr := in.Operands[0].Shape, in.Operands[1].Shape
+	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
+	ok := k.b.ConstantBool(true)
+	for i, wd := range w.Dims[:len(c.InSpatial)] {
+		q, inside := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
+		ok = k.boolOp(spirv.OpLogicalAnd, ok, inside)
+		li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, k.cu32(uint32(ls[c.InSpatial[i]]))))
+		kk := p[i]
+		if wd.Reversal {
+			kk = op(spirv.OpISub, k.cu32(uint32(kr.Dims[c.KSpatial[i]]-1)), kk)
+		}
+		ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, k.cu32(uint32(ks[c.KSpatial[i]]))))
+	}
+	return k.f.Select(u32, ok, li, k.cu32(0)), ki, ok
 }

@@ -38,30 +38,15 @@ func (k *kernelBuilder) reduceWindowValues(in *hlo.Instruction, binds []int, idx
 	outShapes := in.Shape.Leaves()
 	src := in.Operands[0].Shape
 	w := in.A.Window
-	sizes := make([]int64, len(w.Dims))
-	count := int64(1)
-	for i, d := range w.Dims {
-		sizes[i] = d.Size
-		count *= d.Size
-	}
+	sizes, count := windowSizes(w)
 	{
-		u32 := k.u32()
 		o := k.unravel(idx, outShapes[0].Dims)
 		inits := make([]val, n)
 		for i := range inits {
 			inits[i] = k.load(binds[n+i], k.cu32(0), in.Operands[n+i].Shape.Elem)
 		}
 		return k.fold(in.Called[0], inits, count, func(c spirv.ID) (spirv.ID, []val) {
-			wi := k.unravel(c, sizes)
-			ok := k.b.ConstantBool(true)
-			pos := make([]spirv.ID, len(sizes))
-			for d, wd := range w.Dims {
-				var valid spirv.ID
-				pos[d], valid = k.windowSource(wd, o[d], wi[d], src.Dims[d])
-				ok = k.boolOp(spirv.OpLogicalAnd, ok, valid)
-			}
-			// Read element 0 at skipped positions, to stay in bounds.
-			at := k.f.Select(u32, ok, k.ravel(pos, src.Dims), k.cu32(0))
+			at, ok := k.windowElement(w, o, k.unravel(c, sizes), src.Dims)
 			xs := make([]val, n)
 			for i := range xs {
 				xs[i] = k.load(binds[i], at, in.Operands[i].Shape.Elem)
@@ -98,28 +83,17 @@ func WindowLanes(in *hlo.Instruction, width int64) bool {
 // order of its own (the same bits), and returns idx's; ok is false
 // where the lanes are not such.
 func (k *kernelBuilder) windowLanes(in *hlo.Instruction, binds []int, idx spirv.ID) (vs []val, ok bool, err error) {
-	if k.vector == nil || k.lanes > 0 || !WindowLanes(in, int64(k.vector.width)) || k.readsRegister(binds, map[int]bool{}) {
+	lane, cols, done, ok := k.sharedLanes(in, binds, idx, WindowLanes)
+	switch {
+	case !ok:
 		return nil, false, nil
-	}
-	lane, ok := k.vector.lanes[idx]
-	if !ok {
-		return nil, false, nil
-	}
-	cols := k.vector.idxs
-	key := computedKey{in, cols[0]}
-	if c, ok := k.columns[key]; ok && k.f.Usable(c.at) {
-		return c.vals[lane], true, nil
+	case done != nil:
+		return done[lane], true, nil
 	}
 	n := len(in.Operands) / 2
 	src := in.Operands[0].Shape
 	w := in.A.Window
-	sizes := make([]int64, len(w.Dims))
-	count := int64(1)
-	for i, d := range w.Dims {
-		sizes[i] = d.Size
-		count *= d.Size
-	}
-	u32 := k.u32()
+	sizes, count := windowSizes(w)
 	o := k.unravel(cols[0], in.Shape.Leaves()[0].Dims)
 	inits := make([]val, n)
 	for i := range inits {
@@ -127,17 +101,9 @@ func (k *kernelBuilder) windowLanes(in *hlo.Instruction, binds []int, idx spirv.
 	}
 	sets := k.accumulatorSets(in.Called[0], inits, len(cols))
 	err = k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
-		wi := k.unravel(c, sizes)
-		valid := k.b.ConstantBool(true)
-		pos := make([]spirv.ID, len(sizes))
-		for d, wd := range w.Dims {
-			var inside spirv.ID
-			pos[d], inside = k.windowSource(wd, o[d], wi[d], src.Dims[d])
-			valid = k.boolOp(spirv.OpLogicalAnd, valid, inside)
-		}
 		// Lane 0's element, a multiple of the lanes (its row's every
-		// stride is); element 0 at skipped positions, to stay in bounds.
-		at := k.f.Select(u32, valid, k.ravel(pos, src.Dims), k.cu32(0))
+		// stride is).
+		at, valid := k.windowElement(w, o, k.unravel(c, sizes), src.Dims)
 		runs := make([][]val, n)
 		for i := range runs {
 			runs[i] = k.laneRun(binds[i], at, len(cols), 1, in.Operands[i].Shape.Elem)
@@ -161,9 +127,31 @@ func (k *kernelBuilder) windowLanes(in *hlo.Instruction, binds []int, idx spirv.
 		return nil, false, err
 	}
 	vals := sets.results()
-	if k.columns == nil {
-		k.columns = map[computedKey]columnVals{}
-	}
-	k.columns[key] = columnVals{vals, spirv.Defined{Block: k.f.Block()}}
+	k.keepLanes(in, cols, vals)
 	return vals[lane], true, nil
+}
+
+// windowElement is the operand element (of dims) that window position
+// wi of output position o reads, and whether it is real: element 0
+// where it falls on padding or a hole, to stay in bounds.
+func (k *kernelBuilder) windowElement(w *hlo.Window, o, wi []spirv.ID, dims []int64) (at, ok spirv.ID) {
+	ok = k.b.ConstantBool(true)
+	pos := make([]spirv.ID, len(dims))
+	for d, wd := range w.Dims {
+		var inside spirv.ID
+		pos[d], inside = k.windowSource(wd, o[d], wi[d], dims[d])
+		ok = k.boolOp(spirv.OpLogicalAnd, ok, inside)
+	}
+	return k.f.Select(k.u32(), ok, k.ravel(pos, dims), k.cu32(0)), ok
+}
+
+// windowSizes are window w's sizes and their product, its positions.
+func windowSizes(w *hlo.Window) ([]int64, int64) {
+	sizes := make([]int64, len(w.Dims))
+	count := int64(1)
+	for i, d := range w.Dims {
+		sizes[i] = d.Size
+		count *= d.Size
+	}
+	return sizes, count
 }
