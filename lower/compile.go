@@ -247,22 +247,8 @@ func checkSupport(s *state) error {
 				return in.Errorf("pred convolutions are not supported on the device yet")
 			}
 		case hlo.OpSelectAndScatter:
-			for _, c := range in.Called {
-				if !c.IsScalarElementwise() {
-					return in.Errorf("select-and-scatter's computation %s is not made of scalar elementwise ops; not supported on the device yet", c.Name)
-				}
-			}
-			for _, c := range in.Called {
-				for _, p := range c.Params {
-					if p.Shape.Elem != in.Shape.Elem {
-						return in.Errorf("select-and-scatter's computation %s takes %s where the operand is %s; not supported on the device yet: convert the operand first", c.Name, p.Shape.Elem, in.Shape.Elem)
-					}
-				}
-			}
-			for _, d := range in.A.Window.Dims {
-				if d.LhsDilate > 1 || d.RhsDilate > 1 || d.PadLo < 0 || d.PadHi < 0 || d.Stride < 1 {
-					return in.Errorf("select-and-scatter with dilated or negatively padded windows is not supported on the device")
-				}
+			if err := selectAndScatterSupport(in); err != nil {
+				return err
 			}
 		case hlo.OpCustomCall:
 			if isFftAxis(in) {

@@ -43,7 +43,7 @@ func (b *expander) selectedScatter(in *hlo.Instruction) (*hlo.Instruction, error
 	sel, scat := in.SelectAndScatterComputations()
 	t, rank := x.Shape.Elem, x.Shape.Rank()
 	n := x.Shape.NumElements()
-	if !selectable(in) || rank == 0 || n == 0 || n >= 1<<31-1 || src.Shape.NumElements() == 0 {
+	if selectAndScatterSupport(in) != nil || rank == 0 || n == 0 || n >= 1<<31-1 || src.Shape.NumElements() == 0 {
 		return in, nil
 	}
 	w := in.A.Window
@@ -119,29 +119,26 @@ func (b *expander) selectedScatter(in *hlo.Instruction) (*hlo.Instruction, error
 	return acc, nil
 }
 
-// selectable reports whether select-and-scatter in may be split: plain
-// windows, and computations of scalar elementwise ops on its element
-// type (checkSupport names the others).
-func selectable(in *hlo.Instruction) bool {
-	if !in.Shape.IsArray() || len(in.Operands) != 3 || len(in.Called) != 2 {
-		return false
-	}
+// selectAndScatterSupport names what of select-and-scatter in the
+// device cannot run: computations of other than scalar elementwise ops
+// on its element type, dilated or negatively padded windows.
+func selectAndScatterSupport(in *hlo.Instruction) error {
 	for _, c := range in.Called {
-		if !c.IsScalarElementwise() || c.Root.Op == hlo.OpTuple {
-			return false
+		if !c.IsScalarElementwise() {
+			return in.Errorf("select-and-scatter's computation %s is not made of scalar elementwise ops; not supported on the device yet", c.Name)
 		}
 		for _, p := range c.Params {
 			if p.Shape.Elem != in.Shape.Elem {
-				return false
+				return in.Errorf("select-and-scatter's computation %s takes %s where the operand is %s; not supported on the device yet: convert the operand first", c.Name, p.Shape.Elem, in.Shape.Elem)
 			}
 		}
 	}
 	for _, d := range in.A.Window.Dims {
-		if d.LhsDilate > 1 || d.RhsDilate > 1 || d.PadLo < 0 || d.PadHi < 0 || d.Stride < 1 || d.Size < 1 {
-			return false
+		if d.LhsDilate > 1 || d.RhsDilate > 1 || d.PadLo < 0 || d.PadHi < 0 || d.Stride < 1 {
+			return in.Errorf("select-and-scatter with dilated or negatively padded windows is not supported on the device")
 		}
 	}
-	return true
+	return nil
 }
 
 // chooser is the reducer of (value, position) pairs of type t that
