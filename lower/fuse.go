@@ -62,16 +62,18 @@ func consumerReads(in *hlo.Instruction) readCount {
 		}
 		return readsMany
 	case in.Op == hlo.OpConcatenate && len(in.Operands) > 1:
-		// Its kernel computes every operand at each element and selects
-		// one: no loop may run there. The stacked phases of a transposed
-		// depthwise convolution (transposedconv.go) computed each of the
-		// four convolutions at every element, 38 ms of 45 on lavapipe
-		// (f32[8,64,64,256]); on their own, 10. (One of more operands
-		// reads each in a branch of its own positions, kgen's
-		// concatBranches, but loops in branches still took longer than
+		// A concatenate of two computes both operands at each element
+		// and selects one, so a loop fused into it runs at every element
+		// of both: the stacked phases of a transposed depthwise
+		// convolution (transposedconv.go) computed each of the four
+		// convolutions at every element, 38 ms of 45 on lavapipe
+		// (f32[8,64,64,256]); on their own, 10. One of more operands
+		// reads each in a branch of its own positions (kgen's
+		// concatBranches), but loops there still took longer than
 		// stored operands: an average pooling's gradient's four window
 		// sums, f32[8,56,56,256], 69-84 ms in one kernel against 55 in
-		// three, though its peak memory was then 128 MB, not 231.)
+		// three (its peak memory 128 MB against 231). Cheap producers
+		// fuse, and so does the concatenate itself.
 		return readsDup
 	case in.Op == hlo.OpPad && in.Shape.NumElements() <= 2*in.Operands[0].Shape.NumElements():
 		// Its kernel computes the operand at each element, padding too
@@ -326,7 +328,6 @@ func fuseLoops(s *state) error {
 		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
 			continue
 		}
-
 		for _, k := range ks {
 			cost[k] += add[k]
 		}
