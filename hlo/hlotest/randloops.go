@@ -517,6 +517,50 @@ func (g *gen) reduceWindow() {
 	g.keep(g.op(hlo.OpReduceWindow, v, init).Set("window", win).Calls(g.reducer(op, t)).Instruction, exact, mag, frac, false)
 }
 
+// selectAndScatter is a pooling's gradient: values of the windows'
+// shape scattered (added, or the largest kept) to the element each
+// window selects (its first largest, or smallest), over windows that
+// overlap, leave gaps or lie in padding.
+func (g *gen) selectAndScatter() {
+	v := g.pick(func(v *gval) bool {
+		t := v.t()
+		return v.s().Rank() >= 1 && t != hlo.PRED && !t.IsComplex() && v.exact
+	})
+	if v == nil {
+		return
+	}
+	t := v.t()
+	var size, stride, pad []string
+	windows := make([]int64, v.s().Rank())
+	holding := int64(1) // the most windows that hold one element
+	for i, d := range v.s().Dims {
+		lo, hi := int64(g.rng.IntN(2)), int64(g.rng.IntN(2))
+		if d+lo+hi == 0 {
+			lo = 1
+		}
+		w := 1 + int64(g.rng.IntN(int(min(d+lo+hi, 3))))
+		st := 1 + int64(g.rng.IntN(3))
+		windows[i] = (d+lo+hi-w)/st + 1
+		holding *= (w + st - 1) / st
+		size, stride = append(size, fmt.Sprint(w)), append(stride, fmt.Sprint(st))
+		pad = append(pad, fmt.Sprintf("%d_%d", lo, hi))
+	}
+	src := g.like(t, windows, true)
+	op := hlo.OpAdd
+	if g.rng.IntN(3) == 0 {
+		op = hlo.OpMaximum
+	}
+	dir := []string{"GE", "GT", "LE"}[g.rng.IntN(3)]
+	win := fmt.Sprintf("{size=%s stride=%s pad=%s}", strings.Join(size, "x"), strings.Join(stride, "x"), strings.Join(pad, "x"))
+	in := g.op(hlo.OpSelectAndScatter, v, src, g.identity(op, t)).Set("window", win).
+		Calls(g.comparator([]hlo.ElementType{t}, dir, false), g.reducer(op, t))
+	mag := src.mag
+	if op == hlo.OpAdd {
+		mag += bitsFor(holding + 1)
+	}
+	g.keep(in.Instruction, src.exact, mag, src.frac, false)
+}
+
 func (g *gen) convolution() {
 	t := []hlo.ElementType{hlo.F32, hlo.F32, hlo.S32, hlo.F16, hlo.BF16, hlo.F64, hlo.C64, hlo.C128}[g.rng.IntN(8)]
 	if !slices.Contains(g.types, t) {
@@ -525,8 +569,12 @@ func (g *gen) convolution() {
 	// NHWC input, HWIO kernel: an implicit GEMM on the device.
 	nb, h, w, c, o := 1+int64(g.rng.IntN(2)), 1+int64(g.rng.IntN(5)), 1+int64(g.rng.IntN(5)), 1+int64(g.rng.IntN(3)), 1+int64(g.rng.IntN(3))
 	kh, kw := 1+int64(g.rng.IntN(int(min(h, 3)))), 1+int64(g.rng.IntN(int(min(w, 3))))
+	groups := int64(1)
+	if g.rng.IntN(3) == 0 { // depthwise: a group per input feature
+		groups, o = c, c
+	}
 	x := g.like(t, []int64{nb, h, w, c}, true)
-	k := g.like(t, []int64{kh, kw, c, o}, true)
+	k := g.like(t, []int64{kh, kw, c / groups, o}, true)
 	win := fmt.Sprintf("{size=%dx%d pad=%d_%dx%d_%d}", kh, kw, g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2), g.rng.IntN(2))
 	if g.rng.IntN(2) == 0 {
 		// Strides, a dilated input (a strided convolution's gradient)
@@ -545,12 +593,15 @@ func (g *gen) convolution() {
 		}
 	}
 	in := g.op(hlo.OpConvolution, x, k).Set("window", win).Set("dim_labels", "b01f_01io->b01f")
+	if groups > 1 {
+		in.Set("feature_group_count", fmt.Sprint(groups))
+	}
 	s, err := hlo.InferShape(in.Instruction)
 	if err != nil {
 		panic(fmt.Sprintf("hlotest: the generator made an invalid convolution: %v", err))
 	}
 	in.WithShape(*s)
-	mag := x.mag + k.mag + bitsFor(kh*kw*c+1)
+	mag := x.mag + k.mag + bitsFor(kh*kw*c/groups+1)
 	if t.IsComplex() {
 		mag++
 	}

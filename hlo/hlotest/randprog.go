@@ -335,7 +335,7 @@ func init() {
 		{(*gen).dynamicSlice, 1}, {(*gen).dynamicUpdateSlice, 1}, {(*gen).gather, 1}, {(*gen).scatter, 1},
 		{(*gen).sort, 1}, {(*gen).reduceWindow, 1}, {(*gen).loop, 1}, {(*gen).conditional, 1}, {(*gen).convolution, 1},
 		{(*gen).fft, 1}, {(*gen).triangularSolve, 1}, {(*gen).cholesky, 1}, {(*gen).call, 1}, {(*gen).mapOp, 1},
-		{(*gen).topK, 1}, {(*gen).scheduled, 1}, {(*gen).batchNorm, 1},
+		{(*gen).topK, 1}, {(*gen).scheduled, 1}, {(*gen).batchNorm, 1}, {(*gen).selectAndScatter, 1},
 		{(*gen).newParam, 1},
 	}
 }
