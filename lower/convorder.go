@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -89,17 +90,17 @@ func (b *expander) canonicalConv(in *hlo.Instruction, cpu bool) (*hlo.Instructio
 // loop over every batch element and position (32,768 steps for
 // f32[8,64,64,256]: 150 ms on lavapipe), and dense it would do the
 // features times the work. Per tap it is the product of a slice of the
-// padded input and the gradient, reduced over all but the feature; all
-// taps are one variadic reduction that keeps its operands' minor
-// dimension, whose vector lanes fold 8 features a step (kgen's
-// columnLanes), reading the gradient once a step.
+// padded input and the gradient, reduced over all but the feature; up
+// to tapsPerReduce taps are one variadic reduction that keeps its
+// operands' minor dimension, whose vector lanes fold 8 features a step
+// (kgen's columnLanes), reading the gradient once a step.
 
 // maxFilterTaps bounds the taps of a depthwise kernel gradient computed
-// as a reduction each (depthwiseFilterGrad).
+// as reductions of tap products (depthwiseFilterGrad).
 const maxFilterTaps = 64
 
-// depthwiseFilterGrad is the depthwise kernel gradient in as one
-// reduction of every tap's products, or nil where in is not one (stride
+// depthwiseFilterGrad is the depthwise kernel gradient in as reductions
+// of its taps' products, or nil where in is not one (stride
 // 1, no dilation or reversal, one float type, at most maxFilterTaps
 // taps).
 func (b *expander) depthwiseFilterGrad(in *hlo.Instruction) *hlo.Instruction {
@@ -147,9 +148,9 @@ func (b *expander) depthwiseFilterGrad(in *hlo.Instruction) *hlo.Instruction {
 	var rows []*hlo.Instruction
 	all := combinations(taps)
 	groups := (len(all) + tapsPerReduce - 1) / tapsPerReduce
-	for len(all) > 0 {
+	for part := 0; len(all) > 0; part++ {
 		n := (len(all) + groups - 1) / groups
-		rows = append(rows, b.tapSums(all[:n], xt, kt, g, at)...)
+		rows = append(rows, b.tapSums(all[:n], xt, kt, g, at, part)...)
 		all, groups = all[n:], groups-1
 	}
 	// [taps..., 1, o], then in the result's order.
@@ -171,8 +172,8 @@ const tapsPerReduce = 9
 // tapSums is, for each tap of taps, the sum over all but the last
 // dimension of the products of xt's slice at the tap and kt (both of
 // type t, [batch, spatial..., g]), reshaped to [1, g]: one variadic
-// reduction.
-func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t hlo.ElementType) []*hlo.Instruction {
+// reduction, part of the kernel gradient's.
+func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t hlo.ElementType, part int) []*hlo.Instruction {
 	ns := kt.Shape.Rank() - 2
 	var prods, zeros []*hlo.Instruction
 	for _, tap := range taps {
@@ -197,7 +198,7 @@ func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t h
 		r.Shape = sums[0]
 	}
 	r.A.Dimensions, r.A.HasDimensions = iotaDims(ns+1), true
-	r.Called = []*hlo.Computation{b.sums(t, len(prods))}
+	r.Called = []*hlo.Computation{b.sums(fmt.Sprintf("/sums%d", part), t, len(prods))}
 	var rows []*hlo.Instruction
 	for _, v := range b.leaves(r, len(prods)) {
 		rows = append(rows, b.reshape(v, 1, g))
@@ -205,13 +206,14 @@ func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t h
 	return rows
 }
 
-// sums is the reducer of n sums of type t at once.
-func (b *expander) sums(t hlo.ElementType, n int) *hlo.Computation {
+// sums is the reducer of n sums of type t at once, named after the
+// instruction b expands and suffix.
+func (b *expander) sums(suffix string, t hlo.ElementType, n int) *hlo.Computation {
 	ts := make([]hlo.ElementType, 2*n)
 	for i := range ts {
 		ts[i] = t
 	}
-	c := b.scalarComputation("/sums", ts...)
+	c := b.scalarComputation(suffix, ts...)
 	in := &expander{from: b.from, n: b.n}
 	adds := make([]*hlo.Instruction, n)
 	for i := range adds {
