@@ -125,12 +125,9 @@ func (b *expander) depthwiseFilterGrad(in *hlo.Instruction) *hlo.Instruction {
 		return nil
 	}
 	// Both as [batch i, spatial..., feature o]; the input padded.
-	pad := make([]hlo.PadDim, x.Shape.Rank())
-	padded := slices.Clone(x.Shape.Dims)
+	pads := make([]hlo.PadDim, x.Shape.Rank())
 	for i, wd := range w.Dims {
-		d := c.InSpatial[i]
-		pad[d] = hlo.PadDim{Lo: wd.PadLo, Hi: wd.PadHi}
-		padded[d] += wd.PadLo + wd.PadHi
+		pads[c.InSpatial[i]] = hlo.PadDim{Lo: wd.PadLo, Hi: wd.PadHi}
 	}
 	// Narrower floats summed in f32 and rounded once, as the direct
 	// kernel sums them.
@@ -139,9 +136,7 @@ func (b *expander) depthwiseFilterGrad(in *hlo.Instruction) *hlo.Instruction {
 		at = hlo.F32
 		x, k = b.convert(x, at), b.convert(k, at)
 	}
-	xp := b.inst(hlo.OpPad, hlo.ArrayShape(at, padded...), x, b.constant(at, 0))
-	xp.A.Padding = pad
-	xt := b.transposeIf(xp, slices.Concat([]int64{c.InFeature}, c.InSpatial, []int64{c.InBatch}))
+	xt := b.transposeIf(b.pad(x, pads, b.constant(at, 0)), slices.Concat([]int64{c.InFeature}, c.InSpatial, []int64{c.InBatch}))
 	kt := b.transposeIf(k, slices.Concat([]int64{c.KIn}, c.KSpatial, []int64{c.KOut}))
 	// A reduction of the products of up to tapsPerReduce taps: each step
 	// reads the gradient once and the input at each tap.
@@ -176,27 +171,17 @@ const tapsPerReduce = 9
 func (b *expander) tapSums(taps [][]int64, xt, kt *hlo.Instruction, g int64, t hlo.ElementType, part int) []*hlo.Instruction {
 	ns := kt.Shape.Rank() - 2
 	var prods, zeros []*hlo.Instruction
-	for _, tap := range taps {
-		sl := b.inst(hlo.OpSlice, kt.Shape, xt)
-		sl.A.Slice = make([]hlo.SliceDim, ns+2)
-		for d, n := range kt.Shape.Dims {
-			sl.A.Slice[d] = hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
-		}
-		for i, s := range tap {
-			sl.A.Slice[1+i] = hlo.SliceDim{Start: s, Limit: s + kt.Shape.Dims[1+i], Stride: 1}
-		}
+	sums := make([]hlo.Shape, len(taps))
+	for i, tap := range taps {
+		sl := b.block(xt, slices.Concat([]int64{0}, tap, []int64{0}), kt.Shape.Dims)
 		prods, zeros = append(prods, b.binary(hlo.OpMultiply, sl, kt)), append(zeros, b.constant(t, 0))
-	}
-	sums := make([]hlo.Shape, len(prods))
-	for i := range sums {
 		sums[i] = hlo.ArrayShape(t, g)
 	}
-	r := b.inst(hlo.OpReduce, variadicShape(prods), slices.Concat(prods, zeros)...)
-	if len(prods) > 1 {
-		r.Shape = hlo.TupleShape(sums...)
-	} else {
-		r.Shape = sums[0]
+	shape := sums[0]
+	if len(sums) > 1 {
+		shape = hlo.TupleShape(sums...)
 	}
+	r := b.inst(hlo.OpReduce, shape, slices.Concat(prods, zeros)...)
 	r.A.Dimensions, r.A.HasDimensions = iotaDims(ns+1), true
 	r.Called = []*hlo.Computation{b.sums(fmt.Sprintf("/sums%d", part), t, len(prods))}
 	var rows []*hlo.Instruction

@@ -68,11 +68,6 @@ func (b *expander) selectRounds(x *hlo.Instruction, k int64, largest bool) []*hl
 	keys, iota := b.orderKey(x, largest), b.iota(hlo.S32, last, dims...)
 	none := b.constant(hlo.S32, -1)
 	first := b.firstKey()
-	spread := func(v *hlo.Instruction) *hlo.Instruction {
-		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(v.Shape.Elem, dims...), v)
-		bc.A.Dimensions, bc.A.HasDimensions = iotaDims(last), true
-		return bc
-	}
 	one := slices.Concat(rows, []int64{1})
 	var topKeys, topIdx []*hlo.Instruction
 	var pk, pi *hlo.Instruction
@@ -81,7 +76,7 @@ func (b *expander) selectRounds(x *hlo.Instruction, k int64, largest bool) []*hl
 		if pk != nil {
 			// After the last choice: a lower key, or its key at a higher
 			// index.
-			k, i := spread(pk), spread(pi)
+			k, i := b.spreadBatch(pk, keys.Shape), b.spreadBatch(pi, keys.Shape)
 			after := b.binary(hlo.OpOr, b.compare(keys, k, "LT"), b.binary(hlo.OpAnd, b.compare(keys, k, "EQ"), b.compare(iota, i, "GT")))
 			at = b.sel(after, iota, b.bcast(none, dims...))
 		}
@@ -118,9 +113,7 @@ func (b *expander) orderKey(x *hlo.Instruction, largest bool) *hlo.Instruction {
 	var k *hlo.Instruction
 	switch {
 	case t.IsFloat():
-		bits := b.signedBits(x)
-		mask := b.binary(hlo.OpAnd, b.binary(hlo.OpShiftRightArithmetic, bits, b.constant(hlo.S32, 31)), b.constant(hlo.S32, 1<<(t.Bits()-1)-1))
-		k = b.binary(hlo.OpXor, bits, mask)
+		k = b.flipNegatives(b.signedBits(x), t.Bits())
 	case t.Kind() == hlo.KindUnsigned && t.Bits() == 32:
 		k = b.bitcastConvert(b.binary(hlo.OpXor, x, b.constant(hlo.U32, 1<<31)), hlo.S32)
 	default:
@@ -140,8 +133,7 @@ func (b *expander) fromOrderKey(k *hlo.Instruction, t hlo.ElementType, largest b
 	}
 	switch {
 	case t.IsFloat():
-		mask := b.binary(hlo.OpAnd, b.binary(hlo.OpShiftRightArithmetic, k, b.constant(hlo.S32, 31)), b.constant(hlo.S32, 1<<(t.Bits()-1)-1))
-		bits := b.binary(hlo.OpXor, k, mask)
+		bits := b.flipNegatives(k, t.Bits())
 		if t.Bits() < 32 {
 			bits = b.convert(bits, signedOf(t.Bits()))
 		}
@@ -150,6 +142,15 @@ func (b *expander) fromOrderKey(k *hlo.Instruction, t hlo.ElementType, largest b
 		return b.binary(hlo.OpXor, b.bitcastConvert(k, hlo.U32), b.constant(hlo.U32, 1<<31))
 	}
 	return b.convert(k, t)
+}
+
+// flipNegatives flips the bits below the sign of s32 bits (a float's of
+// width w, sign-extended) where the sign is set: negative floats then
+// order as signed integers do, larger magnitudes lower. It is its own
+// inverse (the sign stays).
+func (b *expander) flipNegatives(bits *hlo.Instruction, w int) *hlo.Instruction {
+	mask := b.binary(hlo.OpAnd, b.binary(hlo.OpShiftRightArithmetic, bits, b.constant(hlo.S32, 31)), b.constant(hlo.S32, 1<<(w-1)-1))
+	return b.binary(hlo.OpXor, bits, mask)
 }
 
 // signedBits is float x's bits as a signed integer of their width,

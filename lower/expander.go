@@ -200,12 +200,30 @@ func sliceAlong(dims []int64, d int, lo, hi, step int64) ([]hlo.SliceDim, []int6
 
 // padAlong pads dimension d of x with lo values v before and hi after.
 func (b *expander) padAlong(x *hlo.Instruction, d int, lo, hi int64, v *hlo.Instruction) *hlo.Instruction {
+	pads := make([]hlo.PadDim, x.Shape.Rank())
+	pads[d] = hlo.PadDim{Lo: lo, Hi: hi}
+	return b.pad(x, pads, v)
+}
+
+// pad pads each dimension of x by pads (edges only) with scalar v.
+func (b *expander) pad(x *hlo.Instruction, pads []hlo.PadDim, v *hlo.Instruction) *hlo.Instruction {
 	dims := slices.Clone(x.Shape.Dims)
-	dims[d] += lo + hi
+	for d, p := range pads {
+		dims[d] += p.Lo + p.Hi
+	}
 	p := b.inst(hlo.OpPad, hlo.ArrayShape(x.Shape.Elem, dims...), x, v)
-	p.A.Padding = make([]hlo.PadDim, len(dims))
-	p.A.Padding[d] = hlo.PadDim{Lo: lo, Hi: hi}
+	p.A.Padding = pads
 	return p
+}
+
+// block is the block of x of dimensions sizes from starts.
+func (b *expander) block(x *hlo.Instruction, starts, sizes []int64) *hlo.Instruction {
+	sl := b.inst(hlo.OpSlice, hlo.ArrayShape(x.Shape.Elem, sizes...), x)
+	sl.A.Slice = make([]hlo.SliceDim, len(sizes))
+	for d, s := range starts {
+		sl.A.Slice[d] = hlo.SliceDim{Start: s, Limit: s + sizes[d], Stride: 1}
+	}
+	return sl
 }
 
 // concat joins xs along dimension d.

@@ -18,7 +18,7 @@ import (
 // of the next array. lavapipe ran a 3x3 max pooling's gradient
 // (selectscatter.go), four such chains, in 36 ms where it now takes 15.
 func TestRemapDivisions(t *testing.T) {
-	m, err := hlo.Parse("upsample", `HloModule upsample
+	text := vectorKernel(t, `HloModule upsample
 ENTRY e {
   x = f32[6,10,12] parameter(0)
   z = f32[] constant(0)
@@ -27,14 +27,6 @@ ENTRY e {
   r = f32[6,33,26] reshape(b)
   ROOT s = f32[6,28,22] slice(r), slice={[0:6], [2:30], [1:23]}
 }`)
-	require.NoError(t, err)
-	prog, err := Compile(m, DefaultTarget, Options{})
-	require.NoError(t, err)
-	require.Len(t, prog.Kernels, 1)
-	words := prog.Kernels[0].Words
-	require.NoError(t, spirv.Validate(words))
-	text, err := spirv.Disassemble(words)
-	require.NoError(t, err)
 	divisions := strings.Count(text, "OpUDiv") + strings.Count(text, "OpUMod")
 	// Each of the vector kernel's 8 lanes divides its index by the
 	// result's strides (2 quotients, 2 remainders) and by the repeats

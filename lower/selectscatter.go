@@ -61,8 +61,7 @@ func (b *expander) selectedScatter(in *hlo.Instruction) (*hlo.Instruction, error
 	// one that select does not prefer it to (the evaluator's rule and
 	// XLA's), as a fold of (value, position) pairs in window order.
 	pos := b.reshape(b.iota(hlo.S32, 0, n), x.Shape.Dims...)
-	none := b.inst(hlo.OpConstant, hlo.ArrayShape(hlo.S32))
-	none.Literal = hlo.ScalarLiteral(hlo.S32, -1)
+	none := b.constant(hlo.S32, -1)
 	rw := b.inst(hlo.OpReduceWindow, hlo.TupleShape(src.Shape, hlo.ArrayShape(hlo.S32, src.Shape.Dims...)),
 		x, pos, b.constant(t, 0), none)
 	chooser := &hlo.Window{Dims: make([]hlo.WindowDim, rank)}
@@ -78,18 +77,16 @@ func (b *expander) selectedScatter(in *hlo.Instruction) (*hlo.Instruction, error
 	// padded by box-1 before (and after as far as the last element
 	// reads) and repeated stride times along each dimension.
 	padded := func(v *hlo.Instruction, fill *hlo.Instruction) *hlo.Instruction {
-		p := b.inst(hlo.OpPad, hlo.Shape{}, v, fill)
-		p.A.Padding = make([]hlo.PadDim, rank)
-		dims, spread, bdims := make([]int64, rank), make([]int64, 0, 2*rank), make([]int64, rank)
+		pads := make([]hlo.PadDim, rank)
+		spread, bdims := make([]int64, 0, 2*rank), make([]int64, rank)
 		for d, wd := range w.Dims {
 			m := v.Shape.Dims[d]
 			need := (wd.PadLo+(box[d]-1)*wd.Stride+x.Shape.Dims[d]+wd.Stride-1)/wd.Stride - (box[d] - 1)
-			p.A.Padding[d] = hlo.PadDim{Lo: box[d] - 1, Hi: max(0, need-m)}
-			dims[d] = box[d] - 1 + max(m, need)
-			spread = append(spread, dims[d], wd.Stride)
+			pads[d] = hlo.PadDim{Lo: box[d] - 1, Hi: max(0, need-m)}
+			spread = append(spread, box[d]-1+max(m, need), wd.Stride)
 			bdims[d] = int64(2 * d)
 		}
-		p.Shape = hlo.ArrayShape(v.Shape.Elem, dims...)
+		p := b.pad(v, pads, fill)
 		bc := b.inst(hlo.OpBroadcast, hlo.ArrayShape(v.Shape.Elem, spread...), p)
 		bc.A.Dimensions, bc.A.HasDimensions = bdims, true
 		up := make([]int64, rank)
@@ -100,13 +97,11 @@ func (b *expander) selectedScatter(in *hlo.Instruction) (*hlo.Instruction, error
 	}
 	upChosen, upSrc := padded(chosen, none), padded(src, b.constant(t, 0))
 	at := func(v *hlo.Instruction, j []int64) *hlo.Instruction {
-		sl := b.inst(hlo.OpSlice, hlo.ArrayShape(v.Shape.Elem, x.Shape.Dims...), v)
-		sl.A.Slice = make([]hlo.SliceDim, rank)
+		starts := make([]int64, rank)
 		for d, wd := range w.Dims {
-			lo := wd.PadLo + (box[d]-1-j[d])*wd.Stride
-			sl.A.Slice[d] = hlo.SliceDim{Start: lo, Limit: lo + x.Shape.Dims[d], Stride: 1}
+			starts[d] = wd.PadLo + (box[d]-1-j[d])*wd.Stride
 		}
-		return sl
+		return b.block(v, starts, x.Shape.Dims)
 	}
 	// The windows that hold p in the source's row-major order: j in
 	// reverse row-major order.
