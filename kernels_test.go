@@ -44,7 +44,7 @@ func TestSortDifferential(t *testing.T) {
 // over blocks and merge passes, and over many chunks of a pair.
 func TestSortNotStrictWeak(t *testing.T) {
 	defer noValidationMessages(t)
-	for _, n := range []int64{7, 13, 300, 5000} {
+	for _, n := range []int64{7, 13, 300, 5000, 4096} {
 		src := fmt.Sprintf(`HloModule m
 lt {
   a = f32[] parameter(0)

@@ -543,6 +543,11 @@ func SortCases(t hlo.ElementType) []Case {
 		// Long slices: many passes (odd lengths, past a power of two).
 		mkc("long_keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[2,3001] parameter(0)\n  v = s32[2,3001] iota(), iota_dimension=1\n  ROOT s = (T[2,3001], s32[2,3001]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
 		mkc("long_cols_desc", cmp("gt", "GT", ""), "  x = T[1025,3] parameter(0)\n  ROOT s = T[1025,3] sort(x), dimensions={0}, to_apply=gt"),
+		// Whole octets: a minor dimension's merges store 8 places at a
+		// time to the scratch copies and the results, a middle one's to
+		// the scratch copies only.
+		mkc("octets_keyval", cmp("lt", "LT", "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"), "  k = T[3,1024] parameter(0)\n  v = s32[3,1024] iota(), iota_dimension=1\n  ROOT s = (T[3,1024], s32[3,1024]) sort(k, v), dimensions={1}, is_stable=true, to_apply=lt"),
+		mkc("octets_middle", cmp("gt", "GT", ""), "  x = T[2,512,3] parameter(0)\n  ROOT s = T[2,512,3] sort(x), dimensions={1}, to_apply=gt"),
 	}
 }
 

@@ -83,6 +83,7 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		return nil, err
 	}
 	blocks := SortChunks(length, block)
+	wide := block == VectorWidth && k.sortWide(in, pass)
 	return k.perElement(fmt.Sprintf("sort_block_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
@@ -90,14 +91,15 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		slice := op(spirv.OpUDiv, e, cu(blocks))
 		start := op(spirv.OpIMul, op(spirv.OpUMod, e, cu(blocks)), cu(block))
 		srcAt, dstAt := k.sortPlaces(in, pass, slice)
-		return k.sortBlockAt(in, block, length, start, src, srcAt, dst, dstAt)
+		return k.sortBlockAt(in, block, length, start, src, srcAt, dst, dstAt, wide)
 	})
 }
 
 // sortBlockAt sorts the block of block places of a slice of length
 // elements from start (those past the slice's end left out) by
-// sortNetwork: read from src, written to dst at the same places.
-func (k *kernelBuilder) sortBlockAt(in *hlo.Instruction, block, length int64, start spirv.ID, src []int, srcAt func(spirv.ID) spirv.ID, dst []int, dstAt func(spirv.ID) spirv.ID) error {
+// sortNetwork: read from src, written to dst at the same places, as one
+// u64vec4 an operand where wide (a whole octet of contiguous places).
+func (k *kernelBuilder) sortBlockAt(in *hlo.Instruction, block, length int64, start spirv.ID, src []int, srcAt func(spirv.ID) spirv.ID, dst []int, dstAt func(spirv.ID) spirv.ID, wide bool) error {
 	u32 := k.u32()
 	xs := make([][]val, block)
 	valid := make([]spirv.ID, block)
@@ -109,6 +111,18 @@ func (k *kernelBuilder) sortBlockAt(in *hlo.Instruction, block, length int64, st
 	}
 	if err := k.sortNetwork(in, xs, valid); err != nil {
 		return err
+	}
+	if wide {
+		// Whole octets, each operand's stored as one u64vec4 (as the
+		// merge passes' are).
+		for n := range dst {
+			octet := make([]spirv.ID, block)
+			for i := range octet {
+				octet[i] = xs[i][n].id
+			}
+			k.storeWide(dst[n], k.f.UDiv(u32, dstAt(start), k.cu32(VectorWidth)), octet)
+		}
+		return nil
 	}
 	for i := range block {
 		err := k.f.If(valid[i], func() error {
@@ -193,7 +207,7 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		}
 		// Blocks of 8.
 		err := k.loop(cu(SortChunks(length, block)), func(b spirv.ID) error {
-			return k.sortBlockAt(in, block, length, op(spirv.OpIMul, b, cu(block)), src, srcAt, bufs[0], at(0))
+			return k.sortBlockAt(in, block, length, op(spirv.OpIMul, b, cu(block)), src, srcAt, bufs[0], at(0), false)
 		})
 		if err != nil {
 			return err
@@ -217,14 +231,18 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 					k.f.Store(jv, mid)
 					k.f.Store(midv, mid)
 					k.f.Store(hiv, umin(op(spirv.OpIAdd, lo, cu(2*w)), cu(length)))
-					k.setVars(heads.a, values(lo))
-					k.setVars(heads.b, values(mid))
+					k.readHeads(heads, values)
 					return nil
 				})
 				if err != nil {
 					return err
 				}
-				return k.mergeStep(in, heads, func() (spirv.ID, spirv.ID) { return k.f.Load(u32, midv), k.f.Load(u32, hiv) }, func() spirv.ID { return toAt(q) }, to, values)
+				taken, err := k.mergeStep(in, heads, func() (spirv.ID, spirv.ID) { return k.f.Load(u32, midv), k.f.Load(u32, hiv) }, values)
+				if err != nil {
+					return err
+				}
+				k.storeValues(to, toAt(q), taken)
+				return nil
 			})
 			if err != nil {
 				return err
@@ -253,7 +271,7 @@ func SortSlicePasses(length int64) int {
 // an invocation finds how many of its chunk's places the left run fills
 // by binary searches down that tree, then merges the chunk one place at
 // a time, a comparison of the two runs' next values, kept in registers,
-// and a read of the next value. Stable: on ties the left run's element
+// and a read of a value to come. Stable: on ties the left run's element
 // goes first. A search per element, before session 37, read log2(2w)
 // probes per element and pass; this reads each element once. Bindings:
 // scratch copies, then scratch copies or the results; the dispatch has
@@ -265,126 +283,189 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		return nil, err
 	}
 	shape := in.Operands[0].Shape
-	length := shape.Dims[in.A.Dimensions[0]]
+	wide := k.sortWide(in, pass)
 	return k.perElement(fmt.Sprintf("sort_merge_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
-		umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		w, chunk := k.push(1), k.push(3)
-		chunks := op(spirv.OpUDiv, op(spirv.OpIAdd, cu(length-1), chunk), chunk)
-		slice := op(spirv.OpUDiv, e, chunks)
-		d := op(spirv.OpIMul, op(spirv.OpUMod, e, chunks), chunk) // the chunk's first place
-		srcAt, dstAt := k.sortPlaces(in, pass, slice)
-		// Every read is clamped into the slice: a search step past its
-		// end, or a run's next element past the run, reads a value the
-		// choice then ignores.
-		values := func(i spirv.ID) []val { return k.sortValues(in, src, srcAt(umin(i, cu(length-1)))) }
-		w2 := op(spirv.OpIAdd, w, w)
-		lo := op(spirv.OpIMul, op(spirv.OpUDiv, d, w2), w2)
-		mid := umin(op(spirv.OpIAdd, lo, w), cu(length))
-		hi := umin(op(spirv.OpIAdd, lo, w2), cu(length))
-		diag := op(spirv.OpISub, d, lo)
-		lenA := op(spirv.OpISub, mid, lo)
-		pairLen := op(spirv.OpISub, hi, lo)
-		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
-		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
-		// The chunk's first place has i of the pair's places before it
-		// from the left run, its end iEnd: how many of the first t
-		// chunks' places the left run fills, searched for over the
-		// pair's chunk boundaries as a binary tree, each boundary's
-		// split only between its two ancestors' (push constant 2
-		// levels). That gives the splits one search each would where the
-		// comparator is a strict weak order, and splits that never
-		// decrease, so that the chunks' ranges tile both runs, where it
-		// is not (floats compared by LT with NaNs among them): a
-		// permutation either way, as XLA's sorts give. The descent
-		// towards the chunk's end passes the boundary at its start
-		// (that boundary is the midpoint of an interval holding both).
-		// The search's bounds; the tree's interval of boundaries, their
-		// splits and places; the chunk's start.
-		bv, ev := v(), v()
-		lv, hv, slv, shv, dlv, dhv := v(), v(), v(), v(), v(), v()
-		iv0 := v()
-		load := func(v spirv.ID) spirv.ID { return k.f.Load(u32, v) }
-		t0 := op(spirv.OpUDiv, diag, chunk)
-		t := op(spirv.OpIAdd, t0, cu(1))
-		k.f.Store(lv, cu(0))
-		k.f.Store(hv, op(spirv.OpUDiv, w2, chunk))
-		k.f.Store(slv, cu(0))
-		k.f.Store(shv, lenA)
-		k.f.Store(dlv, cu(0))
-		k.f.Store(dhv, pairLen)
-		k.f.Store(iv0, cu(0)) // the first chunk's start
-		err := k.loop(k.push(2), func(spirv.ID) error {
-			bl, bh, sl, sh, dl, dh := load(lv), load(hv), load(slv), load(shv), load(dlv), load(dhv)
-			bm := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, bl, bh), cu(1))
-			dm := umin(op(spirv.OpIMul, bm, chunk), pairLen)
-			// Between the ancestors: sl <= s <= sh, and the right run
-			// fills between dl - sl and dh - sh as well.
-			over := op(spirv.OpIAdd, dm, sh)
-			k.f.Store(bv, k.f.Ext(u32, spirv.GLSLUMax, sl, sel(k.boolOp(spirv.OpUGreaterThan, over, dh), op(spirv.OpISub, over, dh), cu(0))))
-			k.f.Store(ev, umin(sh, op(spirv.OpIAdd, op(spirv.OpISub, dm, dl), sl)))
-			// The least s whose left element does not go before the
-			// right one at dm - 1 - s (stability: the left goes first
-			// unless the right is strictly less).
-			err := k.f.While(func() spirv.ID {
-				return k.boolOp(spirv.OpULessThan, load(bv), load(ev))
-			}, func() error {
-				b, en := load(bv), load(ev)
-				m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
-				av := values(op(spirv.OpIAdd, lo, m))
-				yv := values(op(spirv.OpISub, op(spirv.OpIAdd, mid, dm), op(spirv.OpIAdd, m, cu(1))))
-				rLess, err := k.sortLessValues(in, yv, av)
-				if err != nil {
-					return err
-				}
-				k.f.Store(bv, sel(rLess, b, op(spirv.OpIAdd, m, cu(1))))
-				k.f.Store(ev, sel(rLess, m, en))
-				return nil
-			}, func() {})
-			if err != nil {
-				return err
-			}
-			sm := load(bv)
-			k.f.Store(iv0, sel(k.boolOp(spirv.OpIEqual, bm, t0), sm, load(iv0)))
-			left := k.boolOp(spirv.OpULessThanEqual, t, bm)
-			k.f.Store(hv, sel(left, bm, bh))
-			k.f.Store(shv, sel(left, sm, sh))
-			k.f.Store(dhv, sel(left, dm, dh))
-			k.f.Store(lv, sel(left, bl, bm))
-			k.f.Store(slv, sel(left, sl, sm))
-			k.f.Store(dlv, sel(left, dl, dm))
-			return nil
-		})
+		m, err := k.mergeChunk(in, pass, src, e)
 		if err != nil {
 			return err
 		}
-		i := load(iv0)
-		iEnd := sel(k.boolOp(spirv.OpIEqual, t, load(lv)), load(slv), load(shv))
-		aEnd := op(spirv.OpIAdd, lo, iEnd)
-		bEnd := op(spirv.OpISub, op(spirv.OpIAdd, mid, umin(op(spirv.OpIAdd, diag, chunk), pairLen)), iEnd)
-		// The merge: cursors into both runs and their current values.
-		iv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		jv := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, u32))
-		k.f.Store(iv, op(spirv.OpIAdd, lo, i))
-		k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
-		heads := k.mergeHeads(in, iv, jv)
-		k.setVars(heads.a, values(k.f.Load(u32, iv)))
-		k.setVars(heads.b, values(k.f.Load(u32, jv)))
-		ends := func() (spirv.ID, spirv.ID) { return aEnd, bEnd }
-		return k.loop(umin(chunk, op(spirv.OpISub, hi, d)), func(t spirv.ID) error {
-			return k.mergeStep(in, heads, ends, func() spirv.ID { return dstAt(op(spirv.OpIAdd, d, t)) }, dst, values)
+		if !wide {
+			return k.loop(m.places, func(t spirv.ID) error {
+				taken, err := k.mergeStep(in, m.heads, m.ends, m.values)
+				if err != nil {
+					return err
+				}
+				k.storeValues(dst, m.dstAt(op(spirv.OpIAdd, m.d, t)), taken)
+				return nil
+			})
+		}
+		// Octets of places, each operand's stored as one u64vec4:
+		// llvmpipe stores a value in a loop over the lanes, so this
+		// halves the stores' cost (chunks and slices are then whole
+		// octets).
+		return k.loop(op(spirv.OpUDiv, m.places, cu(VectorWidth)), func(g spirv.ID) error {
+			octets := make([][]spirv.ID, len(dst))
+			for range VectorWidth {
+				taken, err := k.mergeStep(in, m.heads, m.ends, m.values)
+				if err != nil {
+					return err
+				}
+				for n := range dst {
+					octets[n] = append(octets[n], taken[n].id)
+				}
+			}
+			at := m.dstAt(op(spirv.OpIAdd, m.d, op(spirv.OpIMul, g, cu(VectorWidth))))
+			for n := range dst {
+				k.storeWide(dst[n], op(spirv.OpUDiv, at, cu(VectorWidth)), octets[n])
+			}
+			return nil
 		})
 	})
 }
 
-// mergeHeads are a merge's cursors into its two runs (iv, jv) and the
-// values there (a and b, a variable per operand).
+// chunkMerge is one chunk's merge in a merge pass: its cursors and
+// heads, its runs' ends, its first place d and its places, and where it
+// reads and writes.
+type chunkMerge struct {
+	heads     mergeHeads
+	ends      func() (spirv.ID, spirv.ID)
+	values    func(spirv.ID) []val
+	dstAt     func(spirv.ID) spirv.ID
+	d, places spirv.ID
+}
+
+// mergeChunk sets up the merge of chunk e of a merge pass (numbered over
+// the slices): the searches for where its runs' parts start and end,
+// and its cursors and heads there.
+func (k *kernelBuilder) mergeChunk(in *hlo.Instruction, pass SortPass, src []int, e spirv.ID) (*chunkMerge, error) {
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+	sel := func(c, a, b spirv.ID) spirv.ID { return k.f.Select(u32, c, a, b) }
+	umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	shape := in.Operands[0].Shape
+	length := shape.Dims[in.A.Dimensions[0]]
+	w, chunk := k.push(1), k.push(3)
+	chunks := op(spirv.OpUDiv, op(spirv.OpIAdd, cu(length-1), chunk), chunk)
+	slice := op(spirv.OpUDiv, e, chunks)
+	d := op(spirv.OpIMul, op(spirv.OpUMod, e, chunks), chunk) // the chunk's first place
+	srcAt, dstAt := k.sortPlaces(in, pass, slice)
+	// Every read is clamped into the slice: a search step past its
+	// end, or a run's next element past the run, reads a value the
+	// choice then ignores.
+	values := func(i spirv.ID) []val { return k.sortValues(in, src, srcAt(umin(i, cu(length-1)))) }
+	w2 := op(spirv.OpIAdd, w, w)
+	lo := op(spirv.OpIMul, op(spirv.OpUDiv, d, w2), w2)
+	mid := umin(op(spirv.OpIAdd, lo, w), cu(length))
+	hi := umin(op(spirv.OpIAdd, lo, w2), cu(length))
+	diag := op(spirv.OpISub, d, lo)
+	lenA := op(spirv.OpISub, mid, lo)
+	pairLen := op(spirv.OpISub, hi, lo)
+	ptr := k.b.TypePointer(spirv.StorageFunction, u32)
+	v := func() spirv.ID { return k.f.LocalVariable(ptr) }
+	// The chunk's first place has i of the pair's places before it
+	// from the left run, its end iEnd: how many of the first t
+	// chunks' places the left run fills, searched for over the
+	// pair's chunk boundaries as a binary tree, each boundary's
+	// split only between its two ancestors' (push constant 2
+	// levels). That gives the splits one search each would where the
+	// comparator is a strict weak order, and splits that never
+	// decrease, so that the chunks' ranges tile both runs, where it
+	// is not (floats compared by LT with NaNs among them): a
+	// permutation either way, as XLA's sorts give. The descent
+	// towards the chunk's end passes the boundary at its start
+	// (that boundary is the midpoint of an interval holding both).
+	// The search's bounds; the tree's interval of boundaries, their
+	// splits and places; the chunk's start.
+	bv, ev := v(), v()
+	lv, hv, slv, shv, dlv, dhv := v(), v(), v(), v(), v(), v()
+	iv0 := v()
+	load := func(v spirv.ID) spirv.ID { return k.f.Load(u32, v) }
+	t0 := op(spirv.OpUDiv, diag, chunk)
+	t := op(spirv.OpIAdd, t0, cu(1))
+	k.f.Store(lv, cu(0))
+	k.f.Store(hv, op(spirv.OpUDiv, w2, chunk))
+	k.f.Store(slv, cu(0))
+	k.f.Store(shv, lenA)
+	k.f.Store(dlv, cu(0))
+	k.f.Store(dhv, pairLen)
+	k.f.Store(iv0, cu(0)) // the first chunk's start
+	err := k.loop(k.push(2), func(spirv.ID) error {
+		bl, bh, sl, sh, dl, dh := load(lv), load(hv), load(slv), load(shv), load(dlv), load(dhv)
+		bm := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, bl, bh), cu(1))
+		dm := umin(op(spirv.OpIMul, bm, chunk), pairLen)
+		// Between the ancestors: sl <= s <= sh, and the right run
+		// fills between dl - sl and dh - sh as well.
+		over := op(spirv.OpIAdd, dm, sh)
+		k.f.Store(bv, k.f.Ext(u32, spirv.GLSLUMax, sl, sel(k.boolOp(spirv.OpUGreaterThan, over, dh), op(spirv.OpISub, over, dh), cu(0))))
+		k.f.Store(ev, umin(sh, op(spirv.OpIAdd, op(spirv.OpISub, dm, dl), sl)))
+		// The least s whose left element does not go before the
+		// right one at dm - 1 - s (stability: the left goes first
+		// unless the right is strictly less).
+		err := k.f.While(func() spirv.ID {
+			return k.boolOp(spirv.OpULessThan, load(bv), load(ev))
+		}, func() error {
+			b, en := load(bv), load(ev)
+			m := op(spirv.OpShiftRightLogical, op(spirv.OpIAdd, b, en), cu(1))
+			av := values(op(spirv.OpIAdd, lo, m))
+			yv := values(op(spirv.OpISub, op(spirv.OpIAdd, mid, dm), op(spirv.OpIAdd, m, cu(1))))
+			rLess, err := k.sortLessValues(in, yv, av)
+			if err != nil {
+				return err
+			}
+			k.f.Store(bv, sel(rLess, b, op(spirv.OpIAdd, m, cu(1))))
+			k.f.Store(ev, sel(rLess, m, en))
+			return nil
+		}, func() {})
+		if err != nil {
+			return err
+		}
+		sm := load(bv)
+		k.f.Store(iv0, sel(k.boolOp(spirv.OpIEqual, bm, t0), sm, load(iv0)))
+		left := k.boolOp(spirv.OpULessThanEqual, t, bm)
+		k.f.Store(hv, sel(left, bm, bh))
+		k.f.Store(shv, sel(left, sm, sh))
+		k.f.Store(dhv, sel(left, dm, dh))
+		k.f.Store(lv, sel(left, bl, bm))
+		k.f.Store(slv, sel(left, sl, sm))
+		k.f.Store(dlv, sel(left, dl, dm))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	i := load(iv0)
+	iEnd := sel(k.boolOp(spirv.OpIEqual, t, load(lv)), load(slv), load(shv))
+	aEnd := op(spirv.OpIAdd, lo, iEnd)
+	bEnd := op(spirv.OpISub, op(spirv.OpIAdd, mid, umin(op(spirv.OpIAdd, diag, chunk), pairLen)), iEnd)
+	// The merge: cursors into both runs and their current values.
+	iv, jv := v(), v()
+	k.f.Store(iv, op(spirv.OpIAdd, lo, i))
+	k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
+	heads := k.mergeHeads(in, iv, jv)
+	k.readHeads(heads, values)
+	return &chunkMerge{
+		heads:  heads,
+		ends:   func() (spirv.ID, spirv.ID) { return aEnd, bEnd },
+		values: values,
+		dstAt:  dstAt,
+		d:      d,
+		places: umin(chunk, op(spirv.OpISub, hi, d)),
+	}, nil
+}
+
+// mergeHeads are a merge's cursors into its two runs (iv, jv), the
+// values there (a and b, a variable per operand) and the values after
+// them (a1 and b1). Holding the next values makes a step's choice wait
+// on registers only: the read a choice asks for is the value after the
+// next, needed a step later, so that llvmpipe's texel fetch (a call of
+// 16 scalar loads) overlaps the next comparison instead of preceding it.
 type mergeHeads struct {
-	iv, jv spirv.ID
-	a, b   []spirv.ID
+	iv, jv       spirv.ID
+	a, b, a1, b1 []spirv.ID
 }
 
 // mergeHeads declares the head values' variables of a merge whose
@@ -395,8 +476,20 @@ func (k *kernelBuilder) mergeHeads(in *hlo.Instruction, iv, jv spirv.ID) mergeHe
 		t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(o.Shape.Elem))
 		h.a = append(h.a, k.f.LocalVariable(t))
 		h.b = append(h.b, k.f.LocalVariable(t))
+		h.a1 = append(h.a1, k.f.LocalVariable(t))
+		h.b1 = append(h.b1, k.f.LocalVariable(t))
 	}
 	return h
+}
+
+// readHeads reads the values at h's cursors and after them (values).
+func (k *kernelBuilder) readHeads(h mergeHeads, values func(spirv.ID) []val) {
+	u32 := k.u32()
+	i, j := k.f.Load(u32, h.iv), k.f.Load(u32, h.jv)
+	k.setVars(h.a, values(i))
+	k.setVars(h.b, values(j))
+	k.setVars(h.a1, values(k.f.IAdd(u32, i, k.cu32(1))))
+	k.setVars(h.b1, values(k.f.IAdd(u32, j, k.cu32(1))))
 }
 
 // setVars stores each value in its function variable.
@@ -406,11 +499,12 @@ func (k *kernelBuilder) setVars(vars []spirv.ID, vs []val) {
 	}
 }
 
-// mergeStep writes the next place of a merge (place()) in dst: the left
-// run's head unless the right's is strictly less or the left run has
-// ended (its cursor at ends()'s first, the right's at its second), then
-// moves that run's cursor on and reads its next value (values).
-func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func() (spirv.ID, spirv.ID), place func() spirv.ID, dst []int, values func(spirv.ID) []val) error {
+// mergeStep takes the next value of a merge: the left run's head
+// unless the right's is strictly less or the left run has ended (its
+// cursor at ends()'s first, the right's at its second), then moves that
+// run's cursor on and reads its next value (values). It returns the
+// value taken, every operand's.
+func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func() (spirv.ID, spirv.ID), values func(spirv.ID) []val) ([]val, error) {
 	u32 := k.u32()
 	add1 := func(x spirv.ID) spirv.ID { return k.f.IAdd(u32, x, k.cu32(1)) }
 	held := func(vars []spirv.ID) []val {
@@ -422,29 +516,60 @@ func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func()
 		return vs
 	}
 	ia, ib := k.f.Load(u32, h.iv), k.f.Load(u32, h.jv)
-	a, b := held(h.a), held(h.b)
+	a, b, a1, b1 := held(h.a), held(h.b), held(h.a1), held(h.b1)
 	rLess, err := k.sortLessValues(in, b, a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	aEnd, bEnd := ends()
 	hasA := k.boolOp(spirv.OpULessThan, ia, aEnd)
 	hasB := k.boolOp(spirv.OpULessThan, ib, bEnd)
 	takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
-	at := place()
-	for n := range dst {
-		k.store(dst[n], at, k.sel(takeA, a[n], b[n]))
+	taken := make([]val, len(a))
+	for n := range taken {
+		taken[n] = k.sel(takeA, a[n], b[n])
 	}
 	ia = k.f.Select(u32, takeA, add1(ia), ia)
 	ib = k.f.Select(u32, takeA, ib, add1(ib))
 	k.f.Store(h.iv, ia)
 	k.f.Store(h.jv, ib)
-	next := values(k.f.Select(u32, takeA, ia, ib))
-	for n := range next {
-		k.f.Store(h.a[n], k.sel(takeA, next[n], a[n]).id)
-		k.f.Store(h.b[n], k.sel(takeA, b[n], next[n]).id)
+	after := values(add1(k.f.Select(u32, takeA, ia, ib)))
+	for n := range after {
+		k.f.Store(h.a[n], k.sel(takeA, a1[n], a[n]).id)
+		k.f.Store(h.b[n], k.sel(takeA, b[n], b1[n]).id)
+		k.f.Store(h.a1[n], k.sel(takeA, after[n], a1[n]).id)
+		k.f.Store(h.b1[n], k.sel(takeA, b1[n], after[n]).id)
 	}
-	return nil
+	return taken, nil
+}
+
+// storeValues stores every operand's value of vs at place at of dst.
+func (k *kernelBuilder) storeValues(dst []int, at spirv.ID, vs []val) {
+	for n := range dst {
+		k.store(dst[n], at, vs[n])
+	}
+}
+
+// sortWide reports whether pass of sort in stores octets of places as
+// u64vec4s (storeWide): every operand 32 bits wide on a target with wide
+// access, slices of whole octets (SortBlock places), and the places of
+// the pass's destination contiguous: scratch copies always, the
+// results where the sorted dimension is the minor one.
+func (k *kernelBuilder) sortWide(in *hlo.Instruction, pass SortPass) bool {
+	shape := in.Operands[0].Shape
+	d := in.A.Dimensions[0]
+	if !k.tg.WideAccess || shape.Dims[d]%VectorWidth != 0 || SortBlock%VectorWidth != 0 {
+		return false
+	}
+	if (pass == LastSortPass || pass == OnlySortPass) && hlo.RowMajorStrides(shape.Dims)[d] != 1 {
+		return false
+	}
+	for _, o := range in.Operands {
+		if t := o.Shape.Elem; t != hlo.F32 && t != hlo.S32 && t != hlo.U32 {
+			return false
+		}
+	}
+	return true
 }
 
 // SortChunks is the number of chunks (or blocks) of chunk places in a
