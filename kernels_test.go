@@ -87,6 +87,60 @@ ENTRY e {
 	}
 }
 
+// TestSortKeys: sorts whose comparator compares one operand through
+// one expression of each value, in a total order, compare keys computed
+// once an element (kgen/sortkey.go) and sort their blocks by a merging
+// network of (key, place) pairs: JAX's comparators (-0 and NaNs made one
+// value, TOTALORDER) of f32 and bf16 ascending and descending, integers,
+// the key an operand after the first, slices of whole blocks and octets
+// (4096), of whole octets whose last block of 16 is half past the end
+// (1000: its octets are stored whole, and not past the slice), a
+// partial last block (3001) and a middle dimension, bit for
+// bit as the evaluator sorts them stably: edge values, and small
+// integers for ties.
+func TestSortKeys(t *testing.T) {
+	defer noValidationMessages(t)
+	canon := func(ty, p, q string) string {
+		return fmt.Sprintf(`  n%[2]s = pred[] compare(%[2]s, %[2]s), direction=NE
+  z%[2]s = pred[] compare(%[2]s, zero), direction=EQ
+  c0%[2]s = %[1]s[] select(z%[2]s, zero, %[2]s)
+  c%[2]s = %[1]s[] select(n%[2]s, nan, c0%[2]s)
+  n%[3]s = pred[] compare(%[3]s, %[3]s), direction=NE
+  z%[3]s = pred[] compare(%[3]s, zero), direction=EQ
+  c0%[3]s = %[1]s[] select(z%[3]s, zero, %[3]s)
+  c%[3]s = %[1]s[] select(n%[3]s, nan, c0%[3]s)
+`, ty, p, q)
+	}
+	for _, ty := range []string{"f32", "bf16", "s32", "u32"} {
+		for _, dir := range []string{"LT", "GT"} {
+			body, a, b, typ := "", "a", "b", ""
+			if ty == "f32" || ty == "bf16" {
+				body = fmt.Sprintf("  nan = %[1]s[] constant(nan)\n  zero = %[1]s[] constant(0)\n", ty) + canon(ty, "a", "b")
+				a, b, typ = "ca", "cb", ", type=TOTALORDER"
+			}
+			for _, shape := range []string{"[2,4096]", "[3,1000]", "[3,3001]", "[2,300,3]"} {
+				sortDim := "1"
+				src := fmt.Sprintf(`HloModule keys
+cmp {
+  i = s32[] parameter(0)
+  j = s32[] parameter(1)
+  a = %[1]s[] parameter(2)
+  b = %[1]s[] parameter(3)
+%[2]s  ROOT r = pred[] compare(%[3]s, %[4]s), direction=%[5]s%[6]s
+}
+ENTRY e {
+  x = %[1]s%[7]s parameter(0)
+  i = s32%[7]s iota(), iota_dimension=%[8]s
+  ROOT s = (s32%[7]s, %[1]s%[7]s) sort(i, x), dimensions={%[8]s}, is_stable=true, to_apply=cmp
+}`, ty, body, a, b, dir, typ, shape, sortDim)
+				name := fmt.Sprintf("sort_keys_%s_%s_%s", ty, dir, shape)
+				requireExact(t, name+"_edges", src, edgeInputs(8))
+				requireExact(t, name+"_ties", src, smallInts(9))
+			}
+		}
+	}
+}
+
 func TestTopK(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []string{"f32", "bf16", "f64", "f16", "u32", "s8"} {

@@ -638,11 +638,12 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 			return err
 		}
 	}
-	k, err := kgen.SortBlockKernel(in, env, kgen.SortBlock)
+	block := kgen.SortBlockOf(in, s.tg)
+	k, err := kgen.SortBlockKernel(in, env, block)
 	if err != nil {
 		return err
 	}
-	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, kgen.SortBlock), nil, scratch[0], nil); err != nil {
+	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, block), nil, scratch[0], nil); err != nil {
 		return err
 	}
 	var merge [2]*kgen.Kernel // the middle passes', the last's
@@ -652,7 +653,7 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		}
 	}
 	cur := 1
-	for w := kgen.SortBlock; w < length; w *= 2 {
+	for w := block; w < length; w *= 2 {
 		k, reads, outs := merge[0], scratch[1-cur], scratch[cur]
 		if 2*w >= length {
 			k, outs = merge[1], s.values[in]

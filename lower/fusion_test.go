@@ -518,6 +518,62 @@ func TestLongSortPlan(t *testing.T) {
 	}
 }
 
+// TestSortKeyBlocks: a comparator of one operand's values through one
+// expression of each, in a total order, has keys (kgen/sortkey.go), and
+// its blocks are sorted 16 at a time; any other comparator's 8 at a
+// time. A slice of 5000: 313 blocks or 625.
+func TestSortKeyBlocks(t *testing.T) {
+	for _, c := range []struct {
+		name, ty, cmp string
+		keyed         bool
+	}{
+		{"total order", "f32", "ROOT r = pred[] compare(a, b), direction=LT, type=TOTALORDER", true},
+		{"descending", "bf16", "ROOT r = pred[] compare(a, b), direction=GT, type=TOTALORDER", true},
+		{"signed", "s32", "ROOT r = pred[] compare(a, b), direction=LT", true},
+		{"unsigned", "u16", "ROOT r = pred[] compare(a, b), direction=GT", true},
+		{"an expression of each", "f32", "na = f32[] negate(a)\n  nb = f32[] negate(b)\n  k = f32[] constant(2)\n  ka = f32[] multiply(na, k)\n  kb = f32[] multiply(nb, k)\n  ROOT r = pred[] compare(ka, kb), direction=LT, type=TOTALORDER", true},
+		{"NaNs unordered", "f32", "ROOT r = pred[] compare(a, b), direction=LT", false},
+		{"not strict", "s32", "ROOT r = pred[] compare(a, b), direction=LE", false},
+		{"f16 floats", "f16", "ROOT r = pred[] compare(a, b), direction=LT, type=TOTALORDER", false},
+		{"64 bits", "s64", "ROOT r = pred[] compare(a, b), direction=LT", false},
+		{"unsigned order of a signed type", "s32", "ROOT r = pred[] compare(a, b), direction=LT, type=UNSIGNED", false},
+		{"different expressions", "f32", "nb = f32[] negate(b)\n  ROOT r = pred[] compare(a, nb), direction=LT, type=TOTALORDER", false},
+		{"both values on one side", "s32", "s = s32[] add(a, b)\n  ROOT r = pred[] compare(s, b), direction=LT", false},
+		{"the other operand", "s32", "ROOT r = pred[] compare(a, j), direction=LT", false},
+		{"not a comparison", "s32", "ROOT r = pred[] constant(false)", false},
+	} {
+		src := fmt.Sprintf(`HloModule m
+cmp {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  %[2]s
+}
+ENTRY e {
+  x = %[1]s[5000] parameter(0)
+  y = s32[5000] iota(), iota_dimension=0
+  ROOT s = (%[1]s[5000], s32[5000]) sort(x, y), dimensions={0}, is_stable=true, to_apply=cmp
+}`, c.ty, c.cmp)
+		prog, err := compileText(t, src)
+		require.NoError(t, err, c.name)
+		blocks := uint32(625)
+		if c.keyed {
+			blocks = 313
+		}
+		var push []uint32
+		for _, st := range prog.Steps {
+			if st.Kind == StepDispatch && strings.HasPrefix(prog.Kernels[st.Kernel].Name, "sort_block") {
+				push = st.Push
+			}
+		}
+		require.Equal(t, []uint32{blocks}, push, c.name)
+		for _, k := range prog.Kernels {
+			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
+		}
+	}
+}
+
 // checkMemoryPlan requires what memory planning promises of p and its
 // sub-programs: temporaries whose lives overlap never share bytes, every
 // offset is aligned, and the arena is no smaller than the liveness bound.

@@ -118,12 +118,13 @@ type kernelBuilder struct {
 
 	regArrays []regArray // device loops: small values read at computed indices (seqkernel.go)
 
-	computed  map[computedKey]computedVal // fused producers' values by element (compute)
-	columns   map[computedKey]columnVals  // reductions over columns, by lane 0's element (columnLanes)
-	aligned   map[spirv.ID]alignedIdx     // indices known as an aligned base plus a constant (index.go)
-	scaled    map[spirv.ID]scaledIdx      // indices known as a product by a constant (index.go)
-	raveled   map[spirv.ID]raveledIdx     // indices known as the ravel of a multi-index (index.go)
-	u32Consts map[spirv.ID]uint32         // the u32 constants cu32 made
+	computed  map[computedKey]computedVal   // fused producers' values by element (compute)
+	columns   map[computedKey]columnVals    // reductions over columns, by lane 0's element (columnLanes)
+	aligned   map[spirv.ID]alignedIdx       // indices known as an aligned base plus a constant (index.go)
+	scaled    map[spirv.ID]scaledIdx        // indices known as a product by a constant (index.go)
+	raveled   map[spirv.ID]raveledIdx       // indices known as the ravel of a multi-index (index.go)
+	sortKeys  map[*hlo.Instruction]*sortKey // sorts' comparators as keys, nil where none (sortkey.go)
+	u32Consts map[spirv.ID]uint32           // the u32 constants cu32 made
 }
 
 func newKernelBuilder(tg Target, local uint32, pushFields int) *kernelBuilder {

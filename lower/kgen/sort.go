@@ -7,18 +7,43 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// sortValues loads every operand of sort in at element e.
+// sortValues loads every operand of sort in at element e, and the
+// element's key after them where the comparator has one (sortKey).
 func (k *kernelBuilder) sortValues(in *hlo.Instruction, binds []int, e spirv.ID) []val {
 	vs := make([]val, len(in.Operands))
 	for i, o := range in.Operands {
 		vs[i] = k.load(binds[i], e, o.Shape.Elem)
 	}
+	if sk := k.sortKey(in); sk != nil {
+		key, err := k.sortKeyValue(sk, vs[sk.operand])
+		if err != nil && k.err == nil {
+			k.err = err
+		}
+		vs = append(vs, key)
+	}
 	return vs
 }
 
-// sortLessValues is sort in's comparator on two elements' operand
-// values: true where x goes before y.
+// sortKey is sort in's comparator as keys, or nil (sortKeyOf, once per
+// sort).
+func (k *kernelBuilder) sortKey(in *hlo.Instruction) *sortKey {
+	if k.sortKeys == nil {
+		k.sortKeys = map[*hlo.Instruction]*sortKey{}
+	}
+	sk, ok := k.sortKeys[in]
+	if !ok {
+		sk = sortKeyOf(in)
+		k.sortKeys[in] = sk
+	}
+	return sk
+}
+
+// sortLessValues is sort in's comparator on two elements' values
+// (sortValues): true where x goes before y.
 func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.ID, error) {
+	if n := len(in.Operands); k.sortKey(in) != nil {
+		return k.boolOp(spirv.OpSLessThan, x[n].id, y[n].id), nil
+	}
 	args := make([]val, 2*len(in.Operands))
 	for i := range in.Operands {
 		args[2*i], args[2*i+1] = x[i], y[i]
@@ -33,7 +58,7 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // A slice of at most SortChunk elements is sorted by one invocation
 // (SortSliceKernel); a longer one over every element at once (vkjit's
 // sorts before session 37 searched per element there): a first pass
-// sorts blocks of SortBlock elements in registers (SortBlockKernel),
+// sorts blocks of SortBlockOf elements in registers (SortBlockKernel),
 // then each merge pass doubles the sorted runs, an invocation merging a
 // chunk of up to SortChunk places (SortMergeKernel). The operands'
 // values move along from pass to pass in scratch copies, a slice's
@@ -42,14 +67,35 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // SortBlock: 8 elements take 28 comparator calls per block; 16 took
 // 120, sorted the corpus's 1024 x 4096 bf16 sort 5-10% faster warm, and
 // cost 0.07-0.25 s more in the driver's compile at the first run (two
-// sorts' blocks in the corpus's top-k). SortChunk: 128 places per
-// invocation; that sort took 123 ms at 64, 105 at 128 and 101 at 256
-// (a chunk's boundary search costs more per place the smaller it is),
-// and a GPU wants more invocations than fewer.
+// sorts' blocks in the corpus's top-k). A sort with keys (sortKey) on a
+// device with 64-bit integers sorts SortKeyBlock by keyedNetwork:
+// bench/workloads/sort_rows.hlo warm (vkjit bench --iterations 10)
+// 93 ms at 8, 84 at 16, 76 at 32, 70 at 64, and its first run (vkjit
+// run --stats, fresh caches: the driver's compile) 337, 414, 580 and
+// 1244 ms. SortChunk: 128 places per invocation; that sort took 123 ms
+// at 64, 105 at 128 and 101 at 256 (a chunk's boundary search costs
+// more per place the smaller it is), and a GPU wants more invocations
+// than fewer.
 const (
-	SortBlock int64 = 8
-	SortChunk int64 = 128
+	SortBlock    int64 = 8
+	SortKeyBlock int64 = 16
+	SortChunk    int64 = 128
 )
+
+// SortBlockOf is the block a long sort's first pass sorts in registers
+// on target tg.
+func SortBlockOf(in *hlo.Instruction, tg Target) int64 {
+	if keyedBlocks(in, tg) {
+		return SortKeyBlock
+	}
+	return SortBlock
+}
+
+// keyedBlocks reports whether sort in's blocks are sorted by
+// keyedNetwork: a comparator with keys, a device with 64-bit integers.
+func keyedBlocks(in *hlo.Instruction, tg Target) bool {
+	return tg.Int64 && sortKeyOf(in) != nil
+}
 
 // SortPass says which pass of a sort a kernel is: the first reads the
 // operands, the last writes the results, and the ones between read and
@@ -83,7 +129,7 @@ func SortBlockKernel(in *hlo.Instruction, env Env, block int64) (*Kernel, error)
 		return nil, err
 	}
 	blocks := SortChunks(length, block)
-	wide := block == VectorWidth && k.sortWide(in, pass)
+	wide := block%VectorWidth == 0 && k.sortWide(in, pass)
 	return k.perElement(fmt.Sprintf("sort_block_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
@@ -109,18 +155,31 @@ func (k *kernelBuilder) sortBlockAt(in *hlo.Instruction, block, length int64, st
 		valid[i] = k.boolOp(spirv.OpULessThan, places[i], k.cu32(uint32(length)))
 		xs[i] = k.sortValues(in, src, srcAt(k.f.Ext(u32, spirv.GLSLUMin, places[i], k.cu32(uint32(length-1)))))
 	}
-	if err := k.sortNetwork(in, xs, valid); err != nil {
+	if keyedBlocks(in, k.tg) {
+		k.keyedNetwork(xs, valid)
+	} else if err := k.sortNetwork(in, xs, valid); err != nil {
 		return err
 	}
 	if wide {
-		// Whole octets, each operand's stored as one u64vec4 (as the
-		// merge passes' are).
-		for n := range dst {
-			octet := make([]spirv.ID, block)
-			for i := range octet {
-				octet[i] = xs[i][n].id
+		// Octets, each operand's stored as one u64vec4 (as the merge
+		// passes' are): the slice is whole octets, so an octet is valid
+		// or past the slice's end as a whole (a block of 16 may end
+		// half past it).
+		for o := int64(0); o < block; o += VectorWidth {
+			err := k.f.If(valid[o], func() error {
+				at := k.f.UDiv(u32, dstAt(places[o]), k.cu32(VectorWidth))
+				for n := range dst {
+					octet := make([]spirv.ID, VectorWidth)
+					for i := range octet {
+						octet[i] = xs[o+int64(i)][n].id
+					}
+					k.storeWide(dst[n], at, octet)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			k.storeWide(dst[n], k.f.UDiv(u32, dstAt(start), k.cu32(VectorWidth)), octet)
 		}
 		return nil
 	}
@@ -157,6 +216,49 @@ func (k *kernelBuilder) sortNetwork(in *hlo.Instruction, xs [][]val, valid []spi
 		}
 	}
 	return nil
+}
+
+// keyedNetwork sorts the elements xs of a sort with keys (sortKey: each
+// element's values, its key last) by Batcher's odd-even merge sort
+// (Knuth 5.3.4), len(xs) a power of two: compare-exchanges of elements
+// ordered by key, then by their place in the block, so that no two are
+// equal and the network's order is the stable one. Elements not valid
+// (past the slice's end, a suffix) take the largest key: after every
+// valid one, the largest of which are before them in place. 32 elements
+// take 191 exchanges, against 496 of odd-even transposition (sortNetwork,
+// which needs no keys: it moves an element only past a neighbour that
+// is strictly less, a permutation whatever the comparator).
+func (k *kernelBuilder) keyedNetwork(xs [][]val, valid []spirv.ID) {
+	u32, u64 := k.u32(), k.b.TypeInt(64, false)
+	n := len(xs)
+	key := len(xs[0]) - 1
+	// Each element's key and place as one u64: the key offset into the
+	// unsigned range above, the place below.
+	order := make([]spirv.ID, n)
+	for i := range xs {
+		kv := k.f.Select(u32, valid[i], xs[i][key].id, k.cu32(1<<31-1))
+		hi := k.f.Apply(spirv.OpBitwiseXor, u32, kv, k.cu32(1<<31))
+		pair := k.f.CompositeConstruct(k.b.TypeVector(u32, 2), k.cu32(uint32(i)), hi)
+		order[i] = k.f.Bitcast(u64, pair)
+	}
+	exchange := func(a, b int) {
+		swap := k.boolOp(spirv.OpULessThan, order[b], order[a])
+		for m := range key {
+			xs[a][m], xs[b][m] = k.sel(swap, xs[b][m], xs[a][m]), k.sel(swap, xs[a][m], xs[b][m])
+		}
+		order[a], order[b] = k.f.Select(u64, swap, order[b], order[a]), k.f.Select(u64, swap, order[a], order[b])
+	}
+	for p := 1; p < n; p *= 2 {
+		for d := p; d >= 1; d /= 2 {
+			for j := d % p; j+d < n; j += 2 * d {
+				for i := 0; i < min(d, n-j-d); i++ {
+					if (i+j)/(2*p) == (i+j+d)/(2*p) {
+						exchange(i+j, i+j+d)
+					}
+				}
+			}
+		}
+	}
 }
 
 // SortSliceKernel generates a sort of slices of at most SortChunk
@@ -466,14 +568,23 @@ func (k *kernelBuilder) mergeChunk(in *hlo.Instruction, pass SortPass, src []int
 type mergeHeads struct {
 	iv, jv       spirv.ID
 	a, b, a1, b1 []spirv.ID
+	types        []hlo.ElementType // of the values: the operands', then a key's (sortValues)
 }
 
 // mergeHeads declares the head values' variables of a merge whose
 // cursors are iv and jv.
 func (k *kernelBuilder) mergeHeads(in *hlo.Instruction, iv, jv spirv.ID) mergeHeads {
 	h := mergeHeads{iv: iv, jv: jv}
+	types := make([]hlo.ElementType, 0, len(in.Operands)+1)
 	for _, o := range in.Operands {
-		t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(o.Shape.Elem))
+		types = append(types, o.Shape.Elem)
+	}
+	if k.sortKey(in) != nil {
+		types = append(types, hlo.U32)
+	}
+	h.types = types
+	for _, et := range types {
+		t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(et))
 		h.a = append(h.a, k.f.LocalVariable(t))
 		h.b = append(h.b, k.f.LocalVariable(t))
 		h.a1 = append(h.a1, k.f.LocalVariable(t))
@@ -510,8 +621,7 @@ func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func()
 	held := func(vars []spirv.ID) []val {
 		vs := make([]val, len(vars))
 		for n, id := range vars {
-			t := in.Operands[n].Shape.Elem
-			vs[n] = val{k.f.Load(k.scalarType(t), id), t}
+			vs[n] = val{k.f.Load(k.scalarType(h.types[n]), id), h.types[n]}
 		}
 		return vs
 	}
@@ -558,7 +668,7 @@ func (k *kernelBuilder) storeValues(dst []int, at spirv.ID, vs []val) {
 func (k *kernelBuilder) sortWide(in *hlo.Instruction, pass SortPass) bool {
 	shape := in.Operands[0].Shape
 	d := in.A.Dimensions[0]
-	if !k.tg.WideAccess || shape.Dims[d]%VectorWidth != 0 || SortBlock%VectorWidth != 0 {
+	if !k.tg.WideAccess || shape.Dims[d]%VectorWidth != 0 {
 		return false
 	}
 	if (pass == LastSortPass || pass == OnlySortPass) && hlo.RowMajorStrides(shape.Dims)[d] != 1 {
