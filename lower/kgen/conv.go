@@ -5,6 +5,32 @@ import (
 	"github.com/vkjit/vkjit/spirv"
 )
 
+// convShape is what the direct convolution kernels read of a
+// convolution: its dimension labels and window (an empty one where it
+// has none), its operands' and result's shapes, the operands' row-major
+// strides, and the kernel's spatial sizes (its taps) and their product.
+type convShape struct {
+	c          *hlo.ConvDims
+	w          *hlo.Window
+	l, kr, out hlo.Shape
+	ls, ks     []int64
+	taps       []int64
+	count      int64
+}
+
+func convShapeOf(in *hlo.Instruction) convShape {
+	g := convShape{c: in.A.ConvDims, w: in.A.Window, l: in.Operands[0].Shape, kr: in.Operands[1].Shape, out: in.Shape, count: 1}
+	if g.w == nil {
+		g.w = &hlo.Window{}
+	}
+	g.ls, g.ks = hlo.RowMajorStrides(g.l.Dims), hlo.RowMajorStrides(g.kr.Dims)
+	for _, d := range g.c.KSpatial {
+		g.taps = append(g.taps, g.kr.Dims[d])
+		g.count *= g.kr.Dims[d]
+	}
+	return g
+}
+
 // convValue computes output element idx of a convolution whose operands
 // are read through binds: a direct convolution for any dimension labels,
 // strides, padding, lhs and rhs dilation, window reversal and feature and
@@ -15,54 +41,41 @@ func (k *kernelBuilder) convValue(in *hlo.Instruction, binds []int, idx spirv.ID
 	if v, ok, err := k.depthwiseLanes(in, binds, idx); ok || err != nil {
 		return v, err
 	}
-	c := in.A.ConvDims
-	w := in.A.Window
-	if w == nil {
-		w = &hlo.Window{}
-	}
-	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	g := convShapeOf(in)
+	c, ls, ks := g.c, g.ls, g.ks
 	lb, kb := binds[0], binds[1]
-	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
 	ns := len(c.InSpatial)
 	fg, bg := in.A.FeatureGroups, in.A.BatchGroups
-	outF, inB, kIn := kr.Dims[c.KOut], l.Dims[c.InBatch], kr.Dims[c.KIn]
-	loopDims := make([]int64, ns+1)
-	count := kIn
-	for i := 0; i < ns; i++ {
-		loopDims[i] = kr.Dims[c.KSpatial[i]]
-		count *= loopDims[i]
-	}
-	loopDims[ns] = kIn
-	t := out.Elem
-	{
-		u32 := k.u32()
-		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
-		o := k.unravel(idx, out.Dims)
-		b, of := o[c.OutBatch], o[c.OutFeature]
-		ib := op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/bg)), cu(inB/bg)), b)
-		f0 := op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/fg)), cu(kIn))
-		lBase := op(spirv.OpIAdd, op(spirv.OpIMul, ib, cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
-		kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
-		rt, acc, mul, add := k.sumOfProducts(t)
-		err := k.loop(cu(count), func(ci spirv.ID) error {
-			p := k.unravel(ci, loopDims)
-			f := p[ns]
-			li := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, f, cu(ls[c.InFeature])))
-			ki := op(spirv.OpIAdd, kBase, op(spirv.OpIMul, f, cu(ks[c.KIn])))
-			li, ki, ok := k.convTap(in, w, o, p[:ns], li, ki)
-			x, y, err := k.factors(lb, li, l.Elem, kb, ki, kr.Elem, t)
-			if err != nil {
-				return err
-			}
-			k.addProduct(rt, acc, mul, add, x, y, ok)
-			return nil
-		})
+	outF, inB, kIn := g.kr.Dims[c.KOut], g.l.Dims[c.InBatch], g.kr.Dims[c.KIn]
+	loopDims := append(append([]int64{}, g.taps...), kIn) // each tap's input features
+	t := g.out.Elem
+	u32 := k.u32()
+	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
+	cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
+	o := k.unravel(idx, g.out.Dims)
+	b, of := o[c.OutBatch], o[c.OutFeature]
+	ib := op(spirv.OpIAdd, op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/bg)), cu(inB/bg)), b)
+	f0 := op(spirv.OpIMul, op(spirv.OpUDiv, of, cu(outF/fg)), cu(kIn))
+	lBase := op(spirv.OpIAdd, op(spirv.OpIMul, ib, cu(ls[c.InBatch])), op(spirv.OpIMul, f0, cu(ls[c.InFeature])))
+	kBase := op(spirv.OpIMul, of, cu(ks[c.KOut]))
+	rt, acc, mul, add := k.sumOfProducts(t)
+	err := k.loop(cu(g.count*kIn), func(ci spirv.ID) error {
+		p := k.unravel(ci, loopDims)
+		f := p[ns]
+		li := op(spirv.OpIAdd, lBase, op(spirv.OpIMul, f, cu(ls[c.InFeature])))
+		ki := op(spirv.OpIAdd, kBase, op(spirv.OpIMul, f, cu(ks[c.KIn])))
+		li, ki, ok := k.convTap(g, o, p[:ns], li, ki)
+		x, y, err := k.factors(lb, li, g.l.Elem, kb, ki, g.kr.Elem, t)
 		if err != nil {
-			return val{}, err
+			return err
 		}
-		return k.normalize(val{k.f.Load(rt, acc), t}), nil
+		k.addProduct(rt, acc, mul, add, x, y, ok)
+		return nil
+	})
+	if err != nil {
+		return val{}, err
 	}
+	return k.normalize(val{k.f.Load(rt, acc), t}), nil
 }
 
 // Depthwise convolutions (MobileNet's, ConvNeXt's 7x7: a feature group
@@ -105,21 +118,10 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 	case done != nil:
 		return done[lane][0], true, nil
 	}
-	c := in.A.ConvDims
-	w := in.A.Window
-	if w == nil {
-		w = &hlo.Window{}
-	}
-	l, kr, out := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	g := convShapeOf(in)
+	c, ls, ks := g.c, g.ls, g.ks
 	lb, kb := binds[0], binds[1]
-	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
-	ns := len(c.InSpatial)
-	taps := make([]int64, ns)
-	count := int64(1)
-	for i := range taps {
-		taps[i] = kr.Dims[c.KSpatial[i]]
-		count *= taps[i]
-	}
+	l, kr, out := g.l, g.kr, g.out
 	t := out.Elem
 	u32 := k.u32()
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
@@ -139,8 +141,8 @@ func (k *kernelBuilder) depthwiseLanes(in *hlo.Instruction, binds []int, idx spi
 	for j := range accs {
 		_, accs[j], _, _ = k.sumOfProducts(t)
 	}
-	err = k.loop(cu(count), func(ti spirv.ID) error {
-		li, ki, valid := k.convTap(in, w, o, k.unravel(ti, taps), lBase, kBase)
+	err = k.loop(cu(g.count), func(ti spirv.ID) error {
+		li, ki, valid := k.convTap(g, o, k.unravel(ti, g.taps), lBase, kBase)
 		xs, ys := runOf(lb, li, ls[c.InFeature], l.Elem), runOf(kb, ki, ks[c.KOut], kr.Elem)
 		for j, acc := range accs {
 			x, err := k.factor(xs[j], t)
@@ -227,26 +229,24 @@ func (k *kernelBuilder) laneRun(b int, i spirv.ID, n int, step int64, et hlo.Ele
 	return xs
 }
 
-// convTap adds to convolution in's input and kernel element indices li
+// convTap adds to a convolution's input and kernel element indices li
 // and ki the terms of kernel spatial position p (a tap) for output
 // position o, and says whether the input element is real (not padding
 // or a hole); li is then element 0 where it is not, to stay in bounds.
-func (k *kernelBuilder) convTap(in *hlo.Instruction, w *hlo.Window, o, p []spirv.ID, li, ki spirv.ID) (spirv.ID, spirv.ID, spirv.ID) {
+func (k *kernelBuilder) convTap(g convShape, o, p []spirv.ID, li, ki spirv.ID) (spirv.ID, spirv.ID, spirv.ID) {
 	u32 := k.u32()
 	op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
-	c := in.A.ConvDims
-	l, kr := in.Operands[0].Shape, in.Operands[1].Shape
-	ls, ks := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(kr.Dims)
+	c := g.c
 	ok := k.b.ConstantBool(true)
-	for i, wd := range w.Dims[:len(c.InSpatial)] {
-		q, inside := k.windowSource(wd, o[c.OutSpatial[i]], p[i], l.Dims[c.InSpatial[i]])
+	for i, wd := range g.w.Dims[:len(c.InSpatial)] {
+		q, inside := k.windowSource(wd, o[c.OutSpatial[i]], p[i], g.l.Dims[c.InSpatial[i]])
 		ok = k.boolOp(spirv.OpLogicalAnd, ok, inside)
-		li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, k.cu32(uint32(ls[c.InSpatial[i]]))))
+		li = op(spirv.OpIAdd, li, op(spirv.OpIMul, q, k.cu32(uint32(g.ls[c.InSpatial[i]]))))
 		kk := p[i]
 		if wd.Reversal {
-			kk = op(spirv.OpISub, k.cu32(uint32(kr.Dims[c.KSpatial[i]]-1)), kk)
+			kk = op(spirv.OpISub, k.cu32(uint32(g.taps[i]-1)), kk)
 		}
-		ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, k.cu32(uint32(ks[c.KSpatial[i]]))))
+		ki = op(spirv.OpIAdd, ki, op(spirv.OpIMul, kk, k.cu32(uint32(g.ks[c.KSpatial[i]]))))
 	}
 	return k.f.Select(u32, ok, li, k.cu32(0)), ki, ok
 }
