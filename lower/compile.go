@@ -646,23 +646,34 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, block), nil, scratch[0], nil); err != nil {
 		return err
 	}
+	// Four-way merges where the comparator has keys, else two-way.
+	ways := int64(2)
+	mergeKernel := kgen.SortMergeKernel
+	if kgen.SortKeyed(in) {
+		ways, mergeKernel = 4, kgen.SortMerge4Kernel
+	}
 	var merge [2]*kgen.Kernel // the middle passes', the last's
 	for p := range merge {
-		if merge[p], err = kgen.SortMergeKernel(in, env, kgen.SortPass(p+1)); err != nil {
+		if merge[p], err = mergeKernel(in, env, kgen.SortPass(p+1)); err != nil {
 			return err
 		}
 	}
 	cur := 1
-	for w := block; w < length; w *= 2 {
+	for w := block; w < length; w *= ways {
 		k, reads, outs := merge[0], scratch[1-cur], scratch[cur]
-		if 2*w >= length {
+		if ways*w >= length {
 			k, outs = merge[1], s.values[in]
 		}
-		chunk, levels := min(kgen.SortChunk, 2*w), uint32(0)
-		for c := chunk; c < 2*w; c *= 2 {
-			levels++ // of the tree of a pair's chunk boundaries
+		chunk := min(kgen.SortChunk, ways*w)
+		push := []uint32{uint32(w), uint32(chunk)}
+		if ways == 2 {
+			levels := uint32(0)
+			for c := chunk; c < 2*w; c *= 2 {
+				levels++ // of the tree of a pair's chunk boundaries
+			}
+			push = []uint32{uint32(w), levels, uint32(chunk)}
 		}
-		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, []uint32{uint32(w), levels, uint32(chunk)}); err != nil {
+		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, push); err != nil {
 			return err
 		}
 		cur = 1 - cur

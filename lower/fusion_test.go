@@ -520,8 +520,9 @@ func TestLongSortPlan(t *testing.T) {
 
 // TestSortKeyBlocks: a comparator of one operand's values through one
 // expression of each, in a total order, has keys (kgen/sortkey.go), and
-// its blocks are sorted 16 at a time; any other comparator's 8 at a
-// time. A slice of 5000: 313 blocks or 625.
+// its blocks are sorted 16 at a time, its runs merged four at a time;
+// any other comparator's blocks 8 at a time, its runs two at a time. A
+// slice of 5000: 313 blocks or 625.
 func TestSortKeyBlocks(t *testing.T) {
 	for _, c := range []struct {
 		name, ty, cmp string
@@ -562,12 +563,27 @@ ENTRY e {
 			blocks = 313
 		}
 		var push []uint32
+		merges, ways := 0, 2
 		for _, st := range prog.Steps {
-			if st.Kind == StepDispatch && strings.HasPrefix(prog.Kernels[st.Kernel].Name, "sort_block") {
+			name := prog.Kernels[st.Kernel].Name
+			switch {
+			case st.Kind != StepDispatch:
+			case strings.HasPrefix(name, "sort_block"):
 				push = st.Push
+			case strings.HasPrefix(name, "sort_merge4"):
+				merges, ways = merges+1, 4
+			case strings.HasPrefix(name, "sort_merge"):
+				merges++
 			}
 		}
 		require.Equal(t, []uint32{blocks}, push, c.name)
+		// Runs of 16 merged four at a time past 5000 (5 passes), or of
+		// 8 two at a time (10).
+		if c.keyed {
+			require.Equal(t, [2]int{4, 5}, [2]int{ways, merges}, c.name)
+		} else {
+			require.Equal(t, [2]int{2, 10}, [2]int{ways, merges}, c.name)
+		}
 		for _, k := range prog.Kernels {
 			require.NoError(t, spirv.Validate(k.Words), "%s: %s", c.name, k.Name)
 		}

@@ -1,6 +1,7 @@
 package kgen
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -16,8 +17,8 @@ func (k *kernelBuilder) sortValues(in *hlo.Instruction, binds []int, e spirv.ID)
 	}
 	if sk := k.sortKey(in); sk != nil {
 		key, err := k.sortKeyValue(sk, vs[sk.operand])
-		if err != nil && k.err == nil {
-			k.err = err
+		if err != nil {
+			k.err = errors.Join(k.err, err)
 		}
 		vs = append(vs, key)
 	}
@@ -60,7 +61,8 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // sorts before session 37 searched per element there): a first pass
 // sorts blocks of SortBlockOf elements in registers (SortBlockKernel),
 // then each merge pass doubles the sorted runs, an invocation merging a
-// chunk of up to SortChunk places (SortMergeKernel). The operands'
+// chunk of up to SortChunk places (SortMergeKernel; a comparator with
+// keys quadruples them, SortMerge4Kernel). The operands'
 // values move along from pass to pass in scratch copies, a slice's
 // elements contiguous.
 //

@@ -25,6 +25,10 @@ type sortKey struct {
 	desc    bool             // GT: the larger first
 }
 
+// SortKeyed reports whether sort in's comparator has keys (sortKey):
+// its long slices merge four runs a pass (SortMerge4Kernel).
+func SortKeyed(in *hlo.Instruction) bool { return sortKeyOf(in) != nil }
+
 // sortKeyOf is sort in's comparator as a sortKey, or nil where it is not
 // one.
 func sortKeyOf(in *hlo.Instruction) *sortKey {
