@@ -95,9 +95,11 @@ ENTRY e {
 // the key an operand after the first, slices of whole blocks and octets
 // (4096), of whole octets whose last block of 16 is half past the end
 // (1000: its octets are stored whole, and not past the slice), a
-// partial last block (3001) and a middle dimension, bit for
-// bit as the evaluator sorts them stably: edge values, and small
-// integers for ties.
+// partial last block (3001), a middle dimension, one place past the
+// slices one invocation sorts (129) and a last group of four runs that
+// holds four elements (4100, merged four runs a pass), bit for bit as
+// the evaluator sorts them stably: edge values, and small integers for
+// ties.
 func TestSortKeys(t *testing.T) {
 	defer noValidationMessages(t)
 	canon := func(ty, p, q string) string {
@@ -118,7 +120,7 @@ func TestSortKeys(t *testing.T) {
 				body = fmt.Sprintf("  nan = %[1]s[] constant(nan)\n  zero = %[1]s[] constant(0)\n", ty) + canon(ty, "a", "b")
 				a, b, typ = "ca", "cb", ", type=TOTALORDER"
 			}
-			for _, shape := range []string{"[2,4096]", "[3,1000]", "[3,3001]", "[2,300,3]"} {
+			for _, shape := range []string{"[2,4096]", "[3,1000]", "[3,3001]", "[2,300,3]", "[1,129]", "[1,4100]"} {
 				sortDim := "1"
 				src := fmt.Sprintf(`HloModule keys
 cmp {
