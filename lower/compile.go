@@ -647,10 +647,10 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		return err
 	}
 	// Four-way merges where the comparator has keys, else two-way.
-	ways := int64(2)
+	ways, most := int64(2), kgen.SortChunk
 	mergeKernel := kgen.SortMergeKernel
 	if kgen.SortKeyed(in) {
-		ways, mergeKernel = 4, kgen.SortMerge4Kernel
+		ways, most, mergeKernel = 4, kgen.SortMerge4Chunk(s.tg), kgen.SortMerge4Kernel
 	}
 	var merge [2]*kgen.Kernel // the middle passes', the last's
 	for p := range merge {
@@ -664,7 +664,7 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		if ways*w >= length {
 			k, outs = merge[1], s.values[in]
 		}
-		chunk := min(kgen.SortChunk, ways*w)
+		chunk := min(most, ways*w)
 		push := []uint32{uint32(w), uint32(chunk)}
 		if ways == 2 {
 			levels := uint32(0)
