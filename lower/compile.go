@@ -647,10 +647,9 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		return err
 	}
 	// Four-way merges where the comparator has keys, else two-way.
-	ways, most := int64(2), kgen.SortChunk
-	mergeKernel := kgen.SortMergeKernel
+	ways, mergeKernel := int64(2), kgen.SortMergeKernel
 	if kgen.SortKeyed(in) {
-		ways, most, mergeKernel = 4, kgen.SortMerge4Chunk(s.tg), kgen.SortMerge4Kernel
+		ways, mergeKernel = 4, kgen.SortMerge4Kernel
 	}
 	var merge [2]*kgen.Kernel // the middle passes', the last's
 	for p := range merge {
@@ -664,7 +663,7 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 		if ways*w >= length {
 			k, outs = merge[1], s.values[in]
 		}
-		chunk := min(most, ways*w)
+		chunk := min(kgen.SortMergeChunk(s.tg), ways*w)
 		push := []uint32{uint32(w), uint32(chunk)}
 		if ways == 2 {
 			levels := uint32(0)

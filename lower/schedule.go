@@ -60,12 +60,14 @@ func ownLoop(in *hlo.Instruction) int64 {
 		for w := int64(1); w < length; w *= 2 {
 			steps++
 		}
-		// A merge pass: searches down a tree of at most steps levels,
-		// then its chunk. SortSliceKernel (slices of at most SortChunk)
-		// runs more, its passes over the slice (528 at 128 elements), far
-		// below any loop bound; counted so, very short slices would turn
-		// light and change their workgroups, unmeasured.
-		return steps*steps + kgen.SortChunk
+		// A merge pass: searches down a tree of at most steps levels
+		// (a four-way pass's searches nested as deep), then its chunk,
+		// of at most SortCPUChunk places. SortSliceKernel (slices of at
+		// most SortChunk) runs more, its passes over the slice (528 at
+		// 128 elements), far below any loop bound; counted so, very
+		// short slices would turn light and change their workgroups,
+		// unmeasured.
+		return steps*steps + kgen.SortCPUChunk
 	}
 	return 0
 }

@@ -61,8 +61,8 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // sorts before session 37 searched per element there): a first pass
 // sorts blocks of SortBlockOf elements in registers (SortBlockKernel),
 // then each merge pass doubles the sorted runs, an invocation merging a
-// chunk of up to SortChunk places (SortMergeKernel; a comparator with
-// keys quadruples them, SortMerge4Kernel). The operands'
+// chunk of up to SortMergeChunk places (SortMergeKernel; a comparator
+// with keys quadruples them, SortMerge4Kernel). The operands'
 // values move along from pass to pass in scratch copies, a slice's
 // elements contiguous.
 //
@@ -77,12 +77,29 @@ func (k *kernelBuilder) sortLessValues(in *hlo.Instruction, x, y []val) (spirv.I
 // 1244 ms. SortChunk: 128 places per invocation; that sort took 123 ms
 // at 64, 105 at 128 and 101 at 256 (a chunk's boundary search costs
 // more per place the smaller it is), and a GPU wants more invocations
-// than fewer.
+// than fewer; CPU devices merge SortCPUChunk (SortMergeChunk).
 const (
 	SortBlock    int64 = 8
 	SortKeyBlock int64 = 16
 	SortChunk    int64 = 128
+	SortCPUChunk int64 = 1024 // SortMergeChunk
 )
+
+// SortMergeChunk is the most places an invocation of a merge pass
+// writes on target tg. A chunk's start is searched for: in a four-way
+// pass about 24 probes for each of log2(2w) steps, 2.4 probes a place
+// at 128 places, more than the merge's one read. CPU devices, which run
+// few invocations at a time, take 1024: sort_rows with keys took 61-64
+// ms at 128, 51-52 at 256, 46-58 at 512, 41-42 at 1024 and 39-42 at
+// 4096, and with a plain LT (two-way passes) 80, 84, 78-81 and 69-72 at
+// 128 to 1024 (vkjit bench --iterations 10, lavapipe 512 bits). A GPU
+// keeps SortChunk, wanting the invocations.
+func SortMergeChunk(tg Target) int64 {
+	if tg.CPU {
+		return SortCPUChunk
+	}
+	return SortChunk
+}
 
 // SortBlockOf is the block a long sort's first pass sorts in registers
 // on target tg.

@@ -20,20 +20,6 @@ import (
 // their runs. A comparator with no keys keeps the two-way passes, whose
 // searches stay a permutation where it is no strict weak order.
 
-// SortMerge4Chunk is the most places an invocation of a four-way merge
-// pass writes on target tg. Its searches probe about 24 elements for
-// each of log2(2w) steps, 2.4 probes a place at 128 places: on CPU
-// devices (few invocations at a time) sort_rows took 61-64 ms at 128
-// places, 51-52 at 256, 46-58 at 512, 41-42 at 1024 and 39-42 at 4096
-// (vkjit bench --iterations 10, lavapipe 512 bits). A GPU keeps
-// SortChunk's, wanting the invocations.
-func SortMerge4Chunk(tg Target) int64 {
-	if tg.CPU {
-		return 1024
-	}
-	return SortChunk
-}
-
 // SortMerge4Kernel generates a four-way merge pass of a sort with keys:
 // push constant 1 is the width w of the sorted runs, 2 the chunk of
 // places an invocation writes (a power of two at most 4w, so that a
