@@ -143,6 +143,80 @@ ENTRY e {
 	}
 }
 
+// TestSortShapes sorts slices of random lengths past one invocation's
+// (129 to 6000), along a random dimension of a random rank, by random
+// comparators with keys and without (JAX's, total order, integer LT and
+// GT, a key of negated values, one comparing the payload on ties),
+// stably, bit for bit as the evaluator: each of the merge
+// kernels (two and four runs a pass, octets stored whole or not) over
+// lengths no hand-picked case chose. The seed is fixed: the same cases
+// every run.
+func TestSortShapes(t *testing.T) {
+	defer noValidationMessages(t)
+	rng := rand.New(rand.NewPCG(52, 7))
+	types := []string{"f32", "bf16", "s32", "u32", "s8", "u16", "pred"}
+	for c := range 20 {
+		ty, form := types[(c/4+c)%len(types)], c%4
+		float := ty == "f32" || ty == "bf16"
+		n := 129 + rng.IntN(6000-129)
+		if rng.IntN(2) == 0 {
+			n -= n % 8 // whole octets
+		}
+		dims := []int{n}
+		for range rng.IntN(3) {
+			dims = append(dims, 1+rng.IntN(3))
+		}
+		if rng.IntN(2) == 0 { // else the sorted dimension is the minor one
+			rng.Shuffle(len(dims), func(i, j int) { dims[i], dims[j] = dims[j], dims[i] })
+		} else {
+			slices.Reverse(dims)
+		}
+		d := slices.Index(dims, n)
+		dir := []string{"LT", "GT"}[rng.IntN(2)]
+		var cmp string
+		switch {
+		case form == 0 && float: // JAX's
+			cmp = fmt.Sprintf(`  nan = %[1]s[] constant(nan)
+  zero = %[1]s[] constant(0)
+  na = pred[] compare(a, a), direction=NE
+  za = pred[] compare(a, zero), direction=EQ
+  a0 = %[1]s[] select(za, zero, a)
+  ka = %[1]s[] select(na, nan, a0)
+  nb = pred[] compare(b, b), direction=NE
+  zb = pred[] compare(b, zero), direction=EQ
+  b0 = %[1]s[] select(zb, zero, b)
+  kb = %[1]s[] select(nb, nan, b0)
+  ROOT r = pred[] compare(ka, kb), direction=%[2]s, type=TOTALORDER`, ty, dir)
+		case form == 1 && ty != "pred": // a key of negated values
+			cmp = fmt.Sprintf("  ka = %[1]s[] negate(a)\n  kb = %[1]s[] negate(b)\n  ROOT r = pred[] compare(ka, kb), direction=%[2]s%[3]s", ty, dir, map[bool]string{true: ", type=TOTALORDER"}[float])
+		case form == 2: // no keys: the payload decides ties
+			total := map[bool]string{true: ", type=TOTALORDER"}[float]
+			cmp = fmt.Sprintf("  e = pred[] compare(a, b), direction=EQ%[2]s\n  l = pred[] compare(a, b), direction=%[1]s%[2]s\n  p = pred[] compare(i, j), direction=GT\n  q = pred[] and(e, p)\n  ROOT r = pred[] or(l, q)", dir, total)
+		default:
+			cmp = fmt.Sprintf("  ROOT r = pred[] compare(a, b), direction=%s%s", dir, map[bool]string{true: ", type=TOTALORDER"}[float])
+		}
+		shape := strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		src := fmt.Sprintf(`HloModule sorts
+cmp {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+%[2]s
+}
+ENTRY e {
+  x = %[1]s%[3]s parameter(0)
+  i = s32%[3]s iota(), iota_dimension=%[4]d
+  ROOT s = (%[1]s%[3]s, s32%[3]s) sort(x, i), dimensions={%[4]d}, is_stable=true, to_apply=cmp
+}`, ty, cmp, shape, d)
+		inputs := edgeInputs(uint64(c))
+		if rng.IntN(2) == 0 {
+			inputs = smallInts(uint64(c))
+		}
+		requireExact(t, fmt.Sprintf("sort_shapes_%d_%s%s_dim%d_form%d", c, ty, shape, d, form), src, inputs)
+	}
+}
+
 func TestTopK(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []string{"f32", "bf16", "f64", "f16", "u32", "s8"} {
