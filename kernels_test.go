@@ -217,6 +217,68 @@ ENTRY e {
 	}
 }
 
+// TestPartialSorts: a sort with keys whose results are read only
+// through slices of each slice's first k (a top-k's) merges only the
+// first k of each group of runs (compile.go's sortKeep): k of one
+// place, of whole octets (8, 64: stored as u64vec4s), of a few, and of
+// more than one group's runs hold early on (200), over slices of
+// whole octets and not, along the minor dimension and a middle one,
+// the two slices of different lengths; and sorts read past their
+// first places too (a slice from 3, and the whole values beside a
+// slice of the positions), which sort whole. Bit for bit as the
+// evaluator; small integers for ties.
+func TestPartialSorts(t *testing.T) {
+	defer noValidationMessages(t)
+	const cmp = `cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=GT, type=TOTALORDER
+}`
+	for _, n := range []int64{3001, 4096} {
+		for _, k := range []int64{1, 8, 13, 64, 200} {
+			for _, middle := range []bool{false, true} {
+				shape, dim, sl, sl2 := fmt.Sprintf("[2,%d]", n), 1, fmt.Sprintf("[0:2], [0:%d]", k), fmt.Sprintf("[0:2], [0:%d]", max(k/2, 1))
+				out, out2 := fmt.Sprintf("[2,%d]", k), fmt.Sprintf("[2,%d]", max(k/2, 1))
+				if middle {
+					shape, sl, sl2 = fmt.Sprintf("[2,%d,3]", n), sl+", [0:3]", sl2+", [0:3]"
+					out, out2 = fmt.Sprintf("[2,%d,3]", k), fmt.Sprintf("[2,%d,3]", max(k/2, 1))
+				}
+				src := fmt.Sprintf(`HloModule partial
+%s
+ENTRY e {
+  x = f32%[2]s parameter(0)
+  i = s32%[2]s iota(), iota_dimension=%[3]d
+  s = (f32%[2]s, s32%[2]s) sort(x, i), dimensions={%[3]d}, is_stable=true, to_apply=cmp
+  v = f32%[2]s get-tuple-element(s), index=0
+  p = s32%[2]s get-tuple-element(s), index=1
+  a = f32%[4]s slice(v), slice={%[5]s}
+  b = s32%[6]s slice(p), slice={%[7]s}
+  ROOT t = (f32%[4]s, s32%[6]s) tuple(a, b)
+}`, cmp, shape, dim, out, sl, out2, sl2)
+				requireExact(t, fmt.Sprintf("partial_%d_k%d_middle_%v", n, k, middle), src, smallInts(uint64(k)))
+			}
+		}
+	}
+	for name, rest := range map[string]string{
+		"past the first": "  a = f32[2,10] slice(v), slice={[0:2], [3:13]}\n  ROOT t = (f32[2,10]) tuple(a)",
+		"whole values":   "  b = s32[2,10] slice(p), slice={[0:2], [0:10]}\n  ROOT t = (f32[2,3001], s32[2,10]) tuple(v, b)",
+	} {
+		src := fmt.Sprintf(`HloModule partial
+%s
+ENTRY e {
+  x = f32[2,3001] parameter(0)
+  i = s32[2,3001] iota(), iota_dimension=1
+  s = (f32[2,3001], s32[2,3001]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp
+  v = f32[2,3001] get-tuple-element(s), index=0
+  p = s32[2,3001] get-tuple-element(s), index=1
+%s
+}`, cmp, rest)
+		requireExact(t, "partial_"+name, src, smallInts(3))
+	}
+}
+
 func TestTopK(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []string{"f32", "bf16", "f64", "f16", "u32", "s8"} {

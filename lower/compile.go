@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
@@ -599,8 +600,10 @@ func (s *state) emitOperandCopy(in *hlo.Instruction, env kgen.Env, droppable boo
 
 // emitSort plans a sort (kgen/sort.go): slices of at most SortChunk
 // by one kernel, an invocation each; longer ones by blocks sorted in
-// registers, then a merge pass per doubling of the sorted runs, the
-// operands' values moved along in two scratch copies of every operand.
+// registers, then a merge pass per doubling of the sorted runs (per
+// quadrupling where the comparator has keys, each group's first
+// sortKeep places merged alone), the operands' values moved along in
+// two scratch copies of every operand.
 func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 	length := in.Operands[0].Shape.Dims[in.A.Dimensions[0]]
 	count := in.Operands[0].Shape.NumElements()
@@ -646,10 +649,15 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 	if err := s.dispatch(in, k, slices*kgen.SortChunks(length, block), nil, scratch[0], nil); err != nil {
 		return err
 	}
-	// Four-way merges where the comparator has keys, else two-way.
-	ways, mergeKernel := int64(2), kgen.SortMergeKernel
+	// Four-way merges where the comparator has keys, of each slice's
+	// first keep places where nothing reads past them; else two-way.
+	ways, keep := int64(2), length
+	mergeKernel := kgen.SortMergeKernel
 	if kgen.SortKeyed(in) {
-		ways, mergeKernel = 4, kgen.SortMerge4Kernel
+		ways, keep = 4, s.sortKeep(in)
+		mergeKernel = func(in *hlo.Instruction, env kgen.Env, pass kgen.SortPass) (*kgen.Kernel, error) {
+			return kgen.SortMerge4Kernel(in, env, pass, keep)
+		}
 	}
 	var merge [2]*kgen.Kernel // the middle passes', the last's
 	for p := range merge {
@@ -664,20 +672,59 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 			k, outs = merge[1], s.values[in]
 		}
 		chunk := min(kgen.SortMergeChunk(s.tg), ways*w)
+		n := kgen.SortMerge4Invocations(slices, length, keep, w, chunk)
 		push := []uint32{uint32(w), uint32(chunk)}
 		if ways == 2 {
 			levels := uint32(0)
 			for c := chunk; c < 2*w; c *= 2 {
 				levels++ // of the tree of a pair's chunk boundaries
 			}
-			push = []uint32{uint32(w), levels, uint32(chunk)}
+			n, push = slices*kgen.SortChunks(length, chunk), []uint32{uint32(w), levels, uint32(chunk)}
 		}
-		if err := s.dispatch(in, k, slices*kgen.SortChunks(length, chunk), reads, outs, push); err != nil {
+		if err := s.dispatch(in, k, n, reads, outs, push); err != nil {
 			return err
 		}
 		cur = 1 - cur
 	}
 	return nil
+}
+
+// sortKeep is how many of each slice's first places of sort in are
+// read: the most a slice of its results along the sorted dimension
+// from 0 (stride 1) takes where every use of them is such a slice (a
+// top-k's first k: sortedFirst), else the slice's length.
+func (s *state) sortKeep(in *hlo.Instruction) int64 {
+	d := in.A.Dimensions[0]
+	length := in.Operands[0].Shape.Dims[d]
+	keep := int64(0)
+	// reads reports that every use of v is such a slice, or for the
+	// sort's tuple a get-tuple-element of which that holds.
+	var reads func(v *hlo.Instruction) bool
+	reads = func(v *hlo.Instruction) bool {
+		if v == s.mod.Entry.Root {
+			return false
+		}
+		for _, u := range s.mod.Entry.Instructions {
+			if !s.live[u] || !slices.Contains(u.Operands, v) {
+				continue
+			}
+			switch {
+			case u.Op == hlo.OpGetTupleElement && v.Shape.IsTuple():
+				if !reads(u) {
+					return false
+				}
+			case u.Op == hlo.OpSlice && u.A.Slice[d].Start == 0 && u.A.Slice[d].Stride == 1:
+				keep = max(keep, u.A.Slice[d].Limit)
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !reads(in) || keep == 0 {
+		return length
+	}
+	return min(keep, length)
 }
 
 // wordsKey is a kernel's code as a key for sharing it, its debug names

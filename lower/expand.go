@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
+	"github.com/vkjit/vkjit/lower/kgen"
 )
 
 // expandTopK rewrites topk into the ops it is made of, as XLA's
@@ -44,7 +45,9 @@ func topK(b *expander, in *hlo.Instruction, int64s bool) (*hlo.Instruction, erro
 // r-1's choice. The value comes back out of the key: the results are
 // the sort's bit for bit. (Keys of 64 bits, the index in the low half,
 // would make each round a plain maximum, but lavapipe's 64-bit
-// reductions ran 90 ms a round.)
+// reductions ran 90 ms a round.) Since session 52 a sort with keys
+// whose first k alone are read merges only those (sortKeep), and
+// rounds pay for k of at most 2 (maxSelectRounds).
 
 // keyedRounds reports whether a top-k of k over x's rows chooses in
 // rounds (selectRounds): a type of at most 32 bits, k at most
@@ -57,7 +60,12 @@ func keyedRounds(x hlo.Shape, k int64) bool {
 }
 
 // maxSelectRounds bounds the reductions of a top-k chosen in rounds.
-const maxSelectRounds = 16
+// Past 2 the partial sort of whole rows (sortKeep) is faster: top-k of
+// f32[256,50000], vkjit bench --iterations 5 (lavapipe 512 bits),
+// rounds against the partial sort: k=1 9.0 / 33.0 ms, 2 31.6 / 44.1,
+// 3 56.6 / 44.3, 4 73.2 / 37.6, 10 172.7 / 40.7, 16 314.9 / 55.8; k=4
+// of f32[8,1000000] 48.9 / 29.8.
+const maxSelectRounds = 2
 
 // selectRounds is the first k elements along the last dimension of x,
 // the largest (or smallest) first in the total order, ties to the lower
@@ -178,7 +186,10 @@ func signedOf(bits int) hlo.ElementType {
 // whole's order where they tie (chunks in order, each sort stable).
 func (b *expander) sortedFirst(xs []*hlo.Instruction, d int, k int64, cmp *hlo.Computation) []*hlo.Instruction {
 	dims := xs[0].Shape.Dims
-	if c := topKChunk(dims[d], k); c > 0 {
+	// A comparator with keys sorts only each slice's first k (a partial
+	// sort: the four-way merges keep k of each group, sortKeep), which
+	// reads the row once, chunks or not.
+	if c := topKChunk(dims[d], k); c > 0 && !kgen.KeyedComparator(cmp, len(xs)) {
 		// [..., n, ...] -> [..., n/c, c, ...], the first k of each chunk,
 		// and back to (n/c)*k candidates along d.
 		cut := slices.Concat(dims[:d], []int64{dims[d] / c, c}, dims[d+1:])

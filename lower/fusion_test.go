@@ -590,6 +590,28 @@ ENTRY e {
 	}
 }
 
+// TestSortKeep: a top-k's sort (keys, read only through slices of its
+// first k) merges each group's first k places: its last pass writes the
+// slices' first 10 places, one invocation each, where a sort read whole
+// writes all 6000 (47 chunks of 128 places a slice).
+func TestSortKeep(t *testing.T) {
+	last := func(src string) []uint32 {
+		p, err := compileText(t, src)
+		require.NoError(t, err)
+		var push []uint32
+		for _, st := range p.Steps {
+			if st.Kind == StepDispatch && strings.HasPrefix(p.Kernels[st.Kernel].Name, "sort_merge4") {
+				push = st.Push
+			}
+		}
+		return push
+	}
+	topk := "HloModule m\nENTRY e {\n  x = f32[2,6000] parameter(0)\n  ROOT t = (f32[2,10], s32[2,10]) topk(x), k=10, largest=true\n}"
+	require.Equal(t, []uint32{2, 4096, 128}, last(topk))
+	whole := "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = pred[] compare(a, b), direction=GT, type=TOTALORDER\n}\nENTRY e {\n  x = f32[2,6000] parameter(0)\n  s = f32[2,6000] sort(x), dimensions={1}, to_apply=cmp\n  a = f32[2,10] slice(s), slice={[0:2], [0:10]}\n  ROOT t = (f32[2,10], f32[2,6000]) tuple(a, s)\n}"
+	require.Equal(t, []uint32{94, 4096, 128}, last(whole))
+}
+
 // checkMemoryPlan requires what memory planning promises of p and its
 // sub-programs: temporaries whose lives overlap never share bytes, every
 // offset is aligned, and the arena is no smaller than the liveness bound.

@@ -29,10 +29,17 @@ type sortKey struct {
 // its long slices merge four runs a pass (SortMerge4Kernel).
 func SortKeyed(in *hlo.Instruction) bool { return sortKeyOf(in) != nil }
 
+// KeyedComparator reports whether c, the comparator of a sort of n
+// operands, has keys (sortKey).
+func KeyedComparator(c *hlo.Computation, n int) bool { return comparatorKey(c, n) != nil }
+
 // sortKeyOf is sort in's comparator as a sortKey, or nil where it is not
 // one.
-func sortKeyOf(in *hlo.Instruction) *sortKey {
-	c := in.Called[0]
+func sortKeyOf(in *hlo.Instruction) *sortKey { return comparatorKey(in.Called[0], len(in.Operands)) }
+
+// comparatorKey is comparator c of a sort of n operands as a sortKey,
+// or nil.
+func comparatorKey(c *hlo.Computation, n int) *sortKey {
 	r := c.Root
 	if r == nil || r.Op != hlo.OpCompare || len(r.Operands) != 2 || (r.A.Direction != "LT" && r.A.Direction != "GT") {
 		return nil
@@ -58,7 +65,7 @@ func sortKeyOf(in *hlo.Instruction) *sortKey {
 	for _, p := range c.Params {
 		params[p.ParamNum] = p
 	}
-	for i := range in.Operands {
+	for i := range n {
 		a, b := params[2*i], params[2*i+1]
 		if a == nil || b == nil {
 			return nil

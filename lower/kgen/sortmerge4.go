@@ -20,12 +20,17 @@ import (
 // their runs. A comparator with no keys keeps the two-way passes, whose
 // searches stay a permutation where it is no strict weak order.
 
-// SortMerge4Kernel generates a four-way merge pass of a sort with keys:
-// push constant 1 is the width w of the sorted runs, 2 the chunk of
-// places an invocation writes (a power of two at most 4w, so that a
-// chunk lies in one group of four runs). Bindings as SortMergeKernel's;
-// the dispatch has an invocation per chunk of each slice (SortChunks).
-func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, error) {
+// SortMerge4Kernel generates a four-way merge pass of a sort with keys
+// of which only the first keep places of each slice are read (the
+// slice's length where all are): push constant 1 is the width w of the
+// sorted runs, 2 the chunk of places an invocation writes (a power of
+// two at most 4w). Each run's first keep elements are the only ones
+// whose places matter, so a group of four runs merges those and writes
+// its first keep places (a partial sort: a top-k's candidates, 4w
+// places shrinking to keep each pass). Bindings as SortMergeKernel's;
+// the dispatch has an invocation per chunk of each group of each slice
+// (SortMerge4Invocations).
+func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass, keep int64) (*Kernel, error) {
 	k := env.builder(3)
 	sk := sortKeyOf(in)
 	if sk == nil {
@@ -37,32 +42,45 @@ func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, err
 	}
 	shape := in.Operands[0].Shape
 	length := shape.Dims[in.A.Dimensions[0]]
-	wide := k.sortWide(in, pass)
+	keep = min(keep, length)
+	wide := keep%VectorWidth == 0 && k.sortWide(in, pass)
 	return k.perElement(fmt.Sprintf("sort_merge4_%s", shape.Elem), func(e spirv.ID) error {
 		u32 := k.u32()
 		op := func(o spirv.Op, a, b spirv.ID) spirv.ID { return k.f.Apply(o, u32, a, b) }
 		umin := func(a, b spirv.ID) spirv.ID { return k.f.Ext(u32, spirv.GLSLUMin, a, b) }
 		cu := func(v int64) spirv.ID { return k.cu32(uint32(v)) }
 		w, chunk := k.push(1), k.push(2)
-		chunks := op(spirv.OpUDiv, op(spirv.OpIAdd, cu(length-1), chunk), chunk)
-		slice := op(spirv.OpUDiv, e, chunks)
-		d := op(spirv.OpIMul, op(spirv.OpUMod, e, chunks), chunk) // the chunk's first place
+		w4 := op(spirv.OpIMul, w, cu(4))
+		ceil := func(a, b spirv.ID) spirv.ID {
+			return op(spirv.OpUDiv, op(spirv.OpIAdd, a, op(spirv.OpISub, b, cu(1))), b)
+		}
+		groups := ceil(cu(length), w4)
+		chunks := ceil(umin(w4, cu(keep)), chunk) // a group's
+		slice := op(spirv.OpUDiv, e, op(spirv.OpIMul, groups, chunks))
+		rest := op(spirv.OpUMod, e, op(spirv.OpIMul, groups, chunks))
+		g0 := op(spirv.OpIMul, op(spirv.OpUDiv, rest, chunks), w4)
+		rank := op(spirv.OpIMul, op(spirv.OpUMod, rest, chunks), chunk) // the chunk's first place in its group
+		d := op(spirv.OpIAdd, g0, rank)
 		srcAt, dstAt := k.sortPlaces(in, pass, slice)
 		// Reads are clamped into the slice: a probe or a run's next
 		// element past its end reads a value the choices ignore.
 		values := func(i spirv.ID) []val { return k.sortValues(in, src, srcAt(umin(i, cu(length-1)))) }
 		keyAt := func(i spirv.ID) spirv.ID { return k.sortKeyAt(in, sk, src, srcAt(umin(i, cu(length-1)))) }
-		w4 := op(spirv.OpIMul, w, cu(4))
-		g0 := op(spirv.OpIMul, op(spirv.OpUDiv, d, w4), w4)
-		var bounds [5]spirv.ID // the runs' starts, and the group's end
+		var bounds [5]spirv.ID // where the runs start, and the group's end
 		for r := range bounds {
 			bounds[r] = umin(op(spirv.OpIAdd, g0, op(spirv.OpIMul, w, cu(int64(r)))), cu(length))
 		}
-		run := func(r int) mergeRun { return mergeRun{bounds[r], op(spirv.OpISub, bounds[r+1], bounds[r])} }
+		// Each run's elements: its first keep.
+		var ends [4]spirv.ID
+		for r := range ends {
+			ends[r] = umin(op(spirv.OpIAdd, bounds[r], cu(keep)), bounds[r+1])
+		}
+		run := func(r int) mergeRun { return mergeRun{bounds[r], op(spirv.OpISub, ends[r], bounds[r])} }
 		x, y := [2]mergeRun{run(0), run(1)}, [2]mergeRun{run(2), run(3)}
-		lenX := op(spirv.OpISub, bounds[2], bounds[0])
-		lenY := op(spirv.OpISub, bounds[4], bounds[2])
-		rank := op(spirv.OpISub, d, g0)
+		lenX := op(spirv.OpIAdd, x[0].n, x[1].n)
+		lenY := op(spirv.OpIAdd, y[0].n, y[1].n)
+		// The group's first keep places of the merge of those.
+		merged := umin(op(spirv.OpIAdd, lenX, lenY), cu(keep))
 		// How many of X's elements go before the chunk: the least s
 		// whose X element s does not go before Y's element rank-1-s
 		// (X's first on equal keys).
@@ -96,11 +114,12 @@ func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, err
 		if wide {
 			unit = VectorWidth
 		}
-		places := umin(chunk, op(spirv.OpISub, bounds[4], d))
+		// A group's last chunks may hold none of its first keep places.
+		places := k.f.Select(u32, k.boolOp(spirv.OpULessThan, rank, merged), umin(chunk, op(spirv.OpISub, merged, rank)), cu(0))
 		return k.loop(op(spirv.OpUDiv, places, cu(unit)), func(g spirv.ID) error {
 			taken := make([][]val, unit)
 			for i := range taken {
-				taken[i] = k.merge4Step(in, heads, bounds, values)
+				taken[i] = k.merge4Step(in, heads, ends, values)
 			}
 			at := dstAt(op(spirv.OpIAdd, d, op(spirv.OpIMul, g, cu(unit))))
 			if !wide {
@@ -117,6 +136,13 @@ func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, err
 			return nil
 		})
 	})
+}
+
+// SortMerge4Invocations is the invocations of a four-way merge pass
+// (SortMerge4Kernel) over slices of length elements, of which the first
+// keep are read, runs of width w and chunks of chunk places.
+func SortMerge4Invocations(slices, length, keep, w, chunk int64) int64 {
+	return slices * SortChunks(length, 4*w) * SortChunks(min(4*w, keep, length), chunk)
 }
 
 // mergeRun is a sorted run of a slice: its first place and length.
@@ -179,10 +205,10 @@ func (k *kernelBuilder) mergedKey(pair [2]mergeRun, m spirv.ID, keyAt func(spirv
 
 // merge4Step takes the next element of a four-way merge, each run's
 // cursor (heads[r].iv), head and next value in registers and its end at
-// bounds[r+1]: the first of the heads by (key, run), which moves that
-// run's cursor on and reads the value after its next (values). It
-// returns the element's values, every operand's.
-func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]mergeHeads, bounds [5]spirv.ID, values func(spirv.ID) []val) []val {
+// ends[r]: the first of the heads by (key, run), which moves that run's
+// cursor on and reads the value after its next (values). It returns the
+// element's values, every operand's.
+func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]mergeHeads, ends [4]spirv.ID, values func(spirv.ID) []val) []val {
 	u32 := k.u32()
 	n := len(in.Operands)
 	held := func(h mergeHeads, vars []spirv.ID) []val {
@@ -198,7 +224,7 @@ func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]mergeHeads, bou
 	for r, h := range heads {
 		cur[r] = k.f.Load(u32, h.iv)
 		head[r], next[r] = held(h, h.a), held(h, h.a1)
-		has[r] = k.boolOp(spirv.OpULessThan, cur[r], bounds[r+1])
+		has[r] = k.boolOp(spirv.OpULessThan, cur[r], ends[r])
 	}
 	not := func(b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, b) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
