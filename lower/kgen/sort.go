@@ -336,9 +336,8 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 		// The merge passes, each over the slice's places in order: a
 		// pair of runs starts every 2w places, its heads read there.
 		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
-		v := func() spirv.ID { return k.f.LocalVariable(ptr) }
-		iv, jv, midv, hiv := v(), v(), v(), v()
-		heads := k.mergeHeads(in, iv, jv)
+		midv, hiv := k.f.LocalVariable(ptr), k.f.LocalVariable(ptr)
+		a, b := k.runHead(in), k.runHead(in)
 		for p := range passes {
 			from, to := bufs[p%2], bufs[(p+1)%2]
 			fromAt, toAt := at(p%2), at((p+1)%2)
@@ -348,17 +347,16 @@ func SortSliceKernel(in *hlo.Instruction, env Env) (*Kernel, error) {
 				lo := op(spirv.OpIMul, op(spirv.OpUDiv, q, cu(2*w)), cu(2*w))
 				err := k.f.If(k.boolOp(spirv.OpIEqual, q, lo), func() error {
 					mid := umin(op(spirv.OpIAdd, lo, cu(w)), cu(length))
-					k.f.Store(iv, lo)
-					k.f.Store(jv, mid)
 					k.f.Store(midv, mid)
 					k.f.Store(hiv, umin(op(spirv.OpIAdd, lo, cu(2*w)), cu(length)))
-					k.readHeads(heads, values)
+					k.moveHead(a, lo, values)
+					k.moveHead(b, mid, values)
 					return nil
 				})
 				if err != nil {
 					return err
 				}
-				taken, err := k.mergeStep(in, heads, func() (spirv.ID, spirv.ID) { return k.f.Load(u32, midv), k.f.Load(u32, hiv) }, values)
+				taken, err := k.mergeStep(in, a, b, func() (spirv.ID, spirv.ID) { return k.f.Load(u32, midv), k.f.Load(u32, hiv) }, values)
 				if err != nil {
 					return err
 				}
@@ -413,45 +411,23 @@ func SortMergeKernel(in *hlo.Instruction, env Env, pass SortPass) (*Kernel, erro
 		if err != nil {
 			return err
 		}
-		if !wide {
-			return k.loop(m.places, func(t spirv.ID) error {
-				taken, err := k.mergeStep(in, m.heads, m.ends, m.values)
-				if err != nil {
-					return err
-				}
-				k.storeValues(dst, m.dstAt(op(spirv.OpIAdd, m.d, t)), taken)
-				return nil
-			})
+		unit := int64(1)
+		if wide {
+			unit = VectorWidth
 		}
-		// Octets of places, each operand's stored as one u64vec4:
-		// llvmpipe stores a value in a loop over the lanes, so this
-		// halves the stores' cost (chunks and slices are then whole
-		// octets).
-		return k.loop(op(spirv.OpUDiv, m.places, cu(VectorWidth)), func(g spirv.ID) error {
-			octets := make([][]spirv.ID, len(dst))
-			for range VectorWidth {
-				taken, err := k.mergeStep(in, m.heads, m.ends, m.values)
-				if err != nil {
-					return err
-				}
-				for n := range dst {
-					octets[n] = append(octets[n], taken[n].id)
-				}
-			}
-			at := m.dstAt(op(spirv.OpIAdd, m.d, op(spirv.OpIMul, g, cu(VectorWidth))))
-			for n := range dst {
-				k.storeWide(dst[n], op(spirv.OpUDiv, at, cu(VectorWidth)), octets[n])
-			}
-			return nil
+		return k.loop(op(spirv.OpUDiv, m.places, cu(unit)), func(g spirv.ID) error {
+			return k.mergeUnit(dst, m.dstAt, m.d, g, wide, func() ([]val, error) {
+				return k.mergeStep(in, m.a, m.b, m.ends, m.values)
+			})
 		})
 	})
 }
 
-// chunkMerge is one chunk's merge in a merge pass: its cursors and
-// heads, its runs' ends, its first place d and its places, and where it
-// reads and writes.
+// chunkMerge is one chunk's merge in a merge pass: its runs' heads
+// and ends, its first place d and its places, and where it reads and
+// writes.
 type chunkMerge struct {
-	heads     mergeHeads
+	a, b      runHead
 	ends      func() (spirv.ID, spirv.ID)
 	values    func(spirv.ID) []val
 	dstAt     func(spirv.ID) spirv.ID
@@ -562,14 +538,13 @@ func (k *kernelBuilder) mergeChunk(in *hlo.Instruction, pass SortPass, src []int
 	iEnd := sel(k.boolOp(spirv.OpIEqual, t, load(lv)), load(slv), load(shv))
 	aEnd := op(spirv.OpIAdd, lo, iEnd)
 	bEnd := op(spirv.OpISub, op(spirv.OpIAdd, mid, umin(op(spirv.OpIAdd, diag, chunk), pairLen)), iEnd)
-	// The merge: cursors into both runs and their current values.
-	iv, jv := v(), v()
-	k.f.Store(iv, op(spirv.OpIAdd, lo, i))
-	k.f.Store(jv, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i))
-	heads := k.mergeHeads(in, iv, jv)
-	k.readHeads(heads, values)
+	// The merge: both runs' heads, at the chunk's start.
+	a, b := k.runHead(in), k.runHead(in)
+	k.moveHead(a, op(spirv.OpIAdd, lo, i), values)
+	k.moveHead(b, op(spirv.OpISub, op(spirv.OpIAdd, mid, diag), i), values)
 	return &chunkMerge{
-		heads:  heads,
+		a:      a,
+		b:      b,
 		ends:   func() (spirv.ID, spirv.ID) { return aEnd, bEnd },
 		values: values,
 		dstAt:  dstAt,
@@ -578,48 +553,66 @@ func (k *kernelBuilder) mergeChunk(in *hlo.Instruction, pass SortPass, src []int
 	}, nil
 }
 
-// mergeHeads are a merge's cursors into its two runs (iv, jv), the
-// values there (a and b, a variable per operand) and the values after
-// them (a1 and b1). Holding the next values makes a step's choice wait
-// on registers only: the read a choice asks for is the value after the
-// next, needed a step later, so that llvmpipe's texel fetch (a call of
-// 16 scalar loads) overlaps the next comparison instead of preceding it.
-type mergeHeads struct {
-	iv, jv       spirv.ID
-	a, b, a1, b1 []spirv.ID
-	types        []hlo.ElementType // of the values: the operands', then a key's (sortValues)
+// runHead is a merge's cursor into one of its runs (cur, a function
+// variable) and, a variable per value (sortValues': the operands', then
+// a key's), the values at the cursor (v) and after it (v1). Holding the
+// next values makes a step's choice wait on registers only: the read a
+// choice asks for is the value after the next, needed a step later, so
+// that llvmpipe's texel fetch (a call of 16 scalar loads) overlaps the
+// next comparison instead of preceding it.
+type runHead struct {
+	cur   spirv.ID
+	v, v1 []spirv.ID
+	types []hlo.ElementType
 }
 
-// mergeHeads declares the head values' variables of a merge whose
-// cursors are iv and jv.
-func (k *kernelBuilder) mergeHeads(in *hlo.Instruction, iv, jv spirv.ID) mergeHeads {
-	h := mergeHeads{iv: iv, jv: jv}
-	types := make([]hlo.ElementType, 0, len(in.Operands)+1)
+// runHead declares the variables of a run's head in a merge of sort in
+// (moveHead places it).
+func (k *kernelBuilder) runHead(in *hlo.Instruction) runHead {
+	h := runHead{cur: k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, k.u32()))}
 	for _, o := range in.Operands {
-		types = append(types, o.Shape.Elem)
+		h.types = append(h.types, o.Shape.Elem)
 	}
 	if k.sortKey(in) != nil {
-		types = append(types, hlo.U32)
+		h.types = append(h.types, hlo.U32)
 	}
-	h.types = types
-	for _, et := range types {
+	for _, et := range h.types {
 		t := k.b.TypePointer(spirv.StorageFunction, k.scalarType(et))
-		h.a = append(h.a, k.f.LocalVariable(t))
-		h.b = append(h.b, k.f.LocalVariable(t))
-		h.a1 = append(h.a1, k.f.LocalVariable(t))
-		h.b1 = append(h.b1, k.f.LocalVariable(t))
+		h.v = append(h.v, k.f.LocalVariable(t))
+		h.v1 = append(h.v1, k.f.LocalVariable(t))
 	}
 	return h
 }
 
-// readHeads reads the values at h's cursors and after them (values).
-func (k *kernelBuilder) readHeads(h mergeHeads, values func(spirv.ID) []val) {
-	u32 := k.u32()
-	i, j := k.f.Load(u32, h.iv), k.f.Load(u32, h.jv)
-	k.setVars(h.a, values(i))
-	k.setVars(h.b, values(j))
-	k.setVars(h.a1, values(k.f.IAdd(u32, i, k.cu32(1))))
-	k.setVars(h.b1, values(k.f.IAdd(u32, j, k.cu32(1))))
+// moveHead puts h's cursor at i and reads the values there and after
+// (values).
+func (k *kernelBuilder) moveHead(h runHead, i spirv.ID, values func(spirv.ID) []val) {
+	k.f.Store(h.cur, i)
+	k.setVars(h.v, values(i))
+	k.setVars(h.v1, values(k.f.IAdd(k.u32(), i, k.cu32(1))))
+}
+
+// held is h's cursor and its values at and after it.
+func (k *kernelBuilder) held(h runHead) (cur spirv.ID, v, v1 []val) {
+	load := func(vars []spirv.ID) []val {
+		vs := make([]val, len(vars))
+		for n, id := range vars {
+			vs[n] = val{k.f.Load(k.scalarType(h.types[n]), id), h.types[n]}
+		}
+		return vs
+	}
+	return k.f.Load(k.u32(), h.cur), load(h.v), load(h.v1)
+}
+
+// advanceHead moves h's cursor (at cur, values v and v1) on by one
+// where take: v1 becomes its value and after (the value read at cur+2)
+// the next.
+func (k *kernelBuilder) advanceHead(h runHead, take, cur spirv.ID, v, v1, after []val) {
+	k.f.Store(h.cur, k.f.Select(k.u32(), take, k.f.IAdd(k.u32(), cur, k.cu32(1)), cur))
+	for n := range h.v {
+		k.f.Store(h.v[n], k.sel(take, v1[n], v[n]).id)
+		k.f.Store(h.v1[n], k.sel(take, after[n], v1[n]).id)
+	}
 }
 
 // setVars stores each value in its function variable.
@@ -629,24 +622,15 @@ func (k *kernelBuilder) setVars(vars []spirv.ID, vs []val) {
 	}
 }
 
-// mergeStep takes the next value of a merge: the left run's head
-// unless the right's is strictly less or the left run has ended (its
-// cursor at ends()'s first, the right's at its second), then moves that
-// run's cursor on and reads its next value (values). It returns the
-// value taken, every operand's.
-func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func() (spirv.ID, spirv.ID), values func(spirv.ID) []val) ([]val, error) {
-	u32 := k.u32()
-	add1 := func(x spirv.ID) spirv.ID { return k.f.IAdd(u32, x, k.cu32(1)) }
-	held := func(vars []spirv.ID) []val {
-		vs := make([]val, len(vars))
-		for n, id := range vars {
-			vs[n] = val{k.f.Load(k.scalarType(h.types[n]), id), h.types[n]}
-		}
-		return vs
-	}
-	ia, ib := k.f.Load(u32, h.iv), k.f.Load(u32, h.jv)
-	a, b, a1, b1 := held(h.a), held(h.b), held(h.a1), held(h.b1)
-	rLess, err := k.sortLessValues(in, b, a)
+// mergeStep takes the next value of a merge of runs a and b: a's head
+// unless b's is strictly less or a has ended (its cursor at ends()'s
+// first, b's at its second), then moves that run's cursor on (values
+// reads the value after its next). It returns the value taken, every
+// operand's.
+func (k *kernelBuilder) mergeStep(in *hlo.Instruction, a, b runHead, ends func() (spirv.ID, spirv.ID), values func(spirv.ID) []val) ([]val, error) {
+	ia, av, av1 := k.held(a)
+	ib, bv, bv1 := k.held(b)
+	rLess, err := k.sortLessValues(in, bv, av)
 	if err != nil {
 		return nil, err
 	}
@@ -654,22 +638,48 @@ func (k *kernelBuilder) mergeStep(in *hlo.Instruction, h mergeHeads, ends func()
 	hasA := k.boolOp(spirv.OpULessThan, ia, aEnd)
 	hasB := k.boolOp(spirv.OpULessThan, ib, bEnd)
 	takeA := k.boolOp(spirv.OpLogicalAnd, hasA, k.boolOp(spirv.OpLogicalOr, k.boolOp(spirv.OpLogicalNot, hasB), k.boolOp(spirv.OpLogicalNot, rLess)))
-	taken := make([]val, len(a))
+	taken := make([]val, len(in.Operands))
 	for n := range taken {
-		taken[n] = k.sel(takeA, a[n], b[n])
+		taken[n] = k.sel(takeA, av[n], bv[n])
 	}
-	ia = k.f.Select(u32, takeA, add1(ia), ia)
-	ib = k.f.Select(u32, takeA, ib, add1(ib))
-	k.f.Store(h.iv, ia)
-	k.f.Store(h.jv, ib)
-	after := values(add1(k.f.Select(u32, takeA, ia, ib)))
-	for n := range after {
-		k.f.Store(h.a[n], k.sel(takeA, a1[n], a[n]).id)
-		k.f.Store(h.b[n], k.sel(takeA, b[n], b1[n]).id)
-		k.f.Store(h.a1[n], k.sel(takeA, after[n], a1[n]).id)
-		k.f.Store(h.b1[n], k.sel(takeA, b1[n], after[n]).id)
-	}
+	u32 := k.u32()
+	after := values(k.f.IAdd(u32, k.f.Select(u32, takeA, ia, ib), k.cu32(2)))
+	k.advanceHead(a, takeA, ia, av, av1, after)
+	k.advanceHead(b, k.boolOp(spirv.OpLogicalNot, takeA), ib, bv, bv1, after)
 	return taken, nil
+}
+
+// mergeUnit merges unit g of a chunk from place d by step and stores it
+// in dst (dstAt maps a place to its element): where wide an octet of
+// places, each operand's one u64vec4 (llvmpipe stores a value in a
+// loop over the lanes: this halves the stores' cost; chunks and slices
+// are then whole octets), else one place.
+func (k *kernelBuilder) mergeUnit(dst []int, dstAt func(spirv.ID) spirv.ID, d, g spirv.ID, wide bool, step func() ([]val, error)) error {
+	u32 := k.u32()
+	unit := int64(1)
+	if wide {
+		unit = VectorWidth
+	}
+	taken := make([][]val, unit)
+	for i := range taken {
+		var err error
+		if taken[i], err = step(); err != nil {
+			return err
+		}
+	}
+	at := dstAt(k.f.IAdd(u32, d, k.f.IMul(u32, g, k.cu32(uint32(unit)))))
+	if !wide {
+		k.storeValues(dst, at, taken[0])
+		return nil
+	}
+	for n := range dst {
+		octet := make([]spirv.ID, unit)
+		for i := range octet {
+			octet[i] = taken[i][n].id
+		}
+		k.storeWide(dst[n], k.f.UDiv(u32, at, k.cu32(VectorWidth)), octet)
+	}
+	return nil
 }
 
 // storeValues stores every operand's value of vs at place at of dst.

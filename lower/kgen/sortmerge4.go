@@ -101,14 +101,10 @@ func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass, keep int64) (
 			}
 			starts[2*h], starts[2*h+1] = op(spirv.OpIAdd, pair[0].start, a), op(spirv.OpIAdd, pair[1].start, op(spirv.OpISub, i, a))
 		}
-		ptr := k.b.TypePointer(spirv.StorageFunction, u32)
-		var heads [4]mergeHeads
+		var heads [4]runHead
 		for r := range heads {
-			cur := k.f.LocalVariable(ptr)
-			k.f.Store(cur, starts[r])
-			heads[r] = k.mergeHeads(in, cur, cur)
-			k.setVars(heads[r].a, values(starts[r]))
-			k.setVars(heads[r].a1, values(op(spirv.OpIAdd, starts[r], cu(1))))
+			heads[r] = k.runHead(in)
+			k.moveHead(heads[r], starts[r], values)
 		}
 		unit := int64(1)
 		if wide {
@@ -117,23 +113,9 @@ func SortMerge4Kernel(in *hlo.Instruction, env Env, pass SortPass, keep int64) (
 		// A group's last chunks may hold none of its first keep places.
 		places := k.f.Select(u32, k.boolOp(spirv.OpULessThan, rank, merged), umin(chunk, op(spirv.OpISub, merged, rank)), cu(0))
 		return k.loop(op(spirv.OpUDiv, places, cu(unit)), func(g spirv.ID) error {
-			taken := make([][]val, unit)
-			for i := range taken {
-				taken[i] = k.merge4Step(in, heads, ends, values)
-			}
-			at := dstAt(op(spirv.OpIAdd, d, op(spirv.OpIMul, g, cu(unit))))
-			if !wide {
-				k.storeValues(dst, at, taken[0])
-				return nil
-			}
-			for n := range dst {
-				octet := make([]spirv.ID, unit)
-				for i := range octet {
-					octet[i] = taken[i][n].id
-				}
-				k.storeWide(dst[n], op(spirv.OpUDiv, at, cu(VectorWidth)), octet)
-			}
-			return nil
+			return k.mergeUnit(dst, dstAt, d, g, wide, func() ([]val, error) {
+				return k.merge4Step(in, heads, ends, values), nil
+			})
 		})
 	})
 }
@@ -204,26 +186,17 @@ func (k *kernelBuilder) mergedKey(pair [2]mergeRun, m spirv.ID, keyAt func(spirv
 }
 
 // merge4Step takes the next element of a four-way merge, each run's
-// cursor (heads[r].iv), head and next value in registers and its end at
+// head (cursor, value and next value) in registers and its end at
 // ends[r]: the first of the heads by (key, run), which moves that run's
-// cursor on and reads the value after its next (values). It returns the
+// cursor on (values reads the value after its next). It returns the
 // element's values, every operand's.
-func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]mergeHeads, ends [4]spirv.ID, values func(spirv.ID) []val) []val {
+func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]runHead, ends [4]spirv.ID, values func(spirv.ID) []val) []val {
 	u32 := k.u32()
 	n := len(in.Operands)
-	held := func(h mergeHeads, vars []spirv.ID) []val {
-		vs := make([]val, len(vars))
-		for m, id := range vars {
-			vs[m] = val{k.f.Load(k.scalarType(h.types[m]), id), h.types[m]}
-		}
-		return vs
-	}
-	var cur [4]spirv.ID
+	var cur, has [4]spirv.ID
 	var head, next [4][]val
-	var has [4]spirv.ID
 	for r, h := range heads {
-		cur[r] = k.f.Load(u32, h.iv)
-		head[r], next[r] = held(h, h.a), held(h, h.a1)
+		cur[r], head[r], next[r] = k.held(h)
 		has[r] = k.boolOp(spirv.OpULessThan, cur[r], ends[r])
 	}
 	not := func(b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, b) }
@@ -243,20 +216,16 @@ func (k *kernelBuilder) merge4Step(in *hlo.Instruction, heads [4]mergeHeads, end
 	pick := func(vs [4]spirv.ID, t spirv.ID) spirv.ID {
 		return k.f.Select(t, py, k.f.Select(t, p3, vs[3], vs[2]), k.f.Select(t, p1, vs[1], vs[0]))
 	}
-	out := make([]val, n+1)
+	out := make([]val, n)
 	for m := range out {
 		et := head[0][m].t
 		out[m] = val{pick([4]spirv.ID{head[0][m].id, head[1][m].id, head[2][m].id, head[3][m].id}, k.scalarType(et)), et}
 	}
 	after := values(k.f.IAdd(u32, pick(cur, u32), k.cu32(2)))
 	for r, h := range heads {
-		k.f.Store(h.iv, k.f.Select(u32, take[r], k.f.IAdd(u32, cur[r], k.cu32(1)), cur[r]))
-		for m := range h.a {
-			k.f.Store(h.a[m], k.sel(take[r], next[r][m], head[r][m]).id)
-			k.f.Store(h.a1[m], k.sel(take[r], after[m], next[r][m]).id)
-		}
+		k.advanceHead(h, take[r], cur[r], head[r], next[r], after)
 	}
-	return out[:n]
+	return out
 }
 
 // sortKeyAt is the key (sortKeyValue) of the element of sort in at e of
