@@ -522,6 +522,13 @@ func InferShape(in *Instruction) (*Shape, error) {
 		if ops[2].Shape.Rank() != 0 {
 			return nil, in.Errorf("init value %s must be a scalar", ops[2].Name)
 		}
+		// The result starts as the init value at every element and has
+		// the operand's type: an init of another width (which XLA's
+		// reducer check would let pass, ignoring float precision) has no
+		// meaning there (FuzzMutants: an f64 init of an f32 pooling).
+		if ops[2].Shape.Elem != ops[0].Shape.Elem {
+			return nil, in.Errorf("init value %s is %s, must be %s like operand %s", ops[2].Name, ops[2].Shape.Elem, ops[0].Shape.Elem, ops[0].Name)
+		}
 		w, x := in.A.Window, ops[0].Shape
 		if w == nil || len(w.Dims) != x.Rank() {
 			return nil, in.Errorf("needs a window of the operand's %d dimensions", x.Rank())

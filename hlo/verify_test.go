@@ -75,6 +75,23 @@ ENTRY e {
   z = f32[] constant(0)
   ROOT s = f32[7,6] select-and-scatter(x, g, z), window={size=2x3 stride=3x2 pad=2_0x0_1}, select=ge, scatter=add
 }`, "16:3: s (select-and-scatter): source g is f32[2,3] where the windows over f32[7,6] want f32[3,3]"},
+	{"select_and_scatter_init_type", `HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  g = f32[2,2] parameter(1)
+  z = f64[] constant(0)
+  ROOT s = f32[4,4] select-and-scatter(x, g, z), window={size=2x2 stride=2x2}, select=ge, scatter=add
+}`, "16:3: s (select-and-scatter): init value z is f64, must be f32 like operand x"},
 	{"sort_comparator_f32", `HloModule m
 cmp {
   a = f32[] parameter(0)
