@@ -261,7 +261,9 @@ func TestInvalidModules(t *testing.T) {
 
 // TestVerifyAsyncForms: XLA's scheduled forms must hold what they say:
 // a copy-start the operand twice, an async-start the operands and the
-// called computation's result, a done its start's result.
+// called computation's result, an all-reduce-start the all-reduce's
+// result (or the older operands-and-results tuple), a done its start's
+// result.
 func TestVerifyAsyncForms(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"cs = (f32[3], f32[3], u32[]) copy-start(x)\n  ROOT d = f16[3] copy-done(cs)", "copy-done of (f32[3], f32[3], u32[]) cannot give f16[3]"},
@@ -269,6 +271,8 @@ func TestVerifyAsyncForms(t *testing.T) {
 		{"s = ((f32[3]), f32[4], s32[]) async-start(x), calls=neg\n  ROOT d = f32[4] async-done(s)", "async-start's shape must be ((f32[3]), f32[3], contexts...)"},
 		{"s = ((f32[3]), f32[3], s32[]) async-start(x), calls=neg\n  ROOT d = s32[] async-done(s)", "async-done of ((f32[3]), f32[3], s32[]) cannot give s32[]"},
 		{"s = f32[3] all-reduce-start(x), replica_groups={}, to_apply=add\n  ROOT d = f32[4] all-reduce-done(s)", "all-reduce-done of f32[3] cannot give f32[4]"},
+		{"s = f32[4] all-reduce-start(x), replica_groups={}, to_apply=add\n  ROOT d = f32[4] all-reduce-done(s)", "shape is f32[4], but its operands give f32[3]"},
+		{"s = (f32[3], f32[4]) all-reduce-start(x), replica_groups={}, to_apply=add\n  ROOT d = f32[4] all-reduce-done(s)", "shape is (f32[3], f32[4]), but its operands give f32[3]"},
 		{"s = ((f32[3], f32[3]), f32[3], s32[]) async-start(x, x), calls=neg\n  ROOT d = f32[3] async-done(s)", "passes 2 arguments to neg, which takes 1"},
 	} {
 		src := "HloModule m\nneg {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[3] parameter(0)\n  " + tc.body + "\n}\n"
