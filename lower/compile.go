@@ -672,9 +672,11 @@ func (s *state) emitSort(in *hlo.Instruction, env kgen.Env) error {
 			k, outs = merge[1], s.values[in]
 		}
 		chunk := min(kgen.SortMergeChunk(s.tg), ways*w)
-		n := kgen.SortMerge4Invocations(slices, length, keep, w, chunk)
-		push := []uint32{uint32(w), uint32(chunk)}
-		if ways == 2 {
+		var n int64
+		var push []uint32
+		if ways == 4 {
+			n, push = kgen.SortMerge4Invocations(slices, length, keep, w, chunk), []uint32{uint32(w), uint32(chunk)}
+		} else {
 			levels := uint32(0)
 			for c := chunk; c < 2*w; c *= 2 {
 				levels++ // of the tree of a pair's chunk boundaries

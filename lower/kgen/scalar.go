@@ -683,26 +683,27 @@ func (k *kernelBuilder) compare(in *hlo.Instruction, x, y val) (val, error) {
 		return val{}, in.Errorf("bad comparison direction %q", dir)
 	}
 	if in.A.CompareType == "TOTALORDER" && t.IsFloat() {
-		// Total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN):
-		// compare the bit patterns as signed integers after flipping the
-		// magnitude bits of negative values. f16/bf16 are held as f32,
-		// which orders them the same way.
-		it := hlo.S32
-		if regBits(t) == 64 {
-			it = hlo.S64
-		}
-		key := func(v val) val {
-			b := k.op(spirv.OpBitcast, it, v.id)
-			sign := k.op(spirv.OpShiftRightArithmetic, it, b.id, k.constInt(it, uint64(regBits(t)-1)))
-			mag := k.op(spirv.OpShiftRightLogical, it, sign.id, k.constInt(it, 1))
-			return k.op(spirv.OpBitwiseXor, it, b.id, mag.id)
-		}
-		xs, ys := key(x), key(y)
+		xs, ys := k.totalOrderBits(x), k.totalOrderBits(y)
 		ti := &hlo.Instruction{Name: in.Name, Op: in.Op, Pos: in.Pos, A: in.A}
 		ti.A.CompareType = ""
 		return k.compare(ti, xs, ys)
 	}
 	return val{k.boolOp(o, x.id, y.id), hlo.PRED}, nil
+}
+
+// totalOrderBits is float x's bits as a signed integer (s32, s64 for
+// f64) whose order is the total order (-NaN < -inf < ... < -0 < +0 <
+// ... < inf < NaN): the magnitude bits of negative values flipped.
+// f16/bf16 are held as f32, which orders them the same way.
+func (k *kernelBuilder) totalOrderBits(x val) val {
+	it := hlo.S32
+	if regBits(x.t) == 64 {
+		it = hlo.S64
+	}
+	b := k.op(spirv.OpBitcast, it, x.id)
+	sign := k.op(spirv.OpShiftRightArithmetic, it, b.id, k.constInt(it, uint64(regBits(x.t)-1)))
+	mag := k.op(spirv.OpShiftRightLogical, it, sign.id, k.constInt(it, 1))
+	return k.op(spirv.OpBitwiseXor, it, b.id, mag.id)
 }
 
 // trunc is x rounded toward zero. lavapipe's double Trunc leaves

@@ -140,11 +140,7 @@ func (k *kernelBuilder) sortKeyValue(sk *sortKey, v val) (val, error) {
 	case t == hlo.PRED:
 		key = k.f.Select(u32, x.id, k.cu32(1), k.cu32(0))
 	case t.IsFloat(): // f32 registers (bf16 widened exactly)
-		bits := k.f.Bitcast(u32, x.id)
-		// The bits below the sign flipped where it is set: -NaN < -inf
-		// < ... < -0 < +0 < ... < inf < NaN as signed integers.
-		neg := k.f.Apply(spirv.OpShiftRightArithmetic, u32, bits, k.cu32(31))
-		key = k.f.Apply(spirv.OpBitwiseXor, u32, bits, k.f.Apply(spirv.OpBitwiseAnd, u32, neg, k.cu32(1<<31-1)))
+		key = k.f.Bitcast(u32, k.totalOrderBits(x).id)
 	case t.Kind() == hlo.KindSigned:
 		key = k.f.Bitcast(u32, x.id)
 	case t.Bits() == 32: // u32: offset into the signed range
