@@ -28,9 +28,14 @@ import (
 // slices and concatenates) and not (a trip count from the data, more
 // iterations in all than one dispatch's bound, so dispatches end inside
 // an outer iteration and repeat it); narrow and pred state with a small
-// reduce. Each must match the reference evaluator bit for bit, with and
-// without fusion, and (where that takes seconds, not minutes) with
-// host-driven loops.
+// reduce; and workgroup loops (kgen/seqwide.go), whose values are wider
+// than registers: an RNN-like scan (a dot, a wide update of a large
+// array, a sum read from a wide value) over more dispatches than one,
+// and a stencil of pads, slices, a pred mask and an f64 leaf, 1000
+// points. Each must match the reference evaluator bit for bit, with and
+// without fusion, with wide values in shared memory as GPUs keep them
+// (StorageLoads: no texel reads, so no scratch buffers) and (where that
+// takes seconds, not minutes) with host-driven loops.
 func TestDeviceLoops(t *testing.T) {
 	defer noValidationMessages(t)
 	files, err := filepath.Glob("lower/testdata/loops/*.hlo")
@@ -44,9 +49,9 @@ func TestDeviceLoops(t *testing.T) {
 		require.NoError(t, err, name)
 		require.NoError(t, hlo.Verify(m), name)
 		args := hlotest.SmallIntInputs(m, 3)
-		all := []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}, {HostLoops: true}}
+		all := []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}, {StorageLoads: true}, {HostLoops: true}}
 		if name == "nested" || name == "gather_sum" {
-			all = all[:2] // ~10^5 host round trips: a minute
+			all = all[:3] // ~10^5 host round trips: a minute
 		}
 		for _, opts := range all {
 			start := time.Now()

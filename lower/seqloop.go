@@ -74,6 +74,20 @@ func (s *state) loopBuffers(w *hlo.Instruction, l *kgen.Loop) error {
 	return nil
 }
 
+// scratch gives a workgroup loop's scratch buffers (kgen.Loop.Scratch)
+// temporaries.
+func (s *state) scratch(w *hlo.Instruction, l *kgen.Loop) ([]int, error) {
+	var out []int
+	for j, sh := range l.Scratch {
+		i, err := s.newBuffer(Buffer{Name: fmt.Sprintf("%s.scratch%d", w.Name, j), Kind: BufTemp, Shape: sh})
+		if err != nil {
+			return nil, w.Errorf("%v", err)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
 // deviceLoop appends a device loop's steps: a copy of each big leaf the
 // body updates (and under CopyInit each small leaf) into the result's
 // buffer (the operand stays as it was), then the loop.
@@ -114,6 +128,11 @@ func (s *state) deviceLoop(w *hlo.Instruction, l *kgen.Loop, env kgen.Env) error
 			nr++
 		}
 	}
+	scratch, err := s.scratch(w, l)
+	if err != nil {
+		return err
+	}
+	bufs = append(bufs, scratch...)
 	key := string(wordsKey(l.Kernel.Words))
 	ki, ok := s.kernel[key]
 	if !ok {

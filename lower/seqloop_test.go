@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,25 +67,25 @@ func TestDeviceLoopPlans(t *testing.T) {
 
 	p, err := compileText(t, `HloModule big
 cond {
-  p = (s32[], f32[1000]) parameter(0)
+  p = (s32[], f32[5000]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   n = s32[] constant(5)
   ROOT c = pred[] compare(i, n), direction=LT
 }
 body {
-  p = (s32[], f32[1000]) parameter(0)
+  p = (s32[], f32[5000]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
-  x = f32[1000] get-tuple-element(p), index=1
+  x = f32[5000] get-tuple-element(p), index=1
   one = s32[] constant(1)
   j = s32[] add(i, one)
-  y = f32[1000] add(x, x)
-  ROOT t = (s32[], f32[1000]) tuple(j, y)
+  y = f32[5000] add(x, x)
+  ROOT t = (s32[], f32[5000]) tuple(j, y)
 }
 ENTRY main {
-  x = f32[1000] parameter(0)
+  x = f32[5000] parameter(0)
   z = s32[] constant(0)
-  t = (s32[], f32[1000]) tuple(z, x)
-  ROOT w = (s32[], f32[1000]) while(t), condition=cond, body=body
+  t = (s32[], f32[5000]) tuple(z, x)
+  ROOT w = (s32[], f32[5000]) while(t), condition=cond, body=body
 }`)
 	require.NoError(t, err)
 	kinds := stepKinds(p)
@@ -241,22 +242,142 @@ func TestComputedReads(t *testing.T) {
 }
 
 // requireDeviceLoops: each file's while loop is one device loop step
-// whose kernel passes spirv-val, and a host loop with HostLoops.
+// whose kernel passes spirv-val, for a GPU (wide values in shared
+// memory) and for lavapipe (in scratch buffers), and a host loop with
+// HostLoops.
 func requireDeviceLoops(t *testing.T, files []string) {
 	t.Helper()
 	for _, file := range files {
-		p := compileFile(t, file, desktop, Options{})
-		kinds := stepKinds(p)
-		require.Equal(t, 1, kinds[StepLoop], file)
-		require.Zero(t, kinds[StepWhile], file)
-		for _, s := range p.Steps {
-			if s.Kind == StepLoop {
-				k := p.Kernels[s.Kernel]
-				require.NoError(t, spirv.Validate(k.Words), file)
-				require.Len(t, s.Buffers, k.Bindings, file)
+		for _, tg := range []Target{desktop, kgen.LlvmpipeTarget} {
+			p := compileFile(t, file, tg, Options{})
+			kinds := stepKinds(p)
+			require.Equal(t, 1, kinds[StepLoop], file)
+			require.Zero(t, kinds[StepWhile], file)
+			for _, s := range p.Steps {
+				if s.Kind == StepLoop {
+					k := p.Kernels[s.Kernel]
+					require.NoError(t, spirv.Validate(k.Words), file)
+					require.Len(t, s.Buffers, k.Bindings, file)
+				}
 			}
 		}
 		host := compileFile(t, file, desktop, Options{HostLoops: true})
 		require.Zero(t, stepKinds(host)[StepLoop], file)
+	}
+}
+
+// wideLoop is a loop of 10 steps over state (s32[], f32[w], extra...):
+// body computes z, f32[w], from x, the f32[w] leaf, and the state
+// becomes (i+1, z, extra...).
+func wideLoop(w int, extra, body string) string {
+	st := fmt.Sprintf("(s32[], f32[%d]%s)", w, extra)
+	var args, passes string
+	for j, e := range strings.Split(strings.TrimPrefix(extra, ", "), ", ") {
+		if e == "" {
+			continue
+		}
+		args += fmt.Sprintf("\n  e%d = %s parameter(%d)", j, e, j+1)
+		passes += fmt.Sprintf("\n  q%d = %s get-tuple-element(p), index=%d", j, e, j+2)
+	}
+	names := func(prefix string) string {
+		var out string
+		for j, e := range strings.Split(strings.TrimPrefix(extra, ", "), ", ") {
+			if e != "" {
+				out += fmt.Sprintf(", %s%d", prefix, j)
+			}
+		}
+		return out
+	}
+	return fmt.Sprintf(`HloModule wide
+cond {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = %[1]s parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[%[2]d] get-tuple-element(p), index=1%[4]s
+  %[3]s
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = %[1]s tuple(j, z%[5]s)
+}
+ENTRY main {
+  x = f32[%[2]d] parameter(0)%[6]s
+  z = s32[] constant(0)
+  t = %[1]s tuple(z, x%[7]s)
+  ROOT w = %[1]s while(t), condition=cond, body=body
+}`, st, w, body, passes, names("q"), args, names("e"))
+}
+
+// TestWorkgroupLoops: loops whose values are wider than a device loop's
+// registers run as one workgroup (kgen/seqwide.go), their wide values
+// in shared memory on GPUs and in scratch buffers on lavapipe, while
+// they fit: the values live at once in Vulkan's least shared memory
+// (the arrays of dead values taken again), and an iteration's element
+// loops in half the loop bound.
+func TestWorkgroupLoops(t *testing.T) {
+	loopStep := func(p *Program) (*kgen.Kernel, Step, bool) {
+		for _, s := range p.Steps {
+			if s.Kind == StepLoop {
+				return p.Kernels[s.Kernel], s, true
+			}
+		}
+		return nil, Step{}, false
+	}
+	p := compileFile(t, "testdata/loops/wide_rnn.hlo", desktop, Options{})
+	k, s, ok := loopStep(p)
+	require.True(t, ok)
+	require.Equal(t, [3]uint32{128, 1, 1}, k.LocalSize)
+	require.Len(t, s.Buffers, 10, "h, b and s in and out, w, ys, the counter in and out, the flag: no scratch buffer")
+	p = compileFile(t, "testdata/loops/wide_rnn.hlo", kgen.LlvmpipeTarget, Options{})
+	k, s, ok = loopStep(p)
+	require.True(t, ok)
+	require.Equal(t, [3]uint32{128, 1, 1}, k.LocalSize)
+	require.Len(t, s.Buffers, 11, "and a scratch buffer")
+	require.Equal(t, hlo.F32, p.Buffers[s.Buffers[10]].Shape.Elem)
+
+	for _, c := range []struct {
+		name, extra, body string
+		w                 int
+		desktop, llvmpipe string // why a host loop ("": a device loop)
+	}{
+		// x and z, 16 KiB each (y and xx are computed in z's phase):
+		// past 16 KiB of shared memory; lavapipe's scratch holds them.
+		{"shared memory", "", "y = f32[4096] negate(x)\n  xx = f32[4096] multiply(x, x)\n  z = f32[4096] subtract(xx, y)",
+			4096, "bytes of shared memory, beyond 16384", ""},
+		// x, a, b, c, d of 4 KiB each (each read twice: computed
+		// once): 12 KiB at once, c taking a's array and d b's.
+		{"arrays taken again", "", `a = f32[1024] exponential(x)
+  b = f32[1024] multiply(a, a)
+  c = f32[1024] add(b, b)
+  z = f32[1024] add(c, c)`, 1024, "", ""},
+		// Each of 2048 elements sums 2048 products: 16 x 2049 loop
+		// iterations an iteration, past half of either's budget.
+		{"element loops", ", f32[2048,2048]", `y = f32[2048] dot(x, q0), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  z = f32[2048] subtract(x, y)`, 2048, "an iteration's wide values run 328", "an iteration's wide values run 328"},
+	} {
+		for _, tc := range []struct {
+			tg  Target
+			why string
+		}{{desktop, c.desktop}, {kgen.LlvmpipeTarget, c.llvmpipe}} {
+			text := wideLoop(c.w, c.extra, c.body)
+			m, err := hlo.Parse(c.name, text)
+			require.NoError(t, err, text)
+			p, err := Compile(m, tc.tg, Options{})
+			require.NoError(t, err, c.name)
+			var plan strings.Builder
+			p.Describe(&plan)
+			k, _, ok := loopStep(p)
+			if tc.why != "" {
+				require.False(t, ok, c.name)
+				require.Contains(t, plan.String(), tc.why, c.name)
+				continue
+			}
+			require.True(t, ok, "%s: %s", c.name, plan.String())
+			require.NoError(t, spirv.Validate(k.Words), c.name)
+		}
 	}
 }

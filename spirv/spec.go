@@ -234,6 +234,7 @@ const (
 	SemanticsAcquireRelease         = 0x8
 	SemanticsWorkgroupMemory        = 0x100
 	SemanticsUniformMemory          = 0x40
+	SemanticsImageMemory            = 0x800
 	SelectionControlNone            = 0
 	LoopControlNone                 = 0
 	FunctionControlNone             = 0

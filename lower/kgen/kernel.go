@@ -116,7 +116,8 @@ type kernelBuilder struct {
 	vecBinds []bool                   // bindings held as vec4 arrays (vector kernels, GEMM operands)
 	vector   *vectorState             // its state inside main()
 
-	regArrays []regArray // device loops: small values read at computed indices (seqkernel.go)
+	regArrays  []regArray  // device loops: small values read at computed indices (seqkernel.go)
+	wideArrays []wideArray // workgroup loops: values in shared memory (seqwide.go)
 
 	computed  map[computedKey]computedVal   // fused producers' values by element (compute)
 	columns   map[computedKey]columnVals    // reductions over columns, by lane 0's element (columnLanes)
@@ -439,6 +440,9 @@ func (k *kernelBuilder) noteIndex(bind int, idx spirv.ID) {
 // load reads element idx of a binding as a value of HLO type t; a
 // fused operand's element is computed instead.
 func (k *kernelBuilder) load(bind int, idx spirv.ID, t hlo.ElementType) val {
+	if bind >= wideBase {
+		return k.sharedLoad(bind, idx)
+	}
 	if bind >= regBase {
 		return k.regLoad(bind, idx)
 	}

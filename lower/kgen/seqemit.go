@@ -1,6 +1,8 @@
 package kgen
 
 import (
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/spirv"
 )
@@ -11,7 +13,7 @@ import (
 
 // small returns the register elements of x, refusing a big leaf.
 func small(x seqValue, in *hlo.Instruction) ([]val, error) {
-	if len(x) != 1 || x[0].big >= 0 {
+	if len(x) != 1 || x[0].big >= 0 || x[0].wide != 0 {
 		return nil, notSeqf("%s reads a large array", in.Name)
 	}
 	return x[0].elems, nil
@@ -26,7 +28,26 @@ func small(x seqValue, in *hlo.Instruction) ([]val, error) {
 func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error) {
 	k := e.k
 	env := map[*hlo.Instruction]seqValue{}
-	for _, in := range c.Instructions {
+	// A workgroup loop's shared arrays return to the pool once the last
+	// reader of every value holding them is emitted (seqwide.go).
+	last := e.lastUses(c)
+	prev := -1
+	settle := func() {
+		if prev < 0 {
+			return
+		}
+		p := c.Instructions[prev]
+		e.hold(env[p], 1)
+		for _, o := range p.Operands {
+			if last[o] == prev {
+				e.hold(env[o], -1)
+				last[o] = -1 // once, however many times p reads it
+			}
+		}
+	}
+	for j, in := range c.Instructions {
+		settle()
+		prev = j
 		var out seqValue
 		switch in.Op {
 		case hlo.OpParameter:
@@ -61,12 +82,24 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 			return nil, notSeqf("%s returns a tuple", in.Name)
 		}
 		n := in.Shape.NumElements()
-		if n > seqElems && !(in.Op == hlo.OpDynamicUpdateSlice || in.Op == hlo.OpScatter) {
-			return nil, notSeqf("%s has %d elements", in.Name, n)
+		intoBig := (in.Op == hlo.OpDynamicUpdateSlice || in.Op == hlo.OpScatter) && env[in.Operands[0]][0].big >= 0
+		if n > seqElems && !intoBig {
+			leaf, err := e.wide(in, env, e.inlined(c, in))
+			if err != nil {
+				return nil, err
+			}
+			env[in] = seqValue{leaf}
+			continue
 		}
 		leaf := seqLeaf{shape: in.Shape, big: -1}
 		kind := OpKind(in.Op)
 		switch {
+		case !intoBig && readsWide(in, env):
+			vs, err := e.fromWide(in, env)
+			if err != nil {
+				return nil, err
+			}
+			leaf.elems = vs
 		case in.Op == hlo.OpConstant:
 			if in.Literal == nil || in.Literal.Elided {
 				return nil, notSeqf("%s has no values", in.Name)
@@ -151,6 +184,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 						return nil, notSeqf("%s reads a large array other than at computed indices", in.Name)
 					}
 					binds[i] = e.bigBind[x[0].big]
+					e.unsynced = true
 					continue
 				}
 				if len(x[0].elems) == 0 {
@@ -177,13 +211,14 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 		}
 		env[in] = seqValue{leaf}
 	}
+	settle()
 	return env[c.Root], nil
 }
 
 // allSmall reports whether each operand of in is one leaf in registers.
 func allSmall(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) bool {
 	for _, o := range in.Operands {
-		if x := env[o]; len(x) != 1 || x[0].big >= 0 {
+		if x := env[o]; len(x) != 1 || x[0].big >= 0 || x[0].wide != 0 {
 			return false
 		}
 	}
@@ -348,10 +383,6 @@ func (e *seqEmitter) startIndices(in *hlo.Instruction, env map[*hlo.Instruction]
 func (e *seqEmitter) updateSlice(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) (seqLeaf, error) {
 	k := e.k
 	base := env[in.Operands[0]][0]
-	upd, err := small(env[in.Operands[1]], in)
-	if err != nil {
-		return seqLeaf{}, err
-	}
 	dims, up := in.Shape.Dims, in.Operands[1].Shape.Dims
 	starts, err := e.startIndices(in, env, 2, dims, up)
 	if err != nil {
@@ -359,7 +390,38 @@ func (e *seqEmitter) updateSlice(in *hlo.Instruction, env map[*hlo.Instruction]s
 	}
 	bind := e.bigBind[base.big]
 	out := base
+	if u := env[in.Operands[1]]; len(u) == 1 && u[0].wide != 0 {
+		// A wide update: the invocations share its elements.
+		src, t := u[0].wide, in.Operands[1].Shape.Elem
+		out.arrays = append(slices.Clone(base.arrays), u[0].arrays...) // read when the writes run
+		out.writes = append(append([]func() error{}, base.writes...), func() error {
+			return e.phase(in.Operands[1].Shape.NumElements(), u[0].iters, func(idx spirv.ID) error {
+				uix := k.unravel(idx, up)
+				ix := make([]spirv.ID, len(dims))
+				for d := range dims {
+					ix[d] = k.f.IAdd(k.u32(), starts[d], uix[d])
+				}
+				k.store(bind, k.ravel(ix, dims), k.load(src, idx, t))
+				return nil
+			})
+		})
+		return out, nil
+	}
+	upd, err := small(env[in.Operands[1]], in)
+	if err != nil {
+		return seqLeaf{}, err
+	}
 	out.writes = append(append([]func() error{}, base.writes...), func() error {
+		return e.single(func() error { return e.storeUpdate(bind, upd, starts, dims, up) })
+	})
+	return out, nil
+}
+
+// storeUpdate stores a small update's elements into a big leaf at
+// starts.
+func (e *seqEmitter) storeUpdate(bind int, upd []val, starts []spirv.ID, dims, up []int64) error {
+	k := e.k
+	{
 		for j, u := range upd {
 			ix := make([]spirv.ID, len(dims))
 			r := int64(j)
@@ -371,8 +433,7 @@ func (e *seqEmitter) updateSlice(in *hlo.Instruction, env map[*hlo.Instruction]s
 			k.store(bind, k.ravel(ix, dims), u)
 		}
 		return nil
-	})
-	return out, nil
+	}
 }
 
 // scatter is a scatter into a big state leaf of single elements (no
@@ -416,22 +477,24 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 	elem := in.Shape.Elem
 	out := base
 	out.writes = append(append([]func() error{}, base.writes...), func() error {
-		for j, u := range upd {
-			inside, ix := k.scatterTarget(in, idx, j)
-			if err := k.f.If(inside, func() error {
-				at := k.ravel(ix, in.Shape.Dims)
-				old := k.load(bind, at, elem)
-				res, err := k.emitReducer(in.Called[0], []val{old, u})
-				if err != nil {
+		return e.single(func() error {
+			for j, u := range upd {
+				inside, ix := k.scatterTarget(in, idx, j)
+				if err := k.f.If(inside, func() error {
+					at := k.ravel(ix, in.Shape.Dims)
+					old := k.load(bind, at, elem)
+					res, err := k.emitReducer(in.Called[0], []val{old, u})
+					if err != nil {
+						return err
+					}
+					k.store(bind, at, res[0])
+					return nil
+				}); err != nil {
 					return err
 				}
-				k.store(bind, at, res[0])
-				return nil
-			}); err != nil {
-				return err
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	return out, nil
 }
@@ -576,7 +639,7 @@ func (k *kernelBuilder) inBounds(v val, n int64) (spirv.ID, spirv.ID) {
 func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error) {
 	k := e.k
 	for _, x := range init {
-		if x.big >= 0 {
+		if x.big >= 0 || x.wide != 0 {
 			return nil, notSeqf("nested loop %s carries a large array", w.Name)
 		}
 	}
@@ -607,7 +670,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	k.f.Store(done, k.b.ConstantBool(false))
 	err := e.whileLoop(func() spirv.ID {
 		more := k.boolOp(spirv.OpLogicalNot, k.f.Load(boolT, done))
-		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Load(u32, e.used), k.cu32(e.budget)))
+		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Load(u32, e.used), e.limit()))
 	}, func() error {
 		cur := state()
 		p, err := e.condition(cond, cur)

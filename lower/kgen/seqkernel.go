@@ -1,7 +1,9 @@
 package kgen
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -29,6 +31,9 @@ type Loop struct {
 	Big     []bool // per state leaf: kept in a buffer, not registers
 	Updated []bool // per state leaf: a big leaf the body writes (copied before the loop)
 	Flag    int    // the buffer the kernel writes its state to: 0 done, 1 not yet, 2 stuck
+	// Scratch: a workgroup loop's scratch buffers on CPU devices
+	// (seqwide.go), bound after the flag.
+	Scratch []hlo.Shape
 	// CopyInit: the small leaves' initial values are copied into their
 	// result buffers before the loop too, and the kernel reads them
 	// there from the first dispatch on: one binding a small leaf instead
@@ -110,6 +115,16 @@ type seqLeaf struct {
 	elems  []val
 	big    int
 	writes []func() error
+	// wide: a workgroup loop's value wider than registers (seqwide.go):
+	// the binding it is read through, its shared array's or (computed
+	// inline) a virtual one; iters is the loop iterations computing one
+	// element of an inline one runs.
+	wide  int
+	iters int64
+	// arrays are the shared arrays the value reads (its own, an inline
+	// one's operands', a big leaf's pending wide updates'), held while
+	// it lives.
+	arrays []int
 }
 
 type seqValue []seqLeaf
@@ -123,7 +138,29 @@ type seqEmitter struct {
 	budget    uint32
 	ops       int
 	flattened map[*hlo.Computation]*hlo.Computation
+
+	// A workgroup loop's (seqwide.go): its invocations (1: a device loop
+	// of one), the invocation's index, the shared memory taken, the
+	// loop iterations its phases and wide reads count (phaseIters), the
+	// iterations each check keeps back for them (reserve), whether
+	// shared or big arrays were read since the last barrier, and each
+	// computation's users.
+	local       uint32
+	lid         spirv.ID
+	sharedBytes int64
+	phaseIters  int64
+	reserve     uint32
+	unsynced    bool
+	scratch     []scratchBuf // a CPU device's scratch buffers (nil: shared memory)
+	refs        map[int]int  // values holding each shared array the body computes
+	free        []int        // shared arrays no value holds, to be taken again
+	lasts       map[*hlo.Computation]map[*hlo.Instruction]int
+	users       map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction
 }
+
+// limit is what a loop's check holds the iterations run below: the
+// budget less what one iteration's phases may run past it.
+func (e *seqEmitter) limit() spirv.ID { return e.k.cu32(e.budget - e.reserve) }
 
 func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 	if f, ok := e.flattened[c]; ok {
@@ -138,17 +175,53 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 }
 
 // DeviceLoopKernel generates the device loop kernel of while loop w, or
-// says why it does not fit one.
+// says why it does not fit one: a loop of one invocation where every
+// value fits its registers, else a workgroup loop (seqwide.go), whose
+// checks keep back the iterations its phases run (a first generation
+// counts them).
 func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
+	local, reserve := uint32(1), uint32(0)
+	for {
+		l, e, err := deviceLoop(w, tg, local, reserve)
+		switch {
+		case errors.Is(err, errWide) && local == 1:
+			local = min(wideLocal, max(tg.MaxWorkgroupSize, 1))
+			continue
+		case err != nil:
+			return nil, err
+		case e.phaseIters > int64(reserve):
+			if e.phaseIters > int64(e.budget/2) {
+				return nil, notSeqf("an iteration's wide values run %d loop iterations", e.phaseIters)
+			}
+			reserve = uint32(e.phaseIters)
+			continue
+		}
+		return l, nil
+	}
+}
+
+// deviceLoop generates w's device loop kernel as a loop of local
+// invocations, each check keeping reserve iterations back.
+func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *seqEmitter, error) {
 	leaves := w.Shape.Leaves()
 	condC, bodyC := w.WhileComputations()
-	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}}
+	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
+		users: map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction{},
+		refs:  map[int]int{}, lasts: map[*hlo.Computation]map[*hlo.Instruction]int{}}
 	cond, body := e.flat(condC), e.flat(bodyC)
 	l := &Loop{Big: make([]bool, len(leaves)), Updated: make([]bool, len(leaves))}
+	wide := make([]bool, len(leaves)) // leaves kept in shared memory
 	for i, s := range leaves {
 		if s.NumElements() > seqElems {
 			l.Big[i] = true
 			l.Updated[i] = leafSource(body.Root, body.Params[0], i) != i
+			if s.NumElements() <= wideElems && !inPlace(body.Root, body.Params[0], i) {
+				// Computed anew each iteration: held in shared memory.
+				l.Big[i], l.Updated[i], wide[i] = false, false, true
+				if local == 1 {
+					return nil, nil, errWide
+				}
+			}
 		}
 	}
 	e.budget = seqGPUBudget
@@ -160,16 +233,27 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	}
 	ins, outs, flag, err := e.bindLoop(w, l, tg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	k := e.k
 	k.begin()
 	u32, boolT := k.u32(), k.boolT()
+	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
+		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
+		k.f.Store(v, init)
+		return v
+	}
 	first := k.boolOp(spirv.OpINotEqual, k.push(1), k.cu32(0))
-	// The state in function variables: the loop's operand on the first
-	// dispatch, the previous dispatch's results after it (under CopyInit
-	// the operand is in the results before the first).
-	vars := e.stateVars(leaves, l.Big)
+	// The state in function variables (wide leaves in shared arrays,
+	// loaded below): the loop's operand on the first dispatch, the
+	// previous dispatch's results after it (under CopyInit the operand
+	// is in the results before the first).
+	inVars := make([]bool, len(leaves)) // the leaves not in variables
+	for i := range leaves {
+		inVars[i] = l.Big[i] || wide[i]
+	}
+	vars := e.stateVars(leaves, inVars)
+	shared := make([]int, len(leaves))
 	si := 0
 	for i, s := range leaves {
 		if l.Big[i] {
@@ -185,23 +269,46 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		}
 		si++
 	}
-	state := func() seqValue { return e.loadState(leaves, vars, l.Big) }
-	newVar := func(t spirv.ID, init spirv.ID) spirv.ID {
-		v := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, t))
-		k.f.Store(v, init)
+	state := func() seqValue {
+		v := e.loadState(leaves, vars, l.Big)
+		for i, b := range shared {
+			if b != 0 {
+				v[i] = seqLeaf{shape: leaves[i], big: -1, wide: b}
+			}
+		}
 		return v
 	}
 	e.used = newVar(u32, k.cu32(0))
 	e.abort = newVar(boolT, k.b.ConstantBool(false))
 	status := newVar(u32, k.cu32(1)) // 1 running, 0 done, 2 stuck, 3 stopped by a nested loop
 	iters := newVar(u32, k.cu32(0))
+	if local > 1 {
+		e.lid = k.localIndex()
+		si = 0
+		for i, s := range leaves {
+			if l.Big[i] {
+				continue
+			}
+			if wide[i] {
+				init := -1
+				if !l.CopyInit {
+					init = ins[si]
+				}
+				if shared[i], err = e.wideState(s, init, outs[si], first, fmt.Sprintf("state %d", i)); err != nil {
+					return nil, nil, err
+				}
+			}
+			si++
+		}
+		e.barrier(false)
+	}
 	load := func(v, t spirv.ID) spirv.ID { return k.f.Load(t, v) }
 	store := func(v, x spirv.ID) { k.f.Store(v, x) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
 	err = e.whileLoop(func() spirv.ID {
 		running := k.boolOp(spirv.OpIEqual, load(status, u32), k.cu32(1))
-		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), k.cu32(e.budget)))
+		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), e.limit()))
 	}, func() error {
 		store(e.abort, k.b.ConstantBool(false))
 		cur := state()
@@ -219,21 +326,8 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 				return err
 			}
 			return k.f.If(not(load(e.abort, boolT)), func() error {
-				for i, x := range next {
-					if l.Big[i] {
-						if x.big != i || !l.Updated[i] && len(x.writes) > 0 {
-							return notSeqf("state leaf %d is computed, not updated in place", i)
-						}
-						for _, wr := range x.writes {
-							if err := wr(); err != nil {
-								return err
-							}
-						}
-						continue
-					}
-					for j, v := range x.elems {
-						store(vars[i][j], v.id)
-					}
+				if err := e.commit(l, next, vars, shared); err != nil {
+					return err
 				}
 				k.increment(iters)
 				return nil
@@ -248,10 +342,10 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if e.ops > seqOps {
-		return nil, notSeqf("%d element operations", e.ops)
+		return nil, nil, notSeqf("%d element operations", e.ops)
 	}
 	final := state()
 	si = 0
@@ -259,19 +353,92 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		if l.Big[i] {
 			continue
 		}
-		for j, v := range final[i].elems {
-			k.store(outs[si], k.cu32(uint32(j)), v)
+		if shared[i] != 0 {
+			if err := e.storeWide(outs[si], shared[i], leaves[i].NumElements(), leaves[i].Elem); err != nil {
+				return nil, nil, err
+			}
+			si++
+			continue
+		}
+		o := outs[si]
+		if err := e.single(func() error {
+			for j, v := range final[i].elems {
+				k.store(o, k.cu32(uint32(j)), v)
+			}
+			return nil
+		}); err != nil {
+			return nil, nil, err
 		}
 		si++
 	}
 	st := load(status, u32)
 	stopped := k.boolOp(spirv.OpIEqual, st, k.cu32(3))
-	k.store(flag, k.cu32(0), val{k.f.Select(u32, stopped, k.cu32(1), st), hlo.U32})
+	if err := e.single(func() error {
+		k.store(flag, k.cu32(0), val{k.f.Select(u32, stopped, k.cu32(1), st), hlo.U32})
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	for _, sb := range e.scratch {
+		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
+	}
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.Kernel.Words); n > seqWords {
-		return nil, notSeqf("a kernel of %d SPIR-V words", n)
+		return nil, nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}
-	return l, nil
+	return l, e, nil
+}
+
+// commit makes an iteration's results the loop's state: the big leaves'
+// updates, the wide leaves' new values copied into their arrays and the
+// small ones into their variables. A workgroup waits before (the
+// iteration's reads of what it overwrites are done) and after (the
+// next iteration reads what it wrote).
+func (e *seqEmitter) commit(l *Loop, next seqValue, vars [][]spirv.ID, shared []int) error {
+	k := e.k
+	if e.local > 1 && e.unsynced {
+		e.barrier(false)
+	}
+	wrote := false
+	for i, x := range next {
+		if !l.Big[i] {
+			continue
+		}
+		if x.big != i || !l.Updated[i] && len(x.writes) > 0 {
+			return notSeqf("state leaf %d is computed, not updated in place", i)
+		}
+		for _, wr := range x.writes {
+			if err := wr(); err != nil {
+				return err
+			}
+			wrote = true
+		}
+	}
+	copied := false
+	for i, x := range next {
+		if shared[i] == 0 || x.wide == shared[i] {
+			continue
+		}
+		if x.wide == 0 || slices.Contains(shared, x.wide) {
+			return notSeqf("wide state leaf %d is not computed anew", i)
+		}
+		if err := e.copyWide(shared[i], x.wide, x.shape.NumElements(), x.shape.Elem); err != nil {
+			return err
+		}
+		copied = true
+	}
+	if e.local > 1 && (wrote || copied) {
+		e.barrier(wrote)
+	}
+	for i, x := range next {
+		if l.Big[i] || shared[i] != 0 {
+			continue
+		}
+		for j, v := range x.elems {
+			k.f.Store(vars[i][j], v.id)
+		}
+	}
+	return nil
 }
 
 // bindLoop makes the device loop kernel's builder and binds its buffers
@@ -279,7 +446,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 // (outs), its big leaves (bigBind) and the status flag.
 func (e *seqEmitter) bindLoop(w *hlo.Instruction, l *Loop, tg Target) (ins, outs []int, flag int, err error) {
 	leaves := w.Shape.Leaves()
-	k := newKernelBuilder(tg, 1, 2)
+	k := newKernelBuilder(tg, e.local, 2)
 	k.bound = map[*hlo.Instruction]int{}
 	e.k = k
 	e.bigBind = make([]int, len(leaves))
@@ -299,6 +466,16 @@ func (e *seqEmitter) bindLoop(w *hlo.Instruction, l *Loop, tg Target) (ins, outs
 		}
 		if err != nil {
 			return nil, nil, 0, w.Errorf("%v", err)
+		}
+	}
+	if e.local > 1 && scratchBuffers(tg) {
+		condC, bodyC := w.WhileComputations()
+		for _, t := range wideTypes(condC, bodyC) {
+			b, err := k.addBuffer(t, "scratch_"+t.String(), false, wideElems)
+			if err != nil {
+				return nil, nil, 0, w.Errorf("%v", err)
+			}
+			e.scratch = append(e.scratch, scratchBuf{t: t, bind: b})
 		}
 	}
 	if tg.MaxStorageBuffers > 0 && len(k.bindings) > int(tg.MaxStorageBuffers) {
@@ -333,7 +510,7 @@ func (e *seqEmitter) stateVars(shapes []hlo.Shape, big []bool) [][]spirv.ID {
 // leaf has none (in, whose value it is, names it in the refusal).
 func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction) error {
 	for i, x := range v {
-		if x.big >= 0 {
+		if x.big >= 0 || x.wide != 0 {
 			return notSeqf("%s carries a large array", in.Name)
 		}
 		for j, el := range x.elems {
