@@ -118,6 +118,7 @@ type kernelBuilder struct {
 
 	regArrays  []regArray  // device loops: small values read at computed indices (seqkernel.go)
 	wideArrays []wideArray // workgroup loops: values in shared memory (seqwide.go)
+	wideZero   spirv.ID    // workgroup loops on CPUs: a u32 variable, 0, loaded from memory after each barrier (seqwide.go)
 
 	computed  map[computedKey]computedVal   // fused producers' values by element (compute)
 	columns   map[computedKey]columnVals    // reductions over columns, by lane 0's element (columnLanes)

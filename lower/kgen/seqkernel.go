@@ -152,6 +152,7 @@ type seqEmitter struct {
 	reserve     uint32
 	unsynced    bool
 	scratch     []scratchBuf // a CPU device's scratch buffers (nil: shared memory)
+	flag        int          // the flag's binding, 0 until the end (wideZero)
 	refs        map[int]int  // values holding each shared array the body computes
 	free        []int        // shared arrays no value holds, to be taken again
 	lasts       map[*hlo.Computation]map[*hlo.Instruction]int
@@ -284,6 +285,14 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *s
 	iters := newVar(u32, k.cu32(0))
 	if local > 1 {
 		e.lid = k.localIndex()
+		if e.scratch != nil {
+			// The flag holds 0 until the end: scratch reads add it.
+			e.flag = flag
+			k.wideZero = newVar(u32, k.cu32(0))
+			if err := e.single(func() error { k.store(flag, k.cu32(0), val{k.cu32(0), hlo.U32}); return nil }); err != nil {
+				return nil, nil, err
+			}
+		}
 		si = 0
 		for i, s := range leaves {
 			if l.Big[i] {

@@ -48,7 +48,12 @@ var errWide = errors.New("a value wider than a device loop's registers")
 // 20,000 steps took 1,123 ms so (26 ms with those reads replaced by
 // constants), where a texel fetch is 16 loads unrolled. The memory is
 // the host's, coherent, so a scratch buffer written in the dispatch is
-// read through its texel view after a barrier.
+// read through its texel view after a barrier. But LLVM takes
+// llvmpipe's texel fetches for reads of memory nothing writes: it
+// hoisted a fetch at a constant index out of the loop and geqp3's read
+// a stale column. So every index of such a read adds a zero loaded
+// from the flag buffer after the latest barrier (wideZero), which no
+// fetch can be moved above.
 type wideArray struct {
 	v, ptr spirv.ID // the Workgroup variable and its element pointer type
 	st     spirv.ID // the element type stored (a u32 for pred)
@@ -62,7 +67,8 @@ type wideArray struct {
 func (k *kernelBuilder) sharedLoad(bind int, idx spirv.ID) val {
 	a := k.wideArrays[bind-wideBase]
 	if a.buf >= 0 {
-		raw := k.texelLoad1(a.buf, k.addU(idx, a.off))
+		at := k.f.IAdd(k.u32(), k.addU(idx, a.off), k.f.Load(k.u32(), k.wideZero))
+		raw := k.texelLoad1(a.buf, at)
 		switch {
 		case a.t == hlo.PRED:
 			return val{k.f.INotEqual(k.boolT(), raw, k.cu32(0)), a.t}
@@ -224,6 +230,9 @@ func (e *seqEmitter) barrier(buffers bool) {
 	}
 	k.f.Do(spirv.OpControlBarrier, k.cu32(spirv.ScopeWorkgroup), k.cu32(spirv.ScopeWorkgroup), k.cu32(sem))
 	e.unsynced = false
+	if e.scratch != nil {
+		k.f.Store(k.wideZero, k.loadElem(e.flag, k.cu32(0)))
+	}
 }
 
 // single runs body in invocation 0 alone where the loop is a workgroup:
