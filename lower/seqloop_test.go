@@ -338,6 +338,18 @@ func TestWorkgroupLoops(t *testing.T) {
 	require.Equal(t, [3]uint32{128, 1, 1}, k.LocalSize)
 	require.Len(t, s.Buffers, 11, "and a scratch buffer")
 	require.Equal(t, hlo.F32, p.Buffers[s.Buffers[10]].Shape.Elem)
+	// Its dot's 96 outputs leave lanes idle: no shuffles. wide_matvec's
+	// fill the workgroup: its vectors are shuffled.
+	dis, err := spirv.Disassemble(k.Words)
+	require.NoError(t, err)
+	require.NotContains(t, dis, "OpGroupNonUniformShuffle")
+	for _, tg := range []Target{desktop, kgen.LlvmpipeTarget} {
+		k, _, ok = loopStep(compileFile(t, "testdata/loops/wide_matvec.hlo", tg, Options{}))
+		require.True(t, ok)
+		dis, err = spirv.Disassemble(k.Words)
+		require.NoError(t, err)
+		require.Contains(t, dis, "OpGroupNonUniformShuffle")
+	}
 
 	for _, c := range []struct {
 		name, extra, body string

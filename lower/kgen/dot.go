@@ -45,7 +45,60 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			j++
 		}
 		rt, acc, mul, add := k.sumOfProducts(t)
-		err := k.loop(k.cu32(uint32(count)), func(c spirv.ID) error {
+		first := int64(0) // where the loop below starts
+		if s := int64(k.shuffleDot); s > 1 && t != hlo.PRED && len(d.LhsBatch) == 0 && count >= s && (len(lFree) == 0 || len(rFree) == 0) {
+			// One operand is read at the same place by every output (a
+			// matrix-vector product's vector): each lane of the
+			// subgroup reads one of s places and shuffles with constant
+			// lanes pass it to the others (a permute of a register on
+			// llvmpipe, where every lane reading it is a texel fetch of
+			// 16 loads of one address). The same products, summed in
+			// the same order.
+			uni := 0
+			if len(lFree) > 0 {
+				uni = 1
+			}
+			strides := [2][]int64{ls, rs}
+			cdims := [2][]int64{d.LhsContract, d.RhsContract}
+			bases, binds, types := [2]spirv.ID{lBase, rBase}, [2]int{lb, rb}, [2]hlo.ElementType{l.Elem, r.Elem}
+			at := func(side int, c spirv.ID) spirv.ID {
+				p := bases[side]
+				for i, x := range k.unravel(c, contract) {
+					p = mad(p, x, strides[side][cdims[side][i]])
+				}
+				return p
+			}
+			k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
+			scope := k.cu32(spirv.ScopeSubgroup)
+			lane := k.subgroupLane()
+			blocks := count / s
+			err := k.loop(k.cu32(uint32(blocks)), func(cb spirv.ID) error {
+				base := k.f.IMul(u32, cb, k.cu32(uint32(s)))
+				mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
+				if err != nil {
+					return err
+				}
+				for j := range s {
+					x := k.f.GroupNonUniformShuffle(rt, scope, mine.id, k.cu32(uint32(j)))
+					y, err := k.factor(k.load(binds[1-uni], at(1-uni, k.addU(base, j)), types[1-uni]), t)
+					if err != nil {
+						return err
+					}
+					p := k.f.Apply(mul, rt, x, y.id)
+					if uni == 1 {
+						p = k.f.Apply(mul, rt, y.id, x)
+					}
+					k.f.Store(acc, k.f.Apply(add, rt, k.f.Load(rt, acc), p))
+				}
+				return nil
+			})
+			if err != nil {
+				return val{}, err
+			}
+			first = blocks * s
+		}
+		err := k.loop(k.cu32(uint32(count-first)), func(c spirv.ID) error {
+			c = k.addU(c, first)
 			ci := k.unravel(c, contract)
 			lp, rp := lBase, rBase
 			for i := range ci {

@@ -119,6 +119,12 @@ type kernelBuilder struct {
 	regArrays  []regArray  // device loops: small values read at computed indices (seqkernel.go)
 	wideArrays []wideArray // workgroup loops: values in shared memory (seqwide.go)
 	wideZero   spirv.ID    // workgroup loops on CPUs: a u32 variable, 0, loaded from memory after each barrier (seqwide.go)
+	// shuffleDot: where every lane of every subgroup runs the code being
+	// emitted (a workgroup loop's phases), the subgroup's size: dots read
+	// an operand every output reads alike once a subgroup and shuffle it
+	// (dotValue); 0 elsewhere.
+	shuffleDot uint32
+	sgLane     spirv.ID // the invocation's lane in its subgroup, once loaded (subgroupLane)
 
 	computed  map[computedKey]computedVal   // fused producers' values by element (compute)
 	columns   map[computedKey]columnVals    // reductions over columns, by lane 0's element (columnLanes)

@@ -153,6 +153,7 @@ type seqEmitter struct {
 	unsynced    bool
 	scratch     []scratchBuf // a CPU device's scratch buffers (nil: shared memory)
 	flag        int          // the flag's binding, 0 until the end (wideZero)
+	shuffle     bool         // subgroups are whole: phases may shuffle (kernelBuilder.shuffleDot)
 	refs        map[int]int  // values holding each shared array the body computes
 	free        []int        // shared arrays no value holds, to be taken again
 	lasts       map[*hlo.Computation]map[*hlo.Instruction]int
@@ -285,6 +286,10 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *s
 	iters := newVar(u32, k.cu32(0))
 	if local > 1 {
 		e.lid = k.localIndex()
+		if tg.SubgroupShuffle && tg.SubgroupSize > 1 && local%tg.SubgroupSize == 0 {
+			e.shuffle = true // subgroups are whole: dots shuffle their uniform operand
+			k.sgLane = k.laneID()
+		}
 		if e.scratch != nil {
 			// The flag holds 0 until the end: scratch reads add it.
 			e.flag = flag

@@ -192,6 +192,10 @@ func (e *seqEmitter) phase(n, inner int64, body func(idx spirv.ID) error) error 
 		}
 		return k.f.If(k.boolOp(spirv.OpULessThan, idx, k.cu32(uint32(n))), func() error { return body(idx) })
 	}
+	if e.shuffle && n%l == 0 { // every lane runs every step
+		k.shuffleDot = k.tg.SubgroupSize
+		defer func() { k.shuffleDot = 0 }()
+	}
 	var err error
 	cost := inner
 	if steps == 1 {
@@ -387,6 +391,10 @@ func (e *seqEmitter) fromWide(in *hlo.Instruction, env map[*hlo.Instruction]seqV
 	form, _ := formOf(kind)
 	n := in.Shape.NumElements()
 	out := make([]val, 0, n)
+	if e.shuffle { // every invocation computes every element
+		k.shuffleDot = k.tg.SubgroupSize
+		defer func() { k.shuffleDot = 0 }()
+	}
 	for j := range n {
 		vs, err := form.value(k, in, binds, k.cu32(uint32(j)))
 		if err != nil {

@@ -175,6 +175,10 @@ func (k *kernelBuilder) workgroupCombine(c *hlo.Computation, res []val) ([]val, 
 	return out, nil
 }
 
+// subgroupLane is laneID as loaded at the function's start (which
+// dominates every use) by a kernel that sets shuffleDot.
+func (k *kernelBuilder) subgroupLane() spirv.ID { return k.sgLane }
+
 // laneID is the invocation's index in its subgroup.
 func (k *kernelBuilder) laneID() spirv.ID {
 	k.b.Capability(spirv.CapabilityGroupNonUniform)
