@@ -31,8 +31,9 @@ import (
 // reduce; and workgroup loops (kgen/seqwide.go), whose values are wider
 // than registers: an RNN-like scan (a dot, a wide update of a large
 // array, a sum read from a wide value) over more dispatches than one,
-// and a stencil of pads, slices, a pred mask and an f64 leaf, 1000
-// points. Each must match the reference evaluator bit for bit, with and
+// a stencil of pads, slices, a pred mask and an f64 leaf, 1000 points,
+// matrix-vector products whose vectors are shuffled across subgroups,
+// and a nested loop and a conditional carrying wide values. Each must match the reference evaluator bit for bit, with and
 // without fusion, with wide values in shared memory as GPUs keep them
 // (StorageLoads: no texel reads, so no scratch buffers) and (where that
 // takes seconds, not minutes) with host-driven loops.

@@ -638,10 +638,12 @@ func (k *kernelBuilder) inBounds(v val, n int64) (spirv.ID, spirv.ID) {
 // against the invocation's bound.
 func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error) {
 	k := e.k
-	for _, x := range init {
-		if x.big >= 0 || x.wide != 0 {
+	wide := make([]bool, len(init))
+	for i, x := range init {
+		if x.big >= 0 {
 			return nil, notSeqf("nested loop %s carries a large array", w.Name)
 		}
+		wide[i] = x.wide != 0
 	}
 	condC, bodyC := w.WhileComputations()
 	cond, body := e.flat(condC), e.flat(bodyC)
@@ -661,14 +663,19 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 	for i, x := range init {
 		shapes[i] = x.shape
 	}
-	vars := e.stateVars(shapes, nil)
-	if err := e.storeState(vars, init, w); err != nil {
+	vars := e.stateVars(shapes, wide)
+	arrays, err := e.wideVars(shapes, wide, w.Name)
+	if err != nil {
 		return nil, err
 	}
-	state := func() seqValue { return e.loadState(shapes, vars, nil) }
+	if err := e.storeState(vars, init, w, arrays); err != nil {
+		return nil, err
+	}
+	state := func() seqValue { return e.withArrays(e.loadState(shapes, vars, wide), arrays) }
+	before := e.unsynced
 	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
 	k.f.Store(done, k.b.ConstantBool(false))
-	err := e.whileLoop(func() spirv.ID {
+	err = e.whileLoop(func() spirv.ID {
 		more := k.boolOp(spirv.OpLogicalNot, k.f.Load(boolT, done))
 		return k.boolOp(spirv.OpLogicalAnd, more, k.boolOp(spirv.OpULessThan, k.f.Load(u32, e.used), e.limit()))
 	}, func() error {
@@ -683,12 +690,13 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 			if err != nil {
 				return err
 			}
-			return e.storeState(vars, next, w)
+			return e.storeState(vars, next, w, arrays)
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
+	e.unsynced = e.unsynced || before // the body may not run
 	// Ended by the bound, not its condition: the iteration is cut short.
 	cut := k.boolOp(spirv.OpLogicalNot, k.f.Load(boolT, done))
 	if err := k.f.If(cut, func() error {
@@ -736,23 +744,38 @@ func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]s
 		which = k.f.Select(k.u32(), ok, at, k.cu32(uint32(n-1)))
 	}
 	leaves := in.Shape.Leaves()
-	for _, l := range leaves {
-		if l.NumElements() > seqElems {
+	wide := make([]bool, len(leaves))
+	for i, l := range leaves {
+		switch n := l.NumElements(); {
+		case n > wideElems:
 			return nil, notSeqf("%s has a large result", in.Name)
+		case n > seqElems && e.local == 1:
+			return nil, errWide
+		case n > seqElems:
+			wide[i] = true
 		}
 	}
-	vars := e.stateVars(leaves, nil)
+	vars := e.stateVars(leaves, wide)
+	arrays, err := e.wideVars(leaves, wide, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	before, after := e.unsynced, false
 	for b, c := range branches {
 		err := k.f.If(k.boolOp(spirv.OpIEqual, which, k.cu32(uint32(b))), func() error {
+			e.unsynced = before
 			r, err := e.emit(e.flat(c), []seqValue{env[args[b]]})
 			if err != nil {
 				return err
 			}
-			return e.storeState(vars, r, in)
+			err = e.storeState(vars, r, in, arrays)
+			after = after || e.unsynced
+			return err
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return e.loadState(leaves, vars, nil), nil
+	e.unsynced = after
+	return e.withArrays(e.loadState(leaves, vars, wide), arrays), nil
 }

@@ -520,10 +520,19 @@ func (e *seqEmitter) stateVars(shapes []hlo.Shape, big []bool) [][]spirv.ID {
 	return vars
 }
 
-// storeState stores a value held in registers into its variables; a big
-// leaf has none (in, whose value it is, names it in the refusal).
-func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction) error {
+// storeState stores a value into its variables, and its wide leaves
+// into their arrays (nil: none; wideVars); a big leaf has none (in,
+// whose value it is, names it in the refusal).
+func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction, arrays []int) error {
+	if arrays != nil {
+		if err := e.storeWideVars(arrays, v, in); err != nil {
+			return err
+		}
+	}
 	for i, x := range v {
+		if arrays != nil && arrays[i] != 0 {
+			continue
+		}
 		if x.big >= 0 || x.wide != 0 {
 			return notSeqf("%s carries a large array", in.Name)
 		}

@@ -557,3 +557,59 @@ func (e *seqEmitter) lastUses(c *hlo.Computation) map[*hlo.Instruction]int {
 	last[c.Root] = len(c.Instructions)
 	return last
 }
+
+// wideVars gives the wide leaves of a nested loop's or a conditional's
+// state arrays of their own (0 for the others; nil where none is wide).
+func (e *seqEmitter) wideVars(shapes []hlo.Shape, wide []bool, name string) ([]int, error) {
+	if !slices.Contains(wide, true) {
+		return nil, nil
+	}
+	arrays := make([]int, len(shapes))
+	for i, s := range shapes {
+		if wide[i] {
+			b, err := e.newWide(s.Elem, s.NumElements(), name)
+			if err != nil {
+				return nil, err
+			}
+			arrays[i] = b
+		}
+	}
+	return arrays, nil
+}
+
+// storeWideVars copies v's wide leaves into their arrays, between
+// barriers: the reads of what they held are done before, the copies
+// visible after.
+func (e *seqEmitter) storeWideVars(arrays []int, v seqValue, in *hlo.Instruction) error {
+	if e.unsynced {
+		e.barrier(false)
+	}
+	copied := false
+	for i, a := range arrays {
+		if a == 0 || v[i].wide == a {
+			continue
+		}
+		if v[i].wide == 0 || slices.Contains(arrays, v[i].wide) {
+			return notSeqf("%s: wide leaf %d is not computed anew", in.Name, i)
+		}
+		if err := e.copyWide(a, v[i].wide, v[i].shape.NumElements(), v[i].shape.Elem); err != nil {
+			return err
+		}
+		copied = true
+	}
+	if copied {
+		e.barrier(false)
+	}
+	return nil
+}
+
+// withArrays makes the leaves of v that have arrays (wideVars) those
+// arrays' values.
+func (e *seqEmitter) withArrays(v seqValue, arrays []int) seqValue {
+	for i, a := range arrays {
+		if a != 0 {
+			v[i] = seqLeaf{shape: v[i].shape, big: -1, wide: a}
+		}
+	}
+	return v
+}
