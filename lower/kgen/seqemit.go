@@ -11,10 +11,14 @@ import (
 // frame): HLO values as register elements or big state leaves, each op
 // of a loop's condition and body emitted on them.
 
-// small returns the register elements of x, refusing a big leaf.
-func small(x seqValue, in *hlo.Instruction) ([]val, error) {
-	if len(x) != 1 || x[0].big >= 0 || x[0].wide != 0 {
+// small returns the register elements of x (a small wide one's read
+// into them), refusing a big leaf.
+func (e *seqEmitter) small(x seqValue, in *hlo.Instruction) ([]val, error) {
+	if len(x) != 1 || x[0].big >= 0 || x[0].wide != 0 && x[0].shape.NumElements() > seqElems {
 		return nil, notSeqf("%s reads a large array", in.Name)
+	}
+	if x[0].wide != 0 {
+		return e.registers(x[0]), nil
 	}
 	return x[0].elems, nil
 }
@@ -91,8 +95,32 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 			env[in] = seqValue{leaf}
 			continue
 		}
-		leaf := seqLeaf{shape: in.Shape, big: -1}
 		kind := OpKind(in.Op)
+		if e.local > 1 && (kind == KindElementwise || kind == KindRemap) && !intoBig && n > 1 && readsWide(in, env) {
+			// Of a wide value, too few for the rule above: a phase too
+			// (a reshape the same array), not every invocation's work.
+			leaf, err := e.wide(in, env, e.inlined(c, in))
+			if err != nil {
+				return nil, err
+			}
+			env[in] = seqValue{leaf}
+			continue
+		}
+		if (kind == KindDot || kind == KindReduce) && n > 1 && readsBig(in, env) {
+			// A matrix-vector product with a large matrix, a sum over a
+			// large array: a phase whose invocations share the outputs
+			// (one invocation would run every product).
+			if e.local == 1 {
+				return nil, errWide
+			}
+			leaf, err := e.wide(in, env, false)
+			if err != nil {
+				return nil, err
+			}
+			env[in] = seqValue{leaf}
+			continue
+		}
+		leaf := seqLeaf{shape: in.Shape, big: -1}
 		switch {
 		case !intoBig && readsWide(in, env):
 			vs, err := e.fromWide(in, env)
@@ -112,7 +140,7 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 		case kind == KindElementwise: // unrolled over the elements in registers
 			ops := make([][]val, len(in.Operands))
 			for i, o := range in.Operands {
-				x, err := small(env[o], in)
+				x, err := e.small(env[o], in)
 				if err != nil {
 					return nil, err
 				}
@@ -321,11 +349,11 @@ func (e *seqEmitter) reduce(in *hlo.Instruction, env map[*hlo.Instruction]seqVal
 	if n != 1 {
 		return nil, notSeqf("%s is a variadic reduce", in.Name)
 	}
-	xs, err := small(env[in.Operands[0]], in)
+	xs, err := e.small(env[in.Operands[0]], in)
 	if err != nil {
 		return nil, err
 	}
-	init, err := small(env[in.Operands[1]], in)
+	init, err := e.small(env[in.Operands[1]], in)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +397,7 @@ func (e *seqEmitter) reduce(in *hlo.Instruction, env map[*hlo.Instruction]seqVal
 func (e *seqEmitter) startIndices(in *hlo.Instruction, env map[*hlo.Instruction]seqValue, first int, dims, window []int64) ([]spirv.ID, error) {
 	starts := make([]spirv.ID, len(dims))
 	for d := range dims {
-		x, err := small(env[in.Operands[first+d]], in)
+		x, err := e.small(env[in.Operands[first+d]], in)
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +435,7 @@ func (e *seqEmitter) updateSlice(in *hlo.Instruction, env map[*hlo.Instruction]s
 		})
 		return out, nil
 	}
-	upd, err := small(env[in.Operands[1]], in)
+	upd, err := e.small(env[in.Operands[1]], in)
 	if err != nil {
 		return seqLeaf{}, err
 	}
@@ -447,11 +475,11 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 		return seqLeaf{}, notSeqf("%s scatters windows", in.Name)
 	}
 	base := env[in.Operands[0]][0]
-	idx, err := small(env[in.Operands[1]], in)
+	idx, err := e.small(env[in.Operands[1]], in)
 	if err != nil {
 		return seqLeaf{}, err
 	}
-	upd, err := small(env[in.Operands[2]], in)
+	upd, err := e.small(env[in.Operands[2]], in)
 	if err != nil {
 		return seqLeaf{}, err
 	}
@@ -504,11 +532,11 @@ func (e *seqEmitter) scatter(in *hlo.Instruction, env map[*hlo.Instruction]seqVa
 // the result type, from 0 (the arithmetic of dotValue, unrolled).
 func (e *seqEmitter) dot(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) ([]val, error) {
 	k := e.k
-	a, err := small(env[in.Operands[0]], in)
+	a, err := e.small(env[in.Operands[0]], in)
 	if err != nil {
 		return nil, err
 	}
-	b, err := small(env[in.Operands[1]], in)
+	b, err := e.small(env[in.Operands[1]], in)
 	if err != nil {
 		return nil, err
 	}
@@ -728,7 +756,7 @@ func TripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
 // would be given), its small results stored to variables.
 func (e *seqEmitter) conditional(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) (seqValue, error) {
 	k := e.k
-	sel, err := small(env[in.Operands[0]], in)
+	sel, err := e.small(env[in.Operands[0]], in)
 	if err != nil {
 		return nil, err
 	}

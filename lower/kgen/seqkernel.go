@@ -154,6 +154,8 @@ type seqEmitter struct {
 	scratch     []scratchBuf // a CPU device's scratch buffers (nil: shared memory)
 	flag        int          // the flag's binding, 0 until the end (wideZero)
 	shuffle     bool         // subgroups are whole: phases may shuffle (kernelBuilder.shuffleDot)
+	widest      int64        // the most elements of a phase
+	wider       []bool       // per state leaf: small, but the body computes it as a wide value
 	refs        map[int]int  // values holding each shared array the body computes
 	free        []int        // shared arrays no value holds, to be taken again
 	lasts       map[*hlo.Computation]map[*hlo.Instruction]int
@@ -183,14 +185,26 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 // counts them).
 func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
+	var wider []bool // small state leaves the body computes as wide values
 	for {
-		l, e, err := deviceLoop(w, tg, local, reserve)
+		l, e, err := deviceLoop(w, tg, local, reserve, wider)
 		switch {
 		case errors.Is(err, errWide) && local == 1:
 			local = min(wideLocal, max(tg.MaxWorkgroupSize, 1))
 			continue
 		case err != nil:
 			return nil, err
+		case slices.Contains(e.wider, true) && !slices.Equal(e.wider, wider):
+			// Kept in shared arrays too: the body computes them there,
+			// and every invocation reading them into registers each
+			// iteration costs more than the phases that read them.
+			wider = e.wider
+			continue
+		case local > 1 && fewer(e.widest, tg) < local:
+			// Idle invocations would compute the small values too, and
+			// a phase with idle lanes shuffles no operand.
+			local = fewer(e.widest, tg)
+			continue
 		case e.phaseIters > int64(reserve):
 			if e.phaseIters > int64(e.budget/2) {
 				return nil, notSeqf("an iteration's wide values run %d loop iterations", e.phaseIters)
@@ -202,9 +216,16 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	}
 }
 
+// fewer is a workgroup loop's invocations for a widest phase of n
+// elements: n in whole subgroups, at most wideLocal.
+func fewer(n int64, tg Target) uint32 {
+	s := int64(max(tg.SubgroupSize, 1))
+	return uint32(min(max((n+s-1)/s*s, s), int64(min(wideLocal, max(tg.MaxWorkgroupSize, 1)))))
+}
+
 // deviceLoop generates w's device loop kernel as a loop of local
 // invocations, each check keeping reserve iterations back.
-func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *seqEmitter, error) {
+func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool) (*Loop, *seqEmitter, error) {
 	leaves := w.Shape.Leaves()
 	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
@@ -213,8 +234,9 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *s
 	cond, body := e.flat(condC), e.flat(bodyC)
 	l := &Loop{Big: make([]bool, len(leaves)), Updated: make([]bool, len(leaves))}
 	wide := make([]bool, len(leaves)) // leaves kept in shared memory
+	e.wider = make([]bool, len(leaves))
 	for i, s := range leaves {
-		if s.NumElements() > seqElems {
+		if s.NumElements() > seqElems || wider != nil && wider[i] {
 			l.Big[i] = true
 			l.Updated[i] = leafSource(body.Root, body.Params[0], i) != i
 			if s.NumElements() <= wideElems && !inPlace(body.Root, body.Params[0], i) {
@@ -410,6 +432,18 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32) (*Loop, *s
 // next iteration reads what it wrote).
 func (e *seqEmitter) commit(l *Loop, next seqValue, vars [][]spirv.ID, shared []int) error {
 	k := e.k
+	// Small leaves computed as wide values are read first: the barrier
+	// below ends those reads before the next iteration writes again.
+	small := make([][]val, len(next))
+	for i, x := range next {
+		if !l.Big[i] && shared[i] == 0 {
+			small[i] = x.elems
+			if x.wide != 0 {
+				small[i] = e.registers(x)
+				e.wider[i] = x.shape.NumElements() > 1
+			}
+		}
+	}
 	if e.local > 1 && e.unsynced {
 		e.barrier(false)
 	}
@@ -444,11 +478,8 @@ func (e *seqEmitter) commit(l *Loop, next seqValue, vars [][]spirv.ID, shared []
 	if e.local > 1 && (wrote || copied) {
 		e.barrier(wrote)
 	}
-	for i, x := range next {
-		if l.Big[i] || shared[i] != 0 {
-			continue
-		}
-		for j, v := range x.elems {
+	for i, xs := range small {
+		for j, v := range xs {
 			k.f.Store(vars[i][j], v.id)
 		}
 	}
@@ -524,10 +555,20 @@ func (e *seqEmitter) stateVars(shapes []hlo.Shape, big []bool) [][]spirv.ID {
 // into their arrays (nil: none; wideVars); a big leaf has none (in,
 // whose value it is, names it in the refusal).
 func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instruction, arrays []int) error {
+	v = slices.Clone(v)
+	for i, x := range v {
+		// Small leaves computed as wide values are read before the
+		// barrier storeWideVars ends the reads with.
+		if (arrays == nil || arrays[i] == 0) && x.wide != 0 && x.shape.NumElements() <= seqElems {
+			v[i].elems, v[i].wide = e.registers(x), 0
+		}
+	}
 	if arrays != nil {
 		if err := e.storeWideVars(arrays, v, in); err != nil {
 			return err
 		}
+	} else if e.local > 1 && e.unsynced {
+		e.barrier(false)
 	}
 	for i, x := range v {
 		if arrays != nil && arrays[i] != 0 {

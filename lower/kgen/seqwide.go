@@ -31,7 +31,10 @@ const (
 	// wideShared bounds a workgroup loop's shared memory: Vulkan's least
 	// maxComputeSharedMemorySize.
 	wideShared = 16384
-	wideLocal  = 128 // a workgroup loop's invocations (fewer where the device allows fewer)
+	// wideLocal is the most invocations of a workgroup loop: as many as
+	// its widest phase's elements, in whole subgroups (fewer where the
+	// device allows fewer).
+	wideLocal = 128
 	// wideBase numbers the bindings of shared arrays: load reads them
 	// (sharedLoad).
 	wideBase = 1 << 22
@@ -186,6 +189,7 @@ func (e *seqEmitter) phase(n, inner int64, body func(idx spirv.ID) error) error 
 	u32 := k.u32()
 	l := int64(e.local)
 	steps := (n + l - 1) / l
+	e.widest = max(e.widest, n)
 	one := func(idx spirv.ID) error {
 		if n%l == 0 {
 			return body(idx)
@@ -419,6 +423,18 @@ func readsWide(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) bool {
 	return false
 }
 
+// readsBig reports whether an operand of in is a big state leaf.
+func readsBig(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) bool {
+	for _, o := range in.Operands {
+		for _, x := range env[o] {
+			if x.big >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // inlined reports whether wide value in is computed inside its reader's
 // phase: read once, by an elementwise op of its size (the same element)
 // or by data movement that reads each element at most once.
@@ -612,4 +628,17 @@ func (e *seqEmitter) withArrays(v seqValue, arrays []int) seqValue {
 		}
 	}
 	return v
+}
+
+// registers reads a wide value of a few elements into every
+// invocation's registers.
+func (e *seqEmitter) registers(x seqLeaf) []val {
+	n := x.shape.NumElements()
+	out := make([]val, n)
+	for j := range n {
+		out[j] = e.k.load(x.wide, e.k.cu32(uint32(j)), x.shape.Elem)
+	}
+	e.count(n * x.iters)
+	e.unsynced = true
+	return out
 }

@@ -72,7 +72,7 @@ func withDim(dims []int64, d int, n int64) []int64 {
 // can still shift in.
 func (e *seqEmitter) dynamicSlice(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) ([]val, error) {
 	k := e.k
-	xs, err := small(env[in.Operands[0]], in)
+	xs, err := e.small(env[in.Operands[0]], in)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (e *seqEmitter) dynamicSlice(in *hlo.Instruction, env map[*hlo.Instruction]
 // update's.
 func (e *seqEmitter) dynamicUpdate(in *hlo.Instruction, env map[*hlo.Instruction]seqValue) ([]val, error) {
 	k := e.k
-	xs, err := small(env[in.Operands[0]], in)
+	xs, err := e.small(env[in.Operands[0]], in)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (e *seqEmitter) dynamicUpdate(in *hlo.Instruction, env map[*hlo.Instruction
 	if in.Operands[1].Shape.NumElements() == 0 {
 		return xs, nil
 	}
-	us, err := small(env[in.Operands[1]], in)
+	us, err := e.small(env[in.Operands[1]], in)
 	if err != nil || len(dims) == 0 {
 		return us, err
 	}
