@@ -247,12 +247,14 @@ ENTRY e {
 }
 
 // TestProfile: Profile gives one entry per dispatch, loop iterations
-// included, with the kernel and instruction, and the results of Run.
+// included (a loop run from the host: as a workgroup loop this one is
+// 3 dispatches), with the kernel and instruction, and the results of
+// Run.
 func TestProfile(t *testing.T) {
 	defer noValidationMessages(t)
 	src, err := os.ReadFile("tests/testdata/while_loop/graph.hlo")
 	require.NoError(t, err)
-	exe, err := rt.CompileText("while", string(src), vkjit.CompileOptions{})
+	exe, err := rt.CompileText("while", string(src), vkjit.CompileOptions{HostLoops: true})
 	require.NoError(t, err)
 	defer exe.Close()
 	var args []*vkjit.Tensor

@@ -663,8 +663,9 @@ func (k *kernelBuilder) inBounds(v val, n int64) (spirv.ID, spirv.ID) {
 
 // nested emits a while loop inside a device loop: unrolled when its trip
 // count is known and short, else as a loop whose iterations count
-// against the invocation's bound.
-func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error) {
+// against the invocation's bound (in a workgroup loop, of small values
+// only).
+func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (out seqValue, err error) {
 	k := e.k
 	wide := make([]bool, len(init))
 	for i, x := range init {
@@ -686,20 +687,29 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 		}
 		return cur, nil
 	}
+	// A phase in a loop of unknown trips could make one iteration of the
+	// outer loop need more than a dispatch runs, which is an error at
+	// run time (gesdd's sweeps over their pairs): such a loop stays on
+	// the host.
+	phases := e.phases
+	defer func() {
+		if err == nil && e.phases > phases {
+			out, err = nil, notSeqf("nested loop %s computes wide values", w.Name)
+		}
+	}()
 	boolT, u32 := k.boolT(), k.u32()
 	shapes := make([]hlo.Shape, len(init))
 	for i, x := range init {
 		shapes[i] = x.shape
 	}
-	vars := e.stateVars(shapes, wide)
-	arrays, err := e.wideVars(shapes, wide, w.Name)
-	if err != nil {
+	if slices.Contains(wide, true) {
+		return nil, notSeqf("nested loop %s carries a wide value", w.Name)
+	}
+	vars := e.stateVars(shapes, nil)
+	if err := e.storeState(vars, init, w, nil); err != nil {
 		return nil, err
 	}
-	if err := e.storeState(vars, init, w, arrays); err != nil {
-		return nil, err
-	}
-	state := func() seqValue { return e.withArrays(e.loadState(shapes, vars, wide), arrays) }
+	state := func() seqValue { return e.loadState(shapes, vars, nil) }
 	before := e.unsynced
 	done := k.f.LocalVariable(k.b.TypePointer(spirv.StorageFunction, boolT))
 	k.f.Store(done, k.b.ConstantBool(false))
@@ -718,7 +728,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (seqValue, error)
 			if err != nil {
 				return err
 			}
-			return e.storeState(vars, next, w, arrays)
+			return e.storeState(vars, next, w, nil)
 		})
 	})
 	if err != nil {

@@ -155,6 +155,7 @@ type seqEmitter struct {
 	flag        int          // the flag's binding, 0 until the end (wideZero)
 	shuffle     bool         // subgroups are whole: phases may shuffle (kernelBuilder.shuffleDot)
 	widest      int64        // the most elements of a phase
+	phases      int          // phases emitted
 	wider       []bool       // per state leaf: small, but the body computes it as a wide value
 	refs        map[int]int  // values holding each shared array the body computes
 	free        []int        // shared arrays no value holds, to be taken again

@@ -9,22 +9,28 @@ import (
 )
 
 // Workgroup device loops. A device loop keeps each value in one
-// invocation's registers, element by element, which stops at seqElems:
-// a lax.scan of a 128-unit RNN cell (h = tanh(h @ w)) stayed a host
-// loop, a dispatch an iteration, and lavapipe's ~45 us a dispatch made
-// its 20,000 steps 7.7x NumPy's Python loop. Such a loop runs instead
-// as one workgroup: the values wider than registers (up to wideElems
-// elements, wideShared bytes in all) live in shared memory, each
-// computed by a phase in which the invocations share its elements (the
-// element forms every kernel uses, read through shared arrays, register
-// arrays and the big leaves' buffers) and which ends at a barrier; the
-// small values stay in registers, computed alike by every invocation,
-// so every branch and loop condition is uniform. A wide value read once,
-// by an elementwise op of its size, is computed inside that op's phase
-// instead (tanh(h @ w) is one phase). The big leaves' updates and the
-// wide state's new values are committed between barriers at the end of
-// the iteration, the invocations sharing a wide update's elements and
-// invocation 0 storing the small ones.
+// invocation's registers, element by element, which stops at seqElems
+// and leaves one invocation every product with a large array: a
+// lax.scan of a 128-unit RNN cell (h = tanh(h @ w)) stayed a host loop,
+// a dispatch an iteration, and lavapipe's ~45 us a dispatch made its
+// 20,000 steps 7.7x NumPy's Python loop. Such a loop runs instead as
+// one workgroup. Its wide values (up to wideElems elements) live in
+// shared arrays (wideArray), each computed by a phase in which the
+// invocations share its elements (the element forms every kernel uses,
+// read through shared arrays, register arrays and the big leaves'
+// buffers) and which ends at a barrier: values wider than registers,
+// dots and reduces reading a big leaf, and elementwise and data-movement
+// ops of wide values. A wide value read once, by an elementwise op of
+// its size or by data movement, is computed inside its reader's phase
+// instead (tanh(h @ w) is one phase). The small values stay in
+// registers, computed alike by every invocation, so every branch and
+// loop condition is uniform. The big leaves' updates and the wide
+// state's new values are committed between barriers at the end of the
+// iteration, the invocations sharing a wide update's elements and
+// invocation 0 storing the small ones. The workgroup has as many
+// invocations as the widest phase has elements, in whole subgroups, so
+// that no lane idles and dots shuffle an operand every output reads
+// alike (dotValue, kernelBuilder.shuffleDot).
 
 const (
 	wideElems = 4096 // most elements of a value a workgroup loop keeps in shared memory
@@ -190,6 +196,7 @@ func (e *seqEmitter) phase(n, inner int64, body func(idx spirv.ID) error) error 
 	l := int64(e.local)
 	steps := (n + l - 1) / l
 	e.widest = max(e.widest, n)
+	e.phases++
 	one := func(idx spirv.ID) error {
 		if n%l == 0 {
 			return body(idx)
@@ -574,7 +581,7 @@ func (e *seqEmitter) lastUses(c *hlo.Computation) map[*hlo.Instruction]int {
 	return last
 }
 
-// wideVars gives the wide leaves of a nested loop's or a conditional's
+// wideVars gives the wide leaves of a conditional's
 // state arrays of their own (0 for the others; nil where none is wide).
 func (e *seqEmitter) wideVars(shapes []hlo.Shape, wide []bool, name string) ([]int, error) {
 	if !slices.Contains(wide, true) {
