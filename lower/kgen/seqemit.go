@@ -87,39 +87,13 @@ func (e *seqEmitter) emit(c *hlo.Computation, args []seqValue) (seqValue, error)
 		}
 		n := in.Shape.NumElements()
 		intoBig := (in.Op == hlo.OpDynamicUpdateSlice || in.Op == hlo.OpScatter) && env[in.Operands[0]][0].big >= 0
-		if n > seqElems && !intoBig {
-			leaf, err := e.wide(in, env, e.inlined(c, in))
-			if err != nil {
-				return nil, err
-			}
+		if leaf, ok, err := e.asWide(c, in, env, intoBig); err != nil {
+			return nil, err
+		} else if ok {
 			env[in] = seqValue{leaf}
 			continue
 		}
 		kind := OpKind(in.Op)
-		if e.local > 1 && (kind == KindElementwise || kind == KindRemap) && !intoBig && n > 1 && readsWide(in, env) {
-			// Of a wide value, too few for the rule above: a phase too
-			// (a reshape the same array), not every invocation's work.
-			leaf, err := e.wide(in, env, e.inlined(c, in))
-			if err != nil {
-				return nil, err
-			}
-			env[in] = seqValue{leaf}
-			continue
-		}
-		if (kind == KindDot || kind == KindReduce) && n > 1 && readsBig(in, env) {
-			// A matrix-vector product with a large matrix, a sum over a
-			// large array: a phase whose invocations share the outputs
-			// (one invocation would run every product).
-			if e.local == 1 {
-				return nil, errWide
-			}
-			leaf, err := e.wide(in, env, false)
-			if err != nil {
-				return nil, err
-			}
-			env[in] = seqValue{leaf}
-			continue
-		}
 		leaf := seqLeaf{shape: in.Shape, big: -1}
 		switch {
 		case !intoBig && readsWide(in, env):

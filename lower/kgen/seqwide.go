@@ -325,6 +325,36 @@ func (e *seqEmitter) bindForm(in *hlo.Instruction, env map[*hlo.Instruction]seqV
 	return binds, inner, nil
 }
 
+// asWide computes in as a wide value where it is one (ok): wider than
+// registers; an elementwise or data-movement op of a wide value, a
+// phase whatever its size (a reshape the same array), not every
+// invocation's work; a dot or reduce reading a big leaf (a
+// matrix-vector product with a large matrix), whose invocations share
+// the outputs where one would run every product. In a loop of one
+// invocation the last two say errWide.
+func (e *seqEmitter) asWide(c *hlo.Computation, in *hlo.Instruction, env map[*hlo.Instruction]seqValue, intoBig bool) (seqLeaf, bool, error) {
+	n, kind := in.Shape.NumElements(), OpKind(in.Op)
+	inline := false
+	switch {
+	case intoBig:
+		return seqLeaf{}, false, nil
+	case n > seqElems:
+		inline = e.inlined(c, in)
+	case n < 2:
+		return seqLeaf{}, false, nil
+	case (kind == KindElementwise || kind == KindRemap) && readsWide(in, env):
+		inline = e.inlined(c, in)
+	case (kind == KindDot || kind == KindReduce) && readsBig(in, env):
+		if e.local == 1 {
+			return seqLeaf{}, false, errWide
+		}
+	default:
+		return seqLeaf{}, false, nil
+	}
+	leaf, err := e.wide(in, env, inline)
+	return leaf, err == nil, err
+}
+
 // wide computes in, wider than registers, into a shared array by a
 // phase, or (inline) as a value its one reader computes where it reads
 // it.
