@@ -159,7 +159,6 @@ type seqEmitter struct {
 	wider       []bool       // per state leaf: small, but the body computes it as a wide value
 	refs        map[int]int  // values holding each shared array the body computes
 	free        []int        // shared arrays no value holds, to be taken again
-	lasts       map[*hlo.Computation]map[*hlo.Instruction]int
 	users       map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction
 }
 
@@ -187,7 +186,9 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
 	var wider []bool // small state leaves the body computes as wide values
-	for {
+	// Each generation after the first adds to wider, lowers local or
+	// raises reserve, so the loop ends; the bound is a guard.
+	for range 16 {
 		l, e, err := deviceLoop(w, tg, local, reserve, wider)
 		switch {
 		case errors.Is(err, errWide) && local == 1:
@@ -195,11 +196,16 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 			continue
 		case err != nil:
 			return nil, err
-		case slices.Contains(e.wider, true) && !slices.Equal(e.wider, wider):
+		case grows(wider, e.wider):
 			// Kept in shared arrays too: the body computes them there,
 			// and every invocation reading them into registers each
 			// iteration costs more than the phases that read them.
-			wider = e.wider
+			if wider == nil {
+				wider = make([]bool, len(e.wider))
+			}
+			for i, x := range e.wider {
+				wider[i] = wider[i] || x
+			}
 			continue
 		case local > 1 && fewer(e.widest, tg) < local:
 			// Idle invocations would compute the small values too, and
@@ -215,6 +221,17 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		}
 		return l, nil
 	}
+	return nil, notSeqf("no workgroup loop settled")
+}
+
+// grows reports whether more has a leaf that have lacks.
+func grows(have, more []bool) bool {
+	for i, x := range more {
+		if x && (have == nil || !have[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // fewer is a workgroup loop's invocations for a widest phase of n
@@ -231,7 +248,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
 		users: map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction{},
-		refs:  map[int]int{}, lasts: map[*hlo.Computation]map[*hlo.Instruction]int{}}
+		refs:  map[int]int{}}
 	cond, body := e.flat(condC), e.flat(bodyC)
 	l := &Loop{Big: make([]bool, len(leaves)), Updated: make([]bool, len(leaves))}
 	wide := make([]bool, len(leaves)) // leaves kept in shared memory
@@ -273,11 +290,11 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	// loaded below): the loop's operand on the first dispatch, the
 	// previous dispatch's results after it (under CopyInit the operand
 	// is in the results before the first).
-	inVars := make([]bool, len(leaves)) // the leaves not in variables
+	notVars := make([]bool, len(leaves)) // the leaves kept elsewhere
 	for i := range leaves {
-		inVars[i] = l.Big[i] || wide[i]
+		notVars[i] = l.Big[i] || wide[i]
 	}
-	vars := e.stateVars(leaves, inVars)
+	vars := e.stateVars(leaves, notVars)
 	shared := make([]int, len(leaves))
 	si := 0
 	for i, s := range leaves {
