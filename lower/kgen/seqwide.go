@@ -112,8 +112,9 @@ func (k *kernelBuilder) sharedStore(bind int, idx spirv.ID, v val) {
 func scratchBuffers(tg Target) bool { return tg.CPU && tg.TexelReads }
 
 // wideTypes lists the element types of the values of the computations
-// c reaches that a workgroup loop would keep wide, in order of first
-// appearance: its scratch buffers' types.
+// c reaches that a workgroup loop may keep wide (asWide: arrays of 2 to
+// wideElems elements), in order of first appearance: its scratch
+// buffers' types.
 func wideTypes(cs ...*hlo.Computation) []hlo.ElementType {
 	var out []hlo.ElementType
 	seen := map[*hlo.Computation]bool{}
@@ -124,7 +125,7 @@ func wideTypes(cs ...*hlo.Computation) []hlo.ElementType {
 		}
 		seen[c] = true
 		for _, in := range c.Instructions {
-			if n := in.Shape.NumElements(); in.Shape.IsArray() && n > seqElems && n <= wideElems && !slices.Contains(out, in.Shape.Elem) {
+			if n := in.Shape.NumElements(); in.Shape.IsArray() && n > 1 && n <= wideElems && !slices.Contains(out, in.Shape.Elem) {
 				out = append(out, in.Shape.Elem)
 			}
 			for _, cc := range in.Called {
