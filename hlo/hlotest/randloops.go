@@ -790,7 +790,7 @@ func (g *gen) batchNorm() {
 }
 
 // loop is a fori_loop: a counter to a small bound carrying one to three
-// values, its body a random program of the counter and the state (a
+// values (and one time in four a vector of 65 to 320 elements), its body a random program of the counter and the state (a
 // loop of the loop's own, a conditional, a constant where the entry
 // would take a new parameter). Each value the body returns for a state
 // element is one the generator knows no less of than of that element
@@ -804,6 +804,12 @@ func (g *gen) loop() {
 	vs := []*gval{g.any()}
 	for len(vs) < 3 && g.rng.IntN(2) == 0 {
 		vs = append(vs, g.any())
+	}
+	if g.rng.IntN(4) == 0 {
+		// A vector wider than a device loop's registers (65 to 320
+		// elements): a workgroup loop's state.
+		t := g.types[g.rng.IntN(len(g.types))]
+		vs = append(vs, g.like(t, []int64{65 + int64(g.rng.IntN(256))}, false))
 	}
 	g.loops++
 	shapes := []hlo.Shape{hlo.ArrayShape(hlo.S32)}
