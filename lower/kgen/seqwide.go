@@ -356,9 +356,9 @@ func (e *seqEmitter) asWide(c *hlo.Computation, in *hlo.Instruction, env map[*hl
 	return leaf, err == nil, err
 }
 
-// wide computes in, wider than registers, into a shared array by a
-// phase, or (inline) as a value its one reader computes where it reads
-// it.
+// wide computes in as a wide value (asWide says which are): into a
+// shared array by a phase, or (inline) as a value its one reader
+// computes where it reads it.
 func (e *seqEmitter) wide(in *hlo.Instruction, env map[*hlo.Instruction]seqValue, inline bool) (seqLeaf, error) {
 	k := e.k
 	n := in.Shape.NumElements()
