@@ -790,9 +790,10 @@ func (g *gen) batchNorm() {
 }
 
 // loop is a fori_loop: a counter to a small bound carrying one to three
-// values (and one time in four a vector of 65 to 320 elements), its body a random program of the counter and the state (a
-// loop of the loop's own, a conditional, a constant where the entry
-// would take a new parameter). Each value the body returns for a state
+// values (and one time in four a vector of 65 to 320 elements), its
+// body a random program of the counter and the state (a loop of the
+// loop's own, a conditional, a constant where the entry would take a
+// new parameter). Each value the body returns for a state
 // element is one the generator knows no less of than of that element
 // (inBody): so the facts hold on every trip, and exact values stay
 // exact, and the discontinuous ops that read them see what the

@@ -192,7 +192,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		l, e, err := deviceLoop(w, tg, local, reserve, wider)
 		switch {
 		case errors.Is(err, errWide) && local == 1:
-			local = min(wideLocal, max(tg.MaxWorkgroupSize, 1))
+			local = widestLocal(tg)
 			continue
 		case err != nil:
 			return nil, err
@@ -234,11 +234,15 @@ func grows(have, more []bool) bool {
 	return false
 }
 
+// widestLocal is the most invocations a workgroup loop takes on tg:
+// wideLocal, or fewer where the device allows fewer.
+func widestLocal(tg Target) uint32 { return min(wideLocal, max(tg.MaxWorkgroupSize, 1)) }
+
 // fewer is a workgroup loop's invocations for a widest phase of n
-// elements: n in whole subgroups, at most wideLocal.
+// elements: n in whole subgroups, at most widestLocal.
 func fewer(n int64, tg Target) uint32 {
 	s := int64(max(tg.SubgroupSize, 1))
-	return uint32(min(max((n+s-1)/s*s, s), int64(min(wideLocal, max(tg.MaxWorkgroupSize, 1)))))
+	return uint32(min(max((n+s-1)/s*s, s), int64(widestLocal(tg))))
 }
 
 // deviceLoop generates w's device loop kernel as a loop of local
@@ -254,16 +258,17 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	wide := make([]bool, len(leaves)) // leaves kept in shared memory
 	e.wider = make([]bool, len(leaves))
 	for i, s := range leaves {
-		if s.NumElements() > seqElems || wider != nil && wider[i] {
+		n := s.NumElements()
+		switch {
+		case (n > seqElems || wider != nil && wider[i]) && n <= wideElems && !inPlace(body.Root, body.Params[0], i):
+			// Computed anew each iteration: held in shared memory.
+			if local == 1 {
+				return nil, nil, errWide
+			}
+			wide[i] = true
+		case n > seqElems:
 			l.Big[i] = true
 			l.Updated[i] = leafSource(body.Root, body.Params[0], i) != i
-			if s.NumElements() <= wideElems && !inPlace(body.Root, body.Params[0], i) {
-				// Computed anew each iteration: held in shared memory.
-				l.Big[i], l.Updated[i], wide[i] = false, false, true
-				if local == 1 {
-					return nil, nil, errWide
-				}
-			}
 		}
 	}
 	e.budget = seqGPUBudget
@@ -455,11 +460,8 @@ func (e *seqEmitter) commit(l *Loop, next seqValue, vars [][]spirv.ID, shared []
 	small := make([][]val, len(next))
 	for i, x := range next {
 		if !l.Big[i] && shared[i] == 0 {
-			small[i] = x.elems
-			if x.wide != 0 {
-				small[i] = e.registers(x)
-				e.wider[i] = x.shape.NumElements() > 1
-			}
+			small[i] = e.elems(x)
+			e.wider[i] = x.wide != 0 && x.shape.NumElements() > 1
 		}
 	}
 	if e.local > 1 && e.unsynced {
@@ -480,18 +482,9 @@ func (e *seqEmitter) commit(l *Loop, next seqValue, vars [][]spirv.ID, shared []
 			wrote = true
 		}
 	}
-	copied := false
-	for i, x := range next {
-		if shared[i] == 0 || x.wide == shared[i] {
-			continue
-		}
-		if x.wide == 0 || slices.Contains(shared, x.wide) {
-			return notSeqf("wide state leaf %d is not computed anew", i)
-		}
-		if err := e.copyWide(shared[i], x.wide, x.shape.NumElements(), x.shape.Elem); err != nil {
-			return err
-		}
-		copied = true
+	copied, err := e.copyArrays(shared, next, "the state")
+	if err != nil {
+		return err
 	}
 	if e.local > 1 && (wrote || copied) {
 		e.barrier(wrote)
@@ -578,7 +571,7 @@ func (e *seqEmitter) storeState(vars [][]spirv.ID, v seqValue, in *hlo.Instructi
 		// Small leaves computed as wide values are read before the
 		// barrier storeWideVars ends the reads with.
 		if (arrays == nil || arrays[i] == 0) && x.wide != 0 && x.shape.NumElements() <= seqElems {
-			v[i].elems, v[i].wide = e.registers(x), 0
+			v[i].elems, v[i].wide = e.elems(x), 0
 		}
 	}
 	if arrays != nil {

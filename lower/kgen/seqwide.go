@@ -638,23 +638,32 @@ func (e *seqEmitter) storeWideVars(arrays []int, v seqValue, in *hlo.Instruction
 	if e.unsynced {
 		e.barrier(false)
 	}
+	copied, err := e.copyArrays(arrays, v, in.Name)
+	if err == nil && copied {
+		e.barrier(false)
+	}
+	return err
+}
+
+// copyArrays copies each wide leaf of v into its array (arrays[i], 0:
+// none) where it is not there already, and reports whether it copied
+// any. A leaf held by another of the arrays (a swap) would be
+// overwritten before it is read: refused, as is a leaf not wide.
+func (e *seqEmitter) copyArrays(arrays []int, v seqValue, name string) (bool, error) {
 	copied := false
 	for i, a := range arrays {
 		if a == 0 || v[i].wide == a {
 			continue
 		}
 		if v[i].wide == 0 || slices.Contains(arrays, v[i].wide) {
-			return notSeqf("%s: wide leaf %d is not computed anew", in.Name, i)
+			return false, notSeqf("%s: wide leaf %d is not computed anew", name, i)
 		}
 		if err := e.copyWide(a, v[i].wide, v[i].shape.NumElements(), v[i].shape.Elem); err != nil {
-			return err
+			return false, err
 		}
 		copied = true
 	}
-	if copied {
-		e.barrier(false)
-	}
-	return nil
+	return copied, nil
 }
 
 // withArrays makes the leaves of v that have arrays (wideVars) those
@@ -666,6 +675,15 @@ func (e *seqEmitter) withArrays(v seqValue, arrays []int) seqValue {
 		}
 	}
 	return v
+}
+
+// elems is x's register elements, read from its array where it is a
+// wide value of a few elements (registers).
+func (e *seqEmitter) elems(x seqLeaf) []val {
+	if x.wide != 0 {
+		return e.registers(x)
+	}
+	return x.elems
 }
 
 // registers reads a wide value of a few elements into every
