@@ -153,18 +153,13 @@ func fuseSiblings(s *state) error {
 	// Only merge k1 into a kernel the depth-first schedule runs after
 	// it: k1 is then computed later than alone, never earlier, so no
 	// value lives longer (a rematerialized copy stays late).
-	if err := schedule(s); err != nil {
-		return err
-	}
 	// Its order also tells the live kernels: dead code is fused with
 	// nothing (the schedule drops it).
-	sched := map[*hlo.Instruction]int{}
-	for i, in := range s.order {
-		sched[in] = i
+	g, sched, err := scheduledSteps(s)
+	if err != nil {
+		return err
 	}
-	s.order, s.live = nil, nil
 	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
-	g := newSteps(s, sched, live)
 	// Whether a kernel computes its elements one per invocation depends
 	// on the fused set alone, which this pass leaves as it is: decided
 	// once per kernel, not once per pair. size is each kernel's code
@@ -287,7 +282,7 @@ func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Ins
 	kp.Prologue = append(kp.Prologue, k1)
 	s.plan.moved[k1] = true
 	size[k2] += size[k1]
-	g.merge(k1, k2)
+	g.merge(k2, k1)
 }
 
 // scalarTries is how many later kernels fuseScalars tries for each

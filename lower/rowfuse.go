@@ -123,71 +123,56 @@ func fuseRows(s *state) error {
 		return nil // SubgroupReduce and WorkgroupReduce ask for the GPUs' forms on a CPU device
 	}
 	c := s.mod.Entry
-	owner := map[*hlo.Instruction]*hlo.Instruction{} // a moved reduce -> the kernel that computes it
-	for k, kp := range s.plan.kernels {
-		for _, p := range kp.Prologue {
-			owner[p] = k
-		}
+	g, sched, err := scheduledSteps(s)
+	if err != nil {
+		return err
 	}
-	// stepInputs are the materialized values a kernel step reads: its
-	// cluster's and its prologue's.
-	stepInputs := func(x *hlo.Instruction) map[*hlo.Instruction]bool {
-		m := map[*hlo.Instruction]bool{}
-		for _, r := range append([]*hlo.Instruction{x}, s.plan.prologue(x)...) {
-			s.visitInputs(r, func(o *hlo.Instruction) { m[o] = true })
-		}
-		for _, r := range s.plan.prologue(x) {
-			delete(m, r)
-		}
-		return m
-	}
-	// needs reports whether computing step x needs value y first.
-	var needs func(x, y *hlo.Instruction, seen map[*hlo.Instruction]bool) bool
-	needs = func(x, y *hlo.Instruction, seen map[*hlo.Instruction]bool) bool {
-		if o, ok := owner[x]; ok {
-			x = o
-		}
-		if seen[x] {
-			return false
-		}
-		seen[x] = true
-		for o := range stepInputs(x) {
-			if o == y || needs(o, y, seen) {
-				return true
+	pos := map[*hlo.Instruction]int{}
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
+	for i, in := range c.Instructions {
+		pos[in] = i
+		for _, o := range in.Operands {
+			if len(users[o]) == 0 || users[o][len(users[o])-1] != in {
+				users[o] = append(users[o], in)
 			}
 		}
-		return false
+	}
+	// inOrder lists a set's values in definition order, so that the plan
+	// is the same every time (and the walk costs the set, not the program).
+	inOrder := func(set map[*hlo.Instruction]bool) []*hlo.Instruction {
+		l := slices.Collect(maps.Keys(set))
+		slices.SortFunc(l, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+		return l
 	}
 	budget := s.tg.LoopBudget()
 	limit := int(s.tg.MaxStorageBuffers)
 	for _, k2 := range c.Instructions {
-		if s.plan.fused[k2] || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 || !k2.Op.IsElementwise() ||
+		if _, live := sched[k2]; !live || s.plan.fused[k2] || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 || !k2.Op.IsElementwise() ||
 			k2.Op == hlo.OpRngBitGenerator || !k2.Shape.IsArray() || k2.Shape.NumElements() == 0 {
 			continue
 		}
-		in2 := stepInputs(k2)
-		cand := s.rowCandidates(k2, in2, stepInputs)
+		in2 := g.stepInputs(k2)
+		cand := s.rowCandidates(k2, in2, g)
+		if len(cand) == 0 {
+			continue
+		}
 		// The row dimensions: those of the first value with a loop (a
 		// reduction of its own or fused in it).
 		m := 0
-		for _, r := range c.Instructions {
-			if cand[r] && m == 0 && s.kernelIters(r) > 0 {
+		for _, r := range inOrder(cand) {
+			if m == 0 && s.kernelIters(r) > 0 {
 				m = r.Shape.Rank()
 			}
 		}
 		// Each value must be read only at its row: by k2 through
 		// broadcasts along the rows, by the other row values at their
 		// own index. One that is not stays a kernel of its own.
-		// (In definition order, so that the plan is the same every time.)
 		for changed := true; changed; {
 			changed = false
-			for _, p := range c.Instructions {
-				if !cand[p] {
-					continue
-				}
+			for _, p := range inOrder(cand) {
 				ok := p.Shape.Rank() == m && (!in2[p] || s.readsOnlyAtRow(k2, p, m))
 				for q := range cand {
-					if ok && q != p && stepInputs(q)[p] && !s.readsOnlyAtOutput(q, p) {
+					if ok && q != p && g.stepInputs(q)[p] && !s.readsOnlyAtOutput(q, p) {
 						ok = false
 					}
 				}
@@ -199,10 +184,7 @@ func fuseRows(s *state) error {
 		}
 		var take []*hlo.Instruction
 		reduces, fits := false, true
-		for _, r := range c.Instructions {
-			if !cand[r] {
-				continue
-			}
+		for _, r := range inOrder(cand) {
 			// With the reductions its kernel computes first (read by
 			// r at its own index, and by k2 only at its rows).
 			for _, p := range s.plan.prologue(r) {
@@ -222,31 +204,27 @@ func fuseRows(s *state) error {
 		// values it takes, which none of them may need.
 		reads := maps.Clone(in2)
 		iters := cols * (1 + s.loopIters(k2))
+		taken := map[*hlo.Instruction]bool{}
 		for _, p := range take {
 			s.visitInputs(p, func(o *hlo.Instruction) { reads[o] = true })
 			iters += s.loopIters(p)
+			taken[p] = true
 		}
 		for _, p := range take {
 			delete(reads, p)
 		}
-		cycle := false
-		for o := range reads {
-			for _, p := range take {
-				cycle = cycle || needs(o, p, map[*hlo.Instruction]bool{})
-			}
-		}
 		outs := len(k2.Shape.Leaves()) + len(take)
-		if cycle || iters > budget || limit != 0 && len(reads)+outs > limit {
+		if iters > budget || limit != 0 && len(reads)+outs > limit || g.reaches(reads, taken) {
 			continue
 		}
 		for _, p := range take {
-			if o, ok := owner[p]; ok {
+			if o := g.of(p); o != p {
 				s.plan.kernel(o).Prologue = nil
 			}
 			s.plan.moved[p] = true
-			owner[p] = k2
 		}
-		s.makeRowKernel(k2, take, m, cols)
+		s.makeRowKernel(k2, take, m, cols, pos, users)
+		g.merge(k2, take...)
 	}
 	return nil
 }
@@ -255,7 +233,7 @@ func fuseRows(s *state) error {
 // row reductions it reads and the row-shaped elementwise kernels between
 // them and k2 (log-softmax's log of the sum, layer norm's mean and
 // reciprocal deviation), found backwards from k2's inputs in2.
-func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool, stepInputs func(*hlo.Instruction) map[*hlo.Instruction]bool) map[*hlo.Instruction]bool {
+func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool, g *steps) map[*hlo.Instruction]bool {
 	rowValue := func(r *hlo.Instruction) bool {
 		if s.plan.moved[r] || s.plan.fused[r] || !r.Shape.IsArray() {
 			return false
@@ -279,7 +257,7 @@ func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool
 			continue
 		}
 		cand[r] = true
-		for o := range stepInputs(r) {
+		for o := range g.stepInputs(r) {
 			work = append(work, o)
 		}
 	}
@@ -290,7 +268,7 @@ func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool
 // takes (computed first, per row), its row dimensions m, the maxes it
 // folds with their exponentials' sums, and the value its reduction
 // stores for its elements.
-func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, cols int64) {
+func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) {
 	c := s.mod.Entry
 	kp := s.plan.kernel(k2)
 	kp.Prologue, kp.Row, kp.RowDims = take, true, m
@@ -302,9 +280,22 @@ func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m in
 		if cols%kgen.OnlineChunk != 0 || r1.Op != hlo.OpReduce {
 			continue
 		}
-		for _, r2 := range c.Instructions {
-			pair, ok := onlineSum(r1, r2)
-			if ok && (slices.Contains(take[i+1:], r2) || s.plan.fused[r2] && onlyUsedBy(c, r2, take[i+1:])) {
+		// The sums it may pair with: those taken after it, and fused
+		// operands read by nothing else, in definition order.
+		later := take[i+1:]
+		pairs := map[*hlo.Instruction]bool{}
+		for _, r2 := range later {
+			pairs[r2] = true
+			for _, o := range r2.Operands {
+				if s.plan.fused[o] && o != c.Root && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return !slices.Contains(later, u) }) {
+					pairs[o] = true
+				}
+			}
+		}
+		rs := slices.Collect(maps.Keys(pairs))
+		slices.SortFunc(rs, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+		for _, r2 := range rs {
+			if pair, ok := onlineSum(r1, r2); ok {
 				if kp.Online == nil {
 					kp.Online = map[*hlo.Instruction]kgen.OnlinePair{}
 				}
@@ -318,15 +309,6 @@ func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m in
 	}
 }
 
-// onlyUsedBy reports whether x's users in c are all among us.
-func onlyUsedBy(c *hlo.Computation, x *hlo.Instruction, us []*hlo.Instruction) bool {
-	for _, u := range c.Instructions {
-		if slices.Contains(u.Operands, x) && !slices.Contains(us, u) {
-			return false
-		}
-	}
-	return c.Root != x
-}
 
 // rowSplit is row kernel in's rows (its first m dimensions) and the
 // elements of each.

@@ -21,7 +21,8 @@ import (
 // leave that window unread is read by the op at hand, so that every
 // value is used and few are live at once; the root is the last value.
 // The ops are elementwise, or with mixed, one in eight is a small dot
-// (16x16 by 16x16) or a row sum broadcast back, through reshapes.
+// (16x16 by 16x16) or a row sum subtracted from its rows (64 rows of 4:
+// a row kernel on lavapipe), through reshapes.
 func randomDAG(n int, seed uint64, mixed bool) string {
 	r := rand.New(rand.NewPCG(seed, 1))
 	unary := []string{"negate", "exponential", "tanh", "abs", "sqrt", "log-plus-one"}
@@ -48,16 +49,20 @@ func randomDAG(n int, seed uint64, mixed bool) string {
 		count++
 		if mixed && r.IntN(8) == 0 {
 			a, c := pick(i), pick(i)
-			fmt.Fprintf(&b, "  a%d = f32[16,16] reshape(v%d)\n", i, a)
 			if r.IntN(2) == 0 {
+				fmt.Fprintf(&b, "  a%d = f32[16,16] reshape(v%d)\n", i, a)
 				fmt.Fprintf(&b, "  c%d = f32[16,16] reshape(v%d)\n", i, c)
 				fmt.Fprintf(&b, "  d%d = f32[16,16] dot(a%d, c%d), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", i, i, i)
 			} else {
-				fmt.Fprintf(&b, "  s%d = f32[16] reduce(a%d, v0z), dimensions={1}, to_apply=sum\n", i, i)
-				fmt.Fprintf(&b, "  d%d = f32[16,16] broadcast(s%d), dimensions={0}\n", i, i)
+				// A row sum subtracted from its rows: 64 rows make a row
+				// kernel on lavapipe (fuseRows).
+				fmt.Fprintf(&b, "  a%d = f32[64,4] reshape(v%d)\n", i, a)
+				fmt.Fprintf(&b, "  s%d = f32[64] reduce(a%d, v0z), dimensions={1}, to_apply=sum\n", i, i)
+				fmt.Fprintf(&b, "  c%d = f32[64,4] broadcast(s%d), dimensions={0}\n", i, i)
+				fmt.Fprintf(&b, "  d%d = f32[64,4] subtract(a%d, c%d)\n", i, i, i)
 			}
 			fmt.Fprintf(&b, "  %sv%d = f32[256] reshape(d%d)\n", root, i, i)
-			count += 3
+			count += 4
 			continue
 		}
 		if j := i - window; j >= 0 && !used[j] {

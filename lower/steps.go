@@ -7,7 +7,7 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// steps is the graph fuseSiblings merges kernels in: one of steps, not
+// steps is the graph fuseSiblings and fuseRows merge kernels in: one of steps, not
 // instructions. A value moved into another's kernel is computed in that
 // step, after all of that step's inputs; owner is the step computing a
 // moved value, a step's inputs the materialized values its members read
@@ -20,9 +20,25 @@ type steps struct {
 	ord     *stepOrder
 }
 
-// newSteps is the steps of s's live kernels, each one instruction, in
-// the schedule's order (sched), a topological order while each step is
-// one instruction and kept one as merges join steps.
+// scheduledSteps schedules s's kernels as the plan has them and returns
+// their steps in the schedule's order, with that order (sched): the
+// kernels it leaves out are dead, in no step.
+func scheduledSteps(s *state) (*steps, map[*hlo.Instruction]int, error) {
+	if err := schedule(s); err != nil {
+		return nil, nil, err
+	}
+	sched := map[*hlo.Instruction]int{}
+	for i, in := range s.order {
+		sched[in] = i
+	}
+	s.order, s.live = nil, nil
+	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
+	return newSteps(s, sched, live), sched, nil
+}
+
+// newSteps is the steps of s's live kernels, each a kernel with the
+// values its prologue computes first, in the schedule's order (sched):
+// a topological order of the steps, kept one as merges join them.
 func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instruction) bool) *steps {
 	g := &steps{
 		s:       s,
@@ -30,6 +46,11 @@ func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instructi
 		owner:   map[*hlo.Instruction]*hlo.Instruction{},
 		readers: map[*hlo.Instruction][]*hlo.Instruction{},
 		ord:     &stepOrder{at: maps.Clone(sched)},
+	}
+	for k, kp := range s.plan.kernels {
+		for _, p := range kp.Prologue {
+			g.owner[p] = k
+		}
 	}
 	for _, x := range s.mod.Entry.Instructions {
 		if live(x) && !s.plan.fused[x] {
@@ -177,21 +198,27 @@ func (g *steps) bindingsFit(k1, k2 *hlo.Instruction) bool {
 	return len(union)+outs <= limit
 }
 
-// merge records k1 computed in k2's step: that step now needs what k1
-// read, and k1's readers need it.
-func (g *steps) merge(k1, k2 *hlo.Instruction) {
-	g.owner[k1] = k2
-	for o := range g.inputsOf(k1) {
-		g.ord.before(g.of(o), k2, g.needs, g.deps)
+// merge records values computed in k2's step, all at once (a row
+// kernel takes values that read each other): that step now needs what
+// they read, and their readers need it. The caller has checked that no
+// value the step reads needs one of them (reaches).
+func (g *steps) merge(k2 *hlo.Instruction, values ...*hlo.Instruction) {
+	for _, p := range values {
+		g.owner[p] = k2
 	}
-	for _, r := range g.readers[k1] {
-		if st := g.of(r); st != k2 {
-			g.ord.before(k2, st, g.needs, g.deps)
+	for _, p := range values {
+		for o := range g.inputsOf(p) {
+			g.ord.before(g.of(o), k2, g.needs, g.deps)
+		}
+		for _, r := range g.readers[p] {
+			if st := g.of(r); st != k2 {
+				g.ord.before(k2, st, g.needs, g.deps)
+			}
 		}
 	}
 }
 
-// stepOrder is a topological order of fuseSiblings' steps (every step
+// stepOrder is a topological order of the steps (every step
 // after the steps it reads from), kept one as merges add edges, by
 // Pearce and Kelly's algorithm ("A dynamic topological sort algorithm
 // for directed acyclic graphs", 2007): an edge against the order
