@@ -177,14 +177,19 @@ func fuseSiblings(s *state) error {
 			}
 		}
 	}
+	sr := &siblingReaders{s: s, latest: map[*hlo.Instruction][]*hlo.Instruction{}}
 	for _, k2 := range c.Instructions {
-		// An update in place computes at its update's elements, not at
-		// its result's: its prologues are fuseUpdates' and fuseScalars'.
-		if !elem[k2] || s.plan.moved[k2] || updatesInPlace(k2) {
+		if !elem[k2] {
 			continue
 		}
 		in2 := g.inputsOf(k2)
-		for _, k1 := range siblingCandidates(k2, in2, elem, g.readers, pos) {
+		// An update in place computes at its update's elements, not at
+		// its result's: its prologues are fuseUpdates' and fuseScalars'.
+		if s.plan.moved[k2] || updatesInPlace(k2) {
+			sr.read(k2, in2)
+			continue
+		}
+		for _, k1 := range sr.candidates(k2, in2, elem, pos) {
 			if s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || sched[k1] > sched[k2] {
 				continue
 			}
@@ -203,6 +208,7 @@ func fuseSiblings(s *state) error {
 			}
 			s.addPrologue(g, k1, k2, size)
 		}
+		sr.read(k2, in2)
 	}
 	fuseUpdates(s, g, elem, size, sched)
 	fuseScalars(s, g, elem, size, sched)
@@ -320,12 +326,25 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 	}
 }
 
-// siblingCandidates are the per-element kernels (elem) before k2 (by
-// pos) that k2 reads or that share a non-constant input with it (in2:
-// k2's inputs; readers: each value's readers in instruction order), in
-// instruction order. A pair is considered only so, not every kernel
-// before k2 against it: linear in the program, not quadratic.
-func siblingCandidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, readers map[*hlo.Instruction][]*hlo.Instruction, pos map[*hlo.Instruction]int) []*hlo.Instruction {
+// siblingTries is how many of the latest earlier readers of each input
+// fuseSiblings tries with a kernel: a value read by thousands of kernels
+// (a parameter every step of an unrolled loop reads) would otherwise
+// pair each reader with all the others, quadratic in the program.
+const siblingTries = 16
+
+// siblingReaders keeps, for each value, the per-element kernels that read
+// it in instruction order, those that might still join a later one.
+type siblingReaders struct {
+	s      *state
+	latest map[*hlo.Instruction][]*hlo.Instruction
+}
+
+// candidates are the per-element kernels (elem) before k2 (by pos) that
+// k2 reads, and the latest siblingTries that might still join a kernel
+// among the readers of each of its non-constant inputs (in2), in
+// instruction order. A kernel moved into another, or computing one
+// first, joins no more: it leaves the lists when met.
+func (sr *siblingReaders) candidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, pos map[*hlo.Instruction]int) []*hlo.Instruction {
 	seen := map[*hlo.Instruction]bool{}
 	var out []*hlo.Instruction
 	add := func(k1 *hlo.Instruction) {
@@ -341,15 +360,26 @@ func siblingCandidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool,
 		if o.Op == hlo.OpConstant {
 			continue
 		}
-		for _, k1 := range readers[o] {
-			if pos[k1] >= pos[k2] {
-				break
+		l := sr.latest[o]
+		for i, tries := len(l)-1, 0; i >= 0 && tries < siblingTries; i-- {
+			if k1 := l[i]; sr.s.plan.moved[k1] || len(sr.s.plan.prologue(k1)) > 0 {
+				l = slices.Delete(l, i, i+1)
+				continue
 			}
-			if elem[k1] {
-				add(k1)
-			}
+			add(l[i])
+			tries++
 		}
+		sr.latest[o] = l
 	}
 	slices.SortFunc(out, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
 	return out
+}
+
+// read records k, a per-element kernel, among its inputs' readers.
+func (sr *siblingReaders) read(k *hlo.Instruction, inputs map[*hlo.Instruction]bool) {
+	for o := range inputs {
+		if o.Op != hlo.OpConstant {
+			sr.latest[o] = append(sr.latest[o], k)
+		}
+	}
 }

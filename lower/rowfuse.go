@@ -309,7 +309,6 @@ func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m in
 	}
 }
 
-
 // rowSplit is row kernel in's rows (its first m dimensions) and the
 // elements of each.
 func rowSplit(in *hlo.Instruction, m int) (rows, cols int64) {
