@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -256,6 +257,7 @@ func planMemory(s *state) error {
 	type placed struct {
 		b        int
 		off, end int64
+		r        liveRange
 	}
 	elemBytes := func(b int) int {
 		st, _ := kgen.StorageType(p.Buffers[b].Shape.Elem, s.tg)
@@ -264,10 +266,11 @@ func planMemory(s *state) error {
 	// share reports whether x and placed y may overlap: only exactly,
 	// element for element, as an in-place update.
 	share := func(x int, y placed) bool {
-		a, b := lr[x], lr[y.b]
+		a, b := lr[x], y.r
 		return (a.adjacent(b) || b.adjacent(a)) && elemBytes(x) == elemBytes(y.b)
 	}
-	var done []placed
+	var done, busy []placed // busy: those b may not overlap, made again for each b
+	var partners []int
 	end := 2*len(p.Steps) + 2
 	index := newTimeIndex(end + 1) // the placed temporaries, by live range
 	for _, b := range temps {
@@ -277,25 +280,24 @@ func planMemory(s *state) error {
 		} else {
 			// Only temporaries live at b's times or just around them
 			// (an in-place partner) can keep b from an offset.
-			var near []int
-			index.each(lr[b].first-1, lr[b].last+1, func(i int) { near = append(near, i) })
-			slices.Sort(near) // in placement order: the first partner that fits wins
-			var busy, partners []placed
-			for _, i := range near {
+			rb := lr[b]
+			busy, partners = busy[:0], partners[:0]
+			index.each(rb.first-1, rb.last+1, func(i int) {
 				d := done[i]
 				switch {
-				case lr[d.b].overlaps(lr[b]):
+				case d.r.overlaps(rb):
 					busy = append(busy, d)
 				case share(b, d):
-					partners = append(partners, d)
-				case lr[d.b].adjacent(lr[b]) || lr[b].adjacent(lr[d.b]):
+					partners = append(partners, i)
+				case d.r.adjacent(rb) || rb.adjacent(d.r):
 					// Read by the step that writes b, but elements of
 					// another size (a convert between widths): writing b
 					// over it would clobber elements other invocations
 					// have yet to read.
 					busy = append(busy, d)
 				}
-			}
+			})
+			slices.Sort(partners) // in placement order: the first partner that fits wins
 			// An in-place update first: exactly on a partner's memory,
 			// clear of everything live at the same time and of the other
 			// partners.
@@ -305,23 +307,25 @@ func planMemory(s *state) error {
 						return false
 					}
 				}
-				for i, d := range partners {
-					if i != skip && off < d.end && d.off < off+size(b) {
+				for i, j := range partners {
+					if d := done[j]; i != skip && off < d.end && d.off < off+size(b) {
 						return false
 					}
 				}
 				return true
 			}
 			found := false
-			for i, d := range partners {
-				if fits(d.off, i) {
-					off, found = d.off, true
+			for i, j := range partners {
+				if fits(done[j].off, i) {
+					off, found = done[j].off, true
 					break
 				}
 			}
 			if !found {
-				busy = append(busy, partners...)
-				sort.Slice(busy, func(i, j int) bool { return busy[i].off < busy[j].off })
+				for _, j := range partners {
+					busy = append(busy, done[j])
+				}
+				slices.SortFunc(busy, func(x, y placed) int { return cmp.Compare(x.off, y.off) })
 				off = 0
 				for _, d := range busy {
 					if off+size(b) <= d.off {
@@ -334,7 +338,7 @@ func planMemory(s *state) error {
 		p.Buffers[b].Offset = off
 		p.TempBytes += size(b)
 		index.add(len(done), lr[b].first, lr[b].last)
-		done = append(done, placed{b, off, off + size(b)})
+		done = append(done, placed{b, off, off + size(b), lr[b]})
 		p.ArenaSize = max(p.ArenaSize, off+size(b))
 	}
 	// The lower bound no placement can beat: the bytes live at the
@@ -489,7 +493,7 @@ type span struct {
 func (a span) overlaps(b span) bool { return a.space == b.space && a.lo < b.hi && b.lo < a.hi }
 
 func (p *Program) span(b int) span {
-	buf := p.Buffers[b]
+	buf := &p.Buffers[b]
 	if buf.InArena() {
 		return span{-1, buf.Offset, buf.Offset + PaddedSize(buf.Size)}
 	}
