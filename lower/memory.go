@@ -3,6 +3,7 @@ package lower
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -269,8 +270,12 @@ func planMemory(s *state) error {
 		a, b := lr[x], y.r
 		return (a.adjacent(b) || b.adjacent(a)) && elemBytes(x) == elemBytes(y.b)
 	}
-	var done, busy []placed // busy: those b may not overlap, made again for each b
-	var partners []int
+	var done []placed
+	var busy, partners []int // ids in done: those b may not overlap, and its in-place partners
+	// byOff is done's ids by offset, and mark the placement that last
+	// marked each busy: a placement among thousands of live values walks
+	// byOff for the lowest gap rather than sort them all (the same gap).
+	var byOff, mark []int
 	end := 2*len(p.Steps) + 2
 	index := newTimeIndex(end + 1) // the placed temporaries, by live range
 	for _, b := range temps {
@@ -286,7 +291,7 @@ func planMemory(s *state) error {
 				d := done[i]
 				switch {
 				case d.r.overlaps(rb):
-					busy = append(busy, d)
+					busy = append(busy, i)
 				case share(b, d):
 					partners = append(partners, i)
 				case d.r.adjacent(rb) || rb.adjacent(d.r):
@@ -294,7 +299,7 @@ func planMemory(s *state) error {
 					// another size (a convert between widths): writing b
 					// over it would clobber elements other invocations
 					// have yet to read.
-					busy = append(busy, d)
+					busy = append(busy, i)
 				}
 			})
 			slices.Sort(partners) // in placement order: the first partner that fits wins
@@ -302,8 +307,8 @@ func planMemory(s *state) error {
 			// clear of everything live at the same time and of the other
 			// partners.
 			fits := func(off int64, skip int) bool {
-				for _, d := range busy {
-					if off < d.end && d.off < off+size(b) {
+				for _, j := range busy {
+					if d := done[j]; off < d.end && d.off < off+size(b) {
 						return false
 					}
 				}
@@ -322,22 +327,32 @@ func planMemory(s *state) error {
 				}
 			}
 			if !found {
-				for _, j := range partners {
-					busy = append(busy, done[j])
+				busy = append(busy, partners...)
+				order := byOff
+				if n := len(busy); n*bits.Len(uint(n)) < len(done) {
+					slices.SortFunc(busy, func(x, y int) int { return cmp.Compare(done[x].off, done[y].off) })
+					order = busy
 				}
-				slices.SortFunc(busy, func(x, y placed) int { return cmp.Compare(x.off, y.off) })
+				for _, j := range busy {
+					mark[j] = b
+				}
 				off = 0
-				for _, d := range busy {
-					if off+size(b) <= d.off {
-						break // fits in the gap before d
+				for _, j := range order {
+					if d := done[j]; mark[j] == b {
+						if off+size(b) <= d.off {
+							break // fits in the gap before d
+						}
+						off = max(off, alignUp(d.end, align))
 					}
-					off = max(off, alignUp(d.end, align))
 				}
 			}
 		}
 		p.Buffers[b].Offset = off
 		p.TempBytes += size(b)
 		index.add(len(done), lr[b].first, lr[b].last)
+		at, _ := slices.BinarySearchFunc(byOff, off, func(j int, off int64) int { return cmp.Compare(done[j].off, off) })
+		byOff = slices.Insert(byOff, at, len(done))
+		mark = append(mark, -1)
 		done = append(done, placed{b, off, off + size(b), lr[b]})
 		p.ArenaSize = max(p.ArenaSize, off+size(b))
 	}
