@@ -177,22 +177,42 @@ func (g *gen) reduce() {
 // over them and combines it with v, then reduces that over the same
 // dimensions: softmax's and layer norm's shape along any axes (a max or
 // a mean taken from each element, then summed), where a kernel computes
-// the first reduction ahead of the second (a prologue, or fused into it).
+// the first reduction ahead of the second (a prologue, or fused into it);
+// one time in two the second spread back and combined with each element
+// too, where a row kernel computes both reductions first.
 func (g *gen) centered() {
-	v := g.pick(func(v *gval) bool {
+	ok := func(v *gval) bool {
 		t := v.t()
 		return v.s().Rank() > 0 && t != hlo.PRED && !t.IsComplex() && t.Bits() >= 8
-	})
-	if v == nil {
+	}
+	v := g.pick(ok)
+	if g.rng.IntN(3) == 0 {
+		// Of enough rows for a row kernel (64 to 128, of 1 to 20).
+		v = g.param(g.anyType(), []int64{64 + int64(g.rng.IntN(65)), 1 + int64(g.rng.IntN(20))})
+	}
+	if v == nil || !ok(v) {
 		return
 	}
 	t := v.t()
 	var dims, kept []int64
-	for i := range v.s().Rank() {
-		if g.rng.IntN(2) == 0 {
-			dims = append(dims, int64(i))
-		} else {
-			kept = append(kept, int64(i))
+	if r := v.s().Rank(); r > 1 && g.rng.IntN(2) == 0 {
+		// Over trailing dimensions, leading ones kept: rows, as a row
+		// kernel computes them (softmax over the last axis).
+		m := 1 + g.rng.IntN(r-1)
+		for i := range r {
+			if i < m {
+				kept = append(kept, int64(i))
+			} else {
+				dims = append(dims, int64(i))
+			}
+		}
+	} else {
+		for i := range v.s().Rank() {
+			if g.rng.IntN(2) == 0 {
+				dims = append(dims, int64(i))
+			} else {
+				kept = append(kept, int64(i))
+			}
 		}
 	}
 	if len(dims) == 0 {
@@ -217,7 +237,15 @@ func (g *gen) centered() {
 	combine := []hlo.Opcode{hlo.OpSubtract, hlo.OpMultiply, hlo.OpAdd}[g.rng.IntN(3)]
 	d := g.keep(g.op(combine, v, mb).Instruction, false, 0, 0, false)
 	second := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum}[g.rng.IntN(2)]
-	g.keep(g.op(hlo.OpReduce, d, g.identity(second, t)).Set("dimensions", list(dims)).Calls(g.reducer(second, t)).WithShape(hlo.ArrayShape(t, keptDims...)).Instruction, false, 0, 0, false)
+	sv := g.keep(g.op(hlo.OpReduce, d, g.identity(second, t)).Set("dimensions", list(dims)).Calls(g.reducer(second, t)).WithShape(hlo.ArrayShape(t, keptDims...)).Instruction, false, 0, 0, false)
+	if g.rng.IntN(2) == 0 {
+		// And spread back and combined with each element (softmax's
+		// division by the sum; layer norm's scaling): over rows, a
+		// row kernel computing both reductions first.
+		sb := g.keep(g.op(hlo.OpBroadcast, sv).Set("dimensions", list(kept)).WithShape(v.s()).Instruction, false, 0, 0, false)
+		last := []hlo.Opcode{hlo.OpSubtract, hlo.OpMultiply, hlo.OpMaximum}[g.rng.IntN(3)]
+		g.keep(g.op(last, d, sb).Instruction, false, 0, 0, false)
+	}
 }
 
 // orderBound reports whether an inexact fold of n values of type t has

@@ -146,14 +146,24 @@ func (g *gen) shape() []int64 {
 		// of a row a step; a reduce keeping such a row folds its
 		// columns together), which dimensions of 1 to 5 never make;
 		// one in four of 1024 to 2048 elements, where elementwise
-		// kernels take the vector form too.
+		// kernels take the vector form too, and one in four of 64 to
+		// 128 rows.
 		dims := make([]int64, 1+g.rng.IntN(3))
 		for i := range dims {
 			dims[i] = 1 + int64(g.rng.IntN(6))
 		}
 		dims[len(dims)-1] = 8 * (1 + int64(g.rng.IntN(4)))
-		if g.rng.IntN(4) == 0 {
+		switch g.rng.IntN(4) {
+		case 0:
 			dims = []int64{4 + int64(g.rng.IntN(5)), 256}
+		case 1:
+			// Rows enough for a row kernel (lower's fuseRows: 64 at
+			// least, a row an invocation), of 1 to 20 elements.
+			cols := 1 + int64(g.rng.IntN(20))
+			dims = []int64{64 + int64(g.rng.IntN(65)), cols}
+			if g.rng.IntN(3) == 0 {
+				dims = []int64{8, 8 + int64(g.rng.IntN(9)), cols}
+			}
 		}
 		return dims
 	}
