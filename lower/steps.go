@@ -7,11 +7,11 @@ import (
 	"github.com/vkjit/vkjit/hlo"
 )
 
-// steps is the graph fuseSiblings and fuseRows merge kernels in: one of steps, not
-// instructions. A value moved into another's kernel is computed in that
-// step, after all of that step's inputs; owner is the step computing a
-// moved value, a step's inputs the materialized values its members read
-// but for the members themselves.
+// steps is the graph fuseSiblings and fuseRows merge kernels in: one of
+// steps, not instructions. A value moved into another's kernel is
+// computed in that step, after all of that step's inputs; owner is the
+// step computing a moved value, a step's inputs the materialized values
+// its members read but for the members themselves.
 type steps struct {
 	s       *state
 	inputs  map[*hlo.Instruction]map[*hlo.Instruction]bool // each kernel's materialized inputs (visitInputs), made once
