@@ -272,9 +272,10 @@ func planMemory(s *state) error {
 	}
 	var done []placed
 	var busy, partners []int // ids in done: those b may not overlap, and its in-place partners
-	// byOff is done's ids by offset, and mark the placement that last
-	// marked each busy: a placement among thousands of live values walks
-	// byOff for the lowest gap rather than sort them all (the same gap).
+	// byOff lists done's ids by offset; mark holds, for each, the buffer
+	// whose placement last counted it busy. A placement among thousands
+	// of live values walks byOff for the lowest gap rather than sort
+	// them all: the same gap.
 	var byOff, mark []int
 	end := 2*len(p.Steps) + 2
 	index := newTimeIndex(end + 1) // the placed temporaries, by live range
