@@ -29,21 +29,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 		mad := func(acc, x spirv.ID, s int64) spirv.ID {
 			return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
 		}
-		o := k.unravel(idx, out.Dims)
-		lBase, rBase := k.cu32(0), k.cu32(0)
-		j := 0
-		for i := range d.LhsBatch {
-			lBase, rBase = mad(lBase, o[j], ls[d.LhsBatch[i]]), mad(rBase, o[j], rs[d.RhsBatch[i]])
-			j++
-		}
-		for _, x := range lFree {
-			lBase = mad(lBase, o[j], ls[x])
-			j++
-		}
-		for _, x := range rFree {
-			rBase = mad(rBase, o[j], rs[x])
-			j++
-		}
+		lBase, rBase := k.dotBases(in, idx)
 		rt, acc, mul, add := k.sumOfProducts(t)
 		first := int64(0) // where the loop below starts
 		if s := int64(k.shuffleDot); s > 1 && t != hlo.PRED && len(d.LhsBatch) == 0 && count >= s && (len(lFree) == 0 || len(rFree) == 0) {
@@ -58,20 +44,38 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			if len(lFree) > 0 {
 				uni = 1
 			}
-			strides := [2][]int64{ls, rs}
-			cdims := [2][]int64{d.LhsContract, d.RhsContract}
-			bases, binds, types := [2]spirv.ID{lBase, rBase}, [2]int{lb, rb}, [2]hlo.ElementType{l.Elem, r.Elem}
-			at := func(side int, c spirv.ID) spirv.ID {
-				p := bases[side]
-				for i, x := range k.unravel(c, contract) {
-					p = mad(p, x, strides[side][cdims[side][i]])
-				}
-				return p
-			}
+			binds, types := [2]int{lb, rb}, [2]hlo.ElementType{l.Elem, r.Elem}
+			at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
 			k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
 			scope := k.cu32(spirv.ScopeSubgroup)
 			lane := k.subgroupLane()
 			blocks := count / s
+			whole := blocks*s == count
+			if cc := k.cols[in]; k.colsHere && whole && cc != nil && cc.idx == idx && cc.bind == binds[1-uni] && cc.side == 1-uni {
+				// The other operand's elements from the variables the
+				// loop filled before its first iteration (colCache):
+				// the same products in the same order, unrolled.
+				for cb := range blocks {
+					base := k.cu32(uint32(cb * s))
+					mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
+					if err != nil {
+						return val{}, err
+					}
+					for j := range s {
+						x := k.f.GroupNonUniformShuffle(rt, scope, mine.id, k.cu32(uint32(j)))
+						y := k.f.Load(rt, cc.vars[cb*s+j])
+						p := k.f.Apply(mul, rt, x, y)
+						if uni == 1 {
+							p = k.f.Apply(mul, rt, y, x)
+						}
+						k.f.Store(acc, k.f.Apply(add, rt, k.f.Load(rt, acc), p))
+					}
+				}
+				return k.normalize(val{k.f.Load(rt, acc), t}), nil
+			}
+			if k.colsHere && whole && k.colsWanted != nil && k.invariant[binds[1-uni]] && count > seqElems && count <= colElems {
+				k.colsWanted[in.Name] = true
+			}
 			err := k.loop(k.cu32(uint32(blocks)), func(cb spirv.ID) error {
 				base := k.f.IMul(u32, cb, k.cu32(uint32(s)))
 				mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
@@ -162,4 +166,104 @@ func (k *kernelBuilder) sumOfProducts(t hlo.ElementType) (rt, acc spirv.ID, mul,
 		mul, add = spirv.OpFMul, spirv.OpFAdd
 	}
 	return rt, acc, mul, add
+}
+
+// dotBases is where the products of dot in's output element idx start
+// in each operand: the offsets its batch and free indices give.
+func (k *kernelBuilder) dotBases(in *hlo.Instruction, idx spirv.ID) (lBase, rBase spirv.ID) {
+	d := in.A.Dot
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
+	lFree, rFree := d.FreeDims(l.Rank(), r.Rank())
+	u32 := k.u32()
+	mad := func(acc, x spirv.ID, s int64) spirv.ID {
+		return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
+	}
+	o := k.unravel(idx, in.Shape.Dims)
+	lBase, rBase = k.cu32(0), k.cu32(0)
+	j := 0
+	for i := range d.LhsBatch {
+		lBase, rBase = mad(lBase, o[j], ls[d.LhsBatch[i]]), mad(rBase, o[j], rs[d.RhsBatch[i]])
+		j++
+	}
+	for _, x := range lFree {
+		lBase = mad(lBase, o[j], ls[x])
+		j++
+	}
+	for _, x := range rFree {
+		rBase = mad(rBase, o[j], rs[x])
+		j++
+	}
+	return lBase, rBase
+}
+
+// dotAt returns where in operand side (0 lhs, 1 rhs) of dot in the
+// product at contraction index c reads, from the bases dotBases gave.
+func (k *kernelBuilder) dotAt(in *hlo.Instruction, bases [2]spirv.ID) func(side int, c spirv.ID) spirv.ID {
+	d := in.A.Dot
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	strides := [2][]int64{hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)}
+	cdims := [2][]int64{d.LhsContract, d.RhsContract}
+	contract := make([]int64, len(d.LhsContract))
+	for i, x := range d.LhsContract {
+		contract[i] = l.Dims[x]
+	}
+	u32 := k.u32()
+	return func(side int, c spirv.ID) spirv.ID {
+		p := bases[side]
+		for i, x := range k.unravel(c, contract) {
+			p = k.f.IAdd(u32, p, k.f.IMul(u32, x, k.cu32(uint32(strides[side][cdims[side][i]]))))
+		}
+		return p
+	}
+}
+
+// colElems bounds the elements a workgroup loop's invocation keeps of
+// loop-invariant operands (colCache), all dots together.
+const colElems = 256
+
+// colCache is what one invocation of a workgroup loop reads of a dot's
+// loop-invariant operand (a large leaf no iteration writes: an RNN's
+// weights), loaded into Function variables before the loop's first
+// iteration: the column of the matrix its output element's products
+// take. llvmpipe fetches a texel by a call of 16 loads; every iteration
+// of scan_rnn fetched all 16,384 weights so, 75% of its time. Only
+// where the dot is computed at that element (idx, the invocation's
+// index) with its vector shuffled (dotValue), in a phase every lane
+// runs once, and where the contraction is longer than a small value
+// (seqElems): up to 64 products the unrolled ones measured slower than
+// the loop with its fetches (a 64-unit cell 40-44 -> 50-54 ms, power
+// iteration's 16 0.22-0.27 -> 0.25-0.31 ms, a 48-unit cell 3.3-3.4 ->
+// 3.7 ms), from 80 on 1.25-2.5x faster (80, 96 and 128-unit cells;
+// products of 256). The kernel generated once more knows which dots
+// those are (colsWanted).
+type colCache struct {
+	idx        spirv.ID // the output element: the invocation's index
+	bind, side int      // the operand's binding and side (0 lhs, 1 rhs)
+	vars       []spirv.ID
+}
+
+// loadColumn fills dot in's colCache for output element idx: the
+// elements of operand side (bound at bind) its products read, converted
+// to the result type.
+func (k *kernelBuilder) loadColumn(in *hlo.Instruction, side, bind int, idx spirv.ID) (*colCache, error) {
+	lBase, rBase := k.dotBases(in, idx)
+	at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
+	t := in.Shape.Elem
+	ptr := k.b.TypePointer(spirv.StorageFunction, k.scalarType(t))
+	count := int64(1)
+	for _, x := range in.A.Dot.LhsContract {
+		count *= in.Operands[0].Shape.Dims[x]
+	}
+	cc := &colCache{idx: idx, bind: bind, side: side}
+	for c := range count {
+		y, err := k.factor(k.load(bind, at(side, k.cu32(uint32(c))), in.Operands[side].Shape.Elem), t)
+		if err != nil {
+			return nil, err
+		}
+		v := k.f.LocalVariable(ptr)
+		k.f.Store(v, y.id)
+		cc.vars = append(cc.vars, v)
+	}
+	return cc, nil
 }

@@ -124,6 +124,15 @@ type kernelBuilder struct {
 	// an operand every output reads alike once a subgroup and shuffle it
 	// (dotValue); 0 elsewhere.
 	shuffleDot uint32
+	// A workgroup loop's dots with a loop-invariant operand (colCache):
+	// the columns loaded before the loop, colsHere where a phase every
+	// lane runs once may read them, invariant the bindings of the
+	// large leaves no iteration writes, colsWanted the dots that
+	// qualified, by name, for the next generation (nil: none is kept).
+	cols       map[*hlo.Instruction]*colCache
+	colsHere   bool
+	invariant  map[int]bool
+	colsWanted map[string]bool
 	sgLane     spirv.ID // the invocation's lane in its subgroup, once loaded (subgroupLane)
 
 	computed  map[computedKey]computedVal   // fused producers' values by element (compute)

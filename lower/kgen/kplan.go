@@ -98,6 +98,9 @@ func (kp *Plan) String() string {
 	if kp.Gemm != nil {
 		fmt.Fprintf(&b, "; tiles %dx%d", kp.Gemm.Rows, kp.Gemm.Cols)
 	}
+	if kp.Loop != nil && len(kp.Loop.Columns) > 0 {
+		fmt.Fprintf(&b, "; columns of %s kept", strings.Join(kp.Loop.Columns, " "))
+	}
 	if kp.HostLoop != "" {
 		fmt.Fprintf(&b, "; %s", kp.HostLoop)
 	}

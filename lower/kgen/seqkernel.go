@@ -40,6 +40,10 @@ type Loop struct {
 	// of two, for loops whose state has more leaves than the device
 	// has bindings for both (diffrax's outer loop: 40 of lavapipe's 32).
 	CopyInit bool
+	// Columns: the dots whose loop-invariant operand's column each
+	// invocation keeps in registers from before the first iteration
+	// (colCache).
+	Columns []string
 }
 
 // Copied reports the state leaves copied into their result buffers
@@ -185,11 +189,12 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 // counts them).
 func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
-	var wider []bool // small state leaves the body computes as wide values
-	// Each generation after the first adds to wider, lowers local or
-	// raises reserve, so the loop ends; the bound is a guard.
+	var wider []bool         // small state leaves the body computes as wide values
+	var cols map[string]bool // dots whose invariant operand's columns are loaded first (colCache)
+	// Each generation after the first adds to wider or cols, lowers
+	// local or raises reserve, so the loop ends; the bound is a guard.
 	for range 16 {
-		l, e, err := deviceLoop(w, tg, local, reserve, wider)
+		l, e, err := deviceLoop(w, tg, local, reserve, wider, cols)
 		switch {
 		case errors.Is(err, errWide) && local == 1:
 			local = widestLocal(tg)
@@ -218,10 +223,28 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 			}
 			reserve = uint32(e.phaseIters)
 			continue
+		case newNames(cols, e.k.colsWanted):
+			if cols == nil {
+				cols = map[string]bool{}
+			}
+			for n := range e.k.colsWanted {
+				cols[n] = true
+			}
+			continue
 		}
 		return l, nil
 	}
 	return nil, notSeqf("no workgroup loop settled")
+}
+
+// newNames reports whether more has a name that have lacks.
+func newNames(have, more map[string]bool) bool {
+	for n := range more {
+		if !have[n] {
+			return true
+		}
+	}
+	return false
 }
 
 // grows reports whether more has a leaf that have lacks.
@@ -247,7 +270,7 @@ func fewer(n int64, tg Target) uint32 {
 
 // deviceLoop generates w's device loop kernel as a loop of local
 // invocations, each check keeping reserve iterations back.
-func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool) (*Loop, *seqEmitter, error) {
+func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool, cols map[string]bool) (*Loop, *seqEmitter, error) {
 	leaves := w.Shape.Leaves()
 	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
@@ -360,6 +383,11 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 			si++
 		}
 		e.barrier(false)
+		if e.scratch != nil && e.shuffle {
+			if err := e.loadColumns(body, l, cols); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	load := func(v, t spirv.ID) spirv.ID { return k.f.Load(t, v) }
 	store := func(v, x spirv.ID) { k.f.Store(v, x) }
@@ -624,4 +652,51 @@ func (e *seqEmitter) condition(cond *hlo.Computation, cur seqValue) (spirv.ID, e
 		return 0, notSeqf("condition is not a pred scalar")
 	}
 	return v[0].elems[0].id, nil
+}
+
+// loadColumns loads, before the loop, the columns of the dots of body
+// named in cols (colCache): a dot whose operand that dotValue does not
+// shuffle is a large state leaf the body passes on unchanged, at most
+// colElems elements in all. It also starts colsWanted, so that the
+// dots that would take them are known for the next generation. On CPU
+// devices only: a GPU's registers would hold hundreds of floats.
+func (e *seqEmitter) loadColumns(body *hlo.Computation, l *Loop, cols map[string]bool) error {
+	k := e.k
+	k.invariant, k.colsWanted, k.cols = map[int]bool{}, map[string]bool{}, map[*hlo.Instruction]*colCache{}
+	for i, big := range l.Big {
+		if big && !l.Updated[i] {
+			k.invariant[e.bigBind[i]] = true
+		}
+	}
+	total := int64(0)
+	for _, in := range body.Instructions {
+		if !cols[in.Name] || in.Op != hlo.OpDot {
+			continue
+		}
+		lFree, _ := in.A.Dot.FreeDims(in.Operands[0].Shape.Rank(), in.Operands[1].Shape.Rank())
+		side := 1 // dotValue shuffles the lhs where it has no free dimensions
+		if len(lFree) > 0 {
+			side = 0
+		}
+		o := in.Operands[side]
+		if o.Op != hlo.OpGetTupleElement || o.Operands[0] != body.Params[0] || !o.Shape.IsArray() {
+			continue
+		}
+		leaf := o.Operands[0].Shape.LeafOffset(int(o.A.Index))
+		count := int64(1)
+		for _, x := range in.A.Dot.LhsContract {
+			count *= in.Operands[0].Shape.Dims[x]
+		}
+		if leaf >= len(l.Big) || !l.Big[leaf] || l.Updated[leaf] || total+count > colElems {
+			continue
+		}
+		cc, err := k.loadColumn(in, side, e.bigBind[leaf], e.lid)
+		if err != nil {
+			return err
+		}
+		k.cols[in] = cc
+		l.Columns = append(l.Columns, in.Name)
+		total += count
+	}
+	return nil
 }

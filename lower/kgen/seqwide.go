@@ -206,7 +206,8 @@ func (e *seqEmitter) phase(n, inner int64, body func(idx spirv.ID) error) error 
 	}
 	if e.shuffle && n%l == 0 { // every lane runs every step
 		k.shuffleDot = k.tg.SubgroupSize
-		defer func() { k.shuffleDot = 0 }()
+		k.colsHere = steps == 1 // at the invocation's own index (colCache)
+		defer func() { k.shuffleDot, k.colsHere = 0, false }()
 	}
 	var err error
 	cost := inner
