@@ -191,6 +191,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
 	var wider []bool         // small state leaves the body computes as wide values
 	var cols map[string]bool // dots whose invariant operand's columns are loaded first (colCache)
+	noCols := false          // a generation with them failed
 	// Each generation after the first adds to wider or cols, lowers
 	// local or raises reserve, so the loop ends; the bound is a guard.
 	for range 16 {
@@ -198,6 +199,11 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 		switch {
 		case errors.Is(err, errWide) && local == 1:
 			local = widestLocal(tg)
+			continue
+		case err != nil && len(cols) > 0 && !noCols:
+			// The columns' code past a bound the loop fit without
+			// them (seqWords, seqOps): generated again without.
+			cols, noCols = nil, true
 			continue
 		case err != nil:
 			return nil, err
@@ -223,7 +229,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 			}
 			reserve = uint32(e.phaseIters)
 			continue
-		case newNames(cols, e.k.colsWanted):
+		case !noCols && newNames(cols, e.k.colsWanted):
 			if cols == nil {
 				cols = map[string]bool{}
 			}
