@@ -40,10 +40,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			// llvmpipe, where every lane reading it is a texel fetch of
 			// 16 loads of one address). The same products, summed in
 			// the same order.
-			uni := 0
-			if len(lFree) > 0 {
-				uni = 1
-			}
+			uni := shuffledSide(in)
 			binds, types := [2]int{lb, rb}, [2]hlo.ElementType{l.Elem, r.Elem}
 			at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
 			k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
@@ -51,24 +48,36 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			lane := k.subgroupLane()
 			blocks := count / s
 			whole := blocks*s == count
+			// block adds the products of the s places from base: the
+			// shuffled operand's read at base + lane, the other's
+			// element j of the block given by other.
+			block := func(base spirv.ID, other func(j int64) (spirv.ID, error)) error {
+				mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
+				if err != nil {
+					return err
+				}
+				for j := range s {
+					x := k.f.GroupNonUniformShuffle(rt, scope, mine.id, k.cu32(uint32(j)))
+					y, err := other(j)
+					if err != nil {
+						return err
+					}
+					p := k.f.Apply(mul, rt, x, y)
+					if uni == 1 {
+						p = k.f.Apply(mul, rt, y, x)
+					}
+					k.f.Store(acc, k.f.Apply(add, rt, k.f.Load(rt, acc), p))
+				}
+				return nil
+			}
 			if cc := k.cols[in]; k.colsHere && whole && cc != nil && cc.idx == idx && cc.bind == binds[1-uni] && cc.side == 1-uni {
 				// The other operand's elements from the variables the
 				// loop filled before its first iteration (colCache):
 				// the same products in the same order, unrolled.
 				for cb := range blocks {
-					base := k.cu32(uint32(cb * s))
-					mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
+					err := block(k.cu32(uint32(cb*s)), func(j int64) (spirv.ID, error) { return k.f.Load(rt, cc.vars[cb*s+j]), nil })
 					if err != nil {
 						return val{}, err
-					}
-					for j := range s {
-						x := k.f.GroupNonUniformShuffle(rt, scope, mine.id, k.cu32(uint32(j)))
-						y := k.f.Load(rt, cc.vars[cb*s+j])
-						p := k.f.Apply(mul, rt, x, y)
-						if uni == 1 {
-							p = k.f.Apply(mul, rt, y, x)
-						}
-						k.f.Store(acc, k.f.Apply(add, rt, k.f.Load(rt, acc), p))
 					}
 				}
 				return k.normalize(val{k.f.Load(rt, acc), t}), nil
@@ -78,23 +87,10 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			}
 			err := k.loop(k.cu32(uint32(blocks)), func(cb spirv.ID) error {
 				base := k.f.IMul(u32, cb, k.cu32(uint32(s)))
-				mine, err := k.factor(k.load(binds[uni], at(uni, k.f.IAdd(u32, base, lane)), types[uni]), t)
-				if err != nil {
-					return err
-				}
-				for j := range s {
-					x := k.f.GroupNonUniformShuffle(rt, scope, mine.id, k.cu32(uint32(j)))
+				return block(base, func(j int64) (spirv.ID, error) {
 					y, err := k.factor(k.load(binds[1-uni], at(1-uni, k.addU(base, j)), types[1-uni]), t)
-					if err != nil {
-						return err
-					}
-					p := k.f.Apply(mul, rt, x, y.id)
-					if uni == 1 {
-						p = k.f.Apply(mul, rt, y.id, x)
-					}
-					k.f.Store(acc, k.f.Apply(add, rt, k.f.Load(rt, acc), p))
-				}
-				return nil
+					return y.id, err
+				})
 			})
 			if err != nil {
 				return val{}, err
@@ -227,7 +223,8 @@ const colElems = 256
 // weights), loaded into Function variables before the loop's first
 // iteration: the column of the matrix its output element's products
 // take. llvmpipe fetches a texel by a call of 16 loads; every iteration
-// of scan_rnn fetched all 16,384 weights so, 75% of its time. Only
+// of scan_rnn fetched all 16,384 weights so (225-245 ms; 83-104 with
+// those fetches replaced by a constant). Only
 // where the dot is computed at that element (idx, the invocation's
 // index) with its vector shuffled (dotValue), in a phase every lane
 // runs once, and where the contraction is longer than a small value
@@ -243,6 +240,16 @@ type colCache struct {
 	vars       []spirv.ID
 }
 
+// shuffledSide is the operand of dot in that dotValue shuffles where it
+// may (0 lhs, 1 rhs): the lhs where it has no free dimensions, every
+// output reading it alike.
+func shuffledSide(in *hlo.Instruction) int {
+	if lFree, _ := in.A.Dot.FreeDims(in.Operands[0].Shape.Rank(), in.Operands[1].Shape.Rank()); len(lFree) > 0 {
+		return 1
+	}
+	return 0
+}
+
 // loadColumn fills dot in's colCache for output element idx: the
 // elements of operand side (bound at bind) its products read, converted
 // to the result type.
@@ -251,12 +258,8 @@ func (k *kernelBuilder) loadColumn(in *hlo.Instruction, side, bind int, idx spir
 	at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
 	t := in.Shape.Elem
 	ptr := k.b.TypePointer(spirv.StorageFunction, k.scalarType(t))
-	count := int64(1)
-	for _, x := range in.A.Dot.LhsContract {
-		count *= in.Operands[0].Shape.Dims[x]
-	}
 	cc := &colCache{idx: idx, bind: bind, side: side}
-	for c := range count {
+	for c := range ownIters(in) {
 		y, err := k.factor(k.load(bind, at(side, k.cu32(uint32(c))), in.Operands[side].Shape.Elem), t)
 		if err != nil {
 			return nil, err

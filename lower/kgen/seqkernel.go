@@ -679,20 +679,13 @@ func (e *seqEmitter) loadColumns(body *hlo.Computation, l *Loop, cols map[string
 		if !cols[in.Name] || in.Op != hlo.OpDot {
 			continue
 		}
-		lFree, _ := in.A.Dot.FreeDims(in.Operands[0].Shape.Rank(), in.Operands[1].Shape.Rank())
-		side := 1 // dotValue shuffles the lhs where it has no free dimensions
-		if len(lFree) > 0 {
-			side = 0
-		}
+		side := 1 - shuffledSide(in)
 		o := in.Operands[side]
 		if o.Op != hlo.OpGetTupleElement || o.Operands[0] != body.Params[0] || !o.Shape.IsArray() {
 			continue
 		}
 		leaf := o.Operands[0].Shape.LeafOffset(int(o.A.Index))
-		count := int64(1)
-		for _, x := range in.A.Dot.LhsContract {
-			count *= in.Operands[0].Shape.Dims[x]
-		}
+		count := ownIters(in)
 		if leaf >= len(l.Big) || !l.Big[leaf] || l.Updated[leaf] || total+count > colElems {
 			continue
 		}
