@@ -32,14 +32,13 @@ func scheduledSteps(s *state) (*steps, map[*hlo.Instruction]int, error) {
 		sched[in] = i
 	}
 	s.order, s.live = nil, nil
-	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
-	return newSteps(s, sched, live), sched, nil
+	return newSteps(s, sched), sched, nil
 }
 
-// newSteps is the steps of s's live kernels, each a kernel with the
-// values its prologue computes first, in the schedule's order (sched):
-// a topological order of the steps, kept one as merges join them.
-func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instruction) bool) *steps {
+// newSteps is the steps of s's live kernels (those in sched), each a
+// kernel with the values its prologue computes first, in the schedule's
+// order: a topological order of the steps, kept one as merges join them.
+func newSteps(s *state, sched map[*hlo.Instruction]int) *steps {
 	g := &steps{
 		s:       s,
 		inputs:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
@@ -53,7 +52,7 @@ func newSteps(s *state, sched map[*hlo.Instruction]int, live func(*hlo.Instructi
 		}
 	}
 	for _, x := range s.mod.Entry.Instructions {
-		if live(x) && !s.plan.fused[x] {
+		if _, live := sched[x]; live && !s.plan.fused[x] {
 			for o := range g.inputsOf(x) {
 				g.readers[o] = append(g.readers[o], x)
 			}
