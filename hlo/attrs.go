@@ -37,6 +37,7 @@ type Attributes struct {
 	DotAlgorithm  string  // dot: XLA's algorithm (dot_bf16_bf16_f32 and the like: dotalgorithm.go), "" for the default
 	Distribution  string  // rng: rng_uniform, rng_normal
 	Target        string  // custom-call target
+	SideEffect    bool    // custom-call: custom_call_has_side_effect (an effect beyond its result: effects.go)
 	FftType       string  // fft: FFT, IFFT, RFFT, IRFFT
 	FftLength     []int64 // fft: the lengths of the transformed (last) dimensions
 	// triangular-solve: solve op(a) x = b (left_side) or x op(a) = b, a
@@ -282,6 +283,8 @@ func parseTypedAttrs(in *Instruction) error {
 			in.A.Distribution = v
 		case "custom_call_target":
 			in.A.Target = strings.Trim(v, `"`)
+		case "custom_call_has_side_effect":
+			in.A.SideEffect, err = strconv.ParseBool(v)
 		case "fft_type":
 			switch v {
 			case "FFT", "IFFT", "RFFT", "IRFFT":

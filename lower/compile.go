@@ -105,6 +105,7 @@ var passes []pass
 func init() {
 	passes = []pass{
 		{"verify", verifyModule, false},                             // shapes and attributes as XLA defines them (once per module)
+		{"check side effects", checkSideEffects, false},             // infeed, outfeed, send, recv and effectful custom-calls refused, read or not, before anything drops them as dead (hlo/effects.go)
 		{"inline calls", inlineCalls, true},                         // call, fusion, opt-barrier, domain and the async pairs become what they stand for
 		{"typed bitcasts", typedBitcasts, true},                     // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
 		{"one process's collectives", oneProcess, true},             // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
@@ -228,6 +229,16 @@ func verifyModule(s *state) error {
 		return nil
 	}
 	return hlo.Verify(s.mod)
+}
+
+// checkSideEffects refuses a module holding an effect vkjit does not
+// perform (hlo.Module.SideEffects), read or not: the passes after it
+// drop what no result depends on, and the effect would vanish unsaid.
+func checkSideEffects(s *state) error {
+	if e := s.mod.SideEffects(); len(e) > 0 {
+		return e[0].Errorf("%s", hlo.SideEffectError(e[0]))
+	}
+	return nil
 }
 
 // checkSupport rejects, by name, any op or type the device path cannot

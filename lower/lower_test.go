@@ -63,11 +63,23 @@ func TestErrorsNameTheProblem(t *testing.T) {
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = f32[4] exponential(a, a)\n}", "takes 1 operands, has 2"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT c = pred[4] compare(a, a), direction=XX\n}", "direction"},
 		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT g = f32[8] all-gather(a), dimensions={0}, replica_groups={{0,1}}\n}", "test.hlo:4:3: g (all-gather): all-gather joins processes other than this one"},
+		// Effects no result depends on are refused, not dropped as dead.
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  t = token[] after-all()\n  o = token[] outfeed(a, t)\n  ROOT b = f32[4] negate(a)\n}", "test.hlo:5:3: o (outfeed): outfeed sends values to the host"},
+		{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  p = f32[4] custom-call(a), custom_call_target=\"xla_ffi_python_cpu_callback\", custom_call_has_side_effect=true\n  ROOT b = f32[4] negate(a)\n}", "test.hlo:4:3: p (custom-call): custom-call target \"xla_ffi_python_cpu_callback\" is not supported: a host callback"},
 	} {
 		_, err := compileText(t, tc.text)
 		require.Error(t, err)
 		require.True(t, strings.Contains(err.Error(), tc.want), "%q does not contain %q", err, tc.want)
 	}
+}
+
+// TestDeadPureCallsAreDropped: what no result depends on and has no
+// side effect is not computed, as XLA's dead code elimination drops it,
+// even where the device could not compute it.
+func TestDeadPureCallsAreDropped(t *testing.T) {
+	p, err := compileText(t, "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  p = f32[4] custom-call(a), custom_call_target=\"pin\"\n  ROOT b = f32[4] negate(a)\n}")
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 1)
 }
 
 func TestStorageConversion(t *testing.T) {

@@ -15,10 +15,20 @@ var notRun = map[hlo.Opcode]bool{
 
 // Check reports, before any work, the first op or element type in the
 // module that the evaluator does not run, as an *Unsupported error at the
-// instruction's position.
+// instruction's position: among what a run computes (the instructions
+// the roots of the entry and of what it calls depend on, as the device
+// path computes them), and any side effect, read or not
+// (hlo.Module.SideEffects).
 func Check(m *hlo.Module) error {
-	for _, c := range m.Computations {
-		for _, in := range c.Instructions {
+	for _, in := range m.SideEffects() {
+		what := in.Op.String()
+		if in.Op == hlo.OpCustomCall {
+			what = "custom-call " + in.A.Target
+		}
+		return in.Errorf("%w", &Unsupported{what})
+	}
+	for _, c := range m.LiveComputations() {
+		for _, in := range c.Reachable() {
 			if notRun[in.Op] {
 				return in.Errorf("%w", &Unsupported{in.Op.String()})
 			}

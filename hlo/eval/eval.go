@@ -472,8 +472,10 @@ func newEvaluator() *evaluator {
 	}
 }
 
-// schedule orders a computation's instructions so that operands come
-// first (the text may define them after their users).
+// schedule orders the instructions a computation's root depends on so
+// that operands come first (the text may define them after their
+// users). The others are not computed: XLA drops them, as vkjit's
+// passes do, and Check refuses the side effects among them.
 func (e *evaluator) schedule(c *hlo.Computation) []*hlo.Instruction {
 	if o, ok := e.order[c]; ok {
 		return o
@@ -491,9 +493,7 @@ func (e *evaluator) schedule(c *hlo.Computation) []*hlo.Instruction {
 		}
 		out = append(out, in)
 	}
-	for _, in := range c.Instructions {
-		visit(in)
-	}
+	visit(c.Root)
 	e.order[c] = out
 	return out
 }

@@ -156,6 +156,21 @@ func TestArgumentChecks(t *testing.T) {
 	require.ErrorContains(t, err, "parameter x")
 }
 
+// TestDeadCode: what no result depends on is not computed, a custom
+// call the evaluator cannot run among it, as XLA drops it; a side
+// effect is refused wherever it is (hlo.Module.SideEffects).
+func TestDeadCode(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", "HloModule m\nENTRY e {\n  c = f32[] constant(2)\n  p = f32[] custom-call(c), custom_call_target=\"pin\"\n  ROOT n = f32[] negate(c)\n}")
+	require.NoError(t, err)
+	v, err := Run(m)
+	require.NoError(t, err)
+	require.Equal(t, float32(-2), f32(v.Lit))
+	m, err = hlo.Parse("t.hlo", "HloModule m\nENTRY e {\n  c = f32[] constant(2)\n  t = token[] after-all()\n  o = token[] outfeed(c, t)\n  ROOT n = f32[] negate(c)\n}")
+	require.NoError(t, err)
+	_, err = Run(m)
+	require.ErrorContains(t, err, "t.hlo:5:3: o (outfeed): the reference evaluator does not run outfeed")
+}
+
 // TestLoopInvariants: a while body's product of two arrays it passes on
 // unchanged is evaluated once per loop (invariantIn marks it), and one of
 // arrays it swaps every iteration is not: the sums after three iterations
