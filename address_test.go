@@ -2,6 +2,7 @@ package vkjit_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,9 @@ import (
 // every binding of more than 4 bytes (CompileOptions.AddressAbove), each
 // kind of kernel (vector elementwise, narrow, tiled GEMM and its
 // epilogue, row and column reductions, sort, device loop, gather and
-// scatter, f64 and s64) gives the bits the descriptor form gives, which
+// scatter, f64 and s64) gives the bits the descriptor form gives (its
+// read-only bindings read through texel views where the device has them,
+// as past the range, and by address under StorageLoads), which
 // the evaluator's match (on a GPU, f32 results within 1e-6: its sums
 // fold in another order), with every kernel through spirv-val and the
 // validation layer silent.
@@ -87,5 +90,57 @@ func requireSameBytes(t *testing.T, want, got []byte, format string, args ...any
 		if want[i] != got[i] {
 			t.Fatalf("%s: byte %d of %d is %#x, want %#x", fmt.Sprintf(format, args...), i, len(want), got[i], want[i])
 		}
+	}
+}
+
+// TestPastStorageRange: a read-only array past the device's
+// maxStorageBufferRange (lavapipe: 128 MiB) that a texel buffer view can
+// hold (maxTexelBufferElements: 128 Mi texels) is read through texel
+// views, its binding still reached by address: a matrix-vector product
+// of a 132 MiB f32 matrix (the subgroup tile's vec4 fetches) and its
+// column sums (the reduction's scalar fetches), bit for bit the
+// evaluator's on small integers (exact sums). On lavapipe a load by
+// address is a loop over the lanes, a scalar load each: the product
+// took 290 ms that way for 256 MiB, 80 through views.
+func TestPastStorageRange(t *testing.T) {
+	defer noValidationMessages(t)
+	tg := vkjit.TargetOf(rt)
+	const k, n = 8448, 4096 // 8448 * 4096 * 4 bytes: 132 MiB
+	if !tg.BufferAddress || tg.MaxStorageRange <= 0 || tg.MaxStorageRange >= k*n*4 || tg.MaxTexelElements < k*n {
+		t.Skipf("the device's ranges (storage %d bytes, texels %d) leave nothing to test", tg.MaxStorageRange, tg.MaxTexelElements)
+	}
+	src := fmt.Sprintf(`HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1,%[1]d] parameter(0)
+  w = f32[%[1]d,%[2]d] parameter(1)
+  y = f32[1,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  s = f32[%[2]d] reduce(w, z), dimensions={0}, to_apply=add
+  ROOT r = (f32[1,%[2]d], f32[%[2]d]) tuple(y, s)
+}`, k, n)
+	m, err := hlo.Parse("past.hlo", src)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	viewed := 0
+	for _, kn := range vkjit.ProgramOf(exe).Kernels {
+		require.NoError(t, spirv.Validate(kn.Words), kn.Name)
+		for _, tv := range kn.Texel {
+			if slices.Contains(kn.Addressed, tv.Binding) {
+				viewed++
+			}
+		}
+	}
+	if tg.TexelLoads && tg.CPU {
+		require.Positive(t, viewed, "no binding past the range read through a texel view")
+	}
+	_, want, outs := runBothOn(t, exe, m, hlotest.SmallIntInputs(m, 3), "past")
+	for i, w := range want.Leaves() {
+		requireSameBytes(t, w.Data, outs[i].Data, "out%d", i)
 	}
 }

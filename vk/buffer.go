@@ -344,13 +344,19 @@ var texelFormats = map[int]vk.Format{
 // texelView creates a uniform texel buffer view of b's bytes as texels
 // of bytes bytes (texelFormats; Kernel.Texel): its whole texels, which
 // are the elements a runtime array of such elements over the same bytes
-// has. The caller destroys it.
+// has, up to maxTexelBufferElements of them (an array past
+// maxStorageBufferRange that kernels read through views has no more
+// elements than that: lower/kgen's Target.MaxTexelElements; its padding
+// may take the span past it). The caller destroys it.
 func (b *Buffer) texelView(bytes int) (vk.BufferView, error) {
 	format, ok := texelFormats[bytes]
 	if !ok {
 		return vk.NullBufferView, fmt.Errorf("vk: no texel format of %d bytes", bytes)
 	}
 	size := b.span &^ int64(bytes-1)
+	if most := int64(b.dev.Info.MaxTexelBufferElements) * int64(bytes); most > 0 {
+		size = min(size, most)
+	}
 	if size == 0 {
 		return vk.NullBufferView, fmt.Errorf("vk: a texel view of %d bytes holds no %d-byte texel", b.span, bytes)
 	}

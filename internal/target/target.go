@@ -24,6 +24,7 @@ func For(d vk.DeviceInfo) lower.Target {
 		MaxWorkgroupCount:  d.MaxComputeWorkGroupCount,
 		MaxStorageBuffers:  d.MaxPerStageStorageBuffers,
 		MaxStorageRange:    int64(d.MaxStorageBufferRange),
+		MaxTexelElements:   int64(d.MaxTexelBufferElements),
 		BufferAddress:      d.BufferAddress,
 		MaxPushBytes:       d.MaxPushConstantsSize,
 		Float64:            d.ShaderFloat64,

@@ -49,6 +49,7 @@ type binding struct {
 	blk     spirv.ID         // the block type the variable points to
 	addr    int              // an addressed binding's push field of its address's low word
 	byAddr  bool             // reached through its buffer device address (Kernel.Addressed)
+	texelOK bool             // an addressed binding a texel buffer view can still hold (Target.MaxTexelElements)
 	st      hlo.ElementType  // storage element type
 	ro      bool             // read-only
 	wide    spirv.ID         // the buffer as a u64vec4 array (vector.go, wideChain); 0 until used
@@ -224,7 +225,8 @@ func (k *kernelBuilder) addBuffer(t hlo.ElementType, name string, readonly bool,
 		switch {
 		case k.pushFits(2):
 			k.b.PhysicalAddressing()
-			k.bindings = append(k.bindings, binding{blk: blk, addr: len(k.pcFields), byAddr: true, st: st, ro: readonly})
+			texelOK := k.tg.MaxTexelElements > 0 && n <= k.tg.MaxTexelElements
+			k.bindings = append(k.bindings, binding{blk: blk, addr: len(k.pcFields), byAddr: true, texelOK: texelOK, st: st, ro: readonly})
 			k.pcFields = append(k.pcFields, k.u32(), k.u32())
 			return i, nil
 		case k.tg.MaxStorageRange > 0 && bytes > k.tg.MaxStorageRange:

@@ -21,6 +21,13 @@ type Target struct {
 	// MaxStorageRange is the most bytes one storage buffer binding may
 	// span (maxStorageBufferRange; lavapipe 128 MiB); 0: no bound known.
 	MaxStorageRange int64
+	// MaxTexelElements is the most texels one texel buffer view holds
+	// (maxTexelBufferElements; lavapipe 128 Mi); 0: no bound known. A
+	// read-only array past MaxStorageRange with at most this many
+	// elements is still read through texel views (texelAccess): on
+	// lavapipe a load by device address is a loop over the lanes, one
+	// scalar load each, and a 256 MiB gemv took 290 ms that way.
+	MaxTexelElements int64
 	// BufferAddress: kernels may reach a buffer through its device
 	// address (bufferDeviceAddress and shaderInt64), which no range
 	// bounds. AddressAbove, set by lower.Compile where the device has it,
@@ -134,6 +141,7 @@ var LlvmpipeTarget = Target{
 	MaxWorkgroupCount:  [3]uint32{65535, 65535, 65535},
 	MaxStorageBuffers:  32,
 	MaxStorageRange:    128 << 20,
+	MaxTexelElements:   128 << 20,
 	BufferAddress:      true,
 	MaxPushBytes:       128,
 	Float64:            true,

@@ -444,9 +444,10 @@ func (k *kernelBuilder) wideLoad(b int, idx8 spirv.ID) []spirv.ID {
 }
 
 // texelAccess reports whether binding b is read through texel buffer
-// views: a read-only binding on a target with texel loads.
+// views: a read-only binding on a target with texel loads, one reached
+// by device address too where a view holds it (binding.texelOK).
 func (k *kernelBuilder) texelAccess(b int) bool {
-	return k.tg.TexelReads && b < len(k.bindings) && k.bindings[b].ro && !k.bindings[b].byAddr
+	return k.tg.TexelReads && b < len(k.bindings) && k.bindings[b].ro && (!k.bindings[b].byAddr || k.bindings[b].texelOK)
 }
 
 // texelVar is binding b's view as a uniform texel buffer of texels of
