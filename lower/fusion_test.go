@@ -186,7 +186,9 @@ func TestReductionLanes(t *testing.T) {
 // on a GPU one of at most a register tile's rows (8) keeps register
 // tiles (of its rows rounded up to quads: vec4 reads) instead of 64-row
 // blocks in shared memory; a vector times a matrix, either way round, is
-// a product of one row. A valid kernel each.
+// a product of one row. On the CPU a product of at most 4 rows reads 8
+// rhs quads a lane (tiles 256 columns wide), fewer where the tiles would
+// be wider than the product or fewer than the cores. A valid kernel each.
 func TestGemmShortRows(t *testing.T) {
 	cpu := desktop
 	cpu.CPU = true
@@ -194,7 +196,8 @@ func TestGemmShortRows(t *testing.T) {
 		m        int
 		cpu, gpu string
 	}{
-		{1, "gemm1x32_f32_lanes8_vec4", "gemm4x16_f32_vec4"}, {5, "gemm5x32_f32_lanes8_vec4", "gemm8x16_f32_vec4"},
+		{1, "gemm1x256_f32_lanes8_vec4", "gemm4x16_f32_vec4"}, {4, "gemm4x256_f32_lanes8_vec4", "gemm4x16_f32_vec4"},
+		{5, "gemm5x32_f32_lanes8_vec4", "gemm8x16_f32_vec4"},
 		{8, "gemm8x32_f32_lanes8_vec4", "gemm8x16_f32_vec4"}, {9, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"},
 		{15, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"}, {40, "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32"},
 	} {
@@ -212,19 +215,35 @@ func TestGemmShortRows(t *testing.T) {
 		}
 	}
 	// Vectors: x @ W and W @ x (as x^T W^T, W's rows the columns) are
-	// products of one row.
-	for _, src := range []string{
-		"HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[1024] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}",
-		"HloModule m\nENTRY e {\n  w = f32[1024,1024] parameter(0)\n  x = f32[1024] parameter(1)\n  ROOT c = f32[1024] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+	// products of one row; the second reads its rhs along k, a quad a
+	// lane.
+	for src, cpuWant := range map[string]string{
+		"HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  w = f32[1024,1024] parameter(1)\n  ROOT c = f32[1024] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}": "gemm1x256_f32_lanes8_vec4",
+		"HloModule m\nENTRY e {\n  w = f32[1024,1024] parameter(0)\n  x = f32[1024] parameter(1)\n  ROOT c = f32[1024] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}": "gemm1x32_f32_lanes8_vec4",
 	} {
 		m, err := hlo.Parse("g.hlo", src)
 		require.NoError(t, err)
-		for tg, want := range map[*Target]string{&cpu: "gemm1x32_f32_lanes8_vec4", &desktop: "gemm4x16_f32_vec4"} {
+		for tg, want := range map[*Target]string{&cpu: cpuWant, &desktop: "gemm4x16_f32_vec4"} {
 			p, err := Compile(m, *tg, Options{})
 			require.NoError(t, err)
 			require.Equal(t, want, p.Kernels[0].Name, src)
 			require.NoError(t, spirv.Validate(p.Kernels[0].Words), src)
 		}
+	}
+	// Narrow products and many cores take fewer quads.
+	cores := cpu
+	cores.Cores = 4
+	for _, c := range []struct {
+		n    int
+		tg   Target
+		want string
+	}{{128, cpu, "gemm1x128_f32_lanes8_vec4"}, {64, cpu, "gemm1x64_f32_lanes8_vec4"}, {1024, cores, "gemm1x256_f32_lanes8_vec4"}, {512, cores, "gemm1x128_f32_lanes8_vec4"}} {
+		m, err := hlo.Parse("g.hlo", fmt.Sprintf("HloModule m\nENTRY e {\n  a = f32[1,16384] parameter(0)\n  b = f32[16384,%[1]d] parameter(1)\n  ROOT c = f32[1,%[1]d] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", c.n))
+		require.NoError(t, err)
+		p, err := Compile(m, c.tg, Options{})
+		require.NoError(t, err)
+		require.Equal(t, c.want, p.Kernels[0].Name, "n = %d, %d cores", c.n, c.tg.Cores)
+		require.NoError(t, spirv.Validate(p.Kernels[0].Words), c.want)
 	}
 }
 
@@ -244,7 +263,7 @@ func TestGemmF8CodesPlan(t *testing.T) {
 		kernels         int
 	}{
 		{"HloModule m\nENTRY e {\n  x = f32[1,1024] parameter(0)\n  w = f8e4m3fn[1024,1024] parameter(1)\n  ROOT y = f32[1,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
-			"gemm1x32_f32_f8e4m3fn_f32_lanes8", "gemm1x32_f32_f8e4m3fn_f32_lanes8_vec4", "gemm1x8_f32_f8e4m3fn_f32", 1},
+			"gemm1x32_f32_f8e4m3fn_f32_lanes8", "gemm1x256_f32_f8e4m3fn_f32_lanes8_vec4", "gemm1x8_f32_f8e4m3fn_f32", 1},
 		{"HloModule m\nENTRY e {\n  a = f8e4m3fn[256,1024] parameter(0)\n  b = f8e5m2[1024,256] parameter(1)\n  ROOT y = f32[256,256] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
 			"gemm16x32_f32_lanes8_vec4", "gemm16x32_f32_lanes8_vec4", "gemm4x4_shared64x64_f32", 3},
 	} {

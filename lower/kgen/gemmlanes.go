@@ -90,11 +90,52 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	}
 	p.Lanes = s
 	p.Rows, p.Cols = shortRows(p.m, s), 4*s
-	if p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs {
+	switch {
+	case p.rVec == vecAcross && p.m <= shortQuadRows:
+		p.Cols = shortQuads(p.n, s, int64(tg.Cores)) * 4 * s
+	case p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs:
 		p.Cols = 2 * 4 * s // two quads a lane
 	}
 	p.grid(p.Rows, p.Cols, s)
 	return true
+}
+
+// shortQuadsMost is the rhs quads a lane reads at each k in a product
+// of at most shortQuadRows rows (a matrix-vector product: a dense layer
+// at batch 1, as a model decodes token by token). Such a product is
+// bound by reading the rhs, and a tile one quad a lane wide reads 128
+// bytes of each rhs row (at 8 lanes) before it moves to the next row, a
+// page or more away: perf on f32[1,4096] x [4096,4096] put 55% of the
+// samples on the first load of each texel fetch, waiting on memory.
+// Wider tiles read longer runs of each row. vkjit bench --iterations
+// 10, 256-bit lavapipe (Intel Xeon), two rounds, ms for 1, 2, 4 and 8
+// quads: [1,4096] x [4096,4096] 16.8-17.6, 16.3-17.3, 15.9-17.1,
+// 11.4-13.0; [1,8192] x [8192,8192] 78-94, 70-71, 67-70, 45-48;
+// [1,1024] x [1024,4096] 5.6-6.3, 3.0-3.9, 2.4-3.6, 2.2-2.4; [4,4096] x
+// [4096,4096] 17.9-19.3, 19.3-21.2, 15.0-16.7, 9.7-12.4; [1,512] x
+// [512,512] 0.20-0.26, 0.17-0.29, 0.15-0.23, 0.19-0.21; bf16
+// [1,4096] x [4096,4096] 12.5-12.8 with one quad, 7.0-7.9 with 8 (16:
+// 5.5-10.3). Not measured at 16 lanes (512-bit lavapipe).
+const shortQuadsMost = 8
+
+// shortQuadRows is the most rows of a product that takes shortQuads:
+// the kernel grows with rows x quads, and lavapipe compiles it at its
+// first dispatch. Fresh caches, first run and then steady ms, one quad
+// against 8: 1 row 632-641 / 16.2-17.2 against 705-737 / 8.6-9.4; 4
+// rows 626-697 / 20.5-20.7 against 833-912 / 11.7-12.4; 8 rows, 2 and 4
+// quads against one: 485-860 ms first and 19.3-25.3 steady against
+// 550-698 / 22.0-22.2, no gain.
+const shortQuadRows = 4
+
+// shortQuads is the rhs quads a lane of s reads in a short product of
+// n columns (shortQuadsMost): fewer where the tile would be wider than
+// the product or leave fewer tiles than the device has cores.
+func shortQuads(n, s, cores int64) int64 {
+	q := int64(shortQuadsMost)
+	for q > 1 && (n < q*4*s || n/(q*4*s) < cores) {
+		q /= 2
+	}
+	return q
 }
 
 // twoQuadMACs is the size (multiply-adds) from which a lane takes two
