@@ -37,23 +37,13 @@ func (in *Instruction) HasSideEffect() bool {
 // never run and are not looked at.
 func (m *Module) SideEffects() []*Instruction {
 	var out []*Instruction
-	seen := map[*Computation]bool{}
-	var visit func(c *Computation)
-	visit = func(c *Computation) {
-		if c == nil || seen[c] {
-			return
-		}
-		seen[c] = true
-		for _, in := range c.Instructions {
+	m.walkCalls(func(c *Computation) []*Instruction { return c.Instructions }, func(_ *Computation, ins []*Instruction) {
+		for _, in := range ins {
 			if in.HasSideEffect() {
 				out = append(out, in)
 			}
-			for _, cc := range in.Called {
-				visit(cc)
-			}
 		}
-	}
-	visit(m.Entry)
+	})
 	return out
 }
 
@@ -62,6 +52,14 @@ func (m *Module) SideEffects() []*Instruction {
 // depends on, directly or through others (Computation.Reachable).
 func (m *Module) LiveComputations() []*Computation {
 	var out []*Computation
+	m.walkCalls((*Computation).Reachable, func(c *Computation, _ []*Instruction) { out = append(out, c) })
+	return out
+}
+
+// walkCalls calls f on the entry and on each computation called by the
+// instructions that each lists of a computation walked before, each
+// once, a computation before those it calls, with what each listed.
+func (m *Module) walkCalls(each func(*Computation) []*Instruction, f func(*Computation, []*Instruction)) {
 	seen := map[*Computation]bool{}
 	var visit func(c *Computation)
 	visit = func(c *Computation) {
@@ -69,15 +67,15 @@ func (m *Module) LiveComputations() []*Computation {
 			return
 		}
 		seen[c] = true
-		out = append(out, c)
-		for _, in := range c.Reachable() {
+		ins := each(c)
+		f(c, ins)
+		for _, in := range ins {
 			for _, cc := range in.Called {
 				visit(cc)
 			}
 		}
 	}
 	visit(m.Entry)
-	return out
 }
 
 // SideEffectError says why vkjit refuses in, an instruction with a side

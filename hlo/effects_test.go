@@ -49,9 +49,9 @@ func TestSideEffects(t *testing.T) {
 	}
 	// The loop's outfeed and the unknown effectful call; not the call
 	// without the mark, not a known target's, not the uncalled outfeed.
-	require.Equal(t, []string{"effects.hlo:6:3 o", "effects.hlo:25:3 log"}, names)
-	require.Contains(t, SideEffectError(m.SideEffects()[0]), "outfeed sends values to the host")
-	require.Contains(t, SideEffectError(m.SideEffects()[1]), `custom-call target "log" is not supported`)
+	require.Equal(t, []string{"effects.hlo:25:3 log", "effects.hlo:6:3 o"}, names)
+	require.Contains(t, SideEffectError(m.SideEffects()[0]), `custom-call target "log" is not supported`)
+	require.Contains(t, SideEffectError(m.SideEffects()[1]), "outfeed sends values to the host")
 
 	var live []string
 	for _, c := range m.LiveComputations() {
