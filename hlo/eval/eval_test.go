@@ -171,6 +171,23 @@ func TestDeadCode(t *testing.T) {
 	require.ErrorContains(t, err, "t.hlo:5:3: o (outfeed): the reference evaluator does not run outfeed")
 }
 
+// TestBoundedDynamic: a bounded dynamic dimension runs at its bound, as
+// on the device (an argument of that size); asking its size is refused.
+func TestBoundedDynamic(t *testing.T) {
+	m, err := hlo.Parse("t.hlo", "HloModule m\nENTRY e {\n  x = f32[<=3] parameter(0)\n  ROOT n = f32[<=3] negate(x)\n}")
+	require.NoError(t, err)
+	x := &hlo.Literal{Shape: hlo.ArrayShape(hlo.F32, 3), Data: make([]byte, 12)}
+	binary.LittleEndian.PutUint32(x.Data[4:], math.Float32bits(1.5))
+	v, err := Run(m, x)
+	require.NoError(t, err)
+	require.Equal(t, []int64{3}, v.Lit.Shape.Dims)
+	require.Equal(t, float32(-1.5), math.Float32frombits(binary.LittleEndian.Uint32(v.Lit.Data[4:])))
+	m, err = hlo.Parse("t.hlo", "HloModule m\nENTRY e {\n  x = f32[<=3] parameter(0)\n  ROOT n = s32[] get-dimension-size(x), dimensions={0}\n}")
+	require.NoError(t, err)
+	_, err = Run(m, x)
+	require.ErrorContains(t, err, "get-dimension-size of a bounded dynamic dimension")
+}
+
 // TestLoopInvariants: a while body's product of two arrays it passes on
 // unchanged is evaluated once per loop (invariantIn marks it), and one of
 // arrays it swaps every iteration is not: the sums after three iterations
