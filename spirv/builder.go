@@ -520,14 +520,6 @@ func (f *Function) LocalVariable(ptr ID) ID {
 	return id
 }
 
-// LocalVariableInit declares a Function-storage variable holding the
-// constant init when the function starts, wherever it is declared from.
-func (f *Function) LocalVariableInit(ptr, init ID) ID {
-	id := f.b.NewID()
-	f.vars = appendInst(f.vars, OpVariable, uint32(ptr), uint32(id), uint32(StorageFunction), uint32(init))
-	return id
-}
-
 // Op emits an instruction with a result of type typ and returns its id.
 // A pure instruction (pureOps) that repeats one emitted earlier in a
 // block that dominates the current one is not emitted again: Op returns

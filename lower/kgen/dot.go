@@ -15,21 +15,13 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	out := in.Shape
 	lb, rb := binds[0], binds[1]
-	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	lFree, rFree := d.FreeDims(l.Rank(), r.Rank())
-	contract := make([]int64, len(d.LhsContract))
-	count := int64(1)
-	for i, x := range d.LhsContract {
-		contract[i] = l.Dims[x]
-		count *= l.Dims[x]
-	}
+	count := ownIters(in)
 	t := out.Elem
 	{
 		u32 := k.u32()
-		mad := func(acc, x spirv.ID, s int64) spirv.ID {
-			return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
-		}
 		lBase, rBase := k.dotBases(in, idx)
+		at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
 		rt, acc, mul, add := k.sumOfProducts(t)
 		first := int64(0) // where the loop below starts
 		if s := int64(k.shuffleDot); s > 1 && t != hlo.PRED && len(d.LhsBatch) == 0 && count >= s && (len(lFree) == 0 || len(rFree) == 0) {
@@ -42,7 +34,6 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 			// the same order.
 			uni := shuffledSide(in)
 			binds, types := [2]int{lb, rb}, [2]hlo.ElementType{l.Elem, r.Elem}
-			at := k.dotAt(in, [2]spirv.ID{lBase, rBase})
 			k.b.Capability(spirv.CapabilityGroupNonUniformShuffle)
 			scope := k.cu32(spirv.ScopeSubgroup)
 			lane := k.subgroupLane()
@@ -99,12 +90,7 @@ func (k *kernelBuilder) dotValue(in *hlo.Instruction, binds []int, idx spirv.ID)
 		}
 		err := k.loop(k.cu32(uint32(count-first)), func(c spirv.ID) error {
 			c = k.addU(c, first)
-			ci := k.unravel(c, contract)
-			lp, rp := lBase, rBase
-			for i := range ci {
-				lp, rp = mad(lp, ci[i], ls[d.LhsContract[i]]), mad(rp, ci[i], rs[d.RhsContract[i]])
-			}
-			x, y, err := k.factors(lb, lp, l.Elem, rb, rp, r.Elem, t)
+			x, y, err := k.factors(lb, at(0, c), l.Elem, rb, at(1, c), r.Elem, t)
 			if err != nil {
 				return err
 			}
@@ -171,23 +157,19 @@ func (k *kernelBuilder) dotBases(in *hlo.Instruction, idx spirv.ID) (lBase, rBas
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	lFree, rFree := d.FreeDims(l.Rank(), r.Rank())
-	u32 := k.u32()
-	mad := func(acc, x spirv.ID, s int64) spirv.ID {
-		return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
-	}
 	o := k.unravel(idx, in.Shape.Dims)
 	lBase, rBase = k.cu32(0), k.cu32(0)
 	j := 0
 	for i := range d.LhsBatch {
-		lBase, rBase = mad(lBase, o[j], ls[d.LhsBatch[i]]), mad(rBase, o[j], rs[d.RhsBatch[i]])
+		lBase, rBase = k.madU(lBase, o[j], ls[d.LhsBatch[i]]), k.madU(rBase, o[j], rs[d.RhsBatch[i]])
 		j++
 	}
 	for _, x := range lFree {
-		lBase = mad(lBase, o[j], ls[x])
+		lBase = k.madU(lBase, o[j], ls[x])
 		j++
 	}
 	for _, x := range rFree {
-		rBase = mad(rBase, o[j], rs[x])
+		rBase = k.madU(rBase, o[j], rs[x])
 		j++
 	}
 	return lBase, rBase
@@ -204,14 +186,19 @@ func (k *kernelBuilder) dotAt(in *hlo.Instruction, bases [2]spirv.ID) func(side 
 	for i, x := range d.LhsContract {
 		contract[i] = l.Dims[x]
 	}
-	u32 := k.u32()
 	return func(side int, c spirv.ID) spirv.ID {
 		p := bases[side]
 		for i, x := range k.unravel(c, contract) {
-			p = k.f.IAdd(u32, p, k.f.IMul(u32, x, k.cu32(uint32(strides[side][cdims[side][i]]))))
+			p = k.madU(p, x, strides[side][cdims[side][i]])
 		}
 		return p
 	}
+}
+
+// madU is acc + x*s in u32 index arithmetic.
+func (k *kernelBuilder) madU(acc, x spirv.ID, s int64) spirv.ID {
+	u32 := k.u32()
+	return k.f.IAdd(u32, acc, k.f.IMul(u32, x, k.cu32(uint32(s))))
 }
 
 // colElems bounds the elements a workgroup loop's invocation keeps of
