@@ -545,7 +545,7 @@ func TestTiledGemmTwoQuads(t *testing.T) {
 // has (a matrix-vector product, a few rows of a batch) takes tiles of
 // its own rows on lavapipe, not 16 or 32 rows of which all but those
 // are computed and dropped (f32[1,4096] x [4096,4096] 12.2 -> 3.5 ms),
-// and up to 4 rows 8 rhs quads a lane wide (kgen's shortQuads): one row, three rows with a bias-and-ReLU epilogue, a batch, the lhs
+// and up to 4 rows kgen's shortRowBytes of each rhs row (shortQuads): one row, three rows with a bias-and-ReLU epilogue, a batch, the lhs
 // read across (m = 4) and a subgroup less one; and products of vectors,
 // tiled as rows (they took the general kernel). Each is the evaluator's
 // within rounding and, bit for bit, a tile per invocation's and the

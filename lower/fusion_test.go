@@ -186,9 +186,11 @@ func TestReductionLanes(t *testing.T) {
 // on a GPU one of at most a register tile's rows (8) keeps register
 // tiles (of its rows rounded up to quads: vec4 reads) instead of 64-row
 // blocks in shared memory; a vector times a matrix, either way round, is
-// a product of one row. On the CPU a product of at most 4 rows reads 8
-// rhs quads a lane (tiles 256 columns wide), fewer where the tiles would
-// be wider than the product or fewer than the cores. A valid kernel each.
+// a product of one row. On the CPU a product of at most 4 rows reads
+// kgen's shortRowBytes of each rhs row a tile: at 8 lanes 8 rhs quads a
+// lane (tiles 256 columns wide), at 16 lanes 512 bytes (2 quads of f32,
+// 4 of bf16, 8 of f8 codes), fewer where the tiles would be wider than
+// the product or fewer than the cores. A valid kernel each.
 func TestGemmShortRows(t *testing.T) {
 	cpu := desktop
 	cpu.CPU = true
@@ -244,6 +246,24 @@ func TestGemmShortRows(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, c.want, p.Kernels[0].Name, "n = %d, %d cores", c.n, c.tg.Cores)
 		require.NoError(t, spirv.Validate(p.Kernels[0].Words), c.want)
+	}
+	// 16 lanes (lavapipe at 512 bits) read 512 bytes of each rhs row.
+	wide := LlvmpipeTarget
+	wide.SubgroupSize = 16
+	for _, c := range []struct {
+		typ, want string
+	}{{"f32", "gemm1x128_f32_lanes16_vec4"}, {"bf16", "gemm1x256_bf16_lanes16_vec4"}, {"f8e4m3fn", "gemm1x512_f32_f8e4m3fn_f32_lanes16_vec4"}} {
+		out := c.typ
+		if c.typ == "f8e4m3fn" {
+			out = "f32"
+		}
+		src := fmt.Sprintf("HloModule m\nENTRY e {\n  a = %[2]s[1,4096] parameter(0)\n  b = %[1]s[4096,4096] parameter(1)\n  ROOT c = %[2]s[1,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}", c.typ, out)
+		m, err := hlo.Parse("g.hlo", src)
+		require.NoError(t, err)
+		p, err := Compile(m, wide, Options{})
+		require.NoError(t, err)
+		require.Equal(t, c.want, p.Kernels[len(p.Kernels)-1].Name, src)
+		require.NoError(t, spirv.Validate(p.Kernels[len(p.Kernels)-1].Words), c.want)
 	}
 }
 

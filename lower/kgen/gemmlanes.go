@@ -92,7 +92,8 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	p.Rows, p.Cols = shortRows(p.m, s), 4*s
 	switch {
 	case p.rVec == vecAcross && p.m <= shortQuadRows:
-		p.Cols = shortQuads(p.n, s, int64(tg.Cores)) * 4 * s
+		st, _ := StorageType(p.in[1], tg)
+		p.Cols = shortQuads(p.n, s, int64(tg.Cores), max(1, int64(st.Bytes()))) * 4 * s
 	case p.rVec == vecAcross && p.n >= 2*4*s && p.macs() >= twoQuadMACs:
 		p.Cols = 2 * 4 * s // two quads a lane
 	}
@@ -100,23 +101,47 @@ func (p *GemmPlan) ToLanes(tg Target) bool {
 	return true
 }
 
-// shortQuadsMost is the rhs quads a lane reads at each k in a product
-// of at most shortQuadRows rows (a matrix-vector product: a dense layer
-// at batch 1, as a model decodes token by token). Such a product is
-// bound by reading the rhs, and a tile one quad a lane wide reads 128
-// bytes of each rhs row (at 8 lanes) before it moves to the next row, a
-// page or more away: perf on f32[1,4096] x [4096,4096] put 55% of the
-// samples on the first load of each texel fetch, waiting on memory.
-// Wider tiles read longer runs of each row. vkjit bench --iterations
-// 10, 256-bit lavapipe (Intel Xeon), two rounds, ms for 1, 2, 4 and 8
-// quads: [1,4096] x [4096,4096] 16.8-17.6, 16.3-17.3, 15.9-17.1,
-// 11.4-13.0; [1,8192] x [8192,8192] 78-94, 70-71, 67-70, 45-48;
-// [1,1024] x [1024,4096] 5.6-6.3, 3.0-3.9, 2.4-3.6, 2.2-2.4; [4,4096] x
-// [4096,4096] 17.9-19.3, 19.3-21.2, 15.0-16.7, 9.7-12.4; [1,512] x
-// [512,512] 0.20-0.26, 0.17-0.29, 0.15-0.23, 0.19-0.21; bf16
-// [1,4096] x [4096,4096] 12.5-12.8 with one quad, 7.0-7.9 with 8 (16:
-// 5.5-10.3). Not measured at 16 lanes (512-bit lavapipe).
+// shortQuadsMost is the most rhs quads a lane reads at each k in a
+// product of at most shortQuadRows rows (a matrix-vector product: a
+// dense layer at batch 1, as a model decodes token by token); how many
+// it reads is shortRowBytes' worth of each rhs row for the tile.
 const shortQuadsMost = 8
+
+// shortRowBytes is the bytes of each rhs row that a short product's tile
+// of s lanes reads (shortQuads). Such a product is bound by reading the
+// rhs, a row at each k, the next one a row's length on; how long a run
+// of each row reads fastest depends on the host's memory system, not on
+// the arithmetic. vkjit bench --iterations 10, two rounds, ms for 1, 2,
+// 4 and 8 quads a lane, contiguous in each lane:
+//
+//   - 8 lanes, Intel Xeon (256-bit lavapipe, the CI kind of host):
+//     f32[1,4096] x [4096,4096] 16.8-17.6, 16.3-17.3, 15.9-17.1,
+//     11.4-13.0; [1,8192] x [8192,8192] 78-94, 70-71, 67-70, 45-48;
+//     [1,1024] x [1024,4096] 5.6-6.3, 3.0-3.9, 2.4-3.6, 2.2-2.4;
+//     [4,4096] x [4096,4096] 17.9-19.3, 19.3-21.2, 15.0-16.7, 9.7-12.4;
+//     bf16 [1,4096] x [4096,4096] 12.5-12.8 with one quad, 7.0-7.9 with
+//     8 (16: 5.5-10.3). Best: 1 KiB of an f32 row, 512 bytes of a bf16.
+//   - 16 lanes, AMD Zen 5 (512-bit lavapipe): [1,4096] x [4096,4096]
+//     4.0-4.2, 3.1-3.2, 4.3-4.4, 6.6; [1,8192] x [8192,8192] 16.1-16.2,
+//     13.0-13.2, 17.8, 26.2-26.3; [1,1024] x [1024,4096] 1.2-1.4,
+//     0.82-0.88, 1.1-1.3, 1.7-2.0; [4,4096] x [4096,4096] 4.2-4.6,
+//     3.9-4.0, 6.8-7.3, 7.2-7.7; [1,512] x [512,512] 0.17-0.20,
+//     0.13-0.18, 0.14-0.22; bf16 [1,4096] x [4096,4096] 3.0-3.1,
+//     2.6, 2.5-2.9, 2.4. Best: 512 bytes of an f32 row, 512-1024 of a
+//     bf16. The same host at 8 lanes (LP_NATIVE_VECTOR_WIDTH=256, not
+//     its default) was best at 2 quads too (f32 [1,4096] 3.0 against 6.6
+//     with 8), and the lanes' quads interleaved (a fetch reading one run
+//     across the subgroup) measured 3.8-4.5 ms for every count.
+//
+// So 1 KiB at 8 lanes (the Intel hosts lavapipe runs at 256 bits) and
+// 512 bytes at 16 (the AMD hosts vk runs at 512): the two kinds of host
+// measured, by the lanes each runs at.
+func shortRowBytes(s int64) int64 {
+	if s <= 8 {
+		return 1024
+	}
+	return 512
+}
 
 // shortQuadRows is the most rows of a product that takes shortQuads:
 // the kernel grows with rows x quads, and lavapipe compiles it at its
@@ -124,14 +149,16 @@ const shortQuadsMost = 8
 // against 8: 1 row 632-641 / 16.2-17.2 against 705-737 / 8.6-9.4; 4
 // rows 626-697 / 20.5-20.7 against 833-912 / 11.7-12.4; 8 rows, 2 and 4
 // quads against one: 485-860 ms first and 19.3-25.3 steady against
-// 550-698 / 22.0-22.2, no gain.
+// 550-698 / 22.0-22.2, no gain (8 lanes, the Xeon).
 const shortQuadRows = 4
 
-// shortQuads is the rhs quads a lane of s reads in a short product of
-// n columns (shortQuadsMost): fewer where the tile would be wider than
-// the product or leave fewer tiles than the device has cores.
-func shortQuads(n, s, cores int64) int64 {
-	q := int64(shortQuadsMost)
+// shortQuads is the rhs quads a lane of s reads in a short product of n
+// columns whose rhs elements take elemBytes each: shortRowBytes of each
+// row for the tile, at most shortQuadsMost, fewer where the tile would
+// be wider than the product or leave fewer tiles than the device has
+// cores.
+func shortQuads(n, s, cores, elemBytes int64) int64 {
+	q := min(shortQuadsMost, max(1, shortRowBytes(s)/(4*s*elemBytes)))
 	for q > 1 && (n < q*4*s || n/(q*4*s) < cores) {
 		q /= 2
 	}
