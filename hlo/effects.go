@@ -52,8 +52,14 @@ func (m *Module) SideEffects() []*Instruction {
 // depends on, directly or through others (Computation.Reachable).
 func (m *Module) LiveComputations() []*Computation {
 	var out []*Computation
-	m.walkCalls((*Computation).Reachable, func(c *Computation, _ []*Instruction) { out = append(out, c) })
+	m.Live(func(c *Computation, _ []*Instruction) { out = append(out, c) })
 	return out
+}
+
+// Live calls f on each of m's LiveComputations, in that order, with the
+// instructions of it a run computes (its Reachable ones).
+func (m *Module) Live(f func(c *Computation, reachable []*Instruction)) {
+	m.walkCalls((*Computation).Reachable, f)
 }
 
 // walkCalls calls f on the entry and on each computation called by the

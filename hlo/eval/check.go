@@ -27,28 +27,37 @@ func Check(m *hlo.Module) error {
 		}
 		return in.Errorf("%w", &Unsupported{what})
 	}
-	for _, c := range m.LiveComputations() {
-		for _, in := range c.Reachable() {
-			if notRun[in.Op] {
-				return in.Errorf("%w", &Unsupported{in.Op.String()})
+	var err error
+	m.Live(func(_ *hlo.Computation, reachable []*hlo.Instruction) {
+		if err == nil {
+			err = checkInstructions(reachable)
+		}
+	})
+	return err
+}
+
+// checkInstructions is Check of the instructions a run computes.
+func checkInstructions(ins []*hlo.Instruction) error {
+	for _, in := range ins {
+		if notRun[in.Op] {
+			return in.Errorf("%w", &Unsupported{in.Op.String()})
+		}
+		if in.Op == hlo.OpCustomCall {
+			c, err := hlo.KnownCustomCall(in)
+			if err != nil {
+				return in.Errorf("%w", err)
 			}
-			if in.Op == hlo.OpCustomCall {
-				c, err := hlo.KnownCustomCall(in)
-				if err != nil {
-					return in.Errorf("%w", err)
-				}
-				if c == nil {
-					return in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
-				}
+			if c == nil {
+				return in.Errorf("%w", &Unsupported{"custom-call " + in.A.Target})
 			}
-			// A bounded dynamic dimension (f32[<=8]) runs at its bound, as
-			// on the device: an argument must have that size, so the
-			// results are those of the size it has, and only its size
-			// asked for (get-dimension-size) is refused.
-			for _, leaf := range in.Shape.Leaves() {
-				if leaf.Elem != hlo.Token && !InTypeSet(leaf.Elem) {
-					return in.Errorf("%w", &Unsupported{"element type " + leaf.Elem.String()})
-				}
+		}
+		// A bounded dynamic dimension (f32[<=8]) runs at its bound, as
+		// on the device: an argument must have that size, so the
+		// results are those of the size it has, and only its size
+		// asked for (get-dimension-size) is refused.
+		for _, leaf := range in.Shape.Leaves() {
+			if leaf.Elem != hlo.Token && !InTypeSet(leaf.Elem) {
+				return in.Errorf("%w", &Unsupported{"element type " + leaf.Elem.String()})
 			}
 		}
 	}
