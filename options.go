@@ -65,9 +65,10 @@ type Options struct {
 	// WarmPipelines compiles a program's kernels on several threads
 	// before its first run, where the device compiles them at their first
 	// dispatch on one (lavapipe) and Mesa's shader disk cache is on
-	// (VKJIT_WARM_PIPELINES). Auto warms programs of 16 kernels or more
-	// once (the compile cache remembers it); On warms every program it
-	// can; Off never.
+	// (VKJIT_WARM_PIPELINES). Auto warms a program once (the compile
+	// cache remembers it) where threads would save enough of the
+	// compile, judged by its kernels' sizes (warm.go's minWarmWords); On
+	// warms every program it can; Off never.
 	WarmPipelines Toggle
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,10 +33,43 @@ import (
 // binds views of a scratch buffer sized as its step's buffers and pushes
 // its step's constants.
 
-// minWarmKernels is the fewest kernels Auto warms: each worker device
-// costs a device and a second translation of its share's SPIR-V, which
-// a handful of kernels' compiles (20-60 ms each) do not repay.
-const minWarmKernels = 16
+// minWarmWords is the least compile time, in SPIR-V words, that Auto
+// warms to save: each worker device costs a device and a second
+// translation of its share's SPIR-V (about 15 ms in all on lavapipe),
+// and lavapipe compiles about 8-13 ms per 1000 words (a 22,300-word
+// GEMM 300 ms). Cold first runs (whole process, fresh caches, Zen 5, 2
+// cores), not warmed against warmed on two threads: mlp_train 1.41-1.45
+// -> 0.87-0.88 s, transformer_block 1.26-1.36 -> 0.80-0.82, conv_grad
+// 1.73-2.04 -> 1.07-1.18; programs of a few small kernels gained
+// nothing (sort_rows, cumsum_rows: 10-20 ms more).
+const minWarmWords = 10000
+
+// warmPlan is how many threads warm jobs whose kernels have words SPIR-V
+// words each, on procs threads, and the compile time (in words) they
+// save: the jobs largest first, each to the least loaded thread, no
+// more threads than the largest job's share of the whole needs; saved
+// is the serial sum less the longest thread's.
+func warmPlan(words []int, procs int) (threads, saved int) {
+	total, largest := 0, 0
+	for _, w := range words {
+		total += w
+		largest = max(largest, w)
+	}
+	if largest == 0 {
+		return min(procs, len(words)), 0
+	}
+	threads = min(procs, len(words), (total+largest-1)/largest)
+	if threads < 2 {
+		return threads, 0
+	}
+	sorted := slices.Sorted(slices.Values(words))
+	slices.Reverse(sorted)
+	load := make([]int, threads)
+	for _, w := range sorted {
+		load[slices.Index(load, slices.Min(load))] += w
+	}
+	return threads, total - slices.Max(load)
+}
 
 // maxWarmScratch bounds the scratch blocks that warming views are cut
 // from; a binding beyond it is bound at this size (its kernel may then
@@ -90,9 +124,13 @@ func (r *Runtime) warm(l *loaded) int {
 		return 0
 	}
 	jobs := warmJobs(l.prog, l)
-	workers := min(runtime.GOMAXPROCS(0), (len(jobs)+3)/4)
+	words := make([]int, len(jobs))
+	for i, j := range jobs {
+		words[i] = len(j.prog.Kernels[j.kernel].Words)
+	}
+	workers, saved := warmPlan(words, runtime.GOMAXPROCS(0))
 	auto := r.warmMode == nil
-	if workers < 2 || auto && len(jobs) < minWarmKernels {
+	if workers < 2 || auto && saved < minWarmWords {
 		return 0
 	}
 	key := r.warmKey(jobs)

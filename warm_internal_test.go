@@ -43,3 +43,26 @@ func TestMesaDiskCache(t *testing.T) {
 	t.Setenv("MESA_GLSL_CACHE_DISABLE", "1")
 	require.False(t, mesaDiskCache(), "the older name")
 }
+
+// TestWarmPlan: warming takes the threads the kernels' sizes can use,
+// the largest first each to the least loaded, and saves the serial
+// compile less the longest thread's (in SPIR-V words).
+func TestWarmPlan(t *testing.T) {
+	for _, c := range []struct {
+		words          []int
+		procs          int
+		threads, saved int
+	}{
+		{[]int{22300, 22292, 15861, 1494}, 2, 2, 23794}, // mlp_forward: 22300+1494 against 22292+15861
+		{[]int{22300}, 2, 1, 0},
+		{nil, 2, 0, 0},
+		{[]int{1000, 1000, 1000, 1000, 1000}, 2, 2, 2000},
+		{[]int{50000, 1000, 1000}, 16, 2, 2000}, // no thread beyond what the largest leaves to share
+		{[]int{100, 100, 100, 100}, 16, 4, 300},
+		{[]int{100, 100, 100, 100}, 1, 1, 0},
+	} {
+		threads, saved := warmPlan(c.words, c.procs)
+		require.Equal(t, c.threads, threads, "%v on %d", c.words, c.procs)
+		require.Equal(t, c.saved, saved, "%v on %d", c.words, c.procs)
+	}
+}
