@@ -416,13 +416,18 @@ func grid(n int64, local uint32, tg kgen.Target) ([3]uint32, error) {
 	return [3]uint32{uint32(maxX), uint32(gy), 1}, nil
 }
 
-// emitKernels generates the plan's kernels and control steps in run
-// order, each from its kernel plan by its kind's generator.
-func emitKernels(s *state) error {
-	env := kgen.Env{Target: s.tg, Fused: s.plan.fused,
+// kernelEnv is what the generation of every kernel of the plan shares.
+func (s *state) kernelEnv() kgen.Env {
+	return kgen.Env{Target: s.tg, Fused: s.plan.fused,
 		SubgroupReduce: s.tg.SubgroupShuffle,
 		WorkgroupLanes: kgen.WorkgroupLanes(s.tg, s.opts.WorkgroupReduce),
 		Check:          checkPasses}
+}
+
+// emitKernels generates the plan's kernels and control steps in run
+// order, each from its kernel plan by its kind's generator.
+func emitKernels(s *state) error {
+	env := s.kernelEnv()
 	for _, kp := range s.plan.order {
 		env.Plan, env.Local = kp, kgen.ElementwiseLocalSize(s.tg)
 		var err error

@@ -193,16 +193,21 @@ type sites struct {
 	at     map[*hlo.Instruction][]int // the sites an instruction is computed at
 	ids    map[siteKey]int
 	kernel []*hlo.Instruction // each site's kernel: the stored instruction it computes
+	copies []int              // each site's copies of its code in the kernel (kgen.InlineFoldCopies)
+	// unroll is how many copies of its operands' code user u makes at
+	// each of its sites.
+	unroll func(u *hlo.Instruction) int
 }
 
-// id interns a site of kernel k.
-func (st *sites) id(key siteKey, k *hlo.Instruction) int {
+// id interns a site of kernel k whose code the kernel has copies of.
+func (st *sites) id(key siteKey, k *hlo.Instruction, copies int) int {
 	if id, ok := st.ids[key]; ok {
 		return id
 	}
 	id := len(st.kernel)
 	st.ids[key] = id
 	st.kernel = append(st.kernel, k)
+	st.copies = append(st.copies, copies)
 	return id
 }
 
@@ -220,7 +225,7 @@ func (st *sites) operand(in *hlo.Instruction, us []*hlo.Instruction) []int {
 			for _, s := range st.at[u] {
 				t := s
 				if !same {
-					t = st.id(siteKey{s, u, pos}, st.kernel[s])
+					t = st.id(siteKey{s, u, pos}, st.kernel[s], st.copies[s]*st.unroll(u))
 				}
 				if !seen[t] {
 					seen[t] = true
@@ -258,12 +263,18 @@ func fuseLoops(s *state) error {
 	// st.at[in]: where kernels compute in (its own kernel's index, when
 	// stored), one copy each; cost: each kernel's code so far
 	// (maxKernelCost).
-	st := &sites{at: map[*hlo.Instruction][]int{}, ids: map[siteKey]int{}}
+	env := s.kernelEnv()
+	st := &sites{at: map[*hlo.Instruction][]int{}, ids: map[siteKey]int{}, unroll: func(u *hlo.Instruction) int {
+		if s.plan.fused[u] { // computed inline: in its own kernel's order
+			return kgen.InlineFoldCopies(u, env)
+		}
+		return 1
+	}}
 	cost := map[*hlo.Instruction]int{}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
-		st.at[in] = []int{st.id(siteKey{parent: -1, user: in}, in)}
+		st.at[in] = []int{st.id(siteKey{parent: -1, user: in}, in, 1)}
 		us := users[in]
 		if in == c.Root || len(us) == 0 || !fusible(in) {
 			continue
@@ -323,7 +334,7 @@ func fuseLoops(s *state) error {
 			if add[k] == 0 {
 				ks = append(ks, k)
 			}
-			add[k] += kgen.OpCost(in.Op)
+			add[k] += kgen.OpCost(in) * st.copies[t]
 		}
 		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
 			continue

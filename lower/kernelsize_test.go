@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,20 +59,20 @@ func TestKernelSizeBounded(t *testing.T) {
 			_, inline, _ := strings.Cut(line, "; inline ")
 			cost := 0
 			for _, name := range strings.Fields(inline) {
-				cost += kgen.OpCost(opOf(m, name))
+				cost += kgen.OpCost(instructionOf(m, name))
 			}
 			require.LessOrEqual(t, cost, maxKernelCost, "%s: %s", c.name, line[:40])
 		}
 	}
 }
 
-func opOf(m *hlo.Module, name string) hlo.Opcode {
+func instructionOf(m *hlo.Module, name string) *hlo.Instruction {
 	for _, in := range m.Entry.Instructions {
 		if in.Name == name {
-			return in.Op
+			return in
 		}
 	}
-	return hlo.OpParameter
+	return &hlo.Instruction{Op: hlo.OpParameter}
 }
 
 // TestLargeKernelsStayScalar: a kernel whose element takes more than
@@ -176,5 +177,73 @@ func TestComplexPartsComputedOnce(t *testing.T) {
 			require.Less(t, 4*floatOps(parts), 3*apart, "%s: %d float ops for both parts, %d for each apart", c.op, floatOps(parts), apart)
 		}
 		require.LessOrEqual(t, floatOps(vec), kgen.VectorWidth/2*floatOps(parts), c.op)
+	}
+}
+
+// foldChain is a module whose 7 row sums over 256 elements, each of ops
+// applied one after another to the parameter, are added to a vector of
+// 7: a reduction that the kernel of the add computes inline.
+func foldChain(typ string, ops ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "HloModule fold\nadd {\n  x = %[1]s[] parameter(0)\n  y = %[1]s[] parameter(1)\n  ROOT a = %[1]s[] add(x, y)\n}\n", typ)
+	fmt.Fprintf(&b, "ENTRY main {\n  c0 = %[1]s[7,256] parameter(0)\n  b = %[1]s[7] parameter(1)\n", typ)
+	for i, op := range ops {
+		if o, _ := hlo.LookupOpcode(op); o.Arity() == 1 {
+			fmt.Fprintf(&b, "  c%d = %s[7,256] %s(c%d)\n", i+1, typ, op, i)
+		} else {
+			fmt.Fprintf(&b, "  c%d = %s[7,256] %s(c%d, c%d)\n", i+1, typ, op, i, i)
+		}
+	}
+	fmt.Fprintf(&b, "  z = %[1]s[] constant(0)\n  r = %[1]s[7] reduce(c%[2]d, z), dimensions={1}, to_apply=add\n  ROOT s = %[1]s[7] add(r, b)\n}\n", typ, len(ops))
+	return b.String()
+}
+
+// TestInlineFoldCost: a reduction computed inside another kernel folds in
+// its own kernel's lane order, a step of every lane's elements unrolled
+// (kgen.InlineFoldCopies), so fusion counts its producers' code that
+// many times: eight library functions before a row sum of 256 made a
+// kernel of 579,051 words at 16 lanes that lavapipe took 8.6 s to
+// compile; weighted, the kernel that folds inline keeps what fits
+// maxKernelCost. An integer power (a loop NIR unrolls, slow for LLVM:
+// kgen.OpCost 128) stays out of such a fold: the fuzzer's seed 1516 made
+// 194 loops in one kernel of 64,104 words and 5-10 s of compile.
+func TestInlineFoldCost(t *testing.T) {
+	wide := LlvmpipeTarget
+	wide.SubgroupSize = 16
+	for _, tg := range []Target{LlvmpipeTarget, wide} {
+		for _, src := range []string{
+			foldChain("f32", "tanh", "sine", "cosine", "exponential", "log", "sine", "cosine", "exponential"),
+			foldChain("s32", "power", "negate"),
+		} {
+			m, err := hlo.Parse("fold.hlo", src)
+			require.NoError(t, err)
+			p, err := Compile(m, tg, Options{})
+			require.NoError(t, err)
+			r := instructionOf(m, "r")
+			copies := kgen.InlineFoldCopies(r, kgen.Env{Target: tg, SubgroupReduce: true})
+			require.Equal(t, int(4*tg.SubgroupSize), copies, "a step of every lane's quad")
+			folded := false
+			for _, line := range p.Plan {
+				_, inline, _ := strings.Cut(line, "; inline ")
+				names := strings.Fields(inline)
+				if !slices.Contains(names, "r") {
+					continue
+				}
+				folded = true
+				cost := kgen.OpCost(r)
+				for _, name := range names {
+					if name != "r" && name != "z" {
+						cost += copies * kgen.OpCost(instructionOf(m, name))
+					}
+				}
+				require.LessOrEqual(t, cost, maxKernelCost, "%d lanes: %s", tg.SubgroupSize, line)
+				require.NotContains(t, names, "c1", "%d lanes: the power (or the chain's first op) computed apart: %s", tg.SubgroupSize, line)
+			}
+			require.True(t, folded, "the sums computed inline in the add's kernel")
+			for _, k := range p.Kernels {
+				require.Less(t, len(k.Words), 160_000, "%d lanes: %s", tg.SubgroupSize, k.Name)
+				require.NoError(t, spirv.Validate(k.Words), k.Name)
+			}
+		}
 	}
 }

@@ -171,9 +171,9 @@ func fuseSiblings(s *state) error {
 		if live(in) && s.perElement(in) {
 			elem[in] = true
 			_, cluster := s.clusterInputs(in)
-			size[in] = kgen.OpCost(in.Op)
+			size[in] = kgen.OpCost(in)
 			for _, x := range cluster {
-				size[in] += kgen.OpCost(x.Op)
+				size[in] += kgen.OpCost(x)
 			}
 		}
 	}
@@ -278,8 +278,17 @@ func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) [
 // code within maxKernelCost, their loops within the device's bound, no
 // cycle among the steps, and their buffers within its bindings.
 func (s *state) fitsPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) bool {
-	return size[k1]+size[k2] <= maxKernelCost && s.kernelIters(k2)+s.loopIters(k1) <= s.tg.LoopBudget() &&
+	return s.prologueSize(k1, size)+size[k2] <= maxKernelCost && s.kernelIters(k2)+s.loopIters(k1) <= s.tg.LoopBudget() &&
 		!g.formsCycle(k1, k2) && g.bindingsFit(k1, k2)
+}
+
+// prologueSize is kernel k1's code computed first in another kernel: a
+// reduction there folds in its own kernel's lane order, with a copy of
+// its fused producers for each lane's elements of a step
+// (kgen.InlineFoldCopies).
+func (s *state) prologueSize(k1 *hlo.Instruction, size map[*hlo.Instruction]int) int {
+	own := kgen.OpCost(k1)
+	return own + kgen.InlineFoldCopies(k1, s.kernelEnv())*(size[k1]-own)
 }
 
 // addPrologue makes kernel k2 compute k1 first (its prologue).
@@ -287,7 +296,7 @@ func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Ins
 	kp := s.plan.kernel(k2)
 	kp.Prologue = append(kp.Prologue, k1)
 	s.plan.moved[k1] = true
-	size[k2] += size[k1]
+	size[k2] += s.prologueSize(k1, size)
 	g.merge(k2, k1)
 }
 

@@ -25,12 +25,19 @@ var libraryOps = map[hlo.Opcode]func(m mathlib.Lib, a []spirv.ID) (spirv.ID, err
 	hlo.OpRemainder: func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return m.Fmod(a[0], a[1]) },
 }
 
-// OpCost is an op's share of a fused kernel's code, for bounding a
+// OpCost is in's share of a fused kernel's code, for bounding a
 // kernel's size before it is generated: a library function (a few
 // hundred SPIR-V words, lavapipe: ~590 a function against ~39 an add)
-// counts 16, any other op 1.
-func OpCost(op hlo.Opcode) int {
-	if libraryOps[op] != nil {
+// counts 16; an integer power 128, for the compile: its 32 steps of
+// square-and-multiply (ipow) are a loop that NIR unrolls, and LLVM's
+// known-bits analysis of the chained multiplies is slow (64 of them in
+// a reduction's fold, 34,000 words, took lavapipe 3.6 s to compile,
+// against 0.2 s for as many words of exponentials); any other op 1.
+func OpCost(in *hlo.Instruction) int {
+	switch {
+	case in.Op == hlo.OpPower && !in.Shape.Elem.IsFloat() && !in.Shape.Elem.IsComplex():
+		return 128
+	case libraryOps[in.Op] != nil:
 		return 16
 	}
 	return 1
