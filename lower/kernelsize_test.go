@@ -198,6 +198,18 @@ func foldChain(typ string, ops ...string) string {
 	return b.String()
 }
 
+// rowChain is foldChain's ops before a row max of f32[1024,256] that
+// the rows then subtract (a softmax's first half): a row kernel's shape.
+func rowChain(ops ...string) string {
+	src := foldChain("f32", ops...)
+	src = strings.ReplaceAll(src, "[7,256]", "[1024,256]")
+	src = strings.ReplaceAll(src, "[7]", "[1024]")
+	src = strings.Replace(src, "ROOT a = f32[] add(x, y)", "ROOT a = f32[] maximum(x, y)", 1)
+	last := fmt.Sprintf("c%d", len(ops))
+	return strings.Replace(src, "ROOT s = f32[1024] add(r, b)",
+		"rb = f32[1024,256] broadcast(r), dimensions={0}\n  ROOT s = f32[1024,256] subtract("+last+", rb)", 1)
+}
+
 // TestInlineFoldCost: a reduction computed inside another kernel folds in
 // its own kernel's lane order, a step of every lane's elements unrolled
 // (kgen.InlineFoldCopies), so fusion counts its producers' code that
@@ -245,5 +257,20 @@ func TestInlineFoldCost(t *testing.T) {
 				require.NoError(t, spirv.Validate(k.Words), k.Name)
 			}
 		}
+		// A row kernel computing the max first folds it unrolled the same
+		// way: with the chain fused it was 584,586 words at 16 lanes.
+		m, err := hlo.Parse("rows.hlo", rowChain("tanh", "sine", "cosine", "exponential", "log", "sine", "cosine", "exponential"))
+		require.NoError(t, err)
+		p, err := Compile(m, tg, Options{})
+		require.NoError(t, err)
+		for _, k := range p.Kernels {
+			require.Less(t, len(k.Words), 160_000, "%d lanes: %s (%s)", tg.SubgroupSize, k.Name, p.Plan)
+		}
+		// A cheap producer keeps the row kernel.
+		m, err = hlo.Parse("rowmax.hlo", rowChain("exponential"))
+		require.NoError(t, err)
+		p, err = Compile(m, tg, Options{})
+		require.NoError(t, err)
+		require.Len(t, p.Kernels, 1, "%d lanes: %s", tg.SubgroupSize, p.Plan)
 	}
 }

@@ -170,11 +170,7 @@ func fuseSiblings(s *state) error {
 	for _, in := range c.Instructions {
 		if live(in) && s.perElement(in) {
 			elem[in] = true
-			_, cluster := s.clusterInputs(in)
-			size[in] = kgen.OpCost(in)
-			for _, x := range cluster {
-				size[in] += kgen.OpCost(x)
-			}
+			size[in] = s.kernelCost(in)
 		}
 	}
 	sr := &siblingReaders{s: s, latest: map[*hlo.Instruction][]*hlo.Instruction{}}
@@ -280,6 +276,18 @@ func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) [
 func (s *state) fitsPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) bool {
 	return s.prologueSize(k1, size)+size[k2] <= maxKernelCost && s.kernelIters(k2)+s.loopIters(k1) <= s.tg.LoopBudget() &&
 		!g.formsCycle(k1, k2) && g.bindingsFit(k1, k2)
+}
+
+// kernelCost is the code of the kernel that computes in: kgen.OpCost
+// of it and of the cluster it computes inline, as fusion counts it
+// (maxKernelCost).
+func (s *state) kernelCost(in *hlo.Instruction) int {
+	_, cluster := s.clusterInputs(in)
+	n := kgen.OpCost(in)
+	for _, x := range cluster {
+		n += kgen.OpCost(x)
+	}
+	return n
 }
 
 // prologueSize is kernel k1's code computed first in another kernel: a

@@ -214,7 +214,7 @@ func fuseRows(s *state) error {
 			delete(reads, p)
 		}
 		outs := len(k2.Shape.Leaves()) + len(take)
-		if iters > budget || limit != 0 && len(reads)+outs > limit || g.reaches(reads, taken) {
+		if iters > budget || limit != 0 && len(reads)+outs > limit || g.reaches(reads, taken) || s.rowKernelCost(k2, take, cols, pos, users) > maxKernelCost {
 			continue
 		}
 		for _, p := range take {
@@ -227,6 +227,66 @@ func fuseRows(s *state) error {
 		g.merge(k2, take...)
 	}
 	return nil
+}
+
+// rowKernelCost is the code of k2's row kernel computing take first
+// (over rows of cols): a reduction there folds a step of elements
+// unrolled, each with a copy of its fused producers (kgen.RowFoldCopies;
+// a max and its exponentials' sum folded together, a chunk of
+// kgen.OnlineChunk). Eight library functions before a row max of
+// f32[1024,256], made one row kernel, were 584,586 words that lavapipe
+// took 19 s to compile.
+func (s *state) rowKernelCost(k2 *hlo.Instruction, take []*hlo.Instruction, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) int {
+	env := s.kernelEnv()
+	pairs, online := s.onlinePairs(take, cols, pos, users)
+	n := s.kernelCost(k2)
+	for _, p := range take {
+		own, copies := kgen.OpCost(p), kgen.RowFoldCopies(p, env)
+		if _, ok := pairs[p]; ok || online[p] {
+			copies = kgen.OnlineChunk
+		}
+		n += own + copies*(s.kernelCost(p)-own)
+	}
+	return n
+}
+
+// onlinePairs finds the maxes of take (a row kernel's prologue, of rows
+// of cols) whose exponentials' sum the kernel also computes (a value it
+// takes, or fused into one taken after the max), which fold with them in
+// one pass (online.go): each such max's pair, and the sums paired.
+func (s *state) onlinePairs(take []*hlo.Instruction, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) (map[*hlo.Instruction]kgen.OnlinePair, map[*hlo.Instruction]bool) {
+	c := s.mod.Entry
+	var out map[*hlo.Instruction]kgen.OnlinePair
+	online := map[*hlo.Instruction]bool{}
+	for i, r1 := range take {
+		if cols%kgen.OnlineChunk != 0 || r1.Op != hlo.OpReduce {
+			continue
+		}
+		// The sums it may pair with: those taken after it, and fused
+		// operands read by nothing else, in definition order.
+		later := take[i+1:]
+		pairs := map[*hlo.Instruction]bool{}
+		for _, r2 := range later {
+			pairs[r2] = true
+			for _, o := range r2.Operands {
+				if s.plan.fused[o] && o != c.Root && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return !slices.Contains(later, u) }) {
+					pairs[o] = true
+				}
+			}
+		}
+		rs := slices.Collect(maps.Keys(pairs))
+		slices.SortFunc(rs, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+		for _, r2 := range rs {
+			if pair, ok := onlineSum(r1, r2); ok {
+				if out == nil {
+					out = map[*hlo.Instruction]kgen.OnlinePair{}
+				}
+				out[r1] = pair
+				online[r2] = true
+			}
+		}
+	}
+	return out, online
 }
 
 // rowCandidates finds the row values k2's step can compute per row: the
@@ -269,40 +329,11 @@ func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool
 // folds with their exponentials' sums, and the value its reduction
 // stores for its elements.
 func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) {
-	c := s.mod.Entry
 	kp := s.plan.kernel(k2)
 	kp.Prologue, kp.Row, kp.RowDims = take, true, m
-	// A max whose exponentials' sum this kernel also computes (a value
-	// it takes, or fused into one taken after the max) folds with it in
-	// one pass (online.go).
-	online := map[*hlo.Instruction]bool{}
-	for i, r1 := range take {
-		if cols%kgen.OnlineChunk != 0 || r1.Op != hlo.OpReduce {
-			continue
-		}
-		// The sums it may pair with: those taken after it, and fused
-		// operands read by nothing else, in definition order.
-		later := take[i+1:]
-		pairs := map[*hlo.Instruction]bool{}
-		for _, r2 := range later {
-			pairs[r2] = true
-			for _, o := range r2.Operands {
-				if s.plan.fused[o] && o != c.Root && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return !slices.Contains(later, u) }) {
-					pairs[o] = true
-				}
-			}
-		}
-		rs := slices.Collect(maps.Keys(pairs))
-		slices.SortFunc(rs, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
-		for _, r2 := range rs {
-			if pair, ok := onlineSum(r1, r2); ok {
-				if kp.Online == nil {
-					kp.Online = map[*hlo.Instruction]kgen.OnlinePair{}
-				}
-				kp.Online[r1] = pair
-				online[r2] = true
-			}
-		}
+	pairs, online := s.onlinePairs(take, cols, pos, users)
+	if len(pairs) > 0 {
+		kp.Online = pairs
 	}
 	if v, by := s.spillOf(k2, take); v != nil && !online[by] {
 		kp.Spill = [2]*hlo.Instruction{v, by}

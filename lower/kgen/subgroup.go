@@ -319,6 +319,16 @@ func InlineFoldCopies(r *hlo.Instruction, env Env) int {
 	return max(1, int(lanes)*q)
 }
 
+// RowFoldCopies is InlineFoldCopies for a reduce r that a row kernel
+// computes first: its fold takes a vector of elements a step where it
+// does not take its lanes' order (rowFold).
+func RowFoldCopies(r *hlo.Instruction, env Env) int {
+	if r.Op != hlo.OpReduce {
+		return 1
+	}
+	return max(InlineFoldCopies(r, env), VectorWidth)
+}
+
 // rowLanes reports whether reduce r may fold with lanes invocations per
 // output on tg: a power of two the device's workgroups hold, and r
 // reduces its operand's innermost dimension over at least
