@@ -48,6 +48,21 @@ const maxIndexCopies = 64
 // more store and load per element every 2,000 ops.
 const maxKernelCost = 2048
 
+// maxEpilogueCost bounds the code of a kernel that computes a tiled dot
+// (a GEMM) and its epilogue: kgen.OpCost of each op fused after the dot,
+// times the dot's results per invocation (epilogueCopies: 128 in
+// lavapipe's 32x64 tiles of 16 lanes), since each result runs its own
+// copy. Measured at 16 lanes, [256,512] x [512,512] followed by a chain
+// of library functions (cold first run, the driver's compile): tanh
+// 0.33 s (37,159 words), tanh and sine 2.5 s (154,919), four 5.5 s
+// (294,707), eight 12.3 s (585,471); the bound takes two (32 x 128),
+// not four. Library functions differ more than OpCost's 16 says (per
+// element: tanh about 200 words, exp 196, log 278, erf 540, sine 932),
+// so the bound is loose: transformer_block's tanh GELU (35 x 128 =
+// 4,480; 48,921 words) stays fused, which runs faster (twice the bound
+// unfused it: 7.6-8.9 -> 8.6-9.3 ms, noisy host; cold 1.35 -> 1.18 s).
+const maxEpilogueCost = 3 * maxKernelCost
+
 // smallFanOut is the most copies of each operand element a broadcast
 // may make and still count as a few reads (a row of 10 logits): beyond
 // it, only index-only producers are recomputed per copy.
@@ -271,6 +286,10 @@ func fuseLoops(s *state) error {
 		return 1
 	}}
 	cost := map[*hlo.Instruction]int{}
+	// epilogue[k]: a kernel that took a tiled dot, its results per
+	// invocation, each with a copy of the rest of its code (its
+	// epilogue's); its bound is maxEpilogueCost.
+	epilogue := map[*hlo.Instruction]int{}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
@@ -334,12 +353,31 @@ func fuseLoops(s *state) error {
 			if add[k] == 0 {
 				ks = append(ks, k)
 			}
-			add[k] += kgen.OpCost(in) * st.copies[t]
+			add[k] += kgen.OpCost(in) * st.copies[t] * max(epilogue[k], 1)
 		}
-		if slices.ContainsFunc(ks, func(k *hlo.Instruction) bool { return cost[k]+add[k] > maxKernelCost }) {
+		// A dot that makes the kernel a tiled GEMM multiplies the code
+		// fused so far (its epilogue) by its results per invocation.
+		tiled := 0
+		if in.Op == hlo.OpDot || in.Op == hlo.OpConvolution {
+			tiled = s.epilogueCopies(in)
+		}
+		over := func(k *hlo.Instruction) bool {
+			switch {
+			case epilogue[k] > 0:
+				return cost[k]+add[k] > maxEpilogueCost
+			case tiled > 0:
+				return cost[k]*tiled+add[k] > maxEpilogueCost
+			}
+			return cost[k]+add[k] > maxKernelCost
+		}
+		if slices.ContainsFunc(ks, over) {
 			continue
 		}
 		for _, k := range ks {
+			if tiled > 0 && epilogue[k] == 0 {
+				cost[k] *= tiled
+				epilogue[k] = tiled
+			}
 			cost[k] += add[k]
 		}
 		s.plan.fused[in] = true

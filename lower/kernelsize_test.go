@@ -210,6 +210,27 @@ func rowChain(ops ...string) string {
 		"rb = f32[1024,256] broadcast(r), dimensions={0}\n  ROOT s = f32[1024,256] subtract("+last+", rb)", 1)
 }
 
+// gemmChain is [256,512] x [512,512] followed by ops (binary ones read
+// the dot's result again).
+func gemmChain(ops ...string) string {
+	var b strings.Builder
+	b.WriteString("HloModule gemm\nENTRY main {\n  x = f32[256,512] parameter(0)\n  w = f32[512,512] parameter(1)\n")
+	b.WriteString("  c0 = f32[256,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n")
+	for i, op := range ops {
+		root := ""
+		if i == len(ops)-1 {
+			root = "ROOT "
+		}
+		if o, _ := hlo.LookupOpcode(op); o.Arity() == 1 {
+			fmt.Fprintf(&b, "  %sc%d = f32[256,512] %s(c%d)\n", root, i+1, op, i)
+		} else {
+			fmt.Fprintf(&b, "  %sc%d = f32[256,512] %s(c%d, c0)\n", root, i+1, op, i)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
 // TestInlineFoldCost: a reduction computed inside another kernel folds in
 // its own kernel's lane order, a step of every lane's elements unrolled
 // (kgen.InlineFoldCopies), so fusion counts its producers' code that
@@ -266,6 +287,21 @@ func TestInlineFoldCost(t *testing.T) {
 		for _, k := range p.Kernels {
 			require.Less(t, len(k.Words), 160_000, "%d lanes: %s (%s)", tg.SubgroupSize, k.Name, p.Plan)
 		}
+		// A GEMM's epilogue runs once per result of a tile, its code
+		// copied for each (maxEpilogueCost): eight library functions
+		// after [256,512] x [512,512] made 585,471 words at 16 lanes.
+		m, err = hlo.Parse("gemm.hlo", gemmChain("tanh", "sine", "cosine", "exponential", "log", "sine", "cosine", "exponential"))
+		require.NoError(t, err)
+		p, err = Compile(m, tg, Options{})
+		require.NoError(t, err)
+		for _, k := range p.Kernels {
+			require.Less(t, len(k.Words), 160_000, "%d lanes: %s (%s)", tg.SubgroupSize, k.Name, p.Plan)
+		}
+		m, err = hlo.Parse("gemm.hlo", gemmChain("add", "maximum"))
+		require.NoError(t, err)
+		p, err = Compile(m, tg, Options{})
+		require.NoError(t, err)
+		require.Len(t, p.Kernels, 1, "%d lanes: a short epilogue stays fused: %s", tg.SubgroupSize, p.Plan)
 		// A cheap producer keeps the row kernel.
 		m, err = hlo.Parse("rowmax.hlo", rowChain("exponential"))
 		require.NoError(t, err)

@@ -93,10 +93,8 @@ func planKernels(s *state) error {
 		}
 		kp := s.plan.kernel(in)
 		kp.Kind, kp.Gemm = kind, g
-		if g != nil && (!s.tg.CPU || s.opts.SharedGemm) {
-			g.ToShared(s.tg) // GPUs stage blocks through shared memory where the dot allows
-		} else if g != nil && !s.opts.InvocationTiles {
-			g.ToLanes(s.tg) // CPUs: a subgroup per tile, lanes over its columns, where the dot allows
+		if g != nil {
+			s.tileGemm(g)
 		}
 		// A set, not a search of the list: a fused chain's cluster is the
 		// whole chain (50,000 negates spent 0.8 s in that search).
@@ -114,6 +112,33 @@ func planKernels(s *state) error {
 		s.prog.Plan = append(s.prog.Plan, kp.String())
 	}
 	return nil
+}
+
+// tileGemm chooses g's tiles for the device: GPUs stage blocks through
+// shared memory where the dot allows; CPUs take a subgroup per tile,
+// lanes over its columns, where the dot allows.
+func (s *state) tileGemm(g *kgen.GemmPlan) {
+	if !s.tg.CPU || s.opts.SharedGemm {
+		g.ToShared(s.tg)
+	} else if !s.opts.InvocationTiles {
+		g.ToLanes(s.tg)
+	}
+}
+
+// epilogueCopies is how many results of dot an invocation of its tiled
+// kernel computes, each through its own copy of the epilogue's code
+// (kgen's gemmStore); 1 where the dot takes no tiled kernel.
+func (s *state) epilogueCopies(dot *hlo.Instruction) int {
+	g := kgen.GemmOf(dot)
+	if g == nil {
+		return 1
+	}
+	s.tileGemm(g)
+	n := g.Rows * g.Cols
+	if g.Lanes > 0 {
+		n /= g.Lanes
+	}
+	return max(1, int(n))
 }
 
 // aliasesOperand reports whether reshape in can be its operand's buffer
