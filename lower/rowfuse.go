@@ -214,7 +214,11 @@ func fuseRows(s *state) error {
 			delete(reads, p)
 		}
 		outs := len(k2.Shape.Leaves()) + len(take)
-		if iters > budget || limit != 0 && len(reads)+outs > limit || g.reaches(reads, taken) || s.rowKernelCost(k2, take, cols, pos, users) > maxKernelCost {
+		if iters > budget || limit != 0 && len(reads)+outs > limit || g.reaches(reads, taken) {
+			continue
+		}
+		pairs, online := s.onlinePairs(take, cols, pos, users)
+		if s.rowKernelCost(k2, take, pairs, online) > maxKernelCost {
 			continue
 		}
 		for _, p := range take {
@@ -223,22 +227,21 @@ func fuseRows(s *state) error {
 			}
 			s.plan.moved[p] = true
 		}
-		s.makeRowKernel(k2, take, m, cols, pos, users)
+		s.makeRowKernel(k2, take, m, pairs, online)
 		g.merge(k2, take...)
 	}
 	return nil
 }
 
-// rowKernelCost is the code of k2's row kernel computing take first
-// (over rows of cols): a reduction there folds a step of elements
-// unrolled, each with a copy of its fused producers (kgen.RowFoldCopies;
-// a max and its exponentials' sum folded together, a chunk of
+// rowKernelCost is the code of k2's row kernel computing take first: a
+// reduction there folds a step of elements unrolled, each with a copy of
+// its fused producers (kgen.RowFoldCopies; a max and its exponentials'
+// sum folded together, pairs and online of onlinePairs, a chunk of
 // kgen.OnlineChunk). Eight library functions before a row max of
 // f32[1024,256], made one row kernel, were 584,586 words that lavapipe
 // took 19 s to compile.
-func (s *state) rowKernelCost(k2 *hlo.Instruction, take []*hlo.Instruction, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) int {
+func (s *state) rowKernelCost(k2 *hlo.Instruction, take []*hlo.Instruction, pairs map[*hlo.Instruction]kgen.OnlinePair, online map[*hlo.Instruction]bool) int {
 	env := s.kernelEnv()
-	pairs, online := s.onlinePairs(take, cols, pos, users)
 	n := s.kernelCost(k2)
 	for _, p := range take {
 		own, copies := kgen.OpCost(p), kgen.RowFoldCopies(p, env)
@@ -326,12 +329,11 @@ func (s *state) rowCandidates(k2 *hlo.Instruction, in2 map[*hlo.Instruction]bool
 
 // makeRowKernel records k2's row kernel in the plan: the values it
 // takes (computed first, per row), its row dimensions m, the maxes it
-// folds with their exponentials' sums, and the value its reduction
-// stores for its elements.
-func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, cols int64, pos map[*hlo.Instruction]int, users map[*hlo.Instruction][]*hlo.Instruction) {
+// folds with their exponentials' sums (pairs; online the sums paired:
+// onlinePairs), and the value its reduction stores for its elements.
+func (s *state) makeRowKernel(k2 *hlo.Instruction, take []*hlo.Instruction, m int, pairs map[*hlo.Instruction]kgen.OnlinePair, online map[*hlo.Instruction]bool) {
 	kp := s.plan.kernel(k2)
 	kp.Prologue, kp.Row, kp.RowDims = take, true, m
-	pairs, online := s.onlinePairs(take, cols, pos, users)
 	if len(pairs) > 0 {
 		kp.Online = pairs
 	}
