@@ -43,7 +43,8 @@ func TestAddressedBindings(t *testing.T) {
 		m, err := hlo.Parse(c.name, c.src)
 		require.NoError(t, err, c.name)
 		args := hlotest.SmallIntInputs(m, 3)
-		exe, err := rt.Compile(m, vkjit.CompileOptions{})
+		// DeviceLoops: the loop's 10 iterations would run from the host.
+		exe, err := rt.Compile(m, vkjit.CompileOptions{DeviceLoops: true})
 		require.NoError(t, err, c.name)
 		_, want, outs := runBothOn(t, exe, m, args, c.name)
 		for i, w := range want.Leaves() {
@@ -55,7 +56,7 @@ func TestAddressedBindings(t *testing.T) {
 			}
 			requireSameBytes(t, w.Data, outs[i].Data, "%s out%d", c.name, i)
 		}
-		for _, opts := range []vkjit.CompileOptions{{AddressAbove: 4}, {AddressAbove: 4, StorageLoads: true}, {AddressAbove: 4, NoFuse: true}} {
+		for _, opts := range []vkjit.CompileOptions{{AddressAbove: 4, DeviceLoops: true}, {AddressAbove: 4, StorageLoads: true, DeviceLoops: true}, {AddressAbove: 4, NoFuse: true, DeviceLoops: true}} {
 			if opts.NoFuse {
 				// The unfused program's own descriptor form: a fused
 				// softmax folds its sum online, in another order.

@@ -50,7 +50,9 @@ func TestDeviceLoops(t *testing.T) {
 		require.NoError(t, err, name)
 		require.NoError(t, hlo.Verify(m), name)
 		args := hlotest.SmallIntInputs(m, 3)
-		all := []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}, {StorageLoads: true}, {HostLoops: true}}
+		// DeviceLoops: several run too few iterations to repay their
+		// kernels' compile, and would run from the host.
+		all := []vkjit.CompileOptions{{DeviceLoops: true}, {NoFuse: true, NoReuse: true, DeviceLoops: true}, {StorageLoads: true, DeviceLoops: true}, {HostLoops: true}}
 		if name == "nested" || name == "gather_sum" {
 			all = all[:3] // ~10^5 host round trips: a minute
 		}
@@ -286,7 +288,7 @@ ENTRY e {
 `, st, x, body.String(), w, strings.Join(slice, ", "), dimList(c.window), op, strings.Join(update, ", "))
 			m, err := hlo.Parse(name, text)
 			require.NoError(t, err, text)
-			exe, err := rt.Compile(m, vkjit.CompileOptions{})
+			exe, err := rt.Compile(m, vkjit.CompileOptions{DeviceLoops: true})
 			require.NoError(t, err)
 			kinds := map[lower.StepKind]int{}
 			for _, s := range vkjit.ProgramOf(exe).Steps {

@@ -109,6 +109,10 @@ type CompileOptions struct {
 	NoFuse    bool // every instruction its own kernel and buffer
 	NoReuse   bool // every temporary its own memory
 	HostLoops bool // every while loop run from the host, none as a device loop
+	// DeviceLoops runs every while loop that fits a device loop as one,
+	// even one of a known trip count too short to repay its kernel's
+	// first compile (which Mesa's shader cache then keeps).
+	DeviceLoops bool
 	// CPU devices' code generation choices, made the GPU way (subgroup
 	// and workgroup row reductions, GEMM tiles and a real FFT's passes
 	// through shared memory) or the older way (vec4 loads, no texel
@@ -149,7 +153,7 @@ func (o CompileOptions) lower() lower.Options {
 	return lower.Options{
 		NoFuse: o.NoFuse, NoReuse: o.NoReuse, MemoryBudget: o.MemoryBudget, Donate: o.Donate,
 		SubgroupReduce: o.SubgroupReduce, WorkgroupReduce: o.WorkgroupReduce, SharedGemm: o.SharedGemm, SharedFft: o.SharedFft,
-		HostLoops: o.HostLoops, Vec4Access: o.Vec4Access, StorageLoads: o.StorageLoads,
+		HostLoops: o.HostLoops, DeviceLoops: o.DeviceLoops, Vec4Access: o.Vec4Access, StorageLoads: o.StorageLoads,
 		InvocationTiles: o.InvocationTiles, AddressAbove: o.AddressAbove, RefinedDivSqrt: o.RefinedDivSqrt,
 	}
 }

@@ -202,13 +202,16 @@ func runBothOn(t *testing.T, exe *vkjit.Executable, m *hlo.Module, args []*hlo.L
 
 // requireExact compiles a module, runs it on the device and in the
 // reference evaluator on the same inputs, and requires every result leaf
-// to match bit for bit: with fusion and buffer reuse, and without.
+// to match bit for bit: with fusion and buffer reuse, and without. The
+// fused program runs every while loop that fits one on the device, the
+// unfused one as the default decides (loops of few iterations from the
+// host: kgen.LoopWords).
 func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*hlo.Literal) {
 	t.Helper()
 	m, err := hlo.Parse(name, text)
 	require.NoError(t, err, text)
 	require.NoError(t, hlo.Verify(m), name)
-	for _, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}} {
+	for _, opts := range []vkjit.CompileOptions{{DeviceLoops: true}, {NoFuse: true, NoReuse: true}} {
 		exe, err := rt.Compile(m, opts)
 		require.NoError(t, err, name)
 		_, want, outs := runBothOn(t, exe, m, inputs(m), name)

@@ -97,7 +97,8 @@ func hazards(p *Program) []string {
 // loop) had five such writes after reads on an H200, which overlapped
 // the dispatches and read half-written values; lavapipe runs one
 // dispatch after another and showed nothing. Also the loop testdata and
-// the corpus's end-to-end modules.
+// the corpus's end-to-end modules, their loops of known trip counts on
+// the device too (DeviceLoops).
 func TestBarriersCoverLoopResults(t *testing.T) {
 	geev := `HloModule eig
 ENTRY e {
@@ -117,11 +118,13 @@ ENTRY e {
 		m, err := hlo.Parse(name, src)
 		require.NoError(t, err, name)
 		for _, tg := range []Target{LlvmpipeTarget, desktop} {
-			p, err := Compile(m, tg, Options{})
-			if err != nil {
-				continue // a module this target refuses: not this test's
+			for _, opts := range []Options{{}, {DeviceLoops: true}} {
+				p, err := Compile(m, tg, opts)
+				if err != nil {
+					continue // a module this target refuses: not this test's
+				}
+				require.Empty(t, hazards(p), "%s (%+v): dispatches without the barrier they need", name, opts)
 			}
-			require.Empty(t, hazards(p), "%s: dispatches without the barrier they need", name)
 		}
 	}
 }

@@ -56,6 +56,13 @@ type Options struct {
 	// condition back each iteration, instead of as a device loop
 	// (seqloop.go) where one fits (to compare against).
 	HostLoops bool
+	// DeviceLoops runs every while loop that fits a device loop as one,
+	// whatever its trip count: by default a loop of a known count runs
+	// from the host where its kernel would take longer to compile than
+	// those iterations take (kgen.LoopWords); a driver that keeps its
+	// compiled shaders across processes pays that compile once. Tests
+	// use it to generate device loops of few iterations.
+	DeviceLoops bool
 	// Vec4Access makes tiled GEMMs on CPU devices load their operands'
 	// octets of 8 elements, and vector kernels store their results', as
 	// two vec4s instead of one u64vec4 (kgen/vector.go, wideLoad and

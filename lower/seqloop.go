@@ -36,7 +36,11 @@ func planDeviceLoops(s *state) error {
 		if in.Op != hlo.OpWhile || !s.live[in] {
 			continue
 		}
-		l, err := kgen.DeviceLoopKernel(in, s.tg)
+		most := kgen.LoopWords(in)
+		if s.opts.DeviceLoops {
+			most = kgen.SeqWords
+		}
+		l, err := kgen.DeviceLoopKernel(in, s.tg, most)
 		if err != nil {
 			// A host loop, which names anything unsupported; the plan
 			// keeps why (Program.Describe shows it).

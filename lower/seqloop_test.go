@@ -43,10 +43,11 @@ func compileFile(t *testing.T, file string, tg kgen.Target, opts Options) *Progr
 }
 
 // TestDeviceLoopPlans compiles the device loops of testdata/loops (one
-// of them over a complex array) and the corpus's two long loops
-// (without a device): each becomes one device loop step whose kernel
-// passes spirv-val, with no host loop left, and with HostLoops each is
-// a host loop again. A loop computing
+// of them over a complex array; with DeviceLoops, as several run too
+// few iterations to repay their kernels' compile) and the corpus's two
+// long loops (without a device): each becomes one device loop step
+// whose kernel passes spirv-val, with no host loop left, and with
+// HostLoops each is a host loop again. A loop computing
 // on a large array stays a host loop, as do one whose kernel would be
 // too large to compile quickly and one whose kernel would bind more
 // buffers than the device allows.
@@ -57,12 +58,12 @@ func TestDeviceLoopPlans(t *testing.T) {
 	// many_leaves needs more bindings than this target's 16 even with
 	// CopyInit; TestCopyInit compiles it for lavapipe.
 	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "many_leaves.hlo") })
-	requireDeviceLoops(t, files)
+	requireDeviceLoops(t, files, Options{DeviceLoops: true})
 	t.Run("corpus", func(t *testing.T) {
 		corpus := shared.Dir(t, "hlo-corpus")
 		requireDeviceLoops(t, []string{
 			filepath.Join(corpus, "jax/jit_compute_while_b380442861.hlo"),
-			filepath.Join(corpus, "jax/jit_f_in_place_dynamic_update_slice.hlo")})
+			filepath.Join(corpus, "jax/jit_f_in_place_dynamic_update_slice.hlo")}, Options{})
 	})
 
 	p, err := compileText(t, `HloModule big
@@ -112,6 +113,62 @@ ENTRY main {
 		kinds = stepKinds(p)
 		require.Equal(t, c.host, kinds[StepWhile], "%d bindings allowed", c.max)
 		require.Equal(t, c.loop, kinds[StepLoop], "%d bindings allowed", c.max)
+	}
+}
+
+// TestShortLoopsOnHost: a loop of a known trip count whose device loop
+// kernel would take longer to compile than its host loop's iterations
+// take stays a host loop, saying why; with DeviceLoops it is a device
+// loop. computed_reads runs 9 iterations, its kernel about 35,000
+// words (lavapipe took 4.9-5.1 s to compile it, against 0.45 s for the
+// whole run as a host loop).
+func TestShortLoopsOnHost(t *testing.T) {
+	for _, tg := range []Target{desktop, kgen.LlvmpipeTarget} {
+		p := compileFile(t, "testdata/loops/computed_reads.hlo", tg, Options{})
+		require.Equal(t, 1, stepKinds(p)[StepWhile])
+		require.Zero(t, stepKinds(p)[StepLoop])
+		var plan strings.Builder
+		p.Describe(&plan)
+		require.Regexp(t, `not a device loop: a kernel of \d+ SPIR-V words for 9 iterations`, plan.String())
+		p = compileFile(t, "testdata/loops/computed_reads.hlo", tg, Options{DeviceLoops: true})
+		require.Equal(t, 1, stepKinds(p)[StepLoop])
+	}
+}
+
+// TestLoopWords: the bound follows the trip count, between seqFewWords
+// and SeqWords; a loop of unknown count gets SeqWords.
+func TestLoopWords(t *testing.T) {
+	for _, c := range []struct {
+		start, limit string
+		words        int
+	}{{"0", "9", 4096}, {"0", "100", 6400}, {"10", "1010", 64000}, {"0", "100000", kgen.SeqWords}, {"p", "9", kgen.SeqWords}} {
+		init := "s32[] constant(" + c.start + ")"
+		if c.start == "p" {
+			init = "s32[] parameter(1)"
+		}
+		m, err := hlo.Parse("trips", fmt.Sprintf(`HloModule trips
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(%s)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4]) tuple(i1, x)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = %s
+  init = (s32[], f32[4]) tuple(z, x)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}`, c.limit, init))
+		require.NoError(t, err)
+		require.Equal(t, c.words, kgen.LoopWords(m.Entry.Root), "%+v", c)
 	}
 }
 
@@ -169,7 +226,7 @@ ENTRY main {
 // once (20); with fewer bindings than that (16) it stays a host loop,
 // saying why.
 func TestCopyInit(t *testing.T) {
-	p := compileFile(t, "testdata/loops/many_leaves.hlo", LlvmpipeTarget, Options{})
+	p := compileFile(t, "testdata/loops/many_leaves.hlo", LlvmpipeTarget, Options{DeviceLoops: true})
 	require.Equal(t, 1, stepKinds(p)[StepLoop])
 	var copies int
 	for _, s := range p.Steps {
@@ -183,7 +240,7 @@ func TestCopyInit(t *testing.T) {
 	}
 	require.Equal(t, 19, copies, "each small leaf and the updated big one copied into its result")
 	require.Len(t, p.Kernels, 3, "the copies of one type share a kernel: s32, f32, and the loop")
-	p = compileFile(t, "testdata/loops/many_leaves.hlo", desktop, Options{})
+	p = compileFile(t, "testdata/loops/many_leaves.hlo", desktop, Options{DeviceLoops: true})
 	require.Equal(t, 1, stepKinds(p)[StepWhile])
 	var plan strings.Builder
 	p.Describe(&plan)
@@ -201,7 +258,7 @@ func TestCopyInit(t *testing.T) {
 // and its dynamic slices and updates (f32, f64 and pred, one and two
 // dimensions) shift.
 func TestComputedReads(t *testing.T) {
-	p := compileFile(t, "testdata/loops/computed_reads.hlo", LlvmpipeTarget, Options{})
+	p := compileFile(t, "testdata/loops/computed_reads.hlo", LlvmpipeTarget, Options{DeviceLoops: true})
 	require.Equal(t, 1, stepKinds(p)[StepLoop])
 	var dis string
 	for _, s := range p.Steps {
@@ -241,15 +298,15 @@ func TestComputedReads(t *testing.T) {
 	require.Equal(t, map[string]bool{"OpTypeFloat 32 x 64": true, "OpTypeFloat 64 x 32": true}, read)
 }
 
-// requireDeviceLoops: each file's while loop is one device loop step
-// whose kernel passes spirv-val, for a GPU (wide values in shared
-// memory) and for lavapipe (in scratch buffers), and a host loop with
-// HostLoops.
-func requireDeviceLoops(t *testing.T, files []string) {
+// requireDeviceLoops: each file's while loop, compiled with opts, is
+// one device loop step whose kernel passes spirv-val, for a GPU (wide
+// values in shared memory) and for lavapipe (in scratch buffers), and a
+// host loop with HostLoops.
+func requireDeviceLoops(t *testing.T, files []string, opts Options) {
 	t.Helper()
 	for _, file := range files {
 		for _, tg := range []Target{desktop, kgen.LlvmpipeTarget} {
-			p := compileFile(t, file, tg, Options{})
+			p := compileFile(t, file, tg, opts)
 			kinds := stepKinds(p)
 			require.Equal(t, 1, kinds[StepLoop], file)
 			require.Zero(t, kinds[StepWhile], file)
@@ -327,12 +384,12 @@ func TestWorkgroupLoops(t *testing.T) {
 		}
 		return nil, Step{}, false
 	}
-	p := compileFile(t, "testdata/loops/wide_rnn.hlo", desktop, Options{})
+	p := compileFile(t, "testdata/loops/wide_rnn.hlo", desktop, Options{DeviceLoops: true})
 	k, s, ok := loopStep(p)
 	require.True(t, ok)
 	require.Equal(t, [3]uint32{96, 1, 1}, k.LocalSize, "its widest phase's 96 elements, in whole subgroups")
 	require.Len(t, s.Buffers, 10, "h, b and s in and out, w, ys, the counter in and out, the flag: no scratch buffer")
-	p = compileFile(t, "testdata/loops/wide_rnn.hlo", kgen.LlvmpipeTarget, Options{})
+	p = compileFile(t, "testdata/loops/wide_rnn.hlo", kgen.LlvmpipeTarget, Options{DeviceLoops: true})
 	k, s, ok = loopStep(p)
 	require.True(t, ok)
 	require.Equal(t, [3]uint32{96, 1, 1}, k.LocalSize)
@@ -347,7 +404,7 @@ func TestWorkgroupLoops(t *testing.T) {
 	// GPU's registers would not hold it.
 	for _, file := range []string{"wide_rnn", "wide_matvec", "wide_small_rnn"} {
 		for _, tg := range []Target{desktop, kgen.LlvmpipeTarget} {
-			p := compileFile(t, "testdata/loops/"+file+".hlo", tg, Options{})
+			p := compileFile(t, "testdata/loops/"+file+".hlo", tg, Options{DeviceLoops: true})
 			kept := slices.ContainsFunc(p.Plan, func(l string) bool { return strings.Contains(l, "device-loop; columns of ") })
 			require.Equal(t, tg.CPU && file != "wide_small_rnn", kept, "%s (CPU %v): %q", file, tg.CPU, p.Plan)
 			k, _, ok = loopStep(p)
@@ -388,7 +445,7 @@ func TestWorkgroupLoops(t *testing.T) {
 			text := wideLoop(c.w, c.extra, c.body)
 			m, err := hlo.Parse(c.name, text)
 			require.NoError(t, err, text)
-			p, err := Compile(m, tc.tg, Options{})
+			p, err := Compile(m, tc.tg, Options{DeviceLoops: true})
 			require.NoError(t, err, c.name)
 			var plan strings.Builder
 			p.Describe(&plan)

@@ -33,6 +33,7 @@ type benchResult struct {
 	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
 	NoFuse           bool    `json:"no_fuse"`
 	HostLoops        bool    `json:"host_loops"`
+	DeviceLoops      bool    `json:"device_loops,omitempty"`
 	Vec4Access       bool    `json:"vec4_access"`
 	InvocationTiles  bool    `json:"invocation_tiles"`
 	StorageLoads     bool    `json:"storage_loads"`
@@ -77,6 +78,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "", "device index or name substring")
 	noFuse := fs.Bool("no-fuse", false, "compile without fusion (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run while loops from the host, not on the device (to compare against)")
+	deviceLoops := fs.Bool("device-loops", false, "run every while loop that fits a device loop as one, even where its known trip count is too short to repay the kernel's compile")
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands and store vector results as vec4s, not 32-byte words (to compare against)")
 	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
@@ -119,7 +121,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles})
+	exe, err := rt.Compile(mod, vkjit.CompileOptions{NoFuse: *noFuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles})
 	if err != nil {
 		return err
 	}
@@ -186,7 +188,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers, DeviceArgs: *deviceArgs,
-		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops,
+		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops,
 		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
 		HostCPU: cpuid.CPU.BrandName, HostCores: runtime.NumCPU(), HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {

@@ -46,8 +46,8 @@ Usage:
                                              none are given): --iterations N (10), --warmup N
                                              (2), --json, --include-transfers, --device-args
                                              (arguments uploaded once, results left on the
-                                             device), --no-fuse,
-                                             --host-loops, --vec4-access, --storage-loads,
+                                             device), --no-fuse, --host-loops,
+                                             --device-loops, --vec4-access, --storage-loads,
                                              --invocation-tiles, --address-above N
   vkjit test [flags] FILE.mlir|DIR ...       run StableHLO conformance files: every module's
                                              check ops compared on the host; prints each
@@ -76,6 +76,9 @@ Flags of run (before or after the positional arguments):
   --no-reuse            give every temporary its own memory (to compare against)
   --host-loops          run every while loop from the host, reading its condition back
                         each iteration, not as a device loop (to compare against)
+  --device-loops        run every while loop that fits a device loop as one, even one
+                        whose known trip count is too short to repay compiling its
+                        kernel (which Mesa's shader cache keeps for later runs)
   --vec4-access         on a CPU device, load tiled GEMMs' operands and store vector
                         kernels' results as vec4s, not as 32-byte u64vec4s of 8
                         elements (to compare against)

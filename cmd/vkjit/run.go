@@ -55,6 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noFuse := fs.Bool("no-fuse", false, "compile every instruction to its own kernel and buffer (to compare against)")
 	noReuse := fs.Bool("no-reuse", false, "give every temporary its own memory (to compare against)")
 	hostLoops := fs.Bool("host-loops", false, "run every while loop from the host, not as a device loop (to compare against)")
+	deviceLoops := fs.Bool("device-loops", false, "run every while loop that fits a device loop as one, even where its known trip count is too short to repay the kernel's compile")
 	vec4Access := fs.Bool("vec4-access", false, "on a CPU device, load GEMM operands and store vector results as vec4s, not 32-byte words (to compare against)")
 	invocationTiles := fs.Bool("invocation-tiles", false, "on a CPU device, compute a GEMM tile per invocation, not per subgroup (to compare against)")
 	storageLoads := fs.Bool("storage-loads", false, "on a CPU device, read inputs from storage buffers only, not through texel buffer views (to compare against)")
@@ -129,7 +130,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	copts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles, MemoryBudget: *budget, Donate: donated}
+	copts := vkjit.CompileOptions{NoFuse: *noFuse, NoReuse: *noReuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops, Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles, MemoryBudget: *budget, Donate: donated}
 	var exe *vkjit.Executable
 	if mod != nil {
 		exe, err = rt.Compile(mod, copts)

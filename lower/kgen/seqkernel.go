@@ -14,15 +14,28 @@ const (
 	seqElems  = 64    // most elements of a value the loop holds in registers
 	seqUnroll = 16    // nested loops of at most this many known iterations are unrolled
 	seqOps    = 16384 // most element operations one device loop kernel may emit
-	// seqWords bounds a device loop kernel's SPIR-V: the driver compiles
+	// SeqWords bounds a device loop kernel's SPIR-V: the driver compiles
 	// it as straight-line code (lavapipe: 25k words in ~50 ms, 279k words
 	// of f32[64] sines in 3.8 s, more than 10,000 host iterations cost).
 	// At 65536 the complex QR sweep (zgeev.go, 106,946 words) stayed a
 	// host loop of about 40 dispatches an iteration: a c64[2,12,12] geev
 	// ran 113,607 dispatches in 6.6 s, against 4,243 in 0.17 s as a device
 	// loop, its cold compile 1.45 s -> 1.15 s (Zen 1, lavapipe 8 lanes).
-	seqWords     = 131072
-	seqGPUBudget = 1 << 16 // iterations per dispatch on devices without a loop bound (a dispatch stays short of a GPU watchdog)
+	SeqWords = 131072
+	// With a known trip count, a device loop kernel may have at most
+	// seqWordsPerTrip words an iteration, or seqFewWords whatever the
+	// count (LoopWords): lavapipe compiles a kernel at a process's first
+	// dispatch unless Mesa's shader cache holds it (a new machine, CI),
+	// 10-140 us a word, where a host loop's iteration costs about a
+	// millisecond (a submit, a read-back and its dispatches). First
+	// runs, fresh caches (Zen 5, lavapipe 16 lanes): 9 iterations of
+	// lower/testdata/loops/computed_reads.hlo, 35,471 words, 4.9-5.1 s
+	// -> 0.43-0.46 s as a host loop; 7 of a c64[3,4,4] cholesky (FuzzMutants),
+	// 119,340 words, 3.1-4.9 s -> 0.4 s, and at 700 iterations 3.3 s
+	// -> 1.3 s.
+	seqWordsPerTrip = 64
+	seqFewWords     = 4096
+	seqGPUBudget    = 1 << 16 // iterations per dispatch on devices without a loop bound (a dispatch stays short of a GPU watchdog)
 )
 
 // Loop is a while loop planned to run on the device.
@@ -182,12 +195,13 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 	return f
 }
 
-// DeviceLoopKernel generates the device loop kernel of while loop w, or
-// says why it does not fit one: a loop of one invocation where every
+// DeviceLoopKernel generates the device loop kernel of while loop w, of
+// at most most SPIR-V words (LoopWords, or SeqWords), or says why it
+// does not fit one: a loop of one invocation where every
 // value fits its registers, else a workgroup loop (seqwide.go), whose
 // checks keep back the iterations its phases run (a first generation
 // counts them).
-func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
+func DeviceLoopKernel(w *hlo.Instruction, tg Target, most int) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
 	var wider []bool         // small state leaves the body computes as wide values
 	var cols map[string]bool // dots whose invariant operand's columns are loaded first (colCache)
@@ -195,14 +209,14 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	// Each generation after the first adds to wider or cols, lowers
 	// local or raises reserve, so the loop ends; the bound is a guard.
 	for range 16 {
-		l, e, err := deviceLoop(w, tg, local, reserve, wider, cols)
+		l, e, err := deviceLoop(w, tg, local, reserve, wider, cols, min(most, SeqWords))
 		switch {
 		case errors.Is(err, errWide) && local == 1:
 			local = widestLocal(tg)
 			continue
 		case err != nil && len(cols) > 0 && !noCols:
 			// The columns' code past a bound the loop fit without
-			// them (seqWords, seqOps): generated again without.
+			// them (SeqWords, seqOps): generated again without.
 			cols, noCols = nil, true
 			continue
 		case err != nil:
@@ -243,6 +257,18 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target) (*Loop, error) {
 	return nil, notSeqf("no workgroup loop settled")
 }
 
+// LoopWords is the most SPIR-V words w's device loop kernel may have:
+// SeqWords, or for a loop of a known trip count what compiles in about
+// the time its host loop's iterations would take (seqWordsPerTrip).
+func LoopWords(w *hlo.Instruction) int {
+	condC, bodyC := w.WhileComputations()
+	trips, ok := TripCount(w, condC, bodyC)
+	if !ok {
+		return SeqWords
+	}
+	return int(max(seqFewWords, min(trips*seqWordsPerTrip, SeqWords)))
+}
+
 // newNames reports whether more has a name that have lacks.
 func newNames(have, more map[string]bool) bool {
 	for n := range more {
@@ -275,8 +301,9 @@ func fewer(n int64, tg Target) uint32 {
 }
 
 // deviceLoop generates w's device loop kernel as a loop of local
-// invocations, each check keeping reserve iterations back.
-func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool, cols map[string]bool) (*Loop, *seqEmitter, error) {
+// invocations, each check keeping reserve iterations back, of at most
+// most SPIR-V words.
+func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool, cols map[string]bool, most int) (*Loop, *seqEmitter, error) {
 	leaves := w.Shape.Leaves()
 	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
@@ -476,7 +503,10 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
 	}
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
-	if n := len(l.Kernel.Words); n > seqWords {
+	if n := len(l.Kernel.Words); n > most {
+		if trips, ok := TripCount(w, cond, body); ok && most < SeqWords {
+			return nil, nil, notSeqf("a kernel of %d SPIR-V words for %d iterations", n, trips)
+		}
 		return nil, nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}
 	return l, e, nil
