@@ -56,11 +56,13 @@ const maxKernelCost = 2048
 // of library functions (cold first run, the driver's compile): tanh
 // 0.33 s (37,159 words), tanh and sine 2.5 s (154,919), four 5.5 s
 // (294,707), eight 12.3 s (585,471); the bound takes two (32 x 128),
-// not four. Library functions differ more than OpCost's 16 says (per
-// element: tanh about 200 words, exp 196, log 278, erf 540, sine 932),
-// so the bound is loose: transformer_block's tanh GELU (35 x 128 =
-// 4,480; 48,921 words) stays fused, which runs faster (twice the bound
-// unfused it: 7.6-8.9 -> 8.6-9.3 ms, noisy host; cold 1.35 -> 1.18 s).
+// not four. OpCost weighs library functions by their words (at least
+// 16: tanh 16, sine 77), so tanh and sine (94 x 128, with the kernel's
+// own op counted) or a sine alone (78 x 128; 130,039 words, cold 1.8 s
+// -> 0.4-0.5 s unfused, runs 2.1-2.4 -> 2.3-2.5 ms) stay apart, while
+// transformer_block's tanh GELU (35 x 128 = 4,480; 48,921 words) stays
+// fused, which runs faster (twice the bound unfused it: 7.6-8.9 ->
+// 8.6-9.3 ms, noisy host; cold 1.35 -> 1.18 s).
 const maxEpilogueCost = 3 * maxKernelCost
 
 // smallFanOut is the most copies of each operand element a broadcast
@@ -294,6 +296,7 @@ func fuseLoops(s *state) error {
 		in := c.Instructions[i]
 		reads[in] = consumerReads(in)
 		st.at[in] = []int{st.id(siteKey{parent: -1, user: in}, in, 1)}
+		cost[in] = kgen.OpCost(in) // its code, should it stay a kernel
 		us := users[in]
 		if in == c.Root || len(us) == 0 || !fusible(in) {
 			continue

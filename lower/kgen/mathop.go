@@ -25,20 +25,68 @@ var libraryOps = map[hlo.Opcode]func(m mathlib.Lib, a []spirv.ID) (spirv.ID, err
 	hlo.OpRemainder: func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return m.Fmod(a[0], a[1]) },
 }
 
+// libraryWords is each library function's SPIR-V words an element, as
+// kgen generates it for lavapipe: [0] in f32 (which f16 and bf16 compute
+// in, and complex64's parts), [1] in f64. TestLibraryWords measures
+// them again (an elementwise kernel of the function less one of a
+// negate) and requires these within a fifth.
+var libraryWords = map[hlo.Opcode][2]int{
+	hlo.OpExp:       {196, 323},
+	hlo.OpExpm1:     {273, 425},
+	hlo.OpLog:       {278, 415},
+	hlo.OpLog1p:     {385, 536},
+	hlo.OpLogistic:  {181, 354},
+	hlo.OpTanh:      {199, 534},
+	hlo.OpSin:       {933, 2580},
+	hlo.OpCos:       {923, 2552},
+	hlo.OpTan:       {907, 2579},
+	hlo.OpErf:       {539, 1614},
+	hlo.OpCbrt:      {423, 1138},
+	hlo.OpAtan2:     {269, 540},
+	hlo.OpPower:     {1312, 1555},
+	hlo.OpRemainder: {418, 667},
+}
+
+// LibraryWords is the SPIR-V words an element of library function op
+// takes in type t (0 for an op the library does not compute).
+func LibraryWords(op hlo.Opcode, t hlo.ElementType) int {
+	w, ok := libraryWords[op]
+	switch {
+	case !ok:
+		return 0
+	case t == hlo.F64 || t == hlo.C128:
+		return w[1]
+	}
+	return w[0]
+}
+
+// opWords is an op's SPIR-V words an element, the unit OpCost counts
+// library functions in: about an op's in a GEMM's epilogue, where the
+// bounds are tightest (transformer_block's tanh GELU after its GEMM,
+// 35 ops a result, 128 results a tile: 48,921 words with the GEMM's
+// own, 8-11 an op); an op that loads an operand takes more (a chain of
+// adds: 26).
+const opWords = 12
+
 // OpCost is in's share of a fused kernel's code, for bounding a
-// kernel's size before it is generated: a library function (a few
-// hundred SPIR-V words, lavapipe: ~590 a function against ~39 an add)
-// counts 16; an integer power 128, for the compile: its 32 steps of
-// square-and-multiply (ipow) are a loop that NIR unrolls, and LLVM's
-// known-bits analysis of the chained multiplies is slow (64 of them in
-// a reduction's fold, 34,000 words, took lavapipe 3.6 s to compile,
-// against 0.2 s for as many words of exponentials); any other op 1.
+// kernel's size before it is generated: any op 1 but these.
+//   - A library function its words in opWords, and at least 16, what
+//     every function counted before their sizes were measured, by which
+//     the bounds were set (exp, logistic and tanh still count 16): sine,
+//     cosine and tan count 77 in f32 (215 in f64), erf 44, power 109. A
+//     GEMM's epilogue of tanh and sine, 154,919 words, took lavapipe
+//     2.5 s to compile when each counted 16.
+//   - An integer power 128, for the compile: its 32 steps of
+//     square-and-multiply (ipow) are a loop that NIR unrolls, and LLVM's
+//     known-bits analysis of the chained multiplies is slow (64 of them
+//     in a reduction's fold, 34,000 words, took lavapipe 3.6 s to
+//     compile, against 0.2 s for as many words of exponentials).
 func OpCost(in *hlo.Instruction) int {
 	switch {
 	case in.Op == hlo.OpPower && !in.Shape.Elem.IsFloat() && !in.Shape.Elem.IsComplex():
 		return 128
 	case libraryOps[in.Op] != nil:
-		return 16
+		return max(16, LibraryWords(in.Op, in.Shape.Elem)/opWords)
 	}
 	return 1
 }
