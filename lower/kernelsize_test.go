@@ -15,9 +15,12 @@ import (
 
 // chain is a module of n elementwise ops on f32[4096], each reading the
 // one before (and the parameter, for binary ops), cycling through ops.
-func chain(n int, ops ...string) string {
+func chain(n int, ops ...string) string { return typedChain("f32", n, ops...) }
+
+// typedChain is chain's module on elements of type typ.
+func typedChain(typ string, n int, ops ...string) string {
 	var b strings.Builder
-	b.WriteString("HloModule chain\nENTRY main {\n  x0 = f32[4096] parameter(0)\n")
+	fmt.Fprintf(&b, "HloModule chain\nENTRY main {\n  x0 = %s[4096] parameter(0)\n", typ)
 	for i := 1; i <= n; i++ {
 		root := ""
 		if i == n {
@@ -25,9 +28,9 @@ func chain(n int, ops ...string) string {
 		}
 		op := ops[i%len(ops)]
 		if o, _ := hlo.LookupOpcode(op); o.Arity() == 1 {
-			fmt.Fprintf(&b, "  %sx%d = f32[4096] %s(x%d)\n", root, i, op, i-1)
+			fmt.Fprintf(&b, "  %sx%d = %s[4096] %s(x%d)\n", root, i, typ, op, i-1)
 		} else {
-			fmt.Fprintf(&b, "  %sx%d = f32[4096] %s(x%d, x0)\n", root, i, op, i-1)
+			fmt.Fprintf(&b, "  %sx%d = %s[4096] %s(x%d, x0)\n", root, i, typ, op, i-1)
 		}
 	}
 	b.WriteString("}\n")
@@ -97,6 +100,23 @@ func TestLibraryWords(t *testing.T) {
 			require.Equal(t, lanes, l, "%s %s: elements per invocation", ty, name)
 			got, want := float64(n-base)/float64(l), float64(kgen.LibraryWords(op, ty))
 			require.InEpsilon(t, want, got, 0.2, "%s %s: %.0f words an element, kgen.LibraryWords says %.0f", ty, name, got, want)
+		}
+	}
+}
+
+// TestNarrowChainsBounded: an op of an f16, bf16 or f8 result rounds it
+// in integer code, ten times an f32 op's words for f16 (roundCost): a
+// chain of 1500 adds and multiplies is several kernels of bounded size,
+// not one (f16: 438,628 words, 14 s of lavapipe's compile).
+func TestNarrowChainsBounded(t *testing.T) {
+	for _, typ := range []string{"f16", "bf16", "f8e4m3fn"} {
+		m, err := hlo.Parse("chain", typedChain(typ, 1500, "add", "multiply", "subtract", "maximum"))
+		require.NoError(t, err)
+		p, err := Compile(m, LlvmpipeTarget, Options{})
+		require.NoError(t, err, typ)
+		require.Greater(t, stepKinds(p)[StepDispatch], 1, typ)
+		for _, k := range p.Kernels {
+			require.Less(t, len(k.Words), 80_000, "%s: %s", typ, k.Name)
 		}
 	}
 }
