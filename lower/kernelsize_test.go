@@ -107,7 +107,7 @@ func TestLibraryWords(t *testing.T) {
 // TestNarrowChainsBounded: an op of an f16, bf16 or f8 result rounds it
 // in integer code, ten times an f32 op's words for f16 (roundCost): a
 // chain of 1500 adds and multiplies is several kernels of bounded size,
-// not one (f16: 438,628 words, 14 s of lavapipe's compile).
+// not one (f16: 438,628 words, a first run of 5 s on lavapipe).
 func TestNarrowChainsBounded(t *testing.T) {
 	for _, typ := range []string{"f16", "bf16", "f8e4m3fn"} {
 		m, err := hlo.Parse("chain", typedChain(typ, 1500, "add", "multiply", "subtract", "maximum"))
