@@ -36,11 +36,11 @@ func planDeviceLoops(s *state) error {
 		if in.Op != hlo.OpWhile || !s.live[in] {
 			continue
 		}
-		most := kgen.LoopWords(in)
+		maxWords := kgen.LoopWords(in)
 		if s.opts.DeviceLoops {
-			most = kgen.SeqWords
+			maxWords = kgen.SeqWords
 		}
-		l, err := kgen.DeviceLoopKernel(in, s.tg, most)
+		l, err := kgen.DeviceLoopKernel(in, s.tg, maxWords)
 		if err != nil {
 			// A host loop, which names anything unsupported; the plan
 			// keeps why (Program.Describe shows it).

@@ -136,37 +136,39 @@ func TestShortLoopsOnHost(t *testing.T) {
 }
 
 // TestLoopWords: the bound follows the trip count, between seqFewWords
-// and SeqWords; a loop of unknown count gets SeqWords.
+// and SeqWords (2^62 iterations of an s64 counter too: no overflow); a
+// loop of unknown count gets SeqWords.
 func TestLoopWords(t *testing.T) {
 	for _, c := range []struct {
-		start, limit string
-		words        int
-	}{{"0", "9", 4096}, {"0", "100", 6400}, {"10", "1010", 64000}, {"0", "100000", kgen.SeqWords}, {"p", "9", kgen.SeqWords}} {
-		init := "s32[] constant(" + c.start + ")"
+		typ, start, limit string
+		words             int
+	}{{"s32", "0", "9", 4096}, {"s32", "0", "100", 6400}, {"s32", "10", "1010", 64000}, {"s32", "0", "100000", kgen.SeqWords},
+		{"s64", "0", "4611686018427387904", kgen.SeqWords}, {"s32", "p", "9", kgen.SeqWords}} {
+		init := c.typ + "[] constant(" + c.start + ")"
 		if c.start == "p" {
-			init = "s32[] parameter(1)"
+			init = c.typ + "[] parameter(1)"
 		}
-		m, err := hlo.Parse("trips", fmt.Sprintf(`HloModule trips
+		m, err := hlo.Parse("trips", strings.ReplaceAll(fmt.Sprintf(`HloModule trips
 cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(%s)
+  s = (T[], f32[4]) parameter(0)
+  i = T[] get-tuple-element(s), index=0
+  n = T[] constant(%s)
   ROOT lt = pred[] compare(i, n), direction=LT
 }
 body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
+  s = (T[], f32[4]) parameter(0)
+  i = T[] get-tuple-element(s), index=0
   x = f32[4] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  ROOT t = (s32[], f32[4]) tuple(i1, x)
+  one = T[] constant(1)
+  i1 = T[] add(i, one)
+  ROOT t = (T[], f32[4]) tuple(i1, x)
 }
 ENTRY main {
   x = f32[4] parameter(0)
   z = %s
-  init = (s32[], f32[4]) tuple(z, x)
-  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
-}`, c.limit, init))
+  init = (T[], f32[4]) tuple(z, x)
+  ROOT w = (T[], f32[4]) while(init), condition=cond, body=body
+}`, c.limit, init), "T[]", c.typ+"[]"))
 		require.NoError(t, err)
 		require.Equal(t, c.words, kgen.LoopWords(m.Entry.Root), "%+v", c)
 	}

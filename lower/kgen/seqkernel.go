@@ -196,12 +196,12 @@ func (e *seqEmitter) flat(c *hlo.Computation) *hlo.Computation {
 }
 
 // DeviceLoopKernel generates the device loop kernel of while loop w, of
-// at most most SPIR-V words (LoopWords, or SeqWords), or says why it
+// at most maxWords SPIR-V words (LoopWords, or SeqWords), or says why it
 // does not fit one: a loop of one invocation where every
 // value fits its registers, else a workgroup loop (seqwide.go), whose
 // checks keep back the iterations its phases run (a first generation
 // counts them).
-func DeviceLoopKernel(w *hlo.Instruction, tg Target, most int) (*Loop, error) {
+func DeviceLoopKernel(w *hlo.Instruction, tg Target, maxWords int) (*Loop, error) {
 	local, reserve := uint32(1), uint32(0)
 	var wider []bool         // small state leaves the body computes as wide values
 	var cols map[string]bool // dots whose invariant operand's columns are loaded first (colCache)
@@ -209,7 +209,7 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target, most int) (*Loop, error) {
 	// Each generation after the first adds to wider or cols, lowers
 	// local or raises reserve, so the loop ends; the bound is a guard.
 	for range 16 {
-		l, e, err := deviceLoop(w, tg, local, reserve, wider, cols, min(most, SeqWords))
+		l, e, err := deviceLoop(w, tg, local, reserve, wider, cols, min(maxWords, SeqWords))
 		switch {
 		case errors.Is(err, errWide) && local == 1:
 			local = widestLocal(tg)
@@ -266,7 +266,7 @@ func LoopWords(w *hlo.Instruction) int {
 	if !ok {
 		return SeqWords
 	}
-	return int(max(seqFewWords, min(trips*seqWordsPerTrip, SeqWords)))
+	return int(max(seqFewWords, min(trips, SeqWords/seqWordsPerTrip)*seqWordsPerTrip))
 }
 
 // newNames reports whether more has a name that have lacks.
@@ -302,8 +302,8 @@ func fewer(n int64, tg Target) uint32 {
 
 // deviceLoop generates w's device loop kernel as a loop of local
 // invocations, each check keeping reserve iterations back, of at most
-// most SPIR-V words.
-func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool, cols map[string]bool, most int) (*Loop, *seqEmitter, error) {
+// maxWords SPIR-V words.
+func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bool, cols map[string]bool, maxWords int) (*Loop, *seqEmitter, error) {
 	leaves := w.Shape.Leaves()
 	condC, bodyC := w.WhileComputations()
 	e := &seqEmitter{flattened: map[*hlo.Computation]*hlo.Computation{}, local: local, reserve: reserve,
@@ -503,8 +503,8 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
 	}
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
-	if n := len(l.Kernel.Words); n > most {
-		if trips, ok := TripCount(w, cond, body); ok && most < SeqWords {
+	if n := len(l.Kernel.Words); n > maxWords {
+		if trips, ok := TripCount(w, cond, body); ok && maxWords < SeqWords {
 			return nil, nil, notSeqf("a kernel of %d SPIR-V words for %d iterations", n, trips)
 		}
 		return nil, nil, notSeqf("a kernel of %d SPIR-V words", n)
