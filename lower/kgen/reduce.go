@@ -358,6 +358,20 @@ func (a *accSets) fold(j int, xs []val) error {
 	return nil
 }
 
+// foldOrStart folds values xs into set j, or where start holds sets it
+// to xs (a lane's first element: what the fold of the initial
+// accumulators computed is discarded).
+func (a *accSets) foldOrStart(j int, xs []val, start spirv.ID) error {
+	res, err := a.k.emitReducer(a.c, append(loadAll(a.accs[j], len(a.vars[j])), xs...))
+	if err != nil {
+		return err
+	}
+	for i, v := range xs {
+		a.k.f.Store(a.vars[j][i], a.k.f.Select(a.k.scalarType(v.t), start, v.id, res[i].id))
+	}
+	return nil
+}
+
 // results loads every set's accumulators.
 func (a *accSets) results() [][]val {
 	res := make([][]val, len(a.vars))

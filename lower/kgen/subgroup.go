@@ -376,25 +376,21 @@ func (k *kernelBuilder) quadLanes(count int64) bool {
 func (k *kernelBuilder) laneFold(c *hlo.Computation, inits []val, count int64, lanes uint32, q, width int, read func(step spirv.ID, n int, body func(o int, xs []val) error) error) ([]val, error) {
 	l := int(lanes)
 	sets := k.accumulatorSets(c, inits, l)
-	store, fold := sets.store, sets.fold
+	fold := sets.fold
 	lane := func(o int) int { return o / q % l }
-	// The first step starts each lane: lane 0 from the inits.
-	err := read(k.cu32(0), width, func(o int, xs []val) error {
-		switch {
-		case o == 0:
-			return fold(0, xs)
-		case o < q*l && o%q == 0:
-			store(lane(o), xs)
-			return nil
-		}
-		return fold(lane(o), xs)
-	})
-	if err != nil {
-		return nil, err
-	}
+	// The first step starts each lane, lane 0 from the inits, the others
+	// from their first element: inside the loop, by a select on the
+	// step, so that the producers' code is emitted once, not twice (a
+	// step peeled off the loop doubled a fused loss's kernel).
 	full := count / int64(width)
-	err = k.loop(k.cu32(uint32(full-1)), func(t spirv.ID) error {
-		return read(k.f.IAdd(k.u32(), t, k.cu32(1)), width, func(o int, xs []val) error { return fold(lane(o), xs) })
+	err := k.loop(k.cu32(uint32(full)), func(t spirv.ID) error {
+		first := k.boolOp(spirv.OpIEqual, t, k.cu32(0))
+		return read(t, width, func(o int, xs []val) error {
+			if o > 0 && o < q*l && o%q == 0 {
+				return sets.foldOrStart(lane(o), xs, first)
+			}
+			return fold(lane(o), xs)
+		})
 	})
 	if err != nil {
 		return nil, err
