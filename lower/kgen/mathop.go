@@ -1,63 +1,62 @@
 package kgen
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/mathlib"
 	"github.com/vkjit/vkjit/spirv"
 )
 
-// libraryOps are the ops the math library computes (mathlib.Lib), by
-// their operands.
-var libraryOps = map[hlo.Opcode]func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error){
-	hlo.OpExp:       libUnary(mathlib.Lib.Exp),
-	hlo.OpExpm1:     libUnary(mathlib.Lib.Expm1),
-	hlo.OpLog:       libUnary(mathlib.Lib.Log),
-	hlo.OpLog1p:     libUnary(mathlib.Lib.Log1p),
-	hlo.OpLogistic:  libUnary(mathlib.Lib.Logistic),
-	hlo.OpTanh:      libUnary(mathlib.Lib.Tanh),
-	hlo.OpSin:       libUnary(mathlib.Lib.Sin),
-	hlo.OpCos:       libUnary(mathlib.Lib.Cos),
-	hlo.OpTan:       libUnary(mathlib.Lib.Tan),
-	hlo.OpErf:       libUnary(mathlib.Lib.Erf),
-	hlo.OpCbrt:      libUnary(mathlib.Lib.Cbrt),
-	hlo.OpAtan2:     libBinary(mathlib.Lib.Atan2),
-	hlo.OpPower:     libBinary(mathlib.Lib.Pow),
-	hlo.OpRemainder: func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return m.Fmod(a[0], a[1]) },
+// libraryOp is an op the math library computes (mathlib.Lib): its
+// emitter, by its operands, and its SPIR-V words an element as kgen
+// generates it for lavapipe, [0] in f32 (which f16 and bf16 compute in,
+// and complex64's parts), [1] in f64, which OpCost weighs it by.
+// TestLibraryWords measures the words again (an elementwise kernel of
+// the function less one of a negate) and requires these within a fifth.
+type libraryOp struct {
+	emit  func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error)
+	words [2]int
 }
 
-// libraryWords is each library function's SPIR-V words an element, as
-// kgen generates it for lavapipe: [0] in f32 (which f16 and bf16 compute
-// in, and complex64's parts), [1] in f64. TestLibraryWords measures
-// them again (an elementwise kernel of the function less one of a
-// negate) and requires these within a fifth.
-var libraryWords = map[hlo.Opcode][2]int{
-	hlo.OpExp:       {196, 323},
-	hlo.OpExpm1:     {273, 425},
-	hlo.OpLog:       {278, 415},
-	hlo.OpLog1p:     {385, 536},
-	hlo.OpLogistic:  {181, 354},
-	hlo.OpTanh:      {199, 534},
-	hlo.OpSin:       {933, 2580},
-	hlo.OpCos:       {923, 2552},
-	hlo.OpTan:       {907, 2579},
-	hlo.OpErf:       {539, 1614},
-	hlo.OpCbrt:      {423, 1138},
-	hlo.OpAtan2:     {269, 540},
-	hlo.OpPower:     {1312, 1555},
-	hlo.OpRemainder: {418, 667},
+// libraryOps are the ops the math library computes.
+var libraryOps = map[hlo.Opcode]libraryOp{
+	hlo.OpExp:       {libUnary(mathlib.Lib.Exp), [2]int{196, 323}},
+	hlo.OpExpm1:     {libUnary(mathlib.Lib.Expm1), [2]int{273, 425}},
+	hlo.OpLog:       {libUnary(mathlib.Lib.Log), [2]int{278, 415}},
+	hlo.OpLog1p:     {libUnary(mathlib.Lib.Log1p), [2]int{385, 536}},
+	hlo.OpLogistic:  {libUnary(mathlib.Lib.Logistic), [2]int{181, 354}},
+	hlo.OpTanh:      {libUnary(mathlib.Lib.Tanh), [2]int{199, 534}},
+	hlo.OpSin:       {libUnary(mathlib.Lib.Sin), [2]int{933, 2580}},
+	hlo.OpCos:       {libUnary(mathlib.Lib.Cos), [2]int{923, 2552}},
+	hlo.OpTan:       {libUnary(mathlib.Lib.Tan), [2]int{907, 2579}},
+	hlo.OpErf:       {libUnary(mathlib.Lib.Erf), [2]int{539, 1614}},
+	hlo.OpCbrt:      {libUnary(mathlib.Lib.Cbrt), [2]int{423, 1138}},
+	hlo.OpAtan2:     {libBinary(mathlib.Lib.Atan2), [2]int{269, 540}},
+	hlo.OpPower:     {libBinary(mathlib.Lib.Pow), [2]int{1312, 1555}},
+	hlo.OpRemainder: {func(m mathlib.Lib, a []spirv.ID) (spirv.ID, error) { return m.Fmod(a[0], a[1]) }, [2]int{418, 667}},
+}
+
+// LibraryOpcodes are the ops the math library computes, in opcode
+// order.
+func LibraryOpcodes() []hlo.Opcode {
+	ops := slices.Collect(maps.Keys(libraryOps))
+	slices.Sort(ops)
+	return ops
 }
 
 // LibraryWords is the SPIR-V words an element of library function op
 // takes in type t (0 for an op the library does not compute).
 func LibraryWords(op hlo.Opcode, t hlo.ElementType) int {
-	w, ok := libraryWords[op]
+	l, ok := libraryOps[op]
 	switch {
 	case !ok:
 		return 0
 	case t == hlo.F64 || t == hlo.C128:
-		return w[1]
+		return l.words[1]
 	}
-	return w[0]
+	return l.words[0]
 }
 
 // opWords is an op's SPIR-V words an element, the unit OpCost counts
@@ -84,11 +83,11 @@ const opWords = 12
 //     in a reduction's fold, 34,000 words, took lavapipe 3.6 s to
 //     compile, against 0.2 s for as many words of exponentials).
 func OpCost(in *hlo.Instruction) int {
-	switch {
+	switch words := LibraryWords(in.Op, in.Shape.Elem); {
 	case in.Op == hlo.OpPower && !in.Shape.Elem.IsFloat() && !in.Shape.Elem.IsComplex():
 		return 128
-	case libraryOps[in.Op] != nil:
-		return max(16, LibraryWords(in.Op, in.Shape.Elem)/opWords)
+	case words > 0:
+		return max(16, words/opWords)
 	case in.Op.IsElementwise() && in.Op != hlo.OpBitcastConvert && in.Shape.IsArray():
 		return roundCost(in.Shape.Elem)
 	}
@@ -131,10 +130,11 @@ func (k *kernelBuilder) mathDriver() mathlib.Driver {
 // argument is at most 0 (belowRowMax), which takes ExpNonPositive.
 func (k *kernelBuilder) mathOp(op hlo.Opcode, a []val, nonPositive bool) (v val, ok bool, err error) {
 	t := a[0].t
-	f := libraryOps[op]
+	l, known := libraryOps[op]
+	f := l.emit
 	var m mathlib.Lib
 	switch {
-	case f == nil:
+	case !known:
 		return val{}, false, nil
 	case t == hlo.F32 || t == hlo.F16 || t == hlo.BF16:
 		m = mathlib.F32(k.b, k.f, k.mathDriver())
