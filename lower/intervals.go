@@ -1,16 +1,24 @@
 package lower
 
+import "math/bits"
+
 // timeIndex holds live ranges over the half steps 0..n-1 for the
 // question memory planning asks of every buffer: which of those placed
-// so far are live at some time in [lo, hi]? A segment tree: each range
-// is kept at the O(log n) nodes that tile it, and a query visits the
-// nodes over [lo, hi] and their ancestors, so it costs the length of the
-// query plus what it returns, not the number of ranges held.
+// so far are live at some time in [lo, hi]? Such a range either holds
+// lo or starts after it, never both, so a query asks two structures
+// and meets each range once: a segment tree keeping each range at the
+// O(log n) nodes that tile it, whose nodes on the path from lo's leaf
+// to the root hold the ranges over lo; and the ranges by start, under
+// a tree of counts that leads to the starts in (lo, hi] past the empty
+// times. A query costs about log n plus what it returns, however long
+// it is: a training step's activations each live across most of the
+// program, and one that cost its length, or log n for each range it
+// returned, made planning quadratic in practice.
 type timeIndex struct {
-	size  int     // leaves: a power of two >= n
-	nodes [][]int // per node, the ids of the ranges that tile it there
-	seen  []int   // per id, the query that last returned it
-	query int
+	size   int     // leaves: a power of two >= n
+	nodes  [][]int // per node, the ids of the ranges that tile it there
+	starts [][]int // per time, the ids of the ranges that start there
+	count  []int   // per node, the ranges that start under it
 }
 
 func newTimeIndex(n int) *timeIndex {
@@ -18,14 +26,14 @@ func newTimeIndex(n int) *timeIndex {
 	for size < n {
 		size *= 2
 	}
-	return &timeIndex{size: size, nodes: make([][]int, 2*size)}
+	return &timeIndex{size: size, nodes: make([][]int, 2*size), starts: make([][]int, size), count: make([]int, 2*size)}
 }
 
 // add holds range id over [lo, hi] (clamped to the index).
 func (t *timeIndex) add(id int, lo, hi int) {
 	lo, hi = max(lo, 0), min(hi, t.size-1)
-	for id >= len(t.seen) {
-		t.seen = append(t.seen, 0)
+	if lo > hi {
+		return
 	}
 	for l, r := lo+t.size, hi+t.size+1; l < r; l, r = l/2, r/2 {
 		if l&1 == 1 {
@@ -37,6 +45,10 @@ func (t *timeIndex) add(id int, lo, hi int) {
 			t.nodes[r] = append(t.nodes[r], id)
 		}
 	}
+	t.starts[lo] = append(t.starts[lo], id)
+	for n := lo + t.size; n >= 1; n /= 2 {
+		t.count[n]++
+	}
 }
 
 // each calls f once for every range held that meets [lo, hi].
@@ -45,15 +57,82 @@ func (t *timeIndex) each(lo, hi int, f func(id int)) {
 	if lo > hi {
 		return
 	}
-	t.query++
-	for l, r := lo+t.size, hi+t.size; l >= 1; l, r = l/2, r/2 {
-		for n := l; n <= r; n++ {
-			for _, id := range t.nodes[n] {
-				if t.seen[id] != t.query {
-					t.seen[id] = t.query
-					f(id)
-				}
-			}
+	for n := lo + t.size; n >= 1; n /= 2 {
+		for _, id := range t.nodes[n] {
+			f(id)
 		}
 	}
+	t.startsIn(1, 0, t.size-1, lo+1, hi, f)
+}
+
+// startsIn calls f for the ranges starting in [lo, hi] under node, which
+// covers the times [nlo, nhi], entering only nodes that hold a start.
+func (t *timeIndex) startsIn(node, nlo, nhi, lo, hi int, f func(id int)) {
+	if t.count[node] == 0 || nhi < lo || hi < nlo {
+		return
+	}
+	if nlo == nhi {
+		for _, id := range t.starts[nlo] {
+			f(id)
+		}
+		return
+	}
+	mid := (nlo + nhi) / 2
+	t.startsIn(2*node, nlo, mid, lo, hi, f)
+	t.startsIn(2*node+1, mid+1, nhi, lo, hi, f)
+}
+
+// rankSet is a set of the ranks 0..n-1 (a Fenwick tree of counts) that
+// finds a rank's nearest members below and above in O(log n): the
+// ordered set a sweep keeps of what is live, by address.
+type rankSet struct {
+	tree  []int // tree[i]: the members in (i - i&-i, i], 1-based
+	count int
+}
+
+func newRankSet(n int) *rankSet { return &rankSet{tree: make([]int, n+1)} }
+
+func (s *rankSet) update(r, d int) {
+	s.count += d
+	for i := r + 1; i < len(s.tree); i += i & -i {
+		s.tree[i] += d
+	}
+}
+
+func (s *rankSet) add(r int)    { s.update(r, 1) }
+func (s *rankSet) remove(r int) { s.update(r, -1) }
+
+// below counts the members under rank r.
+func (s *rankSet) below(r int) int {
+	c := 0
+	for i := r; i > 0; i -= i & -i {
+		c += s.tree[i]
+	}
+	return c
+}
+
+// kth is the k-th smallest member (k from 1), by descending the tree.
+func (s *rankSet) kth(k int) int {
+	pos := 0
+	for step := 1 << (bits.Len(uint(len(s.tree))) - 1); step > 0; step /= 2 {
+		if next := pos + step; next < len(s.tree) && s.tree[next] < k {
+			pos = next
+			k -= s.tree[next]
+		}
+	}
+	return pos // 0-based: the (pos+1)-th slot
+}
+
+// neighbours are the members nearest below and above rank r (not a
+// member itself), or -1 where there is none.
+func (s *rankSet) neighbours(r int) (lo, hi int) {
+	lo, hi = -1, -1
+	c := s.below(r)
+	if c > 0 {
+		lo = s.kth(c)
+	}
+	if c < s.count {
+		hi = s.kth(c + 1)
+	}
+	return lo, hi
 }

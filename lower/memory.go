@@ -674,32 +674,77 @@ func checkPlan(s *state) error {
 			return fmt.Errorf("lower: result %s is a temporary no step writes", p.Buffers[b].Name)
 		}
 	}
-	lr := liveRanges(p)
-	var bufs []int
+	return checkSharing(p, liveRanges(p))
+}
+
+// checkSharing verifies that temporaries live at once never share
+// memory, and that an in-place update lines up with the value it
+// overwrites, element for element. A sweep over time keeps the values
+// live by address: in a right plan their memory is disjoint, so a value
+// coming live overlaps one of them only if it overlaps its nearest
+// neighbour below or above (rankSet), and the check costs O(n log n)
+// however many values are live at once (a training step's activations).
+func checkSharing(p *Program, lr map[int]liveRange) error {
+	bufs := make([]int, 0, len(lr))
 	for b := range lr {
 		bufs = append(bufs, b)
 	}
 	sort.Ints(bufs)
-	// Two temporaries can conflict only where their lives overlap or
-	// touch, so each is checked against those alone.
-	index := newTimeIndex(2*len(p.Steps) + 3)
-	for i, b := range bufs {
-		var clash error
-		index.each(lr[b].first-1, lr[b].last+1, func(j int) {
-			a := bufs[j]
-			if clash != nil || !p.span(a).overlaps(p.span(b)) {
-				return
+	spans := make(map[int]span, len(bufs))
+	for _, b := range bufs {
+		spans[b] = p.span(b)
+	}
+	// Ranks by address: memory space, then offset.
+	byAddr := slices.Clone(bufs)
+	slices.SortFunc(byAddr, func(x, y int) int {
+		a, b := spans[x], spans[y]
+		return cmp.Or(cmp.Compare(a.space, b.space), cmp.Compare(a.lo, b.lo), cmp.Compare(x, y))
+	})
+	rank := make(map[int]int, len(bufs))
+	for r, b := range byAddr {
+		rank[b] = r
+	}
+	byFirst := slices.Clone(bufs)
+	slices.SortStableFunc(byFirst, func(x, y int) int { return cmp.Compare(lr[x].first, lr[y].first) })
+	byLast := slices.Clone(bufs)
+	slices.SortStableFunc(byLast, func(x, y int) int { return cmp.Compare(lr[x].last, lr[y].last) })
+	live := newRankSet(len(bufs))
+	in := make(map[int]bool, len(bufs))
+	next := 0 // in byLast: the first value not yet dead
+	for _, b := range byFirst {
+		for ; next < len(byLast) && lr[byLast[next]].last < lr[b].first; next++ {
+			if d := byLast[next]; in[d] {
+				live.remove(rank[d])
+				delete(in, d)
 			}
-			if lr[a].overlaps(lr[b]) {
-				clash = fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[a].Name, p.Buffers[b].Name)
-			} else if (lr[a].adjacent(lr[b]) || lr[b].adjacent(lr[a])) && p.Buffers[a].Offset != p.Buffers[b].Offset {
-				clash = fmt.Errorf("lower: %s updated in place over %s does not line up", p.Buffers[b].Name, p.Buffers[a].Name)
-			}
-		})
-		if clash != nil {
-			return clash
 		}
-		index.add(i, lr[b].first, lr[b].last)
+		sb := spans[b]
+		if sb.lo >= sb.hi {
+			continue // no memory to share
+		}
+		lo, hi := live.neighbours(rank[b])
+		for _, r := range []int{lo, hi} {
+			if r >= 0 && spans[byAddr[r]].overlaps(sb) {
+				return fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[byAddr[r]].Name, p.Buffers[b].Name)
+			}
+		}
+		live.add(rank[b])
+		in[b] = true
+	}
+	// A value read in place by a step (its life ends on the step's even
+	// half) may share memory with one the step writes (whose life starts
+	// on the odd half after it) only exactly: both are the step's own
+	// buffers, so the pairs are few.
+	starts := map[int][]int{}
+	for _, b := range bufs {
+		starts[lr[b].first] = append(starts[lr[b].first], b)
+	}
+	for _, a := range bufs {
+		for _, b := range starts[lr[a].last+1] {
+			if lr[a].adjacent(lr[b]) && spans[a].overlaps(spans[b]) && p.Buffers[a].Offset != p.Buffers[b].Offset {
+				return fmt.Errorf("lower: %s updated in place over %s does not line up", p.Buffers[b].Name, p.Buffers[a].Name)
+			}
+		}
 	}
 	return nil
 }

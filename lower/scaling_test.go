@@ -78,16 +78,38 @@ func randomDAG(n int, seed uint64, mixed bool) string {
 	return b.String()
 }
 
+// trainDAG is a module of about n instructions shaped like a training
+// step's: a forward chain of layers (a 16x16 dot, then tanh) whose every
+// activation the backward chain reads again, in reverse order, so that
+// the values live at once grow with the program (n/4 at the turn), as a
+// real training step's saved activations do.
+func trainDAG(n int) string {
+	var b strings.Builder
+	b.WriteString("HloModule train\nENTRY main {\n  w = f32[16,16] parameter(0)\n  v0 = f32[16,16] parameter(1)\n  g0 = f32[16,16] parameter(2)\n")
+	layers := max(n/4, 1)
+	for i := 1; i <= layers; i++ {
+		fmt.Fprintf(&b, "  d%d = f32[16,16] dot(v%d, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n", i, i-1)
+		fmt.Fprintf(&b, "  v%d = f32[16,16] tanh(d%d)\n", i, i)
+	}
+	for i := 1; i <= layers; i++ {
+		fmt.Fprintf(&b, "  m%d = f32[16,16] multiply(g%d, v%d)\n", i, i-1, layers+1-i)
+		fmt.Fprintf(&b, "  g%d = f32[16,16] dot(m%d, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n", i, i)
+	}
+	fmt.Fprintf(&b, "  ROOT r = f32[16,16] add(g%d, v0)\n}\n", layers)
+	return b.String()
+}
+
 var (
 	dagSizes = flag.String("dag-sizes", "1000,2000,4000,8000", "instruction counts of BenchmarkCompileScaling's random DAGs")
 	dagMixed = flag.Bool("dag-mixed", false, "BenchmarkCompileScaling's DAGs have dots and row sums among their ops")
+	dagTrain = flag.Bool("dag-train", false, "BenchmarkCompileScaling compiles training steps (trainDAG: live values grow with the program) instead of random DAGs")
 )
 
 // BenchmarkCompileScaling compiles random DAGs of growing size
 // (-dag-sizes) for lavapipe and prints each one's compile time and the
 // exponent of a power law fitted to them: 1 is linear.
 //
-//	go test -run '^$' -bench CompileScaling -benchtime 1x ./lower -dag-sizes 1000,10000,100000 [-dag-mixed]
+//	go test -run '^$' -bench CompileScaling -benchtime 1x ./lower -dag-sizes 1000,10000,100000 [-dag-mixed | -dag-train]
 func BenchmarkCompileScaling(b *testing.B) {
 	defer func(c bool) { checkPasses = c }(checkPasses)
 	checkPasses = false // the compiler as users run it, without the tests' checks between passes
@@ -95,7 +117,11 @@ func BenchmarkCompileScaling(b *testing.B) {
 	for _, f := range strings.Split(*dagSizes, ",") {
 		n, err := strconv.Atoi(f)
 		require.NoError(b, err)
-		m, err := hlo.Parse("dag", randomDAG(n, 1, *dagMixed))
+		text := randomDAG(n, 1, *dagMixed)
+		if *dagTrain {
+			text = trainDAG(n)
+		}
+		m, err := hlo.Parse("dag", text)
 		require.NoError(b, err)
 		best := time.Duration(math.MaxInt64)
 		for range b.N {

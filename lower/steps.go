@@ -95,6 +95,30 @@ func (g *steps) stepInputs(step *hlo.Instruction, extra ...*hlo.Instruction) map
 	return m
 }
 
+// eachInput calls f on what step reads (its members' inputs that are
+// not members) until f returns true, and reports whether one did. A
+// value read twice may be met twice.
+func (g *steps) eachInput(step *hlo.Instruction, f func(*hlo.Instruction) bool) bool {
+	if g.member(step, step, f) {
+		return true
+	}
+	for _, p := range g.s.plan.prologue(step) {
+		if g.member(step, p, f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *steps) member(step, x *hlo.Instruction, f func(*hlo.Instruction) bool) bool {
+	for o := range g.inputsOf(x) {
+		if g.of(o) != step && f(o) {
+			return true
+		}
+	}
+	return false
+}
+
 // needs and deps are a step's edges: the steps it reads from, and the
 // steps that read from it.
 func (g *steps) needs(step *hlo.Instruction, f func(*hlo.Instruction)) {
@@ -133,13 +157,10 @@ func (g *steps) reaches(read, targets map[*hlo.Instruction]bool) bool {
 			return v
 		}
 		needs[step] = false
-		r := false
-		for o := range g.stepInputs(step) {
-			if targets[o] || need(g.of(o)) {
-				r = true
-				break
-			}
-		}
+		// What the step's members read, less the members themselves,
+		// walked in place: a map of them made for every step visited
+		// was most of the search's cost.
+		r := g.eachInput(step, func(o *hlo.Instruction) bool { return targets[o] || need(g.of(o)) })
 		needs[step] = r
 		return r
 	}
