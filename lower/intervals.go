@@ -1,6 +1,9 @@
 package lower
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // timeIndex holds live ranges over the half steps 0..n-1 for the
 // question memory planning asks of every buffer: which of those placed
@@ -136,3 +139,50 @@ func (s *rankSet) neighbours(r int) (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// spanSet is the union of spans, per memory space a sorted list of
+// disjoint ranges (touching ones merged), that answers whether a span
+// overlaps any in O(log n): barrier planning asks it of every binding
+// against all memory touched since the last barrier, which in a program
+// of many independent kernels is most of the program.
+type spanSet struct {
+	spaces map[int][]span
+}
+
+// index is the first range of list that ends after lo.
+func spanAfter(list []span, lo int64) int {
+	i, _ := slices.BinarySearchFunc(list, lo, func(r span, lo int64) int {
+		if r.hi <= lo {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+func (s *spanSet) overlaps(x span) bool {
+	list := s.spaces[x.space]
+	i := spanAfter(list, x.lo)
+	return i < len(list) && list[i].overlaps(x)
+}
+
+func (s *spanSet) add(x span) {
+	if x.lo >= x.hi {
+		return
+	}
+	if s.spaces == nil {
+		s.spaces = map[int][]span{}
+	}
+	list := s.spaces[x.space]
+	// The ranges that overlap or touch x: from the first ending at or
+	// after x.lo to the last starting at or before x.hi.
+	i := spanAfter(list, x.lo-1)
+	j := i
+	for j < len(list) && list[j].lo <= x.hi {
+		x.lo, x.hi = min(x.lo, list[j].lo), max(x.hi, list[j].hi)
+		j++
+	}
+	s.spaces[x.space] = slices.Replace(list, i, j, x)
+}
+
+func (s *spanSet) clear() { clear(s.spaces) }

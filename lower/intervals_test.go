@@ -127,3 +127,29 @@ func TestTimeIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanSet checks the union of spans against every span added.
+func TestSpanSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	for range 200 {
+		var set spanSet
+		var held []span
+		for range 60 {
+			x := span{space: r.IntN(3) - 1, lo: int64(r.IntN(100))}
+			x.hi = x.lo + 1 + int64(r.IntN(12))
+			want := false
+			for _, y := range held {
+				want = want || x.overlaps(y)
+			}
+			require.Equal(t, want, set.overlaps(x), "%v against %v", x, held)
+			if r.IntN(2) == 0 {
+				set.add(x)
+				held = append(held, x)
+			}
+			if r.IntN(40) == 0 {
+				set.clear()
+				held = nil
+			}
+		}
+	}
+}

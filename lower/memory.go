@@ -535,13 +535,11 @@ func (p *Program) span(b int) span {
 // runs one dispatch after another and hid it).
 func planBarriers(s *state) error {
 	p := s.prog
-	var wrote, read []span
-	hits := func(list []span, xs []span) bool {
+	var wrote, read spanSet // since the last barrier
+	hits := func(set *spanSet, xs []span) bool {
 		for _, x := range xs {
-			for _, y := range list {
-				if x.overlaps(y) {
-					return true
-				}
+			if set.overlaps(x) {
+				return true
 			}
 		}
 		return false
@@ -564,26 +562,30 @@ func planBarriers(s *state) error {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		if st.Kind != StepDispatch {
-			wrote, read = nil, nil
+			wrote.clear()
+			read.clear()
 			continue
 		}
 		nr := len(st.Buffers) - st.Writes
 		need := false
 		for j, b := range st.Buffers {
 			x := spans(b)
-			if hits(wrote, x) || j >= nr && hits(read, x) {
+			if hits(&wrote, x) || j >= nr && hits(&read, x) {
 				need = true
 			}
 		}
 		if need {
 			st.AfterWrites = true
-			wrote, read = nil, nil
+			wrote.clear()
+			read.clear()
 		}
 		for j, b := range st.Buffers {
-			if j < nr {
-				read = append(read, spans(b)...)
-			} else {
-				wrote = append(wrote, spans(b)...)
+			for _, x := range spans(b) {
+				if j < nr {
+					read.add(x)
+				} else {
+					wrote.add(x)
+				}
 			}
 		}
 	}
