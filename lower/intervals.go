@@ -5,86 +5,6 @@ import (
 	"slices"
 )
 
-// timeIndex holds live ranges over the half steps 0..n-1 for the
-// question memory planning asks of every buffer: which of those placed
-// so far are live at some time in [lo, hi]? Such a range either holds
-// lo or starts after it, never both, so a query asks two structures
-// and meets each range once: a segment tree keeping each range at the
-// O(log n) nodes that tile it, whose nodes on the path from lo's leaf
-// to the root hold the ranges over lo; and the ranges by start, under
-// a tree of counts that leads to the starts in (lo, hi] past the empty
-// times. A query costs about log n plus what it returns, however long
-// it is: a training step's activations each live across most of the
-// program, and one that cost its length, or log n for each range it
-// returned, made planning quadratic in practice.
-type timeIndex struct {
-	size   int     // leaves: a power of two >= n
-	nodes  [][]int // per node, the ids of the ranges that tile it there
-	starts [][]int // per time, the ids of the ranges that start there
-	count  []int   // per node, the ranges that start under it
-}
-
-func newTimeIndex(n int) *timeIndex {
-	size := 1
-	for size < n {
-		size *= 2
-	}
-	return &timeIndex{size: size, nodes: make([][]int, 2*size), starts: make([][]int, size), count: make([]int, 2*size)}
-}
-
-// add holds range id over [lo, hi] (clamped to the index).
-func (t *timeIndex) add(id int, lo, hi int) {
-	lo, hi = max(lo, 0), min(hi, t.size-1)
-	if lo > hi {
-		return
-	}
-	for l, r := lo+t.size, hi+t.size+1; l < r; l, r = l/2, r/2 {
-		if l&1 == 1 {
-			t.nodes[l] = append(t.nodes[l], id)
-			l++
-		}
-		if r&1 == 1 {
-			r--
-			t.nodes[r] = append(t.nodes[r], id)
-		}
-	}
-	t.starts[lo] = append(t.starts[lo], id)
-	for n := lo + t.size; n >= 1; n /= 2 {
-		t.count[n]++
-	}
-}
-
-// each calls f once for every range held that meets [lo, hi].
-func (t *timeIndex) each(lo, hi int, f func(id int)) {
-	lo, hi = max(lo, 0), min(hi, t.size-1)
-	if lo > hi {
-		return
-	}
-	for n := lo + t.size; n >= 1; n /= 2 {
-		for _, id := range t.nodes[n] {
-			f(id)
-		}
-	}
-	t.startsIn(1, 0, t.size-1, lo+1, hi, f)
-}
-
-// startsIn calls f for the ranges starting in [lo, hi] under node, which
-// covers the times [nlo, nhi], entering only nodes that hold a start.
-func (t *timeIndex) startsIn(node, nlo, nhi, lo, hi int, f func(id int)) {
-	if t.count[node] == 0 || nhi < lo || hi < nlo {
-		return
-	}
-	if nlo == nhi {
-		for _, id := range t.starts[nlo] {
-			f(id)
-		}
-		return
-	}
-	mid := (nlo + nhi) / 2
-	t.startsIn(2*node, nlo, mid, lo, hi, f)
-	t.startsIn(2*node+1, mid+1, nhi, lo, hi, f)
-}
-
 // rankSet is a set of the ranks 0..n-1 (a Fenwick tree of counts) that
 // finds a rank's nearest members below and above in O(log n): the
 // ordered set a sweep keeps of what is live, by address.
@@ -140,18 +60,16 @@ func (s *rankSet) neighbours(r int) (lo, hi int) {
 	return lo, hi
 }
 
-// spanSet is the union of spans, per memory space a sorted list of
-// disjoint ranges (touching ones merged), that answers whether a span
-// overlaps any in O(log n): barrier planning asks it of every binding
-// against all memory touched since the last barrier, which in a program
-// of many independent kernels is most of the program.
-type spanSet struct {
-	spaces map[int][]span
-}
+// byteRange is the bytes [lo, hi).
+type byteRange struct{ lo, hi int64 }
 
-// index is the first range of list that ends after lo.
-func spanAfter(list []span, lo int64) int {
-	i, _ := slices.BinarySearchFunc(list, lo, func(r span, lo int64) int {
+// ranges is a union of byte ranges: sorted, disjoint, touching ones
+// merged, so that a union of many adjacent buffers is one range.
+type ranges []byteRange
+
+// after is the index of the first range that ends after lo.
+func (s ranges) after(lo int64) int {
+	i, _ := slices.BinarySearchFunc(s, lo, func(r byteRange, lo int64) int {
 		if r.hi <= lo {
 			return -1
 		}
@@ -160,29 +78,162 @@ func spanAfter(list []span, lo int64) int {
 	return i
 }
 
-func (s *spanSet) overlaps(x span) bool {
-	list := s.spaces[x.space]
-	i := spanAfter(list, x.lo)
-	return i < len(list) && list[i].overlaps(x)
+func (s ranges) overlaps(lo, hi int64) bool {
+	i := s.after(lo)
+	return i < len(s) && s[i].lo < hi
 }
 
-func (s *spanSet) add(x span) {
-	if x.lo >= x.hi {
+func (s *ranges) add(lo, hi int64) {
+	if lo >= hi {
 		return
 	}
-	if s.spaces == nil {
-		s.spaces = map[int][]span{}
-	}
-	list := s.spaces[x.space]
-	// The ranges that overlap or touch x: from the first ending at or
-	// after x.lo to the last starting at or before x.hi.
-	i := spanAfter(list, x.lo-1)
+	// The ranges that overlap or touch [lo, hi): from the first ending
+	// at or after lo to the last starting at or before hi.
+	i := s.after(lo - 1)
 	j := i
-	for j < len(list) && list[j].lo <= x.hi {
-		x.lo, x.hi = min(x.lo, list[j].lo), max(x.hi, list[j].hi)
+	for j < len(*s) && (*s)[j].lo <= hi {
+		lo, hi = min(lo, (*s)[j].lo), max(hi, (*s)[j].hi)
 		j++
 	}
-	s.spaces[x.space] = slices.Replace(list, i, j, x)
+	*s = slices.Replace(*s, i, j, byteRange{lo, hi})
+}
+
+// spanSet is the union of spans, per memory space, that answers whether
+// a span overlaps any in O(log n): barrier planning asks it of every
+// binding against all memory touched since the last barrier, which in a
+// program of many independent kernels is most of the program.
+type spanSet struct {
+	spaces map[int]ranges
+}
+
+func (s *spanSet) overlaps(x span) bool { return s.spaces[x.space].overlaps(x.lo, x.hi) }
+
+func (s *spanSet) add(x span) {
+	if s.spaces == nil {
+		s.spaces = map[int]ranges{}
+	}
+	r := s.spaces[x.space]
+	r.add(x.lo, x.hi)
+	s.spaces[x.space] = r
 }
 
 func (s *spanSet) clear() { clear(s.spaces) }
+
+// occupancy is the memory of placed temporaries over time (half steps
+// 0..n-1), for the question memory planning asks of each new one: what
+// memory do those live at some time in [lo, hi] hold? A segment tree
+// over the times keeps each live range at the O(log n) nodes that tile
+// it: own, per node, the union of the memory of the ranges kept there;
+// sub, the union of those kept anywhere under it. A range meets [lo,
+// hi] where one of its nodes does: a node inside [lo, hi], under one of
+// the query's own tiles (in that tile's sub), or one holding lo or hi,
+// on the paths from their leaves to the root (in its own). So the
+// answer is O(log n) unions, and a union of buffers stacked one on
+// another is one range: a training step's thousands of activations,
+// live together, cost a placement a few ranges, not thousands of
+// neighbours (first fit over a list of them is quadratic in practice).
+type occupancy struct {
+	size     int
+	own, sub []ranges
+}
+
+func newOccupancy(n int) *occupancy {
+	size := 1
+	for size < n {
+		size *= 2
+	}
+	return &occupancy{size: size, own: make([]ranges, 2*size), sub: make([]ranges, 2*size)}
+}
+
+// add records the bytes [off, end) held over the times [lo, hi].
+func (o *occupancy) add(lo, hi int, off, end int64) {
+	lo, hi = max(lo, 0), min(hi, o.size-1)
+	if lo > hi {
+		return
+	}
+	for l, r := lo+o.size, hi+o.size+1; l < r; l, r = l/2, r/2 {
+		if l&1 == 1 {
+			o.own[l].add(off, end)
+			o.sub[l].add(off, end)
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			o.own[r].add(off, end)
+			o.sub[r].add(off, end)
+		}
+	}
+	// Every tile's ancestors lie on the paths from lo's and hi's leaves
+	// (a tile's parent straddles lo or hi); the nodes on those paths
+	// under a tile meet the range too, so holding it in their sub is
+	// true of any query that reaches them.
+	for l, r := lo+o.size, hi+o.size; l >= 1; l, r = l/2, r/2 {
+		o.sub[l].add(off, end)
+		if r != l {
+			o.sub[r].add(off, end)
+		}
+	}
+}
+
+// sets appends to out the unions whose union is the memory held at some
+// time in [lo, hi] (empty ones left out).
+func (o *occupancy) sets(lo, hi int, out []ranges) []ranges {
+	lo, hi = max(lo, 0), min(hi, o.size-1)
+	if lo > hi {
+		return out
+	}
+	keep := func(r ranges) {
+		if len(r) > 0 {
+			out = append(out, r)
+		}
+	}
+	for l, r := lo+o.size, hi+o.size+1; l < r; l, r = l/2, r/2 {
+		if l&1 == 1 {
+			keep(o.sub[l])
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			keep(o.sub[r])
+		}
+	}
+	for l, r := lo+o.size, hi+o.size; l >= 1; l, r = l/2, r/2 {
+		keep(o.own[l])
+		if r != l {
+			keep(o.own[r])
+		}
+	}
+	return out
+}
+
+// anyOverlaps reports whether [lo, hi) meets a range of sets.
+func anyOverlaps(sets []ranges, lo, hi int64) bool {
+	for _, s := range sets {
+		if s.overlaps(lo, hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowestFree is the lowest offset from which size bytes meet no range
+// of sets nor of extra: from 0, past the end of whatever range blocks
+// the bytes, until none does. No offset below a blocking range's end
+// is free, so the first free one found is the lowest.
+func lowestFree(sets []ranges, extra []byteRange, size int64) int64 {
+	off := int64(0)
+	for moved := true; moved; {
+		moved = false
+		for _, s := range sets {
+			if i := s.after(off); i < len(s) && s[i].lo < off+size {
+				off, moved = s[i].hi, true
+			}
+		}
+		for _, r := range extra {
+			if r.lo < off+size && off < r.hi {
+				off, moved = r.hi, true
+			}
+		}
+	}
+	return off
+}

@@ -97,32 +97,44 @@ func TestCheckSharing(t *testing.T) {
 	t.Logf("%d right plans, %d with values live at once in one place, %d with an in-place pair out of line (%d pairs in line)", fine, clashes, misaligned, lined)
 }
 
-// TestTimeIndex checks each query against every range held, each range
-// met once.
-func TestTimeIndex(t *testing.T) {
+// TestOccupancy checks each query's unions against every range held:
+// the bytes each held range covers are in the unions exactly when the
+// range meets the query's times, bytes no range covers are never in
+// them, and lowestFree finds the lowest offset clear of the ranges met.
+func TestOccupancy(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 3))
+	type held struct {
+		lo, hi   int
+		off, end int64
+	}
 	for _, n := range []int{1, 5, 64, 200} {
-		x := newTimeIndex(n)
-		var held []liveRange
+		o := newOccupancy(n)
+		var hs []held
 		for range 1500 {
-			lo, hi := r.IntN(n+4)-2, r.IntN(n+4)-2
+			lo := r.IntN(n)
+			hi := lo + r.IntN(n-lo)
 			if r.IntN(2) == 0 {
-				x.add(len(held), lo, hi)
-				held = append(held, liveRange{lo, hi})
+				off := int64(16 * r.IntN(40))
+				h := held{lo, hi, off, off + int64(16*(1+r.IntN(4)))}
+				o.add(h.lo, h.hi, h.off, h.end)
+				hs = append(hs, h)
 				continue
 			}
-			got := map[int]int{}
-			x.each(lo, hi, func(id int) { got[id]++ })
-			for id, h := range held {
-				// Ranges and queries are clamped to the index's times.
-				a, b := max(h.first, 0), min(h.last, x.size-1)
-				c, d := max(lo, 0), min(hi, x.size-1)
-				meets := a <= b && c <= d && a <= d && c <= b
-				if meets {
-					require.Equal(t, 1, got[id], "n %d: range %v in query [%d, %d]", n, h, lo, hi)
-				} else {
-					require.Zero(t, got[id], "n %d: range %v outside query [%d, %d]", n, h, lo, hi)
+			sets := o.sets(lo, hi, nil)
+			var want ranges // the union of the ranges met, built plainly
+			for _, h := range hs {
+				if h.lo <= hi && lo <= h.hi {
+					want.add(h.off, h.end)
 				}
+			}
+			for b := int64(0); b < 16*50; b += 8 {
+				require.Equal(t, want.overlaps(b, b+8), anyOverlaps(sets, b, b+8), "n %d: bytes %d in the query [%d, %d]", n, b, lo, hi)
+			}
+			size := int64(16 * (1 + r.IntN(6)))
+			free := lowestFree(sets, nil, size)
+			require.False(t, want.overlaps(free, free+size), "n %d: %d bytes at %d", n, size, free)
+			for b := int64(0); b < free; b += 16 {
+				require.True(t, want.overlaps(b, b+size), "n %d: %d bytes at %d are free, below %d", n, size, b, free)
 			}
 		}
 	}
@@ -136,6 +148,10 @@ func TestSpanSet(t *testing.T) {
 		var held []span
 		for range 60 {
 			x := span{space: r.IntN(3) - 1, lo: int64(r.IntN(100))}
+			if len(held) > 0 && r.IntN(3) == 0 { // just after a held span
+				y := held[r.IntN(len(held))]
+				x.space, x.lo = y.space, y.hi
+			}
 			x.hi = x.lo + 1 + int64(r.IntN(12))
 			want := false
 			for _, y := range held {

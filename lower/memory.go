@@ -3,7 +3,6 @@ package lower
 import (
 	"cmp"
 	"fmt"
-	"math/bits"
 	"slices"
 	"sort"
 
@@ -271,44 +270,59 @@ func planMemory(s *state) error {
 		return (a.adjacent(b) || b.adjacent(a)) && elemBytes(x) == elemBytes(y.b)
 	}
 	var done []placed
-	var busy, partners []int // ids in done: those b may not overlap, and its in-place partners
-	// byOff lists done's ids by offset; mark holds, for each, the buffer
-	// whose placement last counted it busy. A placement among thousands
-	// of live values walks byOff for the lowest gap rather than sort
-	// them all: the same gap.
-	var byOff, mark []int
+	var near, partners []int // ids in done: those just around b it may not overlap, and its in-place partners
+	var extra []byteRange
+	// The placed temporaries' memory by live range (occupancy), and the
+	// placed ones ending and starting at each half step.
+	endsAt, startsAt := map[int][]int{}, map[int][]int{}
 	end := 2*len(p.Steps) + 2
-	index := newTimeIndex(end + 1) // the placed temporaries, by live range
+	occ := newOccupancy(end + 1)
+	var sets []ranges
 	for _, b := range temps {
 		var off int64
 		if s.opts.NoReuse {
 			off = p.ArenaSize // after every temporary placed
 		} else {
 			// Only temporaries live at b's times or just around them
-			// (an in-place partner) can keep b from an offset.
+			// can keep b from an offset: those live at the same time,
+			// whose memory occupancy gives as a few unions of ranges
+			// however many there are, and those that end just before b
+			// starts or start just after it ends (an in-place partner,
+			// or a value of another width).
 			rb := lr[b]
-			busy, partners = busy[:0], partners[:0]
-			index.each(rb.first-1, rb.last+1, func(i int) {
-				d := done[i]
-				switch {
-				case d.r.overlaps(rb):
-					busy = append(busy, i)
+			sets = occ.sets(rb.first, rb.last, sets[:0])
+			near, partners = near[:0], partners[:0]
+			around := func(i int) {
+				switch d := done[i]; {
 				case share(b, d):
 					partners = append(partners, i)
-				case d.r.adjacent(rb) || rb.adjacent(d.r):
+				default:
 					// Read by the step that writes b, but elements of
 					// another size (a convert between widths): writing b
 					// over it would clobber elements other invocations
 					// have yet to read.
-					busy = append(busy, i)
+					near = append(near, i)
 				}
-			})
+			}
+			for _, i := range endsAt[rb.first-1] {
+				if done[i].r.adjacent(rb) {
+					around(i)
+				}
+			}
+			if rb.last%2 == 0 {
+				for _, i := range startsAt[rb.last+1] {
+					around(i)
+				}
+			}
 			slices.Sort(partners) // in placement order: the first partner that fits wins
 			// An in-place update first: exactly on a partner's memory,
 			// clear of everything live at the same time and of the other
 			// partners.
 			fits := func(off int64, skip int) bool {
-				for _, j := range busy {
+				if anyOverlaps(sets, off, off+size(b)) {
+					return false
+				}
+				for _, j := range near {
 					if d := done[j]; off < d.end && d.off < off+size(b) {
 						return false
 					}
@@ -328,33 +342,22 @@ func planMemory(s *state) error {
 				}
 			}
 			if !found {
-				busy = append(busy, partners...)
-				order := byOff
-				if n := len(busy); n*bits.Len(uint(n)) < len(done) {
-					slices.SortFunc(busy, func(x, y int) int { return cmp.Compare(done[x].off, done[y].off) })
-					order = busy
+				// The lowest offset clear of them all (offsets and sizes
+				// are multiples of align, so the ends that bound it are).
+				extra = extra[:0]
+				for _, j := range append(near, partners...) {
+					extra = append(extra, byteRange{done[j].off, done[j].end})
 				}
-				for _, j := range busy {
-					mark[j] = b
-				}
-				off = 0
-				for _, j := range order {
-					if d := done[j]; mark[j] == b {
-						if off+size(b) <= d.off {
-							break // fits in the gap before d
-						}
-						off = max(off, alignUp(d.end, align))
-					}
-				}
+				off = lowestFree(sets, extra, size(b))
 			}
 		}
 		p.Buffers[b].Offset = off
 		p.TempBytes += size(b)
-		index.add(len(done), lr[b].first, lr[b].last)
-		at, _ := slices.BinarySearchFunc(byOff, off, func(j int, off int64) int { return cmp.Compare(done[j].off, off) })
-		byOff = slices.Insert(byOff, at, len(done))
-		mark = append(mark, -1)
-		done = append(done, placed{b, off, off + size(b), lr[b]})
+		r := lr[b]
+		occ.add(r.first, r.last, off, off+size(b))
+		endsAt[r.last] = append(endsAt[r.last], len(done))
+		startsAt[r.first] = append(startsAt[r.first], len(done))
+		done = append(done, placed{b, off, off + size(b), r})
 		p.ArenaSize = max(p.ArenaSize, off+size(b))
 	}
 	// The lower bound no placement can beat: the bytes live at the
