@@ -496,6 +496,33 @@ ENTRY e {
 	}
 }
 
+// TestMaxMinConstants: maximum and minimum against constants, which
+// the emitter shortens where the constant cannot be NaN and an equal
+// operand has its bits (relu's max(x, 0)): every special value of x
+// against each sign of zero, a finite constant, infinities and NaN, the
+// constant on either side, elementwise and in a GEMM's epilogue.
+func TestMaxMinConstants(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []string{"f32", "f64", "f16", "bf16"} {
+		for i, c := range []string{"0", "-0", "1", "-2.5", "inf", "-inf", "nan"} {
+			requireExact(t, fmt.Sprintf("maxmin_%s_%d", ty, i), strings.NewReplacer("$T", ty, "$C", c).Replace(`HloModule maxmin
+ENTRY e {
+  x = $T[8,8] parameter(0)
+  w = $T[8,8] parameter(1)
+  c = $T[] constant($C)
+  cb = $T[8,8] broadcast(c), dimensions={}
+  a = $T[8,8] maximum(x, cb)
+  b = $T[8,8] maximum(cb, x)
+  m = $T[8,8] minimum(x, cb)
+  n = $T[8,8] minimum(cb, x)
+  d = $T[8,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  relu = $T[8,8] maximum(d, cb)
+  ROOT out = ($T[8,8], $T[8,8], $T[8,8], $T[8,8], $T[8,8]) tuple(a, b, m, n, relu)
+}`), specials)
+		}
+	}
+}
+
 // TestSqrtEdges: sqrt and rsqrt at and below zero, as IEEE has them,
 // alone and fused: GLSL leaves them undefined there, and a fused
 // abs(rsqrt(-0)) once gave -inf (Mesa took inversesqrt to be positive

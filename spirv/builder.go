@@ -39,6 +39,7 @@ type Builder struct {
 	funcs     []uint32
 
 	dedup     map[string]ID   // types and constants by value
+	values    map[ID][]uint32 // each scalar OpConstant's value words
 	key       []byte          // globalKey's scratch
 	decorated map[string]bool // decorations made (Decorate)
 
@@ -55,6 +56,7 @@ func NewBuilder() *Builder {
 		extSet:    map[string]bool{},
 		importIDs: map[string]ID{},
 		dedup:     map[string]ID{},
+		values:    map[ID][]uint32{},
 	}
 	b.Capability(CapabilityShader)
 	return b
@@ -211,7 +213,18 @@ func (b *Builder) constant(op Op, typ ID, operands ...uint32) ID {
 	id := b.NewID()
 	b.dedup[string(key)] = id
 	b.globals = appendInst(b.globals, op, append([]uint32{uint32(typ), uint32(id)}, operands...)...)
+	if op == OpConstant {
+		b.values[id] = slices.Clone(operands)
+	}
 	return id
+}
+
+// ConstantWords is the value of id where it is a scalar OpConstant (its
+// literal words, low-order first), so that an emitter can simplify what
+// a known operand decides.
+func (b *Builder) ConstantWords(id ID) ([]uint32, bool) {
+	w, ok := b.values[id]
+	return w, ok
 }
 
 // TypeVoid returns the void type.

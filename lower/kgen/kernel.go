@@ -72,6 +72,9 @@ type kernelBuilder struct {
 	// zeroU32 is a u32 0 the driver cannot fold (Target.FoldsZeros), or
 	// 0 (no ID) where it needs none.
 	zeroU32 spirv.ID
+	// zeros are the float zeros made from zeroU32, by sign: constants
+	// to the emitter (knownFloat), though not to the driver.
+	zeros map[spirv.ID]float64
 
 	// Loop fusion (lower/fuse.go): producers computed inline, the instructions
 	// bound as storage buffers in binding order, and the bindings made.

@@ -76,6 +76,10 @@ func (k *kernelBuilder) constFloat(t hlo.ElementType, v float64) spirv.ID {
 		if math.Signbit(v) {
 			z = k.f.FNegate(typ, z)
 		}
+		if k.zeros == nil {
+			k.zeros = map[spirv.ID]float64{}
+		}
+		k.zeros[z] = v
 		return z
 	}
 	if t == hlo.F64 {
@@ -129,6 +133,29 @@ func allOnes(t hlo.ElementType) uint64 {
 }
 
 func (k *kernelBuilder) isNaN(x val) spirv.ID { return k.boolOp(spirv.OpIsNan, x.id) }
+
+// knownFloat is x's value where it is a float constant of the kernel (a
+// zero hidden from the driver included).
+func (k *kernelBuilder) knownFloat(x val) (float64, bool) {
+	if v, ok := k.zeros[x.id]; ok && x.t.Kind() == hlo.KindFloat {
+		return v, true
+	}
+	w, ok := k.b.ConstantWords(x.id)
+	if !ok || x.t.Kind() != hlo.KindFloat {
+		return 0, false
+	}
+	switch regBits(x.t) {
+	case 32:
+		if len(w) == 1 {
+			return float64(math.Float32frombits(w[0])), true
+		}
+	case 64:
+		if len(w) == 2 {
+			return math.Float64frombits(uint64(w[1])<<32 | uint64(w[0])), true
+		}
+	}
+	return 0, false
+}
 
 // unsupported names the op and type combination that has no emitter yet.
 func unsupported(in *hlo.Instruction, t hlo.ElementType) error {
@@ -561,6 +588,21 @@ func (k *kernelBuilder) emitWide(in *hlo.Instruction, a []val) (val, error) {
 			cmp, bitOp := spirv.OpFOrdGreaterThan, spirv.OpBitwiseAnd
 			if !isMax {
 				cmp, bitOp = spirv.OpFOrdLessThan, spirv.OpBitwiseOr
+			}
+			// Against a constant that is not NaN, only the other operand
+			// can be NaN; and unless the constant is the zero the
+			// result would not take (-0 for the maximum, +0 for the
+			// minimum), an operand equal to it has its bits, so that
+			// x beyond c ? x : c is the whole answer: relu's max(x, 0)
+			// in 4 instructions instead of 10.
+			for i := range 2 {
+				c, ok := k.knownFloat(a[i])
+				if !ok || math.IsNaN(c) || c == 0 && math.Signbit(c) == isMax {
+					continue
+				}
+				x := a[1-i]
+				r := k.sel(k.boolOp(cmp, x.id, a[i].id), x, a[i])
+				return k.sel(k.isNaN(x), x, r), nil
 			}
 			r := k.sel(k.boolOp(cmp, a[0].id, a[1].id), a[0], a[1])
 			ut := k.u32()
