@@ -1,5 +1,9 @@
 package lower
 
+// The ordered set and unions of byte ranges that keep memory planning,
+// its check and barrier planning (memory.go) in proportion to the
+// program, however many values are live at once.
+
 import (
 	"math/bits"
 	"slices"
