@@ -95,6 +95,7 @@ type state struct {
 	kernel   map[string]int             // kernel index by SPIR-V, to share identical kernels
 	copies   map[int]bool               // steps that copy an operand into a result an update writes over (dropInPlaceCopies)
 	api      *apiShapes                 // the entry's shapes before a pass changed its types (complex.go, subbyte.go)
+	subs     map[subKey]*Program        // called computations compiled before emission takes them (subProgram)
 }
 
 type pass struct {
@@ -786,17 +787,43 @@ func wordsKey(w []uint32) []byte {
 // it is a while loop's body, whose state the runtime lets it update in
 // place (donated, like a training step's weights).
 func (s *state) sub(c *hlo.Computation, body bool) (int, error) {
-	m := *s.mod
-	m.Entry = c
-	opts := s.opts
-	opts.Donate, opts.sub, opts.MemoryBudget = nil, true, 0 // the loop state is the caller's
-	opts.loopBody = body
-	p, err := compile(&m, s.tg, opts, true)
+	p, err := s.subProgram(subKey{c, body})
 	if err != nil {
 		return 0, err
 	}
+	delete(s.subs, subKey{c, body}) // each step its own program
 	s.prog.Subs = append(s.prog.Subs, p)
 	return len(s.prog.Subs) - 1, nil
+}
+
+// subKey names a called computation's sub-program: a loop body's
+// (whose state is donated) or another's.
+type subKey struct {
+	c    *hlo.Computation
+	body bool
+}
+
+// subProgram compiles a called computation as a sub-program, once: a
+// pass that weighs a loop's host form (hostLoopWords) leaves it for
+// emission.
+func (s *state) subProgram(k subKey) (*Program, error) {
+	if p, ok := s.subs[k]; ok {
+		return p, nil
+	}
+	m := *s.mod
+	m.Entry = k.c
+	opts := s.opts
+	opts.Donate, opts.sub, opts.MemoryBudget = nil, true, 0 // the loop state is the caller's
+	opts.loopBody = k.body
+	p, err := compile(&m, s.tg, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	if s.subs == nil {
+		s.subs = map[subKey]*Program{}
+	}
+	s.subs[k] = p
+	return p, nil
 }
 
 // controlStep plans a while loop or conditional: the runtime runs the

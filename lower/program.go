@@ -276,3 +276,16 @@ func BufferElems(t hlo.ElementType, n int64) int64 {
 	}
 	return n
 }
+
+// Words is the SPIR-V words of the program's kernels and its
+// sub-programs': what a driver that compiles them all has to compile.
+func (p *Program) Words() int {
+	n := 0
+	for _, k := range p.Kernels {
+		n += len(k.Words)
+	}
+	for _, sp := range p.Subs {
+		n += sp.Words()
+	}
+	return n
+}

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -41,6 +42,16 @@ func planDeviceLoops(s *state) error {
 			maxWords = kgen.SeqWords
 		}
 		l, err := kgen.DeviceLoopKernel(in, s.tg, maxWords)
+		// The host loop compiles its condition's and body's kernels
+		// too: a device loop kernel of no more words than those costs
+		// no more to compile, and saves each iteration's round trip
+		// (jit_controller_issue26021_f64: 3 iterations, a device loop
+		// of 5,523 words against a host body of 12 kernels and 10,864).
+		if short := (kgen.ShortLoop{}); errors.As(err, &short) {
+			if host, herr := s.hostLoopWords(in); herr == nil && host >= short.Words {
+				l, err = kgen.DeviceLoopKernel(in, s.tg, min(host, kgen.SeqWords))
+			}
+		}
 		if err != nil {
 			// A host loop, which names anything unsupported; the plan
 			// keeps why (Program.Describe shows it).
@@ -50,6 +61,22 @@ func planDeviceLoops(s *state) error {
 		s.plan.kernel(in).Loop = l
 	}
 	return nil
+}
+
+// hostLoopWords is the SPIR-V words of while loop w's host form: its
+// condition's and body's sub-programs, compiled as emission would and
+// kept for it (state.sub).
+func (s *state) hostLoopWords(w *hlo.Instruction) (int, error) {
+	cond, body := w.WhileComputations()
+	words := 0
+	for _, c := range []subKey{{cond, false}, {body, true}} {
+		p, err := s.subProgram(c)
+		if err != nil {
+			return 0, err
+		}
+		words += p.Words()
+	}
+	return words, nil
 }
 
 // loopBuffers gives a device loop's results their buffers: a big leaf

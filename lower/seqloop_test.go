@@ -135,6 +135,58 @@ func TestShortLoopsOnHost(t *testing.T) {
 	}
 }
 
+// TestShortLoopsWeighHostForm: a loop of a known short trip count whose
+// device loop kernel is past LoopWords runs on the device all the same
+// where its host form compiles as many words or more (the corpus's
+// controller: 3 iterations, a body of 12 small kernels), and stays on
+// the host where that form is smaller (a body fusion makes 4 kernels).
+func TestShortLoopsWeighHostForm(t *testing.T) {
+	// hostWords is the words of the host loop's sub-programs.
+	hostWords := func(p *Program) int {
+		n := 0
+		for _, st := range p.Steps {
+			if st.Kind == StepWhile {
+				n += p.Subs[st.Cond].Words() + p.Subs[st.Body].Words()
+			}
+		}
+		return n
+	}
+	loopWords := func(p *Program) int {
+		n := 0
+		for _, st := range p.Steps {
+			if st.Kind == StepLoop {
+				n += len(p.Kernels[st.Kernel].Words)
+			}
+		}
+		return n
+	}
+	tg := kgen.LlvmpipeTarget
+	p := compileFile(t, "testdata/loops/short_elimination.hlo", tg, Options{})
+	require.Equal(t, 1, stepKinds(p)[StepWhile])
+	dev := compileFile(t, "testdata/loops/short_elimination.hlo", tg, Options{DeviceLoops: true})
+	require.Equal(t, 1, stepKinds(dev)[StepLoop])
+	require.Greater(t, loopWords(dev), max(4096, hostWords(p)))
+
+	file := filepath.Join(shared.Dir(t, "hlo-corpus"), "jax", "jit_controller_issue26021_f64.hlo")
+	host := compileFile(t, file, tg, Options{HostLoops: true})
+	p = compileFile(t, file, tg, Options{})
+	// The short loop (3 iterations): a device loop past LoopWords,
+	// within its host form's words.
+	short := 0
+	for _, st := range p.Steps {
+		if st.Kind != StepLoop || !strings.HasSuffix(st.Inst, "custom-call.162.ts226") {
+			continue
+		}
+		short = len(p.Kernels[st.Kernel].Words)
+		for _, hs := range host.Steps {
+			if hs.Inst == st.Inst {
+				require.LessOrEqual(t, short, host.Subs[hs.Cond].Words()+host.Subs[hs.Body].Words())
+			}
+		}
+	}
+	require.Greater(t, short, 4096)
+}
+
 // TestLoopWords: the bound follows the trip count, between seqFewWords
 // and SeqWords (2^62 iterations of an s64 counter too: no overflow); a
 // loop of unknown count gets SeqWords.

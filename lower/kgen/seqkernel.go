@@ -101,6 +101,18 @@ func (e notSeq) Error() string { return "not a device loop: " + e.why }
 
 func notSeqf(format string, args ...any) error { return notSeq{fmt.Sprintf(format, args...)} }
 
+// ShortLoop says that a loop of a known trip count fits a device loop
+// kernel only past the words its iterations repay (LoopWords): the
+// caller may weigh it against the loop's host form instead.
+type ShortLoop struct {
+	Words int
+	Trips int64
+}
+
+func (e ShortLoop) Error() string {
+	return fmt.Sprintf("not a device loop: a kernel of %d SPIR-V words for %d iterations", e.Words, e.Trips)
+}
+
 // leafSource returns the state leaf that leaf i of x passes through
 // unchanged (x built from tuples and get-tuple-elements of parameter p),
 // or -1.
@@ -259,7 +271,9 @@ func DeviceLoopKernel(w *hlo.Instruction, tg Target, maxWords int) (*Loop, error
 
 // LoopWords is the most SPIR-V words w's device loop kernel may have:
 // SeqWords, or for a loop of a known trip count what compiles in about
-// the time its host loop's iterations would take (seqWordsPerTrip).
+// the time its host loop's iterations would take (seqWordsPerTrip);
+// past it, DeviceLoopKernel says ShortLoop, and the caller may weigh the
+// loop's host form, which compiles kernels of its own.
 func LoopWords(w *hlo.Instruction) int {
 	condC, bodyC := w.WhileComputations()
 	trips, ok := TripCount(w, condC, bodyC)
@@ -505,7 +519,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.Kernel.Words); n > maxWords {
 		if trips, ok := TripCount(w, cond, body); ok && maxWords < SeqWords {
-			return nil, nil, notSeqf("a kernel of %d SPIR-V words for %d iterations", n, trips)
+			return nil, nil, ShortLoop{Words: n, Trips: trips}
 		}
 		return nil, nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}
