@@ -70,7 +70,8 @@ const opWords = 12
 // OpCost is in's share of a fused kernel's code, for bounding a
 // kernel's size before it is generated: any op 1 but these.
 //   - An elementwise op of a narrow float result the rounding's words in
-//     an f32 op's (roundCost): bf16 4, f16 11, the f8 types 13.
+//     an f32 op's (roundCost): bf16 4, f16 11, the f8 types 13; but 1
+//     for one that passes an operand on (passesOperand), which needs none.
 //   - A library function its words in opWords, and at least 16, what
 //     every function counted before their sizes were measured, by which
 //     the bounds were set (exp, logistic and tanh still count 16): sine,
@@ -88,7 +89,7 @@ func OpCost(in *hlo.Instruction) int {
 		return 128
 	case words > 0:
 		return max(16, words/opWords)
-	case in.Op.IsElementwise() && in.Op != hlo.OpBitcastConvert && in.Shape.IsArray():
+	case in.Op.IsElementwise() && in.Op != hlo.OpBitcastConvert && !passesOperand[in.Op] && in.Shape.IsArray():
 		return roundCost(in.Shape.Elem)
 	}
 	return 1

@@ -169,7 +169,21 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 	if err != nil || in.Op == hlo.OpBitcastConvert {
 		return v, err // a bitcast's value is its type's already, a NaN's payload kept
 	}
+	if v.t.Kind() == hlo.KindFloat && passesOperand[in.Op] {
+		// One of its operands, or that negated or made positive: a
+		// narrow float's operands are on its type's grid already, and
+		// so is the result (rounding it, 60 to 280 words an element
+		// for bf16 and f16, would change nothing).
+		return v, nil
+	}
 	return k.normalize(v), nil
+}
+
+// passesOperand are the ops whose float result is one of their operands
+// up to its sign.
+var passesOperand = map[hlo.Opcode]bool{
+	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpClamp: true, hlo.OpSelect: true,
+	hlo.OpNegate: true, hlo.OpAbs: true,
 }
 
 // reducePrecision rounds x to a float of expBits exponent and manBits
