@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -184,5 +185,25 @@ func TestMiniFloatConversions(t *testing.T) {
 				require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s -> %s: code %#x gives %g, want %g", from, to, c, got, want)
 			}
 		}
+	}
+}
+
+// TestMiniFloatIota: an iota of a small float type holds its type's
+// values (an index past the grid rounds to it, as XLA converts the
+// index), also where it is computed inside the kernel that reads it:
+// there it was the raw index, so an f8e4m3fn iota read 17 where the
+// type holds 16, and k*k was wrong at 3 of 64 elements (found by
+// TestNarrowPassThrough's scaled operands).
+func TestMiniFloatIota(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F8E8M0FNU, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN} {
+		requireExact(t, "iota_"+ty.String(), strings.ReplaceAll(`HloModule iota
+ENTRY e {
+  k = $T[4,80] iota(), iota_dimension=1
+  kk = $T[4,80] multiply(k, k)
+  c = f32[4,80] convert(k)
+  ROOT out = ($T[4,80], $T[4,80], f32[4,80]) tuple(k, kk, c)
+}`, "$T", ty.String()), specials)
 	}
 }

@@ -152,10 +152,13 @@ func widenF8Op(r *retyping, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 	if in.Shape.IsArray() && isF8(in.Shape.Elem) && in.Op != hlo.OpConstant && in.Op != hlo.OpParameter &&
 		in.Op != hlo.OpCopy && in.Op != hlo.OpSelect &&
 		(in.Op.Class() == hlo.ClassUnary || in.Op.Class() == hlo.ClassBinary || in.Op.Class() == hlo.ClassTernary ||
-			in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow) {
+			in.Op == hlo.OpDot || in.Op == hlo.OpConvolution || in.Op == hlo.OpReduce || in.Op == hlo.OpReduceWindow ||
+			in.Op == hlo.OpIota) {
 		// Rounded by a conversion to the type and back: kernels round a
 		// value as they convert it to a small float type (kgen's
-		// roundMini), the result an f32 on the grid.
+		// roundMini), the result an f32 on the grid. An iota's index
+		// too, as XLA converts it: unrounded, a kernel that computed it
+		// inline read 17 where an f8e4m3fn iota holds 16.
 		var err error
 		t := in.Shape.Elem
 		v := r.expr(in, nc.Shape, &err).Convert(r.expr(in, hlo.ArrayShape(t, nc.Shape.Dims...), &err).Convert(nc, t), hlo.F32)
