@@ -523,10 +523,11 @@ ENTRY e {
 	}
 }
 
-// TestNarrowPassThrough: the ops whose float result is an operand up to
-// its sign (select, clamp, negate, abs, maximum, minimum), which a
-// narrow type's kernel leaves unrounded, fused after and before ops
-// that round, at special values.
+// TestNarrowPassThrough: the ops whose float result is on its operands'
+// grid (select, clamp, negate, abs, maximum, minimum; floor, ceil, the
+// roundings to an integer, sign), which an f16 or bf16 kernel leaves
+// unrounded, fused after and before ops that round, at special and
+// random values.
 func TestNarrowPassThrough(t *testing.T) {
 	defer noValidationMessages(t)
 	for _, ty := range []string{"f16", "bf16", "f8e4m3fn", "f8e5m2"} {
@@ -557,6 +558,28 @@ ENTRY e {
   r = $T[64] add(n, y)
   ROOT u = $T[64] multiply(r, x)
 }`, "$T", ty), edgeInputs(uint64(len(ty))))
+		// The ops to an integer and sign, at special values and at
+		// random ones scaled by up to 63^2: fractions, and magnitudes
+		// past where the types' floats are all integers.
+		for i, in := range []func(*hlo.Module) []*hlo.Literal{specials, edgeInputs(uint64(7 + len(ty)))} {
+			requireExact(t, fmt.Sprintf("pass_int_%s_%d", ty, i), strings.ReplaceAll(`HloModule pass
+ENTRY e {
+  x = $T[64] parameter(0)
+  y = $T[64] parameter(1)
+  k = $T[64] iota(), iota_dimension=0
+  kk = $T[64] multiply(k, k)
+  xy = $T[64] multiply(x, y)
+  s = $T[64] multiply(xy, kk)
+  f = $T[64] floor(s)
+  c = $T[64] ceil(s)
+  r = $T[64] round-nearest-even(s)
+  a = $T[64] round-nearest-afz(s)
+  g = $T[64] sign(s)
+  p = $T[64] multiply(f, c)
+  q = $T[64] subtract(r, a)
+  ROOT out = ($T[64], $T[64], $T[64], $T[64], $T[64], $T[64], $T[64], $T[64], $T[64]) tuple(f, c, r, a, g, p, q, s, y)
+}`, "$T", ty), in)
+		}
 	}
 }
 

@@ -71,7 +71,8 @@ const opWords = 12
 // kernel's size before it is generated: any op 1 but these.
 //   - An elementwise op of a narrow float result the rounding's words in
 //     an f32 op's (roundCost): bf16 4, f16 11, the f8 types 13; but 1
-//     for one that passes an operand on (passesOperand), which needs none.
+//     for an f16 or bf16 op whose result is on its operands' grid
+//     (keepsGrid), which needs none.
 //   - A library function its words in opWords, and at least 16, what
 //     every function counted before their sizes were measured, by which
 //     the bounds were set (exp, logistic and tanh still count 16): sine,
@@ -89,7 +90,7 @@ func OpCost(in *hlo.Instruction) int {
 		return 128
 	case words > 0:
 		return max(16, words/opWords)
-	case in.Op.IsElementwise() && in.Op != hlo.OpBitcastConvert && !passesOperand[in.Op] && in.Shape.IsArray():
+	case in.Op.IsElementwise() && in.Op != hlo.OpBitcastConvert && !keepsGrid(in.Op, in.Shape.Elem) && in.Shape.IsArray():
 		return roundCost(in.Shape.Elem)
 	}
 	return 1

@@ -169,21 +169,33 @@ func (k *kernelBuilder) emitScalar(in *hlo.Instruction, a []val) (val, error) {
 	if err != nil || in.Op == hlo.OpBitcastConvert {
 		return v, err // a bitcast's value is its type's already, a NaN's payload kept
 	}
-	if v.t.Kind() == hlo.KindFloat && passesOperand[in.Op] {
-		// One of its operands, or that negated or made positive: a
-		// narrow float's operands are on its type's grid already, and
-		// so is the result (rounding it, 60 to 280 words an element
-		// for bf16 and f16, would change nothing).
+	if keepsGrid(in.Op, v.t) {
 		return v, nil
 	}
 	return k.normalize(v), nil
 }
 
-// passesOperand are the ops whose float result is one of their operands
-// up to its sign.
-var passesOperand = map[hlo.Opcode]bool{
+// keepsGrid reports an op whose result of type t needs no rounding (60
+// to 280 words an element): f16's and bf16's operands are on their
+// type's grid already, and so is the result of the ops of gridOps. (The
+// f8 types and smaller compute in f32 by the time kernels are made, a
+// rounding op after each of theirs: widenF8; a format without -0, the
+// fnuz ones, would need its zeros made +0 all the same.)
+func keepsGrid(op hlo.Opcode, t hlo.ElementType) bool {
+	return (t == hlo.F16 || t == hlo.BF16) && gridOps[op]
+}
+
+// gridOps are the ops whose float result lies on the grid its operands
+// lie on: one of them up to its sign (maximum, minimum, clamp, select,
+// negate, abs; sign's +-1 and signed zeros), or an integer next to one,
+// which is the operand itself where the grid's spacing is 1 or more,
+// and below that of a magnitude whose every integer the grid holds (p
+// significant bits space floats by 1 or more from 2^(p-1), and hold
+// every integer up to 2^p).
+var gridOps = map[hlo.Opcode]bool{
 	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpClamp: true, hlo.OpSelect: true,
-	hlo.OpNegate: true, hlo.OpAbs: true,
+	hlo.OpNegate: true, hlo.OpAbs: true, hlo.OpSign: true,
+	hlo.OpFloor: true, hlo.OpCeil: true, hlo.OpRoundNearestEven: true, hlo.OpRoundNearestAfz: true,
 }
 
 // reducePrecision rounds x to a float of expBits exponent and manBits
