@@ -207,3 +207,31 @@ ENTRY e {
 }`, "$T", ty.String()), specials)
 	}
 }
+
+// TestMiniFloatOps: every elementwise op of the small float types (and
+// of f16 and bf16) on operands scaled across the type's range by an
+// iota, fused after a rounding op and before another, exact against
+// the evaluator (the scaled operands found TestMiniFloatIota's bug).
+func TestMiniFloatOps(t *testing.T) {
+	defer noValidationMessages(t)
+	unary := []string{"negate", "abs", "sign", "floor", "ceil", "round-nearest-even", "round-nearest-afz", "sqrt", "rsqrt",
+		"exponential", "log", "tanh", "logistic", "cbrt", "sine", "cosine", "exponential-minus-one", "log-plus-one"}
+	binary := []string{"add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder", "atan2"}
+	var b strings.Builder
+	b.WriteString("HloModule ops\nENTRY e {\n  x = $T[64] parameter(0)\n  y = $T[64] parameter(1)\n")
+	b.WriteString("  k = $T[64] iota(), iota_dimension=0\n  s = $T[64] multiply(x, k)\n")
+	var outs []string
+	for i, op := range unary {
+		fmt.Fprintf(&b, "  u%d = $T[64] %s(s)\n  v%d = $T[64] add(u%d, s)\n", i, op, i, i)
+		outs = append(outs, fmt.Sprintf("v%d", i))
+	}
+	for i, op := range binary {
+		fmt.Fprintf(&b, "  b%d = $T[64] %s(s, y)\n  c%d = $T[64] add(b%d, x)\n", i, op, i, i)
+		outs = append(outs, fmt.Sprintf("c%d", i))
+	}
+	fmt.Fprintf(&b, "  ROOT out = (%s) tuple(%s)\n}\n", strings.TrimSuffix(strings.Repeat("$T[64], ", len(outs)), ", "), strings.Join(outs, ", "))
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F16, hlo.BF16} {
+		requireExact(t, "ops_"+ty.String(), strings.ReplaceAll(b.String(), "$T", ty.String()), edgeInputs(uint64(ty)))
+	}
+}
