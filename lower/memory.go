@@ -713,28 +713,20 @@ func checkSharing(p *Program, lr map[int]liveRange) error {
 	slices.SortStableFunc(byFirst, func(x, y int) int { return cmp.Compare(lr[x].first, lr[y].first) })
 	byLast := slices.Clone(bufs)
 	slices.SortStableFunc(byLast, func(x, y int) int { return cmp.Compare(lr[x].last, lr[y].last) })
+	// Every span holds memory (PaddedSize is at least 4 bytes).
 	live := newRankSet(len(bufs))
-	in := make(map[int]bool, len(bufs))
 	next := 0 // in byLast: the first value not yet dead
 	for _, b := range byFirst {
 		for ; next < len(byLast) && lr[byLast[next]].last < lr[b].first; next++ {
-			if d := byLast[next]; in[d] {
-				live.remove(rank[d])
-				delete(in, d)
-			}
-		}
-		sb := spans[b]
-		if sb.lo >= sb.hi {
-			continue // no memory to share
+			live.remove(rank[byLast[next]])
 		}
 		lo, hi := live.neighbours(rank[b])
 		for _, r := range []int{lo, hi} {
-			if r >= 0 && spans[byAddr[r]].overlaps(sb) {
+			if r >= 0 && spans[byAddr[r]].overlaps(spans[b]) {
 				return fmt.Errorf("lower: %s and %s are live at once and share memory", p.Buffers[byAddr[r]].Name, p.Buffers[b].Name)
 			}
 		}
 		live.add(rank[b])
-		in[b] = true
 	}
 	// A value read in place by a step (its life ends on the step's even
 	// half) may share memory with one the step writes (whose life starts

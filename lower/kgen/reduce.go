@@ -348,9 +348,14 @@ func (a *accSets) store(j int, vs []val) {
 	}
 }
 
+// folded is the reducer applied to set j's accumulators and values xs.
+func (a *accSets) folded(j int, xs []val) ([]val, error) {
+	return a.k.emitReducer(a.c, append(loadAll(a.accs[j], len(a.vars[j])), xs...))
+}
+
 // fold folds values xs into set j.
 func (a *accSets) fold(j int, xs []val) error {
-	res, err := a.k.emitReducer(a.c, append(loadAll(a.accs[j], len(a.vars[j])), xs...))
+	res, err := a.folded(j, xs)
 	if err != nil {
 		return err
 	}
@@ -362,12 +367,12 @@ func (a *accSets) fold(j int, xs []val) error {
 // to xs (a lane's first element: what the fold of the initial
 // accumulators computed is discarded).
 func (a *accSets) foldOrStart(j int, xs []val, start spirv.ID) error {
-	res, err := a.k.emitReducer(a.c, append(loadAll(a.accs[j], len(a.vars[j])), xs...))
+	res, err := a.folded(j, xs)
 	if err != nil {
 		return err
 	}
 	for i, v := range xs {
-		a.k.f.Store(a.vars[j][i], a.k.f.Select(a.k.scalarType(v.t), start, v.id, res[i].id))
+		a.k.f.Store(a.vars[j][i], a.k.sel(start, v, res[i]).id)
 	}
 	return nil
 }
