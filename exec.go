@@ -459,8 +459,13 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 			bufs[i] = bufs[b.Alias-1] // a result written over its donated parameter
 		}
 	}
-	if err := r.e.rt.pool.Upload(writes...); err != nil {
-		return nil, owned, err
+	if len(writes) > 0 {
+		t0 := time.Now()
+		err := r.e.rt.pool.Upload(writes...)
+		r.upload += time.Since(t0)
+		if err != nil {
+			return nil, owned, err
+		}
 	}
 	// Donated device tensors are copied into the arena by now (once the
 	// copies finish): their memory goes back before the run computes.

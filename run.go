@@ -15,7 +15,9 @@ import (
 // RunStats describes one run.
 type RunStats struct {
 	Wall            time.Duration // the call's wall time, transfers included
-	Exec            time.Duration // the program's execution: dispatches and loop control, without the copies from and to the host
+	Exec            time.Duration // the program's execution: dispatches and loop control, without Upload and Download
+	Upload          time.Duration // Run and Profile: the host's time converting arguments and writing them to the device (a staging device's transfer itself runs before the first kernel that reads it, in Exec)
+	Download        time.Duration // Run and Profile: the time from the last kernel to the results on the host
 	Dispatches      int           // kernel dispatches, loop iterations included
 	PeakDeviceBytes int64         // the most device memory the run held at once, the executable's constants included
 }
@@ -41,6 +43,8 @@ type run struct {
 	prof    bool
 
 	copies vk.Ticket // the last device-to-device copy the run made
+
+	upload time.Duration // host arguments written to the device so far
 }
 
 func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
@@ -163,6 +167,8 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 	}
 	p := e.prog
 	bind := func(r *run) ([]*vk.Buffer, []source, []*vk.Buffer, error) {
+		t0 := time.Now()
+		defer func() { r.upload += time.Since(t0) }()
 		inputs := make([]*vk.Buffer, len(p.Params))
 		uploads := make([]source, len(p.Params))
 		var writes []pool.Write
@@ -184,7 +190,10 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 		return inputs, uploads, inputs, e.rt.pool.Upload(writes...)
 	}
 	var results []*Tensor
+	var download time.Duration
 	deliver := func(r *run, outs, owned []*vk.Buffer) (map[*vk.Buffer]bool, error) {
+		t0 := time.Now()
+		defer func() { download = time.Since(t0) }()
 		results = make([]*Tensor, len(outs))
 		for i, b := range outs {
 			var err error
@@ -198,6 +207,7 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 	if err != nil {
 		return nil, st, err
 	}
+	st.Download = download
 	return results, st, nil
 }
 
@@ -234,9 +244,10 @@ func (e *Executable) execute(ctx context.Context, r *run,
 	if err != nil {
 		return st, err
 	}
-	t0 := time.Now()
+	t0, u0 := time.Now(), r.upload
 	outs, owned, err := r.exec(e.root, inputs, uploads)
-	st.Exec = time.Since(t0)
+	st.Exec = time.Since(t0) - (r.upload - u0) // donated arguments are written inside
+	st.Upload = r.upload
 	var kept map[*vk.Buffer]bool
 	if err == nil {
 		kept, err = deliver(r, outs, owned)

@@ -28,6 +28,8 @@ type benchResult struct {
 	Warmup           int     `json:"warmup"`
 	CompileMs        float64 `json:"compile_ms"`
 	IncludeTransfers bool    `json:"include_transfers"`
+	UploadMs         float64 `json:"upload_ms"`   // median host time writing arguments (0 with --device-args)
+	DownloadMs       float64 `json:"download_ms"` // median time fetching the results (0 with --device-args)
 	DeviceArgs       bool    `json:"device_args,omitempty"`
 	Dispatches       int     `json:"dispatches"`
 	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
@@ -159,7 +161,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	progress := isTerminal(stderr)
-	var times []float64
+	var times, ups, downs []float64
 	var last vkjit.RunStats
 	for i := 0; i < *warmup+*iters; i++ {
 		st, err := run()
@@ -173,6 +175,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 				t = st.Wall
 			}
 			times = append(times, ms(t))
+			ups, downs = append(ups, ms(st.Upload)), append(downs, ms(st.Download))
 		}
 		if progress {
 			fmt.Fprintf(stderr, "\r%s: run %d of %d", pos[0], i+1, *warmup+*iters)
@@ -181,12 +184,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if progress {
 		fmt.Fprintln(stderr)
 	}
-	sort.Float64s(times)
-	med := times[len(times)/2]
-	if len(times)%2 == 0 {
-		med = (times[len(times)/2-1] + times[len(times)/2]) / 2
-	}
+	med := median(times)
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
+		UploadMs: median(ups), DownloadMs: median(downs),
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers, DeviceArgs: *deviceArgs,
 		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops,
 		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
@@ -210,11 +210,24 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s on %s: %s median %.3f ms (min %.3f, max %.3f) over %d runs after %d warm-up; compile %.1f ms; %d dispatches, peak %d device bytes\n",
 		mod.Name, res.Device, what, med, res.MinMs, res.MaxMs, *iters, *warmup, compileMs, res.Dispatches, res.PeakDeviceBytes)
+	if !*deviceArgs && !*transfers {
+		fmt.Fprintf(stdout, "transfers apart: upload median %.3f ms, download median %.3f ms\n", res.UploadMs, res.DownloadMs)
+	}
 	if *stream > 0 {
 		fmt.Fprintf(stdout, "%d runs with transfers: %.3f ms a run one after another, %.3f ms streamed (%.0f%% saved by overlap)\n",
 			*stream, res.SequentialMsPerRun, res.StreamMsPerRun, 100*res.StreamOverlapGained)
 	}
 	return nil
+}
+
+// median sorts xs and returns its median.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[n/2]
 }
 
 // streamBench times n runs with transfers one after another and n runs
