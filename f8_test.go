@@ -235,3 +235,149 @@ func TestMiniFloatOps(t *testing.T) {
 		requireExact(t, "ops_"+ty.String(), strings.ReplaceAll(b.String(), "$T", ty.String()), edgeInputs(uint64(ty)))
 	}
 }
+
+// TestMiniFloatStructuredOps: the ops that are not elementwise (row and
+// column reductions, a variadic argmax, reduce-windows, a sort,
+// scatter and select-and-scatter, gather, data movement, conversions
+// through f32) in the small float types and f16 and bf16, on operands
+// scaled across the type's range by an iota as TestMiniFloatOps does,
+// exact against the evaluator fused and unfused. Each combiner is one
+// whose result does not depend on the order it is applied in (max, min,
+// a pairwise add, argmax with ties to the lower index and NaN first), so
+// exactness is the right bar.
+func TestMiniFloatStructuredOps(t *testing.T) {
+	defer noValidationMessages(t)
+	const text = `HloModule structured
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+min {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] minimum(a, b)
+}
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+ge {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+lt {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+argmax {
+  a = $T[] parameter(0)
+  ia = s32[] parameter(1)
+  b = $T[] parameter(2)
+  ib = s32[] parameter(3)
+  anan = pred[] compare(a, a), direction=NE
+  bnan = pred[] compare(b, b), direction=NE
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  ilt = pred[] compare(ia, ib), direction=LT
+  tie = pred[] and(eq, ilt)
+  numa = pred[] or(gt, tie)
+  nb = pred[] not(bnan)
+  both = pred[] and(anan, bnan)
+  bothlt = pred[] and(both, ilt)
+  onlya = pred[] and(anan, nb)
+  nana = pred[] or(onlya, bothlt)
+  na = pred[] not(anan)
+  num = pred[] and(na, nb)
+  numpick = pred[] and(num, numa)
+  pick = pred[] or(nana, numpick)
+  v = $T[] select(pick, a, b)
+  i = s32[] select(pick, ia, ib)
+  ROOT r = ($T[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = $T[8,16] parameter(0)
+  y = $T[8,16] parameter(1)
+  k = $T[8,16] iota(), iota_dimension=1
+  s = $T[8,16] multiply(x, k)
+  z = $T[] constant(0)
+  big = $T[] constant(2)
+  rmax = $T[8] reduce(s, z), dimensions={1}, to_apply=max
+  rmin = $T[16] reduce(s, big), dimensions={0}, to_apply=min
+  ks = s32[8,16] iota(), iota_dimension=1
+  zi = s32[] constant(-1)
+  am = ($T[8], s32[8]) reduce(s, ks, z, zi), dimensions={1}, to_apply=argmax
+  amv = $T[8] get-tuple-element(am), index=0
+  ami = s32[8] get-tuple-element(am), index=1
+  wmax = $T[8,16] reduce-window(s, z), window={size=3x3 pad=1_1x1_1}, to_apply=max
+  wadd = $T[8,8] reduce-window(s, z), window={size=1x2 stride=1x2}, to_apply=add
+  srt = $T[8,16] sort(s), dimensions={1}, to_apply=lt
+  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
+  scm = $T[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max
+  sas = $T[8,16] select-and-scatter(s, wadd, z), window={size=1x2 stride=1x2}, select=ge, scatter=add
+  gi = s32[4,1] constant({{6},{0},{2},{6}})
+  g = $T[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  tr = $T[16,8] transpose(s), dimensions={1,0}
+  rv = $T[8,16] reverse(s), dimensions={0,1}
+  p = $T[10,18] pad(s, big), padding=1_1x1_1
+  cc = $T[8,32] concatenate(s, y), dimensions={1}
+  f = f32[8,16] convert(s)
+  f2 = f32[8,16] multiply(f, f)
+  back = $T[8,16] convert(f2)
+  ROOT out = ($T[8], $T[16], $T[8], s32[8], $T[8,16], $T[8,8], $T[8,16], $T[8,16], $T[8,16], $T[4,16], $T[16,8], $T[8,16], $T[10,18], $T[8,32], $T[8,16]) tuple(rmax, rmin, amv, ami, wmax, wadd, srt, scm, sas, g, tr, rv, p, cc, back)
+}`
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F16, hlo.BF16} {
+		t.Run(ty.String(), func(t *testing.T) {
+			requireExact(t, "structured_"+ty.String(), strings.ReplaceAll(text, "$T", ty.String()), edgeInputs(uint64(ty)))
+		})
+	}
+}
+
+// TestMiniFloatNaNOrder: the NaNs a kernel makes from every code of a
+// small float type (its NaN codes negated, overflow, inf * 0 and NaN *
+// 0), sorted in total order by the kernel that computes them, so
+// compared in registers, not loaded from memory. A register must hold
+// the NaN the store writes, and both the NaN the evaluator encodes: a
+// NaN's sign is kept (negate flips it) where the type's NaNs have one.
+// Before, x86's inf * 0 (-NaN) sorted first in the kernel where the
+// stored e4m3fn NaN (0x7f) sorts last, a negated NaN code kept its code
+// with the other sign, and an fnuz overflow (f32's +NaN) sorted last
+// where the stored 0x80 sorts first. (One NaN from each operand would
+// leave which one propagates to the driver: the zero here is none.)
+func TestMiniFloatNaNOrder(t *testing.T) {
+	defer noValidationMessages(t)
+	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F8E8M0FNU, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN} {
+		n := 1 << ty.Bits()
+		codes := func(m *hlo.Module) []*hlo.Literal {
+			data := make([]byte, n)
+			for i := range data {
+				data[i] = byte(i)
+			}
+			return []*hlo.Literal{{Shape: m.Entry.Params[0].Shape, Data: data}}
+		}
+		text := strings.NewReplacer("$T", ty.String(), "$N", fmt.Sprint(n), "$4N", fmt.Sprint(4*n)).Replace(`HloModule nans
+lt {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  x = $T[$N] parameter(0)
+  neg = $T[$N] negate(x)
+  big = $T[] constant(64)
+  bigs = $T[$N] broadcast(big), dimensions={}
+  over = $T[$N] multiply(x, bigs)
+  z = $T[] constant(0)
+  zero = $T[$N] broadcast(z), dimensions={}
+  nan = $T[$N] multiply(x, zero)
+  all = $T[$4N] concatenate(x, neg, over, nan), dimensions={0}
+  ROOT s = $T[$4N] sort(all), dimensions={0}, to_apply=lt
+}`)
+		t.Run(ty.String(), func(t *testing.T) { requireExact(t, "nans_"+ty.String(), text, codes) })
+	}
+}

@@ -225,7 +225,33 @@ func requireExact(t *testing.T, name, text string, inputs func(*hlo.Module) []*h
 // same bits, a NaN matching any NaN (hlotest.CanonicalNaNs says why).
 func requireSameValues(t *testing.T, et hlo.ElementType, want, got []byte, msg ...any) {
 	t.Helper()
-	require.Equal(t, string(hlotest.CanonicalNaNs(et, want)), string(hlotest.CanonicalNaNs(et, got)), msg...)
+	w, g := hlotest.CanonicalNaNs(et, want), hlotest.CanonicalNaNs(et, got)
+	if string(w) == string(g) {
+		return
+	}
+	require.Equal(t, len(w), len(g), msg...)
+	n := et.Bytes()
+	value := func(b []byte) string {
+		var bits uint64
+		for j := len(b) - 1; j >= 0; j-- {
+			bits = bits<<8 | uint64(b[j])
+		}
+		if et.IsFloat() {
+			return fmt.Sprintf("%g (%#x)", hlo.DecodeFloat(et, bits), bits)
+		}
+		return fmt.Sprintf("%#x", bits)
+	}
+	first, count := -1, 0
+	for i := 0; i+n <= len(w); i += n {
+		if string(w[i:i+n]) != string(g[i:i+n]) {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	require.Fail(t, fmt.Sprintf("%d of %d elements differ; the first, element %d: want %s, got %s",
+		count, len(w)/n, first/n, value(w[first:first+n]), value(g[first:first+n])), msg...)
 }
 
 // edgeInputs and smallInts choose requireExact's inputs: edge cases

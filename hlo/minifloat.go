@@ -90,13 +90,23 @@ func (f miniFloat) decode(bits uint32) float64 {
 	return sign * math.Ldexp(1+m/float64(int(1)<<uint(f.man)), e-f.bias)
 }
 
+// signedNaN reports a format whose NaN codes come in both signs (the
+// IEEE-like and the fn ones; the fnuz ones have one NaN, e8m0fnu no sign).
+func (f miniFloat) signedNaN() bool { return !f.uz && !f.unsigned && !f.noNaN }
+
 // encode rounds v to the nearest representable value, ties to even.
 // Values beyond the largest finite one become inf where the format has
-// it, else NaN (or the largest value, for formats without NaN).
+// it, else NaN (or the largest value, for formats without NaN). A NaN,
+// and an overflow to NaN, keeps v's sign where the format's NaNs have
+// one, as XLA's conversions (ml_dtypes') keep it: negate flips a NaN's
+// sign, and a total order sorts the two apart.
 func (f miniFloat) encode(v float64) uint32 {
 	if math.IsNaN(v) {
 		if f.noNaN {
 			return 0
+		}
+		if f.signedNaN() && math.Signbit(v) {
+			return f.signBit() | f.nan()
 		}
 		return f.nan()
 	}
@@ -114,6 +124,8 @@ func (f miniFloat) encode(v float64) uint32 {
 			return sign | (1<<uint(f.exp)-1)<<uint(f.man)
 		case f.noNaN:
 			return sign | f.maxField()
+		case f.signedNaN():
+			return sign | f.nan()
 		}
 		return f.nan()
 	}
@@ -187,7 +199,7 @@ type MiniFloatFormat struct {
 	Bits        int     // width
 	Exp, Bias   int     // exponent bits and bias
 	SignBit     uint32  // the sign's bit; 0 for e8m0fnu, which has none
-	NaN         uint32  // the code a NaN takes (formats with no NaN: 0)
+	NaN         uint32  // the code a NaN takes (formats with no NaN: 0), SignBit added for a negative one where SignedNaN
 	Man         int     // mantissa bits
 	Emin        int     // exponent of the smallest normal value
 	Max         float64 // the largest finite value
@@ -195,6 +207,7 @@ type MiniFloatFormat struct {
 	Saturate    bool    // no NaN: overflow is ±Max and NaN becomes 0 (f4e2m1fn, the f6 types)
 	NegZero     bool    // zero keeps its sign (all but the fnuz types)
 	PowersOfTwo bool    // e8m0fnu: unsigned powers of two, 2^-127 to 2^127; negatives are NaN
+	SignedNaN   bool    // NaN codes of both signs (not the fnuz types, whose one NaN is 0x80, nor e8m0fnu)
 }
 
 // MiniFloatFormatOf describes an f8, f6 or f4 type.
@@ -210,6 +223,6 @@ func MiniFloatFormatOf(t ElementType) (MiniFloatFormat, bool) {
 	return MiniFloatFormat{
 		Bits: f.exp + f.man + int(f.signBit()>>uint(f.exp+f.man)), Exp: f.exp, Bias: f.bias, SignBit: f.signBit(), NaN: nan,
 		Man: f.man, Emin: 1 - f.bias, Max: f.decode(f.maxField()),
-		Inf: f.ieee, Saturate: f.noNaN, NegZero: !f.uz && !f.unsigned, PowersOfTwo: f.unsigned,
+		Inf: f.ieee, Saturate: f.noNaN, NegZero: !f.uz && !f.unsigned, PowersOfTwo: f.unsigned, SignedNaN: f.signedNaN(),
 	}, true
 }

@@ -26,12 +26,19 @@ func TestMiniFloatKnownValues(t *testing.T) {
 		{F6E2M3FN, 3.1415, 0x15}, {F6E2M3FN, 0.1, 0x01}, {F6E2M3FN, 7.5, 0x1f}, {F6E2M3FN, -100, 0x3f},
 		{F6E3M2FN, 3.1415, 0x12}, {F6E3M2FN, 0.1, 0x02}, {F6E3M2FN, 28, 0x1f}, {F6E3M2FN, -0.0625, 0x21},
 		{F8E4M3FN, 1.0625, 0x38}, {F8E4M3FN, 1.1875, 0x3a}, // ties to even mantissa
+		// A NaN keeps its sign where the type's NaNs have one, as an
+		// overflow to NaN does (ml_dtypes' conversions); fnuz has one NaN.
+		{F8E4M3FN, math.Copysign(math.NaN(), -1), 0xff}, {F8E4M3FN, -1000, 0xff}, {F8E4M3FN, math.Inf(-1), 0xff},
+		{F8E5M2, math.Copysign(math.NaN(), -1), 0xff}, {F8E3M4, math.Copysign(math.NaN(), -1), 0xff},
+		{F8E4M3FNUZ, math.Copysign(math.NaN(), -1), 0x80}, {F8E4M3FNUZ, -1000, 0x80}, {F8E8M0FNU, math.Copysign(math.NaN(), -1), 0xff},
+		{F4E2M1FN, math.Copysign(math.NaN(), -1), 0},
 	} {
 		require.Equal(t, tc.bits, MiniFloatFromFloat64(tc.t, tc.v), "%s(%v)", tc.t, tc.v)
 	}
 }
 
-// Every encoding decodes and re-encodes to itself (NaNs to the canonical NaN).
+// Every encoding decodes and re-encodes to itself (NaNs to the canonical
+// NaN of their sign).
 func TestMiniFloatRoundTrip(t *testing.T) {
 	for typ, f := range miniFloats {
 		n := uint32(1) << uint(typ.Bits())
@@ -40,6 +47,7 @@ func TestMiniFloatRoundTrip(t *testing.T) {
 			got := f.encode(v)
 			if math.IsNaN(v) {
 				require.True(t, math.IsNaN(f.decode(got)), "%s %#x", typ, b)
+				require.Equal(t, math.Signbit(v), math.Signbit(f.decode(got)), "%s %#x keeps its sign", typ, b)
 				continue
 			}
 			require.Equal(t, b, got, "%s %#x = %v", typ, b, v)

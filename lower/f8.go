@@ -219,7 +219,11 @@ func encodeMini(e *formula.Builder, x *hlo.Instruction, f hlo.MiniFloatFormat) *
 		return code // no NaN on the grid
 	}
 	marked := ue.Cmp(ue.And(bits, ue.Bits(kgen.NaNMarkMask)), "EQ", ue.Bits(kgen.NaNMark&kgen.NaNMarkMask))
-	nan := ue.Sel(marked, ue.And(bits, ue.Bits(0xff)), ue.Bits(uint64(f.NaN)))
+	own := ue.Bits(uint64(f.NaN)) // f's NaN, signed as x where f's NaNs have a sign
+	if f.SignedNaN {
+		own = ue.Sel(ue.Cmp(bits, "GE", ue.Bits(0x80000000)), ue.Bits(uint64(f.NaN|f.SignBit)), own)
+	}
+	nan := ue.Sel(marked, ue.And(bits, ue.Bits(0xff)), own)
 	return ue.Sel(ue.Cmp(a, "GT", ue.Bits(0x7f800000)), nan, code)
 }
 

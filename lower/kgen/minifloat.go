@@ -22,7 +22,9 @@ import (
 // set and the code in the low byte (and the sign of a code that has
 // one), which copies and data movement carry as they are, and encoding
 // gives that code back; any other NaN, such as arithmetic makes, encodes
-// as the type's NaN. XLA's bitcast of an f8 NaN reads its bits; so does
+// as the type's NaN, with its sign where the type's NaNs have one (as
+// hlo's encoding and XLA's conversions keep it), and rounding makes it
+// that NaN in the register too (typeNaN). XLA's bitcast of an f8 NaN reads its bits; so does
 // vkjit's.
 const (
 	NaNMark     = 0x7fc00100
@@ -111,8 +113,17 @@ func (k *kernelBuilder) encodeMini(x spirv.ID, t hlo.ElementType) spirv.ID {
 		return code // no NaN on the grid
 	}
 	marked := k.boolOp(spirv.OpIEqual, k.uop(spirv.OpBitwiseAnd, bits, k.cu32(NaNMarkMask)), k.cu32(NaNMark&NaNMarkMask))
-	nan := k.selU32(marked, k.uop(spirv.OpBitwiseAnd, bits, k.cu32(0xff)), k.cu32(f.NaN))
+	nan := k.selU32(marked, k.uop(spirv.OpBitwiseAnd, bits, k.cu32(0xff)), k.nanCode(bits, f))
 	return k.selU32(k.boolOp(spirv.OpUGreaterThan, a, k.cu32(0x7f800000)), nan, code)
+}
+
+// nanCode is the code of format f's NaN with the sign of f32 bits where
+// f's NaNs have one (hlo's encoding, as XLA's conversions keep it).
+func (k *kernelBuilder) nanCode(bits spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
+	if !f.SignedNaN {
+		return k.cu32(f.NaN)
+	}
+	return k.selU32(k.boolOp(spirv.OpUGreaterThanEqual, bits, k.cu32(0x80000000)), k.cu32(f.NaN|f.SignBit), k.cu32(f.NaN))
 }
 
 // roundMini rounds f32 value x to small float type t, as XLA's
@@ -141,14 +152,13 @@ func (k *kernelBuilder) roundMini(x spirv.ID, t hlo.ElementType) spirv.ID {
 	scale := k.f.Bitcast(f32, k.uop(spirv.OpShiftLeftLogical, k.uop(spirv.OpISub, field, k.cu32(uint32(f.Man))), k.cu32(23)))
 	inv := k.f.Bitcast(f32, k.uop(spirv.OpShiftLeftLogical, k.uop(spirv.OpISub, k.cu32(uint32(254+f.Man)), field), k.cu32(23)))
 	r := k.f.FMul(f32, k.f.Ext(f32, spirv.GLSLRoundEven, k.f.FMul(f32, a, inv)), scale)
-	over := fv(math.NaN())
+	over := k.boolOp(spirv.OpFOrdGreaterThan, r, fv(f.Max))
 	switch {
 	case f.Inf:
-		over = fv(math.Inf(1))
+		r = k.f.Select(f32, over, fv(math.Inf(1)), r)
 	case f.Saturate:
-		over = fv(f.Max)
+		r = k.f.Select(f32, over, fv(f.Max), r)
 	}
-	r = k.f.Select(f32, k.boolOp(spirv.OpFOrdGreaterThan, r, fv(f.Max)), over, r)
 	// The sign back: x's, a negative zero's included, except in the fnuz
 	// types, whose zero has none.
 	sign := k.uop(spirv.OpBitwiseAnd, k.f.Bitcast(u32, x), k.cu32(0x80000000))
@@ -156,18 +166,38 @@ func (k *kernelBuilder) roundMini(x spirv.ID, t hlo.ElementType) spirv.ID {
 		sign = k.selU32(k.boolOp(spirv.OpFOrdEqual, r, fv(0)), k.cu32(0), sign)
 	}
 	r = k.f.Bitcast(f32, k.uop(spirv.OpBitwiseOr, k.f.Bitcast(u32, r), sign))
-	nan := k.ownNaN(x, f)
 	if f.Saturate {
-		nan = fv(0) // no NaN to keep
+		return k.f.Select(f32, k.f.IsNan(k.boolT(), x), fv(0), r) // no NaN to keep
 	}
-	return k.f.Select(f32, k.f.IsNan(k.boolT(), x), nan, r)
+	if !f.Inf { // the finite types overflow to their NaN, signed as x
+		r = k.f.Select(f32, over, k.typeNaN(x, f), r)
+	}
+	return k.f.Select(f32, k.f.IsNan(k.boolT(), x), k.ownNaN(x, f), r)
 }
 
-// ownNaN is NaN x as a value of format f: as it is where it carries no
-// code or a code that is one of f's NaNs (a value of f moved or
-// bitcast), else f32's quiet NaN, which encodes as f's NaN: the code a
-// conversion brings from another format may be a number of f's
-// (e4m3fn's NaN 0x7f is e4m3b11fnuz's 30).
+// typeNaN is format f's NaN with x's sign (where f's NaNs have one) as
+// registers hold it: the value its code decodes to (MarkedNaN). A NaN
+// that arithmetic or an overflow makes is this one, not the f32 NaN it
+// was: the store encodes a NaN without a code as f's NaN, so a value
+// kept in a register must be that NaN too, or a total-order comparison
+// in the kernel that computes it sees another NaN than one that loads
+// it (an fnuz type's only NaN, 0x80, is negative, where its overflow was
+// f32's +NaN).
+func (k *kernelBuilder) typeNaN(x spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
+	f32 := k.b.TypeFloat(32)
+	pos := k.f.Bitcast(f32, k.cu32(MarkedNaN(f, f.NaN)))
+	if !f.SignedNaN {
+		return pos
+	}
+	neg := k.f.Bitcast(f32, k.cu32(MarkedNaN(f, f.NaN|f.SignBit)))
+	return k.f.Select(f32, k.boolOp(spirv.OpUGreaterThanEqual, k.f.Bitcast(k.u32(), x), k.cu32(0x80000000)), neg, pos)
+}
+
+// ownNaN is NaN x as a value of format f: as it is where it is the NaN
+// a code of f's decodes to (a value of f moved or bitcast), else f's
+// NaN (typeNaN), which is what a store makes of it: arithmetic's NaN
+// carries no code, and the code a conversion brings from another format
+// may be a number of f's (e4m3fn's NaN 0x7f is e4m3b11fnuz's 30).
 func (k *kernelBuilder) ownNaN(x spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
 	u32, f32 := k.u32(), k.b.TypeFloat(32)
 	eq := func(a spirv.ID, v uint32) spirv.ID { return k.boolOp(spirv.OpIEqual, a, k.cu32(v)) }
@@ -188,9 +218,14 @@ func (k *kernelBuilder) ownNaN(x spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
 	default: // fn: the magnitude all ones
 		own = eq(and(c, f.SignBit-1), f.SignBit-1)
 	}
-	marked := eq(and(bits, NaNMarkMask), NaNMark&NaNMarkMask)
-	foreign := k.boolOp(spirv.OpLogicalAnd, marked, k.boolOp(spirv.OpLogicalNot, own))
-	return k.f.Select(f32, foreign, k.constFloat(hlo.F32, math.NaN()), x)
+	// Exactly the NaN code c decodes to: a negated one (XLA's negate
+	// flips a NaN's sign) stores as c, so it is c's NaN again here.
+	marked := k.uop(spirv.OpBitwiseOr, k.cu32(NaNMark), c)
+	if f.SignBit != 0 {
+		marked = k.uop(spirv.OpBitwiseOr, marked, k.selU32(k.boolOp(spirv.OpINotEqual, and(c, f.SignBit), k.cu32(0)), k.cu32(0x80000000), k.cu32(0)))
+	}
+	keep := k.boolOp(spirv.OpLogicalAnd, own, k.boolOp(spirv.OpIEqual, bits, marked))
+	return k.f.Select(f32, keep, x, k.typeNaN(x, f))
 }
 
 // roundPowerOfTwo rounds f32 value x to e8m0fnu's powers of two as its
