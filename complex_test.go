@@ -8,6 +8,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -362,5 +363,62 @@ func TestComplexPowRange(t *testing.T) {
 		got := complexAt(res[0], 0)
 		require.False(t, cmplx.IsInf(got) || cmplx.IsNaN(got), "%v^%v = %v, want magnitude %g", tc.x, tc.y, got, want)
 		require.InDelta(t, 1, cmplx.Abs(got)/want, 1e-5, "%v^%v = %v, want magnitude %g", tc.x, tc.y, got, want)
+	}
+}
+
+// TestComplexStructuredOps: the ops that are not elementwise on complex
+// values built in the kernel from real small-integer parts (so every sum
+// and product is exact, and the order of a reduction cannot show): row
+// and column sums, a product sum of c64 and c128, reduce-windows, a
+// cumulative sum, a stable sort by the real part, scatter-add with
+// repeated indices, gather, and data movement, exact against the
+// evaluator fused and unfused.
+func TestComplexStructuredOps(t *testing.T) {
+	defer noValidationMessages(t)
+	const text = `HloModule structured
+add {
+  a = $C[] parameter(0)
+  b = $C[] parameter(1)
+  ROOT s = $C[] add(a, b)
+}
+lt {
+  a = $C[] parameter(0)
+  b = $C[] parameter(1)
+  ra = $R[] real(a)
+  rb = $R[] real(b)
+  ROOT c = pred[] compare(ra, rb), direction=LT
+}
+ENTRY e {
+  a = $R[8,16] parameter(0)
+  b = $R[8,16] parameter(1)
+  c = $R[8,16] parameter(2)
+  x = $C[8,16] complex(a, b)
+  y = $C[8,16] complex(c, a)
+  k = $R[8,16] iota(), iota_dimension=1
+  zr = $R[] constant(0)
+  z0 = $R[8,16] broadcast(zr), dimensions={}
+  kc = $C[8,16] complex(k, z0)
+  s = $C[8,16] multiply(x, kc)
+  z = $C[] constant((0, 0))
+  rsum = $C[8] reduce(s, z), dimensions={1}, to_apply=add
+  csum = $C[16] reduce(s, z), dimensions={0}, to_apply=add
+  d = $C[8,8] dot(s, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  wsum = $C[8,16] reduce-window(s, z), window={size=3x3 pad=1_1x1_1}, to_apply=add
+  cum = $C[8,16] reduce-window(s, z), window={size=1x16 pad=0_0x15_0}, to_apply=add
+  srt = $C[8,16] sort(s), dimensions={1}, is_stable=true, to_apply=lt
+  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
+  sca = $C[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  gi = s32[4,1] constant({{6},{0},{2},{6}})
+  g = $C[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  tr = $C[16,8] transpose(s), dimensions={1,0}
+  rv = $C[8,16] reverse(s), dimensions={0,1}
+  p = $C[10,18] pad(s, z), padding=1_1x1_1
+  cc = $C[8,32] concatenate(s, y), dimensions={1}
+  ROOT out = ($C[8], $C[16], $C[8,8], $C[8,16], $C[8,16], $C[8,16], $C[8,16], $C[4,16], $C[16,8], $C[8,16], $C[10,18], $C[8,32]) tuple(rsum, csum, d, wsum, cum, srt, sca, g, tr, rv, p, cc)
+}`
+	for _, ty := range [][2]string{{"c64", "f32"}, {"c128", "f64"}} {
+		t.Run(ty[0], func(t *testing.T) {
+			requireExact(t, "structured_"+ty[0], strings.NewReplacer("$C", ty[0], "$R", ty[1]).Replace(text), smallInts(7))
+		})
 	}
 }

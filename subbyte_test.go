@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkjit/vkjit"
+	"github.com/vkjit/vkjit/hlo"
 )
 
 // TestSubByteIntegers runs s4 and u4 (and s2, u2) arithmetic on the
@@ -141,5 +143,86 @@ func TestSubByteIntegers(t *testing.T) {
 		}
 		src = fmt.Sprintf("HloModule m\nENTRY e {\n  p = (%s[%d], f32[1]) parameter(0)\n  ROOT x = %s[%d] get-tuple-element(p), index=0\n}", ty.name, k, ty.name, k)
 		check("a tuple's leaf", src, []*vkjit.Tensor{arg, must(vkjit.Float32s([]int64{1}, []float32{1}))}, func(i int) int { return wrap(xs[i]) })
+	}
+}
+
+// TestNarrowIntegerStructuredOps: the ops that are not elementwise in
+// the integer types narrower than 32 bits, which kernels hold widened
+// and wrap after each op: row and column sums (wrapping addition is
+// associative, so the order of a reduction cannot show), a product sum,
+// a variadic argmin, reduce-windows, a cumulative sum, sort, scatter-add
+// with repeated indices, select-and-scatter, gather, and data movement,
+// on operands multiplied by an iota so that sums wrap, exact against the
+// evaluator fused and unfused.
+func TestNarrowIntegerStructuredOps(t *testing.T) {
+	defer noValidationMessages(t)
+	const text = `HloModule structured
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+ge {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+lt {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+argmin {
+  a = $T[] parameter(0)
+  ia = s32[] parameter(1)
+  b = $T[] parameter(2)
+  ib = s32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  ilt = pred[] compare(ia, ib), direction=LT
+  tie = pred[] and(eq, ilt)
+  pick = pred[] or(lt, tie)
+  v = $T[] select(pick, a, b)
+  i = s32[] select(pick, ia, ib)
+  ROOT r = ($T[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = $T[8,16] parameter(0)
+  y = $T[8,16] parameter(1)
+  k = $T[8,16] iota(), iota_dimension=1
+  s = $T[8,16] multiply(x, k)
+  z = $T[] constant(0)
+  rsum = $T[8] reduce(s, z), dimensions={1}, to_apply=add
+  csum = $T[16] reduce(s, z), dimensions={0}, to_apply=add
+  d = $T[8,8] dot(s, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ks = s32[8,16] iota(), iota_dimension=1
+  zi = s32[] constant(-1)
+  am = ($T[8], s32[8]) reduce(s, ks, z, zi), dimensions={1}, to_apply=argmin
+  amv = $T[8] get-tuple-element(am), index=0
+  ami = s32[8] get-tuple-element(am), index=1
+  wsum = $T[8,16] reduce-window(s, z), window={size=3x3 pad=1_1x1_1}, to_apply=add
+  cum = $T[8,16] reduce-window(s, z), window={size=1x16 pad=0_0x15_0}, to_apply=add
+  wmax = $T[8,8] reduce-window(s, z), window={size=1x2 stride=1x2}, to_apply=max
+  srt = $T[8,16] sort(s), dimensions={1}, to_apply=lt
+  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
+  sca = $T[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  sas = $T[8,16] select-and-scatter(s, wmax, z), window={size=1x2 stride=1x2}, select=ge, scatter=add
+  gi = s32[4,1] constant({{6},{0},{2},{6}})
+  g = $T[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  tr = $T[16,8] transpose(s), dimensions={1,0}
+  rv = $T[8,16] reverse(s), dimensions={0,1}
+  p = $T[10,18] pad(s, z), padding=1_1x1_1
+  cc = $T[8,32] concatenate(s, y), dimensions={1}
+  ROOT out = ($T[8], $T[16], $T[8,8], $T[8], s32[8], $T[8,16], $T[8,16], $T[8,8], $T[8,16], $T[8,16], $T[8,16], $T[4,16], $T[16,8], $T[8,16], $T[10,18], $T[8,32]) tuple(rsum, csum, d, amv, ami, wsum, cum, wmax, srt, sca, sas, g, tr, rv, p, cc)
+}`
+	for _, ty := range []hlo.ElementType{hlo.S2, hlo.U2, hlo.S4, hlo.U4, hlo.S8, hlo.U8, hlo.S16, hlo.U16} {
+		t.Run(ty.String(), func(t *testing.T) {
+			requireExact(t, "structured_"+ty.String(), strings.ReplaceAll(text, "$T", ty.String()), edgeInputs(uint64(ty)))
+		})
 	}
 }
