@@ -35,12 +35,18 @@ func (f miniFloat) signBit() uint32 {
 	return 1 << uint(f.exp+f.man)
 }
 
+// nan is the format's NaN code, positive: the IEEE-like types' quiet
+// NaN has the top mantissa bit set and no other (IEEE 754's quiet NaN,
+// ml_dtypes' quiet_NaN: e5m2's 0x7e, e4m3's 0x7c, e3m4's 0x78); the fn
+// types have one NaN pair, the magnitude all ones; fnuz one code, 0x80.
 func (f miniFloat) nan() uint32 {
 	switch {
 	case f.uz:
 		return 0x80
 	case f.unsigned:
 		return 0xff
+	case f.ieee:
+		return (1<<uint(f.exp)-1)<<uint(f.man) | 1<<uint(f.man-1)
 	}
 	return (1<<uint(f.exp)-1)<<uint(f.man) | (1<<uint(f.man) - 1)
 }

@@ -29,7 +29,9 @@ func TestMiniFloatKnownValues(t *testing.T) {
 		// A NaN keeps its sign where the type's NaNs have one, as an
 		// overflow to NaN does (ml_dtypes' conversions); fnuz has one NaN.
 		{F8E4M3FN, math.Copysign(math.NaN(), -1), 0xff}, {F8E4M3FN, -1000, 0xff}, {F8E4M3FN, math.Inf(-1), 0xff},
-		{F8E5M2, math.Copysign(math.NaN(), -1), 0xff}, {F8E3M4, math.Copysign(math.NaN(), -1), 0xff},
+		{F8E5M2, math.Copysign(math.NaN(), -1), 0xfe}, {F8E3M4, math.Copysign(math.NaN(), -1), 0xf8},
+		// The IEEE-like types' NaN is IEEE's quiet one (ml_dtypes' quiet_NaN).
+		{F8E5M2, math.NaN(), 0x7e}, {F8E4M3, math.NaN(), 0x7c}, {F8E3M4, math.NaN(), 0x78},
 		{F8E4M3FNUZ, math.Copysign(math.NaN(), -1), 0x80}, {F8E4M3FNUZ, -1000, 0x80}, {F8E8M0FNU, math.Copysign(math.NaN(), -1), 0xff},
 		{F4E2M1FN, math.Copysign(math.NaN(), -1), 0},
 	} {
