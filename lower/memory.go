@@ -318,17 +318,18 @@ func planMemory(s *state) error {
 			// An in-place update first: exactly on a partner's memory,
 			// clear of everything live at the same time and of the other
 			// partners.
+			clear := func(j int, off int64) bool { return off >= done[j].end || done[j].off >= off+size(b) }
 			fits := func(off int64, skip int) bool {
 				if anyOverlaps(sets, off, off+size(b)) {
 					return false
 				}
 				for _, j := range near {
-					if d := done[j]; off < d.end && d.off < off+size(b) {
+					if !clear(j, off) {
 						return false
 					}
 				}
 				for i, j := range partners {
-					if d := done[j]; i != skip && off < d.end && d.off < off+size(b) {
+					if i != skip && !clear(j, off) {
 						return false
 					}
 				}

@@ -49,7 +49,14 @@ func planDeviceLoops(s *state) error {
 		// of 5,523 words against a host body of 12 kernels and 10,864).
 		if short := (kgen.ShortLoop{}); errors.As(err, &short) {
 			if host, herr := s.hostLoopWords(in); herr == nil && host >= short.Words {
-				l, err = kgen.DeviceLoopKernel(in, s.tg, min(host, kgen.SeqWords))
+				if l, err = kgen.DeviceLoopKernel(in, s.tg, min(host, kgen.SeqWords)); err == nil {
+					// The device loop replaces the host form: its
+					// sub-programs are not emitted (one another loop
+					// calls is compiled again by state.sub).
+					cond, body := in.WhileComputations()
+					delete(s.subs, subKey{cond, false})
+					delete(s.subs, subKey{body, true})
+				}
 			}
 		}
 		if err != nil {
