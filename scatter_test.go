@@ -277,3 +277,49 @@ func TestPointScatter(t *testing.T) {
 		require.Contains(t, kernelNames(t, c.name, src), c.kernel, c.name)
 	}
 }
+
+// TestPointScatterSelects: scatters of one element at constant indices,
+// which lower computes as selects (pointScatter), bit for bit the
+// evaluator's, fused and unfused: a chain of sets that write one element
+// twice (the later wins), the combiners add, maximum and multiply, and a
+// subtract whose combiner takes the update first (u - x), a NaN and a
+// signed zero among the values, an index given as a broadcast constant,
+// a window of one element, and an index outside the array, whose update
+// XLA skips (left a scatter).
+func TestPointScatterSelects(t *testing.T) {
+	defer noValidationMessages(t)
+	comp := func(name, body string) string {
+		return fmt.Sprintf("%s {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] %s\n}\n", name, body)
+	}
+	text := "HloModule points\n" +
+		"set {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n" +
+		comp("add", "add(a, b)") + comp("max", "maximum(a, b)") + comp("mul", "multiply(a, b)") + comp("rsub", "subtract(b, a)") + `ENTRY e {
+  x = f32[6,7] parameter(0)
+  u = f32[8] parameter(1)
+  u0 = f32[1] slice(u), slice={[0:1]}
+  v0 = f32[] reshape(u0)
+  u1 = f32[1] slice(u), slice={[1:2]}
+  v1 = f32[] reshape(u1)
+  u2 = f32[1] slice(u), slice={[2:3]}
+  v2 = f32[] reshape(u2)
+  u3 = f32[1,1] reshape(u1)
+  z = s32[] constant(0)
+  i00 = s32[2] broadcast(z), dimensions={}
+  i12 = s32[2] constant({1, 2})
+  i53 = s32[2] constant({5, 6})
+  i3 = s32[1] constant({3})
+  out = s32[2] constant({6, 0})
+  a = f32[6,7] scatter(x, i12, v0), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=set
+  b = f32[6,7] scatter(a, i00, v1), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=set
+  c = f32[6,7] scatter(b, i12, v2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=set
+  d = f32[6,7] scatter(c, i53, v0), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=add
+  f = f32[6,7] scatter(d, i00, v2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=max
+  g = f32[6,7] scatter(f, i12, v1), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=mul
+  h = f32[6,7] scatter(g, i53, v1), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=rsub
+  w = f32[6,7] scatter(h, i3, u3), update_window_dims={0,1}, inserted_window_dims={}, scatter_dims_to_operand_dims={1}, index_vector_dim=0, to_apply=set
+  ROOT o = f32[6,7] scatter(w, out, v2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=set
+}`
+	for seed := range uint64(4) {
+		requireExact(t, fmt.Sprintf("points%d", seed), text, edgeInputs(seed))
+	}
+}

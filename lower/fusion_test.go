@@ -962,3 +962,38 @@ ENTRY e {
 	require.NotContains(t, inT, "b", fused)
 	require.Contains(t, inT, "s", "the concatenate is computed where the transpose reads it")
 }
+
+// pointScatterChain is an HLO module that sets n elements of a [35,35]
+// matrix one scatter at a time, x.at[i, j].set(v) as JAX writes it,
+// each value a scalar parameter of its own.
+func pointScatterChain(n int) string {
+	var b strings.Builder
+	b.WriteString("HloModule chain\nset {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\nENTRY e {\n")
+	b.WriteString("  z = f32[] constant(0)\n  m0 = f32[35,35] broadcast(z), dimensions={}\n")
+	for k := range n {
+		fmt.Fprintf(&b, "  v%d = f32[] parameter(%d)\n  i%d = s32[2] constant({%d, %d})\n", k, k, k, k%35, 3*k%35)
+		fmt.Fprintf(&b, "  m%d = f32[35,35] scatter(m%d, i%d, v%d), update_window_dims={}, inserted_window_dims={0,1}, "+
+			"scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=set\n", k+1, k, k, k)
+	}
+	fmt.Fprintf(&b, "  ROOT r = f32[35,35] negate(m%d)\n}\n", n)
+	return b.String()
+}
+
+// TestPointScatterChain: a chain of scatters of one element at constant
+// indices becomes selects (pointScatter) that fuse into kernels of as
+// many links as the device binds inputs (cutCluster): 60 links in 2 or 3
+// kernels on lavapipe, which binds 32 buffers; each scatter was a kernel
+// of its own, and a cluster past the limit, unfused whole, made every
+// link's iota, compare and broadcast one (182 dispatches).
+func TestPointScatterChain(t *testing.T) {
+	m, err := hlo.Parse("chain", pointScatterChain(60))
+	require.NoError(t, err)
+	p, err := Compile(m, LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	var plan strings.Builder
+	require.NoError(t, p.Describe(&plan))
+	require.LessOrEqual(t, len(p.Steps), 3, plan.String())
+	for _, k := range p.Kernels {
+		require.NotContains(t, k.Name, "scatter")
+	}
+}

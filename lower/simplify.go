@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/hlo/eval"
+	"github.com/vkjit/vkjit/hlo/formula"
 	"github.com/vkjit/vkjit/lower/kgen"
 )
 
@@ -75,6 +76,7 @@ var simplifications = []struct {
 	}},
 	{"an op of constants is a constant", (*simplifier).fold},
 	{"a sum of products of broadcasts is a dot", (*simplifier).dotOfBroadcasts},
+	{"a scatter of one element at a constant index is a select", (*simplifier).pointScatter},
 	{"max with -inf, min with +inf", func(_ *simplifier, in *hlo.Instruction) *hlo.Instruction {
 		// XLA's max(x, -inf) is x for every x, NaN included (and
 		// min(x, +inf) likewise).
@@ -98,6 +100,7 @@ var simplifications = []struct {
 // the values already rebuilt with other dimensions (reshaped), and how
 // many instructions read each.
 type simplifier struct {
+	fuses bool // a fused program's entry: pointScatter's selects fuse
 	out   []*hlo.Instruction
 	memo  map[reshapeKey]*hlo.Instruction
 	users map[*hlo.Instruction]int // in the entry as given
@@ -167,13 +170,21 @@ func (sp *simplifier) reshaped(x *hlo.Instruction, dims []int64, depth int) *hlo
 // x in a loop body as +0 where XLA gives -0 for negative x
 // (Target.FoldsZeros, fold).
 func simplify(s *state) error {
-	return rewriteAll(s.mod.Entry, func(c *hlo.Computation) (bool, error) { return simplifyComputation(c), nil }, nil)
+	// pointScatter's selects pay where they fuse, in the program's own
+	// entry: in a loop's body (a device loop's, or a host loop's
+	// sub-program) each iteration would pass over the whole array where
+	// the scatter, updated in place, writes its element.
+	top := !s.opts.NoFuse && !s.opts.sub
+	return rewriteAll(s.mod.Entry, func(c *hlo.Computation) (bool, error) {
+		return simplifyComputation(c, top && c == s.mod.Entry), nil
+	}, nil)
 }
 
 // simplifyComputation applies the simplifications to c's instructions
-// in place and reports whether any applied.
-func simplifyComputation(c *hlo.Computation) bool {
-	sp := &simplifier{memo: map[reshapeKey]*hlo.Instruction{}, users: map[*hlo.Instruction]int{}}
+// in place and reports whether any applied; fuses says that c is a
+// program's entry that fusion will run on (pointScatter pays only there).
+func simplifyComputation(c *hlo.Computation, fuses bool) bool {
+	sp := &simplifier{memo: map[reshapeKey]*hlo.Instruction{}, users: map[*hlo.Instruction]int{}, fuses: fuses}
 	repl := map[*hlo.Instruction]*hlo.Instruction{}
 	for _, in := range c.Instructions {
 		for _, o := range in.Operands {
@@ -410,4 +421,113 @@ func zeroConst(x *hlo.Instruction) bool {
 		}
 	}
 	return true
+}
+
+// maxPointScatter is the most elements an array that pointScatter
+// rewrites may have: the select it becomes computes every element (in
+// whatever kernel it fuses into), where the scatter wrote one. Below it
+// a kernel over the array costs less than the dispatch it saves.
+const maxPointScatter = 1 << 16
+
+// pointScatter rewrites a scatter of a single element at a constant
+// index, JAX's x.at[i, j].set(v) (or .add, .max, ...) with static
+// indices, as select(iota == index, combine(x, v), x): elementwise, so
+// that a chain of them fuses where each scatter was a kernel and a
+// dispatch of its own (the corpus's jit_mass_matrix_35 builds a 35x35
+// matrix by 103 of them, the scalars between in kernels of their own: 155
+// dispatches a run). The combiner keeps its operands' order (x is its
+// first parameter, the update its second); one that is not a single op
+// of its two parameters, or either parameter alone, is left to the
+// scatter, as is an index outside the array (whose update XLA skips),
+// batching dimensions, arrays past maxPointScatter, programs compiled
+// without fusion (NoFuse), where the select would be kernels, and loop
+// bodies (simplify).
+func (sp *simplifier) pointScatter(in *hlo.Instruction) *hlo.Instruction {
+	if !sp.fuses || in.Op != hlo.OpScatter || len(in.Operands) != 3 || !in.Shape.IsArray() || in.A.Scatter == nil || len(in.Called) != 1 {
+		return nil
+	}
+	sd := in.A.Scatter
+	x, idx, upd := in.Operands[0], in.Operands[1], in.Operands[2]
+	if len(sd.InputBatchingDims) > 0 || len(sd.ScatterIndicesBatchingDims) > 0 ||
+		upd.Shape.NumElements() != 1 || x.Shape.NumElements() > maxPointScatter || !x.Shape.IsArray() || slices.Contains(x.Shape.Dynamic, true) {
+		return nil
+	}
+	// The index: a constant, or a constant broadcast (JAX's index of
+	// zeros, [0, 0], is one).
+	var vec []int64
+	if lit := constLiteral(idx); lit != nil {
+		vec, _ = lit.Ints()
+	} else if idx.Op == hlo.OpBroadcast && idx.Shape.IsArray() {
+		if lit := constLiteral(idx.Operands[0]); lit != nil && lit.Shape.Rank() == 0 {
+			if v, err := lit.Ints(); err == nil {
+				vec = slices.Repeat(v, int(idx.Shape.NumElements()))
+			}
+		}
+	}
+	if len(vec) == 0 || len(vec) != len(sd.ScatterDimsToOperandDims) {
+		return nil // one index vector, of one component per mapped dimension
+	}
+	start := make([]int64, x.Shape.Rank())
+	for k, d := range sd.ScatterDimsToOperandDims {
+		start[d] = vec[k]
+	}
+	for d, s := range start {
+		if s < 0 || s >= x.Shape.Dims[d] {
+			return nil
+		}
+	}
+	c := in.Called[0]
+	if len(c.Params) != 2 {
+		return nil
+	}
+	n := 0
+	emit := func(y *hlo.Instruction) *hlo.Instruction {
+		y.Name, y.Pos = fmt.Sprintf("%s.point%d", in.Name, n), in.Pos
+		n++
+		return sp.add(y)
+	}
+	var ferr error
+	e := formula.New(emit, x.Shape, &ferr)
+	u := upd
+	if u.Shape.Rank() > 0 {
+		u = e.Make(hlo.OpReshape, hlo.ArrayShape(u.Shape.Elem), u)
+	}
+	v := e.Broadcast(u)
+	switch r := c.Root; {
+	case r == c.Params[0]:
+		return x
+	case r == c.Params[1]:
+	case c.ReducerOp() != hlo.OpParameter && r.Op.IsElementwise():
+		op := *r // its attributes kept
+		op.Name, op.Shape, op.Operands = "", x.Shape, []*hlo.Instruction{x, v}
+		if r.Operands[0] == c.Params[1] {
+			op.Operands = []*hlo.Instruction{v, x}
+		}
+		v = emit(&op)
+	default:
+		return nil
+	}
+	if x.Shape.Rank() == 0 {
+		return v
+	}
+	// The element's row-major position against the index's: one iota
+	// (of the flattened array, reshaped) and one compare a scatter.
+	flat, stride := int64(0), int64(1)
+	for d := len(start) - 1; d >= 0; d-- {
+		flat += start[d] * stride
+		stride *= x.Shape.Dims[d]
+	}
+	ie := e.With(hlo.S32)
+	iota := ie.Make(hlo.OpIota, hlo.ArrayShape(hlo.S32, x.Shape.NumElements()))
+	if err := iota.SetAttr("iota_dimension", "0"); err != nil {
+		return nil
+	}
+	pos := ie.Make(hlo.OpReshape, ie.Shape(), iota)
+	hit := ie.Cmp(pos, "EQ", ie.Bits(uint64(flat)))
+	sel := e.Sel(hit, v, x)
+	if ferr != nil {
+		return nil
+	}
+	sel.Name, sel.Shape = in.Name, in.Shape
+	return sel
 }
