@@ -247,33 +247,8 @@ func TestMiniFloatOps(t *testing.T) {
 // exactness is the right bar.
 func TestMiniFloatStructuredOps(t *testing.T) {
 	defer noValidationMessages(t)
-	const text = `HloModule structured
-max {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] maximum(a, b)
-}
-min {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] minimum(a, b)
-}
-add {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT s = $T[] add(a, b)
-}
-ge {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=GE
-}
-lt {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER
-}
-argmax {
+	text := "HloModule structured\n" + scalarComps(map[string]string{"max": "maximum", "min": "minimum", "add": "add",
+		"ge": "compare:GE", "lt": "compare:LT, type=TOTALORDER"}) + `argmax {
   a = $T[] parameter(0)
   ia = s32[] parameter(1)
   b = $T[] parameter(2)
@@ -315,19 +290,11 @@ ENTRY e {
   wmax = $T[8,16] reduce-window(s, z), window={size=3x3 pad=1_1x1_1}, to_apply=max
   wadd = $T[8,8] reduce-window(s, z), window={size=1x2 stride=1x2}, to_apply=add
   srt = $T[8,16] sort(s), dimensions={1}, to_apply=lt
-  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
-  scm = $T[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max
   sas = $T[8,16] select-and-scatter(s, wadd, z), window={size=1x2 stride=1x2}, select=ge, scatter=add
-  gi = s32[4,1] constant({{6},{0},{2},{6}})
-  g = $T[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
-  tr = $T[16,8] transpose(s), dimensions={1,0}
-  rv = $T[8,16] reverse(s), dimensions={0,1}
-  p = $T[10,18] pad(s, big), padding=1_1x1_1
-  cc = $T[8,32] concatenate(s, y), dimensions={1}
-  f = f32[8,16] convert(s)
+` + strings.NewReplacer("$SC", "max", "$PAD", "big").Replace(structuredTail) + `  f = f32[8,16] convert(s)
   f2 = f32[8,16] multiply(f, f)
   back = $T[8,16] convert(f2)
-  ROOT out = ($T[8], $T[16], $T[8], s32[8], $T[8,16], $T[8,8], $T[8,16], $T[8,16], $T[8,16], $T[4,16], $T[16,8], $T[8,16], $T[10,18], $T[8,32], $T[8,16]) tuple(rmax, rmin, amv, ami, wmax, wadd, srt, scm, sas, g, tr, rv, p, cc, back)
+  ROOT out = ($T[8], $T[16], $T[8], s32[8], $T[8,16], $T[8,8], $T[8,16], $T[8,16], $T[8,16], ` + structuredTailOuts[0] + `) tuple(rmax, rmin, amv, ami, wmax, wadd, srt, sas, back, ` + structuredTailOuts[1] + `)
 }`
 	for _, ty := range []hlo.ElementType{hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FN, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
 		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F16, hlo.BF16} {

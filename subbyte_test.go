@@ -156,28 +156,8 @@ func TestSubByteIntegers(t *testing.T) {
 // evaluator fused and unfused.
 func TestNarrowIntegerStructuredOps(t *testing.T) {
 	defer noValidationMessages(t)
-	const text = `HloModule structured
-add {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT s = $T[] add(a, b)
-}
-max {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] maximum(a, b)
-}
-ge {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=GE
-}
-lt {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=LT
-}
-argmin {
+	text := "HloModule structured\n" + scalarComps(map[string]string{"add": "add", "max": "maximum",
+		"ge": "compare:GE", "lt": "compare:LT"}) + `argmin {
   a = $T[] parameter(0)
   ia = s32[] parameter(1)
   b = $T[] parameter(2)
@@ -209,16 +189,8 @@ ENTRY e {
   cum = $T[8,16] reduce-window(s, z), window={size=1x16 pad=0_0x15_0}, to_apply=add
   wmax = $T[8,8] reduce-window(s, z), window={size=1x2 stride=1x2}, to_apply=max
   srt = $T[8,16] sort(s), dimensions={1}, to_apply=lt
-  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
-  sca = $T[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
   sas = $T[8,16] select-and-scatter(s, wmax, z), window={size=1x2 stride=1x2}, select=ge, scatter=add
-  gi = s32[4,1] constant({{6},{0},{2},{6}})
-  g = $T[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
-  tr = $T[16,8] transpose(s), dimensions={1,0}
-  rv = $T[8,16] reverse(s), dimensions={0,1}
-  p = $T[10,18] pad(s, z), padding=1_1x1_1
-  cc = $T[8,32] concatenate(s, y), dimensions={1}
-  ROOT out = ($T[8], $T[16], $T[8,8], $T[8], s32[8], $T[8,16], $T[8,16], $T[8,8], $T[8,16], $T[8,16], $T[8,16], $T[4,16], $T[16,8], $T[8,16], $T[10,18], $T[8,32]) tuple(rsum, csum, d, amv, ami, wsum, cum, wmax, srt, sca, sas, g, tr, rv, p, cc)
+` + strings.NewReplacer("$SC", "add", "$PAD", "z").Replace(structuredTail) + `  ROOT out = ($T[8], $T[16], $T[8,8], $T[8], s32[8], $T[8,16], $T[8,16], $T[8,8], $T[8,16], $T[8,16], ` + structuredTailOuts[0] + `) tuple(rsum, csum, d, amv, ami, wsum, cum, wmax, srt, sas, ` + structuredTailOuts[1] + `)
 }`
 	for _, ty := range []hlo.ElementType{hlo.S2, hlo.U2, hlo.S4, hlo.U4, hlo.S8, hlo.U8, hlo.S16, hlo.U16} {
 		t.Run(ty.String(), func(t *testing.T) {

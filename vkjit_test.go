@@ -3,9 +3,11 @@ package vkjit_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -672,4 +674,42 @@ var accuracyCases = []accuracyCase{
 		}
 		return anyBits(rng), anyBits(rng)
 	}, 0},
+}
+
+// structuredTail is the part the structured-op tests share
+// (TestMiniFloatStructuredOps, TestNarrowIntegerStructuredOps,
+// TestComplexStructuredOps): on s and y, $T[8,16] each, a scatter with
+// repeated row indices and combiner $SC, a gather that reads one row
+// twice, a transpose, a reverse, a pad with $PAD and a concatenation.
+// structuredTailOuts lists its results' shapes and names, for the
+// tests' ROOT tuples.
+const structuredTail = `  idx = s32[8,1] constant({{0},{3},{3},{7},{1},{0},{5},{3}})
+  sc = $T[8,16] scatter(s, idx, y), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=$SC
+  gi = s32[4,1] constant({{6},{0},{2},{6}})
+  g = $T[4,16] gather(s, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  tr = $T[16,8] transpose(s), dimensions={1,0}
+  rv = $T[8,16] reverse(s), dimensions={0,1}
+  p = $T[10,18] pad(s, $PAD), padding=1_1x1_1
+  cc = $T[8,32] concatenate(s, y), dimensions={1}
+`
+
+var structuredTailOuts = [2]string{"$T[8,16], $T[4,16], $T[16,8], $T[8,16], $T[10,18], $T[8,32]", "sc, g, tr, rv, p, cc"}
+
+// scalarComps are scalar computations of element type $T named as
+// keys: a binary op ("maximum", applied to the two parameters) or a
+// compare ("compare:LT", with any further attributes after the
+// direction, as "compare:LT, type=TOTALORDER").
+func scalarComps(comps map[string]string) string {
+	names := slices.Sorted(maps.Keys(comps))
+	var b strings.Builder
+	for _, name := range names {
+		op, result := comps[name], "$T"
+		if dir, ok := strings.CutPrefix(op, "compare:"); ok {
+			op, result = "compare", "pred"
+			fmt.Fprintf(&b, "%s {\n  a = $T[] parameter(0)\n  b = $T[] parameter(1)\n  ROOT r = %s[] %s(a, b), direction=%s\n}\n", name, result, op, dir)
+			continue
+		}
+		fmt.Fprintf(&b, "%s {\n  a = $T[] parameter(0)\n  b = $T[] parameter(1)\n  ROOT r = %s[] %s(a, b)\n}\n", name, result, op)
+	}
+	return b.String()
 }
