@@ -507,9 +507,6 @@ func (sp *simplifier) pointScatter(in *hlo.Instruction) *hlo.Instruction {
 	default:
 		return nil
 	}
-	if x.Shape.Rank() == 0 {
-		return v
-	}
 	// The element's row-major position against the index's: one iota
 	// (of the flattened array, reshaped) and one compare a scatter.
 	flat, stride := int64(0), int64(1)

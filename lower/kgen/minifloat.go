@@ -24,8 +24,8 @@ import (
 // gives that code back; any other NaN, such as arithmetic makes, encodes
 // as the type's NaN, with its sign where the type's NaNs have one (as
 // hlo's encoding and XLA's conversions keep it), and rounding makes it
-// that NaN in the register too (typeNaN). XLA's bitcast of an f8 NaN reads its bits; so does
-// vkjit's.
+// that NaN in the register too (typeNaN). XLA's bitcast of an f8 NaN
+// reads its bits; so does vkjit's.
 const (
 	NaNMark     = 0x7fc00100
 	NaNMarkMask = 0x003fff00 // the bits that hold the mark (the code aside)
