@@ -1,6 +1,7 @@
 package hlotest
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -62,4 +63,32 @@ ENTRY e {
 	}
 	back := RetypeInputs([]*hlo.Literal{w}, Narrowed)[0]
 	require.Equal(t, arg, back)
+}
+
+// TestRetypeBitcasts: a bitcast between types that are not retyped (s32
+// to u32) reads no float's bits and is kept; one from a retyped type is
+// refused. Refusing every bitcast left FuzzPrograms' seed 1705, whose
+// loop counter is bitcast, without the widened program that measures how
+// far an f32 sum of 714 terms moves with its order.
+func TestRetypeBitcasts(t *testing.T) {
+	for _, c := range []struct {
+		cast, ty string
+		ok       bool
+	}{{"bitcast-convert(i)", "u32", true}, {"bitcast-convert(x)", "s32", false}} {
+		m, err := hlo.Parse("b", fmt.Sprintf(`HloModule b
+ENTRY e {
+  x = f32[] parameter(0)
+  i = s32[] parameter(1)
+  c = %s[] %s
+  y = f32[] multiply(x, x)
+  ROOT r = (f32[], %s[]) tuple(y, c)
+}`, c.ty, c.cast, c.ty))
+		require.NoError(t, err)
+		_, err = Retype(m, Widened)
+		if c.ok {
+			require.NoError(t, err, c.cast)
+		} else {
+			require.Error(t, err, c.cast)
+		}
+	}
 }

@@ -38,7 +38,13 @@ func Retype(m *hlo.Module, to map[hlo.ElementType]hlo.ElementType) (*hlo.Module,
 	for _, comp := range c.Computations {
 		for _, in := range comp.Instructions {
 			switch in.Op {
-			case hlo.OpBitcastConvert, hlo.OpReducePrecision, hlo.OpRngBitGenerator, hlo.OpRng, hlo.OpBitcast:
+			case hlo.OpBitcastConvert, hlo.OpBitcast:
+				// Only a bitcast from or to a retyped type reads a
+				// float's bits (an s32 to u32 one reads none).
+				if retyped(in.Shape, to) || retyped(in.Operands[0].Shape, to) {
+					return nil, fmt.Errorf("hlotest: %s's meaning depends on its types; it cannot be retyped", in.Op)
+				}
+			case hlo.OpReducePrecision, hlo.OpRngBitGenerator, hlo.OpRng:
 				return nil, fmt.Errorf("hlotest: %s's meaning depends on its types; it cannot be retyped", in.Op)
 			}
 			mapShape(&in.Shape)
@@ -55,6 +61,16 @@ func Retype(m *hlo.Module, to map[hlo.ElementType]hlo.ElementType) (*hlo.Module,
 		return nil, err
 	}
 	return c, nil
+}
+
+// retyped reports whether a leaf of s has a type to retypes.
+func retyped(s hlo.Shape, to map[hlo.ElementType]hlo.ElementType) bool {
+	for _, l := range s.Leaves() {
+		if _, ok := to[l.Elem]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func retypeLiteral(l *hlo.Literal, to map[hlo.ElementType]hlo.ElementType) (*hlo.Literal, error) {
