@@ -471,10 +471,14 @@ func (sp *simplifier) pointScatter(in *hlo.Instruction) *hlo.Instruction {
 	for k, d := range sd.ScatterDimsToOperandDims {
 		start[d] = vec[k]
 	}
+	// The element's row-major position, which an iota of the flattened
+	// array gives each element.
+	strides, flat := hlo.RowMajorStrides(x.Shape.Dims), int64(0)
 	for d, s := range start {
 		if s < 0 || s >= x.Shape.Dims[d] {
 			return nil
 		}
+		flat += s * strides[d]
 	}
 	c := in.Called[0]
 	if len(c.Params) != 2 {
@@ -507,13 +511,8 @@ func (sp *simplifier) pointScatter(in *hlo.Instruction) *hlo.Instruction {
 	default:
 		return nil
 	}
-	// The element's row-major position against the index's: one iota
-	// (of the flattened array, reshaped) and one compare a scatter.
-	flat, stride := int64(0), int64(1)
-	for d := len(start) - 1; d >= 0; d-- {
-		flat += start[d] * stride
-		stride *= x.Shape.Dims[d]
-	}
+	// Each element's position against the index's: one iota (of the
+	// flattened array, reshaped) and one compare a scatter.
 	ie := e.With(hlo.S32)
 	iota := ie.Make(hlo.OpIota, hlo.ArrayShape(hlo.S32, x.Shape.NumElements()))
 	if err := iota.SetAttr("iota_dimension", "0"); err != nil {
