@@ -44,7 +44,8 @@ type run struct {
 
 	copies vk.Ticket // the last device-to-device copy the run made
 
-	upload time.Duration // host arguments written to the device so far
+	upload   time.Duration // host arguments written to the device so far
+	download time.Duration // results read back to the host
 }
 
 func (r *run) alloc(name string, size int64) (*vk.Buffer, error) {
@@ -190,10 +191,9 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 		return inputs, uploads, inputs, e.rt.pool.Upload(writes...)
 	}
 	var results []*Tensor
-	var download time.Duration
 	deliver := func(r *run, outs, owned []*vk.Buffer) (map[*vk.Buffer]bool, error) {
 		t0 := time.Now()
-		defer func() { download = time.Since(t0) }()
+		defer func() { r.download += time.Since(t0) }()
 		results = make([]*Tensor, len(outs))
 		for i, b := range outs {
 			var err error
@@ -207,7 +207,6 @@ func (e *Executable) runHost(ctx context.Context, r *run, args []*Tensor) ([]*Te
 	if err != nil {
 		return nil, st, err
 	}
-	st.Download = download
 	return results, st, nil
 }
 
@@ -247,11 +246,11 @@ func (e *Executable) execute(ctx context.Context, r *run,
 	t0, u0 := time.Now(), r.upload
 	outs, owned, err := r.exec(e.root, inputs, uploads)
 	st.Exec = time.Since(t0) - (r.upload - u0) // donated arguments are written inside
-	st.Upload = r.upload
 	var kept map[*vk.Buffer]bool
 	if err == nil {
 		kept, err = deliver(r, outs, owned)
 	}
+	st.Upload, st.Download = r.upload, r.download
 	if err != nil {
 		e.rt.pool.Wait(r.copies) // copies into what is freed here
 	}
