@@ -75,13 +75,28 @@ func (k *kernelBuilder) decodeMini(c spirv.ID, t hlo.ElementType) spirv.ID {
 	default: // fn: the magnitude all ones
 		nan = eq(mag, f.SignBit-1)
 	}
-	signed := k.selU32(k.boolOp(spirv.OpINotEqual, and(c, f.SignBit), k.cu32(0)), k.cu32(0x80000000), k.cu32(0))
+	signed := k.codeSign(c, f)
 	bits = k.uop(spirv.OpBitwiseOr, bits, signed)
 	if nan != 0 {
-		marked := k.uop(spirv.OpBitwiseOr, k.uop(spirv.OpBitwiseOr, k.cu32(NaNMark), c), signed)
-		bits = k.selU32(nan, marked, bits)
+		bits = k.selU32(nan, k.markedBits(c, signed), bits)
 	}
 	return k.f.Bitcast(f32, bits)
+}
+
+// codeSign is the f32 sign bit of code c (a u32) of format f: 0 where
+// the format has no sign (e8m0fnu).
+func (k *kernelBuilder) codeSign(c spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
+	if f.SignBit == 0 {
+		return k.cu32(0)
+	}
+	has := k.boolOp(spirv.OpINotEqual, k.uop(spirv.OpBitwiseAnd, c, k.cu32(f.SignBit)), k.cu32(0))
+	return k.selU32(has, k.cu32(0x80000000), k.cu32(0))
+}
+
+// markedBits is MarkedNaN in the kernel: the f32 bits that carry NaN
+// code c (a u32), signed (codeSign).
+func (k *kernelBuilder) markedBits(c, signed spirv.ID) spirv.ID {
+	return k.uop(spirv.OpBitwiseOr, k.uop(spirv.OpBitwiseOr, k.cu32(NaNMark), c), signed)
 }
 
 // encodeMini is the code (a u32, in the low bits) of f32 value x of
@@ -220,11 +235,7 @@ func (k *kernelBuilder) ownNaN(x spirv.ID, f hlo.MiniFloatFormat) spirv.ID {
 	}
 	// Exactly the NaN code c decodes to: a negated one (XLA's negate
 	// flips a NaN's sign) stores as c, so it is c's NaN again here.
-	marked := k.uop(spirv.OpBitwiseOr, k.cu32(NaNMark), c)
-	if f.SignBit != 0 {
-		marked = k.uop(spirv.OpBitwiseOr, marked, k.selU32(k.boolOp(spirv.OpINotEqual, and(c, f.SignBit), k.cu32(0)), k.cu32(0x80000000), k.cu32(0)))
-	}
-	keep := k.boolOp(spirv.OpLogicalAnd, own, k.boolOp(spirv.OpIEqual, bits, marked))
+	keep := k.boolOp(spirv.OpLogicalAnd, own, k.boolOp(spirv.OpIEqual, bits, k.markedBits(c, k.codeSign(c, f))))
 	return k.f.Select(f32, keep, x, k.typeNaN(x, f))
 }
 
