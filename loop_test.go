@@ -448,6 +448,53 @@ ENTRY e {
 	}
 }
 
+// TestSiblingGroups: kernels of one shape that share inputs computed in
+// one kernel, many at once (lower's fuseSiblings), one of them a row
+// sum the others read from its register and nothing stores, and
+// one-element values of a parameter's elements in one dispatch: bit for
+// bit the evaluator's, fused and unfused, in fewer steps than kernels.
+func TestSiblingGroups(t *testing.T) {
+	defer noValidationMessages(t)
+	const entry = `HloModule siblings
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  u = f32[64] parameter(1)
+  v = f32[64] parameter(2)
+  z = f32[] constant(0)
+  red = f32[64] reduce(x, z), dimensions={1}, to_apply=add
+  c1 = f32[64] add(red, u)
+  c2 = f32[64] subtract(red, v)
+  c3 = f32[64] multiply(u, v)
+  c4 = f32[64] maximum(u, v)
+  x1 = f32[64,256] multiply(x, x)
+  x2 = f32[64,256] negate(x)
+  x3 = f32[64,256] abs(x)
+  x4 = f32[64,256] add(x, x)
+  s0 = f32[1] slice(u), slice={[0:1]}
+  s1 = f32[1] slice(u), slice={[1:2]}
+  s2 = f32[1] slice(u), slice={[2:3]}
+  s3 = f32[1] slice(u), slice={[3:4]}
+  e0 = f32[1] multiply(s0, s3)
+  e1 = f32[1] subtract(s1, s2)
+  e2 = f32[1] add(s2, s0)
+  ROOT t = (f32[64], f32[64], f32[64], f32[64], f32[64,256], f32[64,256], f32[64,256], f32[64,256], f32[1], f32[1], f32[1]) tuple(c1, c2, c3, c4, x1, x2, x3, x4, e0, e1, e2)
+}`
+	requireExact(t, "siblings", entry, smallInts(6))
+	exe, err := rt.CompileText("siblings", entry, vkjit.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	prog := vkjit.ProgramOf(exe)
+	require.Len(t, prog.Steps, 3, "a kernel for each shape")
+	for _, b := range prog.Buffers {
+		require.NotEqual(t, "red", b.Name, "the row sum is kept in registers")
+	}
+}
+
 // TestCountedLoopsConcurrently: counted loops of runs on one runtime at
 // once. A counted loop batches its iterations, and the memory one leaves
 // must not go back to the pool before the batch that reads it is done:

@@ -148,7 +148,7 @@ func init() {
 		{"check loop bounds", checkLoopBounds, false},               // no kernel may loop past the device's bound (llvmpipe: 65535 per invocation)
 		{"schedule", schedule, false},                               // kernels depth first from the root, each just before its first reader
 		{"plan device loops", planDeviceLoops, false},               // while loops of small state run as one-invocation kernels that iterate on the device
-		{"plan kernels", planKernels, false},                        // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order
+		{"plan kernels", planKernels, false},                        // each kernel's form (row, tiled GEMM, reduction, sort, device loop...) settled, in run order; what a kernel computes first for itself alone kept in registers
 		{"assign buffers", assignBuffers, false},                    // a buffer per array value; tuples alias their elements
 		{"emit kernels", emitKernels, false},                        // each planned kernel by its kind's generator, shared when identical; while and conditional become sub-programs
 		{"plan memory", planMemory, false},                          // temporaries placed in one arena by live range, sharing memory when lives do not overlap
@@ -329,8 +329,8 @@ func assignBuffers(s *state) error {
 		return err
 	}
 	for _, in := range entry.Instructions {
-		if s.plan.fused[in] || !s.live[in] && in.Op != hlo.OpParameter {
-			continue // no buffer: its consumers compute it, or nothing reads it
+		if s.plan.fused[in] || s.plan.registers[in] || !s.live[in] && in.Op != hlo.OpParameter {
+			continue // no buffer: its consumers compute it, its kernel keeps it, or nothing reads it
 		}
 		if s.plan.aliased[in] {
 			s.values[in] = s.values[in.Operands[0]]
@@ -534,6 +534,9 @@ func (s *state) dispatch(in *hlo.Instruction, k *kgen.Kernel, n int64, reads, ou
 	}
 	var bufs, inPlace []int
 	for i, o := range k.Inputs {
+		if len(s.values[o]) == 0 {
+			return in.Errorf("its kernel reads %s, which has no buffer", o.Name)
+		}
 		bufs = append(bufs, s.values[o][0])
 		if k.InPlace[i] {
 			inPlace = append(inPlace, s.values[o][0])

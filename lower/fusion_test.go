@@ -480,6 +480,88 @@ func TestSiblingFusionCycles(t *testing.T) {
 	}
 }
 
+// TestSiblingGroups: kernels of one shape that share an input are
+// computed in one kernel, however many, up to the device's bindings, in
+// whichever order the schedule runs them (a chain of selects reads its
+// latest value first: jit_mass_matrix_35's 90 one-element sines took 90
+// dispatches when each kernel took one sibling at most); a value every
+// reader of which is in that kernel gets no buffer; and a copy made to
+// save memory is not computed with what it copies.
+func TestSiblingGroups(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n")
+	ops := []string{"sine", "cosine", "exponential", "tanh", "log", "sqrt"}
+	for i, op := range ops {
+		fmt.Fprintf(&b, "  x%d = f32[1024] %s(p)\n", i, op)
+	}
+	b.WriteString("  ROOT t = (f32[1024], f32[1024], f32[1024], f32[1024], f32[1024], f32[1024]) tuple(x0, x1, x2, x3, x4, x5)\n}\n")
+	m, err := hlo.Parse("six", b.String())
+	require.NoError(t, err)
+	p, err := Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 1, "six siblings, one kernel")
+	narrow := desktop
+	narrow.MaxStorageBuffers = 4
+	p, err = Compile(m, narrow, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 2, "three results and the input a kernel")
+	for _, st := range p.Steps {
+		require.LessOrEqual(t, len(st.Buffers), 4)
+	}
+
+	// Scalars read by one kernel, in the text's order and in its
+	// reverse (the schedule runs them as their reader reads them).
+	for _, reverse := range []bool{false, true} {
+		var b strings.Builder
+		b.WriteString("HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n")
+		for i := range 10 {
+			fmt.Fprintf(&b, "  l%d = f32[1] slice(p), slice={[%d:%d]}\n  r%d = f32[] reshape(l%d)\n  s%d = f32[] sine(r%d)\n  b%d = f32[4096] broadcast(s%d), dimensions={}\n", i, i, i+1, i, i, i, i, i, i)
+		}
+		acc := "b0"
+		for i := 1; i < 10; i++ {
+			if reverse {
+				fmt.Fprintf(&b, "  a%d = f32[4096] multiply(b%d, %s)\n", i, i, acc)
+			} else {
+				fmt.Fprintf(&b, "  a%d = f32[4096] multiply(%s, b%d)\n", i, acc, i)
+			}
+			acc = fmt.Sprintf("a%d", i)
+		}
+		fmt.Fprintf(&b, "  ROOT t = f32[4096] add(%s, %s)\n}\n", acc, acc)
+		m, err := hlo.Parse("scalars", b.String())
+		require.NoError(t, err)
+		p, err := Compile(m, desktop, Options{})
+		require.NoError(t, err)
+		require.Len(t, p.Steps, 2, "reverse %v: the sines, then their reader", reverse)
+	}
+
+	// A row sum two siblings read, neither of them the program's result
+	// alone: computed in their kernel, stored nowhere.
+	m, err = hlo.Parse("red", `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  u = f32[64] parameter(1)
+  v = f32[64] parameter(2)
+  z = f32[] constant(0)
+  red = f32[64] reduce(x, z), dimensions={1}, to_apply=add
+  c1 = f32[64] add(red, u)
+  c2 = f32[64] subtract(red, v)
+  ROOT t = (f32[64], f32[64]) tuple(c1, c2)
+}`)
+	require.NoError(t, err)
+	p, err = Compile(m, desktop, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 1)
+	for _, buf := range p.Buffers {
+		require.NotEqual(t, "red", buf.Name, "red kept in registers")
+	}
+	require.Equal(t, 3+2, len(p.Steps[0].Buffers), "x, u, v in; c1, c2 out")
+}
+
 // blocksModule is a random chain of blocks d = dot(v, w), s = row sum of
 // d, u = v' - broadcast(s), t = tanh(u), each block's v and v' drawn from
 // the earlier blocks' results; of 2 to 7 rows, or of rows to rows + 16.

@@ -67,6 +67,10 @@ ENTRY e {
 		{"two prologues", "prologues of both", func(s *state) {
 			s.plan.kernel(byName(s, "x")).Prologue = []*hlo.Instruction{byName(s, "sum")}
 		}},
+		{"registers of another's value", "keeps x in registers but does not compute it", func(s *state) {
+			kp := s.plan.kernel(s.mod.Entry.Root)
+			kp.Registers = map[*hlo.Instruction]bool{byName(s, "x"): true}
+		}},
 		{"bad rows", "indexes rows by 2", func(s *state) { s.plan.kernel(s.mod.Entry.Root).RowDims = 2 }},
 		{"row kind without rows", "row kernel without rows", func(s *state) { s.plan.kernel(s.mod.Entry.Root).Row = false }},
 		{"planned twice", "planned twice", func(s *state) { s.plan.order = append(s.plan.order, s.plan.order...) }},

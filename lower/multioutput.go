@@ -1,7 +1,6 @@
 package lower
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -18,30 +17,31 @@ const (
 	otherSpace               // anywhere else
 )
 
-// readsOnlyAtOutput reports whether r2's kernel reads r1 only at r2's
-// own output index (r1 being a materialized value of r2's shape): then
-// r1's element can come from a register computed in the same invocation.
-func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
+// readsOnlyAtOutput reports whether r2's kernel reads each of rs only
+// at r2's own output index (each a materialized value of r2's shape):
+// then their elements can come from registers computed in the same
+// invocation.
+func (s *state) readsOnlyAtOutput(r2 *hlo.Instruction, rs ...*hlo.Instruction) bool {
 	ok := true
-	// kept is the dimensions of the innermost reduce's input that its
-	// output keeps: a broadcast along them reads at the output index.
-	// Each value once per space and kept dimensions: fused values that
-	// several ops read make the cluster a DAG, which a walk of its paths
-	// takes exponential time over.
+	// red is the innermost reduce whose input index the walk is at: a
+	// broadcast along the dimensions its output keeps reads at the
+	// output index. Each value once per space and reduce: fused values
+	// that several ops read make the cluster a DAG, which a walk of its
+	// paths takes exponential time over.
 	type visit struct {
-		x    *hlo.Instruction
-		sp   space
-		kept string
+		x, red *hlo.Instruction
+		sp     space
 	}
 	seen := map[visit]bool{}
-	var walk func(x *hlo.Instruction, sp space, kept []int64)
-	walk = func(x *hlo.Instruction, sp space, kept []int64) {
-		v := visit{x, sp, fmt.Sprint(kept)}
+	kept := map[*hlo.Instruction][]int64{}
+	var walk func(x *hlo.Instruction, sp space, red *hlo.Instruction)
+	walk = func(x *hlo.Instruction, sp space, red *hlo.Instruction) {
+		v := visit{x, red, sp}
 		if !ok || seen[v] {
 			return
 		}
 		seen[v] = true
-		if x == r1 {
+		if slices.Contains(rs, x) {
 			ok = sp == outputSpace
 			return
 		}
@@ -52,7 +52,7 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 			// A fused reduce at the output index (log-softmax's sum
 			// inside its log): its elements are read at its input
 			// index, which its kept dimensions map back.
-			walkReduce(x, keptDims(x), walk)
+			walkReduce(x, walk)
 			return
 		}
 		for _, o := range x.Operands {
@@ -65,15 +65,20 @@ func (s *state) readsOnlyAtOutput(r2, r1 *hlo.Instruction) bool {
 				}
 			case x.Op.IsElementwise():
 				next = sp
-			case x.Op == hlo.OpBroadcast && sp == inputSpace && kgen.EqualDims(x.A.Dimensions, kept):
-				next = outputSpace
+			case x.Op == hlo.OpBroadcast && sp == inputSpace && red != nil:
+				if kept[red] == nil {
+					kept[red] = keptDims(red)
+				}
+				if kgen.EqualDims(x.A.Dimensions, kept[red]) {
+					next = outputSpace
+				}
 			}
-			walk(o, next, kept)
+			walk(o, next, red)
 		}
 	}
 	switch {
 	case r2.Op == hlo.OpReduce:
-		walkReduce(r2, keptDims(r2), walk)
+		walkReduce(r2, walk)
 	case r2.Op.IsElementwise():
 		for _, o := range r2.Operands {
 			sp := outputSpace
@@ -105,15 +110,15 @@ func keptDims(r *hlo.Instruction) []int64 {
 	return kept
 }
 
-// walkReduce walks a reduce's operands: its inputs at its input index,
+// walkReduce walks reduce r's operands: its inputs at its input index,
 // its init values elsewhere.
-func walkReduce(r *hlo.Instruction, kept []int64, walk func(*hlo.Instruction, space, []int64)) {
+func walkReduce(r *hlo.Instruction, walk func(*hlo.Instruction, space, *hlo.Instruction)) {
 	n := len(r.Operands) / 2
 	for _, o := range r.Operands[:n] {
-		walk(o, inputSpace, kept)
+		walk(o, inputSpace, r)
 	}
 	for _, o := range r.Operands[n:] {
-		walk(o, otherSpace, kept)
+		walk(o, otherSpace, r)
 	}
 }
 
@@ -146,15 +151,15 @@ func fuseSiblings(s *state) error {
 		return nil
 	}
 	c := s.mod.Entry
-	pos := map[*hlo.Instruction]int{}
-	for i, in := range c.Instructions {
-		pos[in] = i
-	}
-	// Only merge k1 into a kernel the depth-first schedule runs after
-	// it: k1 is then computed later than alone, never earlier, so no
-	// value lives longer (a rematerialized copy stays late).
-	// Its order also tells the live kernels: dead code is fused with
-	// nothing (the schedule drops it).
+	// Kernels are visited in the depth-first schedule's order, each
+	// taking into its own the kernels of earlier siblings, whole (what
+	// they took before included), so that many siblings make one kernel,
+	// not pairs; the text's order would not do, as the schedule may run
+	// independent values in its reverse (a chain of selects reads its
+	// latest value first). A kernel taken is computed later than alone,
+	// never earlier; the one that takes it runs no earlier either where
+	// its results are large (lengthensLives). The schedule also tells
+	// the live kernels: dead code is fused with nothing.
 	g, sched, err := scheduledSteps(s)
 	if err != nil {
 		return err
@@ -162,22 +167,17 @@ func fuseSiblings(s *state) error {
 	live := func(in *hlo.Instruction) bool { _, ok := sched[in]; return ok }
 	// Whether a kernel computes its elements one per invocation depends
 	// on the fused set alone, which this pass leaves as it is: decided
-	// once per kernel, not once per pair. size is each kernel's code
-	// (kgen.OpCost of its members and their clusters), kept under
-	// maxKernelCost as fuseLoops keeps it.
+	// once per kernel, not once per pair; so are its costs.
 	elem := map[*hlo.Instruction]bool{}
-	size := map[*hlo.Instruction]int{}
+	cost := &stepCosts{size: map[*hlo.Instruction]int{}, iters: map[*hlo.Instruction]int64{}}
 	for _, in := range c.Instructions {
 		if live(in) && s.perElement(in) {
 			elem[in] = true
-			size[in] = s.kernelCost(in)
+			cost.size[in], cost.iters[in] = s.kernelCost(in), s.loopIters(in)
 		}
 	}
 	sr := &siblingReaders{s: s, latest: map[*hlo.Instruction][]*hlo.Instruction{}}
-	for _, k2 := range c.Instructions {
-		if !elem[k2] {
-			continue
-		}
+	for _, k2 := range inSchedule(elem, sched) {
 		in2 := g.inputsOf(k2)
 		// An update in place computes at its update's elements, not at
 		// its result's: its prologues are fuseUpdates' and fuseScalars'.
@@ -185,30 +185,41 @@ func fuseSiblings(s *state) error {
 			sr.read(k2, in2)
 			continue
 		}
-		for _, k1 := range sr.candidates(k2, in2, elem, pos) {
-			if s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) || sched[k1] > sched[k2] {
+		for _, k1 := range sr.candidates(k2, in2, elem, sched) {
+			if s.plan.moved[k1] || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) {
 				continue
 			}
-			reads := in2[k1]
-			shares := false
+			shares := in2[k1]
 			for o := range g.inputsOf(k1) {
 				if in2[o] && o.Op != hlo.OpConstant {
 					shares = true
 				}
 			}
-			if !reads && !shares || reads && !s.readsOnlyAtOutput(k2, k1) {
+			if !shares || !s.readsGroupAtOutput(k2, k1, in2) || g.lengthensLives(k1, k2) {
 				continue
 			}
-			if !s.fitsPrologue(g, k1, k2, size) {
+			if !s.fitsPrologue(g, k1, k2, cost) {
 				continue
 			}
-			s.addPrologue(g, k1, k2, size)
+			s.addPrologue(g, k1, k2, cost)
 		}
 		sr.read(k2, in2)
 	}
-	fuseUpdates(s, g, elem, size, sched)
-	fuseScalars(s, g, elem, size, sched)
+	fuseUpdates(s, g, elem, cost, sched)
+	fuseScalars(s, g, elem, cost, sched)
 	return nil
+}
+
+// readsGroupAtOutput reports whether k2 reads k1, and what k1's kernel
+// computes first, only at its own output index (in2: what k2 reads).
+func (s *state) readsGroupAtOutput(k2, k1 *hlo.Instruction, in2 map[*hlo.Instruction]bool) bool {
+	var read []*hlo.Instruction
+	for _, m := range s.plan.members(k1) {
+		if in2[m] {
+			read = append(read, m)
+		}
+	}
+	return len(read) == 0 || s.readsOnlyAtOutput(k2, read...)
 }
 
 // fuseUpdates makes the update step of each dynamic-update-slice done in
@@ -217,7 +228,7 @@ func fuseSiblings(s *state) error {
 // kernel computes at the update element's own index and stores beside
 // the slice (kgen.UpdateSliceKernel). A scan's body computes its new
 // carry and writes it into the stacked outputs in one dispatch, not two.
-func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*hlo.Instruction]int, sched map[*hlo.Instruction]int) {
+func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, cost *stepCosts, sched map[*hlo.Instruction]int) {
 	for _, k2 := range inSchedule(elem, sched) {
 		if !updatesInPlace(k2) || s.plan.moved[k2] || len(s.plan.prologue(k2)) > 0 {
 			continue
@@ -243,10 +254,10 @@ func fuseUpdates(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 				s.visitInputs(o, func(x *hlo.Instruction) { other = other || x == k1 })
 			}
 		}
-		if other || !s.fitsPrologue(g, k1, k2, size) {
+		if other || !s.fitsPrologue(g, k1, k2, cost) {
 			continue
 		}
-		s.addPrologue(g, k1, k2, size)
+		s.addPrologue(g, k1, k2, cost)
 	}
 }
 
@@ -270,12 +281,20 @@ func inSchedule(set map[*hlo.Instruction]bool, sched map[*hlo.Instruction]int) [
 	return order
 }
 
-// fitsPrologue reports whether kernel k2 may compute k1 first: their
-// code within maxKernelCost, their loops within the device's bound, no
-// cycle among the steps, and their buffers within its bindings.
-func (s *state) fitsPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) bool {
-	return s.prologueSize(k1, size)+size[k2] <= maxKernelCost && s.kernelIters(k2)+s.loopIters(k1) <= s.tg.LoopBudget() &&
-		!g.formsCycle(k1, k2) && g.bindingsFit(k1, k2)
+// stepCosts are each per-element kernel's costs with what it computes
+// first, as fuseSiblings, fuseUpdates and fuseScalars merge them.
+type stepCosts struct {
+	size  map[*hlo.Instruction]int   // code: kgen.OpCost of the members and their clusters, under maxKernelCost as fuseLoops keeps it
+	iters map[*hlo.Instruction]int64 // loop iterations an invocation runs (loopIters), within the device's bound
+}
+
+// fitsPrologue reports whether kernel k2 may compute k1 first, with what
+// k1's kernel computes first: their code within maxKernelCost, their
+// loops within the device's bound, their buffers within its bindings,
+// and no cycle among the steps (the costliest test, last).
+func (s *state) fitsPrologue(g *steps, k1, k2 *hlo.Instruction, cost *stepCosts) bool {
+	return s.prologueSize(k1, cost)+cost.size[k2] <= maxKernelCost && cost.iters[k2]+cost.iters[k1] <= s.tg.LoopBudget() &&
+		g.bindingsFit(k1, k2) && !g.formsCycle(k1, k2)
 }
 
 // kernelCost is the code of the kernel that computes in: kgen.OpCost
@@ -290,22 +309,37 @@ func (s *state) kernelCost(in *hlo.Instruction) int {
 	return n
 }
 
-// prologueSize is kernel k1's code computed first in another kernel: a
-// reduction there folds in its own kernel's lane order, with a copy of
-// its fused producers for each lane's elements of a step
+// prologueSize is kernel k1's code computed first in another kernel,
+// with what k1's kernel computes first (cost.size[k1] counts it as it
+// is there): a reduction there folds in its own kernel's lane order, with a
+// copy of its fused producers for each lane's elements of a step
 // (kgen.InlineFoldCopies).
-func (s *state) prologueSize(k1 *hlo.Instruction, size map[*hlo.Instruction]int) int {
+func (s *state) prologueSize(k1 *hlo.Instruction, cost *stepCosts) int {
+	pro, cluster := 0, cost.size[k1]
+	for _, p := range s.plan.prologue(k1) {
+		n := s.prologueSize(p, cost)
+		pro, cluster = pro+n, cluster-n
+	}
 	own := kgen.OpCost(k1)
-	return own + kgen.InlineFoldCopies(k1, s.kernelEnv())*(size[k1]-own)
+	return pro + own + kgen.InlineFoldCopies(k1, s.kernelEnv())*(cluster-own)
 }
 
-// addPrologue makes kernel k2 compute k1 first (its prologue).
-func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, size map[*hlo.Instruction]int) {
+// addPrologue makes kernel k2 compute k1 first (its prologue), and what
+// k1's kernel computed first: a third sibling joins the kernel of the
+// first two, whichever of the three the schedule runs last. K1 comes
+// after its own prologue, which it may read from registers (kgen binds
+// a prologue's values in order).
+func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, cost *stepCosts) {
+	cost.size[k2] += s.prologueSize(k1, cost)
+	cost.iters[k2] += cost.iters[k1]
+	group := append(slices.Clone(s.plan.prologue(k1)), k1)
+	if kp1 := s.plan.kernels[k1]; kp1 != nil {
+		kp1.Prologue = nil
+	}
 	kp := s.plan.kernel(k2)
-	kp.Prologue = append(kp.Prologue, k1)
+	kp.Prologue = append(kp.Prologue, group...)
 	s.plan.moved[k1] = true
-	size[k2] += s.prologueSize(k1, size)
-	g.merge(k2, k1)
+	g.merge(k2, group...)
 }
 
 // scalarTries is how many later kernels fuseScalars tries for each
@@ -317,7 +351,7 @@ const scalarTries = 8
 // does not read it: that kernel's invocation 0 computes and stores it
 // (kgen's prologue), one dispatch fewer. A loop body's dispatches cost
 // 30-45 us each on lavapipe, whatever they compute.
-func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*hlo.Instruction]int, sched map[*hlo.Instruction]int) {
+func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, cost *stepCosts, sched map[*hlo.Instruction]int) {
 	order := inSchedule(elem, sched)
 	for i, k1 := range order {
 		// A loop (a fused reduction's) would run in invocation 0 alone.
@@ -334,10 +368,10 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 			if tries++; tries > scalarTries {
 				break
 			}
-			if !s.fitsPrologue(g, k1, k2, size) {
+			if !s.fitsPrologue(g, k1, k2, cost) {
 				continue
 			}
-			s.addPrologue(g, k1, k2, size)
+			s.addPrologue(g, k1, k2, cost)
 			break
 		}
 	}
@@ -350,17 +384,17 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, size map[*h
 const siblingTries = 16
 
 // siblingReaders keeps, for each value, the per-element kernels that read
-// it in instruction order, those that might still join a later one.
+// it in the schedule's order, those that might still join a later one.
 type siblingReaders struct {
 	s      *state
 	latest map[*hlo.Instruction][]*hlo.Instruction
 }
 
-// candidates are the per-element kernels (elem) before k2 (by pos) that
-// k2 reads, and the latest siblingTries that might still join a kernel
-// among the readers of each of its non-constant inputs (in2), in
-// instruction order. A kernel moved into another, or computing one
-// first, joins no more: it leaves the lists when met.
+// candidates are the per-element kernels (elem) before k2 in the
+// schedule (pos) that k2 reads, and the latest siblingTries that might
+// still join a kernel among the readers of each of its non-constant
+// inputs (in2), in the schedule's order. A kernel moved into another
+// joins no more: it leaves the lists when met.
 func (sr *siblingReaders) candidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, pos map[*hlo.Instruction]int) []*hlo.Instruction {
 	seen := map[*hlo.Instruction]bool{}
 	var out []*hlo.Instruction
@@ -379,7 +413,7 @@ func (sr *siblingReaders) candidates(k2 *hlo.Instruction, in2, elem map[*hlo.Ins
 		}
 		l := sr.latest[o]
 		for i, tries := len(l)-1, 0; i >= 0 && tries < siblingTries; i-- {
-			if k1 := l[i]; sr.s.plan.moved[k1] || len(sr.s.plan.prologue(k1)) > 0 {
+			if sr.s.plan.moved[l[i]] {
 				l = slices.Delete(l, i, i+1)
 				continue
 			}

@@ -34,11 +34,14 @@ type plan struct {
 	// aliased reshapes are their operand's buffer read in their own
 	// dimensions (aliasesOperand): no kernel, no buffer.
 	aliased map[*hlo.Instruction]bool
+	// registers are values their kernel computes first that no other
+	// kernel reads (keepInRegisters): no buffer, no store.
+	registers map[*hlo.Instruction]bool
 }
 
 func newPlan() *plan {
 	return &plan{fused: map[*hlo.Instruction]bool{}, moved: map[*hlo.Instruction]bool{}, kernels: map[*hlo.Instruction]*kgen.Plan{},
-		aliased: map[*hlo.Instruction]bool{}}
+		aliased: map[*hlo.Instruction]bool{}, registers: map[*hlo.Instruction]bool{}}
 }
 
 // kernel returns root's kernel plan, made empty if it has none yet.
@@ -59,6 +62,12 @@ func (p *plan) prologue(root *hlo.Instruction) []*hlo.Instruction {
 	return nil
 }
 
+// members returns root and what its kernel computes first: the values
+// its step computes.
+func (p *plan) members(root *hlo.Instruction) []*hlo.Instruction {
+	return append([]*hlo.Instruction{root}, p.prologue(root)...)
+}
+
 // rowDims returns the leading dimensions that index a row of root's row
 // kernel, and whether root's kernel is one.
 func (p *plan) rowDims(root *hlo.Instruction) (int, bool) {
@@ -74,6 +83,7 @@ func (p *plan) rowDims(root *hlo.Instruction) (int, bool) {
 func planKernels(s *state) error {
 	s.plan.order = nil
 	clear(s.plan.aliased)
+	clear(s.plan.registers)
 	outputs := map[*hlo.Instruction]int{} // the entry's result leaves
 	for _, l := range rootLeaves(s.mod.Entry.Root) {
 		outputs[l]++
@@ -109,9 +119,64 @@ func planKernels(s *state) error {
 			}
 		}
 		s.plan.order = append(s.plan.order, kp)
+	}
+	s.keepInRegisters(outputs)
+	for _, kp := range s.plan.order {
 		s.prog.Plan = append(s.prog.Plan, kp.String())
 	}
 	return nil
+}
+
+// keepInRegisters gives no buffer to a value a kernel computes first (its
+// prologue) that nothing outside that kernel reads, nor the program
+// returns (outputs): its readers there take it from a register, so its
+// store would be memory and traffic for nothing (a reduce two siblings
+// read, computed with both in one kernel). Only kernels that compute an
+// element per invocation from registers: a row kernel may spill its
+// row reductions to memory, an update in place stores what it computes
+// first at its update's elements.
+func (s *state) keepInRegisters(outputs map[*hlo.Instruction]int) {
+	host := map[*hlo.Instruction]*hlo.Instruction{}
+	for _, kp := range s.plan.order {
+		switch kp.Kind {
+		case kgen.KindElementwise, kgen.KindRemap, kgen.KindReduce, kgen.KindDot, kgen.KindConv, kgen.KindReduceWindow:
+			if kp.Row || updatesInPlace(kp.Root) {
+				continue
+			}
+			for _, p := range kp.Prologue {
+				host[p] = kp.Root
+			}
+		}
+	}
+	if len(host) == 0 {
+		return
+	}
+	read := map[*hlo.Instruction]bool{} // from outside its kernel
+	for _, x := range s.mod.Entry.Instructions {
+		if !s.live[x] || s.plan.fused[x] {
+			continue
+		}
+		step := x
+		if h, ok := host[x]; ok {
+			step = h
+		}
+		s.visitInputs(x, func(o *hlo.Instruction) {
+			if h, ok := host[o]; ok && h != step {
+				read[o] = true
+			}
+		})
+	}
+	for p, h := range host {
+		if read[p] || outputs[p] > 0 {
+			continue
+		}
+		kp := s.plan.kernels[h]
+		if kp.Registers == nil {
+			kp.Registers = map[*hlo.Instruction]bool{}
+		}
+		kp.Registers[p] = true
+		s.plan.registers[p] = true
+	}
 }
 
 // tileGemm chooses g's tiles for the device: GPUs stage blocks through
@@ -255,6 +320,11 @@ func (p *plan) check(s *state) error {
 		for r := range kp.Online {
 			if !slices.Contains(kp.Prologue, r) {
 				return fmt.Errorf("%s's online max %s is not in its prologue", root.Name, r.Name)
+			}
+		}
+		for r := range kp.Registers {
+			if !slices.Contains(kp.Prologue, r) {
+				return fmt.Errorf("%s keeps %s in registers but does not compute it", root.Name, r.Name)
 			}
 		}
 	}

@@ -154,7 +154,7 @@ func schedule(s *state) error {
 		}
 		// The values the step reads: its cluster's materialized inputs,
 		// and those of the reduces it computes first.
-		roots := append([]*hlo.Instruction{x}, s.plan.prologue(x)...)
+		roots := s.plan.members(x)
 		for _, r := range roots {
 			if consumerReads(r) == readsNone {
 				for _, o := range r.Operands {

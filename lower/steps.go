@@ -15,6 +15,7 @@ import (
 type steps struct {
 	s       *state
 	inputs  map[*hlo.Instruction]map[*hlo.Instruction]bool // each kernel's materialized inputs (visitInputs), made once
+	stepIn  map[*hlo.Instruction]map[*hlo.Instruction]bool // each step's (stepInputs), made when asked, dropped when its members change
 	owner   map[*hlo.Instruction]*hlo.Instruction
 	readers map[*hlo.Instruction][]*hlo.Instruction // the live kernels that read each value, in instruction order
 	ord     *stepOrder
@@ -42,6 +43,7 @@ func newSteps(s *state, sched map[*hlo.Instruction]int) *steps {
 	g := &steps{
 		s:       s,
 		inputs:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
+		stepIn:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
 		owner:   map[*hlo.Instruction]*hlo.Instruction{},
 		readers: map[*hlo.Instruction][]*hlo.Instruction{},
 		ord:     &stepOrder{at: maps.Clone(sched)},
@@ -80,9 +82,13 @@ func (g *steps) of(x *hlo.Instruction) *hlo.Instruction {
 	return x
 }
 
-// stepInputs is what step reads, with extra as members too.
+// stepInputs is what step reads, with extra as members too. The map is
+// the steps' own: not to be changed.
 func (g *steps) stepInputs(step *hlo.Instruction, extra ...*hlo.Instruction) map[*hlo.Instruction]bool {
-	members := append(append([]*hlo.Instruction{step}, g.s.plan.prologue(step)...), extra...)
+	if m, ok := g.stepIn[step]; ok && len(extra) == 0 {
+		return m
+	}
+	members := append(g.s.plan.members(step), extra...)
 	m := map[*hlo.Instruction]bool{}
 	for _, x := range members {
 		for o := range g.inputsOf(x) {
@@ -91,6 +97,9 @@ func (g *steps) stepInputs(step *hlo.Instruction, extra ...*hlo.Instruction) map
 	}
 	for _, x := range members {
 		delete(m, x)
+	}
+	if len(extra) == 0 {
+		g.stepIn[step] = m
 	}
 	return m
 }
@@ -128,7 +137,7 @@ func (g *steps) needs(step *hlo.Instruction, f func(*hlo.Instruction)) {
 }
 
 func (g *steps) deps(step *hlo.Instruction, f func(*hlo.Instruction)) {
-	for _, m := range append([]*hlo.Instruction{step}, g.s.plan.prologue(step)...) {
+	for _, m := range g.s.plan.members(step) {
 		for _, r := range g.readers[m] {
 			if st := g.of(r); st != step {
 				f(st)
@@ -172,50 +181,103 @@ func (g *steps) reaches(read, targets map[*hlo.Instruction]bool) bool {
 	return false
 }
 
-// formsCycle reports whether computing k1 in k2's step would make a step
-// need itself, or make k1 and the step's earlier partners need each
-// other (within one step they are computed side by side, each from
-// registers of its own element only): some input of the merged step
-// needs one of its members, through the steps as they are (k1 moved into
-// k2 once read a value whose step needed k2's first result, and the
-// schedule ran a kernel before the one writing its input).
+// formsCycle reports whether computing k1 in k2's step, with what k1's
+// kernel computes first (k1's group), would make a step need itself, or
+// make the group and the step's earlier partners need each other (within
+// one step they are computed side by side, each from registers of its
+// own element only): some input of the merged step needs one of its
+// members, through the steps as they are (k1 moved into k2 once read a
+// value whose step needed k2's first result, and the schedule ran a
+// kernel before the one writing its input).
 func (g *steps) formsCycle(k1, k2 *hlo.Instruction) bool {
-	members := map[*hlo.Instruction]bool{k1: true, k2: true}
-	for _, p := range g.s.plan.prologue(k2) {
-		members[p] = true
+	pro := g.s.plan.prologue(k2)
+	group := g.s.plan.members(k1)
+	members := map[*hlo.Instruction]bool{k2: true}
+	earlier, joining := map[*hlo.Instruction]bool{}, map[*hlo.Instruction]bool{}
+	for _, p := range pro {
+		members[p], earlier[p] = true, true
 	}
-	if g.reaches(g.stepInputs(k2, k1), members) {
+	for _, m := range group {
+		members[m], joining[m] = true, true
+	}
+	if g.reaches(g.stepInputs(k2, group...), members) {
 		return true
 	}
-	for _, p := range g.s.plan.prologue(k2) {
-		if g.reaches(g.inputsOf(k1), map[*hlo.Instruction]bool{p: true}) || g.reaches(g.inputsOf(p), map[*hlo.Instruction]bool{k1: true}) {
-			return true
+	if len(pro) == 0 {
+		return false
+	}
+	return g.reaches(g.inputsOfAll(group), earlier) || g.reaches(g.inputsOfAll(pro), joining)
+}
+
+// lengthensLives reports whether computing k1 (with what k1's kernel
+// computes first) in k2's step would run k2's step earlier than the
+// schedule put it, a step before it reading one of them, with more than
+// pullBytes of results that would then live longer: a rematerialized
+// copy computed at once with the value it copies, or a large result
+// held across the program for a sibling's sake. Scalars and small
+// vectors may move: their memory is nothing, a dispatch is 30 us.
+func (g *steps) lengthensLives(k1, k2 *hlo.Instruction) bool {
+	var bytes int64
+	for _, m := range g.s.plan.members(k2) {
+		bytes += m.Shape.ByteSize()
+	}
+	if bytes <= pullBytes {
+		return false
+	}
+	at := g.ord.of(k2)
+	for _, m := range g.s.plan.members(k1) {
+		for _, r := range g.readers[m] {
+			if st := g.of(r); st != k1 && st != k2 && g.ord.of(st) < at {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// bindingsFit reports whether k2's kernel with k1 computed first still
-// binds no more buffers than the device allows: the union of the
-// members' inputs, then every result.
+// pullBytes is the most a step's results may be for lengthensLives to
+// let siblings run it early.
+const pullBytes = 1024
+
+// inputsOfAll is the materialized values the kernels of xs read.
+func (g *steps) inputsOfAll(xs []*hlo.Instruction) map[*hlo.Instruction]bool {
+	if len(xs) == 1 {
+		return g.inputsOf(xs[0])
+	}
+	m := map[*hlo.Instruction]bool{}
+	for _, x := range xs {
+		for o := range g.inputsOf(x) {
+			m[o] = true
+		}
+	}
+	return m
+}
+
+// bindingsFit reports whether k2's kernel with k1 (and what k1's kernel
+// computes first) computed first still binds no more buffers than the
+// device allows: what either step reads that the other does not
+// compute, then every result.
 func (g *steps) bindingsFit(k1, k2 *hlo.Instruction) bool {
 	limit := int(g.s.tg.MaxStorageBuffers)
 	if limit == 0 {
 		return true
 	}
-	union := map[*hlo.Instruction]bool{}
-	outs := len(k2.Shape.Leaves()) + 1
-	for _, x := range append([]*hlo.Instruction{k1, k2}, g.s.plan.prologue(k2)...) {
-		for o := range g.inputsOf(x) {
-			union[o] = true
+	in1, in2 := g.stepInputs(k1), g.stepInputs(k2)
+	n := 0
+	for o := range in1 {
+		if !in2[o] && g.of(o) != k2 {
+			n++
 		}
 	}
-	delete(union, k1)
-	for _, p := range g.s.plan.prologue(k2) {
-		delete(union, p)
-		outs++
+	for o := range in2 {
+		if g.of(o) != k1 {
+			n++
+		}
 	}
-	return len(union)+outs <= limit
+	for _, x := range append(g.s.plan.members(k1), g.s.plan.members(k2)...) {
+		n += len(x.Shape.Leaves())
+	}
+	return n <= limit
 }
 
 // merge records values computed in k2's step, all at once (a row
@@ -223,7 +285,9 @@ func (g *steps) bindingsFit(k1, k2 *hlo.Instruction) bool {
 // they read, and their readers need it. The caller has checked that no
 // value the step reads needs one of them (reaches).
 func (g *steps) merge(k2 *hlo.Instruction, values ...*hlo.Instruction) {
+	delete(g.stepIn, k2)
 	for _, p := range values {
+		delete(g.stepIn, g.of(p)) // its step, which may lose members (a row kernel's take)
 		g.owner[p] = k2
 	}
 	for _, p := range values {

@@ -86,14 +86,15 @@ type prologue struct {
 	pro   []*hlo.Instruction
 	binds [][]int
 	regs  []*val
-	outs  []int
+	outs  []int // -1 for a value kept in its register alone (Plan.Registers)
+	kept  map[*hlo.Instruction]bool
 }
 
 // bindPrologue binds the operands of the kernels fused ahead of in and
 // makes in's reads of them come from registers. Call it before binding
 // in's own operands.
 func (k *kernelBuilder) bindPrologue(env Env, in *hlo.Instruction) (*prologue, error) {
-	ps := &prologue{pro: env.plan(in).Prologue}
+	ps := &prologue{pro: env.plan(in).Prologue, kept: env.plan(in).Registers}
 	for _, p := range ps.pro {
 		b, err := k.bindOperands(p)
 		if err != nil {
@@ -121,6 +122,10 @@ func (k *kernelBuilder) bindWithPrologue(env Env, in *hlo.Instruction) (ps *prol
 // bindResults binds the prologue's results, after in's.
 func (ps *prologue) bindResults(k *kernelBuilder) error {
 	for _, p := range ps.pro {
+		if ps.kept[p] {
+			ps.outs = append(ps.outs, -1)
+			continue
+		}
 		o, err := k.bindResults(p)
 		if err != nil {
 			return err
@@ -154,6 +159,9 @@ func (ps *prologue) emit(k *kernelBuilder, idx spirv.ID) error {
 // still reads at idx.
 func (ps *prologue) store(k *kernelBuilder, idx spirv.ID) {
 	for i, p := range ps.pro {
+		if ps.outs[i] < 0 {
+			continue
+		}
 		if p.Shape.Rank() > 0 {
 			k.store(ps.outs[i], idx, *ps.regs[i])
 			continue

@@ -43,6 +43,9 @@ type Plan struct {
 	// Prologue is what the kernel computes first, at its own output
 	// index (fuseSiblings) or per row (fuseRows), storing it as well.
 	Prologue []*hlo.Instruction
+	// Registers are the prologue's values no other kernel reads: the
+	// kernel stores them nowhere.
+	Registers map[*hlo.Instruction]bool
 	// Row kernels (fuseRows): the leading dimensions that index a Row;
 	// a value their reduction stores for their elements to read back and
 	// that reduction (spill); max reduces folded with a sum (online).
@@ -79,6 +82,15 @@ func (kp *Plan) String() string {
 	}
 	if len(kp.Prologue) > 0 {
 		fmt.Fprintf(&b, "; first %s", names(kp.Prologue))
+	}
+	var regs []*hlo.Instruction
+	for _, p := range kp.Prologue {
+		if kp.Registers[p] {
+			regs = append(regs, p)
+		}
+	}
+	if len(regs) > 0 {
+		fmt.Fprintf(&b, "; in registers %s", names(regs))
 	}
 	if len(kp.Cluster) > 0 {
 		fmt.Fprintf(&b, "; inline %s", names(kp.Cluster))

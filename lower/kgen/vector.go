@@ -342,7 +342,7 @@ func (k *kernelBuilder) vectorBinds(in *hlo.Instruction, binds []int, ps *prolog
 	off := k.offElement(in, binds, ps)
 	scalar := map[int]bool{} // a scalar prologue's result, stored by lane 0 alone
 	for i, p := range ps.pro {
-		if p.Shape.Rank() == 0 {
+		if p.Shape.Rank() == 0 && ps.outs[i] >= 0 {
 			scalar[ps.outs[i]] = true
 		}
 	}
