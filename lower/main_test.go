@@ -55,7 +55,7 @@ ENTRY e {
 		return nil
 	}
 	s := planned()
-	require.Equal(t, []string{"y row rows of 1 dims; first sum; inline b zero"}, s.prog.Plan, "a row kernel computing its sum first")
+	require.Equal(t, []string{"y row rows of 1 dims; first sum; in registers sum; inline b zero"}, s.prog.Plan, "a row kernel computing its sum first, for itself alone")
 	for _, c := range []struct {
 		name, want string
 		breakIt    func(s *state)

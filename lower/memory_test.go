@@ -133,13 +133,17 @@ ENTRY e {
 	require.Equal(t, int64(2*4800), p.ArenaSize)
 	// Neither do reductions, in any of their forms on a CPU device: a
 	// row's subgroup reading 16-byte texels, a row sum inline in a
-	// divide, a vector kernel's lanes folding columns together. Were x's
+	// divide, a vector kernel's lanes folding columns together, a row
+	// kernel that spills (its row sum kept in registers). Were x's
 	// memory (donated) to hold a result, one invocation's store would
 	// overwrite elements another has still to read.
 	for _, red := range []string{
 		"ROOT s = f32[64] reduce(x, z), dimensions={1}, to_apply=add",
 		"s = f32[64] reduce(x, z), dimensions={1}, to_apply=add\n  n = f32[64] broadcast(z), dimensions={}\n  ROOT m = f32[64] divide(s, n)",
 		"ROOT s = f32[1024] reduce(x, z), dimensions={0}, to_apply=add",
+		// A row kernel whose fold stores v in y's memory (its spill)
+		// before the elements read x there again.
+		"v = f32[64,1024] multiply(x, x)\n  s = f32[64] reduce(v, z), dimensions={1}, to_apply=add\n  sb = f32[64,1024] broadcast(s), dimensions={0}\n  w = f32[64,1024] divide(v, sb)\n  ROOT y = f32[64,1024] multiply(w, x)",
 	} {
 		m, err = hlo.Parse("red.hlo", `HloModule m
 add {

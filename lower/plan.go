@@ -131,16 +131,15 @@ func planKernels(s *state) error {
 // prologue) that nothing outside that kernel reads, nor the program
 // returns (outputs): its readers there take it from a register, so its
 // store would be memory and traffic for nothing (a reduce two siblings
-// read, computed with both in one kernel). Only kernels that compute an
-// element per invocation from registers: a row kernel may spill its
-// row reductions to memory, an update in place stores what it computes
-// first at its update's elements.
+// read, computed with both in one kernel; softmax's row max and sum).
+// Not in an update in place, which computes what it computes first at
+// its update's elements, from its own generator.
 func (s *state) keepInRegisters(outputs map[*hlo.Instruction]int) {
 	host := map[*hlo.Instruction]*hlo.Instruction{}
 	for _, kp := range s.plan.order {
 		switch kp.Kind {
-		case kgen.KindElementwise, kgen.KindRemap, kgen.KindReduce, kgen.KindDot, kgen.KindConv, kgen.KindReduceWindow:
-			if kp.Row || updatesInPlace(kp.Root) {
+		case kgen.KindElementwise, kgen.KindRemap, kgen.KindReduce, kgen.KindRow, kgen.KindDot, kgen.KindConv, kgen.KindReduceWindow:
+			if updatesInPlace(kp.Root) {
 				continue
 			}
 			for _, p := range kp.Prologue {

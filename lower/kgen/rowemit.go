@@ -52,6 +52,16 @@ func rowKernelMode(in *hlo.Instruction, env Env, name string, values func(k *ker
 	if sp := env.plan(in).Spill; sp[0] != nil {
 		k.spill = &rowSpill{in: sp[0], by: sp[1], bind: outs[0]}
 	}
+	// No input shares memory with a result (Kernel.InPlace): a spilled
+	// value is stored in the result's memory by the row's fold, before
+	// the elements read their inputs there. (The row reductions, stored
+	// at the row's index, once said so; those kept in registers do not.)
+	if k.offIndex == nil {
+		k.offIndex = map[int]bool{}
+	}
+	for _, b := range outs {
+		k.offIndex[b] = true
+	}
 	k.begin()
 	u32 := k.u32()
 	row := k.linearIndex() // k.linear stays unset: no access counts as in place
