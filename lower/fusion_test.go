@@ -560,6 +560,54 @@ ENTRY e {
 		require.NotEqual(t, "red", buf.Name, "red kept in registers")
 	}
 	require.Equal(t, 3+2, len(p.Steps[0].Buffers), "x, u, v in; c1, c2 out")
+
+	// Independent kernels of one shape are one kernel too, unless that
+	// would hold a large value longer: k1's input x (a sort's) would live
+	// until k2's step, after the last of its other readers.
+	owners := func(text string) map[string]string {
+		m, err := hlo.Parse("independent", text)
+		require.NoError(t, err)
+		p, err := Compile(m, desktop, Options{})
+		require.NoError(t, err)
+		owner := map[string]string{}
+		for _, st := range p.Steps {
+			owner[st.Inst] = st.Inst
+			for _, f := range st.Fused {
+				owner[f] = st.Inst
+			}
+		}
+		return owner
+	}
+	const independent = `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[%[1]d] parameter(0)
+  q = f32[%[1]d] parameter(1)
+  x = f32[%[1]d] sort(p), dimensions={0}, to_apply=lt
+  k1 = f32[%[1]d] exponential(x)
+  z = f32[] constant(0)
+  r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  k2 = f32[%[1]d] cosine(q)
+  ROOT t = (f32[%[1]d], f32[], f32[%[1]d]) tuple(k1, r, k2)
+}`
+	owner := owners(fmt.Sprintf(independent, 64))
+	require.Equal(t, owner["k1"], owner["k2"], "64 elements: one kernel")
+	owner = owners(fmt.Sprintf(independent, 65536))
+	require.NotEqual(t, owner["k1"], owner["k2"], "x held until k2: two kernels")
+	const apart = "HloModule m\nENTRY e {\n  p = f32[%[1]d] parameter(0)\n  q = f32[%[1]d] parameter(1)\n  k1 = f32[%[1]d] exponential(p)\n  k2 = f32[%[1]d] cosine(q)\n  ROOT t = (f32[%[1]d], f32[%[1]d]) tuple(k1, k2)\n}\n"
+	owner = owners(fmt.Sprintf(apart, 1<<16))
+	require.Equal(t, owner["k1"], owner["k2"], "2^16 elements: one kernel")
+	owner = owners(fmt.Sprintf(apart, 1<<17))
+	require.NotEqual(t, owner["k1"], owner["k2"], "2^17 elements: a dispatch saved is little")
 }
 
 // blocksModule is a random chain of blocks d = dot(v, w), s = row sum of
@@ -814,7 +862,9 @@ func TestWideConcatenateSplits(t *testing.T) {
 // TestKernelsSharedAcrossNames: two updates that compute the same ops
 // on different values (an optimizer's, one a parameter) generate code
 // that differs only in its buffers' debug names: one kernel serves
-// both steps (wordsKey), and each step binds its own buffers.
+// both steps (wordsKey), and each step binds its own buffers. (On a
+// device of four bindings: where more are bound, the two are one
+// kernel, siblings of one shape.)
 func TestKernelsSharedAcrossNames(t *testing.T) {
 	m, err := hlo.Parse("two.hlo", `HloModule two
 ENTRY e {
@@ -831,7 +881,9 @@ ENTRY e {
   ROOT out = (f32[64,32], f32[64,32]) tuple(u1, u2)
 }`)
 	require.NoError(t, err)
-	p, err := Compile(m, desktop, Options{})
+	tg := desktop
+	tg.MaxStorageBuffers = 4
+	p, err := Compile(m, tg, Options{})
 	require.NoError(t, err)
 	require.Len(t, p.Kernels, 1, "one kernel: %v", kernelNames(p))
 	var bufs [][]int
@@ -981,8 +1033,10 @@ ENTRY main {
 // TestFuseScalars: a scalar elementwise kernel rides in a later kernel
 // of more elements (its step names it), but not one whose fused
 // producers loop (a reduction's fold would run in invocation 0 alone).
+// (Two scalars are siblings of one shape: one kernel, with or without a
+// loop; each module has one.)
 func TestFuseScalars(t *testing.T) {
-	p, err := compileText(t, `HloModule m
+	const text = `HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -998,18 +1052,23 @@ ENTRY e {
   s2 = f32[] multiply(s, s)
   e = f32[3000] exponential(x)
   f = f32[3000] add(e, x)
-  ROOT t = (f32[], f32[], f32[3000]) tuple(y, s2, f)
-}`)
-	require.NoError(t, err)
-	owner := map[string]string{}
-	for _, st := range p.Steps {
-		owner[st.Inst] = st.Inst
-		for _, f := range st.Fused {
-			owner[f] = st.Inst
+  ROOT t = (f32[], f32[3000]) tuple(%s, f)
+}`
+	for _, c := range []struct{ scalar, owner, why string }{
+		{"s2", "f", "s2 rides in f's kernel"},
+		{"y", "y", "y folds a reduction: a step of its own"},
+	} {
+		p, err := compileText(t, fmt.Sprintf(text, c.scalar))
+		require.NoError(t, err)
+		owner := map[string]string{}
+		for _, st := range p.Steps {
+			owner[st.Inst] = st.Inst
+			for _, f := range st.Fused {
+				owner[f] = st.Inst
+			}
 		}
+		require.Equal(t, c.owner, owner[c.scalar], c.why)
 	}
-	require.Equal(t, "f", owner["s2"], "s2 rides in f's kernel")
-	require.Equal(t, "y", owner["y"], "y folds a reduction: a step of its own")
 }
 
 // TestConcatenateKeepsLoops: a concatenate's kernel computes every

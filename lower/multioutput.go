@@ -2,6 +2,7 @@ package lower
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/vkjit/vkjit/hlo"
 	"github.com/vkjit/vkjit/lower/kgen"
@@ -143,9 +144,12 @@ func (s *state) perElement(in *hlo.Instruction) bool {
 // at that index (softmax's row max inside its row sum; layer norm's mean
 // inside its variance), or that shares an input with it (siblings: the
 // mean and the mean of squares of one tensor, or two elementwise results
-// of the same operands). K1's result is kept in a register for K2's reads
-// and stored for everyone else: one dispatch and one read of the shared
-// input instead of two. The schedule runs K1's readers after K2's step.
+// of the same operands), or that is independent of it (XLA's horizontal
+// fusion: a random key's two halves, an optimizer's updates of two
+// parameters of one shape). K1's result is kept in a register for K2's
+// reads and stored for everyone else: one dispatch instead of two, and
+// one read of a shared input. The schedule runs K1's readers after K2's
+// step.
 func fuseSiblings(s *state) error {
 	if s.opts.NoFuse {
 		return nil
@@ -176,7 +180,7 @@ func fuseSiblings(s *state) error {
 			cost.size[in], cost.iters[in] = s.kernelCost(in), s.loopIters(in)
 		}
 	}
-	sr := &siblingReaders{s: s, latest: map[*hlo.Instruction][]*hlo.Instruction{}}
+	sr := &siblingReaders{s: s, latest: map[*hlo.Instruction][]*hlo.Instruction{}, byDims: map[string][]*hlo.Instruction{}}
 	for _, k2 := range inSchedule(elem, sched) {
 		in2 := g.inputsOf(k2)
 		// An update in place computes at its update's elements, not at
@@ -189,13 +193,7 @@ func fuseSiblings(s *state) error {
 			if s.plan.moved[k1] || !kgen.EqualDims(k1.Shape.Dims, k2.Shape.Dims) {
 				continue
 			}
-			shares := in2[k1]
-			for o := range g.inputsOf(k1) {
-				if in2[o] && o.Op != hlo.OpConstant {
-					shares = true
-				}
-			}
-			if !shares || !s.readsGroupAtOutput(k2, k1, in2) || g.lengthensLives(k1, k2) {
+			if !s.readsGroupAtOutput(k2, k1, in2) || g.lengthensLives(k1, k2) {
 				continue
 			}
 			if !s.fitsPrologue(g, k1, k2, cost) {
@@ -347,22 +345,27 @@ func (s *state) addPrologue(g *steps, k1, k2 *hlo.Instruction, cost *stepCosts) 
 const scalarTries = 8
 
 // fuseScalars lets each scalar elementwise kernel with no loop (a loop's
-// counter step, i + 1) ride along with a later kernel of more elements that
-// does not read it: that kernel's invocation 0 computes and stores it
-// (kgen's prologue), one dispatch fewer. A loop body's dispatches cost
+// counter step, i + 1), with the scalars it computes first, ride along
+// with a later kernel of more elements that reads none of them: that
+// kernel's invocation 0 computes and stores them (kgen's prologue), one
+// dispatch fewer. A loop body's dispatches cost
 // 30-45 us each on lavapipe, whatever they compute.
 func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, cost *stepCosts, sched map[*hlo.Instruction]int) {
 	order := inSchedule(elem, sched)
 	for i, k1 := range order {
 		// A loop (a fused reduction's) would run in invocation 0 alone.
-		if k1.Shape.Rank() != 0 || !k1.Op.IsElementwise() || s.plan.moved[k1] || len(s.plan.prologue(k1)) > 0 || s.loopIters(k1) > 0 {
+		// K1 may compute other scalars first (fuseSiblings'): they go
+		// with it.
+		members := s.plan.members(k1)
+		if k1.Shape.Rank() != 0 || s.plan.moved[k1] || cost.iters[k1] > 0 || slices.ContainsFunc(members, func(m *hlo.Instruction) bool { return !m.Op.IsElementwise() }) {
 			continue
 		}
 		tries := 0
 		for _, k2 := range order[i+1:] {
 			// A reshape's kernel may become a view of its operand
 			// (planKernels): carrying the scalar would cost it its copy.
-			if k2.Shape.Rank() == 0 || k2.Op == hlo.OpReshape || invocations(k2) == 0 || s.plan.moved[k2] || g.stepInputs(k2)[k1] {
+			in2 := g.stepInputs(k2)
+			if k2.Shape.Rank() == 0 || k2.Op == hlo.OpReshape || invocations(k2) == 0 || s.plan.moved[k2] || slices.ContainsFunc(members, func(m *hlo.Instruction) bool { return in2[m] }) {
 				continue
 			}
 			if tries++; tries > scalarTries {
@@ -383,18 +386,33 @@ func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, cost *stepC
 // pair each reader with all the others, quadratic in the program.
 const siblingTries = 16
 
+// shapeTries is how many of the latest earlier kernels of its
+// dimensions fuseSiblings tries with a kernel, siblings or not: each try
+// costs what a sibling's does, and independent kernels of one shape that
+// may share a step come close together in a schedule (an optimizer's
+// updates).
+const shapeTries = 4
+
+// horizontalElements is the most elements of kernels merged for the
+// dispatch alone (independent ones): where the work is larger, a
+// dispatch saved is little, and a kernel of two element types may lose
+// the vector form one of them alone would have.
+const horizontalElements = 1 << 16
+
 // siblingReaders keeps, for each value, the per-element kernels that read
 // it in the schedule's order, those that might still join a later one.
 type siblingReaders struct {
 	s      *state
 	latest map[*hlo.Instruction][]*hlo.Instruction
+	byDims map[string][]*hlo.Instruction // the same, by the kernels' dimensions
 }
 
 // candidates are the per-element kernels (elem) before k2 in the
 // schedule (pos) that k2 reads, and the latest siblingTries that might
 // still join a kernel among the readers of each of its non-constant
-// inputs (in2), in the schedule's order. A kernel moved into another
-// joins no more: it leaves the lists when met.
+// inputs (in2), and the latest shapeTries among the kernels of its
+// dimensions (of at most horizontalElements), in the schedule's order. A kernel moved into another joins no more: it leaves
+// the lists when met.
 func (sr *siblingReaders) candidates(k2 *hlo.Instruction, in2, elem map[*hlo.Instruction]bool, pos map[*hlo.Instruction]int) []*hlo.Instruction {
 	seen := map[*hlo.Instruction]bool{}
 	var out []*hlo.Instruction
@@ -411,23 +429,44 @@ func (sr *siblingReaders) candidates(k2 *hlo.Instruction, in2, elem map[*hlo.Ins
 		if o.Op == hlo.OpConstant {
 			continue
 		}
-		l := sr.latest[o]
-		for i, tries := len(l)-1, 0; i >= 0 && tries < siblingTries; i-- {
-			if sr.s.plan.moved[l[i]] {
-				l = slices.Delete(l, i, i+1)
-				continue
-			}
-			add(l[i])
-			tries++
-		}
-		sr.latest[o] = l
+		sr.latest[o] = sr.latestOf(sr.latest[o], siblingTries, add)
+	}
+	if k2.Shape.NumElements() <= horizontalElements {
+		d := dimsKey(k2.Shape.Dims)
+		sr.byDims[d] = sr.latestOf(sr.byDims[d], shapeTries, add)
 	}
 	slices.SortFunc(out, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
 	return out
 }
 
-// read records k, a per-element kernel, among its inputs' readers.
+// latestOf passes the latest n kernels of l that are not moved to add,
+// and returns l without the moved ones it met.
+func (sr *siblingReaders) latestOf(l []*hlo.Instruction, n int, add func(*hlo.Instruction)) []*hlo.Instruction {
+	for i, tries := len(l)-1, 0; i >= 0 && tries < n; i-- {
+		if sr.s.plan.moved[l[i]] {
+			l = slices.Delete(l, i, i+1)
+			continue
+		}
+		add(l[i])
+		tries++
+	}
+	return l
+}
+
+// dimsKey names a kernel's dimensions.
+func dimsKey(dims []int64) string {
+	b := make([]byte, 0, 8*len(dims))
+	for _, d := range dims {
+		b = strconv.AppendInt(append(b, ','), d, 10)
+	}
+	return string(b)
+}
+
+// read records k, a per-element kernel, among its inputs' readers and
+// the kernels of its dimensions.
 func (sr *siblingReaders) read(k *hlo.Instruction, inputs map[*hlo.Instruction]bool) {
+	d := dimsKey(k.Shape.Dims)
+	sr.byDims[d] = append(sr.byDims[d], k)
 	for o := range inputs {
 		if o.Op != hlo.OpConstant {
 			sr.latest[o] = append(sr.latest[o], k)

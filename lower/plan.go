@@ -137,6 +137,7 @@ func planKernels(s *state) error {
 func (s *state) keepInRegisters(outputs map[*hlo.Instruction]int) {
 	host := map[*hlo.Instruction]*hlo.Instruction{}
 	for _, kp := range s.plan.order {
+		kp.Registers = nil // (planned anew)
 		switch kp.Kind {
 		case kgen.KindElementwise, kgen.KindRemap, kgen.KindReduce, kgen.KindRow, kgen.KindDot, kgen.KindConv, kgen.KindReduceWindow:
 			if updatesInPlace(kp.Root) {

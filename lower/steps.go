@@ -16,6 +16,8 @@ type steps struct {
 	s       *state
 	inputs  map[*hlo.Instruction]map[*hlo.Instruction]bool // each kernel's materialized inputs (visitInputs), made once
 	stepIn  map[*hlo.Instruction]map[*hlo.Instruction]bool // each step's (stepInputs), made when asked, dropped when its members change
+	sched   map[*hlo.Instruction]int                       // each kernel's place in the schedule the steps came from
+	last    map[*hlo.Instruction]int                       // each value's last reader's place there
 	owner   map[*hlo.Instruction]*hlo.Instruction
 	readers map[*hlo.Instruction][]*hlo.Instruction // the live kernels that read each value, in instruction order
 	ord     *stepOrder
@@ -44,6 +46,8 @@ func newSteps(s *state, sched map[*hlo.Instruction]int) *steps {
 		s:       s,
 		inputs:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
 		stepIn:  map[*hlo.Instruction]map[*hlo.Instruction]bool{},
+		sched:   sched,
+		last:    map[*hlo.Instruction]int{},
 		owner:   map[*hlo.Instruction]*hlo.Instruction{},
 		readers: map[*hlo.Instruction][]*hlo.Instruction{},
 		ord:     &stepOrder{at: maps.Clone(sched)},
@@ -57,6 +61,9 @@ func newSteps(s *state, sched map[*hlo.Instruction]int) *steps {
 		if _, live := sched[x]; live && !s.plan.fused[x] {
 			for o := range g.inputsOf(x) {
 				g.readers[o] = append(g.readers[o], x)
+				if l, ok := g.last[o]; !ok || sched[x] > l {
+					g.last[o] = sched[x]
+				}
 			}
 		}
 	}
@@ -210,33 +217,48 @@ func (g *steps) formsCycle(k1, k2 *hlo.Instruction) bool {
 }
 
 // lengthensLives reports whether computing k1 (with what k1's kernel
-// computes first) in k2's step would run k2's step earlier than the
-// schedule put it, a step before it reading one of them, with more than
-// pullBytes of results that would then live longer: a rematerialized
-// copy computed at once with the value it copies, or a large result
-// held across the program for a sibling's sake. Scalars and small
-// vectors may move: their memory is nothing, a dispatch is 30 us.
+// computes first) in k2's step would keep more than pullBytes of values
+// longer than the schedule does: k2's results, where a step before k2
+// reads one of k1's and k2's step would run that early (a
+// rematerialized copy computed with the value it copies); or inputs of
+// k1's step that k2's does not read and whose last reader in the
+// schedule comes before k2 (an independent kernel's input held until
+// the kernel it joins). Scalars and small vectors may move: their memory
+// is nothing, a dispatch is 30 us.
 func (g *steps) lengthensLives(k1, k2 *hlo.Instruction) bool {
-	var bytes int64
+	var results int64
 	for _, m := range g.s.plan.members(k2) {
-		bytes += m.Shape.ByteSize()
+		results += m.Shape.ByteSize()
 	}
-	if bytes <= pullBytes {
-		return false
-	}
-	at := g.ord.of(k2)
-	for _, m := range g.s.plan.members(k1) {
-		for _, r := range g.readers[m] {
-			if st := g.of(r); st != k1 && st != k2 && g.ord.of(st) < at {
-				return true
+	if results > pullBytes {
+		at := g.ord.of(k2)
+		for _, m := range g.s.plan.members(k1) {
+			for _, r := range g.readers[m] {
+				if st := g.of(r); st != k1 && st != k2 && g.ord.of(st) < at {
+					return true
+				}
 			}
 		}
 	}
-	return false
+	in2 := g.stepInputs(k2)
+	var held int64
+	for o := range g.stepInputs(k1) {
+		if in2[o] || o.Op == hlo.OpParameter || o.Op == hlo.OpConstant || g.last[o] >= g.sched[k2] {
+			continue
+		}
+		if o.Shape.IsArray() {
+			held += o.Shape.ByteSize()
+		} else {
+			for _, l := range o.Shape.Leaves() {
+				held += l.ByteSize()
+			}
+		}
+	}
+	return held > pullBytes
 }
 
-// pullBytes is the most a step's results may be for lengthensLives to
-// let siblings run it early.
+// pullBytes is the most a merge may hold longer than the schedule does
+// (lengthensLives).
 const pullBytes = 1024
 
 // inputsOfAll is the materialized values the kernels of xs read.
