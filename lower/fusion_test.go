@@ -569,14 +569,7 @@ ENTRY e {
 		require.NoError(t, err)
 		p, err := Compile(m, desktop, Options{})
 		require.NoError(t, err)
-		owner := map[string]string{}
-		for _, st := range p.Steps {
-			owner[st.Inst] = st.Inst
-			for _, f := range st.Fused {
-				owner[f] = st.Inst
-			}
-		}
-		return owner
+		return stepOwners(p)
 	}
 	const independent = `HloModule m
 add {
@@ -1060,15 +1053,20 @@ ENTRY e {
 	} {
 		p, err := compileText(t, fmt.Sprintf(text, c.scalar))
 		require.NoError(t, err)
-		owner := map[string]string{}
-		for _, st := range p.Steps {
-			owner[st.Inst] = st.Inst
-			for _, f := range st.Fused {
-				owner[f] = st.Inst
-			}
-		}
-		require.Equal(t, c.owner, owner[c.scalar], c.why)
+		require.Equal(t, c.owner, stepOwners(p)[c.scalar], c.why)
 	}
+}
+
+// stepOwners names, for each instruction a step computes, the step's.
+func stepOwners(p *Program) map[string]string {
+	owner := map[string]string{}
+	for _, st := range p.Steps {
+		owner[st.Inst] = st.Inst
+		for _, f := range st.Fused {
+			owner[f] = st.Inst
+		}
+	}
+	return owner
 }
 
 // TestConcatenateKeepsLoops: a concatenate's kernel computes every

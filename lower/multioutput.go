@@ -147,8 +147,8 @@ func (s *state) perElement(in *hlo.Instruction) bool {
 // of the same operands), or that is independent of it (XLA's horizontal
 // fusion: a random key's two halves, an optimizer's updates of two
 // parameters of one shape). K1's result is kept in a register for K2's
-// reads and stored for everyone else: one dispatch instead of two, and
-// one read of a shared input. The schedule runs K1's readers after K2's
+// reads and stored for everyone else (if any: keepInRegisters): one
+// dispatch instead of two, and one read of a shared input. The schedule runs K1's readers after K2's
 // step.
 func fuseSiblings(s *state) error {
 	if s.opts.NoFuse {
@@ -161,9 +161,9 @@ func fuseSiblings(s *state) error {
 	// not pairs; the text's order would not do, as the schedule may run
 	// independent values in its reverse (a chain of selects reads its
 	// latest value first). A kernel taken is computed later than alone,
-	// never earlier; the one that takes it runs no earlier either where
-	// its results are large (lengthensLives). The schedule also tells
-	// the live kernels: dead code is fused with nothing.
+	// never earlier; no merge holds large values longer than the
+	// schedule does (lengthensLives). The schedule also tells the live
+	// kernels: dead code is fused with nothing.
 	g, sched, err := scheduledSteps(s)
 	if err != nil {
 		return err
@@ -309,8 +309,8 @@ func (s *state) kernelCost(in *hlo.Instruction) int {
 
 // prologueSize is kernel k1's code computed first in another kernel,
 // with what k1's kernel computes first (cost.size[k1] counts it as it
-// is there): a reduction there folds in its own kernel's lane order, with a
-// copy of its fused producers for each lane's elements of a step
+// is there): a reduction there folds in its own kernel's lane order,
+// with a copy of its fused producers for each lane's elements of a step
 // (kgen.InlineFoldCopies).
 func (s *state) prologueSize(k1 *hlo.Instruction, cost *stepCosts) int {
 	pro, cluster := 0, cost.size[k1]
@@ -348,8 +348,8 @@ const scalarTries = 8
 // counter step, i + 1), with the scalars it computes first, ride along
 // with a later kernel of more elements that reads none of them: that
 // kernel's invocation 0 computes and stores them (kgen's prologue), one
-// dispatch fewer. A loop body's dispatches cost
-// 30-45 us each on lavapipe, whatever they compute.
+// dispatch fewer. A loop body's dispatches cost 30-45 us each on
+// lavapipe, whatever they compute.
 func fuseScalars(s *state, g *steps, elem map[*hlo.Instruction]bool, cost *stepCosts, sched map[*hlo.Instruction]int) {
 	order := inSchedule(elem, sched)
 	for i, k1 := range order {
