@@ -213,7 +213,9 @@ func (g *steps) formsCycle(k1, k2 *hlo.Instruction) bool {
 	if len(pro) == 0 {
 		return false
 	}
-	return g.reaches(g.inputsOfAll(group), earlier) || g.reaches(g.inputsOfAll(pro), joining)
+	// What the group reads is k1's step's inputs (kept); its members'
+	// reads of one another are in that step already.
+	return g.reaches(g.stepInputs(k1), earlier) || g.reaches(g.inputsOfAll(pro), joining)
 }
 
 // lengthensLives reports whether computing k1 (with what k1's kernel
@@ -261,7 +263,8 @@ func (g *steps) lengthensLives(k1, k2 *hlo.Instruction) bool {
 // (lengthensLives).
 const pullBytes = 1024
 
-// inputsOfAll is the materialized values the kernels of xs read.
+// inputsOfAll is the materialized values the kernels of xs read (a
+// step's prologue, without its root).
 func (g *steps) inputsOfAll(xs []*hlo.Instruction) map[*hlo.Instruction]bool {
 	if len(xs) == 1 {
 		return g.inputsOf(xs[0])
