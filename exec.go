@@ -376,6 +376,8 @@ type batch struct {
 	owner *loaded
 	ds    []vk.Dispatch
 	names []DispatchTime
+	loops []lower.Step // device loops of one dispatch in ds, their flags in flags
+	flags []*vk.Buffer
 }
 
 // flush submits the batch's dispatches and empties it.
@@ -393,8 +395,20 @@ func (r *run) flush(b *batch) error {
 		err = b.owner.submit(r.e.rt.dev, b.ds)
 	}
 	r.dispatches += len(b.ds)
-	b.ds, b.names = b.ds[:0], b.names[:0]
-	return err
+	r.submits++
+	loops, flags := b.loops, b.flags
+	b.ds, b.names, b.loops, b.flags = b.ds[:0], b.names[:0], b.loops[:0], b.flags[:0]
+	if err != nil {
+		return err
+	}
+	// The batch is done (a submit waits for it): each one-dispatch loop's
+	// flag says whether it ended as its kernel promised.
+	for i, s := range loops {
+		if err := r.loopEnded(flags[i]); err != nil {
+			return fmt.Errorf("vkjit: %s: %w", s.Inst, err)
+		}
+	}
+	return nil
 }
 
 // execInto is exec that leaves its last dispatches in batch b for the
@@ -508,6 +522,7 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 		switch s.Kind {
 		case lower.StepLoop:
 			err = r.deviceLoop(l, s, bufs, b)
+			first = first && !s.OneDispatch
 		case lower.StepWhile:
 			writable := map[*vk.Buffer]bool{} // initial state dead after the loop
 			for _, b := range s.InPlace {
@@ -780,6 +795,17 @@ func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer
 // runs on (the bound on one invocation's iterations ended the dispatch),
 // 2 one iteration needs more iterations than an invocation may run.
 func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) error {
+	if s.OneDispatch {
+		// Its first dispatch ends it: the batch goes on, and flush reads
+		// the flag once it is done (it lives to the program's end).
+		d := vk.Dispatch{Kernel: l.kernels[s.Kernel], Push: s.PushBytes(), Groups: s.Groups, AfterWrites: true, Buffers: pick(bufs, s.Buffers)}
+		b.ds = append(b.ds, d)
+		if r.prof {
+			b.names = append(b.names, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst})
+		}
+		b.loops, b.flags = append(b.loops, s), append(b.flags, bufs[s.Pred])
+		return nil
+	}
 	push := append([]uint32{}, s.Push...)
 	for first := true; ; first = false {
 		if !first {
@@ -799,16 +825,34 @@ func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) e
 		if err != nil {
 			return err
 		}
-		switch v {
-		case 0:
-			return nil
-		case 1:
+		if v == 1 {
 			continue
-		case 2:
-			return fmt.Errorf("one iteration of the loop runs more loop iterations than the device allows one invocation (%d)", r.e.rt.tg.MaxLoopIterations)
-		default:
-			return fmt.Errorf("the device loop's kernel wrote flag %d", v)
 		}
+		return r.loopFlag(v)
+	}
+}
+
+// loopEnded reads a one-dispatch loop's flag, which must say done.
+func (r *run) loopEnded(flag *vk.Buffer) error {
+	v, err := r.readScalar(flag)
+	if err != nil {
+		return err
+	}
+	if v == 1 {
+		return fmt.Errorf("vkjit: internal error: a device loop planned to end in one dispatch did not")
+	}
+	return r.loopFlag(v)
+}
+
+// loopFlag says what a device loop's flag v, other than 1 (run on), means.
+func (r *run) loopFlag(v int64) error {
+	switch v {
+	case 0:
+		return nil
+	case 2:
+		return fmt.Errorf("one iteration of the loop runs more loop iterations than the device allows one invocation (%d)", r.e.rt.tg.MaxLoopIterations)
+	default:
+		return fmt.Errorf("the device loop's kernel wrote flag %d", v)
 	}
 }
 

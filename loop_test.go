@@ -564,3 +564,95 @@ ENTRY e {
 		require.NoError(t, err)
 	}
 }
+
+// TestOneDispatchLoops: device loops whose first dispatch ends them
+// (lower.Step.OneDispatch) run inside the batch: a program of two such
+// loops, each between kernels that read what the one before wrote, is
+// one submit, bit for bit the evaluator's, fused and not; a loop whose
+// trip count is an argument is read back (two submits), and so is one
+// that needs more dispatches than one (its iterations past a
+// dispatch's budget, on lavapipe and on GPUs), computing the same values.
+func TestOneDispatchLoops(t *testing.T) {
+	defer noValidationMessages(t)
+	text := func(limit string) string {
+		return `HloModule one
+cond {
+  p = (s32[], f32[64], f32[64], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] ` + limit + `
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[64], f32[64], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[64] get-tuple-element(p), index=1
+  acc = f32[64] get-tuple-element(p), index=2
+  k = s32[] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  hb = f32[64] broadcast(h), dimensions={}
+  x1 = f32[64] multiply(x, hb)
+  ic = f32[] convert(i)
+  icb = f32[64] broadcast(ic), dimensions={}
+  x2 = f32[64] add(x1, icb)
+  acc1 = f32[64] add(acc, x2)
+  ROOT o = (s32[], f32[64], f32[64], s32[]) tuple(i1, x2, acc1, k)
+}
+ENTRY e {
+  a = f32[64] parameter(0)
+  k = s32[] parameter(1)
+  ex = f32[64] exponential(a)
+  z = s32[] constant(0)
+  t = (s32[], f32[64], f32[64], s32[]) tuple(z, ex, a, k)
+  w = (s32[], f32[64], f32[64], s32[]) while(t), condition=cond, body=body
+  r = f32[64] get-tuple-element(w), index=2
+  b = f32[64] subtract(r, ex)
+  t2 = (s32[], f32[64], f32[64], s32[]) tuple(z, b, r, k)
+  w2 = (s32[], f32[64], f32[64], s32[]) while(t2), condition=cond, body=body
+  r2 = f32[64] get-tuple-element(w2), index=1
+  ROOT m = f32[64] multiply(r2, b)
+}`
+	}
+	for _, c := range []struct {
+		name, limit string
+		count       int32
+		submits     int
+	}{
+		{"counted", "constant(7)", 0, 1},
+		{"count an argument", "get-tuple-element(p), index=3", 7, 3},
+		{"past a dispatch", "constant(70000)", 0, 3 + 2},
+	} {
+		m, err := hlo.Parse(c.name, text(c.limit))
+		require.NoError(t, err, c.name)
+		require.NoError(t, hlo.Verify(m), c.name)
+		args := hlotest.SmallIntInputs(m, 3)
+		args[1] = hlo.ScalarLiteral(hlo.S32, float64(c.count))
+		for _, opts := range []vkjit.CompileOptions{{DeviceLoops: true}, {DeviceLoops: true, NoFuse: true, NoReuse: true}} {
+			exe, err := rt.Compile(m, opts)
+			require.NoError(t, err, c.name)
+			one := 0
+			for _, s := range vkjit.ProgramOf(exe).Steps {
+				if s.OneDispatch {
+					one++
+				}
+			}
+			want, err := eval.Run(m, args...)
+			require.NoError(t, err, c.name)
+			ts := make([]*vkjit.Tensor, len(args))
+			for i, a := range args {
+				ts[i] = &vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data}
+			}
+			outs, st, err := exe.Run(context.Background(), ts...)
+			exe.Close()
+			require.NoError(t, err, c.name)
+			requireSameValues(t, hlo.F32, want.Leaves()[0].Data, outs[0].Data, "%s %+v", c.name, opts)
+			require.Equal(t, c.submits, st.Submits, "%s %+v", c.name, opts)
+			if c.submits == 1 {
+				require.Equal(t, 2, one, c.name)
+			} else {
+				require.Zero(t, one, c.name)
+			}
+		}
+	}
+}

@@ -19,6 +19,7 @@ type RunStats struct {
 	Upload          time.Duration // Run and Profile: the host's time converting arguments and writing them to the device (a staging device's transfer itself runs before the first kernel that reads it, in Exec)
 	Download        time.Duration // Run and Profile: the time from the last kernel to the results on the host
 	Dispatches      int           // kernel dispatches, loop iterations included
+	Submits         int           // batches of dispatches the host submitted and waited for: one, and one more for each value it reads back to decide what runs next (a host loop's condition, a conditional's branch, a device loop that may need another dispatch)
 	PeakDeviceBytes int64         // the most device memory the run held at once, the executable's constants included
 }
 
@@ -37,6 +38,7 @@ type run struct {
 	ctx        context.Context
 	held, peak int64
 	dispatches int
+	submits    int
 	mu         sync.Mutex
 
 	profile []DispatchTime // Profile: each dispatch's device time
@@ -264,7 +266,7 @@ func (e *Executable) execute(ctx context.Context, r *run,
 	if err != nil {
 		return st, err
 	}
-	st.Dispatches = r.dispatches
+	st.Dispatches, st.Submits = r.dispatches, r.submits
 	st.PeakDeviceBytes = r.peak
 	st.Wall = time.Since(start)
 	return st, nil

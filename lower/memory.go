@@ -61,6 +61,11 @@ func liveRanges(p *Program) map[int]liveRange {
 	for _, b := range p.Outputs {
 		touch(b, end)
 	}
+	for _, st := range p.Steps {
+		if st.OneDispatch {
+			touch(st.Pred, end) // read once the batch is done (Step.OneDispatch)
+		}
+	}
 	extendAliased(p, lr, end)
 	for b, buf := range p.Buffers {
 		if _, ok := lr[b]; !ok && buf.Kind == BufTemp {
@@ -565,13 +570,15 @@ func planBarriers(s *state) error {
 	}
 	for i := range p.Steps {
 		st := &p.Steps[i]
-		if st.Kind != StepDispatch {
+		// A control step ends the submit (it reads something back); a
+		// device loop of one dispatch does not, and has its barrier.
+		if st.Kind != StepDispatch && !st.OneDispatch {
 			wrote.clear()
 			read.clear()
 			continue
 		}
 		nr := len(st.Buffers) - st.Writes
-		need := false
+		need := st.OneDispatch // the runtime puts a barrier before every device loop's dispatch
 		for j, b := range st.Buffers {
 			x := spans(b)
 			if hits(&wrote, x) || j >= nr && hits(&read, x) {

@@ -187,6 +187,9 @@ func (s *state) deviceLoop(w *hlo.Instruction, l *kgen.Loop, env kgen.Env) error
 		Groups:  [3]uint32{1, 1, 1},
 		Pred:    l.Flag,
 		Inst:    w.Name,
+		// Batched: a barrier before, as the first of a submit needs none.
+		AfterWrites: l.OneDispatch,
+		OneDispatch: l.OneDispatch,
 	})
 	return nil
 }

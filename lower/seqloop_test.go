@@ -514,3 +514,120 @@ func TestWorkgroupLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDispatchLoops: a device loop whose first dispatch surely ends
+// it (a known trip count within the dispatch's budget, no nested loop of
+// a count of its own) is planned as one dispatch of the batch: a barrier
+// before what reads its results after it, its flag live to the end (the
+// runtime reads it once the batch is done), kept by the program's
+// encoding. A loop whose count is a parameter, one past the budget and
+// one around a loop of unknown count stay loops the host reads back.
+func TestOneDispatchLoops(t *testing.T) {
+	module := func(limit, nested string) string {
+		return `HloModule m
+icond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(1000)
+  x = f32[8] get-tuple-element(p), index=1
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=sum
+  ns = f32[] convert(n)
+  a = pred[] compare(s, ns), direction=LT
+  b = pred[] compare(i, n), direction=LT
+  ROOT c = pred[] and(a, b)
+}
+ibody {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[8] add(x, x)
+  ROOT o = (s32[], f32[8]) tuple(i1, y)
+}
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  p = (s32[], f32[8], f32[8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] ` + limit + `
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8], f32[8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  acc = f32[8] get-tuple-element(p), index=2
+  k = s32[] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  hb = f32[8] broadcast(h), dimensions={}
+  x1 = f32[8] multiply(x, hb)
+` + nested + `
+  acc1 = f32[8] add(acc, x2)
+  ROOT o = (s32[], f32[8], f32[8], s32[]) tuple(i1, x2, acc1, k)
+}
+ENTRY e {
+  a = f32[8] parameter(0)
+  k = s32[] parameter(1)
+  ex = f32[8] exponential(a)
+  z = s32[] constant(0)
+  t = (s32[], f32[8], f32[8], s32[]) tuple(z, ex, a, k)
+  w = (s32[], f32[8], f32[8], s32[]) while(t), condition=cond, body=body
+  r = f32[8] get-tuple-element(w), index=2
+  ROOT b = f32[8] add(r, ex)
+}`
+	}
+	const plain = "  x2 = f32[8] copy(x1)"
+	const nested = "  iz = s32[] constant(0)\n  it = (s32[], f32[8]) tuple(iz, x1)\n  iw = (s32[], f32[8]) while(it), condition=icond, body=ibody\n  x2 = f32[8] get-tuple-element(iw), index=1"
+	for _, c := range []struct {
+		name, limit, nested string
+		one                 bool
+	}{
+		{"counted", "constant(5)", plain, true},
+		{"within the budget", "constant(60000)", plain, true},
+		{"past the budget", "constant(100000)", plain, false},
+		{"count a parameter", "get-tuple-element(p), index=3", plain, false},
+		{"nested loop of its own count", "constant(5)", nested, false},
+	} {
+		m, err := hlo.Parse(c.name, module(c.limit, c.nested))
+		require.NoError(t, err, c.name)
+		require.NoError(t, hlo.Verify(m), c.name)
+		p, err := Compile(m, kgen.LlvmpipeTarget, Options{DeviceLoops: true})
+		require.NoError(t, err, c.name)
+		var plan strings.Builder
+		require.NoError(t, p.Describe(&plan))
+		var loop = -1
+		for i, s := range p.Steps {
+			if s.Kind == StepLoop {
+				require.Equal(t, -1, loop, "%s: one device loop", c.name)
+				loop = i
+			}
+		}
+		require.GreaterOrEqual(t, loop, 0, "%s: a device loop\n%s", c.name, plan.String())
+		s := p.Steps[loop]
+		require.Equal(t, c.one, s.OneDispatch, "%s\n%s", c.name, plan.String())
+		if !c.one {
+			continue
+		}
+		require.Contains(t, plan.String(), "device loop in one dispatch", c.name)
+		require.True(t, s.AfterWrites, c.name)
+		// The add after the loop reads its result in the same submit.
+		require.Less(t, loop, len(p.Steps)-1, c.name)
+		next := p.Steps[loop+1]
+		require.Equal(t, StepDispatch, next.Kind, c.name)
+		require.True(t, next.AfterWrites, "%s: a barrier after the loop\n%s", c.name, plan.String())
+		lr := liveRanges(p)
+		require.Equal(t, 2*len(p.Steps)+1, lr[s.Pred].last, "%s: the flag lives to the end", c.name)
+		b, err := p.MarshalBinary()
+		require.NoError(t, err)
+		var q Program
+		require.NoError(t, q.UnmarshalBinary(b))
+		require.True(t, q.Steps[loop].OneDispatch, c.name)
+	}
+}

@@ -32,6 +32,7 @@ type benchResult struct {
 	DownloadMs       float64 `json:"download_ms"` // median time fetching the results (0 with --device-args)
 	DeviceArgs       bool    `json:"device_args,omitempty"`
 	Dispatches       int     `json:"dispatches"`
+	Submits          int     `json:"submits"`
 	PeakDeviceBytes  int64   `json:"peak_device_bytes"`
 	NoFuse           bool    `json:"no_fuse"`
 	HostLoops        bool    `json:"host_loops"`
@@ -188,7 +189,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res := benchResult{Module: mod.Name, Device: rt.Device().Name, MedianMs: med, MinMs: times[0], MaxMs: times[len(times)-1],
 		UploadMs: median(ups), DownloadMs: median(downs),
 		Iterations: *iters, Warmup: *warmup, CompileMs: compileMs, IncludeTransfers: *transfers, DeviceArgs: *deviceArgs,
-		Dispatches: last.Dispatches, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops,
+		Dispatches: last.Dispatches, Submits: last.Submits, PeakDeviceBytes: last.PeakDeviceBytes, NoFuse: *noFuse, HostLoops: *hostLoops, DeviceLoops: *deviceLoops,
 		Vec4Access: *vec4Access, StorageLoads: *storageLoads, AddressAbove: *addressAbove, InvocationTiles: *invocationTiles,
 		HostCPU: cpuid.CPU.BrandName, HostCores: runtime.NumCPU(), HostSIMDBits: simdBits(), LPNumThreads: os.Getenv("LP_NUM_THREADS")}
 	if *stream > 0 {
@@ -208,8 +209,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *transfers {
 		what = "run with transfers"
 	}
-	fmt.Fprintf(stdout, "%s on %s: %s median %.3f ms (min %.3f, max %.3f) over %d runs after %d warm-up; compile %.1f ms; %d dispatches, peak %d device bytes\n",
-		mod.Name, res.Device, what, med, res.MinMs, res.MaxMs, *iters, *warmup, compileMs, res.Dispatches, res.PeakDeviceBytes)
+	fmt.Fprintf(stdout, "%s on %s: %s median %.3f ms (min %.3f, max %.3f) over %d runs after %d warm-up; compile %.1f ms; %d dispatches in %d submits, peak %d device bytes\n",
+		mod.Name, res.Device, what, med, res.MinMs, res.MaxMs, *iters, *warmup, compileMs, res.Dispatches, res.Submits, res.PeakDeviceBytes)
 	if !*deviceArgs && !*transfers {
 		fmt.Fprintf(stdout, "transfers apart: upload median %.3f ms, download median %.3f ms\n", res.UploadMs, res.DownloadMs)
 	}

@@ -32,6 +32,7 @@ type runStats struct {
 	RunMs           float64 `json:"run_ms"`
 	Kernels         int     `json:"kernels"`
 	Dispatches      int     `json:"dispatches"`
+	Submits         int     `json:"submits"`
 	PeakDeviceBytes int64   `json:"peak_device_bytes"`
 	CacheHits       int     `json:"cache_hits"`
 	CacheMisses     int     `json:"cache_misses"`
@@ -190,6 +191,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		RunMs:           ms(st.Wall),
 		Kernels:         exe.Stats.Kernels,
 		Dispatches:      st.Dispatches,
+		Submits:         st.Submits,
 		PeakDeviceBytes: st.PeakDeviceBytes,
 		CacheHits:       exe.Stats.CacheHits,
 		CacheMisses:     exe.Stats.CacheMisses,
@@ -337,6 +339,7 @@ func printStats(w io.Writer, s runStats) {
 		row("warmed", s.Warmed, "dispatches compiled ahead of the first run, on several threads")
 	}
 	row("dispatches", s.Dispatches, "loop iterations included")
+	row("submits", s.Submits, "batches of dispatches waited for: 1, and 1 for each value read back to decide what runs next")
 	row("peak device memory", s.PeakDeviceBytes, "bytes")
 	row("arena", s.ArenaBytes, fmt.Sprintf("bytes of temporaries; liveness lower bound %d", s.LiveBoundBytes))
 	row("saved by fusion", s.SavedByFusion, "bytes of intermediates never stored")

@@ -661,6 +661,7 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (out seqValue, er
 		}
 		return cur, nil
 	}
+	e.loops++
 	// A phase in a loop of unknown trips could make one iteration of the
 	// outer loop need more than a dispatch runs, which is an error at
 	// run time (gesdd's sweeps over their pairs): such a loop stays on

@@ -57,6 +57,13 @@ type Loop struct {
 	// invocation keeps in registers from before the first iteration
 	// (colCache).
 	Columns []string
+	// OneDispatch: the first dispatch ends the loop, whatever the state:
+	// its trip count is known, no nested loop runs a count of its own,
+	// and all its iterations with their phases' stay below the
+	// dispatch's budget. The runtime need not read the flag back before
+	// what follows (a submit and a wait, where the loop is one step of
+	// many); it checks the flag once the batch is done.
+	OneDispatch bool
 }
 
 // Copied reports the state leaves copied into their result buffers
@@ -166,6 +173,7 @@ type seqEmitter struct {
 	abort     spirv.ID // bool variable: a nested loop reached the bound
 	budget    uint32
 	ops       int
+	loops     int // nested loops emitted as loops, not unrolled
 	flattened map[*hlo.Computation]*hlo.Computation
 
 	// A workgroup loop's (seqwide.go): its invocations (1: a device loop
@@ -516,6 +524,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	for _, sb := range e.scratch {
 		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
 	}
+	l.OneDispatch = e.oneDispatch(w, cond, body)
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.Kernel.Words); n > maxWords {
 		if trips, ok := TripCount(w, cond, body); ok && maxWords < SeqWords {
@@ -524,6 +533,18 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 		return nil, nil, notSeqf("a kernel of %d SPIR-V words", n)
 	}
 	return l, e, nil
+}
+
+// oneDispatch reports whether w's kernel, as emitted, ends the loop in
+// its first dispatch: each check before an iteration (and the last, which
+// ends it) sees at most trips iterations of 1 + phaseIters counted, below
+// the limit. phaseIters counts every phase the kernel emits, those before
+// and after the loop too, so the bound is conservative. A nested loop of
+// its own count may run any number of iterations.
+func (e *seqEmitter) oneDispatch(w *hlo.Instruction, cond, body *hlo.Computation) bool {
+	trips, ok := TripCount(w, cond, body)
+	limit := int64(e.budget - e.reserve)
+	return ok && e.loops == 0 && trips < limit && (trips+1)*(1+e.phaseIters) < limit
 }
 
 // commit makes an iteration's results the loop's state: the big leaves'
