@@ -656,3 +656,24 @@ ENTRY e {
 		}
 	}
 }
+
+// TestXLAScan: XLA's scan op (lower's expandScans, a while loop as XLA's
+// ScanExpander writes it) on the device, bit for bit the evaluator's
+// (which runs it directly), fused and unfused: running sums forward
+// and reversed, long enough to take several device loop dispatches;
+// along dimension 1 of a matrix with a vector carry; two inputs of two
+// types with two carries; an output alone and a carry alone.
+func TestXLAScan(t *testing.T) {
+	defer noValidationMessages(t)
+	sum := "add_comp {\n  in = f32[] parameter(0)\n  carry = f32[] parameter(1)\n  add = f32[] add(carry, in)\n  ROOT t = (f32[], f32[]) tuple(add, add)\n}\n"
+	for _, c := range []struct{ name, text string }{
+		{"cumsum", "HloModule cumsum\n" + sum + "ENTRY e {\n  x = f32[2000] parameter(0)\n  z = f32[] parameter(1)\n  ROOT s = (f32[2000], f32[]) scan(x, z), dimensions={0}, num_carries=1, is_associative=true, to_apply=add_comp\n}"},
+		{"reversed past a dispatch", "HloModule rev\n" + sum + "ENTRY e {\n  x = f32[70000] parameter(0)\n  z = f32[] parameter(1)\n  s = (f32[70000], f32[]) scan(x, z), dimensions={0}, num_carries=1, is_reverse=true, to_apply=add_comp\n  y = f32[70000] get-tuple-element(s), index=0\n  ROOT m = f32[70000] multiply(y, x)\n}"},
+		{"rows", "HloModule rows\nrows {\n  in = f32[3] parameter(0)\n  carry = f32[3] parameter(1)\n  add = f32[3] add(carry, in)\n  m = f32[3] multiply(in, carry)\n  ROOT t = (f32[3], f32[3]) tuple(m, add)\n}\nENTRY e {\n  x = f32[3,50] parameter(0)\n  z = f32[3] parameter(1)\n  ROOT s = (f32[3,50], f32[3]) scan(x, z), dimensions={1}, num_carries=1, to_apply=rows\n}"},
+		{"two of each", "HloModule two\ntwo {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  m = f32[] parameter(2)\n  n = s32[] parameter(3)\n  bf = f32[] convert(b)\n  ab = f32[] multiply(a, bf)\n  mx = f32[] maximum(m, a)\n  nb = s32[] add(n, b)\n  ROOT t = (f32[], f32[], f32[], s32[]) tuple(ab, mx, mx, nb)\n}\nENTRY e {\n  a = f32[40] parameter(0)\n  b = s32[40] parameter(1)\n  m = f32[] parameter(2)\n  n = s32[] parameter(3)\n  ROOT s = (f32[40], f32[40], f32[], s32[]) scan(a, b, m, n), dimensions={0}, num_carries=2, to_apply=two\n}"},
+		{"output alone", "HloModule out\nneg {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\nENTRY e {\n  x = f32[4,30] parameter(0)\n  ROOT s = f32[4,30] scan(x), dimensions={1}, num_carries=0, to_apply=neg\n}"},
+		{"carry alone", "HloModule fold\nfold {\n  a = f32[] parameter(0)\n  c = f32[] parameter(1)\n  h = f32[] constant(0.5)\n  ch = f32[] multiply(c, h)\n  ROOT n = f32[] add(ch, a)\n}\nENTRY e {\n  x = f32[64] parameter(0)\n  z = f32[] parameter(1)\n  ROOT s = f32[] scan(x, z), dimensions={0}, num_carries=1, to_apply=fold\n}"},
+	} {
+		requireExact(t, c.name, c.text, func(m *hlo.Module) []*hlo.Literal { return hlotest.SmallIntInputs(m, 5) })
+	}
+}

@@ -29,6 +29,8 @@ type Attributes struct {
 	Index         int64  // get-tuple-element
 	IotaDim       int64  // iota
 	IsStable      bool   // sort
+	NumCarries    int64  // scan: num_carries=, its last operands the carries' initial values
+	IsReverse     bool   // scan: is_reverse=, the scan dimension from its end
 	K             int64  // topk
 	Largest       bool   // topk (true when absent)
 	ExponentBits  int64  // reduce-precision
@@ -265,6 +267,12 @@ func parseTypedAttrs(in *Instruction) error {
 			in.A.IotaDim, err = strconv.ParseInt(v, 10, 64)
 		case "is_stable":
 			in.A.IsStable, err = strconv.ParseBool(v)
+		case "num_carries":
+			in.A.NumCarries, err = strconv.ParseInt(v, 10, 64)
+		case "is_reverse":
+			in.A.IsReverse, err = strconv.ParseBool(v)
+		case "is_associative":
+			_, err = strconv.ParseBool(v) // a hint to XLA's scan rewriters: the scan's order is its meaning
 		case "k":
 			in.A.K, err = strconv.ParseInt(v, 10, 64)
 		case "largest":

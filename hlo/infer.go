@@ -1088,3 +1088,82 @@ func inferAsync(in *Instruction) (*Shape, error) {
 	}
 	return nil, nil
 }
+
+// inferScan is XLA's scan: inputs (the first operands) scanned along
+// dimension d, all of one length there, and the carries' initial values
+// (the last num_carries operands). to_apply takes each input's slice at
+// a step (dimension d dropped) and the carries, and returns the step's
+// outputs and the new carries: a tuple of them, or one value (one output
+// and no carry, or one carry and no output). The result is each output
+// stacked along d, then the final carries, a tuple where to_apply's
+// result is one.
+func inferScan(in *Instruction) (*Shape, error) {
+	ops := in.Operands
+	k := in.A.NumCarries
+	if k < 0 || k >= int64(len(ops)) {
+		return nil, in.Errorf("num_carries=%d, with %d operands: needs at least one input", k, len(ops))
+	}
+	if len(in.Called) != 1 {
+		return nil, in.Errorf("needs to_apply=")
+	}
+	if len(in.A.Dimensions) != 1 {
+		return nil, in.Errorf("needs one scan dimension, dimensions=%v", in.A.Dimensions)
+	}
+	inputs, inits := ops[:int64(len(ops))-k], ops[int64(len(ops))-k:]
+	d := in.A.Dimensions[0]
+	var n int64
+	for i, x := range inputs {
+		if d < 0 || d >= int64(x.Shape.Rank()) {
+			return nil, in.Errorf("scan dimension %d out of range for input %s (%s)", d, x.Name, x.Shape)
+		}
+		if i == 0 {
+			n = x.Shape.Dims[d]
+		} else if x.Shape.Dims[d] != n {
+			return nil, in.Errorf("input %s is %d long in dimension %d, input %s %d", x.Name, x.Shape.Dims[d], d, inputs[0].Name, n)
+		}
+	}
+	c := in.Called[0]
+	if len(c.Params) != len(ops) {
+		return nil, in.Errorf("to_apply %s takes %d parameters, needs %d (an input's slice each, then the carries)", c.Name, len(c.Params), len(ops))
+	}
+	for i, p := range c.Params {
+		want := *like(ops[i].Shape)
+		if i < len(inputs) {
+			want.Dims = slices.Delete(slices.Clone(want.Dims), int(d), int(d)+1)
+		}
+		if !p.Shape.IsArray() || p.Shape.Elem != want.Elem || !p.Shape.SameDims(want) {
+			return nil, in.Errorf("to_apply %s's parameter %d is %s, must be %s", c.Name, i, p.Shape, want)
+		}
+	}
+	res := []Shape{c.Root.Shape}
+	if c.Root.Shape.IsTuple() {
+		res = c.Root.Shape.Tuple
+	}
+	m := int64(len(res)) - k
+	if m < 0 {
+		return nil, in.Errorf("to_apply %s returns %s: fewer values than the %d carries", c.Name, c.Root.Shape, k)
+	}
+	var out []Shape
+	for i, r := range res {
+		if !r.IsArray() {
+			return nil, in.Errorf("to_apply %s returns %s: arrays, not tuples", c.Name, c.Root.Shape)
+		}
+		if int64(i) >= m {
+			init := inits[int64(i)-m]
+			if r.Elem != init.Shape.Elem || !r.SameDims(init.Shape) {
+				return nil, in.Errorf("to_apply %s returns carry %d as %s, its initial value %s is %s", c.Name, int64(i)-m, r, init.Name, init.Shape)
+			}
+			out = append(out, *like(init.Shape))
+			continue
+		}
+		if d > int64(r.Rank()) {
+			return nil, in.Errorf("to_apply %s's output %d (%s) has no dimension %d to stack its steps along", c.Name, i, r, d)
+		}
+		out = append(out, *arr(r.Elem, slices.Insert(slices.Clone(r.Dims), int(d), n)...))
+	}
+	if !c.Root.Shape.IsTuple() {
+		return &out[0], nil
+	}
+	t := TupleShape(out...)
+	return &t, nil
+}

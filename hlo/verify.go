@@ -174,9 +174,10 @@ func InferShape(in *Instruction) (*Shape, error) {
 	case OpParameter, OpCustomCall, OpInfeed, OpOutfeed, OpSend, OpSendDone, OpRecv, OpRecvDone,
 		OpAllGather, OpAllGatherStart, OpAllToAll,
 		OpRaggedAllToAll, OpReduceScatter, OpCollectiveBroadcast, OpCollectivePermuteStart,
-		OpDomain, OpRng, OpRngGetAndUpdateState, OpDynamicReshape, OpSetDimensionSize,
-		OpScan:
+		OpDomain, OpRng, OpRngGetAndUpdateState, OpDynamicReshape, OpSetDimensionSize:
 		return nil, nil
+	case OpScan:
+		return inferScan(in)
 	case OpRaggedDot:
 		return inferRaggedDot(in)
 	case OpStochasticConvert:

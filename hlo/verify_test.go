@@ -245,6 +245,19 @@ ENTRY e {
 		"14:3: w (while): passes 1 arguments to body, which takes 2"},
 	{"while_cond_wrong_state", "HloModule m\ncond {\n  p = f32[] parameter(0)\n  ROOT c = pred[] constant(false)\n}\nbody {\n  ROOT p = s32[] parameter(0)\n}\nENTRY e {\n  x = s32[] parameter(0)\n  ROOT w = s32[] while(x), condition=cond, body=body\n}",
 		"11:3: w (while): argument 0 is s32[], cond takes f32[]"},
+	// XLA's scan (hlo/infer.go inferScan).
+	{"scan_no_input", "HloModule m\nf {\n  c = f32[] parameter(0)\n  ROOT t = (f32[], f32[]) tuple(c, c)\n}\nENTRY e {\n  i = f32[] parameter(0)\n  ROOT s = f32[] scan(i), dimensions={0}, num_carries=1, to_apply=f\n}",
+		"8:3: s (scan): num_carries=1, with 1 operands: needs at least one input"},
+	{"scan_dimension_range", "HloModule m\nf {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n  ROOT t = (f32[], f32[]) tuple(x, c)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  i = f32[] parameter(1)\n  ROOT s = (f32[4], f32[]) scan(x, i), dimensions={1}, num_carries=1, to_apply=f\n}",
+		"10:3: s (scan): scan dimension 1 out of range for input x (f32[4])"},
+	{"scan_lengths", "HloModule m\nf {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT t = f32[] add(x, y)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[5] parameter(1)\n  ROOT s = f32[4] scan(x, y), dimensions={0}, num_carries=0, to_apply=f\n}",
+		"10:3: s (scan): input y is 5 long in dimension 0, input x 4"},
+	{"scan_param_shape", "HloModule m\nf {\n  x = f32[4] parameter(0)\n  c = f32[] parameter(1)\n  ROOT t = (f32[4], f32[]) tuple(x, c)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  i = f32[] parameter(1)\n  ROOT s = (f32[4,4], f32[]) scan(x, i), dimensions={0}, num_carries=1, to_apply=f\n}",
+		"10:3: s (scan): to_apply f's parameter 0 is f32[4], must be f32[]"},
+	{"scan_carry_shape", "HloModule m\nf {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n  k = s32[] convert(c)\n  ROOT t = (f32[], s32[]) tuple(x, k)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  i = f32[] parameter(1)\n  ROOT s = (f32[4], f32[]) scan(x, i), dimensions={0}, num_carries=1, to_apply=f\n}",
+		"11:3: s (scan): to_apply f returns carry 0 as s32[], its initial value i is f32[]"},
+	{"scan_result", "HloModule m\nf {\n  x = f32[] parameter(0)\n  c = f32[] parameter(1)\n  ROOT t = (f32[], f32[]) tuple(x, c)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  i = f32[] parameter(1)\n  ROOT s = (f32[], f32[]) scan(x, i), dimensions={0}, num_carries=1, to_apply=f\n}",
+		"10:3: s (scan): shape is (f32[], f32[]), but its operands give (f32[4], f32[])"},
 }
 
 func TestInvalidModules(t *testing.T) {

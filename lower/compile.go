@@ -115,6 +115,7 @@ func init() {
 		{"verify", verifyModule, false},                             // shapes and attributes as XLA defines them (once per module)
 		{"check side effects", checkSideEffects, false},             // infeed, outfeed, send, recv and effectful custom-calls refused, read or not, before anything drops them as dead (hlo/effects.go)
 		{"inline calls", inlineCalls, true},                         // call, fusion, opt-barrier, domain and the async pairs become what they stand for
+		{"expand scans", expandScans, true},                         // XLA's scan becomes a while loop over its dimension, to_apply inlined in the body, as XLA's ScanExpander writes it (xlascan.go)
 		{"typed bitcasts", typedBitcasts, true},                     // a bitcast that changes the element type becomes a bitcast-convert of the same bytes, with reshapes (bitcast.go)
 		{"one process's collectives", oneProcess, true},             // all-reduce and the others of a group of one pass their operands on, replica-id and partition-id are 0 (collectives.go)
 		{"expand special functions", expandSpecial, true},           // sinh, acos and the like become exp, log1p, atan2 and sqrt as CHLO's expansions (expander.go)

@@ -10,7 +10,7 @@ var notRun = map[hlo.Opcode]bool{
 	hlo.OpInfeed: true, hlo.OpOutfeed: true, hlo.OpSend: true, hlo.OpSendDone: true,
 	hlo.OpRecv: true, hlo.OpRecvDone: true, hlo.OpRaggedAllToAll: true,
 	hlo.OpRng: true, hlo.OpRngGetAndUpdateState: true,
-	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true, hlo.OpScan: true,
+	hlo.OpDynamicReshape: true, hlo.OpSetDimensionSize: true,
 }
 
 // Check reports, before any work, the first op or element type in the

@@ -584,6 +584,8 @@ func (e *evaluator) instruction(in *hlo.Instruction, env map[*hlo.Instruction]*V
 		return e.call(in.Called[0], ops)
 	case hlo.OpWhile:
 		return e.while(in, ops[0])
+	case hlo.OpScan:
+		return e.scan(in, ops)
 	case hlo.OpConditional:
 		return e.conditional(in, ops)
 	case hlo.OpBroadcast:

@@ -634,3 +634,42 @@ func TestComplexMultiplyFused(t *testing.T) {
 		}
 	}
 }
+
+// TestScan: XLA's scan, in XLA's own test forms (a running sum whose
+// to_apply returns the sum as output and carry; the input first, the
+// carry last), forward and reversed, along dimension 1 of a matrix with
+// a vector carry, two inputs and two carries, an output alone and a
+// carry alone (one value, not a tuple), and a dimension of length 0. The
+// running sums are checked against the evaluator's own reduce-window
+// cumulative sum of the same input too.
+func TestScan(t *testing.T) {
+	sum := "add_comp {\n  in = f32[] parameter(0)\n  carry = f32[] parameter(1)\n  add = f32[] add(carry, in)\n  ROOT t = (f32[], f32[]) tuple(add, add)\n}"
+	x := "  x = f32[5] constant({1, 2, 3, 4, 5})\n  z = f32[] constant(10)\n"
+	got := evalText(t, module(x+"  ROOT s = (f32[5], f32[]) scan(x, z), dimensions={0}, num_carries=1, is_associative=true, to_apply=add_comp", sum))
+	require.Equal(t, [][]float64{{11, 13, 16, 20, 25}, {25}}, got)
+	got = evalText(t, module(x+"  ROOT s = (f32[5], f32[]) scan(x, z), dimensions={0}, num_carries=1, is_reverse=true, to_apply=add_comp", sum))
+	require.Equal(t, [][]float64{{25, 24, 22, 19, 15}, {25}}, got)
+	zero := "  zero = f32[] constant(0)\n"
+	cum := evalText(t, module(x+zero+"  ROOT c = f32[5] reduce-window(x, zero), window={size=5 pad=4_0}, to_apply=add", addComp))
+	scan := evalText(t, module(x+zero+"  s = (f32[5], f32[]) scan(x, zero), dimensions={0}, num_carries=1, to_apply=add_comp\n  ROOT c = f32[5] get-tuple-element(s), index=0", sum))
+	require.Equal(t, cum, scan)
+
+	rows := "rows {\n  in = f32[2] parameter(0)\n  carry = f32[2] parameter(1)\n  add = f32[2] add(carry, in)\n  ROOT t = (f32[2], f32[2]) tuple(add, add)\n}"
+	got = evalText(t, module("  x = f32[2,3] constant({{1, 2, 3}, {10, 20, 30}})\n  z = f32[2] constant({0, 100})\n  ROOT s = (f32[2,3], f32[2]) scan(x, z), dimensions={1}, num_carries=1, to_apply=rows", rows))
+	require.Equal(t, [][]float64{{1, 3, 6, 110, 130, 160}, {6, 160}}, got, "along dimension 1, the output stacked there")
+
+	// Two inputs and two carries: outputs a*b and the running max of a,
+	// carries the running sum of b and the step count.
+	two := "two {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  m = f32[] parameter(2)\n  n = s32[] parameter(3)\n  bf = f32[] convert(b)\n  ab = f32[] multiply(a, bf)\n  mx = f32[] maximum(m, a)\n  nb = s32[] add(n, b)\n  ROOT t = (f32[], f32[], f32[], s32[]) tuple(ab, mx, mx, nb)\n}"
+	got = evalText(t, module("  a = f32[4] constant({3, -1, 7, 2})\n  b = s32[4] constant({1, 2, 3, 4})\n  m = f32[] constant(-inf)\n  n = s32[] constant(0)\n  ROOT s = (f32[4], f32[4], f32[], s32[]) scan(a, b, m, n), dimensions={0}, num_carries=2, to_apply=two", two))
+	require.Equal(t, [][]float64{{3, -2, 21, 8}, {3, 3, 7, 7}, {7}, {10}}, got)
+
+	neg := "neg {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}"
+	got = evalText(t, module(x+"  ROOT s = f32[5] scan(x), dimensions={0}, num_carries=0, to_apply=neg", neg))
+	require.Equal(t, [][]float64{{-1, -2, -3, -4, -5}}, got, "an output alone")
+	fold := "fold {\n  a = f32[] parameter(0)\n  c = f32[] parameter(1)\n  h = f32[] constant(0.5)\n  ch = f32[] multiply(c, h)\n  ROOT n = f32[] add(ch, a)\n}"
+	got = evalText(t, module(x+"  ROOT s = f32[] scan(x, z), dimensions={0}, num_carries=1, to_apply=fold", fold))
+	require.Equal(t, [][]float64{{8.375}}, got, "a carry alone: ((((10/2+1)/2+2)/2+3)/2+4)/2+5")
+	got = evalText(t, module("  x = f32[0,2] constant({})\n  z = f32[2] constant({4, 5})\n  ROOT s = (f32[0,2], f32[2]) scan(x, z), dimensions={0}, num_carries=1, to_apply=rows", rows))
+	require.Equal(t, [][]float64{nil, {4, 5}}, got, "no steps: the initial carries")
+}
