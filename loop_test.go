@@ -677,3 +677,71 @@ func TestXLAScan(t *testing.T) {
 		requireExact(t, c.name, c.text, func(m *hlo.Module) []*hlo.Literal { return hlotest.SmallIntInputs(m, 5) })
 	}
 }
+
+// TestBatchScalars: a program of many independent scalar library calls
+// (lower's batchScalars: sines and cosines of joint angles, atan2 of
+// pairs, f64 sines, exponentials of products) computes them as vectors,
+// a kernel each: the same bits as the unfused program, where each is
+// its own kernel, and within the functions' error of the evaluator.
+func TestBatchScalars(t *testing.T) {
+	defer noValidationMessages(t)
+	var b strings.Builder
+	b.WriteString("HloModule joints\nENTRY e {\n  q = f32[12] parameter(0)\n  d = f64[5] parameter(1)\n")
+	var outs, shapes []string
+	out := func(name, shape string) { outs, shapes = append(outs, name), append(shapes, shape) }
+	for i := range 12 {
+		fmt.Fprintf(&b, "  s%d = f32[1] slice(q), slice={[%d:%d]}\n  x%d = f32[] reshape(s%d)\n  sin%d = f32[] sine(x%d)\n", i, i, i+1, i, i, i, i)
+		out(fmt.Sprintf("sin%d", i), "f32[]")
+	}
+	for i := range 6 {
+		fmt.Fprintf(&b, "  a%d = f32[] add(x%d, x%d)\n  cos%d = f32[] cosine(a%d)\n", i, i, 11-i, i, i)
+		fmt.Fprintf(&b, "  m%d = f32[] multiply(x%d, x%d)\n  exp%d = f32[] exponential(m%d)\n", i, i, i+1, i, i)
+		out(fmt.Sprintf("cos%d", i), "f32[]")
+		out(fmt.Sprintf("exp%d", i), "f32[]")
+	}
+	for i := range 4 {
+		fmt.Fprintf(&b, "  at%d = f32[] atan2(x%d, x%d)\n", i, i, i+4)
+		out(fmt.Sprintf("at%d", i), "f32[]")
+	}
+	for i := range 5 {
+		fmt.Fprintf(&b, "  t%d = f64[1] slice(d), slice={[%d:%d]}\n  y%d = f64[] reshape(t%d)\n  dsin%d = f64[] sine(y%d)\n", i, i, i+1, i, i, i, i)
+		out(fmt.Sprintf("dsin%d", i), "f64[]")
+	}
+	// The scalars read together too, as a select chain reads them.
+	b.WriteString("  p = pred[] compare(sin0, cos0), direction=LT\n  sel = f32[] select(p, exp1, at2)\n")
+	out("sel", "f32[]")
+	fmt.Fprintf(&b, "  ROOT t = (%s) tuple(%s)\n}\n", strings.Join(shapes, ", "), strings.Join(outs, ", "))
+	m, err := hlo.Parse("joints", b.String())
+	require.NoError(t, err)
+	require.NoError(t, hlo.Verify(m))
+	args := hlotest.SmallIntInputs(m, 4)
+	want, err := eval.Run(m, args...)
+	require.NoError(t, err)
+	var results [2][]*vkjit.Tensor
+	for i, opts := range []vkjit.CompileOptions{{}, {NoFuse: true, NoReuse: true}} {
+		exe, err := rt.Compile(m, opts)
+		require.NoError(t, err)
+		if i == 0 {
+			batched := 0
+			for _, s := range vkjit.ProgramOf(exe).Steps {
+				for _, x := range append([]string{s.Inst}, s.Fused...) {
+					if strings.HasSuffix(x, ".vector0") {
+						batched++
+					}
+				}
+			}
+			require.Equal(t, 5, batched, "sines, cosines, exponentials, atan2s and f64 sines: a vector each")
+		}
+		ts := make([]*vkjit.Tensor, len(args))
+		for j, a := range args {
+			ts[j] = &vkjit.Tensor{Type: vkjit.DType(a.Shape.Elem), Dims: a.Shape.Dims, Data: a.Data}
+		}
+		results[i], _, err = exe.Run(context.Background(), ts...)
+		exe.Close()
+		require.NoError(t, err)
+		requireNearEval(t, "joints", results[i], want, 1e-5)
+	}
+	for o := range results[0] {
+		require.Equal(t, results[1][o].Data, results[0][o].Data, "output %d (%s): batched and unfused, the same bits", o, outs[o])
+	}
+}

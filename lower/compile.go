@@ -131,6 +131,7 @@ func init() {
 		{"canonical convolutions", canonicalConvs, true},            // 2-D convolutions in other dimension orders become NHWC/HWIO ones between transposes, where the implicit GEMM then takes them (convorder.go)
 		{"select windows once", splitSelectAndScatters, true},       // a select-and-scatter (a max pooling's gradient) becomes a reduce-window choosing each window's element and a fused fold of the windows that chose each element (selectscatter.go)
 		{"simplify", simplify, true},                                // ops of constants folded, reshapes and broadcasts to the same shape, max with -inf and the like taken out, in the entry and what it calls
+		{"batch scalar functions", batchScalars, true},              // independent scalar sines (and other library functions) of one depth become one over a vector of their operands (scalarbatch.go)
 		{"hoist loop invariants", hoistInvariants, true},            // a while body's invariant reductions, dots and convolutions computed once before the loop and carried in its state
 		{"split wide ops", splitWideOps, true},                      // concatenates of more operands than a kernel can bind become trees
 		{"expand topk", expandTopK, true},                           // topk becomes a stable sort of (x, iota) and two slices

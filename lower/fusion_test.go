@@ -1136,3 +1136,60 @@ func TestPointScatterChain(t *testing.T) {
 		require.NotContains(t, k.Name, "scatter")
 	}
 }
+
+// TestBatchScalars: independent scalar sines of one depth (a robot's
+// joint angles) are one sine over the vector of their operands, each
+// scalar a slice of it, so the function's code is in one kernel; a
+// sine of a sine is at another depth and joins a group of its own
+// (here too small), as do the cosines (fewer than batchMin), and so do
+// sines of another type. Unfused, nothing is batched. The program's
+// SPIR-V is less than its sines' code unbatched.
+func TestBatchScalars(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("HloModule joints\nENTRY e {\n  q = f32[8] parameter(0)\n  d = f64[4] parameter(1)\n")
+	var outs, shapes []string
+	for i := range 8 {
+		fmt.Fprintf(&b, "  s%d = f32[1] slice(q), slice={[%d:%d]}\n  x%d = f32[] reshape(s%d)\n  sin%d = f32[] sine(x%d)\n", i, i, i+1, i, i, i, i)
+		outs, shapes = append(outs, fmt.Sprintf("sin%d", i)), append(shapes, "f32[]")
+	}
+	for i := range 4 {
+		fmt.Fprintf(&b, "  t%d = f64[1] slice(d), slice={[%d:%d]}\n  y%d = f64[] reshape(t%d)\n  dsin%d = f64[] sine(y%d)\n", i, i, i+1, i, i, i, i)
+		outs, shapes = append(outs, fmt.Sprintf("dsin%d", i)), append(shapes, "f64[]")
+	}
+	b.WriteString("  cos0 = f32[] cosine(x0)\n  cos1 = f32[] cosine(x1)\n  sinsin = f32[] sine(sin0)\n")
+	outs, shapes = append(outs, "cos0", "cos1", "sinsin"), append(shapes, "f32[]", "f32[]", "f32[]")
+	fmt.Fprintf(&b, "  ROOT t = (%s) tuple(%s)\n}\n", strings.Join(shapes, ", "), strings.Join(outs, ", "))
+	m, err := hlo.Parse("joints.hlo", b.String())
+	require.NoError(t, err)
+	words := func(p *Program) int {
+		n := 0
+		for _, k := range p.Kernels {
+			n += len(k.Words)
+		}
+		return n
+	}
+	fused, err := Compile(m, kgen.LlvmpipeTarget, Options{})
+	require.NoError(t, err)
+	var plan strings.Builder
+	require.NoError(t, fused.Describe(&plan))
+	require.Regexp(t, `plan sin0\.batch1\.vector0 elementwise`, plan.String(), "the eight f32 sines, one vector")
+	require.Regexp(t, `plan dsin0\.batch2\.vector0 elementwise`, plan.String(), "the four f64 sines, another")
+	require.NotContains(t, plan.String(), "batch3", "two cosines and one sine of a sine: no batch")
+	vectors := 0
+	for _, s := range fused.Steps {
+		if strings.Contains(s.Inst, ".vector") {
+			vectors++
+		}
+	}
+	require.Equal(t, 2, vectors, "a kernel for each vector\n%s", plan.String())
+	unfused, err := Compile(m, kgen.LlvmpipeTarget, Options{NoFuse: true})
+	require.NoError(t, err)
+	plan.Reset()
+	require.NoError(t, unfused.Describe(&plan))
+	require.NotContains(t, plan.String(), ".batch")
+
+	// Unbatched, each sine's code would be in the program once at least.
+	sines := 8*kgen.LibraryWords(hlo.OpSin, hlo.F32) + 4*kgen.LibraryWords(hlo.OpSin, hlo.F64)
+	t.Logf("SPIR-V words: %d, the sines alone unbatched %d", words(fused), sines)
+	require.Less(t, words(fused), sines)
+}
