@@ -376,7 +376,7 @@ type batch struct {
 	owner *loaded
 	ds    []vk.Dispatch
 	names []DispatchTime
-	loops []lower.Step // device loops of one dispatch in ds, their flags in flags
+	loops []lower.Step // device loops of a known count of dispatches in ds, their flags in flags
 	flags []*vk.Buffer
 }
 
@@ -401,10 +401,11 @@ func (r *run) flush(b *batch) error {
 	if err != nil {
 		return err
 	}
-	// The batch is done (a submit waits for it): each one-dispatch loop's
-	// flag says whether it ended as its kernel promised.
+	// The batch is done (a submit waits for it): the flag of each loop
+	// run in a known count of dispatches says whether it ended as its
+	// kernel promised.
 	for i, s := range loops {
-		if err := r.loopEnded(flags[i]); err != nil {
+		if err := r.loopEnded(s, flags[i]); err != nil {
 			return fmt.Errorf("vkjit: %s: %w", s.Inst, err)
 		}
 	}
@@ -522,7 +523,7 @@ func (r *run) execInto(l *loaded, inputs []*vk.Buffer, uploads []source, b *batc
 		switch s.Kind {
 		case lower.StepLoop:
 			err = r.deviceLoop(l, s, bufs, b)
-			first = first && !s.OneDispatch
+			first = first && s.Dispatches == 0
 		case lower.StepWhile:
 			writable := map[*vk.Buffer]bool{} // initial state dead after the loop
 			for _, b := range s.InPlace {
@@ -793,21 +794,13 @@ func (r *run) ownState(body *loaded, state []*vk.Buffer, writable map[*vk.Buffer
 // dispatch joins the batch (it reads what the batch computes), then each
 // dispatch is submitted and its flag read back: 0 the loop is done, 1 it
 // runs on (the bound on one invocation's iterations ended the dispatch),
-// 2 one iteration needs more iterations than an invocation may run.
+// 2 one iteration needs more iterations than an invocation may run. A
+// loop of a known count of dispatches (Step.Dispatches) puts them all in
+// the batch, and flush reads its flag once the batch is done (it lives
+// to the program's end).
 func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) error {
-	if s.OneDispatch {
-		// Its first dispatch ends it: the batch goes on, and flush reads
-		// the flag once it is done (it lives to the program's end).
-		d := vk.Dispatch{Kernel: l.kernels[s.Kernel], Push: s.PushBytes(), Groups: s.Groups, AfterWrites: true, Buffers: pick(bufs, s.Buffers)}
-		b.ds = append(b.ds, d)
-		if r.prof {
-			b.names = append(b.names, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst})
-		}
-		b.loops, b.flags = append(b.loops, s), append(b.flags, bufs[s.Pred])
-		return nil
-	}
 	push := append([]uint32{}, s.Push...)
-	for first := true; ; first = false {
+	dispatch := func(first bool) {
 		if !first {
 			push[1] = 0 // the state is in the results now
 		}
@@ -818,6 +811,16 @@ func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) e
 		if r.prof {
 			b.names = append(b.names, DispatchTime{Kernel: l.prog.Kernels[s.Kernel].Name, Inst: s.Inst})
 		}
+	}
+	if s.Dispatches > 0 {
+		for i := range s.Dispatches {
+			dispatch(i == 0)
+		}
+		b.loops, b.flags = append(b.loops, s), append(b.flags, bufs[s.Pred])
+		return nil
+	}
+	for first := true; ; first = false {
+		dispatch(first)
 		if err := r.flush(b); err != nil {
 			return err
 		}
@@ -832,14 +835,14 @@ func (r *run) deviceLoop(l *loaded, s lower.Step, bufs []*vk.Buffer, b *batch) e
 	}
 }
 
-// loopEnded reads a one-dispatch loop's flag, which must say done.
-func (r *run) loopEnded(flag *vk.Buffer) error {
+// loopEnded reads the flag of loop s, run in its Dispatches, which must say done.
+func (r *run) loopEnded(s lower.Step, flag *vk.Buffer) error {
 	v, err := r.readScalar(flag)
 	if err != nil {
 		return err
 	}
 	if v == 1 {
-		return fmt.Errorf("vkjit: internal error: a device loop planned to end in one dispatch did not")
+		return fmt.Errorf("vkjit: internal error: a device loop planned to end in %d dispatches did not", s.Dispatches)
 	}
 	return r.loopFlag(v)
 }

@@ -565,14 +565,14 @@ ENTRY e {
 	}
 }
 
-// TestOneDispatchLoops: device loops whose first dispatch ends them
-// (lower.Step.OneDispatch) run inside the batch: a program of two such
+// TestBatchedLoops: device loops that a known count of dispatches ends
+// (lower.Step.Dispatches) run inside the batch: a program of two such
 // loops, each between kernels that read what the one before wrote, is
-// one submit, bit for bit the evaluator's, fused and not; a loop whose
-// trip count is an argument is read back (two submits), and so is one
-// that needs more dispatches than one (its iterations past a
-// dispatch's budget, on lavapipe and on GPUs), computing the same values.
-func TestOneDispatchLoops(t *testing.T) {
+// one submit, bit for bit the evaluator's, fused and not, whether a loop
+// takes one dispatch or two (its iterations past a dispatch's budget, on
+// lavapipe and on GPUs); a loop whose trip count is an argument is read
+// back (two submits more), computing the same values.
+func TestBatchedLoops(t *testing.T) {
 	defer noValidationMessages(t)
 	text := func(limit string) string {
 		return `HloModule one
@@ -618,10 +618,11 @@ ENTRY e {
 		name, limit string
 		count       int32
 		submits     int
+		dispatches  int // each loop's, where batched
 	}{
-		{"counted", "constant(7)", 0, 1},
-		{"count an argument", "get-tuple-element(p), index=3", 7, 3},
-		{"past a dispatch", "constant(70000)", 0, 3 + 2},
+		{"counted", "constant(7)", 0, 1, 1},
+		{"count an argument", "get-tuple-element(p), index=3", 7, 3, 0},
+		{"past a dispatch", "constant(70000)", 0, 1, 2},
 	} {
 		m, err := hlo.Parse(c.name, text(c.limit))
 		require.NoError(t, err, c.name)
@@ -631,10 +632,10 @@ ENTRY e {
 		for _, opts := range []vkjit.CompileOptions{{DeviceLoops: true}, {DeviceLoops: true, NoFuse: true, NoReuse: true}} {
 			exe, err := rt.Compile(m, opts)
 			require.NoError(t, err, c.name)
-			one := 0
+			var batched []int
 			for _, s := range vkjit.ProgramOf(exe).Steps {
-				if s.OneDispatch {
-					one++
+				if s.Kind == lower.StepLoop {
+					batched = append(batched, s.Dispatches)
 				}
 			}
 			want, err := eval.Run(m, args...)
@@ -648,11 +649,7 @@ ENTRY e {
 			require.NoError(t, err, c.name)
 			requireSameValues(t, hlo.F32, want.Leaves()[0].Data, outs[0].Data, "%s %+v", c.name, opts)
 			require.Equal(t, c.submits, st.Submits, "%s %+v", c.name, opts)
-			if c.submits == 1 {
-				require.Equal(t, 2, one, c.name)
-			} else {
-				require.Zero(t, one, c.name)
-			}
+			require.Equal(t, []int{c.dispatches, c.dispatches}, batched, c.name)
 		}
 	}
 }

@@ -71,8 +71,8 @@ func (p *Program) describe(b *strings.Builder, indent string) {
 			verb := "dispatch"
 			if s.Kind == StepLoop {
 				verb = fmt.Sprintf("device loop until b%d is 0:", s.Pred)
-				if s.OneDispatch {
-					verb = fmt.Sprintf("device loop in one dispatch, b%d checked after:", s.Pred)
+				if s.Dispatches > 0 {
+					verb = fmt.Sprintf("device loop in %d dispatches, b%d checked after:", s.Dispatches, s.Pred)
 				}
 			}
 			reads, writes := s.Buffers[:len(s.Buffers)-s.Writes], s.Buffers[len(s.Buffers)-s.Writes:]

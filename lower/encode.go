@@ -14,7 +14,7 @@ import (
 // length-prefixed lists in field order. It decodes a typical program in
 // tens of microseconds, where encoding/gob took 0.3-0.4 ms (most of a
 // cache hit). programFormat changes whenever the layout does.
-const programFormat = 6
+const programFormat = 7
 
 // MarshalBinary encodes p.
 func (p *Program) MarshalBinary() ([]byte, error) {
@@ -150,7 +150,7 @@ func (e *encoder) program(p *Program) {
 		e.string(s.Inst)
 		e.strings(s.Fused)
 		e.ints(s.InPlace)
-		e.bool(s.OneDispatch)
+		e.int(int64(s.Dispatches))
 		e.bool(s.Counter != nil)
 		if c := s.Counter; c != nil {
 			e.int(int64(c.Leaf))
@@ -307,7 +307,7 @@ func (d *decoder) program() *Program {
 		}
 		copy(s.Groups[:], g)
 		s.Writes, s.AfterWrites, s.Inst, s.Fused, s.InPlace = int(d.int()), d.bool(), d.string(), d.strings(), d.ints()
-		s.OneDispatch = d.bool()
+		s.Dispatches = int(d.int())
 		if d.bool() {
 			s.Counter = &Counter{Leaf: int(d.int())}
 			s.Counter.Index, s.Counter.Elem = int(d.int()), hlo.ElementType(d.uint())

@@ -62,8 +62,8 @@ func liveRanges(p *Program) map[int]liveRange {
 		touch(b, end)
 	}
 	for _, st := range p.Steps {
-		if st.OneDispatch {
-			touch(st.Pred, end) // read once the batch is done (Step.OneDispatch)
+		if st.Dispatches > 0 {
+			touch(st.Pred, end) // read once the batch is done (Step.Dispatches)
 		}
 	}
 	extendAliased(p, lr, end)
@@ -571,14 +571,15 @@ func planBarriers(s *state) error {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		// A control step ends the submit (it reads something back); a
-		// device loop of one dispatch does not, and has its barrier.
-		if st.Kind != StepDispatch && !st.OneDispatch {
+		// device loop of a known count of dispatches does not, and has
+		// its barriers.
+		if st.Kind != StepDispatch && st.Dispatches == 0 {
 			wrote.clear()
 			read.clear()
 			continue
 		}
 		nr := len(st.Buffers) - st.Writes
-		need := st.OneDispatch // the runtime puts a barrier before every device loop's dispatch
+		need := st.Dispatches > 0 // the runtime puts a barrier before every device loop's dispatch
 		for j, b := range st.Buffers {
 			x := spans(b)
 			if hits(&wrote, x) || j >= nr && hits(&read, x) {

@@ -83,10 +83,11 @@ type Step struct {
 	Fused       []string // the instructions its kernel computes inline or alongside Inst (fusion)
 	InPlace     []int    // dispatch: buffers it reads only at the index where it writes its results (they may share their memory); while: initial state the loop may write over
 	Counter     *Counter // while: the counter of a counted loop (nil: its condition decides each iteration)
-	// OneDispatch: a device loop whose first dispatch ends it
-	// (kgen.Loop.OneDispatch): it runs in its batch like a dispatch, its
-	// flag (Pred) read once the batch is done, and lives to the end.
-	OneDispatch bool
+	// Dispatches: a device loop that so many dispatches surely end
+	// (kgen.Loop.Dispatches; 0: read back after each): they run in their
+	// batch like other dispatches, the flag (Pred) read once the batch is
+	// done, and it lives to the program's end.
+	Dispatches int
 }
 
 // Counter is a counted while loop's induction variable (hlo.CountedLoop)

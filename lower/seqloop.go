@@ -188,8 +188,8 @@ func (s *state) deviceLoop(w *hlo.Instruction, l *kgen.Loop, env kgen.Env) error
 		Pred:    l.Flag,
 		Inst:    w.Name,
 		// Batched: a barrier before, as the first of a submit needs none.
-		AfterWrites: l.OneDispatch,
-		OneDispatch: l.OneDispatch,
+		AfterWrites: l.Dispatches > 0,
+		Dispatches:  l.Dispatches,
 	})
 	return nil
 }

@@ -515,14 +515,15 @@ func TestWorkgroupLoops(t *testing.T) {
 	}
 }
 
-// TestOneDispatchLoops: a device loop whose first dispatch surely ends
-// it (a known trip count within the dispatch's budget, no nested loop of
-// a count of its own) is planned as one dispatch of the batch: a barrier
-// before what reads its results after it, its flag live to the end (the
-// runtime reads it once the batch is done), kept by the program's
-// encoding. A loop whose count is a parameter, one past the budget and
+// TestBatchedLoops: a device loop that a known count of dispatches
+// surely ends (a known trip count, no nested loop of a count of its own:
+// one dispatch within a dispatch's budget, two past it) is planned as
+// that many dispatches of the batch: a barrier before what reads its
+// results after it, its flag live to the end (the runtime reads it once
+// the batch is done), kept by the program's encoding. A loop whose count
+// is a parameter, one of more dispatches than maxBatchedDispatches and
 // one around a loop of unknown count stay loops the host reads back.
-func TestOneDispatchLoops(t *testing.T) {
+func TestBatchedLoops(t *testing.T) {
 	module := func(limit, nested string) string {
 		return `HloModule m
 icond {
@@ -587,13 +588,14 @@ ENTRY e {
 	const nested = "  iz = s32[] constant(0)\n  it = (s32[], f32[8]) tuple(iz, x1)\n  iw = (s32[], f32[8]) while(it), condition=icond, body=ibody\n  x2 = f32[8] get-tuple-element(iw), index=1"
 	for _, c := range []struct {
 		name, limit, nested string
-		one                 bool
+		dispatches          int
 	}{
-		{"counted", "constant(5)", plain, true},
-		{"within the budget", "constant(60000)", plain, true},
-		{"past the budget", "constant(100000)", plain, false},
-		{"count a parameter", "get-tuple-element(p), index=3", plain, false},
-		{"nested loop of its own count", "constant(5)", nested, false},
+		{"counted", "constant(5)", plain, 1},
+		{"within the budget", "constant(60000)", plain, 1},
+		{"past the budget", "constant(100000)", plain, 2},
+		{"dispatches past the batch's bound", "constant(10000000)", plain, 0},
+		{"count a parameter", "get-tuple-element(p), index=3", plain, 0},
+		{"nested loop of its own count", "constant(5)", nested, 0},
 	} {
 		m, err := hlo.Parse(c.name, module(c.limit, c.nested))
 		require.NoError(t, err, c.name)
@@ -611,11 +613,11 @@ ENTRY e {
 		}
 		require.GreaterOrEqual(t, loop, 0, "%s: a device loop\n%s", c.name, plan.String())
 		s := p.Steps[loop]
-		require.Equal(t, c.one, s.OneDispatch, "%s\n%s", c.name, plan.String())
-		if !c.one {
+		require.Equal(t, c.dispatches, s.Dispatches, "%s\n%s", c.name, plan.String())
+		if c.dispatches == 0 {
 			continue
 		}
-		require.Contains(t, plan.String(), "device loop in one dispatch", c.name)
+		require.Contains(t, plan.String(), fmt.Sprintf("device loop in %d dispatches", c.dispatches), c.name)
 		require.True(t, s.AfterWrites, c.name)
 		// The add after the loop reads its result in the same submit.
 		require.Less(t, loop, len(p.Steps)-1, c.name)
@@ -628,6 +630,6 @@ ENTRY e {
 		require.NoError(t, err)
 		var q Program
 		require.NoError(t, q.UnmarshalBinary(b))
-		require.True(t, q.Steps[loop].OneDispatch, c.name)
+		require.Equal(t, c.dispatches, q.Steps[loop].Dispatches, c.name)
 	}
 }

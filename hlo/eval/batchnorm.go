@@ -38,10 +38,7 @@ func batchNorm(in *hlo.Instruction, ops []*hlo.Literal, nudge int) (*Value, erro
 		return v
 	}
 	dims := x.Shape.Dims
-	inner := int64(1)
-	for _, k := range dims[f+1:] {
-		inner *= k
-	}
+	_, inner := aroundDim(dims, f)
 	nf := dims[f]
 	total := x.Shape.NumElements()
 	var count float64 // elements per feature; none when there are no features (every result empty)

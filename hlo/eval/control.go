@@ -107,14 +107,7 @@ func (e *evaluator) scan(in *hlo.Instruction, ops []*Value) (*Value, error) {
 // dimension dropped; given a slice (set), it writes it there instead.
 func alongAt(x *hlo.Literal, d int, at int64, set *hlo.Literal) *hlo.Literal {
 	dims := x.Shape.Dims
-	inner := int64(1)
-	for _, v := range dims[d+1:] {
-		inner *= v
-	}
-	outer := int64(1)
-	for _, v := range dims[:d] {
-		outer *= v
-	}
+	outer, inner := aroundDim(dims, d)
 	sl := set
 	if sl == nil {
 		sl = newLit(x.Shape.Elem, append(slices.Clone(dims[:d]), dims[d+1:]...))

@@ -154,14 +154,7 @@ func dftAlong(v []complex128, dims []int64, a int, out int64, inverse bool, full
 	if full == nil && in > out { // RFFT: the signal's length
 		n = in
 	}
-	inner := int64(1)
-	for _, d := range dims[a+1:] {
-		inner *= d
-	}
-	outer := int64(1)
-	for _, d := range dims[:a] {
-		outer *= d
-	}
+	outer, inner := aroundDim(dims, a)
 	sign := -1.0
 	if inverse {
 		sign = 1

@@ -98,6 +98,20 @@ func linear(idx, st []int64) int64 {
 	return p
 }
 
+// aroundDim is the product of dims before d (outer) and after it
+// (inner): element i of dimension d of outer block o is at
+// (o*dims[d] + i)*inner + r, r below inner.
+func aroundDim(dims []int64, d int) (outer, inner int64) {
+	outer, inner = 1, 1
+	for _, v := range dims[:d] {
+		outer *= v
+	}
+	for _, v := range dims[d+1:] {
+		inner *= v
+	}
+	return outer, inner
+}
+
 func newLit(t hlo.ElementType, dims []int64) *hlo.Literal {
 	s := hlo.ArrayShape(t, dims...)
 	return &hlo.Literal{Shape: s, Data: make([]byte, s.ByteSize())}

@@ -57,13 +57,14 @@ type Loop struct {
 	// invocation keeps in registers from before the first iteration
 	// (colCache).
 	Columns []string
-	// OneDispatch: the first dispatch ends the loop, whatever the state:
-	// its trip count is known, no nested loop runs a count of its own,
-	// and all its iterations with their phases' stay below the
-	// dispatch's budget. The runtime need not read the flag back before
-	// what follows (a submit and a wait, where the loop is one step of
-	// many); it checks the flag once the batch is done.
-	OneDispatch bool
+	// Dispatches, where not 0, is how many dispatches surely end the
+	// loop, whatever the state: its trip count is known, no nested loop
+	// runs a count of its own, and each dispatch runs at least so many
+	// iterations within its budget (dispatchesNeeded). The runtime need
+	// not read the flag back between them, nor before what follows (a
+	// submit and a wait each); it checks the flag once the batch is done.
+	// A dispatch after the loop ended reads its state and writes it back.
+	Dispatches int
 }
 
 // Copied reports the state leaves copied into their result buffers
@@ -524,7 +525,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	for _, sb := range e.scratch {
 		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
 	}
-	l.OneDispatch = e.oneDispatch(w, cond, body)
+	l.Dispatches = e.dispatchesNeeded(w, cond, body)
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.Kernel.Words); n > maxWords {
 		if trips, ok := TripCount(w, cond, body); ok && maxWords < SeqWords {
@@ -535,16 +536,32 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	return l, e, nil
 }
 
-// oneDispatch reports whether w's kernel, as emitted, ends the loop in
-// its first dispatch: each check before an iteration (and the last, which
-// ends it) sees at most trips iterations of 1 + phaseIters counted, below
-// the limit. phaseIters counts every phase the kernel emits, those before
-// and after the loop too, so the bound is conservative. A nested loop of
-// its own count may run any number of iterations.
-func (e *seqEmitter) oneDispatch(w *hlo.Instruction, cond, body *hlo.Computation) bool {
+// maxBatchedDispatches bounds Loop.Dispatches: a longer loop is read
+// back after each dispatch, as one of unknown trips (a batch of more
+// dispatches would hold as many in one command buffer for a saving of
+// a wait each, 50-150 us on lavapipe, against dispatches of tens of ms).
+const maxBatchedDispatches = 64
+
+// dispatchesNeeded is how many dispatches of w's kernel, as emitted,
+// surely end the loop (Loop.Dispatches), or 0. Every phase the kernel
+// emits (phaseIters: those before and after the loop too) is counted as
+// run before the loop and again in each iteration, so a dispatch has
+// counted at most phaseIters + j*(1 + phaseIters) after j iterations,
+// and its check before iteration j+1 passes while that is below the
+// limit: at least m checks a dispatch. The loop needs trips + 1 checks
+// (the last sees its condition false). A nested loop of its own count
+// may run any number of iterations: 0.
+func (e *seqEmitter) dispatchesNeeded(w *hlo.Instruction, cond, body *hlo.Computation) int {
 	trips, ok := TripCount(w, cond, body)
-	limit := int64(e.budget - e.reserve)
-	return ok && e.loops == 0 && trips < limit && (trips+1)*(1+e.phaseIters) < limit
+	limit, c := int64(e.budget-e.reserve), 1+e.phaseIters
+	if !ok || e.loops > 0 || limit <= e.phaseIters || trips >= limit*maxBatchedDispatches {
+		return 0
+	}
+	m := (limit - e.phaseIters + c - 1) / c
+	if n := (trips + 1 + m - 1) / m; n <= maxBatchedDispatches {
+		return int(n)
+	}
+	return 0
 }
 
 // commit makes an iteration's results the loop's state: the big leaves'
