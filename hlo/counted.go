@@ -28,7 +28,7 @@ func CountedLoop(cond, body *Computation) (Counter, bool) {
 	if c.Op != OpCompare || len(cond.Params) != 1 || len(body.Params) != 1 || body.Root.Op != OpTuple {
 		return Counter{}, false
 	}
-	g, limit, dir := c.Operands[0], c.Operands[1], c.A.Direction
+	g, limit, dir := Element(c.Operands[0]), Element(c.Operands[1]), c.A.Direction
 	if g.Op == OpConstant {
 		g, limit, dir = limit, g, swapped[dir]
 	}
@@ -50,11 +50,11 @@ func CountedLoop(cond, body *Computation) (Counter, bool) {
 	if i >= len(body.Root.Operands) {
 		return Counter{}, false
 	}
-	next := body.Root.Operands[i]
+	next := Element(body.Root.Operands[i])
 	if next.Op != OpAdd && next.Op != OpSubtract {
 		return Counter{}, false
 	}
-	x, k := next.Operands[0], next.Operands[1]
+	x, k := Element(next.Operands[0]), Element(next.Operands[1])
 	if next.Op == OpAdd && x.Op == OpConstant {
 		x, k = k, x
 	}
@@ -70,6 +70,16 @@ func CountedLoop(cond, body *Computation) (Counter, bool) {
 		step = -step
 	}
 	return Counter{Index: i, Elem: t, Limit: lim, Step: step, Dir: dir}, true
+}
+
+// Element is x, or, where x takes an element of a tuple instruction (a
+// get-tuple-element of a tuple: loop invariant code motion writes a
+// body's results so), that element, as often as it is one.
+func Element(x *Instruction) *Instruction {
+	for x.Op == OpGetTupleElement && len(x.Operands) == 1 && x.Operands[0].Op == OpTuple && x.A.Index >= 0 && int(x.A.Index) < len(x.Operands[0].Operands) {
+		x = x.Operands[0].Operands[x.A.Index]
+	}
+	return x
 }
 
 // ScalarInt reads a rank-0 integer literal of 8 to 64 bits (a u64

@@ -92,3 +92,51 @@ ENTRY main {
 		require.False(t, ok, "%+v", c)
 	}
 }
+
+// TestCountedLoopThroughTuples: a body whose results are elements of a
+// tuple it builds (as loop invariant code motion rewrites a body: the
+// root a tuple of get-tuple-elements of the old root) is a counted loop
+// all the same, and an element of a tuple of the counter is no counter
+// of another element's.
+func TestCountedLoopThroughTuples(t *testing.T) {
+	const text = `HloModule t
+cond {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(7)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[] get-tuple-element(p), index=1
+  k = s32[] constant(2)
+  j = s32[] add(i, k)
+  old = (s32[], f32[]) tuple(%s, x)
+  j0 = s32[] get-tuple-element(old), index=0
+  x1 = f32[] get-tuple-element(old), index=1
+  ROOT t = (s32[], f32[]) tuple(j0, x1)
+}
+ENTRY main {
+  x = f32[] parameter(0)
+  z = s32[] constant(1)
+  t = (s32[], f32[]) tuple(z, x)
+  ROOT w = (s32[], f32[]) while(t), condition=cond, body=body
+}`
+	for _, c := range []struct {
+		next string
+		ok   bool
+	}{{"j", true}, {"i", false}} {
+		m, err := Parse("t", fmt.Sprintf(text, c.next))
+		require.NoError(t, err)
+		require.NoError(t, Verify(m))
+		cond, body := m.Entry.Root.WhileComputations()
+		ctr, ok := CountedLoop(cond, body)
+		require.Equal(t, c.ok, ok, c.next)
+		if ok {
+			n, ok := ctr.Iterations(1)
+			require.True(t, ok)
+			require.Equal(t, int64(3), n, "1 3 5")
+		}
+	}
+}

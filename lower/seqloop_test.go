@@ -523,6 +523,8 @@ func TestWorkgroupLoops(t *testing.T) {
 // the batch is done), kept by the program's encoding. A loop whose count
 // is a parameter, one of more dispatches than maxBatchedDispatches and
 // one around a loop of unknown count stay loops the host reads back.
+// The corpus's long loop, rewritten by loop invariant code motion, is
+// batched too.
 func TestBatchedLoops(t *testing.T) {
 	module := func(limit, nested string) string {
 		return `HloModule m
@@ -632,4 +634,17 @@ ENTRY e {
 		require.NoError(t, q.UnmarshalBinary(b))
 		require.Equal(t, c.dispatches, q.Steps[loop].Dispatches, c.name)
 	}
+	// jit_compute_while's 10^6 iterations, after loop invariant code
+	// motion rewrote its body's results as elements of a tuple: counted
+	// all the same (hlo.Element), 17 dispatches of a batch.
+	t.Run("corpus", func(t *testing.T) {
+		p := compileFile(t, filepath.Join(shared.Dir(t, "hlo-corpus"), "jax/jit_compute_while_b380442861.hlo"), kgen.LlvmpipeTarget, Options{})
+		dispatches := -1
+		for _, s := range p.Steps {
+			if s.Kind == StepLoop {
+				dispatches = s.Dispatches
+			}
+		}
+		require.Equal(t, 17, dispatches)
+	})
 }

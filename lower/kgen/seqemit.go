@@ -725,11 +725,15 @@ func (e *seqEmitter) nested(w *hlo.Instruction, init seqValue) (out seqValue, er
 // (hlo.CountedLoop) whose counter starts at a constant.
 func TripCount(w *hlo.Instruction, cond, body *hlo.Computation) (int64, bool) {
 	c, ok := hlo.CountedLoop(cond, body)
-	init := w.Operands[0]
-	if !ok || init.Op != hlo.OpTuple || c.Index >= len(init.Operands) || init.Operands[c.Index].Op != hlo.OpConstant {
+	init := hlo.Element(w.Operands[0])
+	if !ok || init.Op != hlo.OpTuple || c.Index >= len(init.Operands) {
 		return 0, false
 	}
-	start, ok := hlo.ScalarInt(init.Operands[c.Index].Literal)
+	first := hlo.Element(init.Operands[c.Index])
+	if first.Op != hlo.OpConstant {
+		return 0, false
+	}
+	start, ok := hlo.ScalarInt(first.Literal)
 	if !ok {
 		return 0, false
 	}

@@ -449,6 +449,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	store := func(v, x spirv.ID) { k.f.Store(v, x) }
 	not := func(c spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalNot, c) }
 	and := func(a, b spirv.ID) spirv.ID { return k.boolOp(spirv.OpLogicalAnd, a, b) }
+	pre := e.phaseIters // counted before the first check
 	err = e.whileLoop(func() spirv.ID {
 		running := k.boolOp(spirv.OpIEqual, load(status, u32), k.cu32(1))
 		return and(running, k.boolOp(spirv.OpULessThan, load(e.used, u32), e.limit()))
@@ -490,6 +491,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	if e.ops > seqOps {
 		return nil, nil, notSeqf("%d element operations", e.ops)
 	}
+	each := e.phaseIters - pre // counted by an iteration's phases
 	final := state()
 	si = 0
 	for i := range leaves {
@@ -525,7 +527,7 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 	for _, sb := range e.scratch {
 		l.Scratch = append(l.Scratch, hlo.ArrayShape(sb.t, max(sb.n, 1)))
 	}
-	l.Dispatches = e.dispatchesNeeded(w, cond, body)
+	l.Dispatches = e.dispatchesNeeded(w, cond, body, pre, each)
 	l.Kernel = k.finish("loop_" + strings.TrimPrefix(w.Name, "%"))
 	if n := len(l.Kernel.Words); n > maxWords {
 		if trips, ok := TripCount(w, cond, body); ok && maxWords < SeqWords {
@@ -543,21 +545,22 @@ func deviceLoop(w *hlo.Instruction, tg Target, local, reserve uint32, wider []bo
 const maxBatchedDispatches = 64
 
 // dispatchesNeeded is how many dispatches of w's kernel, as emitted,
-// surely end the loop (Loop.Dispatches), or 0. Every phase the kernel
-// emits (phaseIters: those before and after the loop too) is counted as
-// run before the loop and again in each iteration, so a dispatch has
-// counted at most phaseIters + j*(1 + phaseIters) after j iterations,
-// and its check before iteration j+1 passes while that is below the
-// limit: at least m checks a dispatch. The loop needs trips + 1 checks
-// (the last sees its condition false). A nested loop of its own count
-// may run any number of iterations: 0.
-func (e *seqEmitter) dispatchesNeeded(w *hlo.Instruction, cond, body *hlo.Computation) int {
+// surely end the loop (Loop.Dispatches), or 0. A dispatch counts pre
+// loop iterations before its first check (the phases that load the
+// state) and at most 1 + each an iteration (the check's own and the
+// phases of the condition and the body, all that the loop's code
+// emits), so after j iterations it has counted at most pre + j*(1 +
+// each), and its check before iteration j+1 passes while that is below
+// the limit: at least m checks a dispatch. The loop needs trips + 1
+// checks (the last sees its condition false). A nested loop of its own
+// count may run any number of iterations: 0.
+func (e *seqEmitter) dispatchesNeeded(w *hlo.Instruction, cond, body *hlo.Computation, pre, each int64) int {
 	trips, ok := TripCount(w, cond, body)
-	limit, c := int64(e.budget-e.reserve), 1+e.phaseIters
-	if !ok || e.loops > 0 || limit <= e.phaseIters || trips >= limit*maxBatchedDispatches {
+	limit, c := int64(e.budget-e.reserve), 1+each
+	if !ok || e.loops > 0 || limit <= pre || trips >= limit*maxBatchedDispatches {
 		return 0
 	}
-	m := (limit - e.phaseIters + c - 1) / c
+	m := (limit - pre + c - 1) / c
 	if n := (trips + 1 + m - 1) / m; n <= maxBatchedDispatches {
 		return int(n)
 	}
