@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"math"
 	"slices"
 
 	"github.com/vkjit/vkjit/hlo"
@@ -30,9 +31,14 @@ func (b *expander) xlaScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 		res = in.Shape.Tuple
 	}
 	m := len(res) - len(inits) // outputs
+	// The counter's type, and the slices' starts'.
+	ct := hlo.S32
+	if n > math.MaxInt32 {
+		ct = hlo.S64
+	}
 	// The state: the counter, the carries, the inputs, the outputs.
-	shapes := []hlo.Shape{hlo.ArrayShape(hlo.S32)}
-	init := []*hlo.Instruction{b.constant(hlo.S32, 0)}
+	shapes := []hlo.Shape{hlo.ArrayShape(ct)}
+	init := []*hlo.Instruction{b.constant(ct, 0)}
 	for _, x := range inits {
 		shapes, init = append(shapes, x.Shape), append(init, x)
 	}
@@ -46,7 +52,7 @@ func (b *expander) xlaScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 	carry, input, output := 1, 1+len(inits), 1+len(inits)+len(inputs)
 	// starts indexes the whole array but for dimension d, at i.
 	starts := func(lb *expander, rank int, i *hlo.Instruction) []*hlo.Instruction {
-		zero := lb.constant(hlo.S32, 0)
+		zero := lb.constant(ct, 0)
 		st := make([]*hlo.Instruction, rank)
 		for j := range st {
 			st[j] = zero
@@ -57,12 +63,12 @@ func (b *expander) xlaScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 	to := in.Called[0]
 	w := b.whileLoop(in, in.Name+".scan", state, b.inst(hlo.OpTuple, state, init...),
 		func(cb *expander, e []*hlo.Instruction) *hlo.Instruction {
-			return cb.compare(e[0], cb.constant(hlo.S32, n), "LT")
+			return cb.compare(e[0], cb.constant(ct, n), "LT")
 		},
 		func(lb *expander, e []*hlo.Instruction) []*hlo.Instruction {
 			at := e[0]
 			if in.A.IsReverse {
-				at = lb.binary(hlo.OpSubtract, lb.constant(hlo.S32, n-1), e[0])
+				at = lb.binary(hlo.OpSubtract, lb.constant(ct, n-1), e[0])
 			}
 			var args []*hlo.Instruction
 			for j, x := range e[input:output] {
@@ -79,7 +85,7 @@ func (b *expander) xlaScan(in *hlo.Instruction) (*hlo.Instruction, error) {
 			if to.Root.Shape.IsTuple() {
 				vals = lb.leaves(call, len(to.Root.Shape.Tuple))
 			}
-			next := []*hlo.Instruction{lb.binary(hlo.OpAdd, e[0], lb.constant(hlo.S32, 1))}
+			next := []*hlo.Instruction{lb.binary(hlo.OpAdd, e[0], lb.constant(ct, 1))}
 			next = append(next, vals[m:]...)
 			next = append(next, e[input:output]...)
 			for j, a := range e[output:] {
