@@ -103,27 +103,25 @@ func batchKey(in *hlo.Instruction, depth int) string {
 // their operands: operand j of the vector op is the concatenate of each
 // call's operand j (as a [1]); each call becomes a reshape of its slice
 // of the result, keeping its name, so that its readers need no change.
-// The new instructions are placed by topoOrder.
+// The new instructions, built by an expander and named after the group,
+// are placed by topoOrder.
 func batchGroup(g []*hlo.Instruction, n *int) {
 	*n++
 	first := g[0]
-	k := int64(len(g))
-	name := func(what string, i int) string { return fmt.Sprintf("%s.batch%d.%s%d", first.Name, *n, what, i) }
+	count := 0
+	b := &expander{from: &hlo.Instruction{Name: fmt.Sprintf("%s.batch%d", first.Name, *n), Pos: first.Pos}, n: &count}
 	operands := make([]*hlo.Instruction, len(first.Operands))
 	for j := range operands {
 		parts := make([]*hlo.Instruction, len(g))
 		for i, m := range g {
-			o := m.Operands[j]
-			parts[i] = &hlo.Instruction{Name: name("part", j*len(g)+i), Op: hlo.OpReshape, Shape: hlo.ArrayShape(o.Shape.Elem, 1), Operands: []*hlo.Instruction{o}, Pos: m.Pos}
+			parts[i] = b.reshape(m.Operands[j], 1)
 		}
-		cat := &hlo.Instruction{Name: name("operand", j), Op: hlo.OpConcatenate, Shape: hlo.ArrayShape(first.Operands[j].Shape.Elem, k), Operands: parts, Pos: first.Pos}
-		cat.A.Dimensions, cat.A.HasDimensions = []int64{0}, true
-		operands[j] = cat
+		operands[j] = b.concat(0, parts...)
 	}
-	v := &hlo.Instruction{Name: name("vector", 0), Op: first.Op, Shape: hlo.ArrayShape(first.Shape.Elem, k), Operands: operands, A: first.A, Pos: first.Pos}
+	v := b.inst(first.Op, hlo.ArrayShape(first.Shape.Elem, int64(len(g))), operands...)
+	v.A, v.Name = first.A, b.from.Name+".vector0"
 	for i, m := range g {
-		sl := &hlo.Instruction{Name: name("slice", i), Op: hlo.OpSlice, Shape: hlo.ArrayShape(m.Shape.Elem, 1), Operands: []*hlo.Instruction{v}, Pos: m.Pos}
-		sl.A.Slice = []hlo.SliceDim{{Start: int64(i), Limit: int64(i) + 1, Stride: 1}}
+		sl := b.slice(v, 0, int64(i), int64(i)+1)
 		*m = hlo.Instruction{Name: m.Name, Op: hlo.OpReshape, Shape: m.Shape, Operands: []*hlo.Instruction{sl}, Pos: m.Pos}
 	}
 }
